@@ -1,0 +1,10 @@
+"""The ``amg`` command: thin wrappers, one library call each (see the command modules)."""
+
+from __future__ import annotations
+
+from ._app import app, report_app  # noqa: F401
+from . import build, validate  # noqa: F401  (registers build, generate, export, validate)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,57 @@
+"""Write one split's files: data.jsonl, turns.parquet, the dataset card and the manifest."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from .. import __version__
+from ..schema import Arc
+
+
+def write_jsonl(arcs: list[Arc], path: Path) -> None:
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        for arc in arcs:
+            f.write(json.dumps(arc.export_record(), ensure_ascii=False) + "\n")
+
+
+def turns_frame(arcs: list[Arc]) -> pd.DataFrame:
+    rows = []
+    for arc in arcs:
+        plan = (arc.plan_turn.session, arc.plan_turn.turn)
+        outcome = (arc.outcome_turn.session, arc.outcome_turn.turn) if arc.outcome_turn else None
+        for si, session in enumerate(arc.sessions):
+            for ti, turn in enumerate(session.turns):
+                rows.append({
+                    "arc_id": arc.id, "session": si, "turn": ti, "date": session.date.isoformat(),
+                    "role": turn.role, "text": turn.text,
+                    "is_plan_turn": (si, ti) == plan, "is_outcome_turn": (si, ti) == outcome,
+                })
+    columns = ["arc_id", "session", "turn", "date", "role", "text", "is_plan_turn", "is_outcome_turn"]
+    return pd.DataFrame(rows, columns=columns).astype(
+        {"session": "int32", "turn": "int32", "is_plan_turn": "bool", "is_outcome_turn": "bool"})
+
+
+def write_parquet(arcs: list[Arc], path: Path) -> None:
+    turns_frame(arcs).to_parquet(path, index=False)
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def write_manifest(folder: Path, counts: dict, extra: dict | None = None) -> Path:
+    """manifest.json: counts, sha256 of every file beside it, toolkit version."""
+    files = {p.relative_to(folder).as_posix(): sha256_file(p)
+             for p in sorted(folder.rglob("*")) if p.is_file() and p.name != "manifest.json"}
+    manifest = {"toolkit_version": __version__, "counts": counts, "files": files, **(extra or {})}
+    path = folder / "manifest.json"
+    path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return path

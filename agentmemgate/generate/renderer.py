@@ -1,0 +1,95 @@
+"""The renderer interface: turn an ``ArcSpec`` into an ``Arc``.
+
+The offline template renderer and the LLM generators both implement it; ``generate.run`` drives
+any renderer the same way (resume, progress, failures).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Callable, Iterable, Iterator
+
+from pydantic import BaseModel, ConfigDict
+
+from ..errors import ModelSpecError
+from ..schema import Arc, ArcSpec
+
+
+class RenderFailure(BaseModel):
+    """An arc the renderer could not produce after its retries; the run goes on."""
+
+    model_config = ConfigDict(extra="forbid")
+    spec_id: str
+    reason: str
+    attempts: int
+
+
+class Renderer(ABC):
+    """Realizes specs as conversations. ``family`` feeds the judges' cross-family rule."""
+
+    name: str = "renderer"
+    family: str = "unknown"
+    kind: str = "unknown"  # shown in provenance and the dataset card
+    prompt_sha256: str = ""
+
+    @abstractmethod
+    def render(self, spec: ArcSpec) -> Arc:
+        """Render one arc, or raise ``RenderError`` with the reason."""
+
+    def render_many(self, specs: Iterable[ArcSpec]) -> Iterator[Arc | RenderFailure]:
+        """Yield one result per spec as each finishes; LLM renderers run these concurrently."""
+        for spec in specs:
+            try:
+                yield self.render(spec)
+            except RenderError as e:
+                yield RenderFailure(spec_id=spec.id, reason=str(e), attempts=e.attempts)
+
+    def usage(self) -> dict[str, int]:
+        """Counters for the progress bar and summary (calls, cache_hits, failures, tokens)."""
+        return {}
+
+    def planned_calls(self, specs: list[ArcSpec]) -> int:
+        """How many model calls rendering ``specs`` would make (``--dry-run``)."""
+        return 0
+
+
+class RenderError(Exception):
+    """A single arc failed to render; carries how many attempts were made."""
+
+    def __init__(self, reason: str, attempts: int = 1):
+        super().__init__(reason)
+        self.attempts = attempts
+
+
+# -- registry ----------------------------------------------------------------------------------
+# A generator spec is "offline" or "provider:model". Factories take (spec, options) and return a
+# Renderer; the LLM layer registers its providers here.
+RendererFactory = Callable[..., Renderer]
+_FACTORIES: dict[str, RendererFactory] = {}
+
+
+def register_renderer(prefix: str, factory: RendererFactory) -> None:
+    _FACTORIES[prefix] = factory
+
+
+def get_renderer(spec: str, **options) -> Renderer:
+    """Resolve a ``--generator`` value to a renderer, with a one-line error for bad names."""
+    from . import offline  # noqa: F401  (registers "offline")
+
+    _load_llm_renderers()
+    if spec in _FACTORIES:
+        return _FACTORIES[spec](spec, **options)
+    prefix, sep, model = spec.partition(":")
+    if sep and model and prefix in _FACTORIES:
+        return _FACTORIES[prefix](spec, **options)
+    known = ", ".join(sorted(_FACTORIES)) or "offline"
+    raise ModelSpecError(
+        f"Unknown generator {spec!r}: use 'offline' or 'provider:model' "
+        f"(e.g. openai:gpt-4o-mini, anthropic:claude-sonnet-4-5); known: {known}")
+
+
+def _load_llm_renderers() -> None:
+    try:
+        from . import llm_renderer  # noqa: F401  (registers LLM providers when present)
+    except ImportError:
+        pass

@@ -1,0 +1,61 @@
+"""Drive any renderer over planned specs: store each arc as it lands, resume, show progress."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from ..progress import progress_bar
+from ..schema import Arc, ArcSpec
+from ..workspace import Workspace
+from .planner import plan_split
+from .renderer import RenderFailure, Renderer
+
+
+class GenerateSummary(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    planned: int
+    rendered_now: int
+    already_done: int
+    failed: int
+    failures: list[RenderFailure]
+    planned_calls: int = 0
+
+
+def plan(ws: Workspace, splits: list[str], seed: int, n_per_cell: int | None) -> list[ArcSpec]:
+    """Plan each split; a changed plan (seed, sizes, catalog) replaces the split's old work."""
+    specs: list[ArcSpec] = []
+    for split in splits:
+        new = plan_split(split, seed, n_per_cell)
+        old = ws.specs(split)
+        if [s.model_dump_json() for s in old] != [s.model_dump_json() for s in new]:
+            ws.clear_split(split)
+            ws.save_specs(new)
+        specs.extend(new)
+    return specs
+
+
+def generate(ws: Workspace, renderer: Renderer, splits: list[str], *, seed: int = 0,
+             n_per_cell: int | None = None, dry_run: bool = False,
+             show_progress: bool = True) -> GenerateSummary:
+    """Render every planned arc not already rendered by this generator."""
+    specs = plan(ws, splits, seed, n_per_cell)
+    done = ws.arc_ids(generator=renderer.name)
+    todo = [s for s in specs if s.id not in done]
+    if dry_run:
+        return GenerateSummary(planned=len(specs), rendered_now=0, already_done=len(specs) - len(todo),
+                               failed=0, failures=[], planned_calls=renderer.planned_calls(todo))
+    failures: list[RenderFailure] = []
+    rendered = 0
+    with progress_bar(f"render ({renderer.name})", total=len(todo), usage=renderer.usage,
+                      enabled=show_progress) as advance:
+        for result in renderer.render_many(todo):
+            if isinstance(result, Arc):
+                ws.save_arc(result)
+                rendered += 1
+            else:
+                spec = next(s for s in todo if s.id == result.spec_id)
+                ws.save_failure(spec, renderer.name, result.reason, result.attempts)
+                failures.append(result)
+            advance(failed=not isinstance(result, Arc))
+    return GenerateSummary(planned=len(specs), rendered_now=rendered, already_done=len(specs) - len(todo),
+                           failed=len(failures), failures=failures)

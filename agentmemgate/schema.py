@@ -1,0 +1,224 @@
+"""The records every room exchanges: arc specs, rendered arcs, check results.
+
+These pydantic models are the contract between generate -> validate -> audit -> export; the
+``data.jsonl`` export is ``Arc.export_record()`` one per line.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from .errors import UnknownLevel
+
+SPLITS = ("core", "heldout", "controlled")
+FACTORS = ("outcome", "hedge_strength", "confirmation_wording")
+OUTCOMES = ("came_true", "abandoned", "open", "control")
+
+# Ordered from least to most committed: the order matters for off-by-one agreement.
+HEDGE_LEVELS = ("strongly_hedged", "weakly_hedged", "confident_no_date", "scheduled_with_date")
+CONTROL_LEVEL = "completed_change"
+CONFIRMATION_LEVELS = ("verbatim", "paraphrase", "oblique", "situational")
+OUTCOME_LEVELS = ("came_true", "abandoned", "open")
+
+# The levels a judge or annotator chooses among for each factor (controls included where the
+# paper's design puts them in the same split).
+FACTOR_LEVELS: dict[str, tuple[str, ...]] = {
+    "outcome": OUTCOME_LEVELS + (CONTROL_LEVEL,),
+    "hedge_strength": HEDGE_LEVELS + (CONTROL_LEVEL,),
+    "confirmation_wording": CONFIRMATION_LEVELS,
+}
+
+LEVEL_DEFINITIONS: dict[str, str] = {
+    "strongly_hedged": "The user is torn or undecided between keeping the current value and the new one.",
+    "weakly_hedged": "The user leans toward the new value but has not committed to it.",
+    "confident_no_date": "The user states a firm plan to change, without a date.",
+    "scheduled_with_date": "The user states a plan to change with a specific date or scheduled time.",
+    "completed_change": "The change has already happened; the user reports it as done.",
+    "verbatim": "The confirmation repeats the plan's own words and names the new value.",
+    "paraphrase": "The confirmation names the new value but says the change in other words.",
+    "oblique": "The confirmation refers to the change without naming the new value.",
+    "situational": "The user only mentions doing the new thing, without saying a change happened.",
+    "came_true": "The plan is later confirmed as done.",
+    "abandoned": "The plan is later explicitly dropped.",
+    "open": "The plan is still pending at the end of the conversation.",
+}
+
+
+def check_level(name: str, allowed: tuple[str, ...], what: str) -> str:
+    """Return ``name`` if allowed, else raise a one-line error listing the choices."""
+    if name not in allowed:
+        raise UnknownLevel(f"Unknown {what} {name!r}; choose one of: {', '.join(allowed)}")
+    return name
+
+
+class FieldSpec(BaseModel):
+    """The one profile-store field an arc tracks; value-free by construction."""
+
+    model_config = ConfigDict(extra="forbid")
+    entity: Literal["user"] = "user"
+    attribute: str
+    description: str
+    probe_question: str
+
+    @field_validator("attribute")
+    @classmethod
+    def _snake_case(cls, v: str) -> str:
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", v):
+            raise ValueError(f"attribute {v!r} is not snake_case")
+        return v
+
+    def leaked_values(self, values: list[str]) -> list[str]:
+        """Label values that appear in the field text (the paper's value-free check)."""
+        text = " ".join([self.attribute.replace("_", " "), self.description, self.probe_question])
+        norm = normalize_text(text)
+        return [v for v in values if v and normalize_text(v) and _contains_words(norm, normalize_text(v))]
+
+
+def normalize_text(s: str) -> str:
+    """Lower-case, turn punctuation into spaces, squeeze whitespace: tolerant matching."""
+    s = s.lower().replace("\u2019", "'")
+    s = re.sub(r"[^\w\s]", " ", s)
+    return re.sub(r"\s+", " ", s).strip()
+
+
+def _contains_words(haystack: str, needle: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", haystack) is not None
+
+
+def contains_value(text: str, value: str) -> bool:
+    """Whether ``value`` occurs in ``text`` up to case and punctuation (not paraphrase)."""
+    return _contains_words(normalize_text(text), normalize_text(value))
+
+
+class TurnRef(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    session: int = Field(ge=0)
+    turn: int = Field(ge=0)
+
+
+class Turn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    role: Literal["user", "assistant"]
+    text: str
+
+
+class Session(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    date: dt.date
+    turns: list[Turn]
+
+
+class Provenance(BaseModel):
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+    generator: str
+    generator_kind: str  # "offline template renderer" or "LLM"
+    prompt_sha256: str
+    seed: int
+    toolkit_version: str
+
+
+class ArcSpec(BaseModel):
+    """What the planner decides for one conversation; a renderer realizes it as text."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    split: Literal["core", "heldout", "controlled"]
+    factor: Literal["outcome", "hedge_strength", "confirmation_wording"]
+    level: str
+    outcome: Literal["came_true", "abandoned", "open", "control"]
+    field: FieldSpec
+    domain: str  # catalog key of the attribute
+    initial_value: str
+    plan_value: str
+    plan_wording: str  # hedge level used for the plan turn (completed_change for controls)
+    confirmation_wording: str | None = None  # for came_true arcs
+    session_dates: list[dt.date]
+    pending_window: bool  # core/controlled: outcome in a later session, after >=1 user turn
+    seed: int  # this arc's rendering seed, derived from plan_seed
+    plan_seed: int  # the build's --seed: the one number that reproduces the split
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "ArcSpec":
+        check_level(self.level, FACTOR_LEVELS[self.factor] + OUTCOME_LEVELS, f"{self.factor} level")
+        if self.initial_value == self.plan_value:
+            raise ValueError("initial and plan values must differ")
+        if any(b <= a for a, b in zip(self.session_dates, self.session_dates[1:])):
+            raise ValueError("session dates must increase")
+        return self
+
+    @property
+    def label_values(self) -> list[str]:
+        return [self.initial_value, self.plan_value]
+
+    def expected_timeline(self, outcome_session: int | None, plan_session: int) -> list[str]:
+        """Current true value after each session, from the outcome and where it lands."""
+        out = []
+        for s in range(len(self.session_dates)):
+            if self.outcome == "control":
+                out.append(self.plan_value if s >= plan_session else self.initial_value)
+            elif self.outcome == "came_true" and outcome_session is not None and s >= outcome_session:
+                out.append(self.plan_value)
+            else:
+                out.append(self.initial_value)
+        return out
+
+
+class Arc(BaseModel):
+    """A rendered conversation with its ground truth."""
+
+    model_config = ConfigDict(extra="forbid")
+    spec: ArcSpec
+    sessions: list[Session]
+    initial_turn: TurnRef
+    plan_turn: TurnRef
+    outcome_turn: TurnRef | None
+    pending_turn: TurnRef | None = None  # open arcs: the later mention that the plan is pending
+    expected_value_after_session: list[str]
+    provenance: Provenance
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+    def turn(self, ref: TurnRef) -> Turn:
+        return self.sessions[ref.session].turns[ref.turn]
+
+    def export_record(self) -> dict:
+        """The ``data.jsonl`` row: flat, JSON-native, stable key order."""
+        s = self.spec
+        return {
+            "id": s.id,
+            "split": s.split,
+            "factor": s.factor,
+            "level": s.level,
+            "outcome": s.outcome,
+            "field": s.field.model_dump(),
+            "initial_value": s.initial_value,
+            "plan_value": s.plan_value,
+            "plan_wording": s.plan_wording,
+            "confirmation_wording": s.confirmation_wording,
+            "sessions": [
+                {"date": x.date.isoformat(), "turns": [t.model_dump() for t in x.turns]}
+                for x in self.sessions
+            ],
+            "initial_turn": self.initial_turn.model_dump(),
+            "plan_turn": self.plan_turn.model_dump(),
+            "outcome_turn": self.outcome_turn.model_dump() if self.outcome_turn else None,
+            "pending_turn": self.pending_turn.model_dump() if self.pending_turn else None,
+            "expected_value_after_session": list(self.expected_value_after_session),
+            "provenance": self.provenance.model_dump(),
+        }
+
+
+class CheckResult(BaseModel):
+    """One structural (or judge) verdict on one arc."""
+
+    model_config = ConfigDict(extra="forbid")
+    arc_id: str
+    check: str
+    passed: bool
+    detail: str = ""

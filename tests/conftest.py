@@ -1,0 +1,28 @@
+"""Shared fixtures: a workspace in a temp dir and one small offline build reused across tests."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+
+@pytest.fixture
+def ws(tmp_path):
+    from agentmemgate.workspace import Workspace
+
+    return Workspace(tmp_path / "ws")
+
+
+@pytest.fixture(scope="session")
+def small_build(tmp_path_factory):
+    """All three splits with 2 arcs per cell, built offline once per test session."""
+    from agentmemgate.pipeline import build
+
+    root = tmp_path_factory.mktemp("small_build")
+    summary = build(root / "ws", root / "out", split="all", n_per_cell=2, show_progress=False)
+    return root, summary

@@ -1,0 +1,48 @@
+import hashlib
+import json
+
+import pandas as pd
+
+REQUIRED = {"id", "split", "factor", "level", "outcome", "field", "initial_value", "plan_value",
+            "sessions", "initial_turn", "plan_turn", "outcome_turn", "expected_value_after_session",
+            "provenance"}
+
+
+def test_export_files_and_keys(small_build):
+    root, summary = small_build
+    out = root / "out"
+    assert summary.export.counts == {"core": 6, "heldout": 8, "controlled": 18}
+    for split in ("core", "heldout", "controlled"):
+        folder = out / split
+        rows = [json.loads(l) for l in (folder / "data.jsonl").read_text().splitlines()]
+        assert rows and all(REQUIRED <= set(r) for r in rows)
+        r = rows[0]
+        assert set(r["field"]) == {"entity", "attribute", "description", "probe_question"}
+        assert set(r["provenance"]) >= {"generator", "prompt_sha256", "seed", "toolkit_version"}
+        assert r["provenance"]["generator"] == "offline"
+        assert len(r["expected_value_after_session"]) == len(r["sessions"])
+        assert all(t["role"] in ("user", "assistant") for s in r["sessions"] for t in s["turns"])
+        turns = pd.read_parquet(folder / "turns.parquet")
+        assert list(turns.columns) == ["arc_id", "session", "turn", "date", "role", "text",
+                                       "is_plan_turn", "is_outcome_turn"]
+        assert turns["is_plan_turn"].sum() == len(rows)
+        manifest = json.loads((folder / "manifest.json").read_text())
+        assert manifest["counts"]["arcs"] == len(rows)
+        for name, digest in manifest["files"].items():
+            assert hashlib.sha256((folder / name).read_bytes()).hexdigest() == digest
+        card = (folder / "README.md").read_text()
+        assert card.startswith("---\nlicense: mit\n")
+        assert "config_name: " + split in card
+        assert "offline template renderer" in card
+
+
+def test_pandas_and_datasets_read_the_export(small_build):
+    root, _ = small_build
+    df = pd.read_json(root / "out" / "core" / "data.jsonl", lines=True)
+    assert len(df) == 6
+    import datasets
+
+    ds = datasets.load_dataset("json", data_files=str(root / "out" / "controlled" / "data.jsonl"),
+                               split="train", cache_dir=str(root / "hf-cache"))
+    assert ds.num_rows == 18
+    assert ds[0]["field"]["entity"] == "user"
