@@ -54,6 +54,19 @@ class _Conversation:
         return ref
 
 
+class _Cycle:
+    """Draw lines in a seeded order without repeats until the list runs out."""
+
+    def __init__(self, items: list[str], rng: random.Random):
+        self.items, self.rng, self.queue = items, rng, []
+
+    def next(self) -> str:
+        if not self.queue:
+            self.queue = self.items[:]
+            self.rng.shuffle(self.queue)
+        return self.queue.pop()
+
+
 class OfflineRenderer(Renderer):
     name = "offline"
     family = "offline-template"
@@ -71,11 +84,17 @@ class OfflineRenderer(Renderer):
         def phrase(key: str) -> str:
             return rng.choice(bank[key]).format_map(slots)
 
+        user_lines, assistant_lines = _Cycle(domain.user_chat, rng), _Cycle(domain.assistant_chat, rng)
+
         def small_talk() -> tuple[str, str]:
-            return rng.choice(domain.user_chat), rng.choice(domain.assistant_chat)
+            return user_lines.next(), assistant_lines.next()
 
         def opener(text: str) -> str:
             return f"{rng.choice(bank['session_opener'])} {text}"
+
+        def chat_session(s: int) -> None:
+            user, assistant = small_talk()
+            conv.exchange(s, opener(user), assistant)
 
         conv = _Conversation(spec.session_dates)
         last = len(spec.session_dates) - 1
@@ -92,7 +111,7 @@ class OfflineRenderer(Renderer):
             # The change already happened: reported in the next session, then small talk.
             plan = outcome = conv.exchange(1, opener(phrase(spec.plan_wording)), phrase("after_control"))
             for s in range(2, last + 1):
-                conv.exchange(s, opener(small_talk()[0]), small_talk()[1])
+                chat_session(s)
         elif spec.pending_window:
             # Plan in session 0, then at least one more user turn, outcome in the last session.
             for _ in range(rng.choice((0, 1))):
@@ -100,9 +119,9 @@ class OfflineRenderer(Renderer):
             plan = conv.exchange(0, phrase(spec.plan_wording), phrase("after_plan"))
             conv.exchange(0, *small_talk())
             for s in range(1, last):
-                conv.exchange(s, opener(small_talk()[0]), small_talk()[1])
+                chat_session(s)
             if rng.random() < 0.5:
-                conv.exchange(last, opener(small_talk()[0]), small_talk()[1])
+                chat_session(last)
                 ref = conv.exchange(last, phrase(outcome_key), phrase(reply_key))
             else:
                 ref = conv.exchange(last, opener(phrase(outcome_key)), phrase(reply_key))
@@ -113,7 +132,7 @@ class OfflineRenderer(Renderer):
             ref = conv.exchange(1, phrase(outcome_key), phrase(reply_key))
             outcome, pending = (None, ref) if spec.outcome == "open" else (ref, None)
             for s in range(2, last + 1):
-                conv.exchange(s, opener(small_talk()[0]), small_talk()[1])
+                chat_session(s)
 
         resolved_session = outcome.session if outcome else None
         return Arc(
