@@ -46,3 +46,27 @@ def test_pandas_and_datasets_read_the_export(small_build):
                                split="train", cache_dir=str(root / "hf-cache"))
     assert ds.num_rows == 18
     assert ds[0]["field"]["entity"] == "user"
+
+
+def test_same_seed_byte_identical_exports(tmp_path):
+    from agentmemgate.pipeline import build
+
+    for name in ("a", "b"):
+        build(tmp_path / name / "ws", tmp_path / name / "out", split="heldout", n_per_cell=2,
+              seed=11, show_progress=False)
+    for f in ("data.jsonl", "turns.parquet", "README.md", "manifest.json"):
+        assert (tmp_path / "a/out/heldout" / f).read_bytes() == (tmp_path / "b/out/heldout" / f).read_bytes(), f
+    build(tmp_path / "c" / "ws", tmp_path / "c" / "out", split="heldout", n_per_cell=2, seed=12,
+          show_progress=False)
+    assert (tmp_path / "a/out/heldout/data.jsonl").read_bytes() != (tmp_path / "c/out/heldout/data.jsonl").read_bytes()
+
+
+def test_changed_seed_replans_the_split(tmp_path):
+    from agentmemgate.pipeline import build
+
+    first = build(tmp_path / "ws", tmp_path / "out", split="core", n_per_cell=1, seed=1, show_progress=False)
+    second = build(tmp_path / "ws", tmp_path / "out", split="core", n_per_cell=1, seed=2, show_progress=False)
+    assert first.generate.rendered_now == 3 and second.generate.rendered_now == 3
+    import json
+    seeds = {json.loads(l)["provenance"]["seed"] for l in open(tmp_path / "out/core/data.jsonl")}
+    assert seeds == {2}
