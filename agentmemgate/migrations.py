@@ -121,3 +121,81 @@ def m003_llm_calls(db: sqlite_utils.Database) -> None:
         pk="id",
     )
     db["llm_calls"].create_index(["cache_key"])
+
+
+@migration
+def m004_corpora_statements(db: sqlite_utils.Database) -> None:
+    """Mined hedges (stage 1 per source, stage 2 per miner), statement sets, their model votes and
+    classifier distributions. Results are stored as each finishes, so interrupted runs resume."""
+    db["mine_sources"].create(
+        {"source_key": str, "path": str, "corpus": str, "variant": str, "license": str,
+         "lexicon": str, "conversations": int, "duplicate_sessions": int, "turns_scanned": int,
+         "sentences_scanned": int, "stage1_done": int, "created_at": str},
+        pk="source_key",
+    )
+    db["mined_candidates"].create(
+        {"source_key": str, "id": str, "position": int, "corpus": str, "conversation_id": str,
+         "source_ref": str, "speaker": str, "date": str, "json": str},
+        pk=("source_key", "id"),
+    )
+    db["mined_extractions"].create(
+        {"source_key": str, "candidate_id": str, "miner": str, "kept": int, "text": str,
+         "attribute": str, "plan_value": str, "hedge_level": str, "reject_reason": str,
+         "llm_calls": int, "cached_calls": int, "outcome": str, "outcome_ref": str,
+         "outcome_evidence": str, "created_at": str},
+        pk=("source_key", "candidate_id", "miner"),
+    )
+    db["statement_sets"].create(
+        {"name": str, "origin": str, "params": str, "created_at": str}, pk="name",
+    )
+    db["statements"].create(
+        {"set_name": str, "id": str, "position": int, "text": str, "context": str,
+         "reference": str, "reference_status": str, "relabel": str, "stratum": str,
+         "corpus": str, "license": str, "origin": str},
+        pk=("set_name", "id"),
+    )
+    db["statement_votes"].create(
+        {"set_name": str, "statement_id": str, "role": str, "voter": str, "family": str,
+         "vote": int, "label": str, "rubric": str, "created_at": str},
+        pk=("set_name", "statement_id", "role", "voter", "vote"),
+    )
+    db["classifications"].create(
+        {"set_name": str, "statement_id": str, "classifier": str, "run": int, "probs": str,
+         "p_commit": float, "predicted": str, "method": str, "rubric": str, "rubric_sha256": str,
+         "created_at": str},
+        pk=("set_name", "statement_id", "classifier", "run"),
+    )
+
+
+@migration
+def m005_judge_verdicts(db: sqlite_utils.Database) -> None:
+    """Validation judges: one row per (task, item, criterion, judge) -- a verdict or a recorded
+    judge failure -- beside the hidden intended level (never sent to a judge); the runs that name
+    which judges a report covers; and equivalence value pairs."""
+    db["judge_verdicts"].create(
+        {"task": str, "item_id": str, "criterion": str, "judge": str, "family": str,
+         "heuristic": int, "same_family": int, "split": str, "factor": str, "intended": str,
+         "verdict": str, "confidence": float, "rationale": str, "status": str, "error": str,
+         "options": str, "option_seed": int, "rubric": str, "rubric_sha256": str,
+         "item_sha256": str, "input_sha256": str, "run_id": int, "created_at": str},
+        pk=("task", "item_id", "criterion", "judge"),
+    )
+    db["judge_verdicts"].create_index(["judge", "task"])
+    db["validation_runs"].create(
+        {"id": int, "kind": str, "splits": str, "checks": str, "judges": str,
+         "allow_same_family": int, "generator_families": str, "params": str, "created_at": str},
+        pk="id",
+    )
+    db["equivalence_pairs"].create(
+        {"pair_set": str, "id": str, "position": int, "field": str, "description": str,
+         "reference": str, "candidate": str, "kind": str, "borderline": int, "expected": str,
+         "arc_id": str, "split": str},
+        pk=("pair_set", "id"),
+    )
+
+
+@migration
+def m006_statement_speaker(db: sqlite_utils.Database) -> None:
+    """Who made each statement and when (shown in evidence-type audits of statement sets)."""
+    db["statements"].add_column("speaker", str)
+    db["statements"].add_column("date", str)

@@ -8,7 +8,9 @@ from pydantic import BaseModel, ConfigDict
 
 from .exports import ExportSummary, export
 from .generate import GenerateSummary, generate, get_renderer, resolve_splits
-from .validate import StructureSummary, validate_structure
+from .validate import JudgingSummary, StructureSummary, judge_arcs, validate_structure
+from .validate.judges import check_families
+from .validate.judging import resolve_judges
 from .workspace import Workspace
 
 
@@ -18,6 +20,7 @@ class BuildSummary(BaseModel):
     generator: str
     generate: GenerateSummary
     structure: StructureSummary | None = None
+    judging: JudgingSummary | None = None
     export: ExportSummary | None = None
     cells: dict[str, dict[str, int]] = {}
 
@@ -25,10 +28,13 @@ class BuildSummary(BaseModel):
 def build(workspace: str | Path, out: str | Path, split: str = "all", generator: str = "offline",
           seed: int = 0, n_per_cell: int | None = None, dry_run: bool = False,
           drop_failing: bool = False, show_progress: bool = True,
+          judges: list[str] | None = None, allow_same_family: bool = False,
           **renderer_options) -> BuildSummary:
     splits = resolve_splits(split)
     ws = Workspace(workspace)
     renderer = get_renderer(generator, workspace=ws, **renderer_options)
+    judge_objs = resolve_judges(ws, judges)  # default: the offline heuristic judges
+    check_families(judge_objs, {renderer.family}, allow_same_family)  # refuse before any work
     run_id = ws.start_run("build", {"split": split, "generator": generator, "seed": seed,
                                     "n_per_cell": n_per_cell, "out": str(out)})
     status = "failed"
@@ -40,6 +46,8 @@ def build(workspace: str | Path, out: str | Path, split: str = "all", generator:
             status = "dry-run"
             return summary
         summary.structure = validate_structure(ws, splits)
+        summary.judging = judge_arcs(ws, splits, judge_objs, allow_same_family=allow_same_family,
+                                     show_progress=show_progress)
         summary.export = export(ws, out, splits, drop_failing=drop_failing)
         summary.cells = {s: _cells(ws, s) for s in splits}
         status = "ok" if gen.failed == 0 else "partial"

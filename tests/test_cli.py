@@ -62,3 +62,24 @@ def test_build_via_cli_and_resume(tmp_path):
     assert again.exit_code == 0
     assert "rendered now: 0, already done: 6" in again.output
     assert (tmp_path / "out" / "core" / "data.jsonl").read_bytes()
+
+
+@pytest.mark.parametrize("generator, var", [("openai:gpt-4o-mini", "OPENAI_API_KEY"),
+                                            ("anthropic:claude-sonnet-4-5", "ANTHROPIC_API_KEY")])
+def test_missing_api_key_names_the_variable(tmp_path, monkeypatch, generator, var):
+    monkeypatch.delenv(var, raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    result = runner.invoke(app, ["build", "--generator", generator, "--workspace", str(tmp_path / "ws")])
+    assert result.exit_code == 1
+    assert var in result.output and "Traceback" not in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_dry_run_counts_calls_and_base_url_needs_llm(tmp_path):
+    ws = str(tmp_path / "ws")
+    result = runner.invoke(app, ["build", "--generator", "scripted:dry", "--split", "core",
+                                 "--n-per-cell", "2", "--dry-run", "--workspace", ws])
+    assert result.exit_code == 0, result.output
+    assert "6 to render, 6 model calls" in result.output
+    bad = runner.invoke(app, ["build", "--base-url", "http://127.0.0.1:9/v1", "--workspace", ws])
+    assert bad.exit_code == 1 and "--base-url needs an LLM generator" in bad.output

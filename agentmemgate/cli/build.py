@@ -19,6 +19,29 @@ GENERATOR = typer.Option("offline", "--generator",
 SEED = typer.Option(0, "--seed", help="Planner seed; the same seed reproduces the same arcs.")
 N_PER_CELL = typer.Option(None, "--n-per-cell", help="Arcs per design cell (default: the paper's sizes).")
 NO_PROGRESS = typer.Option(False, "--no-progress", help="Do not draw progress bars.")
+BASE_URL = typer.Option(None, "--base-url",
+                        help="OpenAI-compatible server for openai:MODEL (vLLM, Ollama, llama.cpp), "
+                             "e.g. http://localhost:8000/v1.")
+CONCURRENCY = typer.Option(4, "--concurrency", min=1, help="Model calls in flight at once (LLM generators).")
+MAX_ATTEMPTS = typer.Option(3, "--max-attempts", min=1,
+                            help="Tries per arc when an LLM reply fails validation (the error is sent back).")
+DRY_RUN = typer.Option(False, "--dry-run",
+                       help="Print how many model calls the run would make (cached answers not counted) and stop.")
+
+
+def _renderer_options(generator: str, base_url: str | None, concurrency: int, max_attempts: int) -> dict:
+    from ..errors import BadInput
+
+    if base_url and generator == "offline":
+        raise BadInput("--base-url needs an LLM generator such as --generator openai:MODEL")
+    return {"base_url": base_url, "concurrency": concurrency, "max_attempts": max_attempts}
+
+
+def _print_dry_run(g) -> None:
+    typer.echo(f"dry run: {g.planned} arcs planned, {g.planned - g.already_done} to render, "
+               f"{g.planned_calls} model calls")
+DROP_FAILING = typer.Option(False, "--drop-failing",
+                            help="Leave arcs that fail realism or recovery out of the export (the card says which and why).")
 
 
 def _print_build(summary) -> None:
@@ -40,6 +63,13 @@ def _print_build(summary) -> None:
         console.print(f"structural checks: {s.arcs_passing}/{s.arcs} arcs pass")
         for arc_id, problems in list(s.failing_arcs.items())[:20]:
             console.print(f"  {arc_id}: {'; '.join(problems)}")
+    if j := summary.judging:
+        console.print("judges: " + ", ".join(f"{x.spec} ({x.family}{', heuristic' if x.heuristic else ''})"
+                                             for x in j.judges)
+                      + f"; judged now {j.judged_now}, already stored {j.already_done}, "
+                        f"judge failures {j.failures} (amg report validation)")
+    if summary.export and summary.export.dropped:
+        console.print(f"dropped {summary.export.dropped} failing arc(s) from the export (--drop-failing)")
     if summary.export:
         console.print(f"exported to {summary.export.out_dir}: "
                       + ", ".join(f"{k} {v}" for k, v in summary.export.counts.items()))
@@ -55,12 +85,27 @@ def build(
     workspace: Path = WORKSPACE,
     out: Path = OUT,
     no_progress: bool = NO_PROGRESS,
+    judge: Optional[list[str]] = typer.Option(
+        None, "--judge", help="Judge: offline (heuristic judges, the default) or provider:model; repeatable."),
+    allow_same_family: bool = typer.Option(
+        False, "--allow-same-family", help="Allow a judge from the generator's model family (reports say so)."),
+    drop_failing: bool = DROP_FAILING,
+    base_url: Optional[str] = BASE_URL,
+    concurrency: int = CONCURRENCY,
+    max_attempts: int = MAX_ATTEMPTS,
+    dry_run: bool = DRY_RUN,
 ) -> None:
-    """Build the benchmark splits end to end: generate, check, export."""
+    """Build the benchmark splits end to end: generate, check, judge, export."""
     from ..pipeline import build as run_build
 
     summary = run_build(workspace, out, split=split, generator=generator, seed=seed,
-                        n_per_cell=n_per_cell, show_progress=not no_progress)
+                        n_per_cell=n_per_cell, show_progress=not no_progress, judges=judge or None,
+                        allow_same_family=allow_same_family, drop_failing=drop_failing,
+                        dry_run=dry_run,
+                        **_renderer_options(generator, base_url, concurrency, max_attempts))
+    if dry_run:
+        _print_dry_run(summary.generate)
+        return
     _print_build(summary)
     if summary.generate.failed or (summary.structure and summary.structure.failing_arcs):
         raise typer.Exit(2)
@@ -75,15 +120,24 @@ def generate(
     n_per_cell: Optional[int] = N_PER_CELL,
     workspace: Path = WORKSPACE,
     no_progress: bool = NO_PROGRESS,
+    base_url: Optional[str] = BASE_URL,
+    concurrency: int = CONCURRENCY,
+    max_attempts: int = MAX_ATTEMPTS,
+    dry_run: bool = DRY_RUN,
 ) -> None:
     """Plan and render arcs into the workspace (resumes where a previous run stopped)."""
     from ..generate import generate as run_generate, get_renderer, resolve_splits
     from ..workspace import Workspace
 
+    splits = resolve_splits(split)
     ws = Workspace(workspace)
-    renderer = get_renderer(generator, workspace=ws)
-    summary = run_generate(ws, renderer, resolve_splits(split), seed=seed, n_per_cell=n_per_cell,
-                           show_progress=not no_progress)
+    renderer = get_renderer(generator, workspace=ws,
+                            **_renderer_options(generator, base_url, concurrency, max_attempts))
+    summary = run_generate(ws, renderer, splits, seed=seed, n_per_cell=n_per_cell,
+                           dry_run=dry_run, show_progress=not no_progress)
+    if dry_run:
+        _print_dry_run(summary)
+        return
     typer.echo(f"planned {summary.planned}, rendered now {summary.rendered_now}, "
                f"already done {summary.already_done}, failed {summary.failed}")
     if summary.failed:
@@ -96,11 +150,12 @@ def export_cmd(
     split: str = SPLIT,
     workspace: Path = WORKSPACE,
     out: Path = OUT,
+    drop_failing: bool = DROP_FAILING,
 ) -> None:
     """Export the workspace's arcs as JSONL, Parquet, a dataset card and a manifest."""
     from ..exports import export
     from ..generate import resolve_splits
     from ..workspace import Workspace
 
-    s = export(Workspace(workspace), out, resolve_splits(split))
+    s = export(Workspace(workspace), out, resolve_splits(split), drop_failing=drop_failing)
     typer.echo(f"exported to {s.out_dir}: " + ", ".join(f"{k} {v}" for k, v in s.counts.items()))

@@ -1,29 +1,153 @@
-"""validate: structural checks (and judges) over the workspace's arcs."""
+"""validate: structural checks, judges (realism, blind level recovery), equivalence pairs; reports."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 import typer
 
-from ._app import app, handles_errors
-from .build import SPLIT, WORKSPACE
+from .. import validate as _validate  # noqa: F401  (card section, --drop-failing rule, audit source)
+from ._app import app, handles_errors, report_app
+from .build import NO_PROGRESS, SPLIT, WORKSPACE
+
+JUDGE = typer.Option(None, "--judge", help="Judge: offline (heuristic judges) or provider:model; "
+                                           "repeat for several judges. Default: offline.")
+ALLOW_SAME = typer.Option(False, "--allow-same-family",
+                          help="Allow a judge from the generator's model family (reports say so).")
+BASE_URL = typer.Option(None, "--base-url", help="OpenAI-compatible server for openai: judges.")
+CONCURRENCY = typer.Option(4, "--concurrency", min=1, help="Judge calls in flight at once.")
+
+validate_app = typer.Typer(help="Validate the benchmark: structural checks and judges.",
+                           invoke_without_command=True)
+app.add_typer(validate_app, name="validate")
 
 
-@app.command()
+def _print_validation(s) -> None:
+    if s.structure:
+        st = s.structure
+        typer.echo(f"structural checks: {st.arcs_passing}/{st.arcs} arcs pass")
+        for arc_id, problems in st.failing_arcs.items():
+            typer.echo(f"  {arc_id}: {'; '.join(problems)}")
+    if s.judging:
+        j = s.judging
+        judges = ", ".join(f"{x.spec} ({x.family}{', heuristic' if x.heuristic else ''})" for x in j.judges)
+        typer.echo(f"judges: {judges}; generator family: {', '.join(j.generator_families) or 'none'}")
+        if j.same_family_judges:
+            typer.echo(f"same-family judging allowed for: {', '.join(j.same_family_judges)}")
+        typer.echo(f"{', '.join(j.checks)}: judged now {j.judged_now}, already stored {j.already_done}, "
+                   f"judge failures {j.failures}")
+        for e in j.failure_examples:
+            typer.echo(f"  judge failure {e}")
+    if s.report and s.report.judges:
+        for spec, b in s.report.by_judge.items():
+            typer.echo(f"blind level recovery ({spec}): {b.recovery.overall.fmt()}")
+            for c, p in b.realism.items():
+                typer.echo(f"realism {c} ({spec}): {p.fmt()}")
+        typer.echo("full report: amg report validation")
+
+
+@validate_app.callback()
 @handles_errors
 def validate(
+    ctx: typer.Context,
     split: str = SPLIT,
+    judge: Optional[list[str]] = JUDGE,
+    checks: str = typer.Option("structure,realism,recovery", "--checks",
+                               help="Comma-separated subset of structure, realism, recovery."),
+    allow_same_family: bool = ALLOW_SAME,
+    base_url: Optional[str] = BASE_URL,
+    concurrency: int = CONCURRENCY,
+    seed: int = typer.Option(0, "--seed", help="Seed of the per-arc option order (recorded)."),
     workspace: Path = WORKSPACE,
+    no_progress: bool = NO_PROGRESS,
 ) -> None:
-    """Run the structural checks on the workspace's arcs and store every verdict."""
+    """Run structural checks, realism and blind level recovery on the arcs; store every verdict."""
+    if ctx.invoked_subcommand is not None:
+        return
     from ..generate import resolve_splits
-    from ..validate import validate_structure
+    from ..validate import run_validation
     from ..workspace import Workspace
 
-    s = validate_structure(Workspace(workspace), resolve_splits(split))
-    typer.echo(f"structural checks: {s.arcs_passing}/{s.arcs} arcs pass")
-    for arc_id, problems in s.failing_arcs.items():
-        typer.echo(f"  {arc_id}: {'; '.join(problems)}")
-    if s.failing_arcs:
+    s = run_validation(Workspace(workspace), resolve_splits(split), judge, checks,
+                       allow_same_family=allow_same_family, base_url=base_url,
+                       concurrency=concurrency, seed=seed, show_progress=not no_progress)
+    _print_validation(s)
+    if s.structure and s.structure.failing_arcs:
         raise typer.Exit(2)
+
+
+@validate_app.command("equivalence-pairs")
+@handles_errors
+def equivalence_pairs(
+    split: str = SPLIT,
+    judge: str = typer.Option("offline", "--judge", help="First judge: offline (normalized-string, "
+                                                         "heuristic) or provider:model."),
+    rejudge: Optional[str] = typer.Option(None, "--rejudge", help="Second judge, of another family, "
+                                                                  "e.g. anthropic:claude-sonnet-4-5."),
+    n: int = typer.Option(150, "--n", help="Pairs to sample."),
+    borderline_share: Optional[float] = typer.Option(
+        None, "--borderline-share", help="Share of borderline pairs in the sample (default: halfway "
+                                         "between the candidates' share and 1, i.e. over-sampled)."),
+    name: str = typer.Option("default", "--name", help="Pair set name (audits use equivalence:NAME)."),
+    seed: int = typer.Option(0, "--seed", help="Sampling and position-shuffle seed."),
+    allow_same_family: bool = typer.Option(False, "--allow-same-family",
+                                           help="Allow a re-judge of the first judge's family."),
+    base_url: Optional[str] = BASE_URL,
+    rejudge_base_url: Optional[str] = typer.Option(None, "--rejudge-base-url",
+                                                   help="OpenAI-compatible server for the re-judge."),
+    concurrency: int = CONCURRENCY,
+    json_: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
+    workspace: Path = WORKSPACE,
+    no_progress: bool = NO_PROGRESS,
+) -> None:
+    """Build (reference, candidate) value pairs, judge them, re-judge with another family; report agreement."""
+    from ..generate import resolve_splits
+    from ..validate.pairs import report_markdown, run_equivalence_pairs
+    from ..workspace import Workspace
+
+    r = run_equivalence_pairs(Workspace(workspace), resolve_splits(split), judge, rejudge, n=n,
+                              borderline_share=borderline_share, seed=seed, pair_set=name,
+                              allow_same_family=allow_same_family, base_url=base_url,
+                              rejudge_base_url=rejudge_base_url, concurrency=concurrency,
+                              show_progress=not no_progress)
+    typer.echo(r.model_dump_json(indent=2) if json_ else report_markdown(r))
+
+
+@report_app.command("validation")
+@handles_errors
+def report_validation(
+    split: str = SPLIT,
+    judge: Optional[list[str]] = typer.Option(
+        None, "--judge", help="Judges to report (repeat; the first is the headline). "
+                              "Default: those of the latest validation run."),
+    json_: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
+    out_dir: Optional[Path] = typer.Option(None, "--out-dir", help="Where validation.md, .json and "
+                                           "PNG heatmaps go (default: WORKSPACE/reports/validation)."),
+    workspace: Path = WORKSPACE,
+) -> None:
+    """Blind recovery (per factor, confusion), realism, inter-judge agreement, failing arcs."""
+    from ..generate import resolve_splits
+    from ..validate.report import save_validation_report
+
+    r, paths = save_validation_report(workspace, resolve_splits(split), judge or None, out_dir)
+    if json_:
+        typer.echo(r.model_dump_json(indent=2))
+    else:
+        typer.echo(paths[0].read_text(encoding="utf-8"))
+        typer.echo(f"wrote {', '.join(str(p) for p in paths[:2])} and {len(paths) - 2} PNG(s)", err=True)
+
+
+@report_app.command("equivalence")
+@handles_errors
+def report_equivalence(
+    name: str = typer.Option("default", "--name", help="Pair set name."),
+    json_: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
+    workspace: Path = WORKSPACE,
+) -> None:
+    """Agreement between the equivalence judge and its re-judge on a stored pair set."""
+    from ..validate.pairs import equivalence_report, report_markdown
+    from ..workspace import Workspace
+
+    r = equivalence_report(Workspace(workspace), name)
+    typer.echo(r.model_dump_json(indent=2) if json_ else report_markdown(r))

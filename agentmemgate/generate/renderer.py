@@ -89,7 +89,4 @@ def get_renderer(spec: str, **options) -> Renderer:
 
 
 def _load_llm_renderers() -> None:
-    try:
-        from . import llm_renderer  # noqa: F401  (registers LLM providers when present)
-    except ImportError:
-        pass
+    from . import llm_renderer  # noqa: F401  (registers openai, anthropic and scripted)

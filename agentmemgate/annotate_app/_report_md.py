@@ -1,0 +1,162 @@
+"""Markdown and PNG rendering of an ``AgreementReport`` (matplotlib, Agg backend)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..stats import Proportion
+from .agreement import AgreementReport, Confusion, VsReference
+from .labels import display_name
+
+_MAX_FAST_LISTED = 30
+
+
+def _p(x: Proportion | None) -> str:
+    return "undefined" if x is None else x.fmt()
+
+
+def _f(x: float | None, digits: int = 3) -> str:
+    return "undefined" if x is None else f"{x:.{digits}f}"
+
+
+def _pct(v: float | None, lo: float | None, hi: float | None) -> str:
+    if v is None:
+        return "undefined"
+    return f"{100 * v:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return out + [""]
+
+
+def _confusion(c: Confusion) -> list[str]:
+    names = [display_name(x) for x in c.labels]
+    rows = [[f"**{names[i]}**"] + [str(v) for v in row] for i, row in enumerate(c.matrix)
+            if sum(row) or c.labels[i] != "cant_tell"]
+    return _table(["reference \\ human"] + names, rows)
+
+
+def _vs(v: VsReference, title: str) -> list[str]:
+    out = [f"### {title}", "",
+           f"- Agreement with the reference: {_p(v.agreement)}",
+           f"- Cohen's kappa: {_f(v.kappa)} (n={v.agreement.n})",
+           f"- Macro-F1 over the reference's classes: {_f(v.macro_f1)}"]
+    if v.within_one is not None:
+        out.append(f"- Within one level of the reference: {_p(v.within_one)}")
+    out.append("")
+    rows = [[display_name(c), str(s.support),
+             _pct(s.precision, s.precision_ci_low, s.precision_ci_high) + f" (n={s.precision_n})",
+             _pct(s.recall, s.recall_ci_low, s.recall_ci_high) + f" (n={s.support})"]
+            for c, s in v.per_class.items()]
+    out += _table(["class", "support", "precision [95% CI]", "recall [95% CI]"], rows)
+    out += ["Confusion matrix (rows: reference, columns: human):", ""] + _confusion(v.confusion)
+    if v.binary is not None:
+        out += ["Commit-versus-hold collapse (speculation holds; the other classes commit; "
+                "can't tell stays its own answer and counts as a disagreement):", "",
+                f"- Agreement: {_p(v.binary.agreement)}",
+                f"- Cohen's kappa: {_f(v.binary.kappa)}", ""] + _confusion(v.binary.confusion)
+    return out
+
+
+def render_markdown(r: AgreementReport) -> str:
+    task = r.task + (f" ({r.factor})" if r.factor else "")
+    out = [f"# Agreement report: {r.audit}", "",
+           f"Task: {task}; labels: {', '.join(display_name(x) for x in r.labels)}"
+           f"{' (ordered)' if r.ordered else ''}; rubric: {r.rubric or 'none'}.", "",
+           f"Items: {r.n_items}; annotators: {r.n_annotators}; labels counted (latest per annotator "
+           f"and item): {r.n_labels}; items with two or more labels: {r.n_items_multi}.", "",
+           "## Human-human agreement", "",
+           f"- Percent agreement over all pairs of labels given to the same item: "
+           f"{_p(r.percent_agreement)}",
+           f"- Krippendorff's alpha ({r.krippendorff_alpha.level}): {_f(r.krippendorff_alpha.value)} "
+           f"(units with two or more labels: {r.krippendorff_alpha.n_units}"
+           f"{'; ' + r.krippendorff_alpha.note if r.krippendorff_alpha.note else ''})", ""]
+    if r.cohen_kappa_pairs:
+        out += _table(["annotator pair", "n", "agreement [95% CI]", "Cohen's kappa"],
+                      [[f"{k.a} / {k.b}", str(k.n), _p(k.agreement), _f(k.kappa)]
+                       for k in r.cohen_kappa_pairs])
+    else:
+        out += ["No two annotators have labeled the same item yet: no pairwise kappa.", ""]
+    out += ["## Human vs reference", ""]
+    if r.vs_reference is None and r.diagnostics.reference_prevalence:
+        out += ["Reference labels exist, but no referenced item has a human label yet.", ""]
+    elif r.vs_reference is None:
+        out += ["No reference labels for this audit (add them with `amg audit import NAME FILE.csv "
+                "--reference`).", ""]
+    else:
+        v = r.vs_reference
+        srcs = ", ".join(f"{k}: {n}" for k, n in v.sources.items())
+        out += [f"Reference sources (items): {srcs}. Items with a reference and a human label: "
+                f"{v.n_items}. Pooled: each annotator's label is one observation.", ""]
+        if "confusion" in r.plots:
+            out += [f"![confusion matrix]({Path(r.plots['confusion']).name})", ""]
+        out += _vs(v, "Pooled over annotators")
+        for a, va in v.per_annotator.items():
+            out += _vs(va, f"Annotator {a}")
+    if r.adjudication is not None:
+        a = r.adjudication
+        out += ["## Adjudication", "",
+                f"- Items with two or more labels: {a.n_candidates}; with disagreement: "
+                f"{a.n_disagreements}; resolved: {a.n_resolved}"]
+        if a.vs_reference is not None:
+            out.append(f"- Resolutions agreeing with the reference: {_p(a.vs_reference)}")
+        out.append("")
+    d = r.diagnostics
+    out += ["## Diagnostics", ""]
+    out += _table(["annotator", "assigned", "labeled", "labels logged", "changed", "can't tell",
+                   f"fast (< {d.fast_threshold_seconds:g} s)", "median active s"],
+                  [[x.annotator, str(x.assigned), str(x.labeled), str(x.labels_logged), str(x.changed),
+                    str(x.cant_tell), str(x.fast), _f(x.median_active_seconds, 1)]
+                   for x in d.per_annotator])
+    out += ["Label prevalence (latest human labels; reference labels where present):", ""]
+    rows = [[display_name(c), _p(p), _p(d.reference_prevalence.get(c)) if d.reference_prevalence
+             else "-"] for c, p in d.prevalence.items()]
+    out += _table(["label", "human", "reference"], rows)
+    for g, prev in d.prevalence_by_group.items():
+        out += [f"Prevalence for {g}:", ""]
+        out += _table(["label", "human"], [[display_name(c), _p(p)] for c, p in prev.items()])
+    out.append(f"- Items nobody has labeled yet: {d.n_unlabeled_items}")
+    if d.fast_decisions:
+        listed = ", ".join(f"{f.annotator}:{f.item_id} ({f.seconds:.1f} s)"
+                           for f in d.fast_decisions[:_MAX_FAST_LISTED])
+        more = len(d.fast_decisions) - _MAX_FAST_LISTED
+        out.append(f"- Fast decisions flagged: {listed}" + (f" and {more} more" if more > 0 else ""))
+    if d.undefined:
+        out.append("- Undefined statistics: " + "; ".join(d.undefined))
+    for n in d.notes:
+        out.append(f"- {n}")
+    return "\n".join(out) + "\n"
+
+
+def write_plots(r: AgreementReport, folder: Path) -> dict[str, str]:
+    if r.vs_reference is None:
+        return {}
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+    from sklearn.metrics import ConfusionMatrixDisplay
+
+    out = {}
+    mats = {"confusion": r.vs_reference.confusion}
+    if r.vs_reference.binary is not None:
+        mats["confusion_binary"] = r.vs_reference.binary.confusion
+    for key, c in mats.items():
+        n = len(c.labels)
+        fig, ax = plt.subplots(figsize=(1.2 * n + 2.5, 1.0 * n + 2))
+        ConfusionMatrixDisplay(np.array(c.matrix), display_labels=[display_name(x) for x in c.labels]
+                               ).plot(ax=ax, colorbar=False, cmap="Blues", xticks_rotation=30)
+        ax.set_xlabel("human label")
+        ax.set_ylabel("reference label")
+        total = int(np.array(c.matrix).sum())
+        ax.set_title(f"{r.audit}: human vs reference" + (" (commit vs hold)" if "binary" in key else "")
+                     + f", n={total}")
+        fig.tight_layout()
+        path = folder / f"{key}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        out[key] = str(path)
+    return out

@@ -1,0 +1,371 @@
+"""The agreement report: human-human reliability and human-vs-reference accuracy, kept apart.
+
+Only each annotator's latest label per item counts; adjudicated resolutions are reported on their
+own and never enter human-human or per-annotator numbers. Every proportion carries n and a 95%
+Wilson interval (``stats.wilson``); kappa and alpha come from ``stats`` (scikit-learn,
+krippendorff); precision, recall, F1 and confusion matrices from scikit-learn. A statistic that is
+undefined (no data, one label only) is None and is listed under ``diagnostics.undefined``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import statistics
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict
+
+from ..errors import WorkspaceError
+from ..stats import Proportion, cohen_kappa, krippendorff_alpha, wilson
+from .audits import get_audit
+from .labels import CANT_TELL, HOLD_CLASSES, LabelSet
+
+if TYPE_CHECKING:
+    from ..workspace import Workspace
+
+FAST_SECONDS = 2.0  # a decision quicker than this is flagged: too fast to have read the item
+
+
+class Alpha(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    value: float | None
+    level: str  # "nominal" or "ordinal"
+    n_units: int  # items with two or more usable labels
+    note: str = ""
+
+
+class KappaPair(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    a: str
+    b: str
+    kappa: float | None
+    n: int
+    agreement: Proportion
+
+
+class Confusion(BaseModel):
+    """Rows are reference labels, columns the human labels, both in ``labels`` order."""
+
+    model_config = ConfigDict(extra="forbid")
+    labels: list[str]
+    matrix: list[list[int]]
+
+
+class ClassStats(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    precision: float | None
+    precision_ci_low: float | None
+    precision_ci_high: float | None
+    precision_n: int  # how many human labels chose this class
+    recall: float | None
+    recall_ci_low: float | None
+    recall_ci_high: float | None
+    support: int  # how many reference labels are this class
+
+
+class Binary(BaseModel):
+    """evidence_type collapsed to the routing decision: speculation holds, other classes commit."""
+
+    model_config = ConfigDict(extra="forbid")
+    agreement: Proportion
+    kappa: float | None
+    confusion: Confusion
+
+
+class VsReference(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    agreement: Proportion
+    kappa: float | None
+    per_class: dict[str, ClassStats]
+    macro_f1: float | None
+    confusion: Confusion
+    within_one: Proportion | None = None  # ordered tasks: off by at most one level
+    binary: Binary | None = None
+
+
+class ReferenceBlock(VsReference):
+    """Pooled over annotators (each annotator's label is one observation), then per annotator."""
+
+    sources: dict[str, int]  # reference source -> items
+    n_items: int  # items with both a reference and a human label
+    per_annotator: dict[str, VsReference]
+
+
+class Adjudication(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    n_candidates: int  # items with two or more annotator labels
+    n_disagreements: int
+    n_resolved: int
+    vs_reference: Proportion | None
+
+
+class AnnotatorDiag(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    annotator: str
+    assigned: int
+    labeled: int
+    labels_logged: int
+    changed: int  # items labeled more than once (the latest label counts)
+    cant_tell: int
+    fast: int
+    median_active_seconds: float | None
+
+
+class FastDecision(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    annotator: str
+    item_id: str
+    seconds: float
+
+
+class Diagnostics(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    per_annotator: list[AnnotatorDiag]
+    prevalence: dict[str, Proportion]  # human labels (latest), pooled
+    reference_prevalence: dict[str, Proportion]
+    prevalence_by_group: dict[str, dict[str, Proportion]]  # e.g. realism criterion -> label
+    n_unlabeled_items: int
+    fast_threshold_seconds: float
+    fast_decisions: list[FastDecision]
+    undefined: list[str]
+    notes: list[str]
+
+
+class AgreementReport(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    audit: str
+    task: str
+    factor: str | None
+    labels: list[str]
+    ordered: bool
+    rubric: str
+    n_items: int
+    n_annotators: int
+    n_labels: int  # latest labels, all annotators
+    n_items_multi: int  # items with two or more annotator labels
+    percent_agreement: Proportion
+    krippendorff_alpha: Alpha
+    cohen_kappa_pairs: list[KappaPair]
+    vs_reference: ReferenceBlock | None
+    adjudication: Adjudication | None
+    diagnostics: Diagnostics
+    plots: dict[str, str] = {}
+
+
+# -- computing ---------------------------------------------------------------------------------
+def agreement_report(ws: "Workspace", name: str, fast_seconds: float = FAST_SECONDS) -> AgreementReport:
+    info = get_audit(ws, name)
+    ls = info.label_set
+    db = ws.db
+    items = {iid: (json.loads(p).get("group") if p else None)
+             for iid, p in db.execute("select item_id, payload from audit_items where audit = ? "
+                                      "order by position", [name]).fetchall()}
+    latest: dict[tuple[str, str], tuple[str, float | None]] = {}
+    logged: Counter = Counter()
+    per_item_rows: Counter = Counter()
+    adjudicated: dict[str, str] = {}
+    for _id, item, ann, role, label, secs in db.execute(
+            "select id, item_id, annotator, role, label, active_seconds from audit_labels "
+            "where audit = ? order by id", [name]).fetchall():
+        if role == "adjudicator":
+            adjudicated[item] = label
+            continue
+        latest[(ann, item)] = (label, secs)
+        logged[ann] += 1
+        per_item_rows[(ann, item)] += 1
+    refs = {i: (lab, src) for i, lab, src in db.execute(
+        "select item_id, label, source from audit_references where audit = ?", [name]).fetchall()}
+    people = [n for (n,) in db.execute("select name from audit_annotators where audit = ? and "
+                                       "role = 'annotator' order by name", [name]).fetchall()]
+    assigned = Counter(a for (a,) in db.execute(
+        "select annotator from audit_assignments where audit = ?", [name]).fetchall())
+
+    by_item: dict[str, dict[str, str]] = defaultdict(dict)
+    for (ann, item), (label, _) in latest.items():
+        by_item[item][ann] = label
+    undefined: list[str] = []
+    notes: list[str] = []
+
+    # human-human
+    k = n = 0
+    for labs in by_item.values():
+        for x, y in itertools.combinations(sorted(labs), 2):
+            n += 1
+            k += labs[x] == labs[y]
+    pct = wilson(k, n)
+    if pct.value is None:
+        undefined.append("percent_agreement (no item has two labels)")
+    pairs = []
+    for a, b in itertools.combinations(people, 2):
+        common = [i for i in by_item if a in by_item[i] and b in by_item[i]]
+        if not common:
+            continue
+        la, lb = [by_item[i][a] for i in common], [by_item[i][b] for i in common]
+        kap = cohen_kappa(la, lb)
+        if kap is None:
+            undefined.append(f"cohen_kappa {a}/{b} (one label only)")
+        pairs.append(KappaPair(a=a, b=b, kappa=kap, n=len(common),
+                               agreement=wilson(sum(x == y for x, y in zip(la, lb)), len(common))))
+    alpha = _alpha(ls, people, by_item, notes)
+    if alpha.value is None:
+        undefined.append("krippendorff_alpha (fewer than two labels per item, or one label only)")
+
+    # human vs reference
+    ref_block = None
+    if refs:
+        obs = [(ann, refs[item][0], label) for (ann, item), (label, _) in sorted(latest.items())
+               if item in refs]
+        if obs:
+            pooled = _vs(ls, [r for _, r, _ in obs], [h for *_, h in obs], "pooled", undefined)
+            per_ann = {a: _vs(ls, [r for x, r, _ in obs if x == a], [h for x, _, h in obs if x == a],
+                              a, undefined)
+                       for a in people if any(x == a for x, *_ in obs)}
+            ref_block = ReferenceBlock(
+                **pooled.model_dump(), sources=dict(Counter(src for _, src in refs.values())),
+                n_items=len({item for (_, item) in latest if item in refs}), per_annotator=per_ann)
+
+    adjudication = None
+    if adjudicated or db.execute("select 1 from audit_annotators where audit = ? and "
+                                 "role = 'adjudicator'", [name]).fetchone():
+        multi = {i: labs for i, labs in by_item.items() if len(labs) >= 2}
+        res = [(adjudicated[i], refs[i][0]) for i in adjudicated if i in refs]
+        adjudication = Adjudication(
+            n_candidates=len(multi), n_disagreements=sum(len(set(v.values())) > 1 for v in multi.values()),
+            n_resolved=len(adjudicated),
+            vs_reference=wilson(sum(a == r for a, r in res), len(res)) if refs else None)
+
+    # diagnostics
+    diag_people = []
+    fast = []
+    for a in people:
+        mine = {item: v for (ann, item), v in latest.items() if ann == a}
+        secs = [s for _, s in mine.values() if s is not None]
+        my_fast = [FastDecision(annotator=a, item_id=i, seconds=s) for i, (_, s) in sorted(mine.items())
+                   if s is not None and s < fast_seconds]
+        fast += my_fast
+        diag_people.append(AnnotatorDiag(
+            annotator=a, assigned=assigned.get(a, 0), labeled=len(mine), labels_logged=logged.get(a, 0),
+            changed=sum(1 for i in mine if per_item_rows[(a, i)] > 1),
+            cant_tell=sum(1 for lab, _ in mine.values() if lab == CANT_TELL), fast=len(my_fast),
+            median_active_seconds=round(statistics.median(secs), 2) if secs else None))
+    all_labels = [lab for lab, _ in latest.values()]
+    prevalence = {c: wilson(all_labels.count(c), len(all_labels)) for c in ls.choices}
+    ref_labels = [lab for lab, _ in refs.values()]
+    ref_prev = {c: wilson(ref_labels.count(c), len(ref_labels)) for c in ls.choices} if refs else {}
+    by_group: dict[str, dict[str, Proportion]] = {}
+    groups = sorted({g for g in items.values() if g})
+    for g in groups:
+        labs = [lab for (_, item), (lab, _) in latest.items() if items.get(item) == g]
+        by_group[g] = {c: wilson(labs.count(c), len(labs)) for c in ls.choices}
+    if not latest:
+        notes.append("No labels yet.")
+    return AgreementReport(
+        audit=name, task=info.task, factor=ls.factor, labels=list(ls.choices), ordered=ls.ordered,
+        rubric=ls.rubric, n_items=len(items), n_annotators=len(people), n_labels=len(latest),
+        n_items_multi=sum(len(v) >= 2 for v in by_item.values()), percent_agreement=pct,
+        krippendorff_alpha=alpha, cohen_kappa_pairs=pairs, vs_reference=ref_block,
+        adjudication=adjudication,
+        diagnostics=Diagnostics(
+            per_annotator=diag_people, prevalence=prevalence, reference_prevalence=ref_prev,
+            prevalence_by_group=by_group, n_unlabeled_items=sum(1 for i in items if i not in by_item),
+            fast_threshold_seconds=fast_seconds, fast_decisions=fast, undefined=undefined, notes=notes))
+
+
+def _alpha(ls: LabelSet, people: list[str], by_item: dict[str, dict[str, str]],
+           notes: list[str]) -> Alpha:
+    """Annotators x items; a missing label is NaN (missing), never a category."""
+    ids = sorted(by_item)
+    if ls.ordered:
+        codes = {lab: float(i) for i, lab in enumerate(ls.labels)}  # can't tell -> missing
+        domain = list(codes.values())
+        level = "ordinal"
+        n_ct = sum(lab == CANT_TELL for labs in by_item.values() for lab in labs.values())
+        notes.append(f"Ordinal alpha treats \"can't tell\" as missing ({n_ct} label(s)); it is a "
+                     "label everywhere else (agreement, kappa, confusion).")
+    else:
+        codes = {lab: float(i) for i, lab in enumerate(ls.choices)}
+        domain = list(codes.values())
+        level = "nominal"
+    matrix = [[codes.get(by_item[i].get(a, ""), math.nan) for i in ids] for a in people]
+    n_units = sum(1 for j in range(len(ids))
+                  if sum(not math.isnan(row[j]) for row in matrix) >= 2) if matrix else 0
+    value = krippendorff_alpha(matrix, level=level, value_domain=domain) if ids and people else None
+    return Alpha(value=value, level=level, n_units=n_units,
+                 note="can't tell treated as missing" if ls.ordered else "")
+
+
+def _vs(ls: LabelSet, ref: list[str], human: list[str], who: str, undefined: list[str]) -> VsReference:
+    import numpy as np
+    from sklearn.metrics import confusion_matrix, f1_score, precision_recall_fscore_support
+
+    choices = list(ls.choices)
+    cm = confusion_matrix(ref, human, labels=choices)
+    subs = list(ls.labels)
+    prec, rec, _, _ = precision_recall_fscore_support(ref, human, labels=subs, zero_division=np.nan)
+    per_class = {}
+    for j, c in enumerate(subs):
+        i = choices.index(c)
+        tp, predicted, support = int(cm[i, i]), int(cm[:, i].sum()), int(cm[i, :].sum())
+        p, r = wilson(tp, predicted), wilson(tp, support)
+        per_class[c] = ClassStats(
+            precision=_num(prec[j]), precision_ci_low=p.ci_low, precision_ci_high=p.ci_high,
+            precision_n=predicted, recall=_num(rec[j]), recall_ci_low=r.ci_low,
+            recall_ci_high=r.ci_high, support=support)
+    present = [c for c in subs if per_class[c].support > 0]
+    macro = _num(f1_score(ref, human, labels=present, average="macro", zero_division=np.nan)) \
+        if present else None
+    kap = cohen_kappa(ref, human)
+    if kap is None:
+        undefined.append(f"kappa vs reference, {who} (one label only)")
+    if macro is None:
+        undefined.append(f"macro_f1 vs reference, {who}")
+    within = None
+    if ls.ordered:
+        pos = {lab: i for i, lab in enumerate(ls.labels)}
+        close = [r in pos and h in pos and abs(pos[r] - pos[h]) <= 1 for r, h in zip(ref, human)]
+        within = wilson(sum(close), len(close))
+    binary = None
+    if ls.task == "evidence_type":
+        def collapse(x: str) -> str:
+            return x if x == CANT_TELL else ("hold" if x in HOLD_CLASSES else "commit")
+
+        br, bh = [collapse(x) for x in ref], [collapse(x) for x in human]
+        blabels = ["hold", "commit", CANT_TELL]
+        bk = cohen_kappa(br, bh)
+        if bk is None:
+            undefined.append(f"binary kappa vs reference, {who} (one label only)")
+        binary = Binary(agreement=wilson(sum(x == y for x, y in zip(br, bh)), len(br)), kappa=bk,
+                        confusion=Confusion(labels=blabels,
+                                            matrix=confusion_matrix(br, bh, labels=blabels).tolist()))
+    return VsReference(
+        agreement=wilson(sum(r == h for r, h in zip(ref, human)), len(ref)), kappa=kap,
+        per_class=per_class, macro_f1=macro, confusion=Confusion(labels=choices, matrix=cm.tolist()),
+        within_one=within, binary=binary)
+
+
+def _num(x) -> float | None:
+    x = float(x)
+    return None if math.isnan(x) else x
+
+
+# -- saving ------------------------------------------------------------------------------------
+def save_agreement_report(ws: "Workspace", name: str, fast_seconds: float = FAST_SECONDS,
+                          out: str | Path | None = None) -> tuple[AgreementReport, Path]:
+    """Compute the report and write ``report.md``, ``report.json`` and confusion PNGs."""
+    from ._report_md import render_markdown, write_plots
+
+    report = agreement_report(ws, name, fast_seconds)
+    folder = Path(out) if out is not None else ws.path / "reports" / f"agreement-{name}"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        report.plots = write_plots(report, folder)
+        (folder / "report.json").write_text(report.model_dump_json(indent=2) + "\n")
+        path = folder / "report.md"
+        path.write_text(render_markdown(report))
+    except OSError as e:
+        raise WorkspaceError(f"Cannot write the report to {str(folder)!r}: {e}") from None
+    return report, path

@@ -1,0 +1,125 @@
+"""Each audit task's label set, its order (if any) and per-label definitions.
+
+Definitions come from the task's rubric file (``rubrics/audit_<task>.v1.txt``: lines
+``- label: definition``), except difficulty levels, whose definitions are the build room's
+``schema.LEVEL_DEFINITIONS`` so the audit and the generator describe a level in the same words.
+"can't tell" is a label in every task: a decision, unlike an item nobody has labeled yet.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, ConfigDict
+
+from .. import rubrics
+from ..errors import BadInput, UnknownLevel
+from ..schema import CONFIRMATION_LEVELS, FACTOR_LEVELS, HEDGE_LEVELS, LEVEL_DEFINITIONS
+
+CANT_TELL = "cant_tell"
+TASKS = ("evidence_type", "equivalence", "difficulty", "realism")
+EVIDENCE_TYPES = ("speculation", "completed_event", "explicit_correction", "other")
+# Routing collapse for evidence_type: only speculation is held; every other class commits.
+HOLD_CLASSES = frozenset({"speculation"})
+# Factors whose levels form a scale (ordinal alpha); the order is the schema's.
+ORDERED_FACTORS = {"hedge_strength": HEDGE_LEVELS + ("completed_change",),
+                   "confirmation_wording": CONFIRMATION_LEVELS}
+REALISM_CRITERIA = {
+    "natural": "Does this conversation read as natural human chat with an assistant?",
+    "motivated": "Is the highlighted plan statement motivated by its context?",
+}
+
+_TASK_LABELS: dict[str, tuple[str, ...]] = {
+    "evidence_type": EVIDENCE_TYPES,
+    "equivalence": ("equivalent", "not_equivalent"),
+    "realism": ("yes", "no"),
+}
+
+
+class LabelSet(BaseModel):
+    """What an annotator may answer for one audit; frozen into the audit when it is created."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    task: str
+    factor: str | None = None
+    labels: tuple[str, ...]  # substantive labels, in scale order when ``ordered``; CANT_TELL last
+    ordered: bool = False
+    rubric: str  # e.g. "audit_evidence_type.v1"
+    rubric_sha256: str
+    instructions: str
+    definitions: dict[str, str]
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        """The buttons shown, in key order 1..n (substantive labels, then can't tell)."""
+        return self.labels + (CANT_TELL,)
+
+    def check(self, label: str) -> str:
+        """Normalize a label as typed in a CSV ("can't tell", "Speculation") or refuse it."""
+        norm = normalize_label(label)
+        if norm not in self.choices:
+            raise BadInput(f"Label {label!r} is not in the {self.task} label set: "
+                           f"{', '.join(self.choices)}")
+        return norm
+
+
+def normalize_label(label: str) -> str:
+    s = str(label).strip().lower().replace("\u2019", "'")
+    if s in {"can't tell", "cant tell", "cannot tell", "can't_tell", "cant_tell"}:
+        return CANT_TELL
+    return re.sub(r"[\s-]+", "_", s)
+
+
+def display_name(label: str) -> str:
+    return "can't tell" if label == CANT_TELL else label.replace("_", " ")
+
+
+def parse_task(task: str) -> tuple[str, str | None]:
+    """``difficulty:hedge_strength`` -> ("difficulty", "hedge_strength"); validates both parts."""
+    name, _, factor = task.partition(":")
+    if name not in TASKS:
+        raise UnknownLevel(f"Unknown task {task!r}; choose one of: {', '.join(TASKS)} "
+                           "(difficulty may name its factor, e.g. difficulty:hedge_strength)")
+    if factor and name != "difficulty":
+        raise BadInput(f"Only the difficulty task takes a factor; got {task!r}")
+    if factor and factor not in FACTOR_LEVELS:
+        raise UnknownLevel(f"Unknown factor {factor!r}; choose one of: {', '.join(FACTOR_LEVELS)}")
+    return name, factor or None
+
+
+def label_set(task: str, factor: str | None = None) -> LabelSet:
+    """The frozen label set of ``task`` (difficulty needs the factor whose levels it asks for)."""
+    task, parsed_factor = parse_task(task)
+    factor = factor or parsed_factor
+    rubric = rubrics.load(f"audit_{task}")
+    defs = _definitions(rubric.text)
+    if task == "difficulty":
+        if factor is None:
+            raise BadInput("The difficulty task needs a factor: use --task difficulty:hedge_strength "
+                           "or difficulty:confirmation_wording")
+        labels = ORDERED_FACTORS.get(factor, FACTOR_LEVELS[factor])
+        defs = {**{lvl: LEVEL_DEFINITIONS.get(lvl, "") for lvl in labels}, **defs}
+        ordered = factor in ORDERED_FACTORS
+    else:
+        labels, ordered, factor = _TASK_LABELS[task], False, None
+    instructions = "\n".join(line for line in rubric.text.splitlines()
+                             if not _DEF_LINE.match(line) or _DEF_LINE.match(line)["label"]
+                             not in set(labels) | {CANT_TELL}).strip()
+    return LabelSet(task=task, factor=factor, labels=tuple(labels), ordered=ordered,
+                    rubric=rubric.ref, rubric_sha256=rubric.sha256, instructions=instructions,
+                    definitions={k: defs.get(k, "") for k in tuple(labels) + (CANT_TELL,)})
+
+
+def custom_label_set(labels: list[str]) -> LabelSet:
+    """For audits created by importing labels made elsewhere, with labels of no known task."""
+    subs = tuple(sorted({normalize_label(x) for x in labels} - {CANT_TELL}))
+    return LabelSet(task="custom", labels=subs, rubric="", rubric_sha256="",
+                    instructions="Labels imported from a file.",
+                    definitions={k: "" for k in subs + (CANT_TELL,)})
+
+
+_DEF_LINE = re.compile(r"^- (?P<label>[a-z_]+): (?P<text>.+)$")
+
+
+def _definitions(text: str) -> dict[str, str]:
+    return {m["label"]: m["text"].strip() for m in map(_DEF_LINE.match, text.splitlines()) if m}

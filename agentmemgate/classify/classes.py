@@ -1,0 +1,78 @@
+"""The gate's evidence types (paper, A.6), the commit/hold routing, and a classifier's output.
+
+Names match the audit room's label set (``speculation``, not the prompt's ``speculative``) so
+reference labels, audits and classifier outputs compare directly.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..errors import BadInput
+
+EVIDENCE_TYPES = ("speculation", "completed_event", "explicit_correction", "other")
+HOLD_CLASSES = ("speculation",)
+COMMIT_CLASSES = ("completed_event", "explicit_correction", "other")
+BINARY_CLASSES = ("commit", "hold")  # the two weaker rubrics answer yes/no -> commit/hold
+
+_ALIASES = {
+    "speculative": "speculation", "spec": "speculation", "speculation": "speculation",
+    "hedge": "speculation", "plan": "speculation",
+    "completed_event": "completed_event", "completed": "completed_event", "event": "completed_event",
+    "completion": "completed_event",
+    "explicit_correction": "explicit_correction", "correction": "explicit_correction",
+    "corrective": "explicit_correction",
+    "other": "other",
+}
+
+
+def normalize_label(label: object) -> str | None:
+    """'Speculative', 'completed event', 'correction' -> canonical names; None if unknown."""
+    if label is None:
+        return None
+    s = re.sub(r"[\s\-]+", "_", str(label).strip().lower().strip(" .:'\"`*"))
+    return _ALIASES.get(s)
+
+
+def check_label(label: object, where: str) -> str:
+    norm = normalize_label(label)
+    if norm is None:
+        raise BadInput(f"{where}: unknown evidence type {label!r}; choose one of: "
+                       f"{', '.join(EVIDENCE_TYPES)}")
+    return norm
+
+
+def is_commit(label: str) -> bool:
+    return label in COMMIT_CLASSES or label == "commit"
+
+
+class Distribution(BaseModel):
+    """One classifier answer for one statement: probabilities and how they were obtained."""
+
+    model_config = ConfigDict(extra="forbid")
+    probs: dict[str, float]  # over EVIDENCE_TYPES, or over BINARY_CLASSES for yes/no rubrics
+    method: str  # "lexicon", "logprobs(top=20)", "votes(k=5)"
+    detail: str = ""  # e.g. the unmapped logprob mass, or votes that did not parse
+    p_commit: float = Field(ge=0.0, le=1.0, default=0.0)
+    predicted: str = ""
+
+    @model_validator(mode="after")
+    def _derive(self) -> "Distribution":
+        total = sum(self.probs.values())
+        if total <= 0:
+            raise ValueError("a distribution needs positive mass")
+        self.probs = {k: v / total for k, v in self.probs.items()}
+        if set(self.probs) <= set(BINARY_CLASSES):
+            self.p_commit = self.probs.get("commit", 0.0)
+        else:
+            self.p_commit = min(1.0, max(0.0, sum(self.probs.get(c, 0.0) for c in COMMIT_CLASSES)))
+        order = EVIDENCE_TYPES + BINARY_CLASSES
+        self.predicted = max(self.probs, key=lambda k: (self.probs[k], -order.index(k)))
+        return self
+
+    @property
+    def routed_commit(self) -> bool:
+        """The gate's decision: hold iff the argmax is speculation (or 'hold')."""
+        return self.predicted not in HOLD_CLASSES + ("hold",)

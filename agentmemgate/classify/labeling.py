@@ -1,0 +1,176 @@
+"""``amg statements label``: reference labels by majority of model votes under the fixed rubric,
+and a relabel by another model family with the agreement (paper, sec. 4: three votes; 92.0%).
+
+Each vote is the argmax of one classifier answer (an LLM sampled with a distinct seed key, or the
+offline lexicon, whose votes are identical by construction). A tie for the top label is flagged
+(status ``tie``, no reference). With a relabel, items where the families agree are ``agreed`` and
+the rest ``disputed``; the two are kept apart downstream (audits take agreed items by default).
+Votes are stored as they arrive, so a re-run repeats no finished vote.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from ..corpora.statements import Statement, load_set, update_reference
+from ..errors import BadInput, SameFamilyJudge
+from ..progress import progress_bar
+from ..stats import Proportion, wilson
+from ..workspace import Workspace, now
+from .classes import EVIDENCE_TYPES, HOLD_CLASSES, Distribution
+from .registry import Classifier, classify_many, get_classifier
+
+
+class LabelSummary(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    set_name: str
+    voters: list[str]
+    votes_per_voter: int
+    relabeler: str | None
+    statements: int
+    labeled: int
+    ties: int
+    agreed: int
+    disputed: int
+    agreement: Proportion | None  # relabel == reference, over labeled items with a relabel
+    commit_hold_agreement: Proportion | None
+    errors: int
+    first_error: str | None = None
+
+    def lines(self) -> list[str]:
+        out = [f"Set {self.set_name}: {self.statements} statements; voters {', '.join(self.voters)} "
+               f"x {self.votes_per_voter} votes",
+               f"Reference labels: {self.labeled} (ties flagged, no reference: {self.ties})"]
+        if self.relabeler:
+            out.append(f"Relabel by {self.relabeler}: agreement {self.agreement.fmt()}; "
+                       f"commit/hold agreement {self.commit_hold_agreement.fmt()}")
+            out.append(f"Agreed: {self.agreed}; disputed: {self.disputed} (kept apart)")
+        if self.errors:
+            out.append(f"Votes that failed: {self.errors} (re-run to retry): {self.first_error}")
+        return out
+
+
+def majority(labels: list[str]) -> str | None:
+    """The most frequent label, or None when the top count is shared (a tie)."""
+    if not labels:
+        return None
+    counts = {c: labels.count(c) for c in set(labels)}
+    top = max(counts.values())
+    leaders = [c for c, k in counts.items() if k == top]
+    return leaders[0] if len(leaders) == 1 else None
+
+
+def _collect(ws: Workspace, set_name: str, statements: list[Statement], clf: Classifier, role: str,
+             votes: int, concurrency: int, progress: bool, errors: list[str]) -> None:
+    """Cast ``votes`` votes per statement for one voter, skipping votes already stored."""
+    done = {(r[0], r[1]) for r in ws.db.execute(
+        "select statement_id, vote from statement_votes where set_name = ? and role = ? and voter = ?",
+        [set_name, role, clf.name]).fetchall()}
+    todo = [(s, v) for v in range(votes) for s in statements if (s.id, v) not in done]
+    if not todo:
+        return
+    with progress_bar(f"{role.title()} votes ({clf.name})", len(todo),
+                      enabled=progress and not getattr(clf, "shows_progress", False)) as advance:
+
+        def on_result(st: Statement, vote: int, dist: Distribution | None, error: str | None) -> None:
+            if dist is None:
+                errors.append(error or "no answer")
+            else:
+                with ws.db.conn:
+                    ws.db["statement_votes"].upsert(
+                        {"set_name": set_name, "statement_id": st.id, "role": role,
+                         "voter": clf.name, "family": clf.family, "vote": vote,
+                         "label": dist.predicted, "rubric": clf.rubric_ref, "created_at": now()},
+                        pk=("set_name", "statement_id", "role", "voter", "vote"))
+            advance(failed=dist is None)
+
+        classify_many(clf, todo, on_result, concurrency=concurrency)
+
+
+def label_statements(ws: Workspace, set_name: str, voters: list[str], *, votes: int = 3,
+                     relabel: str | None = None, relabel_votes: int = 1,
+                     allow_same_family: bool = False, concurrency: int = 4,
+                     base_url: str | None = None, progress: bool = False,
+                     classifiers: dict[str, Classifier] | None = None) -> LabelSummary:
+    """Vote, take majorities, relabel, and store reference labels with their status."""
+    if not voters:
+        raise BadInput("--voters needs at least one classifier or model spec")
+    if votes < 1 or relabel_votes < 1:
+        raise BadInput("--votes and --relabel-votes must be at least 1")
+    statements = load_set(ws, set_name)
+    given = classifiers or {}
+
+    def make(spec: str) -> Classifier:
+        if spec in given:
+            return given[spec]
+        return get_classifier(spec, workspace=ws, rubric="evidence_type", method="votes",
+                              samples=1, base_url=base_url, progress=progress)
+
+    voter_clfs = [make(v) for v in voters]
+    relabeler = make(relabel) if relabel else None
+    if relabeler is not None and not allow_same_family:
+        same = [v.name for v in voter_clfs if v.family == relabeler.family]
+        if same:
+            raise SameFamilyJudge(f"Relabeler {relabeler.name} is from the same family "
+                                  f"({relabeler.family}) as voter {same[0]}; pick another family "
+                                  "or pass --allow-same-family")
+    run_id = ws.start_run("statements label", {"set": set_name, "voters": voters, "votes": votes,
+                                               "relabel": relabel, "relabel_votes": relabel_votes})
+    errors: list[str] = []
+    status = "failed"
+    try:
+        for clf in voter_clfs:
+            _collect(ws, set_name, statements, clf, "reference", votes, concurrency, progress, errors)
+        if relabeler is not None:
+            _collect(ws, set_name, statements, relabeler, "relabel", relabel_votes, concurrency,
+                     progress, errors)
+        status = "ok" if not errors else "partial"
+    except KeyboardInterrupt:
+        status = "interrupted"
+        raise
+    finally:
+        ws.finish_run(run_id, status)
+
+    voter_names = {c.name for c in voter_clfs}
+    ref_votes = _filtered(ws, set_name, "reference", voter_names)
+    rel_votes = _filtered(ws, set_name, "relabel", {relabeler.name}) if relabeler else {}
+    labeled = ties = agreed = disputed = agree_ch = 0
+    for st in statements:
+        labels = ref_votes.get(st.id, [])
+        if not labels:
+            continue  # every vote failed: leave the statement as it was
+        ref = majority(labels)
+        if ref is None:
+            ties += 1
+            update_reference(ws, set_name, st.id, None, "tie")
+            continue
+        labeled += 1
+        if relabeler is None:
+            update_reference(ws, set_name, st.id, ref, "voted")
+            continue
+        rel = majority(rel_votes.get(st.id, []))
+        if rel == ref:
+            agreed += 1
+            update_reference(ws, set_name, st.id, ref, "agreed", rel)
+        else:
+            disputed += 1
+            update_reference(ws, set_name, st.id, ref, "disputed", rel)
+        agree_ch += rel is not None and ((rel in HOLD_CLASSES) == (ref in HOLD_CLASSES))
+    with_relabel = agreed + disputed
+    return LabelSummary(
+        set_name=set_name, voters=[c.name for c in voter_clfs], votes_per_voter=votes,
+        relabeler=relabeler.name if relabeler else None, statements=len(statements),
+        labeled=labeled, ties=ties, agreed=agreed, disputed=disputed,
+        agreement=wilson(agreed, with_relabel) if relabeler else None,
+        commit_hold_agreement=wilson(agree_ch, with_relabel) if relabeler else None,
+        errors=len(errors), first_error=errors[0] if errors else None)
+
+
+def _filtered(ws: Workspace, set_name: str, role: str, voters: set[str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for sid, voter, label in ws.db.execute(
+            "select statement_id, voter, label from statement_votes where set_name = ? and role = ? "
+            "order by voter, vote", [set_name, role]).fetchall():
+        if voter in voters and label in EVIDENCE_TYPES:
+            out.setdefault(sid, []).append(label)
+    return out

@@ -1,0 +1,63 @@
+"""The offline evidence-type classifier: cue counts -> softmax probabilities (``evidence_cues``).
+
+A transparent, deterministic baseline so ``amg classify`` and its report work without any model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import tomllib
+from functools import lru_cache
+from pathlib import Path
+
+from ..corpora._phrases import PhraseMatcher, tokens
+from ..corpora.statements import Statement
+from ..errors import BadInput
+from .classes import EVIDENCE_TYPES, Distribution
+
+CUES_DIR = Path(__file__).parent
+
+
+class LexiconClassifier:
+    """Scores each class by its cue weights plus a prior; probabilities by softmax."""
+
+    kind = "evidence_type"
+    family = "offline"
+
+    def __init__(self, version: int | None = None):
+        found = sorted(int(m.group(1)) for p in CUES_DIR.glob("evidence_cues.v*.toml")
+                       if (m := re.fullmatch(r"evidence_cues\.v(\d+)\.toml", p.name)))
+        v = version if version is not None else found[-1]
+        if v not in found:
+            raise BadInput(f"No offline lexicon version {v}; known: {found}")
+        raw = (CUES_DIR / f"evidence_cues.v{v}.toml").read_bytes()
+        data = tomllib.loads(raw.decode("utf-8"))
+        self.version = v
+        self.sha256 = hashlib.sha256(raw).hexdigest()
+        self.temperature = float(data.get("temperature", 1.0))
+        self.priors = {c: float(data[c].get("prior", 0.0)) for c in EVIDENCE_TYPES}
+        self.weights = {c: float(data[c].get("weight", 1.0)) for c in EVIDENCE_TYPES}
+        self.matcher = PhraseMatcher({c: data[c]["cues"] for c in EVIDENCE_TYPES})
+        self.name = f"offline:lexicon.v{v}"
+        self.rubric_ref = f"evidence_cues.v{v}"
+
+    def scores(self, text: str) -> dict[str, float]:
+        s = dict(self.priors)
+        for _, _, cat, _ in self.matcher.find(tokens(text)):
+            s[cat] += self.weights[cat]
+        if text.rstrip().endswith("?"):
+            s["other"] += self.weights["other"]
+        return s
+
+    def classify(self, statement: Statement, run: int = 0) -> Distribution:
+        s = self.scores(statement.text)
+        top = max(s.values())
+        exp = {c: math.exp((v - top) / self.temperature) for c, v in s.items()}
+        return Distribution(probs=exp, method="lexicon")
+
+
+@lru_cache(maxsize=None)
+def lexicon_classifier(version: int | None = None) -> LexiconClassifier:
+    return LexiconClassifier(version)

@@ -1,0 +1,64 @@
+"""Classifier specs: ``offline`` (the lexicon baseline) or a model spec ``provider:model``.
+
+Every classifier has a stable ``name`` (what results are stored under), a ``family`` (for the
+cross-family relabel rule), a ``kind`` (four evidence types, or binary commit/hold for the two
+weaker rubrics) and ``classify_many``, which reports each answer as soon as it exists.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Protocol
+
+from ..corpora.statements import Statement
+from ..errors import BadInput
+from ..workspace import Workspace
+from .classes import Distribution
+
+RUBRICS = ("evidence_type", "truth_now", "should_store")
+METHODS = ("auto", "logprobs", "votes")
+OFFLINE_SPECS = ("offline", "offline:lexicon", "offline:lexicon.v1")
+
+OnResult = Callable[[Statement, int, Distribution | None, str | None], None]
+
+
+class Classifier(Protocol):
+    name: str
+    kind: str  # "evidence_type" or "binary"
+    family: str
+    rubric_ref: str
+    sha256: str
+
+    def classify(self, statement: Statement, run: int = 0) -> Distribution: ...
+
+
+def classify_many(classifier: Classifier, items: list[tuple[Statement, int]], on_result: OnResult,
+                  concurrency: int = 1) -> None:
+    """Answer (statement, run) pairs, calling ``on_result(statement, run, dist, error)`` for each."""
+    many = getattr(classifier, "classify_many", None)
+    if many is not None:
+        many(items, on_result, concurrency=concurrency)
+        return
+    for statement, run in items:
+        on_result(statement, run, classifier.classify(statement, run), None)
+
+
+def get_classifier(spec: str, *, workspace: Workspace | None = None, rubric: str = "evidence_type",
+                   method: str = "auto", samples: int = 5, base_url: str | None = None,
+                   progress: bool = False) -> Classifier:
+    if rubric not in RUBRICS:
+        raise BadInput(f"Unknown rubric {rubric!r}; choose one of: {', '.join(RUBRICS)}")
+    if method not in METHODS:
+        raise BadInput(f"Unknown method {method!r}; choose one of: {', '.join(METHODS)}")
+    if spec in OFFLINE_SPECS:
+        if rubric != "evidence_type":
+            raise BadInput(f"The offline classifier answers the evidence_type rubric only; pass a "
+                           f"model spec (provider:model) for {rubric}")
+        from .lexicon import lexicon_classifier
+
+        return lexicon_classifier()
+    if samples < 1:
+        raise BadInput("--samples must be at least 1")
+    from .model_classifier import ModelClassifier
+
+    return ModelClassifier(spec, workspace=workspace, rubric=rubric, method=method,
+                           samples=samples, base_url=base_url, progress=progress)

@@ -1,0 +1,137 @@
+"""``amg classify``: per-statement distributions for a set, K runs, stored as each one finishes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from ..corpora.statements import Statement, load_set
+from ..progress import progress_bar
+from ..errors import BadInput
+from ..workspace import Workspace, now
+from .classes import Distribution
+from .registry import Classifier, classify_many, get_classifier
+
+
+class ClassifyResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    set_name: str
+    classifier: str
+    runs: int
+    statements: int
+    new: int
+    already_done: int
+    errors: int
+    first_error: str | None = None
+    out: str | None = None
+    written: int = 0
+
+
+class StoredDistribution(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    statement_id: str
+    classifier: str
+    run: int
+    probs: dict[str, float]
+    p_commit: float
+    predicted: str
+    method: str
+    rubric: str
+
+
+def _done(ws: Workspace, set_name: str, classifier: str) -> set[tuple[str, int]]:
+    rows = ws.db.execute("select statement_id, run from classifications where set_name = ? and "
+                         "classifier = ?", [set_name, classifier]).fetchall()
+    return {(r[0], r[1]) for r in rows}
+
+
+def stored(ws: Workspace, set_name: str, classifier: str | None = None) -> list[StoredDistribution]:
+    where, args = "set_name = ?", [set_name]
+    if classifier:
+        where += " and classifier = ?"
+        args.append(classifier)
+    rows = ws.db.execute(f"select statement_id, classifier, run, probs, p_commit, predicted, method, "
+                         f"rubric from classifications where {where} order by rowid", args).fetchall()
+    return [StoredDistribution(statement_id=r[0], classifier=r[1], run=r[2], probs=json.loads(r[3]),
+                               p_commit=r[4], predicted=r[5], method=r[6], rubric=r[7]) for r in rows]
+
+
+def classifiers_of(ws: Workspace, set_name: str) -> list[str]:
+    """Classifier names with results on a set, in the order they were first run."""
+    rows = ws.db.execute("select classifier, min(rowid) from classifications where set_name = ? "
+                         "group by classifier order by 2", [set_name]).fetchall()
+    return [r[0] for r in rows]
+
+
+def classify_set(ws: Workspace, set_name: str, spec: str = "offline", *, runs: int = 1,
+                 rubric: str = "evidence_type", method: str = "auto", samples: int = 5,
+                 concurrency: int = 4, out: str | Path | None = None, base_url: str | None = None,
+                 progress: bool = False, classifier: Classifier | None = None) -> ClassifyResult:
+    if runs < 1:
+        raise BadInput("--runs must be at least 1")
+    statements = load_set(ws, set_name)
+    clf = classifier or get_classifier(spec, workspace=ws, rubric=rubric, method=method,
+                                       samples=samples, base_url=base_url, progress=progress)
+    done = _done(ws, set_name, clf.name)
+    todo = [(s, r) for r in range(runs) for s in statements if (s.id, r) not in done]
+    errors: list[str] = []
+    run_id = ws.start_run("classify", {"set": set_name, "classifier": clf.name, "runs": runs,
+                                       "method": method, "samples": samples})
+    status = "failed"
+    try:
+        with progress_bar(f"Classify ({clf.name})", len(todo),
+                          enabled=progress and not getattr(clf, "shows_progress", False)) as advance:
+
+            def on_result(st: Statement, run: int, dist: Distribution | None, error: str | None) -> None:
+                if dist is None:
+                    errors.append(error or "no answer")
+                else:
+                    with ws.db.conn:
+                        ws.db["classifications"].upsert(
+                            {"set_name": set_name, "statement_id": st.id, "classifier": clf.name,
+                             "run": run, "probs": json.dumps(dist.probs), "p_commit": dist.p_commit,
+                             "predicted": dist.predicted,
+                             "method": dist.method + (f"; {dist.detail}" if dist.detail else ""),
+                             "rubric": clf.rubric_ref, "rubric_sha256": clf.sha256,
+                             "created_at": now()},
+                            pk=("set_name", "statement_id", "classifier", "run"))
+                advance(failed=dist is None)
+
+            classify_many(clf, todo, on_result, concurrency=concurrency)
+        status = "ok" if not errors else "partial"
+    except KeyboardInterrupt:
+        status = "interrupted"
+        raise
+    finally:
+        ws.finish_run(run_id, status)
+    result = ClassifyResult(set_name=set_name, classifier=clf.name, runs=runs,
+                            statements=len(statements), new=len(todo) - len(errors),
+                            already_done=len(statements) * runs - len(todo), errors=len(errors),
+                            first_error=errors[0] if errors else None)
+    if out is not None:
+        result.out = str(out)
+        result.written = export_distributions(ws, set_name, clf.name, Path(out))
+    return result
+
+
+def export_distributions(ws: Workspace, set_name: str, classifier: str, out: Path) -> int:
+    """One line per (statement, run): id, reference, probs, predicted, run, and the source license."""
+    by_id = {s.id: s for s in load_set(ws, set_name)}
+    rows = stored(ws, set_name, classifier)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with open(out, "w", encoding="utf-8") as f:
+            for r in rows:
+                s = by_id.get(r.statement_id)
+                f.write(json.dumps({
+                    "id": r.statement_id, "reference": s.reference if s else None,
+                    "reference_status": s.reference_status if s else None,
+                    "probs": r.probs, "p_commit": r.p_commit, "predicted": r.predicted,
+                    "run": r.run, "classifier": r.classifier, "method": r.method,
+                    "rubric": r.rubric, "license": s.license if s else ""},
+                    ensure_ascii=False) + "\n")
+    except OSError as e:
+        raise BadInput(f"Cannot write {str(out)!r}: {e.strerror or e}") from None
+    return len(rows)

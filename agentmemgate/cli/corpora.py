@@ -1,0 +1,226 @@
+"""mine / statements / classify / report classifier: public-corpus hedges and classifier validation."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from .. import corpora as _corpora  # noqa: F401  (registers the statements:SET audit source)
+from ..workspace import DEFAULT_WORKSPACE, Workspace
+from ._app import app, handles_errors, report_app
+
+mine_app = typer.Typer(help="Mine public corpora (LongMemEval, LoCoMo) for natural hedges.",
+                       no_args_is_help=True)
+statements_app = typer.Typer(help="Statement sets for validating the evidence-type classifier.",
+                             no_args_is_help=True)
+app.add_typer(mine_app, name="mine")
+app.add_typer(statements_app, name="statements")
+
+WorkspaceOpt = Annotated[Path, typer.Option("--workspace", help="Workspace folder.")]
+ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", min=1, help="Parallel model calls.")]
+BaseUrlOpt = Annotated[Optional[str], typer.Option(
+    "--base-url", help="OpenAI-compatible server for openai:MODEL specs (vLLM, Ollama).")]
+
+
+def _split(values: list[str] | None) -> list[str]:
+    return [v.strip() for x in values or [] for v in x.split(",") if v.strip()]
+
+
+@mine_app.command("hedges")
+@handles_errors
+def mine_hedges(
+    path: Annotated[Path, typer.Argument(help="Corpus file: LongMemEval (oracle/_s/_m) or LoCoMo JSON.")],
+    corpus: Annotated[str, typer.Option("--corpus", help="longmemeval, locomo, or auto (detected "
+                                        "from the file's structure).")] = "auto",
+    miner: Annotated[str, typer.Option("--miner", help="offline (prefilter + rule-based stage 2) or "
+                                       "a model spec provider:model for LLM stage 2.")] = "offline",
+    out: Annotated[Optional[Path], typer.Option("--out", help="Write one candidate per line (JSONL; "
+                                                "carries the corpus license).")] = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Only the first N "
+                                                 "conversations (a quick look at a big file).")] = None,
+    lexicon: Annotated[Optional[Path], typer.Option("--lexicon", help="Your own stage-1 cue "
+                                                    "lexicon (TOML, same shape as cues.v1.toml).")] = None,
+    concurrency: ConcurrencyOpt = 4,
+    base_url: BaseUrlOpt = None,
+    workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
+) -> None:
+    """Find plans and hedges (stage 1 prefilter, stage 2 extraction) and link their outcomes."""
+    from ..corpora import mine_hedges as run
+
+    summary = run(Workspace(workspace), path, corpus=corpus, miner=miner, out=out, limit=limit,
+                  lexicon=lexicon, concurrency=concurrency, base_url=base_url, progress=True,
+                  echo=typer.echo)
+    typer.echo("\n".join(summary.lines()))
+
+
+@statements_app.command("sample")
+@handles_errors
+def statements_sample(
+    name: Annotated[str, typer.Argument(help="Name of the new statement set.")],
+    size: Annotated[int, typer.Option("--size", min=1, help="How many statements to draw.")],
+    source: Annotated[Optional[list[str]], typer.Option(
+        "--source", help="Mined source(s) to draw from (default: all; see `amg statements list`).")] = None,
+    miner: Annotated[Optional[str], typer.Option(
+        "--miner", help="Whose stage-2 verdicts define the strata (default: latest LLM miner, "
+                        "else offline-rules).")] = None,
+    stratify_by: Annotated[str, typer.Option(
+        "--stratify-by", help="Comma list from corpus, stage2, speaker, source.")] = "corpus,stage2",
+    allocation: Annotated[str, typer.Option("--allocation", help="equal or proportional.")] = "equal",
+    kept_only: Annotated[bool, typer.Option("--kept-only", help="Only statements stage 2 kept.")] = False,
+    seed: Annotated[int, typer.Option("--seed", help="Sampling seed.")] = 0,
+    replace: Annotated[bool, typer.Option("--replace", help="Overwrite an existing set.")] = False,
+    workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
+) -> None:
+    """Build a statement set from mined corpora by stratified random sampling."""
+    from ..corpora import sample_statements
+
+    n = sample_statements(Workspace(workspace), name, size, sources=_split(source) or None,
+                          miner=miner, stratify_by=tuple(_split([stratify_by])),
+                          allocation=allocation, kept_only=kept_only, seed=seed, replace=replace)
+    typer.echo(f"Statement set {name}: {n} statements")
+
+
+@statements_app.command("import")
+@handles_errors
+def statements_import(
+    name: Annotated[str, typer.Argument(help="Name of the new statement set.")],
+    file: Annotated[Path, typer.Argument(help="JSONL: id, text, optional context [{speaker, text}] "
+                                         "and reference label.")],
+    license: Annotated[Optional[str], typer.Option("--license", help="License of the statements "
+                                                   "(kept with every export).")] = None,
+    replace: Annotated[bool, typer.Option("--replace", help="Overwrite an existing set.")] = False,
+    workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
+) -> None:
+    """Import statements made elsewhere as a statement set."""
+    from ..corpora import import_statements
+
+    n = import_statements(Workspace(workspace), name, file, license=license, replace=replace)
+    typer.echo(f"Statement set {name}: {n} statements imported")
+
+
+@statements_app.command("label")
+@handles_errors
+def statements_label(
+    name: Annotated[str, typer.Argument(help="Statement set to label.")],
+    voters: Annotated[list[str], typer.Option("--voters", help="Classifier or model spec(s), comma "
+                                              "separated: offline or provider:model.")],
+    votes: Annotated[int, typer.Option("--votes", min=1, help="Votes per voter (majority wins; "
+                                       "ties are flagged).")] = 3,
+    relabel: Annotated[Optional[str], typer.Option("--relabel", help="A model of another family "
+                                                   "that relabels every statement.")] = None,
+    relabel_votes: Annotated[int, typer.Option("--relabel-votes", min=1, help="Votes of the "
+                                               "relabeling model (majority).")] = 1,
+    allow_same_family: Annotated[bool, typer.Option("--allow-same-family", help="Allow a relabel "
+                                                    "by the voters' own model family.")] = False,
+    concurrency: ConcurrencyOpt = 4,
+    base_url: BaseUrlOpt = None,
+    workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
+) -> None:
+    """Reference labels by majority of model votes, and a relabel by another family."""
+    from ..classify import label_statements
+
+    summary = label_statements(Workspace(workspace), name, _split(voters), votes=votes,
+                               relabel=relabel, relabel_votes=relabel_votes,
+                               allow_same_family=allow_same_family, concurrency=concurrency,
+                               base_url=base_url, progress=True)
+    typer.echo("\n".join(summary.lines()))
+
+
+@statements_app.command("list")
+@handles_errors
+def statements_list(
+    name: Annotated[Optional[str], typer.Argument(help="A set to show item by item.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
+) -> None:
+    """List statement sets (and mined sources), or the statements of one set."""
+    from ..corpora.statements import list_sets, load_set
+    from ..corpora.mining import sources
+
+    ws = Workspace(workspace)
+    if name:
+        items = load_set(ws, name)
+        if as_json:
+            typer.echo(json.dumps([s.model_dump() for s in items], indent=2, ensure_ascii=False))
+            return
+        for s in items:
+            text = " ".join(s.text.split())
+            typer.echo(f"{s.id}\t{s.reference_status or 'unlabeled'}\t{s.reference or '-'}\t"
+                       f"{s.relabel or '-'}\t{text[:90]}")
+        return
+    sets, srcs = list_sets(ws), sources(ws)
+    if as_json:
+        typer.echo(json.dumps({"sets": [s.model_dump() for s in sets], "mined_sources": srcs},
+                              indent=2, ensure_ascii=False))
+        return
+    for s in sets:
+        status = ", ".join(f"{k} {v}" for k, v in sorted(s.by_status.items()))
+        typer.echo(f"{s.name}: {s.n} statements ({status}); origin {s.origin}")
+    for r in srcs:
+        typer.echo(f"mined source {r['source_key']} ({r['corpus']}): {r['conversations']} "
+                   f"conversations, {r['turns_scanned']} turns scanned")
+    if not sets and not srcs:
+        typer.echo("No statement sets or mined sources yet.")
+
+
+@app.command("classify")
+@handles_errors
+def classify(
+    statements: Annotated[str, typer.Option("--statements", help="Statement set to classify.")],
+    classifier: Annotated[str, typer.Option("--classifier", help="offline (lexicon baseline) or "
+                                            "provider:model.")] = "offline",
+    rubric: Annotated[str, typer.Option("--rubric", help="evidence_type (the gate's prompt), "
+                                        "truth_now or should_store.")] = "evidence_type",
+    method: Annotated[str, typer.Option("--method", help="auto (logprobs if the API gives them, "
+                                        "else votes), logprobs or votes.")] = "auto",
+    samples: Annotated[int, typer.Option("--samples", min=1, help="Sampled votes per statement "
+                                         "when probabilities come from votes.")] = 5,
+    runs: Annotated[int, typer.Option("--runs", min=1, help="Repeated runs (stability).")] = 1,
+    out: Annotated[Optional[Path], typer.Option("--out", help="JSONL: id, reference, probs, "
+                                                "predicted, run.")] = None,
+    concurrency: ConcurrencyOpt = 4,
+    base_url: BaseUrlOpt = None,
+    workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
+) -> None:
+    """Store per-statement evidence-type distributions for a statement set."""
+    from ..classify import classify_set
+
+    r = classify_set(Workspace(workspace), statements, classifier, runs=runs, rubric=rubric,
+                     method=method, samples=samples, concurrency=concurrency, out=out,
+                     base_url=base_url, progress=True)
+    typer.echo(f"{r.classifier} on {r.set_name}: {r.new} new, {r.already_done} already done, "
+               f"{r.errors} failed ({r.statements} statements x {r.runs} runs)")
+    if r.first_error:
+        typer.echo(f"First failure: {r.first_error} (re-run to retry)", err=True)
+    if r.out:
+        typer.echo(f"Wrote {r.written} lines to {r.out}")
+    if r.errors:
+        raise typer.Exit(1)
+
+
+@report_app.command("classifier")
+@handles_errors
+def report_classifier(
+    name: Annotated[str, typer.Argument(help="Statement set.")],
+    classifier: Annotated[Optional[list[str]], typer.Option(
+        "--classifier", help="Classifier results to report (repeat; the first is compared with "
+                             "the others). Default: all, in the order they were run.")] = None,
+    agreed_only: Annotated[bool, typer.Option("--agreed-only", help="Only items both model "
+                                              "families agreed on.")] = False,
+    resamples: Annotated[int, typer.Option("--resamples", min=0, help="Bootstrap resamples.")] = 2000,
+    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
+    out_dir: Annotated[Optional[Path], typer.Option("--out-dir", help="Where PNG plots go "
+                                                    "(default: WORKSPACE/reports/classifier/SET).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
+) -> None:
+    """AUROC, accuracy, per-class precision/recall, macro-F1, confusion, stability."""
+    from ..classify import classifier_report
+
+    rep = classifier_report(Workspace(workspace), name, classifiers=classifier or None,
+                            agreed_only=agreed_only, resamples=resamples, seed=seed,
+                            out_dir=out_dir)
+    typer.echo(rep.model_dump_json(indent=2) if as_json else "\n".join(rep.lines()))

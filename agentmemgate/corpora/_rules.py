@@ -1,0 +1,74 @@
+"""Load ``rules.vN.toml``: the offline stage-2 rules and the outcome cues, compiled once."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from ..errors import BadInput
+from ._phrases import PhraseMatcher, tokens
+
+RULES_DIR = Path(__file__).parent
+
+
+@dataclass(frozen=True)
+class Rules:
+    version: int
+    sha256: str
+    hedge_levels: PhraseMatcher = field(repr=False)  # categories: strongly_hedged, weakly_hedged
+    dates: list[re.Pattern] = field(repr=False)
+    negated: PhraseMatcher = field(repr=False)
+    attributes: list[tuple[str, re.Pattern]] = field(repr=False)
+    outcome: PhraseMatcher = field(repr=False)  # categories: abandonment, confirmation
+    negations: frozenset[str] = frozenset()
+    reject_first_words: frozenset[str] = frozenset()
+    reject_values: frozenset[str] = frozenset()
+
+    @property
+    def ref(self) -> str:
+        return f"rules.v{self.version}"
+
+    def has_date(self, text: str) -> bool:
+        return any(p.search(text) for p in self.dates)
+
+    def outcome_cues(self, sentence: str) -> set[str]:
+        """'abandonment' / 'confirmation' cues in a sentence, ignoring negated ones."""
+        toks = tokens(sentence)
+        words = [w for _, w in toks]
+        found = set()
+        for a, _, cat, _ in self.outcome.find(toks):
+            if not self.negations.intersection(words[max(0, a - 3):a]):
+                found.add(cat)
+        return found
+
+    def acceptable_value(self, value: str) -> bool:
+        words = value.lower().split()
+        return bool(words) and words[0] not in self.reject_first_words \
+            and value.lower() not in self.reject_values and not self.has_date(value)
+
+
+@lru_cache(maxsize=None)
+def load_rules(version: int | None = None) -> Rules:
+    found = sorted(int(m.group(1)) for p in RULES_DIR.glob("rules.v*.toml")
+                   if (m := re.fullmatch(r"rules\.v(\d+)\.toml", p.name)))
+    v = version if version is not None else found[-1]
+    if v not in found:
+        raise BadInput(f"No stage-2 rules version {v}; known: {found}")
+    raw = (RULES_DIR / f"rules.v{v}.toml").read_bytes()
+    data = tomllib.loads(raw.decode("utf-8"))
+    return Rules(
+        version=v,
+        sha256=hashlib.sha256(raw).hexdigest(),
+        hedge_levels=PhraseMatcher(dict(data["hedge_levels"])),
+        dates=[re.compile(p, re.IGNORECASE) for p in data["dates"]["patterns"]],
+        negated=PhraseMatcher({"negated": data["reject"]["negated"]}),
+        attributes=[(a["name"], re.compile(a["pattern"], re.IGNORECASE)) for a in data["attribute"]],
+        outcome=PhraseMatcher({k: v for k, v in data["outcome"].items() if k != "negations"}),
+        negations=frozenset(data["outcome"].get("negations", [])),
+        reject_first_words=frozenset(w.lower() for w in data.get("values", {}).get("reject_first_words", [])),
+        reject_values=frozenset(w.lower() for w in data.get("values", {}).get("reject_values", [])),
+    )

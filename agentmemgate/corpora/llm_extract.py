@@ -1,0 +1,88 @@
+"""Stage 2 with an LLM (rubric ``hedge_extract``): keep or reject each prefilter hit.
+
+The model's span must be a verbatim part of the turn (checked here, up to whitespace and case); a
+kept answer whose span is not found is recorded as rejected with that reason, never silently
+rewritten. Answers are cached in the workspace, so a re-run repeats no finished call.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from .. import rubrics
+from ..llm import Failed, get_model, run_concurrent
+from ..workspace import Workspace
+from ._prompt import fill, format_context
+from .model import Candidate, Extraction
+
+
+class HedgeAnswer(BaseModel):
+    """The JSON the model must return (validated; invalid replies are re-asked by the LLM layer)."""
+
+    model_config = ConfigDict(extra="forbid")
+    keep: bool
+    span: str | None
+    attribute: str | None
+    plan_value: str | None
+    hedge_level: Literal["strongly_hedged", "weakly_hedged", "confident_no_date",
+                         "scheduled_with_date"] | None
+    reason: str
+
+
+def find_verbatim(span: str, turn: str) -> str | None:
+    """The turn's own text for ``span`` (exact, else whitespace/case-insensitive), or None."""
+    span = span.strip().strip('"\u201c\u201d')
+    if not span:
+        return None
+    if span in turn:
+        return span
+    words = [re.escape(w) for w in span.split()]
+    m = re.search(r"\s+".join(words), turn, re.IGNORECASE)
+    return turn[m.start():m.end()] if m else None
+
+
+class LLMExtractor:
+    kind = "LLM"
+
+    def __init__(self, spec: str, *, workspace: Workspace, base_url: str | None = None,
+                 concurrency: int = 4, progress: bool = True, model=None):
+        self.model = model or get_model(spec, workspace=workspace, base_url=base_url)
+        self.rubric = rubrics.load("hedge_extract")
+        self.name = f"{self.model.spec}/{self.rubric.ref}"
+        self.concurrency = concurrency
+        self.progress = progress
+
+    def prompt(self, cand: Candidate) -> str:
+        return fill(self.rubric, speaker=cand.speaker, context=format_context(cand.context),
+                    turn=cand.turn_text,
+                    cue_sentences="\n".join(f"- {s}" for s in cand.cue_sentences()))
+
+    def extract(self, cand: Candidate) -> Extraction:
+        resp = self.model.complete(self.prompt(cand), schema=HedgeAnswer, temperature=0.0,
+                                   purpose="mine.hedge_extract", seed_key=cand.id)
+        a: HedgeAnswer = resp.parsed
+        fallback = (cand.cue_sentences() or [cand.turn_text])[0]
+        calls = dict(llm_calls=1, cached_calls=int(resp.cached))
+        if not a.keep:
+            return Extraction(kept=False, text=fallback, reject_reason=f"model: {a.reason}"[:300], **calls)
+        span = find_verbatim(a.span or "", cand.turn_text)
+        if span is None or not a.plan_value or not a.hedge_level:
+            why = "span not verbatim in the turn" if span is None else "no plan value or hedge level"
+            return Extraction(kept=False, text=fallback, reject_reason=f"model answer unusable: {why}",
+                              **calls)
+        return Extraction(kept=True, text=span, attribute=a.attribute, plan_value=a.plan_value.strip(),
+                          hedge_level=a.hedge_level, **calls)
+
+    def extract_many(self, candidates: list[Candidate],
+                     on_result: Callable[[Candidate, Extraction | None, str | None], None]) -> None:
+        for result in run_concurrent(lambda c: (c, self.extract(c)), candidates,
+                                     concurrency=self.concurrency,
+                                     description=f"Stage 2: {self.name}", usage=self.model.usage,
+                                     progress=self.progress):
+            if isinstance(result, Failed):
+                on_result(result.item, None, result.error)
+            else:
+                on_result(result[0], result[1], None)

@@ -1,0 +1,61 @@
+"""Open a corpus file by its structure: LongMemEval or LoCoMo, whatever the file is called."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Iterator
+
+from ..errors import CorpusError
+from ._jsonstream import first_byte, first_item_keys
+from .locomo import iter_locomo
+from .longmemeval import iter_longmemeval
+from .model import CORPORA, Conversation
+
+
+def detect_format(path: str | Path) -> str:
+    """'longmemeval' or 'locomo' from the first list item's keys; CorpusError otherwise."""
+    path = Path(path)
+    if not path.is_file():
+        raise CorpusError(f"{path}: no such file")
+    found = first_item_keys(path)
+    if found is None:
+        b = first_byte(path)
+        kind = "empty file" if not b else ("a JSON object" if b == b"{" else "not JSON")
+        raise CorpusError(f"{path.name}: {kind}, expected a JSON list of LongMemEval instances "
+                          "or LoCoMo samples")
+    keys, conv_keys = found
+    if "haystack_sessions" in keys:
+        return "longmemeval"
+    if "conversation" in keys and ({"speaker_a", "speaker_b"} & conv_keys):
+        return "locomo"
+    if not keys:
+        raise CorpusError(f"{path.name}: an empty list or a list of non-objects; expected "
+                          "LongMemEval instances or LoCoMo samples")
+    shown = ", ".join(sorted(keys)[:6])
+    raise CorpusError(f"{path.name}: unknown structure (item 0 has keys {shown}; expected "
+                      "'haystack_sessions' for LongMemEval or 'conversation' for LoCoMo)")
+
+
+def check_corpus(path: str | Path, corpus: str = "auto") -> str:
+    """The detected corpus, or a one-line error if it is not the one asked for."""
+    path = Path(path)
+    if corpus not in CORPORA + ("auto",):
+        raise CorpusError(f"Unknown corpus {corpus!r}; choose one of: auto, {', '.join(CORPORA)}")
+    found = detect_format(path)
+    if corpus != "auto" and corpus != found:
+        raise CorpusError(f"{path.name}: looks like a {found} file, not {corpus} "
+                          f"(pass --corpus {found} or auto)")
+    return found
+
+
+def iter_conversations(path: str | Path, corpus: str = "auto",
+                       on_bytes: Callable[[int], None] | None = None) -> Iterator[Conversation]:
+    """Stream conversations; ``corpus`` must match the detected structure unless 'auto'."""
+    path = Path(path)
+    found = check_corpus(path, corpus)
+    return (iter_longmemeval if found == "longmemeval" else iter_locomo)(path, on_bytes)
+
+
+def load_corpus(path: str | Path, corpus: str = "auto") -> list[Conversation]:
+    """All conversations in memory: for small files and tests (stream big ones)."""
+    return list(iter_conversations(path, corpus))

@@ -1,0 +1,283 @@
+"""``amg mine hedges``: stream a corpus, prefilter (stage 1), extract (stage 2), link outcomes.
+
+Every stage stores its results in the workspace as they finish, so a killed run resumes: stage 1
+is recomputed only if it never completed for this source (it is cheap and deterministic), stage 2
+skips candidates this miner already answered, and outcome linking is redone (cheap, re-streams).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Callable, Iterator
+
+from ..errors import AmgError, BadInput
+from ..workspace import Workspace, now
+from ..progress import progress_bar
+from ._progress import bytes_bar
+from ._rules import load_rules
+from .extract import OFFLINE_MINER, Extractor, RuleExtractor
+from .loaders import check_corpus, detect_format, iter_conversations
+from .longmemeval import variant_of
+from .model import LICENSES, Candidate, Extraction, MinedStatement, MineSummary
+from .outcomes import at_risk_measurable, link_outcome
+from .prefilter import Lexicon, load_lexicon, scan_conversation
+
+
+def source_key(path: Path, limit: int | None = None) -> str:
+    """Names a mined source in the workspace: file name and size (hashing GBs would be slow)."""
+    key = f"{path.name}:{path.stat().st_size}"
+    return f"{key}:first{limit}" if limit else key
+
+
+def get_extractor(miner: str, workspace: Workspace, *, base_url: str | None = None,
+                  concurrency: int = 4, progress: bool = False) -> Extractor:
+    """``offline`` (rule-based stage 2) or a model spec ``provider:model`` (LLM stage 2)."""
+    if miner in ("offline", OFFLINE_MINER):
+        return RuleExtractor()
+    from .llm_extract import LLMExtractor
+
+    return LLMExtractor(miner, workspace=workspace, base_url=base_url, concurrency=concurrency,
+                        progress=progress)
+
+
+# -- stage 1 ---------------------------------------------------------------------------------
+def _source_row(ws: Workspace, key: str) -> dict | None:
+    rows = list(ws.db["mine_sources"].rows_where("source_key = ?", [key]))
+    return rows[0] if rows else None
+
+
+def _stage1(ws: Workspace, path: Path, corpus: str, key: str, lexicon: Lexicon,
+            limit: int | None, progress: bool) -> dict:
+    row = _source_row(ws, key)
+    if row and row["stage1_done"] and row["lexicon"] == f"{lexicon.ref}:{lexicon.sha256[:12]}":
+        return row
+    with ws.db.conn:
+        ws.db["mined_candidates"].delete_where("source_key = ?", [key])
+    size = path.stat().st_size
+    seen: set[str] = set()
+    counts = dict(conversations=0, duplicate_sessions=0, turns_scanned=0, sentences_scanned=0)
+    position = 0
+    with bytes_bar("Stage 1: prefilter", size, progress) as update:
+        read = 0
+
+        def on_bytes(b: int) -> None:
+            nonlocal read
+            read = b
+
+        for conv in iter_conversations(path, corpus, on_bytes=on_bytes):
+            scan = scan_conversation(conv, lexicon, seen if conv.corpus == "longmemeval" else None)
+            counts["conversations"] += 1
+            counts["duplicate_sessions"] += scan.duplicate_sessions
+            counts["turns_scanned"] += scan.turns_scanned
+            counts["sentences_scanned"] += scan.sentences_scanned
+            rows = []
+            for cand in scan.candidates:
+                rows.append({"source_key": key, "id": cand.id, "position": position,
+                             "corpus": cand.corpus, "conversation_id": cand.conversation_id,
+                             "source_ref": cand.source_ref, "speaker": cand.speaker,
+                             "date": cand.date, "json": cand.model_dump_json()})
+                position += 1
+            if rows:
+                with ws.db.conn:
+                    ws.db["mined_candidates"].upsert_all(rows, pk=("source_key", "id"))
+            update(read, f"{counts['conversations']} conversations, {position} hits")
+            if limit and counts["conversations"] >= limit:
+                break
+        update(size, f"{counts['conversations']} conversations, {position} hits")
+    found = detect_format(path)
+    row = {"source_key": key, "path": str(path.resolve()), "corpus": found,
+           "variant": variant_of(path) if found == "longmemeval" else "", "license": LICENSES[found],
+           "lexicon": f"{lexicon.ref}:{lexicon.sha256[:12]}", "stage1_done": 1,
+           "created_at": now(), **counts}
+    with ws.db.conn:
+        ws.db["mine_sources"].upsert(row, pk="source_key")
+    return row
+
+
+def candidates(ws: Workspace, key: str) -> list[Candidate]:
+    rows = ws.db.execute("select json from mined_candidates where source_key = ? order by position",
+                         [key]).fetchall()
+    return [Candidate.model_validate_json(r[0]) for r in rows]
+
+
+# -- stage 2 ---------------------------------------------------------------------------------
+def _stage2(ws: Workspace, key: str, extractor: Extractor, progress: bool) -> int:
+    done = {r[0] for r in ws.db.execute(
+        "select candidate_id from mined_extractions where source_key = ? and miner = ?",
+        [key, extractor.name]).fetchall()}
+    todo = [c for c in candidates(ws, key) if c.id not in done]
+    errors = 0
+    if not todo:
+        return 0
+    pending: list[dict] = []
+    batch = 1 if extractor.kind == "LLM" else 200  # paid answers are saved at once
+
+    def flush() -> None:
+        if pending:
+            with ws.db.conn:
+                ws.db["mined_extractions"].upsert_all(pending, pk=("source_key", "candidate_id", "miner"))
+            pending.clear()
+
+    with progress_bar(f"Stage 2: {extractor.name}", len(todo),
+                      enabled=progress and extractor.kind != "LLM") as advance:
+
+        def on_result(cand: Candidate, ext: Extraction | None, error: str | None) -> None:
+            nonlocal errors
+            if ext is None:
+                errors += 1
+            else:
+                pending.append(
+                    {"source_key": key, "candidate_id": cand.id, "miner": extractor.name,
+                     "kept": int(ext.kept), "text": ext.text, "attribute": ext.attribute,
+                     "plan_value": ext.plan_value, "hedge_level": ext.hedge_level,
+                     "reject_reason": ext.reject_reason, "llm_calls": ext.llm_calls,
+                     "cached_calls": ext.cached_calls, "outcome": None, "outcome_ref": None,
+                     "outcome_evidence": None, "created_at": now()})
+                if len(pending) >= batch:
+                    flush()
+            advance(failed=ext is None)
+
+        try:
+            extractor.extract_many(todo, on_result)
+        finally:
+            flush()
+    return errors
+
+
+# -- outcome linking -------------------------------------------------------------------------
+def _link(ws: Workspace, path: Path, corpus: str, key: str, miner: str, limit: int | None,
+          progress: bool) -> None:
+    kept = ws.db.execute(
+        "select c.json, e.kept, e.text, e.attribute, e.plan_value, e.hedge_level "
+        "from mined_extractions e join mined_candidates c on c.source_key = e.source_key "
+        "and c.id = e.candidate_id where e.source_key = ? and e.miner = ? and e.kept = 1",
+        [key, miner]).fetchall()
+    by_conv: dict[str, list[tuple[Candidate, Extraction]]] = {}
+    for raw, kept_flag, text, attribute, value, level in kept:
+        cand = Candidate.model_validate_json(raw)
+        by_conv.setdefault(cand.conversation_id, []).append(
+            (cand, Extraction(kept=bool(kept_flag), text=text, attribute=attribute,
+                              plan_value=value, hedge_level=level)))
+    if not by_conv:
+        return
+    rules = load_rules()
+    n = 0
+    size = path.stat().st_size
+    with bytes_bar("Outcome linking", size, progress) as update:
+        for conv in iter_conversations(path, corpus, on_bytes=update):
+            n += 1
+            links = [(cand, link_outcome(conv, cand, ext, rules))
+                     for cand, ext in by_conv.pop(conv.conversation_id, [])]
+            with ws.db.conn:
+                for cand, link in links:
+                    ws.db["mined_extractions"].update(
+                        (key, cand.id, miner),
+                        {"outcome": link.outcome, "outcome_ref": link.outcome_ref,
+                         "outcome_evidence": link.evidence})
+            if not by_conv or (limit and n >= limit):
+                break
+        update(size)
+
+
+# -- summary and export ----------------------------------------------------------------------
+def summary(ws: Workspace, key: str, miner: str, errors: int = 0) -> MineSummary:
+    src = _source_row(ws, key)
+    if src is None:
+        raise BadInput(f"No mined source {key!r} in this workspace; run `amg mine hedges` first")
+    hits = ws.db["mined_candidates"].count_where("source_key = ?", [key])
+    rows = ws.db.execute(
+        "select e.kept, e.outcome, e.outcome_ref, e.llm_calls, e.cached_calls "
+        "from mined_extractions e join mined_candidates c on c.source_key = e.source_key "
+        "and c.id = e.candidate_id where e.source_key = ? and e.miner = ?", [key, miner]).fetchall()
+    kept = [r for r in rows if r[0]]
+    outcomes = [r[1] for r in kept]
+    return MineSummary(
+        source=key, corpus=src["corpus"], miner=miner, conversations=src["conversations"],
+        duplicate_sessions_skipped=src["duplicate_sessions"], turns_scanned=src["turns_scanned"],
+        sentences_scanned=src["sentences_scanned"], prefilter_hits=hits,
+        llm_calls=sum(r[3] or 0 for r in rows), llm_cached=sum(r[4] or 0 for r in rows),
+        hedges=len(kept), came_true=outcomes.count("came_true"),
+        abandoned=outcomes.count("abandoned"), unresolved=outcomes.count("unresolved"),
+        at_risk_measurable=sum(at_risk_measurable(r[1], r[2]) for r in kept), errors=errors)
+
+
+def mined_statements(ws: Workspace, key: str, miner: str | None = None) -> Iterator[MinedStatement]:
+    """Every stage-1 candidate of a source, merged with ``miner``'s stage-2 verdict if any."""
+    src = _source_row(ws, key)
+    if src is None:
+        raise BadInput(f"No mined source {key!r} in this workspace; run `amg mine hedges` first")
+    sql = ("select c.json, e.miner, e.kept, e.text, e.attribute, e.plan_value, e.hedge_level, "
+           "e.reject_reason, e.outcome, e.outcome_ref, e.outcome_evidence from mined_candidates c "
+           "left join mined_extractions e on e.source_key = c.source_key and e.candidate_id = c.id "
+           "and e.miner = ? where c.source_key = ? order by c.position")
+    for raw, m, kept, text, attr, value, level, reason, outcome, ref, evidence in ws.db.execute(
+            sql, [miner or "", key]).fetchall():
+        cand = Candidate.model_validate_json(raw)
+        yield MinedStatement(
+            id=cand.id, corpus=cand.corpus, conversation_id=cand.conversation_id,
+            source_ref=cand.source_ref, speaker=cand.speaker, date=cand.date,
+            text=text if text is not None else " ".join(cand.cue_sentences()),
+            context=cand.context, prefilter_cues=cand.prefilter_cues, miner=m or "prefilter-only",
+            kept=None if kept is None else bool(kept), attribute=attr, plan_value=value,
+            hedge_level=level, reject_reason=reason, outcome=outcome, outcome_ref=ref,
+            outcome_evidence=evidence, license=src["license"])
+
+
+def write_jsonl(records: Iterator[MinedStatement], out: Path) -> int:
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        n = 0
+        with open(out, "w", encoding="utf-8") as f:
+            for rec in records:
+                f.write(json.dumps(rec.model_dump(), ensure_ascii=False) + "\n")
+                n += 1
+    except OSError as e:
+        raise BadInput(f"Cannot write {str(out)!r}: {e.strerror or e}") from None
+    return n
+
+
+def sources(ws: Workspace) -> list[dict]:
+    return list(ws.db["mine_sources"].rows_where(order_by="created_at"))
+
+
+def mine_hedges(ws: Workspace, path: str | Path, *, corpus: str = "auto", miner: str = "offline",
+                out: str | Path | None = None, limit: int | None = None, concurrency: int = 4,
+                base_url: str | None = None, progress: bool = False,
+                extractor: Extractor | None = None, lexicon: str | Path | None = None,
+                echo: Callable[[str], None] | None = None) -> MineSummary:
+    """Mine one corpus file end to end; returns the summary (also printed by the CLI).
+
+    ``lexicon`` is a cue-lexicon TOML file of your own (default: the packaged ``cues.vN.toml``);
+    changing it re-runs stage 1 for this source.
+    """
+    path = Path(path)
+    check_corpus(path, corpus)  # fail fast, with a one-line message, before any work
+    if limit is not None and limit < 1:
+        raise BadInput("--limit must be at least 1")
+    extractor = extractor or get_extractor(miner, ws, base_url=base_url, concurrency=concurrency,
+                                           progress=progress)
+    key = source_key(path, limit)
+    lex = load_lexicon(path=str(lexicon)) if lexicon else load_lexicon()
+    run = ws.start_run("mine hedges", {"path": str(path), "corpus": corpus, "miner": extractor.name,
+                                       "limit": limit, "lexicon": f"{lex.ref}:{lex.sha256[:12]}",
+                                       "rules": load_rules().ref})
+    status = "failed"
+    try:
+        _stage1(ws, path, corpus, key, lex, limit, progress)
+        errors = _stage2(ws, key, extractor, progress)
+        _link(ws, path, corpus, key, extractor.name, limit, progress)
+        result = summary(ws, key, extractor.name, errors)
+        if out is not None:
+            n = write_jsonl(mined_statements(ws, key, extractor.name), Path(out))
+            if echo:
+                echo(f"Wrote {n} candidates to {out} (license: {result.corpus} "
+                     f"{LICENSES[result.corpus].split(' (')[0]})")
+        status = "ok" if not errors else "partial"
+        return result
+    except (AmgError, KeyboardInterrupt):
+        status = "interrupted"
+        raise
+    finally:
+        ws.finish_run(run, status)
+

@@ -1,0 +1,165 @@
+"""What the corpus loaders produce and what mining hands on: conversations, candidates, statements.
+
+Both public corpora are read into one shape (``Conversation``) so the prefilter, the extractors and
+outcome linking never care where a turn came from. ``MinedStatement`` is the contract with the
+statement sets, the classifier and the ``--out`` export.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+CORPORA = ("longmemeval", "locomo")
+LICENSES = {
+    "longmemeval": "MIT (LongMemEval, Wu et al. 2024)",
+    "locomo": "CC BY-NC 4.0 (LoCoMo, Maharana et al. 2024); non-commercial use, attribution required",
+}
+OUTCOMES = ("came_true", "abandoned", "unresolved")
+
+
+class CorpusTurn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    index: int = Field(ge=0)
+    speaker: str  # "user"/"assistant" in LongMemEval; the person's name in LoCoMo
+    text: str
+    ref: str  # dia_id (LoCoMo) or question_id/session_id/turn (LongMemEval)
+    mined: bool  # whether this speaker's turns are scanned for hedges
+
+
+class CorpusSession(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    index: int = Field(ge=0)
+    session_id: str
+    date: str | None  # ISO 8601 when the source date parses, else the raw string
+    turns: list[CorpusTurn]  # may be empty: LoCoMo lists dates of sessions it never released
+
+
+class Conversation(BaseModel):
+    """One conversation history: a LoCoMo sample or a LongMemEval question's haystack."""
+
+    model_config = ConfigDict(extra="forbid")
+    corpus: Literal["longmemeval", "locomo"]
+    conversation_id: str
+    speakers: list[str]
+    sessions: list[CorpusSession]
+    variant: str = ""  # longmemeval: oracle / s / m when the file name says so
+
+    @property
+    def license(self) -> str:
+        return LICENSES[self.corpus]
+
+    def chronological(self) -> list[CorpusSession]:
+        """Sessions by date when all dates are ISO, else in file order (LongMemEval _s shuffles)."""
+        if all(s.date and s.date[:4].isdigit() for s in self.sessions):
+            return sorted(self.sessions, key=lambda s: (s.date, s.index))
+        return list(self.sessions)
+
+
+class ContextTurn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    speaker: str
+    text: str
+
+
+class Candidate(BaseModel):
+    """A stage-1 prefilter hit: one turn of a mined speaker with at least one cue sentence."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    corpus: Literal["longmemeval", "locomo"]
+    conversation_id: str
+    source_ref: str
+    session_index: int
+    turn_index: int
+    speaker: str
+    date: str | None
+    turn_text: str
+    context: list[ContextTurn]  # up to two preceding turns, oldest first
+    prefilter_cues: list[str]  # "category:cue" for every cue in a qualifying sentence
+    cue_spans: list[tuple[int, int]]  # character spans of qualifying sentences in turn_text
+
+    def cue_sentences(self) -> list[str]:
+        return [self.turn_text[a:b] for a, b in self.cue_spans]
+
+
+class Extraction(BaseModel):
+    """Stage 2's verdict on one candidate (rule-based or LLM)."""
+
+    model_config = ConfigDict(extra="forbid")
+    kept: bool
+    text: str  # the statement span, verbatim from the turn (the best cue sentence if rejected)
+    attribute: str | None = None
+    plan_value: str | None = None
+    hedge_level: str | None = None
+    reject_reason: str | None = None
+    llm_calls: int = 0
+    cached_calls: int = 0
+
+
+class OutcomeLink(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    outcome: Literal["came_true", "abandoned", "unresolved"]
+    outcome_ref: str | None = None  # the later turn that shows the outcome (or that it is pending)
+    evidence: str | None = None  # "confirmation", "abandonment", "pending mention"
+
+
+class MinedStatement(BaseModel):
+    """One ``--out`` line: the candidate, stage 2's verdict and the linked outcome."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    corpus: str
+    conversation_id: str
+    source_ref: str
+    speaker: str
+    date: str | None
+    text: str
+    context: list[ContextTurn]
+    prefilter_cues: list[str]
+    miner: str
+    kept: bool | None = None
+    attribute: str | None = None
+    plan_value: str | None = None
+    hedge_level: str | None = None
+    reject_reason: str | None = None
+    outcome: str | None = None
+    outcome_ref: str | None = None
+    outcome_evidence: str | None = None
+    license: str
+
+
+class MineSummary(BaseModel):
+    """The counts ``amg mine hedges`` prints (the paper: 194 hedges, 16 measurable at-risk plans)."""
+
+    model_config = ConfigDict(extra="forbid")
+    source: str
+    corpus: str
+    miner: str
+    conversations: int
+    duplicate_sessions_skipped: int
+    turns_scanned: int
+    sentences_scanned: int
+    prefilter_hits: int
+    llm_calls: int
+    llm_cached: int
+    hedges: int
+    came_true: int
+    abandoned: int
+    unresolved: int
+    at_risk_measurable: int
+    errors: int = 0
+
+    def lines(self) -> list[str]:
+        share = f"{100 * self.prefilter_hits / self.turns_scanned:.1f}%" if self.turns_scanned else "n/a"
+        return [
+            f"Source: {self.source} ({self.corpus}); miner: {self.miner}",
+            f"Conversations: {self.conversations} (duplicate sessions skipped: {self.duplicate_sessions_skipped})",
+            f"Turns scanned: {self.turns_scanned} ({self.sentences_scanned} sentences)",
+            f"Prefilter hits: {self.prefilter_hits} ({share} of turns scanned)",
+            f"LLM calls: {self.llm_calls} ({self.llm_cached} from cache)",
+            f"Hedges: {self.hedges} (came true {self.came_true}, abandoned {self.abandoned}, "
+            f"unresolved {self.unresolved})",
+            f"At-risk plans with a measurable outcome: {self.at_risk_measurable}",
+        ] + ([f"Stage-2 errors: {self.errors} (re-run to retry)"] if self.errors else [])

@@ -1,0 +1,175 @@
+"""Stage 1: a cheap, offline, high-recall cue filter that decides which turns an LLM ever sees.
+
+The cue lexicon is data (``cues.vN.toml``, documented there); this module only compiles it and
+applies the rule: a sentence qualifies when it has a first-person marker and a hedge, intention or
+future-time cue, after request phrases addressed to the assistant are blanked out.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import re
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from ..errors import BadInput
+from ._phrases import PhraseMatcher, tokens
+from .model import Candidate, ContextTurn, Conversation, CorpusSession
+
+LEXICON_DIR = Path(__file__).parent
+QUALIFYING = ("hedge", "intention", "future_time")
+RECORDED = QUALIFYING + ("change",)
+STOP = "__stop__"
+_WORD = re.compile(r"\w")
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]\u201d\u2019]*\s+|\n+")
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """A compiled cue lexicon; ``ref`` (e.g. 'cues.v1') and ``sha256`` go into provenance."""
+
+    version: int
+    sha256: str
+    cues: dict[str, list[str]]
+    stop: list[str]
+    matcher: PhraseMatcher = field(repr=False)  # cues and stop phrases (category STOP), one pass
+
+    @property
+    def ref(self) -> str:
+        return f"cues.v{self.version}"
+
+
+@lru_cache(maxsize=None)
+def load_lexicon(version: int | None = None, path: str | None = None) -> Lexicon:
+    """The packaged lexicon (highest version unless pinned), or a user's TOML file."""
+    if path is None:
+        found = sorted(int(m.group(1)) for p in LEXICON_DIR.glob("cues.v*.toml")
+                       if (m := re.fullmatch(r"cues\.v(\d+)\.toml", p.name)))
+        v = version if version is not None else found[-1]
+        if v not in found:
+            raise BadInput(f"No cue lexicon version {v}; known: {found}")
+        file = LEXICON_DIR / f"cues.v{v}.toml"
+    else:
+        file = Path(path)
+    try:
+        raw = file.read_bytes()
+        data = tomllib.loads(raw.decode("utf-8"))
+        cues = {name: list(data[name]["cues"]) for name in ("first_person",) + RECORDED}
+        stop = list(data.get("stop", {}).get("phrases", []))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError) as e:
+        raise BadInput(f"{file.name}: not a cue lexicon ({type(e).__name__}: {e})") from None
+    return Lexicon(
+        version=int(data.get("version", version or 0)),
+        sha256=hashlib.sha256(raw).hexdigest(),
+        cues=cues,
+        stop=stop,
+        matcher=PhraseMatcher({**cues, STOP: stop}),
+    )
+
+
+def split_sentences(text: str) -> list[tuple[int, int]]:
+    """Character spans of sentences: split after . ! ? followed by space, and at newlines."""
+    spans, start = [], 0
+    for m in _SENTENCE_END.finditer(text):
+        spans.append((start, m.start()))
+        start = m.end()
+    spans.append((start, len(text)))
+    out = []
+    for a, b in spans:
+        while a < b and text[a].isspace():
+            a += 1
+        while b > a and text[b - 1].isspace():
+            b -= 1
+        if b > a:
+            out.append((a, b))
+    return out
+
+
+@dataclass
+class TurnScan:
+    sentences: int
+    spans: list[tuple[int, int]]  # qualifying sentences
+    cues: list[str]  # "category:surface" in qualifying sentences, sorted, unique
+
+    @property
+    def hit(self) -> bool:
+        return bool(self.spans)
+
+
+def scan_turn(text: str, lexicon: Lexicon | None = None) -> TurnScan:
+    """Apply the stage-1 rule to one turn."""
+    lex = lexicon or load_lexicon()
+    sentences = split_sentences(text)
+    if not sentences:
+        return TurnScan(0, [], [])
+    toks = tokens(text)
+    hits = lex.matcher.find(toks)
+    blocked = set()
+    for a, b, category, _ in hits:
+        if category == STOP:
+            blocked.update(range(a, b))
+    starts = [a for a, _ in sentences]
+    found: dict[int, list[tuple[str, str]]] = {}
+    opening: set[int] = set()  # sentences that open with a qualifying cue ("Thinking of moving")
+    for a, b, category, surface in hits:
+        if category == STOP or (blocked and not blocked.isdisjoint(range(a, b))):
+            continue
+        i = bisect.bisect_right(starts, toks[a][0]) - 1
+        if i >= 0:
+            found.setdefault(i, []).append((category, surface))
+            if category in QUALIFYING and not _WORD.search(text, starts[i], toks[a][0]):
+                opening.add(i)
+    spans, cues = [], set()
+    for i, hits in sorted(found.items()):
+        kinds = {k for k, _ in hits}
+        if not kinds.isdisjoint(QUALIFYING) and ("first_person" in kinds or i in opening):
+            spans.append(sentences[i])
+            cues.update(f"{k}:{s}" for k, s in hits if k != "first_person")
+    return TurnScan(len(sentences), spans, sorted(cues))
+
+
+@dataclass
+class ConversationScan:
+    turns_scanned: int = 0
+    sentences_scanned: int = 0
+    duplicate_sessions: int = 0
+    candidates: list[Candidate] = field(default_factory=list)
+
+
+def candidate_id(conv: Conversation, ref: str) -> str:
+    return f"{conv.corpus}:{conv.conversation_id}:{ref}" if conv.corpus == "locomo" else f"{conv.corpus}:{ref}"
+
+
+def _context(session: CorpusSession, k: int) -> list[ContextTurn]:
+    return [ContextTurn(speaker=t.speaker, text=t.text) for t in session.turns[max(0, k - 2):k]]
+
+
+def scan_conversation(conv: Conversation, lexicon: Lexicon | None = None,
+                      seen_sessions: set[str] | None = None) -> ConversationScan:
+    """Prefilter every mined turn; sessions already in ``seen_sessions`` are skipped and added."""
+    lex = lexicon or load_lexicon()
+    out = ConversationScan()
+    for session in conv.sessions:
+        if seen_sessions is not None:
+            key = session.session_id
+            if key in seen_sessions:
+                out.duplicate_sessions += 1
+                continue
+            seen_sessions.add(key)
+        for k, turn in enumerate(session.turns):
+            if not turn.mined:
+                continue
+            scan = scan_turn(turn.text, lex)
+            out.turns_scanned += 1
+            out.sentences_scanned += scan.sentences
+            if scan.hit:
+                out.candidates.append(Candidate(
+                    id=candidate_id(conv, turn.ref), corpus=conv.corpus,
+                    conversation_id=conv.conversation_id, source_ref=turn.ref,
+                    session_index=session.index, turn_index=k, speaker=turn.speaker,
+                    date=session.date, turn_text=turn.text, context=_context(session, k),
+                    prefilter_cues=scan.cues, cue_spans=scan.spans))
+    return out

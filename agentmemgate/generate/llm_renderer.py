@@ -1,0 +1,392 @@
+"""LLM generators: ``openai:MODEL`` / ``anthropic:MODEL`` (and ``scripted:NAME`` for tests).
+
+The prompt is ``rubrics/generator_arc.vN.txt`` filled from the spec; the reply is a structured
+``ArcDraft`` validated with pydantic, converted to an ``Arc`` and checked with the structural
+checks every arc must pass (``validate.structure.check_arc``) plus checks only generated text
+needs (the plan turn of a non-control arc must not already assert the change; no markup or label
+leaks). A reply that fails is asked again with the problems appended, up to ``max_attempts``;
+an arc that still fails becomes a ``RenderFailure`` and the run goes on. Every call goes through
+the LLM layer's cache, so a re-run repeats no answered call.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from typing import Any, Iterable, Iterator, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from .. import __version__, rubrics
+from ..llm import CallFailed, Model, Request, get_model, run_concurrent
+from ..schema import (
+    CONFIRMATION_LEVELS,
+    CONTROL_LEVEL,
+    FACTORS,
+    HEDGE_LEVELS,
+    LEVEL_DEFINITIONS,
+    OUTCOME_LEVELS,
+    Arc,
+    ArcSpec,
+    Provenance,
+    Session,
+    Turn,
+    TurnRef,
+    normalize_text,
+)
+from ..validate.structure import check_arc
+from .renderer import RenderError, RenderFailure, Renderer, register_renderer
+
+RUBRIC = "generator_arc"
+TEMPERATURE = 0.7
+SPLIT_NOTES = {
+    "core": "balanced plan outcomes; the plan stays pending across sessions",
+    "heldout": "values are long free-text phrases; the outcome follows the plan at once",
+    "controlled": "one difficulty factor varied at a time; the plan stays pending across sessions",
+}
+
+
+# -- the reply the model must produce ----------------------------------------------------------
+class DraftTurn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    role: Literal["user", "assistant"]
+    text: str
+
+
+class DraftSession(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    date: str
+    turns: list[DraftTurn]
+
+
+class DraftRef(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    session: int
+    turn: int
+
+
+class ArcDraft(BaseModel):
+    """A generated conversation with its key turns, before conversion to ``Arc``."""
+
+    model_config = ConfigDict(extra="forbid")
+    sessions: list[DraftSession]
+    initial_turn: DraftRef
+    plan_turn: DraftRef
+    outcome_turn: DraftRef | None
+    pending_turn: DraftRef | None
+
+
+# -- prompt --------------------------------------------------------------------------------------
+def structure_of(spec: ArcSpec) -> str:
+    if spec.outcome == "control":
+        return "completed_change"
+    return "pending_window" if spec.pending_window else "immediate_outcome"
+
+
+def spec_brief(spec: ArcSpec) -> dict[str, Any]:
+    """What the generator must realize, as data (no ids or seeds: nothing to leak into text)."""
+    return {
+        "split": spec.split, "outcome": spec.outcome, "structure": structure_of(spec),
+        "field": spec.field.description, "attribute": spec.field.attribute,
+        "current_value": spec.initial_value, "new_value": spec.plan_value,
+        "plan_wording": spec.plan_wording, "confirmation_wording": spec.confirmation_wording,
+        "session_dates": [d.isoformat() for d in spec.session_dates],
+    }
+
+
+def build_prompt(spec: ArcSpec, rubric: rubrics.Rubric | None = None) -> str:
+    rubric = rubric or rubrics.load(RUBRIC)
+    conf = spec.confirmation_wording
+    return rubric.render(
+        field_description=spec.field.description,
+        initial_value=spec.initial_value,
+        plan_value=spec.plan_value,
+        n_sessions=str(len(spec.session_dates)),
+        dates=", ".join(f"session {i}: {d.isoformat()}" for i, d in enumerate(spec.session_dates)),
+        outcome=spec.outcome,
+        structure=structure_of(spec),
+        plan_wording=spec.plan_wording,
+        plan_wording_definition=LEVEL_DEFINITIONS[spec.plan_wording],
+        confirmation_wording=f"{conf} -- {LEVEL_DEFINITIONS[conf]}" if conf else "(not used)",
+        split=spec.split,
+        split_note=SPLIT_NOTES[spec.split],
+        brief_json=json.dumps(spec_brief(spec), ensure_ascii=False, sort_keys=True),
+    )
+
+
+def with_feedback(prompt: str, problems: list[str]) -> str:
+    lines = "\n".join(f"- {p}" for p in problems)
+    return (f"{prompt}\nYOUR PREVIOUS REPLY WAS REJECTED. It failed these checks:\n{lines}\n"
+            "Write the whole log again as one JSON object, fixing every problem.\n")
+
+
+# -- draft -> arc, and the checks --------------------------------------------------------------
+def to_arc(spec: ArcSpec, draft: ArcDraft, *, generator: str, prompt_sha256: str,
+           kind: str = "LLM") -> tuple[Arc | None, list[str]]:
+    """Convert a draft to an ``Arc``; (None, problems) when it cannot be one for this spec."""
+    problems: list[str] = []
+    if len(draft.sessions) != len(spec.session_dates):
+        problems.append(f"expected {len(spec.session_dates)} sessions, got {len(draft.sessions)}")
+    sessions: list[Session] = []
+    for i, s in enumerate(draft.sessions):
+        try:
+            date = dt.date.fromisoformat(s.date.strip())
+        except ValueError:
+            problems.append(f"session {i} date {s.date!r} is not YYYY-MM-DD")
+            continue
+        sessions.append(Session(date=date, turns=[Turn(role=t.role, text=t.text) for t in s.turns]))
+    refs: dict[str, DraftRef | None] = {
+        "initial_turn": draft.initial_turn, "plan_turn": draft.plan_turn,
+        "outcome_turn": draft.outcome_turn, "pending_turn": draft.pending_turn}
+    if spec.outcome == "control" and refs["outcome_turn"] is None:
+        refs["outcome_turn"] = refs["plan_turn"]  # the one completed-change turn is both
+    for name, ref in refs.items():
+        if ref is not None and not (0 <= ref.session < len(draft.sessions)
+                                    and 0 <= ref.turn < len(draft.sessions[ref.session].turns)):
+            problems.append(f"{name} points to session {ref.session} turn {ref.turn}, "
+                            "which does not exist")
+    if problems:
+        return None, problems
+    turn_refs = {k: TurnRef(session=v.session, turn=v.turn) if v else None for k, v in refs.items()}
+    outcome = turn_refs["outcome_turn"]
+    try:
+        arc = Arc(
+            spec=spec, sessions=sessions, initial_turn=turn_refs["initial_turn"],
+            plan_turn=turn_refs["plan_turn"], outcome_turn=outcome,
+            pending_turn=turn_refs["pending_turn"],
+            expected_value_after_session=spec.expected_timeline(
+                outcome.session if outcome else None, turn_refs["plan_turn"].session),
+            provenance=Provenance(generator=generator, generator_kind=kind,
+                                  prompt_sha256=prompt_sha256, seed=spec.plan_seed,
+                                  toolkit_version=__version__),
+        )
+    except ValidationError as e:
+        return None, [f"reply cannot form an arc: {e.errors()[0].get('msg')}"]
+    return arc, arc_problems(arc)
+
+
+def arc_problems(arc: Arc) -> list[str]:
+    """Failed structural checks plus the generator-only checks, as one-line reasons."""
+    problems = [f"{r.check}: {r.detail}" for r in check_arc(arc) if not r.passed]
+    for name, fn in GENERATOR_CHECKS.items():
+        if (problem := fn(arc)) is not None:
+            problems.append(f"generator.{name}: {problem}")
+    return problems
+
+
+_DONE = re.compile(
+    r"\b(?:i|we)(?: ve| have| had)?(?: (?:already|just|finally|officially|recently|now))? "
+    r"(?:(?P<idiom>made the (?:switch|move|change|jump)|went ahead with (?:it|the (?:switch|move|change)))"
+    r"|switched|moved|changed|swapped|transferred|relocated|converted|upgraded|downgraded|bought"
+    r"|purchased|joined|enrolled|signed up|started using|started at|started going to|went with)\b")
+_NOW = re.compile(r"\b(?:i m|i am|we re|we are) now (?:using|at|with|on|in|living in|working at|"
+                  r"driving|running in|shopping at|going to)\b|\b(?:i|we) now (?:use|live|work|drive|"
+                  r"run|shop|go|have)\b")
+_HYPOTHETICAL = {"if", "suppose", "imagine", "whether", "wonder", "would", "could", "might", "once",
+                 "until", "unless"}
+
+
+_CLAUSE_BREAK = {"and", "but", "or", "might", "may", "could", "would", "will", "maybe", "though",
+                 "although", "while", "then", "if", "try", "trying", "thinking", "considering"}
+
+
+def asserted_change(text: str, plan_value: str) -> str | None:
+    """The phrase by which ``text`` already asserts the change to ``plan_value`` (a heuristic:
+    a first-person completion verb whose object, within a few words, is the plan value)."""
+    norm, value = normalize_text(text), normalize_text(plan_value).split()
+    for pattern in (_DONE, _NOW):
+        for m in pattern.finditer(norm):
+            if set(norm[:m.start()].split()[-3:]) & _HYPOTHETICAL:
+                continue
+            if m.groupdict().get("idiom"):
+                return m.group(0)
+            following = norm[m.end():].split()
+            for i in range(min(len(following), 7)):
+                if set(following[:i]) & _CLAUSE_BREAK:
+                    break
+                if following[i:i + len(value)] == value:
+                    return m.group(0)
+    return None
+
+
+def no_premature_change(arc: Arc) -> str | None:
+    if arc.spec.outcome == "control":
+        return None
+    phrase = asserted_change(arc.turn(arc.plan_turn).text, arc.spec.plan_value)
+    return (f"the plan turn already says the change happened ({phrase!r}); it must be a plan"
+            if phrase else None)
+
+
+_LABEL_NAMES = sorted({*HEDGE_LEVELS, CONTROL_LEVEL, *CONFIRMATION_LEVELS, *OUTCOME_LEVELS, *FACTORS,
+                       "pending_window", "immediate_outcome", "completed_change", "initial_turn",
+                       "plan_turn", "outcome_turn", "pending_turn"})
+_LEAKS = [
+    (re.compile(r"(?i)\b(?:" + "|".join(re.escape(n) for n in _LABEL_NAMES if "_" in n) + r")\b"),
+     "a label name"),
+    (re.compile(r"(?i)\b(?:" + "|".join(re.escape(n.replace("_", " ")) for n in
+                                        (*HEDGE_LEVELS, "plan_turn", "outcome_turn", "initial_turn",
+                                         "pending_turn", "hedge_turn", "pending_window")) + r")\b"),
+     "a label name"),
+    (re.compile(r"\[[A-Za-z][A-Za-z0-9 _/-]*\]"), "a bracketed tag"),
+    (re.compile(r"</?[A-Za-z][A-Za-z0-9_-]*(?:\s[^>]*)?>"), "markup tag"),
+    (re.compile(r"\*\*|__|(?m:^\s*#{1,6}\s)"), "markdown"),
+    (re.compile(r"(?i)^\s*(?:user|assistant|human|ai|system)\s*:"), "a speaker prefix"),
+    (re.compile(r"\{\{|\}\}"), "template braces"),
+]
+
+
+def no_label_leak(arc: Arc) -> str | None:
+    for si, s in enumerate(arc.sessions):
+        for ti, t in enumerate(s.turns):
+            for pattern, what in _LEAKS:
+                if m := pattern.search(t.text):
+                    return f"session {si} turn {ti} contains {what} ({m.group(0)!r}); write plain chat"
+    return None
+
+
+GENERATOR_CHECKS = {"no_premature_change": no_premature_change, "no_label_leak": no_label_leak}
+
+
+# -- the renderer --------------------------------------------------------------------------------
+class LlmRenderer(Renderer):
+    """Renders specs with a model from the LLM layer, concurrently, cached and resumable."""
+
+    def __init__(self, model: Model, *, concurrency: int = 4, max_attempts: int = 3,
+                 temperature: float = TEMPERATURE):
+        self.model = model
+        self.name = model.spec
+        self.family = model.family
+        self.kind = ("scripted test model (canned replies, no LLM)" if model.provider == "scripted"
+                     else "LLM")
+        self.rubric = rubrics.load(RUBRIC)
+        self.prompt_sha256 = self.rubric.sha256
+        self.concurrency = concurrency
+        self.max_attempts = max(1, max_attempts)
+        self.temperature = temperature
+
+    def _ask(self, spec: ArcSpec, prompt: str):
+        return self.model.complete(prompt, schema=ArcDraft, temperature=self.temperature,
+                                   purpose="generate.arc", seed_key=f"arc:{spec.seed}")
+
+    def render_one(self, spec: ArcSpec) -> Arc | RenderFailure:
+        base = build_prompt(spec, self.rubric)
+        prompt, problems = base, []
+        for attempt in range(1, self.max_attempts + 1):
+            try:
+                draft: ArcDraft = self._ask(spec, prompt).parsed
+            except CallFailed as e:
+                if e.kind != "invalid_output":
+                    return RenderFailure(spec_id=spec.id, reason=str(e), attempts=attempt)
+                problems = [str(e)]
+            else:
+                arc, problems = to_arc(spec, draft, generator=self.name,
+                                       prompt_sha256=self.prompt_sha256, kind=self.kind)
+                if arc is not None and not problems:
+                    return arc
+            prompt = with_feedback(base, problems)
+        return RenderFailure(spec_id=spec.id, attempts=self.max_attempts,
+                             reason=f"failed checks after {self.max_attempts} attempts: "
+                                    + "; ".join(problems))
+
+    def render(self, spec: ArcSpec) -> Arc:
+        result = self.render_one(spec)
+        if isinstance(result, RenderFailure):
+            raise RenderError(result.reason, result.attempts)
+        return result
+
+    def render_many(self, specs: Iterable[ArcSpec]) -> Iterator[Arc | RenderFailure]:
+        """Yield each arc as it finishes (the caller stores it at once and draws the progress)."""
+        yield from run_concurrent(self.render_one, specs, concurrency=self.concurrency,
+                                  description=f"render ({self.name})", usage=self.model.usage,
+                                  progress=False)
+
+    def planned_calls(self, specs: list[ArcSpec]) -> int:
+        """First-attempt calls not already in the cache (re-asks after failed checks come extra)."""
+        return sum(not self.model.is_cached(build_prompt(s, self.rubric), schema=ArcDraft,
+                                            temperature=self.temperature, seed_key=f"arc:{s.seed}")
+                   for s in specs)
+
+    def usage(self) -> dict[str, int]:
+        d = self.model.usage.as_dict()
+        return {k: d[k] for k in ("calls", "cache_hits", "failures", "input_tokens", "output_tokens")}
+
+
+def make_llm_renderer(spec: str, *, workspace=None, base_url: str | None = None,
+                      concurrency: int = 4, max_attempts: int = 3, **model_options: Any) -> LlmRenderer:
+    """The registered factory: ``get_renderer("openai:gpt-4o-mini", workspace=ws, ...)``."""
+    model = get_model(spec, workspace=workspace, base_url=base_url, **model_options)
+    return LlmRenderer(model, concurrency=concurrency, max_attempts=max_attempts)
+
+
+for _provider in ("openai", "anthropic", "scripted"):
+    register_renderer(_provider, make_llm_renderer)
+
+
+# -- a known-good reply, for the scripted model and the throughput benchmark ----------------------
+_BRIEF_LINE = re.compile(r"^Specification as data: (\{.*\})\s*$", re.M)
+
+
+def reference_responder(request: Request) -> dict[str, Any]:
+    """Answer a generation prompt with ``reference_draft`` of the spec it carries."""
+    m = _BRIEF_LINE.search(request.prompt)
+    if not m:
+        raise ValueError("not an arc-generation prompt")
+    return reference_draft(json.loads(m.group(1)))
+
+
+def reference_draft(brief: dict[str, Any]) -> dict[str, Any]:
+    """A plain, check-passing ``ArcDraft`` for a ``spec_brief``: a fixture, not a generator."""
+    cur, new = brief["current_value"], brief["new_value"]
+    noun = re.sub(r"^the user's current |\.$", "", brief["field"], flags=re.I) or "setup"
+    dates = brief["session_dates"]
+    plan_text = {
+        "strongly_hedged": f"Honestly I'm torn between staying with {cur} and trying {new}.",
+        "weakly_hedged": f"I'm leaning toward {new}, though nothing is decided yet.",
+        "confident_no_date": f"I've decided I'm going to switch to {new}.",
+        "scheduled_with_date": f"I'm set to switch to {new} on the first of next month.",
+    }.get(brief["plan_wording"], f"I'm thinking about {new}.")
+    outcome_text = {
+        "came_true": {
+            "verbatim": f"Update: the switch to {new} went through.",
+            "paraphrase": f"Good news, {new} is what I use now, it's official.",
+            "oblique": "I went ahead with that change last week, no regrets so far.",
+            "situational": "Spent the whole weekend getting used to the new routine.",
+        }.get(brief.get("confirmation_wording") or "verbatim", f"The switch to {new} went through."),
+        "abandoned": f"About {new}: I dropped that idea, I'm staying with {cur}.",
+        "open": f"Still haven't made up my mind about {new}, it's on the maybe list.",
+    }.get(brief["outcome"], "")
+    ok = "Got it, thanks for telling me."
+    chat = ("Can you suggest a quick dinner idea for tonight?",
+            "Sure: a vegetable stir-fry with rice takes about twenty minutes.")
+    initial = (f"Some context first: my {noun} right now is {cur}.", "Thanks, that helps.")
+    sessions: list[list[str]] = [[] for _ in dates]
+    if brief["structure"] == "completed_change":
+        sessions[0] += initial
+        sessions[1] += (f"Small update: I changed from {cur} to {new} last week, and it's going well.", ok)
+        plan = outcome = {"session": 1, "turn": 0}
+        later = None
+    elif brief["structure"] == "pending_window":
+        sessions[0] += (*initial, plan_text, ok, *chat)
+        plan = {"session": 0, "turn": 2}
+        later = {"session": len(dates) - 1, "turn": 0}
+        sessions[-1] += (outcome_text, ok)
+    else:
+        sessions[0] += initial
+        sessions[1] += (plan_text, ok, outcome_text, ok)
+        plan = {"session": 1, "turn": 0}
+        later = {"session": 1, "turn": 2}
+    if brief["structure"] != "completed_change":
+        outcome = None if brief["outcome"] == "open" else later
+    for turns in sessions:
+        if not turns:
+            turns += chat
+    return {
+        "sessions": [{"date": d, "turns": [{"role": "user" if i % 2 == 0 else "assistant", "text": t}
+                                           for i, t in enumerate(turns)]}
+                     for d, turns in zip(dates, sessions)],
+        "initial_turn": {"session": 0, "turn": 0},
+        "plan_turn": plan,
+        "outcome_turn": outcome,
+        "pending_turn": later if brief["outcome"] == "open" else None,
+    }

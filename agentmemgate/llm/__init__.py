@@ -1,0 +1,22 @@
+"""The LLM layer every model call goes through: providers, cache, call log, retries, concurrency.
+
+    model = get_model("openai:gpt-4o-mini", workspace=ws)
+    r = model.complete(prompt, schema=Verdict, purpose="judge.realism", seed_key="vote-1")
+    for result in run_concurrent(judge_one, arcs, concurrency=8, description="judging",
+                                 usage=model.usage): ...
+
+Provider SDKs are imported only when a model of that provider is created.
+"""
+
+from ._errors import CallFailed, FatalProviderError, scrub
+from .concurrent import Failed, run_concurrent
+from .model import Model, ModelOptions, RawReply, Request, Response, SdkOptions
+from .registry import get_model, providers, register_provider
+from .scripted import ScriptedModel, reset_scripts
+from .usage import Usage
+
+__all__ = [
+    "CallFailed", "Failed", "FatalProviderError", "Model", "ModelOptions", "RawReply", "Request",
+    "Response", "ScriptedModel", "SdkOptions", "Usage", "get_model", "providers",
+    "register_provider", "reset_scripts", "run_concurrent", "scrub",
+]

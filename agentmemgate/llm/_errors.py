@@ -1,0 +1,86 @@
+"""LLM failures, split by what a run should do next, and the scrubbing every error text passes.
+
+``CallFailed``: this one call could not be answered (refusal, invalid output after re-asks, server
+errors after the SDK's retries); the run records it and goes on. ``FatalProviderError``: no later
+call can succeed either (bad key, exhausted quota, unknown model, unreachable server); the run
+stops at once, keeping finished work.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from ..errors import ProviderError
+
+KEY_ENV_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+_SECRET_PATTERNS = [
+    re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_\-*.]{6,}"),
+    re.compile(r"(?i)\bbearer\s+[^\s,;\"']+"),
+    re.compile(r"(?i)\b(x-api-key|authorization|api[_-]?key)(\s*[:=]\s*)[^\s,;\"']+"),
+]
+QUOTA_CODES = {"insufficient_quota", "billing_hard_limit_reached", "billing_not_active"}
+
+
+class CallFailed(ProviderError):
+    """One model call failed after its retries; the run records it and continues."""
+
+    def __init__(self, message: str, kind: str = "error"):
+        super().__init__(message)
+        self.kind = kind
+
+
+class FatalProviderError(ProviderError):
+    """The provider refuses every call (auth, quota, unknown model, unreachable): stop the run."""
+
+
+def scrub(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """Remove API keys (known values and key-shaped strings) from text bound for logs or users."""
+    known = [s for s in (*secrets, *(os.environ.get(v, "") for v in KEY_ENV_VARS)) if len(s) >= 4]
+    for s in sorted(set(known), key=len, reverse=True):
+        text = text.replace(s, "[redacted]")
+    text = _SECRET_PATTERNS[0].sub("[redacted]", text)
+    text = _SECRET_PATTERNS[1].sub("Bearer [redacted]", text)
+    text = _SECRET_PATTERNS[2].sub(lambda m: f"{m[1]}{m[2]}[redacted]", text)
+    return " ".join(text.split())
+
+
+def _server_message(exc: Exception) -> tuple[str, str]:
+    """(message, code-or-type) from an SDK status error body, whatever its provider's shape."""
+    body = getattr(exc, "body", None)
+    err = body.get("error", body) if isinstance(body, dict) else None
+    if isinstance(err, dict):
+        return str(err.get("message") or ""), str(err.get("code") or err.get("type") or "")
+    return str(getattr(exc, "message", "") or exc), ""
+
+
+def from_sdk_error(exc: Exception, *, label: str, key_env: str | None, model: str,
+                   attempts: int, secrets: tuple[str, ...] = ()) -> ProviderError:
+    """Map an OpenAI/Anthropic SDK exception (same Stainless names in both) to our one-liners."""
+    name = type(exc).__name__
+    status = getattr(exc, "status_code", None)
+    message, code = _server_message(exc)
+    detail = scrub(message, secrets)[:300]
+    tries = f"after {attempts} attempt{'s' if attempts != 1 else ''}"
+    if status == 401 or name == "AuthenticationError":
+        fix = f"check {key_env}" if key_env else "check the server's API key"
+        return FatalProviderError(f"{label} rejected the API key (HTTP 401): {fix}")
+    if status == 402 or code in QUOTA_CODES:
+        return FatalProviderError(f"{label} quota or credit exhausted (HTTP {status}, {code or 'billing'}): "
+                                  "check your plan and billing, then re-run to resume")
+    if status == 403:
+        return FatalProviderError(f"{label} denied access (HTTP 403): {detail}")
+    if status == 404:
+        return FatalProviderError(f"{label} has no model {model!r} (HTTP 404): {detail}")
+    if name == "APITimeoutError" or status == 408:
+        return CallFailed(f"{label} timed out {tries}", kind="timeout")
+    if name == "APIConnectionError":
+        cause = scrub(str(exc.__cause__ or exc), secrets)[:200]
+        return FatalProviderError(f"cannot reach {label} {tries}: {cause}")
+    if status == 429:
+        return CallFailed(f"{label} rate limit (HTTP 429) persisted {tries}: {detail}", kind="rate_limited")
+    if status is not None and status >= 500:
+        return CallFailed(f"{label} server error (HTTP {status}) {tries}: {detail}", kind="server_error")
+    if status is not None:
+        return CallFailed(f"{label} rejected the request (HTTP {status}): {detail}", kind="bad_request")
+    return CallFailed(f"{label} call failed ({name}): {scrub(str(exc), secrets)[:300]}")

@@ -1,0 +1,103 @@
+"""Per-attempt records from the SDKs' own retry loops, via the HTTP client's event hooks.
+
+The OpenAI and Anthropic SDKs retry 408/409/429/5xx, timeouts and connection errors with
+exponential backoff and jitter, honour ``retry-after``/``retry-after-ms`` (OpenAI up to two
+minutes, Anthropic without a cap), and stop early when a response says ``x-should-retry: false``.
+We use that machinery instead of our own loop or a retry library: it is maintained with the API,
+knows each provider's headers, and reuses the idempotency key across retries. What it lacks is a
+per-attempt record, so each SDK client's HTTP client gets two event hooks (public httpx/httpx2
+API) that append to the calling thread's attempt list; the model writes those rows to the call
+log. The response hook also marks an exhausted-quota 429 as not retryable, so quota errors fail
+at once instead of after the backoff schedule.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from typing import Any, Iterator
+
+from ._errors import QUOTA_CODES
+
+_local = threading.local()
+
+
+class Attempt:
+    __slots__ = ("started", "ended", "http_status", "retry_after_s")
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.ended: float | None = None
+        self.http_status: int | None = None
+        self.retry_after_s: float | None = None
+
+    @property
+    def latency_s(self) -> float | None:
+        return None if self.ended is None else round(self.ended - self.started, 4)
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[list[Attempt]]:
+    """Collect the HTTP attempts this thread makes inside the block."""
+    attempts: list[Attempt] = []
+    _local.attempts = attempts
+    try:
+        yield attempts
+    finally:
+        _local.attempts = None
+
+
+def attempts_so_far() -> int:
+    """HTTP attempts the current call has made (for error messages)."""
+    return max(len(getattr(_local, "attempts", None) or ()), 1)
+
+
+def _on_request(request: Any) -> None:
+    attempts = getattr(_local, "attempts", None)
+    if attempts is not None:
+        attempts.append(Attempt())
+
+
+def _on_response(response: Any) -> None:
+    attempts = getattr(_local, "attempts", None)
+    if attempts:
+        a = attempts[-1]
+        a.ended = time.monotonic()
+        a.http_status = response.status_code
+        a.retry_after_s = retry_after(response.headers)
+    if response.status_code == 429 and _quota_exhausted(response):
+        response.headers["x-should-retry"] = "false"
+
+
+def retry_after(headers: Any) -> float | None:
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is not None:
+            try:
+                return float(value) / scale
+            except ValueError:
+                return None
+    return None
+
+
+def _quota_exhausted(response: Any) -> bool:
+    try:
+        response.read()
+        body = json.loads(response.content or b"{}")
+    except Exception:  # an unreadable body is simply not a quota error
+        return False
+    err = body.get("error") if isinstance(body, dict) else None
+    return isinstance(err, dict) and (err.get("code") in QUOTA_CODES or err.get("type") in QUOTA_CODES)
+
+
+def install_hooks(http_client: Any) -> Any:
+    """Add the attempt hooks to an httpx2 (or legacy httpx) client, once."""
+    hooks = {k: list(v) for k, v in http_client.event_hooks.items()}
+    if _on_request not in hooks.setdefault("request", []):
+        hooks["request"].append(_on_request)
+    if _on_response not in hooks.setdefault("response", []):
+        hooks["response"].append(_on_response)
+    http_client.event_hooks = hooks
+    return http_client

@@ -1,0 +1,138 @@
+"""OpenAI chat completions, and any OpenAI-compatible server (vLLM, Ollama, llama.cpp) via base_url.
+
+Structured output uses ``response_format`` with a strict JSON schema built by the SDK's own
+``openai.lib.type_to_response_format_param``; we validate the text ourselves with pydantic so an
+invalid reply can be re-asked and logged instead of raising inside the SDK's parser.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import openai
+from openai.lib import type_to_response_format_param
+from pydantic import Field
+
+from ..errors import MissingApiKey
+from ..workspace import Workspace
+from ._errors import from_sdk_error
+from ._http import attempts_so_far, install_hooks
+from .model import Model, RawReply, Request, SdkOptions
+
+KEY_ENV = "OPENAI_API_KEY"
+PLACEHOLDER_KEY = "not-needed"  # OpenAI-compatible servers usually take no key; the SDK wants one
+
+
+class OpenAIOptions(SdkOptions):
+    send_temperature: bool = Field(True, description="Set False for models that only accept the "
+                                                     "default temperature (reasoning models).")
+
+
+class OpenAIModel(Model):
+    provider = "openai"
+    Options = OpenAIOptions
+
+    def __init__(self, name: str, *, workspace: Workspace | str | Path | None = None,
+                 base_url: str | None = None, options: OpenAIOptions | None = None):
+        super().__init__(name, workspace=workspace, options=options)
+        o: OpenAIOptions = self.options  # type: ignore[assignment]
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        if self.base_url and _host(self.base_url) == "api.openai.com":
+            self.base_url = None  # OpenAI itself, named explicitly
+        key = o.api_key.get_secret_value() if o.api_key else os.environ.get(KEY_ENV)
+        if not key:
+            if not self.base_url:
+                raise MissingApiKey(f"No API key: set {KEY_ENV} or pass --generator offline")
+            key = PLACEHOLDER_KEY
+        self._key = key
+        http_client = o.http_client if o.http_client is not None else openai.DefaultHttpx2Client()
+        self.client = openai.OpenAI(api_key=key, base_url=self.base_url, max_retries=o.max_retries,
+                                    timeout=o.timeout, http_client=install_hooks(http_client))
+
+    @property
+    def family(self) -> str:
+        if self.base_url:
+            return f"openai-compatible:{_host(self.base_url)}"
+        return "openai"
+
+    @property
+    def label(self) -> str:
+        return f"{self.spec} at {_host(self.base_url)}" if self.base_url else self.spec
+
+    def secrets(self) -> tuple[str, ...]:
+        return (self._key,) if self._key != PLACEHOLDER_KEY else ()
+
+    def cache_params(self) -> dict[str, Any]:
+        o: OpenAIOptions = self.options  # type: ignore[assignment]
+        return {"max_tokens": o.max_tokens, "send_temperature": o.send_temperature}
+
+    def execute(self, request: Request) -> RawReply:
+        o: OpenAIOptions = self.options  # type: ignore[assignment]
+        messages: list[dict[str, str]] = []
+        if request.system:
+            messages.append({"role": "system", "content": request.system})
+        messages.append({"role": "user", "content": request.prompt})
+        kwargs: dict[str, Any] = {"model": self.name, "messages": messages}
+        if o.send_temperature:
+            kwargs["temperature"] = request.temperature
+        if request.schema is not None:
+            kwargs["response_format"] = _response_format(request.schema)  # the SDK copies it
+        if request.logprobs:
+            kwargs["logprobs"] = True
+            if request.top_logprobs:
+                kwargs["top_logprobs"] = request.top_logprobs
+        if request.seed is not None:
+            kwargs["seed"] = request.seed
+        if o.max_tokens:
+            # compatible servers know the older name; OpenAI itself prefers the newer one
+            kwargs["max_tokens" if self.base_url else "max_completion_tokens"] = o.max_tokens
+        try:
+            completion = self.client.chat.completions.create(**kwargs)
+        except openai.APIError as e:
+            raise from_sdk_error(e, label=self.label, key_env=KEY_ENV, model=self.name,
+                                 attempts=attempts_so_far(),
+                                 secrets=self.secrets()) from None
+        return _reply(completion)
+
+
+@lru_cache(maxsize=256)
+def _response_format(schema: type) -> Any:
+    return type_to_response_format_param(schema)
+
+
+def _reply(completion: Any) -> RawReply:
+    choice = completion.choices[0] if completion.choices else None
+    usage = completion.usage
+    details = getattr(usage, "prompt_tokens_details", None) if usage else None
+    reply = RawReply(
+        resolved_model=completion.model or "",
+        input_tokens=(usage.prompt_tokens or 0) if usage else 0,
+        output_tokens=(usage.completion_tokens or 0) if usage else 0,
+        cached_tokens=(getattr(details, "cached_tokens", None) or 0) if details else 0,
+    )
+    if choice is None:
+        return reply
+    msg = choice.message
+    if msg.refusal:
+        reply.refusal = msg.refusal
+    elif choice.finish_reason == "content_filter":
+        reply.refusal = "the provider's content filter stopped the reply"
+    reply.text = msg.content or ""
+    reply.truncated = choice.finish_reason == "length"
+    content = getattr(choice.logprobs, "content", None) if choice.logprobs else None
+    if content:
+        reply.logprobs = [
+            {t.token: t.logprob for t in (item.top_logprobs or [])} or {item.token: item.logprob}
+            for item in content
+        ]
+    return reply
+
+
+def _host(url: str) -> str:
+    parsed = urlparse(url if "://" in url else f"http://{url}")
+    host = parsed.hostname or url
+    return f"{host}:{parsed.port}" if parsed.port else host

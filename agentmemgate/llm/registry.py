@@ -1,0 +1,74 @@
+"""Model specs ``provider:model`` resolved through a registry every provider joins the same way."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from pydantic import ValidationError
+
+from ..errors import BadInput, ModelSpecError
+from ..workspace import Workspace
+from .model import Model
+
+ProviderFactory = Callable[..., Model]
+_PROVIDERS: dict[str, ProviderFactory] = {}
+EXAMPLES = "openai:gpt-4o-mini, anthropic:claude-sonnet-4-5"
+
+
+def register_provider(name: str, factory: ProviderFactory) -> None:
+    """Make ``name:MODEL`` specs resolve to ``factory(MODEL, workspace=, base_url=, **options)``."""
+    _PROVIDERS[name] = factory
+
+
+def providers() -> list[str]:
+    return sorted(_PROVIDERS)
+
+
+def get_model(spec: str, *, workspace: Workspace | str | Path | None = None,
+              base_url: str | None = None, **options: Any) -> Model:
+    """Resolve ``provider:model`` to a Model bound to ``workspace``'s cache and call log.
+
+    ``base_url`` points ``openai:MODEL`` at any OpenAI-compatible server (vLLM, Ollama,
+    llama.cpp). Unknown specs raise ``ModelSpecError``; a missing key raises ``MissingApiKey``.
+    """
+    provider, sep, name = (spec or "").partition(":")
+    if not sep or not name.strip() or provider not in _PROVIDERS:
+        raise ModelSpecError(
+            f"Unknown model {spec!r}: use provider:model (e.g. {EXAMPLES}); "
+            f"providers: {', '.join(providers())}")
+    try:
+        return _PROVIDERS[provider](name.strip(), workspace=workspace, base_url=base_url, **options)
+    except ValidationError as e:
+        err = e.errors()[0]
+        where = ".".join(str(p) for p in err.get("loc", ())) or "options"
+        raise BadInput(f"Bad option {where!r} for {spec}: {err.get('msg')}") from None
+
+
+def _options(cls: type[Model], options: dict[str, Any]):
+    return cls.Options(**options)
+
+
+def _openai(name: str, *, workspace=None, base_url=None, **options) -> Model:
+    from .openai_provider import OpenAIModel
+
+    return OpenAIModel(name, workspace=workspace, base_url=base_url,
+                       options=_options(OpenAIModel, options))
+
+
+def _anthropic(name: str, *, workspace=None, base_url=None, **options) -> Model:
+    from .anthropic_provider import AnthropicModel
+
+    return AnthropicModel(name, workspace=workspace, base_url=base_url,
+                          options=_options(AnthropicModel, options))
+
+
+def _scripted(name: str, *, workspace=None, base_url=None, **options) -> Model:
+    from .scripted import ScriptedModel
+
+    return ScriptedModel(name, workspace=workspace, options=_options(ScriptedModel, options))
+
+
+register_provider("openai", _openai)
+register_provider("anthropic", _anthropic)
+register_provider("scripted", _scripted)

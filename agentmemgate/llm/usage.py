@@ -1,0 +1,41 @@
+"""A thread-safe tally of what a run's model calls cost, shared by models and progress bars."""
+
+from __future__ import annotations
+
+import threading
+
+
+class Usage:
+    """Counts calls that reached the provider, cache hits, failures, HTTP requests and tokens.
+
+    ``input_tokens`` always includes cached input tokens; ``cached_tokens`` is the part of it the
+    provider served from its prompt cache (OpenAI ``prompt_tokens_details.cached_tokens``,
+    Anthropic ``cache_read_input_tokens``).
+    """
+
+    FIELDS = ("calls", "cache_hits", "failures", "requests", "input_tokens", "output_tokens",
+              "cached_tokens")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts = dict.fromkeys(self.FIELDS, 0)
+
+    def add(self, **amounts: int) -> None:
+        with self._lock:
+            for k, v in amounts.items():
+                self._counts[k] += int(v or 0)
+
+    def as_dict(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self._counts)
+
+    def __getattr__(self, name: str) -> int:
+        if name in Usage.FIELDS:
+            return self.as_dict()[name]
+        raise AttributeError(name)
+
+    def __str__(self) -> str:
+        d = self.as_dict()
+        return (f"{d['calls']} calls, {d['cache_hits']} cache hits, {d['failures']} failures, "
+                f"{d['input_tokens']} input tokens ({d['cached_tokens']} cached), "
+                f"{d['output_tokens']} output tokens")

@@ -1,0 +1,53 @@
+"""Load the heuristic judges' own cue lexicon (``lexicon.v1.toml``) and match it against text."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+LEXICON_PATH = Path(__file__).with_name("lexicon.v1.toml")
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+
+def normalize(text: str) -> str:
+    """Lower-case, straight apostrophes, single spaces: what every cue is matched against."""
+    text = text.lower().replace("\u2019", "'").replace("\u2018", "'")
+    return re.sub(r"\s+", " ", text).strip()
+
+
+@dataclass(frozen=True, eq=False)
+class Lexicon:
+    path: Path
+    sha256: str
+    categories: dict[str, re.Pattern]
+    stopwords: frozenset[str]
+
+    def hits(self, category: str, text: str) -> list[str]:
+        """Every cue of ``category`` found in ``text`` (normalized), in order of appearance."""
+        return list(_hits(self, category, text))
+
+    def has(self, category: str, text: str) -> bool:
+        return bool(_hits(self, category, text))
+
+    def content_words(self, text: str) -> list[str]:
+        return [w for w in _WORD.findall(normalize(text)) if w not in self.stopwords and len(w) > 1]
+
+
+@lru_cache(maxsize=65536)
+def _hits(lex: Lexicon, category: str, text: str) -> tuple[str, ...]:
+    return tuple(m.group(0) for m in lex.categories[category].finditer(normalize(text)))
+
+
+@lru_cache(maxsize=None)
+def load_lexicon(path: Path = LEXICON_PATH) -> Lexicon:
+    raw_bytes = path.read_bytes()
+    raw = tomllib.loads(raw_bytes.decode("utf-8"))
+    stop = frozenset(raw.pop("stopwords", []))
+    cats = {name: re.compile("(?<![\\w'])(?:" + "|".join(f"(?:{p})" for p in pats) + ")(?!\\w)")
+            for name, pats in raw.items()}
+    return Lexicon(path=path, sha256=hashlib.sha256(raw_bytes).hexdigest(), categories=cats,
+                   stopwords=stop)

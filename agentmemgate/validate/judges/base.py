@@ -1,0 +1,91 @@
+"""The judge interface, judge specs, and the cross-family rule.
+
+A judge is named like a model: ``offline`` (the heuristic judges) or ``provider:model`` (any model
+the LLM layer knows, ``scripted:NAME`` included). Every judge belongs to a *family*; a judge from
+the family that generated the arcs is refused unless the caller allows it, and reports say so.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from ...errors import SameFamilyJudge
+from .questions import Question
+from .verdicts import Verdict
+
+OFFLINE_JUDGE = "offline"
+OFFLINE_JUDGE_FAMILY = "offline-heuristic"
+OFFLINE_GENERATOR_FAMILY = "offline-template"  # generate.offline.OfflineRenderer.family
+
+
+class JudgeInfo(BaseModel):
+    """How reports name a judge."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    spec: str
+    family: str
+    heuristic: bool
+
+
+class Judge(ABC):
+    """Answers the three validation questions (recovery, realism, equivalence)."""
+
+    spec: str = ""
+    family: str = ""
+    heuristic: bool = False
+    concurrency: int = 1  # how many questions may be in flight at once
+    rubric_sha256: dict[str, str] = {}  # task -> sha256 of what defines the answer (rubric/lexicon)
+
+    @abstractmethod
+    def ask(self, question: Question) -> Verdict:
+        """Answer one question; raise ``llm.CallFailed`` when no valid answer could be had."""
+
+    @property
+    def info(self) -> JudgeInfo:
+        return JudgeInfo(spec=self.spec, family=self.family, heuristic=self.heuristic)
+
+    def usage(self) -> dict[str, int]:
+        return {}
+
+    def rubric_ref(self, task: str) -> str:
+        return ""
+
+
+def get_judge(spec: str, *, workspace: Any = None, base_url: str | None = None,
+              concurrency: int = 4, **options: Any) -> Judge:
+    """Resolve a ``--judge`` value; unknown names get the LLM layer's one-line error."""
+    if spec == OFFLINE_JUDGE:
+        from .heuristic import HeuristicJudge
+
+        return HeuristicJudge()
+    from .llm import LLMJudge
+
+    return LLMJudge(spec, workspace=workspace, base_url=base_url, concurrency=concurrency, **options)
+
+
+def generator_family(generator: str) -> str:
+    """The family of the renderer named in an arc's provenance (``offline`` or ``provider:model``).
+
+    OpenAI-compatible servers are their own family; provenance does not record a base URL, so an
+    ``openai:`` generator counts as ``openai`` here (the stricter reading for the rule).
+    """
+    if generator == "offline":
+        return OFFLINE_GENERATOR_FAMILY
+    provider, sep, _ = generator.partition(":")
+    return provider if sep else generator
+
+
+def check_families(judges: list[Judge], generator_families: set[str], allow_same_family: bool,
+                   what: str = "the generator") -> set[str]:
+    """Refuse a judge from ``generator_families`` unless allowed; return the specs that are same-family."""
+    same = {j.spec for j in judges if j.family in generator_families}
+    if same and not allow_same_family:
+        j = next(j for j in judges if j.spec in same)
+        raise SameFamilyJudge(
+            f"Judge {j.spec} is from the same family as {what} ({j.family}); use a judge from "
+            f"another family, or pass --allow-same-family (the report will say so)")
+    return same
+

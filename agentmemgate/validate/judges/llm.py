@@ -1,0 +1,112 @@
+"""LLM judges: one rubric file per task, structured answers, every call through the LLM layer.
+
+The prompt is rendered from the question alone (see ``questions``), so a blind judge cannot be
+told more than the question holds. Answers are validated by pydantic schemas; recovery's schema
+only admits the offered level names, so an invalid reply or an unknown level is re-asked by the
+LLM layer and, when the re-asks run out, raised as ``CallFailed`` (stored as a judge failure).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, create_model, field_validator
+
+from ... import rubrics
+from .base import Judge
+from .questions import EquivalenceQuestion, Question, RealismQuestion, RecoveryQuestion, transcript
+from .verdicts import (
+    REALISM_CRITERIA,
+    CriterionVerdict,
+    EquivalenceVerdict,
+    RealismVerdict,
+    RecoveryVerdict,
+)
+
+TASK_RUBRICS = {"recovery": "judge_recovery", "realism": "judge_realism",
+                "equivalence": "judge_equivalence"}
+
+
+class CriterionAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    verdict: Literal["pass", "fail"]
+    rationale: str
+
+
+class RealismAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    natural: CriterionAnswer
+    motivated: CriterionAnswer
+
+
+class EquivalenceAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    verdict: Literal["equivalent", "not_equivalent"]
+    confidence: float
+    rationale: str
+
+    @field_validator("confidence")
+    @classmethod
+    def _unit(cls, v: float) -> float:
+        if not 0.0 <= v <= 1.0:
+            raise ValueError("confidence must be between 0 and 1")
+        return v
+
+
+@lru_cache(maxsize=None)
+def recovery_schema(levels: tuple[str, ...]) -> type[BaseModel]:
+    """``{"level": one of levels, "rationale": str}``; other level names fail validation."""
+    return create_model("RecoveryAnswer", __config__=ConfigDict(extra="forbid"),
+                        level=(Literal[levels], ...), rationale=(str, ...))
+
+
+class LLMJudge(Judge):
+    heuristic = False
+
+    def __init__(self, spec: str, *, workspace: Any = None, base_url: str | None = None,
+                 concurrency: int = 4, **options: Any):
+        from ...llm import get_model
+
+        self.model = get_model(spec, workspace=workspace, base_url=base_url, **options)
+        self.spec = spec
+        self.family = self.model.family
+        self.concurrency = concurrency
+        self.rubrics = {task: rubrics.load(name) for task, name in TASK_RUBRICS.items()}
+        self.rubric_sha256 = {task: r.sha256 for task, r in self.rubrics.items()}
+
+    def rubric_ref(self, task: str) -> str:
+        return self.rubrics[task].ref
+
+    def usage(self) -> dict[str, int]:
+        return self.model.usage.as_dict()
+
+    def prompt(self, question: Question) -> str:
+        """The exact prompt text a question becomes (what the provider receives)."""
+        if isinstance(question, RecoveryQuestion):
+            options = "\n".join(f"- {o.level}: {o.definition}" for o in question.options)
+            return self.rubrics["recovery"].render(transcript=transcript(question.sessions),
+                                                   options=options)
+        if isinstance(question, RealismQuestion):
+            text = transcript(question.sessions, mark=(question.plan_session, question.plan_turn))
+            criteria = "\n".join(f"- {k}: {v}" for k, v in REALISM_CRITERIA.items())
+            return self.rubrics["realism"].render(transcript=text, criteria=criteria)
+        return self.rubrics["equivalence"].render(field=question.field,
+                                                  description=question.description,
+                                                  value_1=question.first, value_2=question.second)
+
+    def ask(self, question: Question):
+        prompt = self.prompt(question)
+        if isinstance(question, RecoveryQuestion):
+            schema = recovery_schema(tuple(o.level for o in question.options))
+            a = self.model.complete(prompt, schema=schema, purpose="judge.recovery").parsed
+            return RecoveryVerdict(level=a.level, rationale=a.rationale)
+        if isinstance(question, RealismQuestion):
+            a = self.model.complete(prompt, schema=RealismAnswer, purpose="judge.realism").parsed
+            return RealismVerdict(criteria={
+                c: CriterionVerdict(passed=getattr(a, c).verdict == "pass",
+                                    rationale=getattr(a, c).rationale) for c in REALISM_CRITERIA})
+        assert isinstance(question, EquivalenceQuestion)
+        a = self.model.complete(prompt, schema=EquivalenceAnswer, purpose="judge.equivalence").parsed
+        return EquivalenceVerdict(equivalent=a.verdict == "equivalent", confidence=a.confidence,
+                                  rationale=a.rationale)

@@ -1,0 +1,37 @@
+"""What a judge answers, one model per task (LLM and heuristic judges alike)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+REALISM_CRITERIA: dict[str, str] = {
+    "natural": "The conversation reads as natural human chat with an assistant.",
+    "motivated": "The plan statement is motivated by its context.",
+}
+
+
+class RecoveryVerdict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    level: str
+    rationale: str
+
+
+class CriterionVerdict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    passed: bool
+    rationale: str
+
+
+class RealismVerdict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    criteria: dict[str, CriterionVerdict]
+
+
+class EquivalenceVerdict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    equivalent: bool
+    confidence: float = Field(ge=0.0, le=1.0)
+    rationale: str
+
+
+Verdict = RecoveryVerdict | RealismVerdict | EquivalenceVerdict

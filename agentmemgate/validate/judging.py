@@ -1,0 +1,197 @@
+"""Run the judges over a workspace's arcs and store every verdict (``amg validate``, ``amg build``).
+
+Each (task, arc, criterion, judge) is answered once: a re-run skips stored answers whose input
+(arc text, rubric or lexicon, option order) is unchanged, and LLM calls are cached by the LLM
+layer, so an interrupted run resumes without repeating a finished call. A judge that gives no
+valid answer after the layer's re-asks is stored as a judge failure, never as a verdict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+from pydantic import BaseModel, ConfigDict
+
+from ..errors import BadInput
+from ..schema import Arc
+from ..workspace import Workspace
+from .judges import (
+    REALISM_CRITERIA,
+    Judge,
+    JudgeInfo,
+    RealismVerdict,
+    RecoveryVerdict,
+    blind_recovery,
+    check_families,
+    generator_family,
+    get_judge,
+    option_seed,
+    realism_question,
+)
+from ._drive import ask_all
+from .judges.questions import Question
+from .report import ValidationReport, generator_families, validation_report
+from .run import StructureSummary, validate_structure
+from .store import VerdictRow, answered, arcs_with_sha, save_verdicts, sha256_text, start_validation_run
+
+CHECKS = ("structure", "realism", "recovery")
+JUDGE_TASKS = ("realism", "recovery")
+DEFAULT_JUDGES = ("offline",)
+FLUSH_EVERY = 25
+
+
+class JudgingSummary(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    run_id: int
+    judges: list[JudgeInfo]
+    checks: list[str]
+    arcs: int
+    generator_families: list[str]
+    allow_same_family: bool
+    same_family_judges: list[str]
+    judged_now: int
+    already_done: int
+    failures: int
+    failure_examples: list[str]
+
+
+class ValidationSummary(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    structure: StructureSummary | None = None
+    judging: JudgingSummary | None = None
+    report: ValidationReport | None = None
+
+
+def parse_checks(checks: str | Iterable[str]) -> list[str]:
+    """``structure,realism,recovery`` (any subset, any order) -> names in canonical order."""
+    names = [c.strip() for c in (checks.split(",") if isinstance(checks, str) else checks) if c.strip()]
+    bad = [c for c in names if c not in CHECKS]
+    if bad or not names:
+        raise BadInput(f"Unknown check {bad[0]!r}; choose from: {', '.join(CHECKS)}" if bad else
+                       f"No checks given; choose from: {', '.join(CHECKS)}")
+    return [c for c in CHECKS if c in names]
+
+
+def resolve_judges(ws: Workspace, specs: Iterable[str] | None, *, base_url: str | None = None,
+                   concurrency: int = 4) -> list[Judge]:
+    """Judge objects for ``specs`` (default: the offline heuristic judges), duplicates dropped."""
+    seen: list[str] = []
+    for s in (list(specs) if specs else list(DEFAULT_JUDGES)):
+        if s not in seen:
+            seen.append(s)
+    return [get_judge(s, workspace=ws, base_url=base_url, concurrency=concurrency) for s in seen]
+
+
+@dataclass
+class _Item:
+    task: str
+    arc: Arc
+    question: Question
+    options: list[str]
+    seed: int | None
+    item_sha: str
+    input_sha: str
+    same_family: bool
+
+
+def _items(task: str, judge: Judge, arcs: list[tuple[Arc, str]], families: dict[str, str],
+           seed: int) -> Iterator[_Item]:
+    for arc, sha in arcs:
+        same = families[arc.id] == judge.family
+        if task == "recovery":
+            s = option_seed(arc.id, seed)
+            q = blind_recovery(arc, s)
+            opts = [o.level for o in q.options]
+        else:
+            s, q, opts = None, realism_question(arc), []
+        yield _Item(task, arc, q, opts, s, sha,
+                    sha256_text(sha, judge.rubric_sha256.get(task, ""), ",".join(opts)), same)
+
+
+def _rows(item: _Item, judge: Judge, answer, error: str, run_id: int) -> list[VerdictRow]:
+    a = item.arc
+    base = dict(task=item.task, item_id=a.id, judge=judge.spec, family=judge.family,
+                heuristic=judge.heuristic, same_family=item.same_family, split=a.spec.split,
+                factor=a.spec.factor, options=item.options, option_seed=item.seed,
+                rubric=judge.rubric_ref(item.task), rubric_sha256=judge.rubric_sha256.get(item.task, ""),
+                item_sha256=item.item_sha, input_sha256=item.input_sha, run_id=run_id)
+    if item.task == "recovery":
+        base["intended"] = a.spec.level
+        if isinstance(answer, RecoveryVerdict):
+            return [VerdictRow(**base, verdict=answer.level, rationale=answer.rationale)]
+        return [VerdictRow(**base, status="failed", error=error)]
+    if isinstance(answer, RealismVerdict):
+        return [VerdictRow(**base, criterion=c, verdict="pass" if v.passed else "fail",
+                           rationale=v.rationale) for c, v in answer.criteria.items()]
+    return [VerdictRow(**base, criterion=c, status="failed", error=error) for c in REALISM_CRITERIA]
+
+
+def judge_arcs(ws: Workspace, splits: list[str], judges: Iterable[str] | list[Judge] | None = None,
+               checks: Iterable[str] = JUDGE_TASKS, *, allow_same_family: bool = False,
+               base_url: str | None = None, concurrency: int = 4, seed: int = 0,
+               show_progress: bool = True) -> JudgingSummary:
+    """Ask every judge every check about every arc of ``splits``; store verdicts and failures."""
+    tasks = [t for t in JUDGE_TASKS if t in set(checks)]
+    judge_list = list(judges) if judges else []
+    if not judge_list or not isinstance(judge_list[0], Judge):
+        judge_list = resolve_judges(ws, judge_list, base_url=base_url, concurrency=concurrency)
+    arcs = list(arcs_with_sha(ws, splits))
+    families = {a.id: generator_family(a.provenance.generator) for a, _ in arcs}
+    gen_families = sorted(set(families.values()))
+    same = check_families(judge_list, set(gen_families), allow_same_family)
+    run_id = start_validation_run(
+        ws, "arcs", splits, tasks, [j.info.model_dump() for j in judge_list], allow_same_family,
+        gen_families, {"seed": seed, "base_url": bool(base_url)})
+    now = done = failed = 0
+    examples: list[str] = []
+    for judge in judge_list:
+        for task in tasks:
+            stored = answered(ws, task, judge.spec)
+            todo = []
+            for it in _items(task, judge, arcs, families, seed):
+                keys = [(it.arc.id, c) for c in (("",) if task == "recovery" else REALISM_CRITERIA)]
+                if all(stored.get(k) == it.input_sha for k in keys):
+                    done += 1
+                else:
+                    todo.append(it)
+            buffer: list[VerdictRow] = []
+            try:
+                for it, answer, error in ask_all(judge, todo, lambda i: i.question,
+                                                 f"{task} ({judge.spec})", show_progress):
+                    buffer += _rows(it, judge, answer, error, run_id)
+                    now += 1
+                    if answer is None:
+                        failed += 1
+                        if len(examples) < 10:
+                            examples.append(f"{it.arc.id} [{task}, {judge.spec}]: {error}")
+                    if len(buffer) >= FLUSH_EVERY and not judge.heuristic:
+                        save_verdicts(ws, buffer)
+                        buffer = []
+            finally:
+                save_verdicts(ws, buffer)
+    return JudgingSummary(run_id=run_id, judges=[j.info for j in judge_list], checks=tasks,
+                          arcs=len(arcs), generator_families=gen_families,
+                          allow_same_family=allow_same_family, same_family_judges=sorted(same),
+                          judged_now=now, already_done=done, failures=failed,
+                          failure_examples=examples)
+
+
+def run_validation(ws: Workspace, splits: list[str], judges: Iterable[str] | None = None,
+                   checks: str | Iterable[str] = CHECKS, *, allow_same_family: bool = False,
+                   base_url: str | None = None, concurrency: int = 4, seed: int = 0,
+                   show_progress: bool = True) -> ValidationSummary:
+    """``amg validate``: structural checks, then the judges' realism and blind recovery."""
+    names = parse_checks(checks)
+    judge_objs = None
+    if any(c in names for c in JUDGE_TASKS):  # a bad spec, key or family fails before any work
+        judge_objs = resolve_judges(ws, judges, base_url=base_url, concurrency=concurrency)
+        check_families(judge_objs, generator_families(ws, splits), allow_same_family)
+    summary = ValidationSummary()
+    if "structure" in names:
+        summary.structure = validate_structure(ws, splits)
+    if judge_objs is not None:
+        summary.judging = judge_arcs(ws, splits, judge_objs, names, allow_same_family=allow_same_family,
+                                     seed=seed, show_progress=show_progress)
+        summary.report = validation_report(ws, splits)
+    return summary

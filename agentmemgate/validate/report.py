@@ -1,0 +1,390 @@
+"""The validation report: blind recovery, realism, inter-judge agreement, failing arcs.
+
+``compute_report`` is pure (verdict rows in, report out) so every number is testable by hand;
+``validation_report`` reads the workspace; ``write_report`` writes markdown, JSON and PNG heatmaps.
+Proportions are fractions in [0, 1] with n, k and a 95% Wilson interval; statistics that are
+undefined (no items, one label only) stay ``None``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from itertools import combinations
+from pathlib import Path
+from typing import Iterable
+
+from pydantic import BaseModel, ConfigDict
+
+from ..schema import CONTROL_LEVEL, FACTOR_LEVELS, HEDGE_LEVELS
+from ..stats import Proportion, cohen_kappa, wilson
+from ..workspace import Workspace
+from .judges import OFFLINE_GENERATOR_FAMILY, OFFLINE_JUDGE_FAMILY, REALISM_CRITERIA, JudgeInfo
+from .store import VerdictRow, current_arc_shas, latest_run, load_verdicts
+
+HEDGE_ORDER = HEDGE_LEVELS + (CONTROL_LEVEL,)  # least to most committed; the control is the end
+HEURISTIC_NOTE = ("`offline` is the offline heuristic judge (family offline-heuristic): a cue-lexicon "
+                  "classifier and string rules, not a language model. Its numbers measure agreement "
+                  "between two different offline mechanisms and are reported as heuristic.")
+
+
+class Ordinal(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    order: list[str]
+    exact: Proportion
+    off_by_one: Proportion
+
+
+class FactorRecovery(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int
+    k: int
+    levels: list[str]
+    confusion: dict[str, dict[str, int]]  # intended -> recovered -> count
+    ordinal: Ordinal | None = None
+
+
+class Recovery(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    overall: Proportion
+    by_factor: dict[str, FactorRecovery]
+
+
+class JudgeBlock(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    judge: JudgeInfo
+    same_family: bool
+    recovery: Recovery
+    realism: dict[str, Proportion]
+    judge_failures: dict[str, int]
+
+
+class Agreement(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    judges: list[str]
+    task: str
+    scope: str  # a factor, "all", or a realism criterion
+    agreement: Proportion
+    kappa: float | None
+
+
+class FailingArc(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    arc_id: str
+    split: str
+    judge: str
+    check: str
+    intended: str = ""
+    verdict: str
+    rationale: str
+
+
+class JudgeFailure(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    arc_id: str
+    judge: str
+    task: str
+    error: str
+
+
+class ValidationReport(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    splits: list[str]
+    judges: list[JudgeInfo]
+    primary_judge: str | None
+    generator_families: list[str]
+    same_family_judges: list[str]  # judges that judged arcs of their own family (allowed explicitly)
+    notes: list[str]
+    recovery: Recovery
+    realism: dict[str, Proportion]
+    by_judge: dict[str, JudgeBlock]
+    agreement: list[Agreement]
+    failing_arcs: list[FailingArc]
+    judge_failures: list[JudgeFailure]
+
+
+# -- computing -------------------------------------------------------------------------------
+def _levels(factor: str, rows: list[VerdictRow]) -> list[str]:
+    levels = list(FACTOR_LEVELS.get(factor, ()))
+    for r in rows:
+        for lv in (r.intended, r.verdict):
+            if lv and lv not in levels:
+                levels.append(lv)
+    return levels
+
+
+def _factor(factor: str, rows: list[VerdictRow]) -> FactorRecovery:
+    levels = _levels(factor, rows)
+    confusion = {i: {r: 0 for r in levels} for i in levels}
+    for r in rows:
+        confusion[r.intended][r.verdict] += 1
+    p = wilson(sum(r.verdict == r.intended for r in rows), len(rows))
+    ordinal = None
+    if factor == "hedge_strength":
+        pos = {lv: i for i, lv in enumerate(HEDGE_ORDER)}
+        near = sum(abs(pos[r.intended] - pos[r.verdict]) <= 1 for r in rows
+                   if r.intended in pos and r.verdict in pos)
+        ordinal = Ordinal(order=list(HEDGE_ORDER), exact=p, off_by_one=wilson(near, len(rows)))
+    return FactorRecovery(**p.model_dump(), levels=levels, confusion=confusion, ordinal=ordinal)
+
+
+def recovery_stats(rows: list[VerdictRow]) -> Recovery:
+    """Recovery over answered rows of one judge (failures excluded: they are not verdicts)."""
+    ok = [r for r in rows if r.ok]
+    factors = [f for f in FACTOR_LEVELS if any(r.factor == f for r in ok)]
+    factors += sorted({r.factor for r in ok} - set(factors))
+    return Recovery(overall=wilson(sum(r.verdict == r.intended for r in ok), len(ok)),
+                    by_factor={f: _factor(f, [r for r in ok if r.factor == f]) for f in factors})
+
+
+def realism_stats(rows: list[VerdictRow]) -> dict[str, Proportion]:
+    ok = [r for r in rows if r.ok]
+    criteria = [c for c in REALISM_CRITERIA if any(r.criterion == c for r in ok)]
+    criteria += sorted({r.criterion for r in ok} - set(criteria))
+    return {c: wilson(sum(r.verdict == "pass" for r in ok if r.criterion == c),
+                      sum(r.criterion == c for r in ok)) for c in criteria}
+
+
+def _agreement(a: str, b: str, task: str, scope: str, la: dict, lb: dict) -> Agreement | None:
+    common = sorted(set(la) & set(lb))
+    if not common:
+        return None
+    xs, ys = [la[k] for k in common], [lb[k] for k in common]
+    return Agreement(judges=[a, b], task=task, scope=scope,
+                     agreement=wilson(sum(x == y for x, y in zip(xs, ys)), len(common)),
+                     kappa=cohen_kappa(xs, ys))
+
+
+def agreement_stats(rows: list[VerdictRow], judges: list[str]) -> list[Agreement]:
+    """Percent agreement (Wilson CI) and Cohen's kappa for every pair of judges, per scope."""
+    ok = [r for r in rows if r.ok]
+    out: list[Agreement] = []
+    for a, b in combinations(judges, 2):
+        rec = {j: {(r.item_id): (r.factor, r.verdict) for r in ok if r.task == "recovery" and r.judge == j}
+               for j in (a, b)}
+        scopes = ["all"] + [f for f in FACTOR_LEVELS if any(f == v[0] for v in rec[a].values())]
+        for scope in scopes:
+            la = {k: v[1] for k, v in rec[a].items() if scope == "all" or v[0] == scope}
+            lb = {k: v[1] for k, v in rec[b].items() if scope == "all" or v[0] == scope}
+            if ag := _agreement(a, b, "recovery", scope, la, lb):
+                out.append(ag)
+        for crit in REALISM_CRITERIA:
+            la = {r.item_id: r.verdict for r in ok if r.task == "realism" and r.judge == a and r.criterion == crit}
+            lb = {r.item_id: r.verdict for r in ok if r.task == "realism" and r.judge == b and r.criterion == crit}
+            if ag := _agreement(a, b, "realism", crit, la, lb):
+                out.append(ag)
+    return out
+
+
+def compute_report(rows: list[VerdictRow], judges: list[JudgeInfo], splits: list[str],
+                   generator_families: Iterable[str] = ()) -> ValidationReport:
+    """The whole report from verdict rows (recovery and realism tasks) of the given judges."""
+    blocks: dict[str, JudgeBlock] = {}
+    failing: list[FailingArc] = []
+    failures: list[JudgeFailure] = []
+    for j in judges:
+        mine = [r for r in rows if r.judge == j.spec]
+        rec = [r for r in mine if r.task == "recovery"]
+        real = [r for r in mine if r.task == "realism"]
+        fails = {"recovery": sum(not r.ok for r in rec),
+                 "realism": len({r.item_id for r in real if not r.ok})}
+        blocks[j.spec] = JudgeBlock(judge=j, same_family=any(r.same_family for r in mine),
+                                    recovery=recovery_stats(rec), realism=realism_stats(real),
+                                    judge_failures=fails)
+        failing += [FailingArc(arc_id=r.item_id, split=r.split, judge=j.spec, check="recovery",
+                               intended=r.intended, verdict=r.verdict, rationale=r.rationale)
+                    for r in rec if r.ok and r.verdict != r.intended]
+        failing += [FailingArc(arc_id=r.item_id, split=r.split, judge=j.spec,
+                               check=f"realism.{r.criterion}", verdict=r.verdict, rationale=r.rationale)
+                    for r in real if r.ok and r.verdict == "fail"]
+        seen: set[tuple[str, str]] = set()
+        for r in mine:
+            if not r.ok and (r.item_id, r.task) not in seen:
+                seen.add((r.item_id, r.task))
+                failures.append(JudgeFailure(arc_id=r.item_id, judge=j.spec, task=r.task, error=r.error))
+    primary = judges[0].spec if judges else None
+    empty = Recovery(overall=wilson(0, 0), by_factor={})
+    families = sorted(set(generator_families))
+    notes = []
+    if any(j.heuristic for j in judges):
+        notes.append(HEURISTIC_NOTE)
+    if OFFLINE_GENERATOR_FAMILY in families and any(j.family == OFFLINE_JUDGE_FAMILY for j in judges):
+        notes.append("The offline template renderer (family offline-template) and the offline heuristic "
+                     "judges (family offline-heuristic) are two families: different mechanisms with no "
+                     "shared phrase bank.")
+    same = [s for s, b in blocks.items() if b.same_family]
+    if same:
+        notes.append(f"Same-family judging was allowed with --allow-same-family: {', '.join(same)} "
+                     "judged arcs generated by its own model family.")
+    return ValidationReport(
+        splits=splits, judges=judges, primary_judge=primary, generator_families=families,
+        same_family_judges=same, notes=notes,
+        recovery=blocks[primary].recovery if primary else empty,
+        realism=blocks[primary].realism if primary else {},
+        by_judge=blocks, agreement=agreement_stats(rows, [j.spec for j in judges]),
+        failing_arcs=failing, judge_failures=failures)
+
+
+# -- reading the workspace -------------------------------------------------------------------
+def current_verdicts(ws: Workspace, splits: list[str], judges: list[str] | None = None,
+                     tasks: Iterable[str] = ("recovery", "realism")) -> tuple[list[VerdictRow], list[JudgeInfo]]:
+    """Verdicts on the arcs as they are now, and the judges a report covers.
+
+    Default judges: those of the latest validation run (``amg validate`` / ``amg build``) that
+    have verdicts here; ``judges`` names others explicitly.
+    """
+    shas = current_arc_shas(ws, splits)
+    rows = [r for r in load_verdicts(ws, tasks) if shas.get(r.item_id) == r.item_sha256]
+    infos: dict[str, JudgeInfo] = {}
+    for r in rows:
+        infos.setdefault(r.judge, JudgeInfo(spec=r.judge, family=r.family, heuristic=r.heuristic))
+    if judges:
+        missing = [j for j in judges if j not in infos]
+        if missing:
+            from ..errors import BadInput
+
+            raise BadInput(f"No stored verdicts from judge {missing[0]!r} on these arcs; "
+                           f"judges with verdicts: {', '.join(infos) or 'none (run amg validate)'}")
+        order = list(judges)
+    else:
+        run = latest_run(ws, "arcs")
+        order = [j["spec"] for j in (run["judges"] if run else []) if j["spec"] in infos]
+        order = order or list(infos)
+    chosen = [infos[j] for j in order]
+    return [r for r in rows if r.judge in order], chosen
+
+
+def generator_families(ws: Workspace, splits: list[str]) -> set[str]:
+    from .judges import generator_family
+
+    marks = ",".join("?" * len(splits))
+    rows = ws.db.execute(f"select distinct generator from arcs where split in ({marks})", splits)
+    return {generator_family(g) for (g,) in rows.fetchall()}
+
+
+def validation_report(ws: Workspace, splits: list[str], judges: list[str] | None = None) -> ValidationReport:
+    rows, chosen = current_verdicts(ws, splits, judges)
+    return compute_report(rows, chosen, splits, generator_families(ws, splits))
+
+
+def save_validation_report(workspace: str | Path, splits: list[str], judges: list[str] | None = None,
+                           out_dir: str | Path | None = None) -> tuple[ValidationReport, list[Path]]:
+    """``amg report validation``: compute and write the report (default WORKSPACE/reports/validation)."""
+    ws = Workspace(workspace)
+    r = validation_report(ws, splits, judges)
+    return r, write_report(r, Path(out_dir) if out_dir else ws.path / "reports" / "validation")
+
+
+# -- rendering -------------------------------------------------------------------------------
+def pct(p: Proportion) -> str:
+    return p.fmt()
+
+
+def _kappa(k: float | None) -> str:
+    return "undefined" if k is None else f"{k:.2f}"
+
+
+def confusion_table(f: FactorRecovery) -> list[str]:
+    cols = [c for c in f.levels if any(f.confusion[i][c] for i in f.levels)] or f.levels
+    rows = [i for i in f.levels if any(f.confusion[i].values())]
+    out = ["| intended \\ recovered | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for i in rows:
+        out.append(f"| {i} | " + " | ".join(str(f.confusion[i][c]) for c in cols) + " |")
+    return out
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-zA-Z0-9]+", "-", text).strip("-").lower()
+
+
+def image_name(judge: str, factor: str) -> str:
+    return f"confusion-{_slug(judge)}-{factor}.png"
+
+
+def judge_block_markdown(b: JudgeBlock, images: bool = False, heading: str = "###") -> list[str]:
+    j = b.judge
+    kind = "heuristic" if j.heuristic else "LLM"
+    out = [f"{heading} Judge `{j.spec}` (family {j.family}, {kind})", ""]
+    if b.same_family:
+        out += ["**Same family as the generator** (allowed with --allow-same-family).", ""]
+    rec = b.recovery
+    out += [f"Blind level recovery, all factors: {pct(rec.overall)}", ""]
+    if rec.by_factor:
+        out += ["| factor | recovered | n | 95% CI |", "|---|---|---|---|"]
+        for name, f in rec.by_factor.items():
+            p = Proportion(value=f.value, ci_low=f.ci_low, ci_high=f.ci_high, n=f.n, k=f.k)
+            ci = "undefined" if p.value is None else f"[{100 * p.ci_low:.1f}, {100 * p.ci_high:.1f}]"
+            val = "undefined" if p.value is None else f"{p.k}/{p.n} = {100 * p.value:.1f}%"
+            out.append(f"| {name} | {val} | {p.n} | {ci} |")
+        out.append("")
+        for name, f in rec.by_factor.items():
+            out += [f"Confusion matrix, {name} (rows: intended level; columns: recovered level):", ""]
+            out += confusion_table(f) + [""]
+            if f.ordinal:
+                out += [f"Ordered hedge levels ({' < '.join(f.ordinal.order)}): exact "
+                        f"{pct(f.ordinal.exact)}; within one level {pct(f.ordinal.off_by_one)}", ""]
+            if images:
+                out += [f"![{name} confusion, {j.spec}]({image_name(j.spec, name)})", ""]
+    if b.realism:
+        out += ["| realism criterion | pass rate | n | 95% CI |", "|---|---|---|---|"]
+        for c, p in b.realism.items():
+            ci = "undefined" if p.value is None else f"[{100 * p.ci_low:.1f}, {100 * p.ci_high:.1f}]"
+            val = "undefined" if p.value is None else f"{p.k}/{p.n} = {100 * p.value:.1f}%"
+            out.append(f"| {c} | {val} | {p.n} | {ci} |")
+        out.append("")
+    nf = b.judge_failures
+    if any(nf.values()):
+        out += [f"Judge failures (no valid answer after retries; not counted as verdicts): "
+                f"recovery {nf.get('recovery', 0)}, realism {nf.get('realism', 0)} arcs.", ""]
+    return out
+
+
+def report_markdown(r: ValidationReport, images: bool = False, max_failing: int = 100) -> str:
+    out = ["# Validation report", "", f"Splits: {', '.join(r.splits)}", ""]
+    if not r.judges:
+        return "\n".join(out + ["No judge verdicts stored for these arcs: run `amg validate`.", ""])
+    out += ["| judge | family | kind |", "|---|---|---|"]
+    out += [f"| `{j.spec}` | {j.family} | {'heuristic' if j.heuristic else 'LLM'} |" for j in r.judges]
+    out += ["", f"Generator families: {', '.join(r.generator_families) or 'none'}", ""]
+    out += [f"- {n}" for n in r.notes] + ([""] if r.notes else [])
+    for b in r.by_judge.values():
+        out += judge_block_markdown(b, images=images, heading="##")
+    if r.agreement:
+        out += ["## Inter-judge agreement", "", "| judges | task | scope | agreement | Cohen's kappa |",
+                "|---|---|---|---|---|"]
+        out += [f"| {' vs '.join(a.judges)} | {a.task} | {a.scope} | {pct(a.agreement)} | {_kappa(a.kappa)} |"
+                for a in r.agreement]
+        out.append("")
+    out += ["## Failing arcs", ""]
+    if not r.failing_arcs:
+        out += ["None.", ""]
+    for f in r.failing_arcs[:max_failing]:
+        what = f"recovered {f.verdict}, intended {f.intended}" if f.check == "recovery" else "fail"
+        out.append(f"- `{f.arc_id}` ({f.judge}, {f.check}: {what}): {f.rationale}")
+    if len(r.failing_arcs) > max_failing:
+        out.append(f"- ... and {len(r.failing_arcs) - max_failing} more (see validation.json)")
+    if r.judge_failures:
+        out += ["", "## Judge failures", ""]
+        out += [f"- `{f.arc_id}` ({f.judge}, {f.task}): {f.error}" for f in r.judge_failures[:max_failing]]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def write_report(r: ValidationReport, out_dir: str | Path) -> list[Path]:
+    """``validation.md``, ``validation.json`` and one confusion heatmap PNG per judge and factor."""
+    from ._plots import confusion_png
+    from ._files import writable
+
+    out = writable(Path(out_dir))
+    paths = []
+    for spec, b in r.by_judge.items():
+        for name, f in b.recovery.by_factor.items():
+            paths.append(confusion_png(f.levels, f.confusion, f"{name}: intended vs recovered ({spec})",
+                                       out / image_name(spec, name)))
+    md = out / "validation.md"
+    md.write_text(report_markdown(r, images=True), encoding="utf-8")
+    js = out / "validation.json"
+    js.write_text(json.dumps(r.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
+    return [md, js] + paths

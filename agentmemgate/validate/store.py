@@ -1,0 +1,145 @@
+"""Judge verdicts, validation runs and the arcs they judged, in the workspace database.
+
+Verdict rows keep the hidden intended level beside the verdict (for reports); it is never part of
+what a judge is asked. ``item_sha256`` ties a verdict to the exact arc text it judged, so a
+rebuilt arc's old verdicts drop out of reports instead of being counted against new text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Iterable, Iterator
+
+from pydantic import BaseModel, ConfigDict
+
+from ..schema import Arc
+from ..workspace import Workspace, now
+
+TASKS = ("recovery", "realism", "equivalence")
+
+
+class VerdictRow(BaseModel):
+    """One stored answer (status ``ok``) or judge failure (status ``failed``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    task: str
+    item_id: str
+    criterion: str = ""
+    judge: str
+    family: str
+    heuristic: bool
+    same_family: bool = False
+    split: str = ""
+    factor: str = ""
+    intended: str = ""
+    verdict: str = ""
+    confidence: float | None = None
+    rationale: str = ""
+    status: str = "ok"
+    error: str = ""
+    options: list[str] = []
+    option_seed: int | None = None
+    rubric: str = ""
+    rubric_sha256: str = ""
+    item_sha256: str = ""
+    input_sha256: str = ""
+    run_id: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+def sha256_text(*parts: str) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p.encode("utf-8"))
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def arcs_with_sha(ws: Workspace, splits: Iterable[str]) -> Iterator[tuple[Arc, str]]:
+    """Arcs of ``splits`` in spec order, each with the sha256 of its stored JSON."""
+    for split in splits:
+        rows = ws.db.execute(
+            "select arcs.json from arcs join specs on specs.id = arcs.id where arcs.split = ? "
+            "order by specs.rowid", [split]).fetchall()
+        for (raw,) in rows:
+            yield Arc.model_validate_json(raw), sha256_text(raw)
+
+
+def current_arc_shas(ws: Workspace, splits: Iterable[str]) -> dict[str, str]:
+    """arc id -> sha256 of its stored JSON, without parsing the arcs (cheap, for reports)."""
+    out: dict[str, str] = {}
+    for split in splits:
+        for arc_id, raw in ws.db.execute("select id, json from arcs where split = ?", [split]).fetchall():
+            out[arc_id] = sha256_text(raw)
+    return out
+
+
+def save_verdicts(ws: Workspace, rows: Iterable[VerdictRow]) -> None:
+    records = []
+    for r in rows:
+        d = r.model_dump()
+        d.update(heuristic=int(r.heuristic), same_family=int(r.same_family),
+                 options=json.dumps(r.options), created_at=now())
+        records.append(d)
+    if records:
+        with ws.db.conn:
+            ws.db["judge_verdicts"].upsert_all(records, pk=("task", "item_id", "criterion", "judge"))
+
+
+def _row(d: dict) -> VerdictRow:
+    d = {k: v for k, v in d.items() if k != "created_at"}
+    d["heuristic"], d["same_family"] = bool(d["heuristic"]), bool(d["same_family"])
+    d["options"] = json.loads(d["options"] or "[]")
+    for k in ("criterion", "split", "factor", "intended", "verdict", "rationale", "error", "rubric",
+              "rubric_sha256", "item_sha256", "input_sha256"):
+        d[k] = d[k] or ""
+    return VerdictRow(**d)
+
+
+def load_verdicts(ws: Workspace, tasks: Iterable[str] = TASKS,
+                  judges: Iterable[str] | None = None) -> list[VerdictRow]:
+    tasks = list(tasks)
+    where = f"task in ({','.join('?' * len(tasks))})"
+    args: list = list(tasks)
+    if judges is not None:
+        judges = list(judges)
+        if not judges:
+            return []
+        where += f" and judge in ({','.join('?' * len(judges))})"
+        args += judges
+    return [_row(d) for d in ws.db["judge_verdicts"].rows_where(where, args, order_by="rowid")]
+
+
+def answered(ws: Workspace, task: str, judge: str) -> dict[tuple[str, str], str]:
+    """(item id, criterion) -> input sha of this judge's stored *answers* (failures are retried)."""
+    return {(r["item_id"], r["criterion"] or ""): r["input_sha256"]
+            for r in ws.db["judge_verdicts"].rows_where(
+                "task = ? and judge = ? and status = 'ok'", [task, judge],
+                select="item_id, criterion, input_sha256")}
+
+
+def start_validation_run(ws: Workspace, kind: str, splits: list[str], checks: list[str],
+                         judges: list[dict], allow_same_family: bool,
+                         generator_families: list[str], params: dict | None = None) -> int:
+    with ws.db.conn:
+        t = ws.db["validation_runs"].insert({
+            "kind": kind, "splits": json.dumps(splits), "checks": json.dumps(checks),
+            "judges": json.dumps(judges), "allow_same_family": int(allow_same_family),
+            "generator_families": json.dumps(sorted(generator_families)),
+            "params": json.dumps(params or {}, sort_keys=True, default=str), "created_at": now()})
+    return t.last_pk
+
+
+def latest_run(ws: Workspace, kind: str) -> dict | None:
+    rows = list(ws.db["validation_runs"].rows_where("kind = ?", [kind], order_by="id desc", limit=1))
+    if not rows:
+        return None
+    r = rows[0]
+    for k in ("splits", "checks", "judges", "generator_families", "params"):
+        r[k] = json.loads(r[k] or "null")
+    r["allow_same_family"] = bool(r["allow_same_family"])
+    return r

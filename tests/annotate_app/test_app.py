@@ -1,0 +1,214 @@
+"""The Streamlit pages through AppTest: login, labeling, back, progress, adjudication, blindness."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from agentmemgate.annotate_app import annotator_queue, create_audit, record_label
+from agentmemgate.workspace import Workspace
+
+from .conftest import APP, STATEMENTS, token_of
+
+
+def run(token: str | None = None) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=30)
+    if token is not None:
+        at.query_params["token"] = token
+    return at.run()
+
+
+def rendered(at: AppTest) -> list[str]:
+    """Every element's protobuf as sent to the browser, in page order."""
+    out = []
+
+    def walk(node) -> None:
+        proto = getattr(node, "proto", None)
+        if proto is not None:
+            out.append(str(proto))
+        for child in getattr(node, "children", {}).values():
+            walk(child)
+
+    walk(at._tree)
+    return out
+
+
+def texts(at: AppTest) -> list[str]:
+    return [t.value for t in at.text]
+
+
+def make(tmp_path, monkeypatch, name: str, references: dict | None = None, **kw):
+    """An evidence_type audit over the hostile statements; the app pointed at its workspace."""
+    rows = [dict(x, reference=(references or {}).get(x["id"], x["reference"])) for x in STATEMENTS]
+    src = tmp_path / f"{name}.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    ws = Workspace(tmp_path / name)
+    made = create_audit(ws, "audit1", "evidence_type", str(src), **kw)
+    monkeypatch.setenv("AMG_WORKSPACE", str(ws.path))
+    return ws, made
+
+
+def submit(at: AppTest, key_number: int) -> AppTest:
+    at.button(key=f"choice_{key_number}").click().run()
+    return at.button(key="submit").click().run()
+
+
+def test_login_needs_a_valid_token(tmp_path, monkeypatch):
+    ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"])
+    at = run()
+    assert not at.exception
+    assert at.text_input(key="token_input") is not None
+    at.text_input(key="token_input").input(token_of(made.links["ana"]))
+    at.button(key="login").click().run()
+    assert at.query_params["token"] == token_of(made.links["ana"])
+    at = run(at.query_params["token"])  # the browser reloads with ?token=...
+    assert at.subheader[0].value == "Item 1 of 4"
+    assert "Signed in as ana" in texts(at)
+
+    bad = run("not-a-token")
+    assert not bad.exception
+    assert "not valid" in bad.error[0].value
+    assert len(bad.button) == 1  # the login button only: no item is shown
+
+
+def test_labeling_going_back_and_progress(tmp_path, monkeypatch):
+    ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"])
+    token = token_of(made.links["ana"])
+    queue = [q.display.id for q in annotator_queue(ws, token)]
+    at = run(token)
+    assert at.get("progress")[0].proto.text == "0 of 4 labeled"
+    at.button(key="choice_1").click().run()
+    assert "Your choice: speculation" in texts(at)
+    assert at.button(key="submit").disabled is False
+    submit(at, 1)
+    assert not at.exception
+    assert at.subheader[0].value == "Item 2 of 4"
+    assert at.get("progress")[0].proto.text == "1 of 4 labeled"
+    assert ws.db.execute("select item_id, label, annotator, role from audit_labels").fetchall() == [
+        (queue[0], "speculation", "ana", "annotator")]
+
+    at.button(key="back").click().run()  # back to item 1: the saved label is shown
+    assert at.subheader[0].value == "Item 1 of 4"
+    assert "Your choice: speculation (saved)" in texts(at)
+    submit(at, 4)  # change it to "other"
+    assert at.subheader[0].value == "Item 2 of 4"
+    log = ws.db.execute("select label from audit_labels where item_id = ? order by id", [queue[0]])
+    assert [r[0] for r in log] == ["speculation", "other"]  # append-only; the latest counts
+    assert annotator_queue(ws, token)[0].own_label == "other"
+
+    for _ in range(3):
+        submit(at, 5)  # can't tell is a label like any other
+    assert "All 4 items are labeled" in at.success[0].value
+    assert at.get("progress")[0].proto.text == "4 of 4 labeled"
+    seconds = [r[0] for r in ws.db.execute("select active_seconds from audit_labels")]
+    assert all(s is not None and 0 <= s < 300 for s in seconds)
+
+    at = run(token)  # a new session resumes at the end; Next walks forward over labeled items
+    assert "All 4 items are labeled" in at.success[0].value
+    at.button(key="back").click().run()
+    assert at.subheader[0].value == "Item 4 of 4"
+    at.button(key="back").click().run()
+    at.button(key="next").click().run()
+    assert at.subheader[0].value == "Item 4 of 4"
+
+
+def test_conversation_text_is_plain(tmp_path, monkeypatch):
+    ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"])
+    token = token_of(made.links["ana"])
+    at = run(token)
+    while "ID-spec-1" != annotator_queue(ws, token)[int(at.subheader[0].value.split()[1]) - 1].display.id:
+        submit(at, 4)
+    hostile = STATEMENTS[0]["text"]
+    assert hostile in texts(at)  # st.text: shown literally, no markdown or HTML
+    assert "<script>alert(1)</script> Nice!" in texts(at)
+    assert not any("Seattle" in m.value or "script" in m.value for m in at.markdown)
+    assert "--- session of 2024-03-01 ---" in texts(at)
+
+
+def _walk_pages(at: AppTest, n: int, label_key: int) -> list[list[str]]:
+    pages = []
+    for _ in range(n):
+        pages.append(rendered(at))
+        submit(at, label_key)
+    pages.append(rendered(at))
+    return pages
+
+
+def test_annotator_page_never_carries_references_or_other_labels(tmp_path, monkeypatch):
+    """Same items, different references and a colleague's labels: ana's pages are identical."""
+    _, made1 = make(tmp_path, monkeypatch, "one", annotators=["ana", "ben"], adjudicator="dee")
+    pages1 = _walk_pages(run(token_of(made1.links["ana"])), 4, 4)
+
+    flipped = {x["id"]: "explicit_correction" for x in STATEMENTS}
+    ws2, made2 = make(tmp_path, monkeypatch, "two", references=flipped, annotators=["ana", "ben"],
+                      adjudicator="dee")
+    ben = token_of(made2.links["ben"])
+    for q in annotator_queue(ws2, ben):
+        record_label(ws2, ben, q.display.id, "explicit_correction")
+    pages2 = _walk_pages(run(token_of(made2.links["ana"])), 4, 4)
+
+    assert pages1 == pages2
+    blob = "\n".join(p for page in pages2 for p in page)
+    for secret in ["ben", "dee", "design"] + [x["id"] for x in STATEMENTS]:
+        assert secret not in blob, secret
+
+
+def test_difficulty_page_hides_the_intended_level(arcs_ws, monkeypatch):
+    made = create_audit(arcs_ws, "diff", "difficulty:outcome", "arcs", annotators=["ana"])
+    monkeypatch.setenv("AMG_WORKSPACE", str(arcs_ws.path))
+    at = run(token_of(made.links["ana"]))
+    assert not at.exception
+    blob = "\n".join(rendered(at))
+    for arc_id in arcs_ws.arc_ids():
+        assert arc_id not in blob  # arc ids name the level: never sent
+    assert "Highlighted turn" in blob
+
+
+def test_adjudication_page(tmp_path, monkeypatch):
+    ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana", "ben"], adjudicator="dee")
+    ana, ben, dee = (token_of(made.links["ana"]), token_of(made.links["ben"]),
+                     token_of(made.adjudicator_link))
+    ids = [x["id"] for x in STATEMENTS]
+    for i in ids:
+        record_label(ws, ana, i, "speculation")
+        record_label(ws, ben, i, "speculation" if i != "ID-other-3" else "other")
+    at = run(dee)
+    assert not at.exception
+    assert at.title[0].value == "Adjudication"
+    assert at.subheader[0].value == "Item 1 of 4 · disagreement"  # disagreements first
+    assert "other x1, speculation x1" in texts(at)  # the labels given, names hidden
+    blob = "\n".join(rendered(at))
+    assert "ana" not in blob and "ben" not in blob
+    assert not any(i in blob for i in ids)
+    submit(at, 4)  # resolve as other
+    assert at.subheader[0].value == "Item 2 of 4 · agreement"
+    assert "speculation x2" in texts(at)
+    assert ws.db.execute("select item_id, annotator, role, label from audit_labels where role = "
+                         "'adjudicator'").fetchall() == [("ID-other-3", "dee", "adjudicator", "other")]
+
+
+def test_adjudication_page_is_blind_to_references(tmp_path, monkeypatch):
+    pages = []
+    for name, refs in [("one", None), ("two", {x["id"]: "other" for x in STATEMENTS})]:
+        ws, made = make(tmp_path, monkeypatch, name, references=refs, annotators=["ana", "ben"],
+                        adjudicator="dee")
+        for who in ("ana", "ben"):
+            tok = token_of(made.links[who])
+            for q in annotator_queue(ws, tok):
+                record_label(ws, tok, q.display.id, "speculation" if who == "ana" else "other")
+        pages.append(_walk_pages(run(token_of(made.adjudicator_link)), 4, 2))
+    assert pages[0] == pages[1]
+
+
+@pytest.mark.parametrize("who", ["ana", "dee"])
+def test_empty_queue_pages(tmp_path, monkeypatch, who):
+    ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"], adjudicator="dee",
+                    sample_n=1)
+    token = token_of(made.links[who] if who == "ana" else made.adjudicator_link)
+    if who == "ana":
+        record_label(ws, token, annotator_queue(ws, token)[0].display.id, "other")
+    at = run(token)
+    assert not at.exception
+    assert at.success

@@ -1,0 +1,106 @@
+"""The audit commands through typer's CliRunner: output users see, one-line errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from agentmemgate.annotate_app import annotator_queue, record_label
+from agentmemgate.annotate_app.server import streamlit_command
+from agentmemgate.cli import app
+from agentmemgate.workspace import Workspace
+
+runner = CliRunner()
+
+
+def amg(*args: str):
+    return runner.invoke(app, list(args))
+
+
+def test_create_list_label_report_export(tmp_path, statements_file):
+    w = str(tmp_path / "ws")
+    res = amg("audit", "create", "a1", "--task", "evidence_type", "--from", str(statements_file),
+              "--annotators", "ana,ben", "--adjudicator", "dee", "--seed", "3", "--workspace", w)
+    assert res.exit_code == 0, res.output
+    links = dict(line.strip().split(": ", 1) for line in res.output.splitlines()
+                 if "?token=" in line)
+    assert set(links) == {"ana (4 items)", "ben (4 items)", "dee (adjudicator)"}
+    assert "4 evidence_type items, 4 with a reference label" in res.output
+
+    ws = Workspace(w)
+    for url in (links["ana (4 items)"], links["ben (4 items)"]):
+        tok = url.split("token=")[1]
+        for q in annotator_queue(ws, tok):
+            record_label(ws, tok, q.display.id, "speculation", active_seconds=5)
+
+    res = amg("audit", "list", "--workspace", w)
+    assert res.exit_code == 0 and "a1\tevidence_type\t4 items" in res.output
+    assert "ana 4/4" in res.output
+
+    res = amg("report", "agreement", "a1", "--workspace", w)
+    assert res.exit_code == 0, res.output
+    assert res.output.strip().endswith("report.md")
+
+    res = amg("report", "agreement", "a1", "--json", "--workspace", w)
+    assert res.exit_code == 0, res.output
+    obj = json.loads(res.output)
+    assert obj["n_items"] == 4 and obj["n_annotators"] == 2
+    assert set(obj["percent_agreement"]) >= {"value", "ci_low", "ci_high", "n"}
+    assert set(obj["krippendorff_alpha"]) >= {"value", "level"}
+    assert set(obj["cohen_kappa_pairs"][0]) >= {"a", "b", "kappa", "n"}
+    v = obj["vs_reference"]
+    assert set(v) >= {"agreement", "kappa", "per_class", "macro_f1", "confusion"}
+    assert set(v["agreement"]) >= {"value", "ci_low", "ci_high", "n"}
+    assert set(v["per_class"]["speculation"]) >= {
+        "precision", "precision_ci_low", "precision_ci_high", "recall", "recall_ci_low",
+        "recall_ci_high", "support"}
+    assert 0 <= v["agreement"]["value"] <= 1
+
+    res = amg("audit", "export", "a1", "--out", str(tmp_path / "x"), "--workspace", w)
+    assert res.exit_code == 0
+    assert [p.rsplit("/", 1)[1] for p in res.output.split()] == [
+        "labels.csv", "labels.jsonl", "references.csv"]
+
+    res = amg("audit", "relink", "a1", "ben", "--base-url", "http://h:9/", "--workspace", w)
+    assert res.exit_code == 0 and res.output.startswith("http://h:9/?token=")
+
+
+def test_import_command(tmp_path):
+    w = str(tmp_path / "ws")
+    f = tmp_path / "l.csv"
+    f.write_text("item_id,annotator,label\nx,ana,yes\nx,ben,no\n")
+    res = amg("audit", "import", "r1", str(f), "--workspace", w)
+    assert res.exit_code == 0, res.output
+    assert "Created realism audit 'r1': 2 labels by ana, ben for 1 items." in res.output
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["audit", "create", "x", "--task", "vibes", "--from", "arcs"], "Unknown task 'vibes'"),
+    (["audit", "create", "x", "--task", "evidence_type", "--from", "nowhere:1"], "Unknown source"),
+    (["audit", "create", "x", "--task", "evidence_type", "--from", "STATEMENTS",
+      "--annotators", "a,b", "--overlap", "3"], "--overlap 3 is more than the 2"),
+    (["audit", "create", "bad name", "--task", "realism", "--from", "arcs"], "Audit name"),
+    (["audit", "export", "nope"], "No audit named 'nope'"),
+    (["report", "agreement", "nope"], "No audit named 'nope'"),
+    (["audit", "import", "x", "MALFORMED"], "missing column(s) annotator"),
+    (["audit", "import", "x", "missing.csv"], "No such file"),
+    (["annotate", "--port", "0"], "--port must be 1-65535"),
+])
+def test_bad_input_is_one_line(tmp_path, statements_file, args, needle):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("item_id,label\nx,yes\n")
+    args = [{"STATEMENTS": str(statements_file), "MALFORMED": str(bad)}.get(a, a) for a in args]
+    res = runner.invoke(app, args + ["--workspace", str(tmp_path / "ws")])
+    assert res.exit_code == 1
+    assert needle in res.output
+    assert "Traceback" not in res.output
+    assert len([line for line in res.output.splitlines() if line.startswith("Error:")]) == 1
+
+
+def test_annotate_serves_on_localhost(tmp_path):
+    cmd = streamlit_command(tmp_path / "ws", 8765)
+    assert cmd[cmd.index("--server.address") + 1] == "127.0.0.1"
+    assert cmd[cmd.index("--server.port") + 1] == "8765"
+    assert cmd[-2:] == ["--workspace", str((tmp_path / "ws").resolve())]

@@ -1,0 +1,16 @@
+"""Every classify test starts with no API keys in the environment and no scripted replies left."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _no_keys_no_scripts(monkeypatch):
+    from agentmemgate.llm import reset_scripts
+
+    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    reset_scripts()
+    yield
+    reset_scripts()

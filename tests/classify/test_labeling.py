@@ -1,0 +1,98 @@
+"""`amg statements label`: majority of model votes, ties flagged, cross-family relabel."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from agentmemgate.classify import label_statements, majority
+from agentmemgate.cli import app
+from agentmemgate.corpora import import_statements, load_set
+from agentmemgate.errors import SameFamilyJudge
+from agentmemgate.llm import get_model
+
+runner = CliRunner()
+TEXTS = {"s1": "I might move to Seattle next year.", "s2": "I love jazz.",
+         "s3": "I saw the new museum.", "s4": "I moved to Denver last month."}
+VOTES = {"s1": ["speculative"] * 3, "s2": ["other", "other", "completed_event"],
+         "s3": ["speculative", "other", "completed_event"], "s4": ["other"] * 3}
+
+
+def _set(ws, tmp_path, name="set"):
+    f = tmp_path / "s.jsonl"
+    f.write_text("\n".join(json.dumps({"id": k, "text": v}) for k, v in TEXTS.items()))
+    import_statements(ws, name, f)
+
+
+def _scripted(name):
+    model = get_model(f"scripted:{name}")
+
+    def answer(request):
+        sid = next(k for k, v in TEXTS.items() if v in request.prompt)
+        vote = int(request.seed_key.split(":")[0].removeprefix("run") or 0)
+        return VOTES[sid][vote]
+
+    return model.respond_with(answer)
+
+
+def test_majority():
+    assert majority(["a", "a", "b"]) == "a"
+    assert majority(["a", "b"]) is None and majority([]) is None
+
+
+def test_votes_ties_and_cross_family_relabel(ws, tmp_path):
+    _set(ws, tmp_path)
+    model = _scripted("voter")
+    s = label_statements(ws, "set", ["scripted:voter"], votes=3, relabel="offline")
+    items = {x.id: x for x in load_set(ws, "set")}
+    assert (items["s1"].reference, items["s1"].reference_status) == ("speculation", "agreed")
+    assert (items["s2"].reference, items["s2"].reference_status) == ("other", "agreed")
+    assert (items["s3"].reference, items["s3"].reference_status) == (None, "tie")
+    assert (items["s4"].reference, items["s4"].relabel, items["s4"].reference_status) == (
+        "other", "completed_event", "disputed")
+    assert (s.labeled, s.ties, s.agreed, s.disputed) == (3, 1, 2, 1)
+    assert (s.agreement.k, s.agreement.n) == (2, 3)
+    assert s.commit_hold_agreement.k == 3  # other vs completed_event both commit
+    assert len(model.history) == 12 and {r.seed_key for r in model.history} == {
+        "run0:vote0", "run1:vote0", "run2:vote0"}
+    text = "\n".join(s.lines())
+    assert "agreement 2/3 = 66.7%" in text and "Agreed: 2; disputed: 1" in text
+    # resumable: nothing is asked again
+    again = label_statements(ws, "set", ["scripted:voter"], votes=3, relabel="offline")
+    assert len(model.history) == 12 and again.agreed == 2
+
+
+def test_relabel_must_come_from_another_family(ws, tmp_path):
+    _set(ws, tmp_path)
+    _scripted("a")
+    _scripted("b")
+    with pytest.raises(SameFamilyJudge, match="same family \\(scripted\\) as voter"):
+        label_statements(ws, "set", ["scripted:a"], relabel="scripted:b")
+    s = label_statements(ws, "set", ["scripted:a"], relabel="scripted:b", allow_same_family=True)
+    assert s.agreed == 3 and s.ties == 1
+
+
+def test_failed_votes_leave_statements_unlabeled_and_are_retried(ws, tmp_path):
+    _set(ws, tmp_path)
+    model = get_model("scripted:mute")
+    model.respond_with(lambda r: "no idea")
+    s = label_statements(ws, "set", ["scripted:mute"], votes=1)
+    assert s.errors == 4 and s.labeled == 0 and "no class name" in s.first_error
+    assert all(x.reference_status is None for x in load_set(ws, "set"))
+
+
+def test_cli_label(tmp_path):
+    ws = str(tmp_path / "ws")
+    f = tmp_path / "s.jsonl"
+    f.write_text("\n".join(json.dumps({"id": k, "text": v}) for k, v in TEXTS.items()))
+    assert runner.invoke(app, ["statements", "import", "s", str(f), "--workspace", ws]).exit_code == 0
+    _scripted("cli")
+    r = runner.invoke(app, ["statements", "label", "s", "--voters", "scripted:cli", "--votes", "3",
+                            "--relabel", "offline", "--workspace", ws])
+    assert r.exit_code == 0, r.output
+    assert "Reference labels: 3 (ties flagged, no reference: 1)" in r.output
+    r = runner.invoke(app, ["statements", "label", "s", "--voters", "scripted:cli",
+                            "--relabel", "scripted:x", "--workspace", ws])
+    assert r.exit_code == 1 and "Error: Relabeler" in r.output and "--allow-same-family" in r.output

@@ -1,0 +1,88 @@
+"""Offline stage 2 (rules) and outcome linking, on real fixture text and small made-up cases."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentmemgate.corpora import (Conversation, CorpusSession, CorpusTurn, RuleExtractor,
+                                  at_risk_measurable, link_outcome, load_corpus, scan_conversation)
+from agentmemgate.corpora.extract import clean_value
+
+from .paths import LOCOMO
+
+
+def _conv(*sessions: list[str]) -> Conversation:
+    """A conversation where the user says each string; one session per list."""
+    out = []
+    for i, texts in enumerate(sessions):
+        turns = [CorpusTurn(index=k, speaker="user", text=t, ref=f"q/s{i}/{k}", mined=True)
+                 for k, t in enumerate(texts)]
+        out.append(CorpusSession(index=i, session_id=f"s{i}", date=f"2024-0{i + 1}-01T10:00",
+                                 turns=turns))
+    return Conversation(corpus="longmemeval", conversation_id="q", speakers=["user", "assistant"],
+                        sessions=out)
+
+
+def _mine(conv: Conversation):
+    rx = RuleExtractor()
+    cand = scan_conversation(conv).candidates[0]
+    ext = rx.extract(cand)
+    return cand, ext, link_outcome(conv, cand, ext)
+
+
+@pytest.mark.parametrize("text, attribute, value, level", [
+    ("I'm torn between staying in Boston and moving to Seattle.", "home_city", "Seattle", "strongly_hedged"),
+    ("I've been thinking about adopting a rescue dog.", "pet", "rescue dog", "weakly_hedged"),
+    ("I'm going to buy an electric car.", "vehicle", "electric car", "confident_no_date"),
+    ("I'm moving to Austin next month.", "home_city", "Austin", "scheduled_with_date"),
+    ("I'm planning to go vegan.", "diet", "vegan", "confident_no_date"),
+])
+def test_rules_keep_plans_with_attribute_value_and_hedge_level(text, attribute, value, level):
+    cand, ext, _ = _mine(_conv([text]))
+    assert ext.kept and ext.text == text
+    assert (ext.attribute, ext.plan_value, ext.hedge_level) == (attribute, value, level)
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("Is it crazy that I might move to Lisbon?", "question"),
+    ("I'm not going to move to Denver.", "negated plan"),
+    ("I'll definitely check out those resources.", "no attribute change"),
+])
+def test_rules_reject_with_a_reason(text, reason):
+    cand, ext, link = _mine(_conv([text]))
+    assert not ext.kept and ext.reject_reason == reason and link is None
+
+
+def test_real_fixture_plan_that_came_true():
+    """conv-30: Jon's dance-studio plan (D1:6) is confirmed in session 11 (D11:3)."""
+    conv = load_corpus(LOCOMO)[0]
+    rx = RuleExtractor()
+    cand = next(c for c in scan_conversation(conv).candidates if c.source_ref == "D1:6")
+    ext = rx.extract(cand)
+    assert ext.kept and ext.plan_value == "dance studio" and ext.hedge_level == "weakly_hedged"
+    link = link_outcome(conv, cand, ext)
+    assert (link.outcome, link.outcome_ref, link.evidence) == ("came_true", "D11:3", "confirmation")
+    # session 5's "I'm not gonna give up on ... my dance studio" is a negated cue, not abandonment
+
+
+def test_abandoned_pending_and_silent_outcomes():
+    plan = "I might move to Denver for the new role."
+    _, _, link = _mine(_conv([plan], ["Honestly, I decided not to move to Denver after all."]))
+    assert (link.outcome, link.outcome_ref) == ("abandoned", "q/s1/0")
+    assert at_risk_measurable(link.outcome, link.outcome_ref)
+    _, _, link = _mine(_conv([plan], ["Denver is still on my mind, no decision yet."]))
+    assert (link.outcome, link.outcome_ref, link.evidence) == ("unresolved", "q/s1/0", "pending mention")
+    assert at_risk_measurable(link.outcome, link.outcome_ref)
+    _, _, link = _mine(_conv([plan], ["What a rainy week."]))
+    assert (link.outcome, link.outcome_ref) == ("unresolved", None)
+    assert not at_risk_measurable(link.outcome, link.outcome_ref)
+    _, _, link = _mine(_conv([plan], ["I won't give up on Denver, I'm not done with it."]))
+    assert link.outcome == "unresolved"  # negated abandonment cue
+    _, _, link = _mine(_conv([plan], ["We finally moved to Denver last week!"]))
+    assert link.outcome == "came_true"
+    assert not at_risk_measurable(link.outcome, link.outcome_ref)
+
+
+def test_clean_value_trims_function_words():
+    assert clean_value(" a new bike and ") == "a new bike"
+    assert clean_value("Seattle soon.") == "Seattle"

@@ -1,0 +1,135 @@
+"""`amg mine hedges`: offline and LLM stage 2, stored, resumable, exported with the license."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from agentmemgate.cli import app
+from agentmemgate.corpora import mine_hedges, mined_statements, source_key
+from agentmemgate.errors import BadInput
+from agentmemgate.llm import CallFailed, get_model
+
+from .paths import LOCOMO, LONGMEMEVAL, REAL_LOCOMO, needs_real_locomo
+
+runner = CliRunner()
+FIELDS = {"id", "corpus", "conversation_id", "source_ref", "speaker", "date", "text", "context",
+          "prefilter_cues", "kept", "attribute", "plan_value", "hedge_level", "outcome",
+          "outcome_ref", "miner", "license"}
+
+
+def test_offline_mining_summary_and_jsonl(ws, tmp_path):
+    out = tmp_path / "hedges.jsonl"
+    s = mine_hedges(ws, LOCOMO, corpus="locomo", out=out)
+    assert (s.corpus, s.miner, s.conversations, s.turns_scanned) == ("locomo", "offline-rules", 2, 21)
+    assert s.prefilter_hits >= 3 and s.llm_calls == 0
+    assert s.hedges >= 1 and s.came_true >= 1  # the dance studio
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == s.prefilter_hits
+    assert all(FIELDS <= set(r) for r in rows)
+    assert all(r["miner"] == "offline-rules" and r["license"].startswith("CC BY-NC 4.0") for r in rows)
+    studio = next(r for r in rows if r["source_ref"] == "D1:6")
+    assert studio["kept"] and studio["outcome"] == "came_true" and studio["outcome_ref"] == "D11:3"
+    assert studio["context"][0] == {"speaker": "Jon", "text": studio["context"][0]["text"]}
+    lines = "\n".join(s.lines())
+    for needle in ("Turns scanned: 21", "Prefilter hits:", "LLM calls: 0", "Hedges:",
+                   "At-risk plans with a measurable outcome:"):
+        assert needle in lines
+
+
+def test_rerun_resumes_without_duplicates(ws):
+    first = mine_hedges(ws, LONGMEMEVAL)
+    again = mine_hedges(ws, LONGMEMEVAL)
+    assert first == again
+    key = source_key(LONGMEMEVAL)
+    assert ws.db["mined_candidates"].count_where("source_key = ?", [key]) == first.prefilter_hits
+    assert ws.db["mined_extractions"].count == first.prefilter_hits
+
+
+def test_llm_stage_2_with_scripted_model(ws):
+    model = get_model("scripted:miner")
+
+    def answer(request):
+        if "dance studio so I can teach" in request.prompt:
+            return {"keep": True, "span": "I wanna start a dance studio", "attribute": "business",
+                    "plan_value": "dance studio", "hedge_level": "weakly_hedged", "reason": "plan"}
+        if "Caroline" in request.prompt:  # a kept answer whose span is not in the turn
+            return {"keep": True, "span": "I will open a bakery", "attribute": "business",
+                    "plan_value": "bakery", "hedge_level": "confident_no_date", "reason": "?"}
+        return {"keep": False, "span": None, "attribute": None, "plan_value": None,
+                "hedge_level": None, "reason": "no plan"}
+
+    model.respond_with(answer)
+    s = mine_hedges(ws, LOCOMO, miner="scripted:miner")
+    assert s.miner == "scripted:miner/hedge_extract.v1"
+    assert s.llm_calls == s.prefilter_hits == len(model.history) and s.llm_cached == 0
+    rows = {m.source_ref: m for m in mined_statements(ws, source_key(LOCOMO), s.miner)}
+    studio = rows["D1:6"]
+    assert studio.kept and studio.text == "I wanna start a dance studio"
+    assert (studio.outcome, studio.outcome_ref) == ("came_true", "D11:3")
+    unusable = [m for m in rows.values() if m.reject_reason and "not verbatim" in m.reject_reason]
+    assert unusable and not any(m.kept for m in unusable)
+    prompt = model.history[0].prompt
+    assert "strongly_hedged" in prompt and "Preceding turns" in prompt
+    # the same run again is answered from the workspace cache: no new calls
+    calls = len(model.history)
+    assert mine_hedges(ws, LOCOMO, miner="scripted:miner").hedges == s.hedges
+    assert len(model.history) == calls
+
+
+def test_failed_calls_are_counted_and_retried_on_rerun(ws):
+    model = get_model("scripted:flaky")
+    no = {"keep": False, "span": None, "attribute": None, "plan_value": None, "hedge_level": None,
+          "reason": "no"}
+    model.enqueue(CallFailed("server error", kind="server_error"))
+    model.respond_with(lambda r: no)
+    first = mine_hedges(ws, LOCOMO, miner="scripted:flaky")
+    assert first.errors == 1
+    assert first.llm_calls == first.prefilter_hits - 1
+    again = mine_hedges(ws, LOCOMO, miner="scripted:flaky")
+    assert again.errors == 0 and again.llm_calls == again.prefilter_hits
+
+
+def test_cli_mine_and_errors(tmp_path):
+    ws = str(tmp_path / "ws")
+    out = tmp_path / "o.jsonl"
+    r = runner.invoke(app, ["mine", "hedges", "--corpus", "longmemeval", str(LONGMEMEVAL),
+                            "--out", str(out), "--workspace", ws])
+    assert r.exit_code == 0, r.output
+    assert "Turns scanned: 31" in r.output and "license: longmemeval MIT" in r.output
+    assert out.read_text().count("\n") >= 1
+    r = runner.invoke(app, ["mine", "hedges", "--corpus", "locomo", str(LONGMEMEVAL), "--workspace", ws])
+    assert r.exit_code == 1
+    assert r.output.strip() == ("Error: longmemeval_sample.json: looks like a longmemeval file, "
+                                "not locomo (pass --corpus longmemeval or auto)")
+    bad = tmp_path / "bad.json"
+    bad.write_text("[{")
+    r = runner.invoke(app, ["mine", "hedges", str(bad), "--workspace", ws])
+    assert r.exit_code == 1 and r.output.startswith("Error: bad.json: malformed JSON")
+    assert "Traceback" not in r.output
+    r = runner.invoke(app, ["mine", "hedges", str(LOCOMO), "--miner", "nope", "--workspace", ws])
+    assert r.exit_code == 1 and "provider:model" in r.output
+
+
+def test_own_lexicon_reruns_stage_1(ws, tmp_path):
+    from agentmemgate.corpora.prefilter import LEXICON_DIR
+
+    base = mine_hedges(ws, LOCOMO)
+    narrow = tmp_path / "narrow.toml"
+    text = (LEXICON_DIR / "cues.v1.toml").read_text()
+    narrow.write_text(text.replace('"might", "may", "maybe",', '"may", "maybe",'))
+    fewer = mine_hedges(ws, LOCOMO, lexicon=narrow)
+    assert fewer.prefilter_hits <= base.prefilter_hits
+    bad = tmp_path / "bad.toml"
+    bad.write_text("version = 1\n")
+    with pytest.raises(BadInput, match="bad.toml: not a cue lexicon"):
+        mine_hedges(ws, LOCOMO, lexicon=bad)
+
+
+@needs_real_locomo
+def test_real_locomo_offline(ws):
+    s = mine_hedges(ws, REAL_LOCOMO)
+    assert (s.conversations, s.turns_scanned) == (10, 5882)
+    assert 500 < s.prefilter_hits < 2000 and s.hedges > 10

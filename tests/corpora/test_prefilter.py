@@ -1,0 +1,90 @@
+"""Stage 1: high recall on plans and hedges, requests to the assistant filtered, data-file lexicon."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentmemgate.corpora import load_corpus, load_lexicon, scan_conversation, scan_turn, split_sentences
+
+from .paths import LOCOMO, LONGMEMEVAL
+
+HEDGES = [
+    "I might move to Seattle, my dad lives there.",  # the paper's opening example
+    "Here\u2019s where I\u2019m stuck. I\u2019m torn between staying with Ghost 14 and switching to Pegasus 39 for my next pair.",
+    "Oh, Pegasus 39 is still on the maybe list and I need a sale check.",
+    "I'm thinking about switching to a standing desk.",
+    "We're planning to adopt a rescue dog next month.",
+    "I'm moving to Austin on March 3rd.",
+    "I've been considering going back to school for a master's degree.",
+    "I wanna start a dance studio so I can teach others.",
+    "Not sure yet whether to take the job in Denver.",
+]
+NOT_HEDGES = [
+    "Can you recommend a hotel in Rome?",
+    "I'd like to know more about the history of jazz.",
+    "The weather was lovely yesterday.",
+    "Could you help me plan a menu?",
+    "Thanks, that was helpful!",
+]
+
+
+@pytest.mark.parametrize("text", HEDGES)
+def test_plans_and_hedges_reach_stage_2(text):
+    assert scan_turn(text).hit, text
+
+
+@pytest.mark.parametrize("text", NOT_HEDGES)
+def test_requests_and_plain_statements_do_not(text):
+    assert not scan_turn(text).hit, text
+
+
+def test_cues_and_spans_are_recorded():
+    text = "We had pizza. I might move to Seattle next year! Anyway, how are you?"
+    scan = scan_turn(text)
+    assert scan.sentences == 3
+    assert [text[a:b] for a, b in scan.spans] == ["I might move to Seattle next year!"]
+    assert scan.cues == ["change:move", "future_time:next year", "hedge:might"]
+
+
+def test_sentences_without_a_subject_count_when_they_open_with_a_cue():
+    assert scan_turn("Thinking about moving to Denver.").hit
+    assert not scan_turn("The dog might be tired.").hit  # a cue, but not the speaker's plan
+
+
+def test_stop_phrases_blank_only_the_request():
+    # "could you" is a request, but the same sentence still carries the user's own plan
+    assert scan_turn("Could you suggest neighborhoods, since I'm planning to move to Denver?").hit
+
+
+def test_sentence_splitting_keeps_decimals_and_splits_lines():
+    text = "I paid 3.50 for it. Then I left\nand came back"
+    assert [text[a:b] for a, b in split_sentences(text)] == ["I paid 3.50 for it.", "Then I left",
+                                                             "and came back"]
+
+
+def test_lexicon_is_a_versioned_data_file():
+    lex = load_lexicon()
+    assert lex.ref == "cues.v1" and len(lex.sha256) == 64
+    assert {"hedge", "intention", "future_time", "change", "first_person"} <= set(lex.cues)
+    assert "torn between" in lex.cues["hedge"] and "could you" in lex.stop
+
+
+def test_fixture_conversations():
+    conv30 = load_corpus(LOCOMO)[0]
+    scan = scan_conversation(conv30)
+    refs = [c.source_ref for c in scan.candidates]
+    assert "D1:6" in refs  # Jon: "I wanna start a dance studio ..."
+    cand = scan.candidates[refs.index("D1:6")]
+    assert cand.speaker == "Jon" and cand.date == "2023-01-20T16:04"
+    assert [c.speaker for c in cand.context] == ["Jon", "Gina"]  # two preceding turns (D1:4-5)
+    assert cand.id == "locomo:conv-30:D1:6"
+    assert scan.turns_scanned == 11  # both speakers' turns
+
+
+def test_longmemeval_sessions_repeated_across_questions_are_scanned_once():
+    convs = load_corpus(LONGMEMEVAL)
+    seen: set[str] = set()
+    first = scan_conversation(convs[0], seen_sessions=seen)
+    again = scan_conversation(convs[0], seen_sessions=seen)
+    assert first.turns_scanned == 12 and first.candidates  # user turns only
+    assert again.turns_scanned == 0 and again.duplicate_sessions == 2 and not again.candidates

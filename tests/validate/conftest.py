@@ -1,0 +1,46 @@
+"""Validation tests: reuse the LLM room's HTTP fakes; no keys or scripted replies leak between tests."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "llm"))  # llm_fakes: real SDKs over MockTransport
+
+
+@pytest.fixture(autouse=True)
+def _clean_llm_state(monkeypatch):
+    from agentmemgate.llm import reset_scripts
+
+    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    reset_scripts()
+    yield
+    reset_scripts()
+
+
+@pytest.fixture(scope="session")
+def _tiny_template(tmp_path_factory):
+    """One arc per cell of every split, generated (no judges, no export) once per session."""
+    from agentmemgate.generate import generate, get_renderer
+    from agentmemgate.workspace import Workspace
+
+    root = tmp_path_factory.mktemp("tiny")
+    ws = Workspace(root / "ws")
+    generate(ws, get_renderer("offline"), ["core", "heldout", "controlled"], seed=0, n_per_cell=1,
+             show_progress=False)
+    ws.db.conn.close()
+    return root / "ws"
+
+
+@pytest.fixture
+def tiny(tmp_path, _tiny_template):
+    """A private copy of the tiny workspace (16 arcs), so tests can judge and edit freely."""
+    from agentmemgate.workspace import Workspace
+
+    dest = tmp_path / "ws"
+    shutil.copytree(_tiny_template, dest)
+    return Workspace(dest)

@@ -1,0 +1,223 @@
+"""amg validate / amg report validation / amg build --judge / amg export --drop-failing, end to end."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from agentmemgate.cli import app
+from agentmemgate.llm import get_model
+
+runner = CliRunner()
+
+
+def scripted(name: str, natural="pass"):
+    """A scripted judge: first listed level, realism 'natural' = natural(prompt) or a fixed verdict,
+    substring equivalence."""
+
+    def respond(req):
+        if req.purpose == "judge.recovery":
+            opts = req.prompt.split("Options (in no particular order):")[1]
+            return {"level": re.findall(r"^- (\w+): ", opts, re.M)[0], "rationale": "First listed."}
+        if req.purpose == "judge.realism":
+            verdict = natural(req.prompt) if callable(natural) else natural
+            return {"natural": {"verdict": verdict, "rationale": "Scripted."},
+                    "motivated": {"verdict": "pass", "rationale": "Scripted."}}
+        a, b = re.search(r"Value 1: (.*)\nValue 2: (.*)\n", req.prompt).groups()
+        same = a.lower() in b.lower() or b.lower() in a.lower()
+        return {"verdict": "equivalent" if same else "not_equivalent", "confidence": 0.8, "rationale": "Scripted."}
+
+    get_model(f"scripted:{name}").respond_with(respond)
+    return f"scripted:{name}"
+
+
+def run(*args, ws=None):
+    extra = ["--workspace", str(ws.path)] if ws is not None else []
+    return runner.invoke(app, list(args) + extra)
+
+
+def one_line_error(result, needle):
+    assert result.exit_code != 0
+    assert needle in result.output, result.output
+    assert "Traceback" not in result.output
+    assert len([l for l in result.output.splitlines() if l.strip()]) == 1
+
+
+def test_default_build_runs_the_offline_judges_and_the_card_reports_them(small_build):
+    root, summary = small_build
+    assert [j.spec for j in summary.judging.judges] == ["offline"]
+    card = (root / "out" / "controlled" / "README.md").read_text()
+    section = card[card.index("## Validation by judges"):]
+    assert "offline-template" in section and "offline-heuristic" in section and "heuristic" in section
+    assert re.search(r"Blind level recovery, hedge_strength: \d+/10 = [\d.]+% \[[\d.]+, [\d.]+\]", section)
+    assert "Blind level recovery, confirmation_wording" in section
+    assert "Realism, natural" in section
+    assert "## Validation by judges" in (root / "out" / "README.md").read_text()
+
+
+def test_validate_stores_verdicts_resumes_and_reports(tiny, tmp_path):
+    first = run("validate", "--no-progress", ws=tiny)
+    assert first.exit_code == 0, first.output
+    assert "structural checks: 16/16 arcs pass" in first.output
+    assert "judged now 32, already stored 0, judge failures 0" in first.output
+    assert re.search(r"blind level recovery \(offline\): \d+/16", first.output)
+    again = run("validate", "--no-progress", ws=tiny)
+    assert "judged now 0, already stored 32" in again.output
+    rep = run("report", "validation", "--json", "--out-dir", str(tmp_path / "rep"), ws=tiny)
+    data = json.loads(rep.stdout)
+    assert data["judges"] == [{"spec": "offline", "family": "offline-heuristic", "heuristic": True}]
+    assert data["recovery"]["overall"]["n"] == 16
+    assert set(data["recovery"]["by_factor"]) == {"outcome", "hedge_strength", "confirmation_wording"}
+    assert data["realism"]["natural"]["n"] == 16
+    assert sorted(p.name for p in (tmp_path / "rep").glob("*.png")) == [
+        "confusion-offline-confirmation_wording.png", "confusion-offline-hedge_strength.png",
+        "confusion-offline-outcome.png"]
+    md = run("report", "validation", ws=tiny)
+    assert md.exit_code == 0 and "# Validation report" in md.stdout
+    assert (tiny.path / "reports" / "validation" / "validation.md").exists()
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["validate", "--checks", "structure,bogus"], "Unknown check 'bogus'"),
+    (["validate", "--judge", "nope"], "provider:model"),
+    (["validate", "--judge", "anthropic:claude-x"], "No API key"),
+    (["validate", "--split", "nope"], "Unknown split 'nope'"),
+    (["report", "validation", "--judge", "openai:nope"], "No stored verdicts from judge 'openai:nope'"),
+    (["validate", "equivalence-pairs", "--n", "0"], "--n must be a positive"),
+    (["validate", "equivalence-pairs", "--rejudge", "offline"], "same family"),
+    (["report", "equivalence", "--name", "nope"], "No equivalence pair set 'nope'"),
+])
+def test_bad_input_is_one_line(tiny, args, needle):
+    one_line_error(run(*args, ws=tiny), needle)
+
+
+def _as_generated_by(ws, generator: str) -> None:
+    for arc in list(ws.arcs()):
+        arc.provenance.generator = generator
+        ws.save_arc(arc)
+
+
+def test_same_family_judge_is_refused_unless_allowed_and_reported(tiny):
+    _as_generated_by(tiny, "scripted:writer")
+    judge = scripted("same")
+    refused = run("validate", "--judge", judge, "--no-progress", ws=tiny)
+    one_line_error(refused, "same family as the generator (scripted)")
+    assert tiny.db["judge_verdicts"].count == 0  # refused before any call
+    ok = run("validate", "--judge", judge, "--allow-same-family", "--no-progress", ws=tiny)
+    assert ok.exit_code == 0, ok.output
+    assert "same-family judging allowed for: scripted:same" in ok.output
+    data = json.loads(run("report", "validation", "--json", ws=tiny).stdout)
+    assert data["same_family_judges"] == ["scripted:same"]
+    assert any("--allow-same-family" in n for n in data["notes"])
+
+
+def test_several_judges_in_one_run_give_a_block_each_and_agreement(tiny):
+    judge = scripted("second")
+    r = run("validate", "--judge", "offline", "--judge", judge, "--checks", "recovery,realism",
+            "--no-progress", ws=tiny)
+    assert r.exit_code == 0, r.output
+    data = json.loads(run("report", "validation", "--json", ws=tiny).stdout)
+    assert [j["spec"] for j in data["judges"]] == ["offline", "scripted:second"]
+    assert set(data["by_judge"]) == {"offline", "scripted:second"}
+    assert data["by_judge"]["scripted:second"]["realism"]["natural"]["value"] == 1.0
+    scopes = {(a["task"], a["scope"]) for a in data["agreement"]}
+    assert {("recovery", "all"), ("realism", "natural"), ("realism", "motivated")} <= scopes
+    for a in data["agreement"]:
+        assert a["judges"] == ["offline", "scripted:second"] and "kappa" in a
+        assert a["agreement"]["n"] > 0
+    # the scripted judge saw every arc once per task; nothing is asked again on a re-run
+    calls = tiny.db["llm_calls"].count
+    run("validate", "--judge", "offline", "--judge", judge, "--checks", "recovery,realism",
+        "--no-progress", ws=tiny)
+    assert tiny.db["llm_calls"].count == calls == 32
+
+
+def test_export_drop_failing_removes_flagged_arcs_and_says_why(tiny, tmp_path):
+    three_sessions = lambda prompt: "fail" if "Session 3 (" in prompt else "pass"  # noqa: E731
+    judge = scripted("strict", natural=three_sessions)
+    assert run("validate", "--judge", judge, "--checks", "realism", "--no-progress", ws=tiny).exit_code == 0
+    kept = run("export", "--out", str(tmp_path / "all"), ws=tiny)
+    assert "core 3, heldout 4, controlled 9" in kept.output
+    dropped = run("export", "--drop-failing", "--out", str(tmp_path / "drop"), ws=tiny)
+    assert dropped.exit_code == 0, dropped.output
+    n_failing = sum(len(a.sessions) == 3 for a in tiny.arcs())
+    kept_now = sum(int(n) for n in re.findall(r"\w+ (\d+)", dropped.output.split(":", 1)[1]))
+    assert 0 < n_failing < 16 and kept_now == 16 - n_failing
+    card = (tmp_path / "drop" / "README.md").read_text()
+    assert f"{n_failing} arc(s) were dropped from this export for failing validation (--drop-failing)" in card
+    assert "realism.natural (scripted:strict): Scripted." in card
+    assert "dropped" not in (tmp_path / "all" / "README.md").read_text()
+
+
+def test_build_with_an_llm_judge_and_drop_failing(tmp_path):
+    judge = scripted("builder", natural=lambda prompt: "fail" if "Session 3 (" in prompt else "pass")
+    r = runner.invoke(app, ["build", "--split", "controlled", "--n-per-cell", "1", "--judge", judge,
+                            "--drop-failing", "--workspace", str(tmp_path / "ws"),
+                            "--out", str(tmp_path / "out"), "--no-progress"])
+    assert r.exit_code == 0, r.output
+    assert "judges: scripted:builder (scripted)" in r.output
+    from agentmemgate.validate.card import failing_arcs
+    from agentmemgate.workspace import Workspace
+
+    failing = failing_arcs(Workspace(tmp_path / "ws"), ["controlled"])
+    assert 0 < len(failing) < 9 and f"dropped {len(failing)} failing arc(s)" in r.output
+    card = (tmp_path / "out" / "README.md").read_text()
+    assert "Judge `scripted:builder` (family scripted, LLM)" in card
+    assert "were dropped from this export for failing validation (--drop-failing)" in card
+    for arc_id, reasons in failing.items():
+        assert f"- `{arc_id}`: {'; '.join(reasons)}" in card
+
+
+def test_equivalence_pairs_judge_rejudge_and_audit_source(tiny):
+    rejudge = scripted("eq")
+    r = run("validate", "equivalence-pairs", "--n", "30", "--rejudge", rejudge, "--no-progress", ws=tiny)
+    assert r.exit_code == 0, r.output
+    assert "Agreement offline vs scripted:eq:" in r.output
+    assert "normalized-string equivalence" in r.output and "heuristic" in r.output
+    data = json.loads(run("report", "equivalence", "--json", ws=tiny).stdout)
+    assert data["pairs"] == 30 and data["borderline"] == 15
+    ag = data["agreement"]
+    assert ag["overall"]["n"] == 30 and 0 <= ag["overall"]["value"] <= 1
+    assert ag["borderline"]["n"] == 15 and ag["not_borderline"]["n"] == 15
+    assert [j["family"] for j in data["judges"]] == ["offline-heuristic", "scripted"]
+    for d in data["disagreements"]:
+        assert d["stricter"] == next(k for k, v in d["verdicts"].items() if v == "not_equivalent")
+
+    from agentmemgate.annotate_app.sources import load_source
+
+    items = load_source(tiny, "equivalence:default", "equivalence")
+    assert len(items) == 30
+    assert {i.reference.source for i in items} == {"judge"}
+    assert {i.reference.label for i in items} <= {"equivalent", "not_equivalent"}
+    assert all(i.display.kind == "pair" and "judge" not in i.display.model_dump_json() for i in items)
+
+
+def test_a_stopped_run_keeps_finished_verdicts_and_resumes_without_repeating_calls(tiny):
+    from agentmemgate.llm import FatalProviderError
+    from agentmemgate.validate import judge_arcs
+    from agentmemgate.validate.judges import get_judge
+
+    spec = scripted("flaky")
+    model = get_model(spec)
+    healthy = model.script.responder
+    answered = []
+
+    def quota_after_five(req):
+        if len(answered) == 5:
+            raise FatalProviderError("scripted:flaky quota or credit exhausted (HTTP 402)")
+        answered.append(req)
+        return healthy(req)
+
+    model.respond_with(quota_after_five)
+    judge = get_judge(spec, workspace=tiny, concurrency=1)
+    with pytest.raises(FatalProviderError):
+        judge_arcs(tiny, ["controlled"], [judge], ["recovery"], show_progress=False)
+    assert tiny.db["judge_verdicts"].count == 5  # finished work is kept
+    model.respond_with(healthy)
+    before = len(model.history)
+    s = judge_arcs(tiny, ["controlled"], [get_judge(spec, workspace=tiny)], ["recovery"], show_progress=False)
+    assert (s.already_done, s.judged_now) == (5, 4)
+    assert len(model.history) - before == 4  # no finished call is asked again
