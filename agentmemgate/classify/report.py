@@ -40,6 +40,12 @@ class ClassifierReport(BaseModel):
     confusion: list[list[int]] = []
     stability: Stability | None = None
     confusion_png: str | None = None
+    reference_from_same_model: bool = False  # the references are this model's own votes
+
+
+def _model_of(name: str) -> str:
+    """'openai:gpt-4o|evidence_type.v1|auto:k=5' -> 'openai:gpt-4o' (the lexicon keeps its name)."""
+    return name.split("|", 1)[0]
 
 
 class AurocDifference(BaseModel):
@@ -75,7 +81,11 @@ class SetReport(BaseModel):
                f"Source licenses: {'; '.join(self.licenses) or 'unknown'}"]
         for c in self.classifiers:
             out += ["", f"== {c.classifier} ({c.kind}; method {', '.join(c.methods)}; "
-                        f"{c.runs} run{'s' if c.runs != 1 else ''})",
+                        f"{c.runs} run{'s' if c.runs != 1 else ''})"]
+            if c.reference_from_same_model:
+                out.append("WARNING: the reference labels are this model's own votes; agreement "
+                           "with them is not a validation")
+            out += [
                     f"n = {c.n} ({c.n_commit} commit, {c.n_hold} hold)",
                     f"AUROC, P(commit) vs reference commit/hold: {c.auroc.fmt()}",
                     f"Routing accuracy (commit/hold): {c.routing_accuracy.fmt()}"]
@@ -195,6 +205,9 @@ def classifier_report(ws: Workspace, set_name: str, *, classifiers: list[str] | 
                        + (" that both families agreed on" if agreed_only else "")
                        + "; run `amg statements label` or import references")
     out_path = Path(out_dir) if out_dir else ws.path / "reports" / "classifier" / _slug(set_name)
+    voters = {_model_of(r[0]) for r in ws.db.execute(
+        "select distinct voter from statement_votes where set_name = ? and role = 'reference'",
+        [set_name]).fetchall()}
     reports, run0, curves = [], {}, []
     for name in names:
         rows = [r for r in stored(ws, set_name, name) if r.statement_id in refs]
@@ -217,7 +230,8 @@ def classifier_report(ws: Workspace, set_name: str, *, classifiers: list[str] | 
             classifier=name, kind="binary" if binary else "evidence_type",
             methods=sorted({main[i].method for i in ids}), runs=len(by_run), n=len(ids),
             n_commit=sum(y), n_hold=len(y) - sum(y), auroc=auroc_ci(y, p, resamples, seed),
-            routing_accuracy=wilson(sum(int(a) == b for a, b in zip(routed, y)), len(y)))
+            routing_accuracy=wilson(sum(int(a) == b for a, b in zip(routed, y)), len(y)),
+            reference_from_same_model=_model_of(name) in voters)
         curves.append((name, y, p, rep.auroc.value))
         if not binary:
             rep.accuracy = accuracy(reference, predicted)

@@ -64,6 +64,17 @@ def test_votes_ties_and_cross_family_relabel(ws, tmp_path):
     assert len(model.history) == 12 and again.agreed == 2
 
 
+def test_report_warns_when_references_are_the_classifiers_own_votes(ws, tmp_path):
+    from agentmemgate.classify import classifier_report, classify_set
+
+    _set(ws, tmp_path)
+    label_statements(ws, "set", ["offline"])
+    classify_set(ws, "set", "offline")
+    rep = classifier_report(ws, "set", resamples=20, plots=False)
+    assert rep.classifiers[0].reference_from_same_model
+    assert "WARNING: the reference labels are this model's own votes" in "\n".join(rep.lines())
+
+
 def test_relabel_must_come_from_another_family(ws, tmp_path):
     _set(ws, tmp_path)
     _scripted("a")

@@ -29,10 +29,12 @@ def test_normalized_string_judge(a, b, equivalent):
     assert v.equivalent is equivalent and 0 <= v.confidence <= 1 and v.rationale
 
 
-def test_borderline_means_different_after_normalizing_but_sharing_a_word():
-    assert is_borderline("Ghost 14", "Ghost 15")
-    assert not is_borderline("Ghost 14", "GHOST 14!")
-    assert not is_borderline("Ghost 14", "Pegasus 39")
+def test_borderline_is_where_string_rules_and_meaning_can_part_ways():
+    assert is_borderline("Ghost 14", "Ghost 15", "near_miss")
+    assert not is_borderline("Ghost 14", "Pegasus 39", "near_miss")
+    assert not is_borderline("Ghost 14", "the Ghost 14", "surface")
+    assert is_borderline("Ghost 14", "I believe it's Ghost 14", "answer")
+    assert is_borderline("Ghost 14", "might go with Ghost 14", "plan_worded")
 
 
 def test_pairs_from_the_splits_and_over_sampled_borderline(tiny):
@@ -52,6 +54,8 @@ def test_pairs_from_the_splits_and_over_sampled_borderline(tiny):
     assert len(sample) == 40 and sum(p.borderline for p in sample) == 30 > 40 * population_share
     assert sample_pairs(pairs, 40, 0.75, seed=3) == sample  # seeded
     assert len(sample_pairs(pairs, 10_000, 0.5, seed=0)) == len(pairs)
+    default = sample_pairs(pairs, 20, None, seed=0)  # halfway between the population share and 1
+    assert sum(p.borderline for p in default) == round(20 * (1 + population_share) / 2)
 
 
 def test_one_family_only_is_reported_and_same_family_rejudge_refused(tiny):
