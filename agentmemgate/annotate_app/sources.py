@@ -14,14 +14,14 @@ Other rooms register their sources at import time::
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from ..errors import BadInput
+from ..jsonl import read_records
 from ..schema import SPLITS, Arc, TurnRef, check_level
 from .items import DisplayTurn, ItemDisplay, Reference, SourceItem, ValuePair
 from .labels import REALISM_CRITERIA
@@ -259,22 +259,10 @@ class _JsonItem(BaseModel):
 
 def load_jsonl(path: Path) -> list[SourceItem]:
     """One item per line; a bad line is reported by number, and nothing is loaded."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as e:
-        raise BadInput(f"Cannot read {str(path)!r}: {e}") from None
     out = []
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
+    for where, rec in read_records(path, _JsonItem):
         try:
-            out.append(_JsonItem.model_validate(json.loads(line)).source_item())
-        except json.JSONDecodeError as e:
-            raise BadInput(f"{path}:{n}: not JSON ({e.msg})") from None
-        except ValidationError as e:
-            err = e.errors()[0]
-            loc = ".".join(str(x) for x in err["loc"]) or "line"
-            raise BadInput(f"{path}:{n}: {loc}: {err['msg']}") from None
+            out.append(rec.source_item())
         except ValueError as e:
-            raise BadInput(f"{path}:{n}: {e}") from None
+            raise BadInput(f"{where}: {e}") from None
     return out

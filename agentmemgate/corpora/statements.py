@@ -10,9 +10,10 @@ import random
 import re
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from ..errors import BadInput
+from ..jsonl import read_records
 from ..workspace import Workspace, now
 from .model import LICENSES, ContextTurn
 
@@ -155,23 +156,8 @@ def import_statements(ws: Workspace, name: str, path: str | Path, *, license: st
     from ..classify.classes import check_label
 
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as e:
-        raise BadInput(f"Cannot read {str(path)!r}: {getattr(e, 'strerror', None) or e}") from None
     out = []
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        where = f"{path.name}:{n}"
-        try:
-            rec = _ImportLine.model_validate(json.loads(line))
-        except json.JSONDecodeError as e:
-            raise BadInput(f"{where}: not JSON ({e.msg})") from None
-        except ValidationError as e:
-            err = e.errors()[0]
-            loc = ".".join(str(x) for x in err["loc"]) or "line"
-            raise BadInput(f"{where}: {loc}: {err['msg']}") from None
+    for where, rec in read_records(path, _ImportLine):
         if not rec.text.strip():
             raise BadInput(f"{where}: empty text")
         raw_ref = rec.reference if rec.reference not in (None, "") else rec.label

@@ -42,6 +42,8 @@ def _writable(out: Path) -> None:
 def export(ws: Workspace, out_dir: str | Path, splits: list[str],
            drop_failing: bool = False) -> ExportSummary:
     """Write ``out_dir/<split>/{data.jsonl, turns.parquet, README.md, manifest.json}`` + a root card."""
+    import agentmemgate.validate  # noqa: F401  (registers the validation card section and drop rule)
+
     out = Path(out_dir)
     _writable(out)
     dropped: dict[str, list[str]] = {}
@@ -49,8 +51,10 @@ def export(ws: Workspace, out_dir: str | Path, splits: list[str],
         for rule in DROP_RULES:
             for arc_id, reasons in rule(ws, splits).items():
                 dropped.setdefault(arc_id, []).extend(reasons)
+    # A split with arcs keeps its folder and card even when --drop-failing leaves none of them.
     split_arcs = {s: [a for a in ws.arcs(s) if a.id not in dropped] for s in splits}
-    split_arcs = {s: v for s, v in split_arcs.items() if v}
+    split_arcs = {s: v for s, v in split_arcs.items()
+                  if v or any(k.startswith(f"{s}-") for k in dropped)}
     checks = ws.checks()
     files: list[str] = []
     try:

@@ -70,7 +70,7 @@ def card(split_arcs: dict[str, list[Arc]], configs: list[tuple[str, str]],
         out += ["", f"{len(failures)} arc(s) failed to render and are not included:", ""]
         out += [f"- `{f['id']}`: {f['reason']}" for f in failures]
     if dropped:
-        n = sum(len(v) for v in dropped.values())
+        n = len(dropped)
         out += ["", f"{n} arc(s) were dropped from this export for failing validation (--drop-failing):", ""]
         out += [f"- `{arc_id}`: {'; '.join(reasons)}" for arc_id, reasons in sorted(dropped.items())]
     for section in extra_sections or []:

@@ -54,17 +54,10 @@ class _Conversation:
         return ref
 
 
-class _Cycle:
-    """Draw lines in a seeded order without repeats until the list runs out."""
-
-    def __init__(self, items: list[str], rng: random.Random):
-        self.items, self.rng, self.queue = items, rng, []
-
-    def next(self) -> str:
-        if not self.queue:
-            self.queue = self.items[:]
-            self.rng.shuffle(self.queue)
-        return self.queue.pop()
+def _shuffled(items: list, rng: random.Random) -> list:
+    out = list(items)
+    rng.shuffle(out)
+    return out
 
 
 class OfflineRenderer(Renderer):
@@ -84,10 +77,20 @@ class OfflineRenderer(Renderer):
         def phrase(key: str) -> str:
             return rng.choice(bank[key]).format_map(slots)
 
-        user_lines, assistant_lines = _Cycle(domain.user_chat, rng), _Cycle(domain.assistant_chat, rng)
+        domain_chat = list(zip(_shuffled(domain.user_chat, rng), _shuffled(domain.assistant_chat, rng)))
+        other_chat = [tuple(pair) for pair in _shuffled(bank["small_talk"], rng)]
 
         def small_talk() -> tuple[str, str]:
-            return user_lines.next(), assistant_lines.next()
+            """The domain's own lines first, then off-topic pairs: no turn repeats within an arc."""
+            pool = domain_chat or other_chat
+            return pool.pop()
+
+        def plan_turn(level: str) -> str:
+            template = rng.choice(bank[level])
+            text = template.format_map(slots)
+            if "{reason}" not in template:
+                text += " " + rng.choice(bank["motivation"]).format_map(slots)
+            return text
 
         def opener(text: str) -> str:
             return f"{rng.choice(bank['session_opener'])} {text}"
@@ -109,14 +112,14 @@ class OfflineRenderer(Renderer):
 
         if spec.outcome == "control":
             # The change already happened: reported in the next session, then small talk.
-            plan = outcome = conv.exchange(1, opener(phrase(spec.plan_wording)), phrase("after_control"))
+            plan = outcome = conv.exchange(1, opener(plan_turn(spec.plan_wording)), phrase("after_control"))
             for s in range(2, last + 1):
                 chat_session(s)
         elif spec.pending_window:
             # Plan in session 0, then at least one more user turn, outcome in the last session.
             for _ in range(rng.choice((0, 1))):
                 conv.exchange(0, *small_talk())
-            plan = conv.exchange(0, phrase(spec.plan_wording), phrase("after_plan"))
+            plan = conv.exchange(0, plan_turn(spec.plan_wording), phrase("after_plan"))
             conv.exchange(0, *small_talk())
             for s in range(1, last):
                 chat_session(s)
@@ -128,7 +131,7 @@ class OfflineRenderer(Renderer):
             outcome, pending = (None, ref) if spec.outcome == "open" else (ref, None)
         else:
             # Held-out: shorter sessions; the outcome is the very next user turn after the plan.
-            plan = conv.exchange(1, opener(phrase(spec.plan_wording)), phrase("after_plan"))
+            plan = conv.exchange(1, opener(plan_turn(spec.plan_wording)), phrase("after_plan"))
             ref = conv.exchange(1, phrase(outcome_key), phrase(reply_key))
             outcome, pending = (None, ref) if spec.outcome == "open" else (ref, None)
             for s in range(2, last + 1):
