@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Callable
 
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import WorkspaceError
+from ..outputs import writable
 from ..workspace import Workspace
 from .card import card, cell_counts
 from .files import write_jsonl, write_manifest, write_parquet
@@ -30,22 +30,13 @@ class ExportSummary(BaseModel):
     files: list[str]
 
 
-def _writable(out: Path) -> None:
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise WorkspaceError(f"Cannot create output folder {str(out)!r}: {e.strerror}") from None
-    if not os.access(out, os.W_OK):
-        raise WorkspaceError(f"Output folder {str(out)!r} is not writable")
-
-
 def export(ws: Workspace, out_dir: str | Path, splits: list[str],
            drop_failing: bool = False) -> ExportSummary:
     """Write ``out_dir/<split>/{data.jsonl, turns.parquet, README.md, manifest.json}`` + a root card."""
     import agentmemgate.validate  # noqa: F401  (registers the validation card section and drop rule)
 
     out = Path(out_dir)
-    _writable(out)
+    writable(out)
     dropped: dict[str, list[str]] = {}
     if drop_failing:
         for rule in DROP_RULES:

@@ -375,7 +375,7 @@ def report_markdown(r: ValidationReport, images: bool = False, max_failing: int 
 def write_report(r: ValidationReport, out_dir: str | Path) -> list[Path]:
     """``validation.md``, ``validation.json`` and one confusion heatmap PNG per judge and factor."""
     from ._plots import confusion_png
-    from ._files import writable
+    from ..outputs import writable
 
     out = writable(Path(out_dir))
     paths = []

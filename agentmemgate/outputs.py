@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..errors import WorkspaceError
+from .errors import WorkspaceError
 
 
 def writable(out: Path) -> Path:
