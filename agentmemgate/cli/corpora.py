@@ -23,6 +23,7 @@ WorkspaceOpt = Annotated[Path, typer.Option("--workspace", help="Workspace folde
 ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", min=1, help="Parallel model calls.")]
 BaseUrlOpt = Annotated[Optional[str], typer.Option(
     "--base-url", help="OpenAI-compatible server for openai:MODEL specs (vLLM, Ollama).")]
+NoProgressOpt = Annotated[bool, typer.Option("--no-progress", help="Do not draw progress bars.")]
 
 
 def _split(values: list[str] | None) -> list[str]:
@@ -45,13 +46,14 @@ def mine_hedges(
                                                     "lexicon (TOML, same shape as cues.v1.toml).")] = None,
     concurrency: ConcurrencyOpt = 4,
     base_url: BaseUrlOpt = None,
+    no_progress: NoProgressOpt = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """Find plans and hedges (stage 1 prefilter, stage 2 extraction) and link their outcomes."""
     from ..corpora import mine_hedges as run
 
     summary = run(Workspace(workspace), path, corpus=corpus, miner=miner, out=out, limit=limit,
-                  lexicon=lexicon, concurrency=concurrency, base_url=base_url, progress=True,
+                  lexicon=lexicon, concurrency=concurrency, base_url=base_url, progress=not no_progress,
                   echo=typer.echo)
     typer.echo("\n".join(summary.lines()))
 
@@ -117,6 +119,7 @@ def statements_label(
                                                     "by the voters' own model family.")] = False,
     concurrency: ConcurrencyOpt = 4,
     base_url: BaseUrlOpt = None,
+    no_progress: NoProgressOpt = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """Reference labels by majority of model votes, and a relabel by another family."""
@@ -125,7 +128,7 @@ def statements_label(
     summary = label_statements(Workspace(workspace), name, _split(voters), votes=votes,
                                relabel=relabel, relabel_votes=relabel_votes,
                                allow_same_family=allow_same_family, concurrency=concurrency,
-                               base_url=base_url, progress=True)
+                               base_url=base_url, progress=not no_progress)
     typer.echo("\n".join(summary.lines()))
 
 
@@ -183,6 +186,7 @@ def classify(
                                                 "predicted, run.")] = None,
     concurrency: ConcurrencyOpt = 4,
     base_url: BaseUrlOpt = None,
+    no_progress: NoProgressOpt = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """Store per-statement evidence-type distributions for a statement set."""
@@ -190,7 +194,7 @@ def classify(
 
     r = classify_set(Workspace(workspace), statements, classifier, runs=runs, rubric=rubric,
                      method=method, samples=samples, concurrency=concurrency, out=out,
-                     base_url=base_url, progress=True)
+                     base_url=base_url, progress=not no_progress)
     typer.echo(f"{r.classifier} on {r.set_name}: {r.new} new, {r.already_done} already done, "
                f"{r.errors} failed ({r.statements} statements x {r.runs} runs)")
     if r.first_error:

@@ -20,7 +20,7 @@ def detect_format(path: str | Path) -> str:
     found = first_item_keys(path)
     if found is None:
         b = first_byte(path)
-        kind = "empty file" if not b else ("a JSON object" if b == b"{" else "not JSON")
+        kind = "empty file" if not b else ("a JSON object" if b == b"{" and _is_json(path) else "not JSON")
         raise CorpusError(f"{path.name}: {kind}, expected a JSON list of LongMemEval instances "
                           "or LoCoMo samples")
     keys, conv_keys = found
@@ -59,3 +59,16 @@ def iter_conversations(path: str | Path, corpus: str = "auto",
 def load_corpus(path: str | Path, corpus: str = "auto") -> list[Conversation]:
     """All conversations in memory: for small files and tests (stream big ones)."""
     return list(iter_conversations(path, corpus))
+
+
+def _is_json(path: Path) -> bool:
+    """Whether the whole file parses (only asked of files that are not a list, so rarely large)."""
+    import ijson
+
+    try:
+        with open(path, "rb") as f:
+            for _ in ijson.parse(f):
+                pass
+    except ijson.JSONError:
+        return False
+    return True
