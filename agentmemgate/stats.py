@@ -36,7 +36,9 @@ def wilson(k: int, n: int, alpha: float = 0.05) -> Proportion:
     from statsmodels.stats.proportion import proportion_confint
 
     lo, hi = proportion_confint(k, n, alpha=alpha, method="wilson")
-    return Proportion(value=k / n, ci_low=float(max(0.0, lo)), ci_high=float(min(1.0, hi)), n=n, k=k)
+    # Round away float noise (an upper bound of 0.9999999999999999 for k == n reads as a bug).
+    return Proportion(value=k / n, ci_low=round(float(max(0.0, lo)), 12),
+                      ci_high=round(float(min(1.0, hi)), 12), n=n, k=k)
 
 
 def cohen_kappa(a: Sequence, b: Sequence, labels: Sequence | None = None,
