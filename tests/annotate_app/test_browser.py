@@ -33,16 +33,17 @@ def _amg() -> list[str]:
 
 
 def _wait_healthy(port: int, proc: subprocess.Popen, timeout: float = 20) -> None:
-    import httpx
+    import urllib.request
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise AssertionError(f"amg annotate exited with {proc.returncode}")
         try:
-            if httpx.get(f"http://127.0.0.1:{port}/_stcore/health", timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1) as r:
+                if r.status == 200:
+                    return
+        except OSError:
             pass
         time.sleep(0.2)
     raise AssertionError("amg annotate did not come up")
