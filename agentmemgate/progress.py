@@ -1,4 +1,5 @@
-"""One progress display for long work: done/total, failures, cache hits and tokens (rich)."""
+"""Progress displays for long work: items (done/total, failures, cache hits, tokens) and bytes
+read from a streamed file."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import sys
 from typing import Callable, Iterator
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TextColumn,
+                           TimeElapsedColumn)
 
 Usage = Callable[[], dict[str, int]]
 
@@ -40,3 +42,20 @@ def progress_bar(description: str, total: int, usage: Usage | None = None,
             bar.update(task, advance=1, extra=usage_text(usage() if usage else {}, failures))
 
         yield advance
+
+
+@contextlib.contextmanager
+def bytes_bar(description: str, total: int, enabled: bool) -> Iterator[Callable[..., None]]:
+    """Yield ``update(done_bytes, info="")``; draws to stderr only when enabled."""
+    if not enabled:
+        yield lambda done, info="": None
+        return
+    with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+                  TextColumn("{task.fields[info]}"), TimeElapsedColumn(),
+                  console=Console(file=sys.stderr)) as bar:
+        task = bar.add_task(description, total=total, info="")
+
+        def update(done: int, info: str = "") -> None:
+            bar.update(task, completed=done, info=info)
+
+        yield update

@@ -13,8 +13,7 @@ from typing import Callable, Iterator
 
 from ..errors import AmgError, BadInput
 from ..workspace import Workspace, now
-from ..progress import progress_bar
-from ._progress import bytes_bar
+from ..progress import bytes_bar, progress_bar
 from ._rules import load_rules
 from .extract import OFFLINE_MINER, Extractor, RuleExtractor
 from .loaders import check_corpus, detect_format, iter_conversations
