@@ -29,11 +29,11 @@ def build(workspace: str | Path, out: str | Path, split: str = "all", generator:
           seed: int = 0, n_per_cell: int | None = None, dry_run: bool = False,
           drop_failing: bool = False, show_progress: bool = True,
           judges: list[str] | None = None, allow_same_family: bool = False,
-          **renderer_options) -> BuildSummary:
+          judge_base_url: str | None = None, **renderer_options) -> BuildSummary:
     splits = resolve_splits(split)
     ws = Workspace(workspace)
     renderer = get_renderer(generator, workspace=ws, **renderer_options)
-    judge_objs = resolve_judges(ws, judges)  # default: the offline heuristic judges
+    judge_objs = resolve_judges(ws, judges, base_url=judge_base_url)  # default: offline heuristic judges
     check_families(judge_objs, {renderer.family}, allow_same_family)  # refuse before any work
     run_id = ws.start_run("build", {"split": split, "generator": generator, "seed": seed,
                                     "n_per_cell": n_per_cell, "out": str(out)})

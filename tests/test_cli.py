@@ -86,3 +86,26 @@ def test_dry_run_counts_calls_and_base_url_needs_llm(tmp_path):
     assert "6 to render, 6 model calls" in result.output
     bad = runner.invoke(app, ["build", "--base-url", "http://127.0.0.1:9/v1", "--workspace", ws])
     assert bad.exit_code == 1 and "--base-url needs an LLM generator" in bad.output
+
+
+def test_dry_run_with_a_new_plan_keeps_finished_arcs(tmp_path):
+    ws = str(tmp_path / "ws")
+    base = ["--split", "core", "--workspace", ws, "--out", str(tmp_path / "out"), "--no-progress"]
+    assert runner.invoke(app, ["build", "--n-per-cell", "2"] + base).exit_code == 0
+    dry = runner.invoke(app, ["build", "--n-per-cell", "3", "--dry-run"] + base)
+    assert dry.exit_code == 0 and "9 arcs planned, 9 to render" in dry.output
+    again = runner.invoke(app, ["build", "--n-per-cell", "2"] + base)
+    assert "rendered now: 0, already done: 6" in again.output
+
+
+def test_failure_reasons_with_brackets_print_verbatim(capsys):
+    from agentmemgate.cli.build import _print_build
+    from agentmemgate.generate import RenderFailure
+    from agentmemgate.generate.run import GenerateSummary
+    from agentmemgate.pipeline import BuildSummary
+
+    reason = "server said [/INST] and [redacted]"
+    gen = GenerateSummary(planned=1, rendered_now=0, already_done=0, failed=1,
+                          failures=[RenderFailure(spec_id="core-x", reason=reason, attempts=3)])
+    _print_build(BuildSummary(splits=["core"], generator="scripted:x", generate=gen))
+    assert reason in capsys.readouterr().out

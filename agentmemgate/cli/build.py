@@ -7,6 +7,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ._app import app, handles_errors
@@ -58,11 +59,11 @@ def _print_build(summary) -> None:
     console.print(f"rendered now: {g.rendered_now}, already done: {g.already_done}, "
                   f"render failures: {g.failed}")
     for f in g.failures[:20]:
-        console.print(f"  failed {f.spec_id}: {f.reason}")
+        console.print(f"  failed {f.spec_id}: {escape(f.reason)}")
     if s:
         console.print(f"structural checks: {s.arcs_passing}/{s.arcs} arcs pass")
         for arc_id, problems in list(s.failing_arcs.items())[:20]:
-            console.print(f"  {arc_id}: {'; '.join(problems)}")
+            console.print(f"  {arc_id}: {escape('; '.join(problems))}")
     if j := summary.judging:
         console.print("judges: " + ", ".join(f"{x.spec} ({x.family}{', heuristic' if x.heuristic else ''})"
                                              for x in j.judges)
@@ -87,6 +88,8 @@ def build(
     no_progress: bool = NO_PROGRESS,
     judge: Optional[list[str]] = typer.Option(
         None, "--judge", help="Judge: offline (heuristic judges, the default) or provider:model; repeatable."),
+    judge_base_url: Optional[str] = typer.Option(
+        None, "--judge-base-url", help="OpenAI-compatible server for openai:MODEL judges (vLLM, Ollama, llama.cpp)."),
     allow_same_family: bool = typer.Option(
         False, "--allow-same-family", help="Allow a judge from the generator's model family (reports say so)."),
     drop_failing: bool = DROP_FAILING,
@@ -101,6 +104,7 @@ def build(
     summary = run_build(workspace, out, split=split, generator=generator, seed=seed,
                         n_per_cell=n_per_cell, show_progress=not no_progress, judges=judge or None,
                         allow_same_family=allow_same_family, drop_failing=drop_failing,
+                        judge_base_url=judge_base_url,
                         dry_run=dry_run,
                         **_renderer_options(generator, base_url, concurrency, max_attempts))
     if dry_run:

@@ -265,16 +265,20 @@ class LlmRenderer(Renderer):
         self.max_attempts = max(1, max_attempts)
         self.temperature = temperature
 
-    def _ask(self, spec: ArcSpec, prompt: str):
+    def _ask(self, spec: ArcSpec, prompt: str, attempt: int = 1):
+        # Each attempt is its own cached call: a re-ask whose feedback repeats the last one's
+        # would otherwise be answered from the cache with the same rejected draft. A resumed run
+        # replays the same attempts from the cache.
+        seed_key = f"arc:{spec.seed}" if attempt == 1 else f"arc:{spec.seed}:attempt{attempt}"
         return self.model.complete(prompt, schema=ArcDraft, temperature=self.temperature,
-                                   purpose="generate.arc", seed_key=f"arc:{spec.seed}")
+                                   purpose="generate.arc", seed_key=seed_key)
 
     def render_one(self, spec: ArcSpec) -> Arc | RenderFailure:
         base = build_prompt(spec, self.rubric)
         prompt, problems = base, []
         for attempt in range(1, self.max_attempts + 1):
             try:
-                draft: ArcDraft = self._ask(spec, prompt).parsed
+                draft: ArcDraft = self._ask(spec, prompt, attempt).parsed
             except CallFailed as e:
                 if e.kind != "invalid_output":
                     return RenderFailure(spec_id=spec.id, reason=str(e), attempts=attempt)

@@ -21,25 +21,35 @@ class GenerateSummary(BaseModel):
     planned_calls: int = 0
 
 
-def plan(ws: Workspace, splits: list[str], seed: int, n_per_cell: int | None) -> list[ArcSpec]:
-    """Plan each split; a changed plan (seed, sizes, catalog) replaces the split's old work."""
+def plan(ws: Workspace, splits: list[str], seed: int, n_per_cell: int | None,
+         save: bool = True) -> tuple[list[ArcSpec], set[str]]:
+    """Plan each split; return the specs and the splits whose plan differs from the stored one.
+
+    With ``save``, a changed plan (seed, sizes, catalog) replaces the split's old work; a dry run
+    passes ``save=False`` and changes nothing.
+    """
     specs: list[ArcSpec] = []
+    changed: set[str] = set()
     for split in splits:
         new = plan_split(split, seed, n_per_cell)
         old = ws.specs(split)
         if [s.model_dump_json() for s in old] != [s.model_dump_json() for s in new]:
-            ws.clear_split(split)
-            ws.save_specs(new)
+            changed.add(split)
+            if save:
+                ws.clear_split(split)
+                ws.save_specs(new)
         specs.extend(new)
-    return specs
+    return specs, changed
 
 
 def generate(ws: Workspace, renderer: Renderer, splits: list[str], *, seed: int = 0,
              n_per_cell: int | None = None, dry_run: bool = False,
              show_progress: bool = True) -> GenerateSummary:
     """Render every planned arc not already rendered by this generator."""
-    specs = plan(ws, splits, seed, n_per_cell)
-    done = ws.arc_ids(generator=renderer.name)
+    specs, changed = plan(ws, splits, seed, n_per_cell, save=not dry_run)
+    # Arcs of a re-planned split are stale even where ids repeat (only a dry run still sees them).
+    done = {i for i in ws.arc_ids(generator=renderer.name)
+            if not any(i.startswith(f"{split}-") for split in changed)}
     todo = [s for s in specs if s.id not in done]
     if dry_run:
         return GenerateSummary(planned=len(specs), rendered_now=0, already_done=len(specs) - len(todo),

@@ -10,6 +10,7 @@ generator closing) lets calls already in flight finish, so their answers reach t
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, TypeVar
@@ -20,6 +21,10 @@ from .usage import Usage
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+
+class _Stopped(Exception):
+    """An item not started because another item's fatal error is stopping the run."""
 
 
 @dataclass(frozen=True)
@@ -47,14 +52,29 @@ def run_concurrent(fn: Callable[[T], R], items: Iterable[T], *, concurrency: int
     pending: dict[Future, Any] = {}
     source = iter(items)
     clean = False
+    stop = threading.Event()
+
+    def guarded(item: Any) -> Any:
+        # A worker that finishes one item takes the next queued one at once, before the main
+        # thread can cancel it: after a fatal error (bad key, quota, unreachable server) no new
+        # item may start, or its retries would hold the run (and the process exit) for minutes.
+        if stop.is_set():
+            raise _Stopped()
+        try:
+            return fn(item)
+        except CallFailed:
+            raise
+        except BaseException:
+            stop.set()
+            raise
 
     def fill() -> None:
-        while len(pending) < concurrency * 2:
+        while len(pending) < concurrency * 2 and not stop.is_set():
             try:
                 item = next(source)
             except StopIteration:
                 return
-            pending[pool.submit(fn, item)] = item
+            pending[pool.submit(guarded, item)] = item
 
     try:
         with progress_bar(description or "calls", total=total,
@@ -69,6 +89,8 @@ def run_concurrent(fn: Callable[[T], R], items: Iterable[T], *, concurrency: int
                         result: Any = fut.result()
                     except CallFailed as e:
                         result = Failed(item=item, error=str(e), kind=e.kind)
+                    except _Stopped:
+                        continue  # the fatal error surfaces from its own future
                     failed = isinstance(result, Failed) or bool(is_failure and is_failure(result))
                     advance(failed=failed)
                     yield result

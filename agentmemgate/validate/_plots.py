@@ -26,7 +26,9 @@ def confusion_png(levels: list[str], confusion: dict[str, dict[str, int]], title
             for j, c in enumerate(row):
                 ax.text(j, i, str(c), ha="center", va="center", fontsize=9,
                         color="white" if top and c > top / 2 else "black")
-        fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+        from matplotlib.ticker import MaxNLocator
+
+        fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, ticks=MaxNLocator(integer=True))  # counts
         fig.tight_layout()
         fig.savefig(path, dpi=110)
     finally:

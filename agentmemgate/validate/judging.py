@@ -1,7 +1,8 @@
 """Run the judges over a workspace's arcs and store every verdict (``amg validate``, ``amg build``).
 
 Each (task, arc, criterion, judge) is answered once: a re-run skips stored answers whose input
-(arc text, rubric or lexicon, option order) is unchanged, and LLM calls are cached by the LLM
+(arc text, judge family -- the same ``openai:MODEL`` at another server is another judge --,
+rubric or lexicon, option order) is unchanged, and LLM calls are cached by the LLM
 layer, so an interrupted run resumes without repeating a finished call. A judge that gives no
 valid answer after the layer's re-asks is stored as a judge failure, never as a verdict.
 """
@@ -24,7 +25,6 @@ from .judges import (
     RecoveryVerdict,
     blind_recovery,
     check_families,
-    generator_family,
     get_judge,
     option_seed,
     realism_question,
@@ -33,7 +33,8 @@ from ._drive import ask_all
 from .judges.questions import Question
 from .report import ValidationReport, generator_families, validation_report
 from .run import StructureSummary, validate_structure
-from .store import VerdictRow, answered, arcs_with_sha, save_verdicts, sha256_text, start_validation_run
+from .store import (VerdictRow, answered, arcs_with_sha, generator_families_of, save_verdicts, sha256_text,
+                    start_validation_run)
 
 CHECKS = ("structure", "realism", "recovery")
 JUDGE_TASKS = ("realism", "recovery")
@@ -75,12 +76,20 @@ def parse_checks(checks: str | Iterable[str]) -> list[str]:
 
 def resolve_judges(ws: Workspace, specs: Iterable[str] | None, *, base_url: str | None = None,
                    concurrency: int = 4) -> list[Judge]:
-    """Judge objects for ``specs`` (default: the offline heuristic judges), duplicates dropped."""
+    """Judge objects for ``specs`` (default: the offline heuristic judges), duplicates dropped.
+
+    ``base_url`` (an OpenAI-compatible server) goes to the ``openai:`` judges only, so
+    ``--judge anthropic:X --judge openai:Y --base-url URL`` still sends X to Anthropic.
+    """
     seen: list[str] = []
     for s in (list(specs) if specs else list(DEFAULT_JUDGES)):
         if s not in seen:
             seen.append(s)
-    return [get_judge(s, workspace=ws, base_url=base_url, concurrency=concurrency) for s in seen]
+    if base_url and not any(s.startswith("openai:") for s in seen):
+        raise BadInput(f"--base-url {base_url} is for openai: judges (an OpenAI-compatible server); "
+                       "name one with --judge openai:MODEL")
+    return [get_judge(s, workspace=ws, base_url=base_url if s.startswith("openai:") else None,
+                      concurrency=concurrency) for s in seen]
 
 
 @dataclass
@@ -95,10 +104,10 @@ class _Item:
     same_family: bool
 
 
-def _items(task: str, judge: Judge, arcs: list[tuple[Arc, str]], families: dict[str, str],
+def _items(task: str, judge: Judge, arcs: list[tuple[Arc, str]], families: dict[str, set[str]],
            seed: int) -> Iterator[_Item]:
     for arc, sha in arcs:
-        same = families[arc.id] == judge.family
+        same = judge.family in families[arc.id]
         if task == "recovery":
             s = option_seed(arc.id, seed)
             q = blind_recovery(arc, s)
@@ -106,7 +115,8 @@ def _items(task: str, judge: Judge, arcs: list[tuple[Arc, str]], families: dict[
         else:
             s, q, opts = None, realism_question(arc), []
         yield _Item(task, arc, q, opts, s, sha,
-                    sha256_text(sha, judge.rubric_sha256.get(task, ""), ",".join(opts)), same)
+                    sha256_text(sha, judge.family, judge.rubric_sha256.get(task, ""), ",".join(opts)),
+                    same)
 
 
 def _rows(item: _Item, judge: Judge, answer, error: str, run_id: int) -> list[VerdictRow]:
@@ -137,8 +147,9 @@ def judge_arcs(ws: Workspace, splits: list[str], judges: Iterable[str] | list[Ju
     if not judge_list or not isinstance(judge_list[0], Judge):
         judge_list = resolve_judges(ws, judge_list, base_url=base_url, concurrency=concurrency)
     arcs = list(arcs_with_sha(ws, splits))
-    families = {a.id: generator_family(a.provenance.generator) for a, _ in arcs}
-    gen_families = sorted(set(families.values()))
+    by_generator = generator_families_of(ws, [a.provenance.generator for a, _ in arcs])
+    families = {a.id: by_generator[a.provenance.generator] for a, _ in arcs}
+    gen_families = sorted(set().union(*families.values()))
     same = check_families(judge_list, set(gen_families), allow_same_family)
     run_id = start_validation_run(
         ws, "arcs", splits, tasks, [j.info.model_dump() for j in judge_list], allow_same_family,

@@ -191,7 +191,8 @@ def judge_pairs(ws: Workspace, pair_set: str, pairs: list[EquivalencePair], judg
     for p in pairs:
         q, order = question(p, judge.spec, seed)
         item_sha = sha256_text(p.field, p.description, p.reference, p.candidate)
-        input_sha = sha256_text(item_sha, judge.rubric_sha256.get("equivalence", ""), ",".join(order))
+        input_sha = sha256_text(item_sha, judge.family, judge.rubric_sha256.get("equivalence", ""),
+                                ",".join(order))
         if stored.get((p.id, pair_set)) != input_sha:
             todo.append((p, q, order, item_sha, input_sha))
     rows: list[VerdictRow] = []
@@ -377,6 +378,10 @@ def run_equivalence_pairs(ws: Workspace, splits: list[str], judge: str = "offlin
     from .judges import get_judge
     from .store import start_validation_run
 
+    for option, url, spec in (("--base-url", base_url, judge), ("--rejudge-base-url", rejudge_base_url, rejudge)):
+        if url and not (spec or "").startswith("openai:"):
+            raise BadInput(f"{option} {url} is for an openai: judge (an OpenAI-compatible server); "
+                           f"the {'re-judge' if option.startswith('--re') else 'judge'} is {spec or 'not set'}")
     first = get_judge(judge, workspace=ws, base_url=base_url, concurrency=concurrency)
     judges = [first]
     if rejudge:

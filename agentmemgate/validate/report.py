@@ -20,7 +20,7 @@ from ..schema import CONTROL_LEVEL, FACTOR_LEVELS, HEDGE_LEVELS
 from ..stats import Proportion, cohen_kappa, wilson
 from ..workspace import Workspace
 from .judges import OFFLINE_GENERATOR_FAMILY, OFFLINE_JUDGE_FAMILY, REALISM_CRITERIA, JudgeInfo
-from .store import VerdictRow, current_arc_shas, latest_run, load_verdicts
+from .store import VerdictRow, current_arc_shas, generator_families_of, latest_run, load_verdicts
 
 HEDGE_ORDER = HEDGE_LEVELS + (CONTROL_LEVEL,)  # least to most committed; the control is the end
 HEURISTIC_NOTE = ("`offline` is the offline heuristic judge (family offline-heuristic): a cue-lexicon "
@@ -258,16 +258,20 @@ def current_verdicts(ws: Workspace, splits: list[str], judges: list[str] | None 
 
 
 def generator_families(ws: Workspace, splits: list[str]) -> set[str]:
-    from .judges import generator_family
-
+    """The model families that generated the arcs of ``splits`` (base URLs told apart)."""
     marks = ",".join("?" * len(splits))
     rows = ws.db.execute(f"select distinct generator from arcs where split in ({marks})", splits)
-    return {generator_family(g) for (g,) in rows.fetchall()}
+    return set().union(*generator_families_of(ws, [g for (g,) in rows.fetchall()]).values())
 
 
 def validation_report(ws: Workspace, splits: list[str], judges: list[str] | None = None) -> ValidationReport:
     rows, chosen = current_verdicts(ws, splits, judges)
-    return compute_report(rows, chosen, splits, generator_families(ws, splits))
+    marks = ",".join("?" * len(splits))
+    generator = dict(ws.db.execute(f"select id, generator from arcs where split in ({marks})", splits).fetchall())
+    families = generator_families_of(ws, set(generator.values()))
+    for r in rows:  # from the arcs as they are now, not the flag stored when the verdict was made
+        r.same_family = r.family in families.get(generator.get(r.item_id, ""), set())
+    return compute_report(rows, chosen, splits, set().union(*families.values()))
 
 
 def save_validation_report(workspace: str | Path, splits: list[str], judges: list[str] | None = None,

@@ -78,6 +78,30 @@ def current_arc_shas(ws: Workspace, splits: Iterable[str]) -> dict[str, str]:
     return out
 
 
+def generator_families_of(ws: Workspace, generators: Iterable[str]) -> dict[str, set[str]]:
+    """generator spec -> the model families that generated its arcs in this workspace.
+
+    An ``openai:MODEL`` generator may have run at OpenAI or at any OpenAI-compatible server (its
+    own family); the LLM layer logs the family of every generation call, so read it there. All
+    families the name was used with count (the strict reading of the cross-family rule); with no
+    logged call the spec's provider is the family.
+    """
+    from .judges import generator_family
+
+    out: dict[str, set[str]] = {}
+    for g in dict.fromkeys(generators):
+        provider, sep, name = g.partition(":")
+        found: set[str] = set()
+        if sep and name:
+            for table in ("llm_cache", "llm_calls"):
+                found.update(f for (f,) in ws.db.execute(
+                    f"select distinct family from {table} where purpose = 'generate.arc' "
+                    "and requested_model = ?", [name]).fetchall()
+                    if f == provider or (provider == "openai" and f.startswith("openai-compatible:")))
+        out[g] = found or {generator_family(g)}
+    return out
+
+
 def save_verdicts(ws: Workspace, rows: Iterable[VerdictRow]) -> None:
     records = []
     for r in rows:

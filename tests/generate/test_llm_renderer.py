@@ -101,7 +101,8 @@ def test_failed_checks_are_asked_again_with_the_problems(ws):
     assert isinstance(arc, Arc)
     first, second = r.model.history
     assert "REJECTED" not in first.prompt
-    assert "REJECTED" in second.prompt and "label name" in second.prompt or "bracketed tag" in second.prompt
+    assert "REJECTED" in second.prompt
+    assert "label name" in second.prompt or "bracketed tag" in second.prompt
 
 
 def test_invalid_json_from_the_model_is_asked_again(ws):
@@ -124,13 +125,21 @@ def test_an_arc_that_keeps_failing_is_a_failure_and_the_run_goes_on(ws):
                 f"I already switched to {bad.plan_value} last week.")
         return draft
 
-    r = renderer(ws, max_attempts=2)
+    r = renderer(ws, max_attempts=3)
     r.model.respond_with(respond)
     results = {x.spec_id if isinstance(x, RenderFailure) else x.id: x for x in r.render_many(specs)}
     failure = results[bad.id]
-    assert isinstance(failure, RenderFailure) and failure.attempts == 2
+    assert isinstance(failure, RenderFailure) and failure.attempts == 3
     assert "already says the change happened" in failure.reason
     assert sum(isinstance(x, Arc) for x in results.values()) == len(specs) - 1
+    # every attempt reached the model, though attempts 2 and 3 carry the same feedback
+    asked = [q for q in r.model.history if bad.plan_value in q.prompt]
+    assert len(asked) == 3 and asked[1].prompt == asked[2].prompt
+    assert len({q.seed_key for q in asked}) == 3 and r.usage()["cache_hits"] == 0
+    # a re-run replays the finished attempts from the cache: no call repeated
+    again = renderer(ws, max_attempts=3)
+    assert isinstance(again.render_one(bad), RenderFailure)
+    assert len(r.model.history) == len(specs) + 2 and again.usage()["cache_hits"] == 3
 
 
 @pytest.mark.parametrize("text, value, flagged", [

@@ -11,13 +11,27 @@ from agentmemgate.llm import CallFailed, Failed, FatalProviderError, get_model, 
 
 
 def test_runs_items_concurrently_and_yields_every_result(ws):
-    model = get_model("scripted:slow", workspace=ws, delay=0.1)
+    model = get_model("scripted:slow", workspace=ws, delay=0.01)
     model.respond_with(lambda req: req.prompt.upper())
-    started = time.monotonic()
-    out = list(run_concurrent(lambda p: model.complete(p).text, [f"p{i}" for i in range(16)],
-                              concurrency=16, description="demo", usage=model.usage, progress=False))
+    together = threading.Barrier(4, timeout=10)  # passes only if 4 calls are in flight at once
+    lock, active, peak = threading.Lock(), [0], [0]
+
+    def work(p):
+        with lock:
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
+        try:
+            if p in ("p0", "p1", "p2", "p3"):
+                together.wait()
+            return model.complete(p).text
+        finally:
+            with lock:
+                active[0] -= 1
+
+    out = list(run_concurrent(work, [f"p{i}" for i in range(16)], concurrency=4, description="demo",
+                              usage=model.usage, progress=False))
     assert sorted(out) == sorted(f"P{i}" for i in range(16))
-    assert time.monotonic() - started < 0.8  # 16 x 0.1 s sequentially would be 1.6 s
+    assert peak[0] == 4  # that many at once, never more than asked for
     assert model.usage.as_dict()["calls"] == 16
 
 
@@ -45,7 +59,27 @@ def test_a_fatal_error_stops_the_run_and_cancels_what_has_not_started():
 
     with pytest.raises(FatalProviderError, match="rejected the API key"):
         list(run_concurrent(work, range(50), concurrency=2, progress=False))
-    assert len(ran) < 10
+    time.sleep(0.2)
+    assert 0 in ran and len(ran) <= 2  # no worker starts a queued item after the fatal error
+
+
+def test_after_a_fatal_error_no_new_call_starts_and_the_fatal_error_is_what_surfaces():
+    started = threading.Barrier(3, timeout=5)  # items 0-2 are all in flight before 0 fails
+    ran = []
+
+    def work(i):
+        ran.append(i)
+        if i < 3:
+            started.wait()
+        if i == 0:
+            raise FatalProviderError("cannot reach openai:x at 127.0.0.1:9 after 5 attempts")
+        time.sleep(0.05)  # still busy when the fatal error happens
+        return i
+
+    with pytest.raises(FatalProviderError, match="cannot reach"):
+        list(run_concurrent(work, range(40), concurrency=3, progress=False))
+    time.sleep(0.2)  # a worker that took another item would have started it by now
+    assert sorted(ran) == [0, 1, 2]
 
 
 def test_stopping_early_lets_in_flight_calls_finish_into_the_cache(ws):

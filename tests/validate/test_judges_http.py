@@ -145,3 +145,72 @@ def test_out_of_range_confidence_is_not_a_verdict(tiny, openai_judge):
     assert judge_pairs(tiny, "t", pairs, judge, show_progress=False) == (1, 0, 1)
     (row,) = load_verdicts(tiny, ["equivalence"])
     assert row.status == "failed" and row.verdict == ""
+
+
+# -- the cross-family rule with OpenAI-compatible servers ------------------------------------
+GEN_URL, OTHER_URL = "http://gen.local:8000/v1", "http://judge.local:9000/v1"
+
+
+def _generated_at(ws, base_url: str) -> None:
+    """Core arcs from ``openai:gen`` served by an OpenAI-compatible server at ``base_url``."""
+    from agentmemgate.generate import generate, get_renderer
+    from agentmemgate.generate.llm_renderer import reference_responder
+    from agentmemgate.llm import Request
+
+    api = FakeApi(lambda req: openai_ok(reference_responder(Request(prompt=_prompt(req)))))
+    renderer = get_renderer("openai:gen", workspace=ws, base_url=base_url, http_client=api.client())
+    assert generate(ws, renderer, ["core"], n_per_cell=1, show_progress=False).failed == 0
+
+
+def _first_listed_judge(ws, base_url: str):
+    def reply(req):
+        prompt = _prompt(req)
+        if "Options (in no particular order):" in prompt:
+            return openai_ok({"level": _listed(prompt)[0], "rationale": "First listed."})
+        ok = {"verdict": "pass", "rationale": "Fine."}
+        return openai_ok({"natural": ok, "motivated": ok})
+
+    api = FakeApi(reply)
+    return get_judge("openai:judge", workspace=ws, base_url=base_url, http_client=api.client(),
+                     max_retries=0), api
+
+
+def test_a_judge_on_the_generators_own_server_is_the_same_family(ws):
+    from agentmemgate.errors import SameFamilyJudge
+    from agentmemgate.validate.report import generator_families
+
+    _generated_at(ws, GEN_URL)  # provenance says only "openai:gen": the family is in the call log
+    assert generator_families(ws, ["core"]) == {"openai-compatible:gen.local:8000"}
+    same, same_api = _first_listed_judge(ws, GEN_URL)
+    with pytest.raises(SameFamilyJudge, match="openai-compatible:gen.local:8000"):
+        judge_arcs(ws, ["core"], [same], ["recovery"], show_progress=False)
+    assert not same_api.requests
+
+    other, api = _first_listed_judge(ws, OTHER_URL)
+    s = judge_arcs(ws, ["core"], [other], ["recovery"], show_progress=False)
+    assert s.generator_families == ["openai-compatible:gen.local:8000"] and not s.same_family_judges
+    assert len(api.requests) == 3
+    rep = validation_report(ws, ["core"])
+    assert rep.generator_families == ["openai-compatible:gen.local:8000"] and not rep.same_family_judges
+
+    # the same model name at another server is another judge: asked again, not "already stored"
+    s = judge_arcs(ws, ["core"], [same], ["recovery"], allow_same_family=True, show_progress=False)
+    assert (s.same_family_judges, s.judged_now, len(same_api.requests)) == (["openai:judge"], 3, 3)
+    rep = validation_report(ws, ["core"], ["openai:judge"])
+    assert rep.same_family_judges == ["openai:judge"]
+    assert any("--allow-same-family" in n for n in rep.notes)
+
+
+def test_base_url_goes_to_openai_judges_only_and_a_missing_key_names_the_judge_fix(ws, monkeypatch):
+    from agentmemgate.errors import BadInput, MissingApiKey
+    from agentmemgate.validate.judging import resolve_judges
+
+    with pytest.raises(BadInput, match="--base-url .* is for openai: judges"):
+        resolve_judges(ws, ["anthropic:claude-x", "offline"], base_url=OTHER_URL)
+    with pytest.raises(MissingApiKey) as e:
+        resolve_judges(ws, ["anthropic:claude-x"])
+    assert str(e.value) == "No API key for judge anthropic:claude-x: set ANTHROPIC_API_KEY or pass --judge offline"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+    claude, local = resolve_judges(ws, ["anthropic:claude-x", "openai:local"], base_url=OTHER_URL)
+    assert claude.model.base_url is None and claude.family == "anthropic"
+    assert local.family == "openai-compatible:judge.local:9000"

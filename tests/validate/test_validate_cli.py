@@ -83,12 +83,16 @@ def test_validate_stores_verdicts_resumes_and_reports(tiny, tmp_path):
 @pytest.mark.parametrize("args, needle", [
     (["validate", "--checks", "structure,bogus"], "Unknown check 'bogus'"),
     (["validate", "--judge", "nope"], "provider:model"),
-    (["validate", "--judge", "anthropic:claude-x"], "No API key"),
+    (["validate", "--judge", "anthropic:claude-x"],
+     "No API key for judge anthropic:claude-x: set ANTHROPIC_API_KEY or pass --judge offline"),
     (["validate", "--split", "nope"], "Unknown split 'nope'"),
     (["report", "validation", "--judge", "openai:nope"], "No stored verdicts from judge 'openai:nope'"),
     (["validate", "equivalence-pairs", "--n", "0"], "--n must be a positive"),
     (["validate", "equivalence-pairs", "--rejudge", "offline"], "same family"),
     (["report", "equivalence", "--name", "nope"], "No equivalence pair set 'nope'"),
+    (["validate", "--base-url", "http://127.0.0.1:9/v1"], "--base-url http://127.0.0.1:9/v1 is for openai: judges"),
+    (["validate", "equivalence-pairs", "--rejudge-base-url", "http://127.0.0.1:9/v1"],
+     "the re-judge is not set"),
 ])
 def test_bad_input_is_one_line(tiny, args, needle):
     one_line_error(run(*args, ws=tiny), needle)
@@ -222,3 +226,80 @@ def test_a_stopped_run_keeps_finished_verdicts_and_resumes_without_repeating_cal
     s = judge_arcs(tiny, ["controlled"], [get_judge(spec, workspace=tiny)], ["recovery"], show_progress=False)
     assert (s.already_done, s.judged_now) == (5, 4)
     assert len(model.history) - before == 4  # no finished call is asked again
+
+
+@pytest.fixture
+def local_server():
+    """A stdlib OpenAI-compatible server on 127.0.0.1 (what vLLM/Ollama users point --base-url at):
+    recovery -> the first listed level, realism -> pass, equivalence -> substring rule."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    seen: list[dict] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            seen.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
+            prompt = body["messages"][-1]["content"]
+            if "Options (in no particular order):" in prompt:
+                answer = {"level": re.findall(r"^- (\w+): ", prompt.split("Options (in no particular order):")[1],
+                                              re.M)[0], "rationale": "First listed."}
+            elif "Value 1:" in prompt:
+                a, b = re.search(r"Value 1: (.*)\nValue 2: (.*)\n", prompt).groups()
+                same = a.lower() in b.lower() or b.lower() in a.lower()
+                answer = {"verdict": "equivalent" if same else "not_equivalent", "confidence": 0.6,
+                          "rationale": "Substring."}
+            else:
+                ok = {"verdict": "pass", "rationale": "Fine."}
+                answer = {"natural": ok, "motivated": ok}
+            payload = json.dumps({
+                "id": "c", "object": "chat.completion", "created": 1, "model": body["model"],
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": json.dumps(answer)}}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1", seen
+    server.shutdown()
+    server.server_close()
+
+
+def test_validate_and_equivalence_pairs_against_a_local_server_via_base_url(tiny, local_server, monkeypatch):
+    url, seen = local_server
+    secret = "sk-test-LOCALSERVER-DONOTLEAK-123456"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    family = f"openai-compatible:{url.split('//')[1].split('/')[0]}"
+    r = run("validate", "--judge", "openai:local", "--base-url", url, "--checks", "recovery,realism",
+            "--no-progress", ws=tiny)
+    assert r.exit_code == 0, r.output
+    assert f"openai:local ({family})" in r.output
+    assert "judged now 32, already stored 0, judge failures 0" in r.output
+    assert len(seen) == 32 and {s["path"] for s in seen} == {"/v1/chat/completions"}
+    assert {s["auth"] for s in seen} == {f"Bearer {secret}"}  # sent to the server, stored nowhere
+    data = json.loads(run("report", "validation", "--json", ws=tiny).stdout)
+    assert data["judges"] == [{"spec": "openai:local", "family": family, "heuristic": False}]
+    assert data["realism"]["natural"]["value"] == 1.0 and data["recovery"]["overall"]["n"] == 16
+    again = run("validate", "--judge", "openai:local", "--base-url", url, "--checks", "recovery,realism",
+                "--no-progress", ws=tiny)
+    assert "judged now 0, already stored 32" in again.output and len(seen) == 32
+
+    pairs = run("validate", "equivalence-pairs", "--n", "8", "--rejudge", "openai:local",
+                "--rejudge-base-url", url, "--no-progress", "--json", ws=tiny)
+    assert pairs.exit_code == 0, pairs.output
+    rep = json.loads(pairs.stdout)
+    assert [j["family"] for j in rep["judges"]] == ["offline-heuristic", family]
+    assert rep["agreement"]["overall"]["n"] == 8 and len(seen) == 40
+    files = [p for p in tiny.path.rglob("*") if p.is_file()]  # database, WAL, reports
+    assert not [p for p in files if secret.encode() in p.read_bytes()]
+    assert secret not in r.output + again.output + pairs.output

@@ -67,10 +67,11 @@ def get_judge(spec: str, *, workspace: Any = None, base_url: str | None = None,
 
 
 def generator_family(generator: str) -> str:
-    """The family of the renderer named in an arc's provenance (``offline`` or ``provider:model``).
+    """The family a generator spec names by itself (``offline`` or ``provider:model``).
 
-    OpenAI-compatible servers are their own family; provenance does not record a base URL, so an
-    ``openai:`` generator counts as ``openai`` here (the stricter reading for the rule).
+    Provenance does not record a base URL, so an ``openai:`` generator that ran against an
+    OpenAI-compatible server cannot be told from OpenAI by its name alone: use
+    ``validate.store.generator_families_of``, which reads the family the LLM layer logged.
     """
     if generator == "offline":
         return OFFLINE_GENERATOR_FAMILY

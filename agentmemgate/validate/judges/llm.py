@@ -8,6 +8,7 @@ LLM layer and, when the re-asks run out, raised as ``CallFailed`` (stored as a j
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -66,9 +67,15 @@ class LLMJudge(Judge):
 
     def __init__(self, spec: str, *, workspace: Any = None, base_url: str | None = None,
                  concurrency: int = 4, **options: Any):
+        from ...errors import MissingApiKey
         from ...llm import get_model
 
-        self.model = get_model(spec, workspace=workspace, base_url=base_url, **options)
+        try:
+            self.model = get_model(spec, workspace=workspace, base_url=base_url, **options)
+        except MissingApiKey as e:  # the provider's text suggests --generator offline
+            var = re.search(r"\bset (\w+)", str(e))
+            raise MissingApiKey(f"No API key for judge {spec}: set {var[1] if var else 'its API key'} "
+                                "or pass --judge offline") from None
         self.spec = spec
         self.family = self.model.family
         self.concurrency = concurrency
