@@ -111,7 +111,8 @@ def build(
         _print_dry_run(summary.generate)
         return
     _print_build(summary)
-    if summary.generate.failed or (summary.structure and summary.structure.failing_arcs):
+    if (summary.generate.failed or (summary.structure and summary.structure.failing_arcs)
+            or (summary.judging and summary.judging.failures)):
         raise typer.Exit(2)
 
 

@@ -73,7 +73,9 @@ def validate(
                        allow_same_family=allow_same_family, base_url=base_url,
                        concurrency=concurrency, seed=seed, show_progress=not no_progress)
     _print_validation(s)
-    if s.structure and s.structure.failing_arcs:
+    # Like build: 2 when something needs a look (failing arcs, or judge calls that failed and
+    # will be retried by a re-run).
+    if (s.structure and s.structure.failing_arcs) or (s.judging and s.judging.failures):
         raise typer.Exit(2)
 
 

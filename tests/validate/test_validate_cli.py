@@ -303,3 +303,21 @@ def test_validate_and_equivalence_pairs_against_a_local_server_via_base_url(tiny
     files = [p for p in tiny.path.rglob("*") if p.is_file()]  # database, WAL, reports
     assert not [p for p in files if secret.encode() in p.read_bytes()]
     assert secret not in r.output + again.output + pairs.output
+
+
+def test_validate_exits_2_when_judge_calls_fail(tmp_path):
+    from typer.testing import CliRunner
+
+    from agentmemgate.cli import app
+    from agentmemgate.llm import ScriptedModel, reset_scripts
+    from agentmemgate.pipeline import build
+
+    build(tmp_path / "ws", tmp_path / "out", split="core", n_per_cell=1, show_progress=False)
+    reset_scripts()
+    ScriptedModel("garbage-judge").respond_with(lambda request: "not json at all")
+    result = CliRunner().invoke(app, ["validate", "--split", "core", "--judge", "scripted:garbage-judge",
+                                      "--checks", "recovery", "--no-progress",
+                                      "--workspace", str(tmp_path / "ws")])
+    reset_scripts()
+    assert result.exit_code == 2, result.output
+    assert "judge failures 3" in result.output
