@@ -130,9 +130,8 @@ def render_markdown(r: AgreementReport) -> str:
     return "\n".join(out) + "\n"
 
 
-def write_plots(r: AgreementReport, folder: Path) -> dict[str, str]:
-    if r.vs_reference is None:
-        return {}
+def confusion_figure(c: Confusion, title: str):
+    """One confusion matrix as a matplotlib figure (rows: reference, columns: human)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -140,21 +139,34 @@ def write_plots(r: AgreementReport, folder: Path) -> dict[str, str]:
     import numpy as np
     from sklearn.metrics import ConfusionMatrixDisplay
 
+    n = len(c.labels)
+    fig, ax = plt.subplots(figsize=(1.2 * n + 2.5, 1.0 * n + 2))
+    disp = ConfusionMatrixDisplay(np.array(c.matrix), display_labels=[display_name(x) for x in c.labels]
+                                  ).plot(ax=ax, colorbar=False, cmap="Blues", xticks_rotation=30)
+    if c.labels[-1] == "cant_tell" and not sum(c.matrix[-1]):
+        # References are never "can't tell": crop that empty row, as the markdown table does.
+        for t in disp.text_[-1]:
+            t.set_visible(False)
+        ax.set_ylim(n - 1.5, -0.5)
+    ax.set_xlabel("human label")
+    ax.set_ylabel("reference label")
+    ax.set_title(f"{title}, n={int(np.array(c.matrix).sum())}")
+    fig.tight_layout()
+    return fig
+
+
+def write_plots(r: AgreementReport, folder: Path) -> dict[str, str]:
+    if r.vs_reference is None:
+        return {}
+    import matplotlib.pyplot as plt
+
     out = {}
     mats = {"confusion": r.vs_reference.confusion}
     if r.vs_reference.binary is not None:
         mats["confusion_binary"] = r.vs_reference.binary.confusion
     for key, c in mats.items():
-        n = len(c.labels)
-        fig, ax = plt.subplots(figsize=(1.2 * n + 2.5, 1.0 * n + 2))
-        ConfusionMatrixDisplay(np.array(c.matrix), display_labels=[display_name(x) for x in c.labels]
-                               ).plot(ax=ax, colorbar=False, cmap="Blues", xticks_rotation=30)
-        ax.set_xlabel("human label")
-        ax.set_ylabel("reference label")
-        total = int(np.array(c.matrix).sum())
-        ax.set_title(f"{r.audit}: human vs reference" + (" (commit vs hold)" if "binary" in key else "")
-                     + f", n={total}")
-        fig.tight_layout()
+        fig = confusion_figure(c, f"{r.audit}: human vs reference"
+                               + (" (commit vs hold)" if "binary" in key else ""))
         path = folder / f"{key}.png"
         fig.savefig(path, dpi=110)
         plt.close(fig)

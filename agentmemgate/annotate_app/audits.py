@@ -44,6 +44,21 @@ def link(base_url: str, token: str) -> str:
     return f"{base_url.rstrip('/')}/?token={token}"
 
 
+def check_base_url(base_url: str) -> str:
+    """Refuse a --base-url that would print links nobody can open (checked before anything is saved)."""
+    from urllib.parse import urlsplit
+
+    try:
+        u = urlsplit(base_url)
+        u.port  # noqa: B018  (raises on a non-numeric or out-of-range port)
+    except ValueError as e:
+        raise BadInput(f"--base-url {base_url!r} is not a usable URL ({e})") from None
+    if u.scheme not in ("http", "https") or not u.hostname or u.query or u.fragment:
+        raise BadInput(f"--base-url {base_url!r} must look like http://HOST[:PORT][/PATH], "
+                       "e.g. http://127.0.0.1:8501")
+    return base_url
+
+
 class AuditInfo(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str
@@ -132,6 +147,7 @@ def create_audit(ws: "Workspace", name: str, task: str, source: str, *, sample_n
     Defaults: one annotator named ``annotator``; overlap = every annotator labels every item.
     """
     _check_name(name)
+    check_base_url(base_url)
     if _exists(ws, name):
         raise BadInput(f"Audit {name!r} already exists; audits are frozen, choose a new name")
     task_name, factor = parse_task(task)
@@ -179,6 +195,7 @@ def create_audit(ws: "Workspace", name: str, task: str, source: str, *, sample_n
 
 def relink(ws: "Workspace", name: str, person: str, base_url: str = DEFAULT_BASE_URL) -> str:
     """Issue a new link for one person of an audit; the old link stops working."""
+    check_base_url(base_url)
     get_audit(ws, name)
     row = ws.db.execute("select name from audit_annotators where audit = ? and name = ?",
                         [name, person]).fetchone()
@@ -261,13 +278,18 @@ class ImportResult(BaseModel):
     n_rows: int
     n_items: int
     annotators: list[str]
+    adjudicators: list[str] = []  # names whose rows carried role=adjudicator (resolutions)
     reference: bool
 
 
 def import_labels(ws: "Workspace", name: str, path: str | Path, *, reference: bool = False,
                   task: str | None = None) -> ImportResult:
-    """Append labels made elsewhere (long CSV: item_id, annotator, label) or, with ``reference``,
-    set reference labels (item_id, label[, source]). Creates the audit if it does not exist."""
+    """Append labels made elsewhere (long CSV: item_id, annotator, label[, role, active_seconds,
+    created_at], as ``export_audit`` writes it) or, with ``reference``, set reference labels
+    (item_id, label[, source]). Creates the audit if it does not exist.
+
+    A person keeps one role per audit: rows with role ``adjudicator`` are resolutions and never
+    count as annotator labels, and an annotator's name cannot be reused for resolutions."""
     _check_name(name)
     rows = _read_csv(Path(path), reference)
     created = not _exists(ws, name)
@@ -276,7 +298,7 @@ def import_labels(ws: "Workspace", name: str, path: str | Path, *, reference: bo
     else:
         labels = get_audit(ws, name).label_set
         if task is not None and parse_task(task)[0] != labels.task:
-            raise BadInput(f"Audit {name!r} is a {labels.task} audit, not {task}")
+            raise BadInput(f"Audit {name!r} has task {labels.task}, not {parse_task(task)[0]}")
     for r in rows:
         try:
             r["label"] = labels.check(r["label"])
@@ -289,6 +311,7 @@ def import_labels(ws: "Workspace", name: str, path: str | Path, *, reference: bo
         if unknown:
             raise BadInput(f"{path}: {len(unknown)} item id(s) not in audit {name!r}, e.g. "
                            f"{', '.join(map(repr, unknown[:3]))}")
+    roles = {} if reference else _import_roles(ws, name, rows, path)
     stamp = now_ms()
     with ws.db.conn:
         if created:
@@ -302,25 +325,40 @@ def import_labels(ws: "Workspace", name: str, path: str | Path, *, reference: bo
                 ({"audit": name, "item_id": r["item_id"], "label": r["label"],
                   "source": r.get("source") or "import", "created_at": stamp} for r in rows),
                 pk=("audit", "item_id"))
-            people: list[str] = []
         else:
-            people = sorted({r["annotator"] for r in rows})
-            _people(people)
-            for p in people:
+            for p, role in roles.items():
                 ws.db["audit_annotators"].insert(
-                    {"audit": name, "name": p, "role": "annotator", "token_hash": None,
+                    {"audit": name, "name": p, "role": role, "token_hash": None,
                      "created_at": stamp}, ignore=True)
             ws.db["audit_assignments"].insert_all(
                 ({"audit": name, "annotator": r["annotator"], "item_id": r["item_id"], "position": -1}
-                 for r in rows), ignore=True)
+                 for r in rows if r["role"] == "annotator"), ignore=True)
             ws.db["audit_labels"].insert_all(
                 {"audit": name, "item_id": r["item_id"], "annotator": r["annotator"],
-                 "role": "annotator", "label": r["label"], "rubric": labels.rubric, "source": "import",
+                 "role": r["role"], "label": r["label"], "rubric": labels.rubric, "source": "import",
                  "shown_at": None, "created_at": r.get("created_at") or stamp,
                  "active_seconds": r.get("active_seconds")}
                 for r in rows)
     return ImportResult(audit=name, created=created, task=labels.task, n_rows=len(rows),
-                        n_items=len(ids), annotators=people, reference=reference)
+                        n_items=len(ids), reference=reference,
+                        annotators=sorted(p for p, r in roles.items() if r == "annotator"),
+                        adjudicators=sorted(p for p, r in roles.items() if r == "adjudicator"))
+
+
+def _import_roles(ws: "Workspace", name: str, rows: list[dict], path: str | Path) -> dict[str, str]:
+    """Each person's one role in this audit; a clash with the file or the audit is refused, since an
+    adjudicator's resolution counted as an annotator label would inflate human-human agreement."""
+    known = dict(ws.db.execute("select name, role from audit_annotators where audit = ?",
+                               [name]).fetchall())
+    roles: dict[str, str] = {}
+    for r in rows:
+        who, role = r["annotator"], r["role"]
+        _people([who])
+        had = roles.setdefault(who, known.get(who, role))
+        if had != role:
+            raise BadInput(f"{path}: row {r['_row']}: {who!r} is {'an' if had == 'annotator' else 'the'} "
+                           f"{had} of audit {name!r}; their labels cannot be imported as {role} labels")
+    return roles
 
 
 def _read_csv(path: Path, reference: bool) -> list[dict]:
@@ -351,6 +389,11 @@ def _read_csv(path: Path, reference: bool) -> list[dict]:
         if reference and row.get("source") and row["source"] not in REFERENCE_SOURCES:
             raise BadInput(f"{path}: row {row['_row']}: source {row['source']!r} is not one of "
                            f"{', '.join(REFERENCE_SOURCES)}")
+        if not reference:
+            row["role"] = (row.get("role") or "annotator").lower()
+            if row["role"] not in ("annotator", "adjudicator"):
+                raise BadInput(f"{path}: row {row['_row']}: role {row['role']!r} is not annotator or "
+                               "adjudicator")
         if not reference and row.get("active_seconds"):
             try:
                 row["active_seconds"] = float(row["active_seconds"])

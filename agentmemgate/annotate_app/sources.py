@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import BadInput
 from ..jsonl import read_records
@@ -263,6 +263,11 @@ def load_jsonl(path: Path) -> list[SourceItem]:
     for where, rec in read_records(path, _JsonItem):
         try:
             out.append(rec.source_item())
+        except ValidationError as e:  # an ItemDisplay rule (e.g. a target outside the turns)
+            err = e.errors()[0]
+            loc = ".".join(str(x) for x in err["loc"])
+            msg = err["msg"].removeprefix("Value error, ")
+            raise BadInput(f"{where}: {loc + ': ' if loc else ''}{msg}") from None
         except ValueError as e:
             raise BadInput(f"{where}: {e}") from None
     return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Optional
+from urllib.parse import urlsplit
 
 import typer
 
@@ -60,15 +61,18 @@ def create(
         typer.echo(f"  {person} ({res.assignments[person]} items): {url}")
     if res.adjudicator:
         typer.echo(f"  {res.adjudicator} (adjudicator): {res.adjudicator_link}")
-    typer.echo(f"Serve them with: amg annotate --workspace {workspace}")
+    port = urlsplit(base_url).port
+    typer.echo(f"Serve them with: amg annotate --workspace {workspace}"
+               + (f" --port {port}" if port and port != 8501 else ""))
 
 
 @audit_app.command("import")
 @handles_errors
 def import_(
     name: str = typer.Argument(..., help="Audit name; created if it does not exist."),
-    file: Path = typer.Argument(..., help="CSV, long format: item_id,annotator,label "
-                                "(with --reference: item_id,label[,source])."),
+    file: Path = typer.Argument(..., help="CSV, long format: item_id,annotator,label[,role] "
+                                "(as `amg audit export` writes it; with --reference: "
+                                "item_id,label[,source])."),
     reference: bool = typer.Option(False, "--reference",
                                    help="Import reference labels instead of annotator labels."),
     task: Optional[str] = typer.Option(None, "--task", help="Task of a new audit (default: inferred "
@@ -79,7 +83,9 @@ def import_(
     from ..annotate_app.audits import import_labels
 
     res = import_labels(_ws(workspace), name, file, reference=reference, task=task)
-    what = "reference labels" if res.reference else f"labels by {', '.join(res.annotators)}"
+    what = ("reference labels" if res.reference else " and ".join(
+        x for x in (f"labels by {', '.join(res.annotators)}" if res.annotators else "",
+                    f"resolutions by {', '.join(res.adjudicators)}" if res.adjudicators else "") if x))
     typer.echo(f"{'Created' if res.created else 'Updated'} {res.task} audit {res.audit!r}: "
                f"{res.n_rows} {what} for {res.n_items} items.")
 
@@ -145,7 +151,7 @@ def annotate(
 def agreement(
     name: str = typer.Argument(..., help="Audit name."),
     json_: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
-    fast_seconds: float = typer.Option(2.0, "--fast-seconds",
+    fast_seconds: float = typer.Option(2.0, "--fast-seconds", min=0.0,
                                        help="Flag decisions made faster than this many seconds."),
     workspace: Path = WORKSPACE,
 ) -> None:

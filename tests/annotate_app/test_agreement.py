@@ -108,6 +108,16 @@ def test_evidence_type_vs_reference_and_commit_hold_collapse(ws, tmp_path):
     assert v.confusion.matrix[at("other")][at("completed_event")] == 2  # rows: reference
     assert v.per_annotator["ann"].agreement == v.agreement
 
+    # The PNG shows what the table shows: no empty "can't tell" reference row.
+    from agentmemgate.annotate_app._report_md import confusion_figure
+
+    fig = confusion_figure(v.confusion, "ev")
+    ax = fig.axes[0]
+    assert ax.get_ylim() == (3.5, -0.5)  # rows 0..3 of 5 (labels 0..4)
+    assert [t.get_text() for t in ax.get_yticklabels()
+            if -0.5 < t.get_position()[1] < 3.5][-1] == "other"
+    assert ax.get_title() == "ev, n=40"
+
 
 def test_undefined_statistics_stay_undefined(ws, tmp_path):
     rows = [(f"x{i}", who, "equivalent") for i in range(5) for who in ("A", "B")]

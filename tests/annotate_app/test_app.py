@@ -79,6 +79,8 @@ def test_labeling_going_back_and_progress(tmp_path, monkeypatch):
     queue = [q.display.id for q in annotator_queue(ws, token)]
     at = run(token)
     assert at.get("progress")[0].proto.text == "0 of 4 labeled"
+    assert at.title[0].value == "Audit: evidence type"  # the task, never the audit's name
+    assert at.expander[0].proto.expanded  # instructions open until the first saved label
     at.button(key="choice_1").click().run()
     assert "Your choice: speculation" in texts(at)
     assert at.button(key="submit").disabled is False
@@ -176,7 +178,7 @@ def test_adjudication_page(tmp_path, monkeypatch):
         record_label(ws, ben, i, "speculation" if i != "ID-other-3" else "other")
     at = run(dee)
     assert not at.exception
-    assert at.title[0].value == "Adjudication"
+    assert at.title[0].value == "Adjudication: evidence type"
     assert at.subheader[0].value == "Item 1 of 4 · disagreement"  # disagreements first
     assert "other x1, speculation x1" in texts(at)  # the labels given, names hidden
     blob = "\n".join(rendered(at))
@@ -211,4 +213,97 @@ def test_empty_queue_pages(tmp_path, monkeypatch, who):
         record_label(ws, token, annotator_queue(ws, token)[0].display.id, "other")
     at = run(token)
     assert not at.exception
-    assert at.success
+    if who == "ana":
+        assert at.success[0].value.startswith("1 item is labeled. Thank you!")
+    else:
+        assert "No item has two or more labels yet" in at.info[0].value
+        assert not at.get("progress")  # no "0 of 0 resolved" bar
+
+
+def test_annotator_with_no_items_is_told_so(tmp_path, monkeypatch):
+    """overlap 1 over three people and one item: two of them have nothing to label."""
+    ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana", "ben", "cy"], overlap=1,
+                    sample_n=1)
+    idle = next(p for p, n in made.assignments.items() if n == 0)
+    at = run(token_of(made.links[idle]))
+    assert not at.exception
+    assert "No items are assigned to you" in at.info[0].value
+    assert not at.success and not at.get("progress") and not at.button
+
+
+def test_submit_is_never_disabled_and_asks_for_a_choice(tmp_path, monkeypatch):
+    """A fast "1, Enter" must not hit a disabled Submit; Enter alone asks for a label."""
+    ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"])
+    at = run(token_of(made.links["ana"]))
+    assert at.button(key="submit").disabled is False
+    at.button(key="submit").click().run()
+    assert not at.exception
+    assert at.error[0].value == "Choose a label first: press 1-5."
+    assert at.subheader[0].value == "Item 1 of 4"
+    assert ws.db.execute("select count(*) from audit_labels").fetchone()[0] == 0
+
+
+def test_enter_on_an_unchanged_saved_label_logs_nothing(tmp_path, monkeypatch):
+    """Walking forward over saved labels must not re-log them: a re-log would replace the item's
+    active seconds with a sub-second one (a false "fast decision") and count it as changed."""
+    ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"])
+    at = run(token_of(made.links["ana"]))
+    submit(at, 2)
+    at.button(key="back").click().run()
+    assert "Your choice: completed event (saved)" in texts(at)
+    at.button(key="submit").click().run()  # Enter: unchanged
+    assert at.subheader[0].value == "Item 2 of 4"
+    at.button(key="back").click().run()
+    submit(at, 2)  # the same label chosen again: still unchanged
+    assert ws.db.execute("select count(*) from audit_labels").fetchone()[0] == 1
+
+
+def test_label_buttons_carry_definitions_and_full_names(tmp_path, monkeypatch):
+    ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"])
+    at = run(token_of(made.links["ana"]))
+    b = at.button(key="choice_3")
+    assert b.label == "3 · explicit correction"
+    assert b.help.startswith("asserts, with corrective intent")
+    assert at.button(key="choice_5").help == "the statement and its context do not let you decide."
+
+
+def test_session_header_does_not_split_a_statement_from_its_context(tmp_path, monkeypatch):
+    """Corpus context turns carry no date; the statement does. The header goes above the context."""
+    ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"])
+    token = token_of(made.links["ana"])
+    at = run(token)
+    while annotator_queue(ws, token)[int(at.subheader[0].value.split()[1]) - 1].display.id != "ID-spec-1":
+        submit(at, 4)
+    shown = texts(at)
+    header = shown.index("--- session of 2024-03-01 ---")
+    assert header < shown.index("I live in Boston now") < shown.index(STATEMENTS[0]["text"])
+    assert shown.count("--- session of 2024-03-01 ---") == 1
+
+
+def test_realism_question_is_shown_next_to_the_choices(arcs_ws, monkeypatch):
+    made = create_audit(arcs_ws, "real", "realism", "arcs", annotators=["ana"])
+    monkeypatch.setenv("AMG_WORKSPACE", str(arcs_ws.path))
+    at = run(token_of(made.links["ana"]))
+    assert not at.exception
+    shown = texts(at)
+    question = next(t for t in shown if t.endswith("?"))
+    where = [i for i, t in enumerate(shown) if t == question]
+    last_turn = len(shown) - 1 - shown[::-1].index("Noted.")  # the arc's last turn
+    assert len(where) == 2 and where[0] < last_turn < where[1]  # above the chat and the buttons
+
+
+def test_a_refused_label_does_not_echo_the_item_id(tmp_path, monkeypatch):
+    """If saving fails (here: the item left the queue mid-session), the message must not carry the
+    item id, which for arcs names the intended level."""
+    ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"])
+    token = token_of(made.links["ana"])
+    at = run(token)
+    shown = annotator_queue(ws, token)[0].display.id
+    at.button(key="choice_1").click().run()
+    with ws.db.conn:
+        ws.db.execute("delete from audit_assignments where item_id = ?", [shown])
+    at.button(key="submit").click().run()
+    assert not at.exception
+    assert at.error[0].value == ("This label was not saved: the item is no longer in your queue. "
+                                 "Reload the page.")
+    assert shown not in "\n".join(rendered(at))

@@ -195,6 +195,10 @@ def test_bad_sources_and_tasks(ws, tmp_path, statements_file):
     bad.write_text('{"id": "a", "text": "ok"}\n{"id": "a", "text": "twice"}\n')
     with pytest.raises(BadInput, match="item id 'a' twice"):
         create_audit(ws, "x", "evidence_type", str(bad))
+    bad.write_text('{"id": "a", "turns": [{"text": "hi"}], "target": 3}\n')
+    with pytest.raises(BadInput) as e:  # an ItemDisplay rule: one readable line, not pydantic's
+        create_audit(ws, "x", "evidence_type", str(bad))
+    assert str(e.value) == "bad.jsonl:1: target 3 is not a turn index (0..0)"
     bad.write_text('{"id": "a", "text": "ok", "reference": "maybe"}\n')
     with pytest.raises(BadInput, match="reference label 'maybe'"):
         create_audit(ws, "x", "evidence_type", str(bad))
@@ -252,6 +256,38 @@ def test_import_creates_an_audit_and_export_writes_the_log(ws, tmp_path):
     assert len(pd.read_json(paths[1], lines=True)) == 5
     summary = {s.name: s for s in list_audits(ws)}["imp"]
     assert summary.n_labels == 5 and summary.annotators == {"ana": "2/2", "ben": "2/2"}
+
+
+def test_import_keeps_each_person_to_one_role(ws, tmp_path, statements_file):
+    """An adjudicator's name in an annotator CSV would count their resolutions as annotator labels
+    and inflate human-human agreement; an exported log (with its role column) imports back whole."""
+    made = create_audit(ws, "a", "evidence_type", str(statements_file), annotators=["ana", "ben"],
+                        adjudicator="dee")
+    for who in ("ana", "ben"):
+        tok = token_of(made.links[who])
+        for q in annotator_queue(ws, tok):
+            record_label(ws, tok, q.display.id, "speculation" if who == "ana" else "other")
+    record_label(ws, token_of(made.adjudicator_link), "ID-spec-1", "speculation")
+    f = tmp_path / "l.csv"
+    f.write_text("item_id,annotator,label\nID-spec-1,dee,other\n")
+    with pytest.raises(BadInput, match="'dee' is the adjudicator of audit 'a'"):
+        import_labels(ws, "a", f)
+    f.write_text("item_id,annotator,label,role\nID-spec-1,ana,other,adjudicator\n")
+    with pytest.raises(BadInput, match="'ana' is an annotator of audit 'a'"):
+        import_labels(ws, "a", f)
+    f.write_text("item_id,annotator,label,role\nID-spec-1,zed,other,boss\n")
+    with pytest.raises(BadInput, match="role 'boss'"):
+        import_labels(ws, "a", f)
+
+    paths = export_audit(ws, "a", tmp_path / "out")
+    res = import_labels(ws, "copy", paths[0])
+    assert (res.annotators, res.adjudicators) == (["ana", "ben"], ["dee"])
+    from agentmemgate.annotate_app import agreement_report
+
+    before, after = agreement_report(ws, "a"), agreement_report(ws, "copy")
+    assert after.percent_agreement == before.percent_agreement
+    assert after.n_labels == before.n_labels == 8
+    assert after.adjudication.n_resolved == 1
 
 
 @pytest.mark.parametrize("content, needle", [

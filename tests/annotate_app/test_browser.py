@@ -73,6 +73,9 @@ def test_keyboard_labeling_in_a_real_browser(ws, tmp_path):
                 args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                       "--disable-component-update", "--disable-sync"])
             page = browser.new_page()
+            frames: list[bytes] = []  # everything the server pushes to the page
+            page.on("websocket", lambda w: w.on(
+                "framereceived", lambda f: frames.append(f if isinstance(f, bytes) else f.encode())))
             dialogs: list[str] = []
             page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
             page.goto(made.links["ana"])
@@ -98,18 +101,29 @@ def test_keyboard_labeling_in_a_real_browser(ws, tmp_path):
             page.get_by_text("Your choice: other").wait_for(timeout=10000)
             live("Submit")
             page.keyboard.press("Enter")
-            page.get_by_text("All 1 items are labeled").wait_for(timeout=10000)
+            page.get_by_text("1 item is labeled").wait_for(timeout=10000)
             live("Back")
             page.keyboard.press("b")  # back to the item, the saved label shown
             page.get_by_text("Your choice: other (saved)").wait_for(timeout=10000)
             assert dialogs == []
+            assert frames and not any(b"ID-spec-1" in f for f in frames)  # the id names the level
             browser.close()
         rows = ws.db.execute("select annotator, item_id, label, active_seconds from audit_labels"
                              ).fetchall()
         assert [(a, i, lab) for a, i, lab, _ in rows] == [("ana", "ID-spec-1", "other")]
         assert rows[0][3] is not None and rows[0][3] >= 0
+
+        # SIGTERM to `amg annotate` alone (not its group) must stop the server, not orphan it.
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=15)
+        with pytest.raises(OSError):
+            with socket.create_connection(("127.0.0.1", port), timeout=2):
+                pass
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:

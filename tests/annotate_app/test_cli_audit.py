@@ -65,6 +65,9 @@ def test_create_list_label_report_export(tmp_path, statements_file):
 
     res = amg("audit", "relink", "a1", "ben", "--base-url", "http://h:9/", "--workspace", w)
     assert res.exit_code == 0 and res.output.startswith("http://h:9/?token=")
+    res = amg("audit", "create", "a2", "--task", "evidence_type", "--from", str(statements_file),
+              "--base-url", "http://127.0.0.1:9000", "--workspace", w)
+    assert res.output.splitlines()[-1] == f"Serve them with: amg annotate --workspace {w} --port 9000"
 
 
 def test_import_command(tmp_path):
@@ -87,6 +90,10 @@ def test_import_command(tmp_path):
     (["audit", "import", "x", "MALFORMED"], "missing column(s) annotator"),
     (["audit", "import", "x", "missing.csv"], "No such file"),
     (["annotate", "--port", "0"], "--port must be 1-65535"),
+    (["audit", "create", "x", "--task", "evidence_type", "--from", "STATEMENTS",
+      "--base-url", "http://h:notaport"], "--base-url 'http://h:notaport' is not a usable URL"),
+    (["audit", "create", "x", "--task", "evidence_type", "--from", "STATEMENTS",
+      "--base-url", "127.0.0.1:8501"], "must look like http://HOST[:PORT]"),
 ])
 def test_bad_input_is_one_line(tmp_path, statements_file, args, needle):
     bad = tmp_path / "bad.csv"
@@ -104,3 +111,25 @@ def test_annotate_serves_on_localhost(tmp_path):
     assert cmd[cmd.index("--server.address") + 1] == "127.0.0.1"
     assert cmd[cmd.index("--server.port") + 1] == "8765"
     assert cmd[-2:] == ["--workspace", str((tmp_path / "ws").resolve())]
+    # Annotators get the viewer's page: no Deploy button or developer menu, no tracebacks.
+    assert cmd[cmd.index("--client.toolbarMode") + 1] == "minimal"
+    assert cmd[cmd.index("--client.showErrorDetails") + 1] == "none"
+
+
+def test_annotate_refuses_a_missing_workspace_and_a_busy_port(tmp_path, statements_file):
+    import socket
+
+    res = amg("annotate", "--workspace", str(tmp_path / "nowhere"), "--port", "8765")
+    assert res.exit_code == 1 and "No workspace at" in res.output
+    assert not (tmp_path / "nowhere").exists()  # not silently created
+    w = str(tmp_path / "ws")
+    amg("audit", "create", "a1", "--task", "evidence_type", "--from", str(statements_file),
+        "--workspace", w)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        res = amg("annotate", "--workspace", w, "--port", str(port))
+    assert res.exit_code == 1
+    assert res.output.strip().splitlines()[-1] == (
+        f"Error: Port {port} on 127.0.0.1 is in use; choose another with --port")
