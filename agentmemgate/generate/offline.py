@@ -102,6 +102,10 @@ class OfflineRenderer(Renderer):
         conv = _Conversation(spec.session_dates)
         last = len(spec.session_dates) - 1
         slots["user_chat"], slots["assistant_chat"] = small_talk()
+        if rng.random() < 0.5:
+            # Sometimes the conversation opens on something else, so the initial statement is not
+            # always the first turn (an annotator could otherwise tell it apart by position).
+            conv.exchange(0, *other_chat.pop())
         initial = conv.exchange(0, phrase("initial"), phrase("after_initial"))
         plan: TurnRef
         outcome: TurnRef | None = None
