@@ -28,6 +28,16 @@ class ModelSpecError(BadInput):
 class MissingApiKey(AmgError):
     """The chosen provider needs an API key that is not set."""
 
+    def __init__(self, env_var: str, spec: str = "", offline_flag: str = ""):
+        self.env_var, self.spec = env_var, spec
+        who = f" for {spec}" if spec else ""
+        hint = f" or pass {offline_flag} offline" if offline_flag else " or use the offline backend"
+        super().__init__(f"No API key{who}: set {env_var}{hint}")
+
+    def for_flag(self, flag: str, spec: str = "") -> "MissingApiKey":
+        """The same error worded for the command-line option that chose the model."""
+        return MissingApiKey(self.env_var, spec, flag)
+
 
 class ProviderError(AmgError):
     """A model provider failed in a way retries cannot fix (auth, quota, refusal)."""

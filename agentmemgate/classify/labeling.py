@@ -90,24 +90,37 @@ def _collect(ws: Workspace, set_name: str, statements: list[Statement], clf: Cla
 def label_statements(ws: Workspace, set_name: str, voters: list[str], *, votes: int = 3,
                      relabel: str | None = None, relabel_votes: int = 1,
                      allow_same_family: bool = False, concurrency: int = 4,
-                     base_url: str | None = None, progress: bool = False,
+                     base_url: str | None = None, relabel_base_url: str | None = None,
+                     progress: bool = False,
                      classifiers: dict[str, Classifier] | None = None) -> LabelSummary:
-    """Vote, take majorities, relabel, and store reference labels with their status."""
+    """Vote, take majorities, relabel, and store reference labels with their status.
+
+    ``base_url`` (an OpenAI-compatible server) goes to the ``openai:`` voters only and
+    ``relabel_base_url`` to an ``openai:`` relabeler, so a second local server can relabel
+    (``--relabel anthropic:X`` still goes to Anthropic, or to ANTHROPIC_BASE_URL).
+    """
     if not voters:
         raise BadInput("--voters needs at least one classifier or model spec")
     if votes < 1 or relabel_votes < 1:
         raise BadInput("--votes and --relabel-votes must be at least 1")
+    if base_url and not any(v.startswith("openai:") for v in voters):
+        raise BadInput(f"--base-url {base_url} is for openai: voters (an OpenAI-compatible server); "
+                       "name one with --voters openai:MODEL")
+    if relabel_base_url and not (relabel or "").startswith("openai:"):
+        raise BadInput(f"--relabel-base-url {relabel_base_url} is for an openai: relabeler (an "
+                       f"OpenAI-compatible server); the relabeler is {relabel or 'not set'}")
     statements = load_set(ws, set_name)
     given = classifiers or {}
 
-    def make(spec: str) -> Classifier:
+    def make(spec: str, url: str | None) -> Classifier:
         if spec in given:
             return given[spec]
-        return get_classifier(spec, workspace=ws, rubric="evidence_type", method="votes",
-                              samples=1, base_url=base_url, progress=progress)
+        return get_classifier(spec, workspace=ws, rubric="evidence_type", method="votes", samples=1,
+                              base_url=url if spec.startswith("openai:") else None,
+                              progress=progress)
 
-    voter_clfs = [make(v) for v in voters]
-    relabeler = make(relabel) if relabel else None
+    voter_clfs = [make(v, base_url) for v in voters]
+    relabeler = make(relabel, relabel_base_url) if relabel else None
     if relabeler is not None and not allow_same_family:
         same = [v.name for v in voter_clfs if v.family == relabeler.family]
         if same:

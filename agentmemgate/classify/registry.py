@@ -49,6 +49,9 @@ def get_classifier(spec: str, *, workspace: Workspace | None = None, rubric: str
         raise BadInput(f"Unknown rubric {rubric!r}; choose one of: {', '.join(RUBRICS)}")
     if method not in METHODS:
         raise BadInput(f"Unknown method {method!r}; choose one of: {', '.join(METHODS)}")
+    if base_url and not spec.startswith("openai:"):
+        raise BadInput(f"--base-url {base_url} is for an openai: classifier (an OpenAI-compatible "
+                       f"server), not {spec}")
     if spec in OFFLINE_SPECS:
         if rubric != "evidence_type":
             raise BadInput(f"The offline classifier answers the evidence_type rubric only; pass a "

@@ -48,6 +48,12 @@ def _model_of(name: str) -> str:
     return name.split("|", 1)[0]
 
 
+def _method(stored: str) -> str:
+    """'logprobs(top=20); mapped mass 0.981 of 0.997' -> 'logprobs(top=20)': the per-statement
+    detail stays in the stored rows and exports, the report names how probabilities were made."""
+    return stored.split(";", 1)[0].strip()
+
+
 class AurocDifference(BaseModel):
     model_config = ConfigDict(extra="forbid")
     a: str
@@ -163,9 +169,11 @@ def _plot_roc(curves: list[tuple[str, list[int], list[float], float | None]], pa
     if not drawn:
         return None
     fig, ax = plt.subplots(figsize=(5.5, 5))
-    for name, y, p, a in drawn:
+    for k, (name, y, p, a) in enumerate(drawn):
         fpr, tpr, _ = roc_curve(y, p)
-        ax.plot(fpr, tpr, label=f"{name[:45]} (AUROC {a:.2f})")
+        # line styles cycle too, so classifiers with identical curves stay visible
+        ax.plot(fpr, tpr, linestyle=("-", "--", "-.", ":")[k % 4], linewidth=1.6 - 0.2 * (k % 4),
+                label=f"{name[:45]} (AUROC {a:.2f})")
     ax.plot([0, 1], [0, 1], "--", color="grey", linewidth=0.8)
     ax.set_xlabel("false commit rate (hold statements scored as commit)")
     ax.set_ylabel("true commit rate")
@@ -228,7 +236,7 @@ def classifier_report(ws: Workspace, set_name: str, *, classifiers: list[str] | 
         routed = [x == "commit" if binary else x not in HOLD_CLASSES for x in predicted]
         rep = ClassifierReport(
             classifier=name, kind="binary" if binary else "evidence_type",
-            methods=sorted({main[i].method for i in ids}), runs=len(by_run), n=len(ids),
+            methods=sorted({_method(main[i].method) for i in ids}), runs=len(by_run), n=len(ids),
             n_commit=sum(y), n_hold=len(y) - sum(y), auroc=auroc_ci(y, p, resamples, seed),
             routing_accuracy=wilson(sum(int(a) == b for a, b in zip(routed, y)), len(y)),
             reference_from_same_model=_model_of(name) in voters)

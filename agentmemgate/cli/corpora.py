@@ -118,7 +118,11 @@ def statements_label(
     allow_same_family: Annotated[bool, typer.Option("--allow-same-family", help="Allow a relabel "
                                                     "by the voters' own model family.")] = False,
     concurrency: ConcurrencyOpt = 4,
-    base_url: BaseUrlOpt = None,
+    base_url: Annotated[Optional[str], typer.Option(
+        "--base-url", help="OpenAI-compatible server for the openai:MODEL voters.")] = None,
+    relabel_base_url: Annotated[Optional[str], typer.Option(
+        "--relabel-base-url", help="OpenAI-compatible server for an openai:MODEL relabeler (a "
+                                   "second server counts as another family).")] = None,
     no_progress: NoProgressOpt = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
@@ -128,7 +132,8 @@ def statements_label(
     summary = label_statements(Workspace(workspace), name, _split(voters), votes=votes,
                                relabel=relabel, relabel_votes=relabel_votes,
                                allow_same_family=allow_same_family, concurrency=concurrency,
-                               base_url=base_url, progress=not no_progress)
+                               base_url=base_url, relabel_base_url=relabel_base_url,
+                               progress=not no_progress)
     typer.echo("\n".join(summary.lines()))
 
 

@@ -27,6 +27,8 @@ class Rules:
     negations: frozenset[str] = frozenset()
     reject_first_words: frozenset[str] = frozenset()
     reject_values: frozenset[str] = frozenset()
+    reject_words: frozenset[str] = frozenset()  # anywhere in a value: past time ("yesterday")
+    pronouns: dict[str, bool] = field(default_factory=dict)  # subject word -> is the speaker
 
     @property
     def ref(self) -> str:
@@ -48,7 +50,16 @@ class Rules:
     def acceptable_value(self, value: str) -> bool:
         words = value.lower().split()
         return bool(words) and words[0] not in self.reject_first_words \
-            and value.lower() not in self.reject_values and not self.has_date(value)
+            and value.lower() not in self.reject_values and not self.has_date(value) \
+            and self.reject_words.isdisjoint(w for _, w in tokens(value))
+
+    def about_someone_else(self, before: str) -> bool:
+        """Whether the nearest subject pronoun before a match is not the speaker ("you'd be
+        getting a third turtle", "once you start")."""
+        for _, w in reversed(tokens(before)[-6:]):
+            if w in self.pronouns:
+                return not self.pronouns[w]
+        return False
 
 
 @lru_cache(maxsize=None)
@@ -71,4 +82,7 @@ def load_rules(version: int | None = None) -> Rules:
         negations=frozenset(data["outcome"].get("negations", [])),
         reject_first_words=frozenset(w.lower() for w in data.get("values", {}).get("reject_first_words", [])),
         reject_values=frozenset(w.lower() for w in data.get("values", {}).get("reject_values", [])),
+        reject_words=frozenset(w.lower() for w in data.get("values", {}).get("reject_words", [])),
+        pronouns={**dict.fromkeys(data.get("subjects", {}).get("speaker", []), True),
+                  **dict.fromkeys(data.get("subjects", {}).get("others", []), False)},
     )

@@ -64,6 +64,8 @@ class RuleExtractor:
                 continue
             for attribute, pattern in self.rules.attributes:
                 for m in pattern.finditer(s):
+                    if self.rules.about_someone_else(s[:m.start()]):
+                        continue
                     value = clean_value(m.group("value"))
                     if self.rules.acceptable_value(value):
                         return Extraction(kept=True, text=s, attribute=attribute, plan_value=value,

@@ -15,6 +15,8 @@ from .model import CORPORA, Conversation
 def detect_format(path: str | Path) -> str:
     """'longmemeval' or 'locomo' from the first list item's keys; CorpusError otherwise."""
     path = Path(path)
+    if path.is_dir():
+        raise CorpusError(f"{path}: a directory, expected a LongMemEval or LoCoMo JSON file")
     if not path.is_file():
         raise CorpusError(f"{path}: no such file")
     found = first_item_keys(path)

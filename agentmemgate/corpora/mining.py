@@ -94,23 +94,34 @@ def _stage1(ws: Workspace, path: Path, corpus: str, key: str, lexicon: Lexicon,
     return row
 
 
-def candidates(ws: Workspace, key: str) -> list[Candidate]:
-    rows = ws.db.execute("select json from mined_candidates where source_key = ? order by position",
-                         [key]).fetchall()
-    return [Candidate.model_validate_json(r[0]) for r in rows]
+STAGE2_CHUNK = 2000  # candidates read from the workspace per stage-2 batch (bounded memory)
+_UNANSWERED = ("from mined_candidates c where c.source_key = ? and not exists (select 1 from "
+               "mined_extractions e where e.source_key = c.source_key and e.candidate_id = c.id "
+               "and e.miner = ?)")
+
+
+def _unanswered(ws: Workspace, key: str, miner: str, chunk: int) -> Iterator[list[Candidate]]:
+    """Candidates ``miner`` has not answered, ``chunk`` at a time: a multi-GB source has hundreds
+    of thousands of hits, which must not all sit in memory at once."""
+    last = 0
+    while True:
+        rows = ws.db.execute(f"select c.rowid, c.json {_UNANSWERED} and c.rowid > ? "
+                             "order by c.rowid limit ?", [key, miner, last, chunk]).fetchall()
+        if not rows:
+            return
+        last = rows[-1][0]
+        yield [Candidate.model_validate_json(r[1]) for r in rows]
 
 
 # -- stage 2 ---------------------------------------------------------------------------------
 def _stage2(ws: Workspace, key: str, extractor: Extractor, progress: bool) -> int:
-    done = {r[0] for r in ws.db.execute(
-        "select candidate_id from mined_extractions where source_key = ? and miner = ?",
-        [key, extractor.name]).fetchall()}
-    todo = [c for c in candidates(ws, key) if c.id not in done]
+    total = ws.db.execute(f"select count(*) {_UNANSWERED}", [key, extractor.name]).fetchone()[0]
     errors = 0
-    if not todo:
+    if not total:
         return 0
     pending: list[dict] = []
-    batch = 1 if extractor.kind == "LLM" else 200  # paid answers are saved at once
+    llm = extractor.kind == "LLM"
+    batch = 1 if llm else 200  # paid answers are saved at once
 
     def flush() -> None:
         if pending:
@@ -118,8 +129,7 @@ def _stage2(ws: Workspace, key: str, extractor: Extractor, progress: bool) -> in
                 ws.db["mined_extractions"].upsert_all(pending, pk=("source_key", "candidate_id", "miner"))
             pending.clear()
 
-    with progress_bar(f"Stage 2: {extractor.name}", len(todo),
-                      enabled=progress and extractor.kind != "LLM") as advance:
+    with progress_bar(f"Stage 2: {extractor.name}", total, enabled=progress and not llm) as advance:
 
         def on_result(cand: Candidate, ext: Extraction | None, error: str | None) -> None:
             nonlocal errors
@@ -138,7 +148,9 @@ def _stage2(ws: Workspace, key: str, extractor: Extractor, progress: bool) -> in
             advance(failed=ext is None)
 
         try:
-            extractor.extract_many(todo, on_result)
+            for chunk in _unanswered(ws, key, extractor.name, STAGE2_CHUNK):
+                extractor.extract_many(chunk, on_result)
+                flush()
         finally:
             flush()
     return errors
@@ -211,16 +223,23 @@ def mined_statements(ws: Workspace, key: str, miner: str | None = None) -> Itera
            "left join mined_extractions e on e.source_key = c.source_key and e.candidate_id = c.id "
            "and e.miner = ? where c.source_key = ? order by c.position")
     for raw, m, kept, text, attr, value, level, reason, outcome, ref, evidence in ws.db.execute(
-            sql, [miner or "", key]).fetchall():
+            sql, [miner or "", key]):  # a cursor, not fetchall: big sources stream to the export
         cand = Candidate.model_validate_json(raw)
         yield MinedStatement(
             id=cand.id, corpus=cand.corpus, conversation_id=cand.conversation_id,
             source_ref=cand.source_ref, speaker=cand.speaker, date=cand.date,
-            text=text if text is not None else " ".join(cand.cue_sentences()),
+            text=text if text is not None else _cue_span(cand),
             context=cand.context, prefilter_cues=cand.prefilter_cues, miner=m or "prefilter-only",
             kept=None if kept is None else bool(kept), attribute=attr, plan_value=value,
             hedge_level=level, reject_reason=reason, outcome=outcome, outcome_ref=ref,
             outcome_evidence=evidence, license=src["license"])
+
+
+def _cue_span(cand: Candidate) -> str:
+    """Before stage 2: the turn from its first to its last cue sentence (a verbatim span)."""
+    if not cand.cue_spans:
+        return cand.turn_text
+    return cand.turn_text[cand.cue_spans[0][0]:cand.cue_spans[-1][1]]
 
 
 def write_jsonl(records: Iterator[MinedStatement], out: Path) -> int:

@@ -2,7 +2,9 @@
 
 Reads later sessions of the same conversation (by date) for sentences by the same speaker that
 mention the plan's value, then looks for abandonment cues first (they often repeat the plan's
-words: "I'm not moving to Denver after all"), then confirmation cues. An unresolved plan that is
+words: "I'm not moving to Denver after all"), then confirmation cues -- unless the sentence is
+itself hedged ("I've been using paper, but I'm still considering digital" restates the plan, it
+does not confirm it). An unresolved plan that is
 mentioned again later without either cue gets that mention as its ``outcome_ref`` ("pending
 mention"): the plan is observably still open after the statement, which is what makes an at-risk
 plan measurable in a pending window.
@@ -61,7 +63,7 @@ def link_outcome(conv: Conversation, cand: Candidate, extraction: Extraction,
                 cues = rules.outcome_cues(sentence)
                 if "abandonment" in cues:
                     return OutcomeLink(outcome="abandoned", outcome_ref=turn.ref, evidence="abandonment")
-                if "confirmation" in cues:
+                if "confirmation" in cues and not rules.hedge_levels.matches(sentence):
                     return OutcomeLink(outcome="came_true", outcome_ref=turn.ref, evidence="confirmation")
                 pending_ref = pending_ref or turn.ref
     return OutcomeLink(outcome="unresolved", outcome_ref=pending_ref,

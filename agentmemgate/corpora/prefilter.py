@@ -25,6 +25,9 @@ RECORDED = QUALIFYING + ("change",)
 STOP = "__stop__"
 _WORD = re.compile(r"\w")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]\u201d\u2019]*\s+|\n+")
+# A period after these is not a sentence end ("Dr. Smith", "e.g. a bike", "J. K. Rowling").
+_ABBREVIATION = re.compile(r"(?:\b(?i:dr|mr|mrs|ms|mx|prof|st|jr|sr|mt|vs|approx|e\.g|i\.e|a\.m|p\.m)"
+                           r"|(?<![\w.])[A-HJ-Z])\.$")
 
 
 @dataclass(frozen=True)
@@ -71,9 +74,12 @@ def load_lexicon(version: int | None = None, path: str | None = None) -> Lexicon
 
 
 def split_sentences(text: str) -> list[tuple[int, int]]:
-    """Character spans of sentences: split after . ! ? followed by space, and at newlines."""
+    """Character spans of sentences: split after . ! ? followed by space (not after a title or
+    an initial), and at newlines."""
     spans, start = [], 0
     for m in _SENTENCE_END.finditer(text):
+        if m.group(0)[0] != "\n" and _ABBREVIATION.search(text, max(start, m.start() - 8), m.start()):
+            continue
         spans.append((start, m.start()))
         start = m.end()
     spans.append((start, len(text)))

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from ..errors import BadInput
 from ..jsonl import read_records
 from ..workspace import Workspace, now
-from .model import LICENSES, ContextTurn
+from .model import LICENSES, ContextTurn, MinedStatement
 
 CONTEXT_TURNS = 2
 REFERENCE_STATUSES = ("imported", "voted", "agreed", "disputed", "tie")
@@ -225,39 +225,52 @@ def sample_statements(ws: Workspace, name: str, size: int, *, sources: list[str]
         if not found:
             raise BadInput(f"No mined source {given!r}; known: {', '.join(all_sources)}")
         chosen += [k for k in found if k not in chosen]
-    pool: dict[str, list[Statement]] = {}
+    # Two passes over the mined records, so a big source never sits in memory: strata of
+    # (id, source) pairs first, then the full records of the picked ones.
+    pool: dict[str, list[tuple[str, str]]] = {}
+    miners = {key: miner or _default_miner(ws, key) for key in chosen}
     for key in chosen:
-        use_miner = miner or _default_miner(ws, key)
-        for m in mined_statements(ws, key, use_miner):
+        for m in mined_statements(ws, key, miners[key]):
             if kept_only and not m.kept:
                 continue
-            stage2 = m.hedge_level if m.kept else ("rejected" if m.kept is False else "unextracted")
-            parts = {"corpus": m.corpus, "stage2": stage2, "speaker": m.speaker, "source": key}
-            stratum = "/".join(parts[k] for k in stratify_by)
-            pool.setdefault(stratum, []).append(Statement(
-                id=m.id, text=m.text, context=m.context[-CONTEXT_TURNS:], speaker=m.speaker,
-                date=m.date, stratum=stratum, corpus=m.corpus, license=m.license,
-                origin=f"mined:{key}:{m.miner}"))
+            pool.setdefault(_stratum(m, key, stratify_by), []).append((m.id, key))
     if not pool:
         raise BadInput("No mined statements match (try without --kept-only, or mine first)")
     rng = random.Random(seed)
     take = _allocate({k: len(v) for k, v in pool.items()}, size, allocation)
-    picked: list[Statement] = []
+    picked: list[tuple[str, str]] = []
+    stratum_of: dict[tuple[str, str], str] = {}
     seen: set[str] = set()
     for stratum in sorted(pool):
-        items = sorted(pool[stratum], key=lambda s: s.id)
+        items = sorted(pool[stratum])
         rng.shuffle(items)
-        for s in items:
+        for item in items:
             if take[stratum] <= 0:
                 break
-            if s.id not in seen:
-                picked.append(s)
-                seen.add(s.id)
+            if item[0] not in seen:
+                picked.append(item)
+                stratum_of[item] = stratum
+                seen.add(item[0])
                 take[stratum] -= 1
     rng.shuffle(picked)
+    records: dict[tuple[str, str], Statement] = {}
+    for key in {k for _, k in picked}:
+        for m in mined_statements(ws, key, miners[key]):
+            if (m.id, key) in stratum_of:
+                records[(m.id, key)] = Statement(
+                    id=m.id, text=m.text, context=m.context[-CONTEXT_TURNS:], speaker=m.speaker,
+                    date=m.date, stratum=stratum_of[(m.id, key)], corpus=m.corpus,
+                    license=m.license, origin=f"mined:{key}:{m.miner}")
+    picked_statements = [records[item] for item in picked]
     params = {"size": size, "sources": chosen, "miner": miner, "stratify_by": list(stratify_by),
               "allocation": allocation, "kept_only": kept_only, "seed": seed}
-    return save_set(ws, name, picked, "mined", params, replace)
+    return save_set(ws, name, picked_statements, "mined", params, replace)
+
+
+def _stratum(m: MinedStatement, key: str, stratify_by: tuple[str, ...]) -> str:
+    stage2 = m.hedge_level if m.kept else ("rejected" if m.kept is False else "unextracted")
+    parts = {"corpus": m.corpus, "stage2": stage2, "speaker": m.speaker, "source": key}
+    return "/".join(parts[k] for k in stratify_by)
 
 
 def _default_miner(ws: Workspace, key: str) -> str | None:

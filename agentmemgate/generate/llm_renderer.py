@@ -19,6 +19,7 @@ from typing import Any, Iterable, Iterator, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .. import __version__, rubrics
+from ..errors import MissingApiKey
 from ..llm import CallFailed, Model, Request, get_model, run_concurrent
 from ..schema import (
     CONFIRMATION_LEVELS,
@@ -319,7 +320,10 @@ class LlmRenderer(Renderer):
 def make_llm_renderer(spec: str, *, workspace=None, base_url: str | None = None,
                       concurrency: int = 4, max_attempts: int = 3, **model_options: Any) -> LlmRenderer:
     """The registered factory: ``get_renderer("openai:gpt-4o-mini", workspace=ws, ...)``."""
-    model = get_model(spec, workspace=workspace, base_url=base_url, **model_options)
+    try:
+        model = get_model(spec, workspace=workspace, base_url=base_url, **model_options)
+    except MissingApiKey as e:
+        raise e.for_flag("--generator") from None
     return LlmRenderer(model, concurrency=concurrency, max_attempts=max_attempts)
 
 

@@ -44,7 +44,7 @@ class AnthropicModel(Model):
         o: AnthropicOptions = self.options  # type: ignore[assignment]
         key = o.api_key.get_secret_value() if o.api_key else os.environ.get(KEY_ENV)
         if not key:
-            raise MissingApiKey(f"No API key: set {KEY_ENV} or pass --generator offline")
+            raise MissingApiKey(KEY_ENV, f"{self.provider}:{name}")
         self._key = key
         self.base_url = base_url
         http_client = o.http_client if o.http_client is not None else anthropic.DefaultHttpxClient()

@@ -46,7 +46,7 @@ class OpenAIModel(Model):
         key = o.api_key.get_secret_value() if o.api_key else os.environ.get(KEY_ENV)
         if not key:
             if not self.base_url:
-                raise MissingApiKey(f"No API key: set {KEY_ENV} or pass --generator offline")
+                raise MissingApiKey(KEY_ENV, f"{self.provider}:{name}")
             key = PLACEHOLDER_KEY
         self._key = key
         http_client = o.http_client if o.http_client is not None else openai.DefaultHttpx2Client()

@@ -123,3 +123,30 @@ def test_stability_by_hand():
     sds = np.std(np.array(p), axis=0, ddof=1)
     assert s.sd_mean == pytest.approx(sds.mean()) and s.sd_median == pytest.approx(np.median(sds))
     assert s.aurocs == [1.0, 1.0, 0.75] and (s.auroc_min, s.auroc_max) == (0.75, 1.0)
+
+
+def test_bootstrap_intervals_equal_a_plain_sklearn_loop():
+    """The whole interval, not just each draw: percentile 2.5/97.5 of sklearn over the same draws."""
+    rng = np.random.default_rng(4)
+    y = rng.integers(0, 2, 30)
+    y[:2] = [0, 1]
+    p = (y * 0.3 + rng.random(30) * 0.7).round(1)
+    q = rng.random(30).round(1)
+    ref = list(rng.choice(EVIDENCE_TYPES, 30, p=[0.4, 0.3, 0.05, 0.25]))
+    pred = [r if rng.random() < 0.6 else "other" for r in ref]
+    draws = np.random.default_rng(9).integers(0, 30, size=(100, 30))
+    two = [d for d in draws if len(set(y[d])) == 2]
+    aucs = [roc_auc_score(y[d], p[d]) for d in two]
+    ci = auroc_ci(y, p, resamples=100, seed=9)
+    assert (ci.ci_low, ci.ci_high) == pytest.approx(tuple(np.percentile(aucs, [2.5, 97.5])))
+    assert ci.valid_resamples == len(two)
+    diffs = [roc_auc_score(y[d], p[d]) - roc_auc_score(y[d], q[d]) for d in two]
+    d = paired_auroc_difference(y, p, q, resamples=100, seed=9)
+    assert (d.ci_low, d.ci_high) == pytest.approx(tuple(np.percentile(diffs, [2.5, 97.5])))
+    f1s = []
+    for idx in draws:
+        r, s = [ref[i] for i in idx], [pred[i] for i in idx]
+        f1s.append(f1_score(r, s, labels=[c for c in EVIDENCE_TYPES if c in r], average="macro",
+                            zero_division=0))
+    f = macro_f1_ci(ref, pred, resamples=100, seed=9)
+    assert (f.ci_low, f.ci_high) == pytest.approx(tuple(np.percentile(f1s, [2.5, 97.5])))

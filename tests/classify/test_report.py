@@ -88,7 +88,9 @@ def test_one_class_reference_is_undefined(ws, tmp_path):
     rep = classifier_report(ws, "flat", resamples=50, plots=False)
     c = rep.classifiers[0]
     assert c.auroc.value is None and "undefined (n=4)" in "\n".join(rep.lines())
-    assert c.per_class[0].precision.value in (None, 0.0)  # speculation: nothing predicted -> n=0
+    spec = c.per_class[0]
+    assert (spec.label, spec.support, spec.predicted) == ("speculation", 0, 0)
+    assert spec.precision.value is None and spec.precision.n == 0  # nothing predicted: undefined
     assert c.per_class[0].recall.value is None and c.per_class[0].recall.n == 0
 
 

@@ -86,3 +86,34 @@ def test_abandoned_pending_and_silent_outcomes():
 def test_clean_value_trims_function_words():
     assert clean_value(" a new bike and ") == "a new bike"
     assert clean_value("Seattle soon.") == "Seattle"
+
+
+@pytest.mark.parametrize("text, attribute, value", [
+    # locomo10.json conv-41 D15:1: "petition" is not a pet
+    ("Trying to get a petition going, I'm hoping it works.", None, None),
+    # conv-42 D28:26: Joanna speaks about Nate's turtle, not her own plan
+    ("I bet just last week you would have never thought you would be getting a third turtle this year!",
+     None, None),
+    # conv-30 D1:2: the past job is no plan; the business is
+    ("Lost my job as a banker yesterday, so I'm gonna take a shot at starting my own business.",
+     "employment_status", "starting my own business"),
+    # conv-43 D12:5: "learn as much as I can" names no value
+    ("I'm trying to stay upbeat and learn as much as I can.", None, None),
+])
+def test_rules_on_real_locomo_quirks(text, attribute, value):
+    cand = scan_conversation(_conv([text])).candidates[0]
+    ext = RuleExtractor().extract(cand)
+    assert (ext.attribute, ext.plan_value) == (attribute, value)
+    assert ext.kept == (attribute is not None)
+
+
+def test_a_later_restatement_of_the_plan_is_not_its_confirmation():
+    """LongMemEval 0db4c65d: 'I've been using a physical notebook, but I'm considering switching
+    to digital' repeated later has the confirmation cue 'been using' but confirms nothing."""
+    plan = "I've been using a physical notebook, but I'm considering switching to digital."
+    _, ext, link = _mine(_conv([plan], ["I've been using a physical notebook, but I'm still "
+                                        "considering switching to digital."]))
+    assert ext.plan_value == "digital"
+    assert (link.outcome, link.outcome_ref, link.evidence) == ("unresolved", "q/s1/0", "pending mention")
+    _, _, link = _mine(_conv([plan], ["I made the switch to digital last month, love it."]))
+    assert link.outcome == "came_true"

@@ -99,9 +99,11 @@ def test_turn_without_content_is_named(tmp_path):
         list(iter_conversations(path))
 
 
-def test_missing_file():
+def test_missing_file_and_directory(tmp_path):
     with pytest.raises(CorpusError, match="no such file"):
         detect_format("/nonexistent/file.json")
+    with pytest.raises(CorpusError, match="a directory, expected a LongMemEval or LoCoMo JSON file"):
+        detect_format(tmp_path)
 
 
 @needs_real_locomo

@@ -18,6 +18,16 @@ HEDGES = [
     "I've been considering going back to school for a master's degree.",
     "I wanna start a dance studio so I can teach others.",
     "Not sure yet whether to take the job in Denver.",
+    # real turns an earlier lexicon missed (locomo10.json, longmemeval_oracle_subset.json)
+    "Researching adoption agencies \u2014 it's been a dream to have a family and give a loving home to kids who need it.",
+    "I'm looking forward to expanding our family and creating even more beautiful memories.",
+    "I still haven\u2019t gotten a dog, but I still really want one.",
+    "Not yet, but I'm keen to give it a go.",
+    "I'm currently on the hunt for a new job, which hasn't been easy, but I'm keeping my spirits up.",
+    "I've always wanted to learn Spanish.",
+    "Can't wait to visit next month.",
+    "I'm also interested in getting a portable power bank to charge my phone on-the-go.",
+    "I'm really excited to explore the Bay Area.",
 ]
 NOT_HEDGES = [
     "Can you recommend a hotel in Rome?",
@@ -54,6 +64,13 @@ def test_sentences_without_a_subject_count_when_they_open_with_a_cue():
 def test_stop_phrases_blank_only_the_request():
     # "could you" is a request, but the same sentence still carries the user's own plan
     assert scan_turn("Could you suggest neighborhoods, since I'm planning to move to Denver?").hit
+
+
+def test_sentence_splitting_keeps_titles_and_initials():
+    """LongMemEval users name doctors: "Dr." must not cut the statement span short."""
+    text = "I'll see Dr. Smith next week. J. K. Rowling is next. I should, shouldn't I. Yes."
+    assert [text[a:b] for a, b in split_sentences(text)] == [
+        "I'll see Dr. Smith next week.", "J. K. Rowling is next.", "I should, shouldn't I.", "Yes."]
 
 
 def test_sentence_splitting_keeps_decimals_and_splits_lines():

@@ -114,7 +114,9 @@ def test_audit_source_serves_agreed_items_without_their_labels(ws, tmp_path):
     with pytest.raises(BadInput, match="Unknown selector @nope"):
         load_source(ws, "statements:set@nope", "evidence_type")
     created = create_audit(ws, "a1", "evidence_type", "statements:set")
-    assert created is not None
+    assert (created.n_items, created.n_references) == (2, 2)  # agreed items only, labels hidden
+    disputed = create_audit(ws, "a2", "evidence_type", "statements:set@disputed")
+    assert (disputed.n_items, disputed.n_references) == (1, 1)
 
 
 def test_cli_import_and_list(tmp_path):

@@ -111,5 +111,5 @@ def test_timeout_then_success(ws, model_for):
 
 
 def test_missing_key_names_the_variable():
-    with pytest.raises(MissingApiKey, match="set ANTHROPIC_API_KEY or pass --generator offline"):
+    with pytest.raises(MissingApiKey, match="set ANTHROPIC_API_KEY or use the offline backend"):
         get_model("anthropic:claude-sonnet-4-5")

@@ -175,4 +175,4 @@ def test_openai_compatible_server_needs_no_key(ws):
 def test_missing_key_names_the_variable():
     with pytest.raises(MissingApiKey) as e:
         get_model("openai:gpt-4o-mini")
-    assert str(e.value) == "No API key: set OPENAI_API_KEY or pass --generator offline"
+    assert str(e.value) == "No API key for openai:gpt-4o-mini: set OPENAI_API_KEY or use the offline backend"

@@ -24,7 +24,8 @@ def test_unknown_spec_shows_the_format(spec):
 def test_missing_key_is_one_line_naming_the_variable(spec, var):
     with pytest.raises(MissingApiKey) as e:
         get_model(spec)
-    assert str(e.value) == f"No API key: set {var} or pass --generator offline"
+    assert str(e.value) == f"No API key for {spec}: set {var} or use the offline backend"
+    assert e.value.env_var == var
 
 
 def test_options_are_validated_with_extra_forbidden():

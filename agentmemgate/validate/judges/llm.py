@@ -8,7 +8,6 @@ LLM layer and, when the re-asks run out, raised as ``CallFailed`` (stored as a j
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -72,10 +71,8 @@ class LLMJudge(Judge):
 
         try:
             self.model = get_model(spec, workspace=workspace, base_url=base_url, **options)
-        except MissingApiKey as e:  # the provider's text suggests --generator offline
-            var = re.search(r"\bset (\w+)", str(e))
-            raise MissingApiKey(f"No API key for judge {spec}: set {var[1] if var else 'its API key'} "
-                                "or pass --judge offline") from None
+        except MissingApiKey as e:
+            raise e.for_flag("--judge", f"judge {spec}") from None
         self.spec = spec
         self.family = self.model.family
         self.concurrency = concurrency
