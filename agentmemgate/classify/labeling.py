@@ -14,11 +14,10 @@ from pydantic import BaseModel, ConfigDict
 
 from ..corpora.statements import Statement, load_set, update_reference
 from ..errors import BadInput, SameFamilyJudge
-from ..progress import progress_bar
 from ..stats import Proportion, wilson
 from ..workspace import Workspace, now
 from .classes import EVIDENCE_TYPES, HOLD_CLASSES, Distribution
-from .registry import Classifier, classify_many, get_classifier
+from .registry import Classifier, classify_and_store, get_classifier
 
 
 class LabelSummary(BaseModel):
@@ -69,22 +68,16 @@ def _collect(ws: Workspace, set_name: str, statements: list[Statement], clf: Cla
     todo = [(s, v) for v in range(votes) for s in statements if (s.id, v) not in done]
     if not todo:
         return
-    with progress_bar(f"{role.title()} votes ({clf.name})", len(todo),
-                      enabled=progress and not getattr(clf, "shows_progress", False)) as advance:
+    def store(st: Statement, vote: int, dist: Distribution) -> None:
+        with ws.db.conn:
+            ws.db["statement_votes"].upsert(
+                {"set_name": set_name, "statement_id": st.id, "role": role, "voter": clf.name,
+                 "family": clf.family, "vote": vote, "label": dist.predicted,
+                 "rubric": clf.rubric_ref, "created_at": now()},
+                pk=("set_name", "statement_id", "role", "voter", "vote"))
 
-        def on_result(st: Statement, vote: int, dist: Distribution | None, error: str | None) -> None:
-            if dist is None:
-                errors.append(error or "no answer")
-            else:
-                with ws.db.conn:
-                    ws.db["statement_votes"].upsert(
-                        {"set_name": set_name, "statement_id": st.id, "role": role,
-                         "voter": clf.name, "family": clf.family, "vote": vote,
-                         "label": dist.predicted, "rubric": clf.rubric_ref, "created_at": now()},
-                        pk=("set_name", "statement_id", "role", "voter", "vote"))
-            advance(failed=dist is None)
-
-        classify_many(clf, todo, on_result, concurrency=concurrency)
+    errors += classify_and_store(clf, todo, store, description=f"{role.title()} votes ({clf.name})",
+                                 concurrency=concurrency, progress=progress)
 
 
 def label_statements(ws: Workspace, set_name: str, voters: list[str], *, votes: int = 3,

@@ -11,6 +11,7 @@ from typing import Callable, Protocol
 
 from ..corpora.statements import Statement
 from ..errors import BadInput
+from ..progress import progress_bar
 from ..workspace import Workspace
 from .classes import Distribution
 
@@ -40,6 +41,28 @@ def classify_many(classifier: Classifier, items: list[tuple[Statement, int]], on
         return
     for statement, run in items:
         on_result(statement, run, classifier.classify(statement, run), None)
+
+
+def classify_and_store(classifier: Classifier, items: list[tuple[Statement, int]],
+                       store: Callable[[Statement, int, Distribution], None], *, description: str,
+                       concurrency: int = 1, progress: bool = False) -> list[str]:
+    """Answer every (statement, run) pair, storing each answer as it lands; return the errors.
+
+    Storing one by one is what makes classify and label runs resumable.
+    """
+    errors: list[str] = []
+    with progress_bar(description, len(items),
+                      enabled=progress and not getattr(classifier, "shows_progress", False)) as advance:
+
+        def on_result(st: Statement, run: int, dist: Distribution | None, error: str | None) -> None:
+            if dist is None:
+                errors.append(error or "no answer")
+            else:
+                store(st, run, dist)
+            advance(failed=dist is None)
+
+        classify_many(classifier, items, on_result, concurrency=concurrency)
+    return errors
 
 
 def get_classifier(spec: str, *, workspace: Workspace | None = None, rubric: str = "evidence_type",

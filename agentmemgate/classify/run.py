@@ -8,11 +8,10 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from ..corpora.statements import Statement, load_set
-from ..progress import progress_bar
 from ..errors import BadInput
 from ..workspace import Workspace, now
 from .classes import Distribution
-from .registry import Classifier, classify_many, get_classifier
+from .registry import Classifier, classify_and_store, get_classifier
 
 
 class ClassifyResult(BaseModel):
@@ -76,30 +75,24 @@ def classify_set(ws: Workspace, set_name: str, spec: str = "offline", *, runs: i
                                        samples=samples, base_url=base_url, progress=progress)
     done = _done(ws, set_name, clf.name)
     todo = [(s, r) for r in range(runs) for s in statements if (s.id, r) not in done]
+
+    def store(st: Statement, run: int, dist: Distribution) -> None:
+        with ws.db.conn:
+            ws.db["classifications"].upsert(
+                {"set_name": set_name, "statement_id": st.id, "classifier": clf.name,
+                 "run": run, "probs": json.dumps(dist.probs), "p_commit": dist.p_commit,
+                 "predicted": dist.predicted,
+                 "method": dist.method + (f"; {dist.detail}" if dist.detail else ""),
+                 "rubric": clf.rubric_ref, "rubric_sha256": clf.sha256, "created_at": now()},
+                pk=("set_name", "statement_id", "classifier", "run"))
+
     errors: list[str] = []
     run_id = ws.start_run("classify", {"set": set_name, "classifier": clf.name, "runs": runs,
                                        "method": method, "samples": samples})
     status = "failed"
     try:
-        with progress_bar(f"Classify ({clf.name})", len(todo),
-                          enabled=progress and not getattr(clf, "shows_progress", False)) as advance:
-
-            def on_result(st: Statement, run: int, dist: Distribution | None, error: str | None) -> None:
-                if dist is None:
-                    errors.append(error or "no answer")
-                else:
-                    with ws.db.conn:
-                        ws.db["classifications"].upsert(
-                            {"set_name": set_name, "statement_id": st.id, "classifier": clf.name,
-                             "run": run, "probs": json.dumps(dist.probs), "p_commit": dist.p_commit,
-                             "predicted": dist.predicted,
-                             "method": dist.method + (f"; {dist.detail}" if dist.detail else ""),
-                             "rubric": clf.rubric_ref, "rubric_sha256": clf.sha256,
-                             "created_at": now()},
-                            pk=("set_name", "statement_id", "classifier", "run"))
-                advance(failed=dist is None)
-
-            classify_many(clf, todo, on_result, concurrency=concurrency)
+        errors = classify_and_store(clf, todo, store, description=f"Classify ({clf.name})",
+                                    concurrency=concurrency, progress=progress)
         status = "ok" if not errors else "partial"
     except KeyboardInterrupt:
         status = "interrupted"
