@@ -11,6 +11,18 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 
+@pytest.fixture(autouse=True)
+def _no_keys_no_scripts(monkeypatch):
+    """Every test starts with no API keys or base URLs in the environment and no scripted replies."""
+    from agentmemgate.llm import reset_scripts
+
+    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    reset_scripts()
+    yield
+    reset_scripts()
+
+
 @pytest.fixture
 def ws(tmp_path):
     from agentmemgate.workspace import Workspace

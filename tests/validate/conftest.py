@@ -1,4 +1,4 @@
-"""Validation tests: reuse the LLM room's HTTP fakes; no keys or scripted replies leak between tests."""
+"""Validation tests: reuse the LLM room's HTTP fakes and share one tiny generated workspace."""
 
 from __future__ import annotations
 
@@ -9,17 +9,6 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "llm"))  # llm_fakes: real SDKs over MockTransport
-
-
-@pytest.fixture(autouse=True)
-def _clean_llm_state(monkeypatch):
-    from agentmemgate.llm import reset_scripts
-
-    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
-        monkeypatch.delenv(var, raising=False)
-    reset_scripts()
-    yield
-    reset_scripts()
 
 
 @pytest.fixture(scope="session")
