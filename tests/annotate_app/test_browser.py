@@ -82,9 +82,9 @@ def test_keyboard_labeling_in_a_real_browser(ws, tmp_path):
             page.get_by_text("Item 1 of 1").wait_for(timeout=15000)
 
             # Hostile text is shown literally: no <b>/<i> elements, markdown not applied.
-            body = page.locator("body").inner_text()
-            assert "<b>Seattle</b> **soon**" in body
-            assert "<i>hello</i> __there__" in body
+            # (expect waits: Streamlit may still be drawing the turns below the item header.)
+            sync_api.expect(page.locator("body")).to_contain_text("<b>Seattle</b> **soon**")
+            sync_api.expect(page.locator("body")).to_contain_text("<i>hello</i> __there__")
             assert page.locator("b", has_text="Seattle").count() == 0
             assert page.locator("strong", has_text="soon").count() == 0
             assert page.locator("i", has_text="hello").count() == 0
