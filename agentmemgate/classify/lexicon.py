@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
 import tomllib
 from functools import lru_cache
 from pathlib import Path
 
 from ..corpora._phrases import PhraseMatcher, tokens
 from ..corpora.statements import Statement
-from ..errors import BadInput
+from ..versioned import versioned_file
 from .classes import EVIDENCE_TYPES, Distribution
 
 CUES_DIR = Path(__file__).parent
@@ -27,12 +26,8 @@ class LexiconClassifier:
     family = "offline"
 
     def __init__(self, version: int | None = None):
-        found = sorted(int(m.group(1)) for p in CUES_DIR.glob("evidence_cues.v*.toml")
-                       if (m := re.fullmatch(r"evidence_cues\.v(\d+)\.toml", p.name)))
-        v = version if version is not None else found[-1]
-        if v not in found:
-            raise BadInput(f"No offline lexicon version {v}; known: {found}")
-        raw = (CUES_DIR / f"evidence_cues.v{v}.toml").read_bytes()
+        v, path = versioned_file(CUES_DIR, "evidence_cues", "toml", version, "offline lexicon")
+        raw = path.read_bytes()
         data = tomllib.loads(raw.decode("utf-8"))
         self.version = v
         self.sha256 = hashlib.sha256(raw).hexdigest()

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from ..errors import BadInput
+from ..versioned import versioned_file
 from ._phrases import PhraseMatcher, tokens
 
 RULES_DIR = Path(__file__).parent
@@ -64,12 +64,8 @@ class Rules:
 
 @lru_cache(maxsize=None)
 def load_rules(version: int | None = None) -> Rules:
-    found = sorted(int(m.group(1)) for p in RULES_DIR.glob("rules.v*.toml")
-                   if (m := re.fullmatch(r"rules\.v(\d+)\.toml", p.name)))
-    v = version if version is not None else found[-1]
-    if v not in found:
-        raise BadInput(f"No stage-2 rules version {v}; known: {found}")
-    raw = (RULES_DIR / f"rules.v{v}.toml").read_bytes()
+    v, path = versioned_file(RULES_DIR, "rules", "toml", version, "stage-2 rules")
+    raw = path.read_bytes()
     data = tomllib.loads(raw.decode("utf-8"))
     return Rules(
         version=v,

@@ -16,6 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..errors import BadInput
+from ..versioned import versioned_file
 from ._phrases import PhraseMatcher, tokens
 from .model import Candidate, ContextTurn, Conversation, CorpusSession
 
@@ -49,12 +50,7 @@ class Lexicon:
 def load_lexicon(version: int | None = None, path: str | None = None) -> Lexicon:
     """The packaged lexicon (highest version unless pinned), or a user's TOML file."""
     if path is None:
-        found = sorted(int(m.group(1)) for p in LEXICON_DIR.glob("cues.v*.toml")
-                       if (m := re.fullmatch(r"cues\.v(\d+)\.toml", p.name)))
-        v = version if version is not None else found[-1]
-        if v not in found:
-            raise BadInput(f"No cue lexicon version {v}; known: {found}")
-        file = LEXICON_DIR / f"cues.v{v}.toml"
+        v, file = versioned_file(LEXICON_DIR, "cues", "toml", version, "cue lexicon")
     else:
         file = Path(path)
     try:
