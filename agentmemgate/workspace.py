@@ -23,10 +23,17 @@ def now() -> str:
 
 
 class Workspace:
-    """A folder with ``workspace.db``; opening it applies pending migrations."""
+    """A folder with ``workspace.db``; opening it applies pending migrations.
 
-    def __init__(self, path: str | Path = DEFAULT_WORKSPACE):
+    ``create=False`` (every command that only reads or adds to a workspace) refuses a folder with
+    no ``workspace.db`` instead of leaving a stray new workspace behind a mistyped path.
+    """
+
+    def __init__(self, path: str | Path = DEFAULT_WORKSPACE, *, create: bool = True):
         self.path = Path(path)
+        if not create and not (self.path / DB_NAME).is_file():
+            raise WorkspaceError(f"No workspace at {str(self.path)!r} (no {DB_NAME} there): check "
+                                 "--workspace, or create one with `amg build`")
         try:
             self.path.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.path / DB_NAME, timeout=30, check_same_thread=False)
