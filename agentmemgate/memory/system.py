@@ -104,6 +104,7 @@ class ValueInterval(BaseModel):
     t_end: int | None = None  # None while current
     never_valid: bool = False
     plan: bool = False  # plan-typed baseline: a masked plan entry
+    via: Literal["commit", "correction", "promotion", "refresh"] = "commit"  # how it got there
 
 
 class FieldState(BaseModel):
@@ -175,4 +176,7 @@ class MemorySystem(ABC):
         measure compares these between a gated system and its ungated twin."""
 
 
-SystemFactory = Callable[[], MemorySystem]
+SystemFactory = Callable[..., MemorySystem]
+"""``factory()`` makes a fresh system for one conversation. Oracle ablations (``info.oracle``) are
+the one exception to blindness: the protocol calls ``factory(truth={attribute: [initial value,
+plan value]})`` for them, and every report names them as oracles."""
