@@ -199,3 +199,27 @@ def m006_statement_speaker(db: sqlite_utils.Database) -> None:
     """Who made each statement and when (shown in evidence-type audits of statement sets)."""
     db["statements"].add_column("speaker", str)
     db["statements"].add_column("date", str)
+
+
+@migration
+def m007_llm_strategies(db: sqlite_utils.Database) -> None:
+    """Structured output on any server: the strategy that works per (endpoint, model), the
+    strategy each cached answer, call and structured result (verdict, stage-2 extraction) used, a
+    note per call-log row (re-asks, strategy moves), stage-2 failures with their reasons, and how
+    many valid votes stand behind each classifier distribution (classifier answers are one plain
+    word, read from the text or its first token's logprobs: no structured-output strategy)."""
+    db["llm_strategies"].create(
+        {"endpoint": str, "model": str, "strategy": str, "reason": str, "updated_at": str},
+        pk=("endpoint", "model"),
+    )
+    db["llm_cache"].add_column("strategy", str)
+    db["llm_calls"].add_column("strategy", str)
+    db["llm_calls"].add_column("note", str)
+    db["judge_verdicts"].add_column("strategy", str)
+    db["classifications"].add_column("valid_votes", int)
+    db["mined_extractions"].add_column("strategy", str)
+    db["mined_failures"].create(
+        {"source_key": str, "candidate_id": str, "miner": str, "kind": str, "error": str,
+         "created_at": str},
+        pk=("source_key", "candidate_id", "miner"),
+    )

@@ -54,7 +54,8 @@ class Distribution(BaseModel):
     model_config = ConfigDict(extra="forbid")
     probs: dict[str, float]  # over EVIDENCE_TYPES, or over BINARY_CLASSES for yes/no rubrics
     method: str  # "lexicon", "logprobs(top=20)", "votes(k=5)"
-    detail: str = ""  # e.g. the unmapped logprob mass, or votes that did not parse
+    detail: str = ""  # e.g. the unmapped logprob mass, or how many votes were valid
+    valid_votes: int | None = None  # votes behind a vote-share distribution (None: not votes)
     p_commit: float = Field(ge=0.0, le=1.0, default=0.0)
     predicted: str = ""
 

@@ -35,17 +35,24 @@ class LabelSummary(BaseModel):
     commit_hold_agreement: Proportion | None
     errors: int
     first_error: str | None = None
+    kept_imported: int = 0  # statements whose imported reference label was left alone
+    unlabeled: int = 0  # statements with no valid vote at all (every vote failed)
 
     def lines(self) -> list[str]:
         out = [f"Set {self.set_name}: {self.statements} statements; voters {', '.join(self.voters)} "
-               f"x {self.votes_per_voter} votes",
-               f"Reference labels: {self.labeled} (ties flagged, no reference: {self.ties})"]
+               f"x {self.votes_per_voter} votes"]
+        if self.kept_imported:
+            out.append(f"Imported reference labels kept: {self.kept_imported} (not voted on; pass "
+                       "--replace to vote on them and overwrite them)")
+        out.append(f"Reference labels: {self.labeled} (ties flagged, no reference: {self.ties})")
+        if self.unlabeled:
+            out.append(f"Statements with no valid vote: {self.unlabeled} (left as they were)")
         if self.relabeler:
             out.append(f"Relabel by {self.relabeler}: agreement {self.agreement.fmt()}; "
                        f"commit/hold agreement {self.commit_hold_agreement.fmt()}")
             out.append(f"Agreed: {self.agreed}; disputed: {self.disputed} (kept apart)")
         if self.errors:
-            out.append(f"Votes that failed: {self.errors} (re-run to retry): {self.first_error}")
+            out.append(f"Votes that failed: {self.errors} (a re-run asks again): {self.first_error}")
         return out
 
 
@@ -84,9 +91,13 @@ def label_statements(ws: Workspace, set_name: str, voters: list[str], *, votes: 
                      relabel: str | None = None, relabel_votes: int = 1,
                      allow_same_family: bool = False, concurrency: int = 4,
                      base_url: str | None = None, relabel_base_url: str | None = None,
-                     progress: bool = False,
-                     classifiers: dict[str, Classifier] | None = None) -> LabelSummary:
+                     progress: bool = False, replace: bool = False,
+                     classifiers: dict[str, Classifier] | None = None,
+                     model_options: dict | None = None) -> LabelSummary:
     """Vote, take majorities, relabel, and store reference labels with their status.
+
+    Statements whose reference label came with the import keep it and are not voted on, unless
+    ``replace``. ``model_options`` (``timeout``, ``max_tokens``, ...) go to every model voter.
 
     ``base_url`` (an OpenAI-compatible server) goes to the ``openai:`` voters only and
     ``relabel_base_url`` to an ``openai:`` relabeler, so a second local server can relabel
@@ -102,7 +113,12 @@ def label_statements(ws: Workspace, set_name: str, voters: list[str], *, votes: 
     if relabel_base_url and not (relabel or "").startswith("openai:"):
         raise BadInput(f"--relabel-base-url {relabel_base_url} is for an openai: relabeler (an "
                        f"OpenAI-compatible server); the relabeler is {relabel or 'not set'}")
-    statements = load_set(ws, set_name)
+    everything = load_set(ws, set_name)
+    statements = [s for s in everything if replace or s.reference_status != "imported"]
+    kept_imported = len(everything) - len(statements)
+    if not statements:
+        raise BadInput(f"Every statement of set {set_name!r} has an imported reference label; "
+                       "pass --replace to vote on them and overwrite those labels")
     given = classifiers or {}
 
     def make(spec: str, url: str | None) -> Classifier:
@@ -110,7 +126,7 @@ def label_statements(ws: Workspace, set_name: str, voters: list[str], *, votes: 
             return given[spec]
         return get_classifier(spec, workspace=ws, rubric="evidence_type", method="votes", samples=1,
                               base_url=url if spec.startswith("openai:") else None,
-                              progress=progress)
+                              progress=progress, **(model_options or {}))
 
     voter_clfs = [make(v, base_url) for v in voters]
     relabeler = make(relabel, relabel_base_url) if relabel else None
@@ -121,7 +137,8 @@ def label_statements(ws: Workspace, set_name: str, voters: list[str], *, votes: 
                                   f"({relabeler.family}) as voter {same[0]}; pick another family "
                                   "or pass --allow-same-family")
     run_id = ws.start_run("statements label", {"set": set_name, "voters": voters, "votes": votes,
-                                               "relabel": relabel, "relabel_votes": relabel_votes})
+                                               "relabel": relabel, "relabel_votes": relabel_votes,
+                                               "replace": replace})
     errors: list[str] = []
     status = "failed"
     try:
@@ -140,10 +157,11 @@ def label_statements(ws: Workspace, set_name: str, voters: list[str], *, votes: 
     voter_names = {c.name for c in voter_clfs}
     ref_votes = _filtered(ws, set_name, "reference", voter_names)
     rel_votes = _filtered(ws, set_name, "relabel", {relabeler.name}) if relabeler else {}
-    labeled = ties = agreed = disputed = agree_ch = 0
+    labeled = ties = agreed = disputed = agree_ch = unlabeled = 0
     for st in statements:
         labels = ref_votes.get(st.id, [])
         if not labels:
+            unlabeled += 1
             continue  # every vote failed: leave the statement as it was
         ref = majority(labels)
         if ref is None:
@@ -169,7 +187,8 @@ def label_statements(ws: Workspace, set_name: str, voters: list[str], *, votes: 
         labeled=labeled, ties=ties, agreed=agreed, disputed=disputed,
         agreement=wilson(agreed, with_relabel) if relabeler else None,
         commit_hold_agreement=wilson(agree_ch, with_relabel) if relabeler else None,
-        errors=len(errors), first_error=errors[0] if errors else None)
+        errors=len(errors), first_error=errors[0] if errors else None,
+        kept_imported=kept_imported, unlabeled=unlabeled)
 
 
 def _filtered(ws: Workspace, set_name: str, role: str, voters: set[str]) -> dict[str, list[str]]:

@@ -43,20 +43,33 @@ def classify_many(classifier: Classifier, items: list[tuple[Statement, int]], on
         on_result(statement, run, classifier.classify(statement, run), None)
 
 
+class Failures(list):
+    """The error messages of a classify run, with a tally of their kinds (``kinds``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.kinds: dict[str, int] = {}
+
+    def add(self, message: str, kind: str) -> None:
+        self.append(message)
+        self.kinds[kind] = self.kinds.get(kind, 0) + 1
+
+
 def classify_and_store(classifier: Classifier, items: list[tuple[Statement, int]],
                        store: Callable[[Statement, int, Distribution], None], *, description: str,
-                       concurrency: int = 1, progress: bool = False) -> list[str]:
+                       concurrency: int = 1, progress: bool = False) -> Failures:
     """Answer every (statement, run) pair, storing each answer as it lands; return the errors.
 
     Storing one by one is what makes classify and label runs resumable.
     """
-    errors: list[str] = []
+    errors = Failures()
     with progress_bar(description, len(items),
                       enabled=progress and not getattr(classifier, "shows_progress", False)) as advance:
 
-        def on_result(st: Statement, run: int, dist: Distribution | None, error: str | None) -> None:
+        def on_result(st: Statement, run: int, dist: Distribution | None, error: str | None,
+                      kind: str = "error") -> None:
             if dist is None:
-                errors.append(error or "no answer")
+                errors.add(error or "no answer", kind)
             else:
                 store(st, run, dist)
             advance(failed=dist is None)
@@ -67,7 +80,9 @@ def classify_and_store(classifier: Classifier, items: list[tuple[Statement, int]
 
 def get_classifier(spec: str, *, workspace: Workspace | None = None, rubric: str = "evidence_type",
                    method: str = "auto", samples: int = 5, base_url: str | None = None,
-                   progress: bool = False) -> Classifier:
+                   progress: bool = False, **model_options) -> Classifier:
+    """``offline`` or a model classifier; ``model_options`` (``timeout``, ``max_tokens``, ...) go
+    to the model."""
     if rubric not in RUBRICS:
         raise BadInput(f"Unknown rubric {rubric!r}; choose one of: {', '.join(RUBRICS)}")
     if method not in METHODS:
@@ -87,4 +102,4 @@ def get_classifier(spec: str, *, workspace: Workspace | None = None, rubric: str
     from .model_classifier import ModelClassifier
 
     return ModelClassifier(spec, workspace=workspace, rubric=rubric, method=method,
-                           samples=samples, base_url=base_url, progress=progress)
+                           samples=samples, base_url=base_url, progress=progress, **model_options)

@@ -41,6 +41,8 @@ class ClassifierReport(BaseModel):
     stability: Stability | None = None
     confusion_png: str | None = None
     reference_from_same_model: bool = False  # the references are this model's own votes
+    missing: int = 0  # referenced statements with no distribution from this classifier (failed)
+    valid_votes: dict[str, float] | None = None  # min / median / max valid votes (vote methods)
 
 
 def _model_of(name: str) -> str:
@@ -76,6 +78,7 @@ class SetReport(BaseModel):
     differences: list[AurocDifference]
     roc_png: str | None = None
     licenses: list[str]
+    empty: list[str] = []  # classifiers run on this set that produced no distribution to report
 
     def lines(self) -> list[str]:
         out = [f"Statement set {self.set_name}: {self.statements} statements, {self.with_reference} "
@@ -91,6 +94,14 @@ class SetReport(BaseModel):
             if c.reference_from_same_model:
                 out.append("WARNING: the reference labels are this model's own votes; agreement "
                            "with them is not a validation")
+            if c.missing:
+                out.append(f"No distribution for {c.missing} statement(s) with a reference label "
+                           "(their calls failed; `amg classify` again asks again): they are left "
+                           "out of every figure below")
+            if c.valid_votes:
+                v = c.valid_votes
+                out.append(f"Valid votes behind each probability: min {v['min']:g}, median "
+                           f"{v['median']:g}, max {v['max']:g} of {v['samples']:g}")
             out += [
                     f"n = {c.n} ({c.n_commit} commit, {c.n_hold} hold)",
                     f"AUROC, P(commit) vs reference commit/hold: {c.auroc.fmt()}",
@@ -119,6 +130,10 @@ class SetReport(BaseModel):
                         f"  majority label matches run {s.reported_run}: {s.majority_matches_run.fmt()}",
                         f"  per-statement SD of P(commit): {sd}",
                         f"  AUROC range across runs: {rng}"]
+        for name in self.empty:
+            out += ["", f"== {name}: produced no distribution for this set's referenced statements "
+                        "(every call failed, or it has not run on them); see the `amg classify` "
+                        "output and the call log"]
         if self.differences:
             out.append("")
             for d in self.differences:
@@ -200,11 +215,17 @@ def classifier_report(ws: Workspace, set_name: str, *, classifiers: list[str] | 
         keep = {s.id for s in statements if s.reference_status in ("agreed", "imported")}
         refs = {k: v for k, v in refs.items() if k in keep}
     available = classifiers_of(ws, set_name)
+    attempted = [c for c in _classifiers_run(ws, set_name) if c not in available]
     names = classifiers or available
-    unknown = [c for c in names if c not in available]
+    unknown = [c for c in names if c not in available and c not in attempted]
     if unknown:
         raise BadInput(f"No results for classifier {unknown[0]!r} on set {set_name!r}; "
                        f"run `amg classify` first; known: {', '.join(available) or 'none'}")
+    empty = [c for c in (classifiers or attempted) if c in attempted]
+    names = [c for c in names if c not in empty]
+    if not names and empty:
+        raise BadInput(f"Classifier {empty[0]} produced no distribution on set {set_name!r}: every "
+                       "call failed (see the `amg classify` output and the call log)")
     if not names:
         raise BadInput(f"No classifier results on set {set_name!r}; run `amg classify --statements "
                        f"{set_name}` first")
@@ -223,10 +244,12 @@ def classifier_report(ws: Workspace, set_name: str, *, classifiers: list[str] | 
         for r in rows:
             by_run.setdefault(r.run, {})[r.statement_id] = r
         if not by_run:
+            empty.append(name)
             continue
         first = min(by_run)
         main = by_run[first]
         ids = [i for i in refs if i in main]
+        votes = [main[i].valid_votes for i in ids if main[i].valid_votes is not None]
         run0[name] = {i: main[i].p_commit for i in ids}
         reference = [refs[i] for i in ids]
         y = [int(r not in HOLD_CLASSES) for r in reference]
@@ -239,7 +262,8 @@ def classifier_report(ws: Workspace, set_name: str, *, classifiers: list[str] | 
             methods=sorted({_method(main[i].method) for i in ids}), runs=len(by_run), n=len(ids),
             n_commit=sum(y), n_hold=len(y) - sum(y), auroc=auroc_ci(y, p, resamples, seed),
             routing_accuracy=wilson(sum(int(a) == b for a, b in zip(routed, y)), len(y)),
-            reference_from_same_model=_model_of(name) in voters)
+            reference_from_same_model=_model_of(name) in voters, missing=len(refs) - len(ids),
+            valid_votes=_vote_counts(votes, name))
         curves.append((name, y, p, rep.auroc.value))
         if not binary:
             rep.accuracy = accuracy(reference, predicted)
@@ -274,4 +298,27 @@ def classifier_report(ws: Workspace, set_name: str, *, classifiers: list[str] | 
         used=len(refs), agreed_only=agreed_only, reference_counts=counts,
         reference_status=status_counts, resamples=resamples, seed=seed, classifiers=reports,
         differences=diffs, roc_png=_plot_roc(curves, out_path / "roc.png") if plots else None,
-        licenses=sorted({s.license for s in statements if s.license}))
+        licenses=sorted({s.license for s in statements if s.license}), empty=empty)
+
+
+def _classifiers_run(ws: Workspace, set_name: str) -> list[str]:
+    """Classifiers ``amg classify`` was run with on this set (whatever came of it)."""
+    import json
+
+    out: list[str] = []
+    for (params,) in ws.db.execute("select params from runs where command = 'classify' "
+                                   "order by id").fetchall():
+        p = json.loads(params or "{}")
+        if p.get("set") == set_name and p.get("classifier") and p["classifier"] not in out:
+            out.append(p["classifier"])
+    return out
+
+
+def _vote_counts(votes: list[int], name: str) -> dict[str, float] | None:
+    if not votes:
+        return None
+    import statistics
+
+    m = re.search(r":k=(\d+)$", name)
+    return {"min": min(votes), "median": statistics.median(votes), "max": max(votes),
+            "samples": int(m.group(1)) if m else max(votes)}

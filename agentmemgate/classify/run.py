@@ -24,8 +24,19 @@ class ClassifyResult(BaseModel):
     already_done: int
     errors: int
     first_error: str | None = None
+    error_kinds: dict[str, int] = {}
     out: str | None = None
     written: int = 0
+
+    def lines(self) -> list[str]:
+        out = [f"{self.classifier} on {self.set_name}: {self.new} new, {self.already_done} already "
+               f"done, {self.errors} failed ({self.statements} statements x {self.runs} runs)"]
+        if self.errors:
+            kinds = ", ".join(f"{k} {n}" for k, n in sorted(self.error_kinds.items()))
+            out.append(f"Failures ({kinds}); a re-run asks again. First: {self.first_error}")
+        if self.out:
+            out.append(f"Wrote {self.written} lines to {self.out}")
+        return out
 
 
 class StoredDistribution(BaseModel):
@@ -38,6 +49,7 @@ class StoredDistribution(BaseModel):
     predicted: str
     method: str
     rubric: str
+    valid_votes: int | None = None
 
 
 def _done(ws: Workspace, set_name: str, classifier: str) -> set[tuple[str, int]]:
@@ -52,9 +64,11 @@ def stored(ws: Workspace, set_name: str, classifier: str | None = None) -> list[
         where += " and classifier = ?"
         args.append(classifier)
     rows = ws.db.execute(f"select statement_id, classifier, run, probs, p_commit, predicted, method, "
-                         f"rubric from classifications where {where} order by rowid", args).fetchall()
+                         f"rubric, valid_votes from classifications where {where} order by rowid",
+                         args).fetchall()
     return [StoredDistribution(statement_id=r[0], classifier=r[1], run=r[2], probs=json.loads(r[3]),
-                               p_commit=r[4], predicted=r[5], method=r[6], rubric=r[7]) for r in rows]
+                               p_commit=r[4], predicted=r[5], method=r[6], rubric=r[7],
+                               valid_votes=r[8]) for r in rows]
 
 
 def classifiers_of(ws: Workspace, set_name: str) -> list[str]:
@@ -67,12 +81,16 @@ def classifiers_of(ws: Workspace, set_name: str) -> list[str]:
 def classify_set(ws: Workspace, set_name: str, spec: str = "offline", *, runs: int = 1,
                  rubric: str = "evidence_type", method: str = "auto", samples: int = 5,
                  concurrency: int = 4, out: str | Path | None = None, base_url: str | None = None,
-                 progress: bool = False, classifier: Classifier | None = None) -> ClassifyResult:
+                 progress: bool = False, classifier: Classifier | None = None,
+                 model_options: dict | None = None) -> ClassifyResult:
+    """Classify every (statement, run) not yet stored; failures are counted, never stored as
+    distributions (a re-run asks again). ``model_options`` go to a model classifier."""
     if runs < 1:
         raise BadInput("--runs must be at least 1")
     statements = load_set(ws, set_name)
     clf = classifier or get_classifier(spec, workspace=ws, rubric=rubric, method=method,
-                                       samples=samples, base_url=base_url, progress=progress)
+                                       samples=samples, base_url=base_url, progress=progress,
+                                       **(model_options or {}))
     done = _done(ws, set_name, clf.name)
     todo = [(s, r) for r in range(runs) for s in statements if (s.id, r) not in done]
 
@@ -83,16 +101,19 @@ def classify_set(ws: Workspace, set_name: str, spec: str = "offline", *, runs: i
                  "run": run, "probs": json.dumps(dist.probs), "p_commit": dist.p_commit,
                  "predicted": dist.predicted,
                  "method": dist.method + (f"; {dist.detail}" if dist.detail else ""),
-                 "rubric": clf.rubric_ref, "rubric_sha256": clf.sha256, "created_at": now()},
+                 "rubric": clf.rubric_ref, "rubric_sha256": clf.sha256, "created_at": now(),
+                 "valid_votes": dist.valid_votes},
                 pk=("set_name", "statement_id", "classifier", "run"))
 
     errors: list[str] = []
+    kinds: dict[str, int] = {}
     run_id = ws.start_run("classify", {"set": set_name, "classifier": clf.name, "runs": runs,
                                        "method": method, "samples": samples})
     status = "failed"
     try:
-        errors = classify_and_store(clf, todo, store, description=f"Classify ({clf.name})",
-                                    concurrency=concurrency, progress=progress)
+        failures = classify_and_store(clf, todo, store, description=f"Classify ({clf.name})",
+                                      concurrency=concurrency, progress=progress)
+        errors, kinds = list(failures), failures.kinds
         status = "ok" if not errors else "partial"
     except KeyboardInterrupt:
         status = "interrupted"
@@ -102,7 +123,7 @@ def classify_set(ws: Workspace, set_name: str, spec: str = "offline", *, runs: i
     result = ClassifyResult(set_name=set_name, classifier=clf.name, runs=runs,
                             statements=len(statements), new=len(todo) - len(errors),
                             already_done=len(statements) * runs - len(todo), errors=len(errors),
-                            first_error=errors[0] if errors else None)
+                            first_error=errors[0] if errors else None, error_kinds=kinds)
     if out is not None:
         result.out = str(out)
         result.written = export_distributions(ws, set_name, clf.name, Path(out))

@@ -8,6 +8,7 @@ stops at once, keeping finished work.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 
@@ -23,11 +24,27 @@ QUOTA_CODES = {"insufficient_quota", "billing_hard_limit_reached", "billing_not_
 
 
 class CallFailed(ProviderError):
-    """One model call failed after its retries; the run records it and continues."""
+    """One model call failed after its retries; the run records it and continues.
 
-    def __init__(self, message: str, kind: str = "error"):
+    ``kind`` says what failed: ``invalid_output``, ``refusal``, ``timeout`` (client-side),
+    ``server_error``, ``rate_limited``, ``bad_request``, ``unsupported`` (the server rejects a
+    request field, named in ``field``), ...
+    """
+
+    def __init__(self, message: str, kind: str = "error", field: str | None = None,
+                 problem: str = ""):
         super().__init__(message)
         self.kind = kind
+        self.field = field
+        self.problem = problem or message  # what was wrong, without the model's name
+
+
+class StrategyRefused(CallFailed):
+    """The server rejected the structured-output strategy of this request (not the model's fault)."""
+
+    def __init__(self, message: str, strategy: str, field: str):
+        super().__init__(message, kind="unsupported", field=field)
+        self.strategy = strategy
 
 
 class FatalProviderError(ProviderError):
@@ -45,6 +62,44 @@ def scrub(text: str, secrets: tuple[str, ...] = ()) -> str:
     return " ".join(text.split())
 
 
+def shorten(text: str, limit: int = 300) -> str:
+    """``text`` cut at a word boundary (never mid-word) with an ellipsis when it is too long."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit - 1]
+    if " " in cut[limit // 2:]:
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip(" ,;:") + "\u2026"
+
+
+# Request fields a server may name when it rejects a request no retry can fix.
+REQUEST_FIELDS = ("response_format", "json_schema", "json_object", "tool_choice", "tools",
+                  "functions", "function_call", "input_schema", "logprobs", "top_logprobs",
+                  "max_tokens", "max_completion_tokens", "seed", "temperature")
+_FIELD = re.compile(r"(?<![A-Za-z_])(" + "|".join(REQUEST_FIELDS) + r")(?![A-Za-z_])")
+_PYDANTIC_LOC = re.compile(r"""['"]loc['"]\s*:\s*[(\[]\s*['"]body['"]\s*,\s*['"](\w+)['"]""")
+
+
+def rejected_field(body: object, message: str = "") -> str | None:
+    """The request field an error body names (OpenAI ``param``, a pydantic ``loc``, or a known
+    field name in the message), or None: such errors are the server refusing the request as sent,
+    which no retry can fix."""
+    err = body.get("error", body) if isinstance(body, dict) else None
+    if isinstance(err, dict):
+        param = err.get("param")
+        if isinstance(param, str) and param:
+            return param.split(".")[0].split("[")[0]
+        message = message or str(err.get("message") or err.get("detail") or "")
+    elif isinstance(body, dict) and "detail" in body:  # FastAPI's own 422 shape
+        message = message or json.dumps(body["detail"])
+    if m := _PYDANTIC_LOC.search(message):
+        return m.group(1)
+    if m := _FIELD.search(message):
+        return m.group(1)
+    return None
+
+
 def _server_message(exc: Exception) -> tuple[str, str]:
     """(message, code-or-type) from an SDK status error body, whatever its provider's shape."""
     body = getattr(exc, "body", None)
@@ -60,7 +115,7 @@ def from_sdk_error(exc: Exception, *, label: str, key_env: str | None, model: st
     name = type(exc).__name__
     status = getattr(exc, "status_code", None)
     message, code = _server_message(exc)
-    detail = scrub(message, secrets)[:300]
+    detail = shorten(scrub(message, secrets))
     tries = f"after {attempts} attempt{'s' if attempts != 1 else ''}"
     if status == 401 or name == "AuthenticationError":
         fix = f"check {key_env}" if key_env else "check the server's API key"
@@ -72,10 +127,14 @@ def from_sdk_error(exc: Exception, *, label: str, key_env: str | None, model: st
         return FatalProviderError(f"{label} denied access (HTTP 403): {detail}")
     if status == 404:
         return FatalProviderError(f"{label} has no model {model!r} (HTTP 404): {detail}")
+    body = getattr(exc, "body", None)
+    if status in (400, 409, 415, 422, 500, 501) and (field := rejected_field(body, message)):
+        return CallFailed(f"{label} rejected the request field {field!r} (HTTP {status}): {detail}",
+                          kind="unsupported", field=field)
     if name == "APITimeoutError" or status == 408:
         return CallFailed(f"{label} timed out {tries}", kind="timeout")
     if name == "APIConnectionError":
-        cause = scrub(str(exc.__cause__ or exc), secrets)[:200]
+        cause = shorten(scrub(str(exc.__cause__ or exc), secrets), 200)
         return FatalProviderError(f"cannot reach {label} {tries}: {cause}")
     if status == 429:
         return CallFailed(f"{label} rate limit (HTTP 429) persisted {tries}: {detail}", kind="rate_limited")
@@ -83,4 +142,4 @@ def from_sdk_error(exc: Exception, *, label: str, key_env: str | None, model: st
         return CallFailed(f"{label} server error (HTTP {status}) {tries}: {detail}", kind="server_error")
     if status is not None:
         return CallFailed(f"{label} rejected the request (HTTP {status}): {detail}", kind="bad_request")
-    return CallFailed(f"{label} call failed ({name}): {scrub(str(exc), secrets)[:300]}")
+    return CallFailed(f"{label} call failed ({name}): {shorten(scrub(str(exc), secrets))}")

@@ -7,8 +7,10 @@ We use that machinery instead of our own loop or a retry library: it is maintain
 knows each provider's headers, and reuses the idempotency key across retries. What it lacks is a
 per-attempt record, so each SDK client's HTTP client gets two event hooks (public httpx/httpx2
 API) that append to the calling thread's attempt list; the model writes those rows to the call
-log. The response hook also marks an exhausted-quota 429 as not retryable, so quota errors fail
-at once instead of after the backoff schedule.
+log. The response hook also marks as not retryable (``x-should-retry: false``, which both SDKs
+obey) what no retry can fix: an exhausted-quota 429, and a 4xx/5xx whose body names a request
+field (llama-cpp-python answers ``json_schema`` with HTTP 500 "Input should be 'text' or
+'json_object'"; five retries of that only delay the move to another strategy).
 """
 
 from __future__ import annotations
@@ -17,9 +19,12 @@ import contextlib
 import json
 import threading
 import time
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
-from ._errors import QUOTA_CODES
+from ._errors import QUOTA_CODES, rejected_field
+
+# Statuses the SDK's retry loop keeps retrying whatever the body says.
+TRANSIENT = (408, 409, 429, 502, 503, 504)
 
 _local = threading.local()
 
@@ -39,14 +44,21 @@ class Attempt:
 
 
 @contextlib.contextmanager
-def recording() -> Iterator[list[Attempt]]:
-    """Collect the HTTP attempts this thread makes inside the block."""
+def recording(on_lost: Callable[[float], None] | None = None) -> Iterator[list[Attempt]]:
+    """Collect the HTTP attempts this thread makes inside the block.
+
+    ``on_lost(seconds)`` hears, as the SDK starts a retry, that the previous attempt got no
+    response at all (a client-side timeout or a dropped connection) after ``seconds``: early
+    enough to lower the concurrency before the retry joins the same queue.
+    """
     attempts: list[Attempt] = []
     _local.attempts = attempts
+    _local.on_lost = on_lost
     try:
         yield attempts
     finally:
         _local.attempts = None
+        _local.on_lost = None
 
 
 def attempts_so_far() -> int:
@@ -57,6 +69,9 @@ def attempts_so_far() -> int:
 def _on_request(request: Any) -> None:
     attempts = getattr(_local, "attempts", None)
     if attempts is not None:
+        on_lost = getattr(_local, "on_lost", None)
+        if attempts and attempts[-1].http_status is None and on_lost is not None:
+            on_lost(time.monotonic() - attempts[-1].started)
         attempts.append(Attempt())
 
 
@@ -67,7 +82,10 @@ def _on_response(response: Any) -> None:
         a.ended = time.monotonic()
         a.http_status = response.status_code
         a.retry_after_s = retry_after(response.headers)
-    if response.status_code == 429 and _quota_exhausted(response):
+    status = response.status_code
+    if status == 429 and _quota_exhausted(response):
+        response.headers["x-should-retry"] = "false"
+    elif status >= 400 and status not in TRANSIENT and _names_request_field(response):
         response.headers["x-should-retry"] = "false"
 
 
@@ -82,12 +100,26 @@ def retry_after(headers: Any) -> float | None:
     return None
 
 
-def _quota_exhausted(response: Any) -> bool:
+def _body(response: Any) -> Any:
     try:
         response.read()
-        body = json.loads(response.content or b"{}")
-    except Exception:  # an unreadable body is simply not a quota error
+        return json.loads(response.content or b"{}")
+    except Exception:  # an unreadable body names nothing
+        return None
+
+
+def _names_request_field(response: Any) -> bool:
+    body = _body(response)
+    if body is not None:
+        return rejected_field(body) is not None
+    try:
+        return rejected_field(None, response.text[:2000]) is not None
+    except Exception:  # an undecodable body names nothing
         return False
+
+
+def _quota_exhausted(response: Any) -> bool:
+    body = _body(response)
     err = body.get("error") if isinstance(body, dict) else None
     return isinstance(err, dict) and (err.get("code") in QUOTA_CODES or err.get("type") in QUOTA_CODES)
 

@@ -52,5 +52,18 @@ class CallStore:
         if rows:
             self._insert("llm_calls", rows)
 
+    def strategy(self, endpoint: str, model: str) -> str | None:
+        """The structured-output strategy remembered for this server and model, if any."""
+        with self._lock:
+            row = self.db.execute("select strategy from llm_strategies where endpoint = ? and "
+                                  "model = ?", [endpoint, model]).fetchone()
+        return row[0] if row else None
+
+    def remember(self, endpoint: str, model: str, strategy: str, reason: str) -> None:
+        with self._lock, self.db.conn:
+            self.db.conn.execute(
+                "insert or replace into llm_strategies (endpoint, model, strategy, reason, "
+                "updated_at) values (?, ?, ?, ?, ?)", [endpoint, model, strategy, reason, now()])
+
     def close(self) -> None:
         self.db.conn.close()

@@ -1,4 +1,8 @@
-"""Anthropic Messages API; structured output by forced tool use (``tool_choice`` names the tool).
+"""Anthropic Messages API (and Anthropic-compatible servers via base_url).
+
+Structured output: forced tool use (``tool_choice`` names the tool) first; a server that refuses
+tools moves the model to ``prompt`` (the schema in the prompt, JSON read from the text), as the
+OpenAI adapter does.
 
 Sampling: the SDK's API version (2026-10-21) rejects temperature/top_p/top_k, and SDK 2.x
 dropped them, so ``temperature`` is not sent (it still separates cache entries). Distinct samples
@@ -19,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
-from pydantic import Field
 
 from ..errors import MissingApiKey
 from ..workspace import Workspace
@@ -30,13 +33,17 @@ from .model import Model, RawReply, Request, SdkOptions, schema_json
 KEY_ENV = "ANTHROPIC_API_KEY"
 
 
+DEFAULT_MAX_TOKENS = 8192  # Anthropic requires an output limit; used when a call states none
+
+
 class AnthropicOptions(SdkOptions):
-    max_tokens: int = Field(8192, gt=0, description="Anthropic requires an output token limit.")
+    pass
 
 
 class AnthropicModel(Model):
     provider = "anthropic"
     Options = AnthropicOptions
+    strategies = ("tools", "prompt")
 
     def __init__(self, name: str, *, workspace: Workspace | str | Path | None = None,
                  base_url: str | None = None, options: AnthropicOptions | None = None):
@@ -54,19 +61,23 @@ class AnthropicModel(Model):
     def secrets(self) -> tuple[str, ...]:
         return (self._key,)
 
+    @property
+    def endpoint(self) -> str:
+        return str(self.client.base_url).rstrip("/").lower()
+
     def cache_params(self) -> dict[str, Any]:
-        return {"max_tokens": self.options.max_tokens}  # type: ignore[attr-defined]
+        return {"max_tokens": self.options.max_tokens or DEFAULT_MAX_TOKENS}
 
     def execute(self, request: Request) -> RawReply:
-        o: AnthropicOptions = self.options  # type: ignore[assignment]
         kwargs: dict[str, Any] = {
-            "model": self.name, "max_tokens": o.max_tokens,
+            "model": self.name, "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
             "messages": [{"role": "user", "content": request.prompt}],
         }
         if request.system:
             kwargs["system"] = request.system
-        tool = _tool_name(request.schema) if request.schema is not None else None
-        if request.schema is not None:
+        use_tool = request.schema is not None and request.strategy == "tools"
+        tool = _tool_name(request.schema) if use_tool else None
+        if use_tool:
             kwargs["tools"] = [{"name": tool, "description": "Record your answer in this structure.",
                                 "input_schema": json.loads(schema_json(request.schema))}]
             kwargs["tool_choice"] = {"type": "tool", "name": tool}

@@ -2,8 +2,10 @@
 
 ``Model.complete`` is what every room calls. It looks the request up in the workspace's
 content-addressed cache (so a re-run after a kill repeats no answered call), otherwise calls
-``execute`` -- the one method a provider implements -- validates structured output with pydantic,
-re-asks a bounded number of times on invalid output, and logs every HTTP attempt.
+``execute`` -- the one method a provider implements -- under the structured-output strategy that
+works for this server (``structured``), validates the reply with pydantic (or the caller's
+``parse``), re-asks a bounded number of times with the problem sent back, and logs every HTTP
+attempt with the strategy used.
 """
 
 from __future__ import annotations
@@ -11,22 +13,31 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import threading
 import time
 from abc import ABC, abstractmethod
 from functools import lru_cache
-from pathlib import Path
-from typing import Any, ClassVar
+from pathlib import Path, PurePath
+from typing import Any, Callable, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from ..errors import AmgError
+from ..progress import say
 from ..workspace import Workspace
-from ._errors import CallFailed, scrub
+from ._errors import CallFailed, FatalProviderError, scrub, shorten
 from ._http import Attempt, recording
 from ._store import CallStore
+from ._throttle import Slot, Throttle
+from .structured import (STRATEGIES, STRATEGY_FIELDS, StructuredOutput, feedback,
+                         schema_instructions, validate_reply)
 from .usage import Usage
 
 CACHE_VERSION = 1
+MAX_BUDGET = 16384  # the most a re-ask after a cut-off reply may raise the output budget to
+
+Parse = Callable[[str], Any]
+"""A caller's reply parser for plain-text answers: returns the value or raises ValueError(problem)."""
 
 
 class ModelOptions(BaseModel):
@@ -36,6 +47,11 @@ class ModelOptions(BaseModel):
     invalid_output_retries: int = Field(2, ge=0, le=10,
                                         description="Re-asks after a reply that is not valid JSON "
                                                     "for the requested schema.")
+    structured_output: StructuredOutput = Field(
+        "auto", description="How to ask for JSON: auto (try json_schema, json_object, tools, "
+                            "prompt in turn, remembered per server), or force one.")
+    max_tokens: int | None = Field(None, gt=0, description="Output token limit of every call "
+                                                           "(default: each call's own budget).")
 
 
 class SdkOptions(ModelOptions):
@@ -44,7 +60,6 @@ class SdkOptions(ModelOptions):
     api_key: SecretStr | None = None
     max_retries: int = Field(4, ge=0, le=20, description="SDK retries on 429/5xx/timeouts.")
     timeout: float = Field(120.0, gt=0, description="Seconds per HTTP attempt.")
-    max_tokens: int | None = Field(None, gt=0)
     http_client: Any = None  # an httpx2 (or legacy httpx) Client, e.g. with a MockTransport
 
 
@@ -60,6 +75,8 @@ class Request:
     top_logprobs: int = 0
     seed_key: str = ""
     purpose: str = ""
+    strategy: str | None = None  # how to ask for ``schema`` (see ``structured.STRATEGIES``)
+    max_tokens: int | None = None  # output budget; None: the provider's default
 
     @property
     def seed(self) -> int | None:
@@ -99,16 +116,28 @@ class Response(BaseModel):
     logprobs: list[dict[str, float]] | None = None
     latency_s: float
     cache_key: str
+    strategy: str | None = None  # the structured-output strategy that produced it
+    tries: int = 0  # model replies this answer took (1: valid at first try; 0: from the cache)
+
+
+def display_name(name: str) -> str:
+    """A model name as people read it: llama-cpp-python reports the GGUF file path as the model
+    id, which shortens to the file name; other names (``org/model``) stay as they are."""
+    if name.startswith(("/", "./", "../", "~")) or name.lower().endswith((".gguf", ".bin")) \
+            or (len(name) > 2 and name[1] == ":" and name[2] in "\\/"):
+        return PurePath(name.replace("\\", "/")).name or name
+    return name
 
 
 class Model(ABC):
     """A provider model bound (optionally) to a workspace's cache and call log.
 
-    Subclasses set ``provider`` and ``Options`` and implement ``execute``.
+    Subclasses set ``provider``, ``Options`` and ``strategies`` and implement ``execute``.
     """
 
     provider: ClassVar[str] = ""
     Options: ClassVar[type[ModelOptions]] = ModelOptions
+    strategies: ClassVar[tuple[str, ...]] = STRATEGIES  # structured output, in the order tried
 
     def __init__(self, name: str, *, workspace: Workspace | str | Path | None = None,
                  options: ModelOptions | None = None):
@@ -119,10 +148,25 @@ class Model(ABC):
         self.workspace = workspace
         self.usage = Usage()
         self._store = CallStore(workspace) if workspace is not None else None
+        forced = self.options.structured_output
+        if forced != "auto" and forced not in self.strategies:
+            from ..errors import BadInput
+
+            raise BadInput(f"--structured-output {forced} is not available for {self.provider} "
+                           f"models; choose auto or one of: {', '.join(self.strategies)}")
+        self._strategy: str | None = None
+        self._strategy_lock = threading.Lock()
+        self._said: set[str] = set()
+        self.throttle = Throttle(lambda: self.label, self.say, self._in_flight)
 
     @property
     def spec(self) -> str:
         return f"{self.provider}:{self.name}"
+
+    @property
+    def display(self) -> str:
+        """The spec as messages and progress bars show it (a GGUF path shortened to its name)."""
+        return f"{self.provider}:{display_name(self.name)}"
 
     @property
     def family(self) -> str:
@@ -132,11 +176,28 @@ class Model(ABC):
     @property
     def label(self) -> str:
         """How error messages name this model."""
-        return self.spec
+        return self.display
+
+    @property
+    def endpoint(self) -> str:
+        """The server this model talks to (the key of its remembered structured-output strategy)."""
+        return self.provider
 
     def secrets(self) -> tuple[str, ...]:
         key = getattr(self.options, "api_key", None)
         return (key.get_secret_value(),) if key else ()
+
+    def empty_reply_hint(self) -> str:
+        """What to check when replies come back empty (providers know their servers)."""
+        return ""
+
+    def say(self, message: str) -> None:
+        """A notice for the person running the command, printed once per model."""
+        with self._strategy_lock:
+            if message in self._said:
+                return
+            self._said.add(message)
+        say(message)
 
     @abstractmethod
     def execute(self, request: Request) -> RawReply:
@@ -145,6 +206,46 @@ class Model(ABC):
     def cache_params(self) -> dict[str, Any]:
         """Provider settings that change the answer and so belong in the cache key."""
         return {}
+
+    # -- structured output -------------------------------------------------------------------
+    def strategy(self) -> str:
+        """The strategy the next structured call uses: forced, remembered for this server, or first."""
+        if self.options.structured_output != "auto":
+            return self.options.structured_output
+        with self._strategy_lock:
+            if self._strategy is None:
+                known = self._store.strategy(self.endpoint, self.name) if self._store else None
+                self._strategy = known if known in self.strategies else self.strategies[0]
+            return self._strategy
+
+    def _refused(self, strategy: str, error: CallFailed) -> str:
+        """Move on from a strategy the server refused; returns the note for the call log."""
+        if self.options.structured_output != "auto":
+            raise FatalProviderError(f"{self.label} does not accept --structured-output {strategy} "
+                                     f"({error.field} refused): use --structured-output auto")
+        with self._strategy_lock:
+            if self._strategy == strategy:  # other threads may have moved it already
+                i = self.strategies.index(strategy)
+                if i + 1 >= len(self.strategies):
+                    raise FatalProviderError(f"{self.label} refused every structured-output "
+                                             f"strategy; last: {error}")
+                self._strategy = self.strategies[i + 1]
+                if self._store is not None:
+                    self._store.remember(self.endpoint, self.name, self._strategy,
+                                         f"{strategy} refused ({error.field})")
+                moved = True
+            else:
+                moved = False
+            now_using = self._strategy
+        if moved:
+            self.say(f"{self.label} refused structured output by {strategy} ({error.field}); "
+                     f"using {now_using} from now on (remembered for this server in the workspace)")
+        return f"{strategy} refused ({error.field}): moved to {now_using}"
+
+    def _ask_text(self, prompt: str, schema: type[BaseModel] | None, strategy: str | None) -> str:
+        if schema is not None and strategy in ("json_object", "prompt"):
+            return prompt + schema_instructions(schema, schema_json(schema))
+        return prompt
 
     # -- the shared path ---------------------------------------------------------------------
     def cache_key(self, prompt: str, *, system: str | None = None,
@@ -162,78 +263,141 @@ class Model(ABC):
 
     def is_cached(self, prompt: str, **kwargs: Any) -> bool:
         """Whether ``complete`` with these arguments would be answered from the cache (dry runs)."""
-        kwargs.pop("purpose", None)
+        for k in ("purpose", "max_tokens", "parse"):
+            kwargs.pop(k, None)
         return self._store is not None and self._store.has(self.cache_key(prompt, **kwargs))
 
     def complete(self, prompt: str, *, system: str | None = None,
                  schema: type[BaseModel] | None = None, temperature: float = 0.0,
                  logprobs: bool = False, top_logprobs: int = 0, purpose: str = "",
-                 seed_key: str = "") -> Response:
-        """Answer ``prompt`` (validated against ``schema`` when given), cached and logged.
+                 seed_key: str = "", max_tokens: int | None = None,
+                 parse: Parse | None = None) -> Response:
+        """Answer ``prompt`` (validated against ``schema``, or by ``parse``), cached and logged.
 
         ``seed_key`` asks for a distinct sample of the same prompt (e.g. vote 3 of 5) while
         keeping it cacheable: it is part of the cache key and seeds providers that take a seed.
+        ``max_tokens`` is the output budget this call needs (``--max-tokens`` overrides it);
+        an answer is never left to run to the context limit by omission.
         """
-        req = Request(prompt=prompt, system=system, schema=schema, temperature=temperature,
-                      logprobs=logprobs, top_logprobs=top_logprobs, seed_key=seed_key,
-                      purpose=purpose)
         key = self.cache_key(prompt, system=system, schema=schema, temperature=temperature,
                              logprobs=logprobs, top_logprobs=top_logprobs, seed_key=seed_key)
         if self._store is not None and (row := self._store.get(key)) is not None:
-            parsed, problem = _validate(row["response_text"], schema)
+            parsed, problem = _check(row["response_text"], schema, parse)
             if problem is None:
                 self.usage.add(cache_hits=1)
                 return self._response(row["response_text"], parsed, key, cached=True,
                                       resolved=row["resolved_model"], latency=0.0,
                                       tokens=(row["input_tokens"], row["output_tokens"],
                                               row["cached_tokens"]),
-                                      logprobs=json.loads(row["logprobs_json"] or "null"))
+                                      logprobs=json.loads(row["logprobs_json"] or "null"),
+                                      strategy=row.get("strategy"), tries=0)
+        forced_budget = self.options.max_tokens is not None
+        budget = self.options.max_tokens or max_tokens
         started = time.monotonic()
         attempt_no = 0
-        problem = ""
-        for _ in range(self.options.invalid_output_retries + 1):
-            with recording() as attempts:
+        asked, problem, note = prompt, "", None
+        tries = 0
+        while tries < self.options.invalid_output_retries + 1:
+            strategy = self.strategy() if schema is not None else None
+            req = Request(prompt=self._ask_text(asked, schema, strategy), system=system,
+                          schema=schema, temperature=temperature, logprobs=logprobs,
+                          top_logprobs=top_logprobs, seed_key=seed_key, purpose=purpose,
+                          strategy=strategy, max_tokens=budget)
+            with self.throttle.slot() as slot, \
+                    recording(on_lost=lambda waited, s=slot: self._lost(s, waited)) as attempts:
                 t0 = time.monotonic()
                 try:
                     raw = self.execute(req)
+                except CallFailed as e:
+                    refused = (strategy is not None and e.kind == "unsupported"
+                               and e.field in STRATEGY_FIELDS.get(strategy, ()))
+                    if refused:
+                        attempt_no = self._log(key, req, attempts, t0, attempt_no,
+                                               status="unsupported", error=str(e),
+                                               note=f"{strategy} refused ({e.field})")
+                        self.usage.add(requests=max(len(attempts), 1))
+                        note = self._refused(strategy, e)
+                        continue
+                    if e.kind == "timeout":
+                        e = self._timeout_error(e, slot, len(attempts))
+                    attempt_no = self._log(key, req, attempts, t0, attempt_no, status=e.kind,
+                                           error=str(e), note=note)
+                    self.usage.add(calls=1, failures=1, requests=max(len(attempts), 1))
+                    raise e from None
                 except AmgError as e:
                     attempt_no = self._log(key, req, attempts, t0, attempt_no,
-                                           status=getattr(e, "kind", "fatal"), error=str(e))
+                                           status=getattr(e, "kind", "fatal"), error=str(e),
+                                           note=note)
                     self.usage.add(calls=1, failures=1, requests=max(len(attempts), 1))
                     raise
+                slot.usable = True
+            tries += 1
             self.usage.add(calls=1, requests=max(len(attempts), 1), input_tokens=raw.input_tokens,
                            output_tokens=raw.output_tokens, cached_tokens=raw.cached_tokens)
             if raw.refusal is not None:
-                reason = scrub(raw.refusal or "no reason given", self.secrets())[:300]
-                self._log(key, req, attempts, t0, attempt_no, status="refused", raw=raw, error=reason)
+                reason = shorten(scrub(raw.refusal or "no reason given", self.secrets()))
+                self._log(key, req, attempts, t0, attempt_no, status="refused", raw=raw,
+                          error=reason, note=note)
                 self.usage.add(failures=1)
                 raise CallFailed(f"{self.label} refused to answer: {reason}", kind="refusal")
-            parsed, problem = _validate(raw.text, schema)
+            parsed, problem = _check(raw.text, schema, parse)
+            if problem is not None and not raw.text.strip():
+                problem = "the reply is empty"
+                if hint := self.empty_reply_hint():
+                    self.say(f"{self.label} sent an empty reply: {hint}")
+                    problem += f" ({hint})"
             if problem is not None and raw.truncated:
-                problem += " (the reply was cut off at the output token limit: raise max_tokens)"
+                problem += (f" (the reply was cut off at the output token limit of {budget} tokens"
+                            + (": raise --max-tokens)" if forced_budget or not budget else ")"))
             if problem is None:
-                self._log(key, req, attempts, t0, attempt_no, status="ok", raw=raw)
+                self._log(key, req, attempts, t0, attempt_no, status="ok", raw=raw, note=note)
                 latency = round(time.monotonic() - started, 4)
                 self._cache(key, req, raw, latency)
                 return self._response(raw.text, parsed, key, cached=False,
                                       resolved=raw.resolved_model or self.name, latency=latency,
                                       tokens=(raw.input_tokens, raw.output_tokens, raw.cached_tokens),
-                                      logprobs=raw.logprobs)
+                                      logprobs=raw.logprobs, strategy=strategy, tries=tries)
             attempt_no = self._log(key, req, attempts, t0, attempt_no, status="invalid_output",
-                                   raw=raw, error=problem)
+                                   raw=raw, error=problem, note=note)
+            asked = feedback(prompt, problem, raw.text)
+            note = f"re-ask {tries + 1}: the problem was sent back"
+            if raw.truncated and budget and not forced_budget and budget < MAX_BUDGET:
+                budget = min(budget * 2, MAX_BUDGET)
+                note += f"; output budget raised to {budget} tokens"
         self.usage.add(failures=1)
-        tries = self.options.invalid_output_retries + 1
-        raise CallFailed(f"{self.label} gave no valid {schema.__name__ if schema else 'reply'} "
-                         f"in {tries} tries: {problem}", kind="invalid_output")
+        tries_n = self.options.invalid_output_retries + 1
+        what = schema.__name__ if schema else "reply"
+        raise CallFailed(f"{self.label} gave no valid {what} in {tries_n} "
+                         f"tr{'y' if tries_n == 1 else 'ies'}: {problem}", kind="invalid_output",
+                         problem=problem)
 
     # -- helpers -----------------------------------------------------------------------------
+    def _in_flight(self, n: int) -> None:
+        self.usage.in_flight = n
+
+    def _lost(self, slot: Slot, waited: float) -> None:
+        timeout = getattr(self.options, "timeout", None)
+        if timeout and waited >= timeout:
+            self.throttle.timed_out(slot, timeout)
+
+    def _timeout_error(self, e: CallFailed, slot: Slot, attempts: int) -> CallFailed:
+        timeout = getattr(self.options, "timeout", None) or 0.0
+        self.throttle.timed_out(slot, timeout)
+        queued = (f"; {slot.others} other request(s) were in flight, so it may have waited in "
+                  "the server's queue (concurrency is now 1)" if slot.others else "")
+        return CallFailed(
+            f"{self.label}: no reply within the client-side timeout of {timeout:g} s "
+            f"({attempts} attempt{'s' if attempts != 1 else ''}){queued}. A timeout, not a model "
+            "failure: the server may still be computing; raise --timeout", kind="timeout")
+
     def _response(self, text: str, parsed: Any, key: str, *, cached: bool, resolved: str,
                   latency: float, tokens: tuple[int, int, int],
-                  logprobs: list[dict[str, float]] | None) -> Response:
+                  logprobs: list[dict[str, float]] | None, strategy: str | None,
+                  tries: int) -> Response:
         return Response(text=text, parsed=parsed, cached=cached, model=resolved,
                         requested_model=self.name, family=self.family, input_tokens=tokens[0],
                         output_tokens=tokens[1], cached_tokens=tokens[2], logprobs=logprobs,
-                        latency_s=latency, cache_key=key)
+                        latency_s=latency, cache_key=key, strategy=strategy, tries=tries)
 
     def _cache(self, key: str, req: Request, raw: RawReply, latency: float) -> None:
         if self._store is None:
@@ -246,11 +410,12 @@ class Model(ABC):
             "response_text": raw.text,
             "logprobs_json": json.dumps(raw.logprobs) if raw.logprobs is not None else None,
             "input_tokens": raw.input_tokens, "output_tokens": raw.output_tokens,
-            "cached_tokens": raw.cached_tokens, "latency_s": latency,
+            "cached_tokens": raw.cached_tokens, "latency_s": latency, "strategy": req.strategy,
         })
 
     def _log(self, key: str, req: Request, attempts: list[Attempt], t0: float, attempt_no: int,
-             *, status: str, raw: RawReply | None = None, error: str = "") -> int:
+             *, status: str, raw: RawReply | None = None, error: str = "",
+             note: str | None = None) -> int:
         """One call-log row per HTTP attempt; the last carries the outcome. Returns attempts so far."""
         if not attempts:  # providers without HTTP (scripted): one synthetic attempt
             a = Attempt()
@@ -274,7 +439,8 @@ class Model(ABC):
                 "output_tokens": raw.output_tokens if raw and last else None,
                 "cached_tokens": raw.cached_tokens if raw and last else None,
                 "latency_s": a.latency_s,
-                "error": scrub(error, self.secrets())[:1000] if last and error else None,
+                "error": shorten(scrub(error, self.secrets()), 1000) if last and error else None,
+                "strategy": req.strategy, "note": note if i == 0 else None,
             })
         if self._store is not None:
             self._store.log(rows)
@@ -287,16 +453,13 @@ def schema_json(schema: type[BaseModel]) -> str:
     return json.dumps(schema.model_json_schema(), sort_keys=True)
 
 
-def _validate(text: str, schema: type[BaseModel] | None) -> tuple[Any, str | None]:
-    """(parsed, None) or (None, one-line reason) for a reply against the requested schema."""
-    if schema is None:
-        return None, None
-    try:
-        return schema.model_validate_json(text), None
-    except ValidationError as e:
-        errs = e.errors()
-        if errs and errs[0].get("type") == "json_invalid":
-            return None, f"reply is not valid JSON ({errs[0].get('msg', '')})"
-        first = "; ".join(f"{'.'.join(str(p) for p in x.get('loc', ())) or 'reply'}: {x.get('msg')}"
-                          for x in errs[:3])
-        return None, f"reply does not match {schema.__name__}: {first}"
+def _check(text: str, schema: type[BaseModel] | None, parse: Parse | None) -> tuple[Any, str | None]:
+    """(parsed, None) or (None, one-line reason) for a reply."""
+    if schema is not None:
+        return validate_reply(text, schema)
+    if parse is not None:
+        try:
+            return parse(text), None
+        except ValueError as e:
+            return None, str(e) or "the reply could not be read"
+    return None, None

@@ -1,12 +1,17 @@
 """OpenAI chat completions, and any OpenAI-compatible server (vLLM, Ollama, llama.cpp) via base_url.
 
-Structured output uses ``response_format`` with a strict JSON schema built by the SDK's own
-``openai.lib.type_to_response_format_param``; we validate the text ourselves with pydantic so an
-invalid reply can be re-asked and logged instead of raising inside the SDK's parser.
+Structured output, by the strategy the model chose (``structured``): ``json_schema`` sends a
+strict JSON schema built by the SDK's own ``openai.lib.type_to_response_format_param``;
+``json_object`` sends ``{"type": "json_object", "schema": ...}`` (llama-cpp-python turns the
+schema into a decoding grammar; other servers ignore the extra key) with the schema also named in
+the prompt; ``tools`` forces a call of one function whose parameters are the schema; ``prompt``
+sends nothing special. We validate the text ourselves with pydantic so an invalid reply can be
+re-asked and logged instead of raising inside the SDK's parser.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -21,7 +26,7 @@ from ..errors import MissingApiKey
 from ..workspace import Workspace
 from ._errors import from_sdk_error
 from ._http import attempts_so_far, install_hooks
-from .model import Model, RawReply, Request, SdkOptions
+from .model import Model, RawReply, Request, SdkOptions, schema_json
 
 KEY_ENV = "OPENAI_API_KEY"
 PLACEHOLDER_KEY = "not-needed"  # OpenAI-compatible servers usually take no key; the SDK wants one
@@ -61,10 +66,21 @@ class OpenAIModel(Model):
 
     @property
     def label(self) -> str:
-        return f"{self.spec} at {_host(self.base_url)}" if self.base_url else self.spec
+        return f"{self.display} at {_host(self.base_url)}" if self.base_url else self.display
 
     def secrets(self) -> tuple[str, ...]:
         return (self._key,) if self._key != PLACEHOLDER_KEY else ()
+
+    @property
+    def endpoint(self) -> str:
+        return str(self.client.base_url).rstrip("/").lower()
+
+    def empty_reply_hint(self) -> str:
+        if not self.base_url:
+            return ""
+        return ("check the server's chat template: a GGUF model without one gets a generic "
+                "prompt format and answers nothing; start llama-cpp-python's server with the "
+                "model's --chat_format (e.g. gemma), or Ollama/vLLM with the model's template")
 
     def cache_params(self) -> dict[str, Any]:
         o: OpenAIOptions = self.options  # type: ignore[assignment]
@@ -79,24 +95,39 @@ class OpenAIModel(Model):
         kwargs: dict[str, Any] = {"model": self.name, "messages": messages}
         if o.send_temperature:
             kwargs["temperature"] = request.temperature
+        tool = None
         if request.schema is not None:
-            kwargs["response_format"] = _response_format(request.schema)  # the SDK copies it
+            if request.strategy == "json_schema":
+                kwargs["response_format"] = _response_format(request.schema)  # the SDK copies it
+            elif request.strategy == "json_object":
+                kwargs["response_format"] = {"type": "json_object",
+                                             "schema": json.loads(schema_json(request.schema))}
+            elif request.strategy == "tools":
+                tool = _tool_name(request.schema)
+                kwargs["tools"] = [{"type": "function", "function": {
+                    "name": tool, "description": "Record your answer in this structure.",
+                    "parameters": json.loads(schema_json(request.schema))}}]
+                kwargs["tool_choice"] = {"type": "function", "function": {"name": tool}}
         if request.logprobs:
             kwargs["logprobs"] = True
             if request.top_logprobs:
                 kwargs["top_logprobs"] = request.top_logprobs
         if request.seed is not None:
             kwargs["seed"] = request.seed
-        if o.max_tokens:
+        if request.max_tokens:
             # compatible servers know the older name; OpenAI itself prefers the newer one
-            kwargs["max_tokens" if self.base_url else "max_completion_tokens"] = o.max_tokens
+            kwargs["max_tokens" if self.base_url else "max_completion_tokens"] = request.max_tokens
         try:
             completion = self.client.chat.completions.create(**kwargs)
         except openai.APIError as e:
             raise from_sdk_error(e, label=self.label, key_env=KEY_ENV, model=self.name,
                                  attempts=attempts_so_far(),
                                  secrets=self.secrets()) from None
-        return _reply(completion)
+        return _reply(completion, tool)
+
+
+def _tool_name(schema: type) -> str:
+    return "record_" + "".join(c if c.isalnum() or c in "_-" else "_" for c in schema.__name__)[:50]
 
 
 @lru_cache(maxsize=256)
@@ -104,7 +135,7 @@ def _response_format(schema: type) -> Any:
     return type_to_response_format_param(schema)
 
 
-def _reply(completion: Any) -> RawReply:
+def _reply(completion: Any, tool: str | None = None) -> RawReply:
     choice = completion.choices[0] if completion.choices else None
     usage = completion.usage
     details = getattr(usage, "prompt_tokens_details", None) if usage else None
@@ -122,6 +153,10 @@ def _reply(completion: Any) -> RawReply:
     elif choice.finish_reason == "content_filter":
         reply.refusal = "the provider's content filter stopped the reply"
     reply.text = msg.content or ""
+    calls = [c for c in (getattr(msg, "tool_calls", None) or [])
+             if getattr(getattr(c, "function", None), "name", None) == tool] if tool else []
+    if calls:
+        reply.text = calls[0].function.arguments or ""
     reply.truncated = choice.finish_reason == "length"
     content = getattr(choice.logprobs, "content", None) if choice.logprobs else None
     if content:

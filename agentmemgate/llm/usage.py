@@ -19,6 +19,7 @@ class Usage:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._counts = dict.fromkeys(self.FIELDS, 0)
+        self.in_flight = 0  # a gauge, not a tally: requests waiting on the provider right now
 
     def add(self, **amounts: int) -> None:
         with self._lock:
@@ -28,6 +29,10 @@ class Usage:
     def as_dict(self) -> dict[str, int]:
         with self._lock:
             return dict(self._counts)
+
+    def live(self) -> dict[str, int]:
+        """The tallies plus calls in flight, for progress displays."""
+        return {**self.as_dict(), "in_flight": self.in_flight}
 
     def __getattr__(self, name: str) -> int:
         if name in Usage.FIELDS:

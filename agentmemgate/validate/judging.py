@@ -129,11 +129,13 @@ def _rows(item: _Item, judge: Judge, answer, error: str, run_id: int) -> list[Ve
     if item.task == "recovery":
         base["intended"] = a.spec.level
         if isinstance(answer, RecoveryVerdict):
-            return [VerdictRow(**base, verdict=answer.level, rationale=answer.rationale)]
+            return [VerdictRow(**base, verdict=answer.level, rationale=answer.rationale,
+                               strategy=answer.strategy or "")]
         return [VerdictRow(**base, status="failed", error=error)]
     if isinstance(answer, RealismVerdict):
         return [VerdictRow(**base, criterion=c, verdict="pass" if v.passed else "fail",
-                           rationale=v.rationale) for c, v in answer.criteria.items()]
+                           rationale=v.rationale, strategy=answer.strategy or "")
+                for c, v in answer.criteria.items()]
     return [VerdictRow(**base, criterion=c, status="failed", error=error) for c in REALISM_CRITERIA]
 
 

@@ -209,7 +209,8 @@ def judge_pairs(ws: Workspace, pair_set: str, pairs: list[EquivalencePair], judg
                         item_sha256=item_sha, input_sha256=input_sha)
             if isinstance(answer, EquivalenceVerdict):
                 rows.append(VerdictRow(**base, verdict="equivalent" if answer.equivalent else "not_equivalent",
-                                       confidence=answer.confidence, rationale=answer.rationale))
+                                       confidence=answer.confidence, rationale=answer.rationale,
+                                       strategy=answer.strategy or ""))
             else:
                 failed += 1
                 rows.append(VerdictRow(**base, status="failed", error=error))

@@ -45,6 +45,7 @@ class VerdictRow(BaseModel):
     item_sha256: str = ""
     input_sha256: str = ""
     run_id: int | None = None
+    strategy: str = ""  # the structured-output strategy of an LLM judge's answer
 
     @property
     def ok(self) -> bool:

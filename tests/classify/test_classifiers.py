@@ -68,6 +68,16 @@ def test_offline_answers_evidence_type_only():
 
 def test_answer_parsing():
     assert parse_answer("Speculative", EV) == "speculation"
+    assert parse_answer("speculative\n\nThe user is only considering it.", EV) == "speculation"
+    assert parse_answer('{"answer": "other"}', EV) == "other"
+    assert parse_answer("Answer: completed_event", EV) == "completed_event"
+    assert parse_answer("explicit_corr", EV) == "explicit_correction"  # cut off by the budget
+    # an echo of the rubric is no answer, wherever the class names sit in it
+    assert parse_answer("- speculative: asserts a possible, planned change", EV) is None
+    assert parse_answer("speculative: asserts a possible, planned change", EV) is None
+    assert parse_answer("The statement asserts...\nspeculative", EV) is None
+    assert parse_answer("speculative or other", EV) is None
+    assert parse_answer("", EV) is None
     assert parse_answer("**completed_event**", EV) == "completed_event"
     assert parse_answer("The class is: explicit correction.", EV) == "explicit_correction"
     assert parse_answer("other (a preference)", EV) == "other"
@@ -106,14 +116,32 @@ def test_llm_classifier_by_logprobs(ws):
 
 def test_llm_classifier_by_votes_with_scripted_model(ws):
     model = get_model("scripted:voter")
-    model.enqueue("speculative", "Speculative.", "other", "completed_event", "I am not sure")
+    # the fifth vote never names a class: two re-asks carry the problem back, then it fails
+    model.enqueue("speculative", "Speculative.", "other", "completed_event", "I am not sure",
+                  "- speculative: asserts a possible change", "no idea")
     clf = get_classifier("scripted:voter", workspace=ws, method="votes", samples=5)
     d = clf.classify(st("I might move to Seattle."), run=2)
     assert d.probs == {"speculation": 0.5, "completed_event": 0.25, "explicit_correction": 0.0,
                        "other": 0.25}
-    assert d.method == "votes(k=5)" and d.detail == "1 of 5 votes unparsable"
-    assert [r.seed_key for r in model.history] == [f"run2:vote{i}" for i in range(5)]
+    assert d.method == "votes(k=5)" and d.detail == "4 of 5 votes valid" and d.valid_votes == 4
+    assert [r.seed_key for r in model.history] == [f"run2:vote{i}" for i in (0, 1, 2, 3, 4, 4, 4)]
     assert all(r.temperature == 1.0 for r in model.history)
+    assert all(r.max_tokens and r.max_tokens <= 16 for r in model.history)  # a class name's budget
+    reask = model.history[5].prompt
+    assert "NOT ACCEPTED: the reply 'I am not sure' is not one of: speculative" in reask
+    assert "reply is a list item" in model.history[6].prompt
+
+
+def test_too_few_valid_votes_is_a_failure_not_a_probability(ws):
+    from agentmemgate.llm import CallFailed
+
+    model = get_model("scripted:fewvotes")
+    model.respond_with(lambda r: "speculative" if r.seed_key.endswith("vote0") else "hmm")
+    clf = get_classifier("scripted:fewvotes", workspace=ws, method="votes", samples=5)
+    with pytest.raises(CallFailed) as e:
+        clf.classify(st("I might move to Seattle."))
+    assert e.value.kind == "invalid_output"
+    assert "only 1 of 5 votes named a class (at least 3 needed" in str(e.value)
 
 
 def test_auto_falls_back_to_votes_when_no_logprobs(ws):

@@ -117,13 +117,13 @@ def test_two_compatible_servers_count_as_two_families(ws, gold, monkeypatch):
     b = _classifier(ws, api, monkeypatch, base_url="http://127.0.0.1:8002/v1", name="b",
                     method="votes", samples=1)
     assert (a.family, b.family) == ("openai-compatible:127.0.0.1:8001", "openai-compatible:127.0.0.1:8002")
-    s = label_statements(ws, gold, ["openai:a"], votes=3, relabel="openai:b",
+    s = label_statements(ws, gold, ["openai:a"], votes=3, relabel="openai:b", replace=True,
                          classifiers={"openai:a": a, "openai:b": b})
     assert (s.agreed, s.disputed, s.ties) == (4, 0, 0)
     same = _classifier(ws, api, monkeypatch, base_url="http://127.0.0.1:8001/v1", name="c",
                        method="votes", samples=1)
     with pytest.raises(SameFamilyJudge):
-        label_statements(ws, gold, ["openai:a"], relabel="openai:c",
+        label_statements(ws, gold, ["openai:a"], relabel="openai:c", replace=True,
                          classifiers={"openai:a": a, "openai:c": same})
 
 

@@ -90,8 +90,39 @@ def test_failed_votes_leave_statements_unlabeled_and_are_retried(ws, tmp_path):
     model = get_model("scripted:mute")
     model.respond_with(lambda r: "no idea")
     s = label_statements(ws, "set", ["scripted:mute"], votes=1)
-    assert s.errors == 4 and s.labeled == 0 and "no class name" in s.first_error
+    assert s.errors == 4 and s.labeled == 0 and s.unlabeled == 4
+    assert "the reply 'no idea' is not one of: speculative" in s.first_error
     assert all(x.reference_status is None for x in load_set(ws, "set"))
+    assert "Votes that failed: 4 (a re-run asks again)" in "\n".join(s.lines())
+    # the re-asks carried the problem back; nothing invalid was cached, so a re-run asks again
+    assert sum("NOT ACCEPTED" in r.prompt for r in model.history) == 8  # two re-asks per vote
+    asked = len(model.history)
+    label_statements(ws, "set", ["scripted:mute"], votes=1)
+    assert len(model.history) == 2 * asked
+
+
+def test_imported_reference_labels_are_kept_without_replace(ws, tmp_path):
+    f = tmp_path / "mixed.jsonl"
+    f.write_text("\n".join(json.dumps({"id": k, "text": v, **({"reference": "other"} if k == "s2" else {})})
+                           for k, v in TEXTS.items()))
+    import_statements(ws, "mixed", f)
+    model = _scripted("keep")
+    s = label_statements(ws, "mixed", ["scripted:keep"], votes=3)
+    items = {x.id: x for x in load_set(ws, "mixed")}
+    assert (items["s2"].reference, items["s2"].reference_status) == ("other", "imported")
+    assert not any(TEXTS["s2"] in r.prompt for r in model.history)  # not even voted on
+    assert s.kept_imported == 1 and "Imported reference labels kept: 1" in "\n".join(s.lines())
+    assert items["s1"].reference_status == "voted"
+    s = label_statements(ws, "mixed", ["scripted:keep"], votes=3, replace=True)
+    items = {x.id: x for x in load_set(ws, "mixed")}
+    assert items["s2"].reference_status == "voted" and s.kept_imported == 0
+    all_imported = tmp_path / "gold.jsonl"
+    all_imported.write_text(json.dumps({"id": "g1", "text": "I moved.", "reference": "completed_event"}))
+    import_statements(ws, "gold", all_imported)
+    r = runner.invoke(app, ["statements", "label", "gold", "--voters", "scripted:keep",
+                            "--workspace", str(ws.path)])
+    assert r.exit_code == 1 and "imported reference label; pass --replace" in r.output
+    assert {x.reference_status for x in load_set(ws, "gold")} == {"imported"}
 
 
 def test_cli_label(tmp_path):

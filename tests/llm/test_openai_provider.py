@@ -145,7 +145,8 @@ def test_timeout_every_time_is_a_call_failure(ws, model_for):
     api = FakeApi(httpx2.ReadTimeout("read timed out"))
     with pytest.raises(CallFailed) as e:
         model_for(api, max_retries=0).complete("x")
-    assert e.value.kind == "timeout" and "timed out after 1 attempt" in str(e.value)
+    assert e.value.kind == "timeout" and "client-side timeout of 120 s (1 attempt)" in str(e.value)
+    assert "not a model failure" in str(e.value)
     assert calls(ws)[-1]["status"] == "timeout"
 
 

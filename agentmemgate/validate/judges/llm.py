@@ -2,8 +2,11 @@
 
 The prompt is rendered from the question alone (see ``questions``), so a blind judge cannot be
 told more than the question holds. Answers are validated by pydantic schemas; recovery's schema
-only admits the offered level names, so an invalid reply or an unknown level is re-asked by the
-LLM layer and, when the re-asks run out, raised as ``CallFailed`` (stored as a judge failure).
+only admits the offered level names, and every rationale must be a real sentence (a reply that
+copies the prompt's ``"<one sentence>"`` format example, or leaves it empty, is invalid), so an
+invalid reply or an unknown level is re-asked by the LLM layer with the problem sent back and,
+when the re-asks run out, raised as ``CallFailed`` (stored as a judge failure). Each task states
+the output budget it needs; the strategy that produced an answer goes into its verdict row.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, create_model, field_validator
 
 from ... import rubrics
+from ...llm.structured import Prose
 from .base import Judge
 from .questions import EquivalenceQuestion, Question, RealismQuestion, RecoveryQuestion, transcript
 from .verdicts import (
@@ -28,10 +32,14 @@ TASK_RUBRICS = {"recovery": "judge_recovery", "realism": "judge_realism",
                 "equivalence": "judge_equivalence"}
 
 
+# Output budgets (tokens): a short JSON object with one-sentence rationales.
+MAX_TOKENS = {"recovery": 300, "realism": 400, "equivalence": 300}
+
+
 class CriterionAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid")
     verdict: Literal["pass", "fail"]
-    rationale: str
+    rationale: Prose
 
 
 class RealismAnswer(BaseModel):
@@ -44,7 +52,7 @@ class EquivalenceAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid")
     verdict: Literal["equivalent", "not_equivalent"]
     confidence: float
-    rationale: str
+    rationale: Prose
 
     @field_validator("confidence")
     @classmethod
@@ -58,7 +66,7 @@ class EquivalenceAnswer(BaseModel):
 def recovery_schema(levels: tuple[str, ...]) -> type[BaseModel]:
     """``{"level": one of levels, "rationale": str}``; other level names fail validation."""
     return create_model("RecoveryAnswer", __config__=ConfigDict(extra="forbid"),
-                        level=(Literal[levels], ...), rationale=(str, ...))
+                        level=(Literal[levels], ...), rationale=(Prose, ...))
 
 
 class LLMJudge(Judge):
@@ -66,6 +74,7 @@ class LLMJudge(Judge):
 
     def __init__(self, spec: str, *, workspace: Any = None, base_url: str | None = None,
                  concurrency: int = 4, **options: Any):
+        """``options`` go to the model (``timeout``, ``max_tokens``, ``structured_output``, ...)."""
         from ...errors import MissingApiKey
         from ...llm import get_model
 
@@ -103,14 +112,20 @@ class LLMJudge(Judge):
         prompt = self.prompt(question)
         if isinstance(question, RecoveryQuestion):
             schema = recovery_schema(tuple(o.level for o in question.options))
-            a = self.model.complete(prompt, schema=schema, purpose="judge.recovery").parsed
-            return RecoveryVerdict(level=a.level, rationale=a.rationale)
+            r = self.model.complete(prompt, schema=schema, purpose="judge.recovery",
+                                    max_tokens=MAX_TOKENS["recovery"])
+            return RecoveryVerdict(level=r.parsed.level, rationale=r.parsed.rationale,
+                                   strategy=r.strategy)
         if isinstance(question, RealismQuestion):
-            a = self.model.complete(prompt, schema=RealismAnswer, purpose="judge.realism").parsed
+            r = self.model.complete(prompt, schema=RealismAnswer, purpose="judge.realism",
+                                    max_tokens=MAX_TOKENS["realism"])
             return RealismVerdict(criteria={
-                c: CriterionVerdict(passed=getattr(a, c).verdict == "pass",
-                                    rationale=getattr(a, c).rationale) for c in REALISM_CRITERIA})
+                c: CriterionVerdict(passed=getattr(r.parsed, c).verdict == "pass",
+                                    rationale=getattr(r.parsed, c).rationale)
+                for c in REALISM_CRITERIA}, strategy=r.strategy)
         assert isinstance(question, EquivalenceQuestion)
-        a = self.model.complete(prompt, schema=EquivalenceAnswer, purpose="judge.equivalence").parsed
+        r = self.model.complete(prompt, schema=EquivalenceAnswer, purpose="judge.equivalence",
+                                max_tokens=MAX_TOKENS["equivalence"])
+        a = r.parsed
         return EquivalenceVerdict(equivalent=a.verdict == "equivalent", confidence=a.confidence,
-                                  rationale=a.rationale)
+                                  rationale=a.rationale, strategy=r.strategy)

@@ -14,6 +14,7 @@ class RecoveryVerdict(BaseModel):
     model_config = ConfigDict(extra="forbid")
     level: str
     rationale: str
+    strategy: str | None = None  # how an LLM judge was asked for JSON (provenance)
 
 
 class CriterionVerdict(BaseModel):
@@ -25,6 +26,7 @@ class CriterionVerdict(BaseModel):
 class RealismVerdict(BaseModel):
     model_config = ConfigDict(extra="forbid")
     criteria: dict[str, CriterionVerdict]
+    strategy: str | None = None
 
 
 class EquivalenceVerdict(BaseModel):
@@ -32,6 +34,7 @@ class EquivalenceVerdict(BaseModel):
     equivalent: bool
     confidence: float = Field(ge=0.0, le=1.0)
     rationale: str
+    strategy: str | None = None
 
 
 Verdict = RecoveryVerdict | RealismVerdict | EquivalenceVerdict
