@@ -29,11 +29,17 @@ def build(workspace: str | Path, out: str | Path, split: str = "all", generator:
           seed: int = 0, n_per_cell: int | None = None, dry_run: bool = False,
           drop_failing: bool = False, show_progress: bool = True,
           judges: list[str] | None = None, allow_same_family: bool = False,
-          judge_base_url: str | None = None, **renderer_options) -> BuildSummary:
+          judge_base_url: str | None = None, model_options: dict | None = None,
+          **renderer_options) -> BuildSummary:
+    """``model_options`` (``timeout``, ``max_tokens``, ``structured_output``) go to every model
+    the build uses: an LLM generator and LLM judges."""
     splits = resolve_splits(split)
     ws = Workspace(workspace)
-    renderer = get_renderer(generator, workspace=ws, **renderer_options)
-    judge_objs = resolve_judges(ws, judges, base_url=judge_base_url)  # default: offline heuristic judges
+    llm_generator = generator != "offline"
+    renderer = get_renderer(generator, workspace=ws, **renderer_options,
+                            **((model_options or {}) if llm_generator else {}))
+    judge_objs = resolve_judges(ws, judges, base_url=judge_base_url,  # default: offline heuristic
+                                model_options=model_options)
     check_families(judge_objs, {renderer.family}, allow_same_family)  # refuse before any work
     run_id = ws.start_run("build", {"split": split, "generator": generator, "seed": seed,
                                     "n_per_cell": n_per_cell, "out": str(out)})

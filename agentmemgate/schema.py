@@ -119,6 +119,7 @@ class Provenance(BaseModel):
     prompt_sha256: str
     seed: int
     toolkit_version: str
+    structured_output: str | None = None  # LLM generators: how the model was asked for JSON
 
 
 class ArcSpec(BaseModel):

@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ._app import app, handles_errors
+from ._llm import MaxTokensOpt, StructuredChoice, StructuredOpt, TimeoutOpt, exit_for, model_options
 
 WORKSPACE = typer.Option(Path("amg-workspace"), "--workspace", help="Workspace folder (SQLite database).")
 OUT = typer.Option(Path("exports"), "--out", help="Export folder; files go to OUT/<split>/.")
@@ -45,6 +46,19 @@ DROP_FAILING = typer.Option(False, "--drop-failing",
                             help="Leave arcs that fail realism or recovery out of the export (the card says which and why).")
 
 
+def judged_line(j) -> str:
+    """How many judge questions this run asked and how many got an answer (never "judged" for a
+    question whose every call failed)."""
+    return (f"asked now {j.judged_now}: {j.judged_now - j.failures} answered, {j.failures} judge "
+            f"failures; already stored {j.already_done}")
+
+
+def export_line(s) -> str:
+    if not any(s.counts.values()):
+        return f"nothing exported to {s.out_dir}: no arcs in the chosen splits"
+    return f"exported to {s.out_dir}: " + ", ".join(f"{k} {v}" for k, v in s.counts.items())
+
+
 def _print_build(summary) -> None:
     console = Console()
     table = Table(title=f"amg build ({summary.generator})")
@@ -67,13 +81,11 @@ def _print_build(summary) -> None:
     if j := summary.judging:
         console.print("judges: " + ", ".join(f"{x.spec} ({x.family}{', heuristic' if x.heuristic else ''})"
                                              for x in j.judges)
-                      + f"; judged now {j.judged_now}, already stored {j.already_done}, "
-                        f"judge failures {j.failures} (amg report validation)")
+                      + f"; {judged_line(j)} (amg report validation)")
     if summary.export and summary.export.dropped:
         console.print(f"dropped {summary.export.dropped} failing arc(s) from the export (--drop-failing)")
     if summary.export:
-        console.print(f"exported to {summary.export.out_dir}: "
-                      + ", ".join(f"{k} {v}" for k, v in summary.export.counts.items()))
+        console.print(export_line(summary.export))
 
 
 @app.command()
@@ -97,23 +109,26 @@ def build(
     concurrency: int = CONCURRENCY,
     max_attempts: int = MAX_ATTEMPTS,
     dry_run: bool = DRY_RUN,
+    timeout: TimeoutOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    structured_output: StructuredOpt = StructuredChoice.auto,
 ) -> None:
     """Build the benchmark splits end to end: generate, check, judge, export."""
     from ..pipeline import build as run_build
 
+    options = model_options(timeout, max_tokens, structured_output, [generator, *(judge or [])])
     summary = run_build(workspace, out, split=split, generator=generator, seed=seed,
                         n_per_cell=n_per_cell, show_progress=not no_progress, judges=judge or None,
                         allow_same_family=allow_same_family, drop_failing=drop_failing,
-                        judge_base_url=judge_base_url,
+                        judge_base_url=judge_base_url, model_options=options,
                         dry_run=dry_run,
                         **_renderer_options(generator, base_url, concurrency, max_attempts))
     if dry_run:
         _print_dry_run(summary.generate)
         return
     _print_build(summary)
-    if (summary.generate.failed or (summary.structure and summary.structure.failing_arcs)
-            or (summary.judging and summary.judging.failures)):
-        raise typer.Exit(2)
+    exit_for(summary.generate.failed + len(summary.structure.failing_arcs if summary.structure else {})
+             + (summary.judging.failures if summary.judging else 0))
 
 
 @app.command()
@@ -129,14 +144,18 @@ def generate(
     concurrency: int = CONCURRENCY,
     max_attempts: int = MAX_ATTEMPTS,
     dry_run: bool = DRY_RUN,
+    timeout: TimeoutOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    structured_output: StructuredOpt = StructuredChoice.auto,
 ) -> None:
     """Plan and render arcs into the workspace (resumes where a previous run stopped)."""
     from ..generate import generate as run_generate, get_renderer, resolve_splits
     from ..workspace import Workspace
 
     splits = resolve_splits(split)
+    options = model_options(timeout, max_tokens, structured_output, [generator])
     ws = Workspace(workspace)
-    renderer = get_renderer(generator, workspace=ws,
+    renderer = get_renderer(generator, workspace=ws, **options,
                             **_renderer_options(generator, base_url, concurrency, max_attempts))
     summary = run_generate(ws, renderer, splits, seed=seed, n_per_cell=n_per_cell,
                            dry_run=dry_run, show_progress=not no_progress)
@@ -145,8 +164,9 @@ def generate(
         return
     typer.echo(f"planned {summary.planned}, rendered now {summary.rendered_now}, "
                f"already done {summary.already_done}, failed {summary.failed}")
-    if summary.failed:
-        raise typer.Exit(2)
+    for f in summary.failures[:20]:
+        typer.echo(f"  failed {f.spec_id}: {f.reason}")
+    exit_for(summary.failed)
 
 
 @app.command("export")
@@ -163,4 +183,4 @@ def export_cmd(
     from ..workspace import Workspace
 
     s = export(Workspace(workspace), out, resolve_splits(split), drop_failing=drop_failing)
-    typer.echo(f"exported to {s.out_dir}: " + ", ".join(f"{k} {v}" for k, v in s.counts.items()))
+    typer.echo(export_line(s))

@@ -11,6 +11,7 @@ import typer
 from .. import corpora as _corpora  # noqa: F401  (registers the statements:SET audit source)
 from ..workspace import DEFAULT_WORKSPACE, Workspace
 from ._app import app, handles_errors, report_app
+from ._llm import MaxTokensOpt, StructuredChoice, StructuredOpt, TimeoutOpt, exit_for, model_options
 
 mine_app = typer.Typer(help="Mine public corpora (LongMemEval, LoCoMo) for natural hedges.",
                        no_args_is_help=True)
@@ -48,14 +49,19 @@ def mine_hedges(
     base_url: BaseUrlOpt = None,
     no_progress: NoProgressOpt = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
+    timeout: TimeoutOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    structured_output: StructuredOpt = StructuredChoice.auto,
 ) -> None:
     """Find plans and hedges (stage 1 prefilter, stage 2 extraction) and link their outcomes."""
     from ..corpora import mine_hedges as run
 
+    options = model_options(timeout, max_tokens, structured_output, [miner])
     summary = run(Workspace(workspace), path, corpus=corpus, miner=miner, out=out, limit=limit,
                   lexicon=lexicon, concurrency=concurrency, base_url=base_url, progress=not no_progress,
-                  echo=typer.echo)
+                  echo=typer.echo, model_options=options)
     typer.echo("\n".join(summary.lines()))
+    exit_for(summary.errors)
 
 
 @statements_app.command("sample")
@@ -124,17 +130,24 @@ def statements_label(
         "--relabel-base-url", help="OpenAI-compatible server for an openai:MODEL relabeler (a "
                                    "second server counts as another family).")] = None,
     no_progress: NoProgressOpt = False,
+    replace: Annotated[bool, typer.Option("--replace", help="Vote on statements whose reference "
+                                          "label was imported, and overwrite those labels.")] = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
+    timeout: TimeoutOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    structured_output: StructuredOpt = StructuredChoice.auto,
 ) -> None:
     """Reference labels by majority of model votes, and a relabel by another family."""
     from ..classify import label_statements
 
+    options = model_options(timeout, max_tokens, structured_output, [*_split(voters), relabel])
     summary = label_statements(Workspace(workspace), name, _split(voters), votes=votes,
                                relabel=relabel, relabel_votes=relabel_votes,
                                allow_same_family=allow_same_family, concurrency=concurrency,
                                base_url=base_url, relabel_base_url=relabel_base_url,
-                               progress=not no_progress)
+                               progress=not no_progress, replace=replace, model_options=options)
     typer.echo("\n".join(summary.lines()))
+    exit_for(summary.errors)
 
 
 @statements_app.command("list")
@@ -193,21 +206,19 @@ def classify(
     base_url: BaseUrlOpt = None,
     no_progress: NoProgressOpt = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
+    timeout: TimeoutOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    structured_output: StructuredOpt = StructuredChoice.auto,
 ) -> None:
     """Store per-statement evidence-type distributions for a statement set."""
     from ..classify import classify_set
 
+    options = model_options(timeout, max_tokens, structured_output, [classifier])
     r = classify_set(Workspace(workspace), statements, classifier, runs=runs, rubric=rubric,
                      method=method, samples=samples, concurrency=concurrency, out=out,
-                     base_url=base_url, progress=not no_progress)
-    typer.echo(f"{r.classifier} on {r.set_name}: {r.new} new, {r.already_done} already done, "
-               f"{r.errors} failed ({r.statements} statements x {r.runs} runs)")
-    if r.first_error:
-        typer.echo(f"First failure: {r.first_error} (re-run to retry)", err=True)
-    if r.out:
-        typer.echo(f"Wrote {r.written} lines to {r.out}")
-    if r.errors:
-        raise typer.Exit(1)
+                     base_url=base_url, progress=not no_progress, model_options=options)
+    typer.echo("\n".join(r.lines()))
+    exit_for(r.errors)
 
 
 @report_app.command("classifier")

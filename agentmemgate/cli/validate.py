@@ -9,7 +9,8 @@ import typer
 
 from .. import validate as _validate  # noqa: F401  (card section, --drop-failing rule, audit source)
 from ._app import app, handles_errors, report_app
-from .build import NO_PROGRESS, SPLIT, WORKSPACE
+from ._llm import MaxTokensOpt, StructuredChoice, StructuredOpt, TimeoutOpt, exit_for, model_options
+from .build import NO_PROGRESS, SPLIT, WORKSPACE, judged_line
 
 JUDGE = typer.Option(None, "--judge", help="Judge: offline (heuristic judges) or provider:model; "
                                            "repeat for several judges. Default: offline.")
@@ -35,8 +36,7 @@ def _print_validation(s) -> None:
         typer.echo(f"judges: {judges}; generator family: {', '.join(j.generator_families) or 'none'}")
         if j.same_family_judges:
             typer.echo(f"same-family judging allowed for: {', '.join(j.same_family_judges)}")
-        typer.echo(f"{', '.join(j.checks)}: judged now {j.judged_now}, already stored {j.already_done}, "
-                   f"judge failures {j.failures}")
+        typer.echo(f"{', '.join(j.checks)}: {judged_line(j)}")
         for e in j.failure_examples:
             typer.echo(f"  judge failure {e}")
     if s.report and s.report.judges:
@@ -61,6 +61,9 @@ def validate(
     seed: int = typer.Option(0, "--seed", help="Seed of the per-arc option order (recorded)."),
     workspace: Path = WORKSPACE,
     no_progress: bool = NO_PROGRESS,
+    timeout: TimeoutOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    structured_output: StructuredOpt = StructuredChoice.auto,
 ) -> None:
     """Run structural checks, realism and blind level recovery on the arcs; store every verdict."""
     if ctx.invoked_subcommand is not None:
@@ -69,14 +72,16 @@ def validate(
     from ..validate import run_validation
     from ..workspace import Workspace
 
+    options = model_options(timeout, max_tokens, structured_output, judge or [])
     s = run_validation(Workspace(workspace), resolve_splits(split), judge, checks,
                        allow_same_family=allow_same_family, base_url=base_url,
-                       concurrency=concurrency, seed=seed, show_progress=not no_progress)
+                       concurrency=concurrency, seed=seed, show_progress=not no_progress,
+                       model_options=options)
     _print_validation(s)
     # Like build: 2 when something needs a look (failing arcs, or judge calls that failed and
     # will be retried by a re-run).
-    if (s.structure and s.structure.failing_arcs) or (s.judging and s.judging.failures):
-        raise typer.Exit(2)
+    exit_for(len(s.structure.failing_arcs if s.structure else {})
+             + (s.judging.failures if s.judging else 0))
 
 
 @validate_app.command("equivalence-pairs")
@@ -102,18 +107,23 @@ def equivalence_pairs(
     json_: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
     workspace: Path = WORKSPACE,
     no_progress: bool = NO_PROGRESS,
+    timeout: TimeoutOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    structured_output: StructuredOpt = StructuredChoice.auto,
 ) -> None:
     """Build (reference, candidate) value pairs, judge them, re-judge with another family; report agreement."""
     from ..generate import resolve_splits
     from ..validate.pairs import report_markdown, run_equivalence_pairs
     from ..workspace import Workspace
 
+    options = model_options(timeout, max_tokens, structured_output, [judge, rejudge])
     r = run_equivalence_pairs(Workspace(workspace), resolve_splits(split), judge, rejudge, n=n,
                               borderline_share=borderline_share, seed=seed, pair_set=name,
                               allow_same_family=allow_same_family, base_url=base_url,
                               rejudge_base_url=rejudge_base_url, concurrency=concurrency,
-                              show_progress=not no_progress)
+                              show_progress=not no_progress, model_options=options)
     typer.echo(r.model_dump_json(indent=2) if json_ else report_markdown(r))
+    exit_for(sum(j.failures for j in r.per_judge.values()))
 
 
 @report_app.command("validation")

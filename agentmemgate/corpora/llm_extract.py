@@ -2,7 +2,9 @@
 
 The model's span must be a verbatim part of the turn (checked here, up to whitespace and case); a
 kept answer whose span is not found is recorded as rejected with that reason, never silently
-rewritten. Answers are cached in the workspace, so a re-run repeats no finished call.
+rewritten. A reply whose every field holds the same text, or with no real reason, is invalid
+output (re-asked with the problem, then a recorded failure). Answers are cached in the
+workspace, so a re-run repeats no finished call.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from pydantic import BaseModel, ConfigDict
 
 from .. import rubrics
 from ..llm import Failed, get_model, run_concurrent
+from ..llm._errors import shorten
+from ..llm.structured import Prose
 from ..workspace import Workspace
 from ._prompt import fill, format_context
 from .model import Candidate, Extraction
@@ -29,8 +33,10 @@ class HedgeAnswer(BaseModel):
     plan_value: str | None
     hedge_level: Literal["strongly_hedged", "weakly_hedged", "confident_no_date",
                          "scheduled_with_date"] | None
-    reason: str
+    reason: Prose
 
+
+MAX_TOKENS = 300  # a short JSON object: a span copied from one turn, a few words, a reason
 
 def find_verbatim(span: str, turn: str) -> str | None:
     """The turn's own text for ``span`` (exact, else whitespace/case-insensitive), or None."""
@@ -48,8 +54,9 @@ class LLMExtractor:
     kind = "LLM"
 
     def __init__(self, spec: str, *, workspace: Workspace, base_url: str | None = None,
-                 concurrency: int = 4, progress: bool = True, model=None):
-        self.model = model or get_model(spec, workspace=workspace, base_url=base_url)
+                 concurrency: int = 4, progress: bool = True, model=None, **model_options):
+        self.model = model or get_model(spec, workspace=workspace, base_url=base_url,
+                                        **model_options)
         self.rubric = rubrics.load("hedge_extract")
         self.name = f"{self.model.spec}/{self.rubric.ref}"
         self.concurrency = concurrency
@@ -62,12 +69,13 @@ class LLMExtractor:
 
     def extract(self, cand: Candidate) -> Extraction:
         resp = self.model.complete(self.prompt(cand), schema=HedgeAnswer, temperature=0.0,
-                                   purpose="mine.hedge_extract", seed_key=cand.id)
+                                   purpose="mine.hedge_extract", seed_key=cand.id,
+                                   max_tokens=MAX_TOKENS)
         a: HedgeAnswer = resp.parsed
         fallback = (cand.cue_sentences() or [cand.turn_text])[0]
-        calls = dict(llm_calls=1, cached_calls=int(resp.cached))
+        calls = dict(llm_calls=1, cached_calls=int(resp.cached), strategy=resp.strategy)
         if not a.keep:
-            return Extraction(kept=False, text=fallback, reject_reason=f"model: {a.reason}"[:300], **calls)
+            return Extraction(kept=False, text=fallback, reject_reason=shorten(f"model: {a.reason}"), **calls)
         span = find_verbatim(a.span or "", cand.turn_text)
         if span is None or not a.plan_value or not a.hedge_level:
             why = "span not verbatim in the turn" if span is None else "no plan value or hedge level"
@@ -77,12 +85,13 @@ class LLMExtractor:
                           hedge_level=a.hedge_level, **calls)
 
     def extract_many(self, candidates: list[Candidate],
-                     on_result: Callable[[Candidate, Extraction | None, str | None], None]) -> None:
+                     on_result: Callable[..., None]) -> None:
         for result in run_concurrent(lambda c: (c, self.extract(c)), candidates,
                                      concurrency=self.concurrency,
-                                     description=f"Stage 2: {self.name}", usage=self.model.usage,
+                                     description=f"Stage 2 ({self.model.display})",
+                                     usage=self.model.usage,
                                      progress=self.progress):
             if isinstance(result, Failed):
-                on_result(result.item, None, result.error)
+                on_result(result.item, None, result.error, result.kind)
             else:
                 on_result(result[0], result[1], None)

@@ -30,14 +30,17 @@ def source_key(path: Path, limit: int | None = None) -> str:
 
 
 def get_extractor(miner: str, workspace: Workspace, *, base_url: str | None = None,
-                  concurrency: int = 4, progress: bool = False) -> Extractor:
-    """``offline`` (rule-based stage 2) or a model spec ``provider:model`` (LLM stage 2)."""
+                  concurrency: int = 4, progress: bool = False, **model_options) -> Extractor:
+    """``offline`` (rule-based stage 2) or a model spec ``provider:model`` (LLM stage 2);
+    ``model_options`` (``timeout``, ``max_tokens``, ...) go to the model."""
     if miner in ("offline", OFFLINE_MINER):
+        if base_url:
+            raise BadInput("--base-url needs an LLM miner such as --miner openai:MODEL")
         return RuleExtractor()
     from .llm_extract import LLMExtractor
 
     return LLMExtractor(miner, workspace=workspace, base_url=base_url, concurrency=concurrency,
-                        progress=progress)
+                        progress=progress, **model_options)
 
 
 # -- stage 1 ---------------------------------------------------------------------------------
@@ -114,11 +117,26 @@ def _unanswered(ws: Workspace, key: str, miner: str, chunk: int) -> Iterator[lis
 
 
 # -- stage 2 ---------------------------------------------------------------------------------
-def _stage2(ws: Workspace, key: str, extractor: Extractor, progress: bool) -> int:
+class Stage2Failures:
+    """This run's stage-2 failures: a count, their kinds and the first few reasons."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.kinds: dict[str, int] = {}
+        self.reasons: list[str] = []
+
+    def add(self, cand_id: str, error: str, kind: str) -> None:
+        self.count += 1
+        self.kinds[kind] = self.kinds.get(kind, 0) + 1
+        if len(self.reasons) < 5:
+            self.reasons.append(f"{cand_id}: {error}")
+
+
+def _stage2(ws: Workspace, key: str, extractor: Extractor, progress: bool) -> Stage2Failures:
     total = ws.db.execute(f"select count(*) {_UNANSWERED}", [key, extractor.name]).fetchone()[0]
-    errors = 0
+    failures = Stage2Failures()
     if not total:
-        return 0
+        return failures
     pending: list[dict] = []
     llm = extractor.kind == "LLM"
     batch = 1 if llm else 200  # paid answers are saved at once
@@ -127,14 +145,24 @@ def _stage2(ws: Workspace, key: str, extractor: Extractor, progress: bool) -> in
         if pending:
             with ws.db.conn:
                 ws.db["mined_extractions"].upsert_all(pending, pk=("source_key", "candidate_id", "miner"))
+                if llm:
+                    for row in pending:
+                        ws.db["mined_failures"].delete_where(
+                            "source_key = ? and candidate_id = ? and miner = ?",
+                            [key, row["candidate_id"], extractor.name])
             pending.clear()
 
     with progress_bar(f"Stage 2: {extractor.name}", total, enabled=progress and not llm) as advance:
 
-        def on_result(cand: Candidate, ext: Extraction | None, error: str | None) -> None:
-            nonlocal errors
+        def on_result(cand: Candidate, ext: Extraction | None, error: str | None,
+                      kind: str = "error") -> None:
             if ext is None:
-                errors += 1
+                failures.add(cand.id, error or "no answer", kind)
+                with ws.db.conn:  # recorded with its reason; the candidate stays unanswered
+                    ws.db["mined_failures"].upsert(
+                        {"source_key": key, "candidate_id": cand.id, "miner": extractor.name,
+                         "kind": kind, "error": error or "no answer", "created_at": now()},
+                        pk=("source_key", "candidate_id", "miner"))
             else:
                 pending.append(
                     {"source_key": key, "candidate_id": cand.id, "miner": extractor.name,
@@ -142,7 +170,7 @@ def _stage2(ws: Workspace, key: str, extractor: Extractor, progress: bool) -> in
                      "plan_value": ext.plan_value, "hedge_level": ext.hedge_level,
                      "reject_reason": ext.reject_reason, "llm_calls": ext.llm_calls,
                      "cached_calls": ext.cached_calls, "outcome": None, "outcome_ref": None,
-                     "outcome_evidence": None, "created_at": now()})
+                     "outcome_evidence": None, "created_at": now(), "strategy": ext.strategy})
                 if len(pending) >= batch:
                     flush()
             advance(failed=ext is None)
@@ -153,7 +181,7 @@ def _stage2(ws: Workspace, key: str, extractor: Extractor, progress: bool) -> in
                 flush()
         finally:
             flush()
-    return errors
+    return failures
 
 
 # -- outcome linking -------------------------------------------------------------------------
@@ -192,7 +220,9 @@ def _link(ws: Workspace, path: Path, corpus: str, key: str, miner: str, limit: i
 
 
 # -- summary and export ----------------------------------------------------------------------
-def summary(ws: Workspace, key: str, miner: str, errors: int = 0) -> MineSummary:
+def summary(ws: Workspace, key: str, miner: str, failures: Stage2Failures | None = None,
+            usage: dict[str, int] | None = None) -> MineSummary:
+    """The counts of a mined source for ``miner``; ``failures`` and ``usage`` are this run's."""
     src = _source_row(ws, key)
     if src is None:
         raise BadInput(f"No mined source {key!r} in this workspace; run `amg mine hedges` first")
@@ -210,7 +240,12 @@ def summary(ws: Workspace, key: str, miner: str, errors: int = 0) -> MineSummary
         llm_calls=sum(r[3] or 0 for r in rows), llm_cached=sum(r[4] or 0 for r in rows),
         hedges=len(kept), came_true=outcomes.count("came_true"),
         abandoned=outcomes.count("abandoned"), unresolved=outcomes.count("unresolved"),
-        at_risk_measurable=sum(at_risk_measurable(r[1], r[2]) for r in kept), errors=errors)
+        at_risk_measurable=sum(at_risk_measurable(r[1], r[2]) for r in kept),
+        errors=ws.db["mined_failures"].count_where("source_key = ? and miner = ?", [key, miner]),
+        llm_calls_now=(usage or {}).get("calls", 0),
+        llm_cache_hits_now=(usage or {}).get("cache_hits", 0),
+        failure_kinds=failures.kinds if failures else {},
+        failure_reasons=failures.reasons if failures else [])
 
 
 def mined_statements(ws: Workspace, key: str, miner: str | None = None) -> Iterator[MinedStatement]:
@@ -219,12 +254,16 @@ def mined_statements(ws: Workspace, key: str, miner: str | None = None) -> Itera
     if src is None:
         raise BadInput(f"No mined source {key!r} in this workspace; run `amg mine hedges` first")
     sql = ("select c.json, e.miner, e.kept, e.text, e.attribute, e.plan_value, e.hedge_level, "
-           "e.reject_reason, e.outcome, e.outcome_ref, e.outcome_evidence from mined_candidates c "
+           "e.reject_reason, e.outcome, e.outcome_ref, e.outcome_evidence, f.error "
+           "from mined_candidates c "
            "left join mined_extractions e on e.source_key = c.source_key and e.candidate_id = c.id "
-           "and e.miner = ? where c.source_key = ? order by c.position")
-    for raw, m, kept, text, attr, value, level, reason, outcome, ref, evidence in ws.db.execute(
-            sql, [miner or "", key]):  # a cursor, not fetchall: big sources stream to the export
+           "and e.miner = ? left join mined_failures f on f.source_key = c.source_key and "
+           "f.candidate_id = c.id and f.miner = ? where c.source_key = ? order by c.position")
+    for raw, m, kept, text, attr, value, level, reason, outcome, ref, evidence, failed in ws.db.execute(
+            sql, [miner or "", miner or "", key]):  # a cursor: big sources stream to the export
         cand = Candidate.model_validate_json(raw)
+        if m is None and failed is not None:  # asked and failed: say so, not "prefilter-only"
+            m, reason = miner, f"stage 2 failed: {failed}"
         yield MinedStatement(
             id=cand.id, corpus=cand.corpus, conversation_id=cand.conversation_id,
             source_ref=cand.source_ref, speaker=cand.speaker, date=cand.date,
@@ -263,7 +302,8 @@ def mine_hedges(ws: Workspace, path: str | Path, *, corpus: str = "auto", miner:
                 out: str | Path | None = None, limit: int | None = None, concurrency: int = 4,
                 base_url: str | None = None, progress: bool = False,
                 extractor: Extractor | None = None, lexicon: str | Path | None = None,
-                echo: Callable[[str], None] | None = None) -> MineSummary:
+                echo: Callable[[str], None] | None = None,
+                model_options: dict | None = None) -> MineSummary:
     """Mine one corpus file end to end; returns the summary (also printed by the CLI).
 
     ``lexicon`` is a cue-lexicon TOML file of your own (default: the packaged ``cues.vN.toml``);
@@ -274,7 +314,7 @@ def mine_hedges(ws: Workspace, path: str | Path, *, corpus: str = "auto", miner:
     if limit is not None and limit < 1:
         raise BadInput("--limit must be at least 1")
     extractor = extractor or get_extractor(miner, ws, base_url=base_url, concurrency=concurrency,
-                                           progress=progress)
+                                           progress=progress, **(model_options or {}))
     key = source_key(path, limit)
     lex = load_lexicon(path=str(lexicon)) if lexicon else load_lexicon()
     run = ws.start_run("mine hedges", {"path": str(path), "corpus": corpus, "miner": extractor.name,
@@ -283,15 +323,17 @@ def mine_hedges(ws: Workspace, path: str | Path, *, corpus: str = "auto", miner:
     status = "failed"
     try:
         _stage1(ws, path, corpus, key, lex, limit, progress)
-        errors = _stage2(ws, key, extractor, progress)
+        failures = _stage2(ws, key, extractor, progress)
         _link(ws, path, corpus, key, extractor.name, limit, progress)
-        result = summary(ws, key, extractor.name, errors)
+        model = getattr(extractor, "model", None)
+        result = summary(ws, key, extractor.name, failures,
+                         model.usage.as_dict() if model is not None else None)
         if out is not None:
             n = write_jsonl(mined_statements(ws, key, extractor.name), Path(out))
             if echo:
                 echo(f"Wrote {n} candidates to {out} (license: {result.corpus} "
                      f"{LICENSES[result.corpus].split(' (')[0]})")
-        status = "ok" if not errors else "partial"
+        status = "ok" if not result.errors else "partial"
         return result
     except (AmgError, KeyboardInterrupt):
         status = "interrupted"

@@ -96,6 +96,7 @@ class Extraction(BaseModel):
     reject_reason: str | None = None
     llm_calls: int = 0
     cached_calls: int = 0
+    strategy: str | None = None  # the LLM miner's structured-output strategy (provenance)
 
 
 class OutcomeLink(BaseModel):
@@ -149,7 +150,11 @@ class MineSummary(BaseModel):
     abandoned: int
     unresolved: int
     at_risk_measurable: int
-    errors: int = 0
+    errors: int = 0  # candidates whose stage-2 call failed (no verdict; a re-run asks again)
+    llm_calls_now: int = 0  # model calls this run made (failed ones included)
+    llm_cache_hits_now: int = 0
+    failure_kinds: dict[str, int] = {}
+    failure_reasons: list[str] = []
 
     def lines(self) -> list[str]:
         share = f"{100 * self.prefilter_hits / self.turns_scanned:.1f}%" if self.turns_scanned else "n/a"
@@ -158,8 +163,17 @@ class MineSummary(BaseModel):
             f"Conversations: {self.conversations} (duplicate sessions skipped: {self.duplicate_sessions_skipped})",
             f"Turns scanned: {self.turns_scanned} ({self.sentences_scanned} sentences)",
             f"Prefilter hits: {self.prefilter_hits} ({share} of turns scanned)",
-            f"LLM calls: {self.llm_calls} ({self.llm_cached} from cache)",
+            f"LLM calls: {self.llm_calls_now} this run ({self.llm_cache_hits_now} answered from the "
+            f"cache); stage-2 answers by this miner stored: {self.llm_calls}",
             f"Hedges: {self.hedges} (came true {self.came_true}, abandoned {self.abandoned}, "
             f"unresolved {self.unresolved})",
             f"At-risk plans with a measurable outcome: {self.at_risk_measurable}",
-        ] + ([f"Stage-2 errors: {self.errors} (re-run to retry)"] if self.errors else [])
+        ] + self._failure_lines()
+
+    def _failure_lines(self) -> list[str]:
+        if not self.errors:
+            return []
+        kinds = ", ".join(f"{k} {n}" for k, n in sorted(self.failure_kinds.items()))
+        return ([f"Stage-2 failures: {self.errors}{f' ({kinds})' if kinds else ''}: these candidates "
+                 "have no stage-2 verdict (exported with kept null); a re-run asks again"]
+                + [f"  {r}" for r in self.failure_reasons[:3]])

@@ -41,6 +41,7 @@ from .renderer import RenderError, RenderFailure, Renderer, register_renderer
 
 RUBRIC = "generator_arc"
 TEMPERATURE = 0.7
+MAX_TOKENS = 4096  # a whole multi-session conversation as JSON
 SPLIT_NOTES = {
     "core": "balanced plan outcomes; the plan stays pending across sessions",
     "heldout": "values are long free-text phrases; the outcome follows the plan at once",
@@ -124,7 +125,7 @@ def with_feedback(prompt: str, problems: list[str]) -> str:
 
 # -- draft -> arc, and the checks --------------------------------------------------------------
 def to_arc(spec: ArcSpec, draft: ArcDraft, *, generator: str, prompt_sha256: str,
-           kind: str = "LLM") -> tuple[Arc | None, list[str]]:
+           kind: str = "LLM", structured_output: str | None = None) -> tuple[Arc | None, list[str]]:
     """Convert a draft to an ``Arc``; (None, problems) when it cannot be one for this spec."""
     problems: list[str] = []
     if len(draft.sessions) != len(spec.session_dates):
@@ -160,7 +161,8 @@ def to_arc(spec: ArcSpec, draft: ArcDraft, *, generator: str, prompt_sha256: str
                 outcome.session if outcome else None, turn_refs["plan_turn"].session),
             provenance=Provenance(generator=generator, generator_kind=kind,
                                   prompt_sha256=prompt_sha256, seed=spec.plan_seed,
-                                  toolkit_version=__version__),
+                                  toolkit_version=__version__,
+                                  structured_output=structured_output),
         )
     except ValidationError as e:
         return None, [f"reply cannot form an arc: {e.errors()[0].get('msg')}"]
@@ -257,6 +259,7 @@ class LlmRenderer(Renderer):
                  temperature: float = TEMPERATURE):
         self.model = model
         self.name = model.spec
+        self.display = model.display  # a GGUF path shortened to its file name
         self.family = model.family
         self.kind = ("scripted test model (canned replies, no LLM)" if model.provider == "scripted"
                      else "LLM")
@@ -272,21 +275,23 @@ class LlmRenderer(Renderer):
         # replays the same attempts from the cache.
         seed_key = f"arc:{spec.seed}" if attempt == 1 else f"arc:{spec.seed}:attempt{attempt}"
         return self.model.complete(prompt, schema=ArcDraft, temperature=self.temperature,
-                                   purpose="generate.arc", seed_key=seed_key)
+                                   purpose="generate.arc", seed_key=seed_key,
+                                   max_tokens=MAX_TOKENS)
 
     def render_one(self, spec: ArcSpec) -> Arc | RenderFailure:
         base = build_prompt(spec, self.rubric)
         prompt, problems = base, []
         for attempt in range(1, self.max_attempts + 1):
             try:
-                draft: ArcDraft = self._ask(spec, prompt, attempt).parsed
+                resp = self._ask(spec, prompt, attempt)
             except CallFailed as e:
                 if e.kind != "invalid_output":
                     return RenderFailure(spec_id=spec.id, reason=str(e), attempts=attempt)
-                problems = [str(e)]
+                problems = [e.problem]
             else:
-                arc, problems = to_arc(spec, draft, generator=self.name,
-                                       prompt_sha256=self.prompt_sha256, kind=self.kind)
+                arc, problems = to_arc(spec, resp.parsed, generator=self.name,
+                                       prompt_sha256=self.prompt_sha256, kind=self.kind,
+                                       structured_output=resp.strategy)
                 if arc is not None and not problems:
                     return arc
             prompt = with_feedback(base, problems)
@@ -303,8 +308,8 @@ class LlmRenderer(Renderer):
     def render_many(self, specs: Iterable[ArcSpec]) -> Iterator[Arc | RenderFailure]:
         """Yield each arc as it finishes (the caller stores it at once and draws the progress)."""
         yield from run_concurrent(self.render_one, specs, concurrency=self.concurrency,
-                                  description=f"render ({self.name})", usage=self.model.usage,
-                                  progress=False)
+                                  description=f"render ({self.model.display})",
+                                  usage=self.model.usage, progress=False)
 
     def planned_calls(self, specs: list[ArcSpec]) -> int:
         """First-attempt calls not already in the cache (re-asks after failed checks come extra)."""
@@ -313,8 +318,9 @@ class LlmRenderer(Renderer):
                    for s in specs)
 
     def usage(self) -> dict[str, int]:
-        d = self.model.usage.as_dict()
-        return {k: d[k] for k in ("calls", "cache_hits", "failures", "input_tokens", "output_tokens")}
+        d = self.model.usage.live()
+        return {k: d[k] for k in ("calls", "in_flight", "cache_hits", "failures", "input_tokens",
+                                  "output_tokens")}
 
 
 def make_llm_renderer(spec: str, *, workspace=None, base_url: str | None = None,

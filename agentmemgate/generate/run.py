@@ -56,7 +56,8 @@ def generate(ws: Workspace, renderer: Renderer, splits: list[str], *, seed: int 
                                failed=0, failures=[], planned_calls=renderer.planned_calls(todo))
     failures: list[RenderFailure] = []
     rendered = 0
-    with progress_bar(f"render ({renderer.name})", total=len(todo), usage=renderer.usage,
+    with progress_bar(f"render ({getattr(renderer, 'display', renderer.name)})", total=len(todo),
+                      usage=renderer.usage,
                       enabled=show_progress) as advance:
         for result in renderer.render_many(todo):
             if isinstance(result, Arc):

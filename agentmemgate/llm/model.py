@@ -52,6 +52,7 @@ class ModelOptions(BaseModel):
                             "prompt in turn, remembered per server), or force one.")
     max_tokens: int | None = Field(None, gt=0, description="Output token limit of every call "
                                                            "(default: each call's own budget).")
+    timeout: float = Field(120.0, gt=0, description="Seconds per HTTP attempt.")
 
 
 class SdkOptions(ModelOptions):
@@ -59,7 +60,6 @@ class SdkOptions(ModelOptions):
 
     api_key: SecretStr | None = None
     max_retries: int = Field(4, ge=0, le=20, description="SDK retries on 429/5xx/timeouts.")
-    timeout: float = Field(120.0, gt=0, description="Seconds per HTTP attempt.")
     http_client: Any = None  # an httpx2 (or legacy httpx) Client, e.g. with a MockTransport
 
 
@@ -376,12 +376,12 @@ class Model(ABC):
         self.usage.in_flight = n
 
     def _lost(self, slot: Slot, waited: float) -> None:
-        timeout = getattr(self.options, "timeout", None)
-        if timeout and waited >= timeout:
+        timeout = self.options.timeout
+        if waited >= timeout:
             self.throttle.timed_out(slot, timeout)
 
     def _timeout_error(self, e: CallFailed, slot: Slot, attempts: int) -> CallFailed:
-        timeout = getattr(self.options, "timeout", None) or 0.0
+        timeout = self.options.timeout
         self.throttle.timed_out(slot, timeout)
         queued = (f"; {slot.others} other request(s) were in flight, so it may have waited in "
                   "the server's queue (concurrency is now 1)" if slot.others else "")

@@ -75,11 +75,12 @@ def parse_checks(checks: str | Iterable[str]) -> list[str]:
 
 
 def resolve_judges(ws: Workspace, specs: Iterable[str] | None, *, base_url: str | None = None,
-                   concurrency: int = 4) -> list[Judge]:
+                   concurrency: int = 4, model_options: dict | None = None) -> list[Judge]:
     """Judge objects for ``specs`` (default: the offline heuristic judges), duplicates dropped.
 
     ``base_url`` (an OpenAI-compatible server) goes to the ``openai:`` judges only, so
     ``--judge anthropic:X --judge openai:Y --base-url URL`` still sends X to Anthropic.
+    ``model_options`` (``timeout``, ``max_tokens``, ``structured_output``) go to the LLM judges.
     """
     seen: list[str] = []
     for s in (list(specs) if specs else list(DEFAULT_JUDGES)):
@@ -89,7 +90,8 @@ def resolve_judges(ws: Workspace, specs: Iterable[str] | None, *, base_url: str 
         raise BadInput(f"--base-url {base_url} is for openai: judges (an OpenAI-compatible server); "
                        "name one with --judge openai:MODEL")
     return [get_judge(s, workspace=ws, base_url=base_url if s.startswith("openai:") else None,
-                      concurrency=concurrency) for s in seen]
+                      concurrency=concurrency,
+                      **({} if s == "offline" else (model_options or {}))) for s in seen]
 
 
 @dataclass
@@ -193,12 +195,13 @@ def judge_arcs(ws: Workspace, splits: list[str], judges: Iterable[str] | list[Ju
 def run_validation(ws: Workspace, splits: list[str], judges: Iterable[str] | None = None,
                    checks: str | Iterable[str] = CHECKS, *, allow_same_family: bool = False,
                    base_url: str | None = None, concurrency: int = 4, seed: int = 0,
-                   show_progress: bool = True) -> ValidationSummary:
+                   show_progress: bool = True, model_options: dict | None = None) -> ValidationSummary:
     """``amg validate``: structural checks, then the judges' realism and blind recovery."""
     names = parse_checks(checks)
     judge_objs = None
     if any(c in names for c in JUDGE_TASKS):  # a bad spec, key or family fails before any work
-        judge_objs = resolve_judges(ws, judges, base_url=base_url, concurrency=concurrency)
+        judge_objs = resolve_judges(ws, judges, base_url=base_url, concurrency=concurrency,
+                                    model_options=model_options)
         check_families(judge_objs, generator_families(ws, splits), allow_same_family)
     summary = ValidationSummary()
     if "structure" in names:

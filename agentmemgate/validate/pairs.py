@@ -374,7 +374,8 @@ def run_equivalence_pairs(ws: Workspace, splits: list[str], judge: str = "offlin
                           rejudge: str | None = None, *, n: int = 150, borderline_share: float | None = None,
                           seed: int = 0, pair_set: str = "default", allow_same_family: bool = False,
                           base_url: str | None = None, rejudge_base_url: str | None = None,
-                          concurrency: int = 4, show_progress: bool = True) -> EquivalenceReport:
+                          concurrency: int = 4, show_progress: bool = True,
+                          model_options: dict | None = None) -> EquivalenceReport:
     """Build and sample pairs from ``splits``, judge them, re-judge with another family, report."""
     from .judges import get_judge
     from .store import start_validation_run
@@ -383,11 +384,15 @@ def run_equivalence_pairs(ws: Workspace, splits: list[str], judge: str = "offlin
         if url and not (spec or "").startswith("openai:"):
             raise BadInput(f"{option} {url} is for an openai: judge (an OpenAI-compatible server); "
                            f"the {'re-judge' if option.startswith('--re') else 'judge'} is {spec or 'not set'}")
-    first = get_judge(judge, workspace=ws, base_url=base_url, concurrency=concurrency)
+    def options(spec: str) -> dict:
+        return {} if spec == "offline" else (model_options or {})
+
+    first = get_judge(judge, workspace=ws, base_url=base_url, concurrency=concurrency,
+                      **options(judge))
     judges = [first]
     if rejudge:
         second = get_judge(rejudge, workspace=ws, base_url=rejudge_base_url,
-                           concurrency=concurrency)
+                           concurrency=concurrency, **options(rejudge))
         check_families([second], {first.family}, allow_same_family, what=f"the first judge {first.spec}")
         judges.append(second)
     arcs = [a for a, _ in arcs_with_sha(ws, splits)]

@@ -60,7 +60,7 @@ def test_llm_stage_2_with_scripted_model(ws):
                     "plan_value": "dance studio", "hedge_level": "weakly_hedged", "reason": "plan"}
         if "Caroline" in request.prompt:  # a kept answer whose span is not in the turn
             return {"keep": True, "span": "I will open a bakery", "attribute": "business",
-                    "plan_value": "bakery", "hedge_level": "confident_no_date", "reason": "?"}
+                    "plan_value": "bakery", "hedge_level": "confident_no_date", "reason": "a firm plan"}
         return {"keep": False, "span": None, "attribute": None, "plan_value": None,
                 "hedge_level": None, "reason": "no plan"}
 

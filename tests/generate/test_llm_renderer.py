@@ -68,7 +68,7 @@ def test_renders_every_kind_of_arc_with_provenance(ws):
         p = arc.provenance
         assert (p.generator, p.prompt_sha256) == ("scripted:gen", rubrics.load("generator_arc").sha256)
     assert r.family == "scripted" and r.name == "scripted:gen"
-    assert r.usage() == {"calls": len(specs), "cache_hits": 0, "failures": 0,
+    assert r.usage() == {"calls": len(specs), "in_flight": 0, "cache_hits": 0, "failures": 0,
                          "input_tokens": r.model.usage.input_tokens,
                          "output_tokens": r.model.usage.output_tokens}
 

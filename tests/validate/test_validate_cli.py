@@ -62,10 +62,10 @@ def test_validate_stores_verdicts_resumes_and_reports(tiny, tmp_path):
     first = run("validate", "--no-progress", ws=tiny)
     assert first.exit_code == 0, first.output
     assert "structural checks: 16/16 arcs pass" in first.output
-    assert "judged now 32, already stored 0, judge failures 0" in first.output
+    assert "asked now 32: 32 answered, 0 judge failures; already stored 0" in first.output
     assert re.search(r"blind level recovery \(offline\): \d+/16", first.output)
     again = run("validate", "--no-progress", ws=tiny)
-    assert "judged now 0, already stored 32" in again.output
+    assert "asked now 0: 0 answered, 0 judge failures; already stored 32" in again.output
     rep = run("report", "validation", "--json", "--out-dir", str(tmp_path / "rep"), ws=tiny)
     data = json.loads(rep.stdout)
     assert data["judges"] == [{"spec": "offline", "family": "offline-heuristic", "heuristic": True}]
@@ -284,7 +284,7 @@ def test_validate_and_equivalence_pairs_against_a_local_server_via_base_url(tiny
             "--no-progress", ws=tiny)
     assert r.exit_code == 0, r.output
     assert f"openai:local ({family})" in r.output
-    assert "judged now 32, already stored 0, judge failures 0" in r.output
+    assert "asked now 32: 32 answered, 0 judge failures; already stored 0" in r.output
     assert len(seen) == 32 and {s["path"] for s in seen} == {"/v1/chat/completions"}
     assert {s["auth"] for s in seen} == {f"Bearer {secret}"}  # sent to the server, stored nowhere
     data = json.loads(run("report", "validation", "--json", ws=tiny).stdout)
@@ -292,7 +292,7 @@ def test_validate_and_equivalence_pairs_against_a_local_server_via_base_url(tiny
     assert data["realism"]["natural"]["value"] == 1.0 and data["recovery"]["overall"]["n"] == 16
     again = run("validate", "--judge", "openai:local", "--base-url", url, "--checks", "recovery,realism",
                 "--no-progress", ws=tiny)
-    assert "judged now 0, already stored 32" in again.output and len(seen) == 32
+    assert "asked now 0: 0 answered, 0 judge failures; already stored 32" in again.output and len(seen) == 32
 
     pairs = run("validate", "equivalence-pairs", "--n", "8", "--rejudge", "openai:local",
                 "--rejudge-base-url", url, "--no-progress", "--json", ws=tiny)
@@ -320,4 +320,4 @@ def test_validate_exits_2_when_judge_calls_fail(tmp_path):
                                       "--workspace", str(tmp_path / "ws")])
     reset_scripts()
     assert result.exit_code == 2, result.output
-    assert "judge failures 3" in result.output
+    assert "3 judge failures" in result.output
