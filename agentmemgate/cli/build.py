@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ..llm.model import display_spec
 from ._app import app, handles_errors
 from ._llm import MaxTokensOpt, StructuredChoice, StructuredOpt, TimeoutOpt, exit_for, model_options
 
@@ -61,7 +62,7 @@ def export_line(s) -> str:
 
 def _print_build(summary) -> None:
     console = Console()
-    table = Table(title=f"amg build ({summary.generator})")
+    table = Table(title=f"amg build ({display_spec(summary.generator)})")
     for col in ("split", "cell", "arcs"):
         table.add_column(col)
     for split, cells in summary.cells.items():
@@ -79,7 +80,8 @@ def _print_build(summary) -> None:
         for arc_id, problems in list(s.failing_arcs.items())[:20]:
             console.print(f"  {arc_id}: {escape('; '.join(problems))}")
     if j := summary.judging:
-        console.print("judges: " + ", ".join(f"{x.spec} ({x.family}{', heuristic' if x.heuristic else ''})"
+        console.print("judges: " + ", ".join(f"{display_spec(x.spec)} ({x.family}"
+                                             f"{', heuristic' if x.heuristic else ''})"
                                              for x in j.judges)
                       + f"; {judged_line(j)} (amg report validation)")
     if summary.export and summary.export.dropped:

@@ -10,6 +10,7 @@ import typer
 from .. import validate as _validate  # noqa: F401  (card section, --drop-failing rule, audit source)
 from ._app import app, handles_errors, report_app
 from ._llm import MaxTokensOpt, StructuredChoice, StructuredOpt, TimeoutOpt, exit_for, model_options
+from ..llm.model import display_spec
 from .build import NO_PROGRESS, SPLIT, WORKSPACE, judged_line
 
 JUDGE = typer.Option(None, "--judge", help="Judge: offline (heuristic judges) or provider:model; "
@@ -32,7 +33,8 @@ def _print_validation(s) -> None:
             typer.echo(f"  {arc_id}: {'; '.join(problems)}")
     if s.judging:
         j = s.judging
-        judges = ", ".join(f"{x.spec} ({x.family}{', heuristic' if x.heuristic else ''})" for x in j.judges)
+        judges = ", ".join(f"{display_spec(x.spec)} ({x.family}{', heuristic' if x.heuristic else ''})"
+                           for x in j.judges)
         typer.echo(f"judges: {judges}; generator family: {', '.join(j.generator_families) or 'none'}")
         if j.same_family_judges:
             typer.echo(f"same-family judging allowed for: {', '.join(j.same_family_judges)}")
@@ -41,9 +43,9 @@ def _print_validation(s) -> None:
             typer.echo(f"  judge failure {e}")
     if s.report and s.report.judges:
         for spec, b in s.report.by_judge.items():
-            typer.echo(f"blind level recovery ({spec}): {b.recovery.overall.fmt()}")
+            typer.echo(f"blind level recovery ({display_spec(spec)}): {b.recovery.overall.fmt()}")
             for c, p in b.realism.items():
-                typer.echo(f"realism {c} ({spec}): {p.fmt()}")
+                typer.echo(f"realism {c} ({display_spec(spec)}): {p.fmt()}")
         typer.echo("full report: amg report validation")
 
 

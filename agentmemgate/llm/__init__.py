@@ -10,13 +10,14 @@ Provider SDKs are imported only when a model of that provider is created.
 
 from ._errors import CallFailed, FatalProviderError, scrub
 from .concurrent import Failed, run_concurrent
-from .model import Model, ModelOptions, RawReply, Request, Response, SdkOptions
+from .model import (Model, ModelOptions, RawReply, Request, Response, SdkOptions, display_name,
+                    display_spec)
 from .registry import get_model, providers, register_provider
 from .scripted import ScriptedModel, reset_scripts
 from .usage import Usage
 
 __all__ = [
     "CallFailed", "Failed", "FatalProviderError", "Model", "ModelOptions", "RawReply", "Request",
-    "Response", "ScriptedModel", "SdkOptions", "Usage", "get_model", "providers",
+    "Response", "ScriptedModel", "SdkOptions", "Usage", "display_name", "display_spec", "get_model", "providers",
     "register_provider", "reset_scripts", "run_concurrent", "scrub",
 ]

@@ -5,8 +5,9 @@ wait in its queue. With four in flight each waits for the ones ahead, the client
 while the server is still busy, and the work is lost and asked again. Two signs give such a
 server away, and either lowers this model's limit to one call in flight, with a message:
 
-- a burst of requests sent together whose latencies grow with their place in the queue
-  (serial: about s, 2s, 3s, ...; a parallel server answers them in about the same time);
+- a burst of requests sent together whose latencies grow with their place in the queue, by
+  about one service time each (serial: about s, 2s, 3s, ...; a parallel server answers them in
+  about the same time, in no particular order);
 - a request that timed out client-side while other requests were in flight.
 
 The limit holds for the model's lifetime (one command run). Cache hits never reach this.
@@ -83,8 +84,10 @@ class Throttle:
             return  # refused or failed requests say nothing about queueing: wait for another burst
         self._decided = True
         lat = [s.latency for s in sorted(usable, key=lambda s: s.sent)]
-        growing = all(b >= 0.8 * a for a, b in zip(lat, lat[1:]))
-        if growing and lat[-1] >= (0.5 * len(lat) + 0.5) * lat[0]:
+        gaps = [b - a for a, b in zip(lat, lat[1:])]
+        # Serial: each answer waits for the ones before it, so latencies rise in send order by
+        # about one service time each (the first may be slower still: a grammar to compile).
+        if min(gaps) > 0 and sum(gaps) / len(gaps) >= 0.35 * lat[0]:
             shown = ", ".join(f"{x:.1f}" for x in lat)
             self._lower(f"{len(lat)} requests sent together took {shown} s, each waiting for the "
                         "ones before it")

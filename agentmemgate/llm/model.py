@@ -129,6 +129,12 @@ def display_name(name: str) -> str:
     return name
 
 
+def display_spec(spec: str) -> str:
+    """``provider:model`` with the model part as ``display_name`` shows it."""
+    provider, sep, name = spec.partition(":")
+    return f"{provider}:{display_name(name)}" if sep else spec
+
+
 class Model(ABC):
     """A provider model bound (optionally) to a workspace's cache and call log.
 
@@ -243,8 +249,8 @@ class Model(ABC):
         return f"{strategy} refused ({error.field}): moved to {now_using}"
 
     def _ask_text(self, prompt: str, schema: type[BaseModel] | None, strategy: str | None) -> str:
-        if schema is not None and strategy in ("json_object", "prompt"):
-            return prompt + schema_instructions(schema, schema_json(schema))
+        if schema is not None:
+            return prompt + schema_instructions(strategy, schema_json(schema))
         return prompt
 
     # -- the shared path ---------------------------------------------------------------------

@@ -40,22 +40,32 @@ _PLACEHOLDER = re.compile(r"^\s*(?:<[^<>]{0,120}>|\.\.\.|…|\?+|n/?a|none|null|
 
 
 def real_text(value: str) -> str:
-    """A free-text field must say something: not empty, not the format example's placeholder."""
+    """An explanation must say something: not empty, not the format example's placeholder, not a
+    lone word (small models put the verdict word, "pass", where the rationale goes)."""
     if not value or not value.strip():
         raise ValueError("is empty")
     if _PLACEHOLDER.match(value):
         raise ValueError(f"copies the format example ({value.strip()[:40]!r}) instead of answering")
+    if len(value.split()) < 2:
+        raise ValueError(f"is one word ({value.strip()[:40]!r}), not an explanation")
     return value
 
 
 Prose = Annotated[str, AfterValidator(real_text)]
-"""A free-text answer field (a rationale, a reason, a turn): invalid when empty or a placeholder."""
+"""A free-text explanation (a rationale, a reason): invalid when empty, a placeholder or one word."""
 
 
-def schema_instructions(schema: type[BaseModel], schema_text: str) -> str:
-    """What the prompt gains under the ``json_object`` and ``prompt`` strategies."""
-    return ("\n\nReply with one JSON object and nothing else (no prose, no code fences). It must "
-            f"match this JSON Schema:\n{schema_text}\n")
+def schema_instructions(strategy: str | None, schema_text: str) -> str:
+    """What the prompt gains: under ``prompt`` the whole JSON Schema (nothing else constrains the
+    reply); under ``json_object`` one line (the schema travels in ``response_format``, where
+    llama-cpp-python turns it into a decoding grammar, and every rubric shows its format; a small
+    context has no room for the schema twice)."""
+    if strategy == "prompt":
+        return ("\n\nReply with one JSON object and nothing else (no prose, no code fences). It must "
+                f"match this JSON Schema:\n{schema_text}\n")
+    if strategy == "json_object":
+        return "\n\nReply with one JSON object and nothing else.\n"
+    return ""
 
 
 def feedback(prompt: str, problem: str, reply: str) -> str:

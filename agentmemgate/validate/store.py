@@ -120,7 +120,7 @@ def _row(d: dict) -> VerdictRow:
     d["heuristic"], d["same_family"] = bool(d["heuristic"]), bool(d["same_family"])
     d["options"] = json.loads(d["options"] or "[]")
     for k in ("criterion", "split", "factor", "intended", "verdict", "rationale", "error", "rubric",
-              "rubric_sha256", "item_sha256", "input_sha256"):
+              "rubric_sha256", "item_sha256", "input_sha256", "strategy"):
         d[k] = d[k] or ""
     return VerdictRow(**d)
 

@@ -57,7 +57,7 @@ def test_llm_stage_2_with_scripted_model(ws):
     def answer(request):
         if "dance studio so I can teach" in request.prompt:
             return {"keep": True, "span": "I wanna start a dance studio", "attribute": "business",
-                    "plan_value": "dance studio", "hedge_level": "weakly_hedged", "reason": "plan"}
+                    "plan_value": "dance studio", "hedge_level": "weakly_hedged", "reason": "a business plan"}
         if "Caroline" in request.prompt:  # a kept answer whose span is not in the turn
             return {"keep": True, "span": "I will open a bakery", "attribute": "business",
                     "plan_value": "bakery", "hedge_level": "confident_no_date", "reason": "a firm plan"}
@@ -85,7 +85,7 @@ def test_llm_stage_2_with_scripted_model(ws):
 def test_failed_calls_are_counted_and_retried_on_rerun(ws):
     model = get_model("scripted:flaky")
     no = {"keep": False, "span": None, "attribute": None, "plan_value": None, "hedge_level": None,
-          "reason": "no"}
+          "reason": "no plan"}
     model.enqueue(CallFailed("server error", kind="server_error"))
     model.respond_with(lambda r: no)
     first = mine_hedges(ws, LOCOMO, miner="scripted:flaky")

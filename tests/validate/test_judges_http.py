@@ -106,7 +106,7 @@ def test_realism_and_equivalence_through_anthropic(tiny, monkeypatch):
         if tool == "record_RealismAnswer":
             return anthropic_ok({"natural": {"verdict": "pass", "rationale": "Reads like chat."},
                                  "motivated": {"verdict": "fail", "rationale": "No reason given."}}, tool=tool)
-        return anthropic_ok({"verdict": "equivalent", "confidence": 0.7, "rationale": "Same."}, tool=tool)
+        return anthropic_ok({"verdict": "equivalent", "confidence": 0.7, "rationale": "Same value."}, tool=tool)
 
     api = FakeApi(reply)
     judge = get_judge("anthropic:claude-test", workspace=tiny, http_client=api.client(), max_retries=0)
@@ -138,7 +138,7 @@ def test_realism_and_equivalence_through_anthropic(tiny, monkeypatch):
 
 
 def test_out_of_range_confidence_is_not_a_verdict(tiny, openai_judge):
-    api = FakeApi(openai_ok({"verdict": "equivalent", "confidence": 7, "rationale": "Same."}))
+    api = FakeApi(openai_ok({"verdict": "equivalent", "confidence": 7, "rationale": "Same value."}))
     judge = openai_judge(api, concurrency=1)
     pairs = sample_pairs(build_pairs(tiny.arcs("core")), 1, 0.0, seed=0)
     save_pairs(tiny, "t", pairs)
@@ -167,7 +167,7 @@ def _first_listed_judge(ws, base_url: str):
         prompt = _prompt(req)
         if "Options (in no particular order):" in prompt:
             return openai_ok({"level": _listed(prompt)[0], "rationale": "First listed."})
-        ok = {"verdict": "pass", "rationale": "Fine."}
+        ok = {"verdict": "pass", "rationale": "Reads fine."}
         return openai_ok({"natural": ok, "motivated": ok})
 
     api = FakeApi(reply)

@@ -24,11 +24,11 @@ def scripted(name: str, natural="pass"):
             return {"level": re.findall(r"^- (\w+): ", opts, re.M)[0], "rationale": "First listed."}
         if req.purpose == "judge.realism":
             verdict = natural(req.prompt) if callable(natural) else natural
-            return {"natural": {"verdict": verdict, "rationale": "Scripted."},
-                    "motivated": {"verdict": "pass", "rationale": "Scripted."}}
+            return {"natural": {"verdict": verdict, "rationale": "Scripted answer."},
+                    "motivated": {"verdict": "pass", "rationale": "Scripted answer."}}
         a, b = re.search(r"Value 1: (.*)\nValue 2: (.*)\n", req.prompt).groups()
         same = a.lower() in b.lower() or b.lower() in a.lower()
-        return {"verdict": "equivalent" if same else "not_equivalent", "confidence": 0.8, "rationale": "Scripted."}
+        return {"verdict": "equivalent" if same else "not_equivalent", "confidence": 0.8, "rationale": "Scripted answer."}
 
     get_model(f"scripted:{name}").respond_with(respond)
     return f"scripted:{name}"
@@ -152,7 +152,7 @@ def test_export_drop_failing_removes_flagged_arcs_and_says_why(tiny, tmp_path):
     assert 0 < n_failing < 16 and kept_now == 16 - n_failing
     card = (tmp_path / "drop" / "README.md").read_text()
     assert f"{n_failing} arc(s) were dropped from this export for failing validation (--drop-failing)" in card
-    assert "realism.natural (scripted:strict): Scripted." in card
+    assert "realism.natural (scripted:strict): Scripted answer." in card
     assert "dropped" not in (tmp_path / "all" / "README.md").read_text()
 
 
@@ -249,9 +249,9 @@ def local_server():
                 a, b = re.search(r"Value 1: (.*)\nValue 2: (.*)\n", prompt).groups()
                 same = a.lower() in b.lower() or b.lower() in a.lower()
                 answer = {"verdict": "equivalent" if same else "not_equivalent", "confidence": 0.6,
-                          "rationale": "Substring."}
+                          "rationale": "A substring."}
             else:
-                ok = {"verdict": "pass", "rationale": "Fine."}
+                ok = {"verdict": "pass", "rationale": "Reads fine."}
                 answer = {"natural": ok, "motivated": ok}
             payload = json.dumps({
                 "id": "c", "object": "chat.completion", "created": 1, "model": body["model"],
