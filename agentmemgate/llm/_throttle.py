@@ -5,9 +5,10 @@ wait in its queue. With four in flight each waits for the ones ahead, the client
 while the server is still busy, and the work is lost and asked again. Two signs give such a
 server away, and either lowers this model's limit to one call in flight, with a message:
 
-- a burst of requests sent together whose latencies grow with their place in the queue, by
-  about one service time each (serial: about s, 2s, 3s, ...; a parallel server answers them in
-  about the same time, in no particular order);
+- latency that grows with concurrency: the first requests sent together come back spread out
+  (serial: about s, 2s, 3s, ...), so two probe requests are then sent alone; if the burst's mean
+  latency is well above the probes', the server queues and the limit stays at one (a parallel
+  server answers a burst and a lone request in about the same time, and gets its limit back);
 - a request that timed out client-side while other requests were in flight.
 
 The limit holds for the model's lifetime (one command run). Cache hits never reach this.
@@ -20,8 +21,11 @@ import threading
 import time
 from typing import Callable, Iterator
 
-BURST_WINDOW_S = 0.25  # requests sent within this of the first are one burst
+BURST_WINDOW_S = 0.25  # requests sent within this of the first (before any is back) are a burst
 MIN_BURST = 3
+SPREAD = 1.5  # a burst whose slowest answer took this many times its fastest is suspicious
+PROBES = 2
+SLOWER = 1.5  # serial when the burst's mean latency is this many times the lone requests'
 
 
 class Slot:
@@ -52,6 +56,8 @@ class Throttle:
         self.reason: str | None = None
         self._burst: list[Slot] = []
         self._decided = False
+        self._burst_latency: list[float] = []  # set while probing
+        self._probes: list[Slot] = []
 
     @contextlib.contextmanager
     def slot(self) -> Iterator[Slot]:
@@ -60,9 +66,14 @@ class Throttle:
                 self._cond.wait()
             self.in_flight += 1
             slot = Slot(others=self.in_flight - 1)
-            if not self._decided and (not self._burst
-                                      or slot.sent - self._burst[0].sent <= BURST_WINDOW_S):
-                self._burst.append(slot)
+            if self._decided:
+                pass
+            elif self._burst_latency:
+                if slot.others == 0 and len(self._probes) < PROBES:
+                    self._probes.append(slot)
+            elif not self._burst or (slot.sent - self._burst[0].sent <= BURST_WINDOW_S
+                                     and all(s.done is None for s in self._burst)):
+                self._burst.append(slot)  # sent together: none of them is back yet
             self._on_change(self.in_flight)
         try:
             yield slot
@@ -71,8 +82,11 @@ class Throttle:
                 slot.done = time.monotonic()
                 self.in_flight -= 1
                 self._on_change(self.in_flight)
-                if not self._decided and slot in self._burst:
-                    self._judge_burst()
+                if not self._decided:
+                    if slot in self._burst:
+                        self._judge_burst()
+                    elif slot in self._probes:
+                        self._judge_probes(slot)
                 self._cond.notify_all()
 
     def _judge_burst(self) -> None:
@@ -82,15 +96,28 @@ class Throttle:
         self._burst = []
         if len(usable) < MIN_BURST:
             return  # refused or failed requests say nothing about queueing: wait for another burst
+        lat = sorted(s.latency for s in usable)
+        if lat[-1] < SPREAD * lat[0]:
+            self._decided = True  # answered together: not a queue
+            return
+        self._burst_latency = lat  # spread out: send two alone and compare
+        self.limit = 1
+
+    def _judge_probes(self, slot: Slot) -> None:
+        if not slot.usable:
+            self._probes.remove(slot)
+            return
+        done = [s for s in self._probes if s.done is not None and s.usable]
+        if len(done) < PROBES:
+            return
+        together = sum(self._burst_latency) / len(self._burst_latency)
+        alone = sum(s.latency for s in done) / len(done)
         self._decided = True
-        lat = [s.latency for s in sorted(usable, key=lambda s: s.sent)]
-        gaps = [b - a for a, b in zip(lat, lat[1:])]
-        # Serial: each answer waits for the ones before it, so latencies rise in send order by
-        # about one service time each (the first may be slower still: a grammar to compile).
-        if min(gaps) > 0 and sum(gaps) / len(gaps) >= 0.35 * lat[0]:
-            shown = ", ".join(f"{x:.1f}" for x in lat)
-            self._lower(f"{len(lat)} requests sent together took {shown} s, each waiting for the "
-                        "ones before it")
+        self.limit = None
+        if together >= SLOWER * alone:
+            shown = ", ".join(f"{x:.1f}" for x in self._burst_latency)
+            self._lower(f"{len(self._burst_latency)} requests sent together took {shown} s, one at "
+                        f"a time {alone:.1f} s each")
 
     def timed_out(self, slot: Slot, timeout: float | None) -> None:
         """A request of ``slot`` got no answer within the client's timeout."""
