@@ -29,7 +29,8 @@ SLOWER = 1.5  # serial when the burst's mean latency is this many times the lone
 
 
 class Slot:
-    """One request's place in the throttle: when it left, how many others were in flight."""
+    """One request's place in the throttle: when it left, and the most other requests in flight
+    at any moment of its life (a request that waited alongside others may have been queued)."""
 
     __slots__ = ("sent", "done", "others", "usable")
 
@@ -56,6 +57,7 @@ class Throttle:
         self.reason: str | None = None
         self._burst: list[Slot] = []
         self._decided = False
+        self._open: set[Slot] = set()
         self._burst_latency: list[float] = []  # set while probing
         self._probes: list[Slot] = []
 
@@ -66,10 +68,14 @@ class Throttle:
                 self._cond.wait()
             self.in_flight += 1
             slot = Slot(others=self.in_flight - 1)
+            alone = slot.others == 0
+            for other in self._open:
+                other.others = max(other.others, self.in_flight - 1)
+            self._open.add(slot)
             if self._decided:
                 pass
             elif self._burst_latency:
-                if slot.others == 0 and len(self._probes) < PROBES:
+                if alone and len(self._probes) < PROBES:
                     self._probes.append(slot)
             elif not self._burst or (slot.sent - self._burst[0].sent <= BURST_WINDOW_S
                                      and all(s.done is None for s in self._burst)):
@@ -80,6 +86,7 @@ class Throttle:
         finally:
             with self._cond:
                 slot.done = time.monotonic()
+                self._open.discard(slot)
                 self.in_flight -= 1
                 self._on_change(self.in_flight)
                 if not self._decided:
