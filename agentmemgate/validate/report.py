@@ -265,6 +265,9 @@ def generator_families(ws: Workspace, splits: list[str]) -> set[str]:
 
 
 def validation_report(ws: Workspace, splits: list[str], judges: list[str] | None = None) -> ValidationReport:
+    # name only the splits this workspace has arcs for (`--split all` on a core-only workspace)
+    present = {s for (s,) in ws.db.execute("select distinct split from arcs").fetchall()}
+    splits = [s for s in splits if s in present] or splits
     rows, chosen = current_verdicts(ws, splits, judges)
     marks = ",".join("?" * len(splits))
     generator = dict(ws.db.execute(f"select id, generator from arcs where split in ({marks})", splits).fetchall())

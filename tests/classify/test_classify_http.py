@@ -139,3 +139,33 @@ def test_base_urls_go_to_openai_specs_only(ws, gold):
                                  "anthropic:claude-x", "--relabel-base-url", "http://x",
                                  "--workspace", str(ws.path)])
     assert r.exit_code == 1 and r.output.startswith("Error: --relabel-base-url http://x is for an openai:")
+
+
+def test_a_server_that_ignores_logprobs_gets_votes_and_it_is_said_once(ws, gold, monkeypatch, capsys):
+    def reply(request):
+        body = json.loads(request.content)
+        assert body["max_tokens"] <= 16  # a class name's budget, never the context limit
+        return openai_ok("other")  # no logprobs in the reply, whatever was asked
+
+    api = FakeApi(reply)
+    clf = _classifier(ws, api, monkeypatch, base_url="http://127.0.0.1:9/v1", samples=3)
+    r = classify_set(ws, gold, classifier=clf, concurrency=2)
+    assert r.errors == 0
+    err = capsys.readouterr().err
+    assert err.count("returned no token logprobs: classifying by votes (k=3)") == 1
+    assert all(x.valid_votes == 3 for x in stored(ws, gold))
+
+
+def test_a_reply_echoing_the_rubric_is_no_logprob_answer(ws, gold, monkeypatch):
+    def reply(request):
+        lp = [{"token": "-", "logprob": -0.1, "bytes": None,
+               "top_logprobs": [{"token": "-", "logprob": -0.1, "bytes": None}]},
+              {"token": " spec", "logprob": -0.2, "bytes": None,
+               "top_logprobs": [{"token": " spec", "logprob": -0.2, "bytes": None}]}]
+        return openai_ok("- speculative: asserts a possible", logprobs=lp)
+
+    api = FakeApi(reply)
+    r = classify_set(ws, gold, classifier=_classifier(ws, api, monkeypatch, method="logprobs"),
+                     concurrency=1)
+    assert r.errors == 4 and r.new == 0 and "list item" in r.first_error
+    assert "NOT ACCEPTED" in api.bodies()[1]["messages"][-1]["content"]
