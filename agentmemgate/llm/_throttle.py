@@ -90,7 +90,13 @@ class Throttle:
                 self.in_flight -= 1
                 self._on_change(self.in_flight)
                 if not self._decided:
-                    if slot in self._burst:
+                    if slot in self._burst and not slot.usable:
+                        # a refused or failed request says nothing about queueing; leaving the
+                        # burst at once lets the retries sent right after it join the others
+                        self._burst.remove(slot)
+                        if self._burst:
+                            self._judge_burst()
+                    elif slot in self._burst:
                         self._judge_burst()
                     elif slot in self._probes:
                         self._judge_probes(slot)
@@ -102,7 +108,7 @@ class Throttle:
         usable = [s for s in self._burst if s.usable]
         self._burst = []
         if len(usable) < MIN_BURST:
-            return  # refused or failed requests say nothing about queueing: wait for another burst
+            return  # too few answers to tell: wait for another burst
         lat = sorted(s.latency for s in usable)
         if lat[-1] < SPREAD * lat[0]:
             self._decided = True  # answered together: not a queue

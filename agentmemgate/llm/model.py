@@ -367,7 +367,8 @@ class Model(ABC):
                                    raw=raw, error=problem, note=note)
             asked = feedback(prompt, problem, raw.text)
             note = f"re-ask {tries + 1}: the problem was sent back"
-            if raw.truncated and budget and not forced_budget and budget < MAX_BUDGET:
+            if (raw.truncated and schema is not None and budget and not forced_budget
+                    and budget < MAX_BUDGET):  # a cut-off one-word answer rambled: no more room
                 budget = min(budget * 2, MAX_BUDGET)
                 note += f"; output budget raised to {budget} tokens"
         self.usage.add(failures=1)

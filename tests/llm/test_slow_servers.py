@@ -58,7 +58,7 @@ def _ask_all(m, n, concurrency=4):
 
 
 def test_a_serial_server_is_detected_and_concurrency_lowered_to_one(ws, capsys):
-    handler, _ = serial(0.08)
+    handler, _ = serial(0.15)  # long enough that all four leave before the first is back
     m = model(ws, FakeApi(handler))
     results = _ask_all(m, 16)
     assert len(results) == 16 and all(r.parsed.answer == "ok" for r in results)
@@ -155,3 +155,24 @@ def test_a_parallel_server_with_uneven_answers_is_probed_and_keeps_its_concurren
     _ask_all(m, 16)
     assert m.throttle.limit is None and m.throttle._decided
     assert "one request at a time" not in capsys.readouterr().err
+
+
+def test_a_serial_server_is_detected_after_it_refused_the_first_strategy(ws, capsys):
+    """Seen with llama-cpp-python: the refused json_schema requests come back at once, and the
+    json_object retries that follow must still be judged as one burst."""
+    lock, refused = threading.Lock(), []
+
+    def handler(request):
+        if (json.loads(request.content).get("response_format") or {}).get("type") == "json_schema":
+            refused.append(1)
+            if len(refused) > 1:
+                time.sleep(0.03)  # the first refusal's retry leaves before the others are back
+            return httpx2.Response(500, json={"error": {"message": "('body', 'response_format', 'type')"}})
+        with lock:
+            time.sleep(0.15)
+            return openai_ok({"answer": "ok"})
+
+    m = get_model("openai:tiny", workspace=ws, base_url=URL, http_client=FakeApi(handler).client())
+    _ask_all(m, 16)
+    assert m.strategy() == "json_object" and m.throttle.limit == 1
+    assert "answers one request at a time" in capsys.readouterr().err
