@@ -23,6 +23,8 @@ from .model import Candidate, ContextTurn, Conversation, CorpusSession
 LEXICON_DIR = Path(__file__).parent
 QUALIFYING = ("hedge", "intention", "future_time")
 RECORDED = QUALIFYING + ("change",)
+WEAK = "weak"  # optional (v2 on): qualifies only beside a change cue, and never in a question
+EVENT = "event"  # optional (v2 on): a one-off event disqualifies a sentence (see cues.v2.toml)
 STOP = "__stop__"
 _WORD = re.compile(r"\w")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]\u201d\u2019]*\s+|\n+")
@@ -40,6 +42,10 @@ class Lexicon:
     cues: dict[str, list[str]]
     stop: list[str]
     matcher: PhraseMatcher = field(repr=False)  # cues and stop phrases (category STOP), one pass
+    # A sentence may drop its subject when it opens with a cue of these categories ("Thinking
+    # about moving."; from v2 also "Joining a new class might be a good option.")
+    opening: frozenset[str] = frozenset(QUALIFYING)
+    clause_opening: bool = False  # from v2: also at a clause start ("..., and joining a class might")
 
     @property
     def ref(self) -> str:
@@ -57,7 +63,14 @@ def load_lexicon(version: int | None = None, path: str | None = None) -> Lexicon
         raw = file.read_bytes()
         data = tomllib.loads(raw.decode("utf-8"))
         cues = {name: list(data[name]["cues"]) for name in ("first_person",) + RECORDED}
+        for optional in (WEAK, EVENT):
+            if optional in data:
+                cues[optional] = list(data[optional]["cues"])
         stop = list(data.get("stop", {}).get("phrases", []))
+        opening = frozenset(data.get("rule", {}).get("opening", QUALIFYING))
+        clause_opening = bool(data.get("rule", {}).get("clause_opening", False))
+        if not opening <= set(cues):
+            raise KeyError(f"rule.opening names unknown categories {sorted(opening - set(cues))}")
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError) as e:
         raise BadInput(f"{file.name}: not a cue lexicon ({type(e).__name__}: {e})") from None
     return Lexicon(
@@ -66,6 +79,8 @@ def load_lexicon(version: int | None = None, path: str | None = None) -> Lexicon
         cues=cues,
         stop=stop,
         matcher=PhraseMatcher({**cues, STOP: stop}),
+        opening=opening,
+        clause_opening=clause_opening,
     )
 
 
@@ -88,6 +103,22 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
         if b > a:
             out.append((a, b))
     return out
+
+
+_CLAUSE_START = re.compile(r"(?:[,;:\u2013\u2014]|\s-)\s*(?:(?:and|but|so|or|then)\s+)?$",
+                           re.IGNORECASE)
+
+
+def _opens(text: str, start: int, pos: int, clauses: bool) -> bool:
+    """Whether nothing but punctuation precedes ``pos`` in its sentence (or, with ``clauses``, in
+    its clause)."""
+    if not _WORD.search(text, start, pos):
+        return True
+    return clauses and _CLAUSE_START.search(text, start, pos) is not None
+
+
+def _is_question(text: str, span: tuple[int, int]) -> bool:
+    return text[span[0]:span[1]].rstrip(" \t\"')\u201d\u2019").endswith("?")
 
 
 @dataclass
@@ -122,14 +153,22 @@ def scan_turn(text: str, lexicon: Lexicon | None = None) -> TurnScan:
         i = bisect.bisect_right(starts, toks[a][0]) - 1
         if i >= 0:
             found.setdefault(i, []).append((category, surface))
-            if category in QUALIFYING and not _WORD.search(text, starts[i], toks[a][0]):
+            if category in lex.opening and _opens(text, starts[i], toks[a][0], lex.clause_opening):
                 opening.add(i)
     spans, cues = [], set()
     for i, hits in sorted(found.items()):
         kinds = {k for k, _ in hits}
-        if not kinds.isdisjoint(QUALIFYING) and ("first_person" in kinds or i in opening):
+        question = _is_question(text, sentences[i])
+        if not ("first_person" in kinds or (i in opening and not question)):
+            continue
+        event, change = EVENT in kinds, "change" in kinds
+        strong = not kinds.isdisjoint(QUALIFYING)
+        if event and not change:
+            continue
+        weak = WEAK in kinds and change and not event and not question
+        if strong or weak:
             spans.append(sentences[i])
-            cues.update(f"{k}:{s}" for k, s in hits if k != "first_person")
+            cues.update(f"{k}:{s}" for k, s in hits if k not in ("first_person", EVENT))
     return TurnScan(len(sentences), spans, sorted(cues))
 
 

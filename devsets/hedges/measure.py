@@ -26,6 +26,7 @@ def main() -> int:
     ap.add_argument("--longmemeval", type=Path,
                     default=REAL / "longmemeval" / "longmemeval_oracle_subset.json")
     ap.add_argument("--cues", type=int, default=None, help="cue lexicon version (default: latest)")
+    ap.add_argument("--lexicon", type=Path, default=None, help="a cue-lexicon TOML file of your own")
     ap.add_argument("--rules", type=int, default=None, help="stage-2 rules version (default: latest)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--show-misses", action="store_true",
@@ -33,7 +34,8 @@ def main() -> int:
     args = ap.parse_args()
     try:
         dev = load_devset(HERE, args.locomo, args.longmemeval)
-        lex, rules = load_lexicon(args.cues), load_rules(args.rules)
+        lex = load_lexicon(path=str(args.lexicon)) if args.lexicon else load_lexicon(args.cues)
+        rules = load_rules(args.rules)
         report = measure(dev, lex, rules)
         oracle = share_passed(args.longmemeval, lex)
     except AmgError as e:
