@@ -30,13 +30,18 @@ class Extractor(Protocol):
 
 
 _CLAUSE = re.compile(r",\s*(?:but|and|so)\s+|\s+-\s+|\s*\u2014\s*")
+_REASON = re.compile(r"\b(?:since|because|as)\s+(?=(?:i|we)\b|i'm\b|we're\b)", re.IGNORECASE)
 
 
-def _declarative_head(question: str) -> str | None:
-    """The clause before ", but ..." in a question that opens with a statement ("I'm leaning
-    towards the Godox V1, but how does it compare?"), or None."""
+def _declarative_part(question: str) -> str | None:
+    """A statement inside a question: the clause before ", but ..." ("I'm leaning towards the
+    Godox V1, but how does it compare?") or a reason clause ("Could you suggest neighborhoods,
+    since I'm planning to move to Denver?"); None if there is none."""
     parts = _CLAUSE.split(question, maxsplit=1)
-    return parts[0] if len(parts) == 2 and parts[0].strip() else None
+    if len(parts) == 2 and parts[0].strip():
+        return parts[0]
+    m = _REASON.search(question)
+    return question[m.end():] if m else None
 
 
 def clean_value(raw: str) -> str:
@@ -70,7 +75,7 @@ class RuleExtractor:
             question = s.rstrip(" \t\"')\u201d\u2019").endswith("?")
             if question and (self.rules.question_openers is None or self.rules.opens_request(s)):
                 # v1 rejects every question; v2 still reads a declarative clause before ", but ..."
-                head = _declarative_head(s) if self.rules.question_openers is not None else None
+                head = _declarative_part(s) if self.rules.question_openers is not None else None
                 if head is None:
                     reasons.append("question")
                     continue

@@ -121,12 +121,12 @@ def test_own_lexicon_reruns_stage_1(ws, tmp_path):
 
     base = mine_hedges(ws, LOCOMO)
     narrow = tmp_path / "narrow.toml"
-    text = (LEXICON_DIR / "cues.v1.toml").read_text()
+    text = (LEXICON_DIR / "cues.v2.toml").read_text()
     narrow.write_text(text.replace('"gonna",', ''))
     fewer = mine_hedges(ws, LOCOMO, lexicon=narrow)
     assert fewer.prefilter_hits == base.prefilter_hits - 1  # D5:22 "I'm not gonna give up ..."
     row = ws.db["mine_sources"].get(source_key(LOCOMO))
-    assert row["lexicon"] == f"cues.v1:{load_lexicon(path=str(narrow)).sha256[:12]}"
+    assert row["lexicon"] == f"cues.v2:{load_lexicon(path=str(narrow)).sha256[:12]}"
     bad = tmp_path / "bad.toml"
     bad.write_text("version = 1\n")
     with pytest.raises(BadInput, match="bad.toml: not a cue lexicon"):
