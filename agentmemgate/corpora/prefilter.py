@@ -46,6 +46,7 @@ class Lexicon:
     # about moving."; from v2 also "Joining a new class might be a good option.")
     opening: frozenset[str] = frozenset(QUALIFYING)
     clause_opening: bool = False  # from v2: also at a clause start ("..., and joining a class might")
+    opening_in_questions: bool = True  # v2: no ("Maybe it's a special deal?" plans nothing)
 
     @property
     def ref(self) -> str:
@@ -69,6 +70,7 @@ def load_lexicon(version: int | None = None, path: str | None = None) -> Lexicon
         stop = list(data.get("stop", {}).get("phrases", []))
         opening = frozenset(data.get("rule", {}).get("opening", QUALIFYING))
         clause_opening = bool(data.get("rule", {}).get("clause_opening", False))
+        opening_in_questions = bool(data.get("rule", {}).get("opening_in_questions", True))
         if not opening <= set(cues):
             raise KeyError(f"rule.opening names unknown categories {sorted(opening - set(cues))}")
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError) as e:
@@ -81,6 +83,7 @@ def load_lexicon(version: int | None = None, path: str | None = None) -> Lexicon
         matcher=PhraseMatcher({**cues, STOP: stop}),
         opening=opening,
         clause_opening=clause_opening,
+        opening_in_questions=opening_in_questions,
     )
 
 
@@ -159,7 +162,8 @@ def scan_turn(text: str, lexicon: Lexicon | None = None) -> TurnScan:
     for i, hits in sorted(found.items()):
         kinds = {k for k, _ in hits}
         question = _is_question(text, sentences[i])
-        if not ("first_person" in kinds or (i in opening and not question)):
+        if not ("first_person" in kinds
+                or (i in opening and (lex.opening_in_questions or not question))):
             continue
         event, change = EVENT in kinds, "change" in kinds
         strong = not kinds.isdisjoint(QUALIFYING)
