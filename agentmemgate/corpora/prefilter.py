@@ -184,8 +184,13 @@ class ConversationScan:
     candidates: list[Candidate] = field(default_factory=list)
 
 
+def turn_key(corpus: str, conversation_id: str, ref: str) -> str:
+    """Names a turn within a corpus: LoCoMo dia_ids repeat across samples, LongMemEval refs do not."""
+    return f"{corpus}:{conversation_id}:{ref}" if corpus == "locomo" else f"{corpus}:{ref}"
+
+
 def candidate_id(conv: Conversation, ref: str) -> str:
-    return f"{conv.corpus}:{conv.conversation_id}:{ref}" if conv.corpus == "locomo" else f"{conv.corpus}:{ref}"
+    return turn_key(conv.corpus, conv.conversation_id, ref)
 
 
 def _context(session: CorpusSession, k: int) -> list[ContextTurn]:
@@ -216,5 +221,6 @@ def scan_conversation(conv: Conversation, lexicon: Lexicon | None = None,
                     conversation_id=conv.conversation_id, source_ref=turn.ref,
                     session_index=session.index, turn_index=k, speaker=turn.speaker,
                     date=session.date, turn_text=turn.text, context=_context(session, k),
-                    prefilter_cues=scan.cues, cue_spans=scan.spans))
+                    prefilter_cues=scan.cues, cue_spans=scan.spans,
+                    context_refs=[t.ref for t in session.turns[max(0, k - 2):k]]))
     return out
