@@ -10,8 +10,10 @@ keep the keys (``context_refs``). Rows written before migration m009 have their 
 from __future__ import annotations
 
 import json
+import sqlite3
 import zlib
-from typing import Iterable, Sequence
+from contextlib import contextmanager
+from typing import Iterable, Iterator, Sequence
 
 import sqlite_utils
 
@@ -44,12 +46,40 @@ def candidate_rows(key: str, conv: Conversation, cands: Sequence[Candidate],
     return rows, turn_rows
 
 
-def save(db: sqlite_utils.Database, rows: list[dict], turn_rows: list[dict]) -> None:
-    """Store inside the caller's transaction (stage 1 commits candidates with its checkpoint)."""
-    if turn_rows:
-        db["mined_turns"].insert_all(turn_rows, pk=("source_key", "key"), ignore=True)
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """BEGIN ... COMMIT around raw statements. (sqlite-utils' table methods commit on their own,
+    which would let a kill -9 separate candidates from the checkpoint that covers them.)"""
+    conn.execute("BEGIN")
+    try:
+        yield
+    except BaseException:
+        conn.rollback()
+        raise
+    conn.commit()
+
+
+def _insert(conn: sqlite3.Connection, table: str, rows: list[dict], verb: str) -> None:
     if rows:
-        db["mined_candidates"].upsert_all(rows, pk=("source_key", "id"))
+        cols = list(rows[0])
+        conn.executemany(f"{verb} into {table} ({', '.join(cols)}) values "
+                         f"({', '.join('?' * len(cols))})", [[r[c] for c in cols] for r in rows])
+
+
+def save(conn: sqlite3.Connection, rows: list[dict], turn_rows: list[dict]) -> None:
+    """Store inside the caller's ``transaction`` (stage 1 commits them with its checkpoint)."""
+    _insert(conn, "mined_turns", turn_rows, "insert or ignore")
+    _insert(conn, "mined_candidates", rows, "insert or replace")
+
+
+def save_sessions(conn: sqlite3.Connection, key: str, session_ids: Iterable[str]) -> None:
+    _insert(conn, "mined_sessions", [{"source_key": key, "session_id": s} for s in session_ids],
+            "insert or ignore")
+
+
+def checkpoint(conn: sqlite3.Connection, key: str, values: dict) -> None:
+    conn.execute(f"update mine_sources set {', '.join(f'{k} = ?' for k in values)} "
+                 "where source_key = ?", [*values.values(), key])
 
 
 def load(db: sqlite_utils.Database, key: str,

@@ -94,14 +94,12 @@ def _stage1(ws: Workspace, path: Path, corpus: str, key: str, lexicon: Lexicon,
                 counts["sentences_scanned"] += scan.sentences_scanned
                 rows, turns = _store.candidate_rows(key, conv, scan.candidates, position)
                 position += len(rows)
-                with ws.db.conn:  # candidates and the checkpoint that covers them: one commit
-                    _store.save(ws.db, rows, turns)
+                with _store.transaction(ws.db.conn):  # candidates + their checkpoint: one commit
+                    _store.save(ws.db.conn, rows, turns)
                     if dedup:
-                        ws.db["mined_sessions"].insert_all(
-                            [{"source_key": key, "session_id": sid} for sid in seen - before],
-                            pk=("source_key", "session_id"), ignore=True)
-                    ws.db["mine_sources"].update(key, {"stage1_items": done, "stage1_bytes": read,
-                                                       **counts})
+                        _store.save_sessions(ws.db.conn, key, seen - before)
+                    _store.checkpoint(ws.db.conn, key, {"stage1_items": done, "stage1_bytes": read,
+                                                        **counts})
                 update(read, f"{counts['conversations']} conversations, {position} hits")
                 if limit and done >= limit:
                     break
@@ -210,12 +208,12 @@ def _link(ws: Workspace, path: Path, corpus: str, key: str, miner: str, limit: i
             n += 1
             links = [(cand, link_outcome(conv, cand, ext, rules))
                      for cand, ext in by_conv.pop(conv.conversation_id, [])]
-            with ws.db.conn:
-                for cand, link in links:
-                    ws.db["mined_extractions"].update(
-                        (key, cand.id, miner),
-                        {"outcome": link.outcome, "outcome_ref": link.outcome_ref,
-                         "outcome_evidence": link.evidence})
+            with ws.db.conn:  # one statement per conversation (sqlite-utils' update commits each row)
+                ws.db.conn.executemany(
+                    "update mined_extractions set outcome = ?, outcome_ref = ?, outcome_evidence = ? "
+                    "where source_key = ? and candidate_id = ? and miner = ?",
+                    [(link.outcome, link.outcome_ref, link.evidence, key, cand.id, miner)
+                     for cand, link in links])
             if not by_conv or (limit and n >= limit):
                 break
         update(size)
