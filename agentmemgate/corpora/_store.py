@@ -1,10 +1,18 @@
-"""How mined candidates sit in the workspace: small rows that refer to turns stored once.
+"""How mined candidates sit in the workspace: small rows that refer to turns.
 
-A candidate used to carry its turn and two context turns as text; on LongMemEval_s that copied
-most of the assistant's long answers into the workspace (about half the input size). Now each
-needed turn is stored once per source in ``mined_turns``, zlib-compressed, and candidate rows
-keep the keys (``context_refs``). Rows written before migration m009 have their texts inline in
-``json`` and no ``context_refs``; they load unchanged.
+A candidate used to carry its turn and two context turns as text: on LongMemEval_s that copied the
+assistant's long answers once for every user turn after them (about half the input size). Now:
+
+* the candidate's own turn is stored once in ``mined_turns``, zlib-compressed (offline stage 2,
+  outcome linking and the exported span need it);
+* context turns are references (``context_refs``), read back from the source file when something
+  needs their text: an LLM prompt or an export. Candidates remember which item of the file their
+  conversation is and are read in file order, so that costs one forward pass over the file; a
+  context turn that is itself a candidate is read from the workspace;
+* candidate rows keep what no column holds: item, session and turn index, cues, spans.
+
+Rows written before migration m009 have every text inline in ``json`` and no ``context_refs``;
+they load unchanged and need no source file.
 """
 
 from __future__ import annotations
@@ -13,39 +21,43 @@ import json
 import sqlite3
 import zlib
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 import sqlite_utils
 
+from ..errors import BadInput
+from .loaders import iter_conversations
 from .model import Candidate, ContextTurn, Conversation
 from .prefilter import turn_key
 
-_LOOKUP = 500  # keys per SQL lookup (SQLite allows 999 parameters by default on old builds)
+COLUMNS = "c.id, c.corpus, c.conversation_id, c.source_ref, c.speaker, c.date, c.json, c.context_refs"
+_LOOKUP = 500  # keys per SQL lookup (old SQLite builds allow 999 parameters)
 
 
 def _z(text: str) -> bytes:
     return zlib.compress(text.encode("utf-8"), 6)
 
 
-def candidate_rows(key: str, conv: Conversation, cands: Sequence[Candidate],
-                   first_position: int) -> tuple[list[dict], list[dict]]:
-    """(candidate rows, turn rows) for one conversation's candidates."""
+def candidate_rows(key: str, conv: Conversation, cands: Sequence[Candidate], first_position: int,
+                   item: int) -> tuple[list[dict], list[dict]]:
+    """(candidate rows, turn rows) for the candidates of ``conv``, item ``item`` of the source."""
     rows, turns = [], {}
     for n, cand in enumerate(cands):
-        ctx_keys = [turn_key(conv.corpus, conv.conversation_id, r) for r in cand.context_refs]
         turns[cand.id] = (cand.speaker, cand.turn_text)
-        for k, t in zip(ctx_keys, cand.context):
-            turns[k] = (t.speaker, t.text)
-        slim = cand.model_copy(update={"turn_text": "", "context": []})
+        rest = {"item": item, "session_index": cand.session_index, "turn_index": cand.turn_index,
+                "prefilter_cues": cand.prefilter_cues, "cue_spans": cand.cue_spans}
         rows.append({"source_key": key, "id": cand.id, "position": first_position + n,
                      "corpus": cand.corpus, "conversation_id": cand.conversation_id,
                      "source_ref": cand.source_ref, "speaker": cand.speaker, "date": cand.date,
-                     "json": slim.model_dump_json(), "context_refs": json.dumps(ctx_keys)})
+                     "json": json.dumps(rest, separators=(",", ":")),
+                     "context_refs": json.dumps(cand.context_refs, separators=(",", ":"))})
     turn_rows = [{"source_key": key, "key": k, "speaker": sp, "text_z": _z(text)}
                  for k, (sp, text) in turns.items()]
     return rows, turn_rows
 
 
+# -- writing (inside stage 1's transaction) ------------------------------------------------------
 @contextmanager
 def transaction(conn: sqlite3.Connection) -> Iterator[None]:
     """BEGIN ... COMMIT around raw statements. (sqlite-utils' table methods commit on their own,
@@ -67,7 +79,6 @@ def _insert(conn: sqlite3.Connection, table: str, rows: list[dict], verb: str) -
 
 
 def save(conn: sqlite3.Connection, rows: list[dict], turn_rows: list[dict]) -> None:
-    """Store inside the caller's ``transaction`` (stage 1 commits them with its checkpoint)."""
     _insert(conn, "mined_turns", turn_rows, "insert or ignore")
     _insert(conn, "mined_candidates", rows, "insert or replace")
 
@@ -82,26 +93,79 @@ def checkpoint(conn: sqlite3.Connection, key: str, values: dict) -> None:
                  "where source_key = ?", [*values.values(), key])
 
 
-def load(db: sqlite_utils.Database, key: str,
-         rows: Iterable[tuple[str, str | None]]) -> list[Candidate]:
-    """Candidates from ``(json, context_refs)`` rows, texts filled in from ``mined_turns``."""
+def forget(db: sqlite_utils.Database, key: str) -> None:
+    """Drop a source's stage-1 results (a new lexicon starts stage 1 over)."""
+    for table in ("mined_candidates", "mined_turns", "mined_sessions"):
+        db[table].delete_where("source_key = ?", [key])
+
+
+# -- reading -------------------------------------------------------------------------------------
+class SourceTexts:
+    """Context turns read back from the mined file, one forward pass for reads in file order."""
+
+    def __init__(self, path: str | Path, corpus: str, key: str):
+        self.path, self.corpus, self.key = Path(path), corpus, key
+        self._it: Iterator[Conversation] | None = None
+        self._item = -1  # index of the conversation in self._turns
+        self._turns: dict[str, tuple[str, str]] = {}
+
+    def turn(self, item: int, ref: str) -> tuple[str, str]:
+        if item != self._item:
+            self._seek(item)
+        if ref not in self._turns:
+            raise BadInput(f"{self.path}: turn {ref} is not where it was when {self.key} was mined "
+                           "(has the file changed?); mine it again into a new workspace")
+        return self._turns[ref]
+
+    def _seek(self, item: int) -> None:
+        if not self.path.is_file():
+            raise BadInput(f"{self.path}: not found; the candidates of {self.key} read their long "
+                           "context turns from it (run `amg mine hedges` with its new location)")
+        if self._it is None or item < self._item:
+            self._it, self._item = iter_conversations(self.path, self.corpus, skip=item), item - 1
+        for conv in self._it:
+            self._item += 1
+            if self._item == item:
+                self._turns = {t.ref: (t.speaker, t.text) for s in conv.sessions for t in s.turns}
+                return
+        raise BadInput(f"{self.path}: has no item {item}; has the file changed since {self.key} "
+                       "was mined?")
+
+
+def load(db: sqlite_utils.Database, key: str, rows: Iterable[Sequence],
+         source: SourceTexts | None = None, context: bool = True) -> list[Candidate]:
+    """Candidates from rows of ``COLUMNS``. ``context=False`` leaves context turns out (offline
+    stage 2 and outcome linking read none); otherwise long ones come from ``source``."""
     rows = list(rows)
     wanted: set[str] = set()
-    parsed = []
-    for raw, refs in rows:
-        cand = Candidate.model_validate_json(raw)
-        ctx = json.loads(refs) if refs is not None else None
-        if ctx is not None:
-            wanted.add(cand.id)
-            wanted.update(ctx)
-        parsed.append((cand, ctx))
+    for r in rows:
+        if r[7] is not None:
+            wanted.add(r[0])
+            if context:
+                wanted.update(turn_key(r[1], r[2], ref) for ref in json.loads(r[7]))
     texts = _texts(db, key, sorted(wanted))
     out = []
-    for cand, ctx in parsed:
-        if ctx is not None:  # m009 storage; None = a row with its texts inline (older workspace)
-            cand.turn_text = texts[cand.id][1]
-            cand.context = [ContextTurn(speaker=texts[k][0], text=texts[k][1]) for k in ctx]
-        out.append(cand)
+    for cid, corpus, conv_id, ref, speaker, date, raw, refs in rows:
+        if refs is None:  # written before m009: everything inline
+            out.append(Candidate.model_validate_json(raw))
+            continue
+        rest = json.loads(raw)
+        ctx_refs = json.loads(refs)
+        ctx = []
+        if context:
+            for r in ctx_refs:
+                sp_text = texts.get(turn_key(corpus, conv_id, r))
+                if sp_text is None:
+                    if source is None:
+                        raise BadInput(f"{key}: context turn {r} is stored by reference; its "
+                                       "source file is needed to read it")
+                    sp_text = source.turn(rest["item"], r)
+                ctx.append(ContextTurn(speaker=sp_text[0], text=sp_text[1]))
+        out.append(Candidate(
+            id=cid, corpus=corpus, conversation_id=conv_id, source_ref=ref,
+            session_index=rest["session_index"], turn_index=rest["turn_index"], speaker=speaker,
+            date=date, turn_text=texts[cid][1], context=ctx, prefilter_cues=rest["prefilter_cues"],
+            cue_spans=[tuple(s) for s in rest["cue_spans"]], context_refs=ctx_refs))
     return out
 
 
@@ -114,9 +178,3 @@ def _texts(db: sqlite_utils.Database, key: str, keys: list[str]) -> dict[str, tu
         for k, speaker, blob in db.execute(sql, [key, *chunk]):
             out[k] = (speaker, zlib.decompress(blob).decode("utf-8"))
     return out
-
-
-def forget(db: sqlite_utils.Database, key: str) -> None:
-    """Drop a source's stage-1 results (a new lexicon starts stage 1 over)."""
-    for table in ("mined_candidates", "mined_turns", "mined_sessions"):
-        db[table].delete_where("source_key = ?", [key])

@@ -47,12 +47,22 @@ def _source_row(ws: Workspace, key: str) -> dict | None:
     return rows[0] if rows else None
 
 
+def _source_texts(ws: Workspace, key: str) -> _store.SourceTexts | None:
+    """Where a source's long context turns are read back from (its file, as last mined)."""
+    row = _source_row(ws, key)
+    return _store.SourceTexts(row["path"], row["corpus"], key) if row else None
+
+
 def _stage1(ws: Workspace, path: Path, corpus: str, key: str, lexicon: Lexicon,
             limit: int | None, progress: bool) -> dict:
     """Prefilter the source, committing each conversation's candidates together with a checkpoint
     (conversations done, counts, sessions seen): a killed run resumes after the last one."""
     lex_ref = f"{lexicon.ref}:{lexicon.sha256[:12]}"
     row = _source_row(ws, key)
+    if row and row["path"] != str(path.resolve()):  # the same file, moved: read it from here now
+        with ws.db.conn:
+            ws.db["mine_sources"].update(key, {"path": str(path.resolve())})
+        row = _source_row(ws, key)
     if row and row["stage1_done"] and row["lexicon"] == lex_ref:
         return row
     resume = bool(row and row["lexicon"] == lex_ref and row["stage1_items"])
@@ -87,12 +97,12 @@ def _stage1(ws: Workspace, path: Path, corpus: str, key: str, lexicon: Lexicon,
                 dedup = conv.corpus == "longmemeval"
                 before = set(seen) if dedup else None
                 scan = scan_conversation(conv, lexicon, seen if dedup else None)
-                done += 1
+                item, done = done, done + 1
                 counts["conversations"] += 1
                 counts["duplicate_sessions"] += scan.duplicate_sessions
                 counts["turns_scanned"] += scan.turns_scanned
                 counts["sentences_scanned"] += scan.sentences_scanned
-                rows, turns = _store.candidate_rows(key, conv, scan.candidates, position)
+                rows, turns = _store.candidate_rows(key, conv, scan.candidates, position, item)
                 position += len(rows)
                 with _store.transaction(ws.db.conn):  # candidates + their checkpoint: one commit
                     _store.save(ws.db.conn, rows, turns)
@@ -117,15 +127,17 @@ _UNANSWERED = ("from mined_candidates c where c.source_key = ? and not exists (s
 
 def _unanswered(ws: Workspace, key: str, miner: str, chunk: int) -> Iterator[list[Candidate]]:
     """Candidates ``miner`` has not answered, ``chunk`` at a time: a multi-GB source has hundreds
-    of thousands of hits, which must not all sit in memory at once."""
+    of thousands of hits, which must not all sit in memory at once. (Offline rules read no context;
+    an LLM's prompts get long context turns from the source file, in one forward pass.)"""
+    source = _source_texts(ws, key)
     last = 0
     while True:
-        rows = ws.db.execute(f"select c.rowid, c.json, c.context_refs {_UNANSWERED} and "
+        rows = ws.db.execute(f"select c.rowid, {_store.COLUMNS} {_UNANSWERED} and "
                              "c.rowid > ? order by c.rowid limit ?", [key, miner, last, chunk]).fetchall()
         if not rows:
             return
         last = rows[-1][0]
-        yield _store.load(ws.db, key, [(r[1], r[2]) for r in rows])
+        yield _store.load(ws.db, key, [r[1:] for r in rows], source, context=miner != OFFLINE_MINER)
 
 
 def _forget_stale_offline_answers(ws: Workspace, key: str, extractor: Extractor) -> None:
@@ -188,13 +200,13 @@ def _stage2(ws: Workspace, key: str, extractor: Extractor, progress: bool) -> in
 def _link(ws: Workspace, path: Path, corpus: str, key: str, miner: str, limit: int | None,
           progress: bool) -> None:
     kept = ws.db.execute(
-        "select c.json, c.context_refs, e.kept, e.text, e.attribute, e.plan_value, e.hedge_level "
+        f"select {_store.COLUMNS}, e.kept, e.text, e.attribute, e.plan_value, e.hedge_level "
         "from mined_extractions e join mined_candidates c on c.source_key = e.source_key "
         "and c.id = e.candidate_id where e.source_key = ? and e.miner = ? and e.kept = 1",
         [key, miner]).fetchall()
     by_conv: dict[str, list[tuple[Candidate, Extraction]]] = {}
-    cands = _store.load(ws.db, key, [(r[0], r[1]) for r in kept])
-    for cand, (_, _, kept_flag, text, attribute, value, level) in zip(cands, kept):
+    cands = _store.load(ws.db, key, [r[:8] for r in kept], context=False)
+    for cand, (kept_flag, text, attribute, value, level) in zip(cands, (r[8:] for r in kept)):
         by_conv.setdefault(cand.conversation_id, []).append(
             (cand, Extraction(kept=bool(kept_flag), text=text, attribute=attribute,
                               plan_value=value, hedge_level=level)))
@@ -247,15 +259,16 @@ def mined_statements(ws: Workspace, key: str, miner: str | None = None) -> Itera
     src = _source_row(ws, key)
     if src is None:
         raise BadInput(f"No mined source {key!r} in this workspace; run `amg mine hedges` first")
-    sql = ("select c.json, c.context_refs, e.miner, e.kept, e.text, e.attribute, e.plan_value, "
+    sql = (f"select {_store.COLUMNS}, e.miner, e.kept, e.text, e.attribute, e.plan_value, "
            "e.hedge_level, e.reject_reason, e.outcome, e.outcome_ref, e.outcome_evidence "
            "from mined_candidates c left join mined_extractions e on e.source_key = c.source_key "
            "and e.candidate_id = c.id and e.miner = ? where c.source_key = ? order by c.position")
     cursor = ws.db.execute(sql, [miner or "", key])  # a cursor: big sources stream to the export
+    source = _source_texts(ws, key)
     while rows := cursor.fetchmany(500):
-        cands = _store.load(ws.db, key, [(r[0], r[1]) for r in rows])
-        for cand, (_, _, m, kept, text, attr, value, level, reason, outcome, ref, evidence) in zip(
-                cands, rows):
+        cands = _store.load(ws.db, key, [r[:8] for r in rows], source)
+        for cand, (m, kept, text, attr, value, level, reason, outcome, ref, evidence) in zip(
+                cands, (r[8:] for r in rows)):
             yield MinedStatement(
                 id=cand.id, corpus=cand.corpus, conversation_id=cand.conversation_id,
                 source_ref=cand.source_ref, speaker=cand.speaker, date=cand.date,
