@@ -22,7 +22,6 @@ from .model import Candidate, Conversation
 from .prefilter import Lexicon, load_lexicon, scan_conversation
 
 LABELS = ("spec", "borderline", "none")
-LOCOMO_CONVERSATIONS = ("conv-41", "conv-47")
 
 
 @dataclass
@@ -76,9 +75,13 @@ def load_devset(folder: str | Path, locomo: str | Path, longmemeval: str | Path)
     lme_rows, out.sha256["longmemeval"] = _read_tsv(folder / "longmemeval.tsv")
     lo_labels = {(r["conversation"], r["ref"]): r for r in lo_rows}
     lme_labels = {r["ref"]: r for r in lme_rows}
-    wanted_lme = {ref.split("/")[0] for ref in lme_labels} | _declared_instances(folder / "longmemeval.tsv")
+    wanted_lme = {ref.split("/")[0] for ref in lme_labels} | set(_declared(folder / "longmemeval.tsv",
+                                                                            "# Instances:"))
+    scope = _locomo_scope(folder / "locomo.tsv")
 
-    convs = [c for c in iter_conversations(locomo, "locomo") if c.conversation_id in LOCOMO_CONVERSATIONS]
+    convs = [c for c in iter_conversations(locomo, "locomo") if c.conversation_id in scope]
+    convs = [c.model_copy(update={"sessions": [s for s in c.sessions if scope[c.conversation_id](s)]})
+             for c in convs]
     out.conversations["locomo"] = convs
     for c in convs:
         for s in c.sessions:
@@ -103,11 +106,27 @@ def load_devset(folder: str | Path, locomo: str | Path, longmemeval: str | Path)
     return out
 
 
-def _declared_instances(path: Path) -> set[str]:
+def _declared(path: Path, prefix: str) -> list[str]:
     for line in path.read_text(encoding="utf-8").splitlines():
-        if line.startswith("# Instances:"):
-            return set(line.split(":", 1)[1].split())
-    return set()
+        if line.startswith(prefix):
+            return line[len(prefix):].split()
+    return []
+
+
+def _locomo_scope(path: Path):
+    """``# Conversations: conv-41 conv-43:1-11`` -> {id: which sessions (by number) are in scope}."""
+    scope = {}
+    for item in _declared(path, "# Conversations:"):
+        conv, _, sessions = item.partition(":")
+        if sessions:
+            lo, _, hi = sessions.partition("-")
+            first, last = int(lo), int(hi or lo)
+            scope[conv] = lambda s, a=first, b=last: a <= int(s.session_id.split("_")[-1]) <= b
+        else:
+            scope[conv] = lambda s: True
+    if not scope:
+        raise BadInput(f"{path.name}: no '# Conversations:' line naming the labelled conversations")
+    return scope
 
 
 class PartReport(BaseModel):

@@ -28,12 +28,15 @@ def main() -> int:
     ap.add_argument("--cues", type=int, default=None, help="cue lexicon version (default: latest)")
     ap.add_argument("--lexicon", type=Path, default=None, help="a cue-lexicon TOML file of your own")
     ap.add_argument("--rules", type=int, default=None, help="stage-2 rules version (default: latest)")
+    ap.add_argument("--set", default="dev", choices=("dev", "heldout"),
+                    help="dev: the tuning set; heldout: labelled after v2 was frozen")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--show-misses", action="store_true",
                     help="list the spec turns stage 1 misses and stage 2 drops")
     args = ap.parse_args()
     try:
-        dev = load_devset(HERE, args.locomo, args.longmemeval)
+        dev = load_devset(HERE if args.set == "dev" else HERE / "heldout", args.locomo,
+                          args.longmemeval)
         lex = load_lexicon(path=str(args.lexicon)) if args.lexicon else load_lexicon(args.cues)
         rules = load_rules(args.rules)
         report = measure(dev, lex, rules)
@@ -47,7 +50,7 @@ def main() -> int:
     if args.json:
         print(json.dumps({**report.model_dump(), "longmemeval_file_share": oracle.model_dump()}, indent=2))
         return 0
-    print(f"lexicon {report.lexicon}; rules {report.rules} (offline-rules stage 2)")
+    print(f"{args.set} set; lexicon {report.lexicon}; rules {report.rules} (offline-rules stage 2)")
     for p in report.parts:
         print(f"\n{p.part}: {p.turns} turns, {p.spec} spec, {p.borderline} borderline")
         print(f"  stage 1 flags            {p.flagged.fmt()}")
