@@ -31,6 +31,7 @@ class Rules:
     pronouns: dict[str, bool] = field(default_factory=dict)  # subject word -> is the speaker
     # v1: None (every question is rejected); v2: requests and questions opening with these are
     question_openers: PhraseMatcher | None = field(default=None, repr=False)
+    speaker_only: frozenset[int] = frozenset()  # attribute patterns (by index) needing the speaker as subject
     # v2: a cue sentence with one of these also reads the sentence before it ("that's an option")
     antecedents: PhraseMatcher | None = field(default=None, repr=False)
 
@@ -99,6 +100,7 @@ def load_rules(version: int | None = None) -> Rules:
         negated=PhraseMatcher({"negated": data["reject"]["negated"]}),
         attributes=[(a["name"], re.compile(expand(a["pattern"]), re.IGNORECASE))
                     for a in data["attribute"]],
+        speaker_only=frozenset(i for i, a in enumerate(data["attribute"]) if a.get("speaker")),
         outcome=PhraseMatcher({k: v for k, v in data["outcome"].items() if k != "negations"}),
         negations=frozenset(data["outcome"].get("negations", [])),
         reject_first_words=frozenset(w.lower() for w in data.get("values", {}).get("reject_first_words", [])),

@@ -107,12 +107,12 @@ class RuleExtractor:
                 yield cand.turn_text[spans[i - 1][0]:spans[i - 1][1]]
 
     def _match(self, s: str, speaker_only: bool) -> tuple[str, str] | None:
-        for attribute, pattern in self.rules.attributes:
+        for i, (attribute, pattern) in enumerate(self.rules.attributes):
             for m in pattern.finditer(s):
                 before = s[:m.start()]
                 if self.rules.about_someone_else(before):
                     continue
-                if speaker_only and not self.rules.speaker_subject(before):
+                if (speaker_only or i in self.rules.speaker_only) and not self.rules.speaker_subject(before):
                     continue
                 raw = m.groupdict().get("value") or m.groupdict().get("value2") or ""
                 value = clean_value(raw)

@@ -47,6 +47,9 @@ class Lexicon:
     opening: frozenset[str] = frozenset(QUALIFYING)
     clause_opening: bool = False  # from v2: also at a clause start ("..., and joining a class might")
     opening_in_questions: bool = True  # v2: no ("Maybe it's a special deal?" plans nothing)
+    # v2: corpora where a weak cue needs a change cue (a user talking to an assistant); elsewhere
+    # (LoCoMo's peer chat) a weak cue counts like any other, as in v1
+    weak_needs_change: frozenset[str] = frozenset()
 
     @property
     def ref(self) -> str:
@@ -71,6 +74,7 @@ def load_lexicon(version: int | None = None, path: str | None = None) -> Lexicon
         opening = frozenset(data.get("rule", {}).get("opening", QUALIFYING))
         clause_opening = bool(data.get("rule", {}).get("clause_opening", False))
         opening_in_questions = bool(data.get("rule", {}).get("opening_in_questions", True))
+        weak_needs_change = frozenset(data.get("rule", {}).get("weak_needs_change", []))
         if not opening <= set(cues):
             raise KeyError(f"rule.opening names unknown categories {sorted(opening - set(cues))}")
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError) as e:
@@ -84,6 +88,7 @@ def load_lexicon(version: int | None = None, path: str | None = None) -> Lexicon
         opening=opening,
         clause_opening=clause_opening,
         opening_in_questions=opening_in_questions,
+        weak_needs_change=weak_needs_change,
     )
 
 
@@ -135,9 +140,10 @@ class TurnScan:
         return bool(self.spans)
 
 
-def scan_turn(text: str, lexicon: Lexicon | None = None) -> TurnScan:
-    """Apply the stage-1 rule to one turn."""
+def scan_turn(text: str, lexicon: Lexicon | None = None, corpus: str = "longmemeval") -> TurnScan:
+    """Apply the stage-1 rule to one turn of ``corpus`` (which decides how weak cues count)."""
     lex = lexicon or load_lexicon()
+    strict = corpus in lex.weak_needs_change
     sentences = split_sentences(text)
     if not sentences:
         return TurnScan(0, [], [])
@@ -169,7 +175,10 @@ def scan_turn(text: str, lexicon: Lexicon | None = None) -> TurnScan:
         strong = not kinds.isdisjoint(QUALIFYING)
         if event and not change:
             continue
-        weak = WEAK in kinds and change and not event and not question
+        if strict:
+            weak = WEAK in kinds and change and not event and not question
+        else:
+            weak = WEAK in kinds
         if strong or weak:
             spans.append(sentences[i])
             cues.update(f"{k}:{s}" for k, s in hits if k not in ("first_person", EVENT))
@@ -212,7 +221,7 @@ def scan_conversation(conv: Conversation, lexicon: Lexicon | None = None,
         for k, turn in enumerate(session.turns):
             if not turn.mined:
                 continue
-            scan = scan_turn(turn.text, lex)
+            scan = scan_turn(turn.text, lex, conv.corpus)
             out.turns_scanned += 1
             out.sentences_scanned += scan.sentences
             if scan.hit:

@@ -46,7 +46,7 @@ def test_rules_keep_plans_with_attribute_value_and_hedge_level(text, attribute, 
 @pytest.mark.parametrize("text, reason", [
     ("Can you tell me more about what might be causing it?", "question"),
     ("I'm not going to move to Denver.", "negated plan"),
-    ("I'm planning to relax a lot next week.", "no attribute change"),
+    ("I can't wait to see you next week.", "no attribute change"),
 ])
 def test_rules_reject_with_a_reason(text, reason):
     cand, ext, link = _mine(_conv([text]))
@@ -76,6 +76,17 @@ def test_v2_rules_read_the_plan_shapes_of_real_conversations(text, attribute, va
     _, ext, _ = _mine(_conv([text]))
     assert ext.kept, ext.reject_reason
     assert (ext.attribute, ext.plan_value, ext.hedge_level) == (attribute, value, level)
+
+
+@pytest.mark.parametrize("text, value", [
+    ("I'm exploring endorsement opportunities with a few brands.", "endorsement opportunities"),
+    ("I want to use my platform, and maybe even start a foundation.", "start a foundation"),
+    ("Exploring new places with the dogs was awesome!", None),  # no speaker subject: not a plan
+    ("I'd love to help you with that.", None),  # small talk
+])
+def test_v2_fallback_names_a_plan_it_cannot_classify_unspecified(text, value):
+    _, ext, _ = _mine(_conv([text]))
+    assert (ext.attribute, ext.plan_value) == (("unspecified", value) if value else (None, None))
 
 
 def test_a_pointing_back_cue_sentence_reads_the_sentence_before_it():
