@@ -120,7 +120,7 @@ def test_v2_weak_cues_questions_events_and_clause_openings(text, hit):
 
 
 def test_weak_cues_need_a_change_cue_only_where_users_talk_to_an_assistant():
-    text = "Working with them would be really cool."
+    text = "I think working with them would be really cool."
     assert not scan_turn(text, corpus="longmemeval").hit  # a request-like modal, no change
     assert scan_turn(text, corpus="locomo").hit  # between two people: the speaker's own wish
 
