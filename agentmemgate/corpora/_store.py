@@ -18,6 +18,7 @@ they load unchanged and need no source file.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import zlib
 from contextlib import contextmanager
@@ -39,6 +40,29 @@ def _z(text: str) -> bytes:
     return zlib.compress(text.encode("utf-8"), 6)
 
 
+_TRAILING_NUMBER = re.compile(r"^(.*?)(\d+)$")
+
+
+def _encode_refs(source_ref: str, turn_index: int, refs: list[str]) -> list[str | int]:
+    """Context refs as offsets from the candidate's turn where the ref follows from its own
+    (LongMemEval "q/s/6" -> "q/s/4" is -2; LoCoMo "D5:20" -> "D5:18" too), else in full: a
+    LongMemEval_s workspace holds hundreds of thousands of these."""
+    m = _TRAILING_NUMBER.match(source_ref)
+    out: list[str | int] = []
+    for i, ref in enumerate(refs):
+        offset = i - len(refs)  # context turns are the ones right before the candidate's
+        if m and ref == f"{m.group(1)}{int(m.group(2)) + offset}":
+            out.append(offset)
+        else:
+            out.append(ref)
+    return out
+
+
+def _decode_refs(source_ref: str, refs: list[str | int]) -> list[str]:
+    m = _TRAILING_NUMBER.match(source_ref)
+    return [r if isinstance(r, str) else f"{m.group(1)}{int(m.group(2)) + r}" for r in refs]
+
+
 def candidate_rows(key: str, conv: Conversation, cands: Sequence[Candidate], first_position: int,
                    item: int) -> tuple[list[dict], list[dict]]:
     """(candidate rows, turn rows) for the candidates of ``conv``, item ``item`` of the source."""
@@ -51,7 +75,8 @@ def candidate_rows(key: str, conv: Conversation, cands: Sequence[Candidate], fir
                      "corpus": cand.corpus, "conversation_id": cand.conversation_id,
                      "source_ref": cand.source_ref, "speaker": cand.speaker, "date": cand.date,
                      "json": json.dumps(rest, separators=(",", ":")),
-                     "context_refs": json.dumps(cand.context_refs, separators=(",", ":"))})
+                     "context_refs": json.dumps(_encode_refs(cand.source_ref, cand.turn_index,
+                                                             cand.context_refs), separators=(",", ":"))})
     turn_rows = [{"source_key": key, "key": k, "speaker": sp, "text_z": _z(text)}
                  for k, (sp, text) in turns.items()]
     return rows, turn_rows
@@ -142,7 +167,7 @@ def load(db: sqlite_utils.Database, key: str, rows: Iterable[Sequence],
         if r[7] is not None:
             wanted.add(r[0])
             if context:
-                wanted.update(turn_key(r[1], r[2], ref) for ref in json.loads(r[7]))
+                wanted.update(turn_key(r[1], r[2], ref) for ref in _decode_refs(r[3], json.loads(r[7])))
     texts = _texts(db, key, sorted(wanted))
     out = []
     for cid, corpus, conv_id, ref, speaker, date, raw, refs in rows:
@@ -150,7 +175,7 @@ def load(db: sqlite_utils.Database, key: str, rows: Iterable[Sequence],
             out.append(Candidate.model_validate_json(raw))
             continue
         rest = json.loads(raw)
-        ctx_refs = json.loads(refs)
+        ctx_refs = _decode_refs(ref, json.loads(refs))
         ctx = []
         if context:
             for r in ctx_refs:
