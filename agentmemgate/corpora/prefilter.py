@@ -1,8 +1,10 @@
 """Stage 1: a cheap, offline, high-recall cue filter that decides which turns an LLM ever sees.
 
 The cue lexicon is data (``cues.vN.toml``, documented there); this module only compiles it and
-applies the rule: a sentence qualifies when it has a first-person marker and a hedge, intention or
-future-time cue, after request phrases addressed to the assistant are blanked out.
+applies the rule: a sentence qualifies when it has a first-person marker (or opens with a cue) and
+a hedge, intention or future-time cue, after request phrases addressed to the assistant are
+blanked out. From v2 a [weak] cue (a bare modal) qualifies only beside a change cue where the
+speaker talks to an assistant, and a one-off [event] without a change cue never qualifies.
 """
 
 from __future__ import annotations

@@ -42,6 +42,19 @@ def test_offline_mining_summary_and_jsonl(ws, tmp_path):
         assert needle in lines
 
 
+def test_summary_prints_the_stage_2_share_and_the_longmemeval_s_projection(ws):
+    from agentmemgate.corpora.model import LONGMEMEVAL_S_USER_TURNS
+
+    s = mine_hedges(ws, LONGMEMEVAL)
+    lines = "\n".join(s.lines())
+    assert f"Prefilter hits: {s.prefilter_hits}/{s.turns_scanned} user turns = " in lines
+    projected = round(s.prefilter_hits / s.turns_scanned * LONGMEMEVAL_S_USER_TURNS)
+    assert f"Projected stage-2 calls on LongMemEval_s: ~{projected:,} (" in lines
+    assert all(len(line) <= 100 for line in s.lines())
+    lo = mine_hedges(ws, LOCOMO)
+    assert "turns = " in "\n".join(lo.lines()) and "Projected" not in "\n".join(lo.lines())
+
+
 def test_rerun_resumes_without_duplicates(ws):
     first = mine_hedges(ws, LONGMEMEVAL)
     again = mine_hedges(ws, LONGMEMEVAL)
