@@ -37,7 +37,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from ..corpora.llm_extract import find_verbatim
 from ..schema import normalize_text
@@ -198,10 +200,28 @@ class ProposedTuple(BaseModel):
 
 
 class ExtractionAnswer(BaseModel):
-    """The JSON an extraction prompt asks for (validated; invalid replies are re-asked)."""
+    """The JSON an extraction prompt asks for (validated; invalid replies are re-asked).
+
+    Lenient about shapes a small model plainly means: a bare tuple object or a bare list is read
+    as the list of tuples, and a tuple without ``entity`` or ``span`` gets "user" / "" (the span
+    then falls back to the whole message). Anything else is invalid and re-asked.
+    """
 
     model_config = ConfigDict(extra="forbid")
     tuples: list[ProposedTuple]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _plain_shapes(cls, data: Any) -> Any:
+        if isinstance(data, list):
+            data = {"tuples": data}
+        elif isinstance(data, dict) and "tuples" not in data and "attribute" in data:
+            data = {"tuples": [data]}
+        if isinstance(data, dict) and isinstance(data.get("tuples"), list):
+            data = {**data, "tuples": [
+                {"entity": "user", "span": "", **t} if isinstance(t, dict) else t
+                for t in data["tuples"]]}
+        return data
 
 
 CONTEXT_TURNS = 4  # preceding turns shown to an LLM extractor
