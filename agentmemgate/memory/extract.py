@@ -17,8 +17,8 @@ The offline rules, per sentence of the user turn (cue lists: ``offline_rules.v1.
    ("sticking with X"). A value after a negation in its clause ("decided against switching to
    X", "haven't moved to X") is not asserted and is never recorded; negations inside plan cues
    ("not sure", "can't decide") do not count.
-3. One tuple per attribute and sentence: the last target if any, else the last other value; a
-   value the turn names twice gives one tuple (the first sentence is its span).
+3. One tuple per attribute and sentence: the last target if any, else the last other value (a
+   value named in two sentences gives two tuples, one per span).
 4. Plan or fact: the value's clause decides (a plan cue and no completion cue: plan; the reverse:
    fact; both: the cue nearest before the value); with neither, a target's change verb decides
    (base or -ing form, "switch to", "switching to": plan; past: fact), else the sentence (plan
@@ -92,7 +92,7 @@ class OfflineExtractor:
                                          span=sent.text)
                 else:
                     tup = ExtractedTuple(attribute=v.attribute, value=v.hit.surface, span=sent.text)
-                if not any((o.attribute, o.value) == (tup.attribute, tup.value) for o in out):
+                if tup not in out:
                     out.append(tup)
         return out
 
