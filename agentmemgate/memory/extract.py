@@ -44,7 +44,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 from ..corpora.llm_extract import find_verbatim
 from ..schema import normalize_text
 from .gazetteer import Hit, gazetteer
-from ._prompts import component_name, memory_rubric
+from ._prompts import budget, component_name, memory_rubric
 from .rules import clause_ids, cue_hits, offline_rules, sentences, tokens
 from .system import ContextTurn, ExtractedTuple, UserTurn
 
@@ -262,7 +262,8 @@ class LLMExtractor:
 
     def extract(self, turn: UserTurn, context: list[ContextTurn]) -> list[ExtractedTuple]:
         resp = self.model.complete(self.prompt(turn, context), schema=ExtractionAnswer,
-                                   temperature=0.0, purpose=f"memory.extract.{self.style}")
+                                   temperature=0.0, purpose=f"memory.extract.{self.style}",
+                                   **budget(self.model, "extract"))
         out: list[ExtractedTuple] = []
         for p in resp.parsed.tuples:
             attribute, value = snake(p.attribute), p.value.strip()
