@@ -23,8 +23,8 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from ..schema import FieldSpec
-from .gazetteer import gazetteer
 from ._prompts import budget, component_name, memory_rubric
+from .gazetteer import gazetteer
 from .rules import OfflineRules, offline_rules, stem, words
 from .system import ExtractedTuple
 

@@ -27,10 +27,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from ..schema import FieldSpec, contains_value
+from ._prompts import budget, component_name, memory_rubric
 from .components import Predicates, Verdict, field_noun
 from .extract import OfflineExtractor, format_turns
 from .match import format_fields
-from ._prompts import budget, component_name, memory_rubric
 from .rules import cue_hits, offline_rules, sentences, tokens
 from .store import same_value
 from .system import ContextTurn, ExtractedTuple, StagedState, UserTurn
