@@ -1,0 +1,215 @@
+"""``amg eval run``: every chosen system on every arc of the chosen splits, stored as each finishes.
+
+Arcs run concurrently through the LLM layer's ``run_concurrent`` (turns within an arc in order);
+with offline components and an offline judge they run inline, which is faster than a thread pool
+for pure-Python work. A (system, arc) whose trace and score are stored for the same arc text,
+system run key and judge is skipped, so a re-run after kill -9 repeats only the unfinished pairs,
+and the LLM layer's cache answers every model call those pairs had already made. A changed judge
+re-scores stored traces without re-running systems. A component call that fails (``CallFailed``)
+is stored as a failure of that pair; a re-run retries it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from pydantic import BaseModel, ConfigDict
+
+from ..errors import BadInput
+from ..llm import CallFailed, Failed, run_concurrent
+from ..memory.system import SystemInfo
+from ..progress import progress_bar
+from ..schema import Arc
+from ..validate.judges import JudgeInfo, check_families
+from ..validate.store import arcs_with_sha, generator_families_of
+from ..workspace import Workspace
+from . import store
+from .judges import ValueJudge, get_value_judge
+from .measures import score_trace
+from .protocol import new_system, run_arc
+from .systems import DEFAULT_SYSTEMS, SystemSpec, resolve_system
+from .truth import Correction, truth_of
+
+FLUSH_OFFLINE = 200  # offline pairs are cheap to redo: store them in batches
+
+
+class EvalSummary(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    run_id: int
+    systems: list[SystemInfo]
+    splits: list[str]
+    arcs: int
+    judge: JudgeInfo
+    ran_now: int
+    rescored: int
+    already_done: int
+    failed: int
+    failure_examples: list[str]
+    component_calls: int
+    seconds: float
+
+
+@dataclass
+class _Item:
+    spec: SystemSpec
+    arc: Arc
+    sha: str
+    trace: Any = None  # a stored trace to re-score instead of running
+
+
+@dataclass
+class _Failure:
+    item: _Item
+    stage: str
+    error: str
+
+
+def resolve_systems(names: Iterable[str | SystemSpec] | None, *, model: str, workspace: Workspace,
+                    base_url: str | None, options: dict[str, Any]) -> list[SystemSpec]:
+    out: list[SystemSpec] = []
+    for n in (list(names) if names else list(DEFAULT_SYSTEMS)):
+        spec = n if isinstance(n, SystemSpec) else resolve_system(
+            n, model=model, workspace=workspace, base_url=base_url, **options)
+        if all(s.name != spec.name for s in out):
+            out.append(spec)
+    return out
+
+
+def load_arcs(ws: Workspace, splits: list[str]) -> list[tuple[Arc, str]]:
+    arcs = list(arcs_with_sha(ws, splits))
+    if not arcs:
+        raise BadInput(f"No arcs in split(s) {', '.join(splits)} of workspace {str(ws.path)!r}: "
+                       "build them with `amg build` (or bring them in with `amg import`)")
+    return arcs
+
+
+def check_judge_family(ws: Workspace, judge: ValueJudge, arcs: list[tuple[Arc, str]],
+                       allow_same_family: bool) -> None:
+    gens = generator_families_of(ws, [a.provenance.generator for a, _ in arcs])
+    families = set().union(*gens.values()) if gens else set()
+    check_families([judge.judge], families, allow_same_family, what="the arcs' generator")
+
+
+def _usage(specs: list[SystemSpec], judge: ValueJudge):
+    sources = [getattr(s.factory, "usage", None) for s in specs] + [judge.judge.usage]
+
+    def total() -> dict[str, int]:
+        out: dict[str, int] = {}
+        for u in sources:
+            d = u() if callable(u) else (u.as_dict() if u is not None else {})
+            for k, v in d.items():
+                out[k] = out.get(k, 0) + v
+        return out
+
+    return total
+
+
+class _UsageView:
+    """What a progress bar reads: the summed usage of the systems' models and the judge."""
+
+    def __init__(self, total):
+        self.as_dict = total
+
+
+def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpec] | None = None, *,
+             model: str = "offline", base_url: str | None = None, judge: str = "offline",
+             judge_base_url: str | None = None, allow_same_family: bool = False,
+             concurrency: int = 4, system_options: dict[str, Any] | None = None,
+             corrections: dict[str, Correction] | None = None,
+             show_progress: bool = True) -> EvalSummary:
+    t0 = time.perf_counter()
+    options = dict(system_options or {})
+    specs = resolve_systems(systems, model=model, workspace=ws, base_url=base_url, options=options)
+    vj = get_value_judge(judge, workspace=ws, base_url=judge_base_url)
+    arcs = load_arcs(ws, splits)
+    check_judge_family(ws, vj, arcs, allow_same_family)
+    jk = vj.key
+    store.save_judge(ws, jk, "equivalence", vj.judge.spec, vj.judge.family, vj.judge.heuristic,
+                     vj.rubric, vj.judge.rubric_sha256.get("equivalence", ""))
+    for s in specs:
+        store.save_system(ws, s.run_key, s.info, s.options, s.model, s.source_sha)
+    run_id = store.start_run(ws, {"model": model, "judge": judge, "concurrency": concurrency,
+                                  "options": options, "base_url": bool(base_url)},
+                             [s.name for s in specs], splits, jk)
+
+    todo: list[_Item] = []
+    done = 0
+    for s in specs:
+        traced = store.stored_traces(ws, s.run_key)
+        scored = store.stored_scores(ws, s.run_key, jk)
+        for arc, sha in arcs:
+            if scored.get(arc.id) == sha and traced.get(arc.id) == sha:
+                done += 1
+            elif traced.get(arc.id) == sha:
+                todo.append(_Item(s, arc, sha, store.load_trace(ws, s.run_key, arc.id)))
+            else:
+                todo.append(_Item(s, arc, sha))
+    corrections = corrections or {}
+
+    def work(it: _Item):
+        stage = "system"
+        try:
+            trace = it.trace
+            if trace is None:
+                trace = run_arc(new_system(it.spec.factory, it.spec.info, it.arc), it.arc,
+                                it.spec.name)
+            stage = "scoring"
+            field = it.arc.spec.field
+            score = score_trace(trace, truth_of(it.arc, corrections.get(it.arc.id)), it.spec.info,
+                                lambda v, ref: vj.same(field, v, ref))
+        except CallFailed as e:
+            return _Failure(it, stage, str(e))
+        return store.Finished(run_key=it.spec.run_key, system=it.spec.name, arc_id=it.arc.id,
+                              split=it.arc.spec.split, level=it.arc.spec.level, arc_sha=it.sha,
+                              trace=None if it.trace is not None else trace, score=score,
+                              judge_key=jk)
+
+    offline = vj.judge.heuristic and all(s.info.offline for s in specs)
+    ran = rescored = failed = calls = 0
+    examples: list[str] = []
+    buffer: list[store.Finished] = []
+    status = "failed"
+    try:
+        if offline:
+            def results():
+                with progress_bar(f"eval ({len(specs)} systems, offline)", total=len(todo),
+                                  enabled=show_progress) as advance:
+                    for it in todo:
+                        r = work(it)
+                        advance(failed=isinstance(r, _Failure))
+                        yield r
+        else:
+            def results():
+                for r in run_concurrent(work, todo, concurrency=concurrency,
+                                        description=f"eval ({len(specs)} systems)",
+                                        usage=_UsageView(_usage(specs, vj)),
+                                        progress=show_progress,
+                                        is_failure=lambda x: isinstance(x, _Failure)):
+                    yield r if not isinstance(r, Failed) else _Failure(r.item, "system", r.error)
+        for r in results():
+            if isinstance(r, _Failure):
+                failed += 1
+                store.save_failure(ws, r.item.spec.run_key, r.item.spec.name, r.item.arc.id,
+                                   r.stage, r.error)
+                if len(examples) < 10:
+                    examples.append(f"{r.item.spec.name} on {r.item.arc.id} ({r.stage}): {r.error}")
+                continue
+            if r.trace is not None:
+                ran += 1
+                calls += r.trace.calls
+            else:
+                rescored += 1
+            buffer.append(r)
+            if not offline or len(buffer) >= FLUSH_OFFLINE:
+                store.save_finished(ws, buffer)
+                buffer = []
+        status = "ok" if failed == 0 else "partial"
+    finally:
+        store.save_finished(ws, buffer)
+        store.finish_run(ws, run_id, status)
+    return EvalSummary(run_id=run_id, systems=[s.info for s in specs], splits=splits,
+                       arcs=len(arcs), judge=vj.info, ran_now=ran, rescored=rescored,
+                       already_done=done, failed=failed, failure_examples=examples,
+                       component_calls=calls, seconds=round(time.perf_counter() - t0, 3))
