@@ -11,8 +11,10 @@ is stored as a failure of that pair; a re-run retries it.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterable
 
 from pydantic import BaseModel, ConfigDict
@@ -21,10 +23,10 @@ from ..errors import BadInput
 from ..llm import CallFailed, Failed, run_concurrent
 from ..memory.system import SystemInfo
 from ..progress import progress_bar
-from ..schema import Arc
+from ..schema import SPLITS, Arc
 from ..validate.judges import JudgeInfo, check_families
 from ..validate.store import arcs_with_sha, generator_families_of
-from ..workspace import Workspace
+from ..workspace import Workspace, now
 from . import store
 from .judges import ValueJudge, get_value_judge
 from .measures import score_trace
@@ -213,3 +215,113 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
                        arcs=len(arcs), judge=vj.info, ran_now=ran, rescored=rescored,
                        already_done=done, failed=failed, failure_examples=examples,
                        component_calls=calls, seconds=round(time.perf_counter() - t0, 3))
+
+
+# -- black-box answers ------------------------------------------------------------------------
+class AnswersSummary(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    path: str
+    arcs: int
+    lines: int
+    splits: dict[str, int]
+    judge: JudgeInfo
+    scored_now: int
+    already_done: int
+    failed: int
+    failure_examples: list[str]
+    seconds: float
+
+
+def run_answers(ws: Workspace, path: str | Path, name: str, *, judge: str = "offline",
+                judge_base_url: str | None = None, allow_same_family: bool = False,
+                concurrency: int = 4, show_progress: bool = True) -> AnswersSummary:
+    """``amg eval answers``: check the whole file first (nothing is stored if any line is bad),
+    then judge every answer and store the set and its per-arc scores."""
+    from .answers import assess, read_answers, score_answers
+    from .judges import answers_key, get_answer_judge, sha256_parts
+
+    t0 = time.perf_counter()
+    name = name.strip()
+    if not name or any(c in name for c in "\n\r\t"):
+        raise BadInput("--name must be a non-empty name for the answering system, e.g. --name mem0")
+    taken = set(DEFAULT_SYSTEMS) | set(store.latest_systems(ws))
+    if name in taken:
+        raise BadInput(f"--name {name!r} is already a component system's name; pick another name "
+                       "for the answering system")
+    arcs = {a.id: (a, sha) for a, sha in arcs_with_sha(ws, SPLITS)}
+    if not arcs:
+        raise BadInput(f"No arcs in workspace {str(ws.path)!r}: build them with `amg build`")
+    answers = read_answers(path, {i: len(a.sessions) for i, (a, _) in arcs.items()})
+    raw = Path(path).read_bytes()
+    file_sha = hashlib.sha256(raw).hexdigest()
+    vj = get_value_judge(judge, workspace=ws, base_url=judge_base_url)
+    aj = get_answer_judge(judge, workspace=ws, base_url=judge_base_url)
+    chosen = [arcs[i] for i in answers]
+    check_judge_family(ws, vj, chosen, allow_same_family)
+    jk = answers_key(vj, aj)
+    run_key = "answers:" + sha256_parts(name, file_sha)[:32]
+    scored = store.stored_scores(ws, run_key, jk)
+    todo = [(a, sha) for a, sha in chosen if scored.get(a.id) != sha]
+
+    def work(item):
+        arc, sha = item
+        truth = truth_of(arc)
+        try:
+            verdicts = assess(truth, answers[arc.id], aj)
+            score = score_answers(truth, answers[arc.id], verdicts,
+                                  lambda v, ref: vj.same(arc.spec.field, v, ref))
+        except CallFailed as e:
+            return _Failure(_Item(None, arc, sha), "scoring", str(e))  # type: ignore[arg-type]
+        return arc, sha, score, verdicts
+
+    if vj.judge.heuristic and aj.heuristic:
+        results = (work(it) for it in todo)
+    else:
+        results = (r if not isinstance(r, Failed) else _Failure(_Item(None, r.item[0], r.item[1]),  # type: ignore[arg-type]
+                                                                 "scoring", r.error)
+                   for r in run_concurrent(work, todo, concurrency=concurrency,
+                                           description=f"answers ({name})", progress=show_progress,
+                                           is_failure=lambda x: isinstance(x, _Failure)))
+    finished: list[store.Finished] = []
+    verdict_rows: list[dict] = []
+    failed, examples = 0, []
+    for r in results:
+        if isinstance(r, _Failure):
+            failed += 1
+            store.save_failure(ws, run_key, name, r.item.arc.id, r.stage, r.error)
+            if len(examples) < 10:
+                examples.append(f"{r.item.arc.id}: {r.error}")
+            continue
+        arc, sha, score, verdicts = r
+        finished.append(store.Finished(run_key=run_key, system=name, arc_id=arc.id,
+                                       split=arc.spec.split, level=arc.spec.level, arc_sha=sha,
+                                       trace=None, score=score, judge_key=jk))
+        verdict_rows += [{"name": name, "arc_id": arc.id, "after_session": i,
+                          "answer": answers[arc.id][i], "verdict": v.model_dump_json()}
+                         for i, v in enumerate(verdicts)]
+    with ws.db.conn:
+        previous = ws.db["eval_answer_sets"].rows_where("name = ?", [name])
+        if any(p["sha256"] != file_sha for p in previous):
+            ws.db["eval_answers"].delete_where("name = ?", [name])
+        ws.db["eval_answer_sets"].upsert(
+            {"name": name, "run_key": run_key, "path": str(path), "sha256": file_sha,
+             "arcs": len(answers), "lines": sum(len(v) for v in answers.values()),
+             "created_at": now()}, pk="name")
+        for arc_id, texts in answers.items():  # every answer is kept, judged or not
+            ws.db["eval_answers"].upsert_all(
+                [{"name": name, "arc_id": arc_id, "after_session": i, "answer": t}
+                 for i, t in enumerate(texts)], pk=("name", "arc_id", "after_session"))
+        if verdict_rows:
+            ws.db["eval_answers"].upsert_all(verdict_rows, pk=("name", "arc_id", "after_session"))
+    store.save_judge(ws, jk, "answers", vj.judge.spec, vj.judge.family, vj.judge.heuristic,
+                     vj.rubric, vj.judge.rubric_sha256.get("equivalence", ""), aj.rubric)
+    store.save_finished(ws, finished)
+    splits: dict[str, int] = {}
+    for a, _ in chosen:
+        splits[a.spec.split] = splits.get(a.spec.split, 0) + 1
+    return AnswersSummary(name=name, path=str(path), arcs=len(answers),
+                          lines=sum(len(v) for v in answers.values()), splits=splits,
+                          judge=vj.info, scored_now=len(finished),
+                          already_done=len(chosen) - len(todo), failed=failed,
+                          failure_examples=examples, seconds=round(time.perf_counter() - t0, 3))
