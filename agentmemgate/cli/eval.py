@@ -66,15 +66,11 @@ def run(
     from ..evaluate import run_eval
     from ..workspace import Workspace
 
-    options = {}
-    if no_retry:
-        options["retry"] = False
-    if permissive_matcher:
-        options["permissive_matcher"] = True
+    variants = (["no-retry"] if no_retry else []) + (["permissive"] if permissive_matcher else [])
     s = run_eval(Workspace(workspace, create=False), _splits(split), system or None, model=model,
                  base_url=base_url, judge=judge, judge_base_url=judge_base_url,
                  allow_same_family=allow_same_family, concurrency=concurrency,
-                 system_options=options, show_progress=not no_progress)
+                 variants=variants, show_progress=not no_progress)
     kinds = sorted({"offline rules" if i.offline else "LLM" for i in s.systems})
     typer.echo(f"systems: {', '.join(i.name for i in s.systems)} ({', '.join(kinds)}); "
                f"judge: {s.judge.spec}{' (heuristic)' if s.judge.heuristic else ''}")
@@ -137,6 +133,8 @@ def show(
 @handles_errors
 def report_eval(
     split: Optional[list[str]] = SPLITS_OPT,
+    system: Optional[list[str]] = typer.Option(None, "--system", help="Report only these systems "
+                                               "(repeat; default: every system with results)."),
     judge: Optional[str] = typer.Option(None, "--judge", help="Report the scores of this judge "
                                                               "(default: that of the latest eval run)."),
     json_: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
@@ -149,7 +147,7 @@ def report_eval(
 
     from ..evaluate import save_eval_report
 
-    r, paths = save_eval_report(workspace, _splits(split), judge, out)
+    r, paths = save_eval_report(workspace, _splits(split), judge, out, system or None)
     if json_:
         typer.echo(json.dumps(r.to_json(), indent=2))
     else:

@@ -96,7 +96,7 @@ class Difference(BaseModel):
     proportions), with a seeded cluster-bootstrap 95% interval."""
 
     model_config = ConfigDict(extra="forbid")
-    kind: str  # "gated_minus_ungated" | "variant_minus_base"
+    kind: str  # "gated_minus_ungated" | "minus_ungated_twin" (plan-typed) | "variant_minus_base"
     system: str
     baseline: str
     split: str

@@ -125,12 +125,19 @@ def _judge_key(ws: Workspace, spec: str | None, kind: str) -> tuple[str | None, 
     return None, None
 
 
-def compute_report(ws: Workspace, splits: list[str] | None = None,
-                   judge: str | None = None) -> EvalReport:
+def compute_report(ws: Workspace, splits: list[str] | None = None, judge: str | None = None,
+                   systems_wanted: list[str] | None = None) -> EvalReport:
     """Aggregate the stored scores of every system's latest run (and every answer set)."""
     splits = list(splits or SPLITS)
     systems = store.latest_systems(ws)
     answer_sets = {r["name"]: r for r in ws.db["eval_answer_sets"].rows}
+    if systems_wanted:
+        unknown = [n for n in systems_wanted if n not in systems and n not in answer_sets]
+        if unknown:
+            raise BadInput(f"No evaluation results for system {unknown[0]!r}; systems with "
+                           f"results: {', '.join(sorted(systems) + sorted(answer_sets)) or 'none'}")
+        systems = {n: r for n, r in systems.items() if n in systems_wanted}
+        answer_sets = {n: r for n, r in answer_sets.items() if n in systems_wanted}
     if not systems and not answer_sets:
         raise BadInput(f"No evaluation results in workspace {str(ws.path)!r}: run `amg eval run` "
                        "(or score answers with `amg eval answers FILE --name NAME`)")
@@ -197,7 +204,8 @@ def differences(per_arc: dict[str, dict[str, dict[str, ArcScore]]],
     pairs: list[tuple[str, str, str]] = []
     for name, m in metas.items():
         if m.kind == "component" and m.ungated_twin and m.ungated_twin in per_arc:
-            pairs.append(("gated_minus_ungated", name, m.ungated_twin))
+            pairs.append(("gated_minus_ungated" if m.gated else "minus_ungated_twin", name,
+                          m.ungated_twin))
         base = variant_base(name)
         if base and base in per_arc and base != m.ungated_twin:
             pairs.append(("variant_minus_base", name, base))
@@ -217,10 +225,15 @@ def notes(metas: dict[str, SystemMeta], judge: dict) -> list[str]:
     out = []
     offline = [n for n, m in metas.items() if m.kind == "component" and m.offline]
     if offline:
-        out.append("Offline components (documented rules, not language models): "
-                   + "; ".join(f"{n}: " + ", ".join(f"{k} {v}" for k, v in metas[n].components.items())
-                               for n in offline)
-                   + ". Their numbers are what these rules reach on these arcs, not what the "
+        parts: dict[str, list[str]] = {}
+        for n in offline:
+            for stage, impl in metas[n].components.items():
+                if impl not in parts.setdefault(stage, []) and impl != "off":
+                    parts[stage].append(impl)
+        out.append(f"Offline components (documented rules, not language models) in {len(offline)} "
+                   f"system(s) ({', '.join(offline)}): "
+                   + "; ".join(f"{stage} {', '.join(impls)}" for stage, impls in parts.items())
+                   + ". These numbers are what the rules reach on these arcs, not what the "
                      "paper's LLM pipelines reach.")
     oracles = [n for n, m in metas.items() if m.oracle]
     if oracles:
@@ -229,7 +242,7 @@ def notes(metas: dict[str, SystemMeta], judge: dict) -> list[str]:
     llm = [n for n, m in metas.items() if m.kind == "component" and not m.offline]
     if llm:
         out.append("LLM components: " + "; ".join(f"{n} ({metas[n].model})" for n in llm) + ".")
-    kind = "heuristic (offline rules)" if judge["heuristic"] else "LLM"
+    kind = "heuristic rules, not a model" if judge["heuristic"] else "LLM"
     out.append(f"Equivalence judge: {judge['spec']} ({kind}, family {judge['family']}"
                + (f", {judge['equivalence_rubric']}" if judge.get("equivalence_rubric") else "") + ").")
     if any(m.kind == "answers" for m in metas.values()):
@@ -449,7 +462,7 @@ def _diff_cell(d: Difference | None) -> str:
 
 
 def _differences_md(r: EvalReport) -> list[str]:
-    ds = [d for d in r.differences if d.kind == "gated_minus_ungated" and d.measure != CALLS]
+    ds = [d for d in r.differences if d.kind != "variant_minus_base" and d.measure != CALLS]
     if not ds:
         return []
     rows = [[d.system, d.baseline, SPLIT_NAMES.get(d.split, d.split), MEASURE_NAMES[d.measure],
@@ -470,7 +483,7 @@ def _overhead(r: EvalReport) -> list[str]:
             if s is None:
                 continue
             d = next((x for x in r.differences if x.system == n and x.split == split
-                      and x.measure == CALLS and x.kind == "gated_minus_ungated"), None)
+                      and x.measure == CALLS and x.kind != "variant_minus_base"), None)
             rows.append([n, SPLIT_NAMES[split], _calls_cell(s),
                          f"{_diff_cell(d)} vs {d.baseline}" if d else "—"])
     if not rows:
@@ -522,7 +535,8 @@ def figures(r: EvalReport, out: Path) -> list[Path]:
                 st = [r.stat(n, "controlled", m, lv) for lv in CONFIRMATION_LEVELS]
                 series.append(Series(f"{n} ({what})", [s.value if s else None for s in st],
                                      [s.ci_low if s else None for s in st],
-                                     [s.ci_high if s else None for s in st], dashed=dashed))
+                                     [s.ci_high if s else None for s in st], dashed=dashed,
+                                     group=n))
         paths.append(levels_png(list(CONFIRMATION_LEVELS), series,
                                 "Figure 3: promotion of came-true plans by confirmation wording",
                                 "confirmation wording (more implicit ->)", "promotion rate (%)",
@@ -539,8 +553,8 @@ def write_report(r: EvalReport, out: Path) -> list[Path]:
 
 
 def save_eval_report(workspace: str | Path, splits: list[str] | None = None,
-                     judge: str | None = None, out_dir: str | Path | None = None
-                     ) -> tuple[EvalReport, list[Path]]:
+                     judge: str | None = None, out_dir: str | Path | None = None,
+                     systems: list[str] | None = None) -> tuple[EvalReport, list[Path]]:
     ws = Workspace(workspace, create=False)
-    r = compute_report(ws, splits, judge)
+    r = compute_report(ws, splits, judge, systems)
     return r, write_report(r, Path(out_dir) if out_dir else ws.path / "reports" / "eval")

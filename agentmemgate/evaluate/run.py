@@ -69,11 +69,13 @@ class _Failure:
 
 
 def resolve_systems(names: Iterable[str | SystemSpec] | None, *, model: str, workspace: Workspace,
-                    base_url: str | None, options: dict[str, Any]) -> list[SystemSpec]:
+                    base_url: str | None, variants: list[str],
+                    concurrency: int | None = None) -> list[SystemSpec]:
     out: list[SystemSpec] = []
     for n in (list(names) if names else list(DEFAULT_SYSTEMS)):
         spec = n if isinstance(n, SystemSpec) else resolve_system(
-            n, model=model, workspace=workspace, base_url=base_url, **options)
+            n, model=model, workspace=workspace, base_url=base_url, variants=variants,
+            concurrency=concurrency)
         if all(s.name != spec.name for s in out):
             out.append(spec)
     return out
@@ -95,13 +97,19 @@ def check_judge_family(ws: Workspace, judge: ValueJudge, arcs: list[tuple[Arc, s
 
 
 def _usage(specs: list[SystemSpec], judge: ValueJudge):
-    sources = [getattr(s.factory, "usage", None) for s in specs] + [judge.judge.usage]
+    """Summed model usage of the systems' factories (``factory.usage``) and the judge."""
+
+    def read(obj: Any) -> dict[str, int]:
+        u = getattr(obj, "usage", None)
+        u = u() if callable(u) else u
+        return u.as_dict() if hasattr(u, "as_dict") else dict(u or {})
 
     def total() -> dict[str, int]:
         out: dict[str, int] = {}
-        for u in sources:
-            d = u() if callable(u) else (u.as_dict() if u is not None else {})
-            for k, v in d.items():
+        seen: set[int] = set()
+        for obj in [s.factory for s in specs if id(s.factory) not in seen] + [judge.judge]:
+            seen.add(id(obj))
+            for k, v in read(obj).items():
                 out[k] = out.get(k, 0) + v
         return out
 
@@ -118,12 +126,13 @@ class _UsageView:
 def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpec] | None = None, *,
              model: str = "offline", base_url: str | None = None, judge: str = "offline",
              judge_base_url: str | None = None, allow_same_family: bool = False,
-             concurrency: int = 4, system_options: dict[str, Any] | None = None,
+             concurrency: int = 4, variants: list[str] | None = None,
              corrections: dict[str, Correction] | None = None,
              show_progress: bool = True) -> EvalSummary:
     t0 = time.perf_counter()
-    options = dict(system_options or {})
-    specs = resolve_systems(systems, model=model, workspace=ws, base_url=base_url, options=options)
+    variants = list(variants or [])
+    specs = resolve_systems(systems, model=model, workspace=ws, base_url=base_url,
+                            variants=variants, concurrency=max(16, concurrency))
     vj = get_value_judge(judge, workspace=ws, base_url=judge_base_url)
     arcs = load_arcs(ws, splits)
     check_judge_family(ws, vj, arcs, allow_same_family)
@@ -133,7 +142,7 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
     for s in specs:
         store.save_system(ws, s.run_key, s.info, s.options, s.model, s.source_sha)
     run_id = store.start_run(ws, {"model": model, "judge": judge, "concurrency": concurrency,
-                                  "options": options, "base_url": bool(base_url)},
+                                  "variants": variants, "base_url": bool(base_url)},
                              [s.name for s in specs], splits, jk)
 
     todo: list[_Item] = []

@@ -88,7 +88,8 @@ def show_arc(ws: Workspace, arc_id: str, system: str) -> str:
         marks[position(arc, arc.pending_turn)] = "still-pending mention"
     if s.outcome == "control":
         marks[truth.plan_t] = "completed change (control)"
-    out = [f"Arc {arc.id}: {s.split}, {s.factor} = {s.level}, outcome {s.outcome}",
+    out = [f"Arc {arc.id}: {s.split}, {s.factor} level {s.level}"
+           + (f", outcome {s.outcome}" if s.factor != "outcome" else ""),
            f"Field {s.field.attribute}: {s.field.description} Probe: {s.field.probe_question}",
            f"Truth: initial {s.initial_value!r}, plan {s.plan_value!r}; current value after each "
            f"session: {', '.join(repr(v) for v in arc.expected_value_after_session)}"]

@@ -84,20 +84,34 @@ def system_spec(factory: SystemFactory, *, name: str | None = None, model: str =
                       options=dict(options or {}), source_sha=source_sha(module))
 
 
-def resolve_system(name: str, *, model: str = "offline", workspace: Any = None,
-                   base_url: str | None = None, **options: Any) -> SystemSpec:
-    """``name`` (e.g. ``cautious-gated[no-retry]``) through the memory room's registry."""
-    from .. import memory
+def with_variants(name: str, variants: list[str]) -> str:
+    """``cautious-gated`` + ``["no-retry"]`` -> ``cautious-gated[no-retry]`` (merged into an
+    existing bracket), the memory registry's spelling of options."""
+    if not variants:
+        return name
+    if name.endswith("]") and "[" in name:
+        base, opts = name[:-1].split("[", 1)
+        have = [o.strip() for o in opts.split(",") if o.strip()]
+    else:
+        base, have = name, []
+    return f"{base}[{','.join(dict.fromkeys(have + variants))}]"
 
-    get = getattr(memory, "get_system", None)
-    if get is None:
-        raise BadInput("No memory systems are available (agentmemgate.memory.get_system is "
-                       "missing); score a system from its answers with `amg eval answers`")
+
+def resolve_system(name: str, *, model: str = "offline", workspace: Any = None,
+                   base_url: str | None = None, variants: list[str] | None = None,
+                   concurrency: int | None = None) -> SystemSpec:
+    """``name`` (e.g. ``cautious-gated[no-retry]``) through the memory room's registry; the
+    spec carries the registry's canonical name (``cautious-gated[retry]`` is ``cautious-gated``)."""
+    from ..memory import get_system
+
     kwargs: dict[str, Any] = {"model": model, "workspace": workspace}
     if base_url:
         kwargs["base_url"] = base_url
-    factory = get(name, **kwargs, **options)
-    return system_spec(factory, name=name, model=model, options=options)
+    if concurrency:
+        kwargs["concurrency"] = concurrency
+    info, factory = get_system(with_variants(name, list(variants or [])), **kwargs)
+    return system_spec(factory, name=info.name, model=model, info=info,
+                       options={"base_url": bool(base_url)} if base_url else {})
 
 
 def variant_base(name: str) -> str | None:
