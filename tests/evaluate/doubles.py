@@ -15,8 +15,9 @@ FIELD = FieldSpec(attribute="music_app", description="The user's current music a
 
 
 def info(name: str, gated: bool, twin: str | None = None, **kw) -> SystemInfo:
+    kw.setdefault("components", {"extractor": "script (test double)"})
     return SystemInfo(name=name, description=f"test double {name}", gated=gated,
-                      ungated_twin=twin, components={"extractor": "script (test double)"}, **kw)
+                      ungated_twin=twin, **kw)
 
 
 class ScriptedSystem(MemorySystem):
