@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict
 from ..corpora.llm_extract import find_verbatim
 from ..schema import normalize_text
 from .gazetteer import Hit, gazetteer
+from ._prompts import component_name, memory_rubric
 from .rules import clause_ids, cue_hits, offline_rules, sentences, tokens
 from .system import ContextTurn, ExtractedTuple, UserTurn
 
@@ -220,14 +221,12 @@ class LLMExtractor:
     """One model call per user turn under the style's rubric."""
 
     def __init__(self, model, style: str = "literal", rubric=None):
-        from .. import rubrics
-
         if style not in STYLES:
             raise ValueError(f"unknown extraction style {style!r}")
         self.model = model
         self.style = style
-        self.rubric = rubric or rubrics.load(f"memory_extract_{style}")
-        self.name = f"{model.spec}|{self.rubric.ref}#{self.rubric.sha256[:8]}"
+        self.rubric = rubric or memory_rubric(f"memory_extract_{style}")
+        self.name = component_name(model, self.rubric)
 
     def prompt(self, turn: UserTurn, context: list[ContextTurn]) -> str:
         from ..corpora._prompt import fill

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..schema import FieldSpec
 from .gazetteer import gazetteer
+from ._prompts import component_name, memory_rubric
 from .rules import OfflineRules, offline_rules, stem, words
 from .system import ExtractedTuple
 
@@ -127,12 +128,10 @@ class LLMMatcher:
     """One model call per tuple (``memory_match``, or ``memory_match_permissive``)."""
 
     def __init__(self, model, *, permissive: bool = False, rubric=None):
-        from .. import rubrics
-
         self.model = model
         self.permissive = permissive
-        self.rubric = rubric or rubrics.load("memory_match_permissive" if permissive else "memory_match")
-        self.name = f"{model.spec}|{self.rubric.ref}#{self.rubric.sha256[:8]}"
+        self.rubric = rubric or memory_rubric("memory_match_permissive" if permissive else "memory_match")
+        self.name = component_name(model, self.rubric)
 
     def prompt(self, tup: ExtractedTuple, fields: list[FieldSpec]) -> str:
         from ..corpora._prompt import fill

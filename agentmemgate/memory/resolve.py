@@ -29,6 +29,7 @@ from ..schema import FieldSpec, contains_value
 from .components import Predicates, Verdict, field_noun
 from .extract import OfflineExtractor, format_turns
 from .match import format_fields
+from ._prompts import component_name, memory_rubric
 from .rules import cue_hits, offline_rules, sentences, tokens
 from .store import same_value
 from .system import ContextTurn, ExtractedTuple, StagedState, UserTurn
@@ -121,11 +122,9 @@ class CheckAnswer(BaseModel):
 
 class LLMPredicateWriter:
     def __init__(self, model, rubric=None):
-        from .. import rubrics
-
         self.model = model
-        self.rubric = rubric or rubrics.load("memory_predicates")
-        self.name = f"{model.spec}|{self.rubric.ref}#{self.rubric.sha256[:8]}"
+        self.rubric = rubric or memory_rubric("memory_predicates")
+        self.name = component_name(model, self.rubric)
 
     def prompt(self, field: FieldSpec, tup: ExtractedTuple, value: str, current: str | None,
                context: list[ContextTurn]) -> str:
@@ -147,11 +146,9 @@ class LLMPredicateWriter:
 
 class LLMChecker:
     def __init__(self, model, rubric=None):
-        from .. import rubrics
-
         self.model = model
-        self.rubric = rubric or rubrics.load("memory_check")
-        self.name = f"{model.spec}|{self.rubric.ref}#{self.rubric.sha256[:8]}"
+        self.rubric = rubric or memory_rubric("memory_check")
+        self.name = component_name(model, self.rubric)
 
     def prompt(self, item: StagedState, field: FieldSpec, turn: UserTurn,
                context: list[ContextTurn]) -> str:
