@@ -72,7 +72,7 @@ def run(
                  allow_same_family=allow_same_family, concurrency=concurrency,
                  variants=variants, show_progress=not no_progress)
     kinds = sorted({"offline rules" if i.offline else "LLM" for i in s.systems})
-    typer.echo(f"systems: {', '.join(i.name for i in s.systems)} ({', '.join(kinds)}); "
+    typer.echo(f"systems: {', '.join(s.names)} ({', '.join(kinds)}); "
                f"judge: {s.judge.spec}{' (heuristic)' if s.judge.heuristic else ''}")
     typer.echo(f"{s.arcs} arcs x {len(s.systems)} systems: ran now {s.ran_now}, re-scored "
                f"{s.rescored}, already stored {s.already_done}, failed {s.failed}; "

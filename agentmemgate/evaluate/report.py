@@ -32,7 +32,7 @@ from ._plots import Series, levels_png
 from .aggregate import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CALLS, DIFFERENCE_MEASURES,
                         Difference, Stat, paired_difference, split_block)
 from .measures import MEASURES, ArcScore
-from .systems import DEFAULT_SYSTEMS, PAPER_SYSTEMS, variant_base
+from .systems import DEFAULT_SYSTEMS, PAPER_SYSTEMS, twin_name, variant_base
 
 SPLIT_NAMES = {"core": "core benchmark", "heldout": "held-out", "controlled": "controlled-difficulty"}
 MEASURE_NAMES = {
@@ -115,7 +115,7 @@ def _dump_block(block: dict) -> dict:
 def _order(names: list[str]) -> list[str]:
     rank = {n: i for i, n in enumerate(PAPER_SYSTEMS + tuple(n for n in DEFAULT_SYSTEMS
                                                              if n not in PAPER_SYSTEMS))}
-    return sorted(names, key=lambda n: (rank.get(n, len(rank)), n))
+    return sorted(names, key=lambda n: (n.partition("@")[2], rank.get(n.partition("@")[0], len(rank)), n))
 
 
 def _judge_key(ws: Workspace, spec: str | None, kind: str) -> tuple[str | None, dict | None]:
@@ -162,7 +162,7 @@ def compute_report(ws: Workspace, splits: list[str] | None = None, judge: str | 
         info = row["info"]
         got = store.scores(ws, row["run_key"], eq_key, current) if eq_key else []
         metas[name] = SystemMeta(name=name, kind="component", description=info.description,
-                                 gated=info.gated, ungated_twin=info.ungated_twin,
+                                 gated=info.gated, ungated_twin=twin_name(name, info.ungated_twin),
                                  components=info.components, offline=info.offline,
                                  oracle=info.oracle, model=row["model"], arcs_scored=len(got),
                                  failures=fails.get(name, 0))
@@ -289,6 +289,10 @@ def _main_systems(r: EvalReport) -> list[str]:
             if not n.startswith("plan-typed") and not variant_base(n)]
 
 
+def _strict(name: str) -> bool:
+    return name.partition("@")[0].partition("[")[0].endswith("-strict")
+
+
 def _gated(r: EvalReport, names: list[str]) -> list[str]:
     return [n for n in names if r.meta.systems[n].gated]
 
@@ -399,8 +403,10 @@ def _table4(r: EvalReport) -> list[str]:
     typed = [n for n in r.meta.systems if n.startswith("plan-typed")]
     if not typed:
         return []
-    refresh = [n for n in typed if not n.endswith("-strict")]
-    cols = refresh + [n for n in ("cautious-gated", "literal-gated") if n in r.meta.systems]
+    refresh = [n for n in typed if not _strict(n)]
+    models = {n.partition("@")[2] for n in typed}
+    cols = refresh + [n for n in r.meta.systems if n.partition("@")[0] in ("cautious-gated", "literal-gated")
+                      and n.partition("@")[2] in models]
     levels = [lv for lv in CONFIRMATION_LEVELS
               if any(r.stat(n, "controlled", "task_accuracy", lv) for n in cols)]
     out = ["## Table 4: plan-typed baseline (writes speculation as a masked plan-typed value)", ""]

@@ -40,6 +40,7 @@ FLUSH_OFFLINE = 200  # offline pairs are cheap to redo: store them in batches
 class EvalSummary(BaseModel):
     model_config = ConfigDict(extra="forbid")
     run_id: int
+    names: list[str]  # as results name them (``NAME@model`` for model components)
     systems: list[SystemInfo]
     splits: list[str]
     arcs: int
@@ -140,7 +141,7 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
     store.save_judge(ws, jk, "equivalence", vj.judge.spec, vj.judge.family, vj.judge.heuristic,
                      vj.rubric, vj.judge.rubric_sha256.get("equivalence", ""))
     for s in specs:
-        store.save_system(ws, s.run_key, s.info, s.options, s.model, s.source_sha)
+        store.save_system(ws, s.run_key, s.name, s.info, s.options, s.model, s.source_sha)
     run_id = store.start_run(ws, {"model": model, "judge": judge, "concurrency": concurrency,
                                   "variants": variants, "base_url": bool(base_url)},
                              [s.name for s in specs], splits, jk)
@@ -220,7 +221,8 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
     finally:
         store.save_finished(ws, buffer)
         store.finish_run(ws, run_id, status)
-    return EvalSummary(run_id=run_id, systems=[s.info for s in specs], splits=splits,
+    return EvalSummary(run_id=run_id, names=[s.name for s in specs],
+                       systems=[s.info for s in specs], splits=splits,
                        arcs=len(arcs), judge=vj.info, ran_now=ran, rescored=rescored,
                        already_done=done, failed=failed, failure_examples=examples,
                        component_calls=calls, seconds=round(time.perf_counter() - t0, 3))

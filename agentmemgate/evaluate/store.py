@@ -32,8 +32,8 @@ class Finished:
     judge_key: str
 
 
-def save_system(ws: Workspace, run_key: str, info: SystemInfo, options: dict, model: str,
-                source_sha: str) -> None:
+def save_system(ws: Workspace, run_key: str, name: str, info: SystemInfo, options: dict,
+                model: str, source_sha: str) -> None:
     t = now()
     with ws.db.conn:
         existing = ws.db["eval_systems"].count_where("run_key = ?", [run_key])
@@ -41,7 +41,7 @@ def save_system(ws: Workspace, run_key: str, info: SystemInfo, options: dict, mo
             ws.db["eval_systems"].update(run_key, {"last_run_at": t})
         else:
             ws.db["eval_systems"].insert(
-                {"run_key": run_key, "name": info.name, "info": info.model_dump_json(),
+                {"run_key": run_key, "name": name, "info": info.model_dump_json(),
                  "options": json.dumps(options, sort_keys=True, default=str), "model": model,
                  "source_sha256": source_sha, "created_at": t, "last_run_at": t})
 

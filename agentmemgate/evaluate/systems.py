@@ -110,12 +110,28 @@ def resolve_system(name: str, *, model: str = "offline", workspace: Any = None,
     if concurrency:
         kwargs["concurrency"] = concurrency
     info, factory = get_system(with_variants(name, list(variants or [])), **kwargs)
-    return system_spec(factory, name=info.name, model=model, info=info,
+    return system_spec(factory, name=display_name(info.name, model), model=model, info=info,
                        options={"base_url": bool(base_url)} if base_url else {})
 
 
+def display_name(name: str, model: str) -> str:
+    """How results name a system: ``literal-gated`` offline, ``literal-gated@openai:gpt-4o``
+    with model components (so runs of one system on two models sit side by side)."""
+    return name if model in ("offline", "", None) else f"{name}@{model}"
+
+
+def twin_name(display: str, twin: str | None) -> str | None:
+    """The ungated twin's display name, on the same model as ``display``."""
+    if twin is None:
+        return None
+    _, sep, model = display.partition("@")
+    return f"{twin}@{model}" if sep else twin
+
+
 def variant_base(name: str) -> str | None:
-    """``cautious-gated[no-retry]`` -> ``cautious-gated``: the system a bracketed variant varies."""
-    if name.endswith("]") and "[" in name:
-        return name[:name.index("[")]
+    """``cautious-gated[no-retry]`` -> ``cautious-gated`` (``...@model`` kept): the system a
+    bracketed variant varies."""
+    core, sep, model = name.partition("@")
+    if core.endswith("]") and "[" in core:
+        return core[:core.index("[")] + (sep + model)
     return None

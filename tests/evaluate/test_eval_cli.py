@@ -166,3 +166,37 @@ def test_export_without_eval_has_no_evaluation_section(tmp_path):
 
     build(tmp_path / "ws", tmp_path / "out", split="core", n_per_cell=1, show_progress=False)
     assert "## Evaluation" not in (tmp_path / "out" / "README.md").read_text()
+
+
+def test_llm_path_through_the_scripted_model_matches_offline(copy):
+    """``--model scripted:NAME`` drives the memory room's LLM components (answered by its
+    scripted_responder, which applies the offline rules to the prompt): the same scores as the
+    offline run, and a re-run makes no model call."""
+    from agentmemgate.llm import get_model
+    from agentmemgate.memory.scripted import scripted_responder
+
+    model = get_model("scripted:eval-cli")
+    model.respond_with(scripted_responder)
+    args = ["eval", "run", "--system", "literal-gated", "--model", "scripted:eval-cli",
+            "--split", "core", "--workspace", copy, "--no-progress", "--concurrency", "4"]
+    r = amg(*args)
+    assert r.exit_code == 0, r.output
+    assert "(LLM)" in r.output
+    calls = len(model.history)
+    assert calls > 0
+    again = amg(*args)
+    assert again.exit_code == 0 and "ran now 0" in again.output
+    assert len(model.history) == calls
+    from agentmemgate.evaluate import store
+
+    ws = Workspace(copy, create=False)
+    rows = store.latest_systems(ws)
+    llm = rows["literal-gated@scripted:eval-cli"]
+    assert llm["model"] == "scripted:eval-cli" and not llm["info"].offline
+    assert rows["literal-gated"]["info"].offline  # the offline run keeps its own name
+    rep = json.loads(amg("report", "eval", "--json", "--split", "core", "--workspace", copy,
+                         "--out", copy.parent / "rep").stdout)
+    assert rep["systems"]["literal-gated@scripted:eval-cli"] == rep["systems"]["literal-gated"]
+    assert rep["meta"]["systems"]["literal-gated@scripted:eval-cli"]["ungated_twin"] == \
+        "literal-ungated@scripted:eval-cli"
+    assert any("LLM components" in n for n in rep["meta"]["notes"])

@@ -182,3 +182,28 @@ def test_answers_scored_and_reported(hand_ws, tmp_path):
     assert r["core"]["task_accuracy"]["k"] == 1
     with pytest.raises(BadInput, match="already a component system"):
         run_answers(hand_ws, p, "literal-gated")
+
+
+def test_answers_with_an_llm_answer_judge(hand_ws, tmp_path):
+    """The LLM answer judge sees the field, the question and the answer -- never the labelled
+    values -- and its asserted values go through the equivalence judge."""
+    from agentmemgate.evaluate.judges import LLMAnswerJudge, AnswerQuestion
+
+    def respond(req):
+        if "Value 1:" in req.prompt:
+            return _equal_judge(req)
+        answer = req.prompt.split("<<<\n")[1].split("\n>>>")[0]
+        return {"asserted": [] if "know" in answer else [answer.rstrip(".")], "rationale": "read"}
+
+    get_model("scripted:answers").respond_with(respond)
+    j = LLMAnswerJudge("scripted:answers")
+    prompt = j.prompt(AnswerQuestion(field="music_app", description="d", probe_question="Which?",
+                                     answer="Deezer", candidates=("Pandora", "Deezer")))
+    assert "Pandora" not in prompt and "Deezer" in prompt  # candidates are never rendered
+    p = tmp_path / "a.jsonl"
+    p.write_text("\n".join(json.dumps({"arc_id": "h1", "after_session": i, "answer": a})
+                           for i, a in enumerate(["Deezer.", "I don't know."])) + "\n")
+    s = run_answers(hand_ws, p, "product", judge="scripted:answers", show_progress=False)
+    assert s.scored_now == 1 and s.failed == 0
+    r = compute_report(hand_ws, judge="scripted:answers").to_json()["systems"]["product"]["heldout"]
+    assert r["exposure"]["k"] == 1 and r["task_accuracy"]["k"] == 0
