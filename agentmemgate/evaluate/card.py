@@ -16,7 +16,7 @@ def card_section(ws: Workspace, splits: list[str]) -> str:
         if not ws.db["eval_systems"].exists() or (
                 not ws.db["eval_systems"].count and not ws.db["eval_answer_sets"].count):
             return ""
-        r = compute_report(ws, splits)
+        r = compute_report(ws, splits, with_differences=False)
     except AmgError:
         return ""
     cols = [n for n in _main_systems(r) if any(r.systems.get(n, {}).get(s) for s in splits)]

@@ -126,7 +126,8 @@ def _judge_key(ws: Workspace, spec: str | None, kind: str) -> tuple[str | None, 
 
 
 def compute_report(ws: Workspace, splits: list[str] | None = None, judge: str | None = None,
-                   systems_wanted: list[str] | None = None) -> EvalReport:
+                   systems_wanted: list[str] | None = None,
+                   with_differences: bool = True) -> EvalReport:
     """Aggregate the stored scores of every system's latest run (and every answer set)."""
     splits = list(splits or SPLITS)
     systems = store.latest_systems(ws)
@@ -174,7 +175,7 @@ def compute_report(ws: Workspace, splits: list[str] | None = None, judge: str | 
                                              f"(sha256 {row['sha256'][:12]})",
                                  arcs_scored=len(got))
         _collect(name, got, results, per_arc)
-    diffs = differences(per_arc, metas)
+    diffs = differences(per_arc, metas) if with_differences else []
     arcs = {s: sum(1 for _ in ws.db.execute("select 1 from arcs where split = ?", [s])) for s in splits}
     judge_info = {"spec": judge, "family": (eq_row or ans_row)["family"],
                   "heuristic": bool((eq_row or ans_row)["heuristic"]),
@@ -232,7 +233,8 @@ def notes(metas: dict[str, SystemMeta], judge: dict) -> list[str]:
                     parts[stage].append(impl)
         out.append(f"Offline components (documented rules, not language models) in {len(offline)} "
                    f"system(s) ({', '.join(offline)}): "
-                   + "; ".join(f"{stage} {', '.join(impls)}" for stage, impls in parts.items())
+                   + "; ".join(f"{stage} {', '.join(impls)}" for stage, impls in parts.items()
+                               if impls)
                    + ". These numbers are what the rules reach on these arcs, not what the "
                      "paper's LLM pipelines reach.")
     oracles = [n for n, m in metas.items() if m.oracle]
