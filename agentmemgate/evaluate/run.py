@@ -25,7 +25,7 @@ from ..memory.system import SystemInfo
 from ..progress import progress_bar
 from ..schema import SPLITS, Arc
 from ..validate.judges import JudgeInfo, check_families
-from ..validate.store import arcs_with_sha, generator_families_of
+from ..validate.store import generator_families_of, sha256_text
 from ..workspace import Workspace, now
 from . import store
 from .judges import ValueJudge, get_value_judge
@@ -82,8 +82,19 @@ def resolve_systems(names: Iterable[str | SystemSpec] | None, *, model: str, wor
     return out
 
 
+def workspace_arcs(ws: Workspace, splits: Iterable[str]) -> list[tuple[Arc, str]]:
+    """Every arc of ``splits`` (built or imported) with the sha256 of its stored JSON, in plan
+    order where there is a plan (arcs with no spec row, e.g. imported ones, come after)."""
+    splits = list(splits)
+    q = ",".join("?" * len(splits))
+    rows = ws.db.execute(
+        f"select arcs.json from arcs left join specs on specs.id = arcs.id where arcs.split in ({q}) "
+        "order by specs.rowid is null, specs.rowid, arcs.rowid", splits).fetchall()
+    return [(Arc.model_validate_json(raw), sha256_text(raw)) for (raw,) in rows]
+
+
 def load_arcs(ws: Workspace, splits: list[str]) -> list[tuple[Arc, str]]:
-    arcs = list(arcs_with_sha(ws, splits))
+    arcs = workspace_arcs(ws, splits)
     if not arcs:
         raise BadInput(f"No arcs in split(s) {', '.join(splits)} of workspace {str(ws.path)!r}: "
                        "build them with `amg build` (or bring them in with `amg import`)")
@@ -260,7 +271,7 @@ def run_answers(ws: Workspace, path: str | Path, name: str, *, judge: str = "off
     if name in taken:
         raise BadInput(f"--name {name!r} is already a component system's name; pick another name "
                        "for the answering system")
-    arcs = {a.id: (a, sha) for a, sha in arcs_with_sha(ws, SPLITS)}
+    arcs = {a.id: (a, sha) for a, sha in workspace_arcs(ws, SPLITS)}
     if not arcs:
         raise BadInput(f"No arcs in workspace {str(ws.path)!r}: build them with `amg build`")
     answers = read_answers(path, {i: len(a.sessions) for i, (a, _) in arcs.items()})

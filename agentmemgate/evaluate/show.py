@@ -8,6 +8,7 @@ import textwrap
 
 from ..errors import BadInput
 from ..memory.system import MemoryEvent, StoreSnapshot
+from ..schema import Arc
 from ..validate.store import current_arc_shas
 from ..workspace import Workspace
 from . import store
@@ -68,11 +69,11 @@ def _wrap(prefix: str, text: str, indent: int) -> list[str]:
 
 
 def show_arc(ws: Workspace, arc_id: str, system: str) -> str:
-    arcs = list(ws.arcs(ids=[arc_id]))
-    if not arcs:
+    row = ws.db.execute("select json from arcs where id = ?", [arc_id]).fetchone()
+    if row is None:
         raise BadInput(f"No arc {arc_id!r} in workspace {str(ws.path)!r} (ids are those of "
                        "`amg export` data.jsonl)")
-    arc = arcs[0]
+    arc = Arc.model_validate_json(row[0])
     systems = store.latest_systems(ws)
     answer_sets = {r["name"]: r for r in ws.db["eval_answer_sets"].rows}
     if system not in systems and system not in answer_sets:

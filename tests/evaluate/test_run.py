@@ -207,3 +207,33 @@ def test_answers_with_an_llm_answer_judge(hand_ws, tmp_path):
     assert s.scored_now == 1 and s.failed == 0
     r = compute_report(hand_ws, judge="scripted:answers").to_json()["systems"]["product"]["heldout"]
     assert r["exposure"]["k"] == 1 and r["task_accuracy"]["k"] == 0
+
+
+def test_imported_arcs_without_a_plan_are_evaluated(ws):
+    """Arcs in the workspace with no spec row (as an import may leave them) are still run."""
+    ws.save_arc(OPEN)  # no save_specs
+    s = run_eval(ws, ["core"], specs(), show_progress=False)
+    assert s.arcs == 1 and s.ran_now == 2
+
+
+def test_default_splits_give_the_papers_n(ws):
+    """n's on the default splits: core 40 at-risk and 60 probes; held-out 88 at-risk, 132 plans,
+    44 per outcome, 15 controls, 147 probes; controlled 20 per level."""
+    from agentmemgate.generate import generate, get_renderer
+
+    generate(ws, get_renderer("offline"), ["core", "heldout", "controlled"], show_progress=False)
+    run_eval(ws, ["core", "heldout", "controlled"], specs(), show_progress=False)
+    r = compute_report(ws, with_differences=False).to_json()["systems"]["toy-gated"]
+    n = {sp: {m: v["n"] for m, v in b.items() if m != "by_level"} for sp, b in r.items()}
+    assert n["core"]["pending_contamination"] == n["core"]["end_contamination"] == 40
+    assert n["core"]["task_accuracy"] == 60
+    h = n["heldout"]
+    assert "pending_contamination" not in h
+    assert (h["end_contamination"], h["staged_at_plan_turn"], h["promoted"], h["discarded"],
+            h["controls_committed"], h["over_holding"], h["task_accuracy"]) == (88, 132, 44, 44, 15, 15, 147)
+    levels = r["controlled"]["by_level"]
+    for lv in ("strongly_hedged", "weakly_hedged", "confident_no_date", "scheduled_with_date"):
+        assert levels[lv]["end_contamination"]["n"] == 20
+    for lv in ("verbatim", "paraphrase", "oblique", "situational"):
+        assert levels[lv]["promoted"]["n"] == 20
+    assert levels["completed_change"]["controls_committed"]["n"] == 19
