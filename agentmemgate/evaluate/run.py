@@ -19,7 +19,7 @@ from typing import Any, Iterable
 
 from pydantic import BaseModel, ConfigDict
 
-from ..errors import BadInput
+from ..errors import AmgError, BadInput
 from ..llm import CallFailed, Failed, run_concurrent
 from ..memory.system import SystemInfo
 from ..progress import progress_bar
@@ -67,16 +67,22 @@ class _Failure:
     item: _Item
     stage: str
     error: str
+    trace: Any = None  # a scoring failure keeps the trace: a re-run only re-scores it
 
 
 def resolve_systems(names: Iterable[str | SystemSpec] | None, *, model: str, workspace: Workspace,
                     base_url: str | None, variants: list[str],
                     concurrency: int | None = None) -> list[SystemSpec]:
+    from ..errors import MissingApiKey
+
     out: list[SystemSpec] = []
     for n in (list(names) if names else list(DEFAULT_SYSTEMS)):
-        spec = n if isinstance(n, SystemSpec) else resolve_system(
-            n, model=model, workspace=workspace, base_url=base_url, variants=variants,
-            concurrency=concurrency)
+        try:
+            spec = n if isinstance(n, SystemSpec) else resolve_system(
+                n, model=model, workspace=workspace, base_url=base_url, variants=variants,
+                concurrency=concurrency)
+        except MissingApiKey as e:
+            raise e.for_flag("--model", model) from None
         if all(s.name != spec.name for s in out):
             out.append(spec)
     return out
@@ -172,9 +178,8 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
     corrections = corrections or {}
 
     def work(it: _Item):
-        stage = "system"
+        stage, trace = "system", it.trace
         try:
-            trace = it.trace
             if trace is None:
                 trace = run_arc(new_system(it.spec.factory, it.spec.info, it.arc), it.arc,
                                 it.spec.name)
@@ -183,7 +188,13 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
             score = score_trace(trace, truth_of(it.arc, corrections.get(it.arc.id)), it.spec.info,
                                 lambda v, ref: vj.same(field, v, ref))
         except CallFailed as e:
-            return _Failure(it, stage, str(e))
+            return _Failure(it, stage, str(e), trace if it.trace is None else None)
+        except AmgError:
+            raise  # a bad key, an exhausted quota, bad input: stop the run, one line
+        except Exception as e:  # a bug in a system: record it against this arc, go on
+            if stage == "scoring":
+                raise
+            return _Failure(it, stage, f"{it.spec.name} raised {type(e).__name__}: {e}")
         return store.Finished(run_key=it.spec.run_key, system=it.spec.name, arc_id=it.arc.id,
                               split=it.arc.spec.split, level=it.arc.spec.level, arc_sha=it.sha,
                               trace=None if it.trace is not None else trace, score=score,
@@ -214,6 +225,11 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
         for r in results():
             if isinstance(r, _Failure):
                 failed += 1
+                if r.trace is not None:  # the system ran; only its scoring failed
+                    store.save_finished(ws, [store.Finished(
+                        run_key=r.item.spec.run_key, system=r.item.spec.name, arc_id=r.item.arc.id,
+                        split=r.item.arc.spec.split, level=r.item.arc.spec.level, arc_sha=r.item.sha,
+                        trace=r.trace, score=None, judge_key=jk)])
                 store.save_failure(ws, r.item.spec.run_key, r.item.spec.name, r.item.arc.id,
                                    r.stage, r.error)
                 if len(examples) < 10:

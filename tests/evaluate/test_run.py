@@ -237,3 +237,42 @@ def test_default_splits_give_the_papers_n(ws):
     for lv in ("verbatim", "paraphrase", "oblique", "situational"):
         assert levels[lv]["promoted"]["n"] == 20
     assert levels["completed_change"]["controls_committed"]["n"] == 19
+
+
+def test_a_judge_failure_keeps_the_trace_and_a_rerun_only_rescores(hand_ws):
+    make, made = counting(LITERAL, info("toy-ungated", False))
+    broken = {"on": True}
+
+    def judge(req):
+        if broken["on"]:
+            raise CallFailed("judge said nothing useful", kind="invalid_output")
+        return _equal_judge(req)
+
+    get_model("scripted:flaky-judge").respond_with(judge)
+    s = run_eval(hand_ws, ["core"], [system_spec(make)], judge="scripted:flaky-judge",
+                 show_progress=False)
+    assert s.failed == 4 and "(scoring)" in s.failure_examples[0]
+    assert hand_ws.db["eval_traces"].count == 4 and hand_ws.db["eval_scores"].count == 0
+    runs = len(made)
+    broken["on"] = False
+    s = run_eval(hand_ws, ["core"], [system_spec(make)], judge="scripted:flaky-judge",
+                 show_progress=False)
+    assert (s.failed, s.ran_now, s.rescored) == (0, 0, 4) and len(made) == runs
+
+
+def test_a_system_that_crashes_is_recorded_per_arc(hand_ws):
+    class Buggy(ScriptedSystem):
+        def process_turn(self, turn, context):
+            if "Deezer" in turn.text:
+                raise ValueError("index out of range in my extractor")
+            return super().process_turn(turn, context)
+
+    system_info = info("buggy", False)
+
+    def make(**_):
+        return Buggy({}, system_info)
+
+    make.info = system_info
+    s = run_eval(hand_ws, ["core"], [system_spec(make)], show_progress=False)
+    assert s.failed == 4
+    assert "buggy raised ValueError: index out of range" in s.failure_examples[0]
