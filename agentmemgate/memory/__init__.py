@@ -6,6 +6,7 @@ swappable components (``extract``, ``match``, ``resolve``, the ``classify`` clas
 with an offline rule implementation and an LLM one.
 """
 
+from .conversation import user_turns
 from .components import Checker, Extractor, Matcher, PredicateWriter, Predicates, Verdict
 from .extract import LLMExtractor, OfflineExtractor
 from .gate import Gate, Pipeline, gate_info
@@ -14,6 +15,7 @@ from .match import (LLMMatcher, PermissiveMatcher, WordOverlapMatcher, retry_tup
 from .oracle import OracleExtractor, OracleMatcher
 from .plan_typed import PlanTypedMemory
 from .registry import Factory, get_system, parse_name, system_names
+from .scripted import scripted_responder
 from .resolve import CueChecker, LLMChecker, LLMPredicateWriter, TemplatePredicateWriter
 from .store import ProfileStore, StagingArea
 from .system import (ContextTurn, EventKind, ExtractedTuple, FieldKey, FieldState, MemoryEvent,
@@ -28,5 +30,5 @@ __all__ = [
     "PredicateWriter", "Predicates", "ProfileStore", "StagedState", "StagingArea", "StoreSnapshot",
     "SystemFactory", "SystemInfo", "TemplatePredicateWriter", "UserTurn", "ValueInterval", "Verdict",
     "WordOverlapMatcher", "gate_info", "get_system", "parse_name", "retry_tuple", "strip_attribute",
-    "strip_value", "system_names",
+    "scripted_responder", "strip_value", "system_names", "user_turns",
 ]

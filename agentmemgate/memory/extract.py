@@ -11,12 +11,14 @@ The offline rules, per sentence of the user turn (cue lists: ``offline_rules.v1.
    know: a capitalized phrase right after a change verb ("switch to Zed Editor"). A value is
    filed under its catalog attribute; a value of several attributes, or a pattern value, takes the
    attribute whose noun words occur in the sentence or the two preceding turns (none: dropped).
-2. Each value gets a role from the nearest cue ending at most 4 words before it in its clause:
+2. Each value gets a role from the nearest cue ending at most 4 words before it in its clause,
+   with no other value in between ("from X to Y": X departs, Y is plain):
    target ("switching to X"), departure ("from X", "instead of X": never recorded) or stay
    ("sticking with X"). A value after a negation in its clause ("decided against switching to
    X", "haven't moved to X") is not asserted and is never recorded; negations inside plan cues
    ("not sure", "can't decide") do not count.
-3. One tuple per attribute and sentence: the last target if any, else the last other value.
+3. One tuple per attribute and sentence: the last target if any, else the last other value (a
+   value named in two sentences gives two tuples, one per span).
 4. Plan or fact: the value's clause decides (a plan cue and no completion cue: plan; the reverse:
    fact; both: the cue nearest before the value); with neither, a target's change verb decides
    (base or -ing form, "switch to", "switching to": plan; past: fact), else the sentence (plan
@@ -35,7 +37,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from ..corpora.llm_extract import find_verbatim
 from ..schema import normalize_text
@@ -65,12 +69,15 @@ class _Value:
 class OfflineExtractor:
     """The rule extractor of the module docstring, in either style."""
 
-    def __init__(self, style: str = "literal"):
+    def __init__(self, style: str = "literal", *, values=None, patterns: bool = True):
+        """``values``: a gazetteer to find values with (default: the catalog's); ``patterns``:
+        also take capitalized phrases after change verbs as values."""
         if style not in STYLES:
             raise ValueError(f"unknown extraction style {style!r}")
         self.style = style
         self.rules = offline_rules()
-        self.gazetteer = gazetteer()
+        self.gazetteer = values or gazetteer()
+        self.patterns = patterns
         self.name = self.rules.tag(f"extract-{style}")
 
     def extract(self, turn: UserTurn, context: list[ContextTurn]) -> list[ExtractedTuple]:
@@ -93,7 +100,7 @@ class OfflineExtractor:
     def _values(self, text: str, nearby: str) -> list[_Value]:
         hits = list(self.gazetteer.find(text))
         toks = tokens(text)
-        for a, b, cat in cue_hits(self.rules.extract, toks):
+        for a, b, cat in cue_hits(self.rules.extract, toks) if self.patterns else ():
             if cat != "target":
                 continue
             end = toks[b - 1][0] + len(toks[b - 1][1])
@@ -135,6 +142,7 @@ class OfflineExtractor:
         index = {w: i for i, (_, w) in enumerate(toks)}
         for i, v in enumerate(values):
             v.token = index.get(_PLACEHOLDER.format(i), -1)
+        value_tokens = [v.token for v in values]
         cues = cue_hits(self.rules.extract, toks)
         plan_spans = [(a, b) for a, b, c in cues if c == "plan"]
         negations = [(a, b) for a, b, c in cues if c == "negation"
@@ -150,7 +158,7 @@ class OfflineExtractor:
             v.negated = any(b <= v.token and clauses[a] == cl for a, b in negations)
             roles = [(b, b - a, c, a) for a, b, c in cues
                      if c in ("target", "departure", "stay") and v.token - WINDOW <= b <= v.token
-                     and clauses[a] == cl]
+                     and clauses[a] == cl and not any(b <= o < v.token for o in value_tokens)]
             target_verb_past = True
             if roles:
                 _, _, v.role, a = max(roles)
@@ -192,10 +200,28 @@ class ProposedTuple(BaseModel):
 
 
 class ExtractionAnswer(BaseModel):
-    """The JSON an extraction prompt asks for (validated; invalid replies are re-asked)."""
+    """The JSON an extraction prompt asks for (validated; invalid replies are re-asked).
+
+    Lenient about shapes a small model plainly means: a bare tuple object or a bare list is read
+    as the list of tuples, and a tuple without ``entity`` or ``span`` gets "user" / "" (the span
+    then falls back to the whole message). Anything else is invalid and re-asked.
+    """
 
     model_config = ConfigDict(extra="forbid")
     tuples: list[ProposedTuple]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _plain_shapes(cls, data: Any) -> Any:
+        if isinstance(data, list):
+            data = {"tuples": data}
+        elif isinstance(data, dict) and "tuples" not in data and "attribute" in data:
+            data = {"tuples": [data]}
+        if isinstance(data, dict) and isinstance(data.get("tuples"), list):
+            data = {**data, "tuples": [
+                {"entity": "user", "span": "", **t} if isinstance(t, dict) else t
+                for t in data["tuples"]]}
+        return data
 
 
 CONTEXT_TURNS = 4  # preceding turns shown to an LLM extractor

@@ -22,19 +22,28 @@ like. A component's model call that fails raises ``CallFailed`` out of ``process
 instance is then half-way through a turn, so discard it and re-run the conversation (answered
 calls come from the cache).
 
-Building a memory system from the parts::
+Building a memory system from the parts (any component can be swapped for your own object with
+the same one method: ``extract``, ``match``, ``classify``, ``write`` or ``check``)::
 
-    from agentmemgate.memory import Gate, OfflineExtractor, WordOverlapMatcher, UserTurn
-    from agentmemgate.memory import TemplatePredicateWriter, CueChecker, gate_info
+    import datetime as dt
     from agentmemgate.classify import get_classifier
+    from agentmemgate.memory import (CueChecker, FieldKey, Gate, OfflineExtractor,
+                                     TemplatePredicateWriter, UserTurn, WordOverlapMatcher, gate_info)
+    from agentmemgate.schema import FieldSpec
 
+    field = FieldSpec(attribute="grocery_store", description="The user's current grocery store.",
+                      probe_question="Which grocery store does the user currently shop at?")
     gate = Gate(gate_info("my-gate"), extractor=OfflineExtractor("literal"),
                 matcher=WordOverlapMatcher(), classifier=get_classifier("offline"),
                 predicates=TemplatePredicateWriter(), checker=CueChecker())
-    gate.begin([field])                       # the frozen, value-free FieldSpec(s)
-    events = gate.process_turn(UserTurn(text="I might switch to Safeway.", session=0, turn=0,
-                                        date=dt.date(2024, 5, 1), t=0), context=[])
-    gate.read(FieldKey.of(field))             # None: "Safeway" is staged, invisible to reads
+    gate.begin([field])                          # the frozen, value-free field set
+    day = dt.date(2024, 5, 1)
+    gate.process_turn(UserTurn(text="I shop at Safeway.", session=0, turn=0, date=day, t=0), [])
+    events = gate.process_turn(
+        UserTurn(text="I might switch to Aldi next month.", session=0, turn=2, date=day, t=2), [])
+    [e.kind for e in events]                     # ['staged']
+    gate.read(FieldKey.of(field))                # 'Safeway': the staged plan is invisible to reads
+    gate.snapshot(2).staged[0].confirm_when      # the promotion predicate written at staging
 """
 
 from __future__ import annotations

@@ -2,23 +2,25 @@
 
 The one exception to blindness, named as an oracle in every ``SystemInfo`` (``oracle=True``):
 the protocol builds these systems with ``factory(truth={attribute: [initial value, plan
-value]})``. They isolate the gate: extraction and matching are (nearly) perfect, so what remains
-is classification, staging and the checker.
+value]})``. They isolate the gate: values are found and filed without error, so what remains is
+classification, staging and the checker.
 
-* extractor: every truth value a sentence names (up to case and punctuation, or the value's
-  longest capitalized run for long values), the last one per attribute and sentence, quoted as
-  the truth spells it; the cautious style frames it as a plan (HEAD_plan, "considering X") when
-  the sentence has plan cues and no completion cue (the offline extractor's cue lists).
+* extractor: the offline extractor (either style) with its gazetteer replaced by the truth
+  values -- a sentence's value is a truth value it names (whole, or its longest capitalized run
+  for long values), filed under the truth's attribute; roles, negation and plan framing follow
+  the offline rules (a value under a negation is not asserted, so it is not extracted).
 * matcher: accepts a field iff the tuple's value IS one of that field's truth values (so a
   plan-framed value is declined and reaches the field only through the plan-frame retry).
 """
 
 from __future__ import annotations
 
+import re
+
 from ..schema import FieldSpec
-from .extract import STYLES
-from .resolve import mentions
-from .rules import cue_hits, offline_rules, sentences, tokens
+from .extract import OfflineExtractor
+from .gazetteer import Hit
+from .resolve import value_core
 from .store import same_value
 from .system import ContextTurn, ExtractedTuple, UserTurn
 
@@ -26,42 +28,51 @@ Truth = dict[str, list[str]]
 
 
 def check_truth(truth: object) -> Truth:
-    if not isinstance(truth, dict) or not all(
-            isinstance(k, str) and isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v)
+    if not isinstance(truth, dict) or not truth or not all(
+            isinstance(k, str) and isinstance(v, (list, tuple)) and v and all(isinstance(x, str) and x for x in v)
             for k, v in truth.items()):
         raise ValueError("an oracle system needs truth={attribute: [initial value, plan value]}")
     return {k: list(v) for k, v in truth.items()}
 
 
+class TruthValues:
+    """A gazetteer of the truth values only (whole values first, then their capitalized cores)."""
+
+    def __init__(self, truth: Truth):
+        forms: list[tuple[str, str, str]] = []  # (surface pattern, canonical value, attribute)
+        for attribute, values in truth.items():
+            for v in values:
+                forms.append((v, v, attribute))
+        for attribute, values in truth.items():
+            for v in values:
+                core = value_core(v)
+                if core != v and len(core) >= 3:
+                    forms.append((core, v, attribute))
+        self._forms = [(re.compile(rf"(?<![\w']){re.escape(f)}(?![\w'])", re.IGNORECASE), v, a)
+                       for f, v, a in forms]
+
+    def find(self, text: str) -> list[Hit]:
+        taken: list[Hit] = []
+        for rx, value, attribute in self._forms:
+            for m in rx.finditer(text):
+                a, b = m.span()
+                if not any(a < h.end and h.start < b for h in taken):
+                    taken.append(Hit(a, b, value, (attribute,)))
+        return sorted(taken, key=lambda h: h.start)
+
+    def noun_domains(self, text: str) -> dict[str, int]:
+        return {}
+
+
 class OracleExtractor:
     def __init__(self, truth: Truth, style: str = "literal"):
-        if style not in STYLES:
-            raise ValueError(f"unknown extraction style {style!r}")
         self.truth = check_truth(truth)
+        self._inner = OfflineExtractor(style, values=TruthValues(self.truth), patterns=False)
         self.style = style
-        self.rules = offline_rules()
         self.name = f"oracle-extract-{style}.v1"
 
     def extract(self, turn: UserTurn, context: list[ContextTurn]) -> list[ExtractedTuple]:
-        out: list[ExtractedTuple] = []
-        for sent in sentences(turn.text):
-            low = sent.text.lower()
-            cats = {c for _, _, c in cue_hits(self.rules.extract, tokens(sent.text))}
-            plan = "plan" in cats and "completion" not in cats
-            for attribute, values in self.truth.items():
-                named = [(low.find(v.lower()) if v.lower() in low else len(low), v)
-                         for v in values if mentions(sent.text, v)]
-                if not named:
-                    continue
-                value = max(named)[1]
-                if self.style == "cautious" and plan:
-                    tup = ExtractedTuple(attribute=f"{attribute.split('_')[0]}_plan",
-                                         value=f"considering {value}", span=sent.text)
-                else:
-                    tup = ExtractedTuple(attribute=attribute, value=value, span=sent.text)
-                if tup not in out:
-                    out.append(tup)
-        return out
+        return self._inner.extract(turn, context)
 
 
 class OracleMatcher:

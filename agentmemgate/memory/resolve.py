@@ -4,15 +4,16 @@ Offline rules (``offline_rules.v1.toml [check]``):
 
 * ``TemplatePredicateWriter`` fills two fixed sentences from the field's description, the staged
   value and the store's current value (the paper's example predicates, as a template).
-* ``CueChecker`` does not read the predicate text; it decides from cues, sentence by sentence:
-  - abandon: an abandonment cue ("decided against", "sticking with", "not happening") and the
-    sentence names the staged value, refers to the plan obliquely ("the switch", "what I
-    mentioned"), or states another value of the same field as the one kept or chosen (the offline
-    literal extractor's reading of the sentence);
-  - confirm: no abandonment cue and no not-done cue ("haven't", "still", "thinking"), and either
-    the sentence names the staged value (its longest capitalized run for long values) with a
-    completion cue or a simple-past verb ("picked up my refill at X": situational), or refers to
-    the plan obliquely with a completion cue ("went ahead with what I mentioned").
+* ``CueChecker`` does not read the predicate text; it decides from cues, on each sentence and
+  each pair of adjacent sentences ("units") of the turn:
+  - confirm: no abandonment cue anywhere in the turn, no not-done cue ("haven't", "still",
+    "thinking") in the unit, and either the unit names the staged value (or its longest
+    capitalized run, for long values) with a completion cue or a simple-past verb not followed by
+    "to" ("picked up my refill at X": situational), or it refers to the plan obliquely ("the
+    switch", "what I mentioned") with a completion cue ("went ahead with it");
+  - abandon: an abandonment cue ("decided against", "sticking with", "not happening") in a unit
+    that names the staged value, refers to the plan obliquely, or states another value of the
+    same field (as the offline literal extractor reads the unit).
   Confirm is tested first (Algorithm 1, line 13); with neither, the item stays pending.
 
 The LLM versions fill ``memory_predicates`` and ``memory_check``; the checker's prompt carries the
@@ -85,23 +86,30 @@ class CueChecker:
         self.name = self.rules.tag("check-cues")
 
     def _past(self, toks: list[tuple[int, str]]) -> bool:
-        return any((len(w) > 4 and w.endswith("ed")) or w in self.rules.irregular_past for _, w in toks)
+        """A simple-past verb not followed by 'to' ('picked up', not 'decided to')."""
+        ws = [w for _, w in toks] + [""]
+        return any(((len(w) > 4 and w.endswith("ed")) or w in self.rules.irregular_past)
+                   and ws[i + 1] != "to" for i, w in enumerate(ws[:-1]))
 
     def check(self, item: StagedState, field: FieldSpec, turn: UserTurn,
               context: list[ContextTurn]) -> Verdict:
+        sents = [s.text for s in sentences(turn.text)]
+        # Units: each sentence, and each pair of adjacent sentences ("Things changed. I use X now.")
+        units = sents + [f"{a} {b}" for a, b in zip(sents, sents[1:])]
+        dropping = "abandon" in {c for _, _, c in cue_hits(self.rules.check, tokens(turn.text))}
         verdict: Verdict = "neither"
-        for sent in sentences(turn.text):
-            toks = tokens(sent.text)
+        for unit in units:
+            toks = tokens(unit)
             cats = {c for _, _, c in cue_hits(self.rules.check, toks)}
-            named = mentions(sent.text, item.value)
+            named = mentions(unit, item.value)
             oblique = "oblique" in cats
-            if "abandon" not in cats and "not_done" not in cats and (
+            if not dropping and "not_done" not in cats and (
                     (named and ("completion" in cats or self._past(toks)))
                     or (oblique and "completion" in cats)):
                 return "confirm"
             if "abandon" in cats and verdict == "neither":
                 other = any(t.attribute == field.attribute and not same_value(t.value, item.value)
-                            for t in self._reader.extract(turn.model_copy(update={"text": sent.text}),
+                            for t in self._reader.extract(turn.model_copy(update={"text": unit}),
                                                           context))
                 if named or oblique or other:
                     verdict = "abandon"

@@ -127,3 +127,19 @@ def test_cautious_plans_reach_the_gate_only_through_the_retry():
 def test_gated_requires_its_components():
     with pytest.raises(ValueError):
         Gate(gate_info("x"), extractor=OfflineExtractor(), matcher=WordOverlapMatcher())
+
+
+def test_the_module_docstring_example_runs():
+    import re
+
+    import agentmemgate.memory.gate as gate_module
+
+    block = gate_module.__doc__.split("::", 1)[1]
+    code = "\n".join(line[4:] for line in block.splitlines() if line.startswith("    "))
+    lines = code.splitlines()
+    namespace: dict = {}
+    exec("\n".join(re.sub(r"\s+# .*$", "", ln) for ln in lines[:-3]), namespace)
+    assert [e.kind for e in namespace["events"]] == ["staged"]
+    gate, field = namespace["gate"], namespace["field"]
+    assert gate.read(namespace["FieldKey"].of(field)) == "Safeway"
+    assert "Aldi" in gate.snapshot(2).staged[0].confirm_when
