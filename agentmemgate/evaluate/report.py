@@ -475,9 +475,10 @@ def _differences_md(r: EvalReport) -> list[str]:
         return []
     rows = [[d.system, d.baseline, SPLIT_NAMES.get(d.split, d.split), MEASURE_NAMES[d.measure],
              _diff_cell(d)] for d in ds]
-    return (["## Paired differences: gated minus ungated twin", "",
-             "Points; \"up\"/\"down\" count conversations where the measure holds only for the "
-             "gated / only for the ungated system.", ""]
+    return (["## Paired differences: each system minus its ungated twin", "",
+             "Gated (and plan-typed) systems against the same pipeline with the gate off. Points; "
+             "\"up\"/\"down\" count conversations where the measure holds only for the system / "
+             "only for its ungated twin.", ""]
             + _table(["System", "Ungated twin", "Split", "Measure", "Difference [95% CI]"], rows))
 
 
