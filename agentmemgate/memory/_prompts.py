@@ -32,3 +32,21 @@ def memory_rubric(name: str, version: int | None = None) -> Rubric:
 def component_name(model, rubric: Rubric) -> str:
     """How SystemInfo.components names an LLM component: model, rubric version, file hash."""
     return f"{model.spec}|{rubric.ref}#{rubric.sha256[:8]}"
+
+
+# Output budgets per component call: enough for a valid answer, small enough that a model that
+# rambles is cut off early (the LLM layer re-asks, raising the budget, when a reply is cut off).
+BUDGETS = {"extract": 512, "match": 48, "predicates": 320, "check": 24}
+
+
+def budget(model, component: str) -> dict:
+    """``{"max_tokens": N}`` for ``model.complete`` when the LLM layer takes a per-call output
+    budget, else ``{}`` (the layer's own default applies)."""
+    return {"max_tokens": BUDGETS[component]} if _takes_budget(type(getattr(model, "_model", model))) else {}
+
+
+@lru_cache(maxsize=None)
+def _takes_budget(cls: type) -> bool:
+    import inspect
+
+    return "max_tokens" in inspect.signature(cls.complete).parameters

@@ -36,15 +36,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from ..corpora.llm_extract import find_verbatim
 from ..schema import normalize_text
+from ._prompts import budget, component_name, memory_rubric
 from .gazetteer import Hit, gazetteer
-from ._prompts import component_name, memory_rubric
 from .rules import clause_ids, cue_hits, offline_rules, sentences, tokens
 from .system import ContextTurn, ExtractedTuple, UserTurn
 
@@ -164,8 +163,7 @@ class OfflineExtractor:
                 _, _, v.role, a = max(roles)
                 if v.role == "target":
                     first = toks[a][1]
-                    target_verb_past = first.endswith("ed") or first in past or first in (
-                        "chose", "joined", "tried")
+                    target_verb_past = first.endswith("ed") or first in past or first == "chose"
             in_clause = [(b, c) for a, b, c in cues if c in ("plan", "completion") and clauses[a] == cl]
             kinds = {c for _, c in in_clause}
             if kinds == {"plan"}:
@@ -262,7 +260,8 @@ class LLMExtractor:
 
     def extract(self, turn: UserTurn, context: list[ContextTurn]) -> list[ExtractedTuple]:
         resp = self.model.complete(self.prompt(turn, context), schema=ExtractionAnswer,
-                                   temperature=0.0, purpose=f"memory.extract.{self.style}")
+                                   temperature=0.0, purpose=f"memory.extract.{self.style}",
+                                   **budget(self.model, "extract"))
         out: list[ExtractedTuple] = []
         for p in resp.parsed.tuples:
             attribute, value = snake(p.attribute), p.value.strip()

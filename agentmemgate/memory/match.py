@@ -23,8 +23,8 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from ..schema import FieldSpec
+from ._prompts import budget, component_name, memory_rubric
 from .gazetteer import gazetteer
-from ._prompts import component_name, memory_rubric
 from .rules import OfflineRules, offline_rules, stem, words
 from .system import ExtractedTuple
 
@@ -143,7 +143,8 @@ class LLMMatcher:
         if not fields:
             return None
         resp = self.model.complete(self.prompt(tup, fields), schema=MatchAnswer, temperature=0.0,
-                                   purpose="memory.match.permissive" if self.permissive else "memory.match")
+                                   purpose="memory.match.permissive" if self.permissive else "memory.match",
+                                   **budget(self.model, "match"))
         answer = (resp.parsed.field or "").strip().strip("`'\"").lower()
         for f in fields:
             if answer == f.attribute.lower() and f.entity == tup.entity:

@@ -21,6 +21,7 @@ from ..schema import FieldSpec
 from .extract import OfflineExtractor
 from .gazetteer import Hit
 from .resolve import value_core
+from .rules import offline_rules
 from .store import same_value
 from .system import ContextTurn, ExtractedTuple, UserTurn
 
@@ -64,12 +65,17 @@ class TruthValues:
         return {}
 
 
+def oracle_extractor_name(style: str) -> str:
+    """Named as an oracle, with the hash of the offline rules it applies to the truth values."""
+    return offline_rules().tag(f"extract-{style}").replace("offline-", "oracle-", 1)
+
+
 class OracleExtractor:
     def __init__(self, truth: Truth, style: str = "literal"):
         self.truth = check_truth(truth)
         self._inner = OfflineExtractor(style, values=TruthValues(self.truth), patterns=False)
         self.style = style
-        self.name = f"oracle-extract-{style}.v1"
+        self.name = oracle_extractor_name(style)
 
     def extract(self, turn: UserTurn, context: list[ContextTurn]) -> list[ExtractedTuple]:
         return self._inner.extract(turn, context)

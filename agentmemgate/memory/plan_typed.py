@@ -19,6 +19,7 @@ cache.
 from __future__ import annotations
 
 from .gate import Pipeline
+from .store import same_value
 from .system import ContextTurn, FieldKey, MemoryEvent, UserTurn
 
 READINGS = ("refresh", "strict")
@@ -50,8 +51,7 @@ class PlanTypedMemory(Pipeline):
                 events.append(self.event("plan_committed", turn, m, **typed,
                                          detail="" if added else "the same plan is already masked"))
                 continue
-            masked = [iv for iv in self.store.open_plans(key)
-                      if self.store_same(iv.value, value)]
+            masked = [iv for iv in self.store.open_plans(key) if same_value(iv.value, value)]
             if masked:
                 if self.reading == "refresh":
                     self.store.refresh(key, value, turn.t)
@@ -67,9 +67,3 @@ class PlanTypedMemory(Pipeline):
             events.append(self.event(kind, turn, m, **typed,
                                      detail="" if changed else "already the current value"))
         return events
-
-    @staticmethod
-    def store_same(a: str, b: str) -> bool:
-        from .store import same_value
-
-        return same_value(a, b)

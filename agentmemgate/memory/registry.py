@@ -39,7 +39,7 @@ from ..workspace import Workspace
 from .extract import LLMExtractor, OfflineExtractor
 from .gate import Gate
 from .match import RETRY_NAME, LLMMatcher, PermissiveMatcher, WordOverlapMatcher
-from .oracle import OracleExtractor, OracleMatcher, check_truth
+from .oracle import OracleExtractor, OracleMatcher, check_truth, oracle_extractor_name
 from .plan_typed import PlanTypedMemory
 from .resolve import CueChecker, LLMChecker, LLMPredicateWriter, TemplatePredicateWriter
 from .system import MemorySystem, SystemInfo
@@ -220,7 +220,7 @@ def get_system(name: str, *, model: str = "offline", workspace: Workspace | str 
 
     components: dict[str, str] = {}
     extractor_proto = None if oracle else make_extractor()
-    components["extractor"] = (f"oracle-extract-{base.style}.v1" if oracle else extractor_proto.name)
+    components["extractor"] = oracle_extractor_name(base.style) if oracle else extractor_proto.name
     components["matcher"] = "oracle-match.v1" if oracle else matcher.name
     components["retry"] = RETRY_NAME if retry else "off"
     if permissive:

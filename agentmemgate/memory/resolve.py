@@ -27,10 +27,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from ..schema import FieldSpec, contains_value
+from ._prompts import budget, component_name, memory_rubric
 from .components import Predicates, Verdict, field_noun
 from .extract import OfflineExtractor, format_turns
 from .match import format_fields
-from ._prompts import component_name, memory_rubric
 from .rules import cue_hits, offline_rules, sentences, tokens
 from .store import same_value
 from .system import ContextTurn, ExtractedTuple, StagedState, UserTurn
@@ -146,7 +146,7 @@ class LLMPredicateWriter:
               context: list[ContextTurn]) -> Predicates:
         resp = self.model.complete(self.prompt(field, tup, value, current, context),
                                    schema=PredicatesAnswer, temperature=0.0,
-                                   purpose="memory.predicates")
+                                   purpose="memory.predicates", **budget(self.model, "predicates"))
         a: PredicatesAnswer = resp.parsed
         return Predicates(confirm_when=a.confirm_when.strip() or "(empty)",
                           abandon_when=a.abandon_when.strip() or "(empty)")
@@ -170,7 +170,7 @@ class LLMChecker:
     def check(self, item: StagedState, field: FieldSpec, turn: UserTurn,
               context: list[ContextTurn]) -> Verdict:
         resp = self.model.complete(self.prompt(item, field, turn, context), schema=CheckAnswer,
-                                   temperature=0.0, purpose="memory.check")
+                                   temperature=0.0, purpose="memory.check", **budget(self.model, "check"))
         return resp.parsed.verdict
 
 

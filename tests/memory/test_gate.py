@@ -143,3 +143,50 @@ def test_the_module_docstring_example_runs():
     gate, field = namespace["gate"], namespace["field"]
     assert gate.read(namespace["FieldKey"].of(field)) == "Safeway"
     assert "Aldi" in gate.snapshot(2).staged[0].confirm_when
+
+
+def test_permissive_matcher_is_a_second_call_after_a_decline():
+    from agentmemgate.memory import PermissiveMatcher
+
+    texts = ("I buy my groceries at Safeway.", "I'm thinking about switching to Aldi.")
+    strict, _ = make("cautious", answers={"thinking": "speculation"})
+    run(strict, *texts)
+    loose, _ = make("cautious", answers={"thinking": "speculation"}, permissive=PermissiveMatcher())
+    out = run(loose, *texts)
+    (e,) = out[1]
+    assert (e.kind, e.value, e.matched_by_retry) == ("staged", "Aldi", False)
+    assert loose.calls == strict.calls + 1 + 1 + 1  # permissive match, classify, predicates
+
+
+def plan_typed(reading, answers):
+    from agentmemgate.memory import PlanTypedMemory
+
+    system = PlanTypedMemory(gate_info("pt", gated=False), extractor=OfflineExtractor("literal"),
+                             matcher=WordOverlapMatcher(), classifier=ScriptedClassifier(answers),
+                             reading=reading)
+    system.begin([FIELD])
+    return system
+
+
+@pytest.mark.parametrize("reading,final,kinds", [
+    ("refresh", "Aldi", ["refreshed"]),
+    ("strict", "Safeway", []),
+])
+def test_plan_typed_masks_plans_and_resolves_them_only_under_refresh(reading, final, kinds):
+    system = plan_typed(reading, {"might": "speculation"})
+    out = run(system, "I buy my groceries at Safeway.", "I might switch to Aldi.",
+              "Update: I switched to Aldi.")
+    assert [e.kind for e in out[1]] == ["plan_committed"]
+    assert system.read(KEY) == "Safeway" or reading == "refresh"
+    assert [e.kind for e in out[2]] == kinds
+    assert system.read(KEY) == final
+    history = system.snapshot(4).fields[0].history
+    assert [iv.plan for iv in history][:2] == [False, True]
+    assert system.snapshot(4).staged == []  # no staging area
+    assert system.calls == 3 + 3 + 3  # extract, match, classify per turn; nothing else
+
+
+def test_plan_typed_commits_other_values_as_facts():
+    system = plan_typed("strict", {"might": "speculation"})
+    run(system, "I buy my groceries at Safeway.", "I might switch to Aldi.", "I switched to Kroger.")
+    assert system.read(KEY) == "Kroger" and [iv.value for iv in system.store.open_plans(KEY)] == ["Aldi"]
