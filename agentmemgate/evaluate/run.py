@@ -271,6 +271,12 @@ class AnswersSummary(BaseModel):
     seconds: float
 
 
+def _old_verdict(conn, name: str, arc_id: str, i: int) -> str | None:
+    row = conn.execute("select verdict from eval_answers where name = ? and arc_id = ? and "
+                       "after_session = ?", [name, arc_id, i]).fetchone()
+    return row[0] if row else None
+
+
 def run_answers(ws: Workspace, path: str | Path, name: str, *, judge: str = "offline",
                 judge_base_url: str | None = None, allow_same_family: bool = False,
                 concurrency: int = 4, show_progress: bool = True) -> AnswersSummary:
@@ -338,20 +344,20 @@ def run_answers(ws: Workspace, path: str | Path, name: str, *, judge: str = "off
         verdict_rows += [{"name": name, "arc_id": arc.id, "after_session": i,
                           "answer": answers[arc.id][i], "verdict": v.model_dump_json()}
                          for i, v in enumerate(verdicts)]
-    with ws.db.conn:
-        previous = ws.db["eval_answer_sets"].rows_where("name = ?", [name])
-        if any(p["sha256"] != file_sha for p in previous):
-            ws.db["eval_answers"].delete_where("name = ?", [name])
-        ws.db["eval_answer_sets"].upsert(
+    with store.atomic(ws) as conn:  # the set, its answers and their verdicts together
+        previous = conn.execute("select sha256 from eval_answer_sets where name = ?", [name]).fetchall()
+        if any(p[0] != file_sha for p in previous):
+            conn.execute("delete from eval_answers where name = ?", [name])
+        store.put(conn, "eval_answer_sets", [
             {"name": name, "run_key": run_key, "path": str(path), "sha256": file_sha,
              "arcs": len(answers), "lines": sum(len(v) for v in answers.values()),
-             "created_at": now()}, pk="name")
-        for arc_id, texts in answers.items():  # every answer is kept, judged or not
-            ws.db["eval_answers"].upsert_all(
-                [{"name": name, "arc_id": arc_id, "after_session": i, "answer": t}
-                 for i, t in enumerate(texts)], pk=("name", "arc_id", "after_session"))
-        if verdict_rows:
-            ws.db["eval_answers"].upsert_all(verdict_rows, pk=("name", "arc_id", "after_session"))
+             "created_at": now()}])
+        judged = {(r["arc_id"], r["after_session"]) for r in verdict_rows}
+        store.put(conn, "eval_answers", verdict_rows + [  # every answer is kept, judged or not
+            {"name": name, "arc_id": arc_id, "after_session": i, "answer": t,
+             "verdict": _old_verdict(conn, name, arc_id, i)}
+            for arc_id, texts in answers.items() for i, t in enumerate(texts)
+            if (arc_id, i) not in judged])
     store.save_judge(ws, jk, "answers", vj.judge.spec, vj.judge.family, vj.judge.heuristic,
                      vj.rubric, vj.judge.rubric_sha256.get("equivalence", ""), aj.rubric)
     store.save_finished(ws, finished)

@@ -8,8 +8,11 @@ keyed by trace and judge, so another judge re-scores stored traces without re-ru
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 from dataclasses import dataclass
+from typing import Iterator
 
 from ..memory.system import SystemInfo
 from ..workspace import Workspace, now
@@ -30,6 +33,30 @@ class Finished:
     trace: Trace | None
     score: ArcScore | None
     judge_key: str
+
+
+@contextlib.contextmanager
+def atomic(ws: Workspace) -> Iterator[sqlite3.Connection]:
+    """One transaction for several writes (sqlite-utils' bulk helpers commit on their own)."""
+    conn = ws.db.conn
+    if conn.in_transaction:
+        conn.commit()
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.rollback()
+        raise
+    conn.commit()
+
+
+def put(conn: sqlite3.Connection, table: str, rows: list[dict]) -> None:
+    """Insert or replace ``rows`` (all with the same keys) into ``table`` on ``conn``."""
+    if not rows:
+        return
+    cols = list(rows[0])
+    conn.executemany(f"insert or replace into {table} ({', '.join(cols)}) "
+                     f"values ({', '.join('?' * len(cols))})", [[r[c] for c in cols] for r in rows])
 
 
 def save_system(ws: Workspace, run_key: str, name: str, info: SystemInfo, options: dict,
@@ -96,14 +123,11 @@ def save_finished(ws: Workspace, done: list[Finished]) -> None:
                "system": d.system, "split": d.split, "level": d.level, "arc_sha256": d.arc_sha,
                "score": d.score.model_dump_json(), "created_at": t}
               for d in done if d.score is not None]
-    with ws.db.conn:
-        if traces:
-            ws.db["eval_traces"].upsert_all(traces, pk=("run_key", "arc_id"))
-        if scores:
-            ws.db["eval_scores"].upsert_all(scores, pk=("run_key", "arc_id", "judge_key"))
-        for d in done:
-            ws.db.execute("delete from eval_failures where run_key = ? and arc_id = ?",
-                          [d.run_key, d.arc_id])
+    with atomic(ws) as conn:  # a trace and its score land together, or neither does
+        put(conn, "eval_traces", traces)
+        put(conn, "eval_scores", scores)
+        conn.executemany("delete from eval_failures where run_key = ? and arc_id = ?",
+                         [[d.run_key, d.arc_id] for d in done])
 
 
 def save_failure(ws: Workspace, run_key: str, system: str, arc_id: str, stage: str,
