@@ -134,3 +134,18 @@ def test_the_same_arc_gives_the_same_trace(arcs):
     a, ea = _run("cautious-gated", arc)
     b, eb = _run("cautious-gated", arc)
     assert ea == eb and a.snapshot(99) == b.snapshot(99)
+
+
+@pytest.mark.parametrize("kwargs,needle", [
+    (dict(model="nonsense"), "use provider:model"),
+    (dict(model="openai:gpt-x"), "No API key"),
+    (dict(model="scripted:x", workspace="/nonexistent/ws"), "No workspace"),
+    (dict(model="scripted:x", concurrency=0), "concurrency must be at least 1"),
+    (dict(model="scripted:x", bogus=1), "Bad option 'bogus'"),
+])
+def test_bad_model_settings_are_one_line_errors(kwargs, needle):
+    from agentmemgate.errors import AmgError
+
+    with pytest.raises(AmgError) as e:
+        get_system("literal-gated", **kwargs)
+    assert needle in str(e.value) and "\n" not in str(e.value)
