@@ -217,3 +217,50 @@ def m009_miner_checkpoints_and_turns(db: sqlite_utils.Database) -> None:
                "PRIMARY KEY (source_key, session_id)) WITHOUT ROWID")
     db.execute("CREATE TABLE mined_turns (source_key TEXT, key TEXT, speaker TEXT, text_z BLOB, "
                "PRIMARY KEY (source_key, key)) WITHOUT ROWID")
+
+
+@migration
+def m012_eval(db: sqlite_utils.Database) -> None:
+    """Evaluation (``amg eval``): the systems run (one row per run key: name + options + model +
+    component hashes), one trace per (system run key, arc) stored as it finishes, failures a re-run
+    retries, per-arc scores per judge, the judges used, black-box answer sets, and eval runs."""
+    db["eval_systems"].create(
+        {"run_key": str, "name": str, "info": str, "options": str, "model": str, "source_sha256": str,
+         "created_at": str, "last_run_at": str},
+        pk="run_key",
+    )
+    db["eval_systems"].create_index(["name"])
+    db["eval_traces"].create(
+        {"run_key": str, "arc_id": str, "system": str, "split": str, "arc_sha256": str,
+         "trace": str, "calls": int, "user_messages": int, "created_at": str},
+        pk=("run_key", "arc_id"),
+    )
+    db["eval_failures"].create(
+        {"run_key": str, "arc_id": str, "system": str, "stage": str, "error": str, "created_at": str},
+        pk=("run_key", "arc_id"),
+    )
+    db["eval_scores"].create(
+        {"run_key": str, "arc_id": str, "judge_key": str, "system": str, "split": str, "level": str,
+         "arc_sha256": str, "score": str, "created_at": str},
+        pk=("run_key", "arc_id", "judge_key"),
+    )
+    db["eval_scores"].create_index(["judge_key", "system"])
+    db["eval_judges"].create(
+        {"judge_key": str, "kind": str, "spec": str, "family": str, "heuristic": int, "rubric": str,
+         "rubric_sha256": str, "answer_rubric": str, "created_at": str, "last_used_at": str},
+        pk="judge_key",
+    )
+    db["eval_answer_sets"].create(
+        {"name": str, "run_key": str, "path": str, "sha256": str, "arcs": int, "lines": int,
+         "created_at": str},
+        pk="name",
+    )
+    db["eval_answers"].create(
+        {"name": str, "arc_id": str, "after_session": int, "answer": str, "verdict": str},
+        pk=("name", "arc_id", "after_session"),
+    )
+    db["eval_runs"].create(
+        {"id": int, "params": str, "systems": str, "splits": str, "judge_key": str,
+         "started_at": str, "finished_at": str, "status": str},
+        pk="id",
+    )
