@@ -199,3 +199,11 @@ def m006_statement_speaker(db: sqlite_utils.Database) -> None:
     """Who made each statement and when (shown in evidence-type audits of statement sets)."""
     db["statements"].add_column("speaker", str)
     db["statements"].add_column("date", str)
+
+
+@migration
+def m010_arc_imports(db: sqlite_utils.Database) -> None:
+    """Where imported arcs came from (``amg import``): file, line and the line's sha256."""
+    db["arc_imports"].create(
+        {"arc_id": str, "source": str, "line": int, "sha256": str, "imported_at": str}, pk="arc_id",
+    )

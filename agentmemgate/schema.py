@@ -140,6 +140,9 @@ class ArcSpec(BaseModel):
     pending_window: bool  # core/controlled: outcome in a later session, after >=1 user turn
     seed: int  # this arc's rendering seed, derived from plan_seed
     plan_seed: int  # the build's --seed: the one number that reproduces the split
+    # This arc's place among the build's arcs of its domain (all splits, in split order): the
+    # offline renderer deals its data banks by it, so arcs of one domain do not repeat each other.
+    domain_index: int = 0
 
     @model_validator(mode="after")
     def _consistent(self) -> "ArcSpec":
