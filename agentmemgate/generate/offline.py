@@ -215,14 +215,16 @@ class _ArcWriter:
             bank["chat"], bank["plan"], bank["outcome"], bank["replies"])
         self.exchanges = domain_exchanges(self.domain, spec)
         self.general = general_exchange(self.domain, spec)
+        self.ordinal = sorted(load_catalog()).index(spec.domain)
         self.sessions = [Session(date=d, turns=[]) for d in spec.session_dates]
         self.slots = self._base_slots()
 
     # -- helpers ---------------------------------------------------------------------------
     def deal(self, items: list, salt: str):
         """The item for this arc: arcs of one domain go round the list in turn (by their place
-        among the domain's arcs), from a start that depends on the list and the seed."""
-        start = zlib.crc32(f"{salt}:{self.spec.plan_seed}".encode())
+        among the domain's arcs), each domain from its own start, which also depends on the list
+        and the seed."""
+        start = zlib.crc32(f"{salt}:{self.spec.plan_seed}".encode()) + self.ordinal
         return items[(self.spec.domain_index + start) % len(items)]
 
     def pick(self, items: list[str], salt: str) -> str:
