@@ -86,7 +86,9 @@ def normalize_text(s: str) -> str:
 
 
 def _contains_words(haystack: str, needle: str) -> bool:
-    return re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", haystack) is not None
+    # Both are normalized (word characters and single spaces), so a whole-word match is a
+    # space-delimited substring: no regex to compile per value.
+    return f" {needle} " in f" {haystack} "
 
 
 def contains_value(text: str, value: str) -> bool:

@@ -199,11 +199,13 @@ def _stored(ws: Workspace, ids: list[str]) -> dict[str, Arc]:
     return out
 
 
-def import_arcs(ws: Workspace, path: str | Path, split: str | None = None,
+def import_arcs(workspace: Workspace | str | Path, path: str | Path, split: str | None = None,
                 replace: bool = False) -> ImportSummary:
-    """Import every arc of ``path`` into ``ws`` in one transaction, or nothing."""
+    """Import every arc of ``path`` in one transaction, or nothing. The file is read and checked
+    before the workspace is opened, so a bad file leaves no new workspace behind."""
     path = Path(path)
     arcs, ignored = read_arcs(path, split)
+    ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
     stored = _stored(ws, [a.id for _, a, _ in arcs])
     new, changed, same = [], [], []
     for n, arc, _ in arcs:

@@ -11,6 +11,7 @@ figures; the dataset card reports them.
 from __future__ import annotations
 
 from collections import Counter
+from functools import lru_cache
 from typing import Iterable
 
 from pydantic import BaseModel, ConfigDict
@@ -47,6 +48,16 @@ class Diversity(BaseModel):
     qa_no_overlap: Proportion
 
 
+_norm = lru_cache(maxsize=65536)(normalize_text)
+
+
+@lru_cache(maxsize=65536)
+def _counted_sentences(text: str) -> tuple[tuple[str, str], ...]:
+    """(sentence, normalized key) for the sentences long enough to count as repeats."""
+    pairs = ((s, normalize_text(s)) for s in sentences(text))
+    return tuple((s, k) for s, k in pairs if len(k.split()) >= SENTENCE_MIN_WORDS)
+
+
 def _distinct(texts: list[str]) -> Proportion:
     return wilson(len(set(texts)), len(texts))
 
@@ -67,15 +78,13 @@ def measure(arcs: Iterable[Arc], top: int = 10) -> Diversity:
         keys = key_turns(arc)
         for si, s in enumerate(arc.sessions):
             for ti, t in enumerate(s.turns):
-                norm = normalize_text(t.text)
+                norm = _norm(t.text)
                 if t.role == "assistant":
                     assistant.append(norm)
                     display.setdefault(norm, t.text)
-                    for sent in sentences(t.text):
-                        k = normalize_text(sent)
-                        if len(k.split()) >= SENTENCE_MIN_WORDS:
-                            sent_counts[k] += 1
-                            display.setdefault(k, sent)
+                    for sent, k in _counted_sentences(t.text):
+                        sent_counts[k] += 1
+                        display.setdefault(k, sent)
                     prev = s.turns[ti - 1] if ti else None
                     if prev is not None and prev.role == "user" and question_part(prev.text):
                         n = len(qa_overlap(prev.text, t.text, lex))

@@ -18,6 +18,7 @@ import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
@@ -66,6 +67,9 @@ _MONTHS = ["january", "february", "march", "april", "may", "june", "july", "augu
 _WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 _DATE = re.compile(r"(?:(?P<wd>" + "|".join(_WEEKDAYS) + r"),?\s+(?:the\s+)?)?(?P<mon>" + "|".join(_MONTHS)
                    + r")\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?\b")
+_DAYS = "|".join(_WEEKDAYS)
+_TOMORROW = re.compile(rf"\btomorrow,? (?:on )?({_DAYS})\b|\b({_DAYS}),? tomorrow\b")
+_ON_WEEKDAY = re.compile(rf"\bon (?:{_DAYS})\b")
 _NUM = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
         "eight": 8, "nine": 9, "ten": 10}
 
@@ -76,13 +80,19 @@ def realism_lexicon() -> Lexicon:
 
 # -- text helpers ----------------------------------------------------------------------------------
 def sentences(text: str) -> list[str]:
-    return [s for s in _SENTENCE_END.split(text.strip()) if s]
+    return list(_sentences(text))
+
+
+@lru_cache(maxsize=65536)
+def _sentences(text: str) -> tuple[str, ...]:
+    return tuple(s for s in _SENTENCE_END.split(text.strip()) if s)
 
 
 def clauses(sentence: str) -> list[str]:
     return [c for c in _CLAUSE.split(normalize(sentence)) if c.strip()]
 
 
+@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """Crude suffix stripping so 'tab' and 'tabs', 'come' and 'coming', 'run' and 'running' meet."""
     for suffix in ("ing", "ed", "es", "s", "e", "y"):
@@ -94,16 +104,25 @@ def stem(word: str) -> str:
     return word
 
 
-def content_stems(text: str, lex: Lexicon) -> set[str]:
-    return {stem(w) for w in _WORD.findall(normalize(text))
-            if w not in lex.stopwords and len(w) > 2 and not w.isdigit()}
+def content_stems(text: str, lex: Lexicon) -> frozenset[str]:
+    return _content_stems(text, lex.stopwords)
+
+
+@lru_cache(maxsize=65536)
+def _content_stems(text: str, stopwords: frozenset[str]) -> frozenset[str]:
+    return frozenset(stem(w) for w in _WORD.findall(normalize(text))
+                     if w not in stopwords and len(w) > 2 and not w.isdigit())
 
 
 def question_part(text: str, lex: Lexicon | None = None) -> str:
     """The sentences of a turn that ask something (end in '?'), phatic ('Got a minute?') and
     rhetorical ones ('Remember what I was weighing up?') aside: they ask for no answer. A question
     with fewer than two content words ('How do I fix it?') brings the sentence before it along."""
-    lex = lex or realism_lexicon()
+    return _question_part(text, lex or realism_lexicon())
+
+
+@lru_cache(maxsize=65536)
+def _question_part(text: str, lex: Lexicon) -> str:
     sents = sentences(text)
     out = []
     for i, s in enumerate(sents):
@@ -306,13 +325,12 @@ def time_references(q: RealismQuestion, lex: Lexicon) -> CriterionVerdict:
                 if lex.has("future", s_norm) and not lex.has("change_done", s_norm) and when < d:
                     return _fail(f"{_where(si, ti)} plans something for '{m.group(0)}', which is before "
                                  f"this session's date ({d.isoformat()}).")
-            if "tomorrow" in s_norm:
-                for wd in _WEEKDAYS:
-                    if re.search(rf"\btomorrow,? (?:on )?{wd}\b|\b{wd},? tomorrow\b", s_norm):
-                        real = _WEEKDAYS[(d + dt.timedelta(1)).weekday()]
-                        if wd != real:
-                            return _fail(f"{_where(si, ti)} calls {wd} 'tomorrow', but the day after "
-                                         f"{d.isoformat()} is a {real}.")
+            if "tomorrow" in s_norm and (m := _TOMORROW.search(s_norm)):
+                wd = m.group(1) or m.group(2)
+                real = _WEEKDAYS[(d + dt.timedelta(1)).weekday()]
+                if wd != real:
+                    return _fail(f"{_where(si, ti)} calls {wd} 'tomorrow', but the day after "
+                                 f"{d.isoformat()} is a {real}.")
         if t.role != "user" or not lex.has("change_done", text):
             continue
         if (si, ti) > plan_pos:
@@ -402,6 +420,10 @@ def frame_consistency(sessions: tuple[ChatSession, ...], lex: Lexicon) -> Criter
 def tense_agreement(sessions: tuple[ChatSession, ...], lex: Lexicon) -> CriterionVerdict:
     for si, ti, t in _turns(sessions):
         where = _where(si, ti)
+        whole = normalize(t.text)
+        if not (lex.has("since_time", whole) or lex.has("past_time", whole)
+                or lex.has("future_time", whole) or lex.has("present_perfect", whole)):
+            continue  # no time word and no perfect: nothing to disagree
         for sent in sentences(t.text):
             s_norm = normalize(sent)
             since = lex.hits("since_time", s_norm)
@@ -417,7 +439,7 @@ def tense_agreement(sessions: tuple[ChatSession, ...], lex: Lexicon) -> Criterio
                     return _fail(f"{where} reports a past change with a future time ('{fut[0]}') in "
                                  f"one clause ('{_snip(sent)}').")
                 if lex.has("present_perfect", c) and not lex.has("perfect_licensers", c):
-                    when = past or re.findall(r"\bon (?:" + "|".join(_WEEKDAYS) + r")\b", c)
+                    when = past or _ON_WEEKDAY.findall(c)
                     if when:
                         return _fail(f"{where} uses the present perfect with a finished time "
                                      f"('{when[0]}'): '{_snip(sent)}'.")
