@@ -26,8 +26,8 @@ BEFORE = {
     "assistant_distinct": (480, 1951),
     "small_talk_distinct": (335, 827),
     "max_sentence": ("Happy to help with that.", 59),
-    "sentences_over_limit": 123,
-    "qa_no_overlap": (924, 1261),
+    "sentences_over_limit": 143,
+    "qa_no_overlap": (843, 1221),
 }
 
 

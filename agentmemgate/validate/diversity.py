@@ -111,7 +111,7 @@ def card_lines(d: Diversity) -> list[str]:
         f"at least {ASSISTANT_DISTINCT_GOAL:.0%})",
         f"- User small-talk turns distinct: {d.small_talk_distinct.fmt()} (goal: at least "
         f"{SMALL_TALK_DISTINCT_GOAL:.0%})",
-        f"- Assistant sentences of {SENTENCE_MIN_WORDS}+ words occurring more than {d.sentence_limit} "
+        f"- Assistant sentences occurring more than {d.sentence_limit} "
         f"times: {d.sentences_over_limit}"
         + (f"; most repeated: \"{top.text}\" ({top.count} times)" if top else ""),
         f"- Replies to a question sharing no content word with it: {d.qa_no_overlap.fmt()}; shared "

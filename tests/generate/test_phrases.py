@@ -118,10 +118,20 @@ def test_outcome_frames_remember_the_plan_rightly():
     assert all(not re.search(r"gotten around|slipping|busy", t.lower()) for t in pending_hedged)
 
 
+# Short acknowledgements before a domain sentence, in a bank used by few arcs (situational
+# confirmations: about 36 of 386), may be slot-free: with 8 of them dealt in turn, none reaches
+# 8 uses.
+SLOT_FREE_OK = {"situational"}
+
+
 def test_every_assistant_sentence_carries_a_slot_that_differs_between_domains():
     for key, items in BANK["replies"].items():
         for t in items:
-            for sentence in _sentences(t):
+            sentences = _sentences(t)
+            assert _slots(t) & DOMAIN_SLOTS, f"{key}: {t!r} has no domain slot"
+            for sentence in sentences:
+                if key in SLOT_FREE_OK and len(sentence.split()) <= 8:
+                    continue
                 assert _slots(sentence) & DOMAIN_SLOTS, f"{key}: {sentence!r} would repeat across domains"
 
 

@@ -56,7 +56,7 @@ MAX_USER_WORDS = 150
 MAX_ASSISTANT_WORDS = 350
 REPEATED_TURN_MIN_WORDS = 6
 REPEATED_TURN_ARCS = 3  # a turn in this many conversations or more is a repeat
-SENTENCE_MIN_WORDS = 5
+SENTENCE_MIN_WORDS = 1  # every sentence counts, "Got it." included
 SENTENCE_LIMIT = 8  # an assistant sentence may occur at most this often in the dataset
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
