@@ -32,6 +32,17 @@ from ..schema import FieldSpec
 
 CATALOG_DIR = Path(__file__).with_name("catalog")
 _SLOT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_PERSON = [(re.compile(p), r) for p, r in (
+    (r"\bI'm\b", "you're"), (r"\bI've\b", "you've"), (r"\bI'd\b", "you'd"), (r"\bI'll\b", "you'll"),
+    (r"\bI\b", "you"), (r"\bmy\b", "your"), (r"\bMy\b", "Your"), (r"\bme\b", "you"),
+    (r"\bmine\b", "yours"), (r"\bmyself\b", "yourself"))]
+
+
+def second_person(text: str) -> str:
+    """'I run in my old pair' -> 'you run in your old pair': the assistant quoting the user."""
+    for pattern, repl in _PERSON:
+        text = pattern.sub(repl, text)
+    return text
 
 
 class Exchange(BaseModel):
@@ -58,8 +69,11 @@ class Exchange(BaseModel):
         return len(next(iter(self.slots.values()))) if self.slots else 1
 
     def fill(self, i: int) -> tuple[str, str]:
+        """Filling ``i``: the user asks in the first person, the assistant answers in the second
+        ("my roommate" in the question is "your roommate" in the answer)."""
         values = {k: v[i % len(v)] for k, v in self.slots.items()}
-        return self.q.format_map(values), self.a.format_map(values)
+        return (self.q.format_map(values),
+                self.a.format_map({k: second_person(v) for k, v in values.items()}))
 
 
 class Domain(BaseModel):

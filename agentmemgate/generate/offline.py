@@ -32,7 +32,7 @@ from pathlib import Path
 from .. import __version__
 from ..rubrics import sha256_files
 from ..schema import Arc, ArcSpec, Provenance, Session, Turn, TurnRef
-from .catalog import Domain, Exchange, catalog_files, load_catalog
+from .catalog import Domain, Exchange, catalog_files, load_catalog, second_person
 from .renderer import Renderer, register_renderer
 
 PHRASE_DIR = Path(__file__).with_name("phrases")
@@ -114,19 +114,6 @@ class _Slots(dict):
             v = self[low]
             return v[:1].upper() + v[1:]
         raise KeyError(key)
-
-
-_PERSON = [(re.compile(p), r) for p, r in (
-    (r"\bI'm\b", "you're"), (r"\bI've\b", "you've"), (r"\bI'd\b", "you'd"), (r"\bI'll\b", "you'll"),
-    (r"\bI\b", "you"), (r"\bmy\b", "your"), (r"\bMy\b", "Your"), (r"\bme\b", "you"),
-    (r"\bmine\b", "yours"), (r"\bmyself\b", "yourself"))]
-
-
-def second_person(text: str) -> str:
-    """'I run in my old pair' -> 'you run in your old pair': the assistant quoting the user."""
-    for pattern, repl in _PERSON:
-        text = pattern.sub(repl, text)
-    return text
 
 
 def _week(d: dt.date) -> tuple[int, int]:
