@@ -202,6 +202,24 @@ def m006_statement_speaker(db: sqlite_utils.Database) -> None:
 
 
 @migration
+def m009_miner_checkpoints_and_turns(db: sqlite_utils.Database) -> None:
+    """Mining at LongMemEval_s scale: a stage-1 checkpoint per source (instances done, so a killed
+    run resumes there), the session ids already scanned (LongMemEval repeats sessions across
+    questions), candidates' own turn texts (stored once, compressed; context turns become
+    references read back from the source file), and which offline rules answered stage 2.
+    Rows written before this migration keep their full JSON and still load."""
+    db["mine_sources"].add_column("stage1_items", int)
+    db["mine_sources"].add_column("stage1_bytes", int)
+    db["mine_sources"].add_column("offline_rules", str)
+    db["mined_candidates"].add_column("context_refs", str)
+    # WITHOUT ROWID: the key is the table, not a second index beside it (half the key bytes)
+    db.execute("CREATE TABLE mined_sessions (source_key TEXT, session_id TEXT, "
+               "PRIMARY KEY (source_key, session_id)) WITHOUT ROWID")
+    db.execute("CREATE TABLE mined_turns (source_key TEXT, key TEXT, speaker TEXT, text_z BLOB, "
+               "PRIMARY KEY (source_key, key)) WITHOUT ROWID")
+
+
+@migration
 def m010_arc_imports(db: sqlite_utils.Database) -> None:
     """Where imported arcs came from (``amg import``): file, line and the line's sha256."""
     db["arc_imports"].create(
