@@ -220,6 +220,14 @@ def m009_miner_checkpoints_and_turns(db: sqlite_utils.Database) -> None:
 
 
 @migration
+def m010_arc_imports(db: sqlite_utils.Database) -> None:
+    """Where imported arcs came from (``amg import``): file, line and the line's sha256."""
+    db["arc_imports"].create(
+        {"arc_id": str, "source": str, "line": int, "sha256": str, "imported_at": str}, pk="arc_id",
+    )
+
+
+@migration
 def m012_eval(db: sqlite_utils.Database) -> None:
     """Evaluation (``amg eval``): the systems run (one row per run key: name + options + model +
     component hashes), one trace per (system run key, arc) stored as it finishes, failures a re-run
