@@ -78,7 +78,7 @@ def run_concurrent(fn: Callable[[T], R], items: Iterable[T], *, concurrency: int
 
     try:
         with progress_bar(description or "calls", total=total,
-                          usage=usage.live if usage is not None else None,
+                          usage=getattr(usage, "live", None) or usage.as_dict if usage is not None else None,
                           enabled=progress) as advance:
             fill()
             while pending:

@@ -35,6 +35,7 @@ from .usage import Usage
 
 CACHE_VERSION = 1
 MAX_BUDGET = 16384  # the most a re-ask after a cut-off reply may raise the output budget to
+DEFAULT_BUDGET = 2048  # for a call that states none: never generate to the context limit by omission
 
 Parse = Callable[[str], Any]
 """A caller's reply parser for plain-text answers: returns the value or raises ValueError(problem)."""
@@ -298,7 +299,7 @@ class Model(ABC):
                                       logprobs=json.loads(row["logprobs_json"] or "null"),
                                       strategy=row.get("strategy"), tries=0)
         forced_budget = self.options.max_tokens is not None
-        budget = self.options.max_tokens or max_tokens
+        budget = self.options.max_tokens or max_tokens or DEFAULT_BUDGET
         started = time.monotonic()
         attempt_no = 0
         asked, problem, note = prompt, "", None
