@@ -38,9 +38,16 @@ def _renderer_options(generator: str, base_url: str | None, concurrency: int, ma
     return {"base_url": base_url, "concurrency": concurrency, "max_attempts": max_attempts}
 
 
-def _print_dry_run(g) -> None:
+def _print_dry_run(g, judges=None) -> None:
+    total = g.planned_calls + (judges.total if judges else 0)
     typer.echo(f"dry run: {g.planned} arcs planned, {g.planned - g.already_done} to render, "
-               f"{g.planned_calls} model calls")
+               f"{total} model calls")
+    if judges is not None:
+        typer.echo(f"  generator: {g.planned_calls}")
+        for spec, n in judges.by_judge.items():
+            typer.echo(f"  judge {spec}: {n}")
+        for spec in judges.heuristic:
+            typer.echo(f"  judge {spec}: 0 (heuristic, no model calls)")
 DROP_FAILING = typer.Option(False, "--drop-failing",
                             help="Leave arcs that fail realism or recovery out of the export (the card says which and why).")
 
@@ -108,7 +115,7 @@ def build(
                         dry_run=dry_run,
                         **_renderer_options(generator, base_url, concurrency, max_attempts))
     if dry_run:
-        _print_dry_run(summary.generate)
+        _print_dry_run(summary.generate, summary.judge_calls)
         return
     _print_build(summary)
     if (summary.generate.failed or (summary.structure and summary.structure.failing_arcs)
@@ -131,15 +138,19 @@ def generate(
     dry_run: bool = DRY_RUN,
 ) -> None:
     """Plan and render arcs into the workspace (resumes where a previous run stopped)."""
-    from ..generate import generate as run_generate, get_renderer, resolve_splits
-    from ..workspace import Workspace
+    from ..generate import generate as run_generate, get_renderer, plan_split, resolve_splits
+    from ..workspace import open_workspace
 
     splits = resolve_splits(split)
-    ws = Workspace(workspace)
-    renderer = get_renderer(generator, workspace=ws,
-                            **_renderer_options(generator, base_url, concurrency, max_attempts))
-    summary = run_generate(ws, renderer, splits, seed=seed, n_per_cell=n_per_cell,
-                           dry_run=dry_run, show_progress=not no_progress)
+    options = _renderer_options(generator, base_url, concurrency, max_attempts)
+    for s in splits:  # refused before a workspace exists
+        plan_split(s, seed, n_per_cell)
+    with open_workspace(workspace, create=True) as ws:
+        renderer = get_renderer(generator, workspace=ws, **options)
+        summary = run_generate(ws, renderer, splits, seed=seed, n_per_cell=n_per_cell,
+                               dry_run=dry_run, show_progress=not no_progress)
+        if dry_run:
+            ws.discard_if_unused()
     if dry_run:
         _print_dry_run(summary)
         return
@@ -162,5 +173,6 @@ def export_cmd(
     from ..generate import resolve_splits
     from ..workspace import Workspace
 
-    s = export(Workspace(workspace), out, resolve_splits(split), drop_failing=drop_failing)
+    splits = resolve_splits(split)
+    s = export(Workspace(workspace, create=False), out, splits, drop_failing=drop_failing)
     typer.echo(f"exported to {s.out_dir}: " + ", ".join(f"{k} {v}" for k, v in s.counts.items()))

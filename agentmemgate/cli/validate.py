@@ -69,7 +69,8 @@ def validate(
     from ..validate import run_validation
     from ..workspace import Workspace
 
-    s = run_validation(Workspace(workspace), resolve_splits(split), judge, checks,
+    splits = resolve_splits(split)
+    s = run_validation(Workspace(workspace, create=False), splits, judge, checks,
                        allow_same_family=allow_same_family, base_url=base_url,
                        concurrency=concurrency, seed=seed, show_progress=not no_progress)
     _print_validation(s)
@@ -108,7 +109,8 @@ def equivalence_pairs(
     from ..validate.pairs import report_markdown, run_equivalence_pairs
     from ..workspace import Workspace
 
-    r = run_equivalence_pairs(Workspace(workspace), resolve_splits(split), judge, rejudge, n=n,
+    splits = resolve_splits(split)
+    r = run_equivalence_pairs(Workspace(workspace, create=False), splits, judge, rejudge, n=n,
                               borderline_share=borderline_share, seed=seed, pair_set=name,
                               allow_same_family=allow_same_family, base_url=base_url,
                               rejudge_base_url=rejudge_base_url, concurrency=concurrency,
@@ -132,7 +134,11 @@ def report_validation(
     from ..generate import resolve_splits
     from ..validate.report import save_validation_report
 
-    r, paths = save_validation_report(workspace, resolve_splits(split), judge or None, out_dir)
+    from ..workspace import Workspace
+
+    splits = resolve_splits(split)
+    r, paths = save_validation_report(Workspace(workspace, create=False), splits, judge or None,
+                                      out_dir)
     if json_:
         typer.echo(r.model_dump_json(indent=2))
     else:
@@ -151,5 +157,5 @@ def report_equivalence(
     from ..validate.pairs import equivalence_report, report_markdown
     from ..workspace import Workspace
 
-    r = equivalence_report(Workspace(workspace), name)
+    r = equivalence_report(Workspace(workspace, create=False), name)
     typer.echo(r.model_dump_json(indent=2) if json_ else report_markdown(r))

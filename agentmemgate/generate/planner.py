@@ -7,6 +7,7 @@ so LLM generators and the offline renderer produce the same benchmark design fro
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import random
 from dataclasses import dataclass
 
@@ -17,6 +18,7 @@ from ..schema import (
     HEDGE_LEVELS,
     SPLITS,
     ArcSpec,
+    FieldSpec,
     check_level,
 )
 from .catalog import Domain, load_catalog
@@ -61,32 +63,96 @@ def plan_split(split: str, seed: int, n_per_cell: int | None = None) -> list[Arc
     """All specs of one split; the same (split, seed, n_per_cell) always gives the same specs."""
     if n_per_cell is not None and n_per_cell < 1:
         raise BadInput(f"--n-per-cell must be a positive whole number, got {n_per_cell}")
+    try:
+        return _plan(split, seed, n_per_cell)
+    except _Exhausted as e:
+        if n_per_cell is None:
+            raise BadInput(f"Catalog has too few values for attribute {e.attribute!r} to keep "
+                           f"(attribute, initial, plan) triples unique in split {split!r}") from None
+        best = largest_n_per_cell(split, seed, below=n_per_cell)
+        raise BadInput(f"--n-per-cell {n_per_cell} is more than the catalog can fill for split "
+                       f"{split!r}: the largest value that works there is {best} (each arc needs an "
+                       "unused attribute, initial and plan value)") from None
+
+
+def largest_n_per_cell(split: str, seed: int, below: int) -> int:
+    """The largest ``n_per_cell`` under ``below`` that the catalog can fill (0 if none)."""
+    lo, hi = 0, below  # plan(lo) works (0 trivially), plan(hi) fails
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        try:
+            _plan(split, seed, mid)
+            lo = mid
+        except _Exhausted:
+            hi = mid
+    return lo
+
+
+class _Exhausted(Exception):
+    def __init__(self, attribute: str):
+        self.attribute = attribute
+
+
+def _plan(split: str, seed: int, n_per_cell: int | None) -> list[ArcSpec]:
     catalog = load_catalog()
     domains = sorted(catalog.values(), key=lambda d: d.attribute)
     rng = random.Random(f"amg:{seed}:{split}")
+    ids = _ArcIds(seed, split)
     used: set[tuple[str, str, str]] = set()
     specs: list[ArcSpec] = []
     domain_cycle: list[Domain] = []
     for cell in paper_cells(split):
         n = cell.n if n_per_cell is None else n_per_cell
-        for i in range(n):
+        for _ in range(n):
             if not domain_cycle:  # spread arcs evenly over domains, in a seeded order
                 domain_cycle = domains[:]
                 rng.shuffle(domain_cycle)
             domain = domain_cycle.pop()
-            specs.append(_spec(cell, i, domain, rng, used, seed))
+            specs.append(_spec(cell, ids.next(), domain, rng, used, seed))
     return specs
 
 
-def _spec(cell: Cell, i: int, domain: Domain, rng: random.Random,
+def _value_pairs(domain: Domain, long: bool) -> tuple[tuple[str, str], ...]:
+    """Every (initial, plan) pair of distinct values that the field text does not give away."""
+    f = domain.field()
+    return _pairs(tuple(domain.long_values if long else domain.values), f.attribute,
+                  f.description, f.probe_question)
+
+
+@functools.lru_cache(maxsize=256)
+def _pairs(pool: tuple[str, ...], attribute: str, description: str,
+           probe_question: str) -> tuple[tuple[str, str], ...]:
+    field = FieldSpec(attribute=attribute, description=description, probe_question=probe_question)
+    return tuple((a, b) for a in pool for b in pool if a != b and not field.leaked_values([a, b]))
+
+
+class _ArcIds:
+    """Opaque arc ids: ``arc-`` and 12 hex digits drawn from the plan seed and the split.
+
+    Nothing of the split, factor, level or outcome is in an id, so data handed to a model or a
+    memory system under test does not carry its answers; the same seed gives the same ids.
+    Never parse an id: read the record's fields.
+    """
+
+    def __init__(self, seed: int, split: str):
+        self._rng = random.Random(f"amg-ids:{seed}:{split}")
+        self._seen: set[str] = set()
+
+    def next(self) -> str:
+        while True:
+            arc_id = f"arc-{self._rng.getrandbits(48):012x}"
+            if arc_id not in self._seen:
+                self._seen.add(arc_id)
+                return arc_id
+
+
+def _spec(cell: Cell, arc_id: str, domain: Domain, rng: random.Random,
           used: set[tuple[str, str, str]], seed: int) -> ArcSpec:
-    pool = domain.long_values if cell.split == "heldout" else domain.values
     field = domain.field()
-    pairs = [(a, b) for a in pool for b in pool
-             if a != b and (domain.attribute, a, b) not in used and not field.leaked_values([a, b])]
+    pairs = [(a, b) for a, b in _value_pairs(domain, cell.split == "heldout")
+             if (domain.attribute, a, b) not in used]
     if not pairs:
-        raise BadInput(f"Catalog has too few values for attribute {domain.attribute!r} "
-                       f"to keep (attribute, initial, plan) triples unique in split {cell.split!r}")
+        raise _Exhausted(domain.attribute)
     initial, plan = rng.choice(pairs)
     used.add((domain.attribute, initial, plan))
 
@@ -106,9 +172,8 @@ def _spec(cell: Cell, i: int, domain: Domain, rng: random.Random,
     if cell.outcome == "came_true":
         confirmation = cell.level if cell.factor == "confirmation_wording" else rng.choice(CONFIRMATION_LEVELS)
 
-    level_tag = cell.level if cell.factor != "outcome" else cell.outcome
     return ArcSpec(
-        id=f"{cell.split}-{cell.factor}-{level_tag}-{i:03d}",
+        id=arc_id,
         split=cell.split,  # type: ignore[arg-type]
         factor=cell.factor,  # type: ignore[arg-type]
         level=cell.level,

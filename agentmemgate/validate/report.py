@@ -274,10 +274,11 @@ def validation_report(ws: Workspace, splits: list[str], judges: list[str] | None
     return compute_report(rows, chosen, splits, set().union(*families.values()))
 
 
-def save_validation_report(workspace: str | Path, splits: list[str], judges: list[str] | None = None,
+def save_validation_report(workspace: str | Path | Workspace, splits: list[str],
+                           judges: list[str] | None = None,
                            out_dir: str | Path | None = None) -> tuple[ValidationReport, list[Path]]:
     """``amg report validation``: compute and write the report (default WORKSPACE/reports/validation)."""
-    ws = Workspace(workspace)
+    ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace, create=False)
     r = validation_report(ws, splits, judges)
     return r, write_report(r, Path(out_dir) if out_dir else ws.path / "reports" / "validation")
 

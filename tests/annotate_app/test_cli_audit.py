@@ -99,6 +99,7 @@ def test_bad_input_is_one_line(tmp_path, statements_file, args, needle):
     bad = tmp_path / "bad.csv"
     bad.write_text("item_id,label\nx,yes\n")
     args = [{"STATEMENTS": str(statements_file), "MALFORMED": str(bad)}.get(a, a) for a in args]
+    Workspace(tmp_path / "ws")
     res = runner.invoke(app, args + ["--workspace", str(tmp_path / "ws")])
     assert res.exit_code == 1
     assert needle in res.output

@@ -50,6 +50,10 @@ class Judge(ABC):
     def usage(self) -> dict[str, int]:
         return {}
 
+    def would_call(self, question: Question) -> bool:
+        """Whether answering ``question`` would make a model call (``--dry-run``; cache hits don't)."""
+        return False
+
     def rubric_ref(self, task: str) -> str:
         return ""
 
