@@ -100,6 +100,8 @@ class Workspace:
         self.created = not db_path.is_file()
         try:
             self.path.mkdir(parents=True, exist_ok=True)
+            if db_path.is_file() and not os.access(db_path, os.W_OK):  # would fail at the first write
+                raise OSError(errno.EACCES, "read-only database file", str(db_path))
             conn = sqlite3.connect(db_path, timeout=30, check_same_thread=False)
             conn.execute("PRAGMA busy_timeout = 30000")
             self.db = sqlite_utils.Database(conn)
@@ -109,8 +111,9 @@ class Workspace:
             raise WorkspaceError(_cannot_open(self.path, e)) from None
 
     def is_unused(self) -> bool:
-        """True while no table but the migration log holds a row (nothing was stored yet)."""
-        tables = [t for t in self.db.table_names() if t != "_migrations" and not t.startswith("sqlite_")]
+        """True while nothing but bookkeeping (migrations applied, runs started) is stored."""
+        tables = [t for t in self.db.table_names()
+                  if t not in ("_migrations", "runs") and not t.startswith("sqlite_")]
         return not any(self.db.execute(f"select 1 from [{t}] limit 1").fetchone() for t in tables)
 
     def discard_if_unused(self) -> bool:

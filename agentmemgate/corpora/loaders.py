@@ -55,7 +55,29 @@ def iter_conversations(path: str | Path, corpus: str = "auto",
     """Stream conversations; ``corpus`` must match the detected structure unless 'auto'."""
     path = Path(path)
     found = check_corpus(path, corpus)
-    return (iter_longmemeval if found == "longmemeval" else iter_locomo)(path, on_bytes)
+    return _not_empty((iter_longmemeval if found == "longmemeval" else iter_locomo)(path, on_bytes),
+                      path, found)
+
+
+_EXPECTED = {
+    "longmemeval": ("LongMemEval instance", "user turns",
+                    "'haystack_sessions': lists of {role: user, content} turns"),
+    "locomo": ("LoCoMo sample", "turns", "'conversation': session_N lists of {speaker, text} turns"),
+}
+
+
+def _not_empty(conversations: Iterator[Conversation], path: Path, corpus: str) -> Iterator[Conversation]:
+    """Pass the conversations through; a file whose conversations hold nothing to mine is an error
+    (not a silent "0 turns scanned") once it has been read to the end."""
+    n = turns = 0
+    for conv in conversations:
+        n += 1
+        turns += sum(t.mined for s in conv.sessions for t in s.turns)
+        yield conv
+    if not turns:
+        what, missing, expected = _EXPECTED[corpus]
+        raise CorpusError(f"{path.name}: {n} {what}{'s' if n != 1 else ''} but no {missing} to mine "
+                          f"(expected {expected})")
 
 
 def load_corpus(path: str | Path, corpus: str = "auto") -> list[Conversation]:
