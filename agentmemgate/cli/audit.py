@@ -168,4 +168,9 @@ def agreement(
     from ..annotate_app.agreement import save_agreement_report
 
     report, path = save_agreement_report(_ws(workspace), name, fast_seconds)
-    typer.echo(report.model_dump_json(indent=2) if json_ else str(path))
+    if json_:
+        typer.echo(report.model_dump_json(indent=2))
+        return
+    typer.echo(path.read_text(encoding="utf-8"))
+    typer.echo(f"wrote {path}, {path.with_name('report.json')} and {len(report.plots)} PNG(s)",
+               err=True)

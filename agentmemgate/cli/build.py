@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -53,34 +54,42 @@ DROP_FAILING = typer.Option(False, "--drop-failing",
 
 
 def _print_build(summary) -> None:
+    # Summary lines are printed whole (soft_wrap): in a plain log at 80 columns a wrapped line
+    # would leave a number alone on the next line. Each line is kept short instead.
     console = Console()
-    table = Table(title=f"amg build ({summary.generator})")
+    table = Table(title=f"amg build ({summary.generator})", box=box.SIMPLE_HEAD)
     for col in ("split", "cell", "arcs"):
-        table.add_column(col)
+        table.add_column(col, justify="right" if col == "arcs" else "left")
     for split, cells in summary.cells.items():
         for cell, n in cells.items():
             table.add_row(split, cell, str(n))
-        table.add_row(split, "[bold]total[/bold]", f"[bold]{sum(cells.values())}[/bold]")
-    console.print(table)
+        table.add_row(split, "[bold]total[/bold]", f"[bold]{sum(cells.values())}[/bold]", end_section=True)
+    if summary.cells:
+        console.print(table)
+
+    def line(text: str) -> None:
+        console.print(text, soft_wrap=True, highlight=False)
+
     g, s = summary.generate, summary.structure
-    console.print(f"rendered now: {g.rendered_now}, already done: {g.already_done}, "
-                  f"render failures: {g.failed}")
+    line(f"rendered now: {g.rendered_now}, already done: {g.already_done}, "
+         f"render failures: {g.failed}")
     for f in g.failures[:20]:
-        console.print(f"  failed {f.spec_id}: {escape(f.reason)}")
+        line(f"  failed {f.spec_id}: {escape(f.reason)}")
     if s:
-        console.print(f"structural checks: {s.arcs_passing}/{s.arcs} arcs pass")
+        line(f"structural checks: {s.arcs_passing}/{s.arcs} arcs pass")
         for arc_id, problems in list(s.failing_arcs.items())[:20]:
-            console.print(f"  {arc_id}: {escape('; '.join(problems))}")
+            line(f"  {arc_id}: {escape('; '.join(problems))}")
     if j := summary.judging:
-        console.print("judges: " + ", ".join(f"{x.spec} ({x.family}{', heuristic' if x.heuristic else ''})"
-                                             for x in j.judges)
-                      + f"; judged now {j.judged_now}, already stored {j.already_done}, "
-                        f"judge failures {j.failures} (amg report validation)")
+        line("judges: " + ", ".join(f"{x.spec} ({x.family}{', heuristic' if x.heuristic else ''})"
+                                    for x in j.judges))
+        line(f"judged now {j.judged_now}, already stored {j.already_done}, "
+             f"judge failures {j.failures}")
+        line("  (details: amg report validation)")
     if summary.export and summary.export.dropped:
-        console.print(f"dropped {summary.export.dropped} failing arc(s) from the export (--drop-failing)")
+        line(f"dropped {summary.export.dropped} failing arc(s) from the export (--drop-failing)")
     if summary.export:
-        console.print(f"exported to {summary.export.out_dir}: "
-                      + ", ".join(f"{k} {v}" for k, v in summary.export.counts.items()))
+        line(f"exported to {escape(summary.export.out_dir)}: "
+             + ", ".join(f"{k} {v}" for k, v in summary.export.counts.items()))
 
 
 @app.command()

@@ -41,7 +41,12 @@ def test_create_list_label_report_export(tmp_path, statements_file):
 
     res = amg("report", "agreement", "a1", "--workspace", w)
     assert res.exit_code == 0, res.output
-    assert res.output.strip().endswith("report.md")
+    assert res.stdout.startswith("# Agreement report: a1\n")  # the report itself, as markdown
+    assert "## Human-human agreement" in res.stdout and "Cohen's kappa" in res.stdout
+    folder = tmp_path / "ws" / "reports" / "agreement-a1"
+    assert res.stderr.strip() == (f"wrote {folder / 'report.md'}, {folder / 'report.json'} "
+                                  "and 2 PNG(s)")
+    assert (folder / "report.md").read_text() + "\n" == res.stdout
 
     res = amg("report", "agreement", "a1", "--json", "--workspace", w)
     assert res.exit_code == 0, res.output
