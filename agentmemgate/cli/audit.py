@@ -162,12 +162,17 @@ def agreement(
     json_: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
     fast_seconds: float = typer.Option(2.0, "--fast-seconds", min=0.0,
                                        help="Flag decisions made faster than this many seconds."),
+    resamples: int = typer.Option(2000, "--resamples", min=0,
+                                  help="Bootstrap resamples over items for the kappa, alpha and "
+                                       "macro-F1 intervals (0: none)."),
+    seed: int = typer.Option(0, "--seed", help="Bootstrap seed (reported)."),
     workspace: Path = WORKSPACE,
 ) -> None:
     """Human-human agreement and human-vs-reference accuracy for an audit (markdown + PNG)."""
     from ..annotate_app.agreement import save_agreement_report
 
-    report, path = save_agreement_report(_ws(workspace), name, fast_seconds)
+    report, path = save_agreement_report(_ws(workspace), name, fast_seconds, resamples=resamples,
+                                         seed=seed)
     if json_:
         typer.echo(report.model_dump_json(indent=2))
         return
