@@ -17,6 +17,7 @@ from typing import Iterable
 from pydantic import BaseModel, ConfigDict
 
 from ..schema import CONTROL_LEVEL, FACTOR_LEVELS, HEDGE_LEVELS
+from ..llm.servers import normalize_family
 from ..stats import Proportion, cohen_kappa, wilson
 from ..workspace import Workspace
 from .judges import OFFLINE_GENERATOR_FAMILY, OFFLINE_JUDGE_FAMILY, REALISM_CRITERIA, JudgeInfo
@@ -270,7 +271,7 @@ def validation_report(ws: Workspace, splits: list[str], judges: list[str] | None
     generator = dict(ws.db.execute(f"select id, generator from arcs where split in ({marks})", splits).fetchall())
     families = generator_families_of(ws, set(generator.values()))
     for r in rows:  # from the arcs as they are now, not the flag stored when the verdict was made
-        r.same_family = r.family in families.get(generator.get(r.item_id, ""), set())
+        r.same_family = normalize_family(r.family) in families.get(generator.get(r.item_id, ""), set())
     return compute_report(rows, chosen, splits, set().union(*families.values()))
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from ...errors import SameFamilyJudge
+from ...llm.servers import normalize_family
 from .questions import Question
 from .verdicts import Verdict
 
@@ -85,8 +86,12 @@ def generator_family(generator: str) -> str:
 
 def check_families(judges: list[Judge], generator_families: set[str], allow_same_family: bool,
                    what: str = "the generator") -> set[str]:
-    """Refuse a judge from ``generator_families`` unless allowed; return the specs that are same-family."""
-    same = {j.spec for j in judges if j.family in generator_families}
+    """Refuse a judge from ``generator_families`` unless allowed; return the specs that are same-family.
+
+    Families are compared as servers (``llm.servers``): localhost, 127.0.0.1 and [::1] are one.
+    """
+    gens = {normalize_family(f) for f in generator_families}
+    same = {j.spec for j in judges if normalize_family(j.family) in gens}
     if same and not allow_same_family:
         j = next(j for j in judges if j.spec in same)
         raise SameFamilyJudge(
