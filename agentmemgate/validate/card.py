@@ -1,7 +1,8 @@
 """The validation summary in the exported dataset card, and the ``--drop-failing`` rule.
 
-Registered on ``exports.CARD_SECTIONS`` / ``exports.DROP_RULES`` when ``agentmemgate.validate``
-is imported. Both read the judges of the latest validation run (``amg build`` / ``amg validate``).
+``exports`` (a room above this one) lists both among its card sections and drop rules; this
+module knows nothing of exports. Both read the judges of the latest validation run (``amg build``
+/ ``amg validate``).
 """
 
 from __future__ import annotations
@@ -72,12 +73,3 @@ def failing_arcs(ws: Workspace, splits: list[str]) -> dict[str, list[str]]:
             why = f"{f.check} ({f.judge}): {f.rationale}"
         out.setdefault(f.arc_id, []).append(why)
     return out
-
-
-def register() -> None:
-    from ..exports import CARD_SECTIONS, DROP_RULES
-
-    if card_section not in CARD_SECTIONS:
-        CARD_SECTIONS.append(card_section)
-    if failing_arcs not in DROP_RULES:
-        DROP_RULES.append(failing_arcs)

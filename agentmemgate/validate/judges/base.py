@@ -1,4 +1,4 @@
-"""The judge interface, judge specs, and the cross-family rule.
+"""The judge interface and the cross-family rule (``registry`` resolves judge specs).
 
 A judge is named like a model: ``offline`` (the heuristic judges) or ``provider:model`` (any model
 the LLM layer knows, ``scripted:NAME`` included). Every judge belongs to a *family*; a judge from
@@ -8,8 +8,6 @@ the family that generated the arcs is refused unless the caller allows it, and r
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict
 
 from ...errors import SameFamilyJudge
@@ -57,18 +55,6 @@ class Judge(ABC):
 
     def rubric_ref(self, task: str) -> str:
         return ""
-
-
-def get_judge(spec: str, *, workspace: Any = None, base_url: str | None = None,
-              concurrency: int = 4, **options: Any) -> Judge:
-    """Resolve a ``--judge`` value; unknown names get the LLM layer's one-line error."""
-    if spec == OFFLINE_JUDGE:
-        from .heuristic import HeuristicJudge
-
-        return HeuristicJudge()
-    from .llm import LLMJudge
-
-    return LLMJudge(spec, workspace=workspace, base_url=base_url, concurrency=concurrency, **options)
 
 
 def generator_family(generator: str) -> str:
