@@ -174,3 +174,16 @@ def test_read_only_workspace_is_said_plainly(tmp_path):
                          "read-only file system")
     assert not any("Errno" in line or "unable to open database file" in line for line in errors)
     assert not (tmp_path / "ws2").exists() and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", [["validate", "--no-progress"], ["export"],
+                                     ["export", "--split", "heldout"]])
+def test_nothing_to_check_or_export_is_an_error(tmp_path, command):
+    from agentmemgate.workspace import Workspace
+
+    Workspace(tmp_path / "ws")  # a workspace with no arcs (e.g. made by `amg audit import`)
+    res = runner.invoke(app, command + ["--workspace", str(tmp_path / "ws"),
+                                        *(["--out", str(tmp_path / "out")] if "export" in command else [])])
+    assert res.exit_code == 1
+    assert res.output.startswith("Error: No arcs ") and "run `amg build`" in res.output
+    assert not (tmp_path / "out").exists()

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from .. import validate as _validate  # noqa: F401  (card section, --drop-failing rule, audit source)
-from ._app import app, handles_errors, report_app
+from ._app import app, fail, handles_errors, report_app
 from .build import NO_PROGRESS, SPLIT, WORKSPACE
 
 JUDGE = typer.Option(None, "--judge", help="Judge: offline (heuristic judges) or provider:model; "
@@ -70,7 +70,11 @@ def validate(
     from ..workspace import Workspace
 
     splits = resolve_splits(split)
-    s = run_validation(Workspace(workspace, create=False), splits, judge, checks,
+    ws = Workspace(workspace, create=False)
+    if not ws.arc_ids(splits=splits):  # nothing to check is not a pass
+        fail(f"No arcs in workspace {str(ws.path)!r} (split {split}): run `amg build` or "
+             "`amg generate` first")
+    s = run_validation(ws, splits, judge, checks,
                        allow_same_family=allow_same_family, base_url=base_url,
                        concurrency=concurrency, seed=seed, show_progress=not no_progress)
     _print_validation(s)
