@@ -80,7 +80,7 @@ def _exchange(a: Path, b: Path) -> bool:
             rc = _libc.renamex_np(os.fsencode(a), os.fsencode(b), 0x2)  # RENAME_SWAP
         else:
             return False
-    except OSError:
+    except (OSError, TypeError, AttributeError):  # no C library to call (e.g. Windows)
         return False
     if rc == 0:
         return True
