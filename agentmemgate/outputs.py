@@ -32,7 +32,7 @@ def can_create(out: Path) -> Path:
         try:
             why = "is on a read-only file system" if os.statvfs(p).f_flag & os.ST_RDONLY else \
                 "is not writable"
-        except OSError:
+        except (OSError, AttributeError):  # no statvfs (Windows)
             why = "is not writable"
         where = "" if p == out else f" in {str(p)!r}, which {why}"
         raise WorkspaceError(f"Cannot write output folder {str(out)!r}"

@@ -39,7 +39,7 @@ def _read_only(path: Path) -> str | None:
     try:
         if os.statvfs(p).f_flag & os.ST_RDONLY:
             return "it is on a read-only file system"
-    except OSError:
+    except (OSError, AttributeError):  # no statvfs (Windows)
         pass
     if not os.access(p, os.W_OK) or ((p / DB_NAME).exists() and not os.access(p / DB_NAME, os.W_OK)):
         return "it is not writable (permission denied)"
