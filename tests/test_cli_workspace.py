@@ -28,6 +28,8 @@ REFUSING = {
     "audit export": ["a1"], "audit list": [], "audit relink": ["a1", "ana"],
     "statements sample": ["set1", "--size", "2"], "statements label": ["set1", "--voters", "offline"],
     "statements list": [],
+    "eval run": [], "eval answers": ["answers.jsonl", "--name", "mem0"],
+    "eval show": ["arc-000000000000", "--system", "literal-gated"], "report eval": [],
 }
 
 

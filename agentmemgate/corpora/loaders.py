@@ -51,12 +51,13 @@ def check_corpus(path: str | Path, corpus: str = "auto") -> str:
 
 
 def iter_conversations(path: str | Path, corpus: str = "auto",
-                       on_bytes: Callable[[int], None] | None = None) -> Iterator[Conversation]:
-    """Stream conversations; ``corpus`` must match the detected structure unless 'auto'."""
+                       on_bytes: Callable[[int], None] | None = None,
+                       skip: int = 0) -> Iterator[Conversation]:
+    """Stream conversations; ``corpus`` must match the detected structure unless 'auto'.
+    ``skip`` conversations are passed over unparsed (a resumed stage 1 starts there)."""
     path = Path(path)
     found = check_corpus(path, corpus)
-    return _not_empty((iter_longmemeval if found == "longmemeval" else iter_locomo)(path, on_bytes),
-                      path, found)
+    return (iter_longmemeval if found == "longmemeval" else iter_locomo)(path, on_bytes, skip)
 
 
 _EXPECTED = {
@@ -66,18 +67,11 @@ _EXPECTED = {
 }
 
 
-def _not_empty(conversations: Iterator[Conversation], path: Path, corpus: str) -> Iterator[Conversation]:
-    """Pass the conversations through; a file whose conversations hold nothing to mine is an error
-    (not a silent "0 turns scanned") once it has been read to the end."""
-    n = turns = 0
-    for conv in conversations:
-        n += 1
-        turns += sum(t.mined for s in conv.sessions for t in s.turns)
-        yield conv
-    if not turns:
-        what, missing, expected = _EXPECTED[corpus]
-        raise CorpusError(f"{path.name}: {n} {what}{'s' if n != 1 else ''} but no {missing} to mine "
-                          f"(expected {expected})")
+def nothing_to_mine(path: str | Path, corpus: str, conversations: int) -> CorpusError:
+    """The error for a file whose conversations hold no turn to mine (not a silent "0 scanned")."""
+    what, missing, expected = _EXPECTED[corpus]
+    return CorpusError(f"{Path(path).name}: {conversations} {what}{'s' if conversations != 1 else ''} "
+                       f"but no {missing} to mine (expected {expected})")
 
 
 def load_corpus(path: str | Path, corpus: str = "auto") -> list[Conversation]:
