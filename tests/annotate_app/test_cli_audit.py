@@ -41,7 +41,12 @@ def test_create_list_label_report_export(tmp_path, statements_file):
 
     res = amg("report", "agreement", "a1", "--workspace", w)
     assert res.exit_code == 0, res.output
-    assert res.output.strip().endswith("report.md")
+    assert res.stdout.startswith("# Agreement report: a1\n")  # the report itself, as markdown
+    assert "## Human-human agreement" in res.stdout and "Cohen's kappa" in res.stdout
+    folder = tmp_path / "ws" / "reports" / "agreement-a1"
+    assert res.stderr.strip() == (f"wrote {folder / 'report.md'}, {folder / 'report.json'} "
+                                  "and 2 PNG(s)")
+    assert (folder / "report.md").read_text() + "\n" == res.stdout
 
     res = amg("report", "agreement", "a1", "--json", "--workspace", w)
     assert res.exit_code == 0, res.output
@@ -99,6 +104,7 @@ def test_bad_input_is_one_line(tmp_path, statements_file, args, needle):
     bad = tmp_path / "bad.csv"
     bad.write_text("item_id,label\nx,yes\n")
     args = [{"STATEMENTS": str(statements_file), "MALFORMED": str(bad)}.get(a, a) for a in args]
+    Workspace(tmp_path / "ws")
     res = runner.invoke(app, args + ["--workspace", str(tmp_path / "ws")])
     assert res.exit_code == 1
     assert needle in res.output
