@@ -138,12 +138,17 @@ def relink(
 @handles_errors
 def annotate(
     workspace: Path = WORKSPACE,
-    port: int = typer.Option(8501, "--port", help="Port to serve on (127.0.0.1)."),
+    port: int = typer.Option(8501, "--port", help="Port to serve on."),
+    host: str = typer.Option("127.0.0.1", "--host",
+                             help="Address to listen on: 127.0.0.1 (this machine only), 0.0.0.0 "
+                                  "(every interface, for a lab server) or one of this machine's "
+                                  "addresses. Beyond this machine, links are secrets sent over "
+                                  "plain HTTP unless the app is behind TLS."),
 ) -> None:
-    """Serve the labeling app on 127.0.0.1; annotators open their personal links."""
+    """Serve the labeling app (on 127.0.0.1 unless --host); annotators open their personal links."""
     from ..annotate_app.server import launch
 
-    raise typer.Exit(launch(workspace, port))
+    raise typer.Exit(launch(workspace, port, host))
 
 
 @report_app.command("agreement")
