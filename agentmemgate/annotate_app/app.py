@@ -16,9 +16,11 @@ bar (``history.replaceState``, so no history entry keeps it); a reload starts a 
 shows the sign-in page with the way back (open the link again; saved labels are kept).
 
 Keys: 1-9 choose a label, Enter submits, B goes back, N goes forward to an item already labeled.
-Submit stays enabled so that a fast "1, Enter" is not lost while the "1" rerun is in flight;
-Enter on an unchanged saved label moves on without logging a duplicate (which would overwrite the
-item's active seconds and mark it as changed).
+Submit stays enabled so that a fast "1, Enter" is not lost while the "1" rerun is in flight; keys
+are applied in the order they were pressed, and where Streamlit has folded several into one rerun
+(losing their order) only where the order cannot matter (see ``_apply_batch``). Enter on an
+unchanged saved label moves on without logging a duplicate (which would overwrite the item's
+active seconds and mark it as changed).
 """
 
 from __future__ import annotations
@@ -246,6 +248,7 @@ def _sign_in(token: str) -> None:
     who = hashlib.sha256(token.encode()).hexdigest()
     if st.session_state.get("who") != who:
         _forget_everything()
+        _presses().take()  # another person's presses, if any, are dropped
         st.session_state.who = who
         st.session_state.choices = {}  # item id -> label chosen but not yet submitted
         st.session_state.own = {}  # item id -> the saved label shown with it
@@ -253,9 +256,10 @@ def _sign_in(token: str) -> None:
 
 
 def _forget_everything() -> None:
-    """Keeps the connection and the link token already taken from the address (see below)."""
+    """Keeps the connection, the link token already taken from the address (see below) and the
+    press log the buttons' callbacks hold."""
     for k in list(st.session_state.keys()):
-        if k not in ("_ws", "_url_token"):
+        if k not in ("_ws", "_url_token", "_presses"):
             del st.session_state[k]
 
 
@@ -279,19 +283,91 @@ def signed_in_token() -> str | None:
     return st.session_state.get("token")
 
 
-# -- state and callbacks -----------------------------------------------------------------------
-def _choose(item_id: str, label: str) -> None:
-    if item_id == st.session_state.get("shown_item"):  # ignore a stale button from a past rerun
-        st.session_state.choices[item_id] = label
+# -- keys: the buttons' callbacks record presses; each run applies them in order -----------------
+# Two things in Streamlit lose or reorder fast presses, so the callbacks only record them:
+# - Reading or writing st.session_state is a yield point: a callback that touches it while a newer
+#   press is already waiting is aborted there (the first press of a fast "2, Enter" was lost). The
+#   callbacks therefore get a plain object as an argument and never touch st.session_state.
+# - Presses that reach the server while a run is busy are folded into one rerun, whose callbacks
+#   run in page order, not in the order of the presses. Each run's presses form a batch; batches
+#   are applied in order, a batch only where the order of its presses cannot change the outcome
+#   (otherwise the page says so and saves nothing the annotator may not have meant).
+TOO_FAST = "Keys came faster than the page could follow, so none of them was applied: press them again."
 
 
-def _move(delta: int) -> None:
-    st.session_state.pos += delta
+class Presses:
+    """One browser session's key presses, in batches (one per run's callbacks)."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[tuple]] = []
+        self.open = False
+
+    def press(self, *action) -> None:  # the buttons' callback: no st.* call in here
+        if not self.open:
+            self.batches.append([])
+            self.open = True
+        self.batches[-1].append(action)
+
+    def close(self) -> None:
+        """At the start of every run's script: later presses form the next batch."""
+        self.open = False
+
+    def take(self) -> list[list[tuple]]:
+        out, self.batches = self.batches, []
+        return out
+
+
+def _presses() -> Presses:
+    if st.session_state.get("_presses") is None:
+        st.session_state._presses = Presses()
+    return st.session_state._presses
+
+
+def _current_item() -> str | None:
+    """The item keys act on: the one at the current position, once its page has begun to be drawn.
+    A key that comes before the next item was drawn at all acts on nothing, and the page says so
+    (the annotator has not seen that item)."""
+    queue, pos = st.session_state.get("queue", []), st.session_state.get("pos", 0)
+    item = queue[pos] if 0 <= pos < len(queue) else None
+    if item is not None and item != st.session_state.get("shown_item"):
+        st.session_state.flash = "That key came before the next item was shown; press it again."
+        return None
+    return item
+
+
+def apply_presses(token: str, n_choices: int) -> None:
+    for batch in _presses().take():
+        _apply_batch(token, batch, n_choices)
+
+
+def _apply_batch(token: str, batch: list[tuple], n_choices: int) -> None:
+    moves = [a[1] for a in batch if a[0] == "move"]
+    labels = list(dict.fromkeys(a[1] for a in batch if a[0] == "choose"))
+    submit = any(a[0] == "submit" for a in batch)
+    if moves:
+        if labels or submit:
+            st.session_state.flash = TOO_FAST
+        else:
+            st.session_state.pos += sum(moves)
+        return
+    if len(labels) > 1:
+        st.session_state.flash = (f"Two labels came at once ({display_name(labels[0])} and "
+                                  f"{display_name(labels[1])}): press the one you mean.")
+        return
+    if (item_id := _current_item()) is None:
+        return
+    if labels:
+        before = st.session_state.choices.get(item_id) or st.session_state.own.get(item_id)
+        st.session_state.choices[item_id] = labels[0]
+        if submit and before not in (None, labels[0]):  # "2, Enter" or "Enter, 2"? Ask, save nothing
+            st.session_state.flash = (f"Keys came faster than the page could follow: your choice "
+                                      f"is now {display_name(labels[0])}. Press Enter to submit it.")
+            return
+    if submit:
+        _submit(token, item_id, n_choices)
 
 
 def _submit(token: str, item_id: str, n_choices: int) -> None:
-    if item_id != st.session_state.get("shown_item"):  # a stale Enter from a past rerun
-        return
     own = st.session_state.own.get(item_id)
     label = st.session_state.choices.get(item_id) or own
     if label is None:
@@ -309,7 +385,7 @@ def _submit(token: str, item_id: str, n_choices: int) -> None:
     except AmgError as e:  # the page never shows item ids: an arc id names its level
         st.session_state.flash = (str(e) if item_id not in str(e) else
                                   "This label was not saved: the item is no longer in your queue. "
-                                  "Reload the page.")
+                                  "Open your personal link again to see your queue as it is now.")
         return
     except sqlite3.OperationalError:  # still locked after the busy timeout
         st.session_state.flash = "The database is busy; your label was not saved. Press Enter again."
@@ -319,6 +395,8 @@ def _submit(token: str, item_id: str, n_choices: int) -> None:
 
 
 def _mark_shown(item_id: str) -> None:
+    """Called before anything of the item is drawn, so a key pressed on what the page shows acts
+    on that item (see ``_current_item``)."""
     if st.session_state.get("shown_item") != item_id:
         st.session_state.shown_item = item_id
         st.session_state.shown_at = time.time()
@@ -327,26 +405,26 @@ def _mark_shown(item_id: str) -> None:
 
 def _controls(token: str, item: ItemDisplay, ls: LabelSet, own: str | None, pos: int) -> None:
     """The sidebar's decision block: choices 1..n in scale order, Submit, Back and Next."""
-    item_id = item.id
+    item_id, keys = item.id, _presses()
     chosen = st.session_state.choices.get(item_id) or own
     st.session_state.own[item_id] = own
     for i, lab in enumerate(ls.choices, 1):
         st.button(display_name(lab), key=f"choice_{i}",  # Streamlit shows the key beside it
                   type="primary" if lab == chosen else "secondary",
                   help=ls.definitions.get(lab) or None, width="stretch",
-                  shortcut=str(i) if i <= 9 else None, on_click=_choose, args=(item_id, lab))
+                  shortcut=str(i) if i <= 9 else None, on_click=keys.press, args=("choose", lab))
     st.button("Submit", key="submit", shortcut="Enter", width="stretch",
               type="primary" if chosen is not None else "secondary",
-              on_click=_submit, args=(token, item_id, len(ls.choices)))
+              on_click=keys.press, args=("submit",))
     if flash := st.session_state.pop("flash", None):
         st.error(flash)
     back, nxt = st.columns(2)
     with back:
-        st.button("◀ Back", key="back", shortcut="B", disabled=pos == 0, on_click=_move,
-                  args=(-1,), width="stretch")
+        st.button("◀ Back", key="back", shortcut="B", disabled=pos == 0, on_click=keys.press,
+                  args=("move", -1), width="stretch")
     with nxt:
-        st.button("Next ▶", key="next", shortcut="N", disabled=own is None, on_click=_move,
-                  args=(1,), width="stretch")
+        st.button("Next ▶", key="next", shortcut="N", disabled=own is None, on_click=keys.press,
+                  args=("move", 1), width="stretch")
     st.text(f"Your choice: {display_name(chosen)}" + ("" if chosen != own else " (saved)")
             if chosen is not None else "Your choice: none yet")
     st.caption(f"Keys: 1-{min(len(ls.choices), 9)} choose · Enter submit · B back · "
@@ -396,6 +474,9 @@ def _item_page(items: list, n_done: int, title: str, signed_in: str, progress_wo
         st.session_state.pos = next((i for i, it in enumerate(items) if it.own_label is None), n)
     pos = max(0, min(st.session_state.pos, n))
     st.session_state.pos = pos
+    st.session_state.queue = [it.display.id for it in items]  # server-side only, for the keys
+    if pos < n:
+        _mark_shown(items[pos].display.id)
     head = st.container(key=HEAD_KEY)  # title and instructions: the panel below fits around them
     head.title(title)
     with st.sidebar:
@@ -412,8 +493,8 @@ def _item_page(items: list, n_done: int, title: str, signed_in: str, progress_wo
         with slot:
             if flash := st.session_state.pop("flash", None):
                 st.error(flash)
-            st.button("◀ Back", key="back", shortcut="B", on_click=_move, args=(-1,),
-                      width="stretch")
+            st.button("◀ Back", key="back", shortcut="B", on_click=_presses().press,
+                      args=("move", -1), width="stretch")
     if n == 0 or pos >= n:
         _page_script(f"end {pos}")
         return None
@@ -428,7 +509,6 @@ def _show_item(token: str, me: queues.Person, display: ItemDisplay, own: str | N
                slot, head, first: bool, given: list[str] | None = None) -> None:
     """Main area: instructions (open on the first item) and the question above the conversation
     panel; sidebar: the choices."""
-    _mark_shown(display.id)
     with slot:
         if given is not None:
             st.markdown("**Labels given (names hidden)**")
@@ -447,6 +527,7 @@ def _show_item(token: str, me: queues.Person, display: ItemDisplay, own: str | N
 
 
 def labeling_page(ws: Workspace, token: str, me: queues.Person) -> None:
+    apply_presses(token, len(me.label_set.choices))
     items = queues.annotator_queue(ws, token)
     done = sum(it.own_label is not None for it in items)
     shown = _item_page(
@@ -463,6 +544,7 @@ def labeling_page(ws: Workspace, token: str, me: queues.Person) -> None:
 
 
 def adjudication_page(ws: Workspace, token: str, me: queues.Person) -> None:
+    apply_presses(token, len(me.label_set.choices))
     items = queues.adjudication_queue(ws, token)
     done = sum(it.own_label is not None for it in items)
     shown = _item_page(
@@ -481,6 +563,7 @@ def adjudication_page(ws: Workspace, token: str, me: queues.Person) -> None:
 
 
 def main() -> None:
+    _presses().close()
     st.set_page_config(page_title="AgentMemGate audit", layout="centered",
                        initial_sidebar_state="expanded")
     st.html(_STYLE)

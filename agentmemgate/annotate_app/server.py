@@ -62,12 +62,17 @@ def remote_warning(host: str, port: int) -> str | None:
 
 
 def streamlit_command(workspace: str | Path, port: int, host: str = DEFAULT_HOST) -> list[str]:
-    """The annotators' view: no developer menu or Deploy button, no tracebacks in the browser."""
+    """The annotators' view: no developer menu or Deploy button, no tracebacks in the browser.
+
+    ``runner.fastReruns`` off: with it on, a key press that arrives while the previous press's
+    rerun is starting stops that rerun before its callback runs (the first press is lost), and two
+    script threads of one session can use its database connection at once. Off, presses that
+    arrive during a run are folded into the next one, which the app applies in order."""
     if not 1 <= port <= 65535:
         raise BadInput(f"--port must be 1-65535, got {port}")
     return [sys.executable, "-m", "streamlit", "run", str(APP),
             "--server.address", normalize_host(host), "--server.port", str(port),
-            "--server.headless", "true",
+            "--server.headless", "true", "--runner.fastReruns", "false",
             "--server.fileWatcherType", "none", "--server.runOnSave", "false",
             "--browser.gatherUsageStats", "false", "--global.developmentMode", "false",
             "--client.toolbarMode", "minimal", "--client.showErrorDetails", "none",

@@ -416,5 +416,5 @@ def test_a_refused_label_does_not_echo_the_item_id(tmp_path, monkeypatch):
     at.button(key="submit").click().run()
     assert not at.exception
     assert at.error[0].value == ("This label was not saved: the item is no longer in your queue. "
-                                 "Reload the page.")
+                                 "Open your personal link again to see your queue as it is now.")
     assert shown not in "\n".join(rendered(at))
