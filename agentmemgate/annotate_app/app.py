@@ -302,7 +302,7 @@ class Presses:
         self.batches: list[list[tuple]] = []
         self.open = False
 
-    def press(self, *action) -> None:  # the buttons' callback: no st.* call in here
+    def press(self, *action) -> None:  # the buttons' callback: no Streamlit call in here
         if not self.open:
             self.batches.append([])
             self.open = True

@@ -418,3 +418,77 @@ def test_a_refused_label_does_not_echo_the_item_id(tmp_path, monkeypatch):
     assert at.error[0].value == ("This label was not saved: the item is no longer in your queue. "
                                  "Open your personal link again to see your queue as it is now.")
     assert shown not in "\n".join(rendered(at))
+
+
+# -- presses folded into one rerun (AppTest runs every click queued before .run() in one run) -----
+def _item_no(at: AppTest) -> int:
+    return int(at.sidebar.subheader[0].value.split()[1])
+
+
+def test_a_choice_and_enter_in_one_rerun_save_the_choice(tmp_path, monkeypatch):
+    ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"])
+    token = token_of(made.links["ana"])
+    at = run(token)
+    first = annotator_queue(ws, token)[0].display.id
+    at.button(key="choice_2").click()
+    at.button(key="submit").click()
+    at.run()  # one batch: "2, Enter" is the only order that labels a fresh item
+    assert _item_no(at) == 2
+    assert ws.db.execute("select item_id, label from audit_labels").fetchall() == [
+        (first, "completed_event")]
+
+
+def test_presses_whose_order_matters_save_nothing(tmp_path, monkeypatch):
+    ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"])
+    at = run(token_of(made.links["ana"]))
+    at.button(key="choice_1").click().run()  # chosen: speculation
+    at.button(key="choice_4").click()
+    at.button(key="submit").click()
+    at.run()  # "4, Enter" (save other) or "Enter, 4" (save speculation)? Ask.
+    assert _item_no(at) == 1
+    assert at.error[0].value.startswith("Keys came faster than the page could follow: your "
+                                        "choice is now other.")
+    assert "Your choice: other" in texts(at)
+
+    at.button(key="choice_2").click()
+    at.button(key="choice_3").click()
+    at.run()
+    assert at.error[0].value == ("Two labels came at once (completed event and explicit "
+                                 "correction): press the one you mean.")
+    assert "Your choice: other" in texts(at)
+
+    at.button(key="submit").click().run()  # now alone: saves "other"
+    assert _item_no(at) == 2
+    at.button(key="choice_1").click()
+    at.button(key="back").click()
+    at.run()
+    assert at.error[0].value.startswith("Keys came faster than the page could follow, so none")
+    assert _item_no(at) == 2 and "Your choice: none yet" in texts(at)
+    assert [r[0] for r in ws.db.execute("select label from audit_labels")] == ["other"]
+
+
+def test_a_key_before_the_next_item_is_drawn_acts_on_nothing(tmp_path, monkeypatch):
+    """Here the run that would draw the next item is simulated as not having started."""
+    ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"])
+    at = run(token_of(made.links["ana"]))
+    at.session_state["shown_item"] = "an item drawn earlier"
+    at.button(key="choice_1").click().run()
+    assert at.error[0].value == "That key came before the next item was shown; press it again."
+    assert "Your choice: none yet" in texts(at)
+    at.button(key="choice_1").click().run()  # the item has been drawn now
+    assert "Your choice: speculation" in texts(at)
+
+
+def test_the_buttons_callbacks_leave_session_state_alone():
+    """A callback that touches st.session_state is cut short when a newer press is waiting."""
+    import inspect
+
+    from agentmemgate.annotate_app.app import Presses
+
+    assert "st." not in inspect.getsource(Presses.press)
+    p = Presses()
+    p.press("choose", "x")
+    p.press("submit")
+    p.close()
+    p.press("move", -1)
+    assert p.take() == [[("choose", "x"), ("submit",)], [("move", -1)]] and p.take() == []
