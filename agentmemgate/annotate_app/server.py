@@ -41,9 +41,30 @@ def _is_wildcard(host: str) -> bool:
         return False
 
 
+def this_machine() -> str:
+    """A name or address other machines may reach this one by (a best guess): its fully
+    qualified name if that resolves beyond loopback, else the address of the interface that
+    outgoing traffic uses (a UDP connect sends nothing)."""
+    name = socket.getfqdn()
+    try:
+        if name and not is_loopback(name) and not is_loopback(socket.gethostbyname(name)):
+            return name
+    except OSError:
+        pass
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("192.0.2.1", 9))  # TEST-NET-1: only picks the outgoing interface
+            address = s.getsockname()[0]
+            if not is_loopback(address):
+                return address
+        except OSError:
+            pass
+    return "THIS-SERVER"
+
+
 def server_url(host: str, port: int) -> str:
-    """Where a browser reaches the server: a wildcard address names this machine instead."""
-    name = (socket.getfqdn() or socket.gethostname() or "THIS-MACHINE") if _is_wildcard(host) else host
+    """Where a browser reaches the server: for a wildcard address, this machine's name."""
+    name = this_machine() if _is_wildcard(host) else host
     return f"http://{f'[{name}]' if ':' in name else name}:{port}"
 
 
@@ -52,13 +73,15 @@ def remote_warning(host: str, port: int) -> str | None:
     if is_loopback(host):
         return None
     where = "all interfaces" if _is_wildcard(host) else host
-    return (f"Warning: listening on {where} (port {port}), so other machines can open the app. "
-            "Personal links are secrets: whoever has one labels as that person (`amg audit relink "
-            "NAME PERSON` replaces a leaked one). The traffic, links included, is plain HTTP that "
-            "anyone on the network path can read, unless the app sits behind TLS (an HTTPS reverse "
-            "proxy) or annotators reach it through an SSH tunnel or VPN.\n"
-            f"Links must name this server: create audits (or relink) with --base-url "
-            f"{server_url(host, port)}")
+    return "\n".join([
+        f"Warning: listening on {where} (port {port}): other machines can open the app.",
+        "  Personal links are secrets: whoever has one labels as that person",
+        "  (`amg audit relink NAME PERSON` replaces a leaked one).",
+        "  The traffic, links included, is plain HTTP that anyone on the network path can read,",
+        "  unless the app sits behind TLS (an HTTPS reverse proxy) or annotators come in through",
+        "  an SSH tunnel or VPN.",
+        f"Links must name this server: create audits (or relink) with --base-url "
+        f"{server_url(host, port)}"])
 
 
 def streamlit_command(workspace: str | Path, port: int, host: str = DEFAULT_HOST) -> list[str]:
@@ -76,6 +99,9 @@ def streamlit_command(workspace: str | Path, port: int, host: str = DEFAULT_HOST
             "--server.fileWatcherType", "none", "--server.runOnSave", "false",
             "--browser.gatherUsageStats", "false", "--global.developmentMode", "false",
             "--client.toolbarMode", "minimal", "--client.showErrorDetails", "none",
+            # A wildcard address: name this machine, or Streamlit asks checkip.amazonaws.com.
+            *(["--browser.serverAddress", this_machine()] if _is_wildcard(normalize_host(host))
+              else []),
             "--", "--workspace", str(Path(workspace).resolve())]
 
 

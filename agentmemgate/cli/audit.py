@@ -61,9 +61,13 @@ def create(
         typer.echo(f"  {person} ({res.assignments[person]} items): {url}")
     if res.adjudicator:
         typer.echo(f"  {res.adjudicator} (adjudicator): {res.adjudicator_link}")
-    port = urlsplit(base_url).port
+    from ..annotate_app.server import is_loopback
+
+    url = urlsplit(base_url)  # plain http to another machine: serve beyond 127.0.0.1 (https: a proxy)
+    lab = url.scheme == "http" and url.hostname and not is_loopback(url.hostname)
     typer.echo(f"Serve them with: amg annotate --workspace {workspace}"
-               + (f" --port {port}" if port and port != 8501 else ""))
+               + (" --host 0.0.0.0" if lab else "")
+               + (f" --port {url.port}" if url.port and url.port != 8501 else ""))
 
 
 @audit_app.command("import")

@@ -158,7 +158,7 @@ def test_annotate_host_warns_that_links_are_secrets(tmp_path, statements_file, m
     assert res.exit_code == 0, res.output
     cmd = seen["cmd"]
     assert cmd[cmd.index("--server.address") + 1] == "0.0.0.0"
-    assert "Warning: listening on all interfaces (port 8765)" in res.stderr
+    assert "Warning: listening on all interfaces (port 8765): other machines" in res.stderr
     assert "Personal links are secrets" in res.stderr and "plain HTTP" in res.stderr
     assert "--base-url http://" in res.stderr and ":8765" in res.stderr
 
@@ -174,7 +174,7 @@ def test_remote_warning_only_beyond_this_machine():
     for host in ("127.0.0.1", "127.0.0.2", "localhost", "::1"):
         assert remote_warning(host, 8501) is None, host
     text = remote_warning("10.1.2.3", 8501)
-    assert text.startswith("Warning: listening on 10.1.2.3 (port 8501)")
+    assert text.startswith("Warning: listening on 10.1.2.3 (port 8501):")
     assert text.endswith("--base-url http://10.1.2.3:8501")
 
 
@@ -207,3 +207,15 @@ def test_a_port_just_released_is_not_busy():
     server.close()
     client.close()
     check_listen("127.0.0.1", port)
+
+
+def test_links_for_another_machine_get_a_serve_hint_with_host(tmp_path, statements_file):
+    w = str(tmp_path / "ws")
+    res = amg("audit", "create", "a1", "--task", "evidence_type", "--from", str(statements_file),
+              "--base-url", "http://10.1.2.3:8790", "--workspace", w)
+    assert res.exit_code == 0, res.output
+    assert res.output.strip().splitlines()[-1] == (
+        f"Serve them with: amg annotate --workspace {w} --host 0.0.0.0 --port 8790")
+    res = amg("audit", "create", "a2", "--task", "evidence_type", "--from", str(statements_file),
+              "--base-url", "https://audit.example.org", "--workspace", w)  # behind a TLS proxy
+    assert res.output.strip().splitlines()[-1] == f"Serve them with: amg annotate --workspace {w}"
