@@ -69,7 +69,8 @@ _STYLE = """<style>
 # Runs in the page each time its text changes: once per item, as the position is in the comment.
 # It holds no item data. 1. Take the token out of the address bar without adding a history entry.
 # 2. Size the conversation panel to the screen (again when the instructions open or close or the
-#    window changes), start the item at the top and bring the highlighted turn to the panel's middle.
+#    window changes), start the item at the top and, if the highlighted turn is out of sight,
+#    scroll it to three quarters down the panel, so that what leads up to it shows above it.
 _PAGE_SCRIPT = """<script>
 (() => {
   /* amg page script: %(nonce)s */
@@ -94,12 +95,13 @@ _PAGE_SCRIPT = """<script>
     const room = Math.max(240, Math.floor(window.innerHeight - top - 24));
     document.documentElement.style.setProperty("--amg-chat-height", room + "px");
   };
-  const centre = () => {
+  const bring = () => {  /* the turn, and as much as fits of what leads up to it */
     const chat = q("%(chat)s"), turn = q("%(target)s");
     if (!chat || !turn) return;
     const c = chat.getBoundingClientRect(), t = turn.getBoundingClientRect();
     if (t.top < c.top || t.bottom > c.bottom) {
-      chat.scrollTop += t.top - c.top - Math.max(0, (c.height - t.height) / 2);
+      chat.scrollTop += t.height > 0.75 * c.height ? t.top - c.top
+                                                   : t.bottom - (c.top + 0.75 * c.height);
     }
     const v = turn.getBoundingClientRect();
     if (v.top < 0 || v.bottom > window.innerHeight) turn.scrollIntoView({block: "nearest"});
@@ -114,7 +116,7 @@ _PAGE_SCRIPT = """<script>
     pageOf(chat).scrollTop = 0;
     fit();
     chat.scrollTop = 0;
-    centre();
+    bring();
     if (window.amgObserver) window.amgObserver.disconnect();
     window.amgObserver = new ResizeObserver(fit);
     window.amgObserver.observe(head);
@@ -122,7 +124,7 @@ _PAGE_SCRIPT = """<script>
       window.amgOnResize = true;
       window.addEventListener("resize", fit);
     }
-    setTimeout(() => { fit(); centre(); }, 400);  /* again once the page has settled */
+    setTimeout(() => { fit(); bring(); }, 400);  /* again once the page has settled */
   };
   place();
 })();
