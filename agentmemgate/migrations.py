@@ -199,3 +199,76 @@ def m006_statement_speaker(db: sqlite_utils.Database) -> None:
     """Who made each statement and when (shown in evidence-type audits of statement sets)."""
     db["statements"].add_column("speaker", str)
     db["statements"].add_column("date", str)
+
+
+@migration
+def m009_miner_checkpoints_and_turns(db: sqlite_utils.Database) -> None:
+    """Mining at LongMemEval_s scale: a stage-1 checkpoint per source (instances done, so a killed
+    run resumes there), the session ids already scanned (LongMemEval repeats sessions across
+    questions), candidates' own turn texts (stored once, compressed; context turns become
+    references read back from the source file), and which offline rules answered stage 2.
+    Rows written before this migration keep their full JSON and still load."""
+    db["mine_sources"].add_column("stage1_items", int)
+    db["mine_sources"].add_column("stage1_bytes", int)
+    db["mine_sources"].add_column("offline_rules", str)
+    db["mined_candidates"].add_column("context_refs", str)
+    # WITHOUT ROWID: the key is the table, not a second index beside it (half the key bytes)
+    db.execute("CREATE TABLE mined_sessions (source_key TEXT, session_id TEXT, "
+               "PRIMARY KEY (source_key, session_id)) WITHOUT ROWID")
+    db.execute("CREATE TABLE mined_turns (source_key TEXT, key TEXT, speaker TEXT, text_z BLOB, "
+               "PRIMARY KEY (source_key, key)) WITHOUT ROWID")
+
+
+@migration
+def m010_arc_imports(db: sqlite_utils.Database) -> None:
+    """Where imported arcs came from (``amg import``): file, line and the line's sha256."""
+    db["arc_imports"].create(
+        {"arc_id": str, "source": str, "line": int, "sha256": str, "imported_at": str}, pk="arc_id",
+    )
+
+
+@migration
+def m012_eval(db: sqlite_utils.Database) -> None:
+    """Evaluation (``amg eval``): the systems run (one row per run key: name + options + model +
+    component hashes), one trace per (system run key, arc) stored as it finishes, failures a re-run
+    retries, per-arc scores per judge, the judges used, black-box answer sets, and eval runs."""
+    db["eval_systems"].create(
+        {"run_key": str, "name": str, "info": str, "options": str, "model": str, "source_sha256": str,
+         "created_at": str, "last_run_at": str},
+        pk="run_key",
+    )
+    db["eval_systems"].create_index(["name"])
+    db["eval_traces"].create(
+        {"run_key": str, "arc_id": str, "system": str, "split": str, "arc_sha256": str,
+         "trace": str, "calls": int, "user_messages": int, "created_at": str},
+        pk=("run_key", "arc_id"),
+    )
+    db["eval_failures"].create(
+        {"run_key": str, "arc_id": str, "system": str, "stage": str, "error": str, "created_at": str},
+        pk=("run_key", "arc_id"),
+    )
+    db["eval_scores"].create(
+        {"run_key": str, "arc_id": str, "judge_key": str, "system": str, "split": str, "level": str,
+         "arc_sha256": str, "score": str, "created_at": str},
+        pk=("run_key", "arc_id", "judge_key"),
+    )
+    db["eval_scores"].create_index(["judge_key", "system"])
+    db["eval_judges"].create(
+        {"judge_key": str, "kind": str, "spec": str, "family": str, "heuristic": int, "rubric": str,
+         "rubric_sha256": str, "answer_rubric": str, "created_at": str, "last_used_at": str},
+        pk="judge_key",
+    )
+    db["eval_answer_sets"].create(
+        {"name": str, "run_key": str, "path": str, "sha256": str, "arcs": int, "lines": int,
+         "created_at": str},
+        pk="name",
+    )
+    db["eval_answers"].create(
+        {"name": str, "arc_id": str, "after_session": int, "answer": str, "verdict": str},
+        pk=("name", "arc_id", "after_session"),
+    )
+    db["eval_runs"].create(
+        {"id": int, "params": str, "systems": str, "splits": str, "judge_key": str,
+         "started_at": str, "finished_at": str, "status": str},
+        pk="id",
+    )

@@ -86,7 +86,9 @@ def normalize_text(s: str) -> str:
 
 
 def _contains_words(haystack: str, needle: str) -> bool:
-    return re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", haystack) is not None
+    # Both are normalized (word characters and single spaces), so a whole-word match is a
+    # space-delimited substring: no regex to compile per value.
+    return f" {needle} " in f" {haystack} "
 
 
 def contains_value(text: str, value: str) -> bool:
@@ -140,6 +142,9 @@ class ArcSpec(BaseModel):
     pending_window: bool  # core/controlled: outcome in a later session, after >=1 user turn
     seed: int  # this arc's rendering seed, derived from plan_seed
     plan_seed: int  # the build's --seed: the one number that reproduces the split
+    # This arc's place among the build's arcs of its domain (all splits, in split order): the
+    # offline renderer deals its data banks by it, so arcs of one domain do not repeat each other.
+    domain_index: int = 0
 
     @model_validator(mode="after")
     def _consistent(self) -> "ArcSpec":

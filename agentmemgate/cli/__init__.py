@@ -6,6 +6,8 @@ from ._app import app, report_app  # noqa: F401
 from . import build, validate  # noqa: F401  (registers build, generate, export, validate)
 from . import audit  # noqa: F401  (registers audit, annotate, report agreement)
 from . import corpora  # noqa: F401  (registers mine, statements, classify, report classifier)
+from . import arcs_import  # noqa: F401  (registers import)
+from . import eval  # noqa: F401  (registers eval run/answers/show, report eval)
 
 
 def main() -> None:

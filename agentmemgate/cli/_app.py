@@ -14,7 +14,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-report_app = typer.Typer(help="Reports: validation, agreement, classifier.", no_args_is_help=True)
+report_app = typer.Typer(help="Reports: validation, agreement, classifier, eval.", no_args_is_help=True)
 app.add_typer(report_app, name="report")
 
 

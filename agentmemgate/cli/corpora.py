@@ -43,7 +43,7 @@ def mine_hedges(
     limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Only the first N "
                                                  "conversations (a quick look at a big file).")] = None,
     lexicon: Annotated[Optional[Path], typer.Option("--lexicon", help="Your own stage-1 cue "
-                                                    "lexicon (TOML, same shape as cues.v1.toml).")] = None,
+                                                    "lexicon (TOML, same shape as cues.v2.toml).")] = None,
     concurrency: ConcurrencyOpt = 4,
     base_url: BaseUrlOpt = None,
     no_progress: NoProgressOpt = False,

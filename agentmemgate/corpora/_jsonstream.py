@@ -37,18 +37,21 @@ def _problem(e: Exception) -> str:
     return text[0].strip() if text else type(e).__name__
 
 
-def iter_items(path: Path, what: str,
-               on_bytes: Callable[[int], None] | None = None) -> Iterator[dict]:
+def iter_items(path: Path, what: str, on_bytes: Callable[[int], None] | None = None,
+               skip: int = 0) -> Iterator[dict]:
     """Yield the top-level list's items one at a time; malformed JSON -> one-line CorpusError.
 
     ``on_bytes`` gets the bytes read so far after each item (progress over multi-GB files).
+    ``skip`` items are parsed but not yielded: resuming at instance ``skip`` costs a parse of the
+    bytes before it (the C parser reads about 400 MB/s here), not the work done on them.
     """
     require_list(path, what)
     n = 0
     try:
         with open(path, "rb") as f:
             for item in ijson.items(f, "item", use_float=True):
-                yield item
+                if n >= skip:
+                    yield item
                 n += 1
                 if on_bytes is not None:
                     on_bytes(f.tell())

@@ -29,6 +29,11 @@ class Rules:
     reject_values: frozenset[str] = frozenset()
     reject_words: frozenset[str] = frozenset()  # anywhere in a value: past time ("yesterday")
     pronouns: dict[str, bool] = field(default_factory=dict)  # subject word -> is the speaker
+    # v1: None (every question is rejected); v2: requests and questions opening with these are
+    question_openers: PhraseMatcher | None = field(default=None, repr=False)
+    speaker_only: frozenset[int] = frozenset()  # attribute patterns (by index) needing the speaker as subject
+    # v2: a cue sentence with one of these also reads the sentence before it ("that's an option")
+    antecedents: PhraseMatcher | None = field(default=None, repr=False)
 
     @property
     def ref(self) -> str:
@@ -53,6 +58,19 @@ class Rules:
             and value.lower() not in self.reject_values and not self.has_date(value) \
             and self.reject_words.isdisjoint(w for _, w in tokens(value))
 
+    def opens_request(self, sentence: str) -> bool:
+        """Whether a question opens with a request or question word ("Can you ...", "What ...")."""
+        toks = tokens(sentence)
+        return self.question_openers is not None and any(
+            a == 0 for a, _, _, _ in self.question_openers.find(toks[:3]))
+
+    def speaker_subject(self, before: str) -> bool:
+        """Whether the nearest subject pronoun before a match is the speaker."""
+        for _, w in reversed(tokens(before)[-8:]):
+            if w in self.pronouns:
+                return self.pronouns[w]
+        return False
+
     def about_someone_else(self, before: str) -> bool:
         """Whether the nearest subject pronoun before a match is not the speaker ("you'd be
         getting a third turtle", "once you start")."""
@@ -67,13 +85,22 @@ def load_rules(version: int | None = None) -> Rules:
     v, path = versioned_file(RULES_DIR, "rules", "toml", version, "stage-2 rules")
     raw = path.read_bytes()
     data = tomllib.loads(raw.decode("utf-8"))
+    macros = data.get("macros", {})
+
+    def expand(pattern: str) -> str:
+        return re.sub(r"<<(\w+)>>", lambda m: macros[m.group(1)], pattern)
+
+    openers = data["reject"].get("question_openers")
+    back = data.get("antecedents", {}).get("words")
     return Rules(
         version=v,
         sha256=hashlib.sha256(raw).hexdigest(),
         hedge_levels=PhraseMatcher(dict(data["hedge_levels"])),
         dates=[re.compile(p, re.IGNORECASE) for p in data["dates"]["patterns"]],
         negated=PhraseMatcher({"negated": data["reject"]["negated"]}),
-        attributes=[(a["name"], re.compile(a["pattern"], re.IGNORECASE)) for a in data["attribute"]],
+        attributes=[(a["name"], re.compile(expand(a["pattern"]), re.IGNORECASE))
+                    for a in data["attribute"]],
+        speaker_only=frozenset(i for i, a in enumerate(data["attribute"]) if a.get("speaker")),
         outcome=PhraseMatcher({k: v for k, v in data["outcome"].items() if k != "negations"}),
         negations=frozenset(data["outcome"].get("negations", [])),
         reject_first_words=frozenset(w.lower() for w in data.get("values", {}).get("reject_first_words", [])),
@@ -81,4 +108,6 @@ def load_rules(version: int | None = None) -> Rules:
         reject_words=frozenset(w.lower() for w in data.get("values", {}).get("reject_words", [])),
         pronouns={**dict.fromkeys(data.get("subjects", {}).get("speaker", []), True),
                   **dict.fromkeys(data.get("subjects", {}).get("others", []), False)},
+        question_openers=PhraseMatcher({"opener": openers}) if openers is not None else None,
+        antecedents=PhraseMatcher({"back": back}) if back is not None else None,
     )

@@ -5,11 +5,12 @@ or reject it. Two interchangeable extractors: offline rules (``rules.vN.toml``) 
 from __future__ import annotations
 
 import re
-from typing import Callable, Protocol
+from typing import Callable, Iterator, Protocol
 
 from ..schema import HEDGE_LEVELS
 from ._rules import Rules, load_rules
 from .model import Candidate, Extraction
+from .prefilter import split_sentences
 
 OFFLINE_MINER = "offline-rules"
 _TRAILING = re.compile(r"(?:\s+(?:and|or|but|so|the|a|an|to|for|with|in|on|at|of|my|our|as|too|soon|"
@@ -26,6 +27,21 @@ class Extractor(Protocol):
     def extract_many(self, candidates: list[Candidate],
                      on_result: Callable[[Candidate, Extraction | None, str | None], None]) -> None:
         """Call ``on_result(candidate, extraction, error)`` once per candidate, as each finishes."""
+
+
+_CLAUSE = re.compile(r",\s*(?:but|and|so)\s+|\s+-\s+|\s*\u2014\s*")
+_REASON = re.compile(r"\b(?:since|because|as)\s+(?=(?:i|we)\b|i'm\b|we're\b)", re.IGNORECASE)
+
+
+def _declarative_part(question: str) -> str | None:
+    """A statement inside a question: the clause before ", but ..." ("I'm leaning towards the
+    Godox V1, but how does it compare?") or a reason clause ("Could you suggest neighborhoods,
+    since I'm planning to move to Denver?"); None if there is none."""
+    parts = _CLAUSE.split(question, maxsplit=1)
+    if len(parts) == 2 and parts[0].strip():
+        return parts[0]
+    m = _REASON.search(question)
+    return question[m.end():] if m else None
 
 
 def clean_value(raw: str) -> str:
@@ -55,24 +71,54 @@ class RuleExtractor:
     def extract(self, cand: Candidate) -> Extraction:
         sentences = cand.cue_sentences() or [cand.turn_text]
         reasons = []
-        for s in sentences:
-            if s.rstrip().endswith("?"):
-                reasons.append("question")
-                continue
+        for s in self._with_antecedents(cand, sentences):
+            question = s.rstrip(" \t\"')\u201d\u2019").endswith("?")
+            if question and (self.rules.question_openers is None or self.rules.opens_request(s)):
+                # v1 rejects every question; v2 still reads a declarative clause before ", but ..."
+                head = _declarative_part(s) if self.rules.question_openers is not None else None
+                if head is None:
+                    reasons.append("question")
+                    continue
+                s, question = head, False
             if self.rules.negated.matches(s):
                 reasons.append("negated plan")
                 continue
-            for attribute, pattern in self.rules.attributes:
-                for m in pattern.finditer(s):
-                    if self.rules.about_someone_else(s[:m.start()]):
-                        continue
-                    value = clean_value(m.group("value"))
-                    if self.rules.acceptable_value(value):
-                        return Extraction(kept=True, text=s, attribute=attribute, plan_value=value,
-                                          hedge_level=hedge_level(s, self.rules))
-            reasons.append("no attribute change")
+            found = self._match(s, speaker_only=question)
+            if found:
+                attribute, value = found
+                return Extraction(kept=True, text=s, attribute=attribute, plan_value=value,
+                                  hedge_level=hedge_level(s, self.rules))
+            reasons.append("question" if question else "no attribute change")
         reason = "no attribute change" if "no attribute change" in reasons else reasons[0]
         return Extraction(kept=False, text=sentences[0], reject_reason=reason)
+
+    def _with_antecedents(self, cand: Candidate, sentences: list[str]) -> Iterator[str]:
+        """The cue sentences, each followed (v2 rules) by the sentence before it when it points
+        back ("Maybe that's an option." after "One idea was to join a local organization.")."""
+        if self.rules.antecedents is None:
+            yield from sentences
+            return
+        spans = split_sentences(cand.turn_text)
+        starts = [a for a, _ in spans]
+        for (a, _), s in zip(cand.cue_spans or [(0, 0)], sentences):
+            yield s
+            i = starts.index(a) if a in starts else -1
+            if i > 0 and self.rules.antecedents.matches(s):
+                yield cand.turn_text[spans[i - 1][0]:spans[i - 1][1]]
+
+    def _match(self, s: str, speaker_only: bool) -> tuple[str, str] | None:
+        for i, (attribute, pattern) in enumerate(self.rules.attributes):
+            for m in pattern.finditer(s):
+                before = s[:m.start()]
+                if self.rules.about_someone_else(before):
+                    continue
+                if (speaker_only or i in self.rules.speaker_only) and not self.rules.speaker_subject(before):
+                    continue
+                raw = m.groupdict().get("value") or m.groupdict().get("value2") or ""
+                value = clean_value(raw)
+                if self.rules.acceptable_value(value):
+                    return attribute, value
+        return None
 
     def extract_many(self, candidates: list[Candidate],
                      on_result: Callable[[Candidate, Extraction | None, str | None], None]) -> None:

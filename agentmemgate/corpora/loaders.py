@@ -51,11 +51,13 @@ def check_corpus(path: str | Path, corpus: str = "auto") -> str:
 
 
 def iter_conversations(path: str | Path, corpus: str = "auto",
-                       on_bytes: Callable[[int], None] | None = None) -> Iterator[Conversation]:
-    """Stream conversations; ``corpus`` must match the detected structure unless 'auto'."""
+                       on_bytes: Callable[[int], None] | None = None,
+                       skip: int = 0) -> Iterator[Conversation]:
+    """Stream conversations; ``corpus`` must match the detected structure unless 'auto'.
+    ``skip`` conversations are passed over unparsed (a resumed stage 1 starts there)."""
     path = Path(path)
     found = check_corpus(path, corpus)
-    return (iter_longmemeval if found == "longmemeval" else iter_locomo)(path, on_bytes)
+    return (iter_longmemeval if found == "longmemeval" else iter_locomo)(path, on_bytes, skip)
 
 
 def load_corpus(path: str | Path, corpus: str = "auto") -> list[Conversation]:

@@ -53,8 +53,8 @@ def parse_sample(item: object, i: int, path: Path) -> Conversation:
     return Conversation(corpus="locomo", conversation_id=sample_id, speakers=speakers, sessions=sessions)
 
 
-def iter_locomo(path: str | Path,
-                on_bytes: Callable[[int], None] | None = None) -> Iterator[Conversation]:
+def iter_locomo(path: str | Path, on_bytes: Callable[[int], None] | None = None,
+                skip: int = 0) -> Iterator[Conversation]:
     path = Path(path)
-    for i, item in enumerate(iter_items(path, WHAT, on_bytes)):
+    for i, item in enumerate(iter_items(path, WHAT, on_bytes, skip), start=skip):
         yield parse_sample(item, i, path)

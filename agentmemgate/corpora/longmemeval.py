@@ -66,9 +66,9 @@ def parse_instance(item: object, i: int, path: Path, variant: str = "") -> Conve
                         sessions=out, variant=variant)
 
 
-def iter_longmemeval(path: str | Path,
-                     on_bytes: Callable[[int], None] | None = None) -> Iterator[Conversation]:
+def iter_longmemeval(path: str | Path, on_bytes: Callable[[int], None] | None = None,
+                     skip: int = 0) -> Iterator[Conversation]:
     path = Path(path)
     variant = variant_of(path)
-    for i, item in enumerate(iter_items(path, WHAT, on_bytes)):
+    for i, item in enumerate(iter_items(path, WHAT, on_bytes, skip), start=skip):
         yield parse_instance(item, i, path, variant)

@@ -20,6 +20,7 @@ from .loaders import check_corpus, detect_format, iter_conversations
 from .longmemeval import variant_of
 from .model import LICENSES, Candidate, Extraction, MinedStatement, MineSummary
 from .outcomes import at_risk_measurable, link_outcome
+from . import _store
 from .prefilter import Lexicon, load_lexicon, scan_conversation
 
 
@@ -46,52 +47,76 @@ def _source_row(ws: Workspace, key: str) -> dict | None:
     return rows[0] if rows else None
 
 
+def _source_texts(ws: Workspace, key: str) -> _store.SourceTexts | None:
+    """Where a source's long context turns are read back from (its file, as last mined)."""
+    row = _source_row(ws, key)
+    return _store.SourceTexts(row["path"], row["corpus"], key) if row else None
+
+
 def _stage1(ws: Workspace, path: Path, corpus: str, key: str, lexicon: Lexicon,
             limit: int | None, progress: bool) -> dict:
+    """Prefilter the source, committing each conversation's candidates together with a checkpoint
+    (conversations done, counts, sessions seen): a killed run resumes after the last one."""
+    lex_ref = f"{lexicon.ref}:{lexicon.sha256[:12]}"
     row = _source_row(ws, key)
-    if row and row["stage1_done"] and row["lexicon"] == f"{lexicon.ref}:{lexicon.sha256[:12]}":
+    if row and row["path"] != str(path.resolve()):  # the same file, moved: read it from here now
+        with ws.db.conn:
+            ws.db["mine_sources"].update(key, {"path": str(path.resolve())})
+        row = _source_row(ws, key)
+    if row and row["stage1_done"] and row["lexicon"] == lex_ref:
         return row
-    with ws.db.conn:
-        ws.db["mined_candidates"].delete_where("source_key = ?", [key])
+    resume = bool(row and row["lexicon"] == lex_ref and row["stage1_items"])
+    if resume:
+        done = row["stage1_items"]
+        counts = {k: row[k] for k in ("conversations", "duplicate_sessions", "turns_scanned",
+                                      "sentences_scanned")}
+        position = ws.db["mined_candidates"].count_where("source_key = ?", [key])
+        seen = {r[0] for r in ws.db.execute(
+            "select session_id from mined_sessions where source_key = ?", [key])}
+    else:
+        done, position, seen = 0, 0, set()
+        counts = dict(conversations=0, duplicate_sessions=0, turns_scanned=0, sentences_scanned=0)
+        found = detect_format(path)
+        row = {"source_key": key, "path": str(path.resolve()), "corpus": found,
+               "variant": variant_of(path) if found == "longmemeval" else "",
+               "license": LICENSES[found], "lexicon": lex_ref, "stage1_done": 0, "stage1_items": 0,
+               "stage1_bytes": 0, "offline_rules": None, "created_at": now(), **counts}
+        with ws.db.conn:
+            _store.forget(ws.db, key)
+            ws.db["mine_sources"].upsert(row, pk="source_key")
     size = path.stat().st_size
-    seen: set[str] = set()
-    counts = dict(conversations=0, duplicate_sessions=0, turns_scanned=0, sentences_scanned=0)
-    position = 0
     with bytes_bar("Stage 1: prefilter", size, progress) as update:
-        read = 0
+        read = row["stage1_bytes"] or 0 if resume else 0
 
         def on_bytes(b: int) -> None:
             nonlocal read
             read = b
 
-        for conv in iter_conversations(path, corpus, on_bytes=on_bytes):
-            scan = scan_conversation(conv, lexicon, seen if conv.corpus == "longmemeval" else None)
-            counts["conversations"] += 1
-            counts["duplicate_sessions"] += scan.duplicate_sessions
-            counts["turns_scanned"] += scan.turns_scanned
-            counts["sentences_scanned"] += scan.sentences_scanned
-            rows = []
-            for cand in scan.candidates:
-                rows.append({"source_key": key, "id": cand.id, "position": position,
-                             "corpus": cand.corpus, "conversation_id": cand.conversation_id,
-                             "source_ref": cand.source_ref, "speaker": cand.speaker,
-                             "date": cand.date, "json": cand.model_dump_json()})
-                position += 1
-            if rows:
-                with ws.db.conn:
-                    ws.db["mined_candidates"].upsert_all(rows, pk=("source_key", "id"))
-            update(read, f"{counts['conversations']} conversations, {position} hits")
-            if limit and counts["conversations"] >= limit:
-                break
+        if not (limit and done >= limit):
+            for conv in iter_conversations(path, corpus, on_bytes=on_bytes, skip=done):
+                dedup = conv.corpus == "longmemeval"
+                before = set(seen) if dedup else None
+                scan = scan_conversation(conv, lexicon, seen if dedup else None)
+                item, done = done, done + 1
+                counts["conversations"] += 1
+                counts["duplicate_sessions"] += scan.duplicate_sessions
+                counts["turns_scanned"] += scan.turns_scanned
+                counts["sentences_scanned"] += scan.sentences_scanned
+                rows, turns = _store.candidate_rows(key, conv, scan.candidates, position, item)
+                position += len(rows)
+                with _store.transaction(ws.db.conn):  # candidates + their checkpoint: one commit
+                    _store.save(ws.db.conn, rows, turns)
+                    if dedup:
+                        _store.save_sessions(ws.db.conn, key, seen - before)
+                    _store.checkpoint(ws.db.conn, key, {"stage1_items": done, "stage1_bytes": read,
+                                                        **counts})
+                update(read, f"{counts['conversations']} conversations, {position} hits")
+                if limit and done >= limit:
+                    break
         update(size, f"{counts['conversations']} conversations, {position} hits")
-    found = detect_format(path)
-    row = {"source_key": key, "path": str(path.resolve()), "corpus": found,
-           "variant": variant_of(path) if found == "longmemeval" else "", "license": LICENSES[found],
-           "lexicon": f"{lexicon.ref}:{lexicon.sha256[:12]}", "stage1_done": 1,
-           "created_at": now(), **counts}
     with ws.db.conn:
-        ws.db["mine_sources"].upsert(row, pk="source_key")
-    return row
+        ws.db["mine_sources"].update(key, {"stage1_done": 1, "created_at": now(), **counts})
+    return _source_row(ws, key)
 
 
 STAGE2_CHUNK = 2000  # candidates read from the workspace per stage-2 batch (bounded memory)
@@ -102,15 +127,30 @@ _UNANSWERED = ("from mined_candidates c where c.source_key = ? and not exists (s
 
 def _unanswered(ws: Workspace, key: str, miner: str, chunk: int) -> Iterator[list[Candidate]]:
     """Candidates ``miner`` has not answered, ``chunk`` at a time: a multi-GB source has hundreds
-    of thousands of hits, which must not all sit in memory at once."""
+    of thousands of hits, which must not all sit in memory at once. (Offline rules read no context;
+    an LLM's prompts get long context turns from the source file, in one forward pass.)"""
+    source = _source_texts(ws, key)
     last = 0
     while True:
-        rows = ws.db.execute(f"select c.rowid, c.json {_UNANSWERED} and c.rowid > ? "
-                             "order by c.rowid limit ?", [key, miner, last, chunk]).fetchall()
+        rows = ws.db.execute(f"select c.rowid, {_store.COLUMNS} {_UNANSWERED} and "
+                             "c.rowid > ? order by c.rowid limit ?", [key, miner, last, chunk]).fetchall()
         if not rows:
             return
         last = rows[-1][0]
-        yield [Candidate.model_validate_json(r[1]) for r in rows]
+        yield _store.load(ws.db, key, [r[1:] for r in rows], source, context=miner != OFFLINE_MINER)
+
+
+def _forget_stale_offline_answers(ws: Workspace, key: str, extractor: Extractor) -> None:
+    """Offline answers are cheap and deterministic but versioned: answers of other rules files
+    (an older workspace mined with rules.v1) are dropped so stage 2 redoes them with these."""
+    if not isinstance(extractor, RuleExtractor):
+        return
+    ref = f"{extractor.rules.ref}:{extractor.rules.sha256[:12]}"
+    if (_source_row(ws, key) or {}).get("offline_rules") == ref:
+        return
+    with ws.db.conn:
+        ws.db["mined_extractions"].delete_where("source_key = ? and miner = ?", [key, extractor.name])
+        ws.db["mine_sources"].update(key, {"offline_rules": ref})
 
 
 # -- stage 2 ---------------------------------------------------------------------------------
@@ -160,13 +200,13 @@ def _stage2(ws: Workspace, key: str, extractor: Extractor, progress: bool) -> in
 def _link(ws: Workspace, path: Path, corpus: str, key: str, miner: str, limit: int | None,
           progress: bool) -> None:
     kept = ws.db.execute(
-        "select c.json, e.kept, e.text, e.attribute, e.plan_value, e.hedge_level "
+        f"select {_store.COLUMNS}, e.kept, e.text, e.attribute, e.plan_value, e.hedge_level "
         "from mined_extractions e join mined_candidates c on c.source_key = e.source_key "
         "and c.id = e.candidate_id where e.source_key = ? and e.miner = ? and e.kept = 1",
         [key, miner]).fetchall()
     by_conv: dict[str, list[tuple[Candidate, Extraction]]] = {}
-    for raw, kept_flag, text, attribute, value, level in kept:
-        cand = Candidate.model_validate_json(raw)
+    cands = _store.load(ws.db, key, [r[:8] for r in kept], context=False)
+    for cand, (kept_flag, text, attribute, value, level) in zip(cands, (r[8:] for r in kept)):
         by_conv.setdefault(cand.conversation_id, []).append(
             (cand, Extraction(kept=bool(kept_flag), text=text, attribute=attribute,
                               plan_value=value, hedge_level=level)))
@@ -180,12 +220,12 @@ def _link(ws: Workspace, path: Path, corpus: str, key: str, miner: str, limit: i
             n += 1
             links = [(cand, link_outcome(conv, cand, ext, rules))
                      for cand, ext in by_conv.pop(conv.conversation_id, [])]
-            with ws.db.conn:
-                for cand, link in links:
-                    ws.db["mined_extractions"].update(
-                        (key, cand.id, miner),
-                        {"outcome": link.outcome, "outcome_ref": link.outcome_ref,
-                         "outcome_evidence": link.evidence})
+            with ws.db.conn:  # one statement per conversation (sqlite-utils' update commits each row)
+                ws.db.conn.executemany(
+                    "update mined_extractions set outcome = ?, outcome_ref = ?, outcome_evidence = ? "
+                    "where source_key = ? and candidate_id = ? and miner = ?",
+                    [(link.outcome, link.outcome_ref, link.evidence, key, cand.id, miner)
+                     for cand, link in links])
             if not by_conv or (limit and n >= limit):
                 break
         update(size)
@@ -210,7 +250,8 @@ def summary(ws: Workspace, key: str, miner: str, errors: int = 0) -> MineSummary
         llm_calls=sum(r[3] or 0 for r in rows), llm_cached=sum(r[4] or 0 for r in rows),
         hedges=len(kept), came_true=outcomes.count("came_true"),
         abandoned=outcomes.count("abandoned"), unresolved=outcomes.count("unresolved"),
-        at_risk_measurable=sum(at_risk_measurable(r[1], r[2]) for r in kept), errors=errors)
+        at_risk_measurable=sum(at_risk_measurable(r[1], r[2]) for r in kept), errors=errors,
+        variant=src["variant"] or "", limited=":first" in key)
 
 
 def mined_statements(ws: Workspace, key: str, miner: str | None = None) -> Iterator[MinedStatement]:
@@ -218,21 +259,25 @@ def mined_statements(ws: Workspace, key: str, miner: str | None = None) -> Itera
     src = _source_row(ws, key)
     if src is None:
         raise BadInput(f"No mined source {key!r} in this workspace; run `amg mine hedges` first")
-    sql = ("select c.json, e.miner, e.kept, e.text, e.attribute, e.plan_value, e.hedge_level, "
-           "e.reject_reason, e.outcome, e.outcome_ref, e.outcome_evidence from mined_candidates c "
-           "left join mined_extractions e on e.source_key = c.source_key and e.candidate_id = c.id "
-           "and e.miner = ? where c.source_key = ? order by c.position")
-    for raw, m, kept, text, attr, value, level, reason, outcome, ref, evidence in ws.db.execute(
-            sql, [miner or "", key]):  # a cursor, not fetchall: big sources stream to the export
-        cand = Candidate.model_validate_json(raw)
-        yield MinedStatement(
-            id=cand.id, corpus=cand.corpus, conversation_id=cand.conversation_id,
-            source_ref=cand.source_ref, speaker=cand.speaker, date=cand.date,
-            text=text if text is not None else _cue_span(cand),
-            context=cand.context, prefilter_cues=cand.prefilter_cues, miner=m or "prefilter-only",
-            kept=None if kept is None else bool(kept), attribute=attr, plan_value=value,
-            hedge_level=level, reject_reason=reason, outcome=outcome, outcome_ref=ref,
-            outcome_evidence=evidence, license=src["license"])
+    sql = (f"select {_store.COLUMNS}, e.miner, e.kept, e.text, e.attribute, e.plan_value, "
+           "e.hedge_level, e.reject_reason, e.outcome, e.outcome_ref, e.outcome_evidence "
+           "from mined_candidates c left join mined_extractions e on e.source_key = c.source_key "
+           "and e.candidate_id = c.id and e.miner = ? where c.source_key = ? order by c.position")
+    cursor = ws.db.execute(sql, [miner or "", key])  # a cursor: big sources stream to the export
+    source = _source_texts(ws, key)
+    while rows := cursor.fetchmany(500):
+        cands = _store.load(ws.db, key, [r[:8] for r in rows], source)
+        for cand, (m, kept, text, attr, value, level, reason, outcome, ref, evidence) in zip(
+                cands, (r[8:] for r in rows)):
+            yield MinedStatement(
+                id=cand.id, corpus=cand.corpus, conversation_id=cand.conversation_id,
+                source_ref=cand.source_ref, speaker=cand.speaker, date=cand.date,
+                text=text if text is not None else _cue_span(cand),
+                context=cand.context, prefilter_cues=cand.prefilter_cues,
+                miner=m or "prefilter-only", kept=None if kept is None else bool(kept),
+                attribute=attr, plan_value=value, hedge_level=level, reject_reason=reason,
+                outcome=outcome, outcome_ref=ref, outcome_evidence=evidence,
+                license=src["license"])
 
 
 def _cue_span(cand: Candidate) -> str:
@@ -283,6 +328,7 @@ def mine_hedges(ws: Workspace, path: str | Path, *, corpus: str = "auto", miner:
     status = "failed"
     try:
         _stage1(ws, path, corpus, key, lex, limit, progress)
+        _forget_stale_offline_answers(ws, key, extractor)
         errors = _stage2(ws, key, extractor, progress)
         _link(ws, path, corpus, key, extractor.name, limit, progress)
         result = summary(ws, key, extractor.name, errors)

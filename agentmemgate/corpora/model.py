@@ -11,12 +11,19 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..stats import Proportion, wilson
+
 CORPORA = ("longmemeval", "locomo")
 LICENSES = {
     "longmemeval": "MIT (LongMemEval, Wu et al. 2024)",
     "locomo": "CC BY-NC 4.0 (LoCoMo, Maharana et al. 2024); non-commercial use, attribution required",
 }
 OUTCOMES = ("came_true", "abandoned", "unresolved")
+# LongMemEval_s (longmemeval_s_cleaned.json): 500 questions averaging 47.7 sessions and 493.5 turns
+# (246,750 turns, the issue's "~250k"), user and assistant alternating: about 123,375 user turns.
+# Sessions recur across questions and mining scans a recurring session once, so a projection from
+# this count is an upper bound.
+LONGMEMEVAL_S_USER_TURNS = 123_375
 
 
 class CorpusTurn(BaseModel):
@@ -79,6 +86,7 @@ class Candidate(BaseModel):
     context: list[ContextTurn]  # up to two preceding turns, oldest first
     prefilter_cues: list[str]  # "category:cue" for every cue in a qualifying sentence
     cue_spans: list[tuple[int, int]]  # character spans of qualifying sentences in turn_text
+    context_refs: list[str] = Field(default_factory=list)  # refs of the context turns (storage)
 
     def cue_sentences(self) -> list[str]:
         return [self.turn_text[a:b] for a, b in self.cue_spans]
@@ -150,14 +158,41 @@ class MineSummary(BaseModel):
     unresolved: int
     at_risk_measurable: int
     errors: int = 0
+    variant: str = ""  # longmemeval: oracle / s / m
+    limited: bool = False  # --limit: only the first conversations were mined
+
+    def stage2_share(self) -> Proportion:
+        return wilson(self.prefilter_hits, self.turns_scanned)
+
+    def projected_longmemeval_s_calls(self) -> int | None:
+        """Stage-2 calls (one LLM call per prefilter hit) the same share would cost on the full
+        LongMemEval_s: share of user turns passed here x its ~123k user turns. None when the
+        source is not LongMemEval, or is the full _s file itself (its count is exact)."""
+        if self.corpus != "longmemeval" or not self.turns_scanned:
+            return None
+        if self.variant == "s" and not self.limited:
+            return None
+        return round(self.prefilter_hits / self.turns_scanned * LONGMEMEVAL_S_USER_TURNS)
+
+    def cost_lines(self) -> list[str]:
+        """The share of turns stage 1 passes on (each one stage-2 call: one LLM call with an LLM
+        miner) and, for LongMemEval, what that share would cost on LongMemEval_s."""
+        who = "user turns" if self.corpus == "longmemeval" else "turns"
+        out = [f"Prefilter hits: {self.stage2_share().fmt().replace(' = ', f' {who} = ')} "
+               "(one stage-2 call each)"]
+        projected = self.projected_longmemeval_s_calls()
+        if projected is not None:
+            out.append(f"Projected stage-2 calls on LongMemEval_s: ~{projected:,} "
+                       f"({100 * self.stage2_share().value:.1f}% of ~{LONGMEMEVAL_S_USER_TURNS:,} "
+                       "user turns; upper bound)")
+        return out
 
     def lines(self) -> list[str]:
-        share = f"{100 * self.prefilter_hits / self.turns_scanned:.1f}%" if self.turns_scanned else "n/a"
         return [
             f"Source: {self.source} ({self.corpus}); miner: {self.miner}",
             f"Conversations: {self.conversations} (duplicate sessions skipped: {self.duplicate_sessions_skipped})",
             f"Turns scanned: {self.turns_scanned} ({self.sentences_scanned} sentences)",
-            f"Prefilter hits: {self.prefilter_hits} ({share} of turns scanned)",
+            *self.cost_lines(),
             f"LLM calls: {self.llm_calls} ({self.llm_cached} from cache)",
             f"Hedges: {self.hedges} (came true {self.came_true}, abandoned {self.abandoned}, "
             f"unresolved {self.unresolved})",

@@ -12,7 +12,9 @@ plan measurable in a pending window.
 
 from __future__ import annotations
 
-from ..schema import contains_value
+from functools import lru_cache
+
+from ..schema import _contains_words, contains_value, normalize_text
 from ._phrases import tokens
 from ._rules import Rules, load_rules
 from .model import Candidate, Conversation, Extraction, OutcomeLink
@@ -38,6 +40,27 @@ def mentions(sentence: str, value: str, keys: list[str] | None = None) -> bool:
     return keys[-1] in words and sum(k in words for k in keys) / len(keys) >= 0.6
 
 
+@lru_cache(maxsize=65536)
+def _sentences(text: str) -> tuple[tuple[str, str, frozenset[str]], ...]:
+    """(sentence, normalized sentence, its words) for each sentence of a turn, computed once:
+    linking reads every later turn of a conversation for every kept plan (50-session LongMemEval_s
+    haystacks made that quadratic in tokenizing)."""
+    out = []
+    for a, b in split_sentences(text):
+        sentence = text[a:b]
+        out.append((sentence, normalize_text(sentence), frozenset(w for _, w in tokens(sentence))))
+    return tuple(out)
+
+
+def _mentions(norm: str, words: frozenset[str], norm_value: str, keys: list[str]) -> bool:
+    """``mentions`` on a precomputed sentence."""
+    if norm_value and norm_value in norm and _contains_words(norm, norm_value):
+        return True
+    if not keys:
+        return False
+    return keys[-1] in words and sum(k in words for k in keys) / len(keys) >= 0.6
+
+
 def link_outcome(conv: Conversation, cand: Candidate, extraction: Extraction,
                  rules: Rules | None = None) -> OutcomeLink | None:
     """None for rejected candidates (nothing to link)."""
@@ -46,6 +69,7 @@ def link_outcome(conv: Conversation, cand: Candidate, extraction: Extraction,
     rules = rules or load_rules()
     value = extraction.plan_value
     keys = key_words(value)
+    norm_value = normalize_text(value)
     ordered = conv.chronological()
     try:
         pos = next(i for i, s in enumerate(ordered) if s.index == cand.session_index)
@@ -56,9 +80,8 @@ def link_outcome(conv: Conversation, cand: Candidate, extraction: Extraction,
         for turn in session.turns:
             if turn.speaker != cand.speaker:
                 continue
-            for a, b in split_sentences(turn.text):
-                sentence = turn.text[a:b]
-                if not mentions(sentence, value, keys):
+            for sentence, norm, words in _sentences(turn.text):
+                if not _mentions(norm, words, norm_value, keys):
                     continue
                 cues = rules.outcome_cues(sentence)
                 if "abandonment" in cues:

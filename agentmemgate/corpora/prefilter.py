@@ -1,8 +1,10 @@
 """Stage 1: a cheap, offline, high-recall cue filter that decides which turns an LLM ever sees.
 
 The cue lexicon is data (``cues.vN.toml``, documented there); this module only compiles it and
-applies the rule: a sentence qualifies when it has a first-person marker and a hedge, intention or
-future-time cue, after request phrases addressed to the assistant are blanked out.
+applies the rule: a sentence qualifies when it has a first-person marker (or opens with a cue) and
+a hedge, intention or future-time cue, after request phrases addressed to the assistant are
+blanked out. From v2 a [weak] cue (a bare modal) qualifies only beside a change cue where the
+speaker talks to an assistant, and a one-off [event] without a change cue never qualifies.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from .model import Candidate, ContextTurn, Conversation, CorpusSession
 LEXICON_DIR = Path(__file__).parent
 QUALIFYING = ("hedge", "intention", "future_time")
 RECORDED = QUALIFYING + ("change",)
+WEAK = "weak"  # optional (v2 on): qualifies only beside a change cue, and never in a question
+EVENT = "event"  # optional (v2 on): a one-off event disqualifies a sentence (see cues.v2.toml)
 STOP = "__stop__"
 _WORD = re.compile(r"\w")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]\u201d\u2019]*\s+|\n+")
@@ -40,6 +44,14 @@ class Lexicon:
     cues: dict[str, list[str]]
     stop: list[str]
     matcher: PhraseMatcher = field(repr=False)  # cues and stop phrases (category STOP), one pass
+    # A sentence may drop its subject when it opens with a cue of these categories ("Thinking
+    # about moving."; from v2 also "Joining a new class might be a good option.")
+    opening: frozenset[str] = frozenset(QUALIFYING)
+    clause_opening: bool = False  # from v2: also at a clause start ("..., and joining a class might")
+    opening_in_questions: bool = True  # v2: no ("Maybe it's a special deal?" plans nothing)
+    # v2: corpora where a weak cue needs a change cue (a user talking to an assistant); elsewhere
+    # (LoCoMo's peer chat) a weak cue counts like any other, as in v1
+    weak_needs_change: frozenset[str] = frozenset()
 
     @property
     def ref(self) -> str:
@@ -57,7 +69,16 @@ def load_lexicon(version: int | None = None, path: str | None = None) -> Lexicon
         raw = file.read_bytes()
         data = tomllib.loads(raw.decode("utf-8"))
         cues = {name: list(data[name]["cues"]) for name in ("first_person",) + RECORDED}
+        for optional in (WEAK, EVENT):
+            if optional in data:
+                cues[optional] = list(data[optional]["cues"])
         stop = list(data.get("stop", {}).get("phrases", []))
+        opening = frozenset(data.get("rule", {}).get("opening", QUALIFYING))
+        clause_opening = bool(data.get("rule", {}).get("clause_opening", False))
+        opening_in_questions = bool(data.get("rule", {}).get("opening_in_questions", True))
+        weak_needs_change = frozenset(data.get("rule", {}).get("weak_needs_change", []))
+        if not opening <= set(cues):
+            raise KeyError(f"rule.opening names unknown categories {sorted(opening - set(cues))}")
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError) as e:
         raise BadInput(f"{file.name}: not a cue lexicon ({type(e).__name__}: {e})") from None
     return Lexicon(
@@ -66,6 +87,10 @@ def load_lexicon(version: int | None = None, path: str | None = None) -> Lexicon
         cues=cues,
         stop=stop,
         matcher=PhraseMatcher({**cues, STOP: stop}),
+        opening=opening,
+        clause_opening=clause_opening,
+        opening_in_questions=opening_in_questions,
+        weak_needs_change=weak_needs_change,
     )
 
 
@@ -90,6 +115,22 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     return out
 
 
+_CLAUSE_START = re.compile(r"(?:[,;:\u2013\u2014]|\s-)\s*(?:(?:and|but|so|or|then)\s+)?$",
+                           re.IGNORECASE)
+
+
+def _opens(text: str, start: int, pos: int, clauses: bool) -> bool:
+    """Whether nothing but punctuation precedes ``pos`` in its sentence (or, with ``clauses``, in
+    its clause)."""
+    if not _WORD.search(text, start, pos):
+        return True
+    return clauses and _CLAUSE_START.search(text, start, pos) is not None
+
+
+def _is_question(text: str, span: tuple[int, int]) -> bool:
+    return text[span[0]:span[1]].rstrip(" \t\"')\u201d\u2019").endswith("?")
+
+
 @dataclass
 class TurnScan:
     sentences: int
@@ -101,9 +142,10 @@ class TurnScan:
         return bool(self.spans)
 
 
-def scan_turn(text: str, lexicon: Lexicon | None = None) -> TurnScan:
-    """Apply the stage-1 rule to one turn."""
+def scan_turn(text: str, lexicon: Lexicon | None = None, corpus: str = "longmemeval") -> TurnScan:
+    """Apply the stage-1 rule to one turn of ``corpus`` (which decides how weak cues count)."""
     lex = lexicon or load_lexicon()
+    strict = corpus in lex.weak_needs_change
     sentences = split_sentences(text)
     if not sentences:
         return TurnScan(0, [], [])
@@ -122,14 +164,26 @@ def scan_turn(text: str, lexicon: Lexicon | None = None) -> TurnScan:
         i = bisect.bisect_right(starts, toks[a][0]) - 1
         if i >= 0:
             found.setdefault(i, []).append((category, surface))
-            if category in QUALIFYING and not _WORD.search(text, starts[i], toks[a][0]):
+            if category in lex.opening and _opens(text, starts[i], toks[a][0], lex.clause_opening):
                 opening.add(i)
     spans, cues = [], set()
     for i, hits in sorted(found.items()):
         kinds = {k for k, _ in hits}
-        if not kinds.isdisjoint(QUALIFYING) and ("first_person" in kinds or i in opening):
+        question = _is_question(text, sentences[i])
+        if not ("first_person" in kinds
+                or (i in opening and (lex.opening_in_questions or not question))):
+            continue
+        event, change = EVENT in kinds, "change" in kinds
+        strong = not kinds.isdisjoint(QUALIFYING)
+        if event and not change:
+            continue
+        if strict:
+            weak = WEAK in kinds and change and not event and not question
+        else:
+            weak = WEAK in kinds
+        if strong or weak:
             spans.append(sentences[i])
-            cues.update(f"{k}:{s}" for k, s in hits if k != "first_person")
+            cues.update(f"{k}:{s}" for k, s in hits if k not in ("first_person", EVENT))
     return TurnScan(len(sentences), spans, sorted(cues))
 
 
@@ -141,8 +195,13 @@ class ConversationScan:
     candidates: list[Candidate] = field(default_factory=list)
 
 
+def turn_key(corpus: str, conversation_id: str, ref: str) -> str:
+    """Names a turn within a corpus: LoCoMo dia_ids repeat across samples, LongMemEval refs do not."""
+    return f"{corpus}:{conversation_id}:{ref}" if corpus == "locomo" else f"{corpus}:{ref}"
+
+
 def candidate_id(conv: Conversation, ref: str) -> str:
-    return f"{conv.corpus}:{conv.conversation_id}:{ref}" if conv.corpus == "locomo" else f"{conv.corpus}:{ref}"
+    return turn_key(conv.corpus, conv.conversation_id, ref)
 
 
 def _context(session: CorpusSession, k: int) -> list[ContextTurn]:
@@ -164,7 +223,7 @@ def scan_conversation(conv: Conversation, lexicon: Lexicon | None = None,
         for k, turn in enumerate(session.turns):
             if not turn.mined:
                 continue
-            scan = scan_turn(turn.text, lex)
+            scan = scan_turn(turn.text, lex, conv.corpus)
             out.turns_scanned += 1
             out.sentences_scanned += scan.sentences
             if scan.hit:
@@ -173,5 +232,6 @@ def scan_conversation(conv: Conversation, lexicon: Lexicon | None = None,
                     conversation_id=conv.conversation_id, source_ref=turn.ref,
                     session_index=session.index, turn_index=k, speaker=turn.speaker,
                     date=session.date, turn_text=turn.text, context=_context(session, k),
-                    prefilter_cues=scan.cues, cue_spans=scan.spans))
+                    prefilter_cues=scan.cues, cue_spans=scan.spans,
+                    context_refs=[t.ref for t in session.turns[max(0, k - 2):k]]))
     return out

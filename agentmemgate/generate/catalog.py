@@ -1,19 +1,79 @@
-"""The domain catalog: attributes people switch, their values and the phrases that realize them.
+"""The domain catalog: attributes people switch, their values, and the chat that surrounds them.
 
-The data lives in ``catalog.toml`` so that adding a domain is an edit to data, not code.
+One TOML file per attribute in ``catalog/`` (the file name is the attribute), so adding a domain
+is adding a data file, not code. ``catalog/README.md`` documents the slot grammar every key must
+follow; ``tests/generate/test_catalog_data.py`` enforces it. The keys, by what they realize:
+
+- the value-free field: ``noun``, ``probe_question``;
+- statements about the value, each with one ``{value}`` slot: ``current`` (simple present, "I"
+  first, value last), ``stay`` / ``switching`` (gerund phrases), ``switch`` (base form),
+  ``switched`` (regular past), ``doing`` (simple past of using the value, no time word);
+  ``change`` names the switch as a noun ("switch", "move"); ``oblique_thing`` the new value
+  without naming it;
+- why the user wants to change: ``reasons`` (present-tense clauses about the current situation);
+- what the assistant says to a plan and its outcome, all value-free clauses: ``weigh`` (what to
+  compare), ``steps`` (practical steps of the switch), ``settle`` (settling in after it),
+  ``tips`` (using the thing well, whatever it is), ``stay_tips`` (getting more from the current);
+- ``exchanges``: question-answer pairs of small talk. Each pair is one template: ``q`` and ``a``
+  share slots filled from parallel lists (``slots.NAME``), so every filling is a question with
+  the answer to that question.
 """
 
 from __future__ import annotations
 
+import re
 import tomllib
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..schema import FieldSpec
 
-CATALOG_PATH = Path(__file__).with_name("catalog.toml")
+CATALOG_DIR = Path(__file__).with_name("catalog")
+_SLOT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_PERSON = [(re.compile(p), r) for p, r in (
+    (r"\bI'm\b", "you're"), (r"\bI've\b", "you've"), (r"\bI'd\b", "you'd"), (r"\bI'll\b", "you'll"),
+    (r"\bI\b", "you"), (r"\bmy\b", "your"), (r"\bMy\b", "Your"), (r"\bme\b", "you"),
+    (r"\bmine\b", "yours"), (r"\bmyself\b", "yourself"))]
+
+
+def second_person(text: str) -> str:
+    """'I run in my old pair' -> 'you run in your old pair': the assistant quoting the user."""
+    for pattern, repl in _PERSON:
+        text = pattern.sub(repl, text)
+    return text
+
+
+class Exchange(BaseModel):
+    """A small-talk question and its answer; ``slots`` are parallel lists (filling i uses item i
+    of each list)."""
+
+    model_config = ConfigDict(extra="forbid")
+    q: str
+    a: str
+    slots: dict[str, list[str]] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _parallel(self) -> "Exchange":
+        sizes = {len(v) for v in self.slots.values()}
+        if len(sizes) > 1:
+            raise ValueError(f"slot lists of {self.q!r} differ in length: {sorted(sizes)}")
+        used = set(_SLOT.findall(self.q)) | set(_SLOT.findall(self.a))
+        if used != set(self.slots):
+            raise ValueError(f"slots of {self.q!r}: used {sorted(used)}, given {sorted(self.slots)}")
+        return self
+
+    @property
+    def fillings(self) -> int:
+        return len(next(iter(self.slots.values()))) if self.slots else 1
+
+    def fill(self, i: int) -> tuple[str, str]:
+        """Filling ``i``: the user asks in the first person, the assistant answers in the second
+        ("my roommate" in the question is "your roommate" in the answer)."""
+        values = {k: v[i % len(v)] for k, v in self.slots.items()}
+        return (self.q.format_map(values),
+                self.a.format_map({k: second_person(v) for k, v in values.items()}))
 
 
 class Domain(BaseModel):
@@ -21,6 +81,7 @@ class Domain(BaseModel):
     attribute: str
     noun: str
     probe_question: str
+    change: str
     current: list[str]
     stay: str
     switch: str
@@ -29,8 +90,13 @@ class Domain(BaseModel):
     doing: list[str]
     oblique_thing: str
     reasons: list[str]
-    user_chat: list[str]
-    assistant_chat: list[str]
+    reasons_done: list[str]
+    weigh: list[str]
+    steps: list[str]
+    settle: list[str]
+    tips: list[str]
+    stay_tips: list[str]
+    exchanges: list[Exchange]
     values: list[str]
     long_values: list[str]
 
@@ -43,8 +109,14 @@ class Domain(BaseModel):
         )
 
 
+def catalog_files(folder: Path = CATALOG_DIR) -> list[Path]:
+    return sorted(folder.glob("*.toml"))
+
+
 @lru_cache(maxsize=None)
-def load_catalog(path: Path = CATALOG_PATH) -> dict[str, Domain]:
-    with open(path, "rb") as f:
-        raw = tomllib.load(f)
-    return {key: Domain(attribute=key, **body) for key, body in raw.items()}
+def load_catalog(folder: Path = CATALOG_DIR) -> dict[str, Domain]:
+    out: dict[str, Domain] = {}
+    for path in catalog_files(folder):
+        with open(path, "rb") as f:
+            out[path.stem] = Domain(attribute=path.stem, **tomllib.load(f))
+    return out

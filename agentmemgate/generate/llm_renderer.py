@@ -43,7 +43,7 @@ RUBRIC = "generator_arc"
 TEMPERATURE = 0.7
 SPLIT_NOTES = {
     "core": "balanced plan outcomes; the plan stays pending across sessions",
-    "heldout": "values are long free-text phrases; the outcome follows the plan at once",
+    "heldout": "values are long free-text phrases; the plan ends its session and the outcome opens the next",
     "controlled": "one difficulty factor varied at a time; the plan stays pending across sessions",
 }
 
@@ -82,7 +82,7 @@ class ArcDraft(BaseModel):
 def structure_of(spec: ArcSpec) -> str:
     if spec.outcome == "control":
         return "completed_change"
-    return "pending_window" if spec.pending_window else "immediate_outcome"
+    return "pending_window" if spec.pending_window else "next_session_outcome"
 
 
 def spec_brief(spec: ArcSpec) -> dict[str, Any]:
@@ -220,7 +220,7 @@ def no_premature_change(arc: Arc) -> str | None:
 
 
 _LABEL_NAMES = sorted({*HEDGE_LEVELS, CONTROL_LEVEL, *CONFIRMATION_LEVELS, *OUTCOME_LEVELS, *FACTORS,
-                       "pending_window", "immediate_outcome", "completed_change", "initial_turn",
+                       "pending_window", "immediate_outcome", "next_session_outcome", "completed_change", "initial_turn",
                        "plan_turn", "outcome_turn", "pending_turn"})
 _LEAKS = [
     (re.compile(r"(?i)\b(?:" + "|".join(re.escape(n) for n in _LABEL_NAMES if "_" in n) + r")\b"),
@@ -246,7 +246,18 @@ def no_label_leak(arc: Arc) -> str | None:
     return None
 
 
-GENERATOR_CHECKS = {"no_premature_change": no_premature_change, "no_label_leak": no_label_leak}
+def true_time_references(arc: Arc) -> str | None:
+    """'Last time' and 'like I said' point to an earlier session; weekdays match dates; a
+    scheduled date lies ahead; a reported change is not dated before the plan (offline check)."""
+    from ..validate.judges._realism import realism_lexicon, time_references
+    from ..validate.judges.questions import realism_question
+
+    verdict = time_references(realism_question(arc), realism_lexicon())
+    return None if verdict.passed else verdict.rationale
+
+
+GENERATOR_CHECKS = {"no_premature_change": no_premature_change, "no_label_leak": no_label_leak,
+                    "true_time_references": true_time_references}
 
 
 # -- the renderer --------------------------------------------------------------------------------
@@ -358,7 +369,7 @@ def reference_draft(brief: dict[str, Any]) -> dict[str, Any]:
         "came_true": {
             "verbatim": f"Update: the switch to {new} went through.",
             "paraphrase": f"Good news, {new} is what I use now, it's official.",
-            "oblique": "I went ahead with that change last week, no regrets so far.",
+            "oblique": "I went ahead with that change I mentioned, no regrets so far.",
             "situational": "Spent the whole weekend getting used to the new routine.",
         }.get(brief.get("confirmation_wording") or "verbatim", f"The switch to {new} went through."),
         "abandoned": f"About {new}: I dropped that idea, I'm staying with {cur}.",
@@ -371,7 +382,7 @@ def reference_draft(brief: dict[str, Any]) -> dict[str, Any]:
     sessions: list[list[str]] = [[] for _ in dates]
     if brief["structure"] == "completed_change":
         sessions[0] += initial
-        sessions[1] += (f"Small update: I changed from {cur} to {new} last week, and it's going well.", ok)
+        sessions[1] += (f"Small update: I changed from {cur} to {new} the other day, and it's going well.", ok)
         plan = outcome = {"session": 1, "turn": 0}
         later = None
     elif brief["structure"] == "pending_window":
@@ -379,11 +390,11 @@ def reference_draft(brief: dict[str, Any]) -> dict[str, Any]:
         plan = {"session": 0, "turn": 2}
         later = {"session": len(dates) - 1, "turn": 0}
         sessions[-1] += (outcome_text, ok)
-    else:
-        sessions[0] += initial
-        sessions[1] += (plan_text, ok, outcome_text, ok)
-        plan = {"session": 1, "turn": 0}
-        later = {"session": 1, "turn": 2}
+    else:  # next_session_outcome: the plan ends session 0, the outcome opens session 1
+        sessions[0] += (*initial, plan_text, ok)
+        sessions[1] += (outcome_text, ok)
+        plan = {"session": 0, "turn": 2}
+        later = {"session": 1, "turn": 0}
     if brief["structure"] != "completed_change":
         outcome = None if brief["outcome"] == "open" else later
     for turns in sessions:

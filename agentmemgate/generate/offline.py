@@ -1,63 +1,181 @@
 """The offline template renderer: a deterministic grammar over the catalog and phrase banks.
 
-Like CheckList's templates, it is a real generator, not a fake model: every level has its own
-phrase list (``phrases/*.toml``), arcs differ by domain, values, phrasing, small talk and dates,
-and the same seed always gives the same bytes. Outputs say they were made by it.
+Like CheckList's templates, it is a real generator, not a fake model. Every level has its own
+phrase list (``phrases/*.toml``); small talk comes as question-answer pairs from the domain's
+catalog file (and ``phrases/chat.toml`` for off-topic chat), so every assistant turn answers the
+turn before it; replies to the plan and its outcome fit their level (``phrases/replies.toml``);
+dates, weekdays and references back ("last time") are computed from the session dates, so they
+are true. The same seed always gives the same bytes. Outputs say they were made by it.
+
+Data banks are dealt, not drawn: arc k of a domain (``ArcSpec.domain_index``) takes the k-th
+run of that domain's exchanges, and the off-topic exchanges go round all arcs in turn, so no
+exchange repeats in a default build while the catalog has enough of them.
+
+Structure (paper Sections 5, 6.1, A.7): core and controlled arcs state the plan, talk about
+something else, and resolve it in a later session (a pending window). Held-out arcs end the
+plan's session with the plan and open the next session with the outcome (or, for open arcs,
+the still-pending mention): no user turn in between, yet a probe after the plan's session sees
+the plan before its outcome. Completed-change controls report the change in a later session than
+the initial statement; that one turn is both plan and outcome turn.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import random
+import re
 import tomllib
+import zlib
 from functools import lru_cache
 from pathlib import Path
 
 from .. import __version__
 from ..rubrics import sha256_files
 from ..schema import Arc, ArcSpec, Provenance, Session, Turn, TurnRef
-from .catalog import CATALOG_PATH, Domain, load_catalog
+from .catalog import Domain, Exchange, catalog_files, load_catalog, second_person
 from .renderer import Renderer, register_renderer
 
 PHRASE_DIR = Path(__file__).with_name("phrases")
 KIND = "offline template renderer (deterministic grammar, no LLM)"
+HEDGED = ("strongly_hedged", "weakly_hedged")
+EXCHANGES_PER_ARC = 5  # the initial question and up to four small-talk exchanges
+GENERAL_EVERY = 3  # one arc in three gets an off-topic exchange
 
 
 @lru_cache(maxsize=None)
-def phrase_bank() -> dict[str, list[str]]:
-    bank: dict[str, list[str]] = {}
+def phrase_bank() -> dict[str, dict]:
+    """Each phrase file by name: ``plan``, ``outcome``, ``replies``, ``chat``."""
+    bank: dict[str, dict] = {}
     for path in sorted(PHRASE_DIR.glob("*.toml")):
         with open(path, "rb") as f:
-            bank.update(tomllib.load(f))
+            data = tomllib.load(f)
+        if "exchanges" in data:
+            data["exchanges"] = [Exchange(**e) for e in data["exchanges"]]
+        bank[path.stem] = data
     return bank
+
+
+def level_phrasings(level: str, group: str | None = None) -> list[str]:
+    """The phrasings open to one arc at ``level``: a plan level's list, or an outcome level's
+    'any' list plus the list of its plan group (``hedged`` or ``committed``)."""
+    bank = phrase_bank()
+    if level in bank["plan"]:
+        return list(bank["plan"][level])
+    entry = bank["outcome"][level]
+    return list(entry["any"]) + (list(entry.get(group, [])) if group else [])
 
 
 def bank_sha256() -> str:
     """The offline renderer's 'prompt': its phrase banks and catalog, hashed for provenance."""
-    return sha256_files(sorted(PHRASE_DIR.glob("*.toml")) + [CATALOG_PATH])
+    return sha256_files(sorted(PHRASE_DIR.glob("*.toml")) + catalog_files())
 
 
-class _Conversation:
-    """Accumulates dated sessions of alternating turns and hands back turn references."""
-
-    def __init__(self, dates: list[dt.date]):
-        self.sessions = [Session(date=d, turns=[]) for d in dates]
-
-    def say(self, session: int, role: str, text: str) -> TurnRef:
-        turns = self.sessions[session].turns
-        turns.append(Turn(role=role, text=text))  # type: ignore[arg-type]
-        return TurnRef(session=session, turn=len(turns) - 1)
-
-    def exchange(self, session: int, user: str, assistant: str) -> TurnRef:
-        ref = self.say(session, "user", user)
-        self.say(session, "assistant", assistant)
-        return ref
+# -- dealing the data banks ------------------------------------------------------------------
+@lru_cache(maxsize=None)
+def _stream(fillings: tuple[int, ...], key: str) -> tuple[tuple[int, int], ...]:
+    """Every (exchange, filling) once, exchanges in a seeded order, fillings advancing per lap
+    (``fillings[i]`` is how many fillings exchange i has)."""
+    order = list(range(len(fillings)))
+    random.Random(key).shuffle(order)
+    return tuple((e, f) for f in range(max(fillings)) for e in order if f < fillings[e])
 
 
-def _shuffled(items: list, rng: random.Random) -> list:
-    out = list(items)
-    rng.shuffle(out)
-    return out
+def domain_exchanges(domain: Domain, spec: ArcSpec) -> list[tuple[str, str]]:
+    stream = _stream(tuple(e.fillings for e in domain.exchanges),
+                     f"amg-exchanges:{spec.plan_seed}:{domain.attribute}")
+    start = spec.domain_index * EXCHANGES_PER_ARC
+    picks = [stream[(start + j) % len(stream)] for j in range(EXCHANGES_PER_ARC)]
+    return [domain.exchanges[e].fill(f) for e, f in picks]
+
+
+def general_exchange(domain: Domain, spec: ArcSpec) -> tuple[str, str] | None:
+    """The off-topic exchange of every third arc (by its place in the build), or None."""
+    ordinal = sorted(load_catalog()).index(domain.attribute)
+    serial = spec.domain_index * len(load_catalog()) + ordinal + spec.plan_seed
+    if serial % GENERAL_EVERY:
+        return None
+    talk = tuple(phrase_bank()["chat"]["exchanges"])
+    stream = _stream(tuple(e.fillings for e in talk), f"amg-small-talk:{spec.plan_seed}")
+    e, f = stream[(serial // GENERAL_EVERY) % len(stream)]
+    return talk[e].fill(f)
+
+
+def _rotate(items: list[str], spec: ArcSpec, salt: int) -> str:
+    return items[(spec.domain_index + spec.plan_seed + salt) % len(items)]
+
+
+# -- slots -----------------------------------------------------------------------------------
+class _Slots(dict):
+    """``{slot}`` values; ``{Slot}`` is the same value with a capital first letter."""
+
+    def __missing__(self, key: str) -> str:
+        low = key[:1].lower() + key[1:]
+        if key[:1].isupper() and low in self:
+            v = self[low]
+            return v[:1].upper() + v[1:]
+        raise KeyError(key)
+
+
+def _week(d: dt.date) -> tuple[int, int]:
+    iso = d.isocalendar()
+    return iso[0], iso[1]
+
+
+def _ahead(start: dt.date, day: dt.date) -> tuple[str, str]:
+    """A future day said on ``start``: (adverbial, noun phrase)."""
+    k = (day - start).days
+    if k == 1:
+        return "tomorrow", "tomorrow"
+    if k <= 6:
+        adverb = f"this {day:%A}" if _week(day) == _week(start) else f"on {day:%A}"
+        return adverb, f"{day:%A}"
+    return f"on {day:%A}, {day:%B} {day.day}", f"{day:%A}, {day:%B} {day.day}"
+
+
+def _gap(days: int) -> str:
+    if days <= 1:
+        return "a day"
+    if days <= 4:
+        return "a few days"
+    if days <= 9:
+        return "about a week"
+    if days <= 16:
+        return "about two weeks"
+    if days <= 24:
+        return "about three weeks"
+    return "about a month"
+
+
+_NUMBERS = {7: "seven", 8: "eight", 9: "nine", 10: "ten", 11: "eleven", 12: "twelve", 13: "thirteen"}
+
+
+def _back(day: dt.date, now: dt.date) -> str:
+    """A past day said on ``now``, in words that the day makes true."""
+    k = (now - day).days
+    if k <= 0:
+        return "today"
+    if k == 1:
+        return "yesterday"
+    if k <= 6:
+        return f"on {day:%A}"
+    if k <= 13:
+        prev = now - dt.timedelta(days=7)
+        return "last week" if _week(day) == _week(prev) else f"{_NUMBERS[k]} days ago"
+    if k <= 18:
+        return "a couple of weeks ago"
+    if k <= 35:
+        return "a few weeks ago"
+    return "over a month ago"
+
+
+def _asof(when: str) -> str:
+    return when[3:] if when.startswith("on ") else when
+
+
+def _between(rng: random.Random, after: dt.date, until: dt.date) -> dt.date:
+    """A day in (after, until]; ``until`` itself when they are a day apart or less."""
+    span = (until - after).days
+    return until if span <= 1 else after + dt.timedelta(days=rng.randint(1, span))
 
 
 class OfflineRenderer(Renderer):
@@ -69,111 +187,243 @@ class OfflineRenderer(Renderer):
         self.prompt_sha256 = bank_sha256()
 
     def render(self, spec: ArcSpec) -> Arc:
-        rng = random.Random(spec.seed)
-        domain = load_catalog()[spec.domain]
+        return _ArcWriter(spec).write(self)
+
+
+class _ArcWriter:
+    """Renders one arc: lays out the sessions, then fills each turn from the banks."""
+
+    def __init__(self, spec: ArcSpec):
+        self.spec = spec
+        self.rng = random.Random(spec.seed)
+        self.domain = load_catalog()[spec.domain]
         bank = phrase_bank()
-        slots = _slots(spec, domain, rng)
+        self.chat_bank, self.plans, self.outcomes, self.replies = (
+            bank["chat"], bank["plan"], bank["outcome"], bank["replies"])
+        self.exchanges = domain_exchanges(self.domain, spec)
+        self.general = general_exchange(self.domain, spec)
+        self.ordinal = sorted(load_catalog()).index(spec.domain)
+        self.sessions = [Session(date=d, turns=[]) for d in spec.session_dates]
+        self.slots = self._base_slots()
 
-        def phrase(key: str) -> str:
-            return rng.choice(bank[key]).format_map(slots)
+    # -- helpers ---------------------------------------------------------------------------
+    def deal(self, items: list, salt: str):
+        """The item for this arc: arcs of one domain go round the list in turn (by their place
+        among the domain's arcs), each domain from its own start, which also depends on the list
+        and the seed."""
+        start = zlib.crc32(f"{salt}:{self.spec.plan_seed}".encode()) + self.ordinal
+        return items[(self.spec.domain_index + start) % len(items)]
 
-        domain_chat = list(zip(_shuffled(domain.user_chat, rng), _shuffled(domain.assistant_chat, rng)))
-        other_chat = [tuple(pair) for pair in _shuffled(bank["small_talk"], rng)]
+    def pick(self, items: list[str], salt: str) -> str:
+        return self.deal(items, salt).format_map(self.slots)
 
-        def small_talk() -> tuple[str, str]:
-            """The domain's own lines first, then off-topic pairs: no turn repeats within an arc."""
-            pool = domain_chat or other_chat
-            return pool.pop()
+    def say(self, s: int, role: str, text: str) -> TurnRef:
+        turns = self.sessions[s].turns
+        turns.append(Turn(role=role, text=text))  # type: ignore[arg-type]
+        return TurnRef(session=s, turn=len(turns) - 1)
 
-        def plan_turn(level: str) -> str:
-            template = rng.choice(bank[level])
-            text = template.format_map(slots)
-            if "{reason}" not in template:
-                text += " " + rng.choice(bank["motivation"]).format_map(slots)
+    def greet(self, s: int, text: str, question: bool = False) -> str:
+        """Prefix the first turn of a later session with a greeting (its weekday is true)."""
+        if s == 0 or self.sessions[s].turns:
             return text
+        openers = self.chat_bank["session_opener"] + (self.chat_bank["question_opener"] if question else [])
+        weekday = f"{self.spec.session_dates[s]:%A}"
+        return f"{self.rng.choice(openers).format(weekday=weekday)} {text}"
 
-        def opener(text: str) -> str:
-            return f"{rng.choice(bank['session_opener'])} {text}"
-
-        def chat_session(s: int) -> None:
-            user, assistant = small_talk()
-            conv.exchange(s, opener(user), assistant)
-
-        conv = _Conversation(spec.session_dates)
-        last = len(spec.session_dates) - 1
-        slots["user_chat"], slots["assistant_chat"] = small_talk()
-        if rng.random() < 0.5:
-            # Sometimes the conversation opens on something else, so the initial statement is not
-            # always the first turn (an annotator could otherwise tell it apart by position).
-            conv.exchange(0, *other_chat.pop())
-        initial = conv.exchange(0, phrase("initial"), phrase("after_initial"))
-        plan: TurnRef
-        outcome: TurnRef | None = None
-        pending: TurnRef | None = None
-        outcome_key = {"came_true": spec.confirmation_wording, "abandoned": "abandoned",
-                       "open": "pending"}.get(spec.outcome)
-        reply_key = f"after_{'pending' if spec.outcome == 'open' else spec.outcome}"
-
-        if spec.outcome == "control":
-            # The change already happened: reported in the next session, then small talk.
-            plan = outcome = conv.exchange(1, opener(plan_turn(spec.plan_wording)), phrase("after_control"))
-            for s in range(2, last + 1):
-                chat_session(s)
-        elif spec.pending_window:
-            # Plan in session 0, then at least one more user turn, outcome in the last session.
-            for _ in range(rng.choice((0, 1))):
-                conv.exchange(0, *small_talk())
-            plan = conv.exchange(0, plan_turn(spec.plan_wording), phrase("after_plan"))
-            conv.exchange(0, *small_talk())
-            for s in range(1, last):
-                chat_session(s)
-            if rng.random() < 0.5:
-                chat_session(last)
-                ref = conv.exchange(last, phrase(outcome_key), phrase(reply_key))
-            else:
-                ref = conv.exchange(last, opener(phrase(outcome_key)), phrase(reply_key))
-            outcome, pending = (None, ref) if spec.outcome == "open" else (ref, None)
-        else:
-            # Held-out: shorter sessions; the outcome is the very next user turn after the plan.
-            plan = conv.exchange(1, opener(plan_turn(spec.plan_wording)), phrase("after_plan"))
-            ref = conv.exchange(1, phrase(outcome_key), phrase(reply_key))
-            outcome, pending = (None, ref) if spec.outcome == "open" else (ref, None)
-            for s in range(2, last + 1):
-                chat_session(s)
-
-        resolved_session = outcome.session if outcome else None
-        return Arc(
-            spec=spec,
-            sessions=conv.sessions,
-            initial_turn=initial,
-            plan_turn=plan,
-            outcome_turn=outcome,
-            pending_turn=pending,
-            expected_value_after_session=spec.expected_timeline(resolved_session, plan.session),
-            provenance=Provenance(
-                generator=self.name, generator_kind=self.kind, prompt_sha256=self.prompt_sha256,
-                seed=spec.plan_seed, toolkit_version=__version__),
+    def _base_slots(self) -> _Slots:
+        sp, d = self.spec, self.domain
+        current_i = _rotate(d.current, sp, 7).format(value=sp.initial_value)
+        current_p = _rotate(d.current, sp, 8).format(value=sp.plan_value)
+        stay = d.stay.format(value=sp.initial_value)
+        switching = d.switching.format(value=sp.plan_value)
+        return _Slots(
+            initial=sp.initial_value, plan=sp.plan_value, noun=d.noun, change=d.change,
+            stay_initial=stay, switch_plan=d.switch.format(value=sp.plan_value),
+            switching_plan=switching, switched_plan=d.switched.format(value=sp.plan_value),
+            current_initial=current_i, current_plan=current_p,
+            doing_plan=_rotate(d.doing, sp, 9).format(value=sp.plan_value),
+            oblique_thing=d.oblique_thing,
+            reason=_rotate(d.reasons, sp, 5), reason_done=_rotate(d.reasons_done, sp, 6),
+            you_initial=second_person(sp.initial_value), you_plan=second_person(sp.plan_value),
+            you_current_initial=second_person(current_i), you_current_plan=second_person(current_p),
+            you_stay_initial=second_person(stay), you_switching_plan=second_person(switching),
+            you_change_plan=f"{d.change} to {second_person(sp.plan_value)}",
+            weigh=_rotate(d.weigh, sp, 0), step=_rotate(d.steps, sp, 1),
+            settle=_rotate(d.settle, sp, 2), tip=_rotate(d.tips, sp, 3),
+            stay_tip=_rotate(d.stay_tips, sp, 4),
         )
 
+    # -- layout ----------------------------------------------------------------------------
+    def layout(self) -> list[list[str]]:
+        """Which turns each session holds: 'chat', 'initial', 'plan', 'outcome'."""
+        rng, sp = self.rng, self.spec
+        n = len(sp.session_dates)
+        plan: list[list[str]] = [[] for _ in range(n)]
+        plan[0] += (["chat"] if rng.random() < 0.35 else []) + ["initial"]
+        if sp.outcome == "control":
+            if rng.random() < 0.5:
+                plan[0].append("chat")
+            plan[1] += (["chat"] if rng.random() < 0.35 else []) + ["plan"]
+            for s in range(2, n):
+                plan[s].append("chat")
+        elif sp.pending_window:
+            if rng.random() < 0.5:
+                plan[0].append("chat")
+            plan[0].append("plan")
+            after = rng.random() < (0.6 if n == 2 else 0.4)
+            if after:
+                plan[0].append("chat")
+            for s in range(1, n - 1):
+                plan[s].append("chat")
+            if (n == 2 and not after) or rng.random() < 0.4:
+                plan[-1].append("chat")  # at least one user turn between plan and outcome
+            plan[-1].append("outcome")
+        else:
+            # Held-out: the plan ends its session; the outcome opens the next one.
+            p = 0 if n == 2 else rng.choice((0, 1))
+            if p == 1 and rng.random() < 0.5:
+                plan[0].append("chat")
+            if rng.random() < (0.4 if p == 0 else 0.5):
+                plan[p].append("chat")
+            plan[p].append("plan")
+            plan[p + 1].append("outcome")
+            if rng.random() < 0.5:
+                plan[p + 1].append("chat")
+            for s in range(p + 2, n):
+                plan[s].append("chat")
+        return plan
 
-def _slots(spec: ArcSpec, domain: Domain, rng: random.Random) -> dict[str, str]:
-    plan_date = spec.session_dates[0 if spec.pending_window else 1]
-    when = plan_date + dt.timedelta(days=rng.randrange(5, 30))
-    return {
-        "initial": spec.initial_value,
-        "plan": spec.plan_value,
-        "noun": domain.noun,
-        "stay_initial": domain.stay.format(value=spec.initial_value),
-        "switch_plan": domain.switch.format(value=spec.plan_value),
-        "switching_plan": domain.switching.format(value=spec.plan_value),
-        "switched_plan": domain.switched.format(value=spec.plan_value),
-        "current_initial": rng.choice(domain.current).format(value=spec.initial_value),
-        "current_plan": rng.choice(domain.current).format(value=spec.plan_value),
-        "doing_plan": rng.choice(domain.doing).format(value=spec.plan_value),
-        "oblique_thing": domain.oblique_thing,
-        "reason": rng.choice(domain.reasons),
-        "date": f"{when:%A}, {when:%B} {when.day}",
-    }
+    # -- turns -----------------------------------------------------------------------------
+    def _dates(self, plan_s: int, outcome_s: int | None) -> None:
+        """Date slots: scheduled day, change day, when the plan was mentioned."""
+        sp, rng, sl = self.spec, self.rng, self.slots
+        dates = sp.session_dates
+        p_day = dates[plan_s]
+        if sp.outcome == "control":
+            prev, now = dates[plan_s - 1], p_day
+            when = _back(_between(rng, prev, now), now)
+            sl.update(done_when=when, done_asof=_asof(when))
+            return
+        o_day = dates[outcome_s] if outcome_s is not None else p_day + dt.timedelta(days=14)
+        self.o_day = o_day
+        if sp.plan_wording == "scheduled_with_date":
+            if sp.outcome == "came_true":
+                sched = _between(rng, p_day, o_day - dt.timedelta(days=1)) if (o_day - p_day).days > 1 \
+                    else o_day
+            else:
+                sched = p_day + dt.timedelta(days=rng.randint(1, 28))
+            on_date, date_np = _ahead(p_day, sched)
+            sl.update(on_date=on_date, date_np=date_np, sched_abs=f"{sched:%B} {sched.day}",
+                      gap=_gap((sched - p_day).days))
+            self.sched = sched
+        else:
+            self.sched = None
+        if outcome_s is None:
+            return
+        start = self.sched if self.sched and self.sched <= o_day else p_day
+        done = _between(rng, start, o_day) if start < o_day else o_day
+        when = _back(done, o_day)
+        if outcome_s == plan_s + 1 and rng.random() < 0.6:
+            mentioned = rng.choice(("last time", "last time we talked", "when we last talked"))
+        else:
+            mentioned = _back(p_day, o_day)
+            mentioned = "a while back" if mentioned == "over a month ago" else mentioned
+        sl.update(done_when=when, done_asof=_asof(when), mentioned=mentioned)
+
+    def plan_text(self) -> str:
+        sp = self.spec
+        template = self.deal(self.plans[sp.plan_wording], sp.plan_wording)
+        text = template.format_map(self.slots)
+        if sp.outcome == "control":
+            if "{reason_done}" not in template:
+                text += " " + self.pick(self.plans["motivation_done"], "motivation_done")
+        elif "{reason}" not in template:
+            text += " " + self.pick(self.plans["motivation"], "motivation")
+        return text
+
+    def outcome_text(self) -> tuple[str, str]:
+        sp = self.spec
+        group = "hedged" if sp.plan_wording in HEDGED else "committed"
+        replies = self.replies
+        if sp.outcome == "came_true":
+            level = sp.confirmation_wording or "verbatim"
+            text = self.pick(level_phrasings(level, group), f"{level}:{group}")
+            reply = {"oblique": "came_true_unnamed", "situational": "situational"}.get(level, "came_true")
+            return text, self.pick(replies[reply], reply)
+        if sp.outcome == "abandoned":
+            return (self.pick(level_phrasings("abandoned", group), f"abandoned:{group}"),
+                    self.pick(replies["abandoned"], "reply:abandoned"))
+        options = level_phrasings("pending", group)
+        if self.sched is not None:
+            passed = "scheduled_passed" if self.sched < self.o_day else "scheduled_ahead"
+            options += self.outcomes["pending"][passed]
+        reply = "pending_hedged" if group == "hedged" else "pending_committed"
+        return self.pick(options, f"pending:{group}:{len(options)}"), self.pick(replies[reply], reply)
+
+    def chat(self, s: int) -> tuple[str, str]:
+        if self.general is not None and (s > 0 or self.use_general_first):
+            q, a = self.general
+            self.general = None
+        elif self.exchanges:
+            q, a = self.exchanges.pop(0)
+        else:  # more small talk than dealt: an off-topic exchange drawn at random
+            ex = self.rng.choice(self.chat_bank["exchanges"])
+            q, a = ex.fill(self.rng.randrange(ex.fillings))
+        return self.greet(s, q, question=True), a
+
+    # -- the arc ---------------------------------------------------------------------------
+    def write(self, renderer: OfflineRenderer) -> Arc:
+        sp = self.spec
+        plan = self.layout()
+        plan_s = next(s for s, items in enumerate(plan) if "plan" in items)
+        outcome_s = next((s for s, items in enumerate(plan) if "outcome" in items), None)
+        # The off-topic exchange goes to a later session when there is one with chat.
+        self.use_general_first = not any("chat" in items for items in plan[1:])
+        self._dates(plan_s, outcome_s)
+        refs: dict[str, TurnRef] = {}
+        q0, a0 = self.exchanges.pop(0)  # the initial turn's question
+        replies = self.replies
+        for s, items in enumerate(plan):
+            for item in items:
+                if item == "chat":
+                    self.exchange(s, *self.chat(s))
+                elif item == "initial":
+                    text = self.rng.choice(self.chat_bank["initial"]).format_map(_Slots(self.slots, q=q0))
+                    ack = self.pick(replies["after_initial"], "ack") + " " if self.rng.random() < 0.5 else ""
+                    refs["initial"] = self.exchange(s, text, ack + a0)
+                elif item == "plan":
+                    key = "completed_change" if sp.outcome == "control" else sp.plan_wording
+                    text = self.greet(s, self.plan_text())
+                    refs["plan"] = self.exchange(s, text, self.pick(replies[key], f"reply:{key}"))
+                else:
+                    text, reply = self.outcome_text()
+                    refs["outcome"] = self.exchange(s, self.greet(s, text), reply)
+        plan_ref = refs["plan"]
+        outcome: TurnRef | None = plan_ref if sp.outcome == "control" else None
+        pending: TurnRef | None = None
+        if "outcome" in refs:
+            if sp.outcome == "open":
+                pending = refs["outcome"]
+            else:
+                outcome = refs["outcome"]
+        return Arc(
+            spec=sp,
+            sessions=self.sessions,
+            initial_turn=refs["initial"],
+            plan_turn=plan_ref,
+            outcome_turn=outcome,
+            pending_turn=pending,
+            expected_value_after_session=sp.expected_timeline(outcome.session if outcome else None,
+                                                              plan_ref.session),
+            provenance=Provenance(
+                generator=renderer.name, generator_kind=renderer.kind,
+                prompt_sha256=renderer.prompt_sha256, seed=sp.plan_seed, toolkit_version=__version__),
+        )
+
+    def exchange(self, s: int, user: str, assistant: str) -> TurnRef:
+        ref = self.say(s, "user", user)
+        self.say(s, "assistant", assistant)
+        return ref
 
 
 register_renderer("offline", OfflineRenderer)

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..errors import BadInput
 from ..schema import (
@@ -61,6 +63,18 @@ def plan_split(split: str, seed: int, n_per_cell: int | None = None) -> list[Arc
     """All specs of one split; the same (split, seed, n_per_cell) always gives the same specs."""
     if n_per_cell is not None and n_per_cell < 1:
         raise BadInput(f"--n-per-cell must be a positive whole number, got {n_per_cell}")
+    check_level(split, SPLITS, "split")
+    return [s.model_copy() for s in _plan_all(seed, n_per_cell)[split]]
+
+
+@lru_cache(maxsize=16)
+def _plan_all(seed: int, n_per_cell: int | None) -> dict[str, tuple[ArcSpec, ...]]:
+    """Every split, in split order, so each arc knows its place among its domain's arcs."""
+    seen: Counter = Counter()
+    return {split: tuple(_plan_one(split, seed, n_per_cell, seen)) for split in SPLITS}
+
+
+def _plan_one(split: str, seed: int, n_per_cell: int | None, seen: Counter) -> list[ArcSpec]:
     catalog = load_catalog()
     domains = sorted(catalog.values(), key=lambda d: d.attribute)
     rng = random.Random(f"amg:{seed}:{split}")
@@ -74,16 +88,27 @@ def plan_split(split: str, seed: int, n_per_cell: int | None = None) -> list[Arc
                 domain_cycle = domains[:]
                 rng.shuffle(domain_cycle)
             domain = domain_cycle.pop()
-            specs.append(_spec(cell, i, domain, rng, used, seed))
+            spec = _spec(cell, i, domain, rng, used, seed)
+            spec.domain_index = seen[domain.attribute]
+            seen[domain.attribute] += 1
+            specs.append(spec)
     return specs
+
+
+@lru_cache(maxsize=None)
+def _leak_free(attribute: str, heldout: bool) -> tuple[str, ...]:
+    domain = load_catalog()[attribute]
+    field = domain.field()
+    pool = domain.long_values if heldout else domain.values
+    return tuple(v for v in pool if not field.leaked_values([v]))
 
 
 def _spec(cell: Cell, i: int, domain: Domain, rng: random.Random,
           used: set[tuple[str, str, str]], seed: int) -> ArcSpec:
-    pool = domain.long_values if cell.split == "heldout" else domain.values
+    pool = _leak_free(domain.attribute, cell.split == "heldout")
     field = domain.field()
     pairs = [(a, b) for a in pool for b in pool
-             if a != b and (domain.attribute, a, b) not in used and not field.leaked_values([a, b])]
+             if a != b and (domain.attribute, a, b) not in used]
     if not pairs:
         raise BadInput(f"Catalog has too few values for attribute {domain.attribute!r} "
                        f"to keep (attribute, initial, plan) triples unique in split {cell.split!r}")

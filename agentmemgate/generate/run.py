@@ -7,6 +7,8 @@ from pydantic import BaseModel, ConfigDict
 from ..progress import progress_bar
 from ..schema import Arc, ArcSpec
 from ..workspace import Workspace
+from ..errors import BadInput
+from .importer import imported_count
 from .planner import plan_split
 from .renderer import RenderFailure, Renderer
 
@@ -35,6 +37,10 @@ def plan(ws: Workspace, splits: list[str], seed: int, n_per_cell: int | None,
         old = ws.specs(split)
         if [s.model_dump_json() for s in old] != [s.model_dump_json() for s in new]:
             changed.add(split)
+            if save and (n := imported_count(ws, split)):
+                raise BadInput(f"Split {split!r} in workspace {str(ws.path)!r} holds {n} imported "
+                               "arc(s) (amg import); generating it would replace them: build into "
+                               "another --workspace")
             if save:
                 ws.clear_split(split)
                 ws.save_specs(new)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from ..stats import Proportion
 from ..workspace import Workspace
-from .report import JudgeBlock, ValidationReport, validation_report
+from .diversity import card_lines, measure
+from .report import NATURALNESS_HOW, JudgeBlock, ValidationReport, criterion_description, validation_report
 
 
 def _prop(p) -> str:
@@ -29,7 +30,8 @@ def _block(b: JudgeBlock) -> list[str]:
                 line += f"; within one ordered level {_prop(f.ordinal.off_by_one)}"
             out.append(line)
     for c, p in b.realism.items():
-        out.append(f"- Realism, {c}: {_prop(p)} pass")
+        what = criterion_description(c, j.heuristic)
+        out.append(f"- Realism, {c}: {_prop(p)} pass" + (f" ({what})" if what else ""))
     nf = b.judge_failures
     if any(nf.values()):
         out.append(f"- Judge failures (not counted as verdicts): recovery {nf['recovery']}, "
@@ -74,10 +76,27 @@ def failing_arcs(ws: Workspace, splits: list[str]) -> dict[str, list[str]]:
     return out
 
 
+def diversity_section(ws: Workspace, splits: list[str]) -> str:
+    """Measured repetition and reply relevance of the arcs, and what they do not measure."""
+    arcs = [a for s in splits for a in ws.arcs(s)]
+    if not arcs:
+        return ""
+    d = measure(arcs)
+    out = ["## Measured diversity", "",
+           f"Over the {d.arcs} arcs of {', '.join(splits)} in the workspace (before any --drop-failing; "
+           "`benchmarks/offline_diversity.py --exports OUT` prints the same figures for any export):", ""]
+    out += card_lines(d)
+    out += ["", "These figures count repeats and shared words; they do not measure whether the arcs "
+            "read as natural chat. " + NATURALNESS_HOW, ""]
+    return "\n".join(out)
+
+
 def register() -> None:
     from ..exports import CARD_SECTIONS, DROP_RULES
 
     if card_section not in CARD_SECTIONS:
         CARD_SECTIONS.append(card_section)
+    if diversity_section not in CARD_SECTIONS:
+        CARD_SECTIONS.append(diversity_section)
     if failing_arcs not in DROP_RULES:
         DROP_RULES.append(failing_arcs)

@@ -134,7 +134,7 @@ def _rows(item: _Item, judge: Judge, answer, error: str, run_id: int) -> list[Ve
     if isinstance(answer, RealismVerdict):
         return [VerdictRow(**base, criterion=c, verdict="pass" if v.passed else "fail",
                            rationale=v.rationale) for c, v in answer.criteria.items()]
-    return [VerdictRow(**base, criterion=c, status="failed", error=error) for c in REALISM_CRITERIA]
+    return [VerdictRow(**base, criterion=c, status="failed", error=error) for c in judge.realism_criteria]
 
 
 def judge_arcs(ws: Workspace, splits: list[str], judges: Iterable[str] | list[Judge] | None = None,
@@ -157,11 +157,13 @@ def judge_arcs(ws: Workspace, splits: list[str], judges: Iterable[str] | list[Ju
     now = done = failed = 0
     examples: list[str] = []
     for judge in judge_list:
+        if "realism" in tasks:  # before any input hash: a judge may count over the whole set
+            judge.prepare([realism_question(a) for a, _ in arcs])
         for task in tasks:
             stored = answered(ws, task, judge.spec)
             todo = []
             for it in _items(task, judge, arcs, families, seed):
-                keys = [(it.arc.id, c) for c in (("",) if task == "recovery" else REALISM_CRITERIA)]
+                keys = [(it.arc.id, c) for c in (("",) if task == "recovery" else judge.realism_criteria)]
                 if all(stored.get(k) == it.input_sha for k in keys):
                     done += 1
                 else:

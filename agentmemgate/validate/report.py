@@ -20,9 +20,24 @@ from ..schema import CONTROL_LEVEL, FACTOR_LEVELS, HEDGE_LEVELS
 from ..stats import Proportion, cohen_kappa, wilson
 from ..workspace import Workspace
 from .judges import OFFLINE_GENERATOR_FAMILY, OFFLINE_JUDGE_FAMILY, REALISM_CRITERIA, JudgeInfo
+from .judges._realism import OFFLINE_REALISM_CHECKS
 from .store import VerdictRow, current_arc_shas, generator_families_of, latest_run, load_verdicts
 
 HEDGE_ORDER = HEDGE_LEVELS + (CONTROL_LEVEL,)  # least to most committed; the control is the end
+NATURALNESS_HOW = (
+    "Judge naturalness with an LLM judge of another family (`amg validate --judge "
+    "anthropic:claude-sonnet-4-5`, or `--judge openai:MODEL --base-url URL` for a local server) or a "
+    "blind human audit (`amg audit create NAME --task realism --from arcs:SPLIT`, then `amg annotate`).")
+NATURALNESS_NOTE = (
+    "Naturalness (does this read as real chat?) was not judged: the offline heuristic judge is a "
+    "lexicon and cannot read for it, so it reports only the named checks it can make. " + NATURALNESS_HOW)
+
+
+def criterion_description(criterion: str, heuristic: bool) -> str:
+    """What a realism criterion checks, as the judge that gave it defines it."""
+    if heuristic and criterion in OFFLINE_REALISM_CHECKS:
+        return OFFLINE_REALISM_CHECKS[criterion]
+    return REALISM_CRITERIA.get(criterion, "")
 HEURISTIC_NOTE = ("`offline` is the offline heuristic judge (family offline-heuristic): a cue-lexicon "
                   "classifier and string rules, not a language model. Its numbers measure agreement "
                   "between two different offline mechanisms and are reported as heuristic.")
@@ -142,7 +157,7 @@ def recovery_stats(rows: list[VerdictRow]) -> Recovery:
 
 def realism_stats(rows: list[VerdictRow]) -> dict[str, Proportion]:
     ok = [r for r in rows if r.ok]
-    criteria = [c for c in REALISM_CRITERIA if any(r.criterion == c for r in ok)]
+    criteria = [c for c in {**REALISM_CRITERIA, **OFFLINE_REALISM_CHECKS} if any(r.criterion == c for r in ok)]
     criteria += sorted({r.criterion for r in ok} - set(criteria))
     return {c: wilson(sum(r.verdict == "pass" for r in ok if r.criterion == c),
                       sum(r.criterion == c for r in ok)) for c in criteria}
@@ -211,6 +226,9 @@ def compute_report(rows: list[VerdictRow], judges: list[JudgeInfo], splits: list
     notes = []
     if any(j.heuristic for j in judges):
         notes.append(HEURISTIC_NOTE)
+    judged_natural = any(r.ok and r.task == "realism" and r.criterion == "natural" for r in rows)
+    if any(r.task == "realism" for r in rows) and not judged_natural:
+        notes.append(NATURALNESS_NOTE)
     if OFFLINE_GENERATOR_FAMILY in families and any(j.family == OFFLINE_JUDGE_FAMILY for j in judges):
         notes.append("The offline template renderer (family offline-template) and the offline heuristic "
                      "judges (family offline-heuristic) are two families: different mechanisms with no "
@@ -333,11 +351,11 @@ def judge_block_markdown(b: JudgeBlock, images: bool = False, heading: str = "##
             if images:
                 out += [f"![{name} confusion, {j.spec}]({image_name(j.spec, name)})", ""]
     if b.realism:
-        out += ["| realism criterion | pass rate | n | 95% CI |", "|---|---|---|---|"]
+        out += ["| realism criterion | what it checks | pass rate | n | 95% CI |", "|---|---|---|---|---|"]
         for c, p in b.realism.items():
             ci = "undefined" if p.value is None else f"[{100 * p.ci_low:.1f}, {100 * p.ci_high:.1f}]"
             val = "undefined" if p.value is None else f"{p.k}/{p.n} = {100 * p.value:.1f}%"
-            out.append(f"| {c} | {val} | {p.n} | {ci} |")
+            out.append(f"| {c} | {criterion_description(c, j.heuristic)} | {val} | {p.n} | {ci} |")
         out.append("")
     nf = b.judge_failures
     if any(nf.values()):

@@ -110,7 +110,11 @@ def outcome_structure(arc: Arc) -> str | None:
 
 @check("pending_window")
 def pending_window(arc: Arc) -> str | None:
-    """Core/controlled: outcome in a later session with >=1 user turn between; held-out: none."""
+    """Core/controlled: the outcome (or pending mention) is in a later session than the plan, with
+    at least one user turn between. Held-out (paper 5, 6.1, A.7): no user turn between, across a
+    session boundary: the plan is the last user turn of its session and the outcome (or pending
+    mention) the first user turn of the next, so a probe after the plan's session sees the plan
+    before its outcome."""
     if arc.spec.outcome == "control" or turn_refs(arc):
         return None
     later = arc.outcome_turn or arc.pending_turn
@@ -126,8 +130,18 @@ def pending_window(arc: Arc) -> str | None:
             return "outcome is in the same session as the plan (no pending window)"
         if users_between < 1:
             return "no user turn between plan and outcome"
-    elif users_between:
-        return f"held-out outcome must follow the plan directly ({users_between} user turns between)"
+        return None
+    plan_s = arc.plan_turn.session
+    after_plan = sum(t.role == "user" for t in arc.sessions[plan_s].turns[arc.plan_turn.turn + 1:])
+    if after_plan:
+        return (f"held-out plan must be the last user turn of its session ({after_plan} user "
+                f"turn(s) follow it in session {plan_s})")
+    if later.session != plan_s + 1:
+        return (f"held-out outcome must open the session after the plan's (plan in session {plan_s}, "
+                f"outcome in session {later.session})")
+    if users_between:
+        return (f"held-out outcome must be the first user turn of session {later.session} "
+                f"({users_between} user turn(s) come before it)")
     return None
 
 

@@ -44,13 +44,68 @@ def test_rules_keep_plans_with_attribute_value_and_hedge_level(text, attribute, 
 
 
 @pytest.mark.parametrize("text, reason", [
-    ("Is it crazy that I might move to Lisbon?", "question"),
+    ("Can you tell me more about what might be causing it?", "question"),
     ("I'm not going to move to Denver.", "negated plan"),
-    ("I'll definitely check out those resources.", "no attribute change"),
+    ("I can't wait to see you next week.", "no attribute change"),
 ])
 def test_rules_reject_with_a_reason(text, reason):
     cand, ext, link = _mine(_conv([text]))
     assert not ext.kept and ext.reject_reason == reason and link is None
+
+
+@pytest.mark.parametrize("text, attribute, value, level", [
+    ("I'm leaning towards the Godox V1, but how does it compare to the Sony?", "choice", "Godox V1",
+     "weakly_hedged"),
+    ("Is it crazy that I might move to Lisbon?", "home_city", "Lisbon", "strongly_hedged"),
+    ("Could you suggest neighborhoods, since I'm planning to move to Denver?", "home_city",
+     "Denver", "confident_no_date"),
+    ("I'm looking to upgrade my camera flash.", "choice", "camera flash", "weakly_hedged"),
+    ("I'm thinking of getting a new tripod, specifically the Gitzo.", "purchase", "new tripod",
+     "weakly_hedged"),
+    ("Thinking of trying RPGs or MOBAs.", "activity", "RPGs", "weakly_hedged"),
+    ("Will be cool to build an app for dog walking and pet care.", "project",
+     "app for dog walking", "confident_no_date"),
+    ("I'm considering going into policymaking because of my degree.", "occupation",
+     "policymaking", "weakly_hedged"),
+    ("I'll also make sure to keep a symptom journal.", "regime", "symptom journal",
+     "confident_no_date"),
+    ("I'm thinking of asking her out on a date!", "relationship_status", "asking her out",
+     "weakly_hedged"),
+])
+def test_v2_rules_read_the_plan_shapes_of_real_conversations(text, attribute, value, level):
+    _, ext, _ = _mine(_conv([text]))
+    assert ext.kept, ext.reject_reason
+    assert (ext.attribute, ext.plan_value, ext.hedge_level) == (attribute, value, level)
+
+
+@pytest.mark.parametrize("text, value", [
+    ("I'm exploring endorsement opportunities with a few brands.", "endorsement opportunities"),
+    ("We might relocate abroad.", "relocate abroad"),
+    ("Exploring new places with the dogs was awesome!", None),  # no speaker subject: not a plan
+    ("I'd love to help you with that.", None),  # small talk
+])
+def test_v2_fallback_names_a_plan_it_cannot_classify_unspecified(text, value):
+    from agentmemgate.corpora import Candidate
+
+    cand = Candidate(id="t", corpus="locomo", conversation_id="c", source_ref="D1:1", session_index=0,
+                     turn_index=0, speaker="A", date=None, turn_text=text, context=[],
+                     prefilter_cues=[], cue_spans=[(0, len(text))])
+    ext = RuleExtractor().extract(cand)
+    assert (ext.attribute, ext.plan_value) == (("unspecified", value) if value else (None, None))
+
+
+def test_a_pointing_back_cue_sentence_reads_the_sentence_before_it():
+    text = "Lately I've been exploring options. One idea was to join a local charity. Maybe that's an option."
+    _, ext, _ = _mine(_conv([text]))
+    assert ext.kept and (ext.attribute, ext.plan_value) == ("activity", "local charity")
+
+
+def test_released_v1_rules_still_reject_every_question():
+    from agentmemgate.corpora._rules import load_rules
+
+    cand = scan_conversation(_conv(["Is it crazy that I might move to Lisbon?"])).candidates[0]
+    ext = RuleExtractor(load_rules(1)).extract(cand)
+    assert not ext.kept and ext.reject_reason == "question"
 
 
 def test_real_fixture_plan_that_came_true():

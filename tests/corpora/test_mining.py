@@ -42,6 +42,19 @@ def test_offline_mining_summary_and_jsonl(ws, tmp_path):
         assert needle in lines
 
 
+def test_summary_prints_the_stage_2_share_and_the_longmemeval_s_projection(ws):
+    from agentmemgate.corpora.model import LONGMEMEVAL_S_USER_TURNS
+
+    s = mine_hedges(ws, LONGMEMEVAL)
+    lines = "\n".join(s.lines())
+    assert f"Prefilter hits: {s.prefilter_hits}/{s.turns_scanned} user turns = " in lines
+    projected = round(s.prefilter_hits / s.turns_scanned * LONGMEMEVAL_S_USER_TURNS)
+    assert f"Projected stage-2 calls on LongMemEval_s: ~{projected:,} (" in lines
+    assert all(len(line) <= 100 for line in s.lines())
+    lo = mine_hedges(ws, LOCOMO)
+    assert "turns = " in "\n".join(lo.lines()) and "Projected" not in "\n".join(lo.lines())
+
+
 def test_rerun_resumes_without_duplicates(ws):
     first = mine_hedges(ws, LONGMEMEVAL)
     again = mine_hedges(ws, LONGMEMEVAL)
@@ -121,12 +134,12 @@ def test_own_lexicon_reruns_stage_1(ws, tmp_path):
 
     base = mine_hedges(ws, LOCOMO)
     narrow = tmp_path / "narrow.toml"
-    text = (LEXICON_DIR / "cues.v1.toml").read_text()
+    text = (LEXICON_DIR / "cues.v2.toml").read_text()
     narrow.write_text(text.replace('"gonna",', ''))
     fewer = mine_hedges(ws, LOCOMO, lexicon=narrow)
     assert fewer.prefilter_hits == base.prefilter_hits - 1  # D5:22 "I'm not gonna give up ..."
     row = ws.db["mine_sources"].get(source_key(LOCOMO))
-    assert row["lexicon"] == f"cues.v1:{load_lexicon(path=str(narrow)).sha256[:12]}"
+    assert row["lexicon"] == f"cues.v2:{load_lexicon(path=str(narrow)).sha256[:12]}"
     bad = tmp_path / "bad.toml"
     bad.write_text("version = 1\n")
     with pytest.raises(BadInput, match="bad.toml: not a cue lexicon"):

@@ -25,7 +25,6 @@ HEDGES = [
     "Not yet, but I'm keen to give it a go.",
     "I'm currently on the hunt for a new job, which hasn't been easy, but I'm keeping my spirits up.",
     "I've always wanted to learn Spanish.",
-    "Can't wait to visit next month.",
     "I'm also interested in getting a portable power bank to charge my phone on-the-go.",
     "I'm really excited to explore the Bay Area.",
 ]
@@ -35,6 +34,18 @@ NOT_HEDGES = [
     "The weather was lovely yesterday.",
     "Could you help me plan a menu?",
     "Thanks, that was helpful!",
+    # v2: follow-ups, requests and modals in questions (most of LongMemEval's v1 cost)
+    "I'll definitely check out those resources.",
+    "I'll keep that in mind, thanks!",
+    "I'd love to know more about the other dinosaurs of that period.",
+    "I'm interested in learning more about the Nabataeans, can you tell me about them?",
+    "Do you think I should include the original lens?",
+    "Maybe it's a special deal or something?",
+    "I was thinking about our leadership team and I realized we have 100 positions.",
+    # v2: one-off events and errands change no profile attribute
+    "I'm thinking of visiting South Korea.",
+    "Can't wait to visit next month.",
+    "I think I'll go with the fruit salad.",
 ]
 
 
@@ -53,7 +64,7 @@ def test_cues_and_spans_are_recorded():
     scan = scan_turn(text)
     assert scan.sentences == 3
     assert [text[a:b] for a, b in scan.spans] == ["I might move to Seattle next year!"]
-    assert scan.cues == ["change:move", "future_time:next year", "hedge:might"]
+    assert scan.cues == ["change:move", "hedge:might", "weak:next year"]
 
 
 def test_sentences_without_a_subject_count_when_they_open_with_a_cue():
@@ -81,9 +92,37 @@ def test_sentence_splitting_keeps_decimals_and_splits_lines():
 
 def test_lexicon_is_a_versioned_data_file():
     lex = load_lexicon()
-    assert lex.ref == "cues.v1" and len(lex.sha256) == 64
-    assert {"hedge", "intention", "future_time", "change", "first_person"} <= set(lex.cues)
+    assert lex.ref == "cues.v2" and len(lex.sha256) == 64
+    assert {"hedge", "intention", "future_time", "change", "first_person", "weak", "event"} <= set(lex.cues)
     assert "torn between" in lex.cues["hedge"] and "could you" in lex.stop
+
+
+def test_released_v1_lexicon_still_applies_its_own_rule():
+    """A pinned v1 reproduces v1 mining runs: every modal qualifies, no weak or event cues."""
+    v1 = load_lexicon(1)
+    assert v1.ref == "cues.v1" and "weak" not in v1.cues
+    assert scan_turn("I'll definitely check out those resources.", v1).hit
+    assert scan_turn("I'm thinking of visiting South Korea.", v1).hit
+    assert not scan_turn("Yoga is fun, and joining a new class might be a good option.", v1).hit
+
+
+@pytest.mark.parametrize("text, hit", [
+    ("I'll get a dash cam for the car.", True),  # weak modal + change cue
+    ("I'll definitely call you later.", False),  # weak modal alone
+    ("Should I get a dash cam?", False),  # weak cues never count in a question
+    ("Is it crazy that I might move to Lisbon?", True),  # a hedge in a question, speaker's own
+    ("Yoga is fun, and joining a new class might be a good option.", True),  # clause opening
+    ("I'm thinking of hosting a gathering at my place.", False),  # one-off event, no change
+    ("I'm thinking of visiting colleges to apply for a degree.", True),  # event, but a change too
+])
+def test_v2_weak_cues_questions_events_and_clause_openings(text, hit):
+    assert scan_turn(text).hit is hit, text
+
+
+def test_weak_cues_need_a_change_cue_only_where_users_talk_to_an_assistant():
+    text = "I think working with them would be really cool."
+    assert not scan_turn(text, corpus="longmemeval").hit  # a request-like modal, no change
+    assert scan_turn(text, corpus="locomo").hit  # between two people: the speaker's own wish
 
 
 def test_fixture_conversations():

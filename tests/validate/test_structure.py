@@ -31,7 +31,7 @@ def test_plan_value_match_tolerates_case_and_punctuation():
     assert "structure.plan_value_in_plan_turn" not in _failed(arc)
 
 
-def test_pending_window_required_in_core_and_forbidden_in_heldout():
+def test_pending_window_required_in_core():
     arc = _arc("core")
     # Move the outcome into the plan's session right after the plan: no pending window.
     s = arc.plan_turn.session
@@ -42,12 +42,38 @@ def test_pending_window_required_in_core_and_forbidden_in_heldout():
     arc.outcome_turn = TurnRef(session=s, turn=arc.plan_turn.turn + 2)
     assert "structure.pending_window" in _failed(arc)
 
+
+
+def test_heldout_plan_ends_its_session_and_outcome_opens_the_next():
+    for outcome in ("came_true", "abandoned", "open"):
+        held = _arc("heldout", outcome)
+        later = held.outcome_turn or held.pending_turn
+        assert later.session == held.plan_turn.session + 1 and later.turn == 0
+        assert held.plan_turn.turn == len(held.sessions[held.plan_turn.session].turns) - 2
+        assert "structure.pending_window" not in _failed(held)
+
     held = _arc("heldout")
+    # A user turn after the plan in its own session: the plan no longer ends the session.
     turns = held.sessions[held.plan_turn.session].turns
-    turns.insert(held.plan_turn.turn + 2, turns[0].model_copy(update={"text": "Unrelated chat."}))
+    turns.insert(held.plan_turn.turn + 2, turns[0].model_copy(update={"text": "Unrelated chat?"}))
     turns.insert(held.plan_turn.turn + 3, turns[1].model_copy())
-    held.outcome_turn = TurnRef(session=held.outcome_turn.session, turn=held.outcome_turn.turn + 2)
+    assert "last user turn of its session" in _failed(held)["structure.pending_window"]
+
+    held = _arc("heldout")
+    # The outcome in the plan's own session, right after it (the old immediate structure).
+    s, t = held.plan_turn.session, held.plan_turn.turn
+    outcome_text = held.turn(held.outcome_turn).text
+    held.sessions[s].turns[t + 2:t + 2] = [held.sessions[s].turns[0].model_copy(update={"text": outcome_text}),
+                                           held.sessions[s].turns[1].model_copy()]
+    held.outcome_turn = TurnRef(session=s, turn=t + 2)
     assert "structure.pending_window" in _failed(held)
+
+    held = _arc("heldout")
+    # Small talk before the outcome in the next session.
+    nxt = held.sessions[held.outcome_turn.session].turns
+    nxt[0:0] = [nxt[0].model_copy(update={"text": "A question first?"}), nxt[1].model_copy()]
+    held.outcome_turn = TurnRef(session=held.outcome_turn.session, turn=2)
+    assert "first user turn" in _failed(held)["structure.pending_window"]
 
 
 def test_dates_roles_and_timeline():

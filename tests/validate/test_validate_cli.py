@@ -54,7 +54,14 @@ def test_default_build_runs_the_offline_judges_and_the_card_reports_them(small_b
     assert "offline-template" in section and "offline-heuristic" in section and "heuristic" in section
     assert re.search(r"Blind level recovery, hedge_strength: \d+/10 = [\d.]+% \[[\d.]+, [\d.]+\]", section)
     assert "Blind level recovery, confirmation_wording" in section
-    assert "Realism, natural" in section
+    assert "Realism, natural" not in section  # a lexicon cannot judge naturalness, and says so
+    for check in ("qa_relevance", "time_references", "repetition", "frame_consistency", "tense_agreement"):
+        assert f"Realism, {check}: " in section, check
+    assert "Naturalness (does this read as real chat?) was not judged" in section
+    assert "amg audit create NAME --task realism --from arcs:SPLIT" in section
+    diversity = card[card.index("## Measured diversity"):]
+    assert re.search(r"Assistant turns distinct: \d+/\d+ = [\d.]+%", diversity)
+    assert "User small-talk turns distinct" in diversity and "more than 8 times" in diversity
     assert "## Validation by judges" in (root / "out" / "README.md").read_text()
 
 
@@ -71,7 +78,9 @@ def test_validate_stores_verdicts_resumes_and_reports(tiny, tmp_path):
     assert data["judges"] == [{"spec": "offline", "family": "offline-heuristic", "heuristic": True}]
     assert data["recovery"]["overall"]["n"] == 16
     assert set(data["recovery"]["by_factor"]) == {"outcome", "hedge_strength", "confirmation_wording"}
-    assert data["realism"]["natural"]["n"] == 16
+    assert "natural" not in data["realism"]  # the offline judge does not claim to judge it
+    assert data["realism"]["qa_relevance"]["n"] == data["realism"]["motivated"]["n"] == 16
+    assert any("Naturalness" in n and "amg audit create" in n for n in data["notes"])
     assert sorted(p.name for p in (tmp_path / "rep").glob("*.png")) == [
         "confusion-offline-confirmation_wording.png", "confusion-offline-hedge_strength.png",
         "confusion-offline-outcome.png"]
@@ -128,7 +137,10 @@ def test_several_judges_in_one_run_give_a_block_each_and_agreement(tiny):
     assert set(data["by_judge"]) == {"offline", "scripted:second"}
     assert data["by_judge"]["scripted:second"]["realism"]["natural"]["value"] == 1.0
     scopes = {(a["task"], a["scope"]) for a in data["agreement"]}
-    assert {("recovery", "all"), ("realism", "natural"), ("realism", "motivated")} <= scopes
+    # Only the criterion both judges answer is compared: the offline judge gives no "natural".
+    assert {("recovery", "all"), ("realism", "motivated")} <= scopes
+    assert ("realism", "natural") not in scopes
+    assert not any("Naturalness" in n for n in data["notes"])  # the LLM judge judged it
     for a in data["agreement"]:
         assert a["judges"] == ["offline", "scripted:second"] and "kappa" in a
         assert a["agreement"]["n"] > 0

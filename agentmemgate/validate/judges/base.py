@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ...errors import SameFamilyJudge
 from .questions import Question
-from .verdicts import Verdict
+from .verdicts import REALISM_CRITERIA, Verdict
 
 OFFLINE_JUDGE = "offline"
 OFFLINE_JUDGE_FAMILY = "offline-heuristic"
@@ -38,6 +38,11 @@ class Judge(ABC):
     heuristic: bool = False
     concurrency: int = 1  # how many questions may be in flight at once
     rubric_sha256: dict[str, str] = {}  # task -> sha256 of what defines the answer (rubric/lexicon)
+    realism_criteria: dict[str, str] = REALISM_CRITERIA  # the criteria its realism verdicts carry
+
+    def prepare(self, questions: list[Question]) -> None:
+        """See every question of a run before the first is asked (judges that count over the
+        dataset, such as the offline repetition check); a no-op for most judges."""
 
     @abstractmethod
     def ask(self, question: Question) -> Verdict:

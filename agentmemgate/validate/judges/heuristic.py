@@ -7,14 +7,17 @@ They are a real, deterministic mechanism, not a language model, and reports mark
   (``lexicon.v1.toml``), which shares nothing with the renderer's phrase bank. It sees exactly
   what an LLM judge sees: the dated sessions and the shuffled options. With no cue at all it picks
   the first option in the shuffled order and says so (a recorded guess).
-- realism: role alternation, turn length, repetition and placeholder text (``natural``); an
-  earlier statement of the current state plus a reason cue or shared topic near the plan
-  statement (``motivated``).
+- realism: no "natural" verdict (a lexicon cannot read for naturalness: that needs an LLM judge or
+  a human audit). Instead the named checks of ``_realism.OFFLINE_REALISM_CHECKS``: reply-question
+  relevance, true cross-session and date references, repetition across the dataset, contradictory
+  frames, tense agreement, chat form; and ``motivated`` (an earlier statement of the current state
+  plus a reason cue or shared topic near the plan statement).
 - equivalence: normalized-string equality (case, punctuation, articles, word order).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 from ...schema import (
@@ -24,6 +27,7 @@ from ...schema import (
     normalize_text,
 )
 from ._lexicon import Lexicon, load_lexicon, normalize
+from ._realism import OFFLINE_REALISM_CHECKS, REALISM_LEXICON_PATH, RealismCorpus, check_realism
 from .base import OFFLINE_JUDGE, OFFLINE_JUDGE_FAMILY, Judge
 from .questions import (
     ChatSession,
@@ -34,8 +38,6 @@ from .questions import (
 )
 from .verdicts import CriterionVerdict, EquivalenceVerdict, RealismVerdict, RecoveryVerdict
 
-MAX_USER_WORDS = 150
-MAX_ASSISTANT_WORDS = 350
 _ARTICLES = {"a", "an", "the", "my", "our", "your"}
 _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
@@ -45,20 +47,43 @@ class HeuristicJudge(Judge):
     family = OFFLINE_JUDGE_FAMILY
     heuristic = True
 
+    realism_criteria = OFFLINE_REALISM_CHECKS
+
     def __init__(self) -> None:
         self.lexicon = load_lexicon()
+        self.realism_lexicon = load_lexicon(REALISM_LEXICON_PATH)
         sha = self.lexicon.sha256
-        self.rubric_sha256 = {"recovery": sha, "realism": sha, "equivalence": "normalized-string-v1"}
+        self._realism_sha = sha256_text(sha, self.realism_lexicon.sha256)
+        self.corpus: RealismCorpus | None = None
+        self.rubric_sha256 = {"recovery": sha, "realism": self._realism_sha,
+                              "equivalence": "normalized-string-v1"}
 
     def rubric_ref(self, task: str) -> str:
-        return "normalized-string.v1" if task == "equivalence" else self.lexicon.path.stem
+        if task == "equivalence":
+            return "normalized-string.v1"
+        if task == "realism":
+            return f"{self.lexicon.path.stem}+{self.realism_lexicon.path.stem}"
+        return self.lexicon.path.stem
+
+    def prepare(self, questions: list[Question]) -> None:
+        """Count turns and sentences over every conversation judged together (the repetition
+        check); the count's digest joins the realism 'rubric' hash, so a changed dataset is
+        judged again."""
+        realism_qs = [q for q in questions if isinstance(q, RealismQuestion)]
+        if realism_qs:
+            self.corpus = RealismCorpus.of(q.sessions for q in realism_qs)
+            self.rubric_sha256["realism"] = sha256_text(self._realism_sha, self.corpus.digest)
 
     def ask(self, question: Question):
         if isinstance(question, RecoveryQuestion):
             return recover(question, self.lexicon)
         if isinstance(question, RealismQuestion):
-            return realism(question, self.lexicon)
+            return realism(question, self.lexicon, self.corpus)
         return equivalence(question)
+
+
+def sha256_text(*parts: str) -> str:
+    return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()
 
 
 # -- recovery ----------------------------------------------------------------------------------
@@ -208,30 +233,6 @@ def recover(q: RecoveryQuestion, lex: Lexicon | None = None) -> RecoveryVerdict:
 
 
 # -- realism -----------------------------------------------------------------------------------
-def _natural(lex: Lexicon, sessions: tuple[ChatSession, ...]) -> CriterionVerdict:
-    seen: dict[str, tuple[int, int]] = {}
-    for si, s in enumerate(sessions):
-        for ti, t in enumerate(s.turns):
-            where = f"session {si + 1} turn {ti + 1}"
-            expected = "user" if ti % 2 == 0 else "assistant"
-            if t.role != expected:
-                return CriterionVerdict(passed=False, rationale=f"Roles do not alternate: {where} is {t.role}.")
-            words = len(t.text.split())
-            limit = MAX_USER_WORDS if t.role == "user" else MAX_ASSISTANT_WORDS
-            if words == 0 or words > limit:
-                return CriterionVerdict(passed=False, rationale=f"{where} has {words} words (chat turns have 1-{limit}).")
-            if hits := lex.hits("placeholder", t.text):
-                return CriterionVerdict(passed=False, rationale=f"{where} contains placeholder text '{hits[0]}'.")
-            key = normalize_text(t.text)
-            if len(key.split()) >= 3 and key in seen:
-                a = seen[key]
-                return CriterionVerdict(passed=False, rationale=(
-                    f"{where} repeats session {a[0] + 1} turn {a[1] + 1} word for word."))
-            seen.setdefault(key, (si, ti))
-    return CriterionVerdict(passed=True, rationale=(
-        "Roles alternate, turn lengths are chat-like, and no turn is repeated or a placeholder."))
-
-
 def _motivated(lex: Lexicon, q: RealismQuestion) -> CriterionVerdict:
     flat = [(si, ti, t) for si, s in enumerate(q.sessions) for ti, t in enumerate(s.turns)]
     pos = next((i for i, (si, ti, _) in enumerate(flat) if (si, ti) == (q.plan_session, q.plan_turn)), None)
@@ -250,9 +251,13 @@ def _motivated(lex: Lexicon, q: RealismQuestion) -> CriterionVerdict:
     return CriterionVerdict(passed=False, rationale="No reason cue near the plan and no topic shared with the user's earlier turns.")
 
 
-def realism(q: RealismQuestion, lex: Lexicon | None = None) -> RealismVerdict:
+def realism(q: RealismQuestion, lex: Lexicon | None = None,
+            corpus: RealismCorpus | None = None) -> RealismVerdict:
+    """The named offline checks (``OFFLINE_REALISM_CHECKS``); never a 'natural' verdict."""
     lex = lex or load_lexicon()
-    return RealismVerdict(criteria={"natural": _natural(lex, q.sessions), "motivated": _motivated(lex, q)})
+    criteria = check_realism(q, corpus)
+    criteria["motivated"] = _motivated(lex, q)
+    return RealismVerdict(criteria={k: criteria[k] for k in OFFLINE_REALISM_CHECKS})
 
 
 # -- equivalence -------------------------------------------------------------------------------

@@ -1,0 +1,155 @@
+"""eval: score memory systems on the splits (``amg eval run|answers|show``, ``amg report eval``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .. import evaluate as _evaluate  # noqa: F401  (registers the Evaluation card section)
+from ._app import app, handles_errors, report_app
+from .build import NO_PROGRESS, WORKSPACE
+
+eval_app = typer.Typer(help="Score memory systems on the splits (the paper's evaluation protocol).",
+                       no_args_is_help=True)
+app.add_typer(eval_app, name="eval")
+
+SPLITS_OPT = typer.Option(None, "--split", help="core, heldout, controlled or all; repeat for "
+                                                "several. Default: all.")
+JUDGE = typer.Option("offline", "--judge", help="Equivalence (and answer) judge: offline "
+                                                "(heuristic rules) or provider:model.")
+JUDGE_BASE_URL = typer.Option(None, "--judge-base-url",
+                              help="OpenAI-compatible server for an openai: judge.")
+ALLOW_SAME = typer.Option(False, "--allow-same-family",
+                          help="Allow a judge from the arcs' generator family (reports say so).")
+CONCURRENCY = typer.Option(4, "--concurrency", min=1,
+                           help="Arcs in flight at once (turns within an arc stay in order).")
+
+
+def _splits(values: Optional[list[str]]) -> list[str]:
+    from ..generate import resolve_splits
+
+    out: list[str] = []
+    for v in values or ["all"]:
+        for s in resolve_splits(v):
+            if s not in out:
+                out.append(s)
+    return out
+
+
+@eval_app.command("run")
+@handles_errors
+def run(
+    split: Optional[list[str]] = SPLITS_OPT,
+    system: Optional[list[str]] = typer.Option(
+        None, "--system", help="A memory system by name, e.g. literal-gated or "
+                               "cautious-gated\\[no-retry]; repeat for several. Default: the paper's "
+                               "component systems, both plan-typed readings and the retry ablation."),
+    model: str = typer.Option("offline", "--model", help="Components' model: offline (documented "
+                                                         "rules) or provider:model."),
+    base_url: Optional[str] = typer.Option(None, "--base-url",
+                                           help="OpenAI-compatible server for an openai: --model."),
+    judge: str = JUDGE,
+    judge_base_url: Optional[str] = JUDGE_BASE_URL,
+    allow_same_family: bool = ALLOW_SAME,
+    concurrency: int = CONCURRENCY,
+    no_retry: bool = typer.Option(False, "--no-retry",
+                                  help="Run the chosen systems without the plan-frame retry."),
+    permissive_matcher: bool = typer.Option(
+        False, "--permissive-matcher", help="Run the chosen systems with the permissive field "
+                                            "matcher of Section 6.3."),
+    workspace: Path = WORKSPACE,
+    no_progress: bool = NO_PROGRESS,
+) -> None:
+    """Run memory systems on the workspace's arcs; store every trace and score (resumable)."""
+    from ..evaluate import run_eval
+    from ..workspace import Workspace
+
+    variants = (["no-retry"] if no_retry else []) + (["permissive"] if permissive_matcher else [])
+    s = run_eval(Workspace(workspace, create=False), _splits(split), system or None, model=model,
+                 base_url=base_url, judge=judge, judge_base_url=judge_base_url,
+                 allow_same_family=allow_same_family, concurrency=concurrency,
+                 variants=variants, show_progress=not no_progress)
+    kinds = sorted({"offline rules" if i.offline else "LLM" for i in s.systems})
+    typer.echo(f"systems: {', '.join(s.names)} ({', '.join(kinds)}); "
+               f"judge: {s.judge.spec}{' (heuristic)' if s.judge.heuristic else ''}")
+    typer.echo(f"{s.arcs} arcs x {len(s.systems)} systems: ran now {s.ran_now}, re-scored "
+               f"{s.rescored}, already stored {s.already_done}, failed {s.failed}; "
+               f"{s.component_calls} component calls; {s.seconds:.1f} s")
+    for e in s.failure_examples:
+        typer.echo(f"  failed {e}")
+    typer.echo("report: amg report eval; one arc: amg eval show ARC_ID --system NAME")
+    if s.failed:
+        raise typer.Exit(2)
+
+
+@eval_app.command("answers")
+@handles_errors
+def answers(
+    file: Path = typer.Argument(..., help='JSONL, one line per arc and session: {"arc_id": ..., '
+                                          '"after_session": 0, "answer": "..."}.'),
+    name: str = typer.Option(..., "--name", help="Name of the answering system in reports, e.g. mem0."),
+    judge: str = JUDGE,
+    judge_base_url: Optional[str] = JUDGE_BASE_URL,
+    allow_same_family: bool = ALLOW_SAME,
+    concurrency: int = CONCURRENCY,
+    workspace: Path = WORKSPACE,
+    no_progress: bool = NO_PROGRESS,
+) -> None:
+    """Score a black-box memory system from its answers to each arc's probe after every session."""
+    from ..evaluate import run_answers
+    from ..workspace import Workspace
+
+    s = run_answers(Workspace(workspace, create=False), file, name, judge=judge,
+                    judge_base_url=judge_base_url, allow_same_family=allow_same_family,
+                    concurrency=concurrency, show_progress=not no_progress)
+    typer.echo(f"{s.name}: {s.lines} answers for {s.arcs} arcs ("
+               + ", ".join(f"{k} {v}" for k, v in s.splits.items())
+               + f"); judge {s.judge.spec}{' (heuristic)' if s.judge.heuristic else ''}: scored now "
+               f"{s.scored_now}, already stored {s.already_done}, failed {s.failed}")
+    for e in s.failure_examples:
+        typer.echo(f"  failed {e}")
+    typer.echo("report: amg report eval")
+    if s.failed:
+        raise typer.Exit(2)
+
+
+@eval_app.command("show")
+@handles_errors
+def show(
+    arc_id: str = typer.Argument(..., help="An arc id (as in data.jsonl)."),
+    system: str = typer.Option(..., "--system", help="A system with results (run or answers)."),
+    workspace: Path = WORKSPACE,
+) -> None:
+    """One arc turn by turn as a system handled it: extracted, matched, classified, staged, promoted."""
+    from ..evaluate import show_arc
+    from ..workspace import Workspace
+
+    typer.echo(show_arc(Workspace(workspace, create=False), arc_id, system), nl=False)
+
+
+@report_app.command("eval")
+@handles_errors
+def report_eval(
+    split: Optional[list[str]] = SPLITS_OPT,
+    system: Optional[list[str]] = typer.Option(None, "--system", help="Report only these systems "
+                                               "(repeat; default: every system with results)."),
+    judge: Optional[str] = typer.Option(None, "--judge", help="Report the scores of this judge "
+                                                              "(default: that of the latest eval run)."),
+    json_: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Where eval.md, eval.json and the "
+                                       "figures go (default: WORKSPACE/reports/eval)."),
+    workspace: Path = WORKSPACE,
+) -> None:
+    """The paper's Tables 2-7 and Figures 2-3 for whatever systems and splits were run."""
+    import json
+
+    from ..evaluate import save_eval_report
+
+    r, paths = save_eval_report(workspace, _splits(split), judge, out, system or None)
+    if json_:
+        typer.echo(json.dumps(r.to_json(), indent=2))
+    else:
+        typer.echo(paths[0].read_text(encoding="utf-8"), nl=False)
+        typer.echo(f"wrote {', '.join(str(p) for p in paths)}", err=True)

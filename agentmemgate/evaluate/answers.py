@@ -1,0 +1,107 @@
+"""Black-box scoring: a memory system known only by its answers (Appendix A.7).
+
+One JSON line per arc and session, ``{"arc_id", "after_session", "answer"}``: the system's answer
+to the arc's probe question after session ``after_session`` (0-based). The answer judge decides
+which values an answer asserts as the user's current value (answers worded as plans do not
+assert the plan value; "I don't know" asserts nothing); the equivalence judge compares those
+values with the plan value and the ground truth.
+
+- exposure: an at-risk plan is exposed if an answer given after the plan's session and before
+  the session of its outcome (open plans: any answer after the plan's session) asserts the plan
+  value. Held-out plans can be exposed here (the answer after the plan's session is in the window).
+- end_contamination: the last answer asserts the plan value (at-risk plans).
+- task_accuracy: the last answer asserts the ground-truth current value and nothing else.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+
+from ..errors import BadInput
+from ..jsonl import read_records
+from .judges import AnswerJudge, AnswerQuestion, AnswerVerdict
+from .measures import ArcScore, Same
+from .truth import Truth
+
+
+class AnswerLine(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    arc_id: StrictStr
+    after_session: StrictInt = Field(ge=0)
+    answer: StrictStr
+
+
+def read_answers(path: str | Path, sessions: dict[str, int]) -> dict[str, list[str]]:
+    """arc id -> its answers by session, or a one-line error naming the first bad line.
+
+    ``sessions``: arc id -> number of sessions, for the arcs in the workspace. Every arc the file
+    names must be known and have exactly one answer after each of its sessions.
+    """
+    first: dict[tuple[str, int], str] = {}  # (arc, session) -> where it was given
+    texts: dict[str, dict[int, str]] = {}
+    where_arc: dict[str, str] = {}
+    for where, rec in read_records(path, AnswerLine):
+        n = sessions.get(rec.arc_id)
+        if n is None:
+            raise BadInput(f"{where}: unknown arc id {rec.arc_id!r} (not an arc of this workspace; "
+                           "the ids are those of `amg export` data.jsonl)")
+        if rec.after_session >= n:
+            raise BadInput(f"{where}: after_session {rec.after_session} is out of range: arc "
+                           f"{rec.arc_id} has {n} session(s), numbered 0 to {n - 1}")
+        k = (rec.arc_id, rec.after_session)
+        if k in first:
+            raise BadInput(f"{where}: duplicate answer for arc {rec.arc_id} after session "
+                           f"{rec.after_session} (first given on line {first[k].rsplit(':', 1)[-1]})")
+        first[k] = where
+        where_arc.setdefault(rec.arc_id, where)
+        texts.setdefault(rec.arc_id, {})[rec.after_session] = rec.answer
+    if not texts:
+        raise BadInput(f"{Path(path).name}: no answers (expected one JSON line per arc and session: "
+                       '{"arc_id": ..., "after_session": 0, "answer": "..."})')
+    for arc_id, have in texts.items():
+        missing = [i for i in range(sessions[arc_id]) if i not in have]
+        if missing:
+            raise BadInput(f"{where_arc[arc_id]}: arc {arc_id} has no answer after session(s) "
+                           f"{', '.join(map(str, missing))} (it has {sessions[arc_id]} sessions; "
+                           "give one line per session)")
+    return {arc_id: [have[i] for i in range(sessions[arc_id])] for arc_id, have in texts.items()}
+
+
+def assess(truth: Truth, answers: list[str], judge: AnswerJudge) -> list[AnswerVerdict]:
+    f = truth.field
+    cands = tuple(dict.fromkeys([truth.initial_value, truth.plan_value, truth.final_value]))
+    return [judge.ask(AnswerQuestion(field=f.attribute, description=f.description,
+                                     probe_question=f.probe_question, answer=a, candidates=cands))
+            for a in answers]
+
+
+def score_answers(truth: Truth, answers: list[str], verdicts: list[AnswerVerdict],
+                  same: Same) -> ArcScore:
+    def asserts(i: int, value: str) -> bool:
+        return any(same(x, value) for x in verdicts[i].asserted)
+
+    v: dict[str, bool] = {}
+    why: dict[str, str] = {}
+    last = len(answers) - 1
+    plan = truth.plan_value
+    if truth.at_risk:
+        stop = truth.outcome_session if truth.outcome == "abandoned" else truth.n_sessions
+        window = range(truth.plan_session, stop if stop is not None else truth.n_sessions)
+        hits = [i for i in window if asserts(i, plan)]
+        v["exposure"] = bool(hits)
+        why["exposure"] = (f"the answer after session {hits[0]} asserts the plan value" if hits else
+                           f"no answer after sessions {list(window)} asserts the plan value")
+        v["end_contamination"] = asserts(last, plan)
+        why["end_contamination"] = f"last answer asserts {verdicts[last].asserted or 'nothing'}"
+    said = verdicts[last].asserted
+    v["task_accuracy"] = bool(said) and all(same(x, truth.final_value) for x in said)
+    why["task_accuracy"] = (f"last answer asserts {said or 'nothing'}, expected "
+                            f"{truth.final_value!r}")
+    return ArcScore(arc_id=truth.arc_id, split=truth.split, factor=truth.factor, level=truth.level,
+                    outcome=truth.outcome, values=v, why=why, user_messages=0)
+
+
+AnswerScorer = Callable[[Truth, list[str]], tuple[ArcScore, list[AnswerVerdict]]]

@@ -1,0 +1,46 @@
+"""The "Evaluation" section of the exported dataset card, when eval results exist.
+
+Registered on ``exports.CARD_SECTIONS`` when ``agentmemgate.evaluate`` is imported (the CLI imports
+it, so ``amg export`` and ``amg build`` see it); exports never imports this room.
+"""
+
+from __future__ import annotations
+
+from ..errors import AmgError
+from ..workspace import Workspace
+from .report import SPLIT_NAMES, _cell, _main_systems, compute_report
+
+
+def card_section(ws: Workspace, splits: list[str]) -> str:
+    try:
+        if not ws.db["eval_systems"].exists() or (
+                not ws.db["eval_systems"].count and not ws.db["eval_answer_sets"].count):
+            return ""
+        r = compute_report(ws, splits, with_differences=False)
+    except AmgError:
+        return ""
+    cols = [n for n in _main_systems(r) if any(r.systems.get(n, {}).get(s) for s in splits)]
+    if not cols:
+        return ""
+    out = ["## Evaluation", "",
+           "Memory systems scored on these arcs by the paper's protocol (`amg eval run`; "
+           "black-box systems from their answers, `amg eval answers`). Proportions are k/n with "
+           "95% Wilson intervals. Full tables, figures and paired differences: `amg report eval`.", ""]
+    out += [f"- {n}" for n in r.meta.notes] + [""]
+    out += ["| measure (split) | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for split in splits:
+        for m, label in (("pending_contamination", "contamination while pending"),
+                         ("end_contamination", "contamination at end"),
+                         ("exposure", "exposed before the outcome (answers)"),
+                         ("task_accuracy", "task accuracy")):
+            if any(r.stat(n, split, m) for n in cols):
+                out.append(f"| {label} ({SPLIT_NAMES.get(split, split)}) | "
+                           + " | ".join(_cell(r.stat(n, split, m)) for n in cols) + " |")
+    return "\n".join(out) + "\n"
+
+
+def register() -> None:
+    from .. import exports
+
+    if card_section not in exports.CARD_SECTIONS:
+        exports.CARD_SECTIONS.append(card_section)

@@ -1,0 +1,256 @@
+"""The scorer's judges: the fixed equivalence judge (value vs value) and the answer judge (what a
+free-text answer asserts as the user's current value).
+
+Both are named like every judge: ``offline`` (heuristic rules, labelled so in every report) or
+``provider:model`` through the LLM layer (cache, call log, retries). The equivalence judge is the
+validation room's (``validate.judges``), reused, with a memo so each distinct pair is asked once
+per run. Judges are the scorer, not the system under test: the offline answer rules may look for
+the arc's labelled values; the LLM answer judge is shown only the field, question and answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+import tomllib
+from abc import ABC, abstractmethod
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from ..schema import FieldSpec, normalize_text
+from ..validate.judges import OFFLINE_JUDGE, OFFLINE_JUDGE_FAMILY, Judge, JudgeInfo, get_judge
+from ..validate.judges.questions import EquivalenceQuestion
+
+ANSWER_CUES_PATH = Path(__file__).with_name("answer_cues.v1.toml")
+ANSWER_RUBRIC = "answer_assertion"
+
+
+def sha256_parts(*parts: str) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p.encode("utf-8"))
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+# -- equivalence --------------------------------------------------------------------------------
+class ValueJudge:
+    """``same(field, value, reference)`` through one equivalence judge, each pair asked once."""
+
+    def __init__(self, judge: Judge):
+        self.judge = judge
+        self._memo: dict[tuple[str, str, str, str], bool] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def info(self) -> JudgeInfo:
+        return self.judge.info
+
+    @property
+    def rubric(self) -> str:
+        return self.judge.rubric_ref("equivalence")
+
+    @property
+    def key(self) -> str:
+        """Scores are stored under this: a judge (or rubric) change re-scores stored traces."""
+        return sha256_parts("equivalence", self.judge.spec, self.judge.family,
+                            self.judge.rubric_sha256.get("equivalence", ""))
+
+    def same(self, field: FieldSpec, value: str | None, reference: str) -> bool:
+        if value is None or not value.strip():
+            return False
+        k = (field.attribute, field.description, value, reference)
+        with self._lock:
+            hit = self._memo.get(k)
+        if hit is not None:
+            return hit
+        # Position order is fixed per pair (not by role), so a position-biased judge is not
+        # biased toward either the stored value or the reference.
+        a, b = sorted((value, reference), key=lambda s: sha256_parts(s, value + reference))
+        verdict = self.judge.ask(EquivalenceQuestion(field=field.attribute,
+                                                     description=field.description,
+                                                     first=a, second=b))
+        with self._lock:
+            self._memo[k] = bool(verdict.equivalent)
+        return bool(verdict.equivalent)
+
+
+def get_value_judge(spec: str = OFFLINE_JUDGE, *, workspace: Any = None,
+                    base_url: str | None = None) -> ValueJudge:
+    return ValueJudge(get_judge(spec, workspace=workspace, base_url=base_url))
+
+
+# -- answers ------------------------------------------------------------------------------------
+class AnswerQuestion(BaseModel):
+    """One answer to a field's probe question. ``candidates`` (the arc's labelled values) are read
+    by the offline rules only; the LLM rubric never renders them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    field: str
+    description: str
+    probe_question: str
+    answer: str
+    candidates: tuple[str, ...] = ()
+
+
+class AnswerVerdict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    asserted: list[str]  # values stated as the user's current value (empty: none)
+    rationale: str
+
+
+class AnswerJudge(ABC):
+    spec: str = ""
+    family: str = ""
+    heuristic: bool = False
+    rubric: str = ""
+    rubric_sha256: str = ""
+
+    @abstractmethod
+    def ask(self, q: AnswerQuestion) -> AnswerVerdict:
+        """What ``q.answer`` asserts; raise ``llm.CallFailed`` when no valid verdict could be had."""
+
+    @property
+    def info(self) -> JudgeInfo:
+        return JudgeInfo(spec=self.spec, family=self.family, heuristic=self.heuristic)
+
+    def usage(self) -> dict[str, int]:
+        return {}
+
+
+@lru_cache(maxsize=None)
+def load_answer_cues(path: Path = ANSWER_CUES_PATH) -> tuple[dict[str, re.Pattern], str]:
+    raw = path.read_bytes()
+    data = tomllib.loads(raw.decode("utf-8"))
+
+    def rx(words: list[str], anchor: str = "") -> re.Pattern:
+        return re.compile(anchor + r"(?<!\w)(?:" + "|".join(f"(?:{w})" for w in words) + r")(?!\w)")
+
+    cues = {k: rx(v) for k, v in data.items()}
+    cues["clause_breaks"] = re.compile(
+        r"(?<!\w)(?:qqbreakqq|" + "|".join(data["clause_breaks"]) + r")(?!\w)")
+    return cues, hashlib.sha256(raw).hexdigest()
+
+
+def _canon(value: str) -> str:
+    words = normalize_text(value).split()
+    while words and words[0] in {"a", "an", "the", "my", "our", "your", "their"}:
+        words = words[1:]
+    return " ".join(words)
+
+
+class OfflineAnswerJudge(AnswerJudge):
+    """Heuristic rules (``answer_cues.v1.toml``): a labelled value found in the answer is asserted
+    unless its clause frames it as a plan, a possibility, a past or negated value, or one side of
+    an "X or Y" choice. Values the answer names that are not labelled cannot be read by these
+    rules (they assert nothing the measures count); an LLM answer judge reads any value."""
+
+    spec = OFFLINE_JUDGE
+    family = OFFLINE_JUDGE_FAMILY
+    heuristic = True
+    rubric = "answer_cues.v1"
+
+    def __init__(self) -> None:
+        self.cues, self.rubric_sha256 = load_answer_cues()
+
+    def ask(self, q: AnswerQuestion) -> AnswerVerdict:
+        cues = self.cues
+        text = " " + normalize_text(re.sub(r"[.!?;,\n]", _BREAK, q.answer)) + " "
+        text = cues["ignore"].sub(" ", text)
+        # Find the labelled values first (longest first, so one inside another is not found
+        # twice; a comma inside a value may stand where the answer has one) and put a token in
+        # their place, so a clause break inside a value ("Crate and Barrel") cannot cut it.
+        found: dict[str, str] = {}
+        for i, value in enumerate(sorted(set(q.candidates), key=lambda v: -len(_canon(v)))):
+            words = _canon(value).split()
+            if not words:
+                continue
+            pattern = r"(?<!\w)" + rf"(?:\s+{_BREAK.strip()})?\s+".join(map(re.escape, words)) + r"(?!\w)"
+            token = f" qqvalue{i}qq "
+            text, n = re.subn(pattern, token, text)
+            if n:
+                found[token.strip()] = value
+        if not found:
+            nothing = cues["no_answer"].search(text)
+            return AnswerVerdict(asserted=[], rationale=(
+                f"Says it does not know ('{nothing.group(0)}')." if nothing else
+                "Names none of the arc's values (the offline rules cannot read other values)."))
+        asserted: list[str] = []
+        reasons: list[str] = []
+        for clause in cues["clause_breaks"].split(text):
+            tokens = [m for m in re.finditer(r"qqvalue\d+qq", clause)]
+            if not tokens:
+                continue
+            choice = (len({m.group(0) for m in tokens}) > 1
+                      and re.search(r"(?<!\w)or(?!\w)", clause) is not None)
+            for m in tokens:
+                value = found[m.group(0)]
+                # Only the words between this value and its neighbours frame it
+                # ("switched from X to Y": 'from' frames X, not Y).
+                before = re.split(r"qqvalue\d+qq", clause[:m.start()])[-1]
+                after = re.split(r"qqvalue\d+qq", clause[m.end():])[0]
+                if choice:
+                    reasons.append(f"'{value}' is one side of a choice")
+                elif (c := cues["plan_before"].search(before) or cues["plan_after"].search(after)):
+                    reasons.append(f"'{value}' is framed as a plan ('{c.group(0)}')")
+                elif (c := cues["past_before"].search(before) or cues["past_after"].search(after)):
+                    reasons.append(f"'{value}' is framed as past or negated ('{c.group(0)}')")
+                else:
+                    if value not in asserted:
+                        asserted.append(value)
+                    reasons.append(f"'{value}' is stated as current")
+        return AnswerVerdict(asserted=asserted, rationale="; ".join(dict.fromkeys(reasons)) + ".")
+
+
+_BREAK = " qqbreakqq "
+
+
+class AssertionAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    asserted: list[str]
+    rationale: str
+
+
+class LLMAnswerJudge(AnswerJudge):
+    heuristic = False
+
+    def __init__(self, spec: str, *, workspace: Any = None, base_url: str | None = None):
+        from .. import rubrics
+        from ..errors import MissingApiKey
+        from ..llm import get_model
+
+        try:
+            self.model = get_model(spec, workspace=workspace, base_url=base_url)
+        except MissingApiKey as e:
+            raise e.for_flag("--judge", f"judge {spec}") from None
+        self.spec, self.family = spec, self.model.family
+        r = rubrics.load(ANSWER_RUBRIC)
+        self._rubric = r
+        self.rubric, self.rubric_sha256 = r.ref, r.sha256
+
+    def prompt(self, q: AnswerQuestion) -> str:
+        return self._rubric.render(field=q.field, description=q.description,
+                                   probe_question=q.probe_question, answer=q.answer)
+
+    def ask(self, q: AnswerQuestion) -> AnswerVerdict:
+        a = self.model.complete(self.prompt(q), schema=AssertionAnswer, purpose="eval.answer").parsed
+        return AnswerVerdict(asserted=[v for v in a.asserted if v.strip()], rationale=a.rationale)
+
+    def usage(self) -> dict[str, int]:
+        return self.model.usage.as_dict()
+
+
+def get_answer_judge(spec: str = OFFLINE_JUDGE, *, workspace: Any = None,
+                     base_url: str | None = None) -> AnswerJudge:
+    if spec == OFFLINE_JUDGE:
+        return OfflineAnswerJudge()
+    return LLMAnswerJudge(spec, workspace=workspace, base_url=base_url)
+
+
+def answers_key(value_judge: ValueJudge, answer_judge: AnswerJudge) -> str:
+    return sha256_parts(value_judge.key, "answers", answer_judge.spec, answer_judge.family,
+                        answer_judge.rubric_sha256)

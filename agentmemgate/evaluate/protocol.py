@@ -1,0 +1,51 @@
+"""The protocol: feed one arc to a fresh memory system exactly as an assistant would see it.
+
+Every user turn goes in order with every earlier turn as context (assistant turns are context
+only). The store is read when each user turn arrives, before it is processed (what an assistant
+would consult to answer it), and once at the end; it is snapshotted after every session (the last
+snapshot is the end state). Nothing else reaches the system: no arc id, split, level, outcome or
+turn role in the design -- only text, session, date and the frozen, value-free field. Oracle
+ablations (``info.oracle``) are the one documented exception: their factory gets the truth.
+"""
+
+from __future__ import annotations
+
+from ..memory.system import ContextTurn, FieldKey, MemorySystem, SystemFactory, SystemInfo, UserTurn
+from ..schema import Arc
+from .trace import Trace, TurnTrace
+
+
+def new_system(factory: SystemFactory, info: SystemInfo, arc: Arc) -> MemorySystem:
+    """A fresh system for one conversation; oracles are told the values (and say so in reports)."""
+    if info.oracle:
+        s = arc.spec
+        return factory(truth={s.field.attribute: [s.initial_value, s.plan_value]})
+    return factory()
+
+
+def run_arc(system: MemorySystem, arc: Arc, name: str | None = None) -> Trace:
+    """Run one conversation through ``system`` and record what it read, did and held."""
+    field = arc.spec.field
+    key = FieldKey.of(field)
+    system.begin([field])
+    context: list[ContextTurn] = []
+    turns: list[TurnTrace] = []
+    snapshots = []
+    start_calls = system.calls
+    t = 0
+    for si, session in enumerate(arc.sessions):
+        for ti, turn in enumerate(session.turns):
+            if turn.role == "user":
+                read = system.read(key)
+                before = system.calls
+                events = system.process_turn(
+                    UserTurn(text=turn.text, session=si, turn=ti, date=session.date, t=t),
+                    list(context))
+                turns.append(TurnTrace(t=t, session=si, turn=ti, read_before=read,
+                                       events=list(events), calls=system.calls - before))
+            context.append(ContextTurn(role=turn.role, text=turn.text, session=si, date=session.date))
+            t += 1
+        snapshots.append(system.snapshot(t - 1))
+    return Trace(system=name or system.info.name, arc_id=arc.id, key=key, turns=turns,
+                 end_read=system.read(key), snapshots=snapshots,
+                 calls=system.calls - start_calls, user_messages=len(turns))

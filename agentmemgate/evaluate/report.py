@@ -1,0 +1,569 @@
+"""``amg report eval``: the paper's tables (2-7), figures (2, 3) and paired differences, for
+whatever systems and splits were run, from the stored per-arc scores.
+
+JSON layout (stable for scripts)::
+
+    {"systems": {NAME: {SPLIT: {MEASURE: {"k", "n", "value", "ci_low", "ci_high"},
+                                "by_level": {LEVEL: {MEASURE: {...}}}}}},
+     "differences": [{"kind", "system", "baseline", "split", "measure", "n", "value",
+                      "ci_low", "ci_high", "n_gained", "n_lost", "resamples", "seed"}],
+     "meta": {...}}
+
+A measure that does not apply to a system x split is absent. Values are fractions; the Markdown
+shows percent. Reports are written atomically.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from ..errors import BadInput
+from ..outputs import writable
+from ..schema import CONFIRMATION_LEVELS, HEDGE_LEVELS, SPLITS
+from ..validate.store import current_arc_shas
+from ..workspace import Workspace
+from . import store
+from ._files import write_text_atomic
+from ._plots import Series, levels_png
+from .aggregate import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CALLS, DIFFERENCE_MEASURES,
+                        Difference, Stat, paired_difference, split_block)
+from .measures import MEASURES, ArcScore
+from .systems import DEFAULT_SYSTEMS, PAPER_SYSTEMS, twin_name, variant_base
+
+SPLIT_NAMES = {"core": "core benchmark", "heldout": "held-out", "controlled": "controlled-difficulty"}
+MEASURE_NAMES = {
+    "pending_contamination": "Contamination while pending",
+    "end_contamination": "Contamination at end",
+    "task_accuracy": "Task probes correct",
+    "staged_at_plan_turn": "Plans staged at the plan turn",
+    "promoted": "Came-true plans promoted (at the resolution turn)",
+    "promoted_among_staged": "Came-true plans promoted, among staged",
+    "discarded": "Abandoned plans discarded by end",
+    "discarded_among_staged": "Abandoned plans discarded, among staged",
+    "controls_committed": "Controls committed at once",
+    "over_holding": "Controls over-held (staged)",
+    "corrections_applied": "Corrections applied",
+    "exposure": "Plans exposed before the outcome (answers)",
+    CALLS: "Component calls per user message",
+}
+FIGURE2 = "figure2_contamination_by_hedge.png"
+FIGURE3 = "figure3_promotion_by_wording.png"
+
+
+class SystemMeta(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    kind: str  # "component" (run by the protocol) | "answers" (scored from its answers)
+    description: str
+    gated: bool = False
+    ungated_twin: str | None = None
+    components: dict[str, str] = {}
+    offline: bool = True
+    oracle: bool = False
+    model: str = ""
+    arcs_scored: int = 0
+    failures: int = 0
+
+
+class ReportMeta(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    generated_at: str
+    judge: dict
+    splits: list[str]
+    arcs: dict[str, int]
+    systems: dict[str, SystemMeta]
+    bootstrap: dict[str, int]
+    notes: list[str]
+
+
+class EvalReport(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    systems: dict[str, dict[str, dict]]
+    differences: list[Difference]
+    meta: ReportMeta
+
+    def stat(self, system: str, split: str, measure: str, level: str | None = None) -> Stat | None:
+        block = self.systems.get(system, {}).get(split)
+        if block is None:
+            return None
+        if level is not None:
+            block = block.get("by_level", {}).get(level, {})
+        s = block.get(measure)
+        return Stat.model_validate(s) if isinstance(s, dict) else s
+
+    def to_json(self) -> dict:
+        return {"systems": {n: {sp: _dump_block(b) for sp, b in splits.items()}
+                            for n, splits in self.systems.items()},
+                "differences": [d.model_dump() for d in self.differences],
+                "meta": self.meta.model_dump()}
+
+
+def _dump_block(block: dict) -> dict:
+    out: dict = {}
+    for k, v in block.items():
+        if k == "by_level":
+            out[k] = {lv: {m: s.model_dump() for m, s in ms.items()} for lv, ms in v.items()}
+        else:
+            out[k] = v.model_dump()
+    return out
+
+
+def _order(names: list[str]) -> list[str]:
+    rank = {n: i for i, n in enumerate(PAPER_SYSTEMS + tuple(n for n in DEFAULT_SYSTEMS
+                                                             if n not in PAPER_SYSTEMS))}
+    return sorted(names, key=lambda n: (n.partition("@")[2], rank.get(n.partition("@")[0], len(rank)), n))
+
+
+def _judge_key(ws: Workspace, spec: str | None, kind: str) -> tuple[str | None, dict | None]:
+    for j in store.judges(ws):
+        if j["kind"] == kind and (spec is None or j["spec"] == spec):
+            return j["judge_key"], j
+    return None, None
+
+
+def compute_report(ws: Workspace, splits: list[str] | None = None, judge: str | None = None,
+                   systems_wanted: list[str] | None = None,
+                   with_differences: bool = True) -> EvalReport:
+    """Aggregate the stored scores of every system's latest run (and every answer set)."""
+    splits = list(splits or SPLITS)
+    systems = store.latest_systems(ws)
+    answer_sets = {r["name"]: r for r in ws.db["eval_answer_sets"].rows}
+    if systems_wanted:
+        unknown = [n for n in systems_wanted if n not in systems and n not in answer_sets]
+        if unknown:
+            raise BadInput(f"No evaluation results for system {unknown[0]!r}; systems with "
+                           f"results: {', '.join(sorted(systems) + sorted(answer_sets)) or 'none'}")
+        systems = {n: r for n, r in systems.items() if n in systems_wanted}
+        answer_sets = {n: r for n, r in answer_sets.items() if n in systems_wanted}
+    if not systems and not answer_sets:
+        raise BadInput(f"No evaluation results in workspace {str(ws.path)!r}: run `amg eval run` "
+                       "(or score answers with `amg eval answers FILE --name NAME`)")
+    if judge is None:
+        last = store.latest_run(ws)
+        jrow = next((j for j in store.judges(ws) if last and j["judge_key"] == last["judge_key"]), None)
+        judge = (jrow or (store.judges(ws) or [{"spec": "offline"}])[0])["spec"]
+    eq_key, eq_row = _judge_key(ws, judge, "equivalence")
+    ans_key, ans_row = _judge_key(ws, judge, "answers")
+    if eq_row is None and ans_row is None:
+        used = sorted({j["spec"] for j in store.judges(ws)})
+        raise BadInput(f"No results scored by judge {judge!r}; judges used: {', '.join(used)} "
+                       "(re-score with `amg eval run --judge ...`)")
+    current = current_arc_shas(ws, splits)
+    results: dict[str, dict[str, dict]] = {}
+    per_arc: dict[str, dict[str, dict[str, ArcScore]]] = {}
+    metas: dict[str, SystemMeta] = {}
+    fails: dict[str, int] = {}
+    for f in store.failures(ws, [r["run_key"] for r in systems.values()]):
+        fails[f[0]] = fails.get(f[0], 0) + 1
+    for name, row in systems.items():
+        info = row["info"]
+        got = store.scores(ws, row["run_key"], eq_key, current) if eq_key else []
+        metas[name] = SystemMeta(name=name, kind="component", description=info.description,
+                                 gated=info.gated, ungated_twin=twin_name(name, info.ungated_twin),
+                                 components=info.components, offline=info.offline,
+                                 oracle=info.oracle, model=row["model"], arcs_scored=len(got),
+                                 failures=fails.get(name, 0))
+        _collect(name, got, results, per_arc)
+    for name, row in answer_sets.items():
+        got = store.scores(ws, row["run_key"], ans_key, current) if ans_key else []
+        metas[name] = SystemMeta(name=name, kind="answers",
+                                 description=f"black-box answers from {Path(row['path']).name} "
+                                             f"(sha256 {row['sha256'][:12]})",
+                                 arcs_scored=len(got))
+        _collect(name, got, results, per_arc)
+    diffs = differences(per_arc, metas) if with_differences else []
+    arcs = {s: sum(1 for _ in ws.db.execute("select 1 from arcs where split = ?", [s])) for s in splits}
+    judge_info = {"spec": judge, "family": (eq_row or ans_row)["family"],
+                  "heuristic": bool((eq_row or ans_row)["heuristic"]),
+                  "equivalence_rubric": eq_row["rubric"] if eq_row else None,
+                  "answer_rubric": ans_row["answer_rubric"] if ans_row else None}
+    meta = ReportMeta(generated_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                      judge=judge_info, splits=splits, arcs=arcs,
+                      systems={n: metas[n] for n in _order(list(metas))},
+                      bootstrap={"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED},
+                      notes=notes(metas, judge_info))
+    ordered = {n: results.get(n, {}) for n in _order(list(metas))}
+    return EvalReport(systems=ordered, differences=diffs, meta=meta)
+
+
+def _collect(name, got, results, per_arc):
+    by_split: dict[str, list[ArcScore]] = {}
+    for s in got:
+        by_split.setdefault(s.split, []).append(s)
+    results[name] = {sp: split_block(ss) for sp, ss in sorted(
+        by_split.items(), key=lambda kv: SPLITS.index(kv[0]) if kv[0] in SPLITS else 9)}
+    per_arc[name] = {sp: {s.arc_id: s for s in ss} for sp, ss in by_split.items()}
+
+
+def differences(per_arc: dict[str, dict[str, dict[str, ArcScore]]],
+                metas: dict[str, SystemMeta]) -> list[Difference]:
+    """Gated minus its ungated twin, and each bracketed variant minus its base, per split."""
+    pairs: list[tuple[str, str, str]] = []
+    for name, m in metas.items():
+        if m.kind == "component" and m.ungated_twin and m.ungated_twin in per_arc:
+            pairs.append(("gated_minus_ungated" if m.gated else "minus_ungated_twin", name,
+                          m.ungated_twin))
+        base = variant_base(name)
+        if base and base in per_arc and base != m.ungated_twin:
+            pairs.append(("variant_minus_base", name, base))
+    out: list[Difference] = []
+    for kind, a, b in sorted(pairs, key=lambda p: (_order(list(metas)).index(p[1]), p[0])):
+        for split in SPLITS:
+            sa, sb = per_arc[a].get(split), per_arc[b].get(split)
+            if not sa or not sb:
+                continue
+            for measure in DIFFERENCE_MEASURES:
+                if (d := paired_difference(kind, a, b, split, measure, sa, sb)) is not None:
+                    out.append(d)
+    return out
+
+
+def notes(metas: dict[str, SystemMeta], judge: dict) -> list[str]:
+    out = []
+    offline = [n for n, m in metas.items() if m.kind == "component" and m.offline]
+    if offline:
+        parts: dict[str, list[str]] = {}
+        for n in offline:
+            for stage, impl in metas[n].components.items():
+                if impl not in parts.setdefault(stage, []) and impl != "off":
+                    parts[stage].append(impl)
+        out.append(f"Offline components (documented rules, not language models) in {len(offline)} "
+                   f"system(s) ({', '.join(offline)}): "
+                   + "; ".join(f"{stage} {', '.join(impls)}" for stage, impls in parts.items()
+                               if impls)
+                   + ". These numbers are what the rules reach on these arcs, not what the "
+                     "paper's LLM pipelines reach.")
+    oracles = [n for n, m in metas.items() if m.oracle]
+    if oracles:
+        out.append("Oracle ablations (a component reads the ground-truth values): "
+                   + ", ".join(oracles) + ".")
+    llm = [n for n, m in metas.items() if m.kind == "component" and not m.offline]
+    if llm:
+        out.append("LLM components: " + "; ".join(f"{n} ({metas[n].model})" for n in llm) + ".")
+    kind = "heuristic rules, not a model" if judge["heuristic"] else "LLM"
+    out.append(f"Equivalence judge: {judge['spec']} ({kind}, family {judge['family']}"
+               + (f", {judge['equivalence_rubric']}" if judge.get("equivalence_rubric") else "") + ").")
+    if any(m.kind == "answers" for m in metas.values()):
+        out.append(f"Answer judge: {judge['spec']} ({kind}"
+                   + (f", {judge['answer_rubric']}" if judge.get("answer_rubric") else "") + ").")
+    failed = {n: m.failures for n, m in metas.items() if m.failures}
+    if failed:
+        out.append("Arcs with a failed run or scoring (not counted; a re-run retries them): "
+                   + ", ".join(f"{n} {k}" for n, k in failed.items()) + ".")
+    return out
+
+
+# -- Markdown ---------------------------------------------------------------------------------
+def _cell(s: Stat | None) -> str:
+    if s is None:
+        return "—"
+    if s.n == 0 or s.value is None:
+        return "undefined (n=0)"
+    if s.ci_low is None:
+        return f"{s.k}/{s.n} {100 * s.value:.1f}%"
+    return f"{s.k}/{s.n} {100 * s.value:.1f}% [{100 * s.ci_low:.1f}, {100 * s.ci_high:.1f}]"
+
+
+def _calls_cell(s: Stat | None) -> str:
+    if s is None or s.value is None:
+        return "—"
+    return f"{s.value:.2f} [{s.ci_low:.2f}, {s.ci_high:.2f}] ({s.k} calls / {s.n} messages)"
+
+
+def _n_label(r: EvalReport, systems: list[str], split: str, measure: str,
+             level: str | None = None) -> str:
+    ns = {st.n for n in systems if (st := r.stat(n, split, measure, level)) is not None}
+    return f"n={ns.pop()}" if len(ns) == 1 else "n varies"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    return (["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+            + ["| " + " | ".join(row) + " |" for row in rows] + [""])
+
+
+def _main_systems(r: EvalReport) -> list[str]:
+    """The columns of Tables 2, 3, 5 and 6: every system except plan-typed ones and variants."""
+    return [n for n, m in r.meta.systems.items()
+            if not n.startswith("plan-typed") and not variant_base(n)]
+
+
+def _strict(name: str) -> bool:
+    return name.partition("@")[0].partition("[")[0].endswith("-strict")
+
+
+def _gated(r: EvalReport, names: list[str]) -> list[str]:
+    return [n for n in names if r.meta.systems[n].gated]
+
+
+def report_markdown(r: EvalReport, images: bool = False) -> str:
+    out = ["# Evaluation report", ""]
+    out += [f"- {n}" for n in r.meta.notes]
+    out += [f"- Arcs: " + ", ".join(f"{SPLIT_NAMES.get(s, s)} {n}" for s, n in r.meta.arcs.items()),
+            f"- Proportions are k/n with 95% Wilson intervals (one observation per conversation); "
+            f"differences are paired, in points, with a cluster-bootstrap 95% interval "
+            f"({r.meta.bootstrap['resamples']} resamples, seed {r.meta.bootstrap['seed']}; one "
+            "cluster per conversation). — marks a measure that does not apply.", ""]
+    main = _main_systems(r)
+    out += _table2(r, main) + _table3(r, main) + _table5(r, main) + _table6(r, main, images)
+    out += _table7(r, _gated(r, list(r.meta.systems)), images) + _table4(r) + _ablation(r)
+    out += _differences_md(r) + _overhead(r) + _full(r)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _table2(r: EvalReport, cols: list[str]) -> list[str]:
+    rows = []
+    for split in r.meta.splits:
+        for measure, label in (("pending_contamination", "While pending"),
+                               ("end_contamination", "At end"),
+                               ("exposure", "Exposed before the outcome (answers)")):
+            if any(r.stat(n, split, measure) for n in cols):
+                rows.append([f"{label} ({SPLIT_NAMES[split]}, {_n_label(r, cols, split, measure)})"]
+                            + [_cell(r.stat(n, split, measure)) for n in cols])
+    if not rows:
+        return []
+    return (["## Table 2: contamination (at-risk plans stored as a current fact; lower is better)", ""]
+            + _table(["Measurement (source, n)"] + cols, rows))
+
+
+def _table3(r: EvalReport, cols: list[str]) -> list[str]:
+    rows = [[f"{SPLIT_NAMES[s]} ({_n_label(r, cols, s, 'task_accuracy')})"]
+            + [_cell(r.stat(n, s, "task_accuracy")) for n in cols]
+            for s in r.meta.splits if any(r.stat(n, s, "task_accuracy") for n in cols)]
+    if not rows:
+        return []
+    return (["## Table 3: task accuracy (one probe per conversation, answered from the final store)", ""]
+            + _table(["Measurement (source, n)"] + cols, rows))
+
+
+def _table5(r: EvalReport, cols: list[str]) -> list[str]:
+    if not any(r.systems.get(n, {}).get("heldout") for n in cols):
+        return []
+    measures = ("end_contamination", "exposure", "staged_at_plan_turn", "promoted", "discarded",
+                "task_accuracy", "controls_committed", "over_holding")
+    rows = [[f"{MEASURE_NAMES[m]} ({_n_label(r, cols, 'heldout', m)})"]
+            + [_cell(r.stat(n, "heldout", m)) for n in cols]
+            for m in measures if any(r.stat(n, "heldout", m) for n in cols)]
+    return (["## Table 5: held-out detail", "",
+             "Pending-window contamination does not apply to the held-out split (no read lies "
+             "between a plan and its outcome); dashes mark measures that exist only for gated "
+             "systems.", ""] + _table(["Measurement (n)"] + cols, rows))
+
+
+def _table6(r: EvalReport, cols: list[str], images: bool) -> list[str]:
+    levels = [lv for lv in HEDGE_LEVELS
+              if any(r.stat(n, "controlled", "end_contamination", lv) for n in cols)]
+    if not levels:
+        return []
+    rows = [[f"{lv.replace('_', ' ')} ({_n_label(r, cols, 'controlled', 'end_contamination', lv)})"]
+            + [_cell(r.stat(n, "controlled", "end_contamination", lv)) for n in cols] for lv in levels]
+    out = ["## Table 6: at-end contamination by hedge-strength level (controlled-difficulty)", ""]
+    out += _table(["Level"] + cols, rows)
+    if images:
+        out += [f"![Figure 2]({FIGURE2})", ""]
+    return out
+
+
+def _table7(r: EvalReport, gated: list[str], images: bool) -> list[str]:
+    levels = [lv for lv in CONFIRMATION_LEVELS
+              if any(r.stat(n, "controlled", "promoted", lv) for n in gated)]
+    if not levels:
+        return []
+    header = ["Wording level"] + [f"{n}: {w}" for n in gated for w in ("all plans", "among staged")]
+    rows = []
+    for lv in levels + [None]:
+        label = lv.replace("_", " ") if lv else "all confirmation levels"
+        row = [label]
+        for n in gated:
+            for m in ("promoted", "promoted_among_staged"):
+                st = (_pooled(r, n, "controlled", m, levels) if lv is None
+                      else r.stat(n, "controlled", m, lv))
+                row.append("undefined (0 staged)" if st is None and m == "promoted_among_staged"
+                           else _cell(st))
+        rows.append(row)
+    out = ["## Table 7: promotion by confirmation wording (came-true plans; a promotion counts "
+           "only at the resolution turn)", ""] + _table(header, rows)
+    if images:
+        out += [f"![Figure 3]({FIGURE3})", ""]
+    return out
+
+
+def _pooled(r: EvalReport, system: str, split: str, measure: str, levels: list[str]) -> Stat | None:
+    from .aggregate import proportion
+
+    k = n = 0
+    for lv in levels:
+        if (s := r.stat(system, split, measure, lv)) is not None:
+            k, n = k + s.k, n + s.n
+    return proportion([True] * k + [False] * (n - k)) if n else None
+
+
+def _table4(r: EvalReport) -> list[str]:
+    typed = [n for n in r.meta.systems if n.startswith("plan-typed")]
+    if not typed:
+        return []
+    refresh = [n for n in typed if not _strict(n)]
+    models = {n.partition("@")[2] for n in typed}
+    cols = refresh + [n for n in r.meta.systems if n.partition("@")[0] in ("cautious-gated", "literal-gated")
+                      and n.partition("@")[2] in models]
+    levels = [lv for lv in CONFIRMATION_LEVELS
+              if any(r.stat(n, "controlled", "task_accuracy", lv) for n in cols)]
+    out = ["## Table 4: plan-typed baseline (writes speculation as a masked plan-typed value)", ""]
+    if levels:
+        out += ["End-state correctness for came-true plans, refresh-confirm reading, by "
+                "confirmation wording (controlled-difficulty); gated systems for comparison.", ""]
+        out += _table(["Wording level"] + cols,
+                      [[f"{lv} ({_n_label(r, cols, 'controlled', 'task_accuracy', lv)})"]
+                       + [_cell(r.stat(n, "controlled", "task_accuracy", lv)) for n in cols]
+                       for lv in levels])
+        out += ["Both readings, all came-true plans of the confirmation-wording split "
+                "(strict: plans never resolve):", ""]
+        out += _table(["System", "came-true correct"],
+                      [[n, _cell(_pooled(r, n, "controlled", "task_accuracy", levels))] for n in typed])
+    rows = []
+    for split in r.meta.splits:
+        if any(r.stat(n, split, "end_contamination") for n in typed):
+            rows.append([f"At end ({SPLIT_NAMES[split]})"]
+                        + [_cell(r.stat(n, split, "end_contamination")) for n in typed])
+        if any(r.stat(n, split, "pending_contamination") for n in typed):
+            rows.append([f"While pending ({SPLIT_NAMES[split]})"]
+                        + [_cell(r.stat(n, split, "pending_contamination")) for n in typed])
+    if rows:
+        out += ["Contamination of the plan-typed baseline (at-risk plans):", ""]
+        out += _table(["Measurement"] + typed, rows)
+    return out
+
+
+def _ablation(r: EvalReport) -> list[str]:
+    variants = [(n, variant_base(n)) for n in r.meta.systems if variant_base(n) in r.meta.systems]
+    if not variants:
+        return []
+    out = ["## Retry ablation and other variants (a bracketed variant against its base system)", ""]
+    measures = ("staged_at_plan_turn", "promoted", "pending_contamination", "end_contamination",
+                "task_accuracy", "controls_committed")
+    for name, base in variants:
+        rows = []
+        for split in r.meta.splits:
+            for m in measures:
+                a, b = r.stat(name, split, m), r.stat(base, split, m)
+                if a is None and b is None:
+                    continue
+                d = next((x for x in r.differences if x.system == name and x.baseline == base
+                          and x.split == split and x.measure == m), None)
+                rows.append([f"{MEASURE_NAMES[m]} ({SPLIT_NAMES[split]})", _cell(b), _cell(a),
+                             _diff_cell(d)])
+        out += [f"**{name}** vs **{base}**", ""]
+        out += _table(["Measure (split)", base, name, "difference [95% CI]"], rows)
+    return out
+
+
+def _diff_cell(d: Difference | None) -> str:
+    if d is None:
+        return "—"
+    if d.measure == CALLS:
+        return f"{d.value:+.2f} [{d.ci_low:+.2f}, {d.ci_high:+.2f}] (n={d.n})"
+    return (f"{100 * d.value:+.1f} [{100 * d.ci_low:+.1f}, {100 * d.ci_high:+.1f}] pts "
+            f"(n={d.n}; {d.n_gained} up, {d.n_lost} down)")
+
+
+def _differences_md(r: EvalReport) -> list[str]:
+    ds = [d for d in r.differences if d.kind != "variant_minus_base" and d.measure != CALLS]
+    if not ds:
+        return []
+    rows = [[d.system, d.baseline, SPLIT_NAMES.get(d.split, d.split), MEASURE_NAMES[d.measure],
+             _diff_cell(d)] for d in ds]
+    return (["## Paired differences: each system minus its ungated twin", "",
+             "Gated (and plan-typed) systems against the same pipeline with the gate off. Points; "
+             "\"up\"/\"down\" count conversations where the measure holds only for the system / "
+             "only for its ungated twin.", ""]
+            + _table(["System", "Ungated twin", "Split", "Measure", "Difference [95% CI]"], rows))
+
+
+def _overhead(r: EvalReport) -> list[str]:
+    rows = []
+    for n, m in r.meta.systems.items():
+        if m.kind != "component":
+            continue
+        for split in r.meta.splits:
+            s = r.stat(n, split, CALLS)
+            if s is None:
+                continue
+            d = next((x for x in r.differences if x.system == n and x.split == split
+                      and x.measure == CALLS and x.kind != "variant_minus_base"), None)
+            rows.append([n, SPLIT_NAMES[split], _calls_cell(s),
+                         f"{_diff_cell(d)} vs {d.baseline}" if d else "—"])
+    if not rows:
+        return []
+    return (["## Overhead: component calls per user message", "",
+             "One call per would-be model call (an offline component counts as its LLM twin "
+             "would); the interval is a cluster bootstrap over conversations.", ""]
+            + _table(["System", "Split", "Calls per user message", "Over the ungated twin"], rows))
+
+
+def _full(r: EvalReport) -> list[str]:
+    out = ["## All measures", ""]
+    for n, splits in r.systems.items():
+        m = r.meta.systems[n]
+        if not splits:
+            out += [f"**{n}**: no scores for the current arcs with this judge.", ""]
+            continue
+        out += [f"**{n}** ({m.kind}; {m.description})", ""]
+        names = [x for x in MEASURES if any(x in b for b in splits.values())]
+        rows = [[MEASURE_NAMES[x]] + [(_calls_cell if x == CALLS else _cell)(r.stat(n, sp, x))
+                                      for sp in splits] for x in names]
+        out += _table(["Measure"] + [SPLIT_NAMES.get(sp, sp) for sp in splits], rows)
+    return out
+
+
+# -- files ------------------------------------------------------------------------------------
+def figures(r: EvalReport, out: Path) -> list[Path]:
+    paths = []
+    main = _main_systems(r)
+    cols = [n for n in main if any(r.stat(n, "controlled", "end_contamination", lv) for lv in HEDGE_LEVELS)]
+    if cols:
+        series = []
+        for n in cols:
+            st = [r.stat(n, "controlled", "end_contamination", lv) for lv in HEDGE_LEVELS]
+            series.append(Series(n, [s.value if s else None for s in st],
+                                 [s.ci_low if s else None for s in st],
+                                 [s.ci_high if s else None for s in st]))
+        paths.append(levels_png(list(HEDGE_LEVELS), series,
+                                "Figure 2: at-end contamination by hedge strength (95% Wilson CIs)",
+                                "plan wording (more settled ->)", "% of at-risk plans stored as current",
+                                out / FIGURE2))
+    gated = [n for n in _gated(r, list(r.meta.systems))
+             if any(r.stat(n, "controlled", "promoted", lv) for lv in CONFIRMATION_LEVELS)]
+    if gated:
+        series = []
+        for n in gated:
+            for m, dashed, what in (("promoted", False, "all plans"),
+                                    ("promoted_among_staged", True, "among staged")):
+                st = [r.stat(n, "controlled", m, lv) for lv in CONFIRMATION_LEVELS]
+                series.append(Series(f"{n} ({what})", [s.value if s else None for s in st],
+                                     [s.ci_low if s else None for s in st],
+                                     [s.ci_high if s else None for s in st], dashed=dashed,
+                                     group=n))
+        paths.append(levels_png(list(CONFIRMATION_LEVELS), series,
+                                "Figure 3: promotion of came-true plans by confirmation wording",
+                                "confirmation wording (more implicit ->)", "promotion rate (%)",
+                                out / FIGURE3))
+    return paths
+
+
+def write_report(r: EvalReport, out: Path) -> list[Path]:
+    writable(out)
+    pngs = figures(r, out)
+    md = write_text_atomic(out / "eval.md", report_markdown(r, images=True))
+    js = write_text_atomic(out / "eval.json", json.dumps(r.to_json(), indent=2) + "\n")
+    return [md, js] + pngs
+
+
+def save_eval_report(workspace: str | Path, splits: list[str] | None = None,
+                     judge: str | None = None, out_dir: str | Path | None = None,
+                     systems: list[str] | None = None) -> tuple[EvalReport, list[Path]]:
+    ws = Workspace(workspace, create=False)
+    r = compute_report(ws, splits, judge, systems)
+    return r, write_report(r, Path(out_dir) if out_dir else ws.path / "reports" / "eval")

@@ -1,0 +1,371 @@
+"""``amg eval run``: every chosen system on every arc of the chosen splits, stored as each finishes.
+
+Arcs run concurrently through the LLM layer's ``run_concurrent`` (turns within an arc in order);
+with offline components and an offline judge they run inline, which is faster than a thread pool
+for pure-Python work. A (system, arc) whose trace and score are stored for the same arc text,
+system run key and judge is skipped, so a re-run after kill -9 repeats only the unfinished pairs,
+and the LLM layer's cache answers every model call those pairs had already made. A changed judge
+re-scores stored traces without re-running systems. A component call that fails (``CallFailed``)
+is stored as a failure of that pair; a re-run retries it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from pydantic import BaseModel, ConfigDict
+
+from ..errors import AmgError, BadInput
+from ..llm import CallFailed, Failed, run_concurrent
+from ..memory.system import SystemInfo
+from ..progress import progress_bar
+from ..schema import SPLITS, Arc
+from ..validate.judges import JudgeInfo, check_families
+from ..validate.store import generator_families_of, sha256_text
+from ..workspace import Workspace, now
+from . import store
+from .judges import ValueJudge, get_value_judge
+from .measures import score_trace
+from .protocol import new_system, run_arc
+from .systems import DEFAULT_SYSTEMS, SystemSpec, resolve_system
+from .truth import Correction, truth_of
+
+FLUSH_OFFLINE = 200  # offline pairs are cheap to redo: store them in batches
+
+
+class EvalSummary(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    run_id: int
+    names: list[str]  # as results name them (``NAME@model`` for model components)
+    systems: list[SystemInfo]
+    splits: list[str]
+    arcs: int
+    judge: JudgeInfo
+    ran_now: int
+    rescored: int
+    already_done: int
+    failed: int
+    failure_examples: list[str]
+    component_calls: int
+    seconds: float
+
+
+@dataclass
+class _Item:
+    spec: SystemSpec
+    arc: Arc
+    sha: str
+    trace: Any = None  # a stored trace to re-score instead of running
+
+
+@dataclass
+class _Failure:
+    item: _Item
+    stage: str
+    error: str
+    trace: Any = None  # a scoring failure keeps the trace: a re-run only re-scores it
+
+
+def resolve_systems(names: Iterable[str | SystemSpec] | None, *, model: str, workspace: Workspace,
+                    base_url: str | None, variants: list[str],
+                    concurrency: int | None = None) -> list[SystemSpec]:
+    from ..errors import MissingApiKey
+
+    out: list[SystemSpec] = []
+    for n in (list(names) if names else list(DEFAULT_SYSTEMS)):
+        try:
+            spec = n if isinstance(n, SystemSpec) else resolve_system(
+                n, model=model, workspace=workspace, base_url=base_url, variants=variants,
+                concurrency=concurrency)
+        except MissingApiKey as e:
+            raise e.for_flag("--model", model) from None
+        if all(s.name != spec.name for s in out):
+            out.append(spec)
+    return out
+
+
+def workspace_arcs(ws: Workspace, splits: Iterable[str]) -> list[tuple[Arc, str]]:
+    """Every arc of ``splits`` (built or imported) with the sha256 of its stored JSON, in plan
+    order where there is a plan (arcs with no spec row, e.g. imported ones, come after)."""
+    splits = list(splits)
+    q = ",".join("?" * len(splits))
+    rows = ws.db.execute(
+        f"select arcs.json from arcs left join specs on specs.id = arcs.id where arcs.split in ({q}) "
+        "order by specs.rowid is null, specs.rowid, arcs.rowid", splits).fetchall()
+    return [(Arc.model_validate_json(raw), sha256_text(raw)) for (raw,) in rows]
+
+
+def load_arcs(ws: Workspace, splits: list[str]) -> list[tuple[Arc, str]]:
+    arcs = workspace_arcs(ws, splits)
+    if not arcs:
+        raise BadInput(f"No arcs in split(s) {', '.join(splits)} of workspace {str(ws.path)!r}: "
+                       "build them with `amg build` (or bring them in with `amg import`)")
+    return arcs
+
+
+def check_judge_family(ws: Workspace, judge: ValueJudge, arcs: list[tuple[Arc, str]],
+                       allow_same_family: bool) -> None:
+    gens = generator_families_of(ws, [a.provenance.generator for a, _ in arcs])
+    families = set().union(*gens.values()) if gens else set()
+    check_families([judge.judge], families, allow_same_family, what="the arcs' generator")
+
+
+def _usage(specs: list[SystemSpec], judge: ValueJudge):
+    """Summed model usage of the systems' factories (``factory.usage``) and the judge."""
+
+    def read(obj: Any) -> dict[str, int]:
+        u = getattr(obj, "usage", None)
+        u = u() if callable(u) else u
+        return u.as_dict() if hasattr(u, "as_dict") else dict(u or {})
+
+    def total() -> dict[str, int]:
+        out: dict[str, int] = {}
+        seen: set[int] = set()
+        for obj in [s.factory for s in specs if id(s.factory) not in seen] + [judge.judge]:
+            seen.add(id(obj))
+            for k, v in read(obj).items():
+                out[k] = out.get(k, 0) + v
+        return out
+
+    return total
+
+
+class _UsageView:
+    """What a progress bar reads: the summed usage of the systems' models and the judge."""
+
+    def __init__(self, total):
+        self.as_dict = total
+
+
+def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpec] | None = None, *,
+             model: str = "offline", base_url: str | None = None, judge: str = "offline",
+             judge_base_url: str | None = None, allow_same_family: bool = False,
+             concurrency: int = 4, variants: list[str] | None = None,
+             corrections: dict[str, Correction] | None = None,
+             show_progress: bool = True) -> EvalSummary:
+    t0 = time.perf_counter()
+    variants = list(variants or [])
+    specs = resolve_systems(systems, model=model, workspace=ws, base_url=base_url,
+                            variants=variants, concurrency=max(16, concurrency))
+    vj = get_value_judge(judge, workspace=ws, base_url=judge_base_url)
+    arcs = load_arcs(ws, splits)
+    check_judge_family(ws, vj, arcs, allow_same_family)
+    jk = vj.key
+    store.save_judge(ws, jk, "equivalence", vj.judge.spec, vj.judge.family, vj.judge.heuristic,
+                     vj.rubric, vj.judge.rubric_sha256.get("equivalence", ""))
+    for s in specs:
+        store.save_system(ws, s.run_key, s.name, s.info, s.options, s.model, s.source_sha)
+    run_id = store.start_run(ws, {"model": model, "judge": judge, "concurrency": concurrency,
+                                  "variants": variants, "base_url": bool(base_url)},
+                             [s.name for s in specs], splits, jk)
+
+    todo: list[_Item] = []
+    done = 0
+    for s in specs:
+        traced = store.stored_traces(ws, s.run_key)
+        scored = store.stored_scores(ws, s.run_key, jk)
+        for arc, sha in arcs:
+            if scored.get(arc.id) == sha and traced.get(arc.id) == sha:
+                done += 1
+            elif traced.get(arc.id) == sha:
+                todo.append(_Item(s, arc, sha, store.load_trace(ws, s.run_key, arc.id)))
+            else:
+                todo.append(_Item(s, arc, sha))
+    corrections = corrections or {}
+
+    def work(it: _Item):
+        stage, trace = "system", it.trace
+        try:
+            if trace is None:
+                trace = run_arc(new_system(it.spec.factory, it.spec.info, it.arc), it.arc,
+                                it.spec.name)
+            stage = "scoring"
+            field = it.arc.spec.field
+            score = score_trace(trace, truth_of(it.arc, corrections.get(it.arc.id)), it.spec.info,
+                                lambda v, ref: vj.same(field, v, ref))
+        except CallFailed as e:
+            return _Failure(it, stage, str(e), trace if it.trace is None else None)
+        except AmgError:
+            raise  # a bad key, an exhausted quota, bad input: stop the run, one line
+        except Exception as e:  # a bug in a system: record it against this arc, go on
+            if stage == "scoring":
+                raise
+            return _Failure(it, stage, f"{it.spec.name} raised {type(e).__name__}: {e}")
+        return store.Finished(run_key=it.spec.run_key, system=it.spec.name, arc_id=it.arc.id,
+                              split=it.arc.spec.split, level=it.arc.spec.level, arc_sha=it.sha,
+                              trace=None if it.trace is not None else trace, score=score,
+                              judge_key=jk)
+
+    offline = vj.judge.heuristic and all(s.info.offline for s in specs)
+    ran = rescored = failed = calls = 0
+    examples: list[str] = []
+    buffer: list[store.Finished] = []
+    status = "failed"
+    try:
+        if offline:
+            def results():
+                with progress_bar(f"eval ({len(specs)} systems, offline)", total=len(todo),
+                                  enabled=show_progress) as advance:
+                    for it in todo:
+                        r = work(it)
+                        advance(failed=isinstance(r, _Failure))
+                        yield r
+        else:
+            def results():
+                for r in run_concurrent(work, todo, concurrency=concurrency,
+                                        description=f"eval ({len(specs)} systems)",
+                                        usage=_UsageView(_usage(specs, vj)),
+                                        progress=show_progress,
+                                        is_failure=lambda x: isinstance(x, _Failure)):
+                    yield r if not isinstance(r, Failed) else _Failure(r.item, "system", r.error)
+        for r in results():
+            if isinstance(r, _Failure):
+                failed += 1
+                if r.trace is not None:  # the system ran; only its scoring failed
+                    store.save_finished(ws, [store.Finished(
+                        run_key=r.item.spec.run_key, system=r.item.spec.name, arc_id=r.item.arc.id,
+                        split=r.item.arc.spec.split, level=r.item.arc.spec.level, arc_sha=r.item.sha,
+                        trace=r.trace, score=None, judge_key=jk)])
+                store.save_failure(ws, r.item.spec.run_key, r.item.spec.name, r.item.arc.id,
+                                   r.stage, r.error)
+                if len(examples) < 10:
+                    examples.append(f"{r.item.spec.name} on {r.item.arc.id} ({r.stage}): {r.error}")
+                continue
+            if r.trace is not None:
+                ran += 1
+                calls += r.trace.calls
+            else:
+                rescored += 1
+            buffer.append(r)
+            if not offline or len(buffer) >= FLUSH_OFFLINE:
+                store.save_finished(ws, buffer)
+                buffer = []
+        status = "ok" if failed == 0 else "partial"
+    finally:
+        store.save_finished(ws, buffer)
+        store.finish_run(ws, run_id, status)
+    return EvalSummary(run_id=run_id, names=[s.name for s in specs],
+                       systems=[s.info for s in specs], splits=splits,
+                       arcs=len(arcs), judge=vj.info, ran_now=ran, rescored=rescored,
+                       already_done=done, failed=failed, failure_examples=examples,
+                       component_calls=calls, seconds=round(time.perf_counter() - t0, 3))
+
+
+# -- black-box answers ------------------------------------------------------------------------
+class AnswersSummary(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    path: str
+    arcs: int
+    lines: int
+    splits: dict[str, int]
+    judge: JudgeInfo
+    scored_now: int
+    already_done: int
+    failed: int
+    failure_examples: list[str]
+    seconds: float
+
+
+def _old_verdict(conn, name: str, arc_id: str, i: int) -> str | None:
+    row = conn.execute("select verdict from eval_answers where name = ? and arc_id = ? and "
+                       "after_session = ?", [name, arc_id, i]).fetchone()
+    return row[0] if row else None
+
+
+def run_answers(ws: Workspace, path: str | Path, name: str, *, judge: str = "offline",
+                judge_base_url: str | None = None, allow_same_family: bool = False,
+                concurrency: int = 4, show_progress: bool = True) -> AnswersSummary:
+    """``amg eval answers``: check the whole file first (nothing is stored if any line is bad),
+    then judge every answer and store the set and its per-arc scores."""
+    from .answers import assess, read_answers, score_answers
+    from .judges import answers_key, get_answer_judge, sha256_parts
+
+    t0 = time.perf_counter()
+    name = name.strip()
+    if not name or any(c in name for c in "\n\r\t"):
+        raise BadInput("--name must be a non-empty name for the answering system, e.g. --name mem0")
+    taken = set(DEFAULT_SYSTEMS) | set(store.latest_systems(ws))
+    if name in taken:
+        raise BadInput(f"--name {name!r} is already a component system's name; pick another name "
+                       "for the answering system")
+    arcs = {a.id: (a, sha) for a, sha in workspace_arcs(ws, SPLITS)}
+    if not arcs:
+        raise BadInput(f"No arcs in workspace {str(ws.path)!r}: build them with `amg build`")
+    answers = read_answers(path, {i: len(a.sessions) for i, (a, _) in arcs.items()})
+    raw = Path(path).read_bytes()
+    file_sha = hashlib.sha256(raw).hexdigest()
+    vj = get_value_judge(judge, workspace=ws, base_url=judge_base_url)
+    aj = get_answer_judge(judge, workspace=ws, base_url=judge_base_url)
+    chosen = [arcs[i] for i in answers]
+    check_judge_family(ws, vj, chosen, allow_same_family)
+    jk = answers_key(vj, aj)
+    run_key = "answers:" + sha256_parts(name, file_sha)[:32]
+    scored = store.stored_scores(ws, run_key, jk)
+    todo = [(a, sha) for a, sha in chosen if scored.get(a.id) != sha]
+
+    def work(item):
+        arc, sha = item
+        truth = truth_of(arc)
+        try:
+            verdicts = assess(truth, answers[arc.id], aj)
+            score = score_answers(truth, answers[arc.id], verdicts,
+                                  lambda v, ref: vj.same(arc.spec.field, v, ref))
+        except CallFailed as e:
+            return _Failure(_Item(None, arc, sha), "scoring", str(e))  # type: ignore[arg-type]
+        return arc, sha, score, verdicts
+
+    if vj.judge.heuristic and aj.heuristic:
+        results = (work(it) for it in todo)
+    else:
+        results = (r if not isinstance(r, Failed) else _Failure(_Item(None, r.item[0], r.item[1]),  # type: ignore[arg-type]
+                                                                 "scoring", r.error)
+                   for r in run_concurrent(work, todo, concurrency=concurrency,
+                                           description=f"answers ({name})", progress=show_progress,
+                                           is_failure=lambda x: isinstance(x, _Failure)))
+    finished: list[store.Finished] = []
+    verdict_rows: list[dict] = []
+    failed, examples = 0, []
+    for r in results:
+        if isinstance(r, _Failure):
+            failed += 1
+            store.save_failure(ws, run_key, name, r.item.arc.id, r.stage, r.error)
+            if len(examples) < 10:
+                examples.append(f"{r.item.arc.id}: {r.error}")
+            continue
+        arc, sha, score, verdicts = r
+        finished.append(store.Finished(run_key=run_key, system=name, arc_id=arc.id,
+                                       split=arc.spec.split, level=arc.spec.level, arc_sha=sha,
+                                       trace=None, score=score, judge_key=jk))
+        verdict_rows += [{"name": name, "arc_id": arc.id, "after_session": i,
+                          "answer": answers[arc.id][i], "verdict": v.model_dump_json()}
+                         for i, v in enumerate(verdicts)]
+    with store.atomic(ws) as conn:  # the set, its answers and their verdicts together
+        previous = conn.execute("select sha256 from eval_answer_sets where name = ?", [name]).fetchall()
+        if any(p[0] != file_sha for p in previous):
+            conn.execute("delete from eval_answers where name = ?", [name])
+        store.put(conn, "eval_answer_sets", [
+            {"name": name, "run_key": run_key, "path": str(path), "sha256": file_sha,
+             "arcs": len(answers), "lines": sum(len(v) for v in answers.values()),
+             "created_at": now()}])
+        judged = {(r["arc_id"], r["after_session"]) for r in verdict_rows}
+        store.put(conn, "eval_answers", verdict_rows + [  # every answer is kept, judged or not
+            {"name": name, "arc_id": arc_id, "after_session": i, "answer": t,
+             "verdict": _old_verdict(conn, name, arc_id, i)}
+            for arc_id, texts in answers.items() for i, t in enumerate(texts)
+            if (arc_id, i) not in judged])
+    store.save_judge(ws, jk, "answers", vj.judge.spec, vj.judge.family, vj.judge.heuristic,
+                     vj.rubric, vj.judge.rubric_sha256.get("equivalence", ""), aj.rubric)
+    store.save_finished(ws, finished)
+    splits: dict[str, int] = {}
+    for a, _ in chosen:
+        splits[a.spec.split] = splits.get(a.spec.split, 0) + 1
+    return AnswersSummary(name=name, path=str(path), arcs=len(answers),
+                          lines=sum(len(v) for v in answers.values()), splits=splits,
+                          judge=vj.info, scored_now=len(finished),
+                          already_done=len(chosen) - len(todo), failed=failed,
+                          failure_examples=examples, seconds=round(time.perf_counter() - t0, 3))

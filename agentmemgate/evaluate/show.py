@@ -1,0 +1,164 @@
+"""``amg eval show ARC_ID --system NAME``: one arc, turn by turn, as one system handled it --
+what was extracted, matched, classified, staged, promoted or discarded, what a read returned as
+each user turn arrived, the store after each session, and how each measure came out."""
+
+from __future__ import annotations
+
+import textwrap
+
+from ..errors import BadInput
+from ..memory.system import MemoryEvent, StoreSnapshot
+from ..schema import Arc
+from ..validate.store import current_arc_shas
+from ..workspace import Workspace
+from . import store
+from .judges import AnswerVerdict
+from .measures import ArcScore
+from .truth import truth_of
+
+_WRAP = 100
+
+
+def _q(v: str | None) -> str:
+    return "nothing (no value)" if v is None else repr(v)
+
+
+def event_line(e: MemoryEvent) -> str:
+    parts = []
+    if e.extracted is not None:
+        x = e.extracted
+        parts.append(f"extracted ({x.entity}, {x.attribute}, {x.value!r})"
+                     + (f" from {x.span!r}" if x.span else ""))
+    if e.kind == "dropped_no_field":
+        parts.append("matched no field: dropped before the gate")
+    else:
+        if e.key is not None and e.extracted is not None:
+            parts.append(f"matched field {e.key.attribute}"
+                         + (" (via the plan-frame retry)" if e.matched_by_retry else ""))
+        if e.evidence_type:
+            p = f" p={e.probs[e.evidence_type]:.2f}" if e.probs and e.evidence_type in e.probs else ""
+            parts.append(f"classified {e.evidence_type}{p}")
+        parts.append({
+            "committed": f"committed {e.value!r}",
+            "corrected": f"corrected to {e.value!r} (the old value is marked never valid)",
+            "staged": f"staged {e.value!r} (confirm when: {e.confirm_when}; abandon when: {e.abandon_when})",
+            "plan_committed": f"written as a masked plan-typed value {e.value!r}",
+            "promoted": f"promoted staged {e.value!r} into the store (confirm predicate held)",
+            "discarded": f"discarded staged {e.value!r} (abandon predicate held)",
+            "refreshed": f"masked plan {e.value!r} turned into a fact (refresh-confirm)",
+        }.get(e.kind, e.kind))
+    return " -> ".join(parts) + (f" [{e.detail}]" if e.detail else "")
+
+
+def snapshot_lines(s: StoreSnapshot) -> list[str]:
+    out = []
+    for f in s.fields:
+        hist = ", ".join(f"{h.value!r} [t{h.t_begin}, {'now' if h.t_end is None else f't{h.t_end}'})"
+                         + (" never valid" if h.never_valid else "") + (" plan" if h.plan else "")
+                         + (f" via {h.via}" if h.via != "commit" else "") for h in f.history)
+        out.append(f"{f.key.attribute} = {_q(f.current)}" + (f"; history: {hist}" if hist else ""))
+    for st in s.staged:
+        out.append(f"staged {st.value!r} for {st.key.attribute}: {st.status} (staged at t{st.staged_at}"
+                   + (f", resolved at t{st.resolved_at}" if st.resolved_at is not None else "") + ")")
+    return out or ["(empty)"]
+
+
+def _wrap(prefix: str, text: str, indent: int) -> list[str]:
+    return textwrap.wrap(text, _WRAP, initial_indent=prefix,
+                         subsequent_indent=" " * indent) or [prefix]
+
+
+def show_arc(ws: Workspace, arc_id: str, system: str) -> str:
+    row = ws.db.execute("select json from arcs where id = ?", [arc_id]).fetchone()
+    if row is None:
+        raise BadInput(f"No arc {arc_id!r} in workspace {str(ws.path)!r} (ids are those of "
+                       "`amg export` data.jsonl)")
+    arc = Arc.model_validate_json(row[0])
+    systems = store.latest_systems(ws)
+    answer_sets = {r["name"]: r for r in ws.db["eval_answer_sets"].rows}
+    if system not in systems and system not in answer_sets:
+        known = sorted(systems) + sorted(answer_sets)
+        raise BadInput(f"No evaluation results for system {system!r}; systems with results: "
+                       f"{', '.join(known) or 'none (run `amg eval run`)'}")
+    truth = truth_of(arc)
+    s = arc.spec
+    marks = {truth.plan_t: "plan turn", truth.outcome_t: "outcome turn"}
+    if arc.pending_turn is not None:
+        from .truth import position
+
+        marks[position(arc, arc.pending_turn)] = "still-pending mention"
+    if s.outcome == "control":
+        marks[truth.plan_t] = "completed change (control)"
+    out = [f"Arc {arc.id}: {s.split}, {s.factor} level {s.level}"
+           + (f", outcome {s.outcome}" if s.factor != "outcome" else ""),
+           f"Field {s.field.attribute}: {s.field.description} Probe: {s.field.probe_question}",
+           f"Truth: initial {s.initial_value!r}, plan {s.plan_value!r}; current value after each "
+           f"session: {', '.join(repr(v) for v in arc.expected_value_after_session)}"]
+    row = systems.get(system)
+    run_key = row["run_key"] if row else answer_sets[system]["run_key"]
+    if row:
+        info = row["info"]
+        out.append(f"System {system}: {info.description} ({'gated' if info.gated else 'ungated'}; "
+                   + ", ".join(f"{k} {v}" for k, v in info.components.items())
+                   + ("; offline rules" if info.offline else f"; model {row['model']}")
+                   + ("; ORACLE" if info.oracle else "") + ")")
+    else:
+        out.append(f"System {system}: black-box answers from {answer_sets[system]['path']}")
+    out.append("")
+    trace = store.load_trace(ws, run_key, arc.id) if row else None
+    fresh = current_arc_shas(ws, [s.split]).get(arc.id)
+    traced_sha = ws.db.execute("select arc_sha256 from eval_traces where run_key = ? and arc_id = ?",
+                               [run_key, arc.id]).fetchone()
+    if row and trace is None:
+        failure = ws.db.execute("select stage, error from eval_failures where run_key = ? and "
+                                "arc_id = ?", [run_key, arc.id]).fetchone()
+        out.append(f"No trace of {system} on this arc" + (
+            f": it failed ({failure[0]}): {failure[1]}" if failure else ": run `amg eval run`"))
+        return "\n".join(out) + "\n"
+    if traced_sha and traced_sha[0] != fresh:
+        out += ["Note: the arc was rebuilt after this trace was made; re-run `amg eval run`.", ""]
+    by_t = {tt.t: tt for tt in trace.turns} if trace else {}
+    answers = {}
+    if not row:
+        for r in ws.db["eval_answers"].rows_where("name = ? and arc_id = ?", [system, arc.id],
+                                                  order_by="after_session"):
+            answers[r["after_session"]] = (r["answer"], r["verdict"])
+    t = 0
+    for si, sess in enumerate(arc.sessions):
+        out.append(f"Session {si + 1} ({sess.date.isoformat()})")
+        for turn in sess.turns:
+            mark = f" [{marks[t]}]" if t in marks else ""
+            out += _wrap(f"  t{t} {turn.role}{mark}: ", turn.text, 6)
+            if (tt := by_t.get(t)) is not None:
+                out.append(f"      read as it arrived: {_q(tt.read_before)}")
+                for e in tt.events:
+                    out += _wrap("      ", event_line(e), 8)
+                if tt.calls:
+                    out.append(f"      ({tt.calls} component call{'s' if tt.calls != 1 else ''})")
+            t += 1
+        if trace and si < len(trace.snapshots):
+            out.append(f"  Store after session {si + 1}:")
+            out += [f"    {x}" for x in snapshot_lines(trace.snapshots[si])]
+        if si in answers:
+            text, verdict = answers[si]
+            out += _wrap(f"  Answer after session {si + 1}: ", repr(text), 4)
+            if verdict:
+                v = AnswerVerdict.model_validate_json(verdict)
+                out.append(f"    asserts: {', '.join(map(repr, v.asserted)) or 'nothing'} ({v.rationale})")
+        out.append("")
+    if trace:
+        out.append(f"End read: {_q(trace.end_read)}; {trace.calls} component calls over "
+                   f"{trace.user_messages} user messages")
+    score_row = ws.db.execute(
+        "select eval_scores.score, eval_judges.spec from eval_scores join eval_judges on "
+        "eval_judges.judge_key = eval_scores.judge_key where run_key = ? and arc_id = ? "
+        "order by eval_judges.last_used_at desc limit 1", [run_key, arc.id]).fetchone()
+    if score_row:
+        sc = ArcScore.model_validate_json(score_row[0])
+        out.append(f"Measures (judge {score_row[1]}):")
+        for m, v in sc.values.items():
+            out.append(f"  {m}: {'yes' if v else 'no'} ({sc.why.get(m, '')})")
+    return "\n".join(out).rstrip() + "\n"
+
+
+__all__ = ["event_line", "show_arc", "snapshot_lines"]

@@ -1,0 +1,185 @@
+"""Evaluation records in the workspace database (tables of migration ``m012_eval``).
+
+A trace is keyed by the system's run key (name + options + model + component/rubric hashes: a
+changed system gets a new key and is re-run) and the arc; it carries the sha256 of the arc text
+it ran on, so a rebuilt arc's old trace is ignored rather than scored against new text. Scores are
+keyed by trace and judge, so another judge re-scores stored traces without re-running systems.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+from dataclasses import dataclass
+from typing import Iterator
+
+from ..memory.system import SystemInfo
+from ..workspace import Workspace, now
+from .measures import ArcScore
+from .trace import Trace
+
+
+@dataclass
+class Finished:
+    """One (system, arc) done: its trace (None when only re-scored) and its score."""
+
+    run_key: str
+    system: str
+    arc_id: str
+    split: str
+    level: str
+    arc_sha: str
+    trace: Trace | None
+    score: ArcScore | None
+    judge_key: str
+
+
+@contextlib.contextmanager
+def atomic(ws: Workspace) -> Iterator[sqlite3.Connection]:
+    """One transaction for several writes (sqlite-utils' bulk helpers commit on their own)."""
+    conn = ws.db.conn
+    if conn.in_transaction:
+        conn.commit()
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.rollback()
+        raise
+    conn.commit()
+
+
+def put(conn: sqlite3.Connection, table: str, rows: list[dict]) -> None:
+    """Insert or replace ``rows`` (all with the same keys) into ``table`` on ``conn``."""
+    if not rows:
+        return
+    cols = list(rows[0])
+    conn.executemany(f"insert or replace into {table} ({', '.join(cols)}) "
+                     f"values ({', '.join('?' * len(cols))})", [[r[c] for c in cols] for r in rows])
+
+
+def save_system(ws: Workspace, run_key: str, name: str, info: SystemInfo, options: dict,
+                model: str, source_sha: str) -> None:
+    t = now()
+    with ws.db.conn:
+        existing = ws.db["eval_systems"].count_where("run_key = ?", [run_key])
+        if existing:
+            ws.db["eval_systems"].update(run_key, {"last_run_at": t})
+        else:
+            ws.db["eval_systems"].insert(
+                {"run_key": run_key, "name": name, "info": info.model_dump_json(),
+                 "options": json.dumps(options, sort_keys=True, default=str), "model": model,
+                 "source_sha256": source_sha, "created_at": t, "last_run_at": t})
+
+
+def save_judge(ws: Workspace, key: str, kind: str, spec: str, family: str, heuristic: bool,
+               rubric: str, rubric_sha: str, answer_rubric: str = "") -> None:
+    t = now()
+    with ws.db.conn:
+        if ws.db["eval_judges"].count_where("judge_key = ?", [key]):
+            ws.db["eval_judges"].update(key, {"last_used_at": t})
+        else:
+            ws.db["eval_judges"].insert(
+                {"judge_key": key, "kind": kind, "spec": spec, "family": family,
+                 "heuristic": int(heuristic), "rubric": rubric, "rubric_sha256": rubric_sha,
+                 "answer_rubric": answer_rubric, "created_at": t, "last_used_at": t})
+
+
+def judges(ws: Workspace) -> list[dict]:
+    """Every judge used, newest use first."""
+    return list(ws.db["eval_judges"].rows_where(order_by="last_used_at desc, rowid desc"))
+
+
+def stored_traces(ws: Workspace, run_key: str) -> dict[str, str]:
+    """arc id -> sha256 of the arc text its stored trace ran on."""
+    return {a: s for a, s in ws.db.execute(
+        "select arc_id, arc_sha256 from eval_traces where run_key = ?", [run_key]).fetchall()}
+
+
+def stored_scores(ws: Workspace, run_key: str, judge_key: str) -> dict[str, str]:
+    return {a: s for a, s in ws.db.execute(
+        "select arc_id, arc_sha256 from eval_scores where run_key = ? and judge_key = ?",
+        [run_key, judge_key]).fetchall()}
+
+
+def load_trace(ws: Workspace, run_key: str, arc_id: str) -> Trace | None:
+    row = ws.db.execute("select trace from eval_traces where run_key = ? and arc_id = ?",
+                        [run_key, arc_id]).fetchone()
+    return Trace.model_validate_json(row[0]) if row else None
+
+
+def save_finished(ws: Workspace, done: list[Finished]) -> None:
+    """Store traces and scores in one transaction, and clear the failures they replace."""
+    if not done:
+        return
+    t = now()
+    traces = [{"run_key": d.run_key, "arc_id": d.arc_id, "system": d.system, "split": d.split,
+               "arc_sha256": d.arc_sha,
+               "trace": d.trace.model_dump_json(exclude_defaults=True), "calls": d.trace.calls,
+               "user_messages": d.trace.user_messages, "created_at": t}
+              for d in done if d.trace is not None]
+    scores = [{"run_key": d.run_key, "arc_id": d.arc_id, "judge_key": d.judge_key,
+               "system": d.system, "split": d.split, "level": d.level, "arc_sha256": d.arc_sha,
+               "score": d.score.model_dump_json(), "created_at": t}
+              for d in done if d.score is not None]
+    with atomic(ws) as conn:  # a trace and its score land together, or neither does
+        put(conn, "eval_traces", traces)
+        put(conn, "eval_scores", scores)
+        conn.executemany("delete from eval_failures where run_key = ? and arc_id = ?",
+                         [[d.run_key, d.arc_id] for d in done])
+
+
+def save_failure(ws: Workspace, run_key: str, system: str, arc_id: str, stage: str,
+                 error: str) -> None:
+    with ws.db.conn:
+        ws.db["eval_failures"].upsert(
+            {"run_key": run_key, "arc_id": arc_id, "system": system, "stage": stage,
+             "error": error, "created_at": now()}, pk=("run_key", "arc_id"))
+
+
+def failures(ws: Workspace, run_keys: list[str]) -> list[dict]:
+    if not run_keys:
+        return []
+    q = ",".join("?" * len(run_keys))
+    return list(ws.db.execute(
+        f"select system, arc_id, stage, error from eval_failures where run_key in ({q}) "
+        "order by system, arc_id", run_keys).fetchall())
+
+
+def latest_systems(ws: Workspace) -> dict[str, dict]:
+    """system name -> its most recently run ``eval_systems`` row (info parsed)."""
+    out: dict[str, dict] = {}
+    for r in ws.db["eval_systems"].rows_where(order_by="last_run_at, rowid"):
+        r = dict(r)
+        r["info"] = SystemInfo.model_validate_json(r["info"])
+        r["options"] = json.loads(r["options"] or "{}")
+        out[r["name"]] = r
+    return out
+
+
+def scores(ws: Workspace, run_key: str, judge_key: str, current: dict[str, str]) -> list[ArcScore]:
+    """Scores of one system run under one judge, for arcs whose text is unchanged."""
+    rows = ws.db.execute(
+        "select arc_id, arc_sha256, score from eval_scores where run_key = ? and judge_key = ?",
+        [run_key, judge_key]).fetchall()
+    return [ArcScore.model_validate_json(s) for a, sha, s in rows if current.get(a) == sha]
+
+
+def start_run(ws: Workspace, params: dict, systems: list[str], splits: list[str],
+              judge_key: str) -> int:
+    with ws.db.conn:
+        return ws.db["eval_runs"].insert(
+            {"params": json.dumps(params, sort_keys=True, default=str),
+             "systems": json.dumps(systems), "splits": json.dumps(splits), "judge_key": judge_key,
+             "started_at": now(), "status": "running"}).last_pk
+
+
+def finish_run(ws: Workspace, run_id: int, status: str) -> None:
+    with ws.db.conn:
+        ws.db["eval_runs"].update(run_id, {"finished_at": now(), "status": status})
+
+
+def latest_run(ws: Workspace) -> dict | None:
+    rows = list(ws.db["eval_runs"].rows_where(order_by="id desc", limit=1))
+    return dict(rows[0]) if rows else None

@@ -1,0 +1,53 @@
+"""Wall time of ``amg eval run`` offline: every default system on all 386 arcs.
+
+Builds the three splits offline in a temporary workspace (timed: the reference), then runs the
+evaluation protocol with every default component system (offline rules) and the offline judge,
+stores every trace and score, and re-runs it (everything already stored). Prints the times, the
+ratio of the eval run to the build, and the issue's goal (all systems on all arcs in < 10 s).
+
+Run: .venv/bin/python benchmarks/eval_offline.py
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from agentmemgate.evaluate import compute_report, run_eval
+from agentmemgate.pipeline import build
+from agentmemgate.schema import SPLITS
+from agentmemgate.workspace import Workspace
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        summary = build(Path(tmp) / "ws", Path(tmp) / "out", split="all", show_progress=False)
+        t_build = time.perf_counter() - t0
+        ws = Workspace(Path(tmp) / "ws", create=False)
+        t0 = time.perf_counter()
+        s = run_eval(ws, list(SPLITS), show_progress=False)
+        t_eval = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        again = run_eval(ws, list(SPLITS), show_progress=False)
+        t_rerun = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        compute_report(ws)
+        t_report = time.perf_counter() - t0
+    n = sum(summary.export.counts.values())
+    pairs = s.ran_now
+    print(f"cores: {os.cpu_count()}")
+    print(f"offline build of {n} arcs: {t_build:.2f} s")
+    print(f"eval run, {len(s.systems)} systems x {s.arcs} arcs = {pairs} traces "
+          f"({s.component_calls} component calls): {t_eval:.2f} s ({pairs / t_eval:.0f} traces/s)")
+    print(f"eval run / build time: {t_eval / t_build:.2f}")
+    print(f"re-run (all {again.already_done} stored, {again.ran_now} run): {t_rerun:.2f} s")
+    print(f"report (tables, bootstrap): {t_report:.2f} s")
+    print(f"goal 10 s / measured: {10 / t_eval:.1f}x headroom "
+          f"{'OK' if t_eval < 10 else 'BELOW GOAL'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+"""Measure the miner on its hand-labelled dev set: stage-1 recall and share flagged, stage-2 keep rate.
+
+Run: .venv/bin/python devsets/hedges/measure.py [--cues N] [--rules N] [--json] [--show-misses]
+(the labelling guideline and the figures are in README.md beside this script).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from agentmemgate.corpora._rules import load_rules
+from agentmemgate.corpora.devset import file_sha256, load_devset, measure, share_passed
+from agentmemgate.corpora.prefilter import load_lexicon
+from agentmemgate.errors import AmgError
+
+HERE = Path(__file__).parent
+REAL = Path("/work/shared/corpora-src")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--locomo", type=Path, default=REAL / "locomo" / "locomo10.json")
+    ap.add_argument("--longmemeval", type=Path,
+                    default=REAL / "longmemeval" / "longmemeval_oracle_subset.json")
+    ap.add_argument("--cues", type=int, default=None, help="cue lexicon version (default: latest)")
+    ap.add_argument("--lexicon", type=Path, default=None, help="a cue-lexicon TOML file of your own")
+    ap.add_argument("--rules", type=int, default=None, help="stage-2 rules version (default: latest)")
+    ap.add_argument("--set", default="dev", choices=("dev", "heldout"),
+                    help="dev: the tuning set; heldout: labelled after v2 was frozen")
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--show-misses", action="store_true",
+                    help="list the spec turns stage 1 misses and stage 2 drops")
+    args = ap.parse_args()
+    try:
+        dev = load_devset(HERE if args.set == "dev" else HERE / "heldout", args.locomo,
+                          args.longmemeval)
+        lex = load_lexicon(path=str(args.lexicon)) if args.lexicon else load_lexicon(args.cues)
+        rules = load_rules(args.rules)
+        report = measure(dev, lex, rules)
+        oracle = share_passed(args.longmemeval, lex)
+    except AmgError as e:
+        print(f"Error: {e}", file=sys.stderr)
+        return 1
+    for part, path in (("locomo", args.locomo), ("longmemeval", args.longmemeval)):
+        if dev.sha256.get(part) and file_sha256(path) != dev.sha256[part]:
+            print(f"warning: {path.name} differs from the file the labels were made on", file=sys.stderr)
+    if args.json:
+        print(json.dumps({**report.model_dump(), "longmemeval_file_share": oracle.model_dump()}, indent=2))
+        return 0
+    print(f"{args.set} set; lexicon {report.lexicon}; rules {report.rules} (offline-rules stage 2)")
+    for p in report.parts:
+        print(f"\n{p.part}: {p.turns} turns, {p.spec} spec, {p.borderline} borderline")
+        print(f"  stage 1 flags            {p.flagged.fmt()}")
+        print(f"  stage 1 recall, spec     {p.recall_spec.fmt()}")
+        print(f"  ... spec + borderline    {p.recall_spec_borderline.fmt()}")
+        print(f"  stage 2 keeps, spec      {p.stage2_keep_spec.fmt()}")
+        print(f"  ... borderline           {p.stage2_keep_borderline.fmt()}")
+        print(f"  ... none (should reject) {p.stage2_keep_none.fmt()}")
+        if args.show_misses:
+            print("  missed by stage 1: " + (", ".join(p.missed) or "-"))
+            print("  dropped by stage 2: " + ("; ".join(p.dropped) or "-"))
+    print(f"\n{args.longmemeval.name}: stage 1 passes {oracle.fmt()} of user turns (sessions deduplicated)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

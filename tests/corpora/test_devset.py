@@ -1,0 +1,72 @@
+"""The miner's dev set (devsets/hedges): its labels load against the real corpora and the current
+cue lexicon and rules meet the issue-12 targets on it (a regression guard, not a tuning loop)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentmemgate.corpora.devset import load_devset, measure, share_passed
+from agentmemgate.errors import BadInput
+
+from .paths import REAL_LOCOMO, REAL_LONGMEMEVAL
+
+DEVSET = Path(__file__).parents[2] / "devsets" / "hedges"
+needs_real = pytest.mark.skipif(not (REAL_LOCOMO.is_file() and REAL_LONGMEMEVAL.is_file()),
+                                reason="real corpora absent")
+
+
+@pytest.fixture(scope="module")
+def dev():
+    return load_devset(DEVSET, REAL_LOCOMO, REAL_LONGMEMEVAL)
+
+
+@needs_real
+def test_every_turn_in_scope_is_labelled(dev):
+    locomo = [t for t in dev.turns if t.part == "locomo"]
+    lme = [t for t in dev.turns if t.part == "longmemeval"]
+    assert len(locomo) == 1352 and {t.conversation_id for t in locomo} == {"conv-41", "conv-47"}
+    assert len(lme) == 119 and len({t.conversation_id for t in lme}) == 12
+    assert sum(t.label == "spec" for t in locomo) == 48
+    assert sum(t.label == "spec" for t in lme) == 26
+
+
+@needs_real
+def test_current_lexicon_and_rules_meet_the_targets(dev):
+    parts = {p.part: p for p in measure(dev).parts}
+    lo, lme = parts["locomo"], parts["longmemeval"]
+    assert lo.recall_spec.value >= 0.90 and lo.flagged.value <= 0.35
+    assert lo.stage2_keep_spec.value >= 0.70 and lme.stage2_keep_spec.value >= 0.70
+    assert lme.recall_spec.value >= 0.90
+    assert share_passed(REAL_LONGMEMEVAL).value < 0.40
+
+
+@needs_real
+def test_held_out_set_loads_and_is_measured():
+    """Figures only (no target): the held-out set exists to say how optimistic the dev ones are."""
+    held = load_devset(DEVSET / "heldout", REAL_LOCOMO, REAL_LONGMEMEVAL)
+    parts = {p.part: p for p in measure(held).parts}
+    assert (parts["locomo"].turns, parts["locomo"].spec) == (247, 12)
+    assert (parts["longmemeval"].turns, parts["longmemeval"].spec) == (61, 12)
+
+
+@needs_real
+def test_released_v1_figures_stay_reproducible(dev):
+    from agentmemgate.corpora._rules import load_rules
+    from agentmemgate.corpora.prefilter import load_lexicon
+
+    parts = {p.part: p for p in measure(dev, load_lexicon(1), load_rules(1)).parts}
+    assert (parts["locomo"].recall_spec.k, parts["locomo"].flagged.k) == (42, 263)
+    assert parts["locomo"].stage2_keep_spec.k == 5
+    assert share_passed(REAL_LONGMEMEVAL, load_lexicon(1)).k == 420
+
+
+@needs_real
+def test_a_label_for_a_turn_the_corpus_lacks_is_named(tmp_path):
+    for name in ("locomo.tsv", "longmemeval.tsv"):
+        (tmp_path / name).write_text((DEVSET / name).read_text())
+    with open(tmp_path / "locomo.tsv", "a") as f:
+        f.write("conv-41\tD99:1\tspec\tno such turn\n")
+    with pytest.raises(BadInput, match="conv-41:D99:1"):
+        load_devset(tmp_path, REAL_LOCOMO, REAL_LONGMEMEVAL)

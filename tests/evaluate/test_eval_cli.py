@@ -1,0 +1,202 @@
+"""The eval commands as a user types them, on a small offline build with the real systems."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+from typer.testing import CliRunner
+
+from agentmemgate.cli import app
+from agentmemgate.workspace import Workspace
+
+runner = CliRunner()
+
+
+def amg(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def one_line_error(result, needle):
+    assert result.exit_code == 1, result.output
+    assert needle in result.output
+    assert "Traceback" not in result.output
+    assert len([l for l in result.output.splitlines() if l.strip()]) == 1
+
+
+@pytest.fixture(scope="module")
+def evaluated(tmp_path_factory):
+    """All splits, one arc per cell, every default system run once."""
+    from agentmemgate.pipeline import build
+
+    root = tmp_path_factory.mktemp("eval_cli")
+    build(root / "ws", root / "out", split="all", n_per_cell=1, show_progress=False)
+    r = amg("eval", "run", "--workspace", root / "ws", "--no-progress")
+    assert r.exit_code == 0, r.output
+    return root, r.output
+
+
+@pytest.fixture
+def copy(evaluated, tmp_path):
+    """A private copy of the evaluated workspace (sqlite backup: WAL contents included)."""
+    src = sqlite3.connect(evaluated[0] / "ws" / "workspace.db")
+    (tmp_path / "ws").mkdir()
+    dst = sqlite3.connect(tmp_path / "ws" / "workspace.db")
+    src.backup(dst)
+    src.close()
+    dst.close()
+    return tmp_path / "ws"
+
+
+def test_run_summary_and_rerun(evaluated, copy):
+    _, out = evaluated
+    assert "literal-gated" in out and "cautious-gated[no-retry]" in out and "offline rules" in out
+    assert "ran now" in out and "failed 0" in out
+    again = amg("eval", "run", "--workspace", copy, "--no-progress")
+    assert again.exit_code == 0 and "ran now 0" in again.output and "already stored" in again.output
+
+
+def test_report_json_layout(copy, tmp_path):
+    r = amg("report", "eval", "--json", "--workspace", copy, "--out", tmp_path / "rep")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert set(data["systems"]) >= {"literal-ungated", "literal-gated", "cautious-ungated",
+                                    "cautious-gated", "plan-typed-literal", "plan-typed-cautious",
+                                    "plan-typed-literal-strict", "plan-typed-cautious-strict",
+                                    "cautious-gated[no-retry]"}
+    lg = data["systems"]["literal-gated"]
+    assert "pending_contamination" in lg["core"] and "pending_contamination" not in lg["heldout"]
+    assert {"staged_at_plan_turn", "promoted", "discarded", "calls_per_user_message"} <= set(lg["core"])
+    assert "promoted" not in data["systems"]["literal-ungated"]["core"]
+    assert set(lg["controlled"]["by_level"]) >= {"strongly_hedged", "verbatim", "completed_change"}
+    assert any(d["system"] == "literal-gated" and d["baseline"] == "literal-ungated"
+               for d in data["differences"])
+    assert any(d["kind"] == "variant_minus_base" and d["system"] == "cautious-gated[no-retry]"
+               for d in data["differences"])
+    files = sorted(p.name for p in (tmp_path / "rep").iterdir())
+    assert files == ["eval.json", "eval.md", "figure2_contamination_by_hedge.png",
+                     "figure3_promotion_by_wording.png"]
+    assert json.loads((tmp_path / "rep" / "eval.json").read_text())["systems"] == data["systems"]
+
+
+def test_report_markdown_has_the_papers_tables(copy):
+    r = amg("report", "eval", "--workspace", copy)
+    assert r.exit_code == 0, r.output
+    for title in ("Table 2", "Table 3", "Table 5", "Table 6", "Table 7", "Table 4",
+                  "Retry ablation", "Paired differences", "Overhead", "Offline components"):  # noqa
+        assert title in r.stdout, title
+    assert "wrote " in r.stderr
+
+
+def test_show_one_arc(copy):
+    ws = Workspace(copy, create=False)
+    arc = next(a for a in ws.arcs("core") if a.spec.outcome == "came_true")
+    r = amg("eval", "show", arc.id, "--system", "literal-gated", "--workspace", copy)
+    assert r.exit_code == 0, r.output
+    assert "read as it arrived" in r.output and "[plan turn]" in r.output
+    assert "Store after session 1" in r.output and "Measures (judge offline)" in r.output
+    one_line_error(amg("eval", "show", "nope", "--system", "literal-gated", "--workspace", copy),
+                   "No arc 'nope'")
+    one_line_error(amg("eval", "show", arc.id, "--system", "mystery", "--workspace", copy),
+                   "No evaluation results for system 'mystery'")
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["eval", "run", "--system", "bogus-system"], "Unknown memory system 'bogus-system'"),
+    (["eval", "run", "--split", "nope"], "Unknown split 'nope'"),
+    (["eval", "run", "--judge", "bogus"], "provider:model"),
+    (["eval", "run", "--judge", "openai:gpt-4o-mini"], "No API key"),
+])
+def test_bad_run_arguments(copy, args, needle):
+    one_line_error(amg(*args, "--workspace", copy, "--no-progress"), needle)
+
+
+def test_missing_workspace_is_refused(tmp_path):
+    for args in (["eval", "run"], ["report", "eval"], ["eval", "show", "x", "--system", "y"],
+                 ["eval", "answers", tmp_path / "a.jsonl", "--name", "n"]):
+        one_line_error(amg(*args, "--workspace", tmp_path / "nope"), "No workspace at")
+    assert not (tmp_path / "nope").exists()
+
+
+def test_report_before_any_run(tmp_path):
+    from agentmemgate.generate import generate, get_renderer
+
+    ws = Workspace(tmp_path / "ws")
+    generate(ws, get_renderer("offline"), ["core"], n_per_cell=1, show_progress=False)
+    one_line_error(amg("report", "eval", "--workspace", ws.path), "No evaluation results")
+
+
+def test_answers_command(copy, tmp_path):
+    ws = Workspace(copy, create=False)
+    arcs = list(ws.arcs("heldout"))
+    good = tmp_path / "good.jsonl"
+    good.write_text("".join(json.dumps({"arc_id": a.id, "after_session": i,
+                                        "answer": a.spec.plan_value if i == 0 else "I don't know"}) + "\n"
+                            for a in arcs for i in range(len(a.sessions))))
+    r = amg("eval", "answers", good, "--name", "product-x", "--workspace", copy, "--no-progress")
+    assert r.exit_code == 0, r.output
+    assert f"for {len(arcs)} arcs" in r.output
+    rep = json.loads(amg("report", "eval", "--json", "--workspace", copy,
+                         "--out", tmp_path / "rep").stdout)
+    px = rep["systems"]["product-x"]["heldout"]
+    assert px["task_accuracy"]["k"] == 0  # "I don't know" asserts nothing
+    assert px["exposure"]["n"] == sum(a.spec.outcome in ("abandoned", "open") for a in arcs)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(good.read_text() + json.dumps({"arc_id": arcs[0].id, "after_session": 0,
+                                                  "answer": "again"}) + "\n")
+    before = ws.db["eval_answers"].count
+    one_line_error(amg("eval", "answers", bad, "--name", "product-y", "--workspace", copy),
+                   "duplicate answer")
+    assert ws.db["eval_answers"].count == before
+    one_line_error(amg("eval", "answers", tmp_path / "missing.jsonl", "--name", "p", "--workspace", copy),
+                   "Cannot read")
+
+
+def test_export_card_has_an_evaluation_section(copy, tmp_path):
+    r = amg("export", "--workspace", copy, "--out", tmp_path / "out")
+    assert r.exit_code == 0, r.output
+    card = (tmp_path / "out" / "README.md").read_text()
+    assert "## Evaluation" in card and "literal-gated" in card
+    assert "## Evaluation" in (tmp_path / "out" / "core" / "README.md").read_text()
+
+
+def test_export_without_eval_has_no_evaluation_section(tmp_path):
+    from agentmemgate.pipeline import build
+
+    build(tmp_path / "ws", tmp_path / "out", split="core", n_per_cell=1, show_progress=False)
+    assert "## Evaluation" not in (tmp_path / "out" / "README.md").read_text()
+
+
+def test_llm_path_through_the_scripted_model_matches_offline(copy):
+    """``--model scripted:NAME`` drives the memory room's LLM components (answered by its
+    scripted_responder, which applies the offline rules to the prompt): the same scores as the
+    offline run, and a re-run makes no model call."""
+    from agentmemgate.llm import get_model
+    from agentmemgate.memory.scripted import scripted_responder
+
+    model = get_model("scripted:eval-cli")
+    model.respond_with(scripted_responder)
+    args = ["eval", "run", "--system", "literal-gated", "--model", "scripted:eval-cli",
+            "--split", "core", "--workspace", copy, "--no-progress", "--concurrency", "4"]
+    r = amg(*args)
+    assert r.exit_code == 0, r.output
+    assert "(LLM)" in r.output
+    calls = len(model.history)
+    assert calls > 0
+    again = amg(*args)
+    assert again.exit_code == 0 and "ran now 0" in again.output
+    assert len(model.history) == calls
+    from agentmemgate.evaluate import store
+
+    ws = Workspace(copy, create=False)
+    rows = store.latest_systems(ws)
+    llm = rows["literal-gated@scripted:eval-cli"]
+    assert llm["model"] == "scripted:eval-cli" and not llm["info"].offline
+    assert rows["literal-gated"]["info"].offline  # the offline run keeps its own name
+    rep = json.loads(amg("report", "eval", "--json", "--split", "core", "--workspace", copy,
+                         "--out", copy.parent / "rep").stdout)
+    assert rep["systems"]["literal-gated@scripted:eval-cli"] == rep["systems"]["literal-gated"]
+    assert rep["meta"]["systems"]["literal-gated@scripted:eval-cli"]["ungated_twin"] == \
+        "literal-ungated@scripted:eval-cli"
+    assert any("LLM components" in n for n in rep["meta"]["notes"])

@@ -1,0 +1,278 @@
+"""``run_eval`` / ``run_answers`` on a real workspace: stored as each finishes, skipped on re-run,
+re-scored for another judge, re-run for changed arcs or systems, failures retried."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agentmemgate.errors import BadInput, SameFamilyJudge
+from agentmemgate.evaluate import compute_report, run_answers, run_eval, system_spec
+from agentmemgate.llm import CallFailed, get_model
+from agentmemgate.schema import Turn
+
+from .doubles import ScriptedSystem, factory, info
+from .test_measures import ABANDONED, CAME_TRUE, CONTROL, HELDOUT, OPEN
+
+ARCS = [ABANDONED, OPEN, CAME_TRUE, CONTROL, HELDOUT]
+LITERAL = {0: [("commit", "Pandora")], 1: [("commit", "Deezer")]}
+
+
+@pytest.fixture
+def hand_ws(ws):
+    ws.save_specs([a.spec for a in ARCS])
+    for a in ARCS:
+        ws.save_arc(a)
+    return ws
+
+
+def counting(script, system_info):
+    made = []
+
+    def make(**_):
+        made.append(1)
+        return ScriptedSystem(script, system_info)
+
+    make.info = system_info
+    return make, made
+
+
+def specs():
+    g = system_spec(factory({1: [("stage", "Deezer")]}, info("toy-gated", True, "toy-ungated")))
+    u = system_spec(factory(LITERAL, info("toy-ungated", False)))
+    return [g, u]
+
+
+def test_run_then_rerun_skips_everything(hand_ws):
+    s = run_eval(hand_ws, ["core", "heldout"], specs(), show_progress=False)
+    assert (s.ran_now, s.already_done, s.failed) == (10, 0, 0)
+    assert hand_ws.db["eval_traces"].count == 10 and hand_ws.db["eval_scores"].count == 10
+    again = run_eval(hand_ws, ["core", "heldout"], specs(), show_progress=False)
+    assert (again.ran_now, again.rescored, again.already_done) == (0, 0, 10)
+
+
+def test_another_judge_rescores_stored_traces_without_running_systems(hand_ws):
+    make, made = counting(LITERAL, info("toy-ungated", False))
+    run_eval(hand_ws, ["core"], [system_spec(make)], show_progress=False)
+    n = len(made)
+    get_model("scripted:eq-judge").respond_with(_equal_judge)
+    s = run_eval(hand_ws, ["core"], [system_spec(make)], judge="scripted:eq-judge",
+                 show_progress=False)
+    assert (s.ran_now, s.rescored, s.already_done) == (0, 4, 0)
+    assert len(made) == n  # no system was made again
+    r = compute_report(hand_ws, ["core"], judge="scripted:eq-judge")
+    assert r.meta.judge["spec"] == "scripted:eq-judge" and not r.meta.judge["heuristic"]
+    offline = compute_report(hand_ws, ["core"], judge="offline")
+    assert r.to_json()["systems"] == offline.to_json()["systems"]  # same verdicts here
+
+
+def _equal_judge(req):
+    v1 = req.prompt.split("Value 1: ")[1].split("\n")[0].strip().lower()
+    v2 = req.prompt.split("Value 2: ")[1].split("\n")[0].strip().lower()
+    return {"verdict": "equivalent" if v1 == v2 else "not_equivalent", "confidence": 0.9,
+            "rationale": "compared"}
+
+
+def test_rebuilt_arc_is_run_again(hand_ws):
+    run_eval(hand_ws, ["core"], specs(), show_progress=False)
+    changed = OPEN.model_copy(deep=True)
+    changed.sessions[0].turns.append(Turn(role="user", text="One more thing."))
+    changed.sessions[0].turns.append(Turn(role="assistant", text="Sure."))
+    hand_ws.save_arc(changed)
+    s = run_eval(hand_ws, ["core"], specs(), show_progress=False)
+    assert (s.ran_now, s.already_done) == (2, 6)  # the rebuilt arc, for both systems
+
+
+def test_changed_system_gets_a_new_run_key(hand_ws):
+    a = system_spec(factory(LITERAL, info("toy", False)))
+    b = system_spec(factory(LITERAL, info("toy", False, components={"extractor": "v2"})))
+    assert a.run_key != b.run_key
+    run_eval(hand_ws, ["core"], [a], show_progress=False)
+    assert run_eval(hand_ws, ["core"], [b], show_progress=False).ran_now == 4
+    # The report uses the latest run of each name.
+    r = compute_report(hand_ws, ["core"])
+    assert r.meta.systems["toy"].components == {"extractor": "v2"}
+
+
+def test_failed_calls_are_recorded_and_retried(hand_ws):
+    class Flaky(ScriptedSystem):
+        fail = True
+
+        def process_turn(self, turn, context):
+            if Flaky.fail and "Deezer" in turn.text:
+                raise CallFailed("model gave no valid reply", kind="invalid_output")
+            return super().process_turn(turn, context)
+
+    system_info = info("flaky", False)
+
+    def make(**_):
+        return Flaky(LITERAL, system_info)
+
+    make.info = system_info
+    s = run_eval(hand_ws, ["core"], [system_spec(make)], show_progress=False)
+    assert s.failed == 4 and s.ran_now == 0
+    assert "model gave no valid reply" in s.failure_examples[0]
+    assert hand_ws.db["eval_failures"].count == 4
+    Flaky.fail = False
+    s = run_eval(hand_ws, ["core"], [system_spec(make)], show_progress=False)
+    assert s.failed == 0 and s.ran_now == 4 and hand_ws.db["eval_failures"].count == 0
+
+
+def test_no_arcs_is_a_clear_error(ws):
+    with pytest.raises(BadInput, match="No arcs in split"):
+        run_eval(ws, ["core"], specs(), show_progress=False)
+
+
+def test_same_family_judge_is_refused_unless_allowed(ws):
+    arc = OPEN.model_copy(deep=True)
+    arc.provenance.generator = "scripted:generator"  # the arcs' generator family: scripted
+    ws.save_specs([arc.spec])
+    ws.save_arc(arc)
+    get_model("scripted:eq-judge").respond_with(_equal_judge)
+    with pytest.raises(SameFamilyJudge, match="--allow-same-family"):
+        run_eval(ws, ["core"], specs(), judge="scripted:eq-judge", show_progress=False)
+    assert ws.db["eval_traces"].count == 0
+    s = run_eval(ws, ["core"], specs(), judge="scripted:eq-judge", allow_same_family=True,
+                 show_progress=False)
+    assert s.ran_now == 2
+
+
+def test_report_layout_and_absent_measures(hand_ws):
+    run_eval(hand_ws, ["core", "heldout"], specs(), show_progress=False)
+    r = compute_report(hand_ws).to_json()
+    assert set(r) == {"systems", "differences", "meta"}
+    core = r["systems"]["toy-ungated"]["core"]
+    # Ungated: no gate measures; held-out: no pending contamination.
+    assert "staged_at_plan_turn" not in core and "promoted" not in core
+    assert "pending_contamination" not in r["systems"]["toy-ungated"]["heldout"]
+    assert set(core["pending_contamination"]) == {"k", "n", "value", "ci_low", "ci_high"}
+    # Two at-risk core arcs (abandoned, open), both read Deezer while pending.
+    assert core["pending_contamination"]["k"] == 2 and core["pending_contamination"]["n"] == 2
+    assert core["by_level"]["open"]["end_contamination"]["k"] == 1
+    gated = r["systems"]["toy-gated"]["core"]
+    assert gated["staged_at_plan_turn"]["n"] == 3  # came-true, abandoned, open
+    assert gated["calls_per_user_message"]["n"] == 4 + 3 + 5 + 2  # user turns of the core arcs
+    d = [x for x in r["differences"] if x["measure"] == "pending_contamination" and x["split"] == "core"]
+    assert d and d[0]["system"] == "toy-gated" and d[0]["baseline"] == "toy-ungated"
+    assert d[0]["value"] == -1.0 and d[0]["n"] == 2 and d[0]["n_lost"] == 2
+    json.dumps(r)  # JSON-native all the way down
+
+
+def test_answers_are_checked_before_anything_is_stored(hand_ws, tmp_path):
+    bad = tmp_path / "a.jsonl"
+    bad.write_text(json.dumps({"arc_id": "o1", "after_session": 0, "answer": "Pandora"}) + "\n")
+    with pytest.raises(BadInput, match="a.jsonl:1: arc o1 has no answer after session"):
+        run_answers(hand_ws, bad, "product")
+    assert hand_ws.db["eval_answer_sets"].count == 0 and hand_ws.db["eval_answers"].count == 0
+
+
+def test_answers_scored_and_reported(hand_ws, tmp_path):
+    lines = []
+    for arc, answers in ((OPEN, ["Pandora", "Still Pandora, thinking about Deezer"]),
+                         (HELDOUT, ["Deezer", "Pandora"])):
+        lines += [{"arc_id": arc.id, "after_session": i, "answer": a} for i, a in enumerate(answers)]
+    p = tmp_path / "answers.jsonl"
+    p.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    s = run_answers(hand_ws, p, "product", show_progress=False)
+    assert (s.arcs, s.lines, s.scored_now) == (2, 4, 2)
+    assert run_answers(hand_ws, p, "product").already_done == 2
+    r = compute_report(hand_ws).to_json()["systems"]["product"]
+    assert r["heldout"]["exposure"]["k"] == 1 and r["core"]["exposure"]["k"] == 0
+    assert r["core"]["task_accuracy"]["k"] == 1
+    with pytest.raises(BadInput, match="already a component system"):
+        run_answers(hand_ws, p, "literal-gated")
+
+
+def test_answers_with_an_llm_answer_judge(hand_ws, tmp_path):
+    """The LLM answer judge sees the field, the question and the answer -- never the labelled
+    values -- and its asserted values go through the equivalence judge."""
+    from agentmemgate.evaluate.judges import LLMAnswerJudge, AnswerQuestion
+
+    def respond(req):
+        if "Value 1:" in req.prompt:
+            return _equal_judge(req)
+        answer = req.prompt.split("<<<\n")[1].split("\n>>>")[0]
+        return {"asserted": [] if "know" in answer else [answer.rstrip(".")], "rationale": "read"}
+
+    get_model("scripted:answers").respond_with(respond)
+    j = LLMAnswerJudge("scripted:answers")
+    prompt = j.prompt(AnswerQuestion(field="music_app", description="d", probe_question="Which?",
+                                     answer="Deezer", candidates=("Pandora", "Deezer")))
+    assert "Pandora" not in prompt and "Deezer" in prompt  # candidates are never rendered
+    p = tmp_path / "a.jsonl"
+    p.write_text("\n".join(json.dumps({"arc_id": "h1", "after_session": i, "answer": a})
+                           for i, a in enumerate(["Deezer.", "I don't know."])) + "\n")
+    s = run_answers(hand_ws, p, "product", judge="scripted:answers", show_progress=False)
+    assert s.scored_now == 1 and s.failed == 0
+    r = compute_report(hand_ws, judge="scripted:answers").to_json()["systems"]["product"]["heldout"]
+    assert r["exposure"]["k"] == 1 and r["task_accuracy"]["k"] == 0
+
+
+def test_imported_arcs_without_a_plan_are_evaluated(ws):
+    """Arcs in the workspace with no spec row (as an import may leave them) are still run."""
+    ws.save_arc(OPEN)  # no save_specs
+    s = run_eval(ws, ["core"], specs(), show_progress=False)
+    assert s.arcs == 1 and s.ran_now == 2
+
+
+def test_default_splits_give_the_papers_n(ws):
+    """n's on the default splits: core 40 at-risk and 60 probes; held-out 88 at-risk, 132 plans,
+    44 per outcome, 15 controls, 147 probes; controlled 20 per level."""
+    from agentmemgate.generate import generate, get_renderer
+
+    generate(ws, get_renderer("offline"), ["core", "heldout", "controlled"], show_progress=False)
+    run_eval(ws, ["core", "heldout", "controlled"], specs(), show_progress=False)
+    r = compute_report(ws, with_differences=False).to_json()["systems"]["toy-gated"]
+    n = {sp: {m: v["n"] for m, v in b.items() if m != "by_level"} for sp, b in r.items()}
+    assert n["core"]["pending_contamination"] == n["core"]["end_contamination"] == 40
+    assert n["core"]["task_accuracy"] == 60
+    h = n["heldout"]
+    assert "pending_contamination" not in h
+    assert (h["end_contamination"], h["staged_at_plan_turn"], h["promoted"], h["discarded"],
+            h["controls_committed"], h["over_holding"], h["task_accuracy"]) == (88, 132, 44, 44, 15, 15, 147)
+    levels = r["controlled"]["by_level"]
+    for lv in ("strongly_hedged", "weakly_hedged", "confident_no_date", "scheduled_with_date"):
+        assert levels[lv]["end_contamination"]["n"] == 20
+    for lv in ("verbatim", "paraphrase", "oblique", "situational"):
+        assert levels[lv]["promoted"]["n"] == 20
+    assert levels["completed_change"]["controls_committed"]["n"] == 19
+
+
+def test_a_judge_failure_keeps_the_trace_and_a_rerun_only_rescores(hand_ws):
+    make, made = counting(LITERAL, info("toy-ungated", False))
+    broken = {"on": True}
+
+    def judge(req):
+        if broken["on"]:
+            raise CallFailed("judge said nothing useful", kind="invalid_output")
+        return _equal_judge(req)
+
+    get_model("scripted:flaky-judge").respond_with(judge)
+    s = run_eval(hand_ws, ["core"], [system_spec(make)], judge="scripted:flaky-judge",
+                 show_progress=False)
+    assert s.failed == 4 and "(scoring)" in s.failure_examples[0]
+    assert hand_ws.db["eval_traces"].count == 4 and hand_ws.db["eval_scores"].count == 0
+    runs = len(made)
+    broken["on"] = False
+    s = run_eval(hand_ws, ["core"], [system_spec(make)], judge="scripted:flaky-judge",
+                 show_progress=False)
+    assert (s.failed, s.ran_now, s.rescored) == (0, 0, 4) and len(made) == runs
+
+
+def test_a_system_that_crashes_is_recorded_per_arc(hand_ws):
+    class Buggy(ScriptedSystem):
+        def process_turn(self, turn, context):
+            if "Deezer" in turn.text:
+                raise ValueError("index out of range in my extractor")
+            return super().process_turn(turn, context)
+
+    system_info = info("buggy", False)
+
+    def make(**_):
+        return Buggy({}, system_info)
+
+    make.info = system_info
+    s = run_eval(hand_ws, ["core"], [system_spec(make)], show_progress=False)
+    assert s.failed == 4
+    assert "buggy raised ValueError: index out of range" in s.failure_examples[0]
