@@ -69,9 +69,13 @@ def create(
         typer.echo(f"  {person} ({res.assignments[person]} items): {url}")
     if res.adjudicator:
         typer.echo(f"  {res.adjudicator} (adjudicator): {res.adjudicator_link}")
-    port = urlsplit(base_url).port
+    from ..annotate_app.server import is_loopback
+
+    url = urlsplit(base_url)  # plain http to another machine: serve beyond 127.0.0.1 (https: a proxy)
+    lab = url.scheme == "http" and url.hostname and not is_loopback(url.hostname)
     typer.echo(f"Serve them with: amg annotate --workspace {workspace}"
-               + (f" --port {port}" if port and port != 8501 else ""))
+               + (" --host 0.0.0.0" if lab else "")
+               + (f" --port {url.port}" if url.port and url.port != 8501 else ""))
 
 
 @audit_app.command("import")
@@ -147,12 +151,17 @@ def relink(
 @handles_errors
 def annotate(
     workspace: Path = WORKSPACE,
-    port: int = typer.Option(8501, "--port", help="Port to serve on (127.0.0.1)."),
+    port: int = typer.Option(8501, "--port", help="Port to serve on."),
+    host: str = typer.Option("127.0.0.1", "--host",
+                             help="Address to listen on: 127.0.0.1 (this machine only), 0.0.0.0 "
+                                  "(every interface, for a lab server) or one of this machine's "
+                                  "addresses. Beyond this machine, links are secrets sent over "
+                                  "plain HTTP unless the app is behind TLS."),
 ) -> None:
-    """Serve the labeling app on 127.0.0.1; annotators open their personal links."""
+    """Serve the labeling app (on 127.0.0.1 unless --host); annotators open their personal links."""
     from ..annotate_app.server import launch
 
-    raise typer.Exit(launch(workspace, port))
+    raise typer.Exit(launch(workspace, port, host))
 
 
 @report_app.command("agreement")
