@@ -8,9 +8,9 @@ from typing import Optional
 import typer
 
 from .. import validate as _validate  # noqa: F401  (card section, --drop-failing rule, audit source)
-from ._app import app, handles_errors, report_app
-from ._llm import MaxTokensOpt, StructuredChoice, StructuredOpt, TimeoutOpt, exit_for, model_options
 from ..llm.model import display_spec
+from ._app import app, fail, handles_errors, report_app
+from ._llm import MaxTokensOpt, StructuredChoice, StructuredOpt, TimeoutOpt, exit_for, model_options
 from .build import NO_PROGRESS, SPLIT, WORKSPACE, judged_line
 
 JUDGE = typer.Option(None, "--judge", help="Judge: offline (heuristic judges) or provider:model; "
@@ -74,8 +74,13 @@ def validate(
     from ..validate import run_validation
     from ..workspace import Workspace
 
+    splits = resolve_splits(split)
     options = model_options(timeout, max_tokens, structured_output, judge or [])
-    s = run_validation(Workspace(workspace), resolve_splits(split), judge, checks,
+    ws = Workspace(workspace, create=False)
+    if not ws.arc_ids(splits=splits):  # nothing to check is not a pass
+        fail(f"No arcs in workspace {str(ws.path)!r} (split {split}): run `amg build` or "
+             "`amg generate` first")
+    s = run_validation(ws, splits, judge, checks,
                        allow_same_family=allow_same_family, base_url=base_url,
                        concurrency=concurrency, seed=seed, show_progress=not no_progress,
                        model_options=options)
@@ -118,8 +123,9 @@ def equivalence_pairs(
     from ..validate.pairs import report_markdown, run_equivalence_pairs
     from ..workspace import Workspace
 
+    splits = resolve_splits(split)
     options = model_options(timeout, max_tokens, structured_output, [judge, rejudge])
-    r = run_equivalence_pairs(Workspace(workspace), resolve_splits(split), judge, rejudge, n=n,
+    r = run_equivalence_pairs(Workspace(workspace, create=False), splits, judge, rejudge, n=n,
                               borderline_share=borderline_share, seed=seed, pair_set=name,
                               allow_same_family=allow_same_family, base_url=base_url,
                               rejudge_base_url=rejudge_base_url, concurrency=concurrency,
@@ -144,7 +150,11 @@ def report_validation(
     from ..generate import resolve_splits
     from ..validate.report import save_validation_report
 
-    r, paths = save_validation_report(workspace, resolve_splits(split), judge or None, out_dir)
+    from ..workspace import Workspace
+
+    splits = resolve_splits(split)
+    r, paths = save_validation_report(Workspace(workspace, create=False), splits, judge or None,
+                                      out_dir)
     if json_:
         typer.echo(r.model_dump_json(indent=2))
     else:
@@ -163,5 +173,5 @@ def report_equivalence(
     from ..validate.pairs import equivalence_report, report_markdown
     from ..workspace import Workspace
 
-    r = equivalence_report(Workspace(workspace), name)
+    r = equivalence_report(Workspace(workspace, create=False), name)
     typer.echo(r.model_dump_json(indent=2) if json_ else report_markdown(r))

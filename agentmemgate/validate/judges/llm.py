@@ -108,11 +108,19 @@ class LLMJudge(Judge):
                                                   description=question.description,
                                                   value_1=question.first, value_2=question.second)
 
+    @staticmethod
+    def schema(question: Question) -> type[BaseModel]:
+        if isinstance(question, RecoveryQuestion):
+            return recovery_schema(tuple(o.level for o in question.options))
+        return RealismAnswer if isinstance(question, RealismQuestion) else EquivalenceAnswer
+
+    def would_call(self, question: Question) -> bool:
+        return not self.model.is_cached(self.prompt(question), schema=self.schema(question))
+
     def ask(self, question: Question):
         prompt = self.prompt(question)
         if isinstance(question, RecoveryQuestion):
-            schema = recovery_schema(tuple(o.level for o in question.options))
-            r = self.model.complete(prompt, schema=schema, purpose="judge.recovery",
+            r = self.model.complete(prompt, schema=self.schema(question), purpose="judge.recovery",
                                     max_tokens=MAX_TOKENS["recovery"])
             return RecoveryVerdict(level=r.parsed.level, rationale=r.parsed.rationale,
                                    strategy=r.strategy)
