@@ -282,8 +282,8 @@ def real_mode(args) -> None:
         method = "votes" if name == "classify-votes" else "logprobs"
         r = classify_set(ws, "s", f"openai:{model}", method=method, samples=3, base_url=url,
                          concurrency=concurrency, model_options=options)
-        calls = ws.db.execute("select count(distinct cache_key) from llm_calls").fetchone()[0]
-        return f"{r.new}/{r.statements} distributions ({r.errors} failed)", calls
+        example = f"; e.g. {r.first_error}" if r.first_error else ""
+        return f"{r.new}/{r.statements} distributions ({r.errors} failed){example}", None
 
     print(f"server {url}, model {model}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -297,9 +297,12 @@ def real_mode(args) -> None:
                     outcome, calls = f"could not run: {e}", 0
                 secs = time.perf_counter() - t0
                 valid, replies = first_try_share(ws, 0)
+                if calls is None:  # count the model's replies in the call log
+                    calls = ws.db.execute("select count(*) from llm_calls where status in "
+                                          "('ok', 'invalid_output')").fetchone()[0]
                 share = f"{valid}/{replies} = {100 * valid / replies:.0f}%" if replies else "n/a"
                 rate = f"{calls / secs:.3f} calls/s, {secs / calls:.1f} s per call" if calls else "no calls"
-                print(f"{name:<16} concurrency {concurrency}: {calls} calls in {secs:.0f} s ({rate}); "
+                print(f"{name:<17} concurrency {concurrency}: {calls} calls in {secs:.0f} s ({rate}); "
                       f"valid at first try {share}; {outcome}", flush=True)
 
 
