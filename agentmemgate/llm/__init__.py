@@ -5,7 +5,11 @@
     for result in run_concurrent(judge_one, arcs, concurrency=8, description="judging",
                                  usage=model.usage): ...
 
-Provider SDKs are imported only when a model of that provider is created.
+Provider SDKs are imported only when a model of that provider is created. Structured output
+works on any server (``structured``: json_schema, json_object, tools, prompt, remembered per
+server); every call states its output budget (``max_tokens``) and invalid replies are re-asked
+with the problem sent back; a server that answers one request at a time is detected and the
+model's concurrency lowered (``_throttle``).
 """
 
 from ._errors import CallFailed, FatalProviderError, scrub
