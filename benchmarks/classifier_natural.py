@@ -14,8 +14,9 @@ classifiers it adds the paired AUROC difference (second minus first).
 
 The dev part is where offline:lexicon.v2 was developed (its weights were set while reading these
 turns: optimistic); the held-out part was not read or scored while v2 was written.
---fit-temperature prints the binary log loss of P(hold) over a grid of temperatures on the
-chosen set (the v2 file's temperature was picked this way on the dev part).
+--fit-temperature prints the binary log loss of P(hold), plain and class-balanced, over a grid of
+temperatures on the chosen set (the v2 file's temperature was picked by the class-balanced
+figure on the dev part: the turns are 95% none, the statements the gate sees are not).
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ def main() -> int:
     out = {}
     for name, items in data.items():
         results = [route(c, items, args.unit, resamples=args.resamples) for c in clfs]
-        out[name] = {"results": [r.model_dump(exclude={"p_commit"}) for r in results]}
+        out[name] = {"results": [r.model_dump(exclude={"p_commit", "held"}) for r in results]}
         if len(results) == 2:
             out[name]["auroc_difference"] = {
                 g: auroc_difference(results[1], results[0], items, g, resamples=args.resamples).model_dump()
@@ -90,7 +91,9 @@ def show(name, items, results, args) -> None:
             print(f"    recall / precision, borderline as spec: {row.recall_with_borderline.fmt()} / "
                   f"{row.precision_with_borderline.fmt()}")
             print(f"    commit/hold AUROC       {row.auroc.fmt(3)}")
-            print(f"    log loss of P(hold)     {row.log_loss:.3f}" if row.log_loss is not None else "")
+            if row.log_loss is not None:
+                print(f"    log loss of P(hold)     {row.log_loss:.3f} (class-balanced "
+                      f"{row.balanced_log_loss:.3f})")
         if len(results) == 2:
             d = auroc_difference(results[1], results[0], items, g, resamples=args.resamples)
             print(f"  AUROC {results[1].classifier} - {results[0].classifier}: {d.fmt(3, signed=True)}")
@@ -98,8 +101,8 @@ def show(name, items, results, args) -> None:
         last = results[-1]
         print(f"\n{last.classifier} misses ({name} set):")
         for it in items:
-            p = last.p_commit[it.name]
-            if it.label == "spec" and p >= 0.5 or it.label == "none" and p < 0.5:
+            p, held = last.p_commit[it.name], last.held[it.name]
+            if it.label == "spec" and not held or it.label == "none" and held:
                 print(f"  [{it.label}] P(commit)={p:.2f} {it.name}: {it.statement.text[:160]!r}")
 
 
@@ -109,12 +112,12 @@ def fit_temperature(clf, data, unit: str) -> int:
         print("Error: this classifier has no temperature", file=sys.stderr)
         return 1
     base = clf.temperature
-    for t in (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0):
+    for t in (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0):
         clf.temperature = t
         losses = []
         for name, items in data.items():
             row = next(g for g in route(clf, items, unit, resamples=0).groups if g.group == "all")
-            losses.append(f"{name} {row.log_loss:.4f}")
+            losses.append(f"{name} {row.log_loss:.4f} (class-balanced {row.balanced_log_loss:.4f})")
         print(f"temperature {t:4.2f}: log loss " + ", ".join(losses))
     clf.temperature = base
     return 0

@@ -73,6 +73,7 @@ class Routing(BaseModel):
     precision_with_borderline: Proportion
     auroc: Interval  # P(commit) vs reference commit (none) / hold (spec)
     log_loss: float | None  # binary, of P(hold) on spec + none (lower is better)
+    balanced_log_loss: float | None  # the mean of the spec turns' and the none turns' log loss
 
 
 class ClassifierRouting(BaseModel):
@@ -81,6 +82,7 @@ class ClassifierRouting(BaseModel):
     unit: str
     groups: list[Routing]
     p_commit: dict[str, float]  # turn name -> P(commit), for paired comparisons
+    held: dict[str, bool]  # turn name -> routed to hold
 
 
 def p_commit_of(classifier, item: LabelledTurn, unit: str) -> tuple[float, bool]:
@@ -108,7 +110,8 @@ def route(classifier, items: list[LabelledTurn], unit: str = "turn", *,
         sel = [it for it in items if group in ("all", it.part)]
         groups.append(_routing(group, sel, answers, resamples, seed))
     return ClassifierRouting(classifier=classifier.name, unit=unit, groups=groups,
-                             p_commit={k: v[0] for k, v in answers.items()})
+                             p_commit={k: v[0] for k, v in answers.items()},
+                             held={k: not v[1] for k, v in answers.items()})
 
 
 def _routing(group: str, sel: list[LabelledTurn], answers, resamples: int, seed: int) -> Routing:
@@ -128,7 +131,8 @@ def _routing(group: str, sel: list[LabelledTurn], answers, resamples: int, seed:
         recall_with_borderline=wilson(tp + bh, len(by["spec"]) + len(by["borderline"])),
         precision_with_borderline=wilson(tp + bh, tp + bh + fp),
         auroc=auroc_ci(y, p, resamples=resamples, seed=seed),
-        log_loss=_log_loss(y, p))
+        log_loss=_log_loss(y, p),
+        balanced_log_loss=_balanced(y, p))
 
 
 def _log_loss(y_commit: list[int], p_commit: list[float]) -> float | None:
@@ -140,6 +144,14 @@ def _log_loss(y_commit: list[int], p_commit: list[float]) -> float | None:
         p = min(1 - eps, max(eps, p))
         total -= math.log(p if y else 1 - p)
     return total / len(y_commit)
+
+
+def _balanced(y_commit: list[int], p_commit: list[float]) -> float | None:
+    """Log loss with each class weighted equally: the natural turns are 95% none, the gate's
+    statements are not, so the plain figure would only reward calling everything commit."""
+    parts = [_log_loss([y for y in y_commit if y == c], [p for y, p in zip(y_commit, p_commit) if y == c])
+             for c in (0, 1)]
+    return None if None in parts else (parts[0] + parts[1]) / 2
 
 
 def auroc_difference(a: ClassifierRouting, b: ClassifierRouting, items: list[LabelledTurn],

@@ -60,6 +60,7 @@ class Evidence:
     weight: float
     rule: str
     surface: str
+    weak: bool = False  # evidence with no change verb: the statement keeps only its strongest
 
 
 @dataclass
@@ -98,12 +99,18 @@ class ScopedLexiconClassifier:
                 raise ValueError(f"{path.name}: change verb {row!r} needs {len(FORMS)} forms")
             for form, word in zip(FORMS, parts):
                 entries.setdefault(f"verb:{form}", []).append(word)
-                self.verb_lemma[word] = parts[0]
+                self.verb_lemma[" ".join(w for _, w in tokens(word))] = parts[0]
         self.matcher = PhraseMatcher(entries)
         self.segment_words = frozenset(syn["segment_words"])
         self.reason_words = frozenset(w for w in syn["reason"] if " " not in w)
         self.barrier_words = frozenset(syn["scope_barrier"])
         self.prospective = frozenset(syn["prospective"])
+        self.retrospective = frozenset(syn["retrospective"])
+        self.light_verbs = frozenset(syn["light_verbs"])
+        self.not_acquired = frozenset(syn["not_acquired"])
+        self.activity = frozenset(data["change_verbs"].get("activity", []))
+        self.recall_modals = frozenset({"might", "may", "must", "could", "would", "should", "'d",
+                                        "probably"})
         self.be = frozenset(syn["be"])
         self.have = frozenset(syn["have"])
         self.first = frozenset(syn["first_person"])
@@ -133,137 +140,163 @@ class ScopedLexiconClassifier:
         toks = tokens(text)
         if not toks:
             return []
-        words = [w for _, w in toks]
-        n = len(words)
-        spans = self._spans(toks, text, day)
-        cat_at: list[set[str]] = [set() for _ in range(n)]
-        for sp in spans:
-            for i in range(sp.a, sp.b):
-                cat_at[i] |= sp.cats
-        seg = self._segments(text, toks, spans)
-        reason = self._reason_region(text, toks, seg, spans)
-        barrier = self._barriers(text, toks, spans, reason)
-        question = text.rstrip(" \t\"')\u201d\u2019").endswith("?")
-        negated_sentence = any("negation" in c for c in cat_at)
-        pending_sentence = any("pending" in c for c in cat_at)
+        sent = _Sentence(self, k, text, toks, day)
+        for v in sent.verbs:
+            self._verb(sent, v)
+        self._no_verb(sent)
+        self._corrections(sent)
+        self._other(sent)
+        return sent.out
 
-        ops = [sp for sp in spans if sp.cats & set(OPERATORS)]
-        verbs = [sp for sp in spans if any(c.startswith("verb:") for c in sp.cats)]
-        out: list[Evidence] = []
+    def _verb(self, s: "_Sentence", v: _Span) -> None:
+        """Header 2: a change verb's reading from its form and what governs it."""
+        forms = {c.split(":")[1] for c in v.cats if c.startswith("verb:")}
+        op = self._governor(s, v, forms)
+        if op is not None and forms & {"base", "third", "ing"}:
+            s.governing.add(id(op))
+            subj = self._verb_subject(s, v, op)
+            if subj == "second":
+                return
+            factor = self.w["other_subject_weight"] if subj == "other" else 1.0
+            if self._abandoned(s, v) or (self._negated_between(s, op, v) and not op.cats & set(SOFT)):
+                s.add(OTHER, self.w["declined"] * factor, "declined change", v, v.a)
+            else:
+                s.add(SPEC, self.w["governed_change"] * factor, f"change under {_name(op)}", v, v.a)
+            return
+        if forms & {"past", "participle"}:
+            self._past(s, v)
+            return
+        if self._abandoned(s, v):
+            s.add(OTHER, self.w["declined"], "declined change", v, v.a)
+            return
+        words = s.words
+        before = self._left(v.a, words, self.adverbs)
+        prev = words[before] if before >= 0 else ""
+        activity = self.verb_lemma.get(v.surface) in self.activity
+        if "ing" in forms and prev in self.be and prev not in {"been", "was", "were"}:
+            if not activity:
+                w = self.w["scheduled_change"] if s.future_near(v.a) else self.w["futurate"]
+                s.add(SPEC, w, "futurate progressive", v, v.a)
+        elif "ing" in forms and prev in self.prospective and self._speaker_attitude(s, before):
+            s.add(SPEC, self.w["prospective_gerund"], "prospective gerund", v, v.a)
+        elif s.future_near(v.a):
+            s.add(SPEC, self.w["scheduled_change"], "change with a future time", v, v.a)
+        elif s.in_seg(v.a, "present_state") or any(
+                words[i] == "now" for i in range(len(words)) if s.seg[i] == s.seg[v.a]):
+            s.add(DONE, self.w["present_state"], "present state", v, v.a)
 
-        def add(cls: str, weight: float, rule: str, sp: _Span | None, at: int) -> None:
-            if reason[at]:
-                weight *= self.w["reason_factor"]
-                rule += " (in a reason clause)"
-            if weight:
-                out.append(Evidence(k, cls, weight, rule, sp.surface if sp else ""))
+    def _past(self, s: "_Sentence", v: _Span) -> None:
+        """Header 2, past and participle readings."""
+        words = s.words
+        j = v.a - 1
+        negated = have = modal_have = False
+        while j >= 0 and words[j] in self._skip:
+            if words[j] in self.negations:
+                negated = True
+            if words[j] in self.have:
+                have = True
+                if j > 0 and words[j - 1] in self.recall_modals:
+                    modal_have = True
+            j -= 1
+        subject = words[j] if j >= 0 else ""
+        if negated or subject in _NEGATOR_SUBJECTS:
+            if have or s.pending:
+                s.add(SPEC, self.w["pending_change"], "negated completion: not yet", v, v.a)
+            else:
+                s.add(OTHER, self.w["declined"], "negated past: no change", v, v.a)
+        elif modal_have:
+            s.add(OTHER, self.w["hedged_recall"], "hedged recall (modal + have)", v, v.a)
+        elif s.future_near(v.a):
+            s.add(SPEC, self.w["scheduled_change"], "past form beside a future time: scheduled", v, v.a)
+        elif (j < 0 or subject in self.first or subject in self.openers
+              or subject in self.segment_words or s.seg[j] != s.seg[v.a]):
+            bonus = sum(1 for sp in s.spans if s.seg[sp.a] == s.seg[v.a]
+                        and sp.cats & {"completion_adverb", "past_time"})
+            w = self.w["completed_change"] + self.w["completion_bonus"] * min(2, bonus)
+            s.add(DONE, w, "past change, first person" if subject in self.first else "past change", v, v.a)
+        else:
+            s.add(DONE, self.w["completed_other_subject"], "past change, another subject", v, v.a)
 
-        def in_seg(i: int, cat: str) -> list[_Span]:
-            return [sp for sp in spans if cat in sp.cats and seg[sp.a] == seg[i]]
-
-        def future_near(i: int) -> bool:
-            return bool(in_seg(i, "future_time"))
-
-        governing: set[int] = set()  # ids of operators that govern a verb
-        for v in verbs:
-            forms = {c.split(":")[1] for c in v.cats if c.startswith("verb:")}
-            op = self._governor(v, ops, words, barrier, forms)
-            if op is not None and forms & {"base", "third", "ing"}:
-                governing.add(id(op))
-                if self._subject(op.a, words) == "second":
-                    continue
-                if self._abandoned(v, spans, seg):
-                    add(OTHER, self.w["declined"], "declined change", v, v.a)
-                elif self._negated_between(op, v, words, cat_at) and not op.cats & set(SOFT):
-                    add(OTHER, self.w["declined"], "declined change", v, v.a)
-                else:
-                    add(SPEC, self.w["governed_change"], f"change under {_name(op)}", v, v.a)
-                continue
-            if forms & {"past", "participle"}:
-                out += self._past(k, v, words, spans, seg, reason, pending_sentence, add, future_near)
-                continue
-            if self._abandoned(v, spans, seg):
-                add(OTHER, self.w["declined"], "declined change", v, v.a)
-                continue
-            before = self._left(v.a, words, self.adverbs)
-            if "ing" in forms and before >= 0 and words[before] in self.be and words[before] != "been":
-                w = self.w["scheduled_change"] if future_near(v.a) else self.w["futurate"]
-                add(SPEC, max(w, self.w["futurate"]), "futurate progressive", v, v.a)
-            elif "ing" in forms and before >= 0 and words[before] in self.prospective:
-                add(SPEC, self.w["prospective_gerund"], "prospective gerund", v, v.a)
-            elif future_near(v.a):
-                add(SPEC, self.w["scheduled_change"], "change with a future time", v, v.a)
-            elif in_seg(v.a, "present_state") or any(words[i] == "now" for i in range(n) if seg[i] == seg[v.a]):
-                add(DONE, self.w["present_state"], "present state", v, v.a)
-
-        # Clauses with no change verb (header 4).
-        verb_segs = {seg[v.a] for v in verbs}
+    def _no_verb(self, s: "_Sentence") -> None:
+        """Header 4: operators that govern no change verb, pending, idioms, past time, 'now'."""
+        words, spans = s.words, s.spans
         bare = 0.0
-        cont = 0.0
-        for op in ops:
-            if id(op) in governing or op.cats <= {"epistemic", "conditional"}:
-                continue
-            if op.cats & {"epistemic", "conditional"} and not op.cats & {"hedge", "deliberation",
-                                                                         "intention", "modal"}:
+        rule, weak = "", False
+        for op in s.ops:
+            if id(op) in s.governing or not op.cats & {"hedge", "deliberation", "intention", "modal"}:
                 continue
             subj = self._subject(op.a, words)
-            after = [sp for sp in spans if sp.a >= op.b and sp.a <= op.b + 4
-                     and sp.cats & {"continuation", "discourse"} and not _blocked(op.b, sp.a, barrier)]
-            if after:
+            if subj == "first" and op.b < len(words) and words[op.b] in self.second | self.third:
+                subj = "second" if words[op.b] in self.second else "other"  # "Maybe you have"
+            if any(op.b <= sp.a <= op.b + 4 and sp.cats & {"continuation", "discourse"}
+                   and not _blocked(op.b, sp.a, s.barrier) for sp in spans):
                 if subj != "second":
-                    cont = max(cont, self.w["continuation"])
+                    s.cont = max(s.cont, self.w["continuation"])
                 continue
-            w = self.w["bare_operator"] * (1.0 if op.cats & {"hedge", "deliberation"} else self.w["modal_weight"])
-            if self._negated_op(op, words, cat_at) and not op.cats & set(SOFT):
+            if self._negated_op(s, op) and not op.cats & set(SOFT):
                 continue
+            cls = next(c for c in ("hedge", "deliberation", "intention", "modal") if c in op.cats)
+            w, why = self.w[f"bare_{cls}"], f"{cls} with no change verb"
+            if cls != "modal" and self._action_follows(s, op):
+                w, why = max(w, self.w["governed_action"]), f"{cls} over another verb"
+            if any(op.b <= sp.a and not _blocked(op.b, sp.a, s.barrier)
+                   for sp in spans if "future_time" in sp.cats):
+                w, why = max(w, self.w["bare_with_future"]), f"{cls} with a future time"
             w *= {"second": 0.0, "other": self.w["other_subject_weight"]}.get(subj, 1.0)
-            if reason[op.a]:
+            if s.reason[op.a]:
                 w *= self.w["reason_factor"]
-            bare = max(bare, w)
+            if w > bare:
+                bare, rule, weak = w, f"{why} '{op.surface}'", why == "modal with no change verb"
         if bare:
-            out.append(Evidence(k, SPEC, bare, "operator with no change verb", ""))
+            s.out.append(Evidence(s.k, SPEC, bare, rule, "", weak=weak))
         for sp in spans:
-            if "discourse" in sp.cats and not any(o.a <= sp.a <= o.b + 4 for o in ops):
-                cont = max(cont, self.w["continuation"])
-        if "pending" in str(cat_at) and negated_sentence:
+            if "discourse" in sp.cats and not any(o.a <= sp.a <= o.b + 4 for o in s.ops):
+                s.cont = max(s.cont, self.w["continuation"])
+        verb_segs = {s.seg[v.a] for v in s.verbs}
+        if s.pending and s.negated:
             for sp in spans:
-                if sp.surface == "yet" and seg[sp.a] not in verb_segs and any(
-                        "negation" in cat_at[i] for i in range(n) if seg[i] == seg[sp.a]):
-                    add(SPEC, self.w["pending_bare"], "negation with 'yet'", sp, sp.a)
+                if sp.surface == "yet" and s.seg[sp.a] not in verb_segs and any(
+                        "negation" in s.cat_at[i] for i in range(len(words)) if s.seg[i] == s.seg[sp.a]):
+                    s.add(SPEC, self.w["pending_bare"], "negation with 'yet'", sp, sp.a, weak=True)
                     break
         for sp in spans:
-            if "completion_idiom" in sp.cats and not future_near(sp.a):
-                add(DONE, self.w["completion_idiom"], "completion idiom", sp, sp.a)
-        if not verbs:
-            op_segs = {seg[o.a] for o in ops}
-            for sp in spans:
-                if "past_time" in sp.cats and seg[sp.a] not in op_segs and not future_near(sp.a):
-                    add(DONE, self.w["past_time_alone"], "past time, no change verb", sp, sp.a)
-                    break
-            for sp in spans:
-                if sp.surface == "now" and seg[sp.a] not in op_segs and not question and not future_near(sp.a):
-                    add(DONE, self.w["now_state"], "'now' in a present-tense clause", sp, sp.a)
-                    break
-        # Corrections (header 5).
+            if "completion_idiom" in sp.cats and not s.future_near(sp.a):
+                s.add(DONE, self.w["completion_idiom"], "completion idiom", sp, sp.a)
+        if s.verbs:
+            return
+        op_segs = {s.seg[o.a] for o in s.ops}
         for sp in spans:
+            if "past_time" in sp.cats and s.seg[sp.a] not in op_segs and not s.future_near(sp.a):
+                s.add(DONE, self.w["past_time_alone"], "past time, no change verb", sp, sp.a)
+                break
+        for sp in spans:
+            if sp.surface == "now" and s.seg[sp.a] not in op_segs and not s.question \
+                    and not s.future_near(sp.a):
+                s.add(DONE, self.w["now_state"], "'now' in a present-tense clause", sp, sp.a)
+                break
+
+    def _corrections(self, s: "_Sentence") -> None:
+        """Header 5."""
+        for sp in s.spans:
             if "correction" in sp.cats:
-                add(CORR, self.w["correction"], "corrective marker", sp, sp.a)
-        weak = [sp for sp in spans if "correction_weak" in sp.cats]
+                s.add(CORR, self.w["correction"], "corrective marker", sp, sp.a)
+        weak = [sp for sp in s.spans if "correction_weak" in sp.cats]
         if weak:
-            w = self.w["correction_weak_negated"] if negated_sentence else self.w["correction_weak"]
-            add(CORR, w, "weak corrective marker" + (" with a negation" if negated_sentence else ""),
-                weak[0], weak[0].a)
-        # Other (header 6).
-        other = sum(self.w["other_cue"] * (self.w["reason_factor"] if reason[sp.a] else 1.0)
-                    for sp in spans if sp.cats & {"preference", "habit", "request", "gratitude"})
-        speculates = any(e.cls == SPEC for e in out)
-        if question and not speculates:
+            w = self.w["correction_weak_negated"] if s.negated else self.w["correction_weak"]
+            s.add(CORR, w, "weak corrective marker" + (" with a negation" if s.negated else ""),
+                  weak[0], weak[0].a)
+
+    def _other(self, s: "_Sentence") -> None:
+        """Header 6: one 'other' figure per sentence, capped."""
+        other = sum(self.w["other_cue"] * (self.w["reason_factor"] if s.reason[sp.a] else 1.0)
+                    for sp in s.spans if sp.cats & {"preference", "habit", "request", "gratitude"})
+        asks = s.question and not any(e.cls == SPEC for e in s.out)
+        if asks:
             other += self.w["question"]
-        other = min(self.w["other_cap"], other)
-        other = max(other, cont)
-        if other:
-            out.append(Evidence(k, OTHER, other, "non-revisionary cues" + (" (question)" if question and not speculates else ""), ""))
-        return out
+        other = max(min(self.w["other_cap"], other), s.cont)
+        if other > 0:
+            s.out.append(Evidence(s.k, OTHER, other,
+                                  "non-revisionary cues" + (" (question)" if asks else ""), ""))
 
     # -- helpers -----------------------------------------------------------------------------
     def _spans(self, toks, text: str, day: dt.date | None) -> list[_Span]:
@@ -297,7 +330,16 @@ class ScopedLexiconClassifier:
                                                  or prev in {"in", "of", "since", "early", "late",
                                                              "mid", "last", "this", "next"}):
             return False
-        if cat in ("intention",) and words[a:b] == ["going", "to"]:
+        if cat.startswith("verb:") and words[b - 1] in {"a", "an"} and nxt in self.not_acquired:
+            return False
+        if cat.startswith("verb:past") and prev in _DETERMINERS:  # "my left hand"
+            return False
+        if words[a:b] == ["going", "to"]:  # the future, not a trip: "I'm going to switch"
+            j = a - 1
+            while j >= 0 and words[j] in self.adverbs:
+                j -= 1
+            if j < 0 or words[j] not in self.be | {"probably", "maybe", "not", "never", "'t"}:
+                return False
             if nxt in _DETERMINERS or (b < len(toks) and text[toks[b][0]:toks[b][0] + 1].isupper()):
                 return False
         if cat == "modal" and words[a:b] == ["'d"]:
@@ -378,24 +420,26 @@ class ScopedLexiconClassifier:
                 out[i] = True
         return out
 
-    def _governor(self, v: _Span, ops: list[_Span], words: list[str], barrier: list[bool],
-                  forms: set[str]) -> _Span | None:
+    def _governor(self, s: "_Sentence", v: _Span, forms: set[str]) -> _Span | None:
         """The nearest operator before the verb in its scope; for a subject gerund, also after."""
-        for op in sorted((o for o in ops if o.b <= v.a), key=lambda o: -o.b):
-            if not _blocked(op.b, v.a + 1, barrier):
+        before = [o for o in s.ops if o.b <= v.a]
+        if before:
+            op = max(before, key=lambda o: o.b)
+            if not _blocked(op.b, v.a + 1, s.barrier):
                 return op
-            break
-        if "ing" in forms and self._opens(v.a, words):
-            for op in (o for o in ops if o.a >= v.b):
-                if not _blocked(v.b, op.a + 1, barrier):
+        if "ing" in forms and self._opens(v.a, s.words, s.seg):
+            for op in (o for o in s.ops if o.a >= v.b):
+                if not _blocked(v.b, op.a + 1, s.barrier):
                     return op
         return None
 
-    def _opens(self, i: int, words: list[str]) -> bool:
+    def _opens(self, i: int, words: list[str], seg: list[int]) -> bool:
+        """Whether only openers and determiners precede token ``i`` in its segment."""
         j = i - 1
-        while j >= 0 and (words[j] in self.openers or words[j] in _DETERMINERS):
+        while j >= 0 and seg[j] == seg[i] and (words[j] in self.openers or words[j] in _DETERMINERS
+                                               or words[j] in self.segment_words):
             j -= 1
-        return j < 0
+        return j < 0 or seg[j] != seg[i]
 
     def _left(self, i: int, words: list[str], skip: frozenset[str]) -> int:
         """Index of the first word left of ``i`` not in ``skip`` (-1 at the sentence start)."""
@@ -413,62 +457,106 @@ class ScopedLexiconClassifier:
             return "second"
         return "other"
 
-    def _negated_op(self, op: _Span, words: list[str], cat_at: list[set[str]]) -> bool:
-        if "'t" in words[op.a:op.b] and op.cats & {"modal"}:
+    def _verb_subject(self, s: "_Sentence", v: _Span, op: _Span) -> str:
+        """A pronoun right before the verb is its subject ("if you switch"); else the operator's
+        (a subject gerund governed from after it has the speaker as its subject)."""
+        if op.a >= v.b:
+            return "first"
+        j = self._left(v.a, s.words, self._skip)
+        if j >= op.b:
+            w = s.words[j]
+            if w in self.first:
+                return "first"
+            if w in self.second:
+                return "second"
+            if w in self.third:
+                return "other"
+        return self._subject(op.a, s.words)
+
+    def _negated_op(self, s: "_Sentence", op: _Span) -> bool:
+        if "'t" in s.words[op.a:op.b] and "modal" in op.cats:
             return True
         j = op.a - 1
-        while j >= 0 and words[j] in self._skip:
-            if words[j] in self.negations and "negation" in cat_at[j]:
+        while j >= 0 and s.words[j] in self._skip:
+            if s.words[j] in self.negations and "negation" in s.cat_at[j]:
                 return True
             j -= 1
         return False
 
-    def _negated_between(self, op: _Span, v: _Span, words: list[str], cat_at: list[set[str]]) -> bool:
-        if self._negated_op(op, words, cat_at):
-            return True
-        return any("negation" in cat_at[i] for i in range(op.b, v.a))
+    def _negated_between(self, s: "_Sentence", op: _Span, v: _Span) -> bool:
+        return self._negated_op(s, op) or any("negation" in s.cat_at[i] for i in range(op.b, v.a))
 
-    def _abandoned(self, v: _Span, spans: list[_Span], seg: list[int]) -> bool:
-        return any("abandon" in sp.cats and sp.b <= v.a and seg[sp.a] == seg[v.a] or
-                   "abandon" in sp.cats and sp.b <= v.a and v.a - sp.b <= 3 for sp in spans)
+    def _abandoned(self, s: "_Sentence", v: _Span) -> bool:
+        return any("abandon" in sp.cats and sp.b <= v.a and (s.seg[sp.a] == s.seg[v.a] or v.a - sp.b <= 3)
+                   for sp in s.spans)
 
-    def _past(self, k, v, words, spans, seg, reason, pending_sentence, add, future_near):
-        """Past and participle readings (header 2, last two bullets)."""
-        j = v.a - 1
-        negated = have = modal_have = False
-        while j >= 0 and words[j] in self._skip:
-            if words[j] in self.negations:
-                negated = True
-            if words[j] in self.have:
-                have = True
-                if j > 0 and words[j - 1] in {"might", "may", "must", "could", "would", "should",
-                                              "'d", "probably"}:
-                    modal_have = True
-            j -= 1
-        subject = words[j] if j >= 0 else ""
-        if subject in _NEGATOR_SUBJECTS:
-            negated = True
-        if negated:
-            if have or pending_sentence:
-                add(SPEC, self.w["pending_change"], "negated completion: not yet", v, v.a)
-            else:
-                add(OTHER, self.w["declined"], "negated past: no change", v, v.a)
-            return []
-        if modal_have:
-            add(OTHER, self.w["hedged_recall"], "hedged recall (modal + have)", v, v.a)
-            return []
-        if future_near(v.a):
-            add(SPEC, self.w["scheduled_change"], "past form beside a future time: scheduled", v, v.a)
-            return []
-        if j < 0 or subject in self.first or subject in self.openers or subject in self.segment_words \
-                or seg[j] != seg[v.a]:
-            bonus = sum(1 for sp in spans if seg[sp.a] == seg[v.a]
-                        and sp.cats & {"completion_adverb", "past_time"})
-            w = self.w["completed_change"] + self.w["completion_bonus"] * min(2, bonus)
-            add(DONE, w, "past change, first person" if subject in self.first else "past change", v, v.a)
-        else:
-            add(DONE, self.w["completed_other_subject"], "past change, another subject", v, v.a)
-        return []
+    def _speaker_attitude(self, s: "_Sentence", prep: int) -> bool:
+        """Whether the preposition at ``prep`` closes a speaker's attitude ("I'm undecided about",
+        "we're set on"): a first-person subject and a form of "be" within four words before it,
+        and no backward-looking word ("congrats on", "proud of")."""
+        window = s.words[max(0, prep - 5):prep]
+        if any(w in self.retrospective for w in window):
+            return False
+        for i, w in enumerate(window[:-1]):
+            if w in self.first and window[i + 1] in self.be:
+                return True
+        return False
+
+    def _action_follows(self, s: "_Sentence", op: _Span) -> bool:
+        """Whether a verb stands right after the operator: "-ing" after a deliberation cue
+        ("considering scheduling"), the verb of "to" ("want to volunteer")."""
+        j = op.b
+        while j < len(s.words) and s.words[j] in self.adverbs:
+            j += 1
+        if j >= len(s.words) or s.cat_at[j] or _blocked(op.b, j + 1, s.barrier):
+            return False
+        w = s.words[j]
+        if w in self.light_verbs:
+            return False
+        if s.words[op.b - 1] == "to":
+            return w not in _DETERMINERS and w not in self.first | self.second | self.third \
+                and not w.startswith("'")
+        return len(w) > 4 and w.endswith("ing")
+
+
+class _Sentence:
+    """One sentence, analysed once: tokens, cue spans, segments, reason region, scope barriers."""
+
+    def __init__(self, clf: ScopedLexiconClassifier, k: int, text: str, toks, day: dt.date | None):
+        self.k = k
+        self.words = [w for _, w in toks]
+        n = len(self.words)
+        self.spans = clf._spans(toks, text, day)
+        self.cat_at: list[set[str]] = [set() for _ in range(n)]
+        for sp in self.spans:
+            for i in range(sp.a, sp.b):
+                self.cat_at[i] |= sp.cats
+        self.seg = clf._segments(text, toks, self.spans)
+        self.reason = clf._reason_region(text, toks, self.seg, self.spans)
+        self.barrier = clf._barriers(text, toks, self.spans, self.reason)
+        self.question = text.rstrip(" \t\"')\u201d\u2019").endswith("?")
+        self.negated = any("negation" in c for c in self.cat_at)
+        self.pending = any("pending" in c for c in self.cat_at)
+        self.ops = [sp for sp in self.spans if sp.cats & set(OPERATORS)]
+        self.verbs = [sp for sp in self.spans if any(c.startswith("verb:") for c in sp.cats)]
+        self.governing: set[int] = set()  # ids of operators that govern a change verb
+        self.cont = 0.0  # continuation / discourse evidence for other
+        self.out: list[Evidence] = []
+        self._w = clf.w
+
+    def add(self, cls: str, weight: float, rule: str, sp: _Span | None, at: int,
+            weak: bool = False) -> None:
+        if self.reason[at]:
+            weight *= self._w["reason_factor"]
+            rule += " (in a reason clause)"
+        if weight:
+            self.out.append(Evidence(self.k, cls, weight, rule, sp.surface if sp else "", weak))
+
+    def in_seg(self, i: int, cat: str) -> list[_Span]:
+        return [sp for sp in self.spans if cat in sp.cats and self.seg[sp.a] == self.seg[i]]
+
+    def future_near(self, i: int) -> bool:
+        return bool(self.in_seg(i, "future_time"))
 
 
 def _name(op: _Span) -> str:
@@ -526,13 +614,19 @@ def _evidence(clf: ScopedLexiconClassifier, text: str, day: dt.date | None) -> t
 
 @lru_cache(maxsize=4096)
 def _scores(clf: ScopedLexiconClassifier, text: str, day: dt.date | None) -> tuple[tuple[str, float], ...]:
-    """Revisionary classes sum their evidence; other takes its strongest sentence (header)."""
+    """Revisionary classes sum their evidence (weak evidence: only the strongest piece per class);
+    other takes its strongest sentence (header, "Scores")."""
     s = dict(clf.priors)
     other_by_sentence: dict[int, float] = {}
+    weak: dict[str, float] = {}
     for e in _evidence(clf, text, day):
         if e.cls == OTHER:
             other_by_sentence[e.sentence] = other_by_sentence.get(e.sentence, 0.0) + e.weight
+        elif e.weak:
+            weak[e.cls] = max(weak.get(e.cls, 0.0), e.weight)
         else:
             s[e.cls] += e.weight
+    for c, w in weak.items():
+        s[c] += w
     s[OTHER] += max(other_by_sentence.values(), default=0.0)
     return tuple(s.items())
