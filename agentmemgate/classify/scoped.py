@@ -114,6 +114,7 @@ class ScopedLexiconClassifier:
         self.be = frozenset(syn["be"])
         self.have = frozenset(syn["have"])
         self.first = frozenset(syn["first_person"])
+        self.first_possessive = frozenset(syn["first_possessive"])
         self.second = frozenset(syn["second_person"])
         self.third = frozenset(syn["other_subject"])
         self.adverbs = frozenset(syn["adverbs"])
@@ -159,7 +160,7 @@ class ScopedLexiconClassifier:
                 return
             factor = self.w["other_subject_weight"] if subj == "other" else 1.0
             if self._abandoned(s, v) or (self._negated_between(s, op, v) and not op.cats & set(SOFT)):
-                s.add(OTHER, self.w["declined"] * factor, "declined change", v, v.a)
+                s.add(SPEC, self.w["unrealized"] * factor, "declined change: not real", v, v.a)
             else:
                 s.add(SPEC, self.w["governed_change"] * factor, f"change under {_name(op)}", v, v.a)
             return
@@ -167,7 +168,10 @@ class ScopedLexiconClassifier:
             self._past(s, v)
             return
         if self._abandoned(s, v):
-            s.add(OTHER, self.w["declined"], "declined change", v, v.a)
+            s.add(SPEC, self.w["unrealized"], "abandoned change: not real", v, v.a)
+            return
+        if s.pending_negated:
+            s.add(SPEC, self.w["pending_change"], "pending: a negation with 'yet'", v, v.a)
             return
         words = s.words
         before = self._left(v.a, words, self.adverbs)
@@ -203,7 +207,7 @@ class ScopedLexiconClassifier:
             if have or s.pending:
                 s.add(SPEC, self.w["pending_change"], "negated completion: not yet", v, v.a)
             else:
-                s.add(OTHER, self.w["declined"], "negated past: no change", v, v.a)
+                s.add(SPEC, self.w["unrealized"], "negated past: no change happened", v, v.a)
         elif modal_have:
             s.add(OTHER, self.w["hedged_recall"], "hedged recall (modal + have)", v, v.a)
         elif s.future_near(v.a):
@@ -225,7 +229,7 @@ class ScopedLexiconClassifier:
         for op in s.ops:
             if id(op) in s.governing or not op.cats & {"hedge", "deliberation", "intention", "modal"}:
                 continue
-            subj = self._subject(op.a, words)
+            subj = self._subject(op.a, words, s.seg)
             if subj == "first" and op.b < len(words) and words[op.b] in self.second | self.third:
                 subj = "second" if words[op.b] in self.second else "other"  # "Maybe you have"
             if any(op.b <= sp.a <= op.b + 4 and sp.cats & {"continuation", "discourse"}
@@ -448,14 +452,20 @@ class ScopedLexiconClassifier:
             j -= 1
         return j
 
-    def _subject(self, i: int, words: list[str]) -> str:
-        """'first' (or none: a subjectless plan), 'second' or 'other' for the word before ``i``."""
-        j = self._left(i, words, self._skip)
-        if j < 0 or words[j] in self.first or words[j] in self.openers or words[j] in self.segment_words:
-            return "first"
-        if words[j] in self.second:
-            return "second"
-        return "other"
+    def _subject(self, i: int, words: list[str], seg: list[int] | None = None) -> str:
+        """The nearest pronoun before ``i`` in its segment: 'first', 'second' or 'other'; with no
+        pronoun, 'first' (a subjectless plan: "Thinking of moving", "The plan is to ...")."""
+        j = i - 1
+        while j >= 0 and (seg is None or seg[j] == seg[i]):
+            w = words[j]
+            if w in self.first or w in self.first_possessive:
+                return "first"
+            if w in self.second:
+                return "second"
+            if w in self.third:
+                return "other"
+            j -= 1
+        return "first"
 
     def _verb_subject(self, s: "_Sentence", v: _Span, op: _Span) -> str:
         """A pronoun right before the verb is its subject ("if you switch"); else the operator's
@@ -471,7 +481,7 @@ class ScopedLexiconClassifier:
                 return "second"
             if w in self.third:
                 return "other"
-        return self._subject(op.a, s.words)
+        return self._subject(op.a, s.words, s.seg)
 
     def _negated_op(self, s: "_Sentence", op: _Span) -> bool:
         if "'t" in s.words[op.a:op.b] and "modal" in op.cats:
@@ -537,6 +547,8 @@ class _Sentence:
         self.question = text.rstrip(" \t\"')\u201d\u2019").endswith("?")
         self.negated = any("negation" in c for c in self.cat_at)
         self.pending = any("pending" in c for c in self.cat_at)
+        self.pending_negated = self.negated and any(
+            "pending" in c and w == "yet" for c, w in zip(self.cat_at, self.words))
         self.ops = [sp for sp in self.spans if sp.cats & set(OPERATORS)]
         self.verbs = [sp for sp in self.spans if any(c.startswith("verb:") for c in sp.cats)]
         self.governing: set[int] = set()  # ids of operators that govern a change verb
@@ -556,7 +568,10 @@ class _Sentence:
         return [sp for sp in self.spans if cat in sp.cats and self.seg[sp.a] == self.seg[i]]
 
     def future_near(self, i: int) -> bool:
-        return bool(self.in_seg(i, "future_time"))
+        """A future-time expression in the scope of token ``i``: its sentence, with no scope
+        barrier between them."""
+        return any("future_time" in sp.cats and not _blocked(min(i, sp.a) + 1, max(i, sp.a) + 1, self.barrier)
+                   for sp in self.spans)
 
 
 def _name(op: _Span) -> str:
