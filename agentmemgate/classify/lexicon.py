@@ -59,7 +59,13 @@ class LexiconClassifier:
 
 @lru_cache(maxsize=None)
 def lexicon_classifier(version: int | None = None):
-    """The offline classifier of that cue-file version (default: the highest)."""
+    """The offline classifier of that cue-file version (default: the highest), one per version."""
+    v, _ = versioned_file(CUES_DIR, "evidence_cues", "toml", version, "offline lexicon")
+    return _load(v)
+
+
+@lru_cache(maxsize=None)
+def _load(version: int):
     v, path = versioned_file(CUES_DIR, "evidence_cues", "toml", version, "offline lexicon")
     raw = path.read_bytes()
     scoring = tomllib.loads(raw.decode("utf-8")).get("scoring", "bag")

@@ -249,8 +249,9 @@ class ScopedLexiconClassifier:
             w *= {"second": 0.0, "other": self.w["other_subject_weight"]}.get(subj, 1.0)
             if s.reason[op.a]:
                 w *= self.w["reason_factor"]
+                why += " (in a reason clause)"
             if w > bare:
-                bare, rule, weak = w, f"{why} '{op.surface}'", why == "modal with no change verb"
+                bare, rule, weak = w, f"{why} '{op.surface}'", why.startswith("modal with no change verb")
         if bare:
             s.out.append(Evidence(s.k, SPEC, bare, rule, "", weak=weak))
         for sp in spans:
