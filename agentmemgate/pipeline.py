@@ -7,11 +7,14 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from .exports import ExportSummary, export
-from .generate import GenerateSummary, generate, get_renderer, resolve_splits
+from .generate import GenerateSummary, generate, get_renderer, plan_split, resolve_splits
+from .generate.run import pending
+from .outputs import can_create
 from .validate import JudgingSummary, StructureSummary, judge_arcs, validate_structure
+from .validate.dry_run import JudgeCalls, planned_judge_calls
 from .validate.judges import check_families
 from .validate.judging import resolve_judges
-from .workspace import Workspace
+from .workspace import Workspace, open_workspace
 
 
 class BuildSummary(BaseModel):
@@ -23,6 +26,7 @@ class BuildSummary(BaseModel):
     judging: JudgingSummary | None = None
     export: ExportSummary | None = None
     cells: dict[str, dict[str, int]] = {}
+    judge_calls: JudgeCalls | None = None  # dry runs: the judge calls the run would make
 
 
 def build(workspace: str | Path, out: str | Path, split: str = "all", generator: str = "offline",
@@ -30,25 +34,47 @@ def build(workspace: str | Path, out: str | Path, split: str = "all", generator:
           drop_failing: bool = False, show_progress: bool = True,
           judges: list[str] | None = None, allow_same_family: bool = False,
           judge_base_url: str | None = None, **renderer_options) -> BuildSummary:
+    # Everything that can be refused is refused before any work, and a workspace this call
+    # created is removed again when it is refused (nothing is left on disk).
     splits = resolve_splits(split)
-    ws = Workspace(workspace)
-    renderer = get_renderer(generator, workspace=ws, **renderer_options)
-    judge_objs = resolve_judges(ws, judges, base_url=judge_base_url)  # default: offline heuristic judges
-    check_families(judge_objs, {renderer.family}, allow_same_family)  # refuse before any work
+    for s in splits:  # a size the catalog cannot fill fails here, naming the largest that works
+        plan_split(s, seed, n_per_cell)
+    if not dry_run:
+        can_create(Path(out))
+    with open_workspace(workspace, create=True) as ws:
+        renderer = get_renderer(generator, workspace=ws, **renderer_options)
+        judge_objs = resolve_judges(ws, judges, base_url=judge_base_url)  # default: offline heuristic
+        check_families(judge_objs, {renderer.family}, allow_same_family)
+        if dry_run:  # changes nothing: no plan saved, no run recorded, no new workspace kept
+            gen = generate(ws, renderer, splits, seed=seed, n_per_cell=n_per_cell, dry_run=True,
+                           show_progress=False)
+            specs, todo = pending(ws, renderer, splits, seed=seed, n_per_cell=n_per_cell, save=False)
+            new = {s.id for s in todo}
+            calls = planned_judge_calls(ws, judge_objs, [s.id for s in specs if s.id not in new],
+                                        len(todo))
+            summary = BuildSummary(splits=splits, generator=renderer.name, generate=gen,
+                                   judge_calls=calls)
+            ws.discard_if_unused()
+            return summary
+        return _build(ws, out, splits, renderer, judge_objs, split=split, generator=generator,
+                      seed=seed, n_per_cell=n_per_cell, drop_failing=drop_failing,
+                      allow_same_family=allow_same_family, show_progress=show_progress)
+
+
+def _build(ws: Workspace, out, splits, renderer, judge_objs, *, split, generator, seed, n_per_cell,
+           drop_failing, allow_same_family, show_progress) -> BuildSummary:
     run_id = ws.start_run("build", {"split": split, "generator": generator, "seed": seed,
                                     "n_per_cell": n_per_cell, "out": str(out)})
     status = "failed"
     try:
-        gen = generate(ws, renderer, splits, seed=seed, n_per_cell=n_per_cell, dry_run=dry_run,
+        gen = generate(ws, renderer, splits, seed=seed, n_per_cell=n_per_cell,
                        show_progress=show_progress)
         summary = BuildSummary(splits=splits, generator=renderer.name, generate=gen)
-        if dry_run:
-            status = "dry-run"
-            return summary
         summary.structure = validate_structure(ws, splits)
         summary.judging = judge_arcs(ws, splits, judge_objs, allow_same_family=allow_same_family,
                                      show_progress=show_progress)
-        summary.export = export(ws, out, splits, drop_failing=drop_failing)
+        if ws.arc_ids(splits=splits):  # with no arc rendered at all there is nothing to export
+            summary.export = export(ws, out, splits, drop_failing=drop_failing)
         summary.cells = {s: _cells(ws, s) for s in splits}
         status = "ok" if gen.failed == 0 else "partial"
         return summary

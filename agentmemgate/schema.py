@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .errors import UnknownLevel
+from .errors import BadInput, UnknownLevel
 
 SPLITS = ("core", "heldout", "controlled")
 FACTORS = ("outcome", "hedge_strength", "confirmation_wording")
@@ -46,6 +46,39 @@ LEVEL_DEFINITIONS: dict[str, str] = {
     "abandoned": "The plan is later explicitly dropped.",
     "open": "The plan is still pending at the end of the conversation.",
 }
+
+
+# The gate's evidence types (paper, A.6) and the commit/hold routing: shared by the statement
+# sets (corpora), the classifiers (classify) and evidence-type audits (annotate_app).
+EVIDENCE_TYPES = ("speculation", "completed_event", "explicit_correction", "other")
+HOLD_CLASSES = ("speculation",)
+COMMIT_CLASSES = ("completed_event", "explicit_correction", "other")
+
+_EVIDENCE_ALIASES = {
+    "speculative": "speculation", "spec": "speculation", "speculation": "speculation",
+    "hedge": "speculation", "plan": "speculation",
+    "completed_event": "completed_event", "completed": "completed_event", "event": "completed_event",
+    "completion": "completed_event",
+    "explicit_correction": "explicit_correction", "correction": "explicit_correction",
+    "corrective": "explicit_correction",
+    "other": "other",
+}
+
+
+def normalize_evidence_type(label: object) -> str | None:
+    """'Speculative', 'completed event', 'correction' -> canonical names; None if unknown."""
+    if label is None:
+        return None
+    s = re.sub(r"[\s\-]+", "_", str(label).strip().lower().strip(" .:'\"`*"))
+    return _EVIDENCE_ALIASES.get(s)
+
+
+def check_evidence_type(label: object, where: str) -> str:
+    norm = normalize_evidence_type(label)
+    if norm is None:
+        raise BadInput(f"{where}: unknown evidence type {label!r}; choose one of: "
+                       f"{', '.join(EVIDENCE_TYPES)}")
+    return norm
 
 
 def check_level(name: str, allowed: tuple[str, ...], what: str) -> str:

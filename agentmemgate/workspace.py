@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import json
+import os
 import sqlite3
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -16,6 +19,62 @@ from .schema import Arc, ArcSpec, CheckResult
 
 DEFAULT_WORKSPACE = Path("amg-workspace")
 DB_NAME = "workspace.db"
+
+
+def _missing_dirs(path: Path) -> list[Path]:
+    """The folders ``path.mkdir(parents=True)`` would create, deepest first."""
+    out = []
+    p = path
+    while not p.exists() and p != p.parent:
+        out.append(p)
+        p = p.parent
+    return out
+
+
+def _read_only(path: Path) -> str | None:
+    """Why ``path`` (or the nearest folder above it that exists) cannot be written, if it cannot."""
+    p = path
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    try:
+        if os.statvfs(p).f_flag & os.ST_RDONLY:
+            return "it is on a read-only file system"
+    except (OSError, AttributeError):  # no statvfs (Windows)
+        pass
+    if not os.access(p, os.W_OK) or ((p / DB_NAME).exists() and not os.access(p / DB_NAME, os.W_OK)):
+        return "it is not writable (permission denied)"
+    return None
+
+
+def _cannot_open(path: Path, e: Exception) -> str:
+    """One plain line for a workspace that cannot be opened (no raw ``[Errno 30]``)."""
+    why = _read_only(path)
+    if why is None and isinstance(e, OSError) and e.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        why = "it is read-only" if e.errno == errno.EROFS else "permission denied"
+    if why is None and "readonly" in str(e).replace("-", "").replace(" ", "").lower():
+        why = "its database file is read-only"
+    if why:
+        return (f"Workspace {str(path)!r} is read-only: {why}; amg writes to its workspace, so copy "
+                "it to a writable folder or pass another --workspace")
+    detail = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+    return f"Cannot open workspace {str(path)!r}: {detail}"
+
+
+@contextmanager
+def open_workspace(path: str | Path | "Workspace" = DEFAULT_WORKSPACE, *,
+                   create: bool = False) -> Iterator["Workspace"]:
+    """A workspace for one command; one it created is removed again if the command fails first.
+
+    Only the commands that may create a workspace pass ``create=True``; if such a command is
+    rejected before it stores anything (a bad option, a missing key, an unknown source), the new
+    workspace and any folders made for it go away, so nothing is left on disk.
+    """
+    ws = path if isinstance(path, Workspace) else Workspace(path, create=create)
+    try:
+        yield ws
+    except BaseException:
+        ws.discard_if_unused()
+        raise
 
 
 def now() -> str:
@@ -31,12 +90,19 @@ class Workspace:
 
     def __init__(self, path: str | Path = DEFAULT_WORKSPACE, *, create: bool = True):
         self.path = Path(path)
-        if not create and not (self.path / DB_NAME).is_file():
+        db_path = self.path / DB_NAME
+        if not create and not db_path.is_file():
             raise WorkspaceError(f"No workspace at {str(self.path)!r} (no {DB_NAME} there): check "
                                  "--workspace, or create one with `amg build`")
+        # What this call brings into being, so a command that fails before storing anything can
+        # take it away again (``discard_if_unused``).
+        self._new_dirs = _missing_dirs(self.path) if not db_path.is_file() else []
+        self.created = not db_path.is_file()
         try:
             self.path.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path / DB_NAME, timeout=30, check_same_thread=False)
+            if db_path.is_file() and not os.access(db_path, os.W_OK):  # would fail at the first write
+                raise OSError(errno.EACCES, "read-only database file", str(db_path))
+            conn = sqlite3.connect(db_path, timeout=30, check_same_thread=False)
             conn.execute("PRAGMA busy_timeout = 30000")
             self.db = sqlite_utils.Database(conn)
             self.db.enable_wal()
@@ -45,7 +111,31 @@ class Workspace:
             conn.execute("PRAGMA synchronous = NORMAL")
             migrations.apply(self.db)
         except (OSError, sqlite3.Error) as e:
-            raise WorkspaceError(f"Cannot open workspace {str(self.path)!r}: {e}") from None
+            raise WorkspaceError(_cannot_open(self.path, e)) from None
+
+    def is_unused(self) -> bool:
+        """True while nothing but bookkeeping (migrations applied, runs started) is stored."""
+        tables = [t for t in self.db.table_names()
+                  if t not in ("_migrations", "runs") and not t.startswith("sqlite_")]
+        return not any(self.db.execute(f"select 1 from [{t}] limit 1").fetchone() for t in tables)
+
+    def discard_if_unused(self) -> bool:
+        """Remove the workspace again if this object created it and nothing was stored in it.
+
+        Keeps a mistyped path or a rejected argument from leaving an empty ``workspace.db``
+        (and its folder) behind. Returns whether anything was removed.
+        """
+        if not self.created or not self.is_unused():
+            return False
+        self.db.conn.close()
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            (self.path / (DB_NAME + suffix)).unlink(missing_ok=True)
+        for d in self._new_dirs:  # deepest first; only folders this call made, and only if empty
+            try:
+                d.rmdir()
+            except OSError:
+                break
+        return True
 
     # -- specs -------------------------------------------------------------------------------
     def save_specs(self, specs: Iterable[ArcSpec]) -> None:
@@ -81,9 +171,18 @@ class Workspace:
                 pk="id",
             )
 
-    def arc_ids(self, generator: str | None = None) -> set[str]:
-        where, args = ("generator = ?", [generator]) if generator else (None, None)
-        return {r["id"] for r in self.db["arcs"].rows_where(where, args, select="id")}
+    def arc_ids(self, generator: str | None = None, splits: Iterable[str] | None = None) -> set[str]:
+        """Ids of the stored arcs, optionally of one generator and of some splits only."""
+        clauses, args = [], []
+        if generator:
+            clauses.append("generator = ?")
+            args.append(generator)
+        if splits is not None:
+            splits = list(splits)
+            clauses.append(f"split in ({','.join('?' * len(splits))})")
+            args += splits
+        return {r["id"] for r in self.db["arcs"].rows_where(" and ".join(clauses) or None, args or None,
+                                                          select="id")}
 
     def arcs(self, split: str | None = None, ids: Iterable[str] | None = None) -> Iterator[Arc]:
         """Arcs in spec order (the order the planner produced them)."""

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..stats import Proportion
-from .agreement import AgreementReport, Confusion, VsReference
+from ..stats import Interval, Proportion
+from .report_models import AgreementReport, Confusion, VsReference
 from .labels import display_name
 
 _MAX_FAST_LISTED = 30
@@ -17,6 +17,15 @@ def _p(x: Proportion | None) -> str:
 
 def _f(x: float | None, digits: int = 3) -> str:
     return "undefined" if x is None else f"{x:.{digits}f}"
+
+
+def _ci(x: float | None, ci: Interval | None, digits: int = 3) -> str:
+    """A statistic with its bootstrap interval: ``0.412 [0.215, 0.600]``."""
+    if x is None:
+        return "undefined"
+    if ci is None or ci.ci_low is None:
+        return _f(x, digits)
+    return f"{x:.{digits}f} [{ci.ci_low:.{digits}f}, {ci.ci_high:.{digits}f}]"
 
 
 def _pct(v: float | None, lo: float | None, hi: float | None) -> str:
@@ -41,8 +50,8 @@ def _confusion(c: Confusion) -> list[str]:
 def _vs(v: VsReference, title: str) -> list[str]:
     out = [f"### {title}", "",
            f"- Agreement with the reference: {_p(v.agreement)}",
-           f"- Cohen's kappa: {_f(v.kappa)} (n={v.agreement.n})",
-           f"- Macro-F1 over the reference's classes: {_f(v.macro_f1)}"]
+           f"- Cohen's kappa: {_ci(v.kappa, v.kappa_ci)} (n={v.agreement.n})",
+           f"- Macro-F1 over the reference's classes: {_ci(v.macro_f1, v.macro_f1_ci)}"]
     if v.within_one is not None:
         out.append(f"- Within one level of the reference: {_p(v.within_one)}")
     out.append("")
@@ -56,7 +65,8 @@ def _vs(v: VsReference, title: str) -> list[str]:
         out += ["Commit-versus-hold collapse (speculation holds; the other classes commit; "
                 "can't tell stays its own answer and counts as a disagreement):", "",
                 f"- Agreement: {_p(v.binary.agreement)}",
-                f"- Cohen's kappa: {_f(v.binary.kappa)}", ""] + _confusion(v.binary.confusion)
+                f"- Cohen's kappa: {_ci(v.binary.kappa, v.binary.kappa_ci)}", ""] \
+            + _confusion(v.binary.confusion)
     return out
 
 
@@ -66,17 +76,32 @@ def render_markdown(r: AgreementReport) -> str:
            f"Task: {task}; labels: {', '.join(display_name(x) for x in r.labels)}"
            f"{' (ordered)' if r.ordered else ''}; rubric: {r.rubric or 'none'}.", "",
            f"Items: {r.n_items}; annotators: {r.n_annotators}; labels counted (latest per annotator "
-           f"and item): {r.n_labels}; items with two or more labels: {r.n_items_multi}.", "",
-           "## Human-human agreement", "",
-           f"- Percent agreement over all pairs of labels given to the same item: "
-           f"{_p(r.percent_agreement)}",
-           f"- Krippendorff's alpha ({r.krippendorff_alpha.level}): {_f(r.krippendorff_alpha.value)} "
-           f"(units with two or more labels: {r.krippendorff_alpha.n_units}"
-           f"{'; ' + r.krippendorff_alpha.note if r.krippendorff_alpha.note else ''})", ""]
+           f"and item): {r.n_labels}; items with two or more labels: {r.n_items_multi}.", ""]
+    if r.bootstrap is not None:
+        b = r.bootstrap
+        out += [f"Intervals: 95% Wilson for proportions; for kappa, alpha and macro-F1 a 95% "
+                f"percentile bootstrap over {b.unit}s ({b.resamples} resamples, seed {b.seed}; an "
+                f"{b.unit}'s labels are drawn together).", ""]
+    a = r.krippendorff_alpha
+    out += ["## Human-human agreement", "",
+            f"- Percent agreement over all pairs of labels given to the same item: "
+            f"{_p(r.percent_agreement)}",
+            f"- Krippendorff's alpha ({a.level}): {_ci(a.value, a.ci)} "
+            f"(units with two or more labels: {a.n_units}{'; ' + a.note if a.note else ''})", ""]
     if r.cohen_kappa_pairs:
-        out += _table(["annotator pair", "n", "agreement [95% CI]", "Cohen's kappa"],
-                      [[f"{k.a} / {k.b}", str(k.n), _p(k.agreement), _f(k.kappa)]
-                       for k in r.cohen_kappa_pairs])
+        header = ["annotator pair", "n", "agreement [95% CI]", "Cohen's kappa [95% CI]"]
+        rows = [[f"{k.a} / {k.b}", str(k.n), _p(k.agreement), _ci(k.kappa, k.kappa_ci)]
+                for k in r.cohen_kappa_pairs]
+        if r.ordered:
+            header += ["n on the scale", "linear-weighted kappa", "quadratic-weighted kappa"]
+            for row, k in zip(rows, r.cohen_kappa_pairs):
+                row += [str(k.n_weighted), _ci(k.kappa_linear, k.kappa_linear_ci),
+                        _ci(k.kappa_quadratic, k.kappa_quadratic_ci)]
+        out += _table(header, rows)
+        if r.ordered:
+            out += ["Weighted kappas count how far apart two levels are (linear: by the distance, "
+                    "quadratic: by its square) over the items both labeled on the scale; "
+                    "\"can't tell\" is not on it.", ""]
     else:
         out += ["No two annotators have labeled the same item yet: no pairwise kappa.", ""]
     out += ["## Human vs reference", ""]

@@ -3,8 +3,11 @@
 Only each annotator's latest label per item counts; adjudicated resolutions are reported on their
 own and never enter human-human or per-annotator numbers. Every proportion carries n and a 95%
 Wilson interval (``stats.wilson``); kappa and alpha come from ``stats`` (scikit-learn,
-krippendorff); precision, recall, F1 and confusion matrices from scikit-learn. A statistic that is
-undefined (no data, one label only) is None and is listed under ``diagnostics.undefined``.
+krippendorff); precision, recall, F1 and confusion matrices from scikit-learn. Kappa (unweighted,
+and linearly and quadratically weighted for ordered tasks), alpha and macro-F1 carry a seeded 95%
+percentile-bootstrap interval over items (``stats.bootstrap``, as the classifier report). A
+statistic that is undefined (no data, one label only) is None and is listed under
+``diagnostics.undefined``.
 """
 
 from __future__ import annotations
@@ -17,12 +20,15 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict
-
 from ..errors import WorkspaceError
-from ..stats import Proportion, cohen_kappa, krippendorff_alpha, wilson
+from ..stats import (DEFAULT_RESAMPLES, Interval, Proportion, bootstrap, cohen_kappa,
+                     kappa_rows, krippendorff_alpha, macro_f1_rows, wilson)
+from ._report_md import render_markdown, write_plots
 from .audits import get_audit
 from .labels import CANT_TELL, HOLD_CLASSES, LabelSet
+from .report_models import (Adjudication, AgreementReport, Alpha, AnnotatorDiag, Binary, Bootstrap,
+                            ClassStats, Confusion, Diagnostics, FastDecision, KappaPair,
+                            ReferenceBlock, VsReference)
 
 if TYPE_CHECKING:
     from ..workspace import Workspace
@@ -30,135 +36,11 @@ if TYPE_CHECKING:
 FAST_SECONDS = 2.0  # a decision quicker than this is flagged: too fast to have read the item
 
 
-class Alpha(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    value: float | None
-    level: str  # "nominal" or "ordinal"
-    n_units: int  # items with two or more usable labels
-    note: str = ""
-
-
-class KappaPair(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    a: str
-    b: str
-    kappa: float | None
-    n: int
-    agreement: Proportion
-
-
-class Confusion(BaseModel):
-    """Rows are reference labels, columns the human labels, both in ``labels`` order."""
-
-    model_config = ConfigDict(extra="forbid")
-    labels: list[str]
-    matrix: list[list[int]]
-
-
-class ClassStats(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    precision: float | None
-    precision_ci_low: float | None
-    precision_ci_high: float | None
-    precision_n: int  # how many human labels chose this class
-    recall: float | None
-    recall_ci_low: float | None
-    recall_ci_high: float | None
-    support: int  # how many reference labels are this class
-
-
-class Binary(BaseModel):
-    """evidence_type collapsed to the routing decision: speculation holds, other classes commit."""
-
-    model_config = ConfigDict(extra="forbid")
-    agreement: Proportion
-    kappa: float | None
-    confusion: Confusion
-
-
-class VsReference(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    agreement: Proportion
-    kappa: float | None
-    per_class: dict[str, ClassStats]
-    macro_f1: float | None
-    confusion: Confusion
-    within_one: Proportion | None = None  # ordered tasks: off by at most one level
-    binary: Binary | None = None
-
-
-class ReferenceBlock(VsReference):
-    """Pooled over annotators (each annotator's label is one observation), then per annotator."""
-
-    sources: dict[str, int]  # reference source -> items
-    n_items: int  # items with both a reference and a human label
-    per_annotator: dict[str, VsReference]
-
-
-class Adjudication(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    n_candidates: int  # items with two or more annotator labels
-    n_disagreements: int
-    n_resolved: int
-    vs_reference: Proportion | None
-
-
-class AnnotatorDiag(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    annotator: str
-    assigned: int
-    labeled: int
-    labels_logged: int
-    changed: int  # items labeled more than once (the latest label counts)
-    cant_tell: int
-    fast: int
-    median_active_seconds: float | None
-
-
-class FastDecision(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    annotator: str
-    item_id: str
-    seconds: float
-
-
-class Diagnostics(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    per_annotator: list[AnnotatorDiag]
-    prevalence: dict[str, Proportion]  # human labels (latest), pooled
-    reference_prevalence: dict[str, Proportion]
-    prevalence_by_group: dict[str, dict[str, Proportion]]  # e.g. realism criterion -> label
-    n_unlabeled_items: int
-    fast_threshold_seconds: float
-    fast_decisions: list[FastDecision]
-    undefined: list[str]
-    notes: list[str]
-
-
-class AgreementReport(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    audit: str
-    task: str
-    factor: str | None
-    labels: list[str]
-    ordered: bool
-    rubric: str
-    n_items: int
-    n_annotators: int
-    n_labels: int  # latest labels, all annotators
-    n_items_multi: int  # items with two or more annotator labels
-    percent_agreement: Proportion
-    krippendorff_alpha: Alpha
-    cohen_kappa_pairs: list[KappaPair]
-    vs_reference: ReferenceBlock | None
-    adjudication: Adjudication | None
-    diagnostics: Diagnostics
-    plots: dict[str, str] = {}
-
-
 # -- computing ---------------------------------------------------------------------------------
-def agreement_report(ws: "Workspace", name: str, fast_seconds: float = FAST_SECONDS) -> AgreementReport:
+def agreement_report(ws: "Workspace", name: str, fast_seconds: float = FAST_SECONDS,
+                     resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> AgreementReport:
     info = get_audit(ws, name)
+    boot = Bootstrap(resamples=resamples, seed=seed)
     ls = info.label_set
     db = ws.db
     items = {iid: (json.loads(p).get("group") if p else None)
@@ -201,16 +83,12 @@ def agreement_report(ws: "Workspace", name: str, fast_seconds: float = FAST_SECO
         undefined.append("percent_agreement (no item has two labels)")
     pairs = []
     for a, b in itertools.combinations(people, 2):
-        common = [i for i in by_item if a in by_item[i] and b in by_item[i]]
+        common = [i for i in sorted(by_item) if a in by_item[i] and b in by_item[i]]
         if not common:
             continue
         la, lb = [by_item[i][a] for i in common], [by_item[i][b] for i in common]
-        kap = cohen_kappa(la, lb)
-        if kap is None:
-            undefined.append(f"cohen_kappa {a}/{b} (one label only)")
-        pairs.append(KappaPair(a=a, b=b, kappa=kap, n=len(common),
-                               agreement=wilson(sum(x == y for x, y in zip(la, lb)), len(common))))
-    alpha = _alpha(ls, people, by_item, notes)
+        pairs.append(_pair(ls, a, b, la, lb, boot, undefined))
+    alpha = _alpha(ls, people, by_item, notes, boot)
     if alpha.value is None:
         undefined.append("krippendorff_alpha (fewer than two labels per item, or one label only)")
 
@@ -220,9 +98,13 @@ def agreement_report(ws: "Workspace", name: str, fast_seconds: float = FAST_SECO
         obs = [(ann, refs[item][0], label) for (ann, item), (label, _) in sorted(latest.items())
                if item in refs]
         if obs:
-            pooled = _vs(ls, [r for _, r, _ in obs], [h for *_, h in obs], "pooled", undefined)
+            unit = {item: u for u, item in enumerate(sorted({item for (_, item) in latest
+                                                            if item in refs}))}
+            pooled = _vs(ls, [r for _, r, _ in obs], [h for *_, h in obs], "pooled", undefined,
+                         boot, groups=[unit[item] for (_, item), _ in sorted(latest.items())
+                                       if item in refs])
             per_ann = {a: _vs(ls, [r for x, r, _ in obs if x == a], [h for x, _, h in obs if x == a],
-                              a, undefined)
+                              a, undefined, boot)
                        for a in people if any(x == a for x, *_ in obs)}
             ref_block = ReferenceBlock(
                 **pooled.model_dump(), sources=dict(Counter(src for _, src in refs.values())),
@@ -268,16 +150,48 @@ def agreement_report(ws: "Workspace", name: str, fast_seconds: float = FAST_SECO
         rubric=ls.rubric, n_items=len(items), n_annotators=len(people), n_labels=len(latest),
         n_items_multi=sum(len(v) >= 2 for v in by_item.values()), percent_agreement=pct,
         krippendorff_alpha=alpha, cohen_kappa_pairs=pairs, vs_reference=ref_block,
-        adjudication=adjudication,
+        adjudication=adjudication, bootstrap=boot,
         diagnostics=Diagnostics(
             per_annotator=diag_people, prevalence=prevalence, reference_prevalence=ref_prev,
             prevalence_by_group=by_group, n_unlabeled_items=sum(1 for i in items if i not in by_item),
             fast_threshold_seconds=fast_seconds, fast_decisions=fast, undefined=undefined, notes=notes))
 
 
+def _pair(ls: LabelSet, a: str, b: str, la: list[str], lb: list[str], boot: Bootstrap,
+          undefined: list[str]) -> KappaPair:
+    """Kappa of one pair with its interval; ordered tasks add the weighted kappas."""
+    kap = cohen_kappa(la, lb)
+    if kap is None:
+        undefined.append(f"cohen_kappa {a}/{b} (one label only)")
+    out = KappaPair(a=a, b=b, kappa=kap, n=len(la),
+                    agreement=wilson(sum(x == y for x, y in zip(la, lb)), len(la)),
+                    kappa_ci=_kappa_ci(kap, la, lb, ls.choices, None, boot))
+    if ls.ordered:
+        # Weights follow the scale; "can't tell" is not on it, so those items are left out.
+        on_scale = [(x, y) for x, y in zip(la, lb) if x in ls.labels and y in ls.labels]
+        wa, wb = [x for x, _ in on_scale], [y for _, y in on_scale]
+        out.n_weighted = len(on_scale)
+        for weights in ("linear", "quadratic"):
+            k = cohen_kappa(wa, wb, labels=list(ls.labels), weights=weights)
+            if k is None:
+                undefined.append(f"cohen_kappa_{weights} {a}/{b} (one label only)")
+            setattr(out, f"kappa_{weights}", k)
+            setattr(out, f"kappa_{weights}_ci", _kappa_ci(k, wa, wb, ls.labels, weights, boot))
+    return out
+
+
+def _kappa_ci(value: float | None, x: list[str], y: list[str], labels, weights: str | None,
+              boot: Bootstrap, groups: list[int] | None = None) -> Interval:
+    n = len(x) if groups is None else len(set(groups))
+    return bootstrap(value, lambda draws: kappa_rows(x, y, list(labels), draws, weights, groups),
+                     n, boot.resamples, boot.seed)
+
+
 def _alpha(ls: LabelSet, people: list[str], by_item: dict[str, dict[str, str]],
-           notes: list[str]) -> Alpha:
+           notes: list[str], boot: Bootstrap) -> Alpha:
     """Annotators x items; a missing label is NaN (missing), never a category."""
+    import numpy as np
+
     ids = sorted(by_item)
     if ls.ordered:
         codes = {lab: float(i) for i, lab in enumerate(ls.labels)}  # can't tell -> missing
@@ -294,11 +208,25 @@ def _alpha(ls: LabelSet, people: list[str], by_item: dict[str, dict[str, str]],
     n_units = sum(1 for j in range(len(ids))
                   if sum(not math.isnan(row[j]) for row in matrix) >= 2) if matrix else 0
     value = krippendorff_alpha(matrix, level=level, value_domain=domain) if ids and people else None
+    data = np.asarray(matrix, dtype=float)
+
+    def rows(draws):
+        return np.array([_nan(krippendorff_alpha(data[:, d], level=level, value_domain=domain))
+                         for d in draws])
+
     return Alpha(value=value, level=level, n_units=n_units,
-                 note="can't tell treated as missing" if ls.ordered else "")
+                 note="can't tell treated as missing" if ls.ordered else "",
+                 ci=bootstrap(value, rows, len(ids), boot.resamples, boot.seed))
 
 
-def _vs(ls: LabelSet, ref: list[str], human: list[str], who: str, undefined: list[str]) -> VsReference:
+def _nan(x: float | None) -> float:
+    return math.nan if x is None else x
+
+
+def _vs(ls: LabelSet, ref: list[str], human: list[str], who: str, undefined: list[str],
+        boot: Bootstrap, groups: list[int] | None = None) -> VsReference:
+    """Human labels against the reference; ``groups`` maps pooled observations to their item so
+    the bootstrap resamples items, not single labels."""
     import numpy as np
     from sklearn.metrics import confusion_matrix, f1_score, precision_recall_fscore_support
 
@@ -323,6 +251,9 @@ def _vs(ls: LabelSet, ref: list[str], human: list[str], who: str, undefined: lis
         undefined.append(f"kappa vs reference, {who} (one label only)")
     if macro is None:
         undefined.append(f"macro_f1 vs reference, {who}")
+    n_units = len(ref) if groups is None else len(set(groups))
+    macro_ci = bootstrap(macro, lambda draws: macro_f1_rows(ref, human, draws, subs, groups),
+                         n_units, boot.resamples, boot.seed)
     within = None
     if ls.ordered:
         pos = {lab: i for i, lab in enumerate(ls.labels)}
@@ -340,11 +271,13 @@ def _vs(ls: LabelSet, ref: list[str], human: list[str], who: str, undefined: lis
             undefined.append(f"binary kappa vs reference, {who} (one label only)")
         binary = Binary(agreement=wilson(sum(x == y for x, y in zip(br, bh)), len(br)), kappa=bk,
                         confusion=Confusion(labels=blabels,
-                                            matrix=confusion_matrix(br, bh, labels=blabels).tolist()))
+                                            matrix=confusion_matrix(br, bh, labels=blabels).tolist()),
+                        kappa_ci=_kappa_ci(bk, br, bh, blabels, None, boot, groups))
     return VsReference(
         agreement=wilson(sum(r == h for r, h in zip(ref, human)), len(ref)), kappa=kap,
         per_class=per_class, macro_f1=macro, confusion=Confusion(labels=choices, matrix=cm.tolist()),
-        within_one=within, binary=binary)
+        within_one=within, binary=binary, kappa_ci=_kappa_ci(kap, ref, human, choices, None, boot, groups),
+        macro_f1_ci=macro_ci)
 
 
 def _num(x) -> float | None:
@@ -354,18 +287,26 @@ def _num(x) -> float | None:
 
 # -- saving ------------------------------------------------------------------------------------
 def save_agreement_report(ws: "Workspace", name: str, fast_seconds: float = FAST_SECONDS,
-                          out: str | Path | None = None) -> tuple[AgreementReport, Path]:
-    """Compute the report and write ``report.md``, ``report.json`` and confusion PNGs."""
-    from ._report_md import render_markdown, write_plots
+                          out: str | Path | None = None, resamples: int = DEFAULT_RESAMPLES,
+                          seed: int = 0) -> tuple[AgreementReport, Path]:
+    """Compute the report and write ``report.md``, ``report.json`` and confusion PNGs.
 
-    report = agreement_report(ws, name, fast_seconds)
+    The folder is replaced at once (``atomic.replaced_folder``), so its markdown, JSON and plots
+    always belong to the same report.
+    """
+    from ..atomic import replaced_folder
+
+    report = agreement_report(ws, name, fast_seconds, resamples=resamples, seed=seed)
     folder = Path(out) if out is not None else ws.path / "reports" / f"agreement-{name}"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        report.plots = write_plots(report, folder)
-        (folder / "report.json").write_text(report.model_dump_json(indent=2) + "\n")
-        path = folder / "report.md"
-        path.write_text(render_markdown(report))
+        with replaced_folder(folder, replace=REPORT_FILES, protect=[ws.path / "workspace.db"]) as tmp:
+            plots = write_plots(report, tmp)
+            report.plots = {k: str(folder / Path(v).name) for k, v in plots.items()}
+            (tmp / "report.json").write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+            (tmp / "report.md").write_text(render_markdown(report), encoding="utf-8")
     except OSError as e:
-        raise WorkspaceError(f"Cannot write the report to {str(folder)!r}: {e}") from None
-    return report, path
+        raise WorkspaceError(f"Cannot write the report to {str(folder)!r}: {e.strerror or e}") from None
+    return report, folder / "report.md"
+
+
+REPORT_FILES = ("report.md", "report.json", "confusion.png", "confusion_binary.png")

@@ -3,18 +3,31 @@
 Blind by construction: the page reads the database only through ``queues`` (display payloads and
 the caller's own labels; for the adjudicator, the labels given without names). Conversation text,
 speaker names, dates and questions are rendered with ``st.text`` so HTML and markdown stay inert;
-only the package's own rubric text is rendered as markdown. Widget keys never contain item ids.
+only the package's own words are rendered as markdown or HTML (a session separator shows a date we
+formatted ourselves, escaped). Widget keys never contain item ids.
+
+Layout for a laptop screen: the choices, Submit, Back and Next sit in the sidebar, which stays in
+view while the conversation scrolls; the instructions are open on the first item only; a small
+page script (our code and the item's position, nothing else) scrolls the highlighted turn into
+view once per item.
+
+Sign-in: the token from the link is kept in the server-side session and taken out of the address
+bar (``history.replaceState``, so no history entry keeps it); a reload starts a new session, which
+shows the sign-in page with the way back (open the link again; saved labels are kept).
 
 Keys: 1-9 choose a label, Enter submits, B goes back, N goes forward to an item already labeled.
-Submit stays enabled so that a fast "1, Enter" is not lost while the "1" rerun is in flight;
-Enter on an unchanged saved label moves on without logging a duplicate (which would overwrite the
-item's active seconds and mark it as changed).
+Submit stays enabled so that a fast "1, Enter" is not lost while the "1" rerun is in flight; keys
+are applied in the order they were pressed, and where Streamlit has folded several into one rerun
+(losing their order) only where the order cannot matter (see ``_apply_batch``). Enter on an
+unchanged saved label moves on without logging a duplicate (which would overwrite the item's
+active seconds and mark it as changed).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import html
 import os
 import sqlite3
 import sys
@@ -29,6 +42,93 @@ from agentmemgate.errors import AmgError
 from agentmemgate.workspace import DEFAULT_WORKSPACE, Workspace
 
 WORKSPACE_ENV = "AMG_WORKSPACE"
+# Our own containers' keys; Streamlit gives each the CSS class .st-key-KEY.
+HEAD_KEY, CHAT_KEY, TARGET_KEY, INSTRUCTIONS_KEY = "amg-head", "amg-chat", "amg-target", "amg-instructions"
+RELOAD_NOTE = ("Reloading this page or opening it in a new tab signs you out: the token is kept "
+               "on the server, not in the address bar. Your saved labels are kept; open your "
+               "personal link again to continue where you left off.")
+
+# Our own styling. The conversation scrolls in its own panel, sized by the page script to the
+# room left below the title and instructions (unbounded where the script does not run); the
+# instructions take at most 30% of the screen; the highlighted turn stands out; a session break is
+# a dated rule across the conversation.
+_STYLE = """<style>
+[data-testid="stMainBlockContainer"] { padding-top: 3rem !important; padding-bottom: 1rem !important; }
+.st-key-amg-head h1 { font-size: 2rem; padding-top: 0; }
+.st-key-amg-chat { max-height: var(--amg-chat-height, none); overflow-y: auto;
+  overscroll-behavior: contain; padding-right: 0.75rem; }
+.st-key-amg-chat > * { flex-shrink: 0; }
+.st-key-amg-instructions { max-height: 30vh; overflow-y: auto; padding-right: 0.75rem; }
+.st-key-amg-target { border: 2px solid #e8912d !important; background: rgba(232, 145, 45, 0.07); }
+.amg-session { display: flex; align-items: center; gap: 0.75rem; margin: 0.5rem 0 0;
+  font-size: 0.9rem; font-weight: 600; opacity: 0.8; }
+.amg-session::before, .amg-session::after { content: ""; flex: 1;
+  border-top: 2px solid rgba(128, 128, 128, 0.5); }
+</style>"""
+
+# Runs in the page each time its text changes: once per item, as the position is in the comment.
+# It holds no item data. 1. Take the token out of the address bar without adding a history entry.
+# 2. Size the conversation panel to the screen (again when the instructions open or close or the
+#    window changes), start the item at the top and, if the highlighted turn is out of sight,
+#    scroll it to three quarters down the panel, so that what leads up to it shows above it.
+_PAGE_SCRIPT = """<script>
+(() => {
+  /* amg page script: %(nonce)s */
+  const url = new URL(window.location.href);
+  if (url.searchParams.has("token")) {
+    url.searchParams.delete("token");
+    window.history.replaceState(window.history.state, "", url.pathname + url.search + url.hash);
+  }
+  if (!%(scroll)s) return;
+  const q = (key) => document.querySelector(".st-key-" + key);
+  const pageOf = (el) => {
+    for (let p = el.parentElement; p; p = p.parentElement) {
+      const o = getComputedStyle(p).overflowY;
+      if (o === "auto" || o === "scroll") return p;
+    }
+    return document.scrollingElement;
+  };
+  const fit = () => {
+    const chat = q("%(chat)s");
+    if (!chat) return;
+    const top = chat.getBoundingClientRect().top + pageOf(chat).scrollTop;
+    const room = Math.max(240, Math.floor(window.innerHeight - top - 24));
+    document.documentElement.style.setProperty("--amg-chat-height", room + "px");
+  };
+  const bring = () => {  /* the turn, and as much as fits of what leads up to it */
+    const chat = q("%(chat)s"), turn = q("%(target)s");
+    if (!chat || !turn) return;
+    const c = chat.getBoundingClientRect(), t = turn.getBoundingClientRect();
+    if (t.top < c.top || t.bottom > c.bottom) {
+      chat.scrollTop += t.height > 0.75 * c.height ? t.top - c.top
+                                                   : t.bottom - (c.top + 0.75 * c.height);
+    }
+    const v = turn.getBoundingClientRect();
+    if (v.top < 0 || v.bottom > window.innerHeight) turn.scrollIntoView({block: "nearest"});
+  };
+  let tries = 0;
+  const place = () => {
+    const chat = q("%(chat)s"), head = q("%(head)s");
+    if (!chat || !head || (%(has_target)s && !q("%(target)s"))) {
+      if (tries++ < 100) setTimeout(place, 50);
+      return;
+    }
+    pageOf(chat).scrollTop = 0;
+    fit();
+    chat.scrollTop = 0;
+    bring();
+    if (window.amgObserver) window.amgObserver.disconnect();
+    window.amgObserver = new ResizeObserver(fit);
+    window.amgObserver.observe(head);
+    if (!window.amgOnResize) {
+      window.amgOnResize = true;
+      window.addEventListener("resize", fit);
+    }
+    setTimeout(() => { fit(); bring(); }, 400);  /* again once the page has settled */
+  };
+  place();
+})();
+</script>"""
 
 
 def workspace_path() -> str:
@@ -46,6 +146,13 @@ def _workspace() -> Workspace:
     if st.session_state.get("_ws") is None:
         st.session_state._ws = Workspace(workspace_path())
     return st.session_state._ws
+
+
+def _page_script(nonce: str, *, scroll: bool = False, has_target: bool = False) -> None:
+    st.html(_PAGE_SCRIPT % {"nonce": nonce, "scroll": str(scroll).lower(), "head": HEAD_KEY,
+                            "chat": CHAT_KEY, "target": TARGET_KEY,
+                            "has_target": str(has_target).lower()},
+            unsafe_allow_javascript=True)  # our constant code and a position: no data
 
 
 # -- rendering of one item (plain text only) ---------------------------------------------------
@@ -68,6 +175,32 @@ def _session_dates(turns: list[DisplayTurn]) -> list[str | None]:
     return out
 
 
+def _parse_date(value: str) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat(value[:10])
+    except ValueError:
+        return None
+
+
+def session_label(date: str, previous: str | None) -> str:
+    """"Session of Tue 9 Jan 2024 · 8 days later": our own words, from a date we parse. A date we
+    cannot parse is shown as given (escaped by the caller)."""
+    day = _parse_date(date)
+    if day is None:
+        return f"Session of {date}"
+    text = f"Session of {day.strftime('%a')} {day.day} {day.strftime('%b %Y')}"
+    before = _parse_date(previous) if previous else None
+    if before is not None and day > before:
+        gap = (day - before).days
+        text += f" · {gap} day{'s' if gap != 1 else ''} later"
+    return text
+
+
+def _session_break(date: str, previous: str | None) -> None:
+    label = html.escape(session_label(date, previous))
+    st.html(f'<div class="amg-session" role="separator" aria-label="{label}">{label}</div>')
+
+
 def _question(d: ItemDisplay) -> None:
     if d.question:
         st.markdown("**Question**")
@@ -75,7 +208,7 @@ def _question(d: ItemDisplay) -> None:
 
 
 def render_item(d: ItemDisplay, target_title: str) -> None:
-    _question(d)
+    """The item's content: a value pair and/or turns, with session breaks and the highlight."""
     if d.pair is not None:
         p = d.pair
         st.markdown("**Field**")
@@ -92,10 +225,10 @@ def render_item(d: ItemDisplay, target_title: str) -> None:
     last_date = None
     for i, (t, date) in enumerate(zip(d.turns, _session_dates(d.turns))):
         if date and date != last_date:
-            st.text(f"--- session of {date} ---")
+            _session_break(date, last_date)
             last_date = date
         if i == d.target:
-            with st.container(border=True):
+            with st.container(border=True, key=TARGET_KEY):
                 st.markdown(f"**:orange[▶ {target_title}]**")  # our own words: markdown is safe
                 _turn(t)
         else:
@@ -103,37 +236,140 @@ def render_item(d: ItemDisplay, target_title: str) -> None:
 
 
 def _instructions(ls: LabelSet, expanded: bool) -> None:
-    """Open until the person's first saved label; each label button also carries its definition."""
-    with st.expander("Instructions and label definitions", expanded=expanded):
+    """Open on the first item only; each label button also carries its definition as a tooltip."""
+    with st.expander("Instructions and label definitions", expanded=expanded), \
+            st.container(key=INSTRUCTIONS_KEY):
         st.markdown(ls.instructions)  # package rubric text: trusted
         for i, lab in enumerate(ls.choices, 1):
             st.markdown(f"**{i} · {display_name(lab)}**: {ls.definitions.get(lab, '')}")
 
 
-# -- state and callbacks -----------------------------------------------------------------------
-def _reset_if_new_person(token: str) -> None:
+# -- sign-in: the token lives in the server-side session ---------------------------------------
+def _sign_in(token: str) -> None:
+    token = token.strip()
     who = hashlib.sha256(token.encode()).hexdigest()
     if st.session_state.get("who") != who:
-        for k in list(st.session_state.keys()):
-            if k != "_ws":
-                del st.session_state[k]
+        _forget_everything()
+        _presses().take()  # another person's presses, if any, are dropped
         st.session_state.who = who
         st.session_state.choices = {}  # item id -> label chosen but not yet submitted
         st.session_state.own = {}  # item id -> the saved label shown with it
+    st.session_state.token = token or None
 
 
-def _choose(item_id: str, label: str) -> None:
-    if item_id == st.session_state.get("shown_item"):  # ignore a stale button from a past rerun
-        st.session_state.choices[item_id] = label
+def _forget_everything() -> None:
+    """Keeps the connection, the link token already taken from the address (see below) and the
+    press log the buttons' callbacks hold."""
+    for k in list(st.session_state.keys()):
+        if k not in ("_ws", "_url_token", "_presses"):
+            del st.session_state[k]
 
 
-def _move(delta: int) -> None:
-    st.session_state.pos += delta
+def _sign_out() -> None:
+    _forget_everything()
+    st.session_state.signed_out = True
+
+
+def signed_in_token() -> str | None:
+    """The caller's token. A ``?token=`` in the address signs in once; the page script takes it out
+    of the address bar, and the next run (whose query string the browser still sends) deletes it
+    from ``st.query_params`` too, which then matches the address bar, so Streamlit pushes no
+    history entry."""
+    if "token" in st.query_params:
+        from_url = st.query_params.get("token") or ""
+        if st.session_state.get("_url_token") == from_url:
+            del st.query_params["token"]
+        else:
+            _sign_in(from_url)
+            st.session_state._url_token = from_url
+    return st.session_state.get("token")
+
+
+# -- keys: the buttons' callbacks record presses; each run applies them in order -----------------
+# Two things in Streamlit lose or reorder fast presses, so the callbacks only record them:
+# - Reading or writing st.session_state is a yield point: a callback that touches it while a newer
+#   press is already waiting is aborted there (the first press of a fast "2, Enter" was lost). The
+#   callbacks therefore get a plain object as an argument and never touch st.session_state.
+# - Presses that reach the server while a run is busy are folded into one rerun, whose callbacks
+#   run in page order, not in the order of the presses. Each run's presses form a batch; batches
+#   are applied in order, a batch only where the order of its presses cannot change the outcome
+#   (otherwise the page says so and saves nothing the annotator may not have meant).
+TOO_FAST = "Keys came faster than the page could follow, so none of them was applied: press them again."
+
+
+class Presses:
+    """One browser session's key presses, in batches (one per run's callbacks)."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[tuple]] = []
+        self.open = False
+
+    def press(self, *action) -> None:  # the buttons' callback: no Streamlit call in here
+        if not self.open:
+            self.batches.append([])
+            self.open = True
+        self.batches[-1].append(action)
+
+    def close(self) -> None:
+        """At the start of every run's script: later presses form the next batch."""
+        self.open = False
+
+    def take(self) -> list[list[tuple]]:
+        out, self.batches = self.batches, []
+        return out
+
+
+def _presses() -> Presses:
+    if st.session_state.get("_presses") is None:
+        st.session_state._presses = Presses()
+    return st.session_state._presses
+
+
+def _current_item() -> str | None:
+    """The item keys act on: the one at the current position, once its page has begun to be drawn.
+    A key that comes before the next item was drawn at all acts on nothing, and the page says so
+    (the annotator has not seen that item)."""
+    queue, pos = st.session_state.get("queue", []), st.session_state.get("pos", 0)
+    item = queue[pos] if 0 <= pos < len(queue) else None
+    if item is not None and item != st.session_state.get("shown_item"):
+        st.session_state.flash = "That key came before the next item was shown; press it again."
+        return None
+    return item
+
+
+def apply_presses(token: str, n_choices: int) -> None:
+    for batch in _presses().take():
+        _apply_batch(token, batch, n_choices)
+
+
+def _apply_batch(token: str, batch: list[tuple], n_choices: int) -> None:
+    moves = [a[1] for a in batch if a[0] == "move"]
+    labels = list(dict.fromkeys(a[1] for a in batch if a[0] == "choose"))
+    submit = any(a[0] == "submit" for a in batch)
+    if moves:
+        if labels or submit:
+            st.session_state.flash = TOO_FAST
+        else:
+            st.session_state.pos += sum(moves)
+        return
+    if len(labels) > 1:
+        st.session_state.flash = (f"Two labels came at once ({display_name(labels[0])} and "
+                                  f"{display_name(labels[1])}): press the one you mean.")
+        return
+    if (item_id := _current_item()) is None:
+        return
+    if labels:
+        before = st.session_state.choices.get(item_id) or st.session_state.own.get(item_id)
+        st.session_state.choices[item_id] = labels[0]
+        if submit and before not in (None, labels[0]):  # "2, Enter" or "Enter, 2"? Ask, save nothing
+            st.session_state.flash = (f"Keys came faster than the page could follow: your choice "
+                                      f"is now {display_name(labels[0])}. Press Enter to submit it.")
+            return
+    if submit:
+        _submit(token, item_id, n_choices)
 
 
 def _submit(token: str, item_id: str, n_choices: int) -> None:
-    if item_id != st.session_state.get("shown_item"):  # a stale Enter from a past rerun
-        return
     own = st.session_state.own.get(item_id)
     label = st.session_state.choices.get(item_id) or own
     if label is None:
@@ -151,7 +387,7 @@ def _submit(token: str, item_id: str, n_choices: int) -> None:
     except AmgError as e:  # the page never shows item ids: an arc id names its level
         st.session_state.flash = (str(e) if item_id not in str(e) else
                                   "This label was not saved: the item is no longer in your queue. "
-                                  "Reload the page.")
+                                  "Open your personal link again to see your queue as it is now.")
         return
     except sqlite3.OperationalError:  # still locked after the busy timeout
         st.session_state.flash = "The database is busy; your label was not saved. Press Enter again."
@@ -161,6 +397,8 @@ def _submit(token: str, item_id: str, n_choices: int) -> None:
 
 
 def _mark_shown(item_id: str) -> None:
+    """Called before anything of the item is drawn, so a key pressed on what the page shows acts
+    on that item (see ``_current_item``)."""
     if st.session_state.get("shown_item") != item_id:
         st.session_state.shown_item = item_id
         st.session_state.shown_at = time.time()
@@ -168,32 +406,39 @@ def _mark_shown(item_id: str) -> None:
 
 
 def _controls(token: str, item: ItemDisplay, ls: LabelSet, own: str | None, pos: int) -> None:
-    item_id = item.id
+    """The sidebar's decision block: choices 1..n in scale order, Submit, Back and Next."""
+    item_id, keys = item.id, _presses()
     chosen = st.session_state.choices.get(item_id) or own
     st.session_state.own[item_id] = own
-    if item.question:  # long conversations push the question out of sight: repeat it here
-        _question(item)
-    # A wrapping row of content-width buttons: full label names, in scale order, 1..n.
-    with st.container(horizontal=True, gap="small"):
-        for i, lab in enumerate(ls.choices, 1):
-            st.button(f"{i} · {display_name(lab)}", key=f"choice_{i}",
-                      type="primary" if lab == chosen else "secondary",
-                      help=ls.definitions.get(lab) or None,
-                      shortcut=str(i) if i <= 9 else None, on_click=_choose, args=(item_id, lab))
-    back, submit, nxt = st.columns([1, 2, 1])
+    for i, lab in enumerate(ls.choices, 1):
+        st.button(display_name(lab), key=f"choice_{i}",  # Streamlit shows the key beside it
+                  type="primary" if lab == chosen else "secondary",
+                  help=ls.definitions.get(lab) or None, width="stretch",
+                  shortcut=str(i) if i <= 9 else None, on_click=keys.press, args=("choose", lab))
+    st.button("Submit", key="submit", shortcut="Enter", width="stretch",
+              type="primary" if chosen is not None else "secondary",
+              on_click=keys.press, args=("submit",))
+    if flash := st.session_state.pop("flash", None):
+        st.error(flash)
+    back, nxt = st.columns(2)
     with back:
-        st.button("◀ Back", key="back", shortcut="B", disabled=pos == 0, on_click=_move,
-                  args=(-1,), width="stretch")
-    with submit:
-        st.button("Submit", key="submit", shortcut="Enter",
-                  type="primary" if chosen is not None else "secondary",
-                  on_click=_submit, args=(token, item_id, len(ls.choices)), width="stretch")
+        st.button("◀ Back", key="back", shortcut="B", disabled=pos == 0, on_click=keys.press,
+                  args=("move", -1), width="stretch")
     with nxt:
-        st.button("Next ▶", key="next", shortcut="N", disabled=own is None, on_click=_move,
-                  args=(1,), width="stretch")
-    st.caption(f"Keys: 1-{min(len(ls.choices), 9)} choose · Enter submit · B back · N next (labeled items)")
-    if chosen is not None:
-        st.text(f"Your choice: {display_name(chosen)}" + ("" if chosen != own else " (saved)"))
+        st.button("Next ▶", key="next", shortcut="N", disabled=own is None, on_click=keys.press,
+                  args=("move", 1), width="stretch")
+    st.text(f"Your choice: {display_name(chosen)}" + ("" if chosen != own else " (saved)")
+            if chosen is not None else "Your choice: none yet")
+    st.caption(f"Keys: 1-{min(len(ls.choices), 9)} choose · Enter submit · B back · "
+               "N next (labeled items)")
+
+
+def _account(signed_in: str) -> None:
+    """Bottom of the sidebar: who is signed in, what a reload does, and a way to sign out."""
+    st.divider()
+    st.text(signed_in)
+    st.caption(RELOAD_NOTE)
+    st.button("Sign out", key="sign_out", on_click=_sign_out)
 
 
 # -- pages -------------------------------------------------------------------------------------
@@ -201,15 +446,19 @@ def login_page(message: str | None = None) -> None:
     st.title("AgentMemGate audit")
     if message:
         st.error(message)
+    elif st.session_state.pop("signed_out", False):
+        st.success("You are signed out. Your saved labels are kept.")
     st.write("Open the personal link you were given, or paste its token here.")
 
     def _login() -> None:
         tok = (st.session_state.get("token_input") or "").strip()
         if tok:
-            st.query_params["token"] = tok
+            _sign_in(tok)  # into the session, never into the address
 
-    st.text_input("Access token", key="token_input", type="password")
+    st.text_input("Access token", key="token_input", type="password", on_change=_login)
     st.button("Open", key="login", on_click=_login)
+    st.info("Signed out after a reload? " + RELOAD_NOTE)
+    _page_script("sign-in")
 
 
 def task_title(ls: LabelSet) -> str:
@@ -218,87 +467,117 @@ def task_title(ls: LabelSet) -> str:
 
 
 def _item_page(items: list, n_done: int, title: str, signed_in: str, progress_word: str,
-               empty_text: str, done_text: str) -> int | None:
-    """The part both pages share: header, progress, flash, end/empty states. Returns the position
-    of the item to show, or None when there is none."""
+               empty_text: str, done_text: str, tag=lambda item: ""):
+    """The part both pages share: title, progress, end/empty states, the account block. Returns the
+    position of the item to show and the sidebar slot for its controls, or None when there is
+    no item to show."""
     n = len(items)
     if "pos" not in st.session_state:
         st.session_state.pos = next((i for i, it in enumerate(items) if it.own_label is None), n)
     pos = max(0, min(st.session_state.pos, n))
     st.session_state.pos = pos
-    st.title(title)
-    st.text(signed_in)
+    st.session_state.queue = [it.display.id for it in items]  # server-side only, for the keys
+    if pos < n:
+        _mark_shown(items[pos].display.id)
+    head = st.container(key=HEAD_KEY)  # title and instructions: the panel below fits around them
+    head.title(title)
+    with st.sidebar:
+        if n and pos < n:
+            st.subheader(f"Item {pos + 1} of {n}{tag(items[pos])}")
+        if n:
+            st.progress(n_done / n, text=f"{n_done} of {n} {progress_word}")
+        slot = st.container()
+        _account(signed_in)
     if n == 0:
         st.info(empty_text)
-        return None
-    st.progress(n_done / n, text=f"{n_done} of {n} {progress_word}")
-    if flash := st.session_state.pop("flash", None):
-        st.error(flash)
-    if pos >= n:
+    elif pos >= n:
         st.success(done_text)
-        st.button("◀ Back", key="back", shortcut="B", on_click=_move, args=(-1,))
+        with slot:
+            if flash := st.session_state.pop("flash", None):
+                st.error(flash)
+            st.button("◀ Back", key="back", shortcut="B", on_click=_presses().press,
+                      args=("move", -1), width="stretch")
+    if n == 0 or pos >= n:
+        _page_script(f"end {pos}")
         return None
-    return pos
+    return pos, slot, head
 
 
 def _items_word(n: int) -> str:
     return f"{n} item is" if n == 1 else f"all {n} items are"
 
 
+def _show_item(token: str, me: queues.Person, display: ItemDisplay, own: str | None, pos: int,
+               slot, head, first: bool, given: list[str] | None = None) -> None:
+    """Main area: instructions (open on the first item) and the question above the conversation
+    panel; sidebar: the choices."""
+    with slot:
+        if given is not None:
+            st.markdown("**Labels given (names hidden)**")
+            st.text(", ".join(f"{display_name(lab)} x{k}" for lab, k in queues.summarize_given(given)))
+        if display.question:  # long conversations push the question out of sight: repeat it here
+            _question(display)
+        _controls(token, display, me.label_set, own, pos)
+    with head:
+        _instructions(me.label_set, expanded=first)
+        if display.question:
+            st.text(f"Question: {display.question}")
+    with st.container(key=CHAT_KEY, border=True):
+        render_item(display, "Statement to label" if display.kind == "statement"
+                    else "Highlighted turn")
+    _page_script(f"item {pos}", scroll=True, has_target=display.target is not None)
+
+
 def labeling_page(ws: Workspace, token: str, me: queues.Person) -> None:
+    apply_presses(token, len(me.label_set.choices))
     items = queues.annotator_queue(ws, token)
     done = sum(it.own_label is not None for it in items)
-    pos = _item_page(
+    shown = _item_page(
         items, done, f"Audit: {task_title(me.label_set)}", f"Signed in as {me.name}",
         "labeled", "No items are assigned to you in this audit. If you expected some, ask the "
         "person who sent you the link.",
         f"{_items_word(len(items)).capitalize()} labeled. Thank you! You can go back to change "
         "a label.")
-    if pos is None:
+    if shown is None:
         return
+    pos, slot, head = shown
     item = items[pos]
-    st.subheader(f"Item {pos + 1} of {len(items)}")
-    _instructions(me.label_set, expanded=done == 0)
-    _mark_shown(item.display.id)
-    render_item(item.display, "Statement to label" if item.display.kind == "statement"
-                else "Highlighted turn")
-    _controls(token, item.display, me.label_set, item.own_label, pos)
+    _show_item(token, me, item.display, item.own_label, pos, slot, head, first=done == 0)
 
 
 def adjudication_page(ws: Workspace, token: str, me: queues.Person) -> None:
+    apply_presses(token, len(me.label_set.choices))
     items = queues.adjudication_queue(ws, token)
     done = sum(it.own_label is not None for it in items)
-    pos = _item_page(
+    shown = _item_page(
         items, done, f"Adjudication: {task_title(me.label_set)}",
         f"Signed in as {me.name} (adjudicator). Disagreements come first; annotator names are "
         "hidden.", "resolved", "No item has two or more labels yet; come back when the annotators "
         "have labeled some.",
-        f"{_items_word(len(items)).capitalize()} with two or more labels resolved.")
-    if pos is None:
+        f"{_items_word(len(items)).capitalize()} with two or more labels resolved.",
+        tag=lambda it: " · disagreement" if it.disagreement else " · agreement")
+    if shown is None:
         return
+    pos, slot, head = shown
     item = items[pos]
-    st.subheader(f"Item {pos + 1} of {len(items)}" +
-                 (" · disagreement" if item.disagreement else " · agreement"))
-    _instructions(me.label_set, expanded=done == 0)
-    _mark_shown(item.display.id)
-    render_item(item.display, "Statement to label" if item.display.kind == "statement"
-                else "Highlighted turn")
-    st.markdown("**Labels given (names hidden)**")
-    st.text(", ".join(f"{display_name(lab)} x{k}" for lab, k in queues.summarize_given(item.labels_given)))
-    _controls(token, item.display, me.label_set, item.own_label, pos)
+    _show_item(token, me, item.display, item.own_label, pos, slot, head, first=done == 0,
+               given=item.labels_given)
 
 
 def main() -> None:
-    st.set_page_config(page_title="AgentMemGate audit", layout="centered")
-    token = st.query_params.get("token")
+    _presses().close()
+    st.set_page_config(page_title="AgentMemGate audit", layout="centered",
+                       initial_sidebar_state="expanded")
+    st.html(_STYLE)
+    token = signed_in_token()
     if not token:
         login_page()
         return
-    _reset_if_new_person(token)
     try:
         ws = _workspace()
         me = queues.resolve_token(ws, token)
     except AmgError as e:
+        _forget_everything()
         login_page(str(e))
         return
     if me.role == "adjudicator":

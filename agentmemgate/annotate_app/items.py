@@ -7,9 +7,13 @@ reference label, a model or judge label, or an intended level. Those live in ``R
 
 from __future__ import annotations
 
-from typing import Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+if TYPE_CHECKING:
+    from ..workspace import Workspace
 
 REFERENCE_SOURCES = ("design", "model", "judge", "human", "import")
 
@@ -78,3 +82,13 @@ class SourceItem(BaseModel):
     @property
     def id(self) -> str:
         return self.display.id
+
+
+@dataclass(frozen=True)
+class SourceRequest:
+    """What an item loader is asked for: ``arg`` is the part after ``PREFIX:`` (None if absent)."""
+
+    workspace: "Workspace"
+    arg: str | None
+    task: str
+    factor: str | None = None

@@ -14,13 +14,13 @@ from pydantic import BaseModel, ConfigDict
 
 from .. import rubrics
 from ..errors import BadInput, UnknownLevel
-from ..schema import CONFIRMATION_LEVELS, FACTOR_LEVELS, HEDGE_LEVELS, LEVEL_DEFINITIONS
+from ..schema import (CONFIRMATION_LEVELS, EVIDENCE_TYPES, FACTOR_LEVELS, HEDGE_LEVELS,
+                      HOLD_CLASSES, LEVEL_DEFINITIONS)
 
 CANT_TELL = "cant_tell"
 TASKS = ("evidence_type", "equivalence", "difficulty", "realism")
-EVIDENCE_TYPES = ("speculation", "completed_event", "explicit_correction", "other")
-# Routing collapse for evidence_type: only speculation is held; every other class commits.
-HOLD_CLASSES = frozenset({"speculation"})
+# Routing collapse for evidence_type (schema.HOLD_CLASSES): only speculation is held; every other
+# class commits.
 # Factors whose levels form a scale (ordinal alpha); the order is the schema's.
 ORDERED_FACTORS = {"hedge_strength": HEDGE_LEVELS + ("completed_change",),
                    "confirmation_wording": CONFIRMATION_LEVELS}

@@ -5,11 +5,11 @@ A source is named ``PREFIX`` or ``PREFIX:ARG`` (``arcs``, ``arcs:core``, ``state
 ``SourceItem``s with stable ids derived from the source (arc id + turn, a statement id), never from
 row order, so re-creating an audit from the same source names the same items.
 
-Other rooms register their sources at import time::
+The built-in sources read the rooms below this one (``arcs``, ``statements:SET`` from corpora,
+``equivalence:SET`` from validate); a room above it can add more at import time::
 
     from agentmemgate.annotate_app.sources import register_source
-    register_source("statements", load_statements, tasks=("evidence_type",),
-                    help="statements:SET  mined hedge statements")
+    register_source("runs", load_runs, tasks=("evidence_type",), help="runs:NAME  ...")
 """
 
 from __future__ import annotations
@@ -23,23 +23,15 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ..errors import BadInput
 from ..jsonl import read_records
 from ..schema import SPLITS, Arc, TurnRef, check_level
-from .items import DisplayTurn, ItemDisplay, Reference, SourceItem, ValuePair
+from .equivalence_source import load_equivalence_items
+from .items import DisplayTurn, ItemDisplay, Reference, SourceItem, SourceRequest, ValuePair
+from .statement_source import load_statement_items
 from .labels import REALISM_CRITERIA
 
 if TYPE_CHECKING:
     from ..workspace import Workspace
 
 CONTEXT_TURNS = 2  # the classifier saw the statement and up to two preceding turns (paper, sec. 3)
-
-
-@dataclass(frozen=True)
-class SourceRequest:
-    """What a loader is asked for: ``arg`` is the part after ``PREFIX:`` (None if absent)."""
-
-    workspace: "Workspace"
-    arg: str | None
-    task: str
-    factor: str | None = None
 
 
 Loader = Callable[[SourceRequest], Iterable[SourceItem]]
@@ -65,27 +57,10 @@ def known_sources() -> dict[str, str]:
     return {p: r.help for p, r in sorted(_SOURCES.items())}
 
 
-# Rooms that register sources when imported; imported on demand so that library callers who
-# never imported them (a notebook calling ``create_audit``) still find their sources.
-_SOURCE_ROOMS = ("agentmemgate.corpora", "agentmemgate.validate")
-
-
-def _import_source_rooms() -> None:
-    import importlib
-
-    for mod in _SOURCE_ROOMS:
-        try:
-            importlib.import_module(mod)
-        except ImportError:
-            pass
-
-
 def load_source(workspace: "Workspace", spec: str, task: str,
                 factor: str | None = None) -> list[SourceItem]:
     """Resolve ``spec`` and load its items, refusing duplicate ids and unknown sources."""
     prefix, sep, arg = spec.partition(":")
-    if prefix not in _SOURCES:
-        _import_source_rooms()
     if prefix in _SOURCES:
         reg = _SOURCES[prefix]
         if reg.tasks is not None and task not in reg.tasks:
@@ -189,6 +164,14 @@ def _load_arcs(req: SourceRequest) -> Iterable[SourceItem]:
 register_source("arcs", _load_arcs, tasks=("evidence_type", "difficulty", "realism"),
                 help="arcs[:SPLIT]  the workspace's arcs: their turns (evidence_type) or whole arcs "
                      "(difficulty, realism)")
+# The rooms below this one are audited through loaders kept here (they read those rooms' data;
+# those rooms know nothing of audits).
+register_source("statements", load_statement_items, tasks=("evidence_type",),
+                help="statements:SET[@disputed|@voted|@tie|@all]  a statement set (agreed items "
+                     "by default)")
+register_source("equivalence", load_equivalence_items, tasks=("equivalence",),
+                help="equivalence[:SET]  stored equivalence pairs (default set 'default'); "
+                     "reference = the first judge's verdict")
 
 
 # -- JSONL -------------------------------------------------------------------------------------

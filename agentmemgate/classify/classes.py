@@ -6,42 +6,18 @@ reference labels, audits and classifier outputs compare directly.
 
 from __future__ import annotations
 
-import re
-
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..errors import BadInput
+from ..schema import (COMMIT_CLASSES, EVIDENCE_TYPES, HOLD_CLASSES, check_evidence_type,
+                      normalize_evidence_type)
 
-EVIDENCE_TYPES = ("speculation", "completed_event", "explicit_correction", "other")
-HOLD_CLASSES = ("speculation",)
-COMMIT_CLASSES = ("completed_event", "explicit_correction", "other")
+__all__ = ["BINARY_CLASSES", "COMMIT_CLASSES", "EVIDENCE_TYPES", "HOLD_CLASSES", "Distribution",
+           "check_label", "is_commit", "normalize_label"]
+
+# Defined with the other shared records (schema), so the statement sets need not import this room.
+normalize_label = normalize_evidence_type
+check_label = check_evidence_type
 BINARY_CLASSES = ("commit", "hold")  # the two weaker rubrics answer yes/no -> commit/hold
-
-_ALIASES = {
-    "speculative": "speculation", "spec": "speculation", "speculation": "speculation",
-    "hedge": "speculation", "plan": "speculation",
-    "completed_event": "completed_event", "completed": "completed_event", "event": "completed_event",
-    "completion": "completed_event",
-    "explicit_correction": "explicit_correction", "correction": "explicit_correction",
-    "corrective": "explicit_correction",
-    "other": "other",
-}
-
-
-def normalize_label(label: object) -> str | None:
-    """'Speculative', 'completed event', 'correction' -> canonical names; None if unknown."""
-    if label is None:
-        return None
-    s = re.sub(r"[\s\-]+", "_", str(label).strip().lower().strip(" .:'\"`*"))
-    return _ALIASES.get(s)
-
-
-def check_label(label: object, where: str) -> str:
-    norm = normalize_label(label)
-    if norm is None:
-        raise BadInput(f"{where}: unknown evidence type {label!r}; choose one of: "
-                       f"{', '.join(EVIDENCE_TYPES)}")
-    return norm
 
 
 def is_commit(label: str) -> bool:

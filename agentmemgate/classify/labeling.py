@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..corpora.statements import Statement, load_set, update_reference
 from ..errors import BadInput, SameFamilyJudge
+from ..llm.servers import normalize_family
 from ..stats import Proportion, wilson
 from ..workspace import Workspace, now
 from .classes import EVIDENCE_TYPES, HOLD_CLASSES, Distribution
@@ -115,7 +116,7 @@ def label_statements(ws: Workspace, set_name: str, voters: list[str], *, votes: 
     voter_clfs = [make(v, base_url) for v in voters]
     relabeler = make(relabel, relabel_base_url) if relabel else None
     if relabeler is not None and not allow_same_family:
-        same = [v.name for v in voter_clfs if v.family == relabeler.family]
+        same = [v.name for v in voter_clfs if normalize_family(v.family) == normalize_family(relabeler.family)]
         if same:
             raise SameFamilyJudge(f"Relabeler {relabeler.name} is from the same family "
                                   f"({relabeler.family}) as voter {same[0]}; pick another family "

@@ -16,31 +16,10 @@ from typing import Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from ..stats import Proportion, wilson
+from ..stats import (DEFAULT_RESAMPLES, Interval, Proportion, bootstrap, bootstrap_draws,
+                     percentile_ci, wilson)
+from ..stats import macro_f1_rows as _macro_f1_rows
 from .classes import EVIDENCE_TYPES
-
-DEFAULT_RESAMPLES = 2000
-
-
-class Interval(BaseModel):
-    """A statistic with a 95% percentile-bootstrap interval over statements."""
-
-    model_config = ConfigDict(extra="forbid")
-    value: float | None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    n: int
-    resamples: int = 0  # bootstrap draws requested
-    valid_resamples: int = 0  # draws where the statistic was defined
-    seed: int | None = None
-
-    def fmt(self, digits: int = 2, signed: bool = False) -> str:
-        if self.value is None:
-            return f"undefined (n={self.n})"
-        f = f"{{:{'+' if signed else ''}.{digits}f}}"
-        ci = ("" if self.ci_low is None else
-              f" [{f.format(self.ci_low)}, {f.format(self.ci_high)}]")
-        return f"{f.format(self.value)}{ci} (n={self.n}, {self.valid_resamples} bootstrap resamples)"
 
 
 class ClassMetrics(BaseModel):
@@ -80,9 +59,7 @@ def auroc(y_commit: Sequence[int], p_commit: Sequence[float]) -> float | None:
     return float(roc_auc_score(y, np.asarray(p_commit, dtype=float)))
 
 
-def _draws(n: int, resamples: int, seed: int) -> np.ndarray:
-    """``resamples`` x n statement indices drawn with replacement (one seeded generator)."""
-    return np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+_draws = bootstrap_draws  # the draws every interval here uses (kept for the tests' name)
 
 
 def auroc_rows(y_commit: np.ndarray, p_commit: np.ndarray, draws: np.ndarray) -> np.ndarray:
@@ -105,37 +82,13 @@ def auroc_rows(y_commit: np.ndarray, p_commit: np.ndarray, draws: np.ndarray) ->
 
 def macro_f1_rows(reference: Sequence[str], predicted: Sequence[str], draws: np.ndarray) -> np.ndarray:
     """Macro-F1 of every draw over the classes present in that draw's reference (as ``macro_f1``)."""
-    labels = list(EVIDENCE_TYPES)
-    ref = np.array([labels.index(r) for r in reference])
-    pred = np.array([labels.index(x) if x in labels else -1 for x in predicted])
-    k = len(labels)
-    R = np.eye(k)[ref]
-    P = np.zeros((len(pred), k))
-    P[pred >= 0, pred[pred >= 0]] = 1
-    support, pred_n, tp = R[draws].sum(axis=1), P[draws].sum(axis=1), (R * P)[draws].sum(axis=1)
-    present = support > 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        f1 = np.where(present, 2 * tp / (support + pred_n), 0.0)
-    return f1.sum(axis=1) / present.sum(axis=1)
-
-
-def _percentile(values: np.ndarray) -> tuple[float | None, float | None, int]:
-    ok = values[~np.isnan(values)]
-    if ok.size == 0:
-        return None, None, 0
-    lo, hi = np.percentile(ok, [2.5, 97.5])
-    return float(lo), float(hi), int(ok.size)
+    return _macro_f1_rows(reference, predicted, draws, EVIDENCE_TYPES)
 
 
 def auroc_ci(y_commit: Sequence[int], p_commit: Sequence[float], resamples: int = DEFAULT_RESAMPLES,
              seed: int = 0) -> Interval:
     y, p = np.asarray(y_commit), np.asarray(p_commit, dtype=float)
-    value = auroc(y, p)
-    if value is None or resamples <= 0:
-        return Interval(value=value, n=len(y), resamples=resamples, seed=seed)
-    lo, hi, valid = _percentile(auroc_rows(y, p, _draws(len(y), resamples, seed)))
-    return Interval(value=value, ci_low=lo, ci_high=hi, n=len(y), resamples=resamples,
-                    valid_resamples=valid, seed=seed)
+    return bootstrap(auroc(y, p), lambda draws: auroc_rows(y, p, draws), len(y), resamples, seed)
 
 
 def paired_auroc_difference(y_commit: Sequence[int], p_a: Sequence[float], p_b: Sequence[float],
@@ -148,7 +101,7 @@ def paired_auroc_difference(y_commit: Sequence[int], p_a: Sequence[float], p_b: 
     if resamples <= 0:
         return Interval(value=ra - rb, n=len(y), seed=seed)
     draws = _draws(len(y), resamples, seed)
-    lo, hi, valid = _percentile(auroc_rows(y, a, draws) - auroc_rows(y, b, draws))
+    lo, hi, valid = percentile_ci(auroc_rows(y, a, draws) - auroc_rows(y, b, draws))
     return Interval(value=ra - rb, ci_low=lo, ci_high=hi, n=len(y), resamples=resamples,
                     valid_resamples=valid, seed=seed)
 
@@ -186,13 +139,9 @@ def macro_f1(reference: Sequence[str], predicted: Sequence[str]) -> float | None
 
 def macro_f1_ci(reference: Sequence[str], predicted: Sequence[str],
                 resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> Interval:
-    value = macro_f1(reference, predicted)
-    if value is None or resamples <= 0:
-        return Interval(value=value, n=len(reference), resamples=resamples, seed=seed)
-    rows = macro_f1_rows(reference, predicted, _draws(len(reference), resamples, seed))
-    lo, hi, valid = _percentile(rows)
-    return Interval(value=value, ci_low=lo, ci_high=hi, n=len(reference), resamples=resamples,
-                    valid_resamples=valid, seed=seed)
+    return bootstrap(macro_f1(reference, predicted),
+                     lambda draws: macro_f1_rows(reference, predicted, draws), len(reference),
+                     resamples, seed)
 
 
 def confusion(reference: Sequence[str], predicted: Sequence[str],

@@ -7,8 +7,55 @@ import sys
 from typing import Callable
 
 import typer
+from typer.core import TyperGroup
+
+# Typer >= 0.24 vendors click (its errors derive from TyperException); older typer raises click's.
+_USAGE_ERRORS: tuple[type[BaseException], ...] = (typer.TyperException,)
+try:
+    import click
+
+    _USAGE_ERRORS += (click.ClickException,)
+except ImportError:  # pragma: no cover
+    pass
+
+
+class _OneLineUsageErrors(TyperGroup):
+    """A usage error (a wrong option type, a missing argument, an unknown command) prints one
+    ``Error:`` line and the ``--help`` hint and exits 1, like every other error, instead of
+    typer's boxed panel."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except _USAGE_ERRORS as e:
+            if type(e).__name__ == "NoArgsIsHelpError":  # `amg audit`: its help is printed
+                sys.exit(1)
+            typer.echo(f"Error: {' '.join(e.format_message().split())}", err=True)
+            ctx = getattr(e, "ctx", None)
+            path = ctx.command_path if ctx is not None else self._path(args, prog_name)
+            typer.echo(f"Try '{path} --help' for help.", err=True)
+            sys.exit(1)
+        except typer.Abort:
+            typer.echo("Aborted.", err=True)
+            sys.exit(130)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+    def _path(self, args, prog_name) -> str:
+        """``amg audit create`` from the command line, for errors raised without a context."""
+        words, cmd = [prog_name or "amg"], self
+        for a in (sys.argv[1:] if args is None else list(args)):
+            sub = getattr(cmd, "commands", {}).get(a)
+            if sub is None:
+                break
+            words.append(a)
+            cmd = sub
+        return " ".join(words)
+
 
 app = typer.Typer(
+    cls=_OneLineUsageErrors,
     help="AgentMemGate toolkit: build, validate and audit speculation-contamination benchmarks.",
     no_args_is_help=True,
     add_completion=False,

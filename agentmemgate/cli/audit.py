@@ -20,9 +20,16 @@ BASE_URL = typer.Option("http://127.0.0.1:8501", "--base-url",
 
 
 def _ws(path: Path):
+    """An existing workspace (only ``audit create`` and ``audit import`` may make one)."""
     from ..workspace import Workspace
 
-    return Workspace(path)
+    return Workspace(path, create=False)
+
+
+def _new_ws(path: Path):
+    from ..workspace import open_workspace
+
+    return open_workspace(path, create=True)
 
 
 @audit_app.command("create")
@@ -51,9 +58,10 @@ def create(
     """Freeze a set of items as an audit, assign them and print each person's secret link."""
     from ..annotate_app.audits import create_audit
 
-    res = create_audit(_ws(workspace), name, task, source, sample_n=sample, stratify_by=stratify_by,
-                       annotators=annotators.split(","), overlap=overlap, seed=seed,
-                       adjudicator=adjudicator, base_url=base_url)
+    with _new_ws(workspace) as ws:
+        res = create_audit(ws, name, task, source, sample_n=sample, stratify_by=stratify_by,
+                           annotators=annotators.split(","), overlap=overlap, seed=seed,
+                           adjudicator=adjudicator, base_url=base_url)
     typer.echo(f"Audit {res.name!r}: {res.n_items} {res.task} items, {res.n_references} with a "
                f"reference label (hidden from annotators).")
     typer.echo("Personal links (secret; shown once; `amg audit relink` issues a new one):")
@@ -61,9 +69,13 @@ def create(
         typer.echo(f"  {person} ({res.assignments[person]} items): {url}")
     if res.adjudicator:
         typer.echo(f"  {res.adjudicator} (adjudicator): {res.adjudicator_link}")
-    port = urlsplit(base_url).port
+    from ..annotate_app.server import is_loopback
+
+    url = urlsplit(base_url)  # plain http to another machine: serve beyond 127.0.0.1 (https: a proxy)
+    lab = url.scheme == "http" and url.hostname and not is_loopback(url.hostname)
     typer.echo(f"Serve them with: amg annotate --workspace {workspace}"
-               + (f" --port {port}" if port and port != 8501 else ""))
+               + (" --host 0.0.0.0" if lab else "")
+               + (f" --port {url.port}" if url.port and url.port != 8501 else ""))
 
 
 @audit_app.command("import")
@@ -82,7 +94,8 @@ def import_(
     """Import labels made elsewhere, or reference labels, from a CSV file."""
     from ..annotate_app.audits import import_labels
 
-    res = import_labels(_ws(workspace), name, file, reference=reference, task=task)
+    with _new_ws(workspace) as ws:
+        res = import_labels(ws, name, file, reference=reference, task=task)
     what = ("reference labels" if res.reference else " and ".join(
         x for x in (f"labels by {', '.join(res.annotators)}" if res.annotators else "",
                     f"resolutions by {', '.join(res.adjudicators)}" if res.adjudicators else "") if x))
@@ -138,12 +151,17 @@ def relink(
 @handles_errors
 def annotate(
     workspace: Path = WORKSPACE,
-    port: int = typer.Option(8501, "--port", help="Port to serve on (127.0.0.1)."),
+    port: int = typer.Option(8501, "--port", help="Port to serve on."),
+    host: str = typer.Option("127.0.0.1", "--host",
+                             help="Address to listen on: 127.0.0.1 (this machine only), 0.0.0.0 "
+                                  "(every interface, for a lab server) or one of this machine's "
+                                  "addresses. Beyond this machine, links are secrets sent over "
+                                  "plain HTTP unless the app is behind TLS."),
 ) -> None:
-    """Serve the labeling app on 127.0.0.1; annotators open their personal links."""
+    """Serve the labeling app (on 127.0.0.1 unless --host); annotators open their personal links."""
     from ..annotate_app.server import launch
 
-    raise typer.Exit(launch(workspace, port))
+    raise typer.Exit(launch(workspace, port, host))
 
 
 @report_app.command("agreement")
@@ -153,10 +171,20 @@ def agreement(
     json_: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
     fast_seconds: float = typer.Option(2.0, "--fast-seconds", min=0.0,
                                        help="Flag decisions made faster than this many seconds."),
+    resamples: int = typer.Option(2000, "--resamples", min=0,
+                                  help="Bootstrap resamples over items for the kappa, alpha and "
+                                       "macro-F1 intervals (0: none)."),
+    seed: int = typer.Option(0, "--seed", help="Bootstrap seed (reported)."),
     workspace: Path = WORKSPACE,
 ) -> None:
     """Human-human agreement and human-vs-reference accuracy for an audit (markdown + PNG)."""
     from ..annotate_app.agreement import save_agreement_report
 
-    report, path = save_agreement_report(_ws(workspace), name, fast_seconds)
-    typer.echo(report.model_dump_json(indent=2) if json_ else str(path))
+    report, path = save_agreement_report(_ws(workspace), name, fast_seconds, resamples=resamples,
+                                         seed=seed)
+    if json_:
+        typer.echo(report.model_dump_json(indent=2))
+        return
+    typer.echo(path.read_text(encoding="utf-8"))
+    typer.echo(f"wrote {path}, {path.with_name('report.json')} and {len(report.plots)} PNG(s)",
+               err=True)

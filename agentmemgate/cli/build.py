@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -38,42 +39,57 @@ def _renderer_options(generator: str, base_url: str | None, concurrency: int, ma
     return {"base_url": base_url, "concurrency": concurrency, "max_attempts": max_attempts}
 
 
-def _print_dry_run(g) -> None:
+def _print_dry_run(g, judges=None) -> None:
+    total = g.planned_calls + (judges.total if judges else 0)
     typer.echo(f"dry run: {g.planned} arcs planned, {g.planned - g.already_done} to render, "
-               f"{g.planned_calls} model calls")
+               f"{total} model calls")
+    if judges is not None:
+        typer.echo(f"  generator: {g.planned_calls}")
+        for spec, n in judges.by_judge.items():
+            typer.echo(f"  judge {spec}: {n}")
+        for spec in judges.heuristic:
+            typer.echo(f"  judge {spec}: 0 (heuristic, no model calls)")
 DROP_FAILING = typer.Option(False, "--drop-failing",
                             help="Leave arcs that fail realism or recovery out of the export (the card says which and why).")
 
 
 def _print_build(summary) -> None:
+    # Summary lines are printed whole (soft_wrap): in a plain log at 80 columns a wrapped line
+    # would leave a number alone on the next line. Each line is kept short instead.
     console = Console()
-    table = Table(title=f"amg build ({summary.generator})")
+    table = Table(title=f"amg build ({summary.generator})", box=box.SIMPLE_HEAD)
     for col in ("split", "cell", "arcs"):
-        table.add_column(col)
+        table.add_column(col, justify="right" if col == "arcs" else "left")
     for split, cells in summary.cells.items():
         for cell, n in cells.items():
             table.add_row(split, cell, str(n))
-        table.add_row(split, "[bold]total[/bold]", f"[bold]{sum(cells.values())}[/bold]")
-    console.print(table)
+        table.add_row(split, "[bold]total[/bold]", f"[bold]{sum(cells.values())}[/bold]", end_section=True)
+    if summary.cells:
+        console.print(table)
+
+    def line(text: str) -> None:
+        console.print(text, soft_wrap=True, highlight=False)
+
     g, s = summary.generate, summary.structure
-    console.print(f"rendered now: {g.rendered_now}, already done: {g.already_done}, "
-                  f"render failures: {g.failed}")
+    line(f"rendered now: {g.rendered_now}, already done: {g.already_done}, "
+         f"render failures: {g.failed}")
     for f in g.failures[:20]:
-        console.print(f"  failed {f.spec_id}: {escape(f.reason)}")
+        line(f"  failed {f.spec_id}: {escape(f.reason)}")
     if s:
-        console.print(f"structural checks: {s.arcs_passing}/{s.arcs} arcs pass")
+        line(f"structural checks: {s.arcs_passing}/{s.arcs} arcs pass")
         for arc_id, problems in list(s.failing_arcs.items())[:20]:
-            console.print(f"  {arc_id}: {escape('; '.join(problems))}")
+            line(f"  {arc_id}: {escape('; '.join(problems))}")
     if j := summary.judging:
-        console.print("judges: " + ", ".join(f"{x.spec} ({x.family}{', heuristic' if x.heuristic else ''})"
-                                             for x in j.judges)
-                      + f"; judged now {j.judged_now}, already stored {j.already_done}, "
-                        f"judge failures {j.failures} (amg report validation)")
+        line("judges: " + ", ".join(f"{x.spec} ({x.family}{', heuristic' if x.heuristic else ''})"
+                                    for x in j.judges))
+        line(f"judged now {j.judged_now}, already stored {j.already_done}, "
+             f"judge failures {j.failures}")
+        line("  (details: amg report validation)")
     if summary.export and summary.export.dropped:
-        console.print(f"dropped {summary.export.dropped} failing arc(s) from the export (--drop-failing)")
+        line(f"dropped {summary.export.dropped} failing arc(s) from the export (--drop-failing)")
     if summary.export:
-        console.print(f"exported to {summary.export.out_dir}: "
-                      + ", ".join(f"{k} {v}" for k, v in summary.export.counts.items()))
+        line(f"exported to {escape(summary.export.out_dir)}: "
+             + ", ".join(f"{k} {v}" for k, v in summary.export.counts.items()))
 
 
 @app.command()
@@ -108,7 +124,7 @@ def build(
                         dry_run=dry_run,
                         **_renderer_options(generator, base_url, concurrency, max_attempts))
     if dry_run:
-        _print_dry_run(summary.generate)
+        _print_dry_run(summary.generate, summary.judge_calls)
         return
     _print_build(summary)
     if (summary.generate.failed or (summary.structure and summary.structure.failing_arcs)
@@ -131,15 +147,19 @@ def generate(
     dry_run: bool = DRY_RUN,
 ) -> None:
     """Plan and render arcs into the workspace (resumes where a previous run stopped)."""
-    from ..generate import generate as run_generate, get_renderer, resolve_splits
-    from ..workspace import Workspace
+    from ..generate import generate as run_generate, get_renderer, plan_split, resolve_splits
+    from ..workspace import open_workspace
 
     splits = resolve_splits(split)
-    ws = Workspace(workspace)
-    renderer = get_renderer(generator, workspace=ws,
-                            **_renderer_options(generator, base_url, concurrency, max_attempts))
-    summary = run_generate(ws, renderer, splits, seed=seed, n_per_cell=n_per_cell,
-                           dry_run=dry_run, show_progress=not no_progress)
+    options = _renderer_options(generator, base_url, concurrency, max_attempts)
+    for s in splits:  # refused before a workspace exists
+        plan_split(s, seed, n_per_cell)
+    with open_workspace(workspace, create=True) as ws:
+        renderer = get_renderer(generator, workspace=ws, **options)
+        summary = run_generate(ws, renderer, splits, seed=seed, n_per_cell=n_per_cell,
+                               dry_run=dry_run, show_progress=not no_progress)
+        if dry_run:
+            ws.discard_if_unused()
     if dry_run:
         _print_dry_run(summary)
         return
@@ -162,5 +182,6 @@ def export_cmd(
     from ..generate import resolve_splits
     from ..workspace import Workspace
 
-    s = export(Workspace(workspace), out, resolve_splits(split), drop_failing=drop_failing)
+    splits = resolve_splits(split)
+    s = export(Workspace(workspace, create=False), out, splits, drop_failing=drop_failing)
     typer.echo(f"exported to {s.out_dir}: " + ", ".join(f"{k} {v}" for k, v in s.counts.items()))

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from .. import corpora as _corpora  # noqa: F401  (registers the statements:SET audit source)
-from ..workspace import DEFAULT_WORKSPACE, Workspace
+from ..workspace import DEFAULT_WORKSPACE, Workspace, open_workspace
 from ._app import app, handles_errors, report_app
 
 mine_app = typer.Typer(help="Mine public corpora (LongMemEval, LoCoMo) for natural hedges.",
@@ -24,6 +24,11 @@ ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", min=1, help="Paral
 BaseUrlOpt = Annotated[Optional[str], typer.Option(
     "--base-url", help="OpenAI-compatible server for openai:MODEL specs (vLLM, Ollama).")]
 NoProgressOpt = Annotated[bool, typer.Option("--no-progress", help="Do not draw progress bars.")]
+
+
+def _existing(path: Path) -> Workspace:
+    """Only ``mine`` and ``statements import`` may create a workspace; the rest need one."""
+    return Workspace(path, create=False)
 
 
 def _split(values: list[str] | None) -> list[str]:
@@ -52,9 +57,10 @@ def mine_hedges(
     """Find plans and hedges (stage 1 prefilter, stage 2 extraction) and link their outcomes."""
     from ..corpora import mine_hedges as run
 
-    summary = run(Workspace(workspace), path, corpus=corpus, miner=miner, out=out, limit=limit,
-                  lexicon=lexicon, concurrency=concurrency, base_url=base_url, progress=not no_progress,
-                  echo=typer.echo)
+    with open_workspace(workspace, create=True) as ws:
+        summary = run(ws, path, corpus=corpus, miner=miner, out=out, limit=limit, lexicon=lexicon,
+                      concurrency=concurrency, base_url=base_url, progress=not no_progress,
+                      echo=typer.echo)
     typer.echo("\n".join(summary.lines()))
 
 
@@ -79,7 +85,7 @@ def statements_sample(
     """Build a statement set from mined corpora by stratified random sampling."""
     from ..corpora import sample_statements
 
-    n = sample_statements(Workspace(workspace), name, size, sources=_split(source) or None,
+    n = sample_statements(_existing(workspace), name, size, sources=_split(source) or None,
                           miner=miner, stratify_by=tuple(_split([stratify_by])),
                           allocation=allocation, kept_only=kept_only, seed=seed, replace=replace)
     typer.echo(f"Statement set {name}: {n} statements")
@@ -99,7 +105,8 @@ def statements_import(
     """Import statements made elsewhere as a statement set."""
     from ..corpora import import_statements
 
-    n = import_statements(Workspace(workspace), name, file, license=license, replace=replace)
+    with open_workspace(workspace, create=True) as ws:
+        n = import_statements(ws, name, file, license=license, replace=replace)
     typer.echo(f"Statement set {name}: {n} statements imported")
 
 
@@ -129,7 +136,7 @@ def statements_label(
     """Reference labels by majority of model votes, and a relabel by another family."""
     from ..classify import label_statements
 
-    summary = label_statements(Workspace(workspace), name, _split(voters), votes=votes,
+    summary = label_statements(_existing(workspace), name, _split(voters), votes=votes,
                                relabel=relabel, relabel_votes=relabel_votes,
                                allow_same_family=allow_same_family, concurrency=concurrency,
                                base_url=base_url, relabel_base_url=relabel_base_url,
@@ -148,7 +155,7 @@ def statements_list(
     from ..corpora.statements import list_sets, load_set
     from ..corpora.mining import sources
 
-    ws = Workspace(workspace)
+    ws = _existing(workspace)
     if name:
         items = load_set(ws, name)
         if as_json:
@@ -198,7 +205,7 @@ def classify(
     """Store per-statement evidence-type distributions for a statement set."""
     from ..classify import classify_set
 
-    r = classify_set(Workspace(workspace), statements, classifier, runs=runs, rubric=rubric,
+    r = classify_set(_existing(workspace), statements, classifier, runs=runs, rubric=rubric,
                      method=method, samples=samples, concurrency=concurrency, out=out,
                      base_url=base_url, progress=not no_progress)
     typer.echo(f"{r.classifier} on {r.set_name}: {r.new} new, {r.already_done} already done, "
@@ -230,7 +237,7 @@ def report_classifier(
     """AUROC, accuracy, per-class precision/recall, macro-F1, confusion, stability."""
     from ..classify import classifier_report
 
-    rep = classifier_report(Workspace(workspace), name, classifiers=classifier or None,
+    rep = classifier_report(_existing(workspace), name, classifiers=classifier or None,
                             agreed_only=agreed_only, resamples=resamples, seed=seed,
                             out_dir=out_dir)
     typer.echo(rep.model_dump_json(indent=2) if as_json else "\n".join(rep.lines()))

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from .. import validate as _validate  # noqa: F401  (card section, --drop-failing rule, audit source)
-from ._app import app, handles_errors, report_app
+from ._app import app, fail, handles_errors, report_app
 from .build import NO_PROGRESS, SPLIT, WORKSPACE
 
 JUDGE = typer.Option(None, "--judge", help="Judge: offline (heuristic judges) or provider:model; "
@@ -69,7 +69,12 @@ def validate(
     from ..validate import run_validation
     from ..workspace import Workspace
 
-    s = run_validation(Workspace(workspace), resolve_splits(split), judge, checks,
+    splits = resolve_splits(split)
+    ws = Workspace(workspace, create=False)
+    if not ws.arc_ids(splits=splits):  # nothing to check is not a pass
+        fail(f"No arcs in workspace {str(ws.path)!r} (split {split}): run `amg build` or "
+             "`amg generate` first")
+    s = run_validation(ws, splits, judge, checks,
                        allow_same_family=allow_same_family, base_url=base_url,
                        concurrency=concurrency, seed=seed, show_progress=not no_progress)
     _print_validation(s)
@@ -108,7 +113,8 @@ def equivalence_pairs(
     from ..validate.pairs import report_markdown, run_equivalence_pairs
     from ..workspace import Workspace
 
-    r = run_equivalence_pairs(Workspace(workspace), resolve_splits(split), judge, rejudge, n=n,
+    splits = resolve_splits(split)
+    r = run_equivalence_pairs(Workspace(workspace, create=False), splits, judge, rejudge, n=n,
                               borderline_share=borderline_share, seed=seed, pair_set=name,
                               allow_same_family=allow_same_family, base_url=base_url,
                               rejudge_base_url=rejudge_base_url, concurrency=concurrency,
@@ -132,7 +138,11 @@ def report_validation(
     from ..generate import resolve_splits
     from ..validate.report import save_validation_report
 
-    r, paths = save_validation_report(workspace, resolve_splits(split), judge or None, out_dir)
+    from ..workspace import Workspace
+
+    splits = resolve_splits(split)
+    r, paths = save_validation_report(Workspace(workspace, create=False), splits, judge or None,
+                                      out_dir)
     if json_:
         typer.echo(r.model_dump_json(indent=2))
     else:
@@ -151,5 +161,5 @@ def report_equivalence(
     from ..validate.pairs import equivalence_report, report_markdown
     from ..workspace import Workspace
 
-    r = equivalence_report(Workspace(workspace), name)
+    r = equivalence_report(Workspace(workspace, create=False), name)
     typer.echo(r.model_dump_json(indent=2) if json_ else report_markdown(r))

@@ -5,7 +5,6 @@ stage-2 extraction (offline rules ``rules.vN.toml`` or an LLM) and outcome linki
 Statement sets (``statements``) feed the evidence-type classifier's validation (``classify``).
 """
 
-from . import audit_source  # noqa: F401  (registers the statements:SET audit source)
 from .extract import OFFLINE_MINER, Extractor, RuleExtractor
 from .loaders import detect_format, iter_conversations, load_corpus
 from .mining import mine_hedges, mined_statements, source_key, sources, summary

@@ -60,6 +60,20 @@ def iter_conversations(path: str | Path, corpus: str = "auto",
     return (iter_longmemeval if found == "longmemeval" else iter_locomo)(path, on_bytes, skip)
 
 
+_EXPECTED = {
+    "longmemeval": ("LongMemEval instance", "user turns",
+                    "'haystack_sessions': lists of {role: user, content} turns"),
+    "locomo": ("LoCoMo sample", "turns", "'conversation': session_N lists of {speaker, text} turns"),
+}
+
+
+def nothing_to_mine(path: str | Path, corpus: str, conversations: int) -> CorpusError:
+    """The error for a file whose conversations hold no turn to mine (not a silent "0 scanned")."""
+    what, missing, expected = _EXPECTED[corpus]
+    return CorpusError(f"{Path(path).name}: {conversations} {what}{'s' if conversations != 1 else ''} "
+                       f"but no {missing} to mine (expected {expected})")
+
+
 def load_corpus(path: str | Path, corpus: str = "auto") -> list[Conversation]:
     """All conversations in memory: for small files and tests (stream big ones)."""
     return list(iter_conversations(path, corpus))

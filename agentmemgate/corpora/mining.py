@@ -16,7 +16,7 @@ from ..workspace import Workspace, now
 from ..progress import bytes_bar, progress_bar
 from ._rules import load_rules
 from .extract import OFFLINE_MINER, Extractor, RuleExtractor
-from .loaders import check_corpus, detect_format, iter_conversations
+from .loaders import check_corpus, detect_format, iter_conversations, nothing_to_mine
 from .longmemeval import variant_of
 from .model import LICENSES, Candidate, Extraction, MinedStatement, MineSummary
 from .outcomes import at_risk_measurable, link_outcome
@@ -114,6 +114,11 @@ def _stage1(ws: Workspace, path: Path, corpus: str, key: str, lexicon: Lexicon,
                 if limit and done >= limit:
                     break
         update(size, f"{counts['conversations']} conversations, {position} hits")
+    if not counts["turns_scanned"]:  # nothing to mine is an error, not "Turns scanned: 0"
+        with ws.db.conn:  # and leaves no source behind (a re-run must not resume into a pass)
+            _store.forget(ws.db, key)
+            ws.db["mine_sources"].delete_where("source_key = ?", [key])
+        raise nothing_to_mine(path, row["corpus"], counts["conversations"])
     with ws.db.conn:
         ws.db["mine_sources"].update(key, {"stage1_done": 1, "created_at": now(), **counts})
     return _source_row(ws, key)

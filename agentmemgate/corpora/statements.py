@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..errors import BadInput
 from ..jsonl import read_records
+from ..schema import check_evidence_type
 from ..workspace import Workspace, now
 from .model import LICENSES, ContextTurn, MinedStatement
 
@@ -153,15 +154,13 @@ class _ImportLine(BaseModel):
 def import_statements(ws: Workspace, name: str, path: str | Path, *, license: str | None = None,
                       replace: bool = False) -> int:
     """Read a JSONL file into a new set; one bad line -> a one-line error naming it, nothing saved."""
-    from ..classify.classes import check_label
-
     path = Path(path)
     out = []
     for where, rec in read_records(path, _ImportLine):
         if not rec.text.strip():
             raise BadInput(f"{where}: empty text")
         raw_ref = rec.reference if rec.reference not in (None, "") else rec.label
-        ref = check_label(raw_ref, where) if raw_ref not in (None, "") else None
+        ref = check_evidence_type(raw_ref, where) if raw_ref not in (None, "") else None
         lic = rec.license or license or LICENSES.get(rec.corpus, "")
         out.append(Statement(id=rec.id, text=rec.text, context=rec.context[-CONTEXT_TURNS:],
                              speaker=rec.speaker, date=rec.date, reference=ref,

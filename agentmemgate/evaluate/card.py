@@ -40,7 +40,6 @@ def card_section(ws: Workspace, splits: list[str]) -> str:
 
 
 def register() -> None:
-    from .. import exports
+    from ..exports import register_card_section
 
-    if card_section not in exports.CARD_SECTIONS:
-        exports.CARD_SECTIONS.append(card_section)
+    register_card_section(card_section)

@@ -1,25 +1,69 @@
-"""Exports: JSONL, Parquet, a Hugging Face style dataset card and a manifest per split."""
+"""Exports: JSONL, Parquet, a Hugging Face style dataset card and a manifest per split.
+
+An export replaces its output folder in one step (``atomic.replaced_folder``): after any
+interruption every folder is the complete old export or the complete new one, each manifest
+matching its files. Rows are in a seeded shuffled order and arc ids are opaque, so neither the
+order nor an id tells a model or a memory system under test the labels (they stay as fields).
+"""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Callable
 
 from pydantic import BaseModel, ConfigDict
 
-from ..errors import WorkspaceError
-from ..outputs import writable
+from ..atomic import replaced_folder
+from ..errors import BadInput, WorkspaceError
+from ..schema import Arc
 from ..workspace import Workspace
 from .card import card, cell_counts
 from .files import write_jsonl, write_manifest, write_parquet
 
-# Other rooms add card sections (e.g. the validation summary) through this hook:
-# a function (workspace, split names) -> markdown, or "" when it has nothing to say.
+SPLIT_FILES = ("data.jsonl", "turns.parquet", "README.md", "manifest.json")
+ROOT_FILES = ("README.md", "manifest.json")
+
 CardSection = Callable[[Workspace, list[str]], str]
-CARD_SECTIONS: list[CardSection] = []
-# And the ids to leave out under --drop-failing: (workspace, split names) -> {arc id: reasons}.
+"""A dataset-card section: (workspace, split names) -> markdown, or "" when it has nothing to say."""
 DropRule = Callable[[Workspace, list[str]], dict[str, list[str]]]
-DROP_RULES: list[DropRule] = []
+"""Arcs to leave out under --drop-failing: (workspace, split names) -> {arc id: reasons}."""
+
+
+def _validation_section(ws: Workspace, splits: list[str]) -> str:
+    from ..validate.card import card_section
+
+    return card_section(ws, splits)
+
+
+def _diversity_section(ws: Workspace, splits: list[str]) -> str:
+    from ..validate.card import diversity_section
+
+    return diversity_section(ws, splits)
+
+
+def _failing_arcs(ws: Workspace, splits: list[str]) -> dict[str, list[str]]:
+    from ..validate.card import failing_arcs
+
+    return failing_arcs(ws, splits)
+
+
+# The validation room sits below this one, so its section and rule are simply listed here; rooms
+# downstream of exports (the evaluation) add theirs with ``register_card_section`` when imported.
+CARD_SECTIONS: list[CardSection] = [_validation_section, _diversity_section]
+DROP_RULES: list[DropRule] = [_failing_arcs]
+
+
+def register_card_section(section: CardSection) -> None:
+    """Add a section to every dataset card written from now on (once, however often called)."""
+    if section not in CARD_SECTIONS:
+        CARD_SECTIONS.append(section)
+
+
+def register_drop_rule(rule: DropRule) -> None:
+    """Add a reason to leave arcs out under ``--drop-failing``."""
+    if rule not in DROP_RULES:
+        DROP_RULES.append(rule)
 
 
 class ExportSummary(BaseModel):
@@ -30,54 +74,72 @@ class ExportSummary(BaseModel):
     files: list[str]
 
 
+def row_order(arcs: list[Arc], split: str) -> list[Arc]:
+    """The rows of a split in a seeded shuffled order: the same arcs always give the same order,
+    and it follows no label (the workspace keeps arcs grouped by design cell)."""
+    seeds = ",".join(str(s) for s in sorted({a.spec.plan_seed for a in arcs}))
+    out = sorted(arcs, key=lambda a: a.id)
+    random.Random(f"amg-rows:{split}:{seeds}").shuffle(out)
+    return out
+
+
 def export(ws: Workspace, out_dir: str | Path, splits: list[str],
            drop_failing: bool = False) -> ExportSummary:
-    """Write ``out_dir/<split>/{data.jsonl, turns.parquet, README.md, manifest.json}`` + a root card."""
-    import agentmemgate.validate  # noqa: F401  (registers the validation card section and drop rule)
+    """Write ``out_dir/<split>/{data.jsonl, turns.parquet, README.md, manifest.json}`` + a root card.
 
+    The folder is replaced as a whole; other splits' folders and other files in it are kept.
+    """
     out = Path(out_dir)
-    writable(out)
     dropped: dict[str, list[str]] = {}
     if drop_failing:
         for rule in DROP_RULES:
             for arc_id, reasons in rule(ws, splits).items():
                 dropped.setdefault(arc_id, []).extend(reasons)
-    # A split with arcs keeps its folder and card even when --drop-failing leaves none of them.
-    split_arcs = {s: [a for a in ws.arcs(s) if a.id not in dropped] for s in splits}
-    split_arcs = {s: v for s, v in split_arcs.items()
-                  if v or any(k.startswith(f"{s}-") for k in dropped)}
+    split_arcs: dict[str, list[Arc]] = {}
+    split_dropped: dict[str, dict[str, list[str]]] = {}
+    for s in splits:
+        arcs = list(ws.arcs(s))
+        mine = {a.id: dropped[a.id] for a in arcs if a.id in dropped}
+        # A split with arcs keeps its folder and card even when --drop-failing leaves none of them.
+        if arcs:
+            split_arcs[s] = row_order([a for a in arcs if a.id not in mine], s)
+            split_dropped[s] = mine
+    if not split_arcs:
+        raise BadInput(f"No arcs to export in workspace {str(ws.path)!r} (split "
+                       f"{', '.join(splits)}): run `amg build` or `amg generate` first")
     checks = ws.checks()
-    files: list[str] = []
+    written: list[str] = []
     try:
-        for split, arcs in split_arcs.items():
-            folder = out / split
-            folder.mkdir(parents=True, exist_ok=True)
-            write_jsonl(arcs, folder / "data.jsonl")
-            write_parquet(arcs, folder / "turns.parquet")
-            ids = {a.id for a in arcs}
-            sections = [t for f in CARD_SECTIONS if (t := f(ws, [split]))]
-            (folder / "README.md").write_text(
-                card({split: arcs}, [(split, "data.jsonl")], [c for c in checks if c.arc_id in ids],
-                     ws.failures(split), sections,
-                     {k: v for k, v in dropped.items() if k.startswith(f"{split}-")}),
-                encoding="utf-8")
-            write_manifest(folder, {"arcs": len(arcs), "cells": cell_counts(arcs)})
-            files += [str(folder / n) for n in ("data.jsonl", "turns.parquet", "README.md", "manifest.json")]
-        if split_arcs:
+        with replaced_folder(out, replace=list(split_arcs) + list(ROOT_FILES),
+                             protect=[ws.path]) as stage:
+            for split, arcs in split_arcs.items():
+                folder = stage / split
+                folder.mkdir()
+                write_jsonl(arcs, folder / "data.jsonl")
+                write_parquet(arcs, folder / "turns.parquet")
+                ids = {a.id for a in arcs}
+                sections = [t for f in CARD_SECTIONS if (t := f(ws, [split]))]
+                (folder / "README.md").write_text(
+                    card({split: arcs}, [(split, "data.jsonl")], [c for c in checks if c.arc_id in ids],
+                         ws.failures(split), sections, split_dropped[split]),
+                    encoding="utf-8")
+                write_manifest(folder, {"arcs": len(arcs), "cells": cell_counts(arcs)})
+                written += [f"{split}/{n}" for n in SPLIT_FILES]
             sections = [t for f in CARD_SECTIONS if (t := f(ws, list(split_arcs)))]
             all_ids = {a.id for v in split_arcs.values() for a in v}
-            (out / "README.md").write_text(
+            (stage / "README.md").write_text(
                 card(split_arcs, [(s, f"{s}/data.jsonl") for s in split_arcs],
                      [c for c in checks if c.arc_id in all_ids],
                      [f for s in split_arcs for f in ws.failures(s)], sections, dropped or None),
                 encoding="utf-8")
-            files.append(str(out / "README.md"))
-            write_manifest(out, {"arcs": {s: len(v) for s, v in split_arcs.items()}})
-            files.append(str(out / "manifest.json"))
+            write_manifest(stage, {"arcs": {s: len(v) for s, v in split_arcs.items()}})
+            written += list(ROOT_FILES)
     except OSError as e:
-        raise WorkspaceError(f"Cannot write export to {str(out)!r}: {e.strerror}") from None
+        raise WorkspaceError(f"Cannot write export to {str(out)!r}: {e.strerror or e}") from None
     return ExportSummary(out_dir=str(out), counts={s: len(v) for s, v in split_arcs.items()},
-                         dropped=len(dropped), files=files)
+                         dropped=sum(len(d) for d in split_dropped.values()),
+                         files=[str(out / f) for f in written])
 
 
-__all__ = ["CARD_SECTIONS", "DROP_RULES", "ExportSummary", "card", "export"]
+__all__ = ["CARD_SECTIONS", "DROP_RULES", "CardSection", "DropRule", "ExportSummary", "card",
+           "export", "register_card_section", "register_drop_rule", "row_order"]

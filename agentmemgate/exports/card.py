@@ -78,6 +78,8 @@ def card(split_arcs: dict[str, list[Arc]], configs: list[tuple[str, str]],
     out += ["", "## Fields", "",
             "`data.jsonl`: one arc per line (id, split, factor, level, outcome, field, initial_value, "
             "plan_value, sessions, initial_turn, plan_turn, outcome_turn, expected_value_after_session, "
-            "provenance). Session and turn indexes are 0-based. `turns.parquet`: one row per turn.",
+            "provenance). Session and turn indexes are 0-based. `turns.parquet`: one row per turn. "
+            "Ids are opaque (they encode no split, factor, level or outcome) and rows come in a "
+            "seeded shuffled order: read the labels from their fields.",
             "", "## License", "", f"Released under the {LICENSE.upper()} license, as the toolkit.", ""]
     return "\n".join(out)

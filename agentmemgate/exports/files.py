@@ -48,9 +48,16 @@ def sha256_file(path: Path) -> str:
 
 
 def write_manifest(folder: Path, counts: dict, extra: dict | None = None) -> Path:
-    """manifest.json: counts, sha256 of every file beside it, toolkit version."""
-    files = {p.relative_to(folder).as_posix(): sha256_file(p)
-             for p in sorted(folder.rglob("*")) if p.is_file() and p.name != "manifest.json"}
+    """manifest.json: counts, sha256 of every file beside it and below, toolkit version.
+
+    Other manifests and hidden entries (``.git``, ``.gitattributes`` of a dataset repository) are
+    not listed.
+    """
+    files = {}
+    for p in sorted(folder.rglob("*")):
+        rel = p.relative_to(folder)
+        if p.is_file() and p.name != "manifest.json" and not any(x.startswith(".") for x in rel.parts):
+            files[rel.as_posix()] = sha256_file(p)
     manifest = {"toolkit_version": __version__, "counts": counts, "files": files, **(extra or {})}
     path = folder / "manifest.json"
     path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")

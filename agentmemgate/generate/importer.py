@@ -38,7 +38,7 @@ from ..schema import (
     check_level,
 )
 from ..validate.structure import check_arc
-from ..workspace import Workspace, now
+from ..workspace import Workspace, now, open_workspace
 
 IMPORTED_GENERATOR = "imported"
 
@@ -205,52 +205,52 @@ def import_arcs(workspace: Workspace | str | Path, path: str | Path, split: str 
     before the workspace is opened, so a bad file leaves no new workspace behind."""
     path = Path(path)
     arcs, ignored = read_arcs(path, split)
-    ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
-    stored = _stored(ws, [a.id for _, a, _ in arcs])
-    new, changed, same = [], [], []
-    for n, arc, _ in arcs:
-        old = stored.get(arc.id)
-        if old is None:
-            new.append((n, arc))
-        elif old.export_record() == arc.export_record():
-            same.append((n, arc))
-        elif not replace:
-            others = sum(1 for _, a, _ in arcs if a.id in stored
-                         and stored[a.id].export_record() != a.export_record()) - 1
-            more = f" (and {others} more)" if others else ""
-            raise BadInput(f"{path.name} line {n}: id {arc.id!r} is already in the workspace with other "
-                           f"content{more}; pass --replace to overwrite, or give the arcs other ids; "
-                           "nothing was imported")
-        else:
-            changed.append((n, arc))
-    writes = new + changed
-    checks = [r for _, a, _ in arcs for r in check_arc(a)]
-    lines = path.read_text(encoding="utf-8").splitlines()
-    stamp = now()
-    conn = ws.db.conn
-    with conn:  # one transaction: all of it or none of it
-        conn.executemany(
-            "insert into specs (id, split, factor, level, outcome, json) values (?, ?, ?, ?, ?, ?) "
-            "on conflict(id) do update set split = excluded.split, factor = excluded.factor, "
-            "level = excluded.level, outcome = excluded.outcome, json = excluded.json",
-            [(a.id, a.spec.split, a.spec.factor, a.spec.level, a.spec.outcome, a.spec.model_dump_json())
-             for _, a in writes])
-        conn.executemany(
-            "insert into arcs (id, split, generator, json, created_at) values (?, ?, ?, ?, ?) "
-            "on conflict(id) do update set split = excluded.split, generator = excluded.generator, "
-            "json = excluded.json, created_at = excluded.created_at",
-            [(a.id, a.spec.split, a.provenance.generator, a.model_dump_json(), stamp) for _, a in writes])
-        conn.executemany("delete from render_failures where id = ?", [(a.id,) for _, a in writes])
-        conn.executemany("delete from checks where arc_id = ?", [(a.id,) for _, a, _ in arcs])
-        conn.executemany(
-            'insert into checks (arc_id, "check", passed, detail, created_at) values (?, ?, ?, ?, ?)',
-            [(r.arc_id, r.check, int(r.passed), r.detail, stamp) for r in checks])
-        conn.executemany(
-            "insert into arc_imports (arc_id, source, line, sha256, imported_at) values (?, ?, ?, ?, ?) "
-            "on conflict(arc_id) do update set source = excluded.source, line = excluded.line, "
-            "sha256 = excluded.sha256, imported_at = excluded.imported_at",
-            [(a.id, str(path), n, hashlib.sha256(lines[n - 1].encode("utf-8")).hexdigest(), stamp)
-             for n, a in writes])
+    with open_workspace(workspace, create=True) as ws:  # a refused import leaves no new workspace
+        stored = _stored(ws, [a.id for _, a, _ in arcs])
+        new, changed, same = [], [], []
+        for n, arc, _ in arcs:
+            old = stored.get(arc.id)
+            if old is None:
+                new.append((n, arc))
+            elif old.export_record() == arc.export_record():
+                same.append((n, arc))
+            elif not replace:
+                others = sum(1 for _, a, _ in arcs if a.id in stored
+                             and stored[a.id].export_record() != a.export_record()) - 1
+                more = f" (and {others} more)" if others else ""
+                raise BadInput(f"{path.name} line {n}: id {arc.id!r} is already in the workspace with other "
+                               f"content{more}; pass --replace to overwrite, or give the arcs other ids; "
+                               "nothing was imported")
+            else:
+                changed.append((n, arc))
+        writes = new + changed
+        checks = [r for _, a, _ in arcs for r in check_arc(a)]
+        lines = path.read_text(encoding="utf-8").splitlines()
+        stamp = now()
+        conn = ws.db.conn
+        with conn:  # one transaction: all of it or none of it
+            conn.executemany(
+                "insert into specs (id, split, factor, level, outcome, json) values (?, ?, ?, ?, ?, ?) "
+                "on conflict(id) do update set split = excluded.split, factor = excluded.factor, "
+                "level = excluded.level, outcome = excluded.outcome, json = excluded.json",
+                [(a.id, a.spec.split, a.spec.factor, a.spec.level, a.spec.outcome, a.spec.model_dump_json())
+                 for _, a in writes])
+            conn.executemany(
+                "insert into arcs (id, split, generator, json, created_at) values (?, ?, ?, ?, ?) "
+                "on conflict(id) do update set split = excluded.split, generator = excluded.generator, "
+                "json = excluded.json, created_at = excluded.created_at",
+                [(a.id, a.spec.split, a.provenance.generator, a.model_dump_json(), stamp) for _, a in writes])
+            conn.executemany("delete from render_failures where id = ?", [(a.id,) for _, a in writes])
+            conn.executemany("delete from checks where arc_id = ?", [(a.id,) for _, a, _ in arcs])
+            conn.executemany(
+                'insert into checks (arc_id, "check", passed, detail, created_at) values (?, ?, ?, ?, ?)',
+                [(r.arc_id, r.check, int(r.passed), r.detail, stamp) for r in checks])
+            conn.executemany(
+                "insert into arc_imports (arc_id, source, line, sha256, imported_at) values (?, ?, ?, ?, ?) "
+                "on conflict(arc_id) do update set source = excluded.source, line = excluded.line, "
+                "sha256 = excluded.sha256, imported_at = excluded.imported_at",
+                [(a.id, str(path), n, hashlib.sha256(lines[n - 1].encode("utf-8")).hexdigest(), stamp)
+                 for n, a in writes])
     failing: dict[str, list[str]] = {}
     for r in checks:
         if not r.passed:

@@ -339,7 +339,7 @@ def make_llm_renderer(spec: str, *, workspace=None, base_url: str | None = None,
 
 
 for _provider in ("openai", "anthropic", "scripted"):
-    register_renderer(_provider, make_llm_renderer)
+    register_renderer(_provider, make_llm_renderer, user_pickable=_provider != "scripted")
 
 
 # -- a known-good reply, for the scripted model and the throughput benchmark ----------------------

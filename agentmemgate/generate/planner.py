@@ -7,10 +7,10 @@ so LLM generators and the offline renderer produce the same benchmark design fro
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import random
 from collections import Counter
 from dataclasses import dataclass
-from functools import lru_cache
 
 from ..errors import BadInput
 from ..schema import (
@@ -19,6 +19,7 @@ from ..schema import (
     HEDGE_LEVELS,
     SPLITS,
     ArcSpec,
+    FieldSpec,
     check_level,
 )
 from .catalog import Domain, load_catalog
@@ -64,54 +65,111 @@ def plan_split(split: str, seed: int, n_per_cell: int | None = None) -> list[Arc
     if n_per_cell is not None and n_per_cell < 1:
         raise BadInput(f"--n-per-cell must be a positive whole number, got {n_per_cell}")
     check_level(split, SPLITS, "split")
-    return [s.model_copy() for s in _plan_all(seed, n_per_cell)[split]]
+    try:
+        return [s.model_copy() for s in _plan_through(split, seed, n_per_cell)]
+    except _Exhausted as e:
+        if n_per_cell is None:
+            raise BadInput(f"Catalog has too few values for attribute {e.attribute!r} to keep "
+                           f"(attribute, initial, plan) triples unique in split {split!r}") from None
+        best = largest_n_per_cell(split, seed, below=n_per_cell)
+        raise BadInput(f"--n-per-cell {n_per_cell} is more than the catalog can fill for split "
+                       f"{split!r}: the largest value that works there is {best} (each arc needs an "
+                       "unused attribute, initial and plan value)") from None
 
 
-@lru_cache(maxsize=16)
-def _plan_all(seed: int, n_per_cell: int | None) -> dict[str, tuple[ArcSpec, ...]]:
-    """Every split, in split order, so each arc knows its place among its domain's arcs."""
+def largest_n_per_cell(split: str, seed: int, below: int) -> int:
+    """The largest ``n_per_cell`` under ``below`` that the catalog can fill (0 if none)."""
+    lo, hi = 0, below  # plan(lo) works (0 trivially), plan(hi) fails
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        try:
+            _plan_through(split, seed, mid)
+            lo = mid
+        except _Exhausted:
+            hi = mid
+    return lo
+
+
+class _Exhausted(Exception):
+    def __init__(self, attribute: str):
+        self.attribute = attribute
+
+
+@functools.lru_cache(maxsize=16)
+def _plan_through(split: str, seed: int, n_per_cell: int | None) -> tuple[ArcSpec, ...]:
+    """``split``'s specs, planning the splits before it too (in split order) so each arc knows its
+    place among its domain's arcs across the whole build (``ArcSpec.domain_index``)."""
     seen: Counter = Counter()
-    return {split: tuple(_plan_one(split, seed, n_per_cell, seen)) for split in SPLITS}
+    for name in SPLITS:
+        specs = _plan(name, seed, n_per_cell, seen)
+        if name == split:
+            return tuple(specs)
+    raise AssertionError("unreachable")
 
 
-def _plan_one(split: str, seed: int, n_per_cell: int | None, seen: Counter) -> list[ArcSpec]:
+def _plan(split: str, seed: int, n_per_cell: int | None, seen: Counter) -> list[ArcSpec]:
     catalog = load_catalog()
     domains = sorted(catalog.values(), key=lambda d: d.attribute)
     rng = random.Random(f"amg:{seed}:{split}")
+    ids = _ArcIds(seed, split)
     used: set[tuple[str, str, str]] = set()
     specs: list[ArcSpec] = []
     domain_cycle: list[Domain] = []
     for cell in paper_cells(split):
         n = cell.n if n_per_cell is None else n_per_cell
-        for i in range(n):
+        for _ in range(n):
             if not domain_cycle:  # spread arcs evenly over domains, in a seeded order
                 domain_cycle = domains[:]
                 rng.shuffle(domain_cycle)
             domain = domain_cycle.pop()
-            spec = _spec(cell, i, domain, rng, used, seed)
+            spec = _spec(cell, ids.next(), domain, rng, used, seed)
             spec.domain_index = seen[domain.attribute]
             seen[domain.attribute] += 1
             specs.append(spec)
     return specs
 
 
-@lru_cache(maxsize=None)
-def _leak_free(attribute: str, heldout: bool) -> tuple[str, ...]:
-    domain = load_catalog()[attribute]
-    field = domain.field()
-    pool = domain.long_values if heldout else domain.values
-    return tuple(v for v in pool if not field.leaked_values([v]))
+def _value_pairs(domain: Domain, long: bool) -> tuple[tuple[str, str], ...]:
+    """Every (initial, plan) pair of distinct values that the field text does not give away."""
+    f = domain.field()
+    return _pairs(tuple(domain.long_values if long else domain.values), f.attribute,
+                  f.description, f.probe_question)
 
 
-def _spec(cell: Cell, i: int, domain: Domain, rng: random.Random,
+@functools.lru_cache(maxsize=256)
+def _pairs(pool: tuple[str, ...], attribute: str, description: str,
+           probe_question: str) -> tuple[tuple[str, str], ...]:
+    field = FieldSpec(attribute=attribute, description=description, probe_question=probe_question)
+    return tuple((a, b) for a in pool for b in pool if a != b and not field.leaked_values([a, b]))
+
+
+class _ArcIds:
+    """Opaque arc ids: ``arc-`` and 12 hex digits drawn from the plan seed and the split.
+
+    Nothing of the split, factor, level or outcome is in an id, so data handed to a model or a
+    memory system under test does not carry its answers; the same seed gives the same ids.
+    Never parse an id: read the record's fields.
+    """
+
+    def __init__(self, seed: int, split: str):
+        self._rng = random.Random(f"amg-ids:{seed}:{split}")
+        self._seen: set[str] = set()
+
+    def next(self) -> str:
+        while True:
+            arc_id = f"arc-{self._rng.getrandbits(48):012x}"
+            if arc_id not in self._seen:
+                self._seen.add(arc_id)
+                return arc_id
+
+
+def _spec(cell: Cell, arc_id: str, domain: Domain, rng: random.Random,
           used: set[tuple[str, str, str]], seed: int) -> ArcSpec:
-    pool = _leak_free(domain.attribute, cell.split == "heldout")
     field = domain.field()
-    pairs = [(a, b) for a in pool for b in pool
-             if a != b and (domain.attribute, a, b) not in used]
+    pairs = [(a, b) for a, b in _value_pairs(domain, cell.split == "heldout")
+             if (domain.attribute, a, b) not in used]
     if not pairs:
-        raise BadInput(f"Catalog has too few values for attribute {domain.attribute!r} "
-                       f"to keep (attribute, initial, plan) triples unique in split {cell.split!r}")
+        raise _Exhausted(domain.attribute)
     initial, plan = rng.choice(pairs)
     used.add((domain.attribute, initial, plan))
 
@@ -131,9 +189,8 @@ def _spec(cell: Cell, i: int, domain: Domain, rng: random.Random,
     if cell.outcome == "came_true":
         confirmation = cell.level if cell.factor == "confirmation_wording" else rng.choice(CONFIRMATION_LEVELS)
 
-    level_tag = cell.level if cell.factor != "outcome" else cell.outcome
     return ArcSpec(
-        id=f"{cell.split}-{cell.factor}-{level_tag}-{i:03d}",
+        id=arc_id,
         split=cell.split,  # type: ignore[arg-type]
         factor=cell.factor,  # type: ignore[arg-type]
         level=cell.level,

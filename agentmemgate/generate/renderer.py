@@ -62,31 +62,38 @@ class RenderError(Exception):
 
 
 # -- registry ----------------------------------------------------------------------------------
-# A generator spec is "offline" or "provider:model". Factories take (spec, options) and return a
-# Renderer; the LLM layer registers its providers here.
+# A generator spec is "offline" or "provider:model". Each renderer module registers its factory
+# (spec, **options) -> Renderer when imported (``generate/__init__`` imports the built-in ones),
+# as the LLM providers register with ``llm.registry``; this module imports none of them.
 RendererFactory = Callable[..., Renderer]
 _FACTORIES: dict[str, RendererFactory] = {}
+_HIDDEN: set[str] = set()
 
 
-def register_renderer(prefix: str, factory: RendererFactory) -> None:
+def register_renderer(prefix: str, factory: RendererFactory, *, user_pickable: bool = True) -> None:
+    """Make ``--generator PREFIX`` (or ``PREFIX:MODEL``) resolve to ``factory``.
+
+    ``user_pickable=False`` keeps a test-only renderer (``scripted``) out of the choices that
+    error messages list; it still resolves.
+    """
     _FACTORIES[prefix] = factory
+    (_HIDDEN.add if not user_pickable else _HIDDEN.discard)(prefix)
+
+
+def renderer_choices() -> list[str]:
+    """What a user may pick, as error messages show it: ``offline``, ``openai:MODEL``, ..."""
+    return [p if p == "offline" else f"{p}:MODEL"
+            for p in sorted(_FACTORIES, key=lambda p: (p != "offline", p)) if p not in _HIDDEN]
 
 
 def get_renderer(spec: str, **options) -> Renderer:
     """Resolve a ``--generator`` value to a renderer, with a one-line error for bad names."""
-    from . import offline  # noqa: F401  (registers "offline")
-
-    _load_llm_renderers()
     if spec in _FACTORIES:
         return _FACTORIES[spec](spec, **options)
     prefix, sep, model = spec.partition(":")
     if sep and model and prefix in _FACTORIES:
         return _FACTORIES[prefix](spec, **options)
-    known = ", ".join(sorted(_FACTORIES)) or "offline"
     raise ModelSpecError(
         f"Unknown generator {spec!r}: use 'offline' or 'provider:model' "
-        f"(e.g. openai:gpt-4o-mini, anthropic:claude-sonnet-4-5); known: {known}")
-
-
-def _load_llm_renderers() -> None:
-    from . import llm_renderer  # noqa: F401  (registers openai, anthropic and scripted)
+        f"(e.g. openai:gpt-4o-mini, anthropic:claude-sonnet-4-5); choose from: "
+        f"{', '.join(renderer_choices()) or 'offline'}")

@@ -48,19 +48,26 @@ def plan(ws: Workspace, splits: list[str], seed: int, n_per_cell: int | None,
     return specs, changed
 
 
+def pending(ws: Workspace, renderer: Renderer, splits: list[str], *, seed: int = 0,
+            n_per_cell: int | None = None, save: bool = True) -> tuple[list[ArcSpec], list[ArcSpec]]:
+    """The planned specs, and those this renderer has not rendered yet (``save``: as ``plan``)."""
+    specs, changed = plan(ws, splits, seed, n_per_cell, save=save)
+    # Arcs of a re-planned split are stale even where ids repeat (only a dry run still sees them).
+    stale = set(ws.arc_ids(splits=sorted(changed))) if changed else set()
+    done = ws.arc_ids(generator=renderer.name) - stale
+    return specs, [s for s in specs if s.id not in done]
+
+
 def generate(ws: Workspace, renderer: Renderer, splits: list[str], *, seed: int = 0,
              n_per_cell: int | None = None, dry_run: bool = False,
              show_progress: bool = True) -> GenerateSummary:
     """Render every planned arc not already rendered by this generator."""
-    specs, changed = plan(ws, splits, seed, n_per_cell, save=not dry_run)
-    # Arcs of a re-planned split are stale even where ids repeat (only a dry run still sees them).
-    done = {i for i in ws.arc_ids(generator=renderer.name)
-            if not any(i.startswith(f"{split}-") for split in changed)}
-    todo = [s for s in specs if s.id not in done]
+    specs, todo = pending(ws, renderer, splits, seed=seed, n_per_cell=n_per_cell, save=not dry_run)
     if dry_run:
         return GenerateSummary(planned=len(specs), rendered_now=0, already_done=len(specs) - len(todo),
                                failed=0, failures=[], planned_calls=renderer.planned_calls(todo))
     failures: list[RenderFailure] = []
+    by_id = {s.id: s for s in todo}
     rendered = 0
     with progress_bar(f"render ({renderer.name})", total=len(todo), usage=renderer.usage,
                       enabled=show_progress) as advance:
@@ -69,7 +76,7 @@ def generate(ws: Workspace, renderer: Renderer, splits: list[str], *, seed: int 
                 ws.save_arc(result)
                 rendered += 1
             else:
-                spec = next(s for s in todo if s.id == result.spec_id)
+                spec = by_id[result.spec_id]
                 ws.save_failure(spec, renderer.name, result.reason, result.attempts)
                 failures.append(result)
             advance(failed=not isinstance(result, Arc))

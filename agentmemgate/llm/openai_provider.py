@@ -22,6 +22,7 @@ from ..workspace import Workspace
 from ._errors import from_sdk_error
 from ._http import attempts_so_far, install_hooks
 from .model import Model, RawReply, Request, SdkOptions
+from .servers import COMPATIBLE, server_of
 
 KEY_ENV = "OPENAI_API_KEY"
 PLACEHOLDER_KEY = "not-needed"  # OpenAI-compatible servers usually take no key; the SDK wants one
@@ -55,8 +56,8 @@ class OpenAIModel(Model):
 
     @property
     def family(self) -> str:
-        if self.base_url:
-            return f"openai-compatible:{_host(self.base_url)}"
+        if self.base_url:  # one server, one family, however its URL is spelled
+            return f"{COMPATIBLE}{server_of(self.base_url)}"
         return "openai"
 
     @property

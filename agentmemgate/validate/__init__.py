@@ -1,7 +1,8 @@
 """Validation: structural checks, judges (realism, blind level recovery, equivalence), reports.
 
-Importing this package registers the validation summary as a dataset-card section and the
-``--drop-failing`` rule with ``agentmemgate.exports``, and the ``equivalence`` audit source.
+The rooms above use what this one stores: the dataset card's validation section and the
+``--drop-failing`` rule (``card``, listed by ``exports``), equivalence pairs as an audit source
+(read by ``annotate_app``). Nothing here imports those rooms.
 """
 
 from .judges import JudgeInfo, get_judge
@@ -9,10 +10,6 @@ from .judging import CHECKS as VALIDATION_CHECKS, JudgingSummary, ValidationSumm
 from .report import ValidationReport, compute_report, report_markdown, validation_report, write_report
 from .run import StructureSummary, validate_structure
 from .structure import CHECKS, check_arc, check_arcs
-from . import _audit_source, card as _card
-
-_card.register()
-_audit_source.register()
 
 __all__ = [
     "CHECKS", "JudgeInfo", "JudgingSummary", "StructureSummary", "VALIDATION_CHECKS",

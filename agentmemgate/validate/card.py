@@ -1,7 +1,8 @@
 """The validation summary in the exported dataset card, and the ``--drop-failing`` rule.
 
-Registered on ``exports.CARD_SECTIONS`` / ``exports.DROP_RULES`` when ``agentmemgate.validate``
-is imported. Both read the judges of the latest validation run (``amg build`` / ``amg validate``).
+``exports`` (a room above this one) lists both among its card sections and drop rules; this
+module knows nothing of exports. Both read the judges of the latest validation run (``amg build``
+/ ``amg validate``).
 """
 
 from __future__ import annotations
@@ -90,13 +91,3 @@ def diversity_section(ws: Workspace, splits: list[str]) -> str:
             "read as natural chat. " + NATURALNESS_HOW, ""]
     return "\n".join(out)
 
-
-def register() -> None:
-    from ..exports import CARD_SECTIONS, DROP_RULES
-
-    if card_section not in CARD_SECTIONS:
-        CARD_SECTIONS.append(card_section)
-    if diversity_section not in CARD_SECTIONS:
-        CARD_SECTIONS.append(diversity_section)
-    if failing_arcs not in DROP_RULES:
-        DROP_RULES.append(failing_arcs)

@@ -28,6 +28,7 @@ from typing import Iterable
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import BadInput
+from ..llm.servers import normalize_family
 from ..schema import Arc, normalize_text
 from ..stats import Proportion, cohen_kappa, wilson
 from ..workspace import Workspace, now
@@ -317,7 +318,7 @@ def equivalence_report(ws: Workspace, pair_set: str = "default") -> EquivalenceR
     if len(specs) < 2:
         notes.append("Only one judge family has judged these pairs; re-judge with another family "
                      "(--rejudge provider:model) to measure agreement.")
-    elif infos[specs[0]].family == infos[specs[1]].family:
+    elif normalize_family(infos[specs[0]].family) == normalize_family(infos[specs[1]].family):
         notes.append("Both judges are of the same family (allowed with --allow-same-family).")
     kinds: dict[str, int] = defaultdict(int)
     for p in pairs:

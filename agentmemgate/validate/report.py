@@ -17,6 +17,7 @@ from typing import Iterable
 from pydantic import BaseModel, ConfigDict
 
 from ..schema import CONTROL_LEVEL, FACTOR_LEVELS, HEDGE_LEVELS
+from ..llm.servers import normalize_family
 from ..stats import Proportion, cohen_kappa, wilson
 from ..workspace import Workspace
 from .judges import OFFLINE_GENERATOR_FAMILY, OFFLINE_JUDGE_FAMILY, REALISM_CRITERIA, JudgeInfo
@@ -288,14 +289,15 @@ def validation_report(ws: Workspace, splits: list[str], judges: list[str] | None
     generator = dict(ws.db.execute(f"select id, generator from arcs where split in ({marks})", splits).fetchall())
     families = generator_families_of(ws, set(generator.values()))
     for r in rows:  # from the arcs as they are now, not the flag stored when the verdict was made
-        r.same_family = r.family in families.get(generator.get(r.item_id, ""), set())
+        r.same_family = normalize_family(r.family) in families.get(generator.get(r.item_id, ""), set())
     return compute_report(rows, chosen, splits, set().union(*families.values()))
 
 
-def save_validation_report(workspace: str | Path, splits: list[str], judges: list[str] | None = None,
+def save_validation_report(workspace: str | Path | Workspace, splits: list[str],
+                           judges: list[str] | None = None,
                            out_dir: str | Path | None = None) -> tuple[ValidationReport, list[Path]]:
     """``amg report validation``: compute and write the report (default WORKSPACE/reports/validation)."""
-    ws = Workspace(workspace)
+    ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace, create=False)
     r = validation_report(ws, splits, judges)
     return r, write_report(r, Path(out_dir) if out_dir else ws.path / "reports" / "validation")
 

@@ -13,6 +13,7 @@ from typing import Iterable, Iterator
 
 from pydantic import BaseModel, ConfigDict
 
+from ..llm.servers import normalize_family
 from ..schema import Arc
 from ..workspace import Workspace, now
 
@@ -94,7 +95,7 @@ def generator_families_of(ws: Workspace, generators: Iterable[str]) -> dict[str,
         found: set[str] = set()
         if sep and name:
             for table in ("llm_cache", "llm_calls"):
-                found.update(f for (f,) in ws.db.execute(
+                found.update(normalize_family(f) for (f,) in ws.db.execute(
                     f"select distinct family from {table} where purpose = 'generate.arc' "
                     "and requested_model = ?", [name]).fetchall()
                     if f == provider or (provider == "openai" and f.startswith("openai-compatible:")))

@@ -69,6 +69,51 @@ def make_arc(i: int, outcome: str = "came_true", split: str = "core", factor: st
                               seed=i, toolkit_version="0"))
 
 
+_CHAT = [  # ordinary small talk, long enough that a conversation runs over several screens
+    ("user", "Morning! Can you help me plan meals for the week? I want something quick on "
+             "weekdays, nothing that needs more than twenty minutes."),
+    ("assistant", "Sure. A simple pattern is one batch-cooked grain, one roasted tray of "
+                  "vegetables and two proteins you can mix through the week."),
+    ("user", "That sounds doable. I usually get home around seven, so anything I can reheat "
+             "is a plus."),
+    ("assistant", "Then cook rice and lentils on Sunday, roast peppers and courgettes, and keep "
+                  "eggs and tofu for quick protein."),
+    ("user", "Also, I keep forgetting to water my plants. Any trick for that?"),
+    ("assistant", "Tie it to something you already do daily, like the first coffee on Monday and "
+                  "Thursday, and keep the can next to the kettle."),
+]
+
+
+def make_long_arc(i: int = 0, level: str = "weakly_hedged") -> Arc:
+    """A hedge-strength arc of three sessions and 36 turns; the plan is turn 23 (in session 2)."""
+    dates = [dt.date(2024, 1, 1), dt.date(2024, 1, 9), dt.date(2024, 2, 2)]
+    spec = ArcSpec(
+        id=f"controlled-hedge_strength-{level}-{i:03d}", split="controlled",
+        factor="hedge_strength", level=level, outcome="came_true",
+        field=FieldSpec(attribute="gym", description="The gym the user trains at",
+                        probe_question="Which gym does the user go to?"),
+        domain="gym", initial_value="Equinox", plan_value="Gold's Gym", plan_wording=level,
+        session_dates=dates, pending_window=True, seed=i, plan_seed=0)
+
+    def chat(n: int, first: str | None = None) -> list[Turn]:
+        turns = [Turn(role=r, text=t) for r, t in (_CHAT * 3)[:n]]
+        if first:
+            turns[0] = Turn(role="user", text=first)
+        return turns
+
+    s1 = chat(12, "I train at Equinox three times a week.")
+    s2 = chat(14)
+    s2[10] = Turn(role="user", text="I might switch to Gold's Gym at some point, not sure yet.")
+    s3 = chat(10, "I switched to Gold's Gym on Monday.")
+    return Arc(
+        spec=spec, sessions=[Session(date=d, turns=t) for d, t in zip(dates, [s1, s2, s3])],
+        initial_turn=TurnRef(session=0, turn=0), plan_turn=TurnRef(session=1, turn=10),
+        outcome_turn=TurnRef(session=2, turn=0),
+        expected_value_after_session=["Equinox", "Equinox", "Gold's Gym"],
+        provenance=Provenance(generator="test", generator_kind="hand-written", prompt_sha256="0",
+                              seed=i, toolkit_version="0"))
+
+
 @pytest.fixture
 def arcs_ws(ws):
     """A workspace with one arc of each outcome, saved the way the build room saves them."""

@@ -56,22 +56,98 @@ def submit(at: AppTest, key_number: int) -> AppTest:
     return at.button(key="submit").click().run()
 
 
-def test_login_needs_a_valid_token(tmp_path, monkeypatch):
+def page_scripts(at: AppTest) -> list[str]:
+    return [h.proto.body for h in at.html if h.proto.unsafe_allow_javascript]
+
+
+def separators(at: AppTest) -> list[str]:
+    """The session breaks' labels, in page order."""
+    return [h.proto.body.split(">", 1)[1].rsplit("<", 1)[0] for h in at.html
+            if 'class="amg-session"' in h.proto.body]
+
+
+def test_pasted_token_signs_in_without_touching_the_address(tmp_path, monkeypatch):
     ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"])
     at = run()
     assert not at.exception
-    assert at.text_input(key="token_input") is not None
+    assert "Reloading this page" in at.info[0].value  # the way back after a reload, said up front
     at.text_input(key="token_input").input(token_of(made.links["ana"]))
     at.button(key="login").click().run()
-    assert at.query_params["token"] == token_of(made.links["ana"])
-    at = run(at.query_params["token"])  # the browser reloads with ?token=...
-    assert at.subheader[0].value == "Item 1 of 4"
+    assert "token" not in at.query_params  # kept in the server-side session only
+    assert at.sidebar.subheader[0].value == "Item 1 of 4"
     assert "Signed in as ana" in texts(at)
+    submit(at, 1)
+    assert at.sidebar.subheader[0].value == "Item 2 of 4"
 
     bad = run("not-a-token")
     assert not bad.exception
     assert "not valid" in bad.error[0].value
-    assert len(bad.button) == 1  # the login button only: no item is shown
+    assert [b.key for b in bad.button] == ["login"]  # no item is shown
+
+
+def test_link_token_moves_from_the_address_into_the_session(tmp_path, monkeypatch):
+    """The first run signs in and sends the script that takes the token out of the address bar
+    (replaceState: no history entry keeps it); the next run drops it from the query string the
+    browser still sends. A reload is a new session: the sign-in page says what happened."""
+    ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"])
+    token = token_of(made.links["ana"])
+    at = run(token)
+    assert "Signed in as ana" in texts(at)
+    [script] = page_scripts(at)
+    assert 'searchParams.delete("token")' in script and "history.replaceState" in script
+    assert token not in script
+    submit(at, 2)
+    assert "token" not in at.query_params
+    assert at.sidebar.subheader[0].value == "Item 2 of 4"  # still signed in, from the session
+    at.button(key="choice_1").click().run()
+    assert "Your choice: speculation" in texts(at)
+
+    reloaded = run()  # the browser reloads the clean address: a new session, no token
+    assert reloaded.text_input(key="token_input") is not None
+    assert "open your personal link again" in reloaded.info[0].value
+    again = run(token)  # the link opened again: labels kept, back at the first unlabeled item
+    assert again.sidebar.subheader[0].value == "Item 2 of 4"
+    assert again.get("progress")[0].proto.text == "1 of 4 labeled"
+
+
+def test_a_bad_link_then_a_pasted_token(tmp_path, monkeypatch):
+    """A stale token in the address must not come back and override the token pasted after it."""
+    ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"])
+    at = run("stale-token")
+    assert "not valid" in at.error[0].value
+    at.text_input(key="token_input").input(token_of(made.links["ana"]))
+    at.button(key="login").click().run()
+    assert not at.exception
+    assert "token" not in at.query_params
+    assert "Signed in as ana" in texts(at)
+    submit(at, 1)
+    assert at.sidebar.subheader[0].value == "Item 2 of 4"
+
+
+def test_sign_out(tmp_path, monkeypatch):
+    ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"])
+    at = run(token_of(made.links["ana"]))
+    submit(at, 1)
+    at.button(key="sign_out").click().run()
+    assert at.success[0].value == "You are signed out. Your saved labels are kept."
+    assert [b.key for b in at.button] == ["login"]
+    assert "Signed in as ana" not in texts(at)
+    assert ws.db.execute("select count(*) from audit_labels").fetchone()[0] == 1
+
+
+def test_choices_sit_in_the_sidebar_and_instructions_close_after_the_first_item(tmp_path,
+                                                                               monkeypatch):
+    ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"])
+    at = run(token_of(made.links["ana"]))
+    in_sidebar = {b.key for b in at.sidebar.button}
+    assert {f"choice_{i}" for i in range(1, 6)} | {"submit", "back", "next"} <= in_sidebar
+    assert at.expander[0].proto.expanded  # the first item: instructions open
+    submit(at, 1)
+    assert not at.expander[0].proto.expanded  # from the second item on: closed
+    at.button(key="back").click().run()
+    assert not at.expander[0].proto.expanded  # a label is saved: no longer the first item
+    [script] = page_scripts(at)
+    assert "item 0" in script  # the position, so it runs once per item; no item data
 
 
 def test_labeling_going_back_and_progress(tmp_path, monkeypatch):
@@ -127,7 +203,7 @@ def test_conversation_text_is_plain(tmp_path, monkeypatch):
     assert hostile in texts(at)  # st.text: shown literally, no markdown or HTML
     assert "<script>alert(1)</script> Nice!" in texts(at)
     assert not any("Seattle" in m.value or "script" in m.value for m in at.markdown)
-    assert "--- session of 2024-03-01 ---" in texts(at)
+    assert separators(at) == ["Session of Fri 1 Mar 2024"]
 
 
 def _walk_pages(at: AppTest, n: int, label_key: int) -> list[list[str]]:
@@ -231,7 +307,8 @@ def test_annotator_with_no_items_is_told_so(tmp_path, monkeypatch):
     at = run(token_of(made.links[idle]))
     assert not at.exception
     assert "No items are assigned to you" in at.info[0].value
-    assert not at.success and not at.get("progress") and not at.button
+    assert not at.success and not at.get("progress")
+    assert [b.key for b in at.button] == ["sign_out"]
 
 
 def test_submit_is_never_disabled_and_asks_for_a_choice(tmp_path, monkeypatch):
@@ -265,7 +342,7 @@ def test_label_buttons_carry_definitions_and_full_names(tmp_path, monkeypatch):
     ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"])
     at = run(token_of(made.links["ana"]))
     b = at.button(key="choice_3")
-    assert b.label == "3 · explicit correction"
+    assert b.label == "explicit correction" and b.proto.shortcut == "3"  # the key is drawn beside it
     assert b.help.startswith("asserts, with corrective intent")
     assert at.button(key="choice_5").help == "the statement and its context do not let you decide."
 
@@ -277,10 +354,47 @@ def test_session_header_does_not_split_a_statement_from_its_context(tmp_path, mo
     at = run(token)
     while annotator_queue(ws, token)[int(at.subheader[0].value.split()[1]) - 1].display.id != "ID-spec-1":
         submit(at, 4)
-    shown = texts(at)
-    header = shown.index("--- session of 2024-03-01 ---")
-    assert header < shown.index("I live in Boston now") < shown.index(STATEMENTS[0]["text"])
-    assert shown.count("--- session of 2024-03-01 ---") == 1
+    chat = at.main.children[1]  # the conversation panel, after the title and instructions
+    order = [("break" if getattr(n, "type", "") == "html" else getattr(n, "value", None))
+             for n in _leaves(chat)]
+    order = [x for x in order if x in ("break", "I live in Boston now", STATEMENTS[0]["text"])]
+    assert order == ["break", "I live in Boston now", STATEMENTS[0]["text"]]
+
+
+def _leaves(node):
+    children = getattr(node, "children", None)
+    if not children:
+        yield node
+        return
+    for child in children.values():
+        yield from _leaves(child)
+
+
+def test_sessions_are_separated_by_dated_rules(arcs_ws, monkeypatch):
+    made = create_audit(arcs_ws, "diff", "difficulty:outcome", "arcs", annotators=["ana"])
+    monkeypatch.setenv("AMG_WORKSPACE", str(arcs_ws.path))
+    at = run(token_of(made.links["ana"]))
+    assert separators(at) == ["Session of Mon 1 Jan 2024", "Session of Tue 9 Jan 2024 · 8 days later"]
+
+
+def test_a_session_label_is_our_words_or_the_escaped_date():
+    from agentmemgate.annotate_app.app import session_label
+
+    assert session_label("2024-02-02", "2024-02-01") == "Session of Fri 2 Feb 2024 · 1 day later"
+    assert session_label("2024-02-02T10:00:00", None) == "Session of Fri 2 Feb 2024"
+    assert session_label("last <b>spring</b>", None) == "Session of last <b>spring</b>"
+
+
+def test_an_odd_date_is_shown_inert(tmp_path, monkeypatch):
+    src = tmp_path / "odd.jsonl"
+    src.write_text(json.dumps({"id": "x1", "text": "I might move", "date": "<img src=x onerror=1>",
+                               "reference": "speculation"}) + "\n")
+    ws = Workspace(tmp_path / "odd")
+    made = create_audit(ws, "odd", "evidence_type", str(src), annotators=["ana"])
+    monkeypatch.setenv("AMG_WORKSPACE", str(ws.path))
+    at = run(token_of(made.links["ana"]))
+    [body] = [h.proto.body for h in at.html if "amg-session" in h.proto.body and "<div" in h.proto.body]
+    assert "<img" not in body and "&lt;img src=x onerror=1&gt;" in body
 
 
 def test_realism_question_is_shown_next_to_the_choices(arcs_ws, monkeypatch):
@@ -288,11 +402,8 @@ def test_realism_question_is_shown_next_to_the_choices(arcs_ws, monkeypatch):
     monkeypatch.setenv("AMG_WORKSPACE", str(arcs_ws.path))
     at = run(token_of(made.links["ana"]))
     assert not at.exception
-    shown = texts(at)
-    question = next(t for t in shown if t.endswith("?"))
-    where = [i for i, t in enumerate(shown) if t == question]
-    last_turn = len(shown) - 1 - shown[::-1].index("Noted.")  # the arc's last turn
-    assert len(where) == 2 and where[0] < last_turn < where[1]  # above the chat and the buttons
+    question = next(t.value for t in at.sidebar.text if t.value.endswith("?"))
+    assert f"Question: {question}" in [t.value for t in at.main.text]  # above the conversation
 
 
 def test_a_refused_label_does_not_echo_the_item_id(tmp_path, monkeypatch):
@@ -308,5 +419,79 @@ def test_a_refused_label_does_not_echo_the_item_id(tmp_path, monkeypatch):
     at.button(key="submit").click().run()
     assert not at.exception
     assert at.error[0].value == ("This label was not saved: the item is no longer in your queue. "
-                                 "Reload the page.")
+                                 "Open your personal link again to see your queue as it is now.")
     assert shown not in "\n".join(rendered(at))
+
+
+# -- presses folded into one rerun (AppTest runs every click queued before .run() in one run) -----
+def _item_no(at: AppTest) -> int:
+    return int(at.sidebar.subheader[0].value.split()[1])
+
+
+def test_a_choice_and_enter_in_one_rerun_save_the_choice(tmp_path, monkeypatch):
+    ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"])
+    token = token_of(made.links["ana"])
+    at = run(token)
+    first = annotator_queue(ws, token)[0].display.id
+    at.button(key="choice_2").click()
+    at.button(key="submit").click()
+    at.run()  # one batch: "2, Enter" is the only order that labels a fresh item
+    assert _item_no(at) == 2
+    assert ws.db.execute("select item_id, label from audit_labels").fetchall() == [
+        (first, "completed_event")]
+
+
+def test_presses_whose_order_matters_save_nothing(tmp_path, monkeypatch):
+    ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"])
+    at = run(token_of(made.links["ana"]))
+    at.button(key="choice_1").click().run()  # chosen: speculation
+    at.button(key="choice_4").click()
+    at.button(key="submit").click()
+    at.run()  # "4, Enter" (save other) or "Enter, 4" (save speculation)? Ask.
+    assert _item_no(at) == 1
+    assert at.error[0].value.startswith("Keys came faster than the page could follow: your "
+                                        "choice is now other.")
+    assert "Your choice: other" in texts(at)
+
+    at.button(key="choice_2").click()
+    at.button(key="choice_3").click()
+    at.run()
+    assert at.error[0].value == ("Two labels came at once (completed event and explicit "
+                                 "correction): press the one you mean.")
+    assert "Your choice: other" in texts(at)
+
+    at.button(key="submit").click().run()  # now alone: saves "other"
+    assert _item_no(at) == 2
+    at.button(key="choice_1").click()
+    at.button(key="back").click()
+    at.run()
+    assert at.error[0].value.startswith("Keys came faster than the page could follow, so none")
+    assert _item_no(at) == 2 and "Your choice: none yet" in texts(at)
+    assert [r[0] for r in ws.db.execute("select label from audit_labels")] == ["other"]
+
+
+def test_a_key_before_the_next_item_is_drawn_acts_on_nothing(tmp_path, monkeypatch):
+    """Here the run that would draw the next item is simulated as not having started."""
+    ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"])
+    at = run(token_of(made.links["ana"]))
+    at.session_state["shown_item"] = "an item drawn earlier"
+    at.button(key="choice_1").click().run()
+    assert at.error[0].value == "That key came before the next item was shown; press it again."
+    assert "Your choice: none yet" in texts(at)
+    at.button(key="choice_1").click().run()  # the item has been drawn now
+    assert "Your choice: speculation" in texts(at)
+
+
+def test_the_buttons_callbacks_leave_session_state_alone():
+    """A callback that touches st.session_state is cut short when a newer press is waiting."""
+    import inspect
+
+    from agentmemgate.annotate_app.app import Presses
+
+    assert "st." not in inspect.getsource(Presses.press)
+    p = Presses()
+    p.press("choose", "x")
+    p.press("submit")
+    p.close()
+    p.press("move", -1)
+    assert p.take() == [[("choose", "x"), ("submit",)], [("move", -1)]] and p.take() == []

@@ -1,10 +1,14 @@
 """One real browser against a running `amg annotate`: keyboard labeling lands in the database,
-and hostile conversation text shows literally. Needs Debian's chromium (skips without it)."""
+hostile conversation text shows literally, a long conversation fits a 1280x800 laptop screen, and
+the link's token leaves the address bar. Needs Debian's chromium (skips without it).
+
+Set AMG_SCREENSHOTS=DIR to keep the screenshots the layout test takes (one per item shown)."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -49,10 +53,41 @@ def _wait_healthy(port: int, proc: subprocess.Popen, timeout: float = 20) -> Non
     raise AssertionError("amg annotate did not come up")
 
 
-def test_keyboard_labeling_in_a_real_browser(ws, tmp_path):
+def _browser_or_skip():
     if not Path(CHROMIUM).exists() or shutil.which(CHROMIUM) is None:
         pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api")
+    return pytest.importorskip("playwright.sync_api")
+
+
+def _launch(pw):
+    return pw.chromium.launch(
+        executable_path=CHROMIUM,
+        args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+              "--disable-component-update", "--disable-sync"])
+
+
+def _serve(ws, port: int) -> subprocess.Popen:
+    proc = subprocess.Popen(_amg() + ["annotate", "--workspace", str(ws.path), "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True, env={**os.environ, "AMG_WORKSPACE": ""})
+    _wait_healthy(port, proc)
+    return proc
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def test_keyboard_labeling_in_a_real_browser(ws, tmp_path):
+    sync_api = _browser_or_skip()
     from agentmemgate.annotate_app import create_audit
 
     src = tmp_path / "one.jsonl"
@@ -68,10 +103,7 @@ def test_keyboard_labeling_in_a_real_browser(ws, tmp_path):
     try:
         _wait_healthy(port, proc)
         with sync_api.sync_playwright() as pw:
-            browser = pw.chromium.launch(
-                executable_path=CHROMIUM,
-                args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                      "--disable-component-update", "--disable-sync"])
+            browser = _launch(pw)
             page = browser.new_page()
             frames: list[bytes] = []  # everything the server pushes to the page
             page.on("websocket", lambda w: w.on(
@@ -120,12 +152,133 @@ def test_keyboard_labeling_in_a_real_browser(ws, tmp_path):
             with socket.create_connection(("127.0.0.1", port), timeout=2):
                 pass
     finally:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        _stop(proc)
+
+
+# -- a long conversation on a laptop screen ----------------------------------------------------
+VIEWPORT = {"width": 1280, "height": 800}
+
+_SETTLED = """() => {  /* the page script has placed the highlighted turn inside the screen */
+  const t = document.querySelector(".st-key-amg-target");
+  if (!t) return false;
+  const r = t.getBoundingClientRect();
+  return r.top >= 0 && r.bottom <= window.innerHeight && r.height > 0;
+}"""
+
+
+def _box(page, locator) -> dict:
+    box = locator.bounding_box()
+    assert box is not None, locator
+    return box
+
+
+def _assert_in_view(page, locator, what: str) -> None:
+    b = _box(page, locator)
+    assert b["x"] >= 0 and b["y"] >= 0, (what, b)
+    assert b["x"] + b["width"] <= VIEWPORT["width"] and b["y"] + b["height"] <= VIEWPORT["height"], (
+        what, b)
+
+
+def _assert_decision_in_view(page, n_choices: int) -> None:
+    """The choices, Submit and the highlighted turn are on screen, the turn within its panel."""
+    for i in range(1, n_choices + 1):
+        _assert_in_view(page, page.locator(f".st-key-choice_{i}"), f"choice {i}")
+    _assert_in_view(page, page.locator(".st-key-submit"), "Submit")
+    target = page.locator(".st-key-amg-target")
+    _assert_in_view(page, target, "highlighted turn")
+    t, panel = _box(page, target), _box(page, page.locator(".st-key-amg-chat"))
+    assert panel["y"] - 1 <= t["y"] and t["y"] + t["height"] <= panel["y"] + panel["height"] + 1
+
+
+def _shot(page, tmp_path, name: str) -> None:
+    page.screenshot(path=str(tmp_path / f"{name}.png"))
+    keep = os.environ.get("AMG_SCREENSHOTS")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        shutil.copy(tmp_path / f"{name}.png", Path(keep) / f"{name}.png")
+
+
+def test_a_long_conversation_fits_a_laptop_screen_and_the_token_leaves_the_address(ws, tmp_path):
+    sync_api = _browser_or_skip()
+    from agentmemgate.annotate_app import create_audit
+
+    from .conftest import make_long_arc
+
+    arcs = [make_long_arc(i, lvl) for i, lvl in
+            enumerate(["weakly_hedged", "strongly_hedged", "confident_no_date"])]
+    ws.save_specs([a.spec for a in arcs])
+    for a in arcs:
+        ws.save_arc(a)
+    port = _free_port()
+    made = create_audit(ws, "long", "difficulty:hedge_strength", "arcs", annotators=["ana"],
+                        base_url=f"http://127.0.0.1:{port}")
+    link = made.links["ana"]
+    token = link.split("token=", 1)[1]
+    proc = _serve(ws, port)
+    try:
+        with sync_api.sync_playwright() as pw:
+            browser = _launch(pw)
+            page = browser.new_page(viewport=VIEWPORT)
+            frames: list[bytes] = []
+            page.on("websocket", lambda w: w.on(
+                "framereceived", lambda f: frames.append(f if isinstance(f, bytes) else f.encode())))
+            expect = sync_api.expect
+            page.goto(link)
+            page.get_by_text("Item 1 of 3").wait_for(timeout=15000)
+
+            # Signed in: the token is gone from the address bar.
+            expect(page).not_to_have_url(re.compile("token="))
+
+            # First item: instructions open, and still the choices and the highlighted turn show.
+            instructions = page.get_by_text("Read the whole conversation.")
+            expect(instructions).to_be_visible()
+            page.wait_for_function(_SETTLED, timeout=10000)
+            _assert_decision_in_view(page, 6)
+            _assert_in_view(page, instructions, "instructions")
+            _shot(page, tmp_path, "item-1-instructions-open")
+
+            # Sessions are separated by dated rules.
+            expect(page.locator(".amg-session")).to_have_text([
+                "Session of Mon 1 Jan 2024", "Session of Tue 9 Jan 2024 · 8 days later",
+                "Session of Fri 2 Feb 2024 · 24 days later"])
+
+            # A fast "2, Enter" is not lost; the next item starts with the instructions closed.
+            expect(page.get_by_role("button", name="weakly hedged")).to_be_enabled()
+            page.keyboard.press("2")
+            page.keyboard.press("Enter")
+            page.get_by_text("Item 2 of 3").wait_for(timeout=10000)
+            expect(instructions).to_be_hidden()
+            page.wait_for_function(_SETTLED, timeout=10000)
+            _assert_decision_in_view(page, 6)
+            _shot(page, tmp_path, "item-2")
+
+            page.keyboard.press("1")
+            page.keyboard.press("Enter")
+            page.get_by_text("Item 3 of 3").wait_for(timeout=10000)
+            page.wait_for_function(_SETTLED, timeout=10000)
+            _assert_decision_in_view(page, 6)
+            _shot(page, tmp_path, "item-3")
+
+            page.keyboard.press("b")  # back: the saved label shown, the turn in view again
+            page.get_by_text("Your choice: strongly hedged (saved)").wait_for(timeout=10000)
+            page.wait_for_function(_SETTLED, timeout=10000)
+            _assert_decision_in_view(page, 6)
+            _shot(page, tmp_path, "item-2-back")
+
+            # A reload signs out and says how to come back; the link resumes where work stopped.
+            page.reload()
+            expect(page.get_by_text("Signed out after a reload?")).to_be_visible(timeout=15000)
+            _shot(page, tmp_path, "after-reload")
+            page.goto(link)
+            page.get_by_text("Item 3 of 3").wait_for(timeout=15000)
+            expect(page).not_to_have_url(re.compile("token="))
+            # No entry of the tab's history keeps the token.
+            while page.url != "about:blank":
+                assert token not in page.url
+                page.go_back()
+            browser.close()
+        assert frames and not any(a.id.encode() in f for a in arcs for f in frames)
+        rows = ws.db.execute("select label from audit_labels order by id").fetchall()
+        assert [r[0] for r in rows] == ["weakly_hedged", "strongly_hedged"]
+    finally:
+        _stop(proc)

@@ -41,7 +41,12 @@ def test_create_list_label_report_export(tmp_path, statements_file):
 
     res = amg("report", "agreement", "a1", "--workspace", w)
     assert res.exit_code == 0, res.output
-    assert res.output.strip().endswith("report.md")
+    assert res.stdout.startswith("# Agreement report: a1\n")  # the report itself, as markdown
+    assert "## Human-human agreement" in res.stdout and "Cohen's kappa" in res.stdout
+    folder = tmp_path / "ws" / "reports" / "agreement-a1"
+    assert res.stderr.strip() == (f"wrote {folder / 'report.md'}, {folder / 'report.json'} "
+                                  "and 2 PNG(s)")
+    assert (folder / "report.md").read_text() + "\n" == res.stdout
 
     res = amg("report", "agreement", "a1", "--json", "--workspace", w)
     assert res.exit_code == 0, res.output
@@ -99,6 +104,7 @@ def test_bad_input_is_one_line(tmp_path, statements_file, args, needle):
     bad = tmp_path / "bad.csv"
     bad.write_text("item_id,label\nx,yes\n")
     args = [{"STATEMENTS": str(statements_file), "MALFORMED": str(bad)}.get(a, a) for a in args]
+    Workspace(tmp_path / "ws")
     res = runner.invoke(app, args + ["--workspace", str(tmp_path / "ws")])
     assert res.exit_code == 1
     assert needle in res.output
@@ -114,6 +120,10 @@ def test_annotate_serves_on_localhost(tmp_path):
     # Annotators get the viewer's page: no Deploy button or developer menu, no tracebacks.
     assert cmd[cmd.index("--client.toolbarMode") + 1] == "minimal"
     assert cmd[cmd.index("--client.showErrorDetails") + 1] == "none"
+    # Presses arriving during a run are folded into the next one, not lost (see app.Presses).
+    assert cmd[cmd.index("--runner.fastReruns") + 1] == "false"
+    v6 = streamlit_command(tmp_path, 8765, "[::1]")
+    assert v6[v6.index("--server.address") + 1] == "::1"
 
 
 def test_annotate_refuses_a_missing_workspace_and_a_busy_port(tmp_path, statements_file):
@@ -133,3 +143,85 @@ def test_annotate_refuses_a_missing_workspace_and_a_busy_port(tmp_path, statemen
     assert res.exit_code == 1
     assert res.output.strip().splitlines()[-1] == (
         f"Error: Port {port} on 127.0.0.1 is in use; choose another with --port")
+
+
+def test_annotate_host_warns_that_links_are_secrets(tmp_path, statements_file, monkeypatch):
+    """--host 0.0.0.0 serves a lab; the warning says links are secrets on plain HTTP and which
+    --base-url the links need. (os.execve is where amg annotate becomes streamlit.)"""
+    import os
+
+    w = str(tmp_path / "ws")
+    amg("audit", "create", "a1", "--task", "evidence_type", "--from", str(statements_file),
+        "--workspace", w)
+    seen = {}
+
+    def fake_exec(path, cmd, env):
+        seen["cmd"], seen["env"] = cmd, env
+        raise SystemExit(0)
+
+    monkeypatch.setattr(os, "execve", fake_exec)
+    res = amg("annotate", "--workspace", w, "--host", "0.0.0.0", "--port", "8765")
+    assert res.exit_code == 0, res.output
+    cmd = seen["cmd"]
+    assert cmd[cmd.index("--server.address") + 1] == "0.0.0.0"
+    assert "Warning: listening on all interfaces (port 8765): other machines" in res.stderr
+    assert "Personal links are secrets" in res.stderr and "plain HTTP" in res.stderr
+    assert "--base-url http://" in res.stderr and ":8765" in res.stderr
+
+    res = amg("annotate", "--workspace", w, "--port", "8765")  # the default: this machine only
+    assert res.exit_code == 0
+    assert "Warning" not in res.stderr
+    assert "at http://127.0.0.1:8765/" in res.stderr
+
+
+def test_remote_warning_only_beyond_this_machine():
+    from agentmemgate.annotate_app.server import remote_warning
+
+    for host in ("127.0.0.1", "127.0.0.2", "localhost", "::1"):
+        assert remote_warning(host, 8501) is None, host
+    text = remote_warning("10.1.2.3", 8501)
+    assert text.startswith("Warning: listening on 10.1.2.3 (port 8501):")
+    assert text.endswith("--base-url http://10.1.2.3:8501")
+
+
+def test_annotate_names_a_host_that_is_not_this_machine(tmp_path, statements_file):
+    w = str(tmp_path / "ws")
+    amg("audit", "create", "a1", "--task", "evidence_type", "--from", str(statements_file),
+        "--workspace", w)
+    for host, needle in [("nosuch.invalid", "--host 'nosuch.invalid' is not an address"),
+                         ("192.0.2.1", "--host 192.0.2.1 is not an address of this machine"),
+                         ("", "--host is empty")]:
+        res = amg("annotate", "--workspace", w, "--host", host)
+        assert res.exit_code == 1, host
+        assert res.output.strip().splitlines()[-1].startswith(f"Error: {needle}"), res.output
+
+
+def test_a_port_just_released_is_not_busy():
+    """A server stopped a moment ago leaves its port in TIME_WAIT; restarting must work."""
+    import socket
+
+    from agentmemgate.annotate_app.server import check_listen
+
+    server = socket.socket()
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    port = server.getsockname()[1]
+    client = socket.create_connection(("127.0.0.1", port))
+    conn, _ = server.accept()
+    conn.close()  # the server side closes first: its end of the connection waits in TIME_WAIT
+    server.close()
+    client.close()
+    check_listen("127.0.0.1", port)
+
+
+def test_links_for_another_machine_get_a_serve_hint_with_host(tmp_path, statements_file):
+    w = str(tmp_path / "ws")
+    res = amg("audit", "create", "a1", "--task", "evidence_type", "--from", str(statements_file),
+              "--base-url", "http://10.1.2.3:8790", "--workspace", w)
+    assert res.exit_code == 0, res.output
+    assert res.output.strip().splitlines()[-1] == (
+        f"Serve them with: amg annotate --workspace {w} --host 0.0.0.0 --port 8790")
+    res = amg("audit", "create", "a2", "--task", "evidence_type", "--from", str(statements_file),
+              "--base-url", "https://audit.example.org", "--workspace", w)  # behind a TLS proxy
+    assert res.output.strip().splitlines()[-1] == f"Serve them with: amg annotate --workspace {w}"

@@ -116,7 +116,7 @@ def test_two_compatible_servers_count_as_two_families(ws, gold, monkeypatch):
                     method="votes", samples=1)
     b = _classifier(ws, api, monkeypatch, base_url="http://127.0.0.1:8002/v1", name="b",
                     method="votes", samples=1)
-    assert (a.family, b.family) == ("openai-compatible:127.0.0.1:8001", "openai-compatible:127.0.0.1:8002")
+    assert (a.family, b.family) == ("openai-compatible:localhost:8001", "openai-compatible:localhost:8002")
     s = label_statements(ws, gold, ["openai:a"], votes=3, relabel="openai:b",
                          classifiers={"openai:a": a, "openai:b": b})
     assert (s.agreed, s.disputed, s.ties) == (4, 0, 0)

@@ -165,9 +165,9 @@ def test_openai_compatible_server_needs_no_key(ws):
     api = FakeApi(openai_ok(GOOD))
     model = get_model("openai:llama3", workspace=ws, base_url="http://127.0.0.1:8000/v1",
                       http_client=api.client())
-    assert model.family == "openai-compatible:127.0.0.1:8000"
+    assert model.family == "openai-compatible:localhost:8000"
     r = model.complete("x", schema=Verdict)
-    assert r.family == "openai-compatible:127.0.0.1:8000"
+    assert r.family == "openai-compatible:localhost:8000"
     assert str(api.requests[0].url) == "http://127.0.0.1:8000/v1/chat/completions"
     assert api.requests[0].headers["authorization"] == "Bearer not-needed"
 

@@ -291,7 +291,7 @@ def test_validate_and_equivalence_pairs_against_a_local_server_via_base_url(tiny
     url, seen = local_server
     secret = "sk-test-LOCALSERVER-DONOTLEAK-123456"
     monkeypatch.setenv("OPENAI_API_KEY", secret)
-    family = f"openai-compatible:{url.split('//')[1].split('/')[0]}"
+    family = f"openai-compatible:localhost:{url.split(':')[-1].split('/')[0]}"  # 127.0.0.1 is localhost
     r = run("validate", "--judge", "openai:local", "--base-url", url, "--checks", "recovery,realism",
             "--no-progress", ws=tiny)
     assert r.exit_code == 0, r.output

@@ -12,7 +12,6 @@ from .base import (
     JudgeInfo,
     check_families,
     generator_family,
-    get_judge,
 )
 from .questions import (
     EquivalenceQuestion,
@@ -25,6 +24,7 @@ from .questions import (
     shuffled_levels,
     transcript,
 )
+from .registry import get_judge, register_judge
 from .verdicts import (
     REALISM_CRITERIA,
     CriterionVerdict,
@@ -38,5 +38,5 @@ __all__ = [
     "CriterionVerdict", "EquivalenceQuestion", "EquivalenceVerdict", "Judge", "JudgeInfo",
     "LevelOption", "RealismQuestion", "RealismVerdict", "RecoveryQuestion", "RecoveryVerdict",
     "blind_recovery", "check_families", "generator_family", "get_judge", "option_seed",
-    "realism_question", "shuffled_levels", "transcript",
+    "realism_question", "register_judge", "shuffled_levels", "transcript",
 ]

@@ -1,4 +1,4 @@
-"""The judge interface, judge specs, and the cross-family rule.
+"""The judge interface and the cross-family rule (``registry`` resolves judge specs).
 
 A judge is named like a model: ``offline`` (the heuristic judges) or ``provider:model`` (any model
 the LLM layer knows, ``scripted:NAME`` included). Every judge belongs to a *family*; a judge from
@@ -8,11 +8,10 @@ the family that generated the arcs is refused unless the caller allows it, and r
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict
 
 from ...errors import SameFamilyJudge
+from ...llm.servers import normalize_family
 from .questions import Question
 from .verdicts import REALISM_CRITERIA, Verdict
 
@@ -55,20 +54,12 @@ class Judge(ABC):
     def usage(self) -> dict[str, int]:
         return {}
 
+    def would_call(self, question: Question) -> bool:
+        """Whether answering ``question`` would make a model call (``--dry-run``; cache hits don't)."""
+        return False
+
     def rubric_ref(self, task: str) -> str:
         return ""
-
-
-def get_judge(spec: str, *, workspace: Any = None, base_url: str | None = None,
-              concurrency: int = 4, **options: Any) -> Judge:
-    """Resolve a ``--judge`` value; unknown names get the LLM layer's one-line error."""
-    if spec == OFFLINE_JUDGE:
-        from .heuristic import HeuristicJudge
-
-        return HeuristicJudge()
-    from .llm import LLMJudge
-
-    return LLMJudge(spec, workspace=workspace, base_url=base_url, concurrency=concurrency, **options)
 
 
 def generator_family(generator: str) -> str:
@@ -86,8 +77,12 @@ def generator_family(generator: str) -> str:
 
 def check_families(judges: list[Judge], generator_families: set[str], allow_same_family: bool,
                    what: str = "the generator") -> set[str]:
-    """Refuse a judge from ``generator_families`` unless allowed; return the specs that are same-family."""
-    same = {j.spec for j in judges if j.family in generator_families}
+    """Refuse a judge from ``generator_families`` unless allowed; return the specs that are same-family.
+
+    Families are compared as servers (``llm.servers``): localhost, 127.0.0.1 and [::1] are one.
+    """
+    gens = {normalize_family(f) for f in generator_families}
+    same = {j.spec for j in judges if normalize_family(j.family) in gens}
     if same and not allow_same_family:
         j = next(j for j in judges if j.spec in same)
         raise SameFamilyJudge(

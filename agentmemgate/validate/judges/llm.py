@@ -99,11 +99,19 @@ class LLMJudge(Judge):
                                                   description=question.description,
                                                   value_1=question.first, value_2=question.second)
 
+    @staticmethod
+    def schema(question: Question) -> type[BaseModel]:
+        if isinstance(question, RecoveryQuestion):
+            return recovery_schema(tuple(o.level for o in question.options))
+        return RealismAnswer if isinstance(question, RealismQuestion) else EquivalenceAnswer
+
+    def would_call(self, question: Question) -> bool:
+        return not self.model.is_cached(self.prompt(question), schema=self.schema(question))
+
     def ask(self, question: Question):
         prompt = self.prompt(question)
         if isinstance(question, RecoveryQuestion):
-            schema = recovery_schema(tuple(o.level for o in question.options))
-            a = self.model.complete(prompt, schema=schema, purpose="judge.recovery").parsed
+            a = self.model.complete(prompt, schema=self.schema(question), purpose="judge.recovery").parsed
             return RecoveryVerdict(level=a.level, rationale=a.rationale)
         if isinstance(question, RealismQuestion):
             a = self.model.complete(prompt, schema=RealismAnswer, purpose="judge.realism").parsed

@@ -1,4 +1,4 @@
-"""The ``statements:SET`` audit source: statement sets as blind evidence_type audit items.
+"""The ``statements:SET`` audit source: corpora's statement sets as blind evidence_type items.
 
 ``amg audit create NAME --task evidence_type --from statements:SET`` audits the items both model
 families agreed on (the paper audited 40 of them); ``statements:SET@disputed`` audits the disputed
@@ -9,12 +9,13 @@ status travel beside the item (hidden), as the audit room requires.
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
-from ..annotate_app.items import DisplayTurn, ItemDisplay, Reference, SourceItem
-from ..annotate_app.sources import SourceRequest, register_source
 from ..errors import BadInput
-from .statements import Statement, load_set
+from .items import DisplayTurn, ItemDisplay, Reference, SourceItem, SourceRequest
+
+if TYPE_CHECKING:
+    from ..corpora.statements import Statement
 
 SELECTORS = {"agreed": ("agreed", "imported"), "disputed": ("disputed",), "voted": ("voted",),
              "tie": ("tie",), "imported": ("imported",), "all": None}
@@ -25,7 +26,7 @@ def _turn(speaker: str, text: str, date: str | None = None) -> DisplayTurn:
     return DisplayTurn(role=role, speaker="" if role != "other" else speaker, text=text, date=date)
 
 
-def statement_item(st: Statement) -> SourceItem:
+def statement_item(st: "Statement") -> SourceItem:
     turns = [_turn(c.speaker, c.text) for c in st.context[-2:]] + [_turn(st.speaker, st.text, st.date)]
     ref = None
     if st.reference:
@@ -47,6 +48,8 @@ def load_statement_items(req: SourceRequest) -> Iterable[SourceItem]:
     if selector not in SELECTORS:
         raise BadInput(f"Unknown selector @{selector}; choose one of: "
                        f"{', '.join('@' + s for s in SELECTORS)}")
+    from ..corpora.statements import load_set
+
     wanted = SELECTORS[selector]
     items = [s for s in load_set(req.workspace, name)
              if wanted is None or (s.reference_status in wanted and s.reference)]
@@ -55,8 +58,3 @@ def load_statement_items(req: SourceRequest) -> Iterable[SourceItem]:
                        "`amg statements label --relabel SPEC` or use statements:"
                        f"{name}@all")
     return [statement_item(s) for s in items]
-
-
-register_source("statements", load_statement_items, tasks=("evidence_type",),
-                help="statements:SET[@disputed|@voted|@tie|@all]  a statement set (agreed items "
-                     "by default)")

@@ -1,4 +1,4 @@
-"""The ``equivalence[:SET]`` audit source: stored equivalence pairs for a blind human audit.
+"""The ``equivalence[:SET]`` audit source: validate's stored equivalence pairs for a blind audit.
 
 Each item shows the field and the two values (in a seeded order); the hidden reference is the
 first judge's verdict on the pair (source ``judge``), so the audit's agreement report measures
@@ -11,12 +11,12 @@ import random
 from typing import Iterable
 
 from ..errors import BadInput
+from .items import ItemDisplay, Reference, SourceItem, SourceRequest, ValuePair
 
 
-def load_equivalence_items(req) -> Iterable:
-    from ..annotate_app.items import ItemDisplay, Reference, SourceItem, ValuePair
-    from .pairs import _latest_pairs_run, load_pairs, pair_sets, position_seed
-    from .store import load_verdicts
+def load_equivalence_items(req: SourceRequest) -> Iterable[SourceItem]:
+    from ..validate.pairs import _latest_pairs_run, load_pairs, pair_sets, position_seed
+    from ..validate.store import load_verdicts
 
     pair_set = req.arg or "default"
     pairs = load_pairs(req.workspace, pair_set)
@@ -38,13 +38,3 @@ def load_equivalence_items(req) -> Iterable:
             reference=Reference(label=label, source="judge") if label else None,
             strata={"kind": p.kind, "borderline": "yes" if p.borderline else "no", "split": p.split,
                     **({"judge": judge} if judge else {})})
-
-
-def register() -> None:
-    try:
-        from ..annotate_app.sources import register_source
-    except ImportError:  # the audit room is optional
-        return
-    register_source("equivalence", load_equivalence_items, tasks=("equivalence",),
-                    help="equivalence[:SET]  stored equivalence pairs (default set 'default'); "
-                         "reference = the first judge's verdict")

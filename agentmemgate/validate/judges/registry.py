@@ -1,0 +1,38 @@
+"""Judge specs to judges: ``offline`` and ``provider:model``, as the LLM providers are resolved.
+
+Kept apart from ``base`` (the interface the judges subclass), so the interface never imports its
+own implementations.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .base import OFFLINE_JUDGE, Judge
+
+JudgeFactory = Callable[..., Judge]
+_JUDGES: dict[str, JudgeFactory] = {}
+
+
+def register_judge(spec: str, factory: JudgeFactory) -> None:
+    """Make ``--judge SPEC`` resolve to ``factory(**options)``; other specs are LLM judges."""
+    _JUDGES[spec] = factory
+
+
+def get_judge(spec: str, *, workspace: Any = None, base_url: str | None = None,
+              concurrency: int = 4, **options: Any) -> Judge:
+    """Resolve a ``--judge`` value; unknown names get the LLM layer's one-line error."""
+    if spec in _JUDGES:
+        return _JUDGES[spec]()
+    from .llm import LLMJudge
+
+    return LLMJudge(spec, workspace=workspace, base_url=base_url, concurrency=concurrency, **options)
+
+
+def _heuristic() -> Judge:
+    from .heuristic import HeuristicJudge
+
+    return HeuristicJudge()
+
+
+register_judge(OFFLINE_JUDGE, _heuristic)

@@ -1,0 +1,50 @@
+"""``amg build --dry-run`` counts the judge calls the run would make, not only the generator's."""
+
+from __future__ import annotations
+
+from typer.testing import CliRunner
+
+from agentmemgate.cli import app
+from agentmemgate.llm import get_model
+
+from test_validate_cli import scripted  # noqa: E402  (tests/validate is on sys.path)
+
+runner = CliRunner()
+
+
+def build(tmp_path, *extra):
+    return runner.invoke(app, ["build", "--split", "core", "--n-per-cell", "2", "--no-progress",
+                               "--workspace", str(tmp_path / "ws"), "--out", str(tmp_path / "out"),
+                               *extra])
+
+
+def test_dry_run_counts_judge_calls_and_matches_the_real_run(tmp_path):
+    judge = scripted("counted")
+    dry = build(tmp_path, "--judge", judge, "--judge", "offline", "--dry-run")
+    assert dry.exit_code == 0, dry.output
+    assert dry.output.splitlines() == [
+        "dry run: 6 arcs planned, 6 to render, 12 model calls",
+        "  generator: 0",
+        "  judge scripted:counted: 12",  # 6 arcs x (realism, blind recovery)
+        "  judge offline: 0 (heuristic, no model calls)",
+    ]
+    assert not (tmp_path / "ws").exists()  # a dry run changes nothing
+
+    real = build(tmp_path, "--judge", judge, "--judge", "offline")
+    assert real.exit_code == 0, real.output
+    assert len(get_model(judge).history) == 12  # what the dry run said
+
+    again = build(tmp_path, "--judge", judge, "--dry-run")
+    assert again.output.splitlines()[:3] == [
+        "dry run: 6 arcs planned, 0 to render, 0 model calls", "  generator: 0",
+        "  judge scripted:counted: 0"]
+    replanned = build(tmp_path, "--judge", judge, "--seed", "5", "--dry-run")
+    assert "  judge scripted:counted: 12" in replanned.output.splitlines()
+
+
+def test_dry_run_counts_llm_generator_and_judge_together(tmp_path):
+    res = build(tmp_path, "--generator", "scripted:gen", "--judge", scripted("other"),
+                "--allow-same-family", "--dry-run")
+    assert res.exit_code == 0, res.output
+    assert res.output.splitlines()[:3] == ["dry run: 6 arcs planned, 6 to render, 18 model calls",
+                                           "  generator: 6", "  judge scripted:other: 12"]
