@@ -1,6 +1,9 @@
 """The offline evidence-type classifier: cue counts -> softmax probabilities (``evidence_cues``).
 
 A transparent, deterministic baseline so ``amg classify`` and its report work without any model.
+``evidence_cues.v1`` is a bag of cues (this module); from v2 on the file says ``scoring =
+"scoped"`` and ``scoped.py`` reads each cue in its scope. ``lexicon_classifier()`` gives the
+highest version; every released version stays loadable, so stored results can be reproduced.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from pathlib import Path
 
 from ..corpora._phrases import PhraseMatcher, tokens
 from ..corpora.statements import Statement
+from ..errors import BadInput
 from ..versioned import versioned_file
 from .classes import EVIDENCE_TYPES, Distribution
 
@@ -54,5 +58,21 @@ class LexiconClassifier:
 
 
 @lru_cache(maxsize=None)
-def lexicon_classifier(version: int | None = None) -> LexiconClassifier:
-    return LexiconClassifier(version)
+def lexicon_classifier(version: int | None = None):
+    """The offline classifier of that cue-file version (default: the highest), one per version."""
+    v, _ = versioned_file(CUES_DIR, "evidence_cues", "toml", version, "offline lexicon")
+    return _load(v)
+
+
+@lru_cache(maxsize=None)
+def _load(version: int):
+    v, path = versioned_file(CUES_DIR, "evidence_cues", "toml", version, "offline lexicon")
+    raw = path.read_bytes()
+    scoring = tomllib.loads(raw.decode("utf-8")).get("scoring", "bag")
+    if scoring == "bag":
+        return LexiconClassifier(v)
+    if scoring == "scoped":
+        from .scoped import ScopedLexiconClassifier
+
+        return ScopedLexiconClassifier(v, path, raw)
+    raise BadInput(f"{path.name}: unknown scoring {scoring!r} (bag or scoped)")

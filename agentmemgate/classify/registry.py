@@ -1,4 +1,5 @@
-"""Classifier specs: ``offline`` (the lexicon baseline) or a model spec ``provider:model``.
+"""Classifier specs: ``offline`` (the lexicon baseline, newest version; ``offline:lexicon.vN``
+pins one) or a model spec ``provider:model``.
 
 Every classifier has a stable ``name`` (what results are stored under), a ``family`` (for the
 cross-family relabel rule), a ``kind`` (four evidence types, or binary commit/hold for the two
@@ -7,6 +8,7 @@ weaker rubrics) and ``classify_many``, which reports each answer as soon as it e
 
 from __future__ import annotations
 
+import re
 from typing import Callable, Protocol
 
 from ..corpora.statements import Statement
@@ -17,7 +19,8 @@ from .classes import Distribution
 
 RUBRICS = ("evidence_type", "truth_now", "should_store")
 METHODS = ("auto", "logprobs", "votes")
-OFFLINE_SPECS = ("offline", "offline:lexicon", "offline:lexicon.v1")
+OFFLINE_SPECS = ("offline", "offline:lexicon")  # the newest version; offline:lexicon.vN pins one
+_PINNED = re.compile(r"offline:lexicon\.v(\d+)")
 
 OnResult = Callable[[Statement, int, Distribution | None, str | None], None]
 
@@ -90,13 +93,14 @@ def get_classifier(spec: str, *, workspace: Workspace | None = None, rubric: str
     if base_url and not spec.startswith("openai:"):
         raise BadInput(f"--base-url {base_url} is for an openai: classifier (an OpenAI-compatible "
                        f"server), not {spec}")
-    if spec in OFFLINE_SPECS:
+    pinned = _PINNED.fullmatch(spec)
+    if spec in OFFLINE_SPECS or pinned:
         if rubric != "evidence_type":
             raise BadInput(f"The offline classifier answers the evidence_type rubric only; pass a "
                            f"model spec (provider:model) for {rubric}")
         from .lexicon import lexicon_classifier
 
-        return lexicon_classifier()
+        return lexicon_classifier(int(pinned.group(1)) if pinned else None)
     if samples < 1:
         raise BadInput("--samples must be at least 1")
     from .model_classifier import ModelClassifier

@@ -198,7 +198,8 @@ def statements_list(
 @handles_errors
 def classify(
     statements: Annotated[str, typer.Option("--statements", help="Statement set to classify.")],
-    classifier: Annotated[str, typer.Option("--classifier", help="offline (lexicon baseline) or "
+    classifier: Annotated[str, typer.Option("--classifier", help="offline (lexicon baseline, "
+                                            "newest version; offline:lexicon.v1 pins one) or "
                                             "provider:model.")] = "offline",
     rubric: Annotated[str, typer.Option("--rubric", help="evidence_type (the gate's prompt), "
                                         "truth_now or should_store.")] = "evidence_type",

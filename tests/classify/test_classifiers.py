@@ -40,7 +40,7 @@ def st(text, **kw):
 
 def test_lexicon_returns_a_distribution():
     clf = lexicon_classifier()
-    assert clf.name == "offline:lexicon.v1" and clf.family == "offline"
+    assert clf.name == "offline:lexicon.v2" and clf.family == "offline"
     cases = {
         "I'm torn between staying with Ghost 14 and switching to Pegasus 39.": "speculation",
         "I moved to Denver last month.": "completed_event",

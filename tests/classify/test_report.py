@@ -43,21 +43,21 @@ def test_classify_offline_runs_and_report(ws, tmp_path):
     assert (r.new, r.already_done, r.errors, r.written) == (24, 0, 0, 24)
     line = json.loads(out.read_text().splitlines()[0])
     assert set(line) >= {"id", "reference", "probs", "predicted", "run", "license"}
-    assert line["license"] == "MIT" and line["classifier"] == "offline:lexicon.v1"
+    assert line["license"] == "MIT" and line["classifier"] == "offline:lexicon.v2"
     again = classify_set(ws, "gold", "offline", runs=2)
     assert (again.new, again.already_done) == (0, 24)
 
     rep = classifier_report(ws, "gold", resamples=200, out_dir=tmp_path / "plots")
     c = rep.classifiers[0]
     assert (c.n, c.n_commit, c.n_hold, c.runs) == (12, 8, 4, 2)
-    rows = stored(ws, "gold", "offline:lexicon.v1")
+    rows = stored(ws, "gold", "offline:lexicon.v2")
     run0 = {x.statement_id: x.p_commit for x in rows if x.run == 0}
     y = [int(r != "speculation") for _, r in ROWS]
     assert c.auroc.value == pytest.approx(roc_auc_score(y, [run0[f"s{i}"] for i in range(12)]))
     assert c.accuracy.n == 12 and len(c.per_class) == 4 and c.macro_f1.resamples == 200
     assert sum(map(sum, c.confusion)) == 12
     assert c.stability.same_label_all_runs.k == 12 and c.stability.sd_mean == 0
-    assert (tmp_path / "plots" / "offline_lexicon.v1-confusion.png").stat().st_size > 1000
+    assert (tmp_path / "plots" / "offline_lexicon.v2-confusion.png").stat().st_size > 1000
     assert (tmp_path / "plots" / "roc.png").is_file()
     text = "\n".join(rep.lines())
     for needle in ("AUROC, P(commit) vs reference commit/hold:", "Argmax accuracy (4 classes): ",
@@ -77,7 +77,7 @@ def test_two_classifiers_are_compared_on_shared_statements(ws, tmp_path):
     binary = rep.classifiers[1]
     assert binary.accuracy is None and binary.per_class == [] and binary.routing_accuracy.n == 12
     d = rep.differences[0]
-    assert (d.a, d.b) == ("offline:lexicon.v1", "scripted:truth|truth_now.v1|votes:k=1")
+    assert (d.a, d.b) == ("offline:lexicon.v2", "scripted:truth|truth_now.v1|votes:k=1")
     assert d.difference.value == pytest.approx(rep.classifiers[0].auroc.value - binary.auroc.value)
     assert d.difference.n == 12
 
@@ -120,7 +120,7 @@ def test_cli_classify_and_report(tmp_path):
     r = runner.invoke(app, ["classify", "--statements", "g", "--runs", "3", "--workspace", ws,
                             "--out", str(tmp_path / "d.jsonl")])
     assert r.exit_code == 0, r.output
-    assert "offline:lexicon.v1 on g: 36 new, 0 already done, 0 failed" in r.output
+    assert "offline:lexicon.v2 on g: 36 new, 0 already done, 0 failed" in r.output
     r = runner.invoke(app, ["report", "classifier", "g", "--json", "--resamples", "100",
                             "--workspace", ws, "--out-dir", str(tmp_path / "p")])
     assert r.exit_code == 0, r.output

@@ -145,7 +145,7 @@ def test_strict_and_refresh_readings_share_every_call(ws):
 
 def test_classifier_option_picks_another_classifier(ws):
     info, _ = get_system("literal-gated", model="scripted:mem", workspace=ws, classifier="offline")
-    assert info.components["classifier"] == "offline:lexicon.v1"
+    assert info.components["classifier"] == "offline:lexicon.v2"
     assert info.components["extractor"].startswith("scripted:mem")
 
 

@@ -38,7 +38,7 @@ def test_info_labels_offline_rules_and_oracles():
     assert info.offline and not info.oracle
     assert info.components["extractor"].startswith("offline-extract-cautious.v1#")
     assert info.components["retry"].startswith("plan-frame-retry.v1#")
-    assert info.components["classifier"] == "offline:lexicon.v1"
+    assert info.components["classifier"] == "offline:lexicon.v2"
     assert {"matcher", "predicates", "checker", "routing", "store"} <= set(info.components)
     assert "offline rules" in info.description
     ungated, _ = get_system("literal-ungated")
