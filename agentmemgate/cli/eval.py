@@ -9,6 +9,7 @@ import typer
 
 from .. import evaluate as _evaluate  # noqa: F401  (registers the Evaluation card section)
 from ._app import app, handles_errors, report_app
+from ._llm import MaxTokensOpt, StructuredChoice, StructuredOpt, TimeoutOpt, model_options
 from .build import NO_PROGRESS, WORKSPACE
 
 eval_app = typer.Typer(help="Score memory systems on the splits (the paper's evaluation protocol).",
@@ -59,6 +60,9 @@ def run(
     permissive_matcher: bool = typer.Option(
         False, "--permissive-matcher", help="Run the chosen systems with the permissive field "
                                             "matcher of Section 6.3."),
+    timeout: TimeoutOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    structured_output: StructuredOpt = StructuredChoice.auto,
     workspace: Path = WORKSPACE,
     no_progress: bool = NO_PROGRESS,
 ) -> None:
@@ -66,11 +70,12 @@ def run(
     from ..evaluate import run_eval
     from ..workspace import Workspace
 
+    options = model_options(timeout, max_tokens, structured_output, [model, judge])
     variants = (["no-retry"] if no_retry else []) + (["permissive"] if permissive_matcher else [])
     s = run_eval(Workspace(workspace, create=False), _splits(split), system or None, model=model,
                  base_url=base_url, judge=judge, judge_base_url=judge_base_url,
                  allow_same_family=allow_same_family, concurrency=concurrency,
-                 variants=variants, show_progress=not no_progress)
+                 variants=variants, llm_options=options, show_progress=not no_progress)
     kinds = sorted({"offline rules" if i.offline else "LLM" for i in s.systems})
     typer.echo(f"systems: {', '.join(s.names)} ({', '.join(kinds)}); "
                f"judge: {s.judge.spec}{' (heuristic)' if s.judge.heuristic else ''}")
@@ -94,6 +99,9 @@ def answers(
     judge_base_url: Optional[str] = JUDGE_BASE_URL,
     allow_same_family: bool = ALLOW_SAME,
     concurrency: int = CONCURRENCY,
+    timeout: TimeoutOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    structured_output: StructuredOpt = StructuredChoice.auto,
     workspace: Path = WORKSPACE,
     no_progress: bool = NO_PROGRESS,
 ) -> None:
@@ -101,9 +109,10 @@ def answers(
     from ..evaluate import run_answers
     from ..workspace import Workspace
 
+    options = model_options(timeout, max_tokens, structured_output, [judge])
     s = run_answers(Workspace(workspace, create=False), file, name, judge=judge,
                     judge_base_url=judge_base_url, allow_same_family=allow_same_family,
-                    concurrency=concurrency, show_progress=not no_progress)
+                    concurrency=concurrency, llm_options=options, show_progress=not no_progress)
     typer.echo(f"{s.name}: {s.lines} answers for {s.arcs} arcs ("
                + ", ".join(f"{k} {v}" for k, v in s.splits.items())
                + f"); judge {s.judge.spec}{' (heuristic)' if s.judge.heuristic else ''}: scored now "

@@ -80,8 +80,10 @@ class ValueJudge:
 
 
 def get_value_judge(spec: str = OFFLINE_JUDGE, *, workspace: Any = None,
-                    base_url: str | None = None) -> ValueJudge:
-    return ValueJudge(get_judge(spec, workspace=workspace, base_url=base_url))
+                    base_url: str | None = None, **llm_options: Any) -> ValueJudge:
+    if spec == OFFLINE_JUDGE:
+        llm_options = {}  # the CLI refuses LLM options when no model uses them
+    return ValueJudge(get_judge(spec, workspace=workspace, base_url=base_url, **llm_options))
 
 
 # -- answers ------------------------------------------------------------------------------------
@@ -218,13 +220,14 @@ class AssertionAnswer(BaseModel):
 class LLMAnswerJudge(AnswerJudge):
     heuristic = False
 
-    def __init__(self, spec: str, *, workspace: Any = None, base_url: str | None = None):
+    def __init__(self, spec: str, *, workspace: Any = None, base_url: str | None = None,
+                 **llm_options: Any):
         from .. import rubrics
         from ..errors import MissingApiKey
         from ..llm import get_model
 
         try:
-            self.model = get_model(spec, workspace=workspace, base_url=base_url)
+            self.model = get_model(spec, workspace=workspace, base_url=base_url, **llm_options)
         except MissingApiKey as e:
             raise e.for_flag("--judge", f"judge {spec}") from None
         self.spec, self.family = spec, self.model.family
@@ -245,10 +248,10 @@ class LLMAnswerJudge(AnswerJudge):
 
 
 def get_answer_judge(spec: str = OFFLINE_JUDGE, *, workspace: Any = None,
-                     base_url: str | None = None) -> AnswerJudge:
+                     base_url: str | None = None, **llm_options: Any) -> AnswerJudge:
     if spec == OFFLINE_JUDGE:
         return OfflineAnswerJudge()
-    return LLMAnswerJudge(spec, workspace=workspace, base_url=base_url)
+    return LLMAnswerJudge(spec, workspace=workspace, base_url=base_url, **llm_options)
 
 
 def answers_key(value_judge: ValueJudge, answer_judge: AnswerJudge) -> str:

@@ -72,7 +72,8 @@ class _Failure:
 
 def resolve_systems(names: Iterable[str | SystemSpec] | None, *, model: str, workspace: Workspace,
                     base_url: str | None, variants: list[str],
-                    concurrency: int | None = None) -> list[SystemSpec]:
+                    concurrency: int | None = None,
+                    llm_options: dict[str, Any] | None = None) -> list[SystemSpec]:
     from ..errors import MissingApiKey
 
     out: list[SystemSpec] = []
@@ -80,7 +81,7 @@ def resolve_systems(names: Iterable[str | SystemSpec] | None, *, model: str, wor
         try:
             spec = n if isinstance(n, SystemSpec) else resolve_system(
                 n, model=model, workspace=workspace, base_url=base_url, variants=variants,
-                concurrency=concurrency)
+                concurrency=concurrency, llm_options=llm_options)
         except MissingApiKey as e:
             raise e.for_flag("--model", model) from None
         if all(s.name != spec.name for s in out):
@@ -146,12 +147,16 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
              judge_base_url: str | None = None, allow_same_family: bool = False,
              concurrency: int = 4, variants: list[str] | None = None,
              corrections: dict[str, Correction] | None = None,
+             llm_options: dict[str, Any] | None = None,
              show_progress: bool = True) -> EvalSummary:
+    """``llm_options`` (``timeout``, ``max_tokens``, ``structured_output``) go to every model of
+    the run: the components' and an LLM judge's."""
     t0 = time.perf_counter()
     variants = list(variants or [])
     specs = resolve_systems(systems, model=model, workspace=ws, base_url=base_url,
-                            variants=variants, concurrency=max(16, concurrency))
-    vj = get_value_judge(judge, workspace=ws, base_url=judge_base_url)
+                            variants=variants, concurrency=max(16, concurrency),
+                            llm_options=llm_options)
+    vj = get_value_judge(judge, workspace=ws, base_url=judge_base_url, **(llm_options or {}))
     arcs = load_arcs(ws, splits)
     check_judge_family(ws, vj, arcs, allow_same_family)
     jk = vj.key
@@ -279,7 +284,8 @@ def _old_verdict(conn, name: str, arc_id: str, i: int) -> str | None:
 
 def run_answers(ws: Workspace, path: str | Path, name: str, *, judge: str = "offline",
                 judge_base_url: str | None = None, allow_same_family: bool = False,
-                concurrency: int = 4, show_progress: bool = True) -> AnswersSummary:
+                concurrency: int = 4, llm_options: dict[str, Any] | None = None,
+                show_progress: bool = True) -> AnswersSummary:
     """``amg eval answers``: check the whole file first (nothing is stored if any line is bad),
     then judge every answer and store the set and its per-arc scores."""
     from .answers import assess, read_answers, score_answers
@@ -299,8 +305,8 @@ def run_answers(ws: Workspace, path: str | Path, name: str, *, judge: str = "off
     answers = read_answers(path, {i: len(a.sessions) for i, (a, _) in arcs.items()})
     raw = Path(path).read_bytes()
     file_sha = hashlib.sha256(raw).hexdigest()
-    vj = get_value_judge(judge, workspace=ws, base_url=judge_base_url)
-    aj = get_answer_judge(judge, workspace=ws, base_url=judge_base_url)
+    vj = get_value_judge(judge, workspace=ws, base_url=judge_base_url, **(llm_options or {}))
+    aj = get_answer_judge(judge, workspace=ws, base_url=judge_base_url, **(llm_options or {}))
     chosen = [arcs[i] for i in answers]
     check_judge_family(ws, vj, chosen, allow_same_family)
     jk = answers_key(vj, aj)

@@ -99,7 +99,8 @@ def with_variants(name: str, variants: list[str]) -> str:
 
 def resolve_system(name: str, *, model: str = "offline", workspace: Any = None,
                    base_url: str | None = None, variants: list[str] | None = None,
-                   concurrency: int | None = None) -> SystemSpec:
+                   concurrency: int | None = None,
+                   llm_options: dict[str, Any] | None = None) -> SystemSpec:
     """``name`` (e.g. ``cautious-gated[no-retry]``) through the memory room's registry; the
     spec carries the registry's canonical name (``cautious-gated[retry]`` is ``cautious-gated``)."""
     from ..memory import get_system
@@ -109,6 +110,8 @@ def resolve_system(name: str, *, model: str = "offline", workspace: Any = None,
         kwargs["base_url"] = base_url
     if concurrency:
         kwargs["concurrency"] = concurrency
+    if llm_options and model not in ("offline", "", None):  # --timeout, --max-tokens, ...
+        kwargs.update(llm_options)
     info, factory = get_system(with_variants(name, list(variants or [])), **kwargs)
     return system_spec(factory, name=display_name(info.name, model), model=model, info=info,
                        options={"base_url": bool(base_url)} if base_url else {})

@@ -107,6 +107,7 @@ def test_show_one_arc(copy):
     (["eval", "run", "--split", "nope"], "Unknown split 'nope'"),
     (["eval", "run", "--judge", "bogus"], "provider:model"),
     (["eval", "run", "--judge", "openai:gpt-4o-mini"], "No API key"),
+    (["eval", "run", "--timeout", "30"], "--timeout apply to model calls"),
 ])
 def test_bad_run_arguments(copy, args, needle):
     one_line_error(amg(*args, "--workspace", copy, "--no-progress"), needle)
@@ -200,3 +201,17 @@ def test_llm_path_through_the_scripted_model_matches_offline(copy):
     assert rep["meta"]["systems"]["literal-gated@scripted:eval-cli"]["ungated_twin"] == \
         "literal-ungated@scripted:eval-cli"
     assert any("LLM components" in n for n in rep["meta"]["notes"])
+
+
+def test_llm_options_reach_the_component_models(copy):
+    """``--max-tokens`` (like --timeout and --structured-output) applies to every model call of
+    the run: each component request carries the override instead of its own budget."""
+    from agentmemgate.llm import get_model
+    from agentmemgate.memory.scripted import scripted_responder
+
+    model = get_model("scripted:eval-budget")
+    model.respond_with(scripted_responder)
+    r = amg("eval", "run", "--system", "literal-gated", "--model", "scripted:eval-budget",
+            "--split", "core", "--max-tokens", "777", "--workspace", copy, "--no-progress")
+    assert r.exit_code == 0, r.output
+    assert model.history and {q.max_tokens for q in model.history} == {777}
