@@ -16,79 +16,20 @@ by the LLM cache). Default runtime is about a minute.
 from __future__ import annotations
 
 import argparse
-import json
-import multiprocessing
 import os
 import tempfile
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from _mock_server import MockServer
 
-def _serve(latency: float, counter, port_queue) -> None:
+
+def answer(prompt: str):
+    """The memory components' and the classifier's answer to ``prompt`` (the offline rules)."""
+    from agentmemgate.llm import Request
     from agentmemgate.memory.scripted import scripted_responder
 
-    class Req:
-        def __init__(self, prompt: str):
-            self.prompt = prompt
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True
-
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            with counter.get_lock():
-                counter.value += 1
-            time.sleep(latency)
-            prompt = body["messages"][-1]["content"]
-            reply = scripted_responder(Req(prompt))
-            content = reply if isinstance(reply, str) else json.dumps(reply)
-            logprobs = None
-            if body.get("logprobs") and isinstance(reply, str):
-                logprobs = {"content": [{"token": reply, "logprob": -0.05, "bytes": None,
-                                         "top_logprobs": [{"token": reply, "logprob": -0.05,
-                                                           "bytes": None}]}]}
-            payload = json.dumps({
-                "id": "mock", "object": "chat.completion", "created": int(time.time()),
-                "model": body["model"] + "-mock",
-                "choices": [{"index": 0, "finish_reason": "stop", "logprobs": logprobs,
-                             "message": {"role": "assistant", "content": content}}],
-                "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": len(content) // 4,
-                          "total_tokens": (len(prompt) + len(content)) // 4},
-            }).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def log_message(self, *args) -> None:
-            pass
-
-    ThreadingHTTPServer.request_queue_size = 128
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    port_queue.put(httpd.server_address[1])
-    httpd.serve_forever()
-
-
-class MockServer:
-    def __init__(self, latency: float):
-        ctx = multiprocessing.get_context("spawn")
-        self.counter = ctx.Value("i", 0)
-        ports = ctx.Queue()
-        self.process = ctx.Process(target=_serve, args=(latency, self.counter, ports), daemon=True)
-        self.process.start()
-        self.url = f"http://127.0.0.1:{ports.get(timeout=60)}/v1"
-
-    @property
-    def requests(self) -> int:
-        return self.counter.value
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.join()
+    return scripted_responder(Request(prompt=prompt))
 
 
 def main() -> None:
@@ -104,7 +45,7 @@ def main() -> None:
     ap.add_argument("--parallel-per-cell", type=int, default=20, help="Core arcs per cell at concurrency 16.")
     args = ap.parse_args()
     os.environ.setdefault("OPENAI_API_KEY", "sk-mock-benchmark")  # the mock ignores it
-    server = MockServer(args.latency)
+    server = MockServer(args.latency, answer)
     model = "openai:mock-model"
     get_model(model, base_url=server.url)  # import the SDK before timing anything
     rates = {}

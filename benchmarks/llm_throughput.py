@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import re
 import tempfile
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+from _mock_server import MockServer
 
 from agentmemgate.generate import generate, get_renderer, plan_split
 from agentmemgate.generate.llm_renderer import reference_responder
@@ -49,69 +49,6 @@ def mock_answer(prompt: str) -> dict:
     if "Decide whether two values" in prompt:
         return {"verdict": "equivalent", "confidence": 0.9, "rationale": "They name the same thing."}
     return reference_responder(Request(prompt=prompt))
-
-
-def _serve(latency: float, counter, port_queue) -> None:
-    """The mock server's process: POST /v1/chat/completions answered after ``latency`` seconds."""
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True  # headers and body leave in separate writes
-
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            with counter.get_lock():
-                counter.value += 1
-            time.sleep(latency)
-            prompt = body["messages"][-1]["content"]
-            content = json.dumps(mock_answer(prompt))
-            payload = json.dumps({
-                "id": "mock", "object": "chat.completion", "created": int(time.time()),
-                "model": body["model"] + "-mock",
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": content}}],
-                "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": len(content) // 4,
-                          "total_tokens": (len(prompt) + len(content)) // 4},
-            }).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def log_message(self, *args) -> None:
-            pass
-
-    ThreadingHTTPServer.request_queue_size = 128
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    port_queue.put(httpd.server_address[1])
-    httpd.serve_forever()
-
-
-class MockServer:
-    """An OpenAI-compatible server in its own process (as a real one would be), counting requests."""
-
-    def __init__(self, latency: float):
-        ctx = multiprocessing.get_context("spawn")
-        self.counter = ctx.Value("i", 0)
-        ports = ctx.Queue()
-        self.process = ctx.Process(target=_serve, args=(latency, self.counter, ports), daemon=True)
-        self.process.start()
-        self.url = f"http://127.0.0.1:{ports.get(timeout=60)}/v1"
-
-    @property
-    def requests(self) -> int:
-        return self.counter.value
-
-    def calls_during(self, fn) -> tuple[int, float, object]:
-        before, t0 = self.requests, time.perf_counter()
-        result = fn()
-        return self.requests - before, time.perf_counter() - t0, result
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.join()
 
 
 # -- mock mode ---------------------------------------------------------------------------------
@@ -137,7 +74,7 @@ def judge(url: str, ws: Workspace, splits: list[str], concurrency: int,
 
 
 def mock_mode(args) -> None:
-    server = MockServer(args.latency)
+    server = MockServer(args.latency, mock_answer)
     get_model("openai:mock-model", base_url=server.url)  # import the SDK before timing anything
     with tempfile.TemporaryDirectory() as tmp:
         rates = {}
