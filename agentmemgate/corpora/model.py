@@ -198,12 +198,17 @@ class MineSummary(BaseModel):
             f"Conversations: {self.conversations} (duplicate sessions skipped: {self.duplicate_sessions_skipped})",
             f"Turns scanned: {self.turns_scanned} ({self.sentences_scanned} sentences)",
             *self.cost_lines(),
-            f"LLM calls: {self.llm_calls_now} this run ({self.llm_cache_hits_now} answered from the "
-            f"cache); stage-2 answers by this miner stored: {self.llm_calls}",
+            self._llm_line(),
             f"Hedges: {self.hedges} (came true {self.came_true}, abandoned {self.abandoned}, "
             f"unresolved {self.unresolved})",
             f"At-risk plans with a measurable outcome: {self.at_risk_measurable}",
         ] + self._failure_lines()
+
+    def _llm_line(self) -> str:
+        if self.miner.startswith("offline"):
+            return "LLM calls: none (stage 2 by offline rules)"
+        return (f"LLM calls: {self.llm_calls_now} this run ({self.llm_cache_hits_now} answered from "
+                f"the cache); {self.llm_calls} behind the stage-2 answers stored for this miner")
 
     def _failure_lines(self) -> list[str]:
         if not self.errors:

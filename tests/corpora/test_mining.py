@@ -37,7 +37,7 @@ def test_offline_mining_summary_and_jsonl(ws, tmp_path):
                                  for r in ("D1:4", "D1:5")]  # the two turns before D1:6
     assert studio["text"] in turns["D1:6"].text and studio["date"] == "2023-01-20T16:04"
     lines = "\n".join(s.lines())
-    for needle in ("Turns scanned: 21", "Prefilter hits:", "LLM calls: 0", "Hedges:",
+    for needle in ("Turns scanned: 21", "Prefilter hits:", "LLM calls: none (stage 2 by offline rules)", "Hedges:",
                    "At-risk plans with a measurable outcome:"):
         assert needle in lines
 
