@@ -23,6 +23,19 @@ CHROMIUM = "/usr/bin/chromium"
 HOSTILE = "I might move to <b>Seattle</b> **soon** <img src=x onerror=alert(1)>"
 
 
+
+WAIT_MS = 30000  # generous: the app and chromium share 2 cores with the rest of the suite
+
+
+def _wait_text(page, text: str) -> None:
+    """Wait for ``text``; on a timeout, fail with what the page showed (its flash message, if any)."""
+    try:
+        page.get_by_text(text).wait_for(timeout=WAIT_MS)
+    except Exception:
+        shown = " ".join(page.inner_text("body").split())[:600]
+        raise AssertionError(f"{text!r} did not appear within {WAIT_MS / 1000:.0f} s; the page "
+                             f"showed: {shown}") from None
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -111,7 +124,7 @@ def test_keyboard_labeling_in_a_real_browser(ws, tmp_path):
             dialogs: list[str] = []
             page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
             page.goto(made.links["ana"])
-            page.get_by_text("Item 1 of 1").wait_for(timeout=15000)
+            _wait_text(page, "Item 1 of 1")
 
             # Hostile text is shown literally: no <b>/<i> elements, markdown not applied.
             # (expect waits: Streamlit may still be drawing the turns below the item header.)
@@ -130,13 +143,13 @@ def test_keyboard_labeling_in_a_real_browser(ws, tmp_path):
 
             live("other")
             page.keyboard.press("4")  # 4 = other
-            page.get_by_text("Your choice: other").wait_for(timeout=10000)
+            _wait_text(page, "Your choice: other")
             live("Submit")
             page.keyboard.press("Enter")
-            page.get_by_text("1 item is labeled").wait_for(timeout=10000)
+            _wait_text(page, "1 item is labeled")
             live("Back")
             page.keyboard.press("b")  # back to the item, the saved label shown
-            page.get_by_text("Your choice: other (saved)").wait_for(timeout=10000)
+            _wait_text(page, "Your choice: other (saved)")
             assert dialogs == []
             assert frames and not any(b"ID-spec-1" in f for f in frames)  # the id names the level
             browser.close()
@@ -224,7 +237,7 @@ def test_a_long_conversation_fits_a_laptop_screen_and_the_token_leaves_the_addre
                 "framereceived", lambda f: frames.append(f if isinstance(f, bytes) else f.encode())))
             expect = sync_api.expect
             page.goto(link)
-            page.get_by_text("Item 1 of 3").wait_for(timeout=15000)
+            _wait_text(page, "Item 1 of 3")
 
             # Signed in: the token is gone from the address bar.
             expect(page).not_to_have_url(re.compile("token="))
@@ -232,7 +245,7 @@ def test_a_long_conversation_fits_a_laptop_screen_and_the_token_leaves_the_addre
             # First item: instructions open, and still the choices and the highlighted turn show.
             instructions = page.get_by_text("Read the whole conversation.")
             expect(instructions).to_be_visible()
-            page.wait_for_function(_SETTLED, timeout=10000)
+            page.wait_for_function(_SETTLED, timeout=WAIT_MS)
             _assert_decision_in_view(page, 6)
             _assert_in_view(page, instructions, "instructions")
             _shot(page, tmp_path, "item-1-instructions-open")
@@ -246,22 +259,22 @@ def test_a_long_conversation_fits_a_laptop_screen_and_the_token_leaves_the_addre
             expect(page.get_by_role("button", name="weakly hedged")).to_be_enabled()
             page.keyboard.press("2")
             page.keyboard.press("Enter")
-            page.get_by_text("Item 2 of 3").wait_for(timeout=10000)
+            _wait_text(page, "Item 2 of 3")
             expect(instructions).to_be_hidden()
-            page.wait_for_function(_SETTLED, timeout=10000)
+            page.wait_for_function(_SETTLED, timeout=WAIT_MS)
             _assert_decision_in_view(page, 6)
             _shot(page, tmp_path, "item-2")
 
             page.keyboard.press("1")
             page.keyboard.press("Enter")
-            page.get_by_text("Item 3 of 3").wait_for(timeout=10000)
-            page.wait_for_function(_SETTLED, timeout=10000)
+            _wait_text(page, "Item 3 of 3")
+            page.wait_for_function(_SETTLED, timeout=WAIT_MS)
             _assert_decision_in_view(page, 6)
             _shot(page, tmp_path, "item-3")
 
             page.keyboard.press("b")  # back: the saved label shown, the turn in view again
-            page.get_by_text("Your choice: strongly hedged (saved)").wait_for(timeout=10000)
-            page.wait_for_function(_SETTLED, timeout=10000)
+            _wait_text(page, "Your choice: strongly hedged (saved)")
+            page.wait_for_function(_SETTLED, timeout=WAIT_MS)
             _assert_decision_in_view(page, 6)
             _shot(page, tmp_path, "item-2-back")
 
@@ -270,7 +283,7 @@ def test_a_long_conversation_fits_a_laptop_screen_and_the_token_leaves_the_addre
             expect(page.get_by_text("Signed out after a reload?")).to_be_visible(timeout=15000)
             _shot(page, tmp_path, "after-reload")
             page.goto(link)
-            page.get_by_text("Item 3 of 3").wait_for(timeout=15000)
+            _wait_text(page, "Item 3 of 3")
             expect(page).not_to_have_url(re.compile("token="))
             # No entry of the tab's history keeps the token.
             while page.url != "about:blank":
