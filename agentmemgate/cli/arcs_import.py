@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 
 from ._app import app, handles_errors
+from ._llm import exit_for
 from .build import WORKSPACE
 
 
@@ -39,5 +40,4 @@ def import_cmd(
         typer.echo(f"  {arc_id}: {'; '.join(problems)}")
     if len(failing) > 20:
         typer.echo(f"  ... and {len(failing) - 20} more (the dataset card lists every check)")
-    if s.failing_arcs:
-        raise typer.Exit(2)
+    exit_for(len(s.failing_arcs))

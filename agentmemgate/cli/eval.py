@@ -9,7 +9,7 @@ import typer
 
 from .. import evaluate as _evaluate  # noqa: F401  (registers the Evaluation card section)
 from ._app import app, handles_errors, report_app
-from ._llm import MaxTokensOpt, StructuredChoice, StructuredOpt, TimeoutOpt, model_options
+from ._llm import MaxTokensOpt, StructuredChoice, StructuredOpt, TimeoutOpt, exit_for, model_options
 from .build import NO_PROGRESS, WORKSPACE
 
 eval_app = typer.Typer(help="Score memory systems on the splits (the paper's evaluation protocol).",
@@ -85,8 +85,7 @@ def run(
     for e in s.failure_examples:
         typer.echo(f"  failed {e}")
     typer.echo("report: amg report eval; one arc: amg eval show ARC_ID --system NAME")
-    if s.failed:
-        raise typer.Exit(2)
+    exit_for(s.failed)
 
 
 @eval_app.command("answers")
@@ -120,8 +119,7 @@ def answers(
     for e in s.failure_examples:
         typer.echo(f"  failed {e}")
     typer.echo("report: amg report eval")
-    if s.failed:
-        raise typer.Exit(2)
+    exit_for(s.failed)
 
 
 @eval_app.command("show")

@@ -24,17 +24,10 @@ from pydantic import BaseModel, ConfigDict
 from ..schema import FieldSpec, normalize_text
 from ..validate.judges import OFFLINE_JUDGE, OFFLINE_JUDGE_FAMILY, Judge, JudgeInfo, get_judge
 from ..validate.judges.questions import EquivalenceQuestion
+from ..validate.store import sha256_text as sha256_parts  # one digest of several strings
 
 ANSWER_CUES_PATH = Path(__file__).with_name("answer_cues.v1.toml")
 ANSWER_RUBRIC = "answer_assertion"
-
-
-def sha256_parts(*parts: str) -> str:
-    h = hashlib.sha256()
-    for p in parts:
-        h.update(p.encode("utf-8"))
-        h.update(b"\0")
-    return h.hexdigest()
 
 
 # -- equivalence --------------------------------------------------------------------------------
