@@ -184,9 +184,10 @@ class ArcSpec(BaseModel):
     def _consistent(self) -> "ArcSpec":
         check_level(self.level, FACTOR_LEVELS[self.factor] + OUTCOME_LEVELS, f"{self.factor} level")
         if self.initial_value == self.plan_value:
-            raise ValueError("initial and plan values must differ")
+            raise ValueError(f"initial_value and plan_value must differ (both are "
+                             f"{self.initial_value!r})")
         if any(b <= a for a, b in zip(self.session_dates, self.session_dates[1:])):
-            raise ValueError("session dates must increase")
+            raise ValueError("session dates must increase (sessions[].date, oldest first)")
         return self
 
     @property

@@ -6,6 +6,9 @@ which values an answer asserts as the user's current value (answers worded as pl
 assert the plan value; "I don't know" asserts nothing); the equivalence judge compares those
 values with the plan value and the ground truth.
 
+Files index sessions from 0 (``after_session``); everything people read (``amg eval show``, the
+reasons stored beside each measure) counts sessions from 1.
+
 - exposure: an at-risk plan is exposed if an answer given after the plan's session and before
   the session of its outcome (open plans: any answer after the plan's session) asserts the plan
   value. Held-out plans can be exposed here (the answer after the plan's session is in the window).
@@ -53,7 +56,7 @@ def read_answers(path: str | Path, sessions: dict[str, int]) -> dict[str, list[s
                            f"{rec.arc_id} has {n} session(s), numbered 0 to {n - 1}")
         k = (rec.arc_id, rec.after_session)
         if k in first:
-            raise BadInput(f"{where}: duplicate answer for arc {rec.arc_id} after session "
+            raise BadInput(f"{where}: duplicate answer for arc {rec.arc_id}, after_session "
                            f"{rec.after_session} (first given on line {first[k].rsplit(':', 1)[-1]})")
         first[k] = where
         where_arc.setdefault(rec.arc_id, where)
@@ -64,9 +67,9 @@ def read_answers(path: str | Path, sessions: dict[str, int]) -> dict[str, list[s
     for arc_id, have in texts.items():
         missing = [i for i in range(sessions[arc_id]) if i not in have]
         if missing:
-            raise BadInput(f"{where_arc[arc_id]}: arc {arc_id} has no answer after session(s) "
-                           f"{', '.join(map(str, missing))} (it has {sessions[arc_id]} sessions; "
-                           "give one line per session)")
+            raise BadInput(f"{where_arc[arc_id]}: arc {arc_id} has no line with after_session "
+                           f"{', '.join(map(str, missing))} (it has {sessions[arc_id]} sessions, "
+                           f"after_session 0 to {sessions[arc_id] - 1}; give one line per session)")
     return {arc_id: [have[i] for i in range(sessions[arc_id])] for arc_id, have in texts.items()}
 
 
@@ -92,16 +95,27 @@ def score_answers(truth: Truth, answers: list[str], verdicts: list[AnswerVerdict
         window = range(truth.plan_session, stop if stop is not None else truth.n_sessions)
         hits = [i for i in window if asserts(i, plan)]
         v["exposure"] = bool(hits)
-        why["exposure"] = (f"the answer after session {hits[0]} asserts the plan value" if hits else
-                           f"no answer after sessions {list(window)} asserts the plan value")
+        why["exposure"] = (f"the answer after session {hits[0] + 1} asserts the plan value" if hits
+                           else f"no answer after session {_sessions(window)} asserts the plan value")
         v["end_contamination"] = asserts(last, plan)
-        why["end_contamination"] = f"last answer asserts {verdicts[last].asserted or 'nothing'}"
+        why["end_contamination"] = (f"the last answer (after session {last + 1}) asserts "
+                                    f"{_values(verdicts[last].asserted)}")
     said = verdicts[last].asserted
     v["task_accuracy"] = bool(said) and all(same(x, truth.final_value) for x in said)
-    why["task_accuracy"] = (f"last answer asserts {said or 'nothing'}, expected "
-                            f"{truth.final_value!r}")
+    why["task_accuracy"] = (f"the last answer (after session {last + 1}) asserts {_values(said)}, "
+                            f"expected {truth.final_value!r}")
     return ArcScore(arc_id=truth.arc_id, split=truth.split, factor=truth.factor, level=truth.level,
                     outcome=truth.outcome, values=v, why=why, user_messages=0)
+
+
+def _sessions(window: range) -> str:
+    """Sessions as people count them (from 1, as ``amg eval show`` heads them): "1", "1 or 2"."""
+    n = [str(i + 1) for i in window]
+    return n[0] if len(n) == 1 else ", ".join(n[:-1]) + f" or {n[-1]}" if n else "(none)"
+
+
+def _values(values: list[str]) -> str:
+    return ", ".join(map(repr, values)) if values else "nothing"
 
 
 AnswerScorer = Callable[[Truth, list[str]], tuple[ArcScore, list[AnswerVerdict]]]

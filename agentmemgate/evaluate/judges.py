@@ -28,6 +28,10 @@ from ..validate.store import sha256_text as sha256_parts  # one digest of severa
 
 ANSWER_CUES_PATH = Path(__file__).with_name("answer_cues.v1.toml")
 ANSWER_RUBRIC = "answer_assertion"
+# Part of every score key: a change to how measures or their stored reasons are computed
+# re-scores stored traces and answers (no system is re-run; the judges' cache answers again).
+# 2: reasons count sessions from 1 and every measure has one.
+SCORING_VERSION = 2
 
 
 # -- equivalence --------------------------------------------------------------------------------
@@ -50,7 +54,8 @@ class ValueJudge:
     @property
     def key(self) -> str:
         """Scores are stored under this: a judge (or rubric) change re-scores stored traces."""
-        return sha256_parts("equivalence", self.judge.spec, self.judge.family,
+        return sha256_parts("equivalence", f"scoring-v{SCORING_VERSION}", self.judge.spec,
+                            self.judge.family,
                             self.judge.rubric_sha256.get("equivalence", ""))
 
     def same(self, field: FieldSpec, value: str | None, reference: str) -> bool:

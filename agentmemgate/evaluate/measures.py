@@ -106,6 +106,7 @@ def score_trace(trace: Trace, truth: Truth, info: SystemInfo, same: Same) -> Arc
                                if promos else "never promoted")
             if staged_at_plan:
                 v["promoted_among_staged"] = bool(valid)
+                why["promoted_among_staged"] = "staged at the plan turn; " + why["promoted"]
         if truth.outcome == "abandoned":
             final = trace.snapshots[-1] if trace.snapshots else None
             pending = [s for s in (final.staged if final else [])
@@ -118,8 +119,11 @@ def score_trace(trace: Trace, truth: Truth, info: SystemInfo, same: Same) -> Arc
                                 "promoted although abandoned" if promoted else
                                 "nothing held at the end")
             if staged_at_plan:
-                v["discarded_among_staged"] = (bool(_for_field(events, trace, ("discarded",)))
-                                               and not pending and not promoted)
+                dropped = _for_field(events, trace, ("discarded",))
+                v["discarded_among_staged"] = bool(dropped) and not pending and not promoted
+                why["discarded_among_staged"] = "staged at the plan turn; " + (
+                    f"discarded by the checker at t={dropped[0].t}" if v["discarded_among_staged"]
+                    else why["discarded"] if pending or promoted else "never discarded by the checker")
         if truth.outcome == "control":
             held = [e for e in _for_field(events, trace, ("staged",)) if e.t >= truth.plan_t]
             v["over_holding"] = bool(held)

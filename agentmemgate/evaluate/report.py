@@ -31,7 +31,7 @@ from ._files import write_text_atomic
 from ._plots import Series, levels_png
 from .aggregate import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CALLS, DIFFERENCE_MEASURES,
                         Difference, Stat, paired_difference, split_block)
-from .measures import MEASURES, ArcScore
+from .measures import GATE_MEASURES, MEASURES, ArcScore
 from .systems import DEFAULT_SYSTEMS, PAPER_SYSTEMS, twin_name, variant_base
 
 SPLIT_NAMES = {"core": "core benchmark", "heldout": "held-out", "controlled": "controlled-difficulty"}
@@ -268,6 +268,43 @@ def _cell(s: Stat | None) -> str:
     return f"{s.k}/{s.n} {100 * s.value:.1f}% [{100 * s.ci_low:.1f}, {100 * s.ci_high:.1f}]"
 
 
+ANSWER_MEASURES = ("exposure", "end_contamination", "task_accuracy")  # what answers can show
+DASHES = {
+    "gated": "— gated only",
+    "answers": "— answers only",
+    "components": "— not from answers",
+    "window": "— no pending window",
+    "none": "— no arcs",
+}
+DASH_NOTE = ("Dashes say why a cell is empty: \"gated only\" marks a measure of the gate (staging, "
+             "promotion, discard, over-holding) in an ungated system's column; \"answers only\" "
+             "marks exposure, which is read from a black-box system's answers, in a component "
+             "system's column (component systems report pending-window contamination instead); "
+             "\"not from answers\" marks a measure that needs a system's writes, which answers "
+             "do not show; \"no pending window\" marks pending contamination on a split whose "
+             "outcome follows its plan with no read between; \"no arcs\" marks a system not run "
+             "on those arcs.")
+
+
+def _stat_cell(r: EvalReport, name: str, split: str, measure: str, level: str | None = None) -> str:
+    """A cell, or a dash that says why the measure has no value for this system here."""
+    s = r.stat(name, split, measure, level)
+    if s is not None:
+        return _cell(s)
+    m = r.meta.systems.get(name)
+    if m is None or not r.systems.get(name, {}).get(split):
+        return DASHES["none"]
+    if m.kind != "component":
+        return DASHES["components"] if measure not in ANSWER_MEASURES else DASHES["none"]
+    if measure == "exposure":
+        return DASHES["answers"]
+    if measure in GATE_MEASURES and not m.gated:
+        return DASHES["gated"]
+    if measure == "pending_contamination":
+        return DASHES["window"]
+    return DASHES["none"]
+
+
 def _calls_cell(s: Stat | None) -> str:
     if s is None or s.value is None:
         return "—"
@@ -306,7 +343,8 @@ def report_markdown(r: EvalReport, images: bool = False) -> str:
             f"- Proportions are k/n with 95% Wilson intervals (one observation per conversation); "
             f"differences are paired, in points, with a cluster-bootstrap 95% interval "
             f"({r.meta.bootstrap['resamples']} resamples, seed {r.meta.bootstrap['seed']}; one "
-            "cluster per conversation). — marks a measure that does not apply.", ""]
+            "cluster per conversation). A dash marks a measure that does not apply; the words "
+            "beside it say why (" + DASH_NOTE[len("Dashes say why a cell is empty: "):-1] + ").", ""]
     main = _main_systems(r)
     out += _table2(r, main) + _table3(r, main) + _table5(r, main) + _table6(r, main, images)
     out += _table7(r, _gated(r, list(r.meta.systems)), images) + _table4(r) + _ablation(r)
@@ -322,7 +360,7 @@ def _table2(r: EvalReport, cols: list[str]) -> list[str]:
                                ("exposure", "Exposed before the outcome (answers)")):
             if any(r.stat(n, split, measure) for n in cols):
                 rows.append([f"{label} ({SPLIT_NAMES[split]}, {_n_label(r, cols, split, measure)})"]
-                            + [_cell(r.stat(n, split, measure)) for n in cols])
+                            + [_stat_cell(r, n, split, measure) for n in cols])
     if not rows:
         return []
     return (["## Table 2: contamination (at-risk plans stored as a current fact; lower is better)", ""]
@@ -331,7 +369,7 @@ def _table2(r: EvalReport, cols: list[str]) -> list[str]:
 
 def _table3(r: EvalReport, cols: list[str]) -> list[str]:
     rows = [[f"{SPLIT_NAMES[s]} ({_n_label(r, cols, s, 'task_accuracy')})"]
-            + [_cell(r.stat(n, s, "task_accuracy")) for n in cols]
+            + [_stat_cell(r, n, s, "task_accuracy") for n in cols]
             for s in r.meta.splits if any(r.stat(n, s, "task_accuracy") for n in cols)]
     if not rows:
         return []
@@ -345,12 +383,12 @@ def _table5(r: EvalReport, cols: list[str]) -> list[str]:
     measures = ("end_contamination", "exposure", "staged_at_plan_turn", "promoted", "discarded",
                 "task_accuracy", "controls_committed", "over_holding")
     rows = [[f"{MEASURE_NAMES[m]} ({_n_label(r, cols, 'heldout', m)})"]
-            + [_cell(r.stat(n, "heldout", m)) for n in cols]
+            + [_stat_cell(r, n, "heldout", m) for n in cols]
             for m in measures if any(r.stat(n, "heldout", m) for n in cols)]
     return (["## Table 5: held-out detail", "",
              "Pending-window contamination does not apply to the held-out split (no read lies "
-             "between a plan and its outcome); dashes mark measures that exist only for gated "
-             "systems.", ""] + _table(["Measurement (n)"] + cols, rows))
+             "between a plan and its outcome). " + DASH_NOTE, ""]
+            + _table(["Measurement (n)"] + cols, rows))
 
 
 def _table6(r: EvalReport, cols: list[str], images: bool) -> list[str]:

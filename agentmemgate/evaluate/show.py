@@ -157,7 +157,8 @@ def show_arc(ws: Workspace, arc_id: str, system: str) -> str:
         sc = ArcScore.model_validate_json(score_row[0])
         out.append(f"Measures (judge {score_row[1]}):")
         for m, v in sc.values.items():
-            out.append(f"  {m}: {'yes' if v else 'no'} ({sc.why.get(m, '')})")
+            why = sc.why.get(m, "")
+            out.append(f"  {m}: {'yes' if v else 'no'}" + (f" ({why})" if why else ""))
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -169,14 +169,17 @@ def read_arcs(path: str | Path, split: str | None = None) -> tuple[list[tuple[in
         if not isinstance(raw, dict):
             raise BadInput(f"{where}: expected a JSON object (one arc), got {type(raw).__name__}; "
                            "nothing was imported")
+        rid = raw.get("id")
+        where_arc = f"{where} (arc {rid!r})" if isinstance(rid, str) and rid else where
         try:
             arc = arc_from_record(raw, split)
         except ValidationError as e:
             err = e.errors()[0]
-            loc = ".".join(str(x) for x in err["loc"]) or "line"
-            raise BadInput(f"{where}: {loc}: {err['msg']}; nothing was imported") from None
+            msg = err["msg"].removeprefix("Value error, ")
+            loc = ".".join(str(x) for x in err["loc"])
+            raise BadInput(f"{where_arc}: {loc + ': ' if loc else ''}{msg}; nothing was imported") from None
         except (ValueError, BadInput) as e:
-            raise BadInput(f"{where}: {e}; nothing was imported") from None
+            raise BadInput(f"{where_arc}: {e}; nothing was imported") from None
         if arc.id in first_line:
             raise BadInput(f"{where}: id {arc.id!r} already appears on line {first_line[arc.id]}; "
                            "nothing was imported")

@@ -90,8 +90,8 @@ def test_reads_a_complete_file_in_session_order(tmp_path):
 
 @pytest.mark.parametrize("lines, needle", [
     ([line("zz", 0)], "answers.jsonl:1: unknown arc id 'zz'"),
-    ([line("a1", 0), line("a1", 0)], "answers.jsonl:2: duplicate answer for arc a1 after session 0 (first given on line 1)"),
-    ([line("a1", 0), line("o1", 0), line("o1", 1)], "answers.jsonl:1: arc a1 has no answer after session(s) 1"),
+    ([line("a1", 0), line("a1", 0)], "answers.jsonl:2: duplicate answer for arc a1, after_session 0 (first given on line 1)"),
+    ([line("a1", 0), line("o1", 0), line("o1", 1)], "answers.jsonl:1: arc a1 has no line with after_session 1"),
     ([line("a1", 2)], "answers.jsonl:1: after_session 2 is out of range"),
     (["{not json"], "answers.jsonl:1: not JSON"),
     ([{"arc_id": "a1", "after_session": "0", "answer": "x"}], "answers.jsonl:1: after_session"),

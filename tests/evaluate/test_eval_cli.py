@@ -215,3 +215,39 @@ def test_llm_options_reach_the_component_models(copy):
             "--split", "core", "--max-tokens", "777", "--workspace", copy, "--no-progress")
     assert r.exit_code == 0, r.output
     assert model.history and {q.max_tokens for q in model.history} == {777}
+
+
+def test_what_a_hand_audit_tripped_on(copy, tmp_path):
+    """One session numbering in `eval show` for answers, no empty reasons, dashes that say why."""
+    import re
+
+    ws = Workspace(copy, create=False)
+    arcs = list(ws.arcs("heldout"))
+    path = tmp_path / "answers.jsonl"
+    path.write_text("".join(json.dumps({"arc_id": a.id, "after_session": i,
+                                        "answer": f"They use {a.spec.initial_value}."}) + "\n"
+                            for a in arcs for i in range(len(a.sessions))))
+    assert amg("eval", "answers", path, "--name", "prod", "--workspace", copy,
+               "--no-progress").exit_code == 0
+    arc = next(a for a in arcs if a.spec.outcome == "open")
+    out = amg("eval", "show", arc.id, "--system", "prod", "--workspace", copy).output
+    heads = [int(n) for n in re.findall(r"^Session (\d+) ", out, re.M)]
+    answered = [int(n) for n in re.findall(r"Answer after session (\d+):", out)]
+    assert heads == answered == list(range(1, len(arc.sessions) + 1))
+    window = re.search(r"no answer after session ([\d, or]+) asserts", out).group(1)
+    assert set(map(int, re.findall(r"\d+", window))) <= set(heads)
+    assert "after session 0" not in out
+
+    # Every measure a gated system scores says why, in show and in the store.
+    for a in ws.arcs("controlled"):
+        shown = amg("eval", "show", a.id, "--system", "literal-gated", "--workspace", copy).output
+        assert "()" not in shown and re.search(r"^  \w+: (yes|no)$", shown, re.M) is None, shown
+    for (raw,) in ws.db.execute("select score from eval_scores"):
+        score = json.loads(raw)
+        assert set(score["values"]) <= {k for k, v in score["why"].items() if v}, score
+
+    md = amg("report", "eval", "--workspace", copy, "--out", tmp_path / "rep").stdout
+    table5 = md.split("## Table 5")[1].split("\n## ")[0]
+    assert "— gated only" in table5 and "— answers only" in table5
+    assert "— not from answers" in table5 and "gated only\" marks" in table5
+    assert re.search(r"\| — \|", table5) is None  # no bare dash

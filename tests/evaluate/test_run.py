@@ -162,7 +162,7 @@ def test_report_layout_and_absent_measures(hand_ws):
 def test_answers_are_checked_before_anything_is_stored(hand_ws, tmp_path):
     bad = tmp_path / "a.jsonl"
     bad.write_text(json.dumps({"arc_id": "o1", "after_session": 0, "answer": "Pandora"}) + "\n")
-    with pytest.raises(BadInput, match="a.jsonl:1: arc o1 has no answer after session"):
+    with pytest.raises(BadInput, match="a.jsonl:1: arc o1 has no line with after_session"):
         run_answers(hand_ws, bad, "product")
     assert hand_ws.db["eval_answer_sets"].count == 0 and hand_ws.db["eval_answers"].count == 0
 

@@ -75,7 +75,16 @@ def test_a_malformed_line_is_refused_with_its_number_and_nothing_is_imported(exp
     del record["plan_turn"]
     res = amg("import", str(_write(tmp_path / "missing.jsonl", [_lines(exported / "core" / "data.jsonl")[1], record])),
               "--workspace", str(tmp_path / "ws"))
-    assert res.exit_code == 1 and "missing.jsonl line 2: plan_turn: Field required" in res.output
+    assert res.exit_code == 1 and (f"missing.jsonl line 2 (arc {record['id']!r}): plan_turn: "
+                                   "Field required") in res.output
+
+    record = _lines(exported / "core" / "data.jsonl")[0]
+    record["plan_value"] = record["initial_value"]
+    res = amg("import", str(_write(tmp_path / "same.jsonl", [record])), "--workspace", str(tmp_path / "ws"))
+    assert res.exit_code == 1 and res.output.count("\n") == 1
+    assert (f"same.jsonl line 1 (arc {record['id']!r}): initial_value and plan_value must differ "
+            f"(both are {record['initial_value']!r})") in res.output
+    assert "Value error" not in res.output
 
     record = _lines(exported / "core" / "data.jsonl")[0]
     record["plan_turn"] = {"session": 9, "turn": 0}
