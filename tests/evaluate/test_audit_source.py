@@ -249,3 +249,50 @@ def test_queue_payload_hides_the_verdict_and_the_arc(aws):
         secrets.add(json.loads(raw)["rationale"])
     for s in secrets:
         assert s not in dumped, s
+
+
+def test_an_llm_judges_verdicts_are_mapped_with_its_equivalence_judge(ws, tmp_path):
+    """The stored judge is a model: its asserted values are worded as the answer words them, so
+    the options are matched by the same model's equivalence verdicts, not by string equality."""
+    from agentmemgate.evaluate import run_answers
+    from agentmemgate.llm import get_model
+
+    from .test_measures import OPEN
+
+    asked = []
+
+    def respond(req):
+        if "Value 1:" in req.prompt:
+            v1 = req.prompt.split("Value 1: ")[1].split("\n")[0].strip().lower()
+            v2 = req.prompt.split("Value 2: ")[1].split("\n")[0].strip().lower()
+            asked.append((v1, v2))
+            same = v1 in v2 or v2 in v1
+            return {"verdict": "equivalent" if same else "not_equivalent", "confidence": 0.9,
+                    "rationale": "compared the two values"}
+        answer = req.prompt.split("<<<\n")[1].split("\n>>>")[0]
+        return {"asserted": [answer.rstrip(".")], "rationale": "read the answer"}
+
+    get_model("scripted:audit-judge").respond_with(respond)
+    ws.save_specs([OPEN.spec])
+    ws.save_arc(OPEN)
+    p = tmp_path / "a.jsonl"
+    p.write_text("\n".join(json.dumps({"arc_id": OPEN.id, "after_session": i, "answer": a})
+                           for i, a in enumerate(["the Deezer app.", "Spotify."])) + "\n")
+    s = run_answers(ws, p, "product", judge="scripted:audit-judge", show_progress=False)
+    assert s.failed == 0, s.failure_examples
+    asked.clear()
+    made = create_audit(ws, "a", "answer_assertion", "answers:product", annotators=["ana"])
+    got = {s["after_session"]: (lab, s) for _, s, lab in items_of(ws, "a").values()}
+    assert got["0"][0] == got["0"][1]["plan_option"] and got["0"][1]["verdict"] == "plan"
+    assert got["1"][0] == "neither" and "'Spotify' match neither" in got["1"][1]["reference_note"]
+    # "the Deezer app" is not "Deezer" as a string: the model's verdict (from the LLM cache
+    # where the eval already asked that pair) made it the plan value; only new pairs were asked.
+    assert ("deezer", "the deezer app") not in asked and ("the deezer app", "deezer") not in asked
+    assert asked and all("the deezer app" in pair or "spotify" in pair for pair in asked)
+    j = json.loads(ws.db.execute("select params from audits").fetchone()[0])["reference_judge"]
+    assert (j["spec"], j["answer_rubric"], j["heuristic"]) == ("scripted:audit-judge",
+                                                                "answer_assertion.v1", False)
+    assert made.n_references == 2
+    r = agreement_report(ws, "a", resamples=0)
+    assert r.reference_name.startswith("the answer judge scripted:audit-judge "
+                                       "(answer_assertion.v1; a model)")
