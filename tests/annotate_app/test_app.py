@@ -501,7 +501,7 @@ def test_the_buttons_callbacks_leave_session_state_alone():
 HOSTILE_ANSWER = "<b>{v}</b> **now**, [link](http://x.example) <script>alert(1)</script>"
 
 
-def _answers_audit(small_build, tmp_path, monkeypatch, name: str, verdicts=None):
+def _answers_audit(small_build, tmp_path, monkeypatch, name: str, verdicts=None, **kw):
     """An answer_assertion audit of four answers; ``verdicts`` replaces every stored verdict
     (another judge), which must change nothing an annotator is shown."""
     from tests.evaluate.answer_ws import answers_workspace
@@ -514,7 +514,7 @@ def _answers_audit(small_build, tmp_path, monkeypatch, name: str, verdicts=None)
         ws.db.execute("update eval_answers set verdict = ?", [verdicts])
     ws.db.conn.commit()
     made = create_audit(ws, "ans", "answer_assertion", "answers:mem0", annotators=["ana", "ben"],
-                        sample_n=4, stratify_by="after_session", seed=2)
+                        sample_n=4, stratify_by="after_session", seed=2, **kw)
     monkeypatch.setenv("AMG_WORKSPACE", str(ws.path))
     return ws, made
 
@@ -571,3 +571,18 @@ def test_answer_pages_never_carry_the_verdict_the_plan_or_the_arc(small_build, t
         secrets |= {s["split"], s["level"], s["outcome"]} - {"open"}
     for secret in secrets:
         assert secret not in blob, secret
+
+
+def test_the_adjudicator_sees_answer_items_with_their_options(small_build, tmp_path, monkeypatch):
+    ws, made = _answers_audit(small_build, tmp_path, monkeypatch, "w", adjudicator="dee")
+    for who, label in (("ana", "value_a"), ("ben", "neither")):
+        tok = token_of(made.links[who])
+        for q in annotator_queue(ws, tok):
+            record_label(ws, tok, q.display.id, label)
+    at = run(token_of(made.adjudicator_link))
+    assert not at.exception
+    assert at.title[0].value == "Adjudication: answer assertion"
+    side = [t.value for t in at.sidebar.text]
+    assert "neither x1, value A x1" in side
+    assert side[side.index("neither x1, value A x1") + 1].startswith("A: ")
+    assert any(t.value.startswith("B: ") for t in at.sidebar.text)
