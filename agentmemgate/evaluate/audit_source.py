@@ -24,7 +24,7 @@ from typing import Iterable
 
 from ..annotate_app.items import AnswerShown, ItemDisplay, Reference, SourceItem, SourceRequest, ValuePair
 from ..annotate_app.sources import register_source
-from ..errors import BadInput
+from ..errors import AmgError, BadInput
 from ..schema import SPLITS
 from ..validate.judges import OFFLINE_JUDGE
 from ..validate.store import sha256_text
@@ -86,7 +86,14 @@ class _Matcher:
         if _canon(value) == _canon(labelled):
             return True
         if self._judge is None:
-            self._judge = get_value_judge(self.spec, workspace=self.ws)
+            try:
+                self._judge = get_value_judge(self.spec, workspace=self.ws)
+            except AmgError as e:
+                raise BadInput(
+                    f"These answers were judged by {self.spec}; matching its asserted values to "
+                    f"the options needs that judge's equivalence verdicts, and it cannot be "
+                    f"reached: {str(e).splitlines()[0]} (an OpenAI-compatible server is named by "
+                    "OPENAI_BASE_URL)") from None
         return self._judge.same(field, value, labelled)
 
 

@@ -296,3 +296,19 @@ def test_an_llm_judges_verdicts_are_mapped_with_its_equivalence_judge(ws, tmp_pa
     r = agreement_report(ws, "a", resamples=0)
     assert r.reference_name.startswith("the answer judge scripted:audit-judge "
                                        "(answer_assertion.v1; a model)")
+
+
+def test_an_unreachable_llm_judge_is_one_line(aws, monkeypatch):
+    """Stored verdicts of a model judge whose values need its equivalence verdicts, no key set."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    aws.db.execute("update eval_judges set spec = 'openai:gpt-4o-mini'")
+    aws.db.execute("update eval_answers set verdict = ?",
+                   [AnswerVerdict(asserted=["the place"], rationale="r").model_dump_json()])
+    aws.db.conn.commit()
+    res = runner.invoke(app, ["audit", "create", "x", "--task", "answer_assertion", "--from",
+                              "answers:mem0", "--workspace", str(aws.path)])
+    assert res.exit_code == 1 and "Traceback" not in res.output
+    [line] = res.output.strip().splitlines()
+    assert line.startswith("Error: These answers were judged by openai:gpt-4o-mini; matching")
+    assert "OPENAI_API_KEY" in line and "sk-" not in line
