@@ -185,15 +185,18 @@ def _plan(label: str, plan_option: str) -> str:
 
 def _plan_asserted(db, name: str, latest: dict, by_item: dict, refs: dict,
                    ref_block: ReferenceBlock | None, boot: Bootstrap,
-                   undefined: list[str]) -> Proportion:
+                   undefined: list[str]) -> Proportion | None:
     """The plan-asserted collapse: human-human agreement (returned) and, on the reference blocks,
-    human vs judge. Which option holds the plan value is read from the strata table only."""
+    human vs judge. Which option holds the plan value is read from the strata table only; an
+    audit without it (labels imported from elsewhere) has no collapse (None)."""
     plan_of = {}
     for item, raw in db.execute("select item_id, strata from audit_item_strata where audit = ?",
                                 [name]).fetchall():
         opt = json.loads(raw or "{}").get("plan_option")
         if opt:
             plan_of[item] = opt
+    if not plan_of:
+        return None
     k = n = 0
     for item, labs in by_item.items():
         if item not in plan_of:

@@ -312,3 +312,15 @@ def test_an_unreachable_llm_judge_is_one_line(aws, monkeypatch):
     [line] = res.output.strip().splitlines()
     assert line.startswith("Error: These answers were judged by openai:gpt-4o-mini; matching")
     assert "OPENAI_API_KEY" in line and "sk-" not in line
+
+
+def test_imported_answer_labels_without_the_plan_mapping_have_no_collapse(tmp_path):
+    f = tmp_path / "l.csv"
+    f.write_text("item_id,annotator,label\nx,ana,value_a\nx,ben,both\n")
+    from agentmemgate.annotate_app import import_labels
+
+    ws = Workspace(tmp_path / "ws")
+    assert import_labels(ws, "imp", f).task == "answer_assertion"  # inferred from the labels
+    r = agreement_report(ws, "imp", resamples=0)
+    assert r.plan_asserted_human is None and r.vs_reference is None
+    assert (r.percent_agreement.k, r.percent_agreement.n) == (0, 1)
