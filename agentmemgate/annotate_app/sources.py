@@ -58,14 +58,22 @@ def known_sources() -> dict[str, str]:
 
 
 def load_source(workspace: "Workspace", spec: str, task: str,
-                factor: str | None = None) -> list[SourceItem]:
-    """Resolve ``spec`` and load its items, refusing duplicate ids and unknown sources."""
+                factor: str | None = None, *, seed: int = 0,
+                info: dict | None = None) -> list[SourceItem]:
+    """Resolve ``spec`` and load its items, refusing duplicate ids and unknown sources.
+
+    ``seed`` is the audit's seed (sources that shuffle what an item shows use it); what the
+    loader reports about its items (skipped rows, the judge behind its references) is added to
+    ``info``."""
     prefix, sep, arg = spec.partition(":")
     if prefix in _SOURCES:
         reg = _SOURCES[prefix]
         if reg.tasks is not None and task not in reg.tasks:
             raise BadInput(f"Source {prefix!r} has no {task} items; it serves: {', '.join(reg.tasks)}")
-        items = list(reg.loader(SourceRequest(workspace, arg if sep else None, task, factor)))
+        req = SourceRequest(workspace, arg if sep else None, task, factor, seed=seed)
+        items = list(reg.loader(req))
+        if info is not None:
+            info.update(req.info)
     elif Path(spec).suffix.lower() in (".jsonl", ".ndjson") or Path(spec).is_file():
         items = load_jsonl(Path(spec))
     else:

@@ -8,7 +8,8 @@
 - ``aggregate`` / ``report``: Wilson intervals, cluster-bootstrap differences, Tables 2-7, figures
 - ``show``: the trace viewer; ``card``: the Evaluation section of the dataset card
 
-Importing this package registers the card section with ``agentmemgate.exports``.
+Importing this package registers the card section with ``agentmemgate.exports`` and the
+``answers:SYSTEM`` audit source with ``agentmemgate.annotate_app`` (``audit_source``).
 """
 
 from .aggregate import Difference, Stat
@@ -23,6 +24,7 @@ from .systems import DEFAULT_SYSTEMS, SystemSpec, resolve_system, system_spec
 from .trace import Trace, TurnTrace
 from .truth import Correction, Truth, truth_of
 from . import card as _card
+from . import audit_source as _audit_source  # noqa: F401  (registers the answers:SYSTEM audit source)
 
 _card.register()
 
