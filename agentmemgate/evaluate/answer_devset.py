@@ -233,3 +233,18 @@ def measure(answer_set: AnswerSet, judge: AnswerJudge, value_judge: ValueJudge, 
                         value_judge=value_judge.judge.spec, value_rubric=value_judge.rubric,
                         answers_path=answer_set.path, answers_sha256=answer_set.sha256,
                         parts=reports, items=results, usage=judge.usage())
+
+
+def first_try_valid(ws, model: str, purpose: str = "eval.answer") -> Proportion:
+    """Of the questions ``model`` was asked for ``purpose`` in this workspace (one cache key
+    each), the share whose first logged reply was a valid verdict (call log ``llm_calls``;
+    re-asks after invalid output and server errors are later rows of the same key). Answers
+    served from the cache add no rows."""
+    if "llm_calls" not in ws.db.table_names():
+        return wilson(0, 0)
+    first: dict[str, str] = {}
+    for key, status in ws.db.execute(
+            "select cache_key, status from llm_calls where purpose = ? and requested_model = ? "
+            "order by id", [purpose, model]).fetchall():
+        first.setdefault(key, status)
+    return wilson(sum(s == "ok" for s in first.values()), len(first))

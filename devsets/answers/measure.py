@@ -14,7 +14,8 @@ import tempfile
 from pathlib import Path
 
 from agentmemgate.errors import AmgError, BadInput
-from agentmemgate.evaluate.answer_devset import DevsetReport, load_answer_set, measure
+from agentmemgate.evaluate.answer_devset import (DevsetReport, first_try_valid, load_answer_set,
+                                                 measure)
 from agentmemgate.evaluate.judges import get_answer_judge, get_value_judge, offline_answer_version
 
 HERE = Path(__file__).parent
@@ -115,10 +116,15 @@ def main() -> int:
             ws.discard_if_unused()  # a workspace this run created and stored nothing in goes away
         print(f"Error: {e}", file=sys.stderr)
         return 1
+    first = first_try_valid(ws, args.judge.split(":", 1)[1]) if ws is not None else None
     if args.json:
-        print(json.dumps(report.model_dump(), indent=2))
+        print(json.dumps({**report.model_dump(),
+                          "first_try_valid": first.model_dump() if first else None}, indent=2))
     else:
         print_report(report, args.show_errors)
+        if first is not None:
+            print(f"answer verdicts valid at the first try (questions asked in this workspace, "
+                  f"call log): {first.fmt()}")
     if ws is not None:
         print(f"workspace (cache and call log): {ws.path}", file=sys.stderr)
     return 0

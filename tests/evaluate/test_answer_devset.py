@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from agentmemgate.errors import BadInput
-from agentmemgate.evaluate.answer_devset import (DEVSET, ROLES, AnswerSet, load_answer_set,
-                                                 measure, split_part)
+from agentmemgate.evaluate.answer_devset import (DEVSET, ROLES, first_try_valid,
+                                                 load_answer_set, measure, split_part)
 from agentmemgate.evaluate.judges import (ANSWER_CUES_PATH, AnswerJudge, AnswerQuestion,
                                           AnswerVerdict, get_answer_judge, get_value_judge)
 from agentmemgate.generate.catalog import load_catalog
@@ -203,6 +203,9 @@ def test_a_model_judge_is_cached_and_its_garbage_is_a_counted_failure(tmp_path):
     # the valid verdicts come from the cache; only the failed one is asked again
     assert again.parts[0].exact.k == 1
     assert len(model.history) > asked
+    # the call log says which verdicts were valid at the first try (x1 yes, x2 never)
+    first = first_try_valid(ws, "devset")
+    assert (first.k, first.n) == (1, 2)
     assert all("GARBAGE" in q.prompt for q in model.history[asked:])
     reset_scripts()
 
