@@ -25,13 +25,27 @@ from ..schema import FieldSpec, normalize_text
 from ..validate.judges import OFFLINE_JUDGE, OFFLINE_JUDGE_FAMILY, Judge, JudgeInfo, get_judge
 from ..validate.judges.questions import EquivalenceQuestion
 from ..validate.store import sha256_text as sha256_parts  # one digest of several strings
+from ..versioned import versioned_file
 
-ANSWER_CUES_PATH = Path(__file__).with_name("answer_cues.v1.toml")
+ANSWER_CUES_DIR = Path(__file__).parent
+ANSWER_CUES_PATH = ANSWER_CUES_DIR / "answer_cues.v1.toml"
 ANSWER_RUBRIC = "answer_assertion"
 # Part of every score key: a change to how measures or their stored reasons are computed
 # re-scores stored traces and answers (no system is re-run; the judges' cache answers again).
 # 2: reasons count sessions from 1 and every measure has one.
 SCORING_VERSION = 2
+
+# ``offline`` is the newest offline answer rule file; ``offline:answer_cues.vN`` pins one.
+_PINNED_ANSWER_CUES = re.compile(r"offline:answer_cues\.v(\d+)")
+
+
+def offline_answer_version(spec: str) -> int | None | bool:
+    """``None`` for ``offline`` (the newest rules), N for ``offline:answer_cues.vN``, False for a
+    spec that names no offline answer rules (a model spec)."""
+    if spec == OFFLINE_JUDGE:
+        return None
+    m = _PINNED_ANSWER_CUES.fullmatch(spec)
+    return int(m.group(1)) if m else False
 
 
 # -- equivalence --------------------------------------------------------------------------------
@@ -79,8 +93,9 @@ class ValueJudge:
 
 def get_value_judge(spec: str = OFFLINE_JUDGE, *, workspace: Any = None,
                     base_url: str | None = None, **llm_options: Any) -> ValueJudge:
-    if spec == OFFLINE_JUDGE:
-        llm_options = {}  # the CLI refuses LLM options when no model uses them
+    if offline_answer_version(spec) is not False:
+        # ``offline:answer_cues.vN`` pins the answer rules; equivalence stays the offline judge
+        spec, llm_options = OFFLINE_JUDGE, {}  # the CLI refuses LLM options when no model uses them
     return ValueJudge(get_judge(spec, workspace=workspace, base_url=base_url, **llm_options))
 
 
@@ -144,18 +159,22 @@ def _canon(value: str) -> str:
 
 
 class OfflineAnswerJudge(AnswerJudge):
-    """Heuristic rules (``answer_cues.v1.toml``): a labelled value found in the answer is asserted
-    unless its clause frames it as a plan, a possibility, a past or negated value, or one side of
-    an "X or Y" choice. Values the answer names that are not labelled cannot be read by these
-    rules (they assert nothing the measures count); an LLM answer judge reads any value."""
+    """Heuristic rules (``answer_cues.vN.toml``, the newest unless ``version`` pins one): a
+    labelled value found in the answer is asserted unless its clause frames it as a plan, a
+    possibility, a past or negated value, or one side of an "X or Y" choice. Values the answer
+    names that are not labelled cannot be read by these rules (they assert nothing the measures
+    count); an LLM answer judge reads any value. ``spec`` is ``offline`` for the newest rules and
+    ``offline:answer_cues.vN`` when pinned; ``rubric`` names the file's version either way."""
 
-    spec = OFFLINE_JUDGE
     family = OFFLINE_JUDGE_FAMILY
     heuristic = True
-    rubric = "answer_cues.v1"
 
-    def __init__(self) -> None:
-        self.cues, self.rubric_sha256 = load_answer_cues()
+    def __init__(self, version: int | None = None) -> None:
+        v, path = versioned_file(ANSWER_CUES_DIR, "answer_cues", "toml", version, "offline answer rules")
+        self.version = v
+        self.spec = OFFLINE_JUDGE if version is None else f"offline:answer_cues.v{v}"
+        self.rubric = f"answer_cues.v{v}"
+        self.cues, self.rubric_sha256 = load_answer_cues(path)
 
     def ask(self, q: AnswerQuestion) -> AnswerVerdict:
         cues = self.cues
@@ -247,8 +266,15 @@ class LLMAnswerJudge(AnswerJudge):
 
 def get_answer_judge(spec: str = OFFLINE_JUDGE, *, workspace: Any = None,
                      base_url: str | None = None, **llm_options: Any) -> AnswerJudge:
-    if spec == OFFLINE_JUDGE:
-        return OfflineAnswerJudge()
+    """``offline`` (the newest answer rules), ``offline:answer_cues.vN`` (pinned) or a model spec."""
+    version = offline_answer_version(spec)
+    if version is not False:
+        return OfflineAnswerJudge(version)
+    if spec.startswith("offline"):
+        from ..errors import BadInput
+
+        raise BadInput(f"Unknown offline answer judge {spec!r}; use offline (the newest rules) or "
+                       "offline:answer_cues.vN (N a released version, e.g. offline:answer_cues.v1)")
     return LLMAnswerJudge(spec, workspace=workspace, base_url=base_url, **llm_options)
 
 
