@@ -118,6 +118,9 @@ def answers(
                f"{s.scored_now}, already stored {s.already_done}, failed {s.failed}")
     for e in s.failure_examples:
         typer.echo(f"  failed {e}")
+    from ..evaluate.answer_accuracy import accuracy_line
+
+    typer.echo(accuracy_line(s.judge.spec, s.answer_rubric))
     typer.echo("report: amg report eval")
     exit_for(s.failed)
 

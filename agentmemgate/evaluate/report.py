@@ -250,6 +250,10 @@ def notes(metas: dict[str, SystemMeta], judge: dict) -> list[str]:
     if any(m.kind == "answers" for m in metas.values()):
         out.append(f"Answer judge: {judge['spec']} ({kind}"
                    + (f", {judge['answer_rubric']}" if judge.get("answer_rubric") else "") + ").")
+        if judge.get("answer_rubric"):
+            from .answer_accuracy import accuracy_line
+
+            out.append(accuracy_line(judge["spec"], judge["answer_rubric"]))
     failed = {n: m.failures for n, m in metas.items() if m.failures}
     if failed:
         out.append("Arcs with a failed run or scoring (not counted; a re-run retries them): "

@@ -269,6 +269,7 @@ class AnswersSummary(BaseModel):
     lines: int
     splits: dict[str, int]
     judge: JudgeInfo
+    answer_rubric: str = ""  # the answer judge's rules or rubric (its accuracy is looked up by it)
     scored_now: int
     already_done: int
     failed: int
@@ -372,6 +373,6 @@ def run_answers(ws: Workspace, path: str | Path, name: str, *, judge: str = "off
         splits[a.spec.split] = splits.get(a.spec.split, 0) + 1
     return AnswersSummary(name=name, path=str(path), arcs=len(answers),
                           lines=sum(len(v) for v in answers.values()), splits=splits,
-                          judge=vj.info, scored_now=len(finished),
+                          judge=vj.info, answer_rubric=aj.rubric, scored_now=len(finished),
                           already_done=len(chosen) - len(todo), failed=failed,
                           failure_examples=examples, seconds=round(time.perf_counter() - t0, 3))

@@ -245,3 +245,32 @@ def test_the_script_gives_a_one_line_error(args, message):
 def test_the_script_names_a_malformed_line(tmp_path):
     p = run("--answers", str(write(tmp_path, line(), "{oops")))
     assert p.returncode == 1 and p.stderr.strip() == "Error: answers.jsonl:2: not JSON (Expecting property name enclosed in double quotes)"
+
+
+def test_recorded_held_out_accuracy_matches_the_rules_as_they_are():
+    """The figures eval reports quote for the offline answer rules are re-measured here, so a
+    change to a rule file without re-recording (`measure.py --part both --record`) fails."""
+    from agentmemgate.evaluate.answer_accuracy import load_measured
+    from agentmemgate.evaluate.answer_devset import load_answer_set, measure
+    from agentmemgate.evaluate.judges import get_answer_judge, get_value_judge
+
+    answers = load_answer_set()
+    offline = [m for m in load_measured() if m.judge == "offline"]
+    assert {m.rubric for m in offline} >= {"answer_cues.v1"}
+    for m in offline:
+        judge = get_answer_judge(f"offline:{m.rubric}")
+        assert judge.rubric_sha256 == m.rubric_sha256, m.rubric
+        assert answers.sha256 == m.answers_sha256
+        part = next(p for p in measure(answers, judge, get_value_judge("offline"),
+                                       parts=[m.part]).parts)
+        assert (part.exact, part.false_plan, part.missed) == (m.exact, m.false_plan, m.missed)
+
+
+def test_reports_quote_the_answer_judges_measured_accuracy(tmp_path):
+    from agentmemgate.evaluate.answer_accuracy import accuracy_line
+
+    line = accuracy_line("offline", "answer_cues.v1")
+    assert "held-out part" in line and "/116 = " in line and "false exposures" in line
+    assert accuracy_line("offline:answer_cues.v1", "answer_cues.v1").endswith(line.split(")", 1)[1])
+    unknown = accuracy_line("openai:gpt-x", "answer_assertion.v1")
+    assert "not measured" in unknown and "measure.py --judge openai:gpt-x --part heldout" in unknown

@@ -138,8 +138,10 @@ def test_answers_command(copy, tmp_path):
     r = amg("eval", "answers", good, "--name", "product-x", "--workspace", copy, "--no-progress")
     assert r.exit_code == 0, r.output
     assert f"for {len(arcs)} arcs" in r.output
+    assert "Answer judge offline (answer_cues." in r.output and "held-out part" in r.output
     rep = json.loads(amg("report", "eval", "--json", "--workspace", copy,
                          "--out", tmp_path / "rep").stdout)
+    assert any("held-out part" in n and "exact set" in n for n in rep["meta"]["notes"])
     px = rep["systems"]["product-x"]["heldout"]
     assert px["task_accuracy"]["k"] == 0  # "I don't know" asserts nothing
     assert px["exposure"]["n"] == sum(a.spec.outcome in ("abandoned", "open") for a in arcs)
