@@ -17,10 +17,11 @@ import tomllib
 from abc import ABC, abstractmethod
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict, field_validator
 
+from ..llm.structured import Prose, real_text
 from ..schema import FieldSpec, normalize_text
 from ..validate.judges import OFFLINE_JUDGE, OFFLINE_JUDGE_FAMILY, Judge, JudgeInfo, get_judge
 from ..validate.judges.questions import EquivalenceQuestion
@@ -30,6 +31,7 @@ from ..versioned import versioned_file
 ANSWER_CUES_DIR = Path(__file__).parent
 ANSWER_CUES_PATH = ANSWER_CUES_DIR / "answer_cues.v1.toml"
 ANSWER_RUBRIC = "answer_assertion"
+ANSWER_BUDGET = 400  # output tokens of one verdict: a few values and a sentence
 # Part of every score key: a change to how measures or their stored reasons are computed
 # re-scores stored traces and answers (no system is re-run; the judges' cache answers again).
 # 2: reasons count sessions from 1 and every measure has one.
@@ -228,10 +230,47 @@ class OfflineAnswerJudge(AnswerJudge):
 _BREAK = " qqbreakqq "
 
 
+def _not_placeholder(values: list[str]) -> list[str]:
+    for v in values:
+        if v.strip() and _PLACEHOLDER.match(v):
+            real_text(v)  # raises "copies the format example (...)"
+    return values
+
+
+_PLACEHOLDER = re.compile(r"^\s*(?:<[^<>]{0,120}>|\.\.\.|…|value|x|y)\s*$", re.I)
+
+
 class AssertionAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    asserted: list[str]
-    rationale: str
+    asserted: Annotated[list[str], AfterValidator(_not_placeholder)]
+    rationale: Prose
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", normalize_text(text))
+
+
+def assertion_schema(answer: str) -> type[AssertionAnswer]:
+    """``AssertionAnswer`` that also refuses a value the answer does not contain (a small model
+    invents values, "1.0", or copies the example's): each content word of every listed value
+    must occur in the answer. The JSON schema and name are those of ``AssertionAnswer``, so the
+    cache key does not depend on the answer twice."""
+    have = set(_words(answer))
+
+    class _Checked(AssertionAnswer):
+        @field_validator("asserted")
+        @classmethod
+        def _in_answer(cls, values: list[str]) -> list[str]:
+            for v in values:
+                missing = [w for w in _words(v) if w not in have]
+                if missing:
+                    raise ValueError(f"{v!r} is not in the answer ({', '.join(missing[:3])} "
+                                     "not found): list only values the answer itself gives, in "
+                                     "its words")
+            return values
+
+    _Checked.__name__ = _Checked.__qualname__ = "AssertionAnswer"
+    return _Checked
 
 
 class LLMAnswerJudge(AnswerJudge):
@@ -257,7 +296,8 @@ class LLMAnswerJudge(AnswerJudge):
                                    probe_question=q.probe_question, answer=q.answer)
 
     def ask(self, q: AnswerQuestion) -> AnswerVerdict:
-        a = self.model.complete(self.prompt(q), schema=AssertionAnswer, purpose="eval.answer").parsed
+        a = self.model.complete(self.prompt(q), schema=assertion_schema(q.answer),
+                                purpose="eval.answer", max_tokens=ANSWER_BUDGET).parsed
         return AnswerVerdict(asserted=[v for v in a.asserted if v.strip()], rationale=a.rationale)
 
     def usage(self) -> dict[str, int]:

@@ -186,7 +186,7 @@ def test_a_model_judge_is_cached_and_its_garbage_is_a_counted_failure(tmp_path):
             return "not json at all"
         if req.purpose == "eval.answer":
             assert "Seattle" not in req.prompt  # the rubric never shows the labelled values
-            return {"asserted": ["Boston"], "rationale": "stated"}
+            return {"asserted": ["Boston"], "rationale": "Boston is stated as current."}
         same = req.prompt.count("Boston") >= 2  # Boston against Boston (never Seattle)
         return {"verdict": "equivalent" if same else "not_equivalent", "confidence": 0.9,
                 "rationale": "The two values name the same city." if same else "Different cities."}
@@ -207,6 +207,36 @@ def test_a_model_judge_is_cached_and_its_garbage_is_a_counted_failure(tmp_path):
     first = first_try_valid(ws, "devset")
     assert (first.k, first.n) == (1, 2)
     assert all("GARBAGE" in q.prompt for q in model.history[asked:])
+    reset_scripts()
+
+
+def test_a_model_verdict_that_copies_the_example_or_invents_a_value_is_asked_again(tmp_path):
+    """What SmolLM2-135M did on the dev set: asserted ["<value>", "1.0"] with rationale
+    "<one sentence>". Such a verdict is invalid, sent back with its problem, never stored."""
+    from agentmemgate.evaluate.judges import AnswerQuestion
+    from agentmemgate.llm import CallFailed, get_model
+    from agentmemgate.llm.scripted import reset_scripts
+    from agentmemgate.workspace import Workspace
+
+    reset_scripts()
+    ws = Workspace(tmp_path / "ws")
+    model = get_model("scripted:smol", workspace=ws)
+    q = AnswerQuestion(field="home_city", description="The city the user lives in.",
+                       probe_question="Where does the user live?",
+                       answer="You live in Boston and might move to Seattle.")
+    judge = get_answer_judge("scripted:smol", workspace=ws)
+    model.enqueue({"asserted": ["<value>", "1.0"], "rationale": "<one sentence>"},
+                  {"asserted": ["Portland"], "rationale": "The user lives in Portland."},
+                  {"asserted": ["Boston"], "rationale": "Boston is where the user lives now."})
+    v = judge.ask(q)
+    assert v.asserted == ["Boston"]
+    asks = [r.prompt for r in model.history]
+    assert len(asks) == 3 and "copies the format example" in asks[1]
+    assert "'Portland' is not in the answer" in asks[2]
+    assert all(r.max_tokens == 400 for r in model.history)
+    model.enqueue(*[{"asserted": ["Denver"], "rationale": "The user lives in Denver."}] * 3)
+    with pytest.raises(CallFailed, match="not in the answer"):
+        judge.ask(q.model_copy(update={"answer": "You live in Austin."}))
     reset_scripts()
 
 

@@ -291,11 +291,11 @@ def test_an_llm_judges_verdicts_are_mapped_with_its_equivalence_judge(ws, tmp_pa
     assert asked and all("the deezer app" in pair or "spotify" in pair for pair in asked)
     j = json.loads(ws.db.execute("select params from audits").fetchone()[0])["reference_judge"]
     assert (j["spec"], j["answer_rubric"], j["heuristic"]) == ("scripted:audit-judge",
-                                                                "answer_assertion.v1", False)
+                                                                "answer_assertion.v2", False)
     assert made.n_references == 2
     r = agreement_report(ws, "a", resamples=0)
     assert r.reference_name.startswith("the answer judge scripted:audit-judge "
-                                       "(answer_assertion.v1; a model)")
+                                       "(answer_assertion.v2; a model)")
 
 
 def test_an_unreachable_llm_judge_is_one_line(aws, monkeypatch):
