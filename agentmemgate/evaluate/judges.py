@@ -240,10 +240,61 @@ class LLMAnswerJudge(AnswerJudge):
         return self.model.usage.as_dict()
 
 
+_OFFLINE_ANSWER = re.compile(r"offline:answer_cues\.v(\d+)")
+
+
+class ScopedOfflineAnswerJudge(AnswerJudge):
+    """Heuristic rules from version 2 on (``answer_cues.vN.toml``, read by ``answer_reader``): the
+    answer's structure first (memory lists, Mem0 JSON, Graphiti facts and their validity, prose),
+    then each labelled value in its own scope; see the rules file's header."""
+
+    spec = OFFLINE_JUDGE
+    family = OFFLINE_JUDGE_FAMILY
+    heuristic = True
+
+    def __init__(self, version: int) -> None:
+        from .answer_reader import load_cues
+
+        self.path = ANSWER_CUES_PATH.with_name(f"answer_cues.v{version}.toml")
+        self.cues = load_cues(self.path)
+        self.rubric, self.rubric_sha256 = f"answer_cues.v{version}", self.cues.sha256
+
+    def ask(self, q: AnswerQuestion) -> AnswerVerdict:
+        from .answer_reader import judge_answer
+
+        asserted, why = judge_answer(self.cues, q.answer, q.candidates)
+        return AnswerVerdict(asserted=asserted, rationale=why)
+
+
+def answer_cue_versions() -> list[int]:
+    return sorted(int(m.group(1)) for p in ANSWER_CUES_PATH.parent.glob("answer_cues.v*.toml")
+                  if (m := re.fullmatch(r"answer_cues\.v(\d+)\.toml", p.name)))
+
+
+def is_offline_answer_spec(spec: str) -> bool:
+    """``offline`` (the newest answer rules) or ``offline:answer_cues.vN`` (one version)."""
+    return spec == OFFLINE_JUDGE or _OFFLINE_ANSWER.fullmatch(spec) is not None
+
+
+def offline_answer_judge(version: int | None = None) -> AnswerJudge:
+    known = answer_cue_versions()
+    v = known[-1] if version is None else version
+    if v not in known:
+        from ..errors import BadInput
+
+        raise BadInput(f"No offline answer rules version {v} (answer_cues.v{v}.toml); known: "
+                       + ", ".join(f"offline:answer_cues.v{k}" for k in known))
+    return OfflineAnswerJudge() if v == 1 else ScopedOfflineAnswerJudge(v)
+
+
 def get_answer_judge(spec: str = OFFLINE_JUDGE, *, workspace: Any = None,
                      base_url: str | None = None, **llm_options: Any) -> AnswerJudge:
+    """``offline`` = the newest offline rules; ``offline:answer_cues.vN`` pins a version (v1 stays
+    selectable, so results stored under it reproduce); anything else is an LLM judge."""
     if spec == OFFLINE_JUDGE:
-        return OfflineAnswerJudge()
+        return offline_answer_judge()
+    if (m := _OFFLINE_ANSWER.fullmatch(spec)):
+        return offline_answer_judge(int(m.group(1)))
     return LLMAnswerJudge(spec, workspace=workspace, base_url=base_url, **llm_options)
 
 

@@ -1,0 +1,859 @@
+"""The offline answer judge from version 2 on: each labelled value read in its own scope.
+
+v1 (``judges.OfflineAnswerJudge``) reads one cue list around each value. v2 reads the answer's
+structure first (memory lists, Mem0 JSON, Graphiti facts with their validity, prose), then each
+occurrence of each labelled value in its clause: the frame that governs it (plan, wish, offer,
+pending order, future start, dropped idea, past or replaced value, negation, choice, question) and
+its role in a change (the value left, the value moved to). The rules are code; every cue is data in
+``answer_cues.v2.toml``, whose header documents the steps in the order this module applies them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from ..corpora.prefilter import split_sentences
+
+# -- tokens -------------------------------------------------------------------------------------
+_TOK = re.compile(r"(?<![A-Za-z0-9])'(?:s|re|ve|d|ll|m|t)(?![A-Za-z0-9])|[A-Za-z0-9]+(?:'[A-Za-z]+)*"
+                  r"|[^\sA-Za-z0-9]", re.I)
+_CLITICS = ("n't", "'s", "'re", "'ve", "'d", "'ll", "'m")
+_PUNCT_BREAK = {",", ";", ":", "(", ")", "\u2014", "\u2013", "[", "]", "{", "}", "\u2022", "|"}
+
+
+@dataclass
+class Tok:
+    word: str      # normalized form
+    orig: str      # surface form (capitalization)
+    kind: str = "w"  # w word, p punctuation, v value placeholder
+    value: int = -1  # index of the value (kind v)
+
+
+def _split_word(w: str, contractions: dict[str, str]) -> list[str]:
+    low = w.lower()
+    if low in contractions:
+        return contractions[low].split()
+    for c in _CLITICS:
+        if low.endswith(c) and len(low) > len(c):
+            return [low[: -len(c)], c]
+    if low.endswith("'") and len(low) > 1:
+        return [low[:-1]]
+    return [low]
+
+
+def tokenize(text: str, contractions: dict[str, str]) -> list[Tok]:
+    text = text.replace("\u2019", "'").replace("\u2018", "'")
+    out: list[Tok] = []
+    for m in _TOK.finditer(text):
+        s = m.group(0)
+        if s[0].isalnum() or (s[0] == "'" and len(s) > 1):
+            parts = _split_word(s, contractions)
+            for i, p in enumerate(parts):
+                out.append(Tok(p, s if i == 0 else p))
+        elif s == "'":
+            continue
+        else:
+            out.append(Tok(s, s, "p"))
+    return out
+
+
+# -- the rules file -----------------------------------------------------------------------------
+class Cues:
+    """Cue lists compiled to whole-token regular expressions over space-joined tokens."""
+
+    def __init__(self, raw: bytes):
+        data = tomllib.loads(raw.decode("utf-8"))
+        self.sha256 = hashlib.sha256(raw).hexdigest()
+        self.version = int(data["version"])
+        m = data["match"]
+        self.contractions = {k: v for k, v in m["contractions"].items()}
+        self.person = dict(m["person"])
+        self.articles = set(m["articles"])
+        st = data["structure"]
+        self.open_dates = {_norm(x) for x in st["open_dates"]}
+        self.line_prefixes = [re.compile(p, re.I) for p in st["line_prefixes"]]
+        self.boilerplate = [re.compile(p, re.I) for p in st["boilerplate"]]
+        self.date_range = re.compile(st["date_range"])
+        sc = data["scope"]
+        self.sets = {k: set(self._words(v)) for k, v in sc.items() if isinstance(v, list)}
+        self.rx: dict[str, re.Pattern] = {}
+        self.sets["source_needs_change"] = set(self._words(data["roles"]["source_needs_change"]))
+        self.sets["past_verbs"] = set(self._words(data["frames"]["past_verbs"]))
+        for k in ("tag", "subjects"):
+            self.rx[k] = self._rx(sc[k])
+        for table in ("roles", "frames"):
+            for k, v in data[table].items():
+                if isinstance(v, list):
+                    self.rx[k] = self._rx(v)
+        self.neg_reach = int(data["frames"]["neg_reach"])
+        self.change_past = set(self._words(data["roles"]["change_past"]))
+        self.change_ing = set(self._words(data["roles"]["change_ing"]))
+
+    def _words(self, cues: list[str]) -> list[str]:
+        return [" ".join(t.word for t in tokenize(c, self.contractions)) for c in cues]
+
+    def _rx(self, cues: list[str]) -> re.Pattern:
+        alts = []
+        for c in cues:
+            star = c.endswith("*")
+            words = " ".join(t.word for t in tokenize(c.rstrip("*"), self.contractions))
+            if not words:
+                continue
+            alts.append(re.escape(words) + (r"\S*" if star else ""))
+        alts.sort(key=len, reverse=True)
+        return re.compile(r"(?<!\S)(?:" + "|".join(alts) + r")(?!\S)")
+
+
+def _norm(s: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"[^\w\s]", " ", str(s).lower())).strip()
+
+
+@lru_cache(maxsize=None)
+def load_cues(path: Path) -> Cues:
+    return Cues(path.read_bytes())
+
+
+# -- step 1: structure --------------------------------------------------------------------------
+@dataclass
+class Unit:
+    text: str
+    kind: str            # memory, fact, relation, prose
+    valid: bool = True
+    why: str = ""        # why it is invalid
+
+
+def _json_values(text: str) -> tuple[list, str]:
+    """Every top-level JSON array/object in the text, and the text left around them."""
+    dec = json.JSONDecoder()
+    found, rest, i = [], [], 0
+    while i < len(text):
+        if text[i] in "[{":
+            try:
+                obj, end = dec.raw_decode(text, i)
+            except ValueError:
+                rest.append(text[i])
+                i += 1
+                continue
+            if isinstance(obj, (list, dict)) and obj:
+                found.append(obj)
+            i = end
+        else:
+            rest.append(text[i])
+            i += 1
+    return found, "".join(rest)
+
+
+def _is_open(cues: Cues, v) -> bool:
+    return v is None or _norm(v) in cues.open_dates
+
+
+def _records_from_json(cues: Cues, obj) -> list[Unit]:
+    out: list[Unit] = []
+    if isinstance(obj, dict):
+        items = None
+        for key in ("results", "memories", "facts", "edges", "data"):
+            if isinstance(obj.get(key), list):
+                items = obj[key]
+                out += _records_from_json(cues, items)
+        for rel in obj.get("relations") or []:
+            if isinstance(rel, dict) and rel.get("target"):
+                words = " ".join(str(rel.get(k, "")).replace("_", " ")
+                                 for k in ("source", "relationship", "target"))
+                out.append(Unit(words, "relation"))
+        if items is None and not obj.get("relations"):
+            out += _records_from_json(cues, [obj])
+        return out
+    if not isinstance(obj, list):
+        return out
+    history: dict[str, list[dict]] = {}
+    for it in obj:
+        if isinstance(it, str):
+            out.append(Unit(_strip_prefix(cues, it), "memory"))
+        elif isinstance(it, dict):
+            if "event" in it and ("new_memory" in it or "old_memory" in it):
+                history.setdefault(str(it.get("memory_id") or it.get("id")), []).append(it)
+            elif "fact" in it:
+                inv, exp = it.get("invalid_at"), it.get("expired_at")
+                if not _is_open(cues, exp):
+                    out.append(Unit(str(it["fact"]), "fact", False, f"expired_at {exp}"))
+                elif not _is_open(cues, inv):
+                    out.append(Unit(str(it["fact"]), "fact", False, f"invalid_at {inv}"))
+                else:
+                    out.append(Unit(str(it["fact"]), "fact"))
+            elif isinstance(it.get("memory"), str):
+                out.append(Unit(it["memory"], "memory"))
+            else:
+                out += _records_from_json(cues, it)
+    for events in history.values():
+        last = events[-1]
+        for e in events:
+            for t in (e.get("old_memory"), e.get("new_memory")):
+                if t and not (e is last and t == last.get("new_memory")):
+                    if not any(u.text == t and not u.valid for u in out):
+                        out.append(Unit(str(t), "memory", False, "a superseded or deleted memory"))
+        if str(last.get("event", "")).upper() != "DELETE" and last.get("new_memory") \
+                and not last.get("is_deleted"):
+            out.append(Unit(str(last["new_memory"]), "memory"))
+    return out
+
+
+def _strip_prefix(cues: Cues, line: str) -> str:
+    for rx in cues.line_prefixes:
+        line = rx.sub("", line, count=1)
+    return line.strip()
+
+
+def read_structure(cues: Cues, answer: str) -> tuple[list[Unit], bool]:
+    """The answer's units and whether it is made of records (step 1)."""
+    units: list[Unit] = []
+    objs, rest = _json_values(answer) if re.search(r"[\[{]\s*[\"{\[]", answer) else ([], answer)
+    for obj in objs:
+        units += _records_from_json(cues, obj)
+    lines = rest.splitlines()
+    prose: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip() or any(rx.search(line) for rx in cues.boilerplate):
+            i += 1
+            continue
+        m = re.match(r"\s*fact:\s*(.*)$", line, re.I)
+        if m:
+            fact, until = m.group(1), None
+            j = i + 1
+            while j < len(lines) and re.match(r"\s*valid (from|until|to|at)\s*:", lines[j], re.I):
+                k = re.match(r"\s*valid (until|to)\s*:\s*(.*)$", lines[j], re.I)
+                if k:
+                    until = k.group(2).strip()
+                j += 1
+            units.append(Unit(fact, "fact", _is_open(cues, until), f"valid until {until}"))
+            i = j
+            continue
+        stripped = _strip_prefix(cues, line)
+        if stripped != line.strip():
+            dr = cues.date_range.search(stripped)
+            if dr and re.search(r"\d{4}|present|unknown", dr.group(0), re.I):
+                fact = stripped[:dr.start()].strip()
+                units.append(Unit(fact, "fact", _is_open(cues, dr.group(2)),
+                                  f"a date range ending {dr.group(2)}"))
+            else:
+                units.append(Unit(stripped, "memory"))
+        else:
+            prose.append(line)
+        i += 1
+    records = bool(units)
+    text = "\n".join(prose).strip()
+    if text:
+        units.append(Unit(text, "prose"))
+    return units, records
+
+
+# -- steps 2-7: values in scope -----------------------------------------------------------------
+@dataclass
+class Reading:
+    value: int
+    frame: str
+    role: str
+    cue: str
+    asserted: bool
+    unit: int
+    order: int
+
+
+@dataclass
+class _Clause:
+    toks: list[Tok]
+    sentence: int
+    question: bool
+    index: int = 0  # position in the sentence
+    readings: list[Reading] = field(default_factory=list)
+
+    def s(self, a: int = 0, b: int | None = None) -> str:
+        return " ".join(_tok_str(t) for t in self.toks[a:b])
+
+
+def _tok_str(t: Tok) -> str:
+    return f"qqv{t.value}qq" if t.kind == "v" else t.word
+
+
+class ScopedAnswerReader:
+    def __init__(self, cues: Cues):
+        self.c = cues
+
+    # step 2
+    def _value_forms(self, values: tuple[str, ...]) -> list[list[tuple[list[str], str]]]:
+        c = self.c
+        canon = []
+        for v in values:
+            toks = [t for t in tokenize(v, c.contractions) if t.kind == "w"]
+            words = [self._pmap(t.word) for t in toks]
+            origs = [t.orig for t in toks]
+            while words and words[0] in c.articles:
+                words, origs = words[1:], origs[1:]
+            canon.append((words, origs))
+        forms = []
+        for i, (words, origs) in enumerate(canon):
+            fs = [(words, "full")] if words else []
+            others = {w for j, (ws, _) in enumerate(canon) if j != i for w in ws}
+            if len(words) >= 3:
+                subs = []
+                for a in range(len(words)):
+                    if not origs[a][:1].isupper():
+                        continue
+                    for b in range(len(words), a + 1, -1):
+                        if b - a < len(words):
+                            subs.append(words[a:b])
+                    if len(words) >= 5 and len(words[a]) >= 4 and words[a] not in others:
+                        subs.append([words[a]])
+                seen = set()
+                for s in sorted(subs, key=len, reverse=True):
+                    key = tuple(s)
+                    if key in seen or (len(s) == 1 and s[0] in others):
+                        continue
+                    if any(" ".join(s) in " ".join(ws) for j, (ws, _) in enumerate(canon) if j != i):
+                        continue
+                    seen.add(key)
+                    fs.append((s, "short"))
+            forms.append(fs)
+        return forms
+
+    def _pmap(self, w: str) -> str:
+        return self.c.person.get(w, w)
+
+    def _mark_values(self, toks: list[Tok], forms, caps: bool = True) -> list[Tok]:
+        words = [(i, self._pmap(t.word)) for i, t in enumerate(toks) if t.kind == "w"]
+        taken: set[int] = set()
+        spans: list[tuple[int, int, int]] = []
+        flat = []
+        for vi, fs in enumerate(forms):
+            for ws, kind in fs:
+                flat.append((len(ws), kind == "full", vi, ws, kind))
+        flat.sort(key=lambda x: (-x[1], -x[0]))
+        for n, _, vi, ws, kind in flat:
+            for k in range(len(words) - n + 1):
+                cand = [w for _, w in words[k:k + n]]
+                if cand[:-1] != ws[:-1] or cand[-1] not in (ws[-1], ws[-1] + "s", ws[-1] + "es"):
+                    continue
+                idx = [i for i, _ in words[k:k + n]]
+                if any(i in taken for i in idx):
+                    continue
+                if kind == "short" and not toks[idx[0]].orig[:1].isupper():
+                    continue
+                spans.append((idx[0], idx[-1], vi))
+                taken.update(range(idx[0], idx[-1] + 1))
+        if not spans:
+            return toks
+        out: list[Tok] = []
+        i = 0
+        starts = {a: (b, vi) for a, b, vi in spans}
+        while i < len(toks):
+            if i in starts:
+                b, vi = starts[i]
+                out.append(Tok(f"qqv{vi}qq", " ".join(t.orig for t in toks[i:b + 1]), "v", vi))
+                i = b + 1
+            else:
+                out.append(toks[i])
+                i += 1
+        return out
+
+    # step 3
+    def _sentences(self, text: str, forms) -> list[tuple[list[Tok], bool]]:
+        c = self.c
+        out = []
+        for a, b in split_sentences(text):
+            sent = text[a:b]
+            toks = self._mark_values(tokenize(sent, c.contractions), forms)
+            s = " ".join(_tok_str(t) for t in toks if t.kind != "p")
+            question = False
+            if sent.rstrip().endswith("?"):
+                # a tag question states what comes before the tag
+                words = [t for t in toks if t.kind != "p"]
+                first = next((t.word for t in words if t.word not in c.sets["openers"] - {"is", "are"}), "")
+                tagged = re.search(r"(?:^|\s)(?:" + c.rx["tag"].pattern + r")\s*$", s) is not None
+                question = (first in c.sets["interrogative"] or words[0].word in c.sets["interrogative"]) \
+                    and not tagged
+                if tagged:
+                    toks = _strip_tag(toks)
+            out.append((toks, question))
+        return out
+
+    def _clauses(self, toks: list[Tok], k: int, question: bool) -> list[_Clause]:
+        c = self.c
+        out: list[_Clause] = []
+        cur: list[Tok] = []
+
+        def flush():
+            if cur:
+                out.append(_Clause(list(cur), k, question, len(out)))
+                cur.clear()
+
+        for i, t in enumerate(toks):
+            if t.kind == "p" and (t.word in _PUNCT_BREAK or (t.word == "-" and 0 < i < len(toks) - 1)):
+                flush()
+                continue
+            if t.kind == "p":
+                continue
+            if t.kind == "w" and cur and t.word in c.sets["break_words"]:
+                flush()
+            elif t.kind == "w" and cur and t.word in c.sets["coordinators"]:
+                j = i + 1
+                while j < len(toks) and (toks[j].word in c.sets["determiners"] or toks[j].kind == "p"):
+                    j += 1
+                if not (j < len(toks) and toks[j].kind == "v"):
+                    flush()
+            cur.append(t)
+        flush()
+        return out
+
+    # steps 4-6
+    def read(self, units: list[Unit], values: tuple[str, ...], records: bool):
+        c = self.c
+        forms = self._value_forms(values)
+        readings: list[Reading] = []
+        clause_log: list[tuple[int, _Clause]] = []
+        order = 0
+        for ui, unit in enumerate(units):
+            text = unit.text
+            sents = self._sentences(text, forms)
+            all_clauses: list[list[_Clause]] = []
+            for k, (toks, question) in enumerate(sents):
+                toks = self._drop_ignored(toks)
+                all_clauses.append(self._clauses(toks, k, question))
+            for k, clauses in enumerate(all_clauses):
+                sentence_tail = [cl.s() for cl in clauses]
+                for ci, cl in enumerate(clauses):
+                    clause_log.append((ui, cl))
+                    prev_vi = None
+                    for ti, t in enumerate(cl.toks):
+                        if t.kind != "v":
+                            continue
+                        order += 1
+                        if not unit.valid:
+                            r = Reading(t.value, "invalid", "state", unit.why, False, ui, order)
+                        else:
+                            r = self._read_one(cl, ti, clauses, ci, sentence_tail, prev_vi, cl.readings)
+                            r.unit, r.order = ui, order
+                        cl.readings.append(r)
+                        readings.append(r)
+                        prev_vi = ti
+                # step 7: anaphors and "both"
+                if unit.valid:
+                    self._anaphors(all_clauses, k, readings, ui)
+        return readings, clause_log
+
+    def _drop_ignored(self, toks: list[Tok]) -> list[Tok]:
+        s = [_tok_str(t) for t in toks]
+        joined = " ".join(s)
+        rx = self.c.rx["ignore"]
+        drop: set[int] = set()
+        for m in rx.finditer(joined):
+            a = joined[:m.start()].count(" ") if m.start() else 0
+            n = m.group(0).count(" ") + 1
+            drop.update(range(a, a + n))
+        return [t for i, t in enumerate(toks) if i not in drop]
+
+    def _read_one(self, cl: _Clause, ti: int, clauses: list[_Clause], ci: int,
+                  sentence_tail: list[str], prev_vi: int | None, earlier: list[Reading]) -> Reading:
+        c = self.c
+        rx = c.rx
+        vi = cl.toks[ti].value
+        left = cl.s(0, ti)
+        near_start = (prev_vi + 1) if prev_vi is not None else 0
+        near = cl.s(near_start, ti)
+        nxt = next((j for j in range(ti + 1, len(cl.toks)) if cl.toks[j].kind == "v"), len(cl.toks))
+        right = cl.s(ti + 1, nxt)
+        whole = cl.s()
+        later = " ".join(sentence_tail[ci + 1:])
+        opens = all(t.word in c.sets["determiners"] | c.sets["coordinators"] | c.sets["openers"]
+                    for t in cl.toks[:ti] if t.kind == "w")
+        if opens and not right:
+            # a subject before an appositive or a relative clause: its predicate is further on
+            rel = None
+            for nc in clauses[ci + 1:]:
+                first = nc.toks[0].word if nc.toks else ""
+                if first in c.sets["relative"]:
+                    rel = rel or nc.s()
+                    continue
+                if first in c.sets["break_words"] or first in c.sets["coordinators"] \
+                        or any(t.kind == "v" for t in nc.toks):
+                    break
+                right = nc.s()
+                break
+            if not right and rel:
+                right = rel
+
+        def R(frame, cue, asserted, role="state"):
+            return Reading(vi, frame, role, cue, asserted, 0, 0)
+
+        if cl.question:
+            return R("question", "a question back to the user", False)
+        # choice
+        vals_in_clause = {t.value for t in cl.toks if t.kind == "v"}
+        if len(vals_in_clause) > 1 and re.search(r"(?<!\S)or(?!\S)", whole) \
+                and not re.search(r"(?<!\S)(?:n't|not|never)(?!\S)", left):
+            return R("choice", "one side of 'X or Y'", False)
+        m = rx["choice"].search(left)
+        if m and (m.group(0) != "between" or rx["decision"].search(whole)):
+            if m.group(0) != "between" or len(vals_in_clause) > 1:
+                return R("choice", f"'{m.group(0)}'", False)
+        # role
+        role = "state"
+        near_tail = near.split()
+        if prev_vi is not None and near.strip() in ("with", "for", "to", "by"):
+            role = "target"
+            if earlier:
+                earlier_role = earlier[-1].role
+                if earlier_role == "state":
+                    role = "state"
+        else:
+            core = list(near_tail)
+            while core and core[-1] in c.sets["determiners"] - {"of"}:
+                core.pop()
+            last3 = " ".join(core[-3:])
+            sm = [x for x in rx["source"].finditer(last3) if last3.endswith(x.group(0))]
+            if sm and (sm[-1].group(0) not in c.sets["source_needs_change"]
+                       or rx["change_words"].search(left)):
+                role = "source"
+            elif rx["target"].search(near):
+                role = "target"
+        coord = prev_vi is not None and near.strip() in c.sets["coordinators"] | {""} and earlier
+        if coord and earlier[-1].frame not in ("invalid",):
+            e = earlier[-1]
+            return Reading(vi, e.frame, e.role, e.cue + " (coordinated)", e.asserted, 0, 0)
+
+        def verdict(frame, cue, *, held_by_source=False):
+            if role == "source":
+                return R(frame, cue, held_by_source, role)
+            return R(frame, cue, False, role)
+
+        m = rx["abandoned"].search(whole) or rx["abandoned"].search(later)
+        if m:
+            return verdict("abandoned", f"'{m.group(0)}'", held_by_source=True)
+        m = rx["declined"].search(" ".join(near_tail[-2:]))
+        if m and role != "source":
+            return R("declined", f"'{m.group(0)}'", False)
+        neg_window = " ".join(left.split()[-c.neg_reach:])
+        m = rx["negation"].search(neg_window)
+        if not m and opens:
+            m = rx["negation"].search(" ".join(right.split()[:3]))
+        if m:
+            return verdict("negated", f"'{m.group(0)}'", held_by_source=True)
+        m = rx["offer"].search(whole)
+        if m:
+            return verdict("offer", f"'{m.group(0)}'", held_by_source=True)
+        m = rx["pending"].search(whole)
+        if m:
+            return verdict("pending", f"'{m.group(0)}'", held_by_source=True)
+        m = rx["future_start"].search(whole)
+        if m and role != "source":
+            return R("future_start", f"'{m.group(0)}'", False, role)
+        m = rx["plan"].search(left) or (rx["plan_after"].search(right) if role != "source" else None)
+        if not m:
+            m = self._futurate(left)
+        if m:
+            cue = m.group(0) if hasattr(m, "group") else m
+            done = rx["came_true"].search(later) or rx["came_true"].search(right)
+            if done:
+                if role == "source":
+                    return R("done", f"a plan ('{cue}') that came true ('{done.group(0)}')", False, role)
+                return R("done", f"a plan ('{cue}') that came true ('{done.group(0)}')", True, role)
+            return verdict("plan", f"'{cue}'", held_by_source=True)
+        m = self._mention(near)
+        if m:
+            return R("mention", f"'{m}'", False, role)
+        m = rx["ended"].search(right) or rx["ended"].search(" ".join(near_tail[-3:]))
+        if m:
+            return R("ended", f"'{m.group(0)}'", False, role)
+        last_known = rx["last_known"].search(left)
+        m = self._past(near, right, opens)
+        if m and not last_known:
+            if role == "source":
+                return R("done", f"left ('{m}')", False, role)
+            if m in c.change_past and role == "target":
+                return R("done", f"a change made ('{m}')", True, role)
+            return R("past", f"'{m}'", False, role)
+        verb = self._verb_before(near)
+        if verb in c.change_past:
+            if role == "source":
+                return R("done", f"left ('{verb}')", False, role)
+            return R("done", f"a change made ('{verb}')", True, role)
+        if role == "source":
+            return R("done", f"left ('{near_tail[-1] if near_tail else ''}')", False, role)
+        return R("current", "stated as current" + (" (last known)" if last_known else ""), True, role)
+
+    def _futurate(self, left: str) -> str | None:
+        """A futurate progressive of a change verb: "you're moving out of", "is switching to"."""
+        w = left.split()
+        for i in range(len(w) - 1):
+            if w[i] in self.c.sets["be_present"] - {"been", "being"} and w[i + 1] in self.c.change_ing:
+                return f"{w[i]} {w[i + 1]}"
+        return None
+
+    def _mention(self, near: str) -> str | None:
+        words = near.split()
+        # the value is the direct object of a mention verb (nothing but determiners between)
+        rx = self.c.rx["mention"]
+        for n in (3, 2, 1):
+            if len(words) >= n:
+                tail = " ".join(words[-n:])
+                m = rx.fullmatch(tail) if hasattr(rx, "fullmatch") else None
+                if m:
+                    return tail
+        j = len(words)
+        while j > 0 and words[j - 1] in self.c.sets["determiners"]:
+            j -= 1
+        for n in (3, 2, 1):
+            if j >= n:
+                tail = " ".join(words[j - n:j])
+                if rx.fullmatch(tail):
+                    return tail
+        return None
+
+    def _verb_before(self, near: str) -> str:
+        words = near.split()
+        j = len(words) - 1
+        while j >= 0 and words[j] in self.c.sets["skip"]:
+            j -= 1
+        return words[j] if j >= 0 else ""
+
+    def _past(self, near: str, right: str, opens: bool) -> str | None:
+        """A past value: a [frames] past cue before the value (or, for a value that opens its
+        clause, after it), or a past form of a non-change verb governing it."""
+        c = self.c
+        pv = c.sets["past_verbs"]
+        m = c.rx["past"].search(" ".join(near.split()[-4:]))
+        if m:
+            return m.group(0)
+        if opens or not near.strip():
+            r = right.split()
+            m2 = c.rx["past"].search(" ".join(r[:4]))
+            if m2:
+                return m2.group(0)
+            j = 0
+            while j < len(r) and r[j] in c.sets["skip"]:
+                j += 1
+            if j < len(r) and (r[j] in pv or (r[j].endswith("ed") and len(r[j]) > 4)) \
+                    and r[j] not in c.change_past:
+                return r[j]
+        verb = self._verb_before(near)
+        words = near.split()
+        if verb:
+            j = len(words) - 1 - words[::-1].index(verb)
+            before = words[j - 1] if j > 0 else ""
+            if before in c.sets["be_present"]:
+                return None
+            if before in c.sets["have"] and verb in c.sets["perfect_state"]:
+                return None
+            if verb in c.change_past:
+                return None
+            if verb in pv or (verb.endswith("ed") and len(verb) > 4):
+                return verb
+        return None
+
+    def _anaphors(self, all_clauses: list[list[_Clause]], k: int, readings: list[Reading], ui: int):
+        c = self.c
+        clauses = all_clauses[k]
+        pool = [cl for cl in (all_clauses[k - 1] if k else []) + clauses]
+        for cl in clauses:
+            if any(t.kind == "v" for t in cl.toks):
+                continue
+            words = [t.word for t in cl.toks]
+            s = " ".join(words)
+            if any(w in c.sets["both"] for w in words) and "you both" not in s and "both of" not in s:
+                if not (c.rx["plan"].search(s) or c.rx["negation"].search(s) or c.rx["past"].search(s)):
+                    for p in pool:
+                        for r in p.readings:
+                            if not r.asserted:
+                                readings.append(Reading(r.value, "current", r.role,
+                                                        f"'both' ('{s}')", True, ui, 10**6))
+                continue
+            idx = [i for i, w in enumerate(words) if w in c.sets["anaphors"] and i > 0]
+            if not idx:
+                continue
+            prior = [r for p in pool[:pool.index(cl)] for r in p.readings]
+            if not prior:
+                continue
+            ref = prior[-1]
+            fake = _Clause([Tok(f"qqv{ref.value}qq", "", "v", ref.value) if i == idx[0] else t
+                            for i, t in enumerate(cl.toks)], cl.sentence, cl.question, cl.index)
+            r = self._read_one(fake, idx[0], [fake], 0, [""], None, [])
+            if r.asserted and r.frame in ("current", "done"):
+                readings.append(Reading(ref.value, r.frame, r.role,
+                                        f"{r.cue}, through '{words[idx[0]]}' ('{s}')", True, ui,
+                                        10**6))
+
+    # step 8
+    def other_value(self, units: list[Unit], records: bool, forms) -> str | None:
+        c = self.c
+        for unit in units:
+            if not unit.valid or (records and unit.kind == "prose"):
+                continue
+            for toks, question in self._sentences(unit.text, forms):
+                if question:
+                    continue
+                toks = self._drop_ignored(toks)
+                for cl in self._clauses(toks, 0, question):
+                    name = self._other_in(cl, unit.kind != "prose")
+                    if name:
+                        return name
+        return None
+
+    def _other_in(self, cl: _Clause, record: bool) -> str | None:
+        """Step 8 in one clause: the name of another current value, or None."""
+        c = self.c
+        rx = c.rx
+        words = [t for t in cl.toks if t.kind != "p"]
+        if not words:
+            return None
+        joined = [_tok_str(t) for t in words]
+        found = self._other_target(words, joined) or self._other_name(words, joined, record)
+        if not found:
+            return None
+        at, name = found
+        before = " ".join(joined[:at])
+        if any(rx[k].search(before) for k in ("plan", "negation", "offer", "pending", "abandoned",
+                                                "choice", "mention", "future_start", "no_answer",
+                                                "ended", "declined", "question_words")):
+            return None
+        after = " ".join(joined[at + len(name.split()):])
+        if rx["plan_after"].search(" ".join(after.split()[:3])):
+            return None
+        if self._past(before, "", False) and self._verb_before(before) not in c.change_past:
+            return None
+        return name
+
+    def _other_target(self, words: list[Tok], joined: list[str]):
+        """The target of a change made: "moved everything to a credit union"."""
+        c = self.c
+        for i, w in enumerate(joined):
+            if w in c.change_past and w not in c.sets["left_verbs"]:
+                for j in range(i + 1, len(joined)):
+                    if joined[j] in c.sets["target_preps"]:
+                        k = j + 1
+                        while k < len(joined) and joined[k] in c.sets["determiners"]:
+                            k += 1
+                        np = []
+                        while k < len(joined) and joined[k] not in c.sets["np_stop"] \
+                                and not joined[k].startswith("qqv"):
+                            np.append(words[k].orig)
+                            k += 1
+                        if np:
+                            return k - len(np), " ".join(np)
+                        break
+        return None
+
+    def _other_name(self, words: list[Tok], joined: list[str], record: bool):
+        """A capitalized name after the verb of a current clause about the user, or a bare
+        capitalized answer ("Ally Bank.")."""
+        c = self.c
+        s = " ".join(joined)
+        bare = len(words) <= 5 and all(
+            t.kind == "w" and (t.orig[:1].isupper() or t.orig[:1].isdigit()
+                               or t.word in {"'s", "of", "and", "&"}) for t in words)
+        if not (bare or record or c.rx["subjects"].search(s)):
+            return None
+        start = 0 if bare else 1
+        i = start
+        while i < len(words):
+            t = words[i]
+            if t.kind == "w" and t.orig[:1].isupper() and t.word != "i":
+                j = i
+                while j + 1 < len(words) and words[j + 1].kind == "w" and (
+                        words[j + 1].orig[:1].isupper() or words[j + 1].word in {"'s", "of", "and", "&"}
+                        and j + 2 < len(words) and words[j + 2].orig[:1].isupper()
+                        or words[j + 1].orig[:1].isdigit()):
+                    j += 1
+                return i, " ".join(w.orig for w in words[i:j + 1]).replace(" 's", "'s")
+            i += 1
+        return None
+
+
+def _strip_tag(toks: list[Tok]) -> list[Tok]:
+    # drop everything after the last comma or dash before the final "?"
+    for i in range(len(toks) - 1, -1, -1):
+        if toks[i].kind == "p" and toks[i].word in {",", "\u2014", "\u2013", "-"}:
+            return toks[:i]
+    return [t for t in toks if t.word != "?"]
+
+
+# -- the verdict ----------------------------------------------------------------------------------
+_FRAME_WORDS = {
+    "invalid": "in a record marked no longer valid ({cue})",
+    "question": "only inside a question back to the user",
+    "choice": "one side of a choice ({cue})",
+    "abandoned": "a dropped or declined idea ({cue})",
+    "declined": "the value not chosen ({cue})",
+    "negated": "negated ({cue})",
+    "offer": "an offer ({cue})",
+    "pending": "pending, not yet arrived or started ({cue})",
+    "future_start": "a future start ({cue})",
+    "plan": "a plan, wish or option ({cue})",
+    "mention": "only mentioned ({cue})",
+    "ended": "ended ({cue})",
+    "past": "a past value ({cue})",
+    "done": "{cue}",
+    "current": "{cue}",
+}
+
+
+def describe(r: Reading, value: str, unit_kind: str) -> str:
+    where = {"memory": "a memory line", "fact": "a graph fact", "relation": "a graph relation",
+             "prose": "the answer"}[unit_kind]
+    what = _FRAME_WORDS[r.frame].format(cue=r.cue)
+    if r.role == "source" and r.asserted:
+        what = f"the value a {r.frame} change would leave, so still current ({r.cue})"
+    elif r.role == "source" and r.frame == "done":
+        what = f"the value left ({r.cue})"
+    verdict = "asserted" if r.asserted else "not asserted"
+    return f"'{value}' in {where}: {what} -> {verdict}"
+
+
+def judge_answer(cues: Cues, answer: str, values: tuple[str, ...]) -> tuple[list[str], str]:
+    """(asserted values, rationale): steps 1-8 of the rules file."""
+    reader = ScopedAnswerReader(cues)
+    values = tuple(dict.fromkeys(v for v in values if v.strip()))
+    units, records = read_structure(cues, answer)
+    readings, _ = reader.read(units, values, records)
+    asserted: list[str] = []
+    reasons: list[str] = []
+    for vi, value in enumerate(values):
+        mine = sorted((r for r in readings if r.value == vi), key=lambda r: r.order)
+        if not mine:
+            continue
+        decided = None
+        for r in mine:
+            kind = units[r.unit].kind
+            if kind != "prose":
+                if r.asserted:
+                    decided = decided or r
+                continue
+            if r.asserted:
+                decided = r
+            elif decided is not None and units[decided.unit].kind == "prose" and \
+                    r.order > decided.order and (r.frame == "ended" or
+                                                 (r.frame == "done" and r.role == "source")):
+                decided = None  # the narrative itself ends it later on
+        shown = decided or mine[-1]
+        if decided is None:
+            # the reading that decided: the first one that is not merely a mention
+            shown = next((r for r in mine if r.frame not in ("mention",)), mine[0])
+        reasons.append(describe(shown, value, units[shown.unit].kind))
+        if decided is not None:
+            asserted.append(value)
+    if not asserted:
+        other = reader.other_value(units, records, reader._value_forms(values))
+        if other:
+            asserted.append(other)
+            reasons.append(f"'{other}' is stated as current and is neither labelled value")
+    if not reasons:
+        toks = " ".join(t.word for t in tokenize(answer, cues.contractions))
+        m = cues.rx["no_answer"].search(toks)
+        return [], (f"Says it does not know ('{m.group(0)}')." if m else
+                    "Names none of the arc's values and no other current value the rules can find.")
+    return asserted, "; ".join(dict.fromkeys(reasons)) + "."
