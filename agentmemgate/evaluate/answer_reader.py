@@ -85,6 +85,7 @@ class Cues:
         self.rx: dict[str, re.Pattern] = {}
         self.sets["source_needs_change"] = set(self._words(data["roles"]["source_needs_change"]))
         self.sets["past_verbs"] = set(self._words(data["frames"]["past_verbs"]))
+        self.sets["subject_words"] = set(self._words(sc["subjects"])) | {"i"}
         for k in ("tag", "subjects"):
             self.rx[k] = self._rx(sc[k])
         for table in ("roles", "frames"):
@@ -99,13 +100,16 @@ class Cues:
         return [" ".join(t.word for t in tokenize(c, self.contractions)) for c in cues]
 
     def _rx(self, cues: list[str]) -> re.Pattern:
+        """Whole-token alternatives; a word ending in "*" matches any ending of that word."""
         alts = []
         for c in cues:
-            star = c.endswith("*")
-            words = " ".join(t.word for t in tokenize(c.rstrip("*"), self.contractions))
-            if not words:
-                continue
-            alts.append(re.escape(words) + (r"\S*" if star else ""))
+            parts = []
+            for raw in c.split():
+                words = " ".join(t.word for t in tokenize(raw.rstrip("*"), self.contractions))
+                if words:
+                    parts.append(re.escape(words) + (r"\S*" if raw.endswith("*") else ""))
+            if parts:
+                alts.append(" ".join(parts))
         alts.sort(key=len, reverse=True)
         return re.compile(r"(?<!\S)(?:" + "|".join(alts) + r")(?!\S)")
 
@@ -471,7 +475,7 @@ class ScopedAnswerReader:
         whole = cl.s()
         later = " ".join(sentence_tail[ci + 1:])
         opens = all(t.word in c.sets["determiners"] | c.sets["coordinators"] | c.sets["openers"]
-                    for t in cl.toks[:ti] if t.kind == "w")
+                    | c.sets["break_words"] for t in cl.toks[:ti] if t.kind == "w")
         if opens and not right:
             # a subject before an appositive or a relative clause: its predicate is further on
             rel = None
@@ -520,6 +524,8 @@ class ScopedAnswerReader:
             if sm and (sm[-1].group(0) not in c.sets["source_needs_change"]
                        or rx["change_words"].search(left)):
                 role = "source"
+                # the role cue frames nothing else ("stopped going to X" is no "going to" plan)
+                left = left[:len(left) - len(sm[-1].group(0))] if left.endswith(sm[-1].group(0)) else left
             elif rx["target"].search(near):
                 role = "target"
         coord = prev_vi is not None and near.strip() in c.sets["coordinators"] | {""} and earlier
@@ -535,9 +541,12 @@ class ScopedAnswerReader:
         m = rx["abandoned"].search(whole) or rx["abandoned"].search(later)
         if m:
             return verdict("abandoned", f"'{m.group(0)}'", held_by_source=True)
-        m = rx["declined"].search(" ".join(near_tail[-2:]))
+        m = rx["declined"].search(near)
         if m and role != "source":
             return R("declined", f"'{m.group(0)}'", False)
+        m = self._someone_else(left)
+        if m:
+            return R("someone_else", f"'{m}'", False, role)
         neg_window = " ".join(left.split()[-c.neg_reach:])
         m = rx["negation"].search(neg_window)
         if not m and opens:
@@ -553,6 +562,9 @@ class ScopedAnswerReader:
         m = rx["future_start"].search(whole)
         if m and role != "source":
             return R("future_start", f"'{m.group(0)}'", False, role)
+        if opens and (m := rx["future_end"].match(" ".join(w for w in right.split() if w not in c.sets["skip"]))):
+            # "when the X policy renews", "until X expires": X is current until then
+            return R("current", f"current until it ends ('{m.group(0)}')", True, "source")
         m = rx["plan"].search(left) or (rx["plan_after"].search(right) if role != "source" else None)
         if not m:
             m = self._futurate(left)
@@ -570,6 +582,9 @@ class ScopedAnswerReader:
         m = rx["ended"].search(right) or rx["ended"].search(" ".join(near_tail[-3:]))
         if m:
             return R("ended", f"'{m.group(0)}'", False, role)
+        verb = self._verb_before(near)
+        if rx["continuation"].fullmatch(verb or "-"):
+            return R("current", f"kept ('{verb}')", True, "state")
         last_known = rx["last_known"].search(left)
         m = self._past(near, right, opens)
         if m and not last_known:
@@ -615,6 +630,17 @@ class ScopedAnswerReader:
                     return tail
         return None
 
+    def _someone_else(self, left: str) -> str | None:
+        """The clause's subject is another person ("your partner is with X"), with no "you"
+        between it and the value."""
+        words = left.split()
+        for i, w in enumerate(words):
+            if w in self.c.sets["other_people"] and not any(
+                    x in self.c.sets["subject_words"] | {"your"} for x in words[i + 1:]):
+                if i == 0 or words[i - 1] in {"your", "the", "a", "my", "his", "her", "their"}:
+                    return " ".join(words[max(0, i - 1):i + 1])
+        return None
+
     def _verb_before(self, near: str) -> str:
         words = near.split()
         j = len(words) - 1
@@ -645,14 +671,19 @@ class ScopedAnswerReader:
         words = near.split()
         if verb:
             j = len(words) - 1 - words[::-1].index(verb)
-            before = words[j - 1] if j > 0 else ""
+            k = j - 1
+            while k >= 0 and words[k] in c.sets["adverbs"]:
+                k -= 1
+            before = words[k] if k >= 0 else ""
             if before in c.sets["be_present"]:
                 return None
             if before in c.sets["have"] and verb in c.sets["perfect_state"]:
                 return None
-            if verb in c.change_past:
+            if verb in c.change_past or c.rx["continuation"].fullmatch(verb):
                 return None
-            if verb in pv or (verb.endswith("ed") and len(verb) > 4):
+            # a regular past form is a past event only with its subject before it ("you visited
+            # X"); a memory line's opening participle is a state ("Insured with X")
+            if verb in pv or (verb.endswith("ed") and len(verb) > 4 and before in c.sets["subject_words"]):
                 return verb
         return None
 
@@ -732,9 +763,11 @@ class ScopedAnswerReader:
         """The target of a change made: "moved everything to a credit union"."""
         c = self.c
         for i, w in enumerate(joined):
-            if w in c.change_past and w not in c.sets["left_verbs"]:
+            if w in c.change_past:
+                # "left X for Y": after a verb of leaving only "for" brings the target
+                preps = {"for"} if w in c.sets["left_verbs"] else c.sets["target_preps"]
                 for j in range(i + 1, len(joined)):
-                    if joined[j] in c.sets["target_preps"]:
+                    if joined[j] in preps:
                         k = j + 1
                         while k < len(joined) and joined[k] in c.sets["determiners"]:
                             k += 1
@@ -762,7 +795,10 @@ class ScopedAnswerReader:
         i = start
         while i < len(words):
             t = words[i]
-            if t.kind == "w" and t.orig[:1].isupper() and t.word != "i":
+            if t.kind == "v":
+                return None  # only before the labelled values of the clause: the object slot
+            if t.kind == "w" and t.orig[:1].isupper() and t.word != "i" \
+                    and t.word not in c.sets["time_names"]:
                 j = i
                 while j + 1 < len(words) and words[j + 1].kind == "w" and (
                         words[j + 1].orig[:1].isupper() or words[j + 1].word in {"'s", "of", "and", "&"}
@@ -789,6 +825,7 @@ _FRAME_WORDS = {
     "choice": "one side of a choice ({cue})",
     "abandoned": "a dropped or declined idea ({cue})",
     "declined": "the value not chosen ({cue})",
+    "someone_else": "someone else's ({cue})",
     "negated": "negated ({cue})",
     "offer": "an offer ({cue})",
     "pending": "pending, not yet arrived or started ({cue})",
