@@ -86,6 +86,8 @@ class Cues:
         self.sets["source_needs_change"] = set(self._words(data["roles"]["source_needs_change"]))
         self.sets["past_verbs"] = set(self._words(data["frames"]["past_verbs"]))
         self.sets["subject_words"] = set(self._words(sc["subjects"])) | {"i"}
+        self.sets["clause_subjects"] = self.sets["subject_words"] | {"it", "there", "that", "this",
+                                                                     "nothing", "no", "one"}
         for k in ("tag", "subjects"):
             self.rx[k] = self._rx(sc[k])
         for table in ("roles", "frames"):
@@ -95,6 +97,8 @@ class Cues:
         self.neg_reach = int(data["frames"]["neg_reach"])
         self.change_past = set(self._words(data["roles"]["change_past"]))
         self.change_ing = set(self._words(data["roles"]["change_ing"]))
+        self.sets["change_present"] = set(self._words(data["roles"]["change_present"]))
+        self.sets["temporal"] = set(self._words(data["frames"]["temporal"]))
 
     def _words(self, cues: list[str]) -> list[str]:
         return [" ".join(t.word for t in tokenize(c, self.contractions)) for c in cues]
@@ -268,6 +272,7 @@ class Reading:
     asserted: bool
     unit: int
     order: int
+    conclusion: bool = False  # in a clause that draws the answer's conclusion ("so X")
 
 
 @dataclass
@@ -373,6 +378,10 @@ class ScopedAnswerReader:
         for a, b in split_sentences(text):
             sent = text[a:b]
             toks = self._mark_values(tokenize(sent, c.contractions), forms)
+            for i, t in enumerate(toks):  # "in May", "May 3": the month, not the modal
+                if t.word == "may" and (i and toks[i - 1].word in c.sets["month_may_before"]
+                                        or i + 1 < len(toks) and toks[i + 1].word[:1].isdigit()):
+                    t.word = "may_month"
             s = " ".join(_tok_str(t) for t in toks if t.kind != "p")
             question = False
             if sent.rstrip().endswith("?"):
@@ -406,10 +415,12 @@ class ScopedAnswerReader:
             if t.kind == "w" and cur and t.word in c.sets["break_words"]:
                 flush()
             elif t.kind == "w" and cur and t.word in c.sets["coordinators"]:
+                # a coordinator opens a clause only before a new subject ("and you ..."); joined
+                # values ("X and Y") and verb phrases ("stay in X or move to Y") stay together
                 j = i + 1
-                while j < len(toks) and (toks[j].word in c.sets["determiners"] or toks[j].kind == "p"):
+                while j < len(toks) and toks[j].kind == "p":
                     j += 1
-                if not (j < len(toks) and toks[j].kind == "v"):
+                if j < len(toks) and toks[j].kind == "w" and toks[j].word in c.sets["clause_subjects"]:
                     flush()
             cur.append(t)
         flush()
@@ -443,6 +454,7 @@ class ScopedAnswerReader:
                         else:
                             r = self._read_one(cl, ti, clauses, ci, sentence_tail, prev_vi, cl.readings)
                             r.unit, r.order = ui, order
+                            r.conclusion = c.rx["conclusion"].match(cl.s()) is not None
                         cl.readings.append(r)
                         readings.append(r)
                         prev_vi = ti
@@ -464,18 +476,32 @@ class ScopedAnswerReader:
 
     def _read_one(self, cl: _Clause, ti: int, clauses: list[_Clause], ci: int,
                   sentence_tail: list[str], prev_vi: int | None, earlier: list[Reading]) -> Reading:
+        """Steps 4-6 for the value at token ``ti`` of clause ``cl``."""
         c = self.c
         rx = c.rx
         vi = cl.toks[ti].value
         left = cl.s(0, ti)
         near_start = (prev_vi + 1) if prev_vi is not None else 0
         near = cl.s(near_start, ti)
-        nxt = next((j for j in range(ti + 1, len(cl.toks)) if cl.toks[j].kind == "v"), len(cl.toks))
+        vpos = [j for j, t in enumerate(cl.toks) if t.kind == "v"]
+        nxt = next_value = next((j for j in vpos if j > ti), len(cl.toks))
         right = cl.s(ti + 1, nxt)
+        # coordinated subjects ("X and Y were both cancelled"): the predicate after the last one
+        glue = c.sets["coordinators"] | c.sets["determiners"]
+        j = ti
+        while right and all(w in glue for w in right.split()) and nxt < len(cl.toks):
+            j = nxt
+            nxt = next((k for k in vpos if k > j), len(cl.toks))
+            right = cl.s(j + 1, nxt)
+        # a coordinator after the value opens another predicate ("X and plan to try Y")
+        rw = right.split()
+        cut = next((k for k, w in enumerate(rw) if w in c.sets["coordinators"]), None)
+        if cut is not None:
+            right = " ".join(rw[:cut])
         whole = cl.s()
         later = " ".join(sentence_tail[ci + 1:])
-        opens = all(t.word in c.sets["determiners"] | c.sets["coordinators"] | c.sets["openers"]
-                    | c.sets["break_words"] for t in cl.toks[:ti] if t.kind == "w")
+        opens = all(t.word in glue | c.sets["openers"] | c.sets["break_words"]
+                    for t in cl.toks[:ti] if t.kind == "w")
         if opens and not right:
             # a subject before an appositive or a relative clause: its predicate is further on
             rel = None
@@ -495,26 +521,28 @@ class ScopedAnswerReader:
         def R(frame, cue, asserted, role="state"):
             return Reading(vi, frame, role, cue, asserted, 0, 0)
 
+        # question, choice
         if cl.question:
             return R("question", "a question back to the user", False)
-        # choice
-        vals_in_clause = {t.value for t in cl.toks if t.kind == "v"}
-        if len(vals_in_clause) > 1 and re.search(r"(?<!\S)or(?!\S)", whole) \
-                and not re.search(r"(?<!\S)(?:n't|not|never)(?!\S)", left):
+        if prev_vi is not None and re.fullmatch(r"(?:(?:either|neither|\S+) )?or(?: (?:the|a|an|your))?",
+                                                near.strip()) and "or" in near.split():
+            return R("choice", "one side of 'X or Y'", False)
+        if next_value < len(cl.toks) and re.fullmatch(r"or(?: (?:the|a|an|your))?",
+                                                      cl.s(ti + 1, next_value).strip()):
             return R("choice", "one side of 'X or Y'", False)
         m = rx["choice"].search(left)
         if m and (m.group(0) != "between" or rx["decision"].search(whole)):
-            if m.group(0) != "between" or len(vals_in_clause) > 1:
-                return R("choice", f"'{m.group(0)}'", False)
+            return R("choice", f"'{m.group(0)}'", False)
+        if rx["possibility"].match(left) and any(
+                rx["possibility"].match(o.s()) and any(t.kind == "v" and t.value != vi for t in o.toks)
+                for o in clauses if o is not cl):
+            return R("choice", f"one of several possibilities ('{rx['possibility'].match(left).group(0)}')", False)
         # role
         role = "state"
         near_tail = near.split()
-        if prev_vi is not None and near.strip() in ("with", "for", "to", "by"):
+        if prev_vi is not None and near.strip() in c.sets["target_preps"] | {"by"} \
+                and earlier and earlier[-1].role == "source":
             role = "target"
-            if earlier:
-                earlier_role = earlier[-1].role
-                if earlier_role == "state":
-                    role = "state"
         else:
             core = list(near_tail)
             while core and core[-1] in c.sets["determiners"] - {"of"}:
@@ -524,76 +552,70 @@ class ScopedAnswerReader:
             if sm and (sm[-1].group(0) not in c.sets["source_needs_change"]
                        or rx["change_words"].search(left)):
                 role = "source"
-                # the role cue frames nothing else ("stopped going to X" is no "going to" plan)
-                left = left[:len(left) - len(sm[-1].group(0))] if left.endswith(sm[-1].group(0)) else left
             elif rx["target"].search(near):
                 role = "target"
         coord = prev_vi is not None and near.strip() in c.sets["coordinators"] | {""} and earlier
-        if coord and earlier[-1].frame not in ("invalid",):
+        if coord and earlier[-1].frame != "invalid":
             e = earlier[-1]
             return Reading(vi, e.frame, e.role, e.cue + " (coordinated)", e.asserted, 0, 0)
 
-        def verdict(frame, cue, *, held_by_source=False):
-            if role == "source":
-                return R(frame, cue, held_by_source, role)
-            return R(frame, cue, False, role)
+        def verdict(frame, cue):
+            # a change not made leaves its source current ("wants to move from X", "never left X")
+            return R(frame, cue, role == "source", role)
 
-        m = rx["abandoned"].search(whole) or rx["abandoned"].search(later)
-        if m:
-            return verdict("abandoned", f"'{m.group(0)}'", held_by_source=True)
-        m = rx["declined"].search(near)
-        if m and role != "source":
+        verb = self._verb_before(near)
+        if rx["continuation"].fullmatch(verb or "-"):
+            return R("current", f"kept ('{verb}')", True, "state")
+        if (m := rx["abandoned"].search(left)):
+            return verdict("abandoned", f"'{m.group(0)}'")
+        if (m := rx["declined"].search(near)) and role != "source":
             return R("declined", f"'{m.group(0)}'", False)
-        m = self._someone_else(left)
-        if m:
-            return R("someone_else", f"'{m}'", False, role)
+        if (who := self._someone_else(left)):
+            return R("someone_else", f"'{who}'", False, role)
         neg_window = " ".join(left.split()[-c.neg_reach:])
         m = rx["negation"].search(neg_window)
         if not m and opens:
             m = rx["negation"].search(" ".join(right.split()[:3]))
         if m:
-            return verdict("negated", f"'{m.group(0)}'", held_by_source=True)
-        m = rx["offer"].search(whole)
-        if m:
-            return verdict("offer", f"'{m.group(0)}'", held_by_source=True)
-        m = rx["pending"].search(whole)
-        if m:
-            return verdict("pending", f"'{m.group(0)}'", held_by_source=True)
+            return verdict("negated", f"'{m.group(0)}'")
+        if opens and (m := rx["joined_by"].search(right)):
+            return R("done", f"a change made ('{m.group(0)}')", True, "target")
+        if (m := rx["offer"].search(whole)):
+            return verdict("offer", f"'{m.group(0)}'")
+        if (m := rx["pending"].search(whole)):
+            return verdict("pending", f"'{m.group(0)}'")
         m = rx["future_start"].search(whole)
-        if m and role != "source":
-            return R("future_start", f"'{m.group(0)}'", False, role)
-        if opens and (m := rx["future_end"].match(" ".join(w for w in right.split() if w not in c.sets["skip"]))):
+        if not m and verb in c.sets["change_present"] and (
+                rx["future_time"].search(whole) or near_tail[-2:-1] == ["you"]):
+            m = re.search(re.escape(verb), near)
+        if m:
+            return verdict("future_start", f"'{m.group(0)}'")
+        if opens and (m := rx["future_end"].match(
+                " ".join(w for w in right.split() if w not in c.sets["skip"]))):
             # "when the X policy renews", "until X expires": X is current until then
             return R("current", f"current until it ends ('{m.group(0)}')", True, "source")
-        m = rx["plan"].search(left) or (rx["plan_after"].search(right) if role != "source" else None)
-        if not m:
-            m = self._futurate(left)
+        m = self._plan_cue(left, near)
+        if not m and role != "source" and (m2 := rx["plan_after"].search(right)):
+            m = m2.group(0)
+        m = m or self._futurate(left)
         if m:
-            cue = m.group(0) if hasattr(m, "group") else m
-            done = rx["came_true"].search(later) or rx["came_true"].search(right)
-            if done:
-                if role == "source":
-                    return R("done", f"a plan ('{cue}') that came true ('{done.group(0)}')", False, role)
-                return R("done", f"a plan ('{cue}') that came true ('{done.group(0)}')", True, role)
-            return verdict("plan", f"'{cue}'", held_by_source=True)
-        m = self._mention(near)
-        if m:
+            if (done := rx["came_true"].search(later) or rx["came_true"].search(right)):
+                cue = f"a plan ('{m}') that came true ('{done.group(0)}')"
+                return R("done", cue, role != "source", role)
+            if (ab := rx["abandoned"].search(right) or rx["abandoned"].search(later)):
+                return verdict("abandoned", f"a plan ('{m}') dropped ('{ab.group(0)}')")
+            return verdict("plan", f"'{m}'")
+        if (m := self._mention(near)):
             return R("mention", f"'{m}'", False, role)
         m = rx["ended"].search(right) or rx["ended"].search(" ".join(near_tail[-3:]))
         if m:
             return R("ended", f"'{m.group(0)}'", False, role)
-        verb = self._verb_before(near)
-        if rx["continuation"].fullmatch(verb or "-"):
-            return R("current", f"kept ('{verb}')", True, "state")
         last_known = rx["last_known"].search(left)
         m = self._past(near, right, opens)
         if m and not last_known:
             if role == "source":
                 return R("done", f"left ('{m}')", False, role)
-            if m in c.change_past and role == "target":
-                return R("done", f"a change made ('{m}')", True, role)
             return R("past", f"'{m}'", False, role)
-        verb = self._verb_before(near)
         if verb in c.change_past:
             if role == "source":
                 return R("done", f"left ('{verb}')", False, role)
@@ -601,6 +623,19 @@ class ScopedAnswerReader:
         if role == "source":
             return R("done", f"left ('{near_tail[-1] if near_tail else ''}')", False, role)
         return R("current", "stated as current" + (" (last known)" if last_known else ""), True, role)
+
+    def _plan_cue(self, left: str, near: str) -> str | None:
+        """A plan cue before the value; a temporal subordinator ("when", "once") over a past
+        form is a time, not a condition ("when you got X")."""
+        c = self.c
+        for m in reversed(list(c.rx["plan"].finditer(left))):
+            if m.group(0) in c.sets["temporal"]:
+                after = left[m.end():].split()
+                if any(w in c.change_past or w in c.sets["past_verbs"]
+                       or (w.endswith("ed") and len(w) > 4) for w in after):
+                    continue
+            return m.group(0)
+        return None
 
     def _futurate(self, left: str) -> str | None:
         """A futurate progressive of a change verb: "you're moving out of", "is switching to"."""
@@ -859,6 +894,11 @@ def judge_answer(cues: Cues, answer: str, values: tuple[str, ...]) -> tuple[list
     readings, _ = reader.read(units, values, records)
     asserted: list[str] = []
     reasons: list[str] = []
+    drawn = {r.value for r in readings if r.conclusion and r.asserted and units[r.unit].kind == "prose"}
+    if drawn:  # the answer draws its own conclusion: only what it concludes is asserted
+        for r in readings:
+            if units[r.unit].kind == "prose" and r.asserted and r.value not in drawn:
+                r.asserted, r.frame, r.cue = False, "past", "not what the answer concludes"
     for vi, value in enumerate(values):
         mine = sorted((r for r in readings if r.value == vi), key=lambda r: r.order)
         if not mine:
