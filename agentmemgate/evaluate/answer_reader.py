@@ -99,6 +99,13 @@ class Cues:
         self.change_ing = set(self._words(data["roles"]["change_ing"]))
         self.sets["change_present"] = set(self._words(data["roles"]["change_present"]))
         self.sets["temporal"] = set(self._words(data["frames"]["temporal"]))
+        self.sets["aux_past"] = {"was", "were", "had", "did", "do", "does", "'d", "will", "'ll"}
+        roles, frames = data["roles"], data["frames"]
+        self.verb_forms = {w for k in ("change_past", "change_ing", "change_present")
+                           for w in self._words(roles[k]) if " " not in w}
+        self.verb_forms |= {w.rstrip("*") for k in ("past_verbs",) for w in self._words(frames[k])
+                            if " " not in w}
+
 
     def _words(self, cues: list[str]) -> list[str]:
         return [" ".join(t.word for t in tokenize(c, self.contractions)) for c in cues]
@@ -386,11 +393,8 @@ class ScopedAnswerReader:
             question = False
             if sent.rstrip().endswith("?"):
                 # a tag question states what comes before the tag
-                words = [t for t in toks if t.kind != "p"]
-                first = next((t.word for t in words if t.word not in c.sets["openers"] - {"is", "are"}), "")
                 tagged = re.search(r"(?:^|\s)(?:" + c.rx["tag"].pattern + r")\s*$", s) is not None
-                question = (first in c.sets["interrogative"] or words[0].word in c.sets["interrogative"]) \
-                    and not tagged
+                question = not tagged
                 if tagged:
                     toks = _strip_tag(toks)
             out.append((toks, question))
@@ -500,6 +504,11 @@ class ScopedAnswerReader:
             right = " ".join(rw[:cut])
         whole = cl.s()
         later = " ".join(sentence_tail[ci + 1:])
+        # the rest of the sentence after the value, when no other value is named there
+        beyond = "" if any(j > ti for j in vpos) or "qqv" in later else f"{cl.s(ti + 1)} {later}"
+        if rx["future_start"].search(beyond) and self._verb(near)[0] in c.change_past:
+            m = rx["future_start"].search(beyond)
+            return Reading(vi, "future_start", "target", f"'{m.group(0)}'", False, 0, 0)
         opens = all(t.word in glue | c.sets["openers"] | c.sets["break_words"]
                     for t in cl.toks[:ti] if t.kind == "w")
         if opens and not right:
@@ -563,10 +572,13 @@ class ScopedAnswerReader:
             # a change not made leaves its source current ("wants to move from X", "never left X")
             return R(frame, cue, role == "source", role)
 
-        verb = self._verb_before(near)
+        verb = self._verb(near)[0]
         if rx["continuation"].fullmatch(verb or "-"):
             return R("current", f"kept ('{verb}')", True, "state")
-        if (m := rx["abandoned"].search(left)):
+        lw = left.split()
+        vp_start = max((i + 1 for i, w in enumerate(lw) if w in c.sets["coordinators"]
+                        and not (i + 1 < len(lw) and lw[i + 1].startswith("qqv"))), default=0)
+        if (m := rx["abandoned"].search(" ".join(lw[vp_start:]))):
             return verdict("abandoned", f"'{m.group(0)}'")
         if (m := rx["declined"].search(near)) and role != "source":
             return R("declined", f"'{m.group(0)}'", False)
@@ -580,11 +592,12 @@ class ScopedAnswerReader:
             return verdict("negated", f"'{m.group(0)}'")
         if opens and (m := rx["joined_by"].search(right)):
             return R("done", f"a change made ('{m.group(0)}')", True, "target")
-        if (m := rx["offer"].search(whole)):
+        local = f"{near} {right}"
+        if (m := rx["offer"].search(local)):
             return verdict("offer", f"'{m.group(0)}'")
-        if (m := rx["pending"].search(whole)):
+        if (m := rx["pending"].search(local)):
             return verdict("pending", f"'{m.group(0)}'")
-        m = rx["future_start"].search(whole)
+        m = rx["future_start"].search(local)
         if not m and verb in c.sets["change_present"] and (
                 rx["future_time"].search(whole) or near_tail[-2:-1] == ["you"]):
             m = re.search(re.escape(verb), near)
@@ -619,6 +632,8 @@ class ScopedAnswerReader:
         if verb in c.change_past:
             if role == "source":
                 return R("done", f"left ('{verb}')", False, role)
+            if (m := self._not_completed(beyond)):
+                return R("pending", f"a change not completed ('{m}')", False, role)
             return R("done", f"a change made ('{verb}')", True, role)
         if role == "source":
             return R("done", f"left ('{near_tail[-1] if near_tail else ''}')", False, role)
@@ -676,6 +691,57 @@ class ScopedAnswerReader:
                     return " ".join(words[max(0, i - 1):i + 1])
         return None
 
+    def _verb(self, near: str) -> tuple[str, str]:
+        """The verb governing a value and the auxiliary before it. From the value back to the
+        last subject or coordinator in NEAR: the nearest known verb form (a form in the verb
+        lists, "-ed", "-ing"), skipping [scope] skip words and unknown words (nouns: "tried a
+        class at X"); with none known, the first word after that boundary ("Picks up ... at X").
+        A form of "be"/"have" before a preposition or determiner is itself the verb ("were with
+        X"); before another verb it is that verb's auxiliary ("'ve been at X")."""
+        c = self.c
+        words = near.split()
+        start = max((i + 1 for i, w in enumerate(words)
+                     if w in c.sets["subject_words"] or w in c.sets["coordinators"]), default=0)
+        span = words[start:]
+        aux_words = c.sets["be_present"] | c.sets["have"] | c.sets["aux_past"]
+
+        def aux_of(i: int) -> str:
+            k = i - 1
+            while k >= 0 and span[k] in c.sets["adverbs"]:
+                k -= 1
+            return span[k] if k >= 0 and span[k] in aux_words else ""
+
+        for i in range(len(span) - 1, -1, -1):
+            w = span[i]
+            if w in c.sets["skip"] or w in c.sets["adverbs"]:
+                continue
+            if w in aux_words:
+                nxt = span[i + 1] if i + 1 < len(span) else ""
+                if not nxt or nxt in c.sets["skip"]:
+                    return w, aux_of(i)
+                continue
+            if w in c.verb_forms or c.rx["continuation"].fullmatch(w) \
+                    or (len(w) > 4 and (w.endswith("ed") or w.endswith("ing"))):
+                return w, aux_of(i)
+        for i, w in enumerate(span):
+            if w in c.sets["adverbs"] or w in aux_words:
+                continue
+            return w, aux_of(i)
+        return "", ""
+
+    def _not_completed(self, beyond: str) -> str | None:
+        """A later clause saying the change is not complete: a negation with "yet", or with a
+        change verb ("but hasn't ordered yet", "but haven't funded it")."""
+        c = self.c
+        m = c.rx["negation"].search(beyond)
+        if not m:
+            return None
+        rest = beyond[m.end():].split()[:4]
+        if "yet" in beyond.split() or any(w in c.change_past or w in c.sets["change_present"]
+                                          or (w.endswith("ed") and len(w) > 4) for w in rest):
+            return " ".join(beyond.split()[:6])
+        return None
+
     def _verb_before(self, near: str) -> str:
         words = near.split()
         j = len(words) - 1
@@ -702,23 +768,25 @@ class ScopedAnswerReader:
             if j < len(r) and (r[j] in pv or (r[j].endswith("ed") and len(r[j]) > 4)) \
                     and r[j] not in c.change_past:
                 return r[j]
-        verb = self._verb_before(near)
+        verb, aux = self._verb(near)
         words = near.split()
         if verb:
-            j = len(words) - 1 - words[::-1].index(verb)
+            j = words.index(verb)
             k = j - 1
             while k >= 0 and words[k] in c.sets["adverbs"]:
                 k -= 1
             before = words[k] if k >= 0 else ""
-            if before in c.sets["be_present"]:
+            if aux in c.sets["be_present"]:
                 return None
-            if before in c.sets["have"] and verb in c.sets["perfect_state"]:
+            if aux in c.sets["have"] and verb in c.sets["perfect_state"]:
                 return None
             if verb in c.change_past or c.rx["continuation"].fullmatch(verb):
                 return None
-            # a regular past form is a past event only with its subject before it ("you visited
-            # X"); a memory line's opening participle is a state ("Insured with X")
-            if verb in pv or (verb.endswith("ed") and len(verb) > 4 and before in c.sets["subject_words"]):
+            # a regular past form is a past event only with its subject (or an auxiliary)
+            # before it ("you visited X"); a memory line's opening participle is a state
+            # ("Insured with X")
+            if verb in pv or (verb.endswith("ed") and len(verb) > 4
+                              and (before in c.sets["subject_words"] or aux)):
                 return verb
         return None
 
@@ -755,11 +823,15 @@ class ScopedAnswerReader:
                                         10**6))
 
     # step 8
-    def other_value(self, units: list[Unit], records: bool, forms) -> str | None:
+    def other_value(self, units: list[Unit], records: bool, forms,
+                    field_words: frozenset[str] = frozenset()) -> str | None:
         c = self.c
+        n_records = sum(1 for u in units if u.kind != "prose")
         for unit in units:
             if not unit.valid or (records and unit.kind == "prose"):
                 continue
+            if n_records >= 3 and field_words and not field_words & _stems(unit.text):
+                continue  # a list of memories about many things: only lines about the field
             for toks, question in self._sentences(unit.text, forms):
                 if question:
                     continue
@@ -886,7 +958,21 @@ def describe(r: Reading, value: str, unit_kind: str) -> str:
     return f"'{value}' in {where}: {what} -> {verdict}"
 
 
-def judge_answer(cues: Cues, answer: str, values: tuple[str, ...]) -> tuple[list[str], str]:
+def _stems(text: str) -> set[str]:
+    return {w[:5] for w in re.findall(r"[a-z]{3,}", text.lower())}
+
+
+def field_stems(cues: Cues, *texts: str) -> frozenset[str]:
+    """Content words of the field's name, description and question (step 8)."""
+    words = set()
+    for t in texts:
+        words |= {w[:5] for w in re.findall(r"[a-z]{3,}", t.replace("_", " ").lower())
+                  if w not in cues.sets["field_stopwords"]}
+    return frozenset(words)
+
+
+def judge_answer(cues: Cues, answer: str, values: tuple[str, ...],
+                 field_words: frozenset[str] = frozenset()) -> tuple[list[str], str]:
     """(asserted values, rationale): steps 1-8 of the rules file."""
     reader = ScopedAnswerReader(cues)
     values = tuple(dict.fromkeys(v for v in values if v.strip()))
@@ -924,7 +1010,7 @@ def judge_answer(cues: Cues, answer: str, values: tuple[str, ...]) -> tuple[list
         if decided is not None:
             asserted.append(value)
     if not asserted:
-        other = reader.other_value(units, records, reader._value_forms(values))
+        other = reader.other_value(units, records, reader._value_forms(values), field_words)
         if other:
             asserted.append(other)
             reasons.append(f"'{other}' is stated as current and is neither labelled value")

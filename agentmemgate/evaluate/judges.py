@@ -260,9 +260,10 @@ class ScopedOfflineAnswerJudge(AnswerJudge):
         self.rubric, self.rubric_sha256 = f"answer_cues.v{version}", self.cues.sha256
 
     def ask(self, q: AnswerQuestion) -> AnswerVerdict:
-        from .answer_reader import judge_answer
+        from .answer_reader import field_stems, judge_answer
 
-        asserted, why = judge_answer(self.cues, q.answer, q.candidates)
+        words = field_stems(self.cues, q.field, q.description, q.probe_question)
+        asserted, why = judge_answer(self.cues, q.answer, q.candidates, words)
         return AnswerVerdict(asserted=asserted, rationale=why)
 
 
