@@ -182,7 +182,12 @@ def _records_from_json(cues: Cues, obj) -> list[Unit]:
                                  for k in ("source", "relationship", "target"))
                 out.append(Unit(words, "relation"))
         if items is None and not obj.get("relations"):
-            out += _records_from_json(cues, [obj])
+            if any(k in obj for k in ("fact", "memory", "event")):
+                out += _records_from_json(cues, [obj])
+            else:  # an unknown wrapper: read what it holds
+                for v in obj.values():
+                    if isinstance(v, (list, dict)):
+                        out += _records_from_json(cues, v)
         return out
     if not isinstance(obj, list):
         return out
@@ -204,7 +209,11 @@ def _records_from_json(cues: Cues, obj) -> list[Unit]:
             elif isinstance(it.get("memory"), str):
                 out.append(Unit(it["memory"], "memory"))
             else:
-                out += _records_from_json(cues, it)
+                for v in it.values():
+                    if isinstance(v, (list, dict)):
+                        out += _records_from_json(cues, v)
+        elif isinstance(it, list):
+            out += _records_from_json(cues, it)
     for events in history.values():
         last = events[-1]
         for e in events:

@@ -25,9 +25,22 @@ from ..schema import FieldSpec, normalize_text
 from ..validate.judges import OFFLINE_JUDGE, OFFLINE_JUDGE_FAMILY, Judge, JudgeInfo, get_judge
 from ..validate.judges.questions import EquivalenceQuestion
 from ..validate.store import sha256_text as sha256_parts  # one digest of several strings
+from ..versioned import versioned_file
 
-ANSWER_CUES_PATH = Path(__file__).with_name("answer_cues.v1.toml")
+ANSWER_CUES_DIR = Path(__file__).parent
+ANSWER_CUES_PATH = ANSWER_CUES_DIR / "answer_cues.v1.toml"
 ANSWER_RUBRIC = "answer_assertion"
+# ``offline`` is the newest offline answer rule file; ``offline:answer_cues.vN`` pins one.
+_PINNED_ANSWER_CUES = re.compile(r"offline:answer_cues\.v(\d+)")
+
+
+def offline_answer_version(spec: str) -> int | None | bool:
+    """``None`` for ``offline`` (the newest rules), N for ``offline:answer_cues.vN``, False for a
+    spec that names no offline answer rules (a model spec)."""
+    if spec == OFFLINE_JUDGE:
+        return None
+    m = _PINNED_ANSWER_CUES.fullmatch(spec)
+    return int(m.group(1)) if m else False
 
 
 # -- equivalence --------------------------------------------------------------------------------
@@ -74,8 +87,9 @@ class ValueJudge:
 
 def get_value_judge(spec: str = OFFLINE_JUDGE, *, workspace: Any = None,
                     base_url: str | None = None, **llm_options: Any) -> ValueJudge:
-    if spec == OFFLINE_JUDGE:
-        llm_options = {}  # the CLI refuses LLM options when no model uses them
+    if offline_answer_version(spec) is not False:
+        # ``offline:answer_cues.vN`` pins the answer rules; equivalence stays the offline judge
+        spec, llm_options = OFFLINE_JUDGE, {}  # the CLI refuses LLM options when no model uses them
     return ValueJudge(get_judge(spec, workspace=workspace, base_url=base_url, **llm_options))
 
 
@@ -139,18 +153,20 @@ def _canon(value: str) -> str:
 
 
 class OfflineAnswerJudge(AnswerJudge):
-    """Heuristic rules (``answer_cues.v1.toml``): a labelled value found in the answer is asserted
-    unless its clause frames it as a plan, a possibility, a past or negated value, or one side of
-    an "X or Y" choice. Values the answer names that are not labelled cannot be read by these
-    rules (they assert nothing the measures count); an LLM answer judge reads any value."""
+    """Heuristic rules version 1 (``answer_cues.v1.toml``; kept unchanged so stored results
+    reproduce): a labelled value found in the answer is asserted unless its clause frames it as a
+    plan, a possibility, a past or negated value, or one side of an "X or Y" choice. Values the
+    answer names that are not labelled cannot be read by these rules; an LLM answer judge reads
+    any value. Version 2 on: ``ScopedOfflineAnswerJudge``; ``offline_answer_judge`` picks."""
 
-    spec = OFFLINE_JUDGE
     family = OFFLINE_JUDGE_FAMILY
     heuristic = True
-    rubric = "answer_cues.v1"
 
-    def __init__(self) -> None:
-        self.cues, self.rubric_sha256 = load_answer_cues()
+    def __init__(self, path: Path = ANSWER_CUES_PATH) -> None:
+        self.version = 1
+        self.spec = "offline:answer_cues.v1"
+        self.rubric = "answer_cues.v1"
+        self.cues, self.rubric_sha256 = load_answer_cues(path)
 
     def ask(self, q: AnswerQuestion) -> AnswerVerdict:
         cues = self.cues
@@ -240,23 +256,21 @@ class LLMAnswerJudge(AnswerJudge):
         return self.model.usage.as_dict()
 
 
-_OFFLINE_ANSWER = re.compile(r"offline:answer_cues\.v(\d+)")
-
-
 class ScopedOfflineAnswerJudge(AnswerJudge):
     """Heuristic rules from version 2 on (``answer_cues.vN.toml``, read by ``answer_reader``): the
     answer's structure first (memory lists, Mem0 JSON, Graphiti facts and their validity, prose),
     then each labelled value in its own scope; see the rules file's header."""
 
-    spec = OFFLINE_JUDGE
     family = OFFLINE_JUDGE_FAMILY
     heuristic = True
 
-    def __init__(self, version: int) -> None:
+    def __init__(self, version: int, path: Path | None = None) -> None:
         from .answer_reader import load_cues
 
-        self.path = ANSWER_CUES_PATH.with_name(f"answer_cues.v{version}.toml")
+        self.path = path or ANSWER_CUES_DIR / f"answer_cues.v{version}.toml"
         self.cues = load_cues(self.path)
+        self.version = version
+        self.spec = f"offline:answer_cues.v{version}"
         self.rubric, self.rubric_sha256 = f"answer_cues.v{version}", self.cues.sha256
 
     def ask(self, q: AnswerQuestion) -> AnswerVerdict:
@@ -267,35 +281,29 @@ class ScopedOfflineAnswerJudge(AnswerJudge):
         return AnswerVerdict(asserted=asserted, rationale=why)
 
 
-def answer_cue_versions() -> list[int]:
-    return sorted(int(m.group(1)) for p in ANSWER_CUES_PATH.parent.glob("answer_cues.v*.toml")
-                  if (m := re.fullmatch(r"answer_cues\.v(\d+)\.toml", p.name)))
-
-
-def is_offline_answer_spec(spec: str) -> bool:
-    """``offline`` (the newest answer rules) or ``offline:answer_cues.vN`` (one version)."""
-    return spec == OFFLINE_JUDGE or _OFFLINE_ANSWER.fullmatch(spec) is not None
-
-
 def offline_answer_judge(version: int | None = None) -> AnswerJudge:
-    known = answer_cue_versions()
-    v = known[-1] if version is None else version
-    if v not in known:
-        from ..errors import BadInput
-
-        raise BadInput(f"No offline answer rules version {v} (answer_cues.v{v}.toml); known: "
-                       + ", ".join(f"offline:answer_cues.v{k}" for k in known))
-    return OfflineAnswerJudge() if v == 1 else ScopedOfflineAnswerJudge(v)
+    """The offline answer rules ``answer_cues.vN.toml`` (the newest when ``version`` is None):
+    v1 read by ``OfflineAnswerJudge`` (unchanged), v2 on by ``ScopedOfflineAnswerJudge``.
+    ``spec`` is ``offline`` for the newest rules and ``offline:answer_cues.vN`` when pinned;
+    ``rubric`` names the file's version either way."""
+    v, path = versioned_file(ANSWER_CUES_DIR, "answer_cues", "toml", version, "offline answer rules")
+    judge: AnswerJudge = OfflineAnswerJudge(path) if v == 1 else ScopedOfflineAnswerJudge(v, path)
+    judge.spec = OFFLINE_JUDGE if version is None else f"offline:answer_cues.v{v}"
+    return judge
 
 
 def get_answer_judge(spec: str = OFFLINE_JUDGE, *, workspace: Any = None,
                      base_url: str | None = None, **llm_options: Any) -> AnswerJudge:
-    """``offline`` = the newest offline rules; ``offline:answer_cues.vN`` pins a version (v1 stays
-    selectable, so results stored under it reproduce); anything else is an LLM judge."""
-    if spec == OFFLINE_JUDGE:
-        return offline_answer_judge()
-    if (m := _OFFLINE_ANSWER.fullmatch(spec)):
-        return offline_answer_judge(int(m.group(1)))
+    """``offline`` (the newest answer rules), ``offline:answer_cues.vN`` (pinned: v1 stays
+    selectable, so results stored under it reproduce) or a model spec."""
+    version = offline_answer_version(spec)
+    if version is not False:
+        return offline_answer_judge(version)
+    if spec.startswith("offline"):
+        from ..errors import BadInput
+
+        raise BadInput(f"Unknown offline answer judge {spec!r}; use offline (the newest rules) or "
+                       "offline:answer_cues.vN (N a released version, e.g. offline:answer_cues.v1)")
     return LLMAnswerJudge(spec, workspace=workspace, base_url=base_url, **llm_options)
 
 
