@@ -21,7 +21,7 @@ from pathlib import Path
 from ..corpora.prefilter import split_sentences
 
 # -- tokens -------------------------------------------------------------------------------------
-_TOK = re.compile(r"(?<![A-Za-z0-9])'(?:s|re|ve|d|ll|m|t)(?![A-Za-z0-9])|[A-Za-z0-9]+(?:'[A-Za-z]+)*"
+_TOK = re.compile(r"(?<![A-Za-z0-9])'(?:s|re|ve|d|ll|m|t)(?![A-Za-z0-9])|[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*(?:'[A-Za-z]+)*"
                   r"|[^\sA-Za-z0-9]", re.I)
 _CLITICS = ("n't", "'s", "'re", "'ve", "'d", "'ll", "'m")
 _PUNCT_BREAK = {",", ";", ":", "(", ")", "\u2014", "\u2013", "[", "]", "{", "}", "\u2022", "|"}
@@ -99,7 +99,7 @@ class Cues:
         self.change_ing = set(self._words(data["roles"]["change_ing"]))
         self.sets["change_present"] = set(self._words(data["roles"]["change_present"]))
         self.sets["temporal"] = set(self._words(data["frames"]["temporal"]))
-        self.sets["aux_past"] = {"was", "were", "had", "did", "do", "does", "'d", "will", "'ll"}
+        self.sets["aux_past"] = set(self._words(sc["auxiliaries"]))
         roles, frames = data["roles"], data["frames"]
         self.verb_forms = {w for k in ("change_past", "change_ing", "change_present")
                            for w in self._words(roles[k]) if " " not in w}
@@ -528,8 +528,8 @@ class ScopedAnswerReader:
                 if first in c.sets["relative"]:
                     rel = rel or nc.s()
                     continue
-                if first in c.sets["break_words"] or first in c.sets["coordinators"] \
-                        or any(t.kind == "v" for t in nc.toks):
+                if any(t.kind == "v" for t in nc.toks) or first in c.sets["coordinators"] or (
+                        first in c.sets["break_words"] and first not in c.sets["time_subordinators"]):
                     break
                 right = nc.s()
                 break
@@ -551,6 +551,8 @@ class ScopedAnswerReader:
         m = rx["choice"].search(left)
         if m and (m.group(0) != "between" or rx["decision"].search(whole)):
             return R("choice", f"'{m.group(0)}'", False)
+        if not left.strip() and not right.strip() and any(rx["conflict"].search(o.s()) for o in clauses):
+            return R("choice", f"'{rx['conflict'].search(' '.join(o.s() for o in clauses)).group(0)}'", False)
         if rx["possibility"].match(left) and any(
                 rx["possibility"].match(o.s()) and any(t.kind == "v" and t.value != vi for t in o.toks)
                 for o in clauses if o is not cl):
@@ -667,6 +669,8 @@ class ScopedAnswerReader:
         for i in range(len(w) - 1):
             if w[i] in self.c.sets["be_present"] - {"been", "being"} and w[i + 1] in self.c.change_ing:
                 return f"{w[i]} {w[i + 1]}"
+        if w and w[0] in self.c.change_ing:  # a memory line "Moving to X in June"
+            return w[0]
         return None
 
     def _mention(self, near: str) -> str | None:
@@ -803,9 +807,19 @@ class ScopedAnswerReader:
         c = self.c
         clauses = all_clauses[k]
         pool = [cl for cl in (all_clauses[k - 1] if k else []) + clauses]
+        pieces: list[tuple[_Clause, _Clause]] = []  # (clause read, clause it stands in)
         for cl in clauses:
-            if any(t.kind == "v" for t in cl.toks):
+            vpos = [i for i, t in enumerate(cl.toks) if t.kind == "v"]
+            if not vpos:
+                pieces.append((cl, cl))
                 continue
+            # a coordinated verb phrase after the clause's last value ("gave X a try and stuck
+            # with it") is read on its own
+            co = next((i for i in range(vpos[-1] + 1, len(cl.toks))
+                       if cl.toks[i].word in c.sets["coordinators"]), None)
+            if co is not None:
+                pieces.append((_Clause(cl.toks[co:], cl.sentence, cl.question, cl.index), cl))
+        for cl, home in pieces:
             words = [t.word for t in cl.toks]
             s = " ".join(words)
             if any(w in c.sets["both"] for w in words) and "you both" not in s and "both of" not in s:
@@ -819,7 +833,7 @@ class ScopedAnswerReader:
             idx = [i for i, w in enumerate(words) if w in c.sets["anaphors"] and i > 0]
             if not idx:
                 continue
-            prior = [r for p in pool[:pool.index(cl)] for r in p.readings]
+            prior = [r for p in pool[:pool.index(home) + (home is not cl)] for r in p.readings]
             if not prior:
                 continue
             ref = prior[-1]
@@ -914,7 +928,8 @@ class ScopedAnswerReader:
             if t.kind == "v":
                 return None  # only before the labelled values of the clause: the object slot
             if t.kind == "w" and t.orig[:1].isupper() and t.word != "i" \
-                    and t.word not in c.sets["time_names"]:
+                    and t.word not in c.sets["time_names"] \
+                    and not (i and words[i - 1].word in c.sets["other_people"]):
                 j = i
                 while j + 1 < len(words) and words[j + 1].kind == "w" and (
                         words[j + 1].orig[:1].isupper() or words[j + 1].word in {"'s", "of", "and", "&"}
