@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from ..corpora.prefilter import split_sentences
 
 # -- tokens -------------------------------------------------------------------------------------
 _TOK = re.compile(r"(?<![A-Za-z0-9])'(?:s|re|ve|d|ll|m|t)(?![A-Za-z0-9])|[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*(?:'[A-Za-z]+)*"
@@ -100,6 +99,8 @@ class Cues:
         self.sets["change_present"] = set(self._words(data["roles"]["change_present"]))
         self.sets["temporal"] = set(self._words(data["frames"]["temporal"]))
         self.sets["aux_past"] = set(self._words(sc["auxiliaries"]))
+        self.sets["sentence_adverbs"] = set(self._words(sc["sentence_adverbs"]))
+        self.sets["declined_adjacent"] = set(self._words(data["frames"]["declined_adjacent"]))
         roles, frames = data["roles"], data["frames"]
         self.verb_forms = {w for k in ("change_past", "change_ing", "change_present")
                            for w in self._words(roles[k]) if " " not in w}
@@ -336,6 +337,13 @@ class ScopedAnswerReader:
                             subs.append(words[a:b])
                     if len(words) >= 5 and len(words[a]) >= 4 and words[a] not in others:
                         subs.append([words[a]])
+                if len(words) >= 5:  # a long run of its words, capitalized or not
+                    n = max(4, (len(words) + 1) // 2)
+                    for a in range(len(words) - n + 1):
+                        if words[a] not in c.sets["determiners"]:
+                            for b in range(len(words), a + n - 1, -1):
+                                if b - a < len(words):
+                                    subs.append(words[a:b])
                 seen = set()
                 for s in sorted(subs, key=len, reverse=True):
                     key = tuple(s)
@@ -368,7 +376,7 @@ class ScopedAnswerReader:
                 idx = [i for i, _ in words[k:k + n]]
                 if any(i in taken for i in idx):
                     continue
-                if kind == "short" and not toks[idx[0]].orig[:1].isupper():
+                if kind == "short" and not toks[idx[0]].orig[:1].isupper() and n < 4:
                     continue
                 spans.append((idx[0], idx[-1], vi))
                 taken.update(range(idx[0], idx[-1] + 1))
@@ -391,8 +399,7 @@ class ScopedAnswerReader:
     def _sentences(self, text: str, forms) -> list[tuple[list[Tok], bool]]:
         c = self.c
         out = []
-        for a, b in split_sentences(text):
-            sent = text[a:b]
+        for sent in self._split_sentences(text):
             toks = self._mark_values(tokenize(sent, c.contractions), forms)
             for i, t in enumerate(toks):  # "in May", "May 3": the month, not the modal
                 if t.word == "may" and (i and toks[i - 1].word in c.sets["month_may_before"]
@@ -408,6 +415,26 @@ class ScopedAnswerReader:
                     toks = _strip_tag(toks)
             out.append((toks, question))
         return out
+
+    def _split_sentences(self, text: str) -> list[str]:
+        """Sentences: split after . ! ? before a space, and at newlines; not after a [scope]
+        title ("Dr.") or a lone initial inside a name ("J. Smith"), but after a name that ends in
+        a capital ("You're on AT&T. Visible ...")."""
+        out: list[str] = []
+        for line in text.splitlines():
+            pieces = re.split(r"(?<=[.!?])\s+", line.strip())
+            cur = ""
+            for p in pieces:
+                cur = f"{cur} {p}" if cur else p
+                last = cur.rstrip(".!?").split()[-1:] if cur.rstrip(".!?") else []
+                w = last[0].lower() if last else ""
+                if cur.endswith(".") and (w in self.c.sets["titles"] or re.fullmatch(r"[A-Z]", last[0] if last else "")):
+                    continue
+                out.append(cur)
+                cur = ""
+            if cur:
+                out.append(cur)
+        return [x for x in out if x.strip()]
 
     def _clauses(self, toks: list[Tok], k: int, question: bool) -> list[_Clause]:
         c = self.c
@@ -574,7 +601,7 @@ class ScopedAnswerReader:
                 role = "source"
             elif rx["target"].search(near):
                 role = "target"
-        coord = prev_vi is not None and near.strip() in c.sets["coordinators"] | {""} and earlier
+        coord = prev_vi is not None and near.strip() in c.sets["coordinators"] and earlier
         if coord and earlier[-1].frame != "invalid":
             e = earlier[-1]
             return Reading(vi, e.frame, e.role, e.cue + " (coordinated)", e.asserted, 0, 0)
@@ -589,9 +616,13 @@ class ScopedAnswerReader:
         lw = left.split()
         vp_start = max((i + 1 for i, w in enumerate(lw) if w in c.sets["coordinators"]
                         and not (i + 1 < len(lw) and lw[i + 1].startswith("qqv"))), default=0)
-        if (m := rx["abandoned"].search(" ".join(lw[vp_start:]))):
+        if (m := rx["abandoned"].search(" ".join(lw[vp_start:]))
+                or rx["abandoned"].search(f"{near} qqv{vi}qq {right}")):
             return verdict("abandoned", f"'{m.group(0)}'")
-        if (m := rx["declined"].search(near)) and role != "source":
+        m = rx["declined"].search(near)
+        if not m and near_tail and near_tail[-1] in c.sets["declined_adjacent"]:
+            m = re.search(re.escape(near_tail[-1]) + "$", near)
+        if m and role != "source":
             return R("declined", f"'{m.group(0)}'", False)
         if (who := self._someone_else(left)):
             return R("someone_else", f"'{who}'", False, role)
@@ -619,6 +650,17 @@ class ScopedAnswerReader:
             # "when the X policy renews", "until X expires": X is current until then
             return R("current", f"current until it ends ('{m.group(0)}')", True, "source")
         m = self._plan_cue(left, near)
+        if not m and role != "source" and (m2 := rx["plan_after"].search(right)):
+            m = m2.group(0)
+        subject = all(w in glue | c.sets["break_words"] | c.sets["sentence_adverbs"]
+                      for w in left.split())
+        rfirst = right.split()[0] if right else ""
+        predicate = rfirst in c.sets["be_present"] | c.sets["have"] | c.sets["aux_past"] \
+            or (rfirst.endswith("s") and len(rfirst) > 3 and rfirst not in c.sets["skip"])
+        if not m and subject and predicate and role == "state" \
+                and not rx["user_complement"].search(right) \
+                and not rx["continuation"].search(right) and not self._past(near, right, opens):
+            return R("described", f"'{right}'", False, role)
         if not m and role != "source" and (m2 := rx["plan_after"].search(right)):
             m = m2.group(0)
         m = m or self._futurate(left)
@@ -957,6 +999,7 @@ _FRAME_WORDS = {
     "abandoned": "a dropped or declined idea ({cue})",
     "declined": "the value not chosen ({cue})",
     "someone_else": "someone else's ({cue})",
+    "described": "described, not stated as the user's ({cue})",
     "negated": "negated ({cue})",
     "offer": "an offer ({cue})",
     "pending": "pending, not yet arrived or started ({cue})",
