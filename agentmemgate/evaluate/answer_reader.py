@@ -359,7 +359,8 @@ class ScopedAnswerReader:
     def _pmap(self, w: str) -> str:
         return self.c.person.get(w, w)
 
-    def _mark_values(self, toks: list[Tok], forms, caps: bool = True) -> list[Tok]:
+    def _mark_values(self, toks: list[Tok], forms) -> list[Tok]:
+        """Step 2: each value occurrence (longest form first) becomes one placeholder token."""
         words = [(i, self._pmap(t.word)) for i, t in enumerate(toks) if t.kind == "w"]
         taken: set[int] = set()
         spans: list[tuple[int, int, int]] = []
@@ -471,7 +472,6 @@ class ScopedAnswerReader:
         c = self.c
         forms = self._value_forms(values)
         readings: list[Reading] = []
-        clause_log: list[tuple[int, _Clause]] = []
         order = 0
         for ui, unit in enumerate(units):
             text = unit.text
@@ -483,7 +483,6 @@ class ScopedAnswerReader:
             for k, clauses in enumerate(all_clauses):
                 sentence_tail = [cl.s() for cl in clauses]
                 for ci, cl in enumerate(clauses):
-                    clause_log.append((ui, cl))
                     prev_vi = None
                     for ti, t in enumerate(cl.toks):
                         if t.kind != "v":
@@ -501,7 +500,7 @@ class ScopedAnswerReader:
                 # step 7: anaphors and "both"
                 if unit.valid:
                     self._anaphors(all_clauses, k, readings, ui)
-        return readings, clause_log
+        return readings
 
     def _drop_ignored(self, toks: list[Tok]) -> list[Tok]:
         s = [_tok_str(t) for t in toks]
@@ -542,9 +541,6 @@ class ScopedAnswerReader:
         later = " ".join(sentence_tail[ci + 1:])
         # the rest of the sentence after the value, when no other value is named there
         beyond = "" if any(j > ti for j in vpos) or "qqv" in later else f"{cl.s(ti + 1)} {later}"
-        if rx["future_start"].search(beyond) and self._verb(near)[0] in c.change_past:
-            m = rx["future_start"].search(beyond)
-            return Reading(vi, "future_start", "target", f"'{m.group(0)}'", False, 0, 0)
         opens = all(t.word in glue | c.sets["openers"] | c.sets["break_words"]
                     for t in cl.toks[:ti] if t.kind == "w")
         if opens and not right:
@@ -643,6 +639,8 @@ class ScopedAnswerReader:
         if not m and verb in c.sets["change_present"] and (
                 rx["future_time"].search(whole) or near_tail[-2:-1] == ["you"]):
             m = re.search(re.escape(verb), near)
+        if not m and verb in c.change_past and role != "source":
+            m = rx["future_start"].search(beyond)  # "signed with X ... and start on Monday"
         if m:
             return verdict("future_start", f"'{m.group(0)}'")
         if opens and (m := rx["future_end"].match(
@@ -661,8 +659,6 @@ class ScopedAnswerReader:
                 and not rx["user_complement"].search(right) \
                 and not rx["continuation"].search(right) and not self._past(near, right, opens):
             return R("described", f"'{right}'", False, role)
-        if not m and role != "source" and (m2 := rx["plan_after"].search(right)):
-            m = m2.group(0)
         m = m or self._futurate(left)
         if m:
             if (done := rx["came_true"].search(later) or rx["came_true"].search(right)):
@@ -716,23 +712,14 @@ class ScopedAnswerReader:
         return None
 
     def _mention(self, near: str) -> str | None:
+        """A [frames] mention verb whose direct object is the value ("talked about X")."""
         words = near.split()
-        # the value is the direct object of a mention verb (nothing but determiners between)
-        rx = self.c.rx["mention"]
-        for n in (3, 2, 1):
-            if len(words) >= n:
-                tail = " ".join(words[-n:])
-                m = rx.fullmatch(tail) if hasattr(rx, "fullmatch") else None
-                if m:
-                    return tail
         j = len(words)
         while j > 0 and words[j - 1] in self.c.sets["determiners"]:
             j -= 1
         for n in (3, 2, 1):
-            if j >= n:
-                tail = " ".join(words[j - n:j])
-                if rx.fullmatch(tail):
-                    return tail
+            if j >= n and self.c.rx["mention"].fullmatch(tail := " ".join(words[j - n:j])):
+                return tail
         return None
 
     def _someone_else(self, left: str) -> str | None:
@@ -796,13 +783,6 @@ class ScopedAnswerReader:
                                           or (w.endswith("ed") and len(w) > 4) for w in rest):
             return " ".join(beyond.split()[:6])
         return None
-
-    def _verb_before(self, near: str) -> str:
-        words = near.split()
-        j = len(words) - 1
-        while j >= 0 and words[j] in self.c.sets["skip"]:
-            j -= 1
-        return words[j] if j >= 0 else ""
 
     def _past(self, near: str, right: str, opens: bool) -> str | None:
         """A past value: a [frames] past cue before the value (or, for a value that opens its
@@ -927,12 +907,12 @@ class ScopedAnswerReader:
         after = " ".join(joined[at + len(name.split()):])
         if rx["plan_after"].search(" ".join(after.split()[:3])):
             return None
-        if self._past(before, "", False) and self._verb_before(before) not in c.change_past:
+        if self._past(before, "", False) and self._verb(before)[0] not in c.change_past:
             return None
         return name
 
     def _other_target(self, words: list[Tok], joined: list[str]):
-        """The target of a change made: "moved everything to a credit union"."""
+        """The target of a change made: "moved your savings to a local bank"."""
         c = self.c
         for i, w in enumerate(joined):
             if w in c.change_past:
@@ -955,7 +935,7 @@ class ScopedAnswerReader:
 
     def _other_name(self, words: list[Tok], joined: list[str], record: bool):
         """A capitalized name after the verb of a current clause about the user, or a bare
-        capitalized answer ("Ally Bank.")."""
+        capitalized answer ("Tidal.")."""
         c = self.c
         s = " ".join(joined)
         bare = len(words) <= 5 and all(
@@ -1044,7 +1024,7 @@ def judge_answer(cues: Cues, answer: str, values: tuple[str, ...],
     reader = ScopedAnswerReader(cues)
     values = tuple(dict.fromkeys(v for v in values if v.strip()))
     units, records = read_structure(cues, answer)
-    readings, _ = reader.read(units, values, records)
+    readings = reader.read(units, values, records)
     asserted: list[str] = []
     reasons: list[str] = []
     drawn = {r.value for r in readings if r.conclusion and r.asserted and units[r.unit].kind == "prose"}
