@@ -895,7 +895,7 @@ class ScopedAnswerReader:
         if not words:
             return None
         joined = [_tok_str(t) for t in words]
-        found = self._other_target(words, joined) or self._other_name(words, joined, record)
+        found = self._other_name(words, joined, record) or self._other_target(words, joined)
         if not found:
             return None
         at, name = found

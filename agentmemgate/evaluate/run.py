@@ -274,6 +274,7 @@ class AnswersSummary(BaseModel):
     failed: int
     failure_examples: list[str]
     seconds: float
+    answer_rubric: str = ""  # the answer judge's rules or rubric, e.g. answer_cues.v2
 
 
 def _old_verdict(conn, name: str, arc_id: str, i: int) -> str | None:
@@ -374,4 +375,5 @@ def run_answers(ws: Workspace, path: str | Path, name: str, *, judge: str = "off
                           lines=sum(len(v) for v in answers.values()), splits=splits,
                           judge=vj.info, scored_now=len(finished),
                           already_done=len(chosen) - len(todo), failed=failed,
-                          failure_examples=examples, seconds=round(time.perf_counter() - t0, 3))
+                          failure_examples=examples, seconds=round(time.perf_counter() - t0, 3),
+                          answer_rubric=aj.rubric)
