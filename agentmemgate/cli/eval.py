@@ -114,7 +114,8 @@ def answers(
                     concurrency=concurrency, llm_options=options, show_progress=not no_progress)
     typer.echo(f"{s.name}: {s.lines} answers for {s.arcs} arcs ("
                + ", ".join(f"{k} {v}" for k, v in s.splits.items())
-               + f"); judge {s.judge.spec}{' (heuristic)' if s.judge.heuristic else ''}: scored now "
+               + f"); judge {s.judge.spec}{' (heuristic)' if s.judge.heuristic else ''}"
+               + (f", answers read by {s.answer_rubric}" if s.answer_rubric else "") + ": scored now "
                f"{s.scored_now}, already stored {s.already_done}, failed {s.failed}")
     for e in s.failure_examples:
         typer.echo(f"  failed {e}")

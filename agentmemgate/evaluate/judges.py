@@ -161,21 +161,19 @@ def _canon(value: str) -> str:
 
 
 class OfflineAnswerJudge(AnswerJudge):
-    """Heuristic rules (``answer_cues.vN.toml``, the newest unless ``version`` pins one): a
-    labelled value found in the answer is asserted unless its clause frames it as a plan, a
-    possibility, a past or negated value, or one side of an "X or Y" choice. Values the answer
-    names that are not labelled cannot be read by these rules (they assert nothing the measures
-    count); an LLM answer judge reads any value. ``spec`` is ``offline`` for the newest rules and
-    ``offline:answer_cues.vN`` when pinned; ``rubric`` names the file's version either way."""
+    """Heuristic rules version 1 (``answer_cues.v1.toml``; kept unchanged so stored results
+    reproduce): a labelled value found in the answer is asserted unless its clause frames it as a
+    plan, a possibility, a past or negated value, or one side of an "X or Y" choice. Values the
+    answer names that are not labelled cannot be read by these rules; an LLM answer judge reads
+    any value. Version 2 on: ``ScopedOfflineAnswerJudge``; ``offline_answer_judge`` picks."""
 
     family = OFFLINE_JUDGE_FAMILY
     heuristic = True
 
-    def __init__(self, version: int | None = None) -> None:
-        v, path = versioned_file(ANSWER_CUES_DIR, "answer_cues", "toml", version, "offline answer rules")
-        self.version = v
-        self.spec = OFFLINE_JUDGE if version is None else f"offline:answer_cues.v{v}"
-        self.rubric = f"answer_cues.v{v}"
+    def __init__(self, path: Path = ANSWER_CUES_PATH) -> None:
+        self.version = 1
+        self.spec = "offline:answer_cues.v1"
+        self.rubric = "answer_cues.v1"
         self.cues, self.rubric_sha256 = load_answer_cues(path)
 
     def ask(self, q: AnswerQuestion) -> AnswerVerdict:
@@ -304,12 +302,49 @@ class LLMAnswerJudge(AnswerJudge):
         return self.model.usage.as_dict()
 
 
+class ScopedOfflineAnswerJudge(AnswerJudge):
+    """Heuristic rules from version 2 on (``answer_cues.vN.toml``, read by ``answer_reader``): the
+    answer's structure first (memory lists, Mem0 JSON, Graphiti facts and their validity, prose),
+    then each labelled value in its own scope; see the rules file's header."""
+
+    family = OFFLINE_JUDGE_FAMILY
+    heuristic = True
+
+    def __init__(self, version: int, path: Path | None = None) -> None:
+        from .answer_reader import load_cues
+
+        self.path = path or ANSWER_CUES_DIR / f"answer_cues.v{version}.toml"
+        self.cues = load_cues(self.path)
+        self.version = version
+        self.spec = f"offline:answer_cues.v{version}"
+        self.rubric, self.rubric_sha256 = f"answer_cues.v{version}", self.cues.sha256
+
+    def ask(self, q: AnswerQuestion) -> AnswerVerdict:
+        from .answer_reader import field_stems, judge_answer
+
+        words = field_stems(self.cues, q.field, q.description, q.probe_question)
+        asserted, why = judge_answer(self.cues, q.answer, q.candidates, words)
+        return AnswerVerdict(asserted=asserted, rationale=why)
+
+
+def offline_answer_judge(version: int | None = None) -> AnswerJudge:
+    """The offline answer rules ``answer_cues.vN.toml`` (the newest when ``version`` is None):
+    v1 read by ``OfflineAnswerJudge`` (unchanged), v2 on by ``ScopedOfflineAnswerJudge``.
+    ``spec`` is ``offline`` for the newest rules and ``offline:answer_cues.vN`` when pinned;
+    ``rubric`` names the file's version either way."""
+    v, path = versioned_file(ANSWER_CUES_DIR, "answer_cues", "toml", version, "offline answer rules")
+    judge: AnswerJudge = OfflineAnswerJudge(path) if v == 1 else ScopedOfflineAnswerJudge(v, path)
+    judge.spec = OFFLINE_JUDGE if version is None else f"offline:answer_cues.v{v}"
+    return judge
+
+
 def get_answer_judge(spec: str = OFFLINE_JUDGE, *, workspace: Any = None,
                      base_url: str | None = None, **llm_options: Any) -> AnswerJudge:
-    """``offline`` (the newest answer rules), ``offline:answer_cues.vN`` (pinned) or a model spec."""
+    """``offline`` (the newest answer rules), ``offline:answer_cues.vN`` (pinned: v1 stays
+    selectable, so results stored under it reproduce) or a model spec."""
     version = offline_answer_version(spec)
     if version is not False:
-        return OfflineAnswerJudge(version)
+        return offline_answer_judge(version)
     if spec.startswith("offline"):
         from ..errors import BadInput
 

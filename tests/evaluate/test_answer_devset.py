@@ -250,7 +250,7 @@ def test_the_script_measures_the_real_set_with_the_offline_rules():
     p = run("--part", "both", "--json")
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
-    assert out["judge"] == "offline" and out["rubric"] == "answer_cues.v1"
+    assert out["judge"] == "offline" and out["rubric"] == "answer_cues.v2"  # the newest rules
     want = measure(load_answer_set(DEVSET), get_answer_judge("offline"), get_value_judge("offline"))
     assert [x["exact"] for x in out["parts"]] == [x.exact.model_dump() for x in want.parts]
     assert sum(x["n"] for x in out["parts"]) == len(load_answer_set(DEVSET).items)
