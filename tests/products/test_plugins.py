@@ -117,13 +117,19 @@ def test_the_readme_plugin_runs_and_is_reported(plugins):
     assert r.returncode == 0, r.stdout + r.stderr
     assert "systems: recent-messages, remember-nothing" in r.stdout
     assert "ran now 6" in r.stdout and "failed 0" in r.stdout
+    # what was stored reads back without the plug-in installed (in-process: no PYTHONPATH)
+    from typer.testing import CliRunner
+
+    from agentmemgate.cli import app
+
     arc = _arc_ids(ws)[0]
-    show = amg(target, "eval", "show", arc, "--system", "recent-messages", "--workspace", ws)
-    assert show.returncode == 0, show.stderr
-    assert re.search(r"Answer after session 1: ['\"]Last you told me:", show.stdout)
-    assert "Retrieved for the probe after session 1:" in show.stdout
-    rep = amg(target, "report", "eval", "--json", "--workspace", ws)
-    assert rep.returncode == 0, rep.stderr
+    show = CliRunner().invoke(app, ["eval", "show", arc, "--system", "recent-messages",
+                                    "--workspace", str(ws)])
+    assert show.exit_code == 0, show.output
+    assert re.search(r"Answer after session 1: ['\"]Last you told me:", show.output)
+    assert "Retrieved for the probe after session 1:" in show.output
+    rep = CliRunner().invoke(app, ["report", "eval", "--json", "--workspace", str(ws)])
+    assert rep.exit_code == 0, rep.output
     meta = json.loads(rep.stdout)["meta"]["systems"]
     assert meta["recent-messages"]["kind"] == "product"
     assert meta["recent-messages"]["provenance"]["library"] == "amg-recent"
