@@ -171,16 +171,16 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
     jk = vj.key
     store.save_judge(ws, jk, "equivalence", vj.judge.spec, vj.judge.family, vj.judge.heuristic,
                      vj.rubric, vj.judge.rubric_sha256.get("equivalence", ""))
+    uploaded = {r["name"] for r in ws.db["eval_answer_sets"].rows if r.get("kind") != "system"}
+    if clash := [s.name for s in answering if s.name in uploaded]:
+        raise BadInput(f"{clash[0]!r} is already the name of an uploaded answer set "
+                       "(`amg eval answers --name`); rename one of them")
     for s in all_specs:
         store.save_system(ws, s.run_key, s.name, s.info, s.options, s.model, s.source_sha, s.kind)
     aj = ajk = None
     if answering:
         from .judges import answers_key, get_answer_judge
 
-        taken = {r["name"] for r in ws.db["eval_answer_sets"].rows if r.get("kind") != "system"}
-        if clash := [s.name for s in answering if s.name in taken]:
-            raise BadInput(f"{clash[0]!r} is already the name of an uploaded answer set "
-                           "(`amg eval answers --name`); rename one of them")
         aj = get_answer_judge(judge, workspace=ws, base_url=judge_base_url, **(llm_options or {}))
         ajk = answers_key(vj, aj)
         store.save_judge(ws, ajk, "answers", vj.judge.spec, vj.judge.family, vj.judge.heuristic,

@@ -174,3 +174,16 @@ def test_show_session_by_session(hand_ws):
     assert "Answer after session 2: 'You use Deezer.'" in s2
     assert "asserts: 'Deezer'" in s2
     assert "task_accuracy: yes" in out
+
+
+def test_a_run_never_takes_an_uploaded_answer_sets_name(hand_ws, tmp_path):
+    from agentmemgate.errors import BadInput
+    from agentmemgate.evaluate import run_answers
+
+    f = tmp_path / "a.jsonl"
+    f.write_text("\n".join(json.dumps({"arc_id": "a1", "after_session": i, "answer": "Pandora."})
+                           for i in range(2)) + "\n")
+    run_answers(hand_ws, f, "toy-keyword", show_progress=False)
+    with pytest.raises(BadInput, match="already the name of an uploaded answer set"):
+        run_eval(hand_ws, ["core"], [toy(Backend())], show_progress=False)
+    assert hand_ws.db["eval_systems"].count == 0
