@@ -19,7 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from ..llm.structured import Prose, real_text
 from ..schema import FieldSpec, normalize_text
@@ -241,7 +241,9 @@ _PLACEHOLDER = re.compile(r"^\s*(?:<[^<>]{0,120}>|\.\.\.|…|value|x|y)\s*$", re
 class AssertionAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid")
     asserted: Annotated[list[str], AfterValidator(_not_placeholder)]
-    rationale: Prose
+    # minLength reaches a server's decoding grammar (llama-cpp-python's json_object): under it
+    # SmolLM2-135M otherwise closed the rationale at once ("rationale": "").
+    rationale: Annotated[Prose, Field(min_length=12)]
 
 
 def _words(text: str) -> list[str]:
