@@ -9,7 +9,7 @@ JSON layout (stable for scripts)::
                       "ci_low", "ci_high", "n_gained", "n_lost", "resamples", "seed"}],
      "corrections_control": {"pairs": [{"system", "ungated_twin", "same_end": {k, n, ...},
                                         "runs", "differing_arcs"}], "pooled": {...} | null,
-                             "never_valid": {NAME: {k, n, ...}}},
+                             "never_valid": {NAME: {k, n, ...}}},  (absent: no correction arcs)
      "meta": {...}}
 
 ``corrections_control`` is the paper's second control for non-speculative updates (Section
@@ -125,10 +125,12 @@ class EvalReport(BaseModel):
         return Stat.model_validate(s) if isinstance(s, dict) else s
 
     def to_json(self) -> dict:
+        c = self.corrections_control
         return {"systems": {n: {sp: _dump_block(b) for sp, b in splits.items()}
                             for n, splits in self.systems.items()},
                 "differences": [d.model_dump() for d in self.differences],
-                "corrections_control": self.corrections_control.model_dump(),
+                # absent when no correction arc was scored (a measure that does not apply)
+                **({"corrections_control": c.model_dump()} if c.pairs or c.never_valid else {}),
                 "meta": self.meta.model_dump()}
 
 

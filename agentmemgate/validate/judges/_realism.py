@@ -297,7 +297,7 @@ _ACROSS = re.compile(r"last time|last (talked|spoke|chatted)|since we|when we (t
 
 def _within_session(sessions, si: int, ti: int, text: str, refs: list[str]) -> bool:
     """A back reference that points inside the session: it names a within-session time
-    ("earlier", "a minute ago"), none of its phrases is a cross-session one ("last time"), and
+    ("earlier", "a minute ago"), no part of it is a cross-session reference ("last time"), and
     the user spoke earlier in this session (a same-session correction says "what I said
     earlier")."""
     if not _WITHIN.search(text) or any(_ACROSS.search(r) for r in refs):

@@ -215,7 +215,7 @@ def _correction(lex: Lexicon, users) -> tuple[str | None, str]:
     """Correction cells: the correction is the last user turn with a corrective marker or a
     'that was wrong' phrase; it corrects a reported change when an earlier user turn has a
     completed-change cue (else the initial statement, the first user turn); same session or
-    later by where the two fall; marked when it has one of the schema's marker phrases."""
+    later by where the two fall; marked when it has one of the schema's corrective markers."""
     def has(text: str, phrases) -> str | None:
         norm = f" {normalize_text(text)} "
         return next((p for p in phrases if f" {normalize_text(p)} " in norm), None)
