@@ -107,7 +107,7 @@ def arc_from_record(raw: dict[str, Any], split: str | None = None) -> Arc:
     rec = ArcRecord.model_validate(raw)
     target = split or rec.split
     if target is None:
-        raise ValueError("the line has no 'split'; pass --split core|heldout|controlled")
+        raise ValueError("the line has no 'split'; pass --split core|heldout|controlled|corrections")
     check_level(target, SPLITS, "split")
     check_level(rec.factor, FACTORS + (CORRECTION_FACTOR,), "factor")
     check_level(rec.outcome, OUTCOMES + (CORRECTION_OUTCOME,), "outcome")

@@ -22,6 +22,7 @@ from ..schema import (
     CORRECTION_TARGETS,
     CORRECTION_TIMINGS,
     HEDGE_LEVELS,
+    PAPER_SPLITS,
     SPLITS,
     ArcSpec,
     CorrectionSpec,
@@ -68,10 +69,13 @@ def paper_cells(split: str) -> list[Cell]:
 
 
 def resolve_splits(split: str) -> list[str]:
-    """``all`` or one split name, validated."""
+    """``all`` (every split), ``paper`` (the paper's three: core, heldout, controlled) or one
+    split name, validated."""
     if split == "all":
         return list(SPLITS)
-    check_level(split, SPLITS + ("all",), "split")
+    if split == "paper":
+        return list(PAPER_SPLITS)
+    check_level(split, SPLITS + ("all", "paper"), "split")
     return [split]
 
 
