@@ -113,3 +113,17 @@ def test_the_offline_gate_marks_the_corrected_value_never_valid_and_show_says_so
     assert "[explicit correction: 'Pandora' -> 'Deezer']" in gated
     assert "corrections_applied: yes" in gated
     assert ") never valid" not in show_arc(ws, "g1", "literal-ungated")  # no interval is
+
+
+def test_the_dataset_card_gives_the_control(ws):
+    from agentmemgate.evaluate.card import card_section
+
+    _ws(ws)
+    ungated = system_spec(factory({0: [("commit", "Pandora")], 2: [("commit", "Deezer")]},
+                                  info("toy-ungated", False)))
+    gated = system_spec(factory({0: [("commit", "Pandora")], 2: [("correct", "Deezer")]},
+                                info("toy-gated", True, "toy-ungated")))
+    run_eval(ws, ["corrections"], [ungated, gated], show_progress=False)
+    text = card_section(ws, ["corrections"])
+    assert "| corrections applied (explicit corrections) | " in text
+    assert "- toy-gated vs toy-ungated: 3/3 100.0%" in text and "(6 runs)" in text
