@@ -16,7 +16,8 @@ something else, and resolve it in a later session (a pending window). Held-out a
 plan's session with the plan and open the next session with the outcome (or, for open arcs,
 the still-pending mention): no user turn in between, yet a probe after the plan's session sees
 the plan before its outcome. Completed-change controls report the change in a later session than
-the initial statement; that one turn is both plan and outcome turn.
+the initial statement; that one turn is both plan and outcome turn. Correction arcs (the
+corrections split) are written by ``_CorrectionWriter`` from ``correction_phrases.toml``.
 """
 
 from __future__ import annotations
