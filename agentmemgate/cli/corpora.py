@@ -11,7 +11,8 @@ import typer
 from .. import corpora as _corpora  # noqa: F401  (registers the statements:SET audit source)
 from ..workspace import DEFAULT_WORKSPACE, Workspace, open_workspace
 from ._app import app, handles_errors, report_app
-from ._llm import MaxTokensOpt, StructuredChoice, StructuredOpt, TimeoutOpt, exit_for, model_options
+from ._llm import (DryRunOpt, MaxTokensOpt, PriceOpt, StructuredChoice, StructuredOpt, TimeoutOpt,
+                   exit_for, model_options, print_costs)
 
 mine_app = typer.Typer(help="Mine public corpora (LongMemEval, LoCoMo) for natural hedges.",
                        no_args_is_help=True)
@@ -50,6 +51,13 @@ def mine_hedges(
                                                  "conversations (a quick look at a big file).")] = None,
     lexicon: Annotated[Optional[Path], typer.Option("--lexicon", help="Your own stage-1 cue "
                                                     "lexicon (TOML, same shape as cues.v2.toml).")] = None,
+    prefilter: Annotated[str, typer.Option("--prefilter", help="lexicon (stage 1: the cue "
+                                           "lexicon picks the turns stage 2 sees; its held-out "
+                                           "recall is in the summary) or none (every turn goes "
+                                           "to stage 2, as the paper's LLM miner; see --dry-run "
+                                           "for the cost).")] = "lexicon",
+    dry_run: DryRunOpt = False,
+    price: PriceOpt = None,
     concurrency: ConcurrencyOpt = 4,
     base_url: BaseUrlOpt = None,
     no_progress: NoProgressOpt = False,
@@ -61,13 +69,18 @@ def mine_hedges(
     """Find plans and hedges (stage 1 prefilter, stage 2 extraction) and link their outcomes."""
     from ..corpora import mine_hedges as run
 
-    options = model_options(timeout, max_tokens, structured_output, [miner])
+    options = model_options(timeout, max_tokens, structured_output, [miner], price)
     with open_workspace(workspace, create=True) as ws:
         summary = run(ws, path, corpus=corpus, miner=miner, out=out, limit=limit, lexicon=lexicon,
                       concurrency=concurrency, base_url=base_url, progress=not no_progress,
-                      echo=typer.echo, model_options=options)
+                      echo=typer.echo, model_options=options, prefilter=prefilter,
+                      dry_run=dry_run)
+        if dry_run:
+            ws.discard_if_unused()
     typer.echo("\n".join(summary.lines()))
-    exit_for(summary.errors)
+    print_costs(planned=dry_run)
+    if not dry_run:
+        exit_for(summary.errors)
 
 
 @statements_app.command("sample")

@@ -143,7 +143,7 @@ def price_data() -> str:
     today = date.today()
     dates = [d for d in _start_dates(data.providers) if d <= today]
     newest = f", newest price change in effect {max(dates).isoformat()}" if dates else ""
-    return f"genai-prices {__version__} (bundled data{newest}; not updated at run time)"
+    return f"genai-prices {__version__} (bundled data{newest})"
 
 
 def _start_dates(obj: Any, depth: int = 0):
@@ -198,22 +198,24 @@ def cost_lines(models: list[Any], *, planned: bool = False) -> list[str]:
         price = g["model"].price
         hits = f" ({_fmt(g['cache_hits'])} answered from the workspace cache)" if g["cache_hits"] else ""
         if planned:
-            tokens = (f"~{_fmt(g['input_tokens'])} input tokens (estimated: characters / 4), at most "
+            tokens = (f"~{_fmt(g['input_tokens'])} input tokens (characters / 4), at most "
                       f"{_fmt(g['output_tokens'])} output tokens (the calls' output budgets)")
         else:
             tokens = (f"{_fmt(g['input_tokens'])} input tokens ({_fmt(g['cached_tokens'])} "
                       f"provider-cached), {_fmt(g['output_tokens'])} output tokens")
         if g["calls"] and price is None:
-            cost = f"cost unknown: no price for {label}; pass --price IN,OUT"
+            cost = "cost unknown: no price for this model; pass --price IN,OUT"
         elif g["unpriced"]:
-            cost = (f"cost {'at most ' if planned else ''}{money(g['cost'])} for the priced calls; "
-                    f"{_fmt(g['unpriced'])} call(s) have no price in effect")
+            cost = (f"cost {'at most ' if planned else ''}{money(g['cost'])} for the priced calls, "
+                    f"{_fmt(g['unpriced'])} call(s) without a price in effect")
         else:
             cost = f"{'estimated cost at most' if planned else 'cost'} {money(g['cost'])}"
             priced = priced or bool(g["calls"])
         via = " (price from --price)" if price is not None and price.source == "--price" else ""
-        lines.append(f"{label}: {_fmt(g['calls'])} {'planned ' if planned else ''}calls{hits}, "
-                     f"{tokens}; {cost}{via}")
+        lines.append(f"{label}: {_fmt(g['calls'])} {'planned ' if planned else ''}calls{hits}; "
+                     f"{cost}{via}")
+        if g["calls"]:
+            lines.append(f"  {tokens}")
     if priced:
         lines.append(f"prices: {price_data()}")
     return lines
