@@ -214,8 +214,11 @@ def cost_lines(models: list[Any], *, planned: bool = False) -> list[str]:
         via = " (price from --price)" if price is not None and price.source == "--price" else ""
         lines.append(f"{label}: {_fmt(g['calls'])} {'planned ' if planned else ''}calls{hits}; "
                      f"{cost}{via}")
-        if g["calls"]:
+        if g["calls"] > g["unestimated"]:
             lines.append(f"  {tokens}")
+        if g["unestimated"]:
+            lines.append(f"  {_fmt(g['unestimated'])} of the calls are on input not made yet (arcs "
+                         "still to render): not in the token and cost estimate")
     if priced:
         lines.append(f"prices: {price_data()}")
     return lines

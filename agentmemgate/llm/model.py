@@ -239,6 +239,12 @@ class Model(ABC):
                          unpriced=cost is None, cost_usd=cost)
         return True
 
+    def plan_unknown(self, n: int) -> None:
+        """Count ``n`` calls whose prompts a dry run cannot build yet (e.g. judging arcs not
+        rendered yet): counted as calls, without a token or cost estimate (summaries say so)."""
+        if n:
+            self.planned.add(calls=n, unestimated=n)
+
     def secrets(self) -> tuple[str, ...]:
         key = getattr(self.options, "api_key", None)
         return (key.get_secret_value(),) if key else ()

@@ -14,7 +14,8 @@ class Usage:
     """
 
     FIELDS = ("calls", "cache_hits", "failures", "requests", "input_tokens", "output_tokens",
-              "cached_tokens", "unpriced")
+              "cached_tokens", "unpriced", "unestimated")
+    # ``unestimated``: planned calls (dry runs) whose prompt cannot be known yet (no tokens)
     # ``cost_usd``: USD of the priced calls; ``unpriced``: calls whose cost is unknown (no price)
 
     def __init__(self) -> None:

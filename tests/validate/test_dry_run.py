@@ -22,12 +22,18 @@ def test_dry_run_counts_judge_calls_and_matches_the_real_run(tmp_path):
     judge = scripted("counted")
     dry = build(tmp_path, "--judge", judge, "--judge", "offline", "--dry-run")
     assert dry.exit_code == 0, dry.output
-    assert dry.output.splitlines() == [
+    assert dry.output.splitlines()[:4] == [
         "dry run: 6 arcs planned, 6 to render, 12 model calls",
         "  generator: 0",
         "  judge scripted:counted: 12",  # 6 arcs x (realism, blind recovery)
         "  judge offline: 0 (heuristic, no model calls)",
     ]
+    # tokens and cost per model; judging arcs not rendered yet cannot be estimated, and says so
+    assert dry.output.splitlines()[4:] == [
+        "scripted:counted: 12 planned calls; cost unknown: no price for this model; pass --price "
+        "IN,OUT",
+        "  12 of the calls are on input not made yet (arcs still to render): not in the token and "
+        "cost estimate"]
     assert not (tmp_path / "ws").exists()  # a dry run changes nothing
 
     real = build(tmp_path, "--judge", judge, "--judge", "offline")
@@ -48,3 +54,6 @@ def test_dry_run_counts_llm_generator_and_judge_together(tmp_path):
     assert res.exit_code == 0, res.output
     assert res.output.splitlines()[:3] == ["dry run: 6 arcs planned, 6 to render, 18 model calls",
                                            "  generator: 6", "  judge scripted:other: 12"]
+    out = res.output
+    assert "scripted:gen: 6 planned calls; cost unknown" in out
+    assert "at most 24,576 output tokens" in out  # 6 arcs x the generator's 4096-token budget
