@@ -156,17 +156,26 @@ def statements_label(
     timeout: TimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     structured_output: StructuredOpt = StructuredChoice.auto,
+    price: PriceOpt = None,
+    dry_run: DryRunOpt = False,
 ) -> None:
     """Reference labels by majority of model votes, and a relabel by another family."""
     from ..classify import label_statements
 
-    options = model_options(timeout, max_tokens, structured_output, [*_split(voters), relabel])
+    options = model_options(timeout, max_tokens, structured_output, [*_split(voters), relabel],
+                            price)
     summary = label_statements(_existing(workspace), name, _split(voters), votes=votes,
                                relabel=relabel, relabel_votes=relabel_votes,
                                allow_same_family=allow_same_family, concurrency=concurrency,
                                base_url=base_url, relabel_base_url=relabel_base_url,
-                               progress=not no_progress, replace=replace, model_options=options)
+                               progress=not no_progress, replace=replace, model_options=options,
+                               dry_run=dry_run)
+    if dry_run:
+        typer.echo(f"dry run: {summary} votes to cast")
+        print_costs(planned=True)
+        return
     typer.echo("\n".join(summary.lines()))
+    print_costs()
     exit_for(summary.errors)
 
 
@@ -230,15 +239,23 @@ def classify(
     timeout: TimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     structured_output: StructuredOpt = StructuredChoice.auto,
+    price: PriceOpt = None,
+    dry_run: DryRunOpt = False,
 ) -> None:
     """Store per-statement evidence-type distributions for a statement set."""
     from ..classify import classify_set
 
-    options = model_options(timeout, max_tokens, structured_output, [classifier])
+    options = model_options(timeout, max_tokens, structured_output, [classifier], price)
     r = classify_set(_existing(workspace), statements, classifier, runs=runs, rubric=rubric,
                      method=method, samples=samples, concurrency=concurrency, out=out,
-                     base_url=base_url, progress=not no_progress, model_options=options)
+                     base_url=base_url, progress=not no_progress, model_options=options,
+                     dry_run=dry_run)
+    if dry_run:
+        typer.echo(f"dry run: {r} (statement, run) pairs to classify")
+        print_costs(planned=True)
+        return
     typer.echo("\n".join(r.lines()))
+    print_costs()
     exit_for(r.errors)
 
 
