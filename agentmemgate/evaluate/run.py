@@ -54,6 +54,29 @@ class EvalSummary(BaseModel):
     seconds: float
 
 
+class EvalPlan(BaseModel):
+    """What ``amg eval run --dry-run`` counted."""
+
+    model_config = ConfigDict(extra="forbid")
+    pairs: int  # (system, arc) pairs to run
+    rescore: int  # stored traces to score again (no component calls)
+    already_done: int
+    extraction_calls: int  # user turns an LLM extractor reads (the models' planned tallies)
+    llm_systems: int
+    judge_heuristic: bool
+
+    def lines(self) -> list[str]:
+        out = [f"dry run: {self.pairs} (system, arc) pairs to run, {self.rescore} to re-score, "
+               f"{self.already_done} already stored"]
+        if self.llm_systems:
+            out.append(f"  {self.extraction_calls} extraction calls (one per user turn); the "
+                       "matching, resolution and check calls after them depend on what")
+            out.append("  extraction finds and are not counted: the cost below is a lower bound")
+        if not self.judge_heuristic:
+            out.append("  the judge's value comparisons depend on the systems' answers: not counted")
+        return out
+
+
 @dataclass
 class _Item:
     spec: SystemSpec
@@ -148,9 +171,10 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
              concurrency: int = 4, variants: list[str] | None = None,
              corrections: dict[str, Correction] | None = None,
              llm_options: dict[str, Any] | None = None,
-             show_progress: bool = True) -> EvalSummary:
+             show_progress: bool = True, dry_run: bool = False) -> EvalSummary | EvalPlan:
     """``llm_options`` (``timeout``, ``max_tokens``, ``structured_output``) go to every model of
-    the run: the components' and an LLM judge's."""
+    the run: the components' and an LLM judge's. ``dry_run``: count what would run (the
+    extraction calls on the models' ``planned`` tallies) and store nothing."""
     t0 = time.perf_counter()
     variants = list(variants or [])
     specs = resolve_systems(systems, model=model, workspace=ws, base_url=base_url,
@@ -160,14 +184,6 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
     arcs = load_arcs(ws, splits)
     check_judge_family(ws, vj, arcs, allow_same_family)
     jk = vj.key
-    store.save_judge(ws, jk, "equivalence", vj.judge.spec, vj.judge.family, vj.judge.heuristic,
-                     vj.rubric, vj.judge.rubric_sha256.get("equivalence", ""))
-    for s in specs:
-        store.save_system(ws, s.run_key, s.name, s.info, s.options, s.model, s.source_sha)
-    run_id = store.start_run(ws, {"model": model, "judge": judge, "concurrency": concurrency,
-                                  "variants": variants, "base_url": bool(base_url)},
-                             [s.name for s in specs], splits, jk)
-
     todo: list[_Item] = []
     done = 0
     for s in specs:
@@ -180,6 +196,22 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
                 todo.append(_Item(s, arc, sha, store.load_trace(ws, s.run_key, arc.id)))
             else:
                 todo.append(_Item(s, arc, sha))
+    if dry_run:
+        from .protocol import plan_arc
+
+        to_run = [it for it in todo if it.trace is None]
+        calls = sum(plan_arc(new_system(it.spec.factory, it.spec.info, it.arc), it.arc)
+                    for it in to_run if not it.spec.info.offline)
+        return EvalPlan(pairs=len(to_run), rescore=len(todo) - len(to_run), already_done=done,
+                        extraction_calls=calls, llm_systems=sum(not s.info.offline for s in specs),
+                        judge_heuristic=vj.judge.heuristic)
+    store.save_judge(ws, jk, "equivalence", vj.judge.spec, vj.judge.family, vj.judge.heuristic,
+                     vj.rubric, vj.judge.rubric_sha256.get("equivalence", ""))
+    for s in specs:
+        store.save_system(ws, s.run_key, s.name, s.info, s.options, s.model, s.source_sha)
+    run_id = store.start_run(ws, {"model": model, "judge": judge, "concurrency": concurrency,
+                                  "variants": variants, "base_url": bool(base_url)},
+                             [s.name for s in specs], splits, jk)
     corrections = corrections or {}
 
     def work(it: _Item):
@@ -285,10 +317,12 @@ def _old_verdict(conn, name: str, arc_id: str, i: int) -> str | None:
 def run_answers(ws: Workspace, path: str | Path, name: str, *, judge: str = "offline",
                 judge_base_url: str | None = None, allow_same_family: bool = False,
                 concurrency: int = 4, llm_options: dict[str, Any] | None = None,
-                show_progress: bool = True) -> AnswersSummary:
+                show_progress: bool = True, dry_run: bool = False) -> AnswersSummary | int:
     """``amg eval answers``: check the whole file first (nothing is stored if any line is bad),
-    then judge every answer and store the set and its per-arc scores."""
-    from .answers import assess, read_answers, score_answers
+    then judge every answer and store the set and its per-arc scores. ``dry_run``: return how
+    many answers would be judged, their answer-judge calls counted on its model
+    (``model.planned``); the value-equivalence calls that follow depend on those verdicts."""
+    from .answers import assess, questions, read_answers, score_answers
     from .judges import answers_key, get_answer_judge, sha256_parts
 
     t0 = time.perf_counter()
@@ -313,6 +347,14 @@ def run_answers(ws: Workspace, path: str | Path, name: str, *, judge: str = "off
     run_key = "answers:" + sha256_parts(name, file_sha)[:32]
     scored = store.stored_scores(ws, run_key, jk)
     todo = [(a, sha) for a, sha in chosen if scored.get(a.id) != sha]
+    if dry_run:
+        n = 0
+        for arc, _ in todo:
+            for q in questions(truth_of(arc), answers[arc.id]):
+                n += 1
+                if not aj.heuristic:
+                    aj.plan(q)  # type: ignore[attr-defined]
+        return n
 
     def work(item):
         arc, sha = item

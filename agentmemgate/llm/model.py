@@ -171,6 +171,7 @@ class Model(ABC):
         self._said: set[str] = set()
         self.throttle = Throttle(lambda: self.label, self.say, self._in_flight)
         self.planned = Usage()  # dry runs: the calls ``plan`` counted (tokens estimated)
+        self._planned_keys: set[str] = set()
         self._price: Any = _UNRESOLVED
         invocation.created(self)
 
@@ -225,7 +226,13 @@ class Model(ABC):
         runs): a cache hit counts as one; otherwise input tokens are estimated from the prompt as
         it would be sent (``cost.estimate_tokens``) and output tokens are the call's budget.
         Returns whether a call would be made."""
-        if self.is_cached(prompt, system=system, schema=schema, **kwargs):
+        for k in ("purpose", "parse"):
+            kwargs.pop(k, None)
+        key = self.cache_key(prompt, system=system, schema=schema, **kwargs)
+        with self._strategy_lock:
+            repeat = key in self._planned_keys  # an earlier call of this run would answer it
+            self._planned_keys.add(key)
+        if repeat or (self._store is not None and self._store.has(key)):
             self.planned.add(cache_hits=1)
             return False
         from .cost import estimate_tokens
