@@ -133,6 +133,8 @@ def equivalence_pairs(
     timeout: TimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     structured_output: StructuredOpt = StructuredChoice.auto,
+    price: PriceOpt = None,
+    dry_run: DryRunOpt = False,
 ) -> None:
     """Build (reference, candidate) value pairs, judge them, re-judge with another family; report agreement."""
     from ..generate import resolve_splits
@@ -140,13 +142,22 @@ def equivalence_pairs(
     from ..workspace import Workspace
 
     splits = resolve_splits(split)
-    options = model_options(timeout, max_tokens, structured_output, [judge, rejudge])
+    options = model_options(timeout, max_tokens, structured_output, [judge, rejudge], price)
     r = run_equivalence_pairs(Workspace(workspace, create=False), splits, judge, rejudge, n=n,
                               borderline_share=borderline_share, seed=seed, pair_set=name,
                               allow_same_family=allow_same_family, base_url=base_url,
                               rejudge_base_url=rejudge_base_url, concurrency=concurrency,
-                              show_progress=not no_progress, model_options=options)
+                              show_progress=not no_progress, model_options=options,
+                              dry_run=dry_run)
+    if dry_run:
+        typer.echo(f"dry run: {sum(r.values())} judge calls")
+        for spec, calls in r.items():
+            typer.echo(f"  judge {display_spec(spec)}: {calls}")
+        print_costs(planned=True)
+        return
     typer.echo(r.model_dump_json(indent=2) if json_ else report_markdown(r))
+    if not json_:
+        print_costs()
     exit_for(sum(j.failures for j in r.per_judge.values()))
 
 
