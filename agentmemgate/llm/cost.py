@@ -196,7 +196,10 @@ def cost_lines(models: list[Any], *, planned: bool = False) -> list[str]:
         if not (g["calls"] or g["cache_hits"]):
             continue
         price = g["model"].price
-        hits = f" ({_fmt(g['cache_hits'])} answered from the workspace cache)" if g["cache_hits"] else ""
+        hits = ""
+        if g["cache_hits"]:
+            hits = (f" ({_fmt(g['cache_hits'])} answered from the workspace cache"
+                    + (" or by an identical call before them)" if planned else ")"))
         if planned:
             tokens = (f"~{_fmt(g['input_tokens'])} input tokens (characters / 4), at most "
                       f"{_fmt(g['output_tokens'])} output tokens (the calls' output budgets)")
