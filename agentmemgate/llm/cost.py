@@ -238,15 +238,17 @@ def _model_name(family: str, model: str) -> str:
     return f"{family}:{display_name(model)}"
 
 
-def usage_rows(ws, since: str | None = None) -> dict[str, Any]:
+def usage_rows(ws, since: str | None = None,
+               commands: tuple[str, ...] | None = None) -> dict[str, Any]:
     """What the workspace's call log says was spent, by command, model and purpose.
 
     ``calls``: replies received (an HTTP attempt that brought none, e.g. a 429, is counted in
     ``attempts`` only); tokens as providers reported them (``cached_input_tokens`` is part of
     ``input_tokens``); ``cost_usd`` sums the calls with a price, ``unpriced_calls`` counts the
     rest (their cost is unknown, not 0); ``cost_usd`` is None when no call had a price.
-    ``since``: an ISO date or date-time (UTC); earlier calls are left out."""
-    where, args = "", []
+    ``since``: an ISO date or date-time (UTC); earlier calls are left out. ``commands``: only
+    calls these commands made (reports: the calls behind their results)."""
+    clauses, args = [], []
     if since is not None:
         try:
             when = datetime.fromisoformat(since)
@@ -255,7 +257,12 @@ def usage_rows(ws, since: str | None = None) -> dict[str, Any]:
                            f"got {since!r}") from None
         if when.tzinfo is None:
             when = when.replace(tzinfo=timezone.utc)
-        where, args = "where created_at >= ?", [when.astimezone(timezone.utc).isoformat(timespec="seconds")]
+        clauses.append("created_at >= ?")
+        args.append(when.astimezone(timezone.utc).isoformat(timespec="seconds"))
+    if commands is not None:
+        clauses.append(f"command in ({', '.join('?' * len(commands))})")
+        args += list(commands)
+    where = f"where {' and '.join(clauses)}" if clauses else ""
     sql = (f"select coalesce(command, ''), family, requested_model, coalesce(purpose, ''), "
            "count(*), count(input_tokens), coalesce(sum(input_tokens), 0), "
            "coalesce(sum(cached_tokens), 0), coalesce(sum(output_tokens), 0), sum(cost_usd), "
@@ -303,4 +310,24 @@ def usage_lines(report: dict[str, Any]) -> list[str]:
     t = report["total"]
     out.append(f"total: {_fmt(t['calls'])} calls ({_fmt(t['attempts'])} HTTP attempts), "
                f"{tokens(t)}; {cost(t)}")
+    return out
+
+
+def by_model_lines(report: dict[str, Any]) -> list[str]:
+    """One line per model of a ``usage_rows`` report (reports: calls, tokens, cost per model)."""
+    models: dict[str, dict[str, Any]] = {}
+    for r in report["rows"]:
+        m = models.setdefault(r["model"], {"calls": 0, "input_tokens": 0, "cached_input_tokens": 0,
+                                           "output_tokens": 0, "cost_usd": None, "unpriced_calls": 0})
+        for k in ("calls", "input_tokens", "cached_input_tokens", "output_tokens", "unpriced_calls"):
+            m[k] += r[k]
+        if r["cost_usd"] is not None:
+            m["cost_usd"] = (m["cost_usd"] or 0.0) + r["cost_usd"]
+    out = []
+    for name, m in models.items():
+        cost = ("cost unknown (no price)" if m["cost_usd"] is None else money(m["cost_usd"])
+                + (f" + {m['unpriced_calls']} call(s) without a price" if m["unpriced_calls"] else ""))
+        out.append(f"{name}: {_fmt(m['calls'])} calls, {_fmt(m['input_tokens'])} input tokens "
+                   f"({_fmt(m['cached_input_tokens'])} provider-cached), "
+                   f"{_fmt(m['output_tokens'])} output tokens; {cost}")
     return out
