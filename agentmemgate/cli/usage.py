@@ -21,7 +21,7 @@ def usage(
     workspace: Path = WORKSPACE,
 ) -> None:
     """Sum cost and tokens by command, model and purpose from the workspace's call log."""
-    from ..llm.cost import usage_lines, usage_rows
+    from ..llm.usage_log import usage_lines, usage_rows
     from ..workspace import Workspace
 
     report = usage_rows(Workspace(workspace, create=False), since)

@@ -342,14 +342,14 @@ EVAL_COMMANDS = ("amg eval run", "amg eval answers")
 
 
 def _model_calls(ws: Workspace) -> dict | None:
-    from ..llm.cost import usage_rows
+    from ..llm.usage_log import usage_rows
 
     report = usage_rows(ws, commands=EVAL_COMMANDS)
     return report if report["rows"] else None
 
 
 def report_markdown(r: EvalReport, images: bool = False) -> str:
-    from ..llm.cost import by_model_lines
+    from ..llm.usage_log import by_model_lines
 
     out = ["# Evaluation report", ""]
     out += [f"- {n}" for n in r.meta.notes]

@@ -302,7 +302,7 @@ def validation_report(ws: Workspace, splits: list[str], judges: list[str] | None
 
 def _judge_calls(ws: Workspace) -> dict | None:
     """The realism and recovery judges' calls, tokens and cost, from the call log."""
-    from ..llm.cost import usage_rows
+    from ..llm.usage_log import usage_rows
 
     usage = usage_rows(ws, commands=("amg build", "amg validate"))
     usage["rows"] = [r for r in usage["rows"] if r["purpose"] in ("judge.realism", "judge.recovery")]
@@ -390,7 +390,7 @@ def report_markdown(r: ValidationReport, images: bool = False, max_failing: int 
     out += ["| judge | family | kind |", "|---|---|---|"]
     out += [f"| `{j.spec}` | {j.family} | {'heuristic' if j.heuristic else 'LLM'} |" for j in r.judges]
     if r.model_calls:
-        from ..llm.cost import by_model_lines
+        from ..llm.usage_log import by_model_lines
 
         out += ["", "Judge model calls in this workspace (call log, `amg build` and `amg validate`):"]
         out += [f"- {line}" for line in by_model_lines(r.model_calls)]

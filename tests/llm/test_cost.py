@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 from agentmemgate.cli import app
 from agentmemgate.errors import BadInput
 from agentmemgate.llm import get_model
-from agentmemgate.llm.cost import (estimate_tokens, lookup, money, parse_price, price_data,
-                                   usage_rows)
+from agentmemgate.llm.cost import estimate_tokens, lookup, money, parse_price, price_data
+from agentmemgate.llm.usage_log import usage_rows
 
 from llm_fakes import ANTHROPIC_KEY, OPENAI_KEY, FakeApi, anthropic_ok, openai_ok
 

@@ -73,7 +73,8 @@ def test_validate_then_the_report_shows_the_judges_tokens_and_cost(tmp_path):
     assert real.exit_code == 0, real.output
     line = next(x for x in real.output.splitlines() if x.startswith("scripted:priced: "))
     assert line.startswith("scripted:priced: 6 calls; cost $") and "(price from --price)" in line
-    from agentmemgate.llm.cost import money, usage_rows
+    from agentmemgate.llm.cost import money
+    from agentmemgate.llm.usage_log import usage_rows
     from agentmemgate.workspace import Workspace
 
     usage = usage_rows(Workspace(ws, create=False))
