@@ -208,6 +208,12 @@ def cost_lines(models: list[Any], *, planned: bool = False) -> list[str]:
                       f"provider-cached), {_fmt(g['output_tokens'])} output tokens")
         if g["calls"] and price is None:
             cost = "cost unknown: no price for this model; pass --price IN,OUT"
+        elif planned and g["calls"] == g["unestimated"]:
+            cost = "cost not estimated (their input is not made yet)"
+        elif planned and g["unestimated"]:
+            cost = (f"estimated cost at most {money(g['cost'])} for the "
+                    f"{_fmt(g['calls'] - g['unestimated'])} calls estimated")
+            priced = priced or price.source == "genai-prices"
         elif g["unpriced"]:
             cost = (f"cost {'at most ' if planned else ''}{money(g['cost'])} for the priced calls, "
                     f"{_fmt(g['unpriced'])} call(s) without a price in effect")

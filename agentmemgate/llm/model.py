@@ -209,13 +209,15 @@ class Model(ABC):
                                  self.options.price)
         return self._price
 
-    def call_cost(self, input_tokens: int, output_tokens: int, cached_tokens: int = 0) -> float | None:
-        """USD of one call with these tokens; None when this model has no price (never 0)."""
+    def call_cost(self, input_tokens: int, output_tokens: int, cached_tokens: int = 0, *,
+                  batch: bool = False) -> float | None:
+        """USD of one call with these tokens; None when this model has no price (never 0).
+        ``batch``: the provider's batch price (genai-prices' batch variants)."""
         price = self.price
         if price is None:
             return None
         try:
-            return price.cost(input_tokens, output_tokens, cached_tokens)
+            return price.cost(input_tokens, output_tokens, cached_tokens, batch=batch)
         except LookupError:  # no price in effect at this date
             return None
 
