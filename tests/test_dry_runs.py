@@ -146,3 +146,20 @@ def test_price_is_refused_without_a_model_and_when_malformed(built):
     assert r.exit_code == 1
     assert r.output.splitlines()[0].startswith("Error: --price must be two numbers per million "
                                                "tokens, e.g. --price 0.15,0.60")
+
+
+def test_eval_answers_real_run_then_the_eval_report_shows_cost(built, tmp_path):
+    ws = Workspace(built, create=False)
+    lines = [{"arc_id": a.id, "after_session": s, "answer": f"No idea ({a.id}, {s})."}
+             for a in ws.arcs("core") for s in range(len(a.sessions))]
+    f = tmp_path / "answers.jsonl"
+    f.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    get_model("scripted:aj2").respond_with(lambda req: {"asserted": [], "rationale": "none"})
+    r = invoke("eval", "answers", f, "--name", "mem0", "--judge", "scripted:aj2",
+               "--allow-same-family", "--price", "1,2", "--no-progress", "--workspace", built)
+    assert r.exit_code == 0, r.output
+    assert f"scripted:aj2: {len(lines)} calls; cost $" in r.output
+    rep = invoke("report", "eval", "--judge", "scripted:aj2", "--workspace", built)
+    assert rep.exit_code == 0, rep.output
+    assert (f"- Model calls of `amg eval run` and `amg eval answers` in this workspace (call log): "
+            f"scripted:aj2: {len(lines)} calls, ") in rep.output
