@@ -9,15 +9,22 @@ from typing import Any
 
 _lock = threading.Lock()
 _command = ""
+_dry_run = False
 _models: list[Any] = []  # strong: a summary reports models the library already let go
 
 
-def begin(command: str) -> None:
-    """A new command starts: name it and forget the models of any earlier one (tests run many)."""
-    global _command
+def begin(command: str, dry_run: bool = False) -> None:
+    """A new command starts: name it and forget the models of any earlier one (tests run many).
+    ``dry_run``: it sends nothing, so a provider needs no API key to count its calls."""
+    global _command, _dry_run
     with _lock:
         _command = command
+        _dry_run = dry_run
         _models.clear()
+
+
+def dry_run() -> bool:
+    return _dry_run
 
 
 def command() -> str:

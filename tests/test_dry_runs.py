@@ -163,3 +163,13 @@ def test_eval_answers_real_run_then_the_eval_report_shows_cost(built, tmp_path):
     assert rep.exit_code == 0, rep.output
     assert (f"- Model calls of `amg eval run` and `amg eval answers` in this workspace (call log): "
             f"scripted:aj2: {len(lines)} calls, ") in rep.output
+
+
+def test_a_dry_run_needs_no_api_key_and_a_real_run_still_does(built):
+    for spec in ("openai:gpt-4o-mini", "anthropic:claude-sonnet-4-5"):
+        r = invoke("validate", "--judge", spec, "--checks", "recovery", "--dry-run",
+                   "--workspace", built)
+        assert r.exit_code == 0, r.output
+        assert f"{spec}: " in r.output and "estimated cost at most $" in r.output
+        real = invoke("validate", "--judge", spec, "--checks", "recovery", "--workspace", built)
+        assert real.exit_code == 1 and "No API key" in real.output.splitlines()[0]

@@ -91,7 +91,7 @@ def handles_errors(fn: Callable) -> Callable:
         from .. import invocation
         from ..errors import AmgError
 
-        invocation.begin(_command_path(fn))
+        invocation.begin(_command_path(fn), dry_run=bool(kwargs.get("dry_run")))
         try:
             return fn(*args, **kwargs)
         except AmgError as e:
