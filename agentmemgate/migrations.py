@@ -313,3 +313,11 @@ def m014_product_answers(db: sqlite_utils.Database) -> None:
          "created_at": str},
         pk=("run_key", "arc_id", "after_session"),
     )
+
+
+@migration
+def m018_call_costs(db: sqlite_utils.Database) -> None:
+    """The call log keeps what each call cost (USD; null when the model has no known price, never
+    0 for unknown) and the command that made it (``amg usage`` sums by command)."""
+    db["llm_calls"].add_column("cost_usd", float)
+    db["llm_calls"].add_column("command", str)

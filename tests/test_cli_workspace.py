@@ -29,7 +29,7 @@ REFUSING = {
     "report classifier": ["set1"], "classify": ["--statements", "set1"],
     "audit export": ["a1"], "audit list": [], "audit relink": ["a1", "ana"],
     "statements sample": ["set1", "--size", "2"], "statements label": ["set1", "--voters", "offline"],
-    "statements list": [],
+    "statements list": [], "usage": [],
     "eval run": [], "eval answers": ["answers.jsonl", "--name", "mem0"],
     "eval show": ["arc-000000000000", "--system", "literal-gated"], "report eval": [],
 }

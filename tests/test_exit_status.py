@@ -49,7 +49,7 @@ def test_every_llm_command_takes_the_llm_options():
             llm[path] = opts
     assert set(LLM_COMMANDS) | {("eval", "run"), ("eval", "answers")} <= set(llm)
     for path, opts in llm.items():
-        missing = {"--timeout", "--max-tokens", "--structured-output"} - opts
+        missing = {"--timeout", "--max-tokens", "--structured-output", "--price", "--dry-run"} - opts
         assert not missing, f"amg {' '.join(path)} lacks {sorted(missing)}"
 
 

@@ -67,13 +67,18 @@ def majority(labels: list[str]) -> str | None:
     return leaders[0] if len(leaders) == 1 else None
 
 
-def _collect(ws: Workspace, set_name: str, statements: list[Statement], clf: Classifier, role: str,
-             votes: int, concurrency: int, progress: bool, errors: list[str]) -> None:
-    """Cast ``votes`` votes per statement for one voter, skipping votes already stored."""
+def _todo(ws: Workspace, set_name: str, statements: list[Statement], clf: Classifier, role: str,
+          votes: int) -> list[tuple[Statement, int]]:
     done = {(r[0], r[1]) for r in ws.db.execute(
         "select statement_id, vote from statement_votes where set_name = ? and role = ? and voter = ?",
         [set_name, role, clf.name]).fetchall()}
-    todo = [(s, v) for v in range(votes) for s in statements if (s.id, v) not in done]
+    return [(s, v) for v in range(votes) for s in statements if (s.id, v) not in done]
+
+
+def _collect(ws: Workspace, set_name: str, statements: list[Statement], clf: Classifier, role: str,
+             votes: int, concurrency: int, progress: bool, errors: list[str]) -> None:
+    """Cast ``votes`` votes per statement for one voter, skipping votes already stored."""
+    todo = _todo(ws, set_name, statements, clf, role, votes)
     if not todo:
         return
     def store(st: Statement, vote: int, dist: Distribution) -> None:
@@ -94,7 +99,7 @@ def label_statements(ws: Workspace, set_name: str, voters: list[str], *, votes: 
                      base_url: str | None = None, relabel_base_url: str | None = None,
                      progress: bool = False, replace: bool = False,
                      classifiers: dict[str, Classifier] | None = None,
-                     model_options: dict | None = None) -> LabelSummary:
+                     model_options: dict | None = None, dry_run: bool = False) -> LabelSummary | int:
     """Vote, take majorities, relabel, and store reference labels with their status.
 
     Statements whose reference label came with the import keep it and are not voted on, unless
@@ -137,6 +142,15 @@ def label_statements(ws: Workspace, set_name: str, voters: list[str], *, votes: 
             raise SameFamilyJudge(f"Relabeler {relabeler.name} is from the same family "
                                   f"({relabeler.family}) as voter {same[0]}; pick another family "
                                   "or pass --allow-same-family")
+    if dry_run:  # count the votes not stored yet on each model (``model.planned``); send nothing
+        n = 0
+        for clf, role, k in [*((c, "reference", votes) for c in voter_clfs),
+                             *([(relabeler, "relabel", relabel_votes)] if relabeler else [])]:
+            for st, v in _todo(ws, set_name, statements, clf, role, k):
+                n += 1
+                if hasattr(clf, "plan"):
+                    clf.plan(st, v)
+        return n
     run_id = ws.start_run("statements label", {"set": set_name, "voters": voters, "votes": votes,
                                                "relabel": relabel, "relabel_votes": relabel_votes,
                                                "replace": replace})

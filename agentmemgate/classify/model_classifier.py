@@ -252,6 +252,19 @@ class ModelClassifier:
         return Distribution(probs=probs, method=f"votes(k={self.samples})",
                             detail=f"{valid} of {self.samples} votes valid", valid_votes=valid)
 
+    def plan(self, statement: Statement, run: int = 0) -> None:
+        """Count the calls ``classify`` would make (dry runs, ``model.planned``): one logprobs
+        call (auto, logprobs; with auto a server without logprobs adds the votes), or the votes."""
+        prompt = self.prompt(statement)
+        kw = dict(purpose=f"classify.{self.rubric.name}", parse=self._read)
+        if self.method in ("auto", "logprobs") and not (self.method == "auto" and self._no_logprobs):
+            self.model.plan(prompt, temperature=0.0, logprobs=True, top_logprobs=TOP_LOGPROBS,
+                            seed_key=f"run{run}" if run else "", max_tokens=LOGPROB_TOKENS, **kw)
+            return
+        for i in range(self.samples):
+            self.model.plan(prompt, temperature=VOTE_TEMPERATURE, seed_key=f"run{run}:vote{i}",
+                            max_tokens=ANSWER_TOKENS, **kw)
+
     def classify(self, statement: Statement, run: int = 0) -> Distribution:
         prompt = self.prompt(statement)
         if self.method in ("auto", "logprobs") and not (self.method == "auto" and self._no_logprobs):

@@ -82,9 +82,11 @@ def classify_set(ws: Workspace, set_name: str, spec: str = "offline", *, runs: i
                  rubric: str = "evidence_type", method: str = "auto", samples: int = 5,
                  concurrency: int = 4, out: str | Path | None = None, base_url: str | None = None,
                  progress: bool = False, classifier: Classifier | None = None,
-                 model_options: dict | None = None) -> ClassifyResult:
+                 model_options: dict | None = None, dry_run: bool = False) -> ClassifyResult | int:
     """Classify every (statement, run) not yet stored; failures are counted, never stored as
-    distributions (a re-run asks again). ``model_options`` go to a model classifier."""
+    distributions (a re-run asks again). ``model_options`` go to a model classifier.
+    ``dry_run``: count the calls on the classifier's model (``model.planned``) and return how
+    many (statement, run) pairs would be classified; nothing is sent or stored."""
     if runs < 1:
         raise BadInput("--runs must be at least 1")
     statements = load_set(ws, set_name)
@@ -93,6 +95,11 @@ def classify_set(ws: Workspace, set_name: str, spec: str = "offline", *, runs: i
                                        **(model_options or {}))
     done = _done(ws, set_name, clf.name)
     todo = [(s, r) for r in range(runs) for s in statements if (s.id, r) not in done]
+    if dry_run:
+        if hasattr(clf, "plan"):
+            for s, r in todo:
+                clf.plan(s, r)
+        return len(todo)
 
     def store(st: Statement, run: int, dist: Distribution) -> None:
         with ws.db.conn:

@@ -8,6 +8,7 @@ from . import audit  # noqa: F401  (registers audit, annotate, report agreement)
 from . import corpora  # noqa: F401  (registers mine, statements, classify, report classifier)
 from . import arcs_import  # noqa: F401  (registers import)
 from . import eval  # noqa: F401  (registers eval run/answers/show, report eval)
+from . import usage  # noqa: F401  (registers usage)
 
 
 def main() -> None:

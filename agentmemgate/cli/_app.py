@@ -71,13 +71,27 @@ def fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
+def _command_path(fn: Callable) -> str:
+    """``amg mine hedges`` for the command running now (recorded with every model call)."""
+    try:
+        from typer._click.globals import get_current_context
+    except ImportError:  # pragma: no cover - typer without its vendored click
+        from click import get_current_context
+    ctx = get_current_context(silent=True)
+    if ctx is None:
+        return f"amg {fn.__name__}"
+    return " ".join(["amg", *ctx.command_path.split()[1:]])  # the test runner names it "root"
+
+
 def handles_errors(fn: Callable) -> Callable:
     """Turn domain errors into one-line messages; keep tracebacks for real bugs only."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        from .. import invocation
         from ..errors import AmgError
 
+        invocation.begin(_command_path(fn), dry_run=bool(kwargs.get("dry_run")))
         try:
             return fn(*args, **kwargs)
         except AmgError as e:

@@ -13,7 +13,8 @@ from rich.table import Table
 
 from ..llm.model import display_spec
 from ._app import app, handles_errors
-from ._llm import MaxTokensOpt, StructuredChoice, StructuredOpt, TimeoutOpt, exit_for, model_options
+from ._llm import (MaxTokensOpt, PriceOpt, StructuredChoice, StructuredOpt, TimeoutOpt, exit_for,
+                   model_options, print_costs)
 
 WORKSPACE = typer.Option(Path("amg-workspace"), "--workspace", help="Workspace folder (SQLite database).")
 OUT = typer.Option(Path("exports"), "--out", help="Export folder; files go to OUT/<split>/.")
@@ -30,7 +31,9 @@ CONCURRENCY = typer.Option(4, "--concurrency", min=1, help="Model calls in fligh
 MAX_ATTEMPTS = typer.Option(3, "--max-attempts", min=1,
                             help="Tries per arc when an LLM reply fails validation (the error is sent back).")
 DRY_RUN = typer.Option(False, "--dry-run",
-                       help="Print how many model calls the run would make (cached answers not counted) and stop.")
+                       help="Print the model calls the run would make (cached answers not counted), "
+                            "their expected input and output tokens and estimated cost per model, "
+                            "and stop.")
 
 
 def _renderer_options(generator: str, base_url: str | None, concurrency: int, max_attempts: int) -> dict:
@@ -131,11 +134,13 @@ def build(
     timeout: TimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     structured_output: StructuredOpt = StructuredChoice.auto,
+    price: PriceOpt = None,
 ) -> None:
     """Build the benchmark splits end to end: generate, check, judge, export."""
     from ..pipeline import build as run_build
 
-    options = model_options(timeout, max_tokens, structured_output, [generator, *(judge or [])])
+    options = model_options(timeout, max_tokens, structured_output, [generator, *(judge or [])],
+                            price)
     summary = run_build(workspace, out, split=split, generator=generator, seed=seed,
                         n_per_cell=n_per_cell, show_progress=not no_progress, judges=judge or None,
                         allow_same_family=allow_same_family, drop_failing=drop_failing,
@@ -144,8 +149,10 @@ def build(
                         **_renderer_options(generator, base_url, concurrency, max_attempts))
     if dry_run:
         _print_dry_run(summary.generate, summary.judge_calls)
+        print_costs(planned=True)
         return
     _print_build(summary)
+    print_costs()
     exit_for(summary.generate.failed + len(summary.structure.failing_arcs if summary.structure else {})
              + (summary.judging.failures if summary.judging else 0))
 
@@ -166,6 +173,7 @@ def generate(
     timeout: TimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     structured_output: StructuredOpt = StructuredChoice.auto,
+    price: PriceOpt = None,
 ) -> None:
     """Plan and render arcs into the workspace (resumes where a previous run stopped)."""
     from ..generate import generate as run_generate, get_renderer, plan_split, resolve_splits
@@ -173,7 +181,7 @@ def generate(
 
     splits = resolve_splits(split)
     options = _renderer_options(generator, base_url, concurrency, max_attempts)
-    llm_options = model_options(timeout, max_tokens, structured_output, [generator])
+    llm_options = model_options(timeout, max_tokens, structured_output, [generator], price)
     for s in splits:  # refused before a workspace exists
         plan_split(s, seed, n_per_cell)
     with open_workspace(workspace, create=True) as ws:
@@ -184,11 +192,13 @@ def generate(
             ws.discard_if_unused()
     if dry_run:
         _print_dry_run(summary)
+        print_costs(planned=True)
         return
     typer.echo(f"planned {summary.planned}, rendered now {summary.rendered_now}, "
                f"already done {summary.already_done}, failed {summary.failed}")
     for f in summary.failures[:20]:
         typer.echo(f"  failed {f.spec_id}: {f.reason}")
+    print_costs()
     exit_for(summary.failed)
 
 

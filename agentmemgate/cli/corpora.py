@@ -11,7 +11,8 @@ import typer
 from .. import corpora as _corpora  # noqa: F401  (registers the statements:SET audit source)
 from ..workspace import DEFAULT_WORKSPACE, Workspace, open_workspace
 from ._app import app, handles_errors, report_app
-from ._llm import MaxTokensOpt, StructuredChoice, StructuredOpt, TimeoutOpt, exit_for, model_options
+from ._llm import (DryRunOpt, MaxTokensOpt, PriceOpt, StructuredChoice, StructuredOpt, TimeoutOpt,
+                   exit_for, model_options, print_costs)
 
 mine_app = typer.Typer(help="Mine public corpora (LongMemEval, LoCoMo) for natural hedges.",
                        no_args_is_help=True)
@@ -50,6 +51,13 @@ def mine_hedges(
                                                  "conversations (a quick look at a big file).")] = None,
     lexicon: Annotated[Optional[Path], typer.Option("--lexicon", help="Your own stage-1 cue "
                                                     "lexicon (TOML, same shape as cues.v2.toml).")] = None,
+    prefilter: Annotated[str, typer.Option("--prefilter", help="lexicon (stage 1: the cue "
+                                           "lexicon picks the turns stage 2 sees; its held-out "
+                                           "recall is in the summary) or none (every turn goes "
+                                           "to stage 2, as the paper's LLM miner; see --dry-run "
+                                           "for the cost).")] = "lexicon",
+    dry_run: DryRunOpt = False,
+    price: PriceOpt = None,
     concurrency: ConcurrencyOpt = 4,
     base_url: BaseUrlOpt = None,
     no_progress: NoProgressOpt = False,
@@ -61,13 +69,18 @@ def mine_hedges(
     """Find plans and hedges (stage 1 prefilter, stage 2 extraction) and link their outcomes."""
     from ..corpora import mine_hedges as run
 
-    options = model_options(timeout, max_tokens, structured_output, [miner])
+    options = model_options(timeout, max_tokens, structured_output, [miner], price)
     with open_workspace(workspace, create=True) as ws:
         summary = run(ws, path, corpus=corpus, miner=miner, out=out, limit=limit, lexicon=lexicon,
                       concurrency=concurrency, base_url=base_url, progress=not no_progress,
-                      echo=typer.echo, model_options=options)
+                      echo=typer.echo, model_options=options, prefilter=prefilter,
+                      dry_run=dry_run)
+        if dry_run:
+            ws.discard_if_unused()
     typer.echo("\n".join(summary.lines()))
-    exit_for(summary.errors)
+    print_costs(planned=dry_run)
+    if not dry_run:
+        exit_for(summary.errors)
 
 
 @statements_app.command("sample")
@@ -143,17 +156,26 @@ def statements_label(
     timeout: TimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     structured_output: StructuredOpt = StructuredChoice.auto,
+    price: PriceOpt = None,
+    dry_run: DryRunOpt = False,
 ) -> None:
     """Reference labels by majority of model votes, and a relabel by another family."""
     from ..classify import label_statements
 
-    options = model_options(timeout, max_tokens, structured_output, [*_split(voters), relabel])
+    options = model_options(timeout, max_tokens, structured_output, [*_split(voters), relabel],
+                            price)
     summary = label_statements(_existing(workspace), name, _split(voters), votes=votes,
                                relabel=relabel, relabel_votes=relabel_votes,
                                allow_same_family=allow_same_family, concurrency=concurrency,
                                base_url=base_url, relabel_base_url=relabel_base_url,
-                               progress=not no_progress, replace=replace, model_options=options)
+                               progress=not no_progress, replace=replace, model_options=options,
+                               dry_run=dry_run)
+    if dry_run:
+        typer.echo(f"dry run: {summary} votes to cast")
+        print_costs(planned=True)
+        return
     typer.echo("\n".join(summary.lines()))
+    print_costs()
     exit_for(summary.errors)
 
 
@@ -217,15 +239,23 @@ def classify(
     timeout: TimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     structured_output: StructuredOpt = StructuredChoice.auto,
+    price: PriceOpt = None,
+    dry_run: DryRunOpt = False,
 ) -> None:
     """Store per-statement evidence-type distributions for a statement set."""
     from ..classify import classify_set
 
-    options = model_options(timeout, max_tokens, structured_output, [classifier])
+    options = model_options(timeout, max_tokens, structured_output, [classifier], price)
     r = classify_set(_existing(workspace), statements, classifier, runs=runs, rubric=rubric,
                      method=method, samples=samples, concurrency=concurrency, out=out,
-                     base_url=base_url, progress=not no_progress, model_options=options)
+                     base_url=base_url, progress=not no_progress, model_options=options,
+                     dry_run=dry_run)
+    if dry_run:
+        typer.echo(f"dry run: {r} (statement, run) pairs to classify")
+        print_costs(planned=True)
+        return
     typer.echo("\n".join(r.lines()))
+    print_costs()
     exit_for(r.errors)
 
 

@@ -9,7 +9,8 @@ import typer
 
 from .. import evaluate as _evaluate  # noqa: F401  (registers the Evaluation card section)
 from ._app import app, handles_errors, report_app
-from ._llm import MaxTokensOpt, StructuredChoice, StructuredOpt, TimeoutOpt, exit_for, model_options
+from ._llm import (DryRunOpt, MaxTokensOpt, PriceOpt, StructuredChoice, StructuredOpt, TimeoutOpt,
+                   exit_for, model_options, print_costs)
 from .build import NO_PROGRESS, WORKSPACE
 
 eval_app = typer.Typer(help="Score memory systems on the splits (the paper's evaluation protocol).",
@@ -72,6 +73,8 @@ def run(
     timeout: TimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     structured_output: StructuredOpt = StructuredChoice.auto,
+    price: PriceOpt = None,
+    dry_run: DryRunOpt = False,
     workspace: Path = WORKSPACE,
     no_progress: bool = NO_PROGRESS,
 ) -> None:
@@ -79,13 +82,18 @@ def run(
     from ..evaluate import run_eval
     from ..workspace import Workspace
 
-    options = model_options(timeout, max_tokens, structured_output, [model, judge])
+    options = model_options(timeout, max_tokens, structured_output, [model, judge], price)
     variants = (["no-retry"] if no_retry else []) + (["permissive"] if permissive_matcher else [])
     s = run_eval(Workspace(workspace, create=False), _splits(split), system or None, model=model,
                  base_url=base_url, judge=judge, judge_base_url=judge_base_url,
                  allow_same_family=allow_same_family, concurrency=concurrency,
                  variants=variants, llm_options=options, embedder=embedder,
-                 embedder_base_url=embedder_base_url, show_progress=not no_progress)
+                 embedder_base_url=embedder_base_url, show_progress=not no_progress,
+                 dry_run=dry_run)
+    if dry_run:
+        typer.echo("\n".join(s.lines()))
+        print_costs(planned=True)
+        return
     kinds = sorted({"offline rules" if i.offline else "LLM" for i in s.systems})
     typer.echo(f"systems: {', '.join(s.names)} ({', '.join(kinds)}); "
                f"judge: {s.judge.spec}{' (heuristic)' if s.judge.heuristic else ''}")
@@ -96,6 +104,7 @@ def run(
     for e in s.failure_examples:
         typer.echo(f"  failed {e}")
     typer.echo("report: amg report eval; one arc: amg eval show ARC_ID --system NAME")
+    print_costs()
     exit_for(s.failed)
 
 
@@ -112,6 +121,8 @@ def answers(
     timeout: TimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     structured_output: StructuredOpt = StructuredChoice.auto,
+    price: PriceOpt = None,
+    dry_run: DryRunOpt = False,
     workspace: Path = WORKSPACE,
     no_progress: bool = NO_PROGRESS,
 ) -> None:
@@ -119,10 +130,16 @@ def answers(
     from ..evaluate import run_answers
     from ..workspace import Workspace
 
-    options = model_options(timeout, max_tokens, structured_output, [judge])
+    options = model_options(timeout, max_tokens, structured_output, [judge], price)
     s = run_answers(Workspace(workspace, create=False), file, name, judge=judge,
                     judge_base_url=judge_base_url, allow_same_family=allow_same_family,
-                    concurrency=concurrency, llm_options=options, show_progress=not no_progress)
+                    concurrency=concurrency, llm_options=options, show_progress=not no_progress,
+                    dry_run=dry_run)
+    if dry_run:
+        typer.echo(f"dry run: {s} answers to judge (one answer-judge call each; the value "
+                   "comparisons that follow depend on the verdicts and are not counted)")
+        print_costs(planned=True)
+        return
     typer.echo(f"{s.name}: {s.lines} answers for {s.arcs} arcs ("
                + ", ".join(f"{k} {v}" for k, v in s.splits.items())
                + f"); judge {s.judge.spec}{' (heuristic)' if s.judge.heuristic else ''}"
@@ -134,6 +151,7 @@ def answers(
 
     typer.echo(accuracy_line(s.judge.spec, s.answer_rubric))
     typer.echo("report: amg report eval")
+    print_costs()
     exit_for(s.failed)
 
 

@@ -10,7 +10,8 @@ import typer
 from .. import validate as _validate  # noqa: F401  (card section, --drop-failing rule, audit source)
 from ..llm.model import display_spec
 from ._app import app, fail, handles_errors, report_app
-from ._llm import MaxTokensOpt, StructuredChoice, StructuredOpt, TimeoutOpt, exit_for, model_options
+from ._llm import (DryRunOpt, MaxTokensOpt, PriceOpt, StructuredChoice, StructuredOpt, TimeoutOpt,
+                   exit_for, model_options, print_costs)
 from .build import NO_PROGRESS, SPLIT, WORKSPACE, judged_line
 
 JUDGE = typer.Option(None, "--judge", help="Judge: offline (heuristic judges) or provider:model; "
@@ -66,6 +67,8 @@ def validate(
     timeout: TimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     structured_output: StructuredOpt = StructuredChoice.auto,
+    price: PriceOpt = None,
+    dry_run: DryRunOpt = False,
 ) -> None:
     """Run structural checks, realism and blind level recovery on the arcs; store every verdict."""
     if ctx.invoked_subcommand is not None:
@@ -75,16 +78,29 @@ def validate(
     from ..workspace import Workspace
 
     splits = resolve_splits(split)
-    options = model_options(timeout, max_tokens, structured_output, judge or [])
+    options = model_options(timeout, max_tokens, structured_output, judge or [], price)
     ws = Workspace(workspace, create=False)
     if not ws.arc_ids(splits=splits):  # nothing to check is not a pass
         fail(f"No arcs in workspace {str(ws.path)!r} (split {split}): run `amg build` or "
              "`amg generate` first")
+    if dry_run:
+        from ..validate.dry_run import plan_validation
+
+        calls = plan_validation(ws, splits, judge, checks, allow_same_family=allow_same_family,
+                                base_url=base_url, seed=seed, model_options=options)
+        typer.echo(f"dry run: {calls.total} judge calls")
+        for spec, n in calls.by_judge.items():
+            typer.echo(f"  judge {display_spec(spec)}: {n}")
+        for spec in calls.heuristic:
+            typer.echo(f"  judge {display_spec(spec)}: 0 (heuristic, no model calls)")
+        print_costs(planned=True)
+        return
     s = run_validation(ws, splits, judge, checks,
                        allow_same_family=allow_same_family, base_url=base_url,
                        concurrency=concurrency, seed=seed, show_progress=not no_progress,
                        model_options=options)
     _print_validation(s)
+    print_costs()
     # Like build: 2 when something needs a look (failing arcs, or judge calls that failed and
     # will be retried by a re-run).
     exit_for(len(s.structure.failing_arcs if s.structure else {})
@@ -117,6 +133,8 @@ def equivalence_pairs(
     timeout: TimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     structured_output: StructuredOpt = StructuredChoice.auto,
+    price: PriceOpt = None,
+    dry_run: DryRunOpt = False,
 ) -> None:
     """Build (reference, candidate) value pairs, judge them, re-judge with another family; report agreement."""
     from ..generate import resolve_splits
@@ -124,13 +142,22 @@ def equivalence_pairs(
     from ..workspace import Workspace
 
     splits = resolve_splits(split)
-    options = model_options(timeout, max_tokens, structured_output, [judge, rejudge])
+    options = model_options(timeout, max_tokens, structured_output, [judge, rejudge], price)
     r = run_equivalence_pairs(Workspace(workspace, create=False), splits, judge, rejudge, n=n,
                               borderline_share=borderline_share, seed=seed, pair_set=name,
                               allow_same_family=allow_same_family, base_url=base_url,
                               rejudge_base_url=rejudge_base_url, concurrency=concurrency,
-                              show_progress=not no_progress, model_options=options)
+                              show_progress=not no_progress, model_options=options,
+                              dry_run=dry_run)
+    if dry_run:
+        typer.echo(f"dry run: {sum(r.values())} judge calls")
+        for spec, calls in r.items():
+            typer.echo(f"  judge {display_spec(spec)}: {calls}")
+        print_costs(planned=True)
+        return
     typer.echo(r.model_dump_json(indent=2) if json_ else report_markdown(r))
+    if not json_:
+        print_costs()
     exit_for(sum(j.failures for j in r.per_judge.values()))
 
 

@@ -36,6 +36,7 @@ class HedgeAnswer(BaseModel):
     reason: Prose
 
 
+NO_PREFILTER = "(none: no keyword filter ran on this turn (--prefilter none); read the whole turn)"
 MAX_TOKENS = 300  # a short JSON object: a span copied from one turn, a few words, a reason
 
 def find_verbatim(span: str, turn: str) -> str | None:
@@ -65,7 +66,13 @@ class LLMExtractor:
     def prompt(self, cand: Candidate) -> str:
         return fill(self.rubric, speaker=cand.speaker, context=format_context(cand.context),
                     turn=cand.turn_text,
-                    cue_sentences="\n".join(f"- {s}" for s in cand.cue_sentences()))
+                    cue_sentences="\n".join(f"- {s}" for s in cand.cue_sentences())
+                    or NO_PREFILTER)
+
+    def plan(self, cand: Candidate) -> bool:
+        """Count the call ``extract`` would make (dry runs); True unless it is cached."""
+        return self.model.plan(self.prompt(cand), schema=HedgeAnswer, temperature=0.0,
+                               seed_key=cand.id, max_tokens=MAX_TOKENS)
 
     def extract(self, cand: Candidate) -> Extraction:
         resp = self.model.complete(self.prompt(cand), schema=HedgeAnswer, temperature=0.0,

@@ -21,7 +21,8 @@ from .longmemeval import variant_of
 from .model import LICENSES, Candidate, Extraction, MinedStatement, MineSummary
 from .outcomes import at_risk_measurable, link_outcome
 from . import _store
-from .prefilter import Lexicon, load_lexicon, scan_conversation
+from .model import MinePlan
+from .prefilter import PREFILTERS, Lexicon, load_lexicon, prefilter_line, scan_conversation
 
 
 def source_key(path: Path, limit: int | None = None) -> str:
@@ -56,11 +57,16 @@ def _source_texts(ws: Workspace, key: str) -> _store.SourceTexts | None:
     return _store.SourceTexts(row["path"], row["corpus"], key) if row else None
 
 
+def _lex_ref(lexicon: Lexicon, prefilter: str) -> str:
+    return "none" if prefilter == "none" else f"{lexicon.ref}:{lexicon.sha256[:12]}"
+
+
 def _stage1(ws: Workspace, path: Path, corpus: str, key: str, lexicon: Lexicon,
-            limit: int | None, progress: bool) -> dict:
+            limit: int | None, progress: bool, prefilter: str = "lexicon") -> dict:
     """Prefilter the source, committing each conversation's candidates together with a checkpoint
-    (conversations done, counts, sessions seen): a killed run resumes after the last one."""
-    lex_ref = f"{lexicon.ref}:{lexicon.sha256[:12]}"
+    (conversations done, counts, sessions seen): a killed run resumes after the last one.
+    ``prefilter="none"`` passes every mined turn on (a change of prefilter redoes stage 1)."""
+    lex_ref = _lex_ref(lexicon, prefilter)
     row = _source_row(ws, key)
     if row and row["path"] != str(path.resolve()):  # the same file, moved: read it from here now
         with ws.db.conn:
@@ -99,7 +105,8 @@ def _stage1(ws: Workspace, path: Path, corpus: str, key: str, lexicon: Lexicon,
             for conv in iter_conversations(path, corpus, on_bytes=on_bytes, skip=done):
                 dedup = conv.corpus == "longmemeval"
                 before = set(seen) if dedup else None
-                scan = scan_conversation(conv, lexicon, seen if dedup else None)
+                scan = scan_conversation(conv, lexicon, seen if dedup else None,
+                                         prefilter=prefilter)
                 item, done = done, done + 1
                 counts["conversations"] += 1
                 counts["duplicate_sessions"] += scan.duplicate_sessions
@@ -159,6 +166,30 @@ def _forget_stale_offline_answers(ws: Workspace, key: str, extractor: Extractor)
     with ws.db.conn:
         ws.db["mined_extractions"].delete_where("source_key = ? and miner = ?", [key, extractor.name])
         ws.db["mine_sources"].update(key, {"offline_rules": ref})
+
+
+def plan_mining(path: Path, corpus: str, extractor: Extractor, lexicon: Lexicon,
+                limit: int | None, prefilter: str) -> MinePlan:
+    """A dry run: prefilter the file in memory (nothing stored) and count the stage-2 model calls
+    on the extractor's model (``model.planned``; cached answers not counted)."""
+    plan = MinePlan(corpus="", prefilter=prefilter_line(prefilter, lexicon))
+    seen: set[str] = set()
+    model_plan = getattr(extractor, "plan", None)
+    for conv in iter_conversations(path, corpus):
+        plan.corpus = conv.corpus
+        scan = scan_conversation(conv, lexicon, seen if conv.corpus == "longmemeval" else None,
+                                 prefilter=prefilter)
+        plan.conversations += 1
+        plan.turns_scanned += scan.turns_scanned
+        plan.stage2 += len(scan.candidates)
+        if model_plan is not None:
+            for cand in scan.candidates:
+                model_plan(cand)
+        if limit and plan.conversations >= limit:
+            break
+    if not plan.turns_scanned:
+        raise nothing_to_mine(path, plan.corpus or corpus, plan.conversations)
+    return plan
 
 
 # -- stage 2 ---------------------------------------------------------------------------------
@@ -353,32 +384,42 @@ def mine_hedges(ws: Workspace, path: str | Path, *, corpus: str = "auto", miner:
                 base_url: str | None = None, progress: bool = False,
                 extractor: Extractor | None = None, lexicon: str | Path | None = None,
                 echo: Callable[[str], None] | None = None,
-                model_options: dict | None = None) -> MineSummary:
+                model_options: dict | None = None, prefilter: str = "lexicon",
+                dry_run: bool = False) -> MineSummary | MinePlan:
     """Mine one corpus file end to end; returns the summary (also printed by the CLI).
 
     ``lexicon`` is a cue-lexicon TOML file of your own (default: the packaged ``cues.vN.toml``);
-    changing it re-runs stage 1 for this source.
+    changing it re-runs stage 1 for this source. ``prefilter``: ``lexicon`` (stage 1 as above)
+    or ``none`` (every mined turn goes to stage 2). ``dry_run``: stream and prefilter the file in
+    memory and count the stage-2 calls (``model.planned``) without sending or storing anything.
     """
     path = Path(path)
     check_corpus(path, corpus)  # fail fast, with a one-line message, before any work
     if limit is not None and limit < 1:
         raise BadInput("--limit must be at least 1")
+    if prefilter not in PREFILTERS:
+        raise BadInput(f"Unknown --prefilter {prefilter!r}: choose {' or '.join(PREFILTERS)}")
+    if prefilter == "none" and lexicon:
+        raise BadInput("--lexicon is the lexicon prefilter's; --prefilter none uses no lexicon")
     extractor = extractor or get_extractor(miner, ws, base_url=base_url, concurrency=concurrency,
                                            progress=progress, **(model_options or {}))
     key = source_key(path, limit)
     lex = load_lexicon(path=str(lexicon)) if lexicon else load_lexicon()
+    if dry_run:
+        return plan_mining(path, corpus, extractor, lex, limit, prefilter)
     run = ws.start_run("mine hedges", {"path": str(path), "corpus": corpus, "miner": extractor.name,
-                                       "limit": limit, "lexicon": f"{lex.ref}:{lex.sha256[:12]}",
-                                       "rules": load_rules().ref})
+                                       "limit": limit, "lexicon": _lex_ref(lex, prefilter),
+                                       "prefilter": prefilter, "rules": load_rules().ref})
     status = "failed"
     try:
-        _stage1(ws, path, corpus, key, lex, limit, progress)
+        _stage1(ws, path, corpus, key, lex, limit, progress, prefilter)
         _forget_stale_offline_answers(ws, key, extractor)
         failures = _stage2(ws, key, extractor, progress)
         _link(ws, path, corpus, key, extractor.name, limit, progress)
         model = getattr(extractor, "model", None)
         result = summary(ws, key, extractor.name, failures,
                          model.usage.as_dict() if model is not None else None)
+        result.prefilter_lines = prefilter_line(prefilter, lex)
         if out is not None:
             n = write_jsonl(mined_statements(ws, key, extractor.name), Path(out))
             if echo:

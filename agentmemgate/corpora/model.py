@@ -139,6 +139,22 @@ class MinedStatement(BaseModel):
     license: str
 
 
+class MinePlan(BaseModel):
+    """What ``amg mine hedges --dry-run`` found: the turns stage 2 would get (one call each with
+    an LLM miner; the model's ``planned`` tally has the calls not already cached)."""
+
+    model_config = ConfigDict(extra="forbid")
+    corpus: str
+    prefilter: list[str]
+    conversations: int = 0
+    turns_scanned: int = 0
+    stage2: int = 0
+
+    def lines(self) -> list[str]:
+        return [f"dry run: {self.conversations} conversations ({self.corpus}), {self.turns_scanned} "
+                f"turns scanned, {self.stage2} go to stage 2", *self.prefilter]
+
+
 class MineSummary(BaseModel):
     """The counts ``amg mine hedges`` prints (the paper: 194 hedges, 16 measurable at-risk plans)."""
 
@@ -165,6 +181,7 @@ class MineSummary(BaseModel):
     failure_reasons: list[str] = []
     variant: str = ""  # longmemeval: oracle / s / m
     limited: bool = False  # --limit: only the first conversations were mined
+    prefilter_lines: list[str] = []  # which prefilter ran, and its measured held-out recall
 
     def stage2_share(self) -> Proportion:
         return wilson(self.prefilter_hits, self.turns_scanned)
@@ -197,6 +214,7 @@ class MineSummary(BaseModel):
             f"Source: {self.source} ({self.corpus}); miner: {self.miner}",
             f"Conversations: {self.conversations} (duplicate sessions skipped: {self.duplicate_sessions_skipped})",
             f"Turns scanned: {self.turns_scanned} ({self.sentences_scanned} sentences)",
+            *self.prefilter_lines,
             *self.cost_lines(),
             self._llm_line(),
             f"Hedges: {self.hedges} (came true {self.came_true}, abandoned {self.abandoned}, "

@@ -208,10 +208,19 @@ def _context(session: CorpusSession, k: int) -> list[ContextTurn]:
     return [ContextTurn(speaker=t.speaker, text=t.text) for t in session.turns[max(0, k - 2):k]]
 
 
+PREFILTERS = ("lexicon", "none")
+
+
 def scan_conversation(conv: Conversation, lexicon: Lexicon | None = None,
-                      seen_sessions: set[str] | None = None) -> ConversationScan:
-    """Prefilter every mined turn; sessions already in ``seen_sessions`` are skipped and added."""
+                      seen_sessions: set[str] | None = None, *,
+                      prefilter: str = "lexicon") -> ConversationScan:
+    """Prefilter every mined turn; sessions already in ``seen_sessions`` are skipped and added.
+
+    ``prefilter="none"``: every mined turn (every user turn; both speakers of a peer chat) is a
+    candidate, with no cue sentences: stage 2 reads the whole turn, as the paper's LLM miner did.
+    """
     lex = lexicon or load_lexicon()
+    every = prefilter == "none"
     out = ConversationScan()
     for session in conv.sessions:
         if seen_sessions is not None:
@@ -226,12 +235,47 @@ def scan_conversation(conv: Conversation, lexicon: Lexicon | None = None,
             scan = scan_turn(turn.text, lex, conv.corpus)
             out.turns_scanned += 1
             out.sentences_scanned += scan.sentences
-            if scan.hit:
+            if every or scan.hit:
                 out.candidates.append(Candidate(
                     id=candidate_id(conv, turn.ref), corpus=conv.corpus,
                     conversation_id=conv.conversation_id, source_ref=turn.ref,
                     session_index=session.index, turn_index=k, speaker=turn.speaker,
                     date=session.date, turn_text=turn.text, context=_context(session, k),
-                    prefilter_cues=scan.cues, cue_spans=scan.spans,
+                    prefilter_cues=[] if every else scan.cues,
+                    cue_spans=[] if every else scan.spans,
                     context_refs=[t.ref for t in session.turns[max(0, k - 2):k]]))
     return out
+
+
+RECALL_FILE = LEXICON_DIR / "prefilter_recall.json"
+
+
+def measured_recall(lexicon: Lexicon) -> dict | None:
+    """The stage-1 recall of ``lexicon`` on the hand-labelled dev set's held-out part, as
+    ``devsets/hedges/measure.py --set heldout --save-recall`` stored it (k and n per corpus);
+    None when it was not measured for this very lexicon (another version, your own file)."""
+    import json
+
+    try:
+        data = json.loads(RECALL_FILE.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if data.get("lexicon") == f"{lexicon.ref}:{lexicon.sha256[:12]}" else None
+
+
+def prefilter_line(prefilter: str, lexicon: Lexicon) -> list[str]:
+    """Which prefilter ran and what it is known to miss (what it misses never reaches stage 2):
+    summary lines of at most 100 characters."""
+    from ..stats import wilson
+
+    if prefilter == "none":
+        return ["Prefilter: none (every turn goes to stage 2: nothing is filtered out)"]
+    head = (f"Prefilter: lexicon {lexicon.ref} (misses never reach stage 2; --prefilter none "
+            "sends every turn)")
+    data = measured_recall(lexicon)
+    if data is None:
+        return [head, "  stage-1 recall: not measured for this lexicon on the held-out dev set"]
+    parts = data["parts"]
+    k, n = sum(p["k"] for p in parts.values()), sum(p["n"] for p in parts.values())
+    return [head, f"  stage-1 recall, held-out dev set: {wilson(k, n).fmt()} of speculation turns",
+            "  (" + "; ".join(f"{c} {wilson(p['k'], p['n']).fmt()}" for c, p in parts.items()) + ")"]

@@ -81,6 +81,15 @@ def assess(truth: Truth, answers: list[str], judge: AnswerJudge) -> list[AnswerV
             for a in answers]
 
 
+def questions(truth: Truth, answers: list[str]) -> list[AnswerQuestion]:
+    """The questions ``assess`` puts to the answer judge, one per answer."""
+    f = truth.field
+    cands = tuple(dict.fromkeys([truth.initial_value, truth.plan_value, truth.final_value]))
+    return [AnswerQuestion(field=f.attribute, description=f.description,
+                           probe_question=f.probe_question, answer=a, candidates=cands)
+            for a in answers]
+
+
 def score_answers(truth: Truth, answers: list[str], verdicts: list[AnswerVerdict],
                   same: Same) -> ArcScore:
     def asserts(i: int, value: str) -> bool:

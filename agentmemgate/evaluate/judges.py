@@ -296,6 +296,10 @@ class LLMAnswerJudge(AnswerJudge):
         return self._rubric.render(field=q.field, description=q.description,
                                    probe_question=q.probe_question, answer=q.answer)
 
+    def plan(self, q: AnswerQuestion) -> bool:
+        """Count the call ``ask`` would make (dry runs, ``model.planned``)."""
+        return self.model.plan(self.prompt(q), schema=AssertionAnswer, purpose="eval.answer")
+
     def ask(self, q: AnswerQuestion) -> AnswerVerdict:
         a = self.model.complete(self.prompt(q), schema=assertion_schema(q.answer),
                                 purpose="eval.answer", max_tokens=ANSWER_BUDGET).parsed

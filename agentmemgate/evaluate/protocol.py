@@ -49,3 +49,23 @@ def run_arc(system: MemorySystem, arc: Arc, name: str | None = None) -> Trace:
     return Trace(system=name or system.info.name, arc_id=arc.id, key=key, turns=turns,
                  end_read=system.read(key), snapshots=snapshots,
                  calls=system.calls - start_calls, user_messages=len(turns))
+
+
+def plan_arc(system: MemorySystem, arc: Arc) -> int:
+    """A dry run of ``run_arc``: count the extraction call of every user turn on the extractor's
+    model (``model.planned``) when the system extracts with a model; returns the calls counted.
+    Later calls (matching, resolution, checks) depend on what extraction finds: not counted."""
+    extractor = getattr(system, "extractor", None)
+    if not hasattr(extractor, "plan"):
+        return 0
+    context: list[ContextTurn] = []
+    n, t = 0, 0
+    for si, session in enumerate(arc.sessions):
+        for ti, turn in enumerate(session.turns):
+            if turn.role == "user":
+                extractor.plan(UserTurn(text=turn.text, session=si, turn=ti, date=session.date, t=t),
+                               list(context))
+                n += 1
+            context.append(ContextTurn(role=turn.role, text=turn.text, session=si, date=session.date))
+            t += 1
+    return n

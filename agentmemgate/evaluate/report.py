@@ -89,6 +89,8 @@ class ReportMeta(BaseModel):
     systems: dict[str, SystemMeta]
     bootstrap: dict[str, int]
     notes: list[str]
+    # what `amg eval run` / `amg eval answers` spent, from the call log (``llm.cost.usage_rows``)
+    model_calls: dict | None = None
 
 
 class CorrectionPair(BaseModel):
@@ -230,7 +232,7 @@ def compute_report(ws: Workspace, splits: list[str] | None = None, judge: str | 
                       judge=judge_info, splits=splits, arcs=arcs,
                       systems={n: metas[n] for n in _order(list(metas))},
                       bootstrap={"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED},
-                      notes=notes(metas, judge_info))
+                      notes=notes(metas, judge_info), model_calls=_model_calls(ws))
     ordered = {n: results.get(n, {}) for n in _order(list(metas))}
     return EvalReport(systems=ordered, differences=diffs, meta=meta,
                       corrections_control=corrections_control(per_arc, metas))
@@ -441,9 +443,24 @@ def _gated(r: EvalReport, names: list[str]) -> list[str]:
     return [n for n in names if r.meta.systems[n].gated]
 
 
+EVAL_COMMANDS = ("amg eval run", "amg eval answers")
+
+
+def _model_calls(ws: Workspace) -> dict | None:
+    from ..llm.usage_log import usage_rows
+
+    report = usage_rows(ws, commands=EVAL_COMMANDS)
+    return report if report["rows"] else None
+
+
 def report_markdown(r: EvalReport, images: bool = False) -> str:
+    from ..llm.usage_log import by_model_lines
+
     out = ["# Evaluation report", ""]
     out += [f"- {n}" for n in r.meta.notes]
+    if r.meta.model_calls:
+        out += [f"- Model calls of `amg eval run` and `amg eval answers` in this workspace (call "
+                f"log): {line}" for line in by_model_lines(r.meta.model_calls)]
     out += [f"- Arcs: " + ", ".join(f"{SPLIT_NAMES.get(s, s)} {n}" for s, n in r.meta.arcs.items()),
             f"- Proportions are k/n with 95% Wilson intervals (one observation per conversation); "
             f"differences are paired, in points, with a cluster-bootstrap 95% interval "

@@ -55,6 +55,29 @@ class EvalSummary(BaseModel):
     seconds: float
 
 
+class EvalPlan(BaseModel):
+    """What ``amg eval run --dry-run`` counted."""
+
+    model_config = ConfigDict(extra="forbid")
+    pairs: int  # (system, arc) pairs to run
+    rescore: int  # stored traces to score again (no component calls)
+    already_done: int
+    extraction_calls: int  # user turns an LLM extractor reads (the models' planned tallies)
+    llm_systems: int
+    judge_heuristic: bool
+
+    def lines(self) -> list[str]:
+        out = [f"dry run: {self.pairs} (system, arc) pairs to run, {self.rescore} to re-score, "
+               f"{self.already_done} already stored"]
+        if self.llm_systems:
+            out.append(f"  {self.extraction_calls} extraction calls (one per user turn); the "
+                       "matching, resolution and check calls after them depend on what")
+            out.append("  extraction finds and are not counted: the cost below is a lower bound")
+        if not self.judge_heuristic:
+            out.append("  the judge's value comparisons depend on the systems' answers: not counted")
+        return out
+
+
 @dataclass
 class _Item:
     spec: SystemSpec
@@ -152,11 +175,13 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
              corrections: dict[str, Correction] | None = None,
              llm_options: dict[str, Any] | None = None, embedder: str | None = None,
              embedder_base_url: str | None = None,
-             show_progress: bool = True) -> EvalSummary:
+             show_progress: bool = True, dry_run: bool = False) -> EvalSummary | EvalPlan:
     """``llm_options`` (``timeout``, ``max_tokens``, ``structured_output``) go to every model of
     the run: the components' and an LLM judge's. Answering systems (products, baselines,
     plug-ins; ``embedder`` and ``embedder_base_url`` go to their builders) run by
-    ``evaluate.answering`` and are scored from their answers by the answer judge."""
+    ``evaluate.answering`` and are scored from their answers by the answer judge. ``dry_run``:
+    count what would run (the component systems' extraction calls on the models' ``planned``
+    tallies; answering systems are not counted) and store nothing."""
     t0 = time.perf_counter()
     variants = list(variants or [])
     all_specs = resolve_systems(systems, model=model, workspace=ws, base_url=base_url,
@@ -169,6 +194,27 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
     arcs = load_arcs(ws, splits)
     check_judge_family(ws, vj, arcs, allow_same_family)
     jk = vj.key
+    todo: list[_Item] = []
+    done = 0
+    for s in specs:
+        traced = store.stored_traces(ws, s.run_key)
+        scored = store.stored_scores(ws, s.run_key, jk)
+        for arc, sha in arcs:
+            if scored.get(arc.id) == sha and traced.get(arc.id) == sha:
+                done += 1
+            elif traced.get(arc.id) == sha:
+                todo.append(_Item(s, arc, sha, store.load_trace(ws, s.run_key, arc.id)))
+            else:
+                todo.append(_Item(s, arc, sha))
+    if dry_run:
+        from .protocol import plan_arc
+
+        to_run = [it for it in todo if it.trace is None]
+        calls = sum(plan_arc(new_system(it.spec.factory, it.spec.info, it.arc), it.arc)
+                    for it in to_run if not it.spec.info.offline)
+        return EvalPlan(pairs=len(to_run), rescore=len(todo) - len(to_run), already_done=done,
+                        extraction_calls=calls, llm_systems=sum(not s.info.offline for s in specs),
+                        judge_heuristic=vj.judge.heuristic)
     store.save_judge(ws, jk, "equivalence", vj.judge.spec, vj.judge.family, vj.judge.heuristic,
                      vj.rubric, vj.judge.rubric_sha256.get("equivalence", ""))
     uploaded = {r["name"] for r in ws.db["eval_answer_sets"].rows if r.get("kind") != "system"}
@@ -190,19 +236,6 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
                                   "embedder": embedder,
                                   "embedder_base_url": bool(embedder_base_url)},
                              [s.name for s in all_specs], splits, jk)
-
-    todo: list[_Item] = []
-    done = 0
-    for s in specs:
-        traced = store.stored_traces(ws, s.run_key)
-        scored = store.stored_scores(ws, s.run_key, jk)
-        for arc, sha in arcs:
-            if scored.get(arc.id) == sha and traced.get(arc.id) == sha:
-                done += 1
-            elif traced.get(arc.id) == sha:
-                todo.append(_Item(s, arc, sha, store.load_trace(ws, s.run_key, arc.id)))
-            else:
-                todo.append(_Item(s, arc, sha))
     corrections = corrections or {}
 
     def work(it: _Item):
@@ -320,10 +353,12 @@ def _old_verdict(conn, name: str, arc_id: str, i: int) -> str | None:
 def run_answers(ws: Workspace, path: str | Path, name: str, *, judge: str = "offline",
                 judge_base_url: str | None = None, allow_same_family: bool = False,
                 concurrency: int = 4, llm_options: dict[str, Any] | None = None,
-                show_progress: bool = True) -> AnswersSummary:
+                show_progress: bool = True, dry_run: bool = False) -> AnswersSummary | int:
     """``amg eval answers``: check the whole file first (nothing is stored if any line is bad),
-    then judge every answer and store the set and its per-arc scores."""
-    from .answers import assess, read_answers, score_answers
+    then judge every answer and store the set and its per-arc scores. ``dry_run``: return how
+    many answers would be judged, their answer-judge calls counted on its model
+    (``model.planned``); the value-equivalence calls that follow depend on those verdicts."""
+    from .answers import assess, questions, read_answers, score_answers
     from .judges import answers_key, get_answer_judge, sha256_parts
 
     t0 = time.perf_counter()
@@ -351,6 +386,14 @@ def run_answers(ws: Workspace, path: str | Path, name: str, *, judge: str = "off
     run_key = "answers:" + sha256_parts(name, file_sha)[:32]
     scored = store.stored_scores(ws, run_key, jk)
     todo = [(a, sha) for a, sha in chosen if scored.get(a.id) != sha]
+    if dry_run:
+        n = 0
+        for arc, _ in todo:
+            for q in questions(truth_of(arc), answers[arc.id]):
+                n += 1
+                if not aj.heuristic:
+                    aj.plan(q)  # type: ignore[attr-defined]
+        return n
 
     def work(item):
         arc, sha = item

@@ -389,8 +389,9 @@ class LlmRenderer(Renderer):
 
     def planned_calls(self, specs: list[ArcSpec]) -> int:
         """First-attempt calls not already in the cache (re-asks after failed checks come extra)."""
-        return sum(not self.model.is_cached(self._prompt(s)[0], schema=draft_schema(s),
-                                            temperature=self.temperature, seed_key=f"arc:{s.seed}")
+        return sum(self.model.plan(self._prompt(s)[0], schema=draft_schema(s),
+                                   temperature=self.temperature, seed_key=f"arc:{s.seed}",
+                                   max_tokens=MAX_TOKENS)
                    for s in specs)
 
     def usage(self) -> dict[str, int]:

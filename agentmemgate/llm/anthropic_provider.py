@@ -24,6 +24,7 @@ from typing import Any
 
 import anthropic
 
+from .. import invocation
 from ..errors import MissingApiKey
 from ..workspace import Workspace
 from ._errors import from_sdk_error
@@ -51,7 +52,9 @@ class AnthropicModel(Model):
         o: AnthropicOptions = self.options  # type: ignore[assignment]
         key = o.api_key.get_secret_value() if o.api_key else os.environ.get(KEY_ENV)
         if not key:
-            raise MissingApiKey(KEY_ENV, f"{self.provider}:{name}")
+            if not invocation.dry_run():  # a dry run sends nothing: it needs no key
+                raise MissingApiKey(KEY_ENV, f"{self.provider}:{name}")
+            key = "dry-run-sends-nothing"
         self._key = key
         self.base_url = base_url
         http_client = o.http_client if o.http_client is not None else anthropic.DefaultHttpxClient()

@@ -32,8 +32,10 @@ from ._throttle import Slot, Throttle
 from .structured import (STRATEGIES, STRATEGY_FIELDS, StructuredOutput, feedback,
                          schema_instructions, validate_reply)
 from .usage import Usage
+from .. import invocation
 
 CACHE_VERSION = 1
+_UNRESOLVED = object()
 MAX_BUDGET = 16384  # the most a re-ask after a cut-off reply may raise the output budget to
 DEFAULT_BUDGET = 2048  # for a call that states none: never generate to the context limit by omission
 
@@ -54,6 +56,9 @@ class ModelOptions(BaseModel):
     max_tokens: int | None = Field(None, gt=0, description="Output token limit of every call "
                                                            "(default: each call's own budget).")
     timeout: float = Field(120.0, gt=0, description="Seconds per HTTP attempt.")
+    price: tuple[float, float] | None = Field(
+        None, description="USD per million input and output tokens (--price) for a model the "
+                          "price database has no price for (a local server).")
 
 
 class SdkOptions(ModelOptions):
@@ -165,6 +170,10 @@ class Model(ABC):
         self._strategy_lock = threading.Lock()
         self._said: set[str] = set()
         self.throttle = Throttle(lambda: self.label, self.say, self._in_flight)
+        self.planned = Usage()  # dry runs: the calls ``plan`` counted (tokens estimated)
+        self._planned_keys: set[str] = set()
+        self._price: Any = _UNRESOLVED
+        invocation.created(self)
 
     @property
     def spec(self) -> str:
@@ -189,6 +198,61 @@ class Model(ABC):
     def endpoint(self) -> str:
         """The server this model talks to (the key of its remembered structured-output strategy)."""
         return self.provider
+
+    @property
+    def price(self):
+        """This model's ``cost.Price`` (the price database's, or ``--price``), or None: unknown."""
+        if self._price is _UNRESOLVED:
+            from .cost import lookup
+
+            self._price = lookup(self.provider, self.name, getattr(self, "base_url", None),
+                                 self.options.price)
+        return self._price
+
+    def call_cost(self, input_tokens: int, output_tokens: int, cached_tokens: int = 0, *,
+                  batch: bool = False) -> float | None:
+        """USD of one call with these tokens; None when this model has no price (never 0).
+        ``batch``: the provider's batch price (genai-prices' batch variants)."""
+        price = self.price
+        if price is None:
+            return None
+        try:
+            return price.cost(input_tokens, output_tokens, cached_tokens, batch=batch)
+        except LookupError:  # no price in effect at this date
+            return None
+
+    def plan(self, prompt: str, *, system: str | None = None,
+             schema: type[BaseModel] | None = None, max_tokens: int | None = None,
+             **kwargs: Any) -> bool:
+        """Count the call ``complete`` with these arguments would make, without making it (dry
+        runs): a cache hit counts as one; otherwise input tokens are estimated from the prompt as
+        it would be sent (``cost.estimate_tokens``) and output tokens are the call's budget.
+        Returns whether a call would be made."""
+        for k in ("purpose", "parse"):
+            kwargs.pop(k, None)
+        key = self.cache_key(prompt, system=system, schema=schema, **kwargs)
+        with self._strategy_lock:
+            repeat = key in self._planned_keys  # an earlier call of this run would answer it
+            self._planned_keys.add(key)
+        if repeat or (self._store is not None and self._store.has(key)):
+            self.planned.add(cache_hits=1)
+            return False
+        from .cost import estimate_tokens
+
+        strategy = self.strategy() if schema is not None else None
+        sent = (system or "") + self._ask_text(prompt, schema, strategy)
+        tokens_in = estimate_tokens(sent)
+        tokens_out = self.options.max_tokens or max_tokens or DEFAULT_BUDGET
+        cost = self.call_cost(tokens_in, tokens_out)
+        self.planned.add(calls=1, input_tokens=tokens_in, output_tokens=tokens_out,
+                         unpriced=cost is None, cost_usd=cost)
+        return True
+
+    def plan_unknown(self, n: int) -> None:
+        """Count ``n`` calls whose prompts a dry run cannot build yet (e.g. judging arcs not
+        rendered yet): counted as calls, without a token or cost estimate (summaries say so)."""
+        if n:
+            self.planned.add(calls=n, unestimated=n)
 
     def secrets(self) -> tuple[str, ...]:
         key = getattr(self.options, "api_key", None)
@@ -339,8 +403,10 @@ class Model(ABC):
                     raise
                 slot.usable = True
             tries += 1
+            cost = self.call_cost(raw.input_tokens, raw.output_tokens, raw.cached_tokens)
             self.usage.add(calls=1, requests=max(len(attempts), 1), input_tokens=raw.input_tokens,
-                           output_tokens=raw.output_tokens, cached_tokens=raw.cached_tokens)
+                           output_tokens=raw.output_tokens, cached_tokens=raw.cached_tokens,
+                           unpriced=cost is None, cost_usd=cost)
             if raw.refusal is not None:
                 reason = shorten(scrub(raw.refusal or "no reason given", self.secrets()))
                 self._log(key, req, attempts, t0, attempt_no, status="refused", raw=raw,
@@ -430,6 +496,8 @@ class Model(ABC):
             a.started, a.ended = t0, time.monotonic()
             attempts = [a]
         rows = []
+        cost = (self.call_cost(raw.input_tokens, raw.output_tokens, raw.cached_tokens)
+                if raw is not None else None)
         for i, a in enumerate(attempts):
             last = i == len(attempts) - 1
             if not last:
@@ -449,6 +517,7 @@ class Model(ABC):
                 "latency_s": a.latency_s,
                 "error": shorten(scrub(error, self.secrets()), 1000) if last and error else None,
                 "strategy": req.strategy, "note": note if i == 0 else None,
+                "cost_usd": cost if raw and last else None, "command": invocation.command() or None,
             })
         if self._store is not None:
             self._store.log(rows)

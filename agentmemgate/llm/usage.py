@@ -14,17 +14,22 @@ class Usage:
     """
 
     FIELDS = ("calls", "cache_hits", "failures", "requests", "input_tokens", "output_tokens",
-              "cached_tokens")
+              "cached_tokens", "unpriced", "unestimated")
+    # ``unestimated``: planned calls (dry runs) whose prompt cannot be known yet (no tokens)
+    # ``cost_usd``: USD of the priced calls; ``unpriced``: calls whose cost is unknown (no price)
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._counts = dict.fromkeys(self.FIELDS, 0)
+        self.cost_usd = 0.0
         self.in_flight = 0  # a gauge, not a tally: requests waiting on the provider right now
 
-    def add(self, **amounts: int) -> None:
+    def add(self, cost_usd: float | None = None, **amounts: int) -> None:
         with self._lock:
             for k, v in amounts.items():
                 self._counts[k] += int(v or 0)
+            if cost_usd is not None:
+                self.cost_usd += cost_usd
 
     def as_dict(self) -> dict[str, int]:
         with self._lock:

@@ -258,6 +258,12 @@ class LLMExtractor:
         return fill(self.rubric, date=turn.date.isoformat(), context=format_turns(context, CONTEXT_TURNS),
                     message=turn.text)
 
+    def plan(self, turn: UserTurn, context: list[ContextTurn]) -> bool:
+        """Count the call ``extract`` would make (dry runs, ``model.planned``)."""
+        return self.model.plan(self.prompt(turn, context), schema=ExtractionAnswer,
+                               temperature=0.0, purpose=f"memory.extract.{self.style}",
+                               **budget(self.model, "extract"))
+
     def extract(self, turn: UserTurn, context: list[ContextTurn]) -> list[ExtractedTuple]:
         resp = self.model.complete(self.prompt(turn, context), schema=ExtractionAnswer,
                                    temperature=0.0, purpose=f"memory.extract.{self.style}",

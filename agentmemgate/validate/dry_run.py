@@ -42,6 +42,24 @@ def planned_judge_calls(ws: Workspace, judges: list[Judge], rendered_ids: list[s
                 if any(stored.get(k) != it.input_sha for k in keys) and judge.would_call(it.question):
                     n += 1
             n += n_new
+            judge.model.plan_unknown(n_new)
         by_judge[judge.spec] = n
     return JudgeCalls(total=sum(by_judge.values()), by_judge=by_judge,
                       heuristic=[j.spec for j in judges if j.heuristic])
+
+
+def plan_validation(ws: Workspace, splits: list[str], judges, checks, *,
+                    allow_same_family: bool = False, base_url: str | None = None, seed: int = 0,
+                    model_options: dict | None = None) -> JudgeCalls:
+    """``amg validate --dry-run``: the judge calls ``run_validation`` would make (nothing sent,
+    nothing stored); the judges' models hold the token and cost estimates (``model.planned``)."""
+    from .judges import check_families
+    from .judging import parse_checks, resolve_judges
+    from .report import generator_families
+
+    names = parse_checks(checks)
+    tasks = tuple(t for t in JUDGE_TASKS if t in names)
+    judge_objs = resolve_judges(ws, judges, base_url=base_url, model_options=model_options)
+    check_families(judge_objs, generator_families(ws, splits), allow_same_family)
+    return planned_judge_calls(ws, judge_objs, sorted(ws.arc_ids(splits=splits)), 0, tasks=tasks,
+                               seed=seed)

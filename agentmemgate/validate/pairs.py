@@ -184,9 +184,8 @@ def question(p: EquivalencePair, judge: str, seed: int = 0) -> tuple[Equivalence
     return EquivalenceQuestion(field=p.field, description=p.description, first=first, second=second), order
 
 
-def judge_pairs(ws: Workspace, pair_set: str, pairs: list[EquivalencePair], judge: Judge, *,
-                seed: int = 0, show_progress: bool = True) -> tuple[int, int, int]:
-    """Judge every pair not yet answered by ``judge``: (judged now, already stored, failures)."""
+def _pair_todo(ws: Workspace, pair_set: str, pairs: list[EquivalencePair], judge: Judge,
+               seed: int) -> list[tuple]:
     stored = answered(ws, "equivalence", judge.spec)
     todo = []
     for p in pairs:
@@ -196,6 +195,13 @@ def judge_pairs(ws: Workspace, pair_set: str, pairs: list[EquivalencePair], judg
                                 ",".join(order))
         if stored.get((p.id, pair_set)) != input_sha:
             todo.append((p, q, order, item_sha, input_sha))
+    return todo
+
+
+def judge_pairs(ws: Workspace, pair_set: str, pairs: list[EquivalencePair], judge: Judge, *,
+                seed: int = 0, show_progress: bool = True) -> tuple[int, int, int]:
+    """Judge every pair not yet answered by ``judge``: (judged now, already stored, failures)."""
+    todo = _pair_todo(ws, pair_set, pairs, judge, seed)
     rows: list[VerdictRow] = []
     failed = 0
     try:
@@ -376,8 +382,11 @@ def run_equivalence_pairs(ws: Workspace, splits: list[str], judge: str = "offlin
                           seed: int = 0, pair_set: str = "default", allow_same_family: bool = False,
                           base_url: str | None = None, rejudge_base_url: str | None = None,
                           concurrency: int = 4, show_progress: bool = True,
-                          model_options: dict | None = None) -> EquivalenceReport:
-    """Build and sample pairs from ``splits``, judge them, re-judge with another family, report."""
+                          model_options: dict | None = None,
+                          dry_run: bool = False) -> EquivalenceReport | dict[str, int]:
+    """Build and sample pairs from ``splits``, judge them, re-judge with another family, report.
+    ``dry_run``: the calls per judge spec (counted on the judges' models, ``model.planned``);
+    nothing is sent or stored."""
     from .judges import get_judge
     from .store import start_validation_run
 
@@ -401,6 +410,10 @@ def run_equivalence_pairs(ws: Workspace, splits: list[str], judge: str = "offlin
         raise BadInput(f"No arcs in split(s) {', '.join(splits)}; run `amg build` first")
     population = build_pairs(arcs)
     pairs = sample_pairs(population, n, borderline_share, seed)
+    if dry_run:
+        return {j.spec: (0 if j.heuristic else
+                         sum(j.would_call(t[1]) for t in _pair_todo(ws, pair_set, pairs, j, seed)))
+                for j in judges}
     if [p.id for p in load_pairs(ws, pair_set)] != [p.id for p in pairs]:
         save_pairs(ws, pair_set, pairs)
     start_validation_run(ws, "equivalence", splits, ["equivalence"], [j.info.model_dump() for j in judges],

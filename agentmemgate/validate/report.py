@@ -120,6 +120,8 @@ class ValidationReport(BaseModel):
     agreement: list[Agreement]
     failing_arcs: list[FailingArc]
     judge_failures: list[JudgeFailure]
+    # the judges' calls, tokens and cost from the call log (``llm.cost.usage_rows``)
+    model_calls: dict | None = None
 
 
 # -- computing -------------------------------------------------------------------------------
@@ -293,7 +295,19 @@ def validation_report(ws: Workspace, splits: list[str], judges: list[str] | None
     families = generator_families_of(ws, set(generator.values()))
     for r in rows:  # from the arcs as they are now, not the flag stored when the verdict was made
         r.same_family = normalize_family(r.family) in families.get(generator.get(r.item_id, ""), set())
-    return compute_report(rows, chosen, splits, set().union(*families.values()))
+    report = compute_report(rows, chosen, splits, set().union(*families.values()))
+    report.model_calls = _judge_calls(ws)
+    return report
+
+
+def _judge_calls(ws: Workspace) -> dict | None:
+    """The realism and recovery judges' calls, tokens and cost, from the call log."""
+    from ..llm.usage_log import usage_rows
+
+    usage = usage_rows(ws, commands=("amg build", "amg validate"))
+    usage["rows"] = [r for r in usage["rows"] if r["purpose"] in ("judge.realism", "judge.recovery")]
+    usage.pop("total")  # of every purpose: the judges' own rows are what this report shows
+    return usage if usage["rows"] else None
 
 
 def save_validation_report(workspace: str | Path | Workspace, splits: list[str],
@@ -375,6 +389,11 @@ def report_markdown(r: ValidationReport, images: bool = False, max_failing: int 
         return "\n".join(out + ["No judge verdicts stored for these arcs: run `amg validate`.", ""])
     out += ["| judge | family | kind |", "|---|---|---|"]
     out += [f"| `{j.spec}` | {j.family} | {'heuristic' if j.heuristic else 'LLM'} |" for j in r.judges]
+    if r.model_calls:
+        from ..llm.usage_log import by_model_lines
+
+        out += ["", "Judge model calls in this workspace (call log, `amg build` and `amg validate`):"]
+        out += [f"- {line}" for line in by_model_lines(r.model_calls)]
     out += ["", f"Generator families: {', '.join(r.generator_families) or 'none'}", ""]
     out += [f"- {n}" for n in r.notes] + ([""] if r.notes else [])
     for b in r.by_judge.values():

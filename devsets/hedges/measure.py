@@ -20,6 +20,22 @@ HERE = Path(__file__).parent
 REAL = Path("/work/shared/corpora-src")
 
 
+def save_recall(report) -> None:
+    """The held-out stage-1 recall, stored once for the miner's summary (never retyped)."""
+    import os
+
+    from agentmemgate.corpora.prefilter import RECALL_FILE
+
+    data = {"lexicon": report.lexicon, "set": "heldout",
+            "measured_by": "devsets/hedges/measure.py --set heldout --save-recall",
+            "what": "stage-1 recall of the turns labelled speculation (spec), by corpus",
+            "parts": {p.part: {"k": p.recall_spec.k, "n": p.recall_spec.n} for p in report.parts}}
+    tmp = RECALL_FILE.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, RECALL_FILE)
+    print(f"wrote {RECALL_FILE}", file=sys.stderr)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--locomo", type=Path, default=REAL / "locomo" / "locomo10.json")
@@ -31,6 +47,9 @@ def main() -> int:
     ap.add_argument("--set", default="dev", choices=("dev", "heldout"),
                     help="dev: the tuning set; heldout: labelled after v2 was frozen")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--save-recall", action="store_true",
+                    help="with --set heldout: store the stage-1 recall (k/n per corpus) that "
+                         "`amg mine hedges` reports for this lexicon")
     ap.add_argument("--show-misses", action="store_true",
                     help="list the spec turns stage 1 misses and stage 2 drops")
     args = ap.parse_args()
@@ -47,6 +66,12 @@ def main() -> int:
     for part, path in (("locomo", args.locomo), ("longmemeval", args.longmemeval)):
         if dev.sha256.get(part) and file_sha256(path) != dev.sha256[part]:
             print(f"warning: {path.name} differs from the file the labels were made on", file=sys.stderr)
+    if args.save_recall:
+        if args.set != "heldout" or args.lexicon:
+            print("Error: --save-recall stores the packaged lexicon's held-out recall: use "
+                  "--set heldout without --lexicon", file=sys.stderr)
+            return 1
+        save_recall(report)
     if args.json:
         print(json.dumps({**report.model_dump(), "longmemeval_file_share": oracle.model_dump()}, indent=2))
         return 0

@@ -145,7 +145,9 @@ def test_full_context_sees_the_whole_conversation_and_no_memory_sees_nothing(han
     fc = [p for p in prompts if "whole of your conversation" in p]
     nm = [p for p in prompts if "whole of your conversation" not in p]
     assert len(fc) == 9  # one per session of the 4 core arcs
-    assert len(nm) == 3  # the same question on 3 dates: identical prompts come from the cache
+    # The same question on 3 dates: identical prompts come from the cache (two arcs in flight at
+    # once may both miss it, so count distinct prompts).
+    assert len(set(nm)) == 3 and len(nm) <= 9
     assert hand_ws.db["eval_product_answers"].count_where("system = ?", ["no-memory@scripted:fc"]) == 9
     last = next(p for p in fc if "I switched to Deezer!" in p)
     assert "Session 1 (2024-01-01)\nuser: I use Pandora.\nassistant: Noted." in last

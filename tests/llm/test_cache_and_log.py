@@ -38,7 +38,7 @@ def test_second_identical_call_is_served_from_the_cache(ws, openai_model):
     assert second.parsed == first.parsed and second.model == first.model
     assert fresh_model.usage.as_dict() == {
         "calls": 0, "cache_hits": 1, "failures": 0, "requests": 0, "input_tokens": 0,
-        "output_tokens": 0, "cached_tokens": 0}
+        "output_tokens": 0, "cached_tokens": 0, "unpriced": 0, "unestimated": 0}
     row = next(ws.db["llm_cache"].rows)
     assert (row["prompt"], row["schema_name"], row["requested_model"]) == ("p", "Label", "gpt-test")
 

@@ -115,7 +115,11 @@ class LLMJudge(Judge):
         return RealismAnswer if isinstance(question, RealismQuestion) else EquivalenceAnswer
 
     def would_call(self, question: Question) -> bool:
-        return not self.model.is_cached(self.prompt(question), schema=self.schema(question))
+        """Whether ``ask`` would make a model call; counts it in ``model.planned`` (dry runs)."""
+        task = ("recovery" if isinstance(question, RecoveryQuestion) else
+                "realism" if isinstance(question, RealismQuestion) else "equivalence")
+        return self.model.plan(self.prompt(question), schema=self.schema(question),
+                               max_tokens=MAX_TOKENS[task])
 
     def ask(self, question: Question):
         prompt = self.prompt(question)

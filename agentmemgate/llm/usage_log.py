@@ -1,0 +1,114 @@
+"""``amg usage`` and the reports' cost lines: what the call log says was spent."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from ..errors import BadInput
+from .cost import _fmt, money
+
+
+def _model_name(family: str, model: str) -> str:
+    """``openai:gpt-4o-mini``; a model at an OpenAI-compatible server names its server."""
+    from .model import display_name
+    from .servers import COMPATIBLE
+
+    if family.startswith(COMPATIBLE):
+        return f"openai:{display_name(model)} at {family[len(COMPATIBLE):]}"
+    return f"{family}:{display_name(model)}"
+
+
+def usage_rows(ws, since: str | None = None,
+               commands: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """What the workspace's call log says was spent, by command, model and purpose.
+
+    ``calls``: replies received (an HTTP attempt that brought none, e.g. a 429, is counted in
+    ``attempts`` only); tokens as providers reported them (``cached_input_tokens`` is part of
+    ``input_tokens``); ``cost_usd`` sums the calls with a price, ``unpriced_calls`` counts the
+    rest (their cost is unknown, not 0); ``cost_usd`` is None when no call had a price.
+    ``since``: an ISO date or date-time (UTC); earlier calls are left out. ``commands``: only
+    calls these commands made (reports: the calls behind their results)."""
+    clauses, args = [], []
+    if since is not None:
+        try:
+            when = datetime.fromisoformat(since)
+        except ValueError:
+            raise BadInput(f"--since must be a date such as 2026-11-30 (or 2026-11-30T14:00); "
+                           f"got {since!r}") from None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=timezone.utc)
+        clauses.append("created_at >= ?")
+        args.append(when.astimezone(timezone.utc).isoformat(timespec="seconds"))
+    if commands is not None:
+        clauses.append(f"command in ({', '.join('?' * len(commands))})")
+        args += list(commands)
+    where = f"where {' and '.join(clauses)}" if clauses else ""
+    sql = (f"select coalesce(command, ''), family, requested_model, coalesce(purpose, ''), "
+           "count(*), count(input_tokens), coalesce(sum(input_tokens), 0), "
+           "coalesce(sum(cached_tokens), 0), coalesce(sum(output_tokens), 0), sum(cost_usd), "
+           "sum(input_tokens is not null and cost_usd is null), min(created_at), max(created_at) "
+           f"from llm_calls {where} group by 1, 2, 3, 4 order by min(id)")
+    rows = []
+    for (command, family, model, purpose, attempts, calls, tin, tcached, tout, cost, unpriced,
+         first, last) in ws.db.execute(sql, args).fetchall():
+        rows.append({"command": command or "(not recorded)", "model": _model_name(family, model),
+                     "purpose": purpose or "(none)", "calls": calls, "attempts": attempts,
+                     "input_tokens": tin, "cached_input_tokens": tcached, "output_tokens": tout,
+                     "cost_usd": cost, "unpriced_calls": unpriced or 0, "first": first,
+                     "last": last})
+    priced = [r["cost_usd"] for r in rows if r["cost_usd"] is not None]
+    total = {k: sum(r[k] for r in rows) for k in ("calls", "attempts", "input_tokens",
+                                                  "cached_input_tokens", "output_tokens",
+                                                  "unpriced_calls")}
+    total["cost_usd"] = sum(priced) if priced else None
+    return {"since": since, "rows": rows, "total": total}
+
+
+def usage_lines(report: dict[str, Any]) -> list[str]:
+    """``amg usage`` as text: one block per command, one line per model and purpose."""
+    rows = report["rows"]
+    if not rows:
+        return ["No model calls in the call log" + (f" since {report['since']}" if report["since"]
+                                                     else "") + "."]
+
+    def cost(r: dict) -> str:
+        if r["cost_usd"] is None:
+            return "cost unknown (no price)"
+        return money(r["cost_usd"]) + (f" + {r['unpriced_calls']} call(s) without a price"
+                                       if r["unpriced_calls"] else "")
+
+    def tokens(r: dict) -> str:
+        return (f"{_fmt(r['input_tokens'])} in ({_fmt(r['cached_input_tokens'])} cached), "
+                f"{_fmt(r['output_tokens'])} out")
+
+    out: list[str] = []
+    for command in dict.fromkeys(r["command"] for r in rows):
+        out.append(command)
+        for r in (r for r in rows if r["command"] == command):
+            out.append(f"  {r['model']}  {r['purpose']}: {_fmt(r['calls'])} calls, {tokens(r)}; "
+                       f"{cost(r)}")
+    t = report["total"]
+    out.append(f"total: {_fmt(t['calls'])} calls ({_fmt(t['attempts'])} HTTP attempts), "
+               f"{tokens(t)}; {cost(t)}")
+    return out
+
+
+def by_model_lines(report: dict[str, Any]) -> list[str]:
+    """One line per model of a ``usage_rows`` report (reports: calls, tokens, cost per model)."""
+    models: dict[str, dict[str, Any]] = {}
+    for r in report["rows"]:
+        m = models.setdefault(r["model"], {"calls": 0, "input_tokens": 0, "cached_input_tokens": 0,
+                                           "output_tokens": 0, "cost_usd": None, "unpriced_calls": 0})
+        for k in ("calls", "input_tokens", "cached_input_tokens", "output_tokens", "unpriced_calls"):
+            m[k] += r[k]
+        if r["cost_usd"] is not None:
+            m["cost_usd"] = (m["cost_usd"] or 0.0) + r["cost_usd"]
+    out = []
+    for name, m in models.items():
+        cost = ("cost unknown (no price)" if m["cost_usd"] is None else money(m["cost_usd"])
+                + (f" + {m['unpriced_calls']} call(s) without a price" if m["unpriced_calls"] else ""))
+        out.append(f"{name}: {_fmt(m['calls'])} calls, {_fmt(m['input_tokens'])} input tokens "
+                   f"({_fmt(m['cached_input_tokens'])} provider-cached), "
+                   f"{_fmt(m['output_tokens'])} output tokens; {cost}")
+    return out

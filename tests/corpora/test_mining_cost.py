@@ -1,0 +1,80 @@
+"""``amg mine hedges --prefilter lexicon|none`` and its dry run (what stage 2 would cost)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+import agentmemgate.corpora
+
+from agentmemgate.cli import app
+from agentmemgate.corpora import mine_hedges, scan_conversation, load_corpus
+from agentmemgate.corpora.prefilter import load_lexicon, measured_recall
+from agentmemgate.llm import get_model
+
+from .paths import LOCOMO, LONGMEMEVAL
+
+NO = {"keep": False, "span": None, "attribute": None, "plan_value": None, "hedge_level": None,
+      "reason": "no plan here"}
+
+
+def _user_turns(path) -> int:
+    return sum(scan_conversation(c, prefilter="none").turns_scanned for c in load_corpus(path))
+
+
+def test_prefilter_none_sends_every_turn_to_stage_2(ws):
+    model = get_model("scripted:every").respond_with(lambda r: NO)
+    s = mine_hedges(ws, LOCOMO, miner="scripted:every", prefilter="none")
+    assert s.prefilter_hits == s.turns_scanned == len(model.history) == _user_turns(LOCOMO)
+    assert s.prefilter_lines[0].startswith("Prefilter: none")
+    assert "no keyword filter ran" in model.history[0].prompt
+    lexicon = mine_hedges(ws, LOCOMO, miner="offline")
+    assert lexicon.prefilter_hits < s.turns_scanned  # the lexicon passes on only some turns
+    assert lexicon.prefilter_lines[0].startswith("Prefilter: lexicon cues.v2")
+
+
+def test_summary_names_the_measured_held_out_recall(ws):
+    data = measured_recall(load_lexicon())
+    assert data is not None, "re-run devsets/hedges/measure.py --set heldout --save-recall"
+    k = sum(p["k"] for p in data["parts"].values())
+    n = sum(p["n"] for p in data["parts"].values())
+    s = mine_hedges(ws, LONGMEMEVAL)
+    assert f"held-out dev set: {k}/{n} = " in s.prefilter_lines[1]
+    assert all(len(line) <= 100 for line in s.lines())
+    assert measured_recall(load_lexicon(1)) is None  # another lexicon: not measured, and says so
+    v1 = Path(agentmemgate.corpora.__file__).parent / "cues.v1.toml"
+    assert "not measured" in mine_hedges(ws, LONGMEMEVAL, lexicon=v1).prefilter_lines[1]
+
+
+def test_dry_run_counts_stage_2_calls_and_cost_and_stores_nothing(tmp_path):
+    ws = tmp_path / "ws"
+    runner = CliRunner()
+    get_model("scripted:dry").respond_with(lambda r: NO)
+    r = runner.invoke(app, ["mine", "hedges", str(LOCOMO), "--miner", "scripted:dry",
+                            "--prefilter", "none", "--dry-run", "--price", "1,2",
+                            "--workspace", str(ws)])
+    assert r.exit_code == 0, r.output
+    turns = _user_turns(LOCOMO)
+    assert f"{turns} go to stage 2" in r.output
+    assert f"scripted:dry: {turns} planned calls;" in r.output
+    assert "estimated cost at most $" in r.output and "(price from --price)" in r.output
+    assert not ws.exists()  # nothing stored, no workspace left behind
+    assert get_model("scripted:dry").history == []  # nothing sent
+    # after a real run the same dry run plans no call: every answer is cached
+    r = runner.invoke(app, ["mine", "hedges", str(LOCOMO), "--miner", "scripted:dry",
+                            "--prefilter", "none", "--workspace", str(ws)])
+    assert r.exit_code == 0, r.output
+    assert "Prefilter: none" in r.output and "scripted:dry: " in r.output and "cost unknown: no price for this model" in r.output
+    r = runner.invoke(app, ["mine", "hedges", str(LOCOMO), "--miner", "scripted:dry",
+                            "--prefilter", "none", "--dry-run", "--workspace", str(ws)])
+    assert (f"scripted:dry: 0 planned calls ({turns} answered from the workspace cache or by an "
+            "identical call before them)") in r.output
+
+
+def test_bad_prefilter_is_one_line(tmp_path):
+    r = CliRunner().invoke(app, ["mine", "hedges", str(LOCOMO), "--prefilter", "llm",
+                                 "--workspace", str(tmp_path / "ws")])
+    assert r.exit_code == 1
+    assert r.output.strip().splitlines()[0] == ("Error: Unknown --prefilter 'llm': choose lexicon "
+                                                "or none")
