@@ -8,6 +8,7 @@ from . import audit  # noqa: F401  (registers audit, annotate, report agreement)
 from . import corpora  # noqa: F401  (registers mine, statements, classify, report classifier)
 from . import arcs_import  # noqa: F401  (registers import)
 from . import eval  # noqa: F401  (registers eval run/answers/show, report eval)
+from . import natural  # noqa: F401  (registers natural build/list/show)
 
 
 def main() -> None:
