@@ -107,27 +107,16 @@ class NaturalItem(BaseModel):
     def dates(self) -> list[dt.date]:
         """One date per session: its own, else the previous session's, else the next known one
         (else the question's): the protocol needs a date for every turn."""
-        raw = [_as_date(s.date) for s in self.sessions]
-        known = [d for d in raw if d] or [_as_date(self.question_date) or dt.date(1970, 1, 1)]
+        raw = [as_date(s.date) for s in self.sessions]
+        known = [d for d in raw if d] or [as_date(self.question_date) or dt.date(1970, 1, 1)]
         out, last = [], known[0]
         for d in raw:
             last = d or last
             out.append(last)
         return out
 
-    def answering_inputs(self):
-        """What an answering system gets: sessions in order (``SessionInput``), the question and
-        its date -- the same sessions, never the gold answer, evidence or ids."""
-        from ..memory.answering import SessionInput, SessionTurn
 
-        dates = self.dates()
-        sessions = [SessionInput(index=i, date=dates[i], turns=tuple(
-            SessionTurn(role=t.role, text=t.text) for t in s.turns))
-            for i, s in enumerate(self.sessions)]
-        return sessions, self.question, _as_date(self.question_date) or dates[-1]
-
-
-def _as_date(s: str | None) -> dt.date | None:
+def as_date(s: str | None) -> dt.date | None:
     if s and re.match(r"^\d{4}-\d{2}-\d{2}", s):
         try:
             return dt.date.fromisoformat(s[:10])

@@ -21,7 +21,7 @@ from typing import Any, Iterable
 
 from pydantic import BaseModel, ConfigDict
 
-from ..corpora.natural import NaturalItem, load_items, natural_set
+from ..corpora.natural import NaturalItem, as_date, load_items, natural_set
 from ..errors import AmgError, BadInput
 from ..llm import CallFailed, Failed, run_concurrent
 from ..progress import progress_bar
@@ -81,6 +81,19 @@ class _Job:
     item: NaturalItem
     sha: str
     trace: Any = None
+
+
+def answering_inputs(item: NaturalItem):
+    """What an answering system (``memory.answering``) gets for a natural item: the sessions in
+    order as ``SessionInput``, the question and its date -- never the gold answer, evidence or ids.
+    (The answering route for natural sets waits for the products; see the README.)"""
+    from ..memory.answering import SessionInput, SessionTurn
+
+    dates = item.dates()
+    sessions = [SessionInput(index=i, date=dates[i], turns=tuple(
+        SessionTurn(role=t.role, text=t.text) for t in s.turns))  # type: ignore[arg-type]
+        for i, s in enumerate(item.sessions)]
+    return sessions, item.question, as_date(item.question_date) or dates[-1]
 
 
 def score_natural(trace, item: NaturalItem, set_name: str, vj: ValueJudge) -> ArcScore:

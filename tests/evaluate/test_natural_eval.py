@@ -211,3 +211,17 @@ def test_limit_runs_the_first_items(tiny):
 def test_no_set_named(tiny):
     with pytest.raises(BadInput, match="--natural needs a set name"):
         run_natural(tiny, [], specs(), show_progress=False)
+
+
+def test_answering_inputs_hold_the_sessions_and_the_question_only(tiny):
+    from agentmemgate.evaluate.natural import answering_inputs
+
+    item = next(i for i, _ in load_items(tiny, "lme"))
+    sessions, question, date = answering_inputs(item)
+    assert question == "Where do I currently keep my old sneakers?"
+    assert [s.date.isoformat() for s in sessions] == ["2023-05-20", "2023-05-26"]
+    assert date.isoformat() == "2023-06-07"
+    assert [len(s.turns) for s in sessions] == [12, 12] and sessions[0].turns[0].role == "user"
+    dumped = json.dumps([s.model_dump(mode="json") for s in sessions])
+    for secret in (item.item_id, "answer_7e9ad7b4", "has_answer", item.evidence[0]):
+        assert secret not in dumped
