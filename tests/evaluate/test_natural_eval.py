@@ -225,3 +225,20 @@ def test_answering_inputs_hold_the_sessions_and_the_question_only(tiny):
     dumped = json.dumps([s.model_dump(mode="json") for s in sessions])
     for secret in (item.item_id, "answer_7e9ad7b4", "has_answer", item.evidence[0]):
         assert secret not in dumped
+
+
+def test_show_a_natural_item(tiny):
+    from agentmemgate.evaluate import show_arc
+
+    run_natural(tiny, ["loc"], specs(), show_progress=False)
+    text = show_arc(tiny, "natural:loc:conv-43/qa-3", "kw-gated")
+    assert text.startswith("Natural item conv-43/qa-3 of set loc (locomo; CC BY-NC 4.0")
+    assert "Gold answer: 'Seattle'; evidence: D3:19, D5:2, D6:1, D6:3" in text
+    assert "[evidence]: It's Seattle, I'm stoked" in text
+    assert "committed 'Seattle'" in text
+    assert text.rstrip().endswith("task_accuracy (judge offline): yes (end read 'Seattle', gold "
+                                  "answer 'Seattle')")
+    with pytest.raises(BadInput, match="No item 'nope' in natural set 'loc'"):
+        show_arc(tiny, "natural:loc:nope", "kw-gated")
+    with pytest.raises(BadInput, match="No natural set 'zzz'"):
+        show_arc(tiny, "natural:zzz:x", "kw-gated")
