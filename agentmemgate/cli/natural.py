@@ -10,6 +10,7 @@ import typer
 
 from ..workspace import DEFAULT_WORKSPACE, Workspace, open_workspace
 from ._app import app, handles_errors
+from ._llm import MaxTokensOpt, StructuredChoice, StructuredOpt, TimeoutOpt, model_options
 
 natural_app = typer.Typer(help="Natural evaluation sets: corpus questions whose answer depends on "
                                "a fact that changes during the conversation.",
@@ -29,14 +30,24 @@ def build(
                                                 "and form, e.g. longmemeval-oracle-ku).")] = None,
     limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Keep only the first N "
                                                  "selected questions.")] = None,
+    fielder: Annotated[str, typer.Option("--fielder", help="Who names each question's field: offline "
+                                         "(rule natural-field.v1) or provider:model (rubric "
+                                         "natural_field).")] = "offline",
+    base_url: Annotated[Optional[str], typer.Option(
+        "--base-url", help="OpenAI-compatible server for an openai: --fielder.")] = None,
+    timeout: TimeoutOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    structured_output: StructuredOpt = StructuredChoice.auto,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="Do not draw progress bars.")] = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """Select the questions whose answer depends on a changing fact; store them with a field each."""
     from ..corpora.natural import build_natural_set
 
+    options = model_options(timeout, max_tokens, structured_output, [fielder])
     with open_workspace(workspace, create=True) as ws:
-        info = build_natural_set(ws, path, corpus, name, limit, progress=not no_progress)
+        info = build_natural_set(ws, path, corpus, name, limit, progress=not no_progress,
+                                 fielder=fielder, base_url=base_url, model_options=options)
     typer.echo("\n".join(info.lines()))
     typer.echo(f"run: amg eval run --natural {info.name}")
 

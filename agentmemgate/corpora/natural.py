@@ -163,9 +163,18 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _with_field(item: dict) -> dict:
-    field = derive_field(item["question"], item["subject"] if item["corpus"] == "locomo" else None)
-    why = refusal(field, item["gold_answer"])
+def _with_field(item: dict, fielder=None) -> dict:
+    subject = item["subject"] if item["corpus"] == "locomo" else None
+    if fielder is None:
+        field, failed = derive_field(item["question"], subject), None
+    else:
+        from ..llm import CallFailed
+
+        try:
+            field, failed = fielder.derive(item["question"], subject), None
+        except CallFailed as e:
+            field, failed = None, f"the fielder call failed ({str(e).splitlines()[0][:160]})"
+    why = failed or refusal(field, item["gold_answer"])
     item["field"], item["field_refused"] = (None, why) if why else (field, None)
     return item
 
@@ -177,7 +186,8 @@ def _sessions(conv: Conversation, role_of: Callable[[str], str]) -> list[Natural
             for i, s in enumerate(x for x in conv.chronological() if x.turns)]
 
 
-def select_longmemeval(raw: dict, i: int, path: Path, variant: str) -> list[NaturalItem]:
+def select_longmemeval(raw: dict, i: int, path: Path, variant: str,
+                       fielder=None) -> list[NaturalItem]:
     if not isinstance(raw, dict) or raw.get("question_type") != "knowledge-update":
         return []
     conv = parse_instance(raw, i, path, variant)
@@ -198,7 +208,7 @@ def select_longmemeval(raw: dict, i: int, path: Path, variant: str) -> list[Natu
             "gold_answer": str(raw["answer"]), "evidence": evidence, "subject": "user",
             "sessions": _sessions(conv, lambda sp: "user" if sp == "user" else "assistant"),
             "license": LICENSES["longmemeval"]}
-    return [NaturalItem(**_with_field(item))]
+    return [NaturalItem(**_with_field(item, fielder))]
 
 
 def locomo_reason(qa: dict, dates: dict[int, str | None]) -> str | None:
@@ -220,7 +230,7 @@ def locomo_reason(qa: dict, dates: dict[int, str | None]) -> str | None:
     return None
 
 
-def select_locomo(raw: dict, i: int, path: Path) -> list[NaturalItem]:
+def select_locomo(raw: dict, i: int, path: Path, fielder=None) -> list[NaturalItem]:
     conv = parse_sample(raw, i, path)
     dates = {int(s.session_id.split("_")[1]): s.date for s in conv.sessions}
     turn_speaker = {t.ref: t.speaker for s in conv.sessions for t in s.turns}
@@ -242,20 +252,22 @@ def select_locomo(raw: dict, i: int, path: Path) -> list[NaturalItem]:
                 "question_date": sessions[-1].date if sessions else None,
                 "gold_answer": str(qa.get("answer", "")), "evidence": refs, "subject": subject,
                 "sessions": sessions, "license": LICENSES["locomo"]}
-        out.append(NaturalItem(**_with_field(item)))
+        out.append(NaturalItem(**_with_field(item, fielder)))
     return out
 
 
 def _refusal_kind(reason: str) -> str:
     return ("no attribute words" if reason.startswith("the rule leaves") else
+            "fielder call failed" if reason.startswith("the fielder call failed") else
             "contains the answer" if reason.startswith("the field contains the answer") else
             "shares a word with the gold answer")
 
 
 def iter_selected(path: str | Path, corpus: str = "auto",
                   on_bytes: Callable[[int], None] | None = None,
-                  counter: list[int] | None = None) -> Iterator[NaturalItem]:
-    """Stream the selected items of a corpus file (``counter[0]``: instances/samples read)."""
+                  counter: list[int] | None = None, fielder=None) -> Iterator[NaturalItem]:
+    """Stream the selected items of a corpus file (``counter[0]``: instances/samples read);
+    ``fielder``: an ``LLMFielder`` instead of the offline rule."""
     path = Path(path)
     found = check_corpus(path, corpus)
     variant = variant_of(path) if found == "longmemeval" else ""
@@ -263,8 +275,8 @@ def iter_selected(path: str | Path, corpus: str = "auto",
     for i, raw in enumerate(iter_items(path, what, on_bytes)):
         if counter is not None:
             counter[0] = i + 1
-        yield from (select_longmemeval(raw, i, path, variant) if found == "longmemeval"
-                    else select_locomo(raw, i, path))
+        yield from (select_longmemeval(raw, i, path, variant, fielder) if found == "longmemeval"
+                    else select_locomo(raw, i, path, fielder))
 
 
 def check_name(name: str) -> str:
@@ -284,17 +296,30 @@ def default_name(path: Path, corpus: str) -> str:
 
 def build_natural_set(ws: Workspace, path: str | Path, corpus: str = "auto",
                       name: str | None = None, limit: int | None = None,
-                      progress: bool = True) -> NaturalSetInfo:
-    """Select, derive fields, and store the set (replacing a set of the same name atomically)."""
+                      progress: bool = True, fielder: str = "offline", base_url: str | None = None,
+                      model_options: dict | None = None) -> NaturalSetInfo:
+    """Select, derive fields, and store the set (replacing a set of the same name atomically).
+
+    ``fielder``: ``offline`` (rule ``natural-field.v1``) or ``provider:model`` (rubric
+    ``natural_field``; a failed call refuses that item's field and a rebuild asks again)."""
     path = Path(path)
     found = check_corpus(path, corpus)
     name = check_name(name) if name is not None else default_name(path, found)
+    llm = None
+    if fielder not in ("offline", "", None):
+        from ..errors import MissingApiKey
+        from .natural_fields import LLMFielder
+
+        try:
+            llm = LLMFielder(fielder, workspace=ws, base_url=base_url, **(model_options or {}))
+        except MissingApiKey as e:
+            raise e.for_flag("--fielder", fielder) from None
     count = [0]
     rows: list[dict] = []
     refusals: dict[str, int] = {}
     with bytes_bar(f"natural build {name}", path.stat().st_size, progress) as update:
         for item in iter_selected(path, found, on_bytes=lambda b: update(b, f"{len(rows)} selected"),
-                                  counter=count):
+                                  counter=count, fielder=llm):
             if limit and len(rows) >= limit:
                 break
             blob = item.model_dump_json()
@@ -316,7 +341,7 @@ def build_natural_set(ws: Workspace, path: str | Path, corpus: str = "auto",
     info = NaturalSetInfo(
         name=name, corpus=found, variant=variant_of(path) if found == "longmemeval" else "",
         license=LICENSES[found], source_path=str(path.resolve()), source_sha256=_sha256(path),
-        rule=RULES[found], field_rule=FIELD_RULE, conversations_read=count[0], items=len(rows),
+        rule=RULES[found], field_rule=llm.name if llm else FIELD_RULE, conversations_read=count[0], items=len(rows),
         fielded=sum(1 for r in rows if r["field"]), refused=sum(1 for r in rows if not r["field"]),
         refusals=refusals, created_at=now())
     conn = ws.db.conn

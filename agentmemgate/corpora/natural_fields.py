@@ -18,6 +18,11 @@ run); a natural question has none, so one is derived from the question's words a
 5. Description "The user's " + the attribute in words; probe question "What is the user's
    current " + the same words + "?". Nothing else is read: not the answer, not the sessions.
 
+An LLM fielder (``LLMFielder``, ``--fielder provider:model``, rubric ``natural_field``) may name
+the attribute instead of steps 1-4; it sees the question (and who it is about) only, never the
+answer or the sessions. Its name is normalized to snake_case; the description and probe question
+come from that name alone as in step 5, and the same refusal applies.
+
 Refusal (the paper's value-free check, made strict for sentence-like gold answers): the field is
 refused when its text contains the gold answer as a phrase (``FieldSpec.leaked_values``) or any
 content word of the gold answer (the same stop words removed, a plural "s" ignored), or when the
@@ -28,6 +33,8 @@ systems do not run on it (reports count them), answering systems still get the q
 from __future__ import annotations
 
 import re
+
+from pydantic import BaseModel, ConfigDict
 
 from ..schema import FieldSpec, normalize_text
 
@@ -83,9 +90,8 @@ def field_words(question: str, subject: str | None = None) -> list[str]:
     return (head + rest[:MAX_WORDS]) if (rest or head) else []
 
 
-def derive_field(question: str, subject: str | None = None) -> FieldSpec | None:
-    """The rule's field for ``question``; None when no word is left to name an attribute."""
-    words = field_words(question, subject)
+def field_from_words(words: list[str]) -> FieldSpec | None:
+    """Step 5: the field named by ``words`` (None when they name nothing)."""
     if not [w for w in words if w not in ("of", "number", "amount", "duration", "frequency",
                                           "time", "day", "place", "date", "person")]:
         return None
@@ -95,6 +101,40 @@ def derive_field(question: str, subject: str | None = None) -> FieldSpec | None:
     phrase = attribute.replace("_", " ")
     return FieldSpec(attribute=attribute, description=f"The user's {phrase}",
                      probe_question=f"What is the user's current {phrase}?")
+
+
+def derive_field(question: str, subject: str | None = None) -> FieldSpec | None:
+    """The rule's field for ``question``; None when no word is left to name an attribute."""
+    return field_from_words(field_words(question, subject))
+
+
+class FieldAnswer(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    attribute: str
+
+
+class LLMFielder:
+    """The attribute named by a model (rubric ``natural_field``); ``derive`` raises
+    ``llm.CallFailed`` when no valid answer could be had."""
+
+    def __init__(self, spec: str, *, workspace=None, base_url: str | None = None, model=None,
+                 **model_options):
+        from .. import rubrics
+        from ..llm import get_model
+
+        self.model = model or get_model(spec, workspace=workspace, base_url=base_url,
+                                        **model_options)
+        self.rubric = rubrics.load("natural_field")
+        self.name = f"llm:{self.rubric.ref}@{self.model.spec}"
+
+    def prompt(self, question: str, subject: str | None) -> str:
+        return self.rubric.render(question=question, subject=subject or "the user")
+
+    def derive(self, question: str, subject: str | None = None) -> FieldSpec | None:
+        resp = self.model.complete(self.prompt(question, subject), schema=FieldAnswer,
+                                   temperature=0.0, purpose="natural.field", max_tokens=64)
+        words = re.sub(r"[^a-z0-9]+", " ", resp.parsed.attribute.lower()).split()[:MAX_WORDS]
+        return field_from_words(words)
 
 
 def refusal(field: FieldSpec | None, gold: str, values: list[str] = ()) -> str | None:

@@ -222,3 +222,44 @@ def test_cli_show_unknown_set(tmp_path):
     cli("natural", "build", NAT_LOCOMO, "--name", "loc", "--workspace", w, "--no-progress")
     r = cli("natural", "show", "nope", "--workspace", w)
     assert r.exit_code == 1 and r.output.startswith("Error: No natural set 'nope'")
+
+
+# -- an LLM fielder -----------------------------------------------------------------------------
+def test_llm_fielder_names_the_field_from_the_question_only(ws):
+    from agentmemgate.llm import get_model
+
+    model = get_model("scripted:fielder")
+
+    def answer(request):
+        if "sneakers" in request.prompt:
+            return {"attribute": "Sneaker storage place"}  # normalized to snake_case
+        if "BBQ" in request.prompt:
+            return {"attribute": "bbq_sauce_kansas_city_masterpiece"}  # names the answer
+        return {"attribute": "team_size"}
+
+    model.respond_with(answer)
+    info = build_natural_set(ws, NAT_LME, "longmemeval", "llm", fielder="scripted:fielder",
+                             progress=False)
+    assert info.field_rule == "llm:natural_field.v1@scripted:fielder"
+    items = {i.item_id: i for i, _ in load_items(ws, "llm")}
+    assert items["07741c45"].field.attribute == "sneaker_storage_place"
+    assert items["07741c45"].field.description == "The user's sneaker storage place"
+    assert items["18bc8abd"].field is None
+    assert items["18bc8abd"].field_refused == "the field contains the answer 'Kansas City Masterpiece'"
+    assert (info.fielded, info.refused) == (2, 1)
+    prompts = [r.prompt for r in model.history]
+    assert len(prompts) == 3
+    for item, prompt in zip(items.values(), prompts):  # the question only: no answer, no sessions
+        assert item.question in prompt and item.gold_answer not in prompt
+        assert item.sessions[0].turns[0].text[:40] not in prompt
+
+
+def test_llm_fielder_failure_refuses_that_field(ws):
+    from agentmemgate.llm import get_model
+
+    get_model("scripted:broken").respond_with(lambda r: "not json at all")
+    info = build_natural_set(ws, NAT_LOCOMO, "locomo", "llm", fielder="scripted:broken",
+                             progress=False)
+    item = next(i for i, _ in load_items(ws, "llm"))
+    assert item.field is None and item.field_refused.startswith("the fielder call failed")
+    assert info.refusals == {"fielder call failed": 1}
