@@ -145,7 +145,8 @@ class NaturalSetInfo(BaseModel):
     def lines(self) -> list[str]:
         what = "LongMemEval instances" if self.corpus == "longmemeval" else "LoCoMo samples"
         return [
-            f"Natural set {self.name!r}: {self.items} questions from {Path(self.source_path).name} "
+            f"Natural set {self.name!r}: {self.items} question{'s' if self.items != 1 else ''} "
+            f"from {Path(self.source_path).name} "
             f"({self.corpus}{', ' + self.variant if self.variant else ''}; {self.conversations_read} "
             f"{what} read; rule {self.rule})",
             f"Fields ({self.field_rule}): {self.fielded} value-free, {self.refused} refused"

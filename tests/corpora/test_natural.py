@@ -176,7 +176,7 @@ def test_cli_build_list_show(tmp_path):
     r = cli("natural", "build", "--corpus", "locomo", NAT_LOCOMO, "--name", "loc",
             "--workspace", w, "--no-progress")
     assert r.exit_code == 0, r.output
-    assert "Natural set 'loc': 1 questions from natural_locomo.json" in r.output
+    assert "Natural set 'loc': 1 question from natural_locomo.json" in r.output
     assert "Fields (natural-field.v1): 1 value-free, 0 refused" in r.output
     assert "License: CC BY-NC 4.0" in r.output
     assert "run: amg eval run --natural loc" in r.output
