@@ -9,7 +9,10 @@ JSON layout (stable for scripts)::
                       "ci_low", "ci_high", "n_gained", "n_lost", "resamples", "seed"}],
      "meta": {...}}
 
-A measure that does not apply to a system x split is absent. Values are fractions; the Markdown
+Natural sets (``amg eval run --natural SET``) sit beside the splits as ``SYSTEM -> "natural:SET"
+-> {"task_accuracy": {...}}``, their gate-on minus gate-off differences in ``differences`` (split
+``natural:SET``, ``clusters``: conversations resampled) and their provenance in
+``meta.natural[SET]``. A measure that does not apply to a system x split is absent. Values are fractions; the Markdown
 shows percent. Reports are written atomically.
 """
 

@@ -194,7 +194,7 @@ def test_cli_build_list_show(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["--corpus", "longmemeval", NAT_LOCOMO],
      "Error: natural_locomo.json: looks like a locomo file, not longmemeval"),
-    (["--corpus", "locomo", FIXTURES / "nope.json"], "Error: "),
+    (["--corpus", "locomo", FIXTURES / "nope.json"], f"Error: {FIXTURES / 'nope.json'}: no such file"),
     (["--corpus", "longmemeval", LONGMEMEVAL],
      "Error: longmemeval_sample.json: 3 LongMemEval instances but no knowledge-update question; "
      "nothing to build"),
