@@ -575,17 +575,22 @@ def _natural_md(r: EvalReport) -> list[str]:
         form = f", {meta['variant']} form" if meta.get("variant") else ""
         ds = [d for d in r.differences if d.split == split and d.kind == "gated_minus_ungated"]
         n_run = {r.stat(n, split, "task_accuracy").n for n in systems}
-        text = (f"We also test {meta['items']} questions from {corpus}{' (' + form[2:] + ')' if form else ''} whose answers depend "
-                f"on a fact that changes during the conversation (set {name}, rule "
-                f"{meta['rule']}; {meta['conversations']} conversations). {meta['fielded']} have "
-                f"a value-free field ({meta['field_rule']}; {meta['refused']} refused because "
-                "the field would name a word of the answer), and component systems run on "
-                f"those ({', '.join(str(x) for x in sorted(n_run))} scored). We run each "
-                "question with the gate on and off.")
+        def n_(k: int, word: str, plural: str | None = None) -> str:
+            return f"{k} {word if k == 1 else (plural or word + 's')}"
+
+        text = (f"We also test {n_(meta['items'], 'question')} from {corpus}"
+                f"{' (' + form[2:] + ')' if form else ''} whose answers depend on a fact that "
+                f"changes during the conversation (set {name}, rule {meta['rule']}; "
+                f"{n_(meta['conversations'], 'conversation')}). {meta['fielded']} "
+                f"{'has' if meta['fielded'] == 1 else 'have'} a value-free field "
+                f"({meta['field_rule']}; {meta['refused']} refused because the field would name a "
+                "word of the answer), and component systems run on those "
+                f"({', '.join(str(x) for x in sorted(n_run))} scored). We run each question with "
+                "the gate on and off.")
         if ds:
             parts = [f"{100 * d.value:+.1f} points [{100 * d.ci_low:+.1f}, {100 * d.ci_high:+.1f}] "
                      f"for the {_style(d.system)} style (n={d.n}; {d.n_gained} up, {d.n_lost} down"
-                     + (f"; {d.clusters} clusters" if d.clusters is not None else "") + ")"
+                     + (f"; {n_(d.clusters, 'cluster')}" if d.clusters is not None else "") + ")"
                      for d in ds]
             text += (" The paired gate-on minus gate-off difference in task accuracy is "
                      + " and ".join(parts) + " (95% cluster-bootstrap intervals, one cluster per "
@@ -596,6 +601,9 @@ def _natural_md(r: EvalReport) -> list[str]:
         if offline:
             text += (" The components are offline rules, not language models: these figures are "
                      "what the rules reach on natural conversations.")
+        models = sorted({r.meta.systems[n].model for n in systems if not r.meta.systems[n].offline})
+        if models:
+            text += f" Model components: {', '.join(models)}."
         if r.meta.judge.get("heuristic"):
             text += (" The offline equivalence judge compares normalized strings, so a stored "
                      "value rarely equals a sentence-like gold answer.")
