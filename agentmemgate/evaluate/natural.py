@@ -64,7 +64,8 @@ class NaturalEvalSummary(BaseModel):
         out = [f"systems: {', '.join(self.names)} ({kinds}); judge: {self.judge['spec']}"
                + (" (heuristic)" if self.judge["heuristic"] else "")]
         for name, c in self.sets.items():
-            out.append(f"natural set {name}: {c['items']} items, {c['fielded']} with a value-free "
+            out.append(f"natural set {name}: {c['items']} item{'s' if c['items'] != 1 else ''}, "
+                       f"{c['fielded']} with a value-free "
                        f"field (component systems run on these), {c['refused']} refused")
         out.append(f"ran now {self.ran_now}, re-scored {self.rescored}, already stored "
                    f"{self.already_done}, failed {self.failed}; {self.component_calls} component "
