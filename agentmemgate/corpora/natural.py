@@ -172,7 +172,8 @@ def _with_field(item: dict, fielder=None) -> dict:
         from ..llm import CallFailed
 
         try:
-            field, failed = fielder.derive(item["question"], subject), None
+            field = fielder.derive(item["question"], subject)
+            failed = None if field else "the fielder named no usable attribute"
         except CallFailed as e:
             field, failed = None, f"the fielder call failed ({str(e).splitlines()[0][:160]})"
     why = failed or refusal(field, item["gold_answer"])
@@ -260,6 +261,7 @@ def select_locomo(raw: dict, i: int, path: Path, fielder=None) -> list[NaturalIt
 def _refusal_kind(reason: str) -> str:
     return ("no attribute words" if reason.startswith("the rule leaves") else
             "fielder call failed" if reason.startswith("the fielder call failed") else
+            "fielder named nothing" if reason.startswith("the fielder named") else
             "contains the answer" if reason.startswith("the field contains the answer") else
             "shares a word with the gold answer")
 

@@ -108,6 +108,9 @@ def derive_field(question: str, subject: str | None = None) -> FieldSpec | None:
     return field_from_words(field_words(question, subject))
 
 
+TEMPLATE_WORDS = ["snake", "case", "name"]  # the rubric's answer template
+
+
 class FieldAnswer(BaseModel):
     model_config = ConfigDict(extra="ignore")
     attribute: str
@@ -131,9 +134,13 @@ class LLMFielder:
         return self.rubric.render(question=question, subject=subject or "the user")
 
     def derive(self, question: str, subject: str | None = None) -> FieldSpec | None:
+        """The model's field; None when it names nothing usable (no word, or the template's
+        placeholder ``snake_case_name`` echoed back)."""
         resp = self.model.complete(self.prompt(question, subject), schema=FieldAnswer,
                                    temperature=0.0, purpose="natural.field", max_tokens=64)
         words = re.sub(r"[^a-z0-9]+", " ", resp.parsed.attribute.lower()).split()[:MAX_WORDS]
+        if words == TEMPLATE_WORDS:  # the rubric's placeholder echoed back (a small model does)
+            return None
         return field_from_words(words)
 
 

@@ -235,7 +235,7 @@ def test_llm_fielder_names_the_field_from_the_question_only(ws):
             return {"attribute": "Sneaker storage place"}  # normalized to snake_case
         if "BBQ" in request.prompt:
             return {"attribute": "bbq_sauce_kansas_city_masterpiece"}  # names the answer
-        return {"attribute": "team_size"}
+        return {"attribute": "snake_case_name"}  # the template echoed back (SmolLM2 does)
 
     model.respond_with(answer)
     info = build_natural_set(ws, NAT_LME, "longmemeval", "llm", fielder="scripted:fielder",
@@ -246,7 +246,9 @@ def test_llm_fielder_names_the_field_from_the_question_only(ws):
     assert items["07741c45"].field.description == "The user's sneaker storage place"
     assert items["18bc8abd"].field is None
     assert items["18bc8abd"].field_refused == "the field contains the answer 'Kansas City Masterpiece'"
-    assert (info.fielded, info.refused) == (2, 1)
+    assert items["031748ae"].field_refused == "the fielder named no usable attribute"
+    assert (info.fielded, info.refused) == (1, 2)
+    assert info.refusals == {"contains the answer": 1, "fielder named nothing": 1}
     prompts = [r.prompt for r in model.history]
     assert len(prompts) == 3
     for item, prompt in zip(items.values(), prompts):  # the question only: no answer, no sessions
