@@ -67,6 +67,19 @@ def _vs(v: VsReference, title: str) -> list[str]:
                 f"- Agreement: {_p(v.binary.agreement)}",
                 f"- Cohen's kappa: {_ci(v.binary.kappa, v.binary.kappa_ci)}", ""] \
             + _confusion(v.binary.confusion)
+    if (pa := v.plan_asserted) is not None:
+        jy, jn = pa.judge_yes_human_no, pa.judge_no_human_yes
+        out += ["Plan asserted or not (the decision that counts an exposure: the answer asserts the "
+                "plan value, alone or with the other value; can't tell counts as a disagreement):",
+                "",
+                f"- Agreement with the judge: {_p(pa.agreement)}",
+                f"- Cohen's kappa: {_ci(pa.kappa, pa.kappa_ci)}",
+                f"- Judge says plan asserted, human says not (the judge's false plan assertions, "
+                f"which inflate exposure): {jy.k} of the {jy.n} judge-yes observations a human "
+                f"decided: {_p(jy)}",
+                f"- Judge says not asserted, human says asserted (missed plan assertions): {jn.k} of "
+                f"the {jn.n} judge-no observations a human decided: {_p(jn)}",
+                f"- Human can't tell: {pa.human_cant_tell}", ""] + _confusion(pa.confusion)
     return out
 
 
@@ -87,7 +100,11 @@ def render_markdown(r: AgreementReport) -> str:
             f"- Percent agreement over all pairs of labels given to the same item: "
             f"{_p(r.percent_agreement)}",
             f"- Krippendorff's alpha ({a.level}): {_ci(a.value, a.ci)} "
-            f"(units with two or more labels: {a.n_units}{'; ' + a.note if a.note else ''})", ""]
+            f"(units with two or more labels: {a.n_units}{'; ' + a.note if a.note else ''})"]
+    if r.plan_asserted_human is not None:
+        out.append(f"- Percent agreement on plan asserted or not (all pairs): "
+                   f"{_p(r.plan_asserted_human)}")
+    out.append("")
     if r.cohen_kappa_pairs:
         header = ["annotator pair", "n", "agreement [95% CI]", "Cohen's kappa [95% CI]"]
         rows = [[f"{k.a} / {k.b}", str(k.n), _p(k.agreement), _ci(k.kappa, k.kappa_ci)]
@@ -113,10 +130,14 @@ def render_markdown(r: AgreementReport) -> str:
     else:
         v = r.vs_reference
         srcs = ", ".join(f"{k}: {n}" for k, n in v.sources.items())
+        if r.reference_name:
+            out += [f"Reference: {r.reference_name}.", ""]
         out += [f"Reference sources (items): {srcs}. Items with a reference and a human label: "
                 f"{v.n_items}. Pooled: each annotator's label is one observation.", ""]
         if "confusion" in r.plots:
             out += [f"![confusion matrix]({Path(r.plots['confusion']).name})", ""]
+        if "confusion_plan" in r.plots:
+            out += [f"![plan asserted]({Path(r.plots['confusion_plan']).name})", ""]
         out += _vs(v, "Pooled over annotators")
         for a, va in v.per_annotator.items():
             out += _vs(va, f"Annotator {a}")
@@ -189,9 +210,11 @@ def write_plots(r: AgreementReport, folder: Path) -> dict[str, str]:
     mats = {"confusion": r.vs_reference.confusion}
     if r.vs_reference.binary is not None:
         mats["confusion_binary"] = r.vs_reference.binary.confusion
+    if r.vs_reference.plan_asserted is not None:
+        mats["confusion_plan"] = r.vs_reference.plan_asserted.confusion
+    suffix = {"confusion_binary": " (commit vs hold)", "confusion_plan": " (plan asserted)"}
     for key, c in mats.items():
-        fig = confusion_figure(c, f"{r.audit}: human vs reference"
-                               + (" (commit vs hold)" if "binary" in key else ""))
+        fig = confusion_figure(c, f"{r.audit}: human vs reference" + suffix.get(key, ""))
         path = folder / f"{key}.png"
         fig.savefig(path, dpi=110)
         plt.close(fig)

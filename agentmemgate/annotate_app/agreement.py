@@ -28,7 +28,7 @@ from .audits import get_audit
 from .labels import CANT_TELL, HOLD_CLASSES, LabelSet
 from .report_models import (Adjudication, AgreementReport, Alpha, AnnotatorDiag, Binary, Bootstrap,
                             ClassStats, Confusion, Diagnostics, FastDecision, KappaPair,
-                            ReferenceBlock, VsReference)
+                            PlanAsserted, ReferenceBlock, VsReference)
 
 if TYPE_CHECKING:
     from ..workspace import Workspace
@@ -110,6 +110,10 @@ def agreement_report(ws: "Workspace", name: str, fast_seconds: float = FAST_SECO
                 **pooled.model_dump(), sources=dict(Counter(src for _, src in refs.values())),
                 n_items=len({item for (_, item) in latest if item in refs}), per_annotator=per_ann)
 
+    plan_human = None
+    if info.task == "answer_assertion":
+        plan_human = _plan_asserted(db, name, latest, by_item, refs, ref_block, boot, undefined)
+
     adjudication = None
     if adjudicated or db.execute("select 1 from audit_annotators where audit = ? and "
                                  "role = 'adjudicator'", [name]).fetchone():
@@ -150,11 +154,91 @@ def agreement_report(ws: "Workspace", name: str, fast_seconds: float = FAST_SECO
         rubric=ls.rubric, n_items=len(items), n_annotators=len(people), n_labels=len(latest),
         n_items_multi=sum(len(v) >= 2 for v in by_item.values()), percent_agreement=pct,
         krippendorff_alpha=alpha, cohen_kappa_pairs=pairs, vs_reference=ref_block,
-        adjudication=adjudication, bootstrap=boot,
+        adjudication=adjudication, bootstrap=boot, reference_name=_reference_name(info.params),
+        plan_asserted_human=plan_human,
         diagnostics=Diagnostics(
             per_annotator=diag_people, prevalence=prevalence, reference_prevalence=ref_prev,
             prevalence_by_group=by_group, n_unlabeled_items=sum(1 for i in items if i not in by_item),
             fast_threshold_seconds=fast_seconds, fast_decisions=fast, undefined=undefined, notes=notes))
+
+
+def _reference_name(params: dict) -> str | None:
+    """"the answer judge offline (answer_cues.v1)", from what the source recorded."""
+    j = params.get("reference_judge")
+    if not j:
+        return None
+    kind = "heuristic rules" if j.get("heuristic") else "a model"
+    return (f"the answer judge {j['spec']} ({j.get('answer_rubric') or 'no rubric recorded'}; "
+            f"{kind}), its asserted values matched to the options by the equivalence judge "
+            f"{j['spec']} ({j.get('equivalence_rubric') or 'no rubric recorded'})")
+
+
+PLAN_LABELS = ["yes", "no", CANT_TELL]
+
+
+def _plan(label: str, plan_option: str) -> str:
+    """Does this answer_assertion label say the plan value is asserted (its option, or both)?"""
+    if label == CANT_TELL:
+        return CANT_TELL
+    return "yes" if label in (plan_option, "both") else "no"
+
+
+def _plan_asserted(db, name: str, latest: dict, by_item: dict, refs: dict,
+                   ref_block: ReferenceBlock | None, boot: Bootstrap,
+                   undefined: list[str]) -> Proportion | None:
+    """The plan-asserted collapse: human-human agreement (returned) and, on the reference blocks,
+    human vs judge. Which option holds the plan value is read from the strata table only; an
+    audit without it (labels imported from elsewhere) has no collapse (None)."""
+    plan_of = {}
+    for item, raw in db.execute("select item_id, strata from audit_item_strata where audit = ?",
+                                [name]).fetchall():
+        opt = json.loads(raw or "{}").get("plan_option")
+        if opt:
+            plan_of[item] = opt
+    if not plan_of:
+        return None
+    k = n = 0
+    for item, labs in by_item.items():
+        if item not in plan_of:
+            continue
+        coll = {a: _plan(lab, plan_of[item]) for a, lab in labs.items()}
+        for x, y in itertools.combinations(sorted(coll), 2):
+            n += 1
+            k += coll[x] == coll[y]
+    if ref_block is not None:
+        obs = [(ann, item, _plan(refs[item][0], plan_of[item]), _plan(label, plan_of[item]))
+               for (ann, item), (label, _) in sorted(latest.items())
+               if item in refs and item in plan_of]
+        unit = {item: u for u, item in enumerate(sorted({o[1] for o in obs}))}
+        ref_block.plan_asserted = _plan_block([o[2] for o in obs], [o[3] for o in obs], "pooled",
+                                              boot, undefined, [unit[o[1]] for o in obs])
+        for a, va in ref_block.per_annotator.items():
+            mine = [o for o in obs if o[0] == a]
+            va.plan_asserted = _plan_block([o[2] for o in mine], [o[3] for o in mine], a, boot,
+                                           undefined)
+    return wilson(k, n)
+
+
+def _plan_block(ref: list[str], human: list[str], who: str, boot: Bootstrap, undefined: list[str],
+                groups: list[int] | None = None) -> PlanAsserted:
+    from sklearn.metrics import confusion_matrix
+
+    kap = cohen_kappa(ref, human)
+    if kap is None:
+        undefined.append(f"plan-asserted kappa vs reference, {who} (one label only)")
+
+    def flipped(judge: str, human_says: str) -> Proportion:
+        decided = [h for r, h in zip(ref, human) if r == judge and h != CANT_TELL]
+        return wilson(decided.count(human_says), len(decided))
+
+    return PlanAsserted(
+        agreement=wilson(sum(r == h for r, h in zip(ref, human)), len(ref)), kappa=kap,
+        kappa_ci=_kappa_ci(kap, ref, human, PLAN_LABELS, None, boot, groups),
+        confusion=Confusion(labels=PLAN_LABELS,
+                            matrix=confusion_matrix(ref, human, labels=PLAN_LABELS).tolist())
+        if ref else Confusion(labels=PLAN_LABELS, matrix=[[0] * 3 for _ in range(3)]),
+        judge_yes_human_no=flipped("yes", "no"), judge_no_human_yes=flipped("no", "yes"),
+        human_cant_tell=human.count(CANT_TELL))
 
 
 def _pair(ls: LabelSet, a: str, b: str, la: list[str], lb: list[str], boot: Bootstrap,
@@ -309,4 +393,5 @@ def save_agreement_report(ws: "Workspace", name: str, fast_seconds: float = FAST
     return report, folder / "report.md"
 
 
-REPORT_FILES = ("report.md", "report.json", "confusion.png", "confusion_binary.png")
+REPORT_FILES = ("report.md", "report.json", "confusion.png", "confusion_binary.png",
+                "confusion_plan.png")

@@ -207,8 +207,41 @@ def _question(d: ItemDisplay) -> None:
         st.text(d.question)
 
 
+ANSWER_ASK = "What does this answer assert as the user's current value?"
+
+
+def _answer(d: ItemDisplay) -> None:
+    """An answer item: the question the system was asked, its answer, the two neutral options."""
+    p, a = d.pair, d.answer
+    st.markdown("**Question the assistant was asked**")
+    st.text(a.question)
+    st.markdown("**The assistant's answer**")
+    with st.container(border=True):
+        st.text(a.text)
+    st.markdown(f"**{ANSWER_ASK}**")  # our own words
+    st.text(f"Field: {p.field}" + (f" ({p.description})" if p.description else ""))
+    left, right = st.columns(2)
+    with left, st.container(border=True):
+        st.text(p.a_name)
+        st.text(p.a)
+    with right, st.container(border=True):
+        st.text(p.b_name)
+        st.text(p.b)
+
+
+def options_text(d: ItemDisplay) -> list[str]:
+    """The options beside the label buttons ("A: Boston"), so value A / value B are plain."""
+    if d.kind != "answer" or d.pair is None:
+        return []
+    return [f"A: {d.pair.a}", f"B: {d.pair.b}"]
+
+
 def render_item(d: ItemDisplay, target_title: str) -> None:
-    """The item's content: a value pair and/or turns, with session breaks and the highlight."""
+    """The item's content: an answer, a value pair and/or turns, with session breaks and the
+    highlight."""
+    if d.kind == "answer":
+        _answer(d)
+        return
     if d.pair is not None:
         p = d.pair
         st.markdown("**Field**")
@@ -517,6 +550,10 @@ def _show_item(token: str, me: queues.Person, display: ItemDisplay, own: str | N
             st.text(", ".join(f"{display_name(lab)} x{k}" for lab, k in queues.summarize_given(given)))
         if display.question:  # long conversations push the question out of sight: repeat it here
             _question(display)
+        if options := options_text(display):  # what "value A" and "value B" stand for
+            st.markdown("**Options**")
+            for line in options:
+                st.text(line)
         _controls(token, display, me.label_set, own, pos)
     with head:
         _instructions(me.label_set, expanded=first)

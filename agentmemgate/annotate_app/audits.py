@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from ..workspace import Workspace
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8501"
+# A task whose sample is spread over a stratum unless --stratify-by names another: answer audits
+# over the judge's verdict class (initial, plan, both, neither), so rare classes get items.
+DEFAULT_STRATUM = {"answer_assertion": "verdict"}
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -81,6 +84,7 @@ class CreatedAudit(BaseModel):
     links: dict[str, str]
     adjudicator: str | None = None
     adjudicator_link: str | None = None
+    notes: list[str] = []  # what the source reported (e.g. answers skipped because not judged)
 
 
 class AuditSummary(BaseModel):
@@ -158,7 +162,10 @@ def create_audit(ws: "Workspace", name: str, task: str, source: str, *, sample_n
             raise BadInput(f"Adjudicator {adjudicator!r} is also an annotator; the adjudication page "
                            "shows others' labels, so name someone who does not annotate this audit")
     k = len(people) if overlap is None else overlap
-    items = load_source(ws, source, task_name, factor)
+    source_info: dict = {}
+    items = load_source(ws, source, task_name, factor, seed=seed, info=source_info)
+    if stratify_by is None and any(DEFAULT_STRATUM.get(task_name) in it.strata for it in items):
+        stratify_by = DEFAULT_STRATUM[task_name]
     if task_name == "difficulty" and factor is None:
         factor = _single_factor(items, source)
     labels = label_set(task_name, factor)
@@ -172,6 +179,7 @@ def create_audit(ws: "Workspace", name: str, task: str, source: str, *, sample_n
     created = now_ms()
     params = {"sample": sample_n, "stratify_by": stratify_by, "annotators": people, "overlap": k,
               "seed": seed, "adjudicator": adjudicator, "factor": factor}
+    params.update({k_: v for k_, v in source_info.items() if k_ != "notes"})
     with ws.db.conn:
         ws.db["audits"].insert({"name": name, "task": labels.task, "source": source,
                                 "label_set": labels.model_dump_json(),
@@ -190,7 +198,8 @@ def create_audit(ws: "Workspace", name: str, task: str, source: str, *, sample_n
         assignments={p: len(ids) for p, ids in plan.items()},
         links={p: link(base_url, tokens[p]) for p in people},
         adjudicator=adjudicator,
-        adjudicator_link=link(base_url, tokens[adjudicator]) if adjudicator else None)
+        adjudicator_link=link(base_url, tokens[adjudicator]) if adjudicator else None,
+        notes=list(source_info.get("notes", [])))
 
 
 def relink(ws: "Workspace", name: str, person: str, base_url: str = DEFAULT_BASE_URL) -> str:

@@ -7,7 +7,7 @@ reference label, a model or judge label, or an intended level. Those live in ``R
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field as dc_field
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -40,15 +40,24 @@ class ValuePair(BaseModel):
     b: str
 
 
+class AnswerShown(BaseModel):
+    """A system's answer to a probe question, for answer_assertion audits (plain text, inert)."""
+
+    model_config = ConfigDict(extra="forbid")
+    question: str  # the question the system was asked
+    text: str  # its answer
+
+
 class ItemDisplay(BaseModel):
     """Everything the annotator page may render for one item, and nothing else."""
 
     model_config = ConfigDict(extra="forbid")
     id: str = Field(min_length=1)  # stable, derived from the source; used server-side only
-    kind: Literal["statement", "conversation", "pair"]
+    kind: Literal["statement", "conversation", "pair", "answer"]
     turns: list[DisplayTurn] = []
     target: int | None = None  # index into ``turns`` of the highlighted turn
-    pair: ValuePair | None = None
+    pair: ValuePair | None = None  # the two values (equivalence), or an answer's two options
+    answer: AnswerShown | None = None  # kind "answer": the answer to judge against ``pair``
     question: str | None = None  # a per-item question (realism criterion)
     group: str | None = None  # a neutral sub-task name (e.g. the realism criterion), for reports
 
@@ -56,9 +65,11 @@ class ItemDisplay(BaseModel):
     def _consistent(self) -> "ItemDisplay":
         if self.target is not None and not 0 <= self.target < len(self.turns):
             raise ValueError(f"target {self.target} is not a turn index (0..{len(self.turns) - 1})")
-        if self.kind == "pair" and self.pair is None:
-            raise ValueError("a pair item needs a pair")
-        if self.kind != "pair" and not self.turns:
+        if self.kind in ("pair", "answer") and self.pair is None:
+            raise ValueError(f"a {self.kind} item needs a pair")
+        if self.kind == "answer" and self.answer is None:
+            raise ValueError("an answer item needs an answer")
+        if self.kind not in ("pair", "answer") and not self.turns:
             raise ValueError(f"a {self.kind} item needs turns")
         return self
 
@@ -92,3 +103,5 @@ class SourceRequest:
     arg: str | None
     task: str
     factor: str | None = None
+    seed: int = 0  # the audit's --seed, for sources that shuffle what an item shows
+    info: dict = dc_field(default_factory=dict)  # what the loader reports (kept in the audit params)

@@ -18,7 +18,7 @@ from ..schema import (CONFIRMATION_LEVELS, EVIDENCE_TYPES, FACTOR_LEVELS, HEDGE_
                       HOLD_CLASSES, LEVEL_DEFINITIONS)
 
 CANT_TELL = "cant_tell"
-TASKS = ("evidence_type", "equivalence", "difficulty", "realism")
+TASKS = ("evidence_type", "equivalence", "difficulty", "realism", "answer_assertion")
 # Routing collapse for evidence_type (schema.HOLD_CLASSES): only speculation is held; every other
 # class commits.
 # Factors whose levels form a scale (ordinal alpha); the order is the schema's.
@@ -33,7 +33,10 @@ _TASK_LABELS: dict[str, tuple[str, ...]] = {
     "evidence_type": EVIDENCE_TYPES,
     "equivalence": ("equivalent", "not_equivalent"),
     "realism": ("yes", "no"),
+    # What a black-box system's answer asserts as current, over the item's two neutral options.
+    "answer_assertion": ("value_a", "value_b", "both", "neither"),
 }
+_SHOWN = {"value_a": "value A", "value_b": "value B"}
 
 
 class LabelSet(BaseModel):
@@ -71,7 +74,9 @@ def normalize_label(label: str) -> str:
 
 
 def display_name(label: str) -> str:
-    return "can't tell" if label == CANT_TELL else label.replace("_", " ")
+    if label == CANT_TELL:
+        return "can't tell"
+    return _SHOWN.get(label, label.replace("_", " "))
 
 
 def parse_task(task: str) -> tuple[str, str | None]:

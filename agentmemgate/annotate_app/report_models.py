@@ -85,6 +85,23 @@ class Binary(BaseModel):
     kappa_ci: Interval | None = None
 
 
+class PlanAsserted(BaseModel):
+    """answer_assertion collapsed to the decision that drives exposure: does the answer assert the
+    plan value (the option holding it, or both)? Rows of ``confusion`` are the judge's decision."""
+
+    model_config = ConfigDict(extra="forbid")
+    agreement: Proportion  # human vs judge; a human "can't tell" counts as a disagreement
+    kappa: float | None
+    kappa_ci: Interval | None = None
+    confusion: Confusion  # labels yes, no, cant_tell
+    # Of the judge's "plan asserted" observations that a human decided, how many the human says
+    # do not assert the plan value: the judge's false plan assertions (they inflate exposure).
+    judge_yes_human_no: Proportion
+    # Of the judge's "not asserted" observations a human decided, how many assert it for the human.
+    judge_no_human_yes: Proportion
+    human_cant_tell: int
+
+
 class VsReference(BaseModel):
     model_config = ConfigDict(extra="forbid")
     agreement: Proportion
@@ -94,8 +111,16 @@ class VsReference(BaseModel):
     confusion: Confusion
     within_one: Proportion | None = None  # ordered tasks: off by at most one level
     binary: Binary | None = None
+    plan_asserted: PlanAsserted | None = None  # answer_assertion only (absent otherwise)
     kappa_ci: Interval | None = None  # bootstrap over items (pooled: an item's labels together)
     macro_f1_ci: Interval | None = None
+
+    @model_serializer(mode="wrap")
+    def _absent_unless_answers(self, handler):
+        out = handler(self)
+        if self.plan_asserted is None:
+            out.pop("plan_asserted", None)
+        return out
 
 
 class ReferenceBlock(VsReference):
@@ -175,4 +200,15 @@ class AgreementReport(BaseModel):
     adjudication: Adjudication | None
     diagnostics: Diagnostics
     bootstrap: Bootstrap | None = None
+    reference_name: str | None = None  # who made the references, when the source says
+    # answer_assertion: human-human percent agreement on "plan asserted or not" (all label pairs)
+    plan_asserted_human: Proportion | None = None
     plots: dict[str, str] = {}
+
+    @model_serializer(mode="wrap")
+    def _absent_unless_set(self, handler):
+        out = handler(self)
+        for key in ("reference_name", "plan_asserted_human"):
+            if getattr(self, key) is None:
+                out.pop(key, None)
+        return out

@@ -36,14 +36,17 @@ def _new_ws(path: Path):
 @handles_errors
 def create(
     name: str = typer.Argument(..., help="Audit name (letters, digits, '.', '_', '-')."),
-    task: str = typer.Option(..., "--task", help="evidence_type, equivalence, realism or difficulty "
+    task: str = typer.Option(..., "--task", help="evidence_type, equivalence, realism, "
+                             "answer_assertion or difficulty "
                              "(difficulty:hedge_strength / difficulty:confirmation_wording)."),
     source: str = typer.Option(..., "--from", help="Item source: arcs, arcs:SPLIT, a registered "
-                               "PREFIX:ARG (statements:SET, equivalence:NAME) or a JSONL file."),
+                               "PREFIX:ARG (statements:SET, equivalence:NAME, answers:SYSTEM) or a "
+                               "JSONL file."),
     sample: Optional[int] = typer.Option(None, "--sample", help="Freeze N items (default: all)."),
     stratify_by: Optional[str] = typer.Option(None, "--stratify-by",
                                               help="Spread the sample evenly over this item field "
-                                                   "(e.g. reference, level, split, turn)."),
+                                                   "(e.g. reference, level, split, turn; "
+                                                   "answer_assertion: verdict by default)."),
     annotators: str = typer.Option("annotator", "--annotators",
                                    help="Comma-separated annotator names; each gets a link."),
     overlap: Optional[int] = typer.Option(None, "--overlap",
@@ -64,6 +67,8 @@ def create(
                            adjudicator=adjudicator, base_url=base_url)
     typer.echo(f"Audit {res.name!r}: {res.n_items} {res.task} items, {res.n_references} with a "
                f"reference label (hidden from annotators).")
+    for note in res.notes:
+        typer.echo(note)
     typer.echo("Personal links (secret; shown once; `amg audit relink` issues a new one):")
     for person, url in res.links.items():
         typer.echo(f"  {person} ({res.assignments[person]} items): {url}")

@@ -7,12 +7,22 @@ JSON layout (stable for scripts)::
                                 "by_level": {LEVEL: {MEASURE: {...}}}}}},
      "differences": [{"kind", "system", "baseline", "split", "measure", "n", "value",
                       "ci_low", "ci_high", "n_gained", "n_lost", "resamples", "seed"}],
+     "corrections_control": {"pairs": [{"system", "ungated_twin", "same_end": {k, n, ...},
+                                        "runs", "differing_arcs"}], "pooled": {...} | null,
+                             "never_valid": {NAME: {k, n, ...}}},  (absent: no correction arcs)
      "meta": {...}}
+
+``corrections_control`` is the paper's second control for non-speculative updates (Section
+6.1): over the arcs with an explicit correction that a gated system and its ungated twin were
+both scored on, in how many both end with the same value (up to case and punctuation). One arc
+is one comparison of two runs, so ``runs`` = 2 x n; ``pooled`` adds the pairs' counts.
 
 Natural sets (``amg eval run --natural SET``) sit beside the splits as ``SYSTEM -> "natural:SET"
 -> {"task_accuracy": {...}}``, their gate-on minus gate-off differences in ``differences`` (split
 ``natural:SET``, ``clusters``: conversations resampled) and their provenance in
-``meta.natural[SET]``. A measure that does not apply to a system x split is absent. Values are fractions; the Markdown
+``meta.natural[SET]``.
+
+A measure that does not apply to a system x split is absent. Values are fractions; the Markdown
 shows percent. Reports are written atomically.
 """
 
@@ -37,7 +47,8 @@ from .aggregate import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CALLS, DIFFERENCE_M
 from .measures import GATE_MEASURES, MEASURES, ArcScore
 from .systems import DEFAULT_SYSTEMS, PAPER_SYSTEMS, twin_name, variant_base
 
-SPLIT_NAMES = {"core": "core benchmark", "heldout": "held-out", "controlled": "controlled-difficulty"}
+SPLIT_NAMES = {"core": "core benchmark", "heldout": "held-out", "controlled": "controlled-difficulty",
+               "corrections": "explicit corrections"}
 MEASURE_NAMES = {
     "pending_contamination": "Contamination while pending",
     "end_contamination": "Contamination at end",
@@ -60,7 +71,8 @@ FIGURE3 = "figure3_promotion_by_wording.png"
 class SystemMeta(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str
-    kind: str  # "component" (run by the protocol) | "answers" (scored from its answers)
+    kind: str  # "component" (run by the protocol) | "answers" (scored from uploaded answers) |
+    # "product" (an answering system -- product, baseline or plug-in -- run by `amg eval run`)
     description: str
     gated: bool = False
     ungated_twin: str | None = None
@@ -70,6 +82,7 @@ class SystemMeta(BaseModel):
     model: str = ""
     arcs_scored: int = 0
     failures: int = 0
+    provenance: dict = {}  # products: product, library and version, configuration, prompt hash
 
 
 class ReportMeta(BaseModel):
@@ -84,11 +97,31 @@ class ReportMeta(BaseModel):
     natural: dict[str, dict] = {}  # natural set -> its corpus, rule, license and counts
 
 
+class CorrectionPair(BaseModel):
+    """A gated system and its ungated twin on the arcs with an explicit correction."""
+
+    model_config = ConfigDict(extra="forbid")
+    system: str
+    ungated_twin: str
+    same_end: Stat  # arcs where both end with the same value, of those both were scored on
+    runs: int  # 2 per arc: the gated run and the ungated run
+    differing_arcs: list[str]  # up to 10, for `amg eval show`
+
+
+class CorrectionsControl(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    pairs: list[CorrectionPair]
+    pooled: Stat | None  # every pair's arcs together (k and n summed)
+    # per system: correction arcs whose wrong value ends marked never valid in the store
+    never_valid: dict[str, Stat] = {}
+
+
 class EvalReport(BaseModel):
     model_config = ConfigDict(extra="forbid")
     systems: dict[str, dict[str, dict]]
     differences: list[Difference]
     meta: ReportMeta
+    corrections_control: CorrectionsControl = CorrectionsControl(pairs=[], pooled=None)
 
     def stat(self, system: str, split: str, measure: str, level: str | None = None) -> Stat | None:
         block = self.systems.get(system, {}).get(split)
@@ -100,9 +133,12 @@ class EvalReport(BaseModel):
         return Stat.model_validate(s) if isinstance(s, dict) else s
 
     def to_json(self) -> dict:
+        c = self.corrections_control
         return {"systems": {n: {sp: _dump_block(b) for sp, b in splits.items()}
                             for n, splits in self.systems.items()},
                 "differences": [d.model_dump() for d in self.differences],
+                # absent when no correction arc was scored (a measure that does not apply)
+                **({"corrections_control": c.model_dump()} if c.pairs or c.never_valid else {}),
                 "meta": self.meta.model_dump()}
 
 
@@ -161,9 +197,12 @@ def compute_report(ws: Workspace, splits: list[str] | None = None, judge: str | 
     per_arc: dict[str, dict[str, dict[str, ArcScore]]] = {}
     metas: dict[str, SystemMeta] = {}
     fails: dict[str, int] = {}
-    for f in store.failures(ws, [r["run_key"] for r in systems.values()]):
+    for f in store.failures(ws, [r["run_key"] for r in systems.values()]
+                            + [r["run_key"] for r in answer_sets.values()]):
         fails[f[0]] = fails.get(f[0], 0) + 1
     for name, row in systems.items():
+        if row.get("kind") == "answering":
+            continue  # an answering system: reported from its answer set below
         info = row["info"]
         got = store.scores(ws, row["run_key"], eq_key, current) if eq_key else []
         metas[name] = SystemMeta(name=name, kind="component", description=info.description,
@@ -174,6 +213,14 @@ def compute_report(ws: Workspace, splits: list[str] | None = None, judge: str | 
         _collect(name, got, results, per_arc)
     for name, row in answer_sets.items():
         got = store.scores(ws, row["run_key"], ans_key, current) if ans_key else []
+        if row.get("kind") == "system" and (srow := systems.get(name)) is not None:
+            info = srow["info"]
+            metas[name] = SystemMeta(name=name, kind="product", description=info.description,
+                                     components=info.components, offline=info.offline,
+                                     model=srow["model"], arcs_scored=len(got),
+                                     failures=fails.get(name, 0), provenance=srow["options"])
+            _collect(name, got, results, per_arc)
+            continue
         metas[name] = SystemMeta(name=name, kind="answers",
                                  description=f"black-box answers from {Path(row['path']).name} "
                                              f"(sha256 {row['sha256'][:12]})",
@@ -192,7 +239,45 @@ def compute_report(ws: Workspace, splits: list[str] | None = None, judge: str | 
                       bootstrap={"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED},
                       notes=notes(metas, judge_info), natural=natural)
     ordered = {n: results.get(n, {}) for n in _order(list(metas))}
-    return EvalReport(systems=ordered, differences=diffs, meta=meta)
+    return EvalReport(systems=ordered, differences=diffs, meta=meta,
+                      corrections_control=corrections_control(per_arc, metas))
+
+
+def corrections_control(per_arc: dict[str, dict[str, dict[str, ArcScore]]],
+                        metas: dict[str, SystemMeta]) -> CorrectionsControl:
+    """For each gated system with its ungated twin: of the correction arcs both were scored on,
+    those where both end with the same value (``same_value``: up to case, punctuation and
+    spacing; two empty reads are the same)."""
+    from ..memory.store import same_value
+    from .aggregate import proportion
+
+    def ends(name: str) -> dict[str, str | None]:
+        return {a: sc.correction.end for split in per_arc.get(name, {}).values()
+                for a, sc in split.items() if sc.correction is not None}
+
+    pairs: list[CorrectionPair] = []
+    k_all = n_all = 0
+    for name in _order(list(metas)):
+        m = metas[name]
+        if m.kind != "component" or not m.gated or not m.ungated_twin or m.ungated_twin not in per_arc:
+            continue
+        mine, theirs = ends(name), ends(m.ungated_twin)
+        both = [a for a in mine if a in theirs]
+        if not both:
+            continue
+        same = [same_value(mine[a], theirs[a]) for a in both]
+        pairs.append(CorrectionPair(system=name, ungated_twin=m.ungated_twin,
+                                    same_end=proportion(same), runs=2 * len(both),
+                                    differing_arcs=[a for a, ok in zip(both, same) if not ok][:10]))
+        k_all, n_all = k_all + sum(same), n_all + len(same)
+    pooled = proportion([True] * k_all + [False] * (n_all - k_all)) if n_all else None
+    never_valid = {}
+    for name in _order(list(metas)):
+        reads = [sc.correction.never_valid for split in per_arc.get(name, {}).values()
+                 for sc in split.values() if sc.correction is not None]
+        if reads and metas[name].kind == "component":
+            never_valid[name] = proportion(reads)
+    return CorrectionsControl(pairs=pairs, pooled=pooled, never_valid=never_valid)
 
 
 def _collect(name, got, results, per_arc):
@@ -298,14 +383,36 @@ def notes(metas: dict[str, SystemMeta], judge: dict) -> list[str]:
     kind = "heuristic rules, not a model" if judge["heuristic"] else "LLM"
     out.append(f"Equivalence judge: {judge['spec']} ({kind}, family {judge['family']}"
                + (f", {judge['equivalence_rubric']}" if judge.get("equivalence_rubric") else "") + ").")
-    if any(m.kind == "answers" for m in metas.values()):
+    if any(m.kind in ("answers", "product") for m in metas.values()):
         out.append(f"Answer judge: {judge['spec']} ({kind}"
                    + (f", {judge['answer_rubric']}" if judge.get("answer_rubric") else "") + ").")
+        if judge.get("answer_rubric"):
+            from .answer_accuracy import accuracy_line
+
+            out.append(accuracy_line(judge["spec"], judge["answer_rubric"]))
+    products = [n for n, m in metas.items() if m.kind == "product"]
+    if products:
+        out.append("Answering systems run by `amg eval run` (their own storage and retrieval, then "
+                   "one answer call; whole-system measurements, not attributable to one stage): "
+                   + "; ".join(f"{n} ({provenance_line(metas[n].provenance)})" for n in products)
+                   + ".")
     failed = {n: m.failures for n, m in metas.items() if m.failures}
     if failed:
         out.append("Arcs with a failed run or scoring (not counted; a re-run retries them): "
                    + ", ".join(f"{n} {k}" for n, k in failed.items()) + ".")
     return out
+
+
+def provenance_line(p: dict) -> str:
+    """A product's provenance in one phrase: library and version, configuration, prompt hash."""
+    parts = [f"{p.get('library')} {p.get('library_version')}"] if p.get("library") else []
+    for k in ("model", "embedder", "dimensions", "store"):
+        if p.get(k) not in (None, "", "none"):
+            parts.append(f"{k} {p[k]}")
+    if p.get("answer_prompt"):
+        parts.append(f"answer prompt {p['answer_prompt']} sha256 "
+                     f"{str(p.get('answer_prompt_sha256', ''))[:12]}")
+    return ", ".join(parts) or "no provenance recorded"
 
 
 # -- Markdown ---------------------------------------------------------------------------------
@@ -397,10 +504,58 @@ def report_markdown(r: EvalReport, images: bool = False) -> str:
             "cluster per conversation). A dash marks a measure that does not apply; the words "
             "beside it say why (" + DASH_NOTE[len("Dashes say why a cell is empty: "):-1] + ").", ""]
     main = _main_systems(r)
+    out += products_table(r)
     out += _table2(r, main) + _table3(r, main) + _table5(r, main) + _table6(r, main, images)
     out += _table7(r, _gated(r, list(r.meta.systems)), images) + _table4(r) + _ablation(r)
-    out += _natural_md(r) + _differences_md(r) + _overhead(r) + _full(r)
+    out += _corrections_md(r) + _natural_md(r) + _differences_md(r) + _overhead(r) + _full(r)
     return "\n".join(out).rstrip() + "\n"
+
+
+def _role(r: EvalReport, name: str) -> str:
+    from ..products.registry import BASELINE_NAMES, PRODUCTS
+
+    m = r.meta.systems[name]
+    if m.kind == "answers":
+        return "uploaded answers"
+    if m.kind == "component":
+        return "component"
+    base = name.partition("@")[0]
+    return "baseline" if base in BASELINE_NAMES else "product" if base in PRODUCTS else "plug-in"
+
+
+def products_table(r: EvalReport, heading: str = "##") -> list[str]:
+    """The paper's Section 1 / A.7 comparison: for each product and baseline (and uploaded answer
+    set), final accuracy and exposure of at-risk plans; beside them the component systems'
+    at-end contamination and task accuracy on the same split."""
+    black = [n for n, m in r.meta.systems.items() if m.kind in ("product", "answers")]
+    if not black:
+        return []
+    comps = [n for n in _main_systems(r) if r.meta.systems[n].kind == "component"]
+    rows = []
+    for split in r.meta.splits:
+        here = [n for n in black if r.systems.get(n, {}).get(split)]
+        if not here:
+            continue
+        for n in here + [c for c in comps if r.systems.get(c, {}).get(split)]:
+            rows.append([n, _role(r, n), SPLIT_NAMES.get(split, split)]
+                        + [_stat_cell(r, n, split, m)
+                           for m in ("task_accuracy", "exposure", "end_contamination")])
+    if not rows:
+        return []
+    judged = ""
+    if r.meta.judge.get("answer_rubric"):
+        from .answer_accuracy import accuracy_line
+
+        judged = " Exposure and final accuracy of answering systems are decided by the answer " \
+                 "judge: " + accuracy_line(r.meta.judge["spec"], r.meta.judge["answer_rubric"])
+    return ([f"{heading} Products: final accuracy and exposure of at-risk plans (Section 1, A.7)", "",
+             "Answering systems are asked the probe after every session; a plan is exposed if an "
+             "answer before its outcome asserts it as the user's current value (answers worded "
+             "as plans do not count). Component systems, read from their store, stand beside them "
+             "with their at-end contamination. Whole-system measurements: a difference against "
+             "a component system cannot be attributed to one stage." + judged, ""]
+            + _table(["System", "Kind", "Split", "Final accuracy", "At-risk plans exposed",
+                      "Contamination at end"], rows))
 
 
 def _table2(r: EvalReport, cols: list[str]) -> list[str]:
@@ -556,6 +711,59 @@ def _diff_cell(d: Difference | None) -> str:
         return f"{d.value:+.2f} [{d.ci_low:+.2f}, {d.ci_high:+.2f}] (n={d.n})"
     return (f"{100 * d.value:+.1f} [{100 * d.ci_low:+.1f}, {100 * d.ci_high:+.1f}] pts "
             f"(n={d.n}; {d.n_gained} up, {d.n_lost} down)")
+
+
+_CORRECTION_GROUPS = (("all corrections", ""), ("of the initial value", "initial_"),
+                      ("of a reported change", "change_"), ("same session", "_same_"),
+                      ("later session", "_later_"), ("with a marker", "_marked"),
+                      ("without a marker", "_unmarked"))
+
+
+def _corrections_md(r: EvalReport) -> list[str]:
+    from ..schema import CORRECTION_LEVELS
+
+    cols = [n for n in r.meta.systems if r.stat(n, "corrections", "corrections_applied")]
+    if not cols and not r.corrections_control.pairs:
+        return []
+    out = ["## Explicit corrections (the second control for non-speculative updates)", "",
+           "Arcs of the corrections split: the user states a value, and later says with "
+           "corrective intent that it was wrong when said. A correction is applied when the "
+           "first read after the correction turn gives the corrected value; the control counts, "
+           "for each gated system and its ungated twin, the correction arcs on which both end "
+           "with the same value (up to case and punctuation), out of the arcs both were scored "
+           "on; each arc is two runs (gated and ungated), so runs = 2 x n. The paper reports "
+           "the same result across 240 runs."]
+    if any(r.meta.systems[n].offline for n in cols):
+        out[-1] += (" Offline components are documented rules, not language models: these are "
+                    "what the rules reach (the classifier's corrective markers, the extractor's "
+                    "value rules), not what the paper's LLM pipelines reach.")
+    out.append("")
+    if cols:
+        rows = []
+        for label, part in _CORRECTION_GROUPS:
+            levels = [lv for lv in CORRECTION_LEVELS if part in f"_{lv}_" or part in lv]
+            rows.append([label] + [_cell(_pooled(r, n, "corrections", "corrections_applied", levels)
+                                         if part else r.stat(n, "corrections", "corrections_applied"))
+                                   for n in cols])
+        out += ["Corrections applied:", ""] + _table(["Correction arcs"] + cols, rows)
+        nv = r.corrections_control.never_valid
+        if nv:
+            out += ["Wrong value marked never valid in the store at the end (Figure 4; only a "
+                    "write the gate routes as an explicit correction marks it, so ungated "
+                    "systems never do):", ""]
+            out += _table(["Correction arcs"] + [n for n in cols if n in nv],
+                          [["all corrections"] + [_cell(nv[n]) for n in cols if n in nv]])
+    pairs = r.corrections_control.pairs
+    if pairs:
+        rows = [[p.system, p.ungated_twin, _cell(p.same_end), str(p.runs),
+                 ", ".join(p.differing_arcs) or "none"] for p in pairs]
+        if r.corrections_control.pooled is not None and len(pairs) > 1:
+            pooled = r.corrections_control.pooled
+            rows.append(["all pairs", "", _cell(pooled), str(2 * pooled.n), ""])
+        out += ["Gate on vs gate off: both end with the same value:", ""]
+        out += _table(["Gated system", "Ungated twin", "Same end value (k/n arcs)", "Runs",
+                       "Arcs that differ (up to 10)"], rows)
+    return out
 
 
 def _style(name: str) -> str:

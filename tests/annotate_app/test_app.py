@@ -495,3 +495,94 @@ def test_the_buttons_callbacks_leave_session_state_alone():
     p.close()
     p.press("move", -1)
     assert p.take() == [[("choose", "x"), ("submit",)], [("move", -1)]] and p.take() == []
+
+
+# -- answer_assertion: a black-box system's answers (source registered by the evaluate room) ------
+HOSTILE_ANSWER = "<b>{v}</b> **now**, [link](http://x.example) <script>alert(1)</script>"
+
+
+def _answers_audit(small_build, tmp_path, monkeypatch, name: str, verdicts=None, **kw):
+    """An answer_assertion audit of four answers; ``verdicts`` replaces every stored verdict
+    (another judge), which must change nothing an annotator is shown."""
+    from tests.evaluate.answer_ws import answers_workspace
+
+    ws = answers_workspace(small_build, tmp_path / name)
+    for arc in ws.arcs("core"):  # every answer after session 0 (a stratum of the sample)
+        ws.db.execute("update eval_answers set answer = ? where arc_id = ? and after_session = 0",
+                      [HOSTILE_ANSWER.format(v=arc.spec.plan_value), arc.id])
+    if verdicts is not None:
+        ws.db.execute("update eval_answers set verdict = ?", [verdicts])
+    ws.db.conn.commit()
+    made = create_audit(ws, "ans", "answer_assertion", "answers:mem0", annotators=["ana", "ben"],
+                        sample_n=4, stratify_by="after_session", seed=2, **kw)
+    monkeypatch.setenv("AMG_WORKSPACE", str(ws.path))
+    return ws, made
+
+
+def test_answer_items_show_question_answer_and_lettered_options(small_build, tmp_path,
+                                                                 monkeypatch):
+    ws, made = _answers_audit(small_build, tmp_path, monkeypatch, "w")
+    token = token_of(made.links["ana"])
+    at = run(token)
+    assert not at.exception
+    assert at.title[0].value == "Audit: answer assertion"
+    assert [at.button(key=f"choice_{i}").label for i in range(1, 6)] == [
+        "value A", "value B", "both", "neither", "can't tell"]
+    assert at.button(key="choice_1").help.startswith("the answer asserts Value A")
+    hostile = 0
+    for _ in range(4):
+        d = annotator_queue(ws, token)[int(at.subheader[0].value.split()[1]) - 1].display
+        main, side = [t.value for t in at.main.text], [t.value for t in at.sidebar.text]
+        assert d.answer.question in main and d.answer.text in main  # plain text, as stored
+        hostile += "<script>alert(1)</script>" in d.answer.text
+        assert ["Value A", d.pair.a, "Value B", d.pair.b] == [
+            t for t in main if t in ("Value A", "Value B", d.pair.a, d.pair.b)]
+        assert side[:2] == [f"A: {d.pair.a}", f"B: {d.pair.b}"]  # beside the buttons
+        assert any("What does this answer assert" in m.value for m in at.markdown)
+        assert not any("script" in m.value or "x.example" in m.value for m in at.markdown)
+        submit(at, 2)
+    assert at.success[0].value.startswith("All 4 items are labeled.")
+    labels = ws.db.execute("select label from audit_labels where annotator = 'ana'").fetchall()
+    assert labels == [("value_b",)] * 4
+    assert hostile >= 1  # markup in an answer was shown literally, never as markdown or HTML
+
+
+def test_answer_pages_never_carry_the_verdict_the_plan_or_the_arc(small_build, tmp_path,
+                                                                   monkeypatch):
+    """Same answers, a different judge's verdicts: ana's pages are identical and name nothing the
+    judge said, which option is the plan value, the arc, its split, level or outcome."""
+    ws1, made1 = _answers_audit(small_build, tmp_path, monkeypatch, "one")
+    pages1 = _walk_pages(run(token_of(made1.links["ana"])), 4, 1)
+    other = json.dumps({"asserted": [], "rationale": "A different judge said nothing."})
+    ws2, made2 = _answers_audit(small_build, tmp_path, monkeypatch, "two", verdicts=other)
+    assert ws1.db.execute("select item_id, label from audit_references").fetchall() != \
+        ws2.db.execute("select item_id, label from audit_references").fetchall()
+    pages2 = _walk_pages(run(token_of(made2.links["ana"])), 4, 1)
+    assert pages1 == pages2
+    blob = re.sub(r"\$\$ID-[0-9a-f]+-", "$$ID-", "\n".join(p for page in pages1 for p in page))
+    secrets = {"plan_option", "verdict", "rationale", "offline", "answer_cues", "came_true",
+               "abandoned", "heuristic", "ben"}
+    for arc_id, raw, after in ws1.db.execute("select arc_id, verdict, after_session "
+                                             "from eval_answers").fetchall():
+        secrets |= {arc_id, json.loads(raw)["rationale"]}
+    for item_id, strata in ws1.db.execute("select item_id, strata from audit_item_strata"):
+        secrets.add(item_id)
+        s = json.loads(strata)
+        secrets |= {s["split"], s["level"], s["outcome"]} - {"open"}
+    for secret in secrets:
+        assert secret not in blob, secret
+
+
+def test_the_adjudicator_sees_answer_items_with_their_options(small_build, tmp_path, monkeypatch):
+    ws, made = _answers_audit(small_build, tmp_path, monkeypatch, "w", adjudicator="dee")
+    for who, label in (("ana", "value_a"), ("ben", "neither")):
+        tok = token_of(made.links[who])
+        for q in annotator_queue(ws, tok):
+            record_label(ws, tok, q.display.id, label)
+    at = run(token_of(made.adjudicator_link))
+    assert not at.exception
+    assert at.title[0].value == "Adjudication: answer assertion"
+    side = [t.value for t in at.sidebar.text]
+    assert "neither x1, value A x1" in side
+    assert side[side.index("neither x1, value A x1") + 1].startswith("A: ")
+    assert any(t.value.startswith("B: ") for t in at.sidebar.text)
