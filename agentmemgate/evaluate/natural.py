@@ -6,7 +6,11 @@ the item's frozen value-free field (``corpora.natural_fields``). At the end the 
 that value is scored against the gold answer by the fixed equivalence judge (``task_accuracy``,
 the one measure that applies: a natural item has no labelled plan, outcome or pending window).
 Items whose field the value-free check refused are not run by component systems (reports count
-them); answering systems, which are asked the question itself, would run on every item.
+them). Answering systems (products, baselines, plug-ins: ``memory.answering``) run on every item:
+a fresh instance under an opaque namespace ingests the sessions in order and is asked the question
+itself once, on the question's date; its answer is scored against the gold answer by the same
+judge (the judge is shown the question as the field's description; the system never sees the
+gold answer, evidence or ids).
 
 Results are stored like arc results, keyed ``natural:SET:ITEM`` with split ``natural:SET`` and the
 sha256 of the stored item, so a re-run skips what is done and a rebuilt item is run again.
@@ -23,12 +27,14 @@ from pydantic import BaseModel, ConfigDict
 
 from ..corpora.natural import NaturalItem, as_date, load_items, natural_set
 from ..errors import AmgError, BadInput
+from ..schema import FieldSpec
 from ..llm import CallFailed, Failed, run_concurrent
 from ..progress import progress_bar
 from ..workspace import Workspace
 from . import store
 from .judges import ValueJudge, get_value_judge
 from .measures import ArcScore
+from .answering import namespace_for
 from .protocol import run_sessions
 from .run import FLUSH_OFFLINE, _usage, _UsageView, resolve_systems
 from .systems import PAPER_SYSTEMS, SystemSpec
@@ -51,6 +57,7 @@ class NaturalEvalSummary(BaseModel):
     names: list[str]
     judge: dict
     offline: bool
+    answering: bool = False  # some system is an answering system (asked the question itself)
     ran_now: int
     rescored: int
     already_done: int
@@ -66,7 +73,8 @@ class NaturalEvalSummary(BaseModel):
         for name, c in self.sets.items():
             out.append(f"natural set {name}: {c['items']} item{'s' if c['items'] != 1 else ''}, "
                        f"{c['fielded']} with a value-free "
-                       f"field (component systems run on these), {c['refused']} refused")
+                       f"field (component systems run on these), {c['refused']} refused"
+                       + (" (answering systems run on all)" if self.answering else ""))
         out.append(f"ran now {self.ran_now}, re-scored {self.rescored}, already stored "
                    f"{self.already_done}, failed {self.failed}; {self.component_calls} component "
                    f"calls; {self.seconds:.1f} s")
@@ -82,6 +90,39 @@ class _Job:
     item: NaturalItem
     sha: str
     trace: Any = None
+    answered: list[dict] | None = None  # answering systems: the stored answer to re-score
+
+
+def _answering(spec: SystemSpec) -> bool:
+    return getattr(spec, "kind", "component") == "answering"
+
+
+def judge_field(item: NaturalItem) -> FieldSpec:
+    """What the equivalence judge is told an answer is about: the item's field, or for a refused
+    one the question itself (the judge is the scorer; no system sees this)."""
+    return item.field or FieldSpec(attribute="answer_to_the_question", description=item.question,
+                                   probe_question=item.question)
+
+
+def ask_natural(system, item: NaturalItem, namespace: str) -> list[dict]:
+    """Sessions in, in order; then the question once, on its date (an answering system)."""
+    from ..memory.answering import ProbeAnswer
+
+    sessions, question, date = answering_inputs(item)
+    system.begin(namespace)
+    try:
+        for sess in sessions:
+            system.ingest(sess)
+        before = system.calls
+        a = system.answer(question, date)
+        if not isinstance(a, ProbeAnswer):
+            raise TypeError(f"answer() returned {type(a).__name__}, not a "
+                            "memory.answering.ProbeAnswer")
+    finally:
+        system.close()
+    return [{"after_session": len(sessions) - 1, "date": date.isoformat(), "answer": a.answer,
+             "retrieved": [r.model_dump(exclude_defaults=True) for r in a.retrieved],
+             "calls": system.calls - before, "namespace": namespace}]
 
 
 def answering_inputs(item: NaturalItem):
@@ -106,6 +147,18 @@ def score_natural(trace, item: NaturalItem, set_name: str, vj: ValueJudge) -> Ar
                     values={"task_accuracy": ok},
                     why={"task_accuracy": f"end read {end!r}, gold answer {item.gold_answer!r}"},
                     calls=trace.calls, user_messages=trace.user_messages)
+
+
+def score_answer(answer: str, calls: int, item: NaturalItem, set_name: str,
+                 vj: ValueJudge) -> ArcScore:
+    """``task_accuracy`` of an answering system: its answer names the gold answer."""
+    ok = vj.same(judge_field(item), answer, item.gold_answer)
+    return ArcScore(arc_id=key_of(set_name, item.item_id), split=split_of(set_name),
+                    factor="natural", level="natural", outcome="natural",
+                    values={"task_accuracy": ok},
+                    why={"task_accuracy": f"answer {answer!r}, gold answer {item.gold_answer!r}"},
+                    calls=calls, user_messages=sum(1 for x in item.sessions for t in x.turns
+                                                   if t.role == "user"))
 
 
 def run_natural(ws: Workspace, sets: list[str], systems: Iterable[str | SystemSpec] | None = None,
@@ -133,7 +186,10 @@ def run_natural(ws: Workspace, sets: list[str], systems: Iterable[str | SystemSp
     store.save_judge(ws, jk, "equivalence", vj.judge.spec, vj.judge.family, vj.judge.heuristic,
                      vj.rubric, vj.judge.rubric_sha256.get("equivalence", ""))
     for s in specs:
-        store.save_system(ws, s.run_key, s.name, s.info, s.options, s.model, s.source_sha)
+        store.save_system(ws, s.run_key, s.name, s.info, s.options, s.model, s.source_sha,
+                          getattr(s, "kind", "component"))
+        if _answering(s):
+            store.begin_answering(ws, s.name, s.run_key)
     run_id = store.start_run(ws, {"model": model, "judge": judge, "concurrency": concurrency,
                                   "natural": list(infos), "limit": limit,
                                   "base_url": bool(base_url)},
@@ -141,7 +197,9 @@ def run_natural(ws: Workspace, sets: list[str], systems: Iterable[str | SystemSp
     counts: dict[str, dict[str, int]] = {}
     todo: list[_Job] = []
     done = 0
-    stored = {s.run_key: (store.stored_traces(ws, s.run_key), store.stored_scores(ws, s.run_key, jk))
+    stored = {s.run_key: (store.stored_product_arcs(ws, s.run_key) if _answering(s)
+                          else store.stored_traces(ws, s.run_key),
+                          store.stored_scores(ws, s.run_key, jk))
               for s in specs}
     for name in infos:
         c = counts[name] = {"items": 0, "fielded": 0, "refused": 0}
@@ -149,13 +207,21 @@ def run_natural(ws: Workspace, sets: list[str], systems: Iterable[str | SystemSp
             if limit and n >= limit:
                 break
             c["items"] += 1
-            if item.field is None:
-                c["refused"] += 1
-                continue
-            c["fielded"] += 1
+            c["refused" if item.field is None else "fielded"] += 1
             key = key_of(name, item.item_id)
             for s in specs:
                 traced, scored = stored[s.run_key]
+                if _answering(s):  # asked the question itself: every item, fielded or not
+                    if scored.get(key) == sha and traced.get(key) == sha:
+                        done += 1
+                    elif traced.get(key) == sha:
+                        todo.append(_Job(s, name, item, sha,
+                                         answered=store.load_product_answers(ws, s.run_key, key)))
+                    else:
+                        todo.append(_Job(s, name, item, sha))
+                    continue
+                if item.field is None:
+                    continue
                 if scored.get(key) == sha and traced.get(key) == sha:
                     done += 1
                 elif traced.get(key) == sha:
@@ -163,7 +229,32 @@ def run_natural(ws: Workspace, sets: list[str], systems: Iterable[str | SystemSp
                 else:
                     todo.append(_Job(s, name, item, sha))
 
+    def work_answering(job: _Job):
+        stage, rows = "system", job.answered
+        key = key_of(job.set_name, job.item.item_id)
+        try:
+            if rows is None:
+                rows = ask_natural(job.spec.factory(), job.item, namespace_for(job.spec.run_key, key))
+            stage = "scoring"
+            score = score_answer(rows[-1]["answer"], sum(r["calls"] for r in rows), job.item,
+                                 job.set_name, vj)
+        except CallFailed as e:
+            return _Failure(job, stage, str(e))
+        except AmgError:
+            raise
+        except Exception as e:  # a bug in a system: record it against this item, go on
+            if stage == "scoring":
+                raise
+            return _Failure(job, stage, f"{job.spec.name} raised {type(e).__name__}: {e}")
+        return store.Answered(run_key=job.spec.run_key, system=job.spec.name, arc_id=key,
+                              split=split_of(job.set_name), level="natural", arc_sha=job.sha,
+                              sessions=None if job.answered is not None else rows,
+                              answers=[r["answer"] for r in rows], verdicts=None, score=score,
+                              judge_key=jk)
+
     def work(job: _Job):
+        if _answering(job.spec):
+            return work_answering(job)
         stage, trace = "system", job.trace
         key = key_of(job.set_name, job.item.item_id)
         try:
@@ -215,7 +306,7 @@ def run_natural(ws: Workspace, sets: list[str], systems: Iterable[str | SystemSp
             if isinstance(r, _Failure):
                 failed += 1
                 key = key_of(r.job.set_name, r.job.item.item_id)
-                if r.trace is not None:
+                if r.trace is not None and not _answering(r.job.spec):
                     store.save_finished(ws, [store.Finished(
                         run_key=r.job.spec.run_key, system=r.job.spec.name, arc_id=key,
                         split=split_of(r.job.set_name), level="natural", arc_sha=r.job.sha,
@@ -223,6 +314,14 @@ def run_natural(ws: Workspace, sets: list[str], systems: Iterable[str | SystemSp
                 store.save_failure(ws, r.job.spec.run_key, r.job.spec.name, key, r.stage, r.error)
                 if len(examples) < 10:
                     examples.append(f"{r.job.spec.name} on {key} ({r.stage}): {r.error}")
+                continue
+            if isinstance(r, store.Answered):
+                store.save_answered(ws, r)
+                if r.sessions is not None:
+                    ran += 1
+                    calls += sum(x["calls"] for x in r.sessions)
+                else:
+                    rescored += 1
                 continue
             if r.trace is not None:
                 ran += 1
@@ -239,7 +338,8 @@ def run_natural(ws: Workspace, sets: list[str], systems: Iterable[str | SystemSp
         store.finish_run(ws, run_id, status)
     return NaturalEvalSummary(
         run_id=run_id, sets=counts, names=[s.name for s in specs], judge=vj.info.model_dump(),
-        offline=all(s.info.offline for s in specs), ran_now=ran, rescored=rescored,
+        offline=all(s.info.offline for s in specs), answering=any(_answering(s) for s in specs),
+        ran_now=ran, rescored=rescored,
         already_done=done, failed=failed, failure_examples=examples, component_calls=calls,
         seconds=round(time.perf_counter() - t0, 3))
 

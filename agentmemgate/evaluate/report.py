@@ -309,6 +309,10 @@ def _natural_results(ws: Workspace, systems: dict[str, dict], eq_key: str | None
         per_system: dict[str, dict[str, ArcScore]] = {}
         for name, row in systems.items():
             got = [g for g in store.scores(ws, row["run_key"], eq_key, current) if g.split == split]
+            if got and name not in metas:  # an answering system run on natural sets only
+                info = row["info"]
+                metas[name] = SystemMeta(name=name, kind="product", description=info.description,
+                                         offline=info.offline, model=row["model"])
             if got:
                 per_system[name] = {g.arc_id: g for g in got}
                 results.setdefault(name, {})[split] = {
@@ -782,7 +786,8 @@ def _natural_md(r: EvalReport) -> list[str]:
         corpus = {"longmemeval": "LongMemEval", "locomo": "LoCoMo"}.get(meta["corpus"], meta["corpus"])
         form = f", {meta['variant']} form" if meta.get("variant") else ""
         ds = [d for d in r.differences if d.split == split and d.kind == "gated_minus_ungated"]
-        n_run = {r.stat(n, split, "task_accuracy").n for n in systems}
+        answering = [n for n in systems if r.meta.systems[n].kind != "component"]
+        n_run = {r.stat(n, split, "task_accuracy").n for n in systems if n not in answering}
         def n_(k: int, word: str, plural: str | None = None) -> str:
             return f"{k} {word if k == 1 else (plural or word + 's')}"
 
@@ -805,11 +810,16 @@ def _natural_md(r: EvalReport) -> list[str]:
                      "conversation).")
         else:
             text += " No gated system was run beside its ungated twin, so no paired difference."
-        offline = [n for n in systems if r.meta.systems[n].offline]
+        if answering:
+            text += (" Answering systems (" + ", ".join(answering) + ") ingest the sessions and "
+                     "are asked the question itself, on every item, and their answer is judged "
+                     "against the gold answer.")
+        offline = [n for n in systems if r.meta.systems[n].offline and n not in answering]
         if offline:
             text += (" The components are offline rules, not language models: these figures are "
                      "what the rules reach on natural conversations.")
-        models = sorted({r.meta.systems[n].model for n in systems if not r.meta.systems[n].offline})
+        models = sorted({r.meta.systems[n].model for n in systems
+                         if not r.meta.systems[n].offline and r.meta.systems[n].model})
         if models:
             text += f" Model components: {', '.join(models)}."
         if r.meta.judge.get("heuristic"):

@@ -242,3 +242,64 @@ def test_show_a_natural_item(tiny):
         show_arc(tiny, "natural:loc:nope", "kw-gated")
     with pytest.raises(BadInput, match="No natural set 'zzz'"):
         show_arc(tiny, "natural:zzz:x", "kw-gated")
+
+
+# -- answering systems (products, baselines): asked the question itself -------------------------
+class Recorder:
+    """An answering system that answers 'in a shoe rack in my closet' if it was told of a shoe
+    rack, 'Kansas City Masterpiece' never, and records everything it was given."""
+
+    def __init__(self, log):
+        from agentmemgate.memory.system import SystemInfo
+
+        self.info = SystemInfo(name="recorder", description="test answering double", gated=False)
+        self.log = log
+
+    def begin(self, namespace):
+        self.log.append(("begin", namespace))
+        self.text = ""
+
+    def ingest(self, session):
+        self.log.append(("ingest", session))
+        self.text += " ".join(t.text for t in session.turns)
+
+    def answer(self, question, date):
+        from agentmemgate.memory.answering import ProbeAnswer
+
+        self.log.append(("answer", question, date))
+        return ProbeAnswer(answer="in a shoe rack in my closet" if "shoe rack" in self.text
+                           else "I don't know")
+
+    def close(self):
+        self.log.append(("close",))
+
+    @property
+    def calls(self):
+        return 1
+
+
+def test_answering_system_is_asked_the_question_on_every_item(tiny):
+    from agentmemgate.evaluate import answering_spec
+
+    log: list = []
+    factory = lambda: Recorder(log)  # noqa: E731
+    factory.info = Recorder([]).info
+    spec = answering_spec(factory, name="recorder")
+    s = run_natural(tiny, ["lme"], [spec] + specs(), show_progress=False)
+    assert s.sets["lme"] == {"items": 3, "fielded": 2, "refused": 1}
+    assert s.ran_now == 3 + 4  # the answering system on all 3 items, the two components on 2
+    assert "(answering systems run on all)" in "\n".join(s.lines())
+    asked = [e for e in log if e[0] == "answer"]
+    assert [q for _, q, _ in asked] == [i.question for i, _ in load_items(tiny, "lme")]
+    assert asked[0][2].isoformat() == "2023-06-07"  # the question's date
+    namespaces = [e[1] for e in log if e[0] == "begin"]
+    assert len(set(namespaces)) == 3 and all(n.startswith("amg-") for n in namespaces)
+    assert not any("07741c45" in n or "lme" in n for n in namespaces)  # opaque
+    r = compute_report(tiny)
+    st = r.stat("recorder", "natural:lme", "task_accuracy")
+    assert (st.k, st.n) == (1, 3)  # right on the sneakers only (offline judge, exact strings)
+    md = report_markdown(r)
+    assert "Answering systems (recorder) ingest the sessions and are asked the question itself" in md
+    assert "component systems run on those (2 scored)" in md
+    again = run_natural(tiny, ["lme"], [spec], show_progress=False)
+    assert (again.ran_now, again.already_done) == (0, 3)
