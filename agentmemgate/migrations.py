@@ -321,3 +321,15 @@ def m018_call_costs(db: sqlite_utils.Database) -> None:
     0 for unknown) and the command that made it (``amg usage`` sums by command)."""
     db["llm_calls"].add_column("cost_usd", float)
     db["llm_calls"].add_column("command", str)
+
+
+@migration
+def m016_natural_sets(db: sqlite_utils.Database) -> None:
+    """Natural evaluation sets (``amg natural build``): one row per set (corpus, license, source
+    path and sha256, selection and field rules, counts: JSON in ``info``) and one per selected
+    question, its whole item (sessions, question, gold, evidence, field) zlib-compressed JSON."""
+    db["natural_sets"].create({"name": str, "corpus": str, "info": str, "created_at": str}, pk="name")
+    db.execute("CREATE TABLE natural_items (set_name TEXT, item_id TEXT, position INTEGER, "
+               "conversation_id TEXT, question TEXT, gold_answer TEXT, field TEXT, "
+               "field_refused TEXT, turns INTEGER, sha256 TEXT, item_z BLOB, "
+               "PRIMARY KEY (set_name, item_id))")

@@ -19,7 +19,7 @@ runner = CliRunner()
 # Commands that may create a workspace (TEAM.md; `import` is coming on the issue-11 branch);
 # every other command needs an existing one.
 CREATING = {"build", "generate", "audit create", "audit import", "statements import", "mine hedges",
-            "import"}
+            "import", "natural build"}
 # Commands that read no workspace (what is installed).
 NO_WORKSPACE = {"eval systems"}
 # Every other command, with the arguments it needs to get as far as opening the workspace.
@@ -32,6 +32,7 @@ REFUSING = {
     "statements list": [], "usage": [],
     "eval run": [], "eval answers": ["answers.jsonl", "--name", "mem0"],
     "eval show": ["arc-000000000000", "--system", "literal-gated"], "report eval": [],
+    "natural list": [], "natural show": ["set1"],
 }
 
 

@@ -9,6 +9,7 @@ from . import corpora  # noqa: F401  (registers mine, statements, classify, repo
 from . import arcs_import  # noqa: F401  (registers import)
 from . import eval  # noqa: F401  (registers eval run/answers/show, report eval)
 from . import usage  # noqa: F401  (registers usage)
+from . import natural  # noqa: F401  (registers natural build/list/show)
 
 
 def main() -> None:

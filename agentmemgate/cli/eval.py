@@ -70,6 +70,11 @@ def run(
     permissive_matcher: bool = typer.Option(
         False, "--permissive-matcher", help="Run the chosen systems with the permissive field "
                                             "matcher of Section 6.3."),
+    natural: Optional[list[str]] = typer.Option(
+        None, "--natural", help="Run on a natural set (see `amg natural list`) instead of the "
+                                "splits; repeat for several. Default systems: the paper's four."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="With --natural: only the "
+                                        "first N items of each set (a quick look)."),
     timeout: TimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     structured_output: StructuredOpt = StructuredChoice.auto,
@@ -78,12 +83,29 @@ def run(
     workspace: Path = WORKSPACE,
     no_progress: bool = NO_PROGRESS,
 ) -> None:
-    """Run memory systems on the workspace's arcs; store every trace and score (resumable)."""
+    """Run memory systems on the workspace's arcs (or natural sets); store every trace and score
+    (resumable)."""
+    from ..errors import BadInput
     from ..evaluate import run_eval
     from ..workspace import Workspace
 
     options = model_options(timeout, max_tokens, structured_output, [model, judge], price)
     variants = (["no-retry"] if no_retry else []) + (["permissive"] if permissive_matcher else [])
+    if natural:
+        from ..evaluate.natural import run_natural
+
+        if split:
+            raise BadInput("--natural runs natural sets, not splits: drop --split (or run the "
+                           "splits in another command)")
+        ns = run_natural(Workspace(workspace, create=False), natural, system or None, model=model,
+                         base_url=base_url, judge=judge, judge_base_url=judge_base_url,
+                         concurrency=concurrency, variants=variants, limit=limit,
+                         llm_options=options, show_progress=not no_progress)
+        typer.echo("\n".join(ns.lines()))
+        exit_for(ns.failed)
+        return
+    if limit is not None:
+        raise BadInput("--limit applies to --natural runs only")
     s = run_eval(Workspace(workspace, create=False), _splits(split), system or None, model=model,
                  base_url=base_url, judge=judge, judge_base_url=judge_base_url,
                  allow_same_family=allow_same_family, concurrency=concurrency,

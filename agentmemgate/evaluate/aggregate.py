@@ -109,12 +109,36 @@ class Difference(BaseModel):
     n_lost: int  # arcs where it holds for the baseline only
     resamples: int
     seed: int
+    clusters: int | None = None  # conversations resampled, when fewer than the paired ids
 
 
 def paired_difference(kind: str, system: str, baseline: str, split: str, measure: str,
                       a: dict[str, ArcScore], b: dict[str, ArcScore], seed: int = BOOTSTRAP_SEED,
-                      resamples: int = BOOTSTRAP_RESAMPLES) -> Difference | None:
+                      resamples: int = BOOTSTRAP_RESAMPLES,
+                      clusters: dict[str, str] | None = None) -> Difference | None:
+    """``clusters`` (id -> conversation) when several ids share a conversation (natural sets:
+    LoCoMo questions of one sample): the bootstrap then resamples conversations and takes the
+    mean paired difference over the ids they hold. Without it every id is its own cluster."""
     ids = sorted(set(a) & set(b))
+    if clusters is not None and measure != CALLS:
+        ids = [i for i in ids if measure in a[i].values and measure in b[i].values]
+        if not ids:
+            return None
+        d = np.array([a[i].values[measure] for i in ids], float) - np.array(
+            [b[i].values[measure] for i in ids], float)
+        names = sorted({clusters.get(i, i) for i in ids})
+        index = {c: j for j, c in enumerate(names)}
+        member = np.array([index[clusters.get(i, i)] for i in ids])
+        sums = np.bincount(member, weights=d, minlength=len(names))
+        sizes = np.bincount(member, minlength=len(names)).astype(float)
+        idx = _resample(len(names), seed, resamples)
+        boot = sums[idx].sum(axis=1) / sizes[idx].sum(axis=1)
+        return Difference(kind=kind, system=system, baseline=baseline, split=split,
+                          measure=measure, n=len(ids), value=float(d.mean()),
+                          ci_low=float(np.percentile(boot, 2.5)),
+                          ci_high=float(np.percentile(boot, 97.5)), n_gained=int((d > 0).sum()),
+                          n_lost=int((d < 0).sum()), resamples=resamples, seed=seed,
+                          clusters=len(names))
     if measure == CALLS:
         ids = [i for i in ids if a[i].user_messages and b[i].user_messages]
         if not ids:

@@ -10,8 +10,10 @@ ablations (``info.oracle``) are the one documented exception: their factory gets
 
 from __future__ import annotations
 
+import datetime as dt
+
 from ..memory.system import ContextTurn, FieldKey, MemorySystem, SystemFactory, SystemInfo, UserTurn
-from ..schema import Arc
+from ..schema import Arc, FieldSpec
 from .trace import Trace, TurnTrace
 
 
@@ -25,7 +27,16 @@ def new_system(factory: SystemFactory, info: SystemInfo, arc: Arc) -> MemorySyst
 
 def run_arc(system: MemorySystem, arc: Arc, name: str | None = None) -> Trace:
     """Run one conversation through ``system`` and record what it read, did and held."""
-    field = arc.spec.field
+    return run_sessions(system, arc.spec.field,
+                        [(s.date, [(t.role, t.text) for t in s.turns]) for s in arc.sessions],
+                        arc.id, name)
+
+
+def run_sessions(system: MemorySystem, field: FieldSpec,
+                 sessions: list[tuple[dt.date, list[tuple[str, str]]]], conversation_id: str,
+                 name: str | None = None) -> Trace:
+    """The protocol over any dated sessions of (role, text) turns: an arc's or a natural
+    conversation's (``conversation_id`` names the trace only; the system never sees it)."""
     key = FieldKey.of(field)
     system.begin([field])
     context: list[ContextTurn] = []
@@ -33,20 +44,19 @@ def run_arc(system: MemorySystem, arc: Arc, name: str | None = None) -> Trace:
     snapshots = []
     start_calls = system.calls
     t = 0
-    for si, session in enumerate(arc.sessions):
-        for ti, turn in enumerate(session.turns):
-            if turn.role == "user":
+    for si, (date, session_turns) in enumerate(sessions):
+        for ti, (role, text) in enumerate(session_turns):
+            if role == "user":
                 read = system.read(key)
                 before = system.calls
                 events = system.process_turn(
-                    UserTurn(text=turn.text, session=si, turn=ti, date=session.date, t=t),
-                    list(context))
+                    UserTurn(text=text, session=si, turn=ti, date=date, t=t), list(context))
                 turns.append(TurnTrace(t=t, session=si, turn=ti, read_before=read,
                                        events=list(events), calls=system.calls - before))
-            context.append(ContextTurn(role=turn.role, text=turn.text, session=si, date=session.date))
+            context.append(ContextTurn(role=role, text=text, session=si, date=date))
             t += 1
         snapshots.append(system.snapshot(t - 1))
-    return Trace(system=name or system.info.name, arc_id=arc.id, key=key, turns=turns,
+    return Trace(system=name or system.info.name, arc_id=conversation_id, key=key, turns=turns,
                  end_read=system.read(key), snapshots=snapshots,
                  calls=system.calls - start_calls, user_messages=len(turns))
 

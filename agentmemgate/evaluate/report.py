@@ -17,6 +17,11 @@ JSON layout (stable for scripts)::
 both scored on, in how many both end with the same value (up to case and punctuation). One arc
 is one comparison of two runs, so ``runs`` = 2 x n; ``pooled`` adds the pairs' counts.
 
+Natural sets (``amg eval run --natural SET``) sit beside the splits as ``SYSTEM -> "natural:SET"
+-> {"task_accuracy": {...}}``, their gate-on minus gate-off differences in ``differences`` (split
+``natural:SET``, ``clusters``: conversations resampled) and their provenance in
+``meta.natural[SET]``.
+
 A measure that does not apply to a system x split is absent. Values are fractions; the Markdown
 shows percent. Reports are written atomically.
 """
@@ -38,7 +43,7 @@ from . import store
 from ._files import write_text_atomic
 from ._plots import Series, levels_png
 from .aggregate import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CALLS, DIFFERENCE_MEASURES,
-                        Difference, Stat, paired_difference, split_block)
+                        Difference, Stat, paired_difference, proportion, split_block)
 from .measures import GATE_MEASURES, MEASURES, ArcScore
 from .systems import DEFAULT_SYSTEMS, PAPER_SYSTEMS, twin_name, variant_base
 
@@ -91,6 +96,7 @@ class ReportMeta(BaseModel):
     notes: list[str]
     # what `amg eval run` / `amg eval answers` spent, from the call log (``llm.cost.usage_rows``)
     model_calls: dict | None = None
+    natural: dict[str, dict] = {}  # natural set -> its corpus, rule, license and counts
 
 
 class CorrectionPair(BaseModel):
@@ -223,6 +229,7 @@ def compute_report(ws: Workspace, splits: list[str] | None = None, judge: str | 
                                  arcs_scored=len(got))
         _collect(name, got, results, per_arc)
     diffs = differences(per_arc, metas) if with_differences else []
+    natural = _natural_results(ws, systems, eq_key, metas, results, diffs, with_differences)
     arcs = {s: sum(1 for _ in ws.db.execute("select 1 from arcs where split = ?", [s])) for s in splits}
     judge_info = {"spec": judge, "family": (eq_row or ans_row)["family"],
                   "heuristic": bool((eq_row or ans_row)["heuristic"]),
@@ -232,7 +239,8 @@ def compute_report(ws: Workspace, splits: list[str] | None = None, judge: str | 
                       judge=judge_info, splits=splits, arcs=arcs,
                       systems={n: metas[n] for n in _order(list(metas))},
                       bootstrap={"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED},
-                      notes=notes(metas, judge_info), model_calls=_model_calls(ws))
+                      notes=notes(metas, judge_info), model_calls=_model_calls(ws),
+                      natural=natural)
     ordered = {n: results.get(n, {}) for n in _order(list(metas))}
     return EvalReport(systems=ordered, differences=diffs, meta=meta,
                       corrections_control=corrections_control(per_arc, metas))
@@ -282,6 +290,56 @@ def _collect(name, got, results, per_arc):
     results[name] = {sp: split_block(ss) for sp, ss in sorted(
         by_split.items(), key=lambda kv: SPLITS.index(kv[0]) if kv[0] in SPLITS else 9)}
     per_arc[name] = {sp: {s.arc_id: s for s in ss} for sp, ss in by_split.items()}
+
+
+def _natural_results(ws: Workspace, systems: dict[str, dict], eq_key: str | None,
+                     metas: dict[str, SystemMeta], results: dict[str, dict[str, dict]],
+                     diffs: list[Difference], with_differences: bool) -> dict[str, dict]:
+    """Blocks ``natural:SET`` (task accuracy) per component system, and the paired gate-on minus
+    gate-off difference per extraction style with one bootstrap cluster per conversation."""
+    from ..corpora.natural import item_shas, list_natural_sets
+    from .natural import split_of
+
+    out: dict[str, dict] = {}
+    if eq_key is None:
+        return out
+    for info in list_natural_sets(ws):
+        split = split_of(info.name)
+        shas = item_shas(ws, info.name)
+        keys = {f"{split}:{i}": v for i, v in shas.items()}
+        current = {k: sha for k, (sha, _) in keys.items()}
+        clusters = {k: conv for k, (_, conv) in keys.items()}
+        per_system: dict[str, dict[str, ArcScore]] = {}
+        for name, row in systems.items():
+            got = [g for g in store.scores(ws, row["run_key"], eq_key, current) if g.split == split]
+            if got and name not in metas:  # an answering system run on natural sets only
+                info = row["info"]
+                metas[name] = SystemMeta(name=name, kind="product", description=info.description,
+                                         offline=info.offline, model=row["model"])
+            if got:
+                per_system[name] = {g.arc_id: g for g in got}
+                results.setdefault(name, {})[split] = {
+                    "task_accuracy": proportion(g.values["task_accuracy"] for g in got)}
+        if not per_system:
+            continue
+        out[info.name] = {**info.model_dump(include={"corpus", "variant", "license", "rule",
+                                                      "field_rule", "source_path",
+                                                      "source_sha256", "items", "fielded",
+                                                      "refused"}),
+                          "conversations": len(set(clusters.values())),
+                          "systems": sorted(per_system)}
+        if not with_differences:
+            continue
+        for name in _order(list(per_system)):
+            m = metas[name]
+            if m.kind == "component" and m.ungated_twin in per_system:
+                d = paired_difference("gated_minus_ungated" if m.gated else "minus_ungated_twin",
+                                      name, m.ungated_twin, split, "task_accuracy",
+                                      per_system[name], per_system[m.ungated_twin],
+                                      clusters=clusters)
+                if d is not None:
+                    diffs.append(d)
+    return out
 
 
 def differences(per_arc: dict[str, dict[str, dict[str, ArcScore]]],
@@ -471,7 +529,7 @@ def report_markdown(r: EvalReport, images: bool = False) -> str:
     out += products_table(r)
     out += _table2(r, main) + _table3(r, main) + _table5(r, main) + _table6(r, main, images)
     out += _table7(r, _gated(r, list(r.meta.systems)), images) + _table4(r) + _ablation(r)
-    out += _corrections_md(r) + _differences_md(r) + _overhead(r) + _full(r)
+    out += _corrections_md(r) + _natural_md(r) + _differences_md(r) + _overhead(r) + _full(r)
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -727,6 +785,68 @@ def _corrections_md(r: EvalReport) -> list[str]:
         out += ["Gate on vs gate off: both end with the same value:", ""]
         out += _table(["Gated system", "Ungated twin", "Same end value (k/n arcs)", "Runs",
                        "Arcs that differ (up to 10)"], rows)
+    return out
+
+
+def _style(name: str) -> str:
+    core = name.partition("@")[0]
+    return "cautious" if core.startswith("cautious") else "literal" if core.startswith("literal") else core
+
+
+def _natural_md(r: EvalReport) -> list[str]:
+    """The paper's Section 6.1 paragraph for each natural set, then its accuracy table."""
+    out: list[str] = []
+    for name, meta in r.meta.natural.items():
+        split = f"natural:{name}"
+        systems = [n for n in r.meta.systems if r.stat(n, split, "task_accuracy")]
+        if not systems:
+            continue
+        corpus = {"longmemeval": "LongMemEval", "locomo": "LoCoMo"}.get(meta["corpus"], meta["corpus"])
+        form = f", {meta['variant']} form" if meta.get("variant") else ""
+        ds = [d for d in r.differences if d.split == split and d.kind == "gated_minus_ungated"]
+        answering = [n for n in systems if r.meta.systems[n].kind != "component"]
+        n_run = {r.stat(n, split, "task_accuracy").n for n in systems if n not in answering}
+        def n_(k: int, word: str, plural: str | None = None) -> str:
+            return f"{k} {word if k == 1 else (plural or word + 's')}"
+
+        text = (f"We also test {n_(meta['items'], 'question')} from {corpus}"
+                f"{' (' + form[2:] + ')' if form else ''} whose answers depend on a fact that "
+                f"changes during the conversation (set {name}, rule {meta['rule']}; "
+                f"{n_(meta['conversations'], 'conversation')}). {meta['fielded']} "
+                f"{'has' if meta['fielded'] == 1 else 'have'} a value-free field "
+                f"({meta['field_rule']}; {meta['refused']} refused because the field would name a "
+                "word of the answer), and component systems run on those "
+                f"({', '.join(str(x) for x in sorted(n_run))} scored). We run each question with "
+                "the gate on and off.")
+        if ds:
+            parts = [f"{100 * d.value:+.1f} points [{100 * d.ci_low:+.1f}, {100 * d.ci_high:+.1f}] "
+                     f"for the {_style(d.system)} style (n={d.n}; {d.n_gained} up, {d.n_lost} down"
+                     + (f"; {n_(d.clusters, 'cluster')}" if d.clusters is not None else "") + ")"
+                     for d in ds]
+            text += (" The paired gate-on minus gate-off difference in task accuracy is "
+                     + " and ".join(parts) + " (95% cluster-bootstrap intervals, one cluster per "
+                     "conversation).")
+        else:
+            text += " No gated system was run beside its ungated twin, so no paired difference."
+        if answering:
+            text += (" Answering systems (" + ", ".join(answering) + ") ingest the sessions and "
+                     "are asked the question itself, on every item, and their answer is judged "
+                     "against the gold answer.")
+        offline = [n for n in systems if r.meta.systems[n].offline and n not in answering]
+        if offline:
+            text += (" The components are offline rules, not language models: these figures are "
+                     "what the rules reach on natural conversations.")
+        models = sorted({r.meta.systems[n].model for n in systems
+                         if not r.meta.systems[n].offline and r.meta.systems[n].model})
+        if models:
+            text += f" Model components: {', '.join(models)}."
+        if r.meta.judge.get("heuristic"):
+            text += (" The offline equivalence judge compares normalized strings, so a stored "
+                     "value rarely equals a sentence-like gold answer.")
+        out += [f"## Natural conversations: {name} (Section 6.1)", "", text, ""]
+        out += _table(["System", f"Task accuracy ({corpus}{form}, n)"],
+                      [[n, _cell(r.stat(n, split, "task_accuracy"))] for n in systems])
+        out += [f"License: {meta['license']}.", ""]
     return out
 
 

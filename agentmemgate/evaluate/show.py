@@ -68,7 +68,70 @@ def _wrap(prefix: str, text: str, indent: int) -> list[str]:
                          subsequent_indent=" " * indent) or [prefix]
 
 
+def show_natural(ws: Workspace, key: str, system: str) -> str:
+    """A natural item (``natural:SET:ITEM``) as one component system handled it; evidence turns
+    are marked and assistant turns cut to 200 characters (an ``_s`` item has ~500 turns)."""
+    import zlib
+
+    from ..corpora.natural import NaturalItem, natural_set
+
+    _, set_name, item_id = key.split(":", 2)
+    natural_set(ws, set_name)
+    row = ws.db.execute("select item_z from natural_items where set_name = ? and item_id = ?",
+                        [set_name, item_id]).fetchone()
+    if row is None:
+        raise BadInput(f"No item {item_id!r} in natural set {set_name!r} (see `amg natural show "
+                       f"{set_name}`)")
+    item = NaturalItem.model_validate_json(zlib.decompress(row[0]))
+    systems = store.latest_systems(ws)
+    if system not in systems:
+        raise BadInput(f"No evaluation results for system {system!r}; systems with results: "
+                       f"{', '.join(sorted(systems)) or 'none (run `amg eval run --natural SET`)'}")
+    run_key = systems[system]["run_key"]
+    out = [f"Natural item {item_id} of set {set_name} ({item.corpus}; {item.license})",
+           f"Question ({item.question_date}): {item.question}",
+           f"Gold answer: {item.gold_answer!r}; evidence: {', '.join(item.evidence)}",
+           (f"Field {item.field.attribute}: {item.field.description}" if item.field
+            else f"Field refused: {item.field_refused}"), f"System {system}", ""]
+    trace = store.load_trace(ws, run_key, key)
+    if trace is None:
+        return "\n".join(out + [f"No trace of {system} on this item: run `amg eval run --natural "
+                                f"{set_name}`"]) + "\n"
+    by_t = {tt.t: tt for tt in trace.turns}
+    evidence = set(item.evidence)
+    t = 0
+    for si, sess in enumerate(item.sessions):
+        out.append(f"Session {si + 1} ({sess.date})")
+        for turn in sess.turns:
+            mark = " [evidence]" if turn.ref in evidence else ""
+            text = turn.text if turn.role == "user" else turn.text[:200] + ("..." if len(turn.text) > 200 else "")
+            out += _wrap(f"  t{t} {turn.role}{mark}: ", text, 6)
+            if (tt := by_t.get(t)) is not None:
+                if tt.read_before is not None:
+                    out.append(f"      read as it arrived: {_q(tt.read_before)}")
+                for e in tt.events:
+                    out += _wrap("      ", event_line(e), 8)
+            t += 1
+        if si < len(trace.snapshots):
+            out.append(f"  Store after session {si + 1}: "
+                       + "; ".join(snapshot_lines(trace.snapshots[si])))
+        out.append("")
+    out.append(f"End read: {_q(trace.end_read)}; {trace.calls} component calls over "
+               f"{trace.user_messages} user messages")
+    score_row = ws.db.execute(
+        "select eval_scores.score, eval_judges.spec from eval_scores join eval_judges on "
+        "eval_judges.judge_key = eval_scores.judge_key where run_key = ? and arc_id = ? "
+        "order by eval_judges.last_used_at desc limit 1", [run_key, key]).fetchone()
+    if score_row:
+        sc = ArcScore.model_validate_json(score_row[0])
+        out.append(f"task_accuracy (judge {score_row[1]}): "
+                   f"{'yes' if sc.values['task_accuracy'] else 'no'} ({sc.why['task_accuracy']})")
+    return "\n".join(out).rstrip() + "\n"
+
+
 def show_arc(ws: Workspace, arc_id: str, system: str) -> str:
+    if arc_id.startswith("natural:") and arc_id.count(":") >= 2:
+        return show_natural(ws, arc_id, system)
     row = ws.db.execute("select json from arcs where id = ?", [arc_id]).fetchone()
     if row is None:
         raise BadInput(f"No arc {arc_id!r} in workspace {str(ws.path)!r} (ids are those of "
@@ -251,4 +314,4 @@ def _show_answering(ws: Workspace, arc: Arc, system: str, row: dict | None, answ
     return "\n".join(out).rstrip() + "\n"
 
 
-__all__ = ["event_line", "retrieved_line", "show_arc", "snapshot_lines"]
+__all__ = ["event_line", "retrieved_line", "show_arc", "show_natural", "snapshot_lines"]

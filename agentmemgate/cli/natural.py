@@ -1,0 +1,88 @@
+"""natural: evaluation sets from public corpora (``amg natural build|list|show``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ..workspace import DEFAULT_WORKSPACE, Workspace, open_workspace
+from ._app import app, handles_errors
+from ._llm import MaxTokensOpt, StructuredChoice, StructuredOpt, TimeoutOpt, model_options
+
+natural_app = typer.Typer(help="Natural evaluation sets: corpus questions whose answer depends on "
+                               "a fact that changes during the conversation.",
+                          no_args_is_help=True)
+app.add_typer(natural_app, name="natural")
+
+WorkspaceOpt = Annotated[Path, typer.Option("--workspace", help="Workspace folder.")]
+
+
+@natural_app.command("build")
+@handles_errors
+def build(
+    path: Annotated[Path, typer.Argument(help="LongMemEval (oracle/_s/_m) or LoCoMo JSON file.")],
+    corpus: Annotated[str, typer.Option("--corpus", help="longmemeval, locomo, or auto (detected "
+                                        "from the file's structure).")] = "auto",
+    name: Annotated[Optional[str], typer.Option("--name", help="Set name (default: from the corpus "
+                                                "and form, e.g. longmemeval-oracle-ku).")] = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Keep only the first N "
+                                                 "selected questions.")] = None,
+    fielder: Annotated[str, typer.Option("--fielder", help="Who names each question's field: offline "
+                                         "(rule natural-field.v1) or provider:model (rubric "
+                                         "natural_field).")] = "offline",
+    base_url: Annotated[Optional[str], typer.Option(
+        "--base-url", help="OpenAI-compatible server for an openai: --fielder.")] = None,
+    timeout: TimeoutOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    structured_output: StructuredOpt = StructuredChoice.auto,
+    no_progress: Annotated[bool, typer.Option("--no-progress", help="Do not draw progress bars.")] = False,
+    workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
+) -> None:
+    """Select the questions whose answer depends on a changing fact; store them with a field each."""
+    from ..corpora.natural import build_natural_set
+
+    options = model_options(timeout, max_tokens, structured_output, [fielder])
+    with open_workspace(workspace, create=True) as ws:
+        info = build_natural_set(ws, path, corpus, name, limit, progress=not no_progress,
+                                 fielder=fielder, base_url=base_url, model_options=options)
+    typer.echo("\n".join(info.lines()))
+    typer.echo(f"run: amg eval run --natural {info.name}")
+
+
+@natural_app.command("list")
+@handles_errors
+def list_sets(workspace: WorkspaceOpt = DEFAULT_WORKSPACE) -> None:
+    """The workspace's natural sets with their counts, rules and licenses."""
+    from ..corpora.natural import list_natural_sets
+
+    sets = list_natural_sets(Workspace(workspace, create=False))
+    if not sets:
+        typer.echo("No natural sets (build one with `amg natural build --corpus longmemeval FILE`)")
+    for s in sets:
+        typer.echo("\n".join(s.lines()))
+
+
+@natural_app.command("show")
+@handles_errors
+def show(
+    name: Annotated[str, typer.Argument(help="A natural set's name.")],
+    json_: Annotated[bool, typer.Option("--json", help="Every item as one JSON line (sessions, "
+                                        "question, gold answer, evidence, field, license).")] = False,
+    workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
+) -> None:
+    """One line per item (question, gold answer, field or why it was refused), or JSON lines."""
+    from ..corpora.natural import export_items, load_items, natural_set
+
+    ws = Workspace(workspace, create=False)
+    if json_:
+        for d in export_items(ws, name):
+            typer.echo(json.dumps(d, ensure_ascii=False))
+        return
+    typer.echo("\n".join(natural_set(ws, name).lines()))
+    for item, _ in load_items(ws, name):
+        field = item.field.attribute if item.field else f"refused: {item.field_refused}"
+        typer.echo(f"{item.item_id}\t{len(item.sessions)} sessions, {item.turns()} turns\t"
+                   f"{item.question}\tgold: {item.gold_answer}\tfield: {field}")
