@@ -11,7 +11,8 @@ import typer
 from .. import corpora as _corpora  # noqa: F401  (registers the statements:SET audit source)
 from ..workspace import DEFAULT_WORKSPACE, Workspace, open_workspace
 from ._app import app, handles_errors, report_app
-from ._llm import MaxTokensOpt, StructuredChoice, StructuredOpt, TimeoutOpt, exit_for, model_options
+from ._llm import (BatchOpt, MaxTokensOpt, NoWaitOpt, StructuredChoice, StructuredOpt, TimeoutOpt,
+                   batched, exit_for, model_options)
 
 mine_app = typer.Typer(help="Mine public corpora (LongMemEval, LoCoMo) for natural hedges.",
                        no_args_is_help=True)
@@ -57,15 +58,18 @@ def mine_hedges(
     timeout: TimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     structured_output: StructuredOpt = StructuredChoice.auto,
+    batch: BatchOpt = False,
+    no_wait: NoWaitOpt = False,
 ) -> None:
     """Find plans and hedges (stage 1 prefilter, stage 2 extraction) and link their outcomes."""
     from ..corpora import mine_hedges as run
 
     options = model_options(timeout, max_tokens, structured_output, [miner])
     with open_workspace(workspace, create=True) as ws:
-        summary = run(ws, path, corpus=corpus, miner=miner, out=out, limit=limit, lexicon=lexicon,
-                      concurrency=concurrency, base_url=base_url, progress=not no_progress,
-                      echo=typer.echo, model_options=options)
+        summary = batched(ws, batch, no_wait, [miner], lambda: run(
+            ws, path, corpus=corpus, miner=miner, out=out, limit=limit, lexicon=lexicon,
+            concurrency=concurrency, base_url=base_url, progress=not no_progress,
+            echo=typer.echo, model_options=options), show_progress=not no_progress)
     typer.echo("\n".join(summary.lines()))
     exit_for(summary.errors)
 
@@ -143,16 +147,19 @@ def statements_label(
     timeout: TimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     structured_output: StructuredOpt = StructuredChoice.auto,
+    batch: BatchOpt = False,
+    no_wait: NoWaitOpt = False,
 ) -> None:
     """Reference labels by majority of model votes, and a relabel by another family."""
     from ..classify import label_statements
 
     options = model_options(timeout, max_tokens, structured_output, [*_split(voters), relabel])
-    summary = label_statements(_existing(workspace), name, _split(voters), votes=votes,
-                               relabel=relabel, relabel_votes=relabel_votes,
-                               allow_same_family=allow_same_family, concurrency=concurrency,
-                               base_url=base_url, relabel_base_url=relabel_base_url,
-                               progress=not no_progress, replace=replace, model_options=options)
+    ws = _existing(workspace)
+    summary = batched(ws, batch, no_wait, [*_split(voters), relabel], lambda: label_statements(
+        ws, name, _split(voters), votes=votes, relabel=relabel, relabel_votes=relabel_votes,
+        allow_same_family=allow_same_family, concurrency=concurrency, base_url=base_url,
+        relabel_base_url=relabel_base_url, progress=not no_progress, replace=replace,
+        model_options=options), show_progress=not no_progress)
     typer.echo("\n".join(summary.lines()))
     exit_for(summary.errors)
 
@@ -217,14 +224,18 @@ def classify(
     timeout: TimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     structured_output: StructuredOpt = StructuredChoice.auto,
+    batch: BatchOpt = False,
+    no_wait: NoWaitOpt = False,
 ) -> None:
     """Store per-statement evidence-type distributions for a statement set."""
     from ..classify import classify_set
 
     options = model_options(timeout, max_tokens, structured_output, [classifier])
-    r = classify_set(_existing(workspace), statements, classifier, runs=runs, rubric=rubric,
-                     method=method, samples=samples, concurrency=concurrency, out=out,
-                     base_url=base_url, progress=not no_progress, model_options=options)
+    ws = _existing(workspace)
+    r = batched(ws, batch, no_wait, [classifier], lambda: classify_set(
+        ws, statements, classifier, runs=runs, rubric=rubric, method=method, samples=samples,
+        concurrency=concurrency, out=out, base_url=base_url, progress=not no_progress,
+        model_options=options), show_progress=not no_progress)
     typer.echo("\n".join(r.lines()))
     exit_for(r.errors)
 

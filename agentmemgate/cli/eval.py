@@ -9,7 +9,8 @@ import typer
 
 from .. import evaluate as _evaluate  # noqa: F401  (registers the Evaluation card section)
 from ._app import app, handles_errors, report_app
-from ._llm import MaxTokensOpt, StructuredChoice, StructuredOpt, TimeoutOpt, exit_for, model_options
+from ._llm import (BatchOpt, MaxTokensOpt, NoWaitOpt, StructuredChoice, StructuredOpt, TimeoutOpt,
+                   batched, exit_for, model_options)
 from .build import NO_PROGRESS, WORKSPACE
 
 eval_app = typer.Typer(help="Score memory systems on the splits (the paper's evaluation protocol).",
@@ -65,6 +66,8 @@ def run(
     structured_output: StructuredOpt = StructuredChoice.auto,
     workspace: Path = WORKSPACE,
     no_progress: bool = NO_PROGRESS,
+    batch: BatchOpt = False,
+    no_wait: NoWaitOpt = False,
 ) -> None:
     """Run memory systems on the workspace's arcs; store every trace and score (resumable)."""
     from ..evaluate import run_eval
@@ -72,10 +75,12 @@ def run(
 
     options = model_options(timeout, max_tokens, structured_output, [model, judge])
     variants = (["no-retry"] if no_retry else []) + (["permissive"] if permissive_matcher else [])
-    s = run_eval(Workspace(workspace, create=False), _splits(split), system or None, model=model,
-                 base_url=base_url, judge=judge, judge_base_url=judge_base_url,
-                 allow_same_family=allow_same_family, concurrency=concurrency,
-                 variants=variants, llm_options=options, show_progress=not no_progress)
+    ws = Workspace(workspace, create=False)
+    s = batched(ws, batch, no_wait, [model, judge], lambda: run_eval(
+        ws, _splits(split), system or None, model=model, base_url=base_url, judge=judge,
+        judge_base_url=judge_base_url, allow_same_family=allow_same_family,
+        concurrency=concurrency, variants=variants, llm_options=options,
+        show_progress=not no_progress), show_progress=not no_progress)
     kinds = sorted({"offline rules" if i.offline else "LLM" for i in s.systems})
     typer.echo(f"systems: {', '.join(s.names)} ({', '.join(kinds)}); "
                f"judge: {s.judge.spec}{' (heuristic)' if s.judge.heuristic else ''}")
@@ -103,15 +108,19 @@ def answers(
     structured_output: StructuredOpt = StructuredChoice.auto,
     workspace: Path = WORKSPACE,
     no_progress: bool = NO_PROGRESS,
+    batch: BatchOpt = False,
+    no_wait: NoWaitOpt = False,
 ) -> None:
     """Score a black-box memory system from its answers to each arc's probe after every session."""
     from ..evaluate import run_answers
     from ..workspace import Workspace
 
     options = model_options(timeout, max_tokens, structured_output, [judge])
-    s = run_answers(Workspace(workspace, create=False), file, name, judge=judge,
-                    judge_base_url=judge_base_url, allow_same_family=allow_same_family,
-                    concurrency=concurrency, llm_options=options, show_progress=not no_progress)
+    ws = Workspace(workspace, create=False)
+    s = batched(ws, batch, no_wait, [judge], lambda: run_answers(
+        ws, file, name, judge=judge, judge_base_url=judge_base_url,
+        allow_same_family=allow_same_family, concurrency=concurrency, llm_options=options,
+        show_progress=not no_progress), show_progress=not no_progress)
     typer.echo(f"{s.name}: {s.lines} answers for {s.arcs} arcs ("
                + ", ".join(f"{k} {v}" for k, v in s.splits.items())
                + f"); judge {s.judge.spec}{' (heuristic)' if s.judge.heuristic else ''}: scored now "

@@ -10,7 +10,8 @@ import typer
 from .. import validate as _validate  # noqa: F401  (card section, --drop-failing rule, audit source)
 from ..llm.model import display_spec
 from ._app import app, fail, handles_errors, report_app
-from ._llm import MaxTokensOpt, StructuredChoice, StructuredOpt, TimeoutOpt, exit_for, model_options
+from ._llm import (BatchOpt, MaxTokensOpt, NoWaitOpt, StructuredChoice, StructuredOpt, TimeoutOpt,
+                   batched, exit_for, model_options)
 from .build import NO_PROGRESS, SPLIT, WORKSPACE, judged_line
 
 JUDGE = typer.Option(None, "--judge", help="Judge: offline (heuristic judges) or provider:model; "
@@ -66,6 +67,8 @@ def validate(
     timeout: TimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     structured_output: StructuredOpt = StructuredChoice.auto,
+    batch: BatchOpt = False,
+    no_wait: NoWaitOpt = False,
 ) -> None:
     """Run structural checks, realism and blind level recovery on the arcs; store every verdict."""
     if ctx.invoked_subcommand is not None:
@@ -80,10 +83,10 @@ def validate(
     if not ws.arc_ids(splits=splits):  # nothing to check is not a pass
         fail(f"No arcs in workspace {str(ws.path)!r} (split {split}): run `amg build` or "
              "`amg generate` first")
-    s = run_validation(ws, splits, judge, checks,
-                       allow_same_family=allow_same_family, base_url=base_url,
-                       concurrency=concurrency, seed=seed, show_progress=not no_progress,
-                       model_options=options)
+    s = batched(ws, batch, no_wait, judge or [], lambda: run_validation(
+        ws, splits, judge, checks, allow_same_family=allow_same_family, base_url=base_url,
+        concurrency=concurrency, seed=seed, show_progress=not no_progress,
+        model_options=options), show_progress=not no_progress)
     _print_validation(s)
     # Like build: 2 when something needs a look (failing arcs, or judge calls that failed and
     # will be retried by a re-run).
@@ -117,6 +120,8 @@ def equivalence_pairs(
     timeout: TimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     structured_output: StructuredOpt = StructuredChoice.auto,
+    batch: BatchOpt = False,
+    no_wait: NoWaitOpt = False,
 ) -> None:
     """Build (reference, candidate) value pairs, judge them, re-judge with another family; report agreement."""
     from ..generate import resolve_splits
@@ -125,11 +130,12 @@ def equivalence_pairs(
 
     splits = resolve_splits(split)
     options = model_options(timeout, max_tokens, structured_output, [judge, rejudge])
-    r = run_equivalence_pairs(Workspace(workspace, create=False), splits, judge, rejudge, n=n,
-                              borderline_share=borderline_share, seed=seed, pair_set=name,
-                              allow_same_family=allow_same_family, base_url=base_url,
-                              rejudge_base_url=rejudge_base_url, concurrency=concurrency,
-                              show_progress=not no_progress, model_options=options)
+    ws = Workspace(workspace, create=False)
+    r = batched(ws, batch, no_wait, [judge, rejudge], lambda: run_equivalence_pairs(
+        ws, splits, judge, rejudge, n=n, borderline_share=borderline_share, seed=seed,
+        pair_set=name, allow_same_family=allow_same_family, base_url=base_url,
+        rejudge_base_url=rejudge_base_url, concurrency=concurrency,
+        show_progress=not no_progress, model_options=options), show_progress=not no_progress)
     typer.echo(r.model_dump_json(indent=2) if json_ else report_markdown(r))
     exit_for(sum(j.failures for j in r.per_judge.values()))
 

@@ -68,7 +68,16 @@ class AnthropicModel(Model):
     def cache_params(self) -> dict[str, Any]:
         return {"max_tokens": self.options.max_tokens or DEFAULT_MAX_TOKENS}
 
-    def execute(self, request: Request) -> RawReply:
+    def batch_api(self) -> Any:
+        if self.base_url:  # a compatible server (or a proxy): no batch API to rely on
+            return None
+        from . import anthropic_batch
+
+        return anthropic_batch
+
+    def request_body(self, request: Request) -> tuple[dict[str, Any], str | None]:
+        """The Messages API parameters ``execute`` sends (and a batch request carries), and the
+        tool name the answer comes in (None: the text)."""
         kwargs: dict[str, Any] = {
             "model": self.name, "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
             "messages": [{"role": "user", "content": request.prompt}],
@@ -81,6 +90,10 @@ class AnthropicModel(Model):
             kwargs["tools"] = [{"name": tool, "description": "Record your answer in this structure.",
                                 "input_schema": json.loads(schema_json(request.schema))}]
             kwargs["tool_choice"] = {"type": "tool", "name": tool}
+        return kwargs, tool
+
+    def execute(self, request: Request) -> RawReply:
+        kwargs, tool = self.request_body(request)
         try:
             message = self.client.messages.create(**kwargs)
         except anthropic.APIError as e:

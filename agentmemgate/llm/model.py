@@ -214,6 +214,12 @@ class Model(ABC):
         """Provider settings that change the answer and so belong in the cache key."""
         return {}
 
+    def batch_api(self) -> Any:
+        """The provider's batch API module (``llm/openai_batch``, ``llm/anthropic_batch``), or
+        None when this model's server has none; providers with one also implement
+        ``request_body(request) -> (body, tool)``."""
+        return None
+
     # -- structured output -------------------------------------------------------------------
     def strategy(self) -> str:
         """The strategy the next structured call uses: forced, remembered for this server, or first."""
@@ -300,6 +306,11 @@ class Model(ABC):
                                       strategy=row.get("strategy"), tries=0)
         forced_budget = self.options.max_tokens is not None
         budget = self.options.max_tokens or max_tokens or DEFAULT_BUDGET
+        if (collector := _batch_collector()) is not None:  # --batch: sent later, in a batch
+            collector.defer(self, key, prompt=prompt, system=system, schema=schema, parse=parse,
+                            temperature=temperature, logprobs=logprobs, top_logprobs=top_logprobs,
+                            seed_key=seed_key, purpose=purpose, budget=budget,
+                            forced_budget=forced_budget)  # raises Deferred (or this run's failure)
         started = time.monotonic()
         attempt_no = 0
         asked, problem, note = prompt, "", None
@@ -453,6 +464,12 @@ class Model(ABC):
         if self._store is not None:
             self._store.log(rows)
         return attempt_no + len(attempts)
+
+
+def _batch_collector() -> Any:
+    from .batch import active_collector
+
+    return active_collector()
 
 
 @lru_cache(maxsize=256)

@@ -10,11 +10,13 @@ class Usage:
 
     ``input_tokens`` always includes cached input tokens; ``cached_tokens`` is the part of it the
     provider served from its prompt cache (OpenAI ``prompt_tokens_details.cached_tokens``,
-    Anthropic ``cache_read_input_tokens``).
+    Anthropic ``cache_read_input_tokens``). The ``batch_*`` tallies are the part of ``calls`` and
+    the tokens that came from a provider batch API (``--batch``), billed at half the live price.
     """
 
     FIELDS = ("calls", "cache_hits", "failures", "requests", "input_tokens", "output_tokens",
-              "cached_tokens")
+              "cached_tokens", "batch_calls", "batch_input_tokens", "batch_output_tokens",
+              "batch_cached_tokens")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -27,8 +29,10 @@ class Usage:
                 self._counts[k] += int(v or 0)
 
     def as_dict(self) -> dict[str, int]:
+        """The tallies; the ``batch_*`` ones only once a batch answered something."""
         with self._lock:
-            return dict(self._counts)
+            return {k: v for k, v in self._counts.items()
+                    if v or not k.startswith("batch_")}
 
     def live(self) -> dict[str, int]:
         """The tallies plus calls in flight, for progress displays."""
@@ -36,7 +40,8 @@ class Usage:
 
     def __getattr__(self, name: str) -> int:
         if name in Usage.FIELDS:
-            return self.as_dict()[name]
+            with self._lock:
+                return self._counts[name]
         raise AttributeError(name)
 
     def __str__(self) -> str:
