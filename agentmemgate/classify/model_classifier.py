@@ -30,7 +30,7 @@ from ..corpora._prompt import fill, format_context
 from ..corpora.statements import Statement
 from ..errors import ProviderError
 from ..llm import CallFailed, Failed, Model, get_model, run_concurrent
-from ..llm.batch import Deferred
+from ..llm.batch import independent
 from ..workspace import Workspace
 from .classes import Distribution
 
@@ -232,24 +232,21 @@ class ModelClassifier:
     def _by_votes(self, prompt: str, run: int) -> Distribution:
         counts: dict[str, int] = {}
         bad: list[str] = []
-        deferred = False
-        for i in range(self.samples):
+
+        def vote(i: int) -> None:
             try:
                 resp = self.model.complete(prompt, temperature=VOTE_TEMPERATURE,
                                            purpose=f"classify.{self.rubric.name}",
                                            seed_key=f"run{run}:vote{i}", max_tokens=ANSWER_TOKENS,
                                            parse=self._read)
-            except Deferred:  # --batch: the votes are independent, so all go in one batch
-                deferred = True
-                continue
             except CallFailed as e:
                 if e.kind != "invalid_output" or self.samples == 1:
                     raise
                 bad.append(e.problem)
-                continue
+                return
             counts[resp.parsed] = counts.get(resp.parsed, 0) + 1
-        if deferred:
-            raise Deferred()
+
+        independent(vote, range(self.samples))  # --batch: all votes in one batch
         valid = self.samples - len(bad)
         if valid < self.min_valid_votes:
             raise CallFailed(f"{self.model.label}: only {valid} of {self.samples} votes named a "

@@ -61,6 +61,22 @@ class BatchesPending(AmgError):
                          f"{'es' if batches != 1 else ''} still running)")
 
 
+def independent(fn: Callable[[Any], T], items: Any) -> list[T]:
+    """``[fn(x) for x in items]`` for calls that do not depend on each other (votes of one item,
+    one judge question per session): under ``--batch`` every one that defers is collected before
+    ``Deferred`` is raised, so they share a batch instead of going one wave each."""
+    out: list[T] = []
+    deferred = False
+    for x in items:
+        try:
+            out.append(fn(x))
+        except Deferred:
+            deferred = True
+    if deferred:
+        raise Deferred()
+    return out
+
+
 @dataclasses.dataclass
 class BatchInfo:
     """A batch's state as its provider reports it."""
