@@ -79,3 +79,24 @@ def test_batch_without_a_model_and_no_wait_without_batch_are_one_line_errors(tin
     r = runner.invoke(app, ["validate", "--split", "controlled", "--no-wait", "--workspace",
                             str(tiny.path)])
     assert r.exit_code == 1 and "Error: --no-wait goes with --batch" in r.output
+
+
+def test_equivalence_pairs_rejudged_by_anthropic_through_a_message_batch(tiny, monkeypatch):
+    import anthropic
+
+    from batch_fakes import AnthropicBatchApi
+
+    an = AnthropicBatchApi(lambda cid, params: {"verdict": "equivalent", "confidence": 0.8,
+                                                "rationale": "Same value."})
+    monkeypatch.setattr(anthropic, "DefaultHttpxClient", lambda *a, **k: an.client())
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-DONOTLEAK-0123456789")
+    monkeypatch.setenv("AMG_BATCH_POLL_SECONDS", "0")
+    r = runner.invoke(app, ["validate", "equivalence-pairs", "--n", "10", "--rejudge",
+                            "anthropic:claude-test", "--batch", "--no-progress", "--workspace",
+                            str(tiny.path)])
+    assert r.exit_code == 0, r.output
+    assert an.created == 1 and len(an.reqs["msgbatch_01"]) == 10
+    assert all(x["params"]["tool_choice"]["name"] == "record_EquivalenceAnswer"
+               for x in an.reqs["msgbatch_01"])
+    assert "Agreement offline vs anthropic:claude-test" in r.output
+    assert len(load_verdicts(tiny, ["equivalence"])) == 20  # both judges, every pair
