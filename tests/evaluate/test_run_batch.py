@@ -72,3 +72,45 @@ def test_eval_run_batches_each_arcs_next_turn_in_waves(ws, monkeypatch):
     s = run_batched(ws, lambda: run_eval(ws, ["core"], [system_spec(make)], show_progress=False),
                     poll_interval=0, show_progress=False)
     assert s.already_done == len(core) and api.created == max(user_turns)
+
+
+def test_eval_answers_batch_asks_every_sessions_question_in_one_batch(ws, tmp_path, monkeypatch):
+    import json
+
+    import openai
+
+    from agentmemgate.evaluate import run_answers
+    from agentmemgate.llm import Request
+
+    from .test_run import HELDOUT, OPEN, _equal_judge
+
+    for a in ARCS:
+        ws.save_specs([a.spec])
+        ws.save_arc(a)
+
+    def respond(cid, body):
+        prompt = body["messages"][-1]["content"]
+        if "Value 1:" in prompt:
+            return _equal_judge(Request(prompt=prompt))
+        answer = prompt.split("<<<\n")[1].split("\n>>>")[0]
+        return {"asserted": [] if "know" in answer else [answer.rstrip(".")],
+                "rationale": "read the answer"}
+
+    api = OpenAIBatchApi(respond)
+    monkeypatch.setattr(openai, "DefaultHttpx2Client", lambda *a, **k: api.client())
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    p = tmp_path / "a.jsonl"
+    p.write_text("\n".join(json.dumps({"arc_id": arc.id, "after_session": i, "answer": a})
+                           for arc, answers in ((OPEN, ["Pandora.", "I don't know."]),
+                                                (HELDOUT, ["Deezer.", "Pandora."]))
+                           for i, a in enumerate(answers)) + "\n")
+    s = run_batched(ws, lambda: run_answers(ws, p, "product", judge="openai:gpt-test",
+                                            show_progress=False), poll_interval=0,
+                    show_progress=False)
+    assert s.failed == 0 and s.scored_now + s.already_done == 2
+    # wave 1: every answer's assertion question together (the two "Pandora." answers to the same
+    # field ask the same question: one request); then the equivalence questions
+    assert len(api.lines["batch_1"]) == 3
+    assert all("Value 1:" not in x["body"]["messages"][-1]["content"] for x in api.lines["batch_1"])
+    assert all("Value 1:" in x["body"]["messages"][-1]["content"]
+               for k in range(2, api.created + 1) for x in api.lines[f"batch_{k}"])
