@@ -12,7 +12,7 @@ from typing import Any, Iterator
 import anthropic
 from anthropic.types import Message
 
-from ._errors import from_sdk_error
+from ._errors import from_sdk_error, rejected_field
 from .batch import BatchInfo, Outcome
 from .model import RawReply
 
@@ -52,8 +52,10 @@ def results(model: Any, info: BatchInfo) -> Iterator[Outcome]:
             yield Outcome(r.custom_id, "returned", payload=result.message.model_dump(mode="json"))
         elif result.type == "errored":
             e = result.error.error
+            message = str(getattr(e, "message", "") or "")
             yield Outcome(r.custom_id, "errored",
-                          error=f"{getattr(e, 'type', 'error')}: {getattr(e, 'message', '')}")
+                          error=f"{getattr(e, 'type', 'error')}: {message}",
+                          field=rejected_field(None, message))
         else:
             yield Outcome(r.custom_id, _ITEM_STATUS.get(result.type, "errored"),
                           error=f"the request was {result.type} before it was processed")

@@ -36,7 +36,7 @@ from ..errors import AmgError
 from ..progress import progress_bar, say
 from ..workspace import DB_NAME, Workspace, now
 from ._errors import CallFailed, FatalProviderError, scrub, shorten
-from .structured import feedback
+from .structured import STRATEGY_FIELDS, feedback
 
 T = TypeVar("T")
 MAX_PER_BATCH = 10_000  # well under both providers' limits (50,000 / 100,000 requests, 200+ MB)
@@ -103,6 +103,7 @@ class Outcome:
     payload: dict[str, Any] | None = None
     error: str = ""
     http_status: int | None = None
+    field: str | None = None  # the request field an error names (a refused structured output)
 
 
 @dataclasses.dataclass(eq=False)
@@ -383,6 +384,17 @@ class Collector:
             self.settled += 1
         req = c.sent
         note = f"batch {batch_id}" + (f"; {c.note}" if c.note else "")
+        if (o.status == "errored" and req is not None and req.strategy and o.field
+                and o.field in STRATEGY_FIELDS.get(req.strategy, ())):
+            # the server refused this way of asking for JSON: move on, as a live call does
+            self._log(c, req, "unsupported", None, o.error, note, o.http_status)
+            self._mark(batch_id, c.key, "unsupported", o.error)
+            c.note = model._refused(req.strategy, CallFailed(o.error, kind="unsupported",
+                                                             field=o.field))
+            with self.lock:
+                c.queued = True
+                self.queue.append(c)
+            return
         if o.status != "returned":
             reason = shorten(scrub(o.error or o.status, model.secrets()), 300)
             self._log(c, req, o.status, None, reason, note, o.http_status)

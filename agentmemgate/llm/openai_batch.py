@@ -17,7 +17,7 @@ from typing import Any, Iterator
 import openai
 from openai.types.chat import ChatCompletion
 
-from ._errors import from_sdk_error
+from ._errors import from_sdk_error, rejected_field
 from .batch import BatchInfo, Outcome
 from .model import RawReply
 
@@ -89,7 +89,7 @@ def results(model: Any, info: BatchInfo) -> Iterator[Outcome]:
                 e = body.get("error", body) if isinstance(body, dict) else {}
                 message = e.get("message") if isinstance(e, dict) else str(body)
                 yield Outcome(cid, "errored", error=f"HTTP {status_code}: {message or 'no detail'}",
-                              http_status=status_code)
+                              http_status=status_code, field=rejected_field(body))
 
 
 def reply(payload: dict[str, Any], tool: str | None) -> RawReply:

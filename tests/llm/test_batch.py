@@ -303,3 +303,19 @@ def test_anthropic_re_run_picks_up_a_batch_still_processing(ws, anthropic_model)
     model = anthropic_model(api)
     assert run(ws, lambda: judge_all(model, 2)) == {0: 0, 1: 1}
     assert api.created == 1
+
+
+def test_a_refused_structured_output_strategy_moves_on_in_a_follow_up_batch(ws, openai_model):
+    def answer(cid, body):
+        if body.get("response_format", {}).get("type") == "json_schema":
+            return ("error", 400, "Invalid parameter: 'response_format' of type 'json_schema' "
+                                  "is not supported with this model.")
+        return good(cid, body)
+
+    api = OpenAIBatchApi(answer)
+    model = openai_model(api)
+    assert run(ws, lambda: judge_all(model, 2)) == {0: 0, 1: 1}
+    assert api.created == 2
+    assert {x["body"]["response_format"]["type"] for x in api.lines["batch_2"]} == {"json_object"}
+    assert model.strategy() == "json_object"
+    assert [r["status"] for r in batch_calls(ws)].count("unsupported") == 2
