@@ -23,6 +23,7 @@ submits, collects whatever has already ended, and raises ``BatchesPending`` (the
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import json
 import sqlite3
@@ -134,12 +135,16 @@ class _Call:
     done: bool = False
 
 
-_ACTIVE: "Collector | None" = None
+# A context variable, not a global: ``run_concurrent`` runs each item in a copy of the submitting
+# context, so a worker still running after ``run_batched`` has returned (a fatal error stopped the
+# run while calls were starting) keeps deferring to the closed collector instead of calling live.
+_ACTIVE: contextvars.ContextVar["Collector | None"] = contextvars.ContextVar("amg_batch",
+                                                                            default=None)
 
 
 def active_collector() -> "Collector | None":
     """The collector of the running ``run_batched``, if any (``Model.complete`` asks)."""
-    return _ACTIVE
+    return _ACTIVE.get()
 
 
 class _Store:
@@ -189,10 +194,13 @@ class Collector:
         self.deferred = 0  # deferred in the current pass
         self.settled = 0  # results settled so far (progress of the loop)
         self.submitted = 0  # batches submitted by this run
+        self.closed = False  # run_batched has returned: late calls are abandoned, never sent
 
     # -- called by Model.complete (any thread) -----------------------------------------------
     def defer(self, model: Any, key: str, **call: Any) -> None:
         """Record a call the cache could not answer; raise ``Deferred`` (or this run's failure)."""
+        if self.closed:
+            raise Deferred()
         if model._store is None:
             raise FatalProviderError("--batch needs a workspace to keep the batches and answers in")
         if model.batch_api() is None:
@@ -499,11 +507,10 @@ def run_batched(ws: Workspace, fn: Callable[[], T], *, wait: bool = True,
 
     Raises ``BatchesPending`` when ``wait`` is False and batches are still running.
     """
-    global _ACTIVE
-    if _ACTIVE is not None:
+    if _ACTIVE.get() is not None:
         raise RuntimeError("run_batched does not nest")
     c = Collector(ws, show_progress=show_progress, poll_interval=poll_interval, sleep=sleep)
-    _ACTIVE = c
+    token = _ACTIVE.set(c)
     try:
         idle = 0
         while True:
@@ -526,7 +533,8 @@ def run_batched(ws: Workspace, fn: Callable[[], T], *, wait: bool = True,
             if idle > 1:  # pragma: no cover - a pass that defers without anything to wait for
                 raise RuntimeError("batch loop made no progress")
     finally:
-        _ACTIVE = None
+        c.closed = True
+        _ACTIVE.reset(token)
         c.close()
 
 

@@ -12,6 +12,7 @@ Under ``--batch`` (``batch.run_batched``) an item whose call went into a batch r
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -77,7 +78,8 @@ def run_concurrent(fn: Callable[[T], R], items: Iterable[T], *, concurrency: int
                 item = next(source)
             except StopIteration:
                 return
-            pending[pool.submit(guarded, item)] = item
+            # each item in a copy of this context: a --batch collector reaches the worker
+            pending[pool.submit(contextvars.copy_context().run, guarded, item)] = item
 
     try:
         with progress_bar(description or "calls", total=total,

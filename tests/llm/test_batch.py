@@ -252,8 +252,16 @@ def test_a_compatible_server_has_no_batch_api(ws, monkeypatch):
     api = OpenAIBatchApi(good)
     model = get_model("openai:local", workspace=ws, base_url="http://127.0.0.1:9/v1",
                       http_client=api.client())
+    def many():
+        def one(i):
+            return model.complete(f"Judge item {i}.", schema=Verdict, max_tokens=50)
+        return list(run_concurrent(one, range(40), concurrency=8, progress=False))
+
     with pytest.raises(FatalProviderError, match="has no batch API"):
-        run(ws, lambda: judge_all(model, 2))
+        run(ws, many)
+    import time
+
+    time.sleep(0.3)  # workers that were starting when the run stopped never call live either
     assert not api.requests
 
 
