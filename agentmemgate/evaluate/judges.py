@@ -17,10 +17,11 @@ import tomllib
 from abc import ABC, abstractmethod
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
+from ..llm.structured import Prose, real_text
 from ..schema import FieldSpec, normalize_text
 from ..validate.judges import OFFLINE_JUDGE, OFFLINE_JUDGE_FAMILY, Judge, JudgeInfo, get_judge
 from ..validate.judges.questions import EquivalenceQuestion
@@ -30,6 +31,7 @@ from ..versioned import versioned_file
 ANSWER_CUES_DIR = Path(__file__).parent
 ANSWER_CUES_PATH = ANSWER_CUES_DIR / "answer_cues.v1.toml"
 ANSWER_RUBRIC = "answer_assertion"
+ANSWER_BUDGET = 400  # output tokens of one verdict: a few values and a sentence
 # Part of every score key: a change to how measures or their stored reasons are computed
 # re-scores stored traces and answers (no system is re-run; the judges' cache answers again).
 # 2: reasons count sessions from 1 and every measure has one.
@@ -159,21 +161,19 @@ def _canon(value: str) -> str:
 
 
 class OfflineAnswerJudge(AnswerJudge):
-    """Heuristic rules (``answer_cues.vN.toml``, the newest unless ``version`` pins one): a
-    labelled value found in the answer is asserted unless its clause frames it as a plan, a
-    possibility, a past or negated value, or one side of an "X or Y" choice. Values the answer
-    names that are not labelled cannot be read by these rules (they assert nothing the measures
-    count); an LLM answer judge reads any value. ``spec`` is ``offline`` for the newest rules and
-    ``offline:answer_cues.vN`` when pinned; ``rubric`` names the file's version either way."""
+    """Heuristic rules version 1 (``answer_cues.v1.toml``; kept unchanged so stored results
+    reproduce): a labelled value found in the answer is asserted unless its clause frames it as a
+    plan, a possibility, a past or negated value, or one side of an "X or Y" choice. Values the
+    answer names that are not labelled cannot be read by these rules; an LLM answer judge reads
+    any value. Version 2 on: ``ScopedOfflineAnswerJudge``; ``offline_answer_judge`` picks."""
 
     family = OFFLINE_JUDGE_FAMILY
     heuristic = True
 
-    def __init__(self, version: int | None = None) -> None:
-        v, path = versioned_file(ANSWER_CUES_DIR, "answer_cues", "toml", version, "offline answer rules")
-        self.version = v
-        self.spec = OFFLINE_JUDGE if version is None else f"offline:answer_cues.v{v}"
-        self.rubric = f"answer_cues.v{v}"
+    def __init__(self, path: Path = ANSWER_CUES_PATH) -> None:
+        self.version = 1
+        self.spec = "offline:answer_cues.v1"
+        self.rubric = "answer_cues.v1"
         self.cues, self.rubric_sha256 = load_answer_cues(path)
 
     def ask(self, q: AnswerQuestion) -> AnswerVerdict:
@@ -228,10 +228,49 @@ class OfflineAnswerJudge(AnswerJudge):
 _BREAK = " qqbreakqq "
 
 
+def _not_placeholder(values: list[str]) -> list[str]:
+    for v in values:
+        if v.strip() and _PLACEHOLDER.match(v):
+            real_text(v)  # raises "copies the format example (...)"
+    return values
+
+
+_PLACEHOLDER = re.compile(r"^\s*(?:<[^<>]{0,120}>|\.\.\.|…|value|x|y)\s*$", re.I)
+
+
 class AssertionAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    asserted: list[str]
-    rationale: str
+    asserted: Annotated[list[str], AfterValidator(_not_placeholder)]
+    # minLength reaches a server's decoding grammar (llama-cpp-python's json_object): under it
+    # SmolLM2-135M otherwise closed the rationale at once ("rationale": "").
+    rationale: Annotated[Prose, Field(min_length=12)]
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", normalize_text(text))
+
+
+def assertion_schema(answer: str) -> type[AssertionAnswer]:
+    """``AssertionAnswer`` that also refuses a value the answer does not contain (a small model
+    invents values, "1.0", or copies the example's): each content word of every listed value
+    must occur in the answer. The JSON schema and name are those of ``AssertionAnswer``, so the
+    cache key does not depend on the answer twice."""
+    have = set(_words(answer))
+
+    class _Checked(AssertionAnswer):
+        @field_validator("asserted")
+        @classmethod
+        def _in_answer(cls, values: list[str]) -> list[str]:
+            for v in values:
+                missing = [w for w in _words(v) if w not in have]
+                if missing:
+                    raise ValueError(f"{v!r} is not in the answer ({', '.join(missing[:3])} "
+                                     "not found): list only values the answer itself gives, in "
+                                     "its words")
+            return values
+
+    _Checked.__name__ = _Checked.__qualname__ = "AssertionAnswer"
+    return _Checked
 
 
 class LLMAnswerJudge(AnswerJudge):
@@ -257,19 +296,57 @@ class LLMAnswerJudge(AnswerJudge):
                                    probe_question=q.probe_question, answer=q.answer)
 
     def ask(self, q: AnswerQuestion) -> AnswerVerdict:
-        a = self.model.complete(self.prompt(q), schema=AssertionAnswer, purpose="eval.answer").parsed
+        a = self.model.complete(self.prompt(q), schema=assertion_schema(q.answer),
+                                purpose="eval.answer", max_tokens=ANSWER_BUDGET).parsed
         return AnswerVerdict(asserted=[v for v in a.asserted if v.strip()], rationale=a.rationale)
 
     def usage(self) -> dict[str, int]:
         return self.model.usage.as_dict()
 
 
+class ScopedOfflineAnswerJudge(AnswerJudge):
+    """Heuristic rules from version 2 on (``answer_cues.vN.toml``, read by ``answer_reader``): the
+    answer's structure first (memory lists, Mem0 JSON, Graphiti facts and their validity, prose),
+    then each labelled value in its own scope; see the rules file's header."""
+
+    family = OFFLINE_JUDGE_FAMILY
+    heuristic = True
+
+    def __init__(self, version: int, path: Path | None = None) -> None:
+        from .answer_reader import load_cues
+
+        self.path = path or ANSWER_CUES_DIR / f"answer_cues.v{version}.toml"
+        self.cues = load_cues(self.path)
+        self.version = version
+        self.spec = f"offline:answer_cues.v{version}"
+        self.rubric, self.rubric_sha256 = f"answer_cues.v{version}", self.cues.sha256
+
+    def ask(self, q: AnswerQuestion) -> AnswerVerdict:
+        from .answer_reader import field_stems, judge_answer
+
+        words = field_stems(self.cues, q.field, q.description, q.probe_question)
+        asserted, why = judge_answer(self.cues, q.answer, q.candidates, words)
+        return AnswerVerdict(asserted=asserted, rationale=why)
+
+
+def offline_answer_judge(version: int | None = None) -> AnswerJudge:
+    """The offline answer rules ``answer_cues.vN.toml`` (the newest when ``version`` is None):
+    v1 read by ``OfflineAnswerJudge`` (unchanged), v2 on by ``ScopedOfflineAnswerJudge``.
+    ``spec`` is ``offline`` for the newest rules and ``offline:answer_cues.vN`` when pinned;
+    ``rubric`` names the file's version either way."""
+    v, path = versioned_file(ANSWER_CUES_DIR, "answer_cues", "toml", version, "offline answer rules")
+    judge: AnswerJudge = OfflineAnswerJudge(path) if v == 1 else ScopedOfflineAnswerJudge(v, path)
+    judge.spec = OFFLINE_JUDGE if version is None else f"offline:answer_cues.v{v}"
+    return judge
+
+
 def get_answer_judge(spec: str = OFFLINE_JUDGE, *, workspace: Any = None,
                      base_url: str | None = None, **llm_options: Any) -> AnswerJudge:
-    """``offline`` (the newest answer rules), ``offline:answer_cues.vN`` (pinned) or a model spec."""
+    """``offline`` (the newest answer rules), ``offline:answer_cues.vN`` (pinned: v1 stays
+    selectable, so results stored under it reproduce) or a model spec."""
     version = offline_answer_version(spec)
     if version is not False:
-        return OfflineAnswerJudge(version)
+        return offline_answer_judge(version)
     if spec.startswith("offline"):
         from ..errors import BadInput
 

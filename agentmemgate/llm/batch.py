@@ -142,9 +142,12 @@ _ACTIVE: contextvars.ContextVar["Collector | None"] = contextvars.ContextVar("am
                                                                             default=None)
 
 
+_RUNNING: list["Collector"] = []  # for threads not started by run_concurrent (a local proxy's)
+
+
 def active_collector() -> "Collector | None":
     """The collector of the running ``run_batched``, if any (``Model.complete`` asks)."""
-    return _ACTIVE.get()
+    return _ACTIVE.get() or (_RUNNING[0] if _RUNNING else None)
 
 
 class _Store:
@@ -507,10 +510,11 @@ def run_batched(ws: Workspace, fn: Callable[[], T], *, wait: bool = True,
 
     Raises ``BatchesPending`` when ``wait`` is False and batches are still running.
     """
-    if _ACTIVE.get() is not None:
+    if _ACTIVE.get() is not None or _RUNNING:
         raise RuntimeError("run_batched does not nest")
     c = Collector(ws, show_progress=show_progress, poll_interval=poll_interval, sleep=sleep)
     token = _ACTIVE.set(c)
+    _RUNNING.append(c)
     try:
         idle = 0
         while True:
@@ -534,6 +538,7 @@ def run_batched(ws: Workspace, fn: Callable[[], T], *, wait: bool = True,
                 raise RuntimeError("batch loop made no progress")
     finally:
         c.closed = True
+        _RUNNING.remove(c)
         _ACTIVE.reset(token)
         c.close()
 

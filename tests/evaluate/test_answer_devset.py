@@ -186,7 +186,7 @@ def test_a_model_judge_is_cached_and_its_garbage_is_a_counted_failure(tmp_path):
             return "not json at all"
         if req.purpose == "eval.answer":
             assert "Seattle" not in req.prompt  # the rubric never shows the labelled values
-            return {"asserted": ["Boston"], "rationale": "stated"}
+            return {"asserted": ["Boston"], "rationale": "Boston is stated as current."}
         same = req.prompt.count("Boston") >= 2  # Boston against Boston (never Seattle)
         return {"verdict": "equivalent" if same else "not_equivalent", "confidence": 0.9,
                 "rationale": "The two values name the same city." if same else "Different cities."}
@@ -210,6 +210,36 @@ def test_a_model_judge_is_cached_and_its_garbage_is_a_counted_failure(tmp_path):
     reset_scripts()
 
 
+def test_a_model_verdict_that_copies_the_example_or_invents_a_value_is_asked_again(tmp_path):
+    """What SmolLM2-135M did on the dev set: asserted ["<value>", "1.0"] with rationale
+    "<one sentence>". Such a verdict is invalid, sent back with its problem, never stored."""
+    from agentmemgate.evaluate.judges import AnswerQuestion
+    from agentmemgate.llm import CallFailed, get_model
+    from agentmemgate.llm.scripted import reset_scripts
+    from agentmemgate.workspace import Workspace
+
+    reset_scripts()
+    ws = Workspace(tmp_path / "ws")
+    model = get_model("scripted:smol", workspace=ws)
+    q = AnswerQuestion(field="home_city", description="The city the user lives in.",
+                       probe_question="Where does the user live?",
+                       answer="You live in Boston and might move to Seattle.")
+    judge = get_answer_judge("scripted:smol", workspace=ws)
+    model.enqueue({"asserted": ["<value>", "1.0"], "rationale": "<one sentence>"},
+                  {"asserted": ["Portland"], "rationale": "The user lives in Portland."},
+                  {"asserted": ["Boston"], "rationale": "Boston is where the user lives now."})
+    v = judge.ask(q)
+    assert v.asserted == ["Boston"]
+    asks = [r.prompt for r in model.history]
+    assert len(asks) == 3 and "copies the format example" in asks[1]
+    assert "'Portland' is not in the answer" in asks[2]
+    assert all(r.max_tokens == 400 for r in model.history)
+    model.enqueue(*[{"asserted": ["Denver"], "rationale": "The user lives in Denver."}] * 3)
+    with pytest.raises(CallFailed, match="not in the answer"):
+        judge.ask(q.model_copy(update={"answer": "You live in Austin."}))
+    reset_scripts()
+
+
 # -- the script -----------------------------------------------------------------------------
 def run(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True,
@@ -220,7 +250,7 @@ def test_the_script_measures_the_real_set_with_the_offline_rules():
     p = run("--part", "both", "--json")
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
-    assert out["judge"] == "offline" and out["rubric"] == "answer_cues.v1"
+    assert out["judge"] == "offline" and out["rubric"] == "answer_cues.v2"  # the newest rules
     want = measure(load_answer_set(DEVSET), get_answer_judge("offline"), get_value_judge("offline"))
     assert [x["exact"] for x in out["parts"]] == [x.exact.model_dump() for x in want.parts]
     assert sum(x["n"] for x in out["parts"]) == len(load_answer_set(DEVSET).items)
@@ -245,3 +275,32 @@ def test_the_script_gives_a_one_line_error(args, message):
 def test_the_script_names_a_malformed_line(tmp_path):
     p = run("--answers", str(write(tmp_path, line(), "{oops")))
     assert p.returncode == 1 and p.stderr.strip() == "Error: answers.jsonl:2: not JSON (Expecting property name enclosed in double quotes)"
+
+
+def test_recorded_held_out_accuracy_matches_the_rules_as_they_are():
+    """The figures eval reports quote for the offline answer rules are re-measured here, so a
+    change to a rule file without re-recording (`measure.py --part both --record`) fails."""
+    from agentmemgate.evaluate.answer_accuracy import load_measured
+    from agentmemgate.evaluate.answer_devset import load_answer_set, measure
+    from agentmemgate.evaluate.judges import get_answer_judge, get_value_judge
+
+    answers = load_answer_set()
+    offline = [m for m in load_measured() if m.judge == "offline"]
+    assert {m.rubric for m in offline} >= {"answer_cues.v1"}
+    for m in offline:
+        judge = get_answer_judge(f"offline:{m.rubric}")
+        assert judge.rubric_sha256 == m.rubric_sha256, m.rubric
+        assert answers.sha256 == m.answers_sha256
+        part = next(p for p in measure(answers, judge, get_value_judge("offline"),
+                                       parts=[m.part]).parts)
+        assert (part.exact, part.false_plan, part.missed) == (m.exact, m.false_plan, m.missed)
+
+
+def test_reports_quote_the_answer_judges_measured_accuracy(tmp_path):
+    from agentmemgate.evaluate.answer_accuracy import accuracy_line
+
+    line = accuracy_line("offline", "answer_cues.v1")
+    assert "held-out part" in line and "/116 = " in line and "false exposures" in line
+    assert accuracy_line("offline:answer_cues.v1", "answer_cues.v1").endswith(line.split(")", 1)[1])
+    unknown = accuracy_line("openai:gpt-x", "answer_assertion.v1")
+    assert "not measured" in unknown and "measure.py --judge openai:gpt-x --part heldout" in unknown

@@ -42,7 +42,7 @@ def test_one_item_per_judged_answer_with_the_judge_recorded(aws):
     params = json.loads(aws.db.execute("select params from audits where name = 'a'").fetchone()[0])
     assert params["stratify_by"] == "verdict"  # the default stratum of this task
     j = params["reference_judge"]
-    assert (j["spec"], j["answer_rubric"], j["heuristic"]) == ("offline", "answer_cues.v1", True)
+    assert (j["spec"], j["answer_rubric"], j["heuristic"]) == ("offline", "answer_cues.v2", True)
     assert params["answers"]["stored"] == n_answers and params["system"] == "mem0"
     arcs = {a.id: a for a in aws.arcs("core")}
     for iid, (payload, strata, _) in items_of(aws, "a").items():
@@ -209,13 +209,13 @@ def test_import_labels_and_the_agreement_report(aws, tmp_path):
     assert round(pa.judge_yes_human_no.ci_low, 3) == 0.046  # Wilson 1/4
     assert v.per_annotator["ana"].plan_asserted.agreement.value == 1.0
     assert (r.plan_asserted_human.k, r.plan_asserted_human.n) == (2, 4)
-    assert r.reference_name.startswith("the answer judge offline (answer_cues.v1; heuristic rules)")
+    assert r.reference_name.startswith("the answer judge offline (answer_cues.v2; heuristic rules)")
     assert r.labels == ["value_a", "value_b", "both", "neither", "cant_tell"]
 
     res = runner.invoke(app, ["report", "agreement", "aa", "--resamples", "50", "--workspace", w])
     assert res.exit_code == 0, res.output
     md = res.stdout
-    assert "Reference: the answer judge offline (answer_cues.v1; heuristic rules)" in md
+    assert "Reference: the answer judge offline (answer_cues.v2; heuristic rules)" in md
     assert "Judge says plan asserted, human says not (the judge's false plan assertions, which " \
            "inflate exposure): 1 of the 4 judge-yes observations a human decided: " \
            "1/4 = 25.0% [4.6, 69.9]" in md
@@ -291,11 +291,11 @@ def test_an_llm_judges_verdicts_are_mapped_with_its_equivalence_judge(ws, tmp_pa
     assert asked and all("the deezer app" in pair or "spotify" in pair for pair in asked)
     j = json.loads(ws.db.execute("select params from audits").fetchone()[0])["reference_judge"]
     assert (j["spec"], j["answer_rubric"], j["heuristic"]) == ("scripted:audit-judge",
-                                                                "answer_assertion.v1", False)
+                                                                "answer_assertion.v2", False)
     assert made.n_references == 2
     r = agreement_report(ws, "a", resamples=0)
     assert r.reference_name.startswith("the answer judge scripted:audit-judge "
-                                       "(answer_assertion.v1; a model)")
+                                       "(answer_assertion.v2; a model)")
 
 
 def test_an_unreachable_llm_judge_is_one_line(aws, monkeypatch):

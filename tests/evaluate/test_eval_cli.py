@@ -138,8 +138,11 @@ def test_answers_command(copy, tmp_path):
     r = amg("eval", "answers", good, "--name", "product-x", "--workspace", copy, "--no-progress")
     assert r.exit_code == 0, r.output
     assert f"for {len(arcs)} arcs" in r.output
+    assert "Answer judge offline (answer_cues.v2" in r.output and "held-out part" in r.output
+    assert "answers read by answer_cues.v2" in r.output  # offline: the newest answer rules
     rep = json.loads(amg("report", "eval", "--json", "--workspace", copy,
                          "--out", tmp_path / "rep").stdout)
+    assert any("held-out part" in n and "exact set" in n for n in rep["meta"]["notes"])
     px = rep["systems"]["product-x"]["heldout"]
     assert px["task_accuracy"]["k"] == 0  # "I don't know" asserts nothing
     assert px["exposure"]["n"] == sum(a.spec.outcome in ("abandoned", "open") for a in arcs)
@@ -152,6 +155,13 @@ def test_answers_command(copy, tmp_path):
     assert ws.db["eval_answers"].count == before
     one_line_error(amg("eval", "answers", tmp_path / "missing.jsonl", "--name", "p", "--workspace", copy),
                    "Cannot read")
+    # v1 stays selectable by name; an unknown version is a one-line error
+    r1 = amg("eval", "answers", good, "--name", "product-v1", "--judge", "offline:answer_cues.v1",
+             "--workspace", copy, "--no-progress")
+    assert r1.exit_code == 0, r1.output
+    assert "judge offline (heuristic), answers read by answer_cues.v1" in r1.output
+    one_line_error(amg("eval", "answers", good, "--name", "product-v9", "--judge",
+                       "offline:answer_cues.v9", "--workspace", copy), "No offline answer rules version 9")
 
 
 def test_export_card_has_an_evaluation_section(copy, tmp_path):

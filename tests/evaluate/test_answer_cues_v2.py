@@ -1,0 +1,252 @@
+"""Offline answer rules v2 (answer_cues.v2.toml): per frame, per product format, the names, and v1
+kept byte for byte. The sentences are written for these tests, not taken from the answer set."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from agentmemgate.errors import BadInput
+from agentmemgate.evaluate.answers import assess, score_answers
+from agentmemgate.evaluate.judges import (ANSWER_CUES_DIR, AnswerQuestion, OfflineAnswerJudge,
+                                          ScopedOfflineAnswerJudge, get_answer_judge,
+                                          get_value_judge)
+from agentmemgate.evaluate.truth import truth_of
+
+from .test_measures import OPEN
+
+V2 = get_answer_judge("offline:answer_cues.v2")
+EQ = get_value_judge("offline")
+V1_SHA = "6d99fc236f9a0635012f1e0113d5f575ab3ff166b591827282a7f1ee411512bf"
+
+
+def ask(answer, values=("Pandora", "Deezer"), judge=V2, field="music_app"):
+    return judge.ask(AnswerQuestion(field=field, description=f"The user's current {field}.",
+                                    probe_question="Which one does the user have?", answer=answer,
+                                    candidates=values))
+
+
+def check(answer, want, values=("Pandora", "Deezer"), field="music_app"):
+    v = ask(answer, values, field=field)
+    assert sorted(v.asserted) == sorted(want), v.rationale
+
+
+# -- frames in prose ----------------------------------------------------------------------------
+@pytest.mark.parametrize("answer, want", [
+    # stated as current, hedged or bare
+    ("You listen on Pandora.", ["Pandora"]),
+    ("Probably Deezer.", ["Deezer"]),
+    ("Deezer, I think.", ["Deezer"]),
+    ("Your music app is Pandora.", ["Pandora"]),
+    ("You've been on Pandora for years.", ["Pandora"]),
+    ("You use Pandora, right?", ["Pandora"]),
+    ("You're a Deezer user, aren't you?", ["Deezer"]),
+    # plan, intention, wish, option
+    ("You're planning to switch to Deezer.", []),
+    ("You use Pandora and plan to try Deezer next month.", ["Pandora"]),
+    ("You would like to use Deezer.", []),
+    ("Deezer is on your wish list.", []),
+    ("Pandora (maybe Deezer later).", ["Pandora"]),
+    ("Pandora; Deezer is an option you keep coming back to.", ["Pandora"]),
+    ("You're deciding whether to stay on Pandora or move to Deezer.", ["Pandora"]),
+    # offer, pending order, future start
+    ("You're on Pandora; Deezer mailed you a promo code.", ["Pandora"]),
+    ("Your Deezer subscription starts on the 1st.", []),
+    ("You've ordered a Deezer gift card that hasn't arrived.", []),
+    ("You signed up with Deezer last week and start on Monday.", []),
+    # dropped or declined
+    ("You decided against Deezer and kept Pandora.", ["Pandora"]),
+    ("You chose Pandora over Deezer.", ["Pandora"]),
+    ("You were going to leave Pandora for Deezer but decided not to.", ["Pandora"]),
+    # past, replaced, left
+    ("You used to use Pandora; now you use Deezer.", ["Deezer"]),
+    ("Pandora was your old app.", []),
+    ("You replaced Pandora with Deezer last spring.", ["Deezer"]),
+    ("After leaving Pandora, you signed up for Deezer.", ["Deezer"]),
+    ("You switched from Pandora to Deezer.", ["Deezer"]),
+    # a change not made leaves the current value current
+    ("You want to leave Pandora for Deezer.", ["Pandora"]),
+    ("You might drop Pandora.", ["Pandora"]),
+    ("You still haven't left Pandora.", ["Pandora"]),
+    # negation, either/or, questions
+    ("You don't use Deezer.", []),
+    ("You haven't switched to Deezer yet.", []),
+    ("Pandora or Deezer, I can't tell which.", []),
+    ("Maybe Pandora, maybe Deezer.", []),
+    ("Do you still use Pandora?", []),
+    # a plan that came true; the narrative's own conclusion
+    ("You planned to switch to Deezer, and it happened last week.", ["Deezer"]),
+    ("One memory says Pandora and a newer one says Deezer, so Deezer.", ["Deezer"]),
+    # two values stated as current
+    ("You use Pandora. You also use Deezer.", ["Pandora", "Deezer"]),
+    ("You use both Pandora and Deezer.", ["Pandora", "Deezer"]),
+    # nothing
+    ("I don't have that information.", []),
+])
+def test_frames_in_prose(answer, want):
+    check(answer, want)
+
+
+@pytest.mark.parametrize("values, answer, want", [
+    (("Acme Corp", "Globex"), "You're currently employed at Acme Corp. Globex has offered you a "
+                              "senior role.", ["Acme Corp"]),
+    (("Acme Corp", "Globex"), "You joined Globex three months ago after leaving Acme Corp.", ["Globex"]),
+    (("Acme Corp", "Globex"), "Did the Globex job come through? Last I knew you were at Acme Corp.",
+     ["Acme Corp"]),
+    (("Planet Fitness", "YMCA"), "You're at the YMCA now; you let the Planet Fitness membership "
+                                 "lapse.", ["YMCA"]),
+    (("Planet Fitness", "YMCA"), "You tried a class at the YMCA but didn't sign up.", []),
+    (("Chicago", "Denver"), "You're in Chicago for now; the Denver move is set for August.", ["Chicago"]),
+    (("Chicago", "Denver"), "You grew up in Chicago and now live in Denver.", ["Denver"]),
+    (("Rite Aid", "Amazon Pharmacy"), "Rite Aid, until your Amazon Pharmacy account is approved.",
+     ["Rite Aid"]),
+    (("Box", "pCloud"), "The pCloud plan kicks in when the Box one expires.", ["Box"]),
+    (("AT&T", "Visible"), "You're on AT&T. Visible is cheaper and you've been comparing plans.", ["AT&T"]),
+    (("MacBook Air", "ThinkPad X1"), "You have a MacBook Air; you were offered a ThinkPad X1 by work "
+                                     "but turned it down.", ["MacBook Air"]),
+    (("Allstate", "Lemonade"), "Your partner is with Lemonade; you're with Allstate.", ["Allstate"]),
+])
+def test_frames_with_other_values(values, answer, want):
+    check(answer, want, values)
+
+
+def test_a_long_value_is_found_by_a_shorter_form():
+    long = ("the little Italian place on Maple Avenue with the red awning",
+            "the ramen shop near the train station that stays open late")
+    check("Your go-to spot is the little Italian place on Maple Avenue.", [long[0]], long)
+    check("You've started going to the ramen shop near the train station instead.", [long[1]], long)
+    check("You keep saying you want to try the ramen shop near the train station.", [], long)
+
+
+# -- product formats ----------------------------------------------------------------------------
+def mem0_search(*memories, relations=None):
+    out = {"results": [{"id": f"m{i}", "memory": m, "hash": "h", "metadata": None, "score": 0.8,
+                        "created_at": "2024-01-01T00:00:00", "updated_at": None, "user_id": "u"}
+                       for i, m in enumerate(memories)]}
+    if relations:
+        out["relations"] = relations
+    return json.dumps(out, indent=2)
+
+
+def graphiti_json(*facts):
+    return ("These are the most relevant facts.\n<FACTS>\n"
+            + json.dumps([dict(fact=f, valid_at="2023-01-01 00:00:00+00:00", invalid_at=inv,
+                               **({"expired_at": exp} if exp is not None else {}))
+                          for f, inv, exp in facts], indent=2) + "\n</FACTS>\n<ENTITIES>\n[]\n</ENTITIES>")
+
+
+@pytest.mark.parametrize("answer, want", [
+    # Mem0 memory lines, plain and with timestamps or scores
+    ("- Listens to music on Pandora\n- Wants to look at Deezer", ["Pandora"]),
+    ("- Dropped Pandora\n- Signed up with Deezer", ["Deezer"]),
+    ("- Listens on Pandora\n- Listens on Deezer", ["Pandora", "Deezer"]),
+    ("2024-01-02 | Listens on Pandora\n2024-06-01 | Moving to Deezer in the fall", ["Pandora"]),
+    ("score 0.91 | 2024-06-01 | Switched from Pandora to Deezer", ["Deezer"]),
+    # Mem0 search JSON, with graph relations
+    (mem0_search("Listens on Pandora", "Might sign up for Deezer"), ["Pandora"]),
+    (mem0_search("Got a free trial of Deezer"), []),
+    (mem0_search(relations=[{"source": "user", "relationship": "listens_on", "target": "deezer"}]),
+     ["Deezer"]),
+    # Mem0 history: the last event of each memory counts; a DELETE leaves nothing
+    (json.dumps([{"memory_id": "m1", "old_memory": None, "new_memory": "Listens on Pandora", "event": "ADD"},
+                 {"memory_id": "m1", "old_memory": "Listens on Pandora", "new_memory": "Listens on Deezer",
+                  "event": "UPDATE"}]), ["Deezer"]),
+    (json.dumps([{"memory_id": "m1", "old_memory": None, "new_memory": "Listens on Pandora", "event": "ADD"},
+                 {"memory_id": "m1", "old_memory": "Listens on Pandora", "new_memory": None,
+                  "event": "DELETE", "is_deleted": True}]), []),
+    # Graphiti facts as JSON: an invalid_at date or an expired_at ends a fact
+    (graphiti_json(("User listens on Pandora", "2024-05-01 00:00:00+00:00", None),
+                   ("User listens on Deezer", "Present", None)), ["Deezer"]),
+    (graphiti_json(("User listens on Pandora", "Present", "2024-05-01T00:00:00Z"),
+                   ("User listens on Deezer", None, None)), ["Deezer"]),
+    (graphiti_json(("User listens on Pandora", "Present", None),
+                   ("User is considering Deezer", "Present", None)), ["Pandora"]),
+    # Graphiti facts as text: (from - to) ranges, and Valid from/until blocks
+    ("# format: FACT (Date range: from - to)\n<FACTS>\n"
+     "  - User listens on Pandora (2020-01-01 00:00:00+00:00 - 2024-03-01 00:00:00+00:00)\n"
+     "  - User listens on Deezer (2024-03-01 00:00:00+00:00 - present)\n</FACTS>", ["Deezer"]),
+    ("# format: FACT (Date range: from - to)\n  - User listens on Pandora (date unknown - present)\n"
+     "  - User moved from Pandora to Deezer (2024-05-01 00:00:00+00:00 - present)", ["Pandora", "Deezer"]),
+    ("Fact: User listens on Pandora\nValid from: 2021-01-01\nValid until: 2024-02-01\n---\n"
+     "Fact: User listens on Deezer\nValid from: 2024-02-01", ["Deezer"]),
+])
+def test_product_formats(answer, want):
+    check(answer, want)
+
+
+def test_records_are_read_one_by_one_and_a_narrative_as_a_whole():
+    # two records: each stands; one narrative: its later statement ends the first value
+    check("- Works at Oracle\n- Moved from Oracle to Stripe", ["Oracle", "Stripe"], ("Oracle", "Stripe"))
+    check("You work at Oracle. Your last day at Oracle was April 30. You've been at Stripe since May.",
+          ["Stripe"], ("Oracle", "Stripe"))
+
+
+# -- another current value ----------------------------------------------------------------------
+def test_another_current_value_is_named_and_maps_to_neither_labelled_value():
+    field = truth_of(OPEN).field
+    for answer, name in [("You use Tidal now.", "Tidal"), ("Tidal.", "Tidal"),
+                         ("You left Pandora for Tidal.", "Tidal"),
+                         ("You moved your playlists to a family plan on Apple Music.", "Apple Music")]:
+        v = ask(answer)
+        assert v.asserted == [name], v.rationale
+        assert not any(EQ.same(field, name, x) for x in ("Pandora", "Deezer"))
+    # none when the name is planned, a person, a month, or in a memory about something else
+    check("You might try Tidal.", [])
+    check("You live with your partner Sam.", [])
+    check("You quit Pandora in May.", [])
+    check("- Runs on weekends\n- Lives in Toronto\n- Thinking about Deezer", [])
+
+
+def test_an_answer_with_another_value_counts_against_task_accuracy():
+    truth = truth_of(OPEN)
+    answers = ["Pandora.", "You use Tidal now."]
+    verdicts = assess(truth, answers, V2)
+    s = score_answers(truth, answers, verdicts, lambda v, ref: EQ.same(truth.field, v, ref))
+    assert s.values == {"exposure": False, "end_contamination": False, "task_accuracy": False}
+
+
+# -- rationales ---------------------------------------------------------------------------------
+def test_the_rationale_names_the_frame_per_value():
+    why = ask("You listen on Pandora and are planning to move to Deezer.").rationale
+    assert "'Pandora' in the answer: stated as current -> asserted" in why
+    assert "'Deezer' in the answer: a plan, wish or option ('planning') -> not asserted" in why
+    why = ask("- Listens on Pandora\n- Decided against Deezer").rationale
+    assert "'Pandora' in a memory line: stated as current" in why
+    assert "'Deezer' in a memory line: a dropped or declined idea ('decided against')" in why
+    why = ask(graphiti_json(("User listens on Pandora", "2024-05-01 00:00:00+00:00", None))).rationale
+    assert "'Pandora' in a graph fact: in a record marked no longer valid (invalid_at 2024-05-01" in why
+    assert ask("No idea, sorry.").asserted == []
+
+
+# -- names and versions -------------------------------------------------------------------------
+def test_offline_is_v2_and_each_version_can_be_pinned():
+    newest = get_answer_judge("offline")
+    assert isinstance(newest, ScopedOfflineAnswerJudge)
+    assert (newest.spec, newest.rubric) == ("offline", "answer_cues.v2")
+    assert V2.spec == "offline:answer_cues.v2" and V2.rubric_sha256 == newest.rubric_sha256
+    assert V2.rubric_sha256 == hashlib.sha256((ANSWER_CUES_DIR / "answer_cues.v2.toml").read_bytes()).hexdigest()
+    v1 = get_answer_judge("offline:answer_cues.v1")
+    assert isinstance(v1, OfflineAnswerJudge) and v1.rubric == "answer_cues.v1"
+    assert get_value_judge("offline:answer_cues.v2").judge.spec == "offline"
+    with pytest.raises(BadInput, match="No offline answer rules version 3"):
+        get_answer_judge("offline:answer_cues.v3")
+
+
+def test_v1_is_unchanged_byte_for_byte_and_in_behaviour():
+    assert hashlib.sha256((ANSWER_CUES_DIR / "answer_cues.v1.toml").read_bytes()).hexdigest() == V1_SHA
+    v1 = get_answer_judge("offline:answer_cues.v1")
+    assert v1.rubric_sha256 == V1_SHA
+    for answer, want in [
+        ("Still Pandora, but thinking about switching to Deezer.", ["Pandora"]),
+        ("Deezer is on the maybe list.", []),
+        ("They switched from Pandora to Deezer.", ["Deezer"]),
+        ("Spotify.", []),  # v1 cannot name another value
+        # what v2 reads differently: an invalid fact, a past state named by its verb
+        (graphiti_json(("User listens on Pandora", "2024-05-01 00:00:00+00:00", None)), ["Pandora"]),
+        ("You had Pandora for years.", ["Pandora"]),
+    ]:
+        assert ask(answer, judge=v1).asserted == want
+    assert ask(graphiti_json(("User listens on Pandora", "2024-05-01 00:00:00+00:00", None))).asserted == []
+    assert ask("You had Pandora for years.").asserted == []
