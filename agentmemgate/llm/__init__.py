@@ -14,7 +14,8 @@ providers' batch APIs instead (``batch``: half the price, answers within 24 hour
 """
 
 from ._errors import CallFailed, FatalProviderError, scrub
-from .batch import BatchesPending, Deferred, independent, run_batched
+from ._batch_state import Deferred
+from .batch import BatchesPending, independent, run_batched
 from .concurrent import Failed, run_concurrent
 from .model import (Model, ModelOptions, RawReply, Request, Response, SdkOptions, display_name,
                     display_spec)

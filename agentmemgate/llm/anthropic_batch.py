@@ -10,11 +10,9 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 import anthropic
-from anthropic.types import Message
 
+from ._batch_state import BatchInfo, Outcome
 from ._errors import from_sdk_error, rejected_field
-from .batch import BatchInfo, Outcome
-from .model import RawReply
 
 _ITEM_STATUS = {"errored": "errored", "canceled": "cancelled", "expired": "expired"}
 
@@ -60,8 +58,3 @@ def results(model: Any, info: BatchInfo) -> Iterator[Outcome]:
             yield Outcome(r.custom_id, _ITEM_STATUS.get(result.type, "errored"),
                           error=f"the request was {result.type} before it was processed")
 
-
-def reply(payload: dict[str, Any], tool: str | None) -> RawReply:
-    from .anthropic_provider import _reply
-
-    return _reply(Message.model_validate(payload), tool)

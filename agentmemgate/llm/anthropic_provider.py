@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
+from anthropic.types import Message
 
 from ..errors import MissingApiKey
 from ..workspace import Workspace
@@ -74,6 +75,10 @@ class AnthropicModel(Model):
         from . import anthropic_batch
 
         return anthropic_batch
+
+    def batch_reply(self, payload: dict[str, Any], tool: str | None) -> RawReply:
+        """A batch result's reply body read as ``execute`` reads a live one."""
+        return _reply(Message.model_validate(payload), tool)
 
     def request_body(self, request: Request) -> tuple[dict[str, Any], str | None]:
         """The Messages API parameters ``execute`` sends (and a batch request carries), and the

@@ -23,7 +23,6 @@ submits, collects whatever has already ended, and raises ``BatchesPending`` (the
 
 from __future__ import annotations
 
-import contextvars
 import dataclasses
 import json
 import sqlite3
@@ -36,6 +35,7 @@ import sqlite_utils
 from ..errors import AmgError
 from ..progress import progress_bar, say
 from ..workspace import DB_NAME, Workspace, now
+from ._batch_state import _ACTIVE, _RUNNING, BatchInfo, Deferred, Outcome
 from ._errors import CallFailed, FatalProviderError, scrub, shorten
 from .structured import STRATEGY_FIELDS, feedback
 
@@ -43,13 +43,6 @@ T = TypeVar("T")
 MAX_PER_BATCH = 10_000  # well under both providers' limits (50,000 / 100,000 requests, 200+ MB)
 DEFAULT_POLL_S = 30.0
 FAILED = ("errored", "expired", "cancelled", "missing", "refused")
-
-
-class Deferred(BaseException):
-    """A call that will be answered by a batch: not a failure, the item is simply not done yet.
-
-    A BaseException so that a room's ``except Exception`` (which records a failure) lets it pass.
-    """
 
 
 class BatchesPending(AmgError):
@@ -78,35 +71,6 @@ def independent(fn: Callable[[Any], T], items: Any) -> list[T]:
     return out
 
 
-@dataclasses.dataclass
-class BatchInfo:
-    """A batch's state as its provider reports it."""
-
-    id: str
-    state: str
-    ended: bool
-    total: int = 0
-    done: int = 0
-    failed: int = 0
-    input_file_id: str | None = None
-    output_file_id: str | None = None
-    error_file_id: str | None = None
-    error: str = ""
-
-
-@dataclasses.dataclass
-class Outcome:
-    """One request's result: ``returned`` with the provider's reply payload, or a failure status
-    (``errored``, ``expired``, ``cancelled``) with its reason."""
-
-    custom_id: str
-    status: str
-    payload: dict[str, Any] | None = None
-    error: str = ""
-    http_status: int | None = None
-    field: str | None = None  # the request field an error names (a refused structured output)
-
-
 @dataclasses.dataclass(eq=False)
 class _Call:
     """One deferred ``complete`` call and where it stands."""
@@ -133,21 +97,6 @@ class _Call:
     queued: bool = False
     failure: CallFailed | None = None
     done: bool = False
-
-
-# A context variable, not a global: ``run_concurrent`` runs each item in a copy of the submitting
-# context, so a worker still running after ``run_batched`` has returned (a fatal error stopped the
-# run while calls were starting) keeps deferring to the closed collector instead of calling live.
-_ACTIVE: contextvars.ContextVar["Collector | None"] = contextvars.ContextVar("amg_batch",
-                                                                            default=None)
-
-
-_RUNNING: list["Collector"] = []  # for threads not started by run_concurrent (a local proxy's)
-
-
-def active_collector() -> "Collector | None":
-    """The collector of the running ``run_batched``, if any (``Model.complete`` asks)."""
-    return _ACTIVE.get() or (_RUNNING[0] if _RUNNING else None)
 
 
 class _Store:
@@ -413,7 +362,7 @@ class Collector:
             c.failure = CallFailed(f"{model.label} batch {batch_id}: request {o.status}: {reason} "
                                    "(a re-run submits it again)", kind=f"batch_{o.status}")
             return
-        raw = model.batch_api().reply(o.payload, c.tool)
+        raw = model.batch_reply(o.payload, c.tool)
         c.tries += 1
         model.usage.add(calls=1, requests=1, input_tokens=raw.input_tokens,
                         output_tokens=raw.output_tokens, cached_tokens=raw.cached_tokens,

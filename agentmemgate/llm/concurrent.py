@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 from ..progress import progress_bar
 from ._errors import CallFailed
-from .batch import Deferred
+from ._batch_state import Deferred
 from .usage import Usage
 
 T = TypeVar("T")

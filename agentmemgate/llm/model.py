@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from ..errors import AmgError
 from ..progress import say
 from ..workspace import Workspace
+from ._batch_state import active_collector as _batch_collector
 from ._errors import CallFailed, FatalProviderError, scrub, shorten
 from ._http import Attempt, recording
 from ._store import CallStore
@@ -217,7 +218,7 @@ class Model(ABC):
     def batch_api(self) -> Any:
         """The provider's batch API module (``llm/openai_batch``, ``llm/anthropic_batch``), or
         None when this model's server has none; providers with one also implement
-        ``request_body(request) -> (body, tool)``."""
+        ``request_body(request) -> (body, tool)`` and ``batch_reply(payload, tool)``."""
         return None
 
     # -- structured output -------------------------------------------------------------------
@@ -464,12 +465,6 @@ class Model(ABC):
         if self._store is not None:
             self._store.log(rows)
         return attempt_no + len(attempts)
-
-
-def _batch_collector() -> Any:
-    from .batch import active_collector
-
-    return active_collector()
 
 
 @lru_cache(maxsize=256)

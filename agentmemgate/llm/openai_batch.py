@@ -15,11 +15,9 @@ import json
 from typing import Any, Iterator
 
 import openai
-from openai.types.chat import ChatCompletion
 
+from ._batch_state import BatchInfo, Outcome
 from ._errors import from_sdk_error, rejected_field
-from .batch import BatchInfo, Outcome
-from .model import RawReply
 
 ENDPOINT = "/v1/chat/completions"
 ENDED = ("completed", "expired", "cancelled", "failed")
@@ -91,8 +89,3 @@ def results(model: Any, info: BatchInfo) -> Iterator[Outcome]:
                 yield Outcome(cid, "errored", error=f"HTTP {status_code}: {message or 'no detail'}",
                               http_status=status_code, field=rejected_field(body))
 
-
-def reply(payload: dict[str, Any], tool: str | None) -> RawReply:
-    from .openai_provider import _reply
-
-    return _reply(ChatCompletion.model_validate(payload), tool)

@@ -95,6 +95,10 @@ class OpenAIModel(Model):
 
         return openai_batch
 
+    def batch_reply(self, payload: dict[str, Any], tool: str | None) -> RawReply:
+        """A batch result's reply body read as ``execute`` reads a live one."""
+        return _reply(ChatCompletion.model_validate(payload), tool)
+
     def request_body(self, request: Request) -> tuple[dict[str, Any], str | None]:
         """The chat completions body ``execute`` sends (and a batch line carries), and the tool
         name the reply's answer comes in (None: the text)."""
