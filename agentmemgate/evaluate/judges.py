@@ -35,7 +35,8 @@ ANSWER_BUDGET = 400  # output tokens of one verdict: a few values and a sentence
 # Part of every score key: a change to how measures or their stored reasons are computed
 # re-scores stored traces and answers (no system is re-run; the judges' cache answers again).
 # 2: reasons count sessions from 1 and every measure has one.
-SCORING_VERSION = 2
+# 3: correction arcs keep their end read and whether the wrong value ended never valid.
+SCORING_VERSION = 3
 
 # ``offline`` is the newest offline answer rule file; ``offline:answer_cues.vN`` pins one.
 _PINNED_ANSWER_CUES = re.compile(r"offline:answer_cues\.v(\d+)")
