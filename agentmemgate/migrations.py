@@ -333,3 +333,26 @@ def m016_natural_sets(db: sqlite_utils.Database) -> None:
                "conversation_id TEXT, question TEXT, gold_answer TEXT, field TEXT, "
                "field_refused TEXT, turns INTEGER, sha256 TEXT, item_z BLOB, "
                "PRIMARY KEY (set_name, item_id))")
+
+
+@migration
+def m019_batches(db: sqlite_utils.Database) -> None:
+    """Provider batch APIs (``--batch``): every batch submitted (its provider id, state and
+    counts, so a re-run picks it up instead of submitting again), every request in it (custom id,
+    cache key, try, the body as sent, and what came back: the raw reply, or why it failed), and a
+    ``batch`` flag on the call log so batch prices (half the live price) can be applied."""
+    db["llm_batches"].create(
+        {"id": str, "provider": str, "model": str, "family": str, "endpoint": str, "state": str,
+         "ended": int, "request_count": int, "counts": str, "input_file_id": str,
+         "output_file_id": str, "error_file_id": str, "error": str, "created_at": str,
+         "updated_at": str, "collected_at": str},
+        pk="id",
+    )
+    db["llm_batch_requests"].create(
+        {"batch_id": str, "custom_id": str, "cache_key": str, "purpose": str, "try": int,
+         "request_json": str, "status": str, "http_status": int, "error": str, "raw_json": str,
+         "created_at": str, "updated_at": str},
+        pk=("batch_id", "custom_id"),
+    )
+    db["llm_batch_requests"].create_index(["cache_key"])
+    db["llm_calls"].add_column("batch", int)

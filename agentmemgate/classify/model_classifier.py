@@ -30,6 +30,7 @@ from ..corpora._prompt import fill, format_context
 from ..corpora.statements import Statement
 from ..errors import ProviderError
 from ..llm import CallFailed, Failed, Model, get_model, run_concurrent
+from ..llm.batch import independent
 from ..workspace import Workspace
 from .classes import Distribution
 
@@ -231,7 +232,8 @@ class ModelClassifier:
     def _by_votes(self, prompt: str, run: int) -> Distribution:
         counts: dict[str, int] = {}
         bad: list[str] = []
-        for i in range(self.samples):
+
+        def vote(i: int) -> None:
             try:
                 resp = self.model.complete(prompt, temperature=VOTE_TEMPERATURE,
                                            purpose=f"classify.{self.rubric.name}",
@@ -241,8 +243,10 @@ class ModelClassifier:
                 if e.kind != "invalid_output" or self.samples == 1:
                     raise
                 bad.append(e.problem)
-                continue
+                return
             counts[resp.parsed] = counts.get(resp.parsed, 0) + 1
+
+        independent(vote, range(self.samples))  # --batch: all votes in one batch
         valid = self.samples - len(bad)
         if valid < self.min_valid_votes:
             raise CallFailed(f"{self.model.label}: only {valid} of {self.samples} votes named a "

@@ -4,14 +4,16 @@ the one exit-status rule: 0 all done, 2 finished with recorded failures (a re-ru
 
 from __future__ import annotations
 
+import os
 from enum import Enum
-from typing import Annotated, Iterable, Optional
+from typing import Annotated, Any, Callable, Iterable, Optional, TypeVar
 
 import typer
 
 from ..llm.structured import CHOICES
 
 EXIT_FAILURES = 2
+T = TypeVar("T")
 
 TimeoutOpt = Annotated[Optional[float], typer.Option(
     "--timeout", min=1,
@@ -48,8 +50,7 @@ def model_options(timeout: float | None, max_tokens: int | None,
     structured = getattr(structured_output, "value", structured_output)
     if structured != "auto":
         options["structured_output"] = structured
-    if options and not any(s and s not in ("offline", "offline-rules") and ":" in s
-                           and not s.startswith("offline:") for s in specs):
+    if options and not uses_model(specs):
         from ..errors import BadInput
 
         names = ", ".join(f"--{k.replace('_', '-')}" for k in options)
@@ -68,6 +69,49 @@ def print_costs(*, planned: bool = False) -> None:
         lines = ["no model calls: every answer is already in the workspace, or no model is used"]
     for line in lines:
         typer.echo(line)
+
+
+def uses_model(specs: Iterable[str | None]) -> bool:
+    """Whether any of these specs names a model (not an offline backend)."""
+    return any(s and s not in ("offline", "offline-rules") and ":" in s
+               and not s.startswith("offline:") for s in specs)
+
+
+BatchOpt = Annotated[bool, typer.Option(
+    "--batch",
+    help="Send the model calls to the provider's batch API (OpenAI Batch API, Anthropic Message "
+         "Batches: half the price, answers within 24 h): submit, poll with a progress bar, "
+         "collect. Ctrl-C leaves the batches running; re-running the command picks them up.")]
+NoWaitOpt = Annotated[bool, typer.Option(
+    "--no-wait", help="With --batch: submit and exit 2 (\"submitted; re-run to collect\").")]
+POLL_ENV = "AMG_BATCH_POLL_SECONDS"
+
+
+def batched(ws: Any, batch: bool, no_wait: bool, specs: Iterable[str | None],
+            fn: Callable[[], T], show_progress: bool = True) -> T:
+    """``fn()``, or with ``--batch`` ``fn`` run until every model call it makes is answered by a
+    batch (``llm.batch.run_batched``); ``--no-wait`` with batches still out exits 2."""
+    from ..errors import BadInput
+
+    if not batch:
+        if no_wait:
+            raise BadInput("--no-wait goes with --batch")
+        return fn()
+    if not uses_model(specs):
+        raise BadInput("--batch applies to model calls; this run uses no model (name one, e.g. "
+                       "openai:MODEL)")
+    from ..llm.batch import DEFAULT_POLL_S, BatchesPending, run_batched
+
+    try:
+        poll = float(os.environ.get(POLL_ENV) or DEFAULT_POLL_S)
+    except ValueError:
+        raise BadInput(f"{POLL_ENV} must be a number of seconds") from None
+    try:
+        return run_batched(ws, fn, wait=not no_wait, show_progress=show_progress,
+                           poll_interval=poll)  # type: ignore[return-value]
+    except BatchesPending as e:
+        typer.echo(str(e), err=True)
+        raise typer.Exit(EXIT_FAILURES)
 
 
 def exit_for(failures: int) -> None:

@@ -13,8 +13,9 @@ from rich.table import Table
 
 from ..llm.model import display_spec
 from ._app import app, handles_errors
-from ._llm import (MaxTokensOpt, PriceOpt, StructuredChoice, StructuredOpt, TimeoutOpt, exit_for,
-                   model_options, print_costs)
+from ..errors import BadInput
+from ._llm import (BatchOpt, MaxTokensOpt, NoWaitOpt, PriceOpt, StructuredChoice, StructuredOpt,
+                   TimeoutOpt, batched, exit_for, model_options, print_costs)
 
 WORKSPACE = typer.Option(Path("amg-workspace"), "--workspace", help="Workspace folder (SQLite database).")
 OUT = typer.Option(Path("exports"), "--out", help="Export folder; files go to OUT/<split>/.")
@@ -174,6 +175,8 @@ def generate(
     max_tokens: MaxTokensOpt = None,
     structured_output: StructuredOpt = StructuredChoice.auto,
     price: PriceOpt = None,
+    batch: BatchOpt = False,
+    no_wait: NoWaitOpt = False,
 ) -> None:
     """Plan and render arcs into the workspace (resumes where a previous run stopped)."""
     from ..generate import generate as run_generate, get_renderer, plan_split, resolve_splits
@@ -186,8 +189,11 @@ def generate(
         plan_split(s, seed, n_per_cell)
     with open_workspace(workspace, create=True) as ws:
         renderer = get_renderer(generator, workspace=ws, **options, **llm_options)
-        summary = run_generate(ws, renderer, splits, seed=seed, n_per_cell=n_per_cell,
-                               dry_run=dry_run, show_progress=not no_progress)
+        if dry_run and batch:
+            raise BadInput("--dry-run makes no model calls: drop --batch")
+        summary = batched(ws, batch, no_wait, [generator], lambda: run_generate(
+            ws, renderer, splits, seed=seed, n_per_cell=n_per_cell, dry_run=dry_run,
+            show_progress=not no_progress), show_progress=not no_progress)
         if dry_run:
             ws.discard_if_unused()
     if dry_run:

@@ -11,8 +11,8 @@ import typer
 from .. import corpora as _corpora  # noqa: F401  (registers the statements:SET audit source)
 from ..workspace import DEFAULT_WORKSPACE, Workspace, open_workspace
 from ._app import app, handles_errors, report_app
-from ._llm import (DryRunOpt, MaxTokensOpt, PriceOpt, StructuredChoice, StructuredOpt, TimeoutOpt,
-                   exit_for, model_options, print_costs)
+from ._llm import (BatchOpt, DryRunOpt, MaxTokensOpt, NoWaitOpt, PriceOpt, StructuredChoice,
+                   StructuredOpt, TimeoutOpt, batched, exit_for, model_options, print_costs)
 
 mine_app = typer.Typer(help="Mine public corpora (LongMemEval, LoCoMo) for natural hedges.",
                        no_args_is_help=True)
@@ -65,16 +65,19 @@ def mine_hedges(
     timeout: TimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     structured_output: StructuredOpt = StructuredChoice.auto,
+    batch: BatchOpt = False,
+    no_wait: NoWaitOpt = False,
 ) -> None:
     """Find plans and hedges (stage 1 prefilter, stage 2 extraction) and link their outcomes."""
     from ..corpora import mine_hedges as run
 
     options = model_options(timeout, max_tokens, structured_output, [miner], price)
     with open_workspace(workspace, create=True) as ws:
-        summary = run(ws, path, corpus=corpus, miner=miner, out=out, limit=limit, lexicon=lexicon,
-                      concurrency=concurrency, base_url=base_url, progress=not no_progress,
-                      echo=typer.echo, model_options=options, prefilter=prefilter,
-                      dry_run=dry_run)
+        summary = batched(ws, batch and not dry_run, no_wait and not dry_run, [miner], lambda: run(
+            ws, path, corpus=corpus, miner=miner, out=out, limit=limit, lexicon=lexicon,
+            concurrency=concurrency, base_url=base_url, progress=not no_progress,
+            echo=typer.echo, model_options=options, prefilter=prefilter, dry_run=dry_run),
+            show_progress=not no_progress)
         if dry_run:
             ws.discard_if_unused()
     typer.echo("\n".join(summary.lines()))
@@ -158,18 +161,21 @@ def statements_label(
     structured_output: StructuredOpt = StructuredChoice.auto,
     price: PriceOpt = None,
     dry_run: DryRunOpt = False,
+    batch: BatchOpt = False,
+    no_wait: NoWaitOpt = False,
 ) -> None:
     """Reference labels by majority of model votes, and a relabel by another family."""
     from ..classify import label_statements
 
     options = model_options(timeout, max_tokens, structured_output, [*_split(voters), relabel],
                             price)
-    summary = label_statements(_existing(workspace), name, _split(voters), votes=votes,
-                               relabel=relabel, relabel_votes=relabel_votes,
-                               allow_same_family=allow_same_family, concurrency=concurrency,
-                               base_url=base_url, relabel_base_url=relabel_base_url,
-                               progress=not no_progress, replace=replace, model_options=options,
-                               dry_run=dry_run)
+    ws = _existing(workspace)
+    summary = batched(ws, batch and not dry_run, no_wait and not dry_run, [*_split(voters), relabel],
+                      lambda: label_statements(
+        ws, name, _split(voters), votes=votes, relabel=relabel, relabel_votes=relabel_votes,
+        allow_same_family=allow_same_family, concurrency=concurrency, base_url=base_url,
+        relabel_base_url=relabel_base_url, progress=not no_progress, replace=replace,
+        model_options=options, dry_run=dry_run), show_progress=not no_progress)
     if dry_run:
         typer.echo(f"dry run: {summary} votes to cast")
         print_costs(planned=True)
@@ -241,15 +247,18 @@ def classify(
     structured_output: StructuredOpt = StructuredChoice.auto,
     price: PriceOpt = None,
     dry_run: DryRunOpt = False,
+    batch: BatchOpt = False,
+    no_wait: NoWaitOpt = False,
 ) -> None:
     """Store per-statement evidence-type distributions for a statement set."""
     from ..classify import classify_set
 
     options = model_options(timeout, max_tokens, structured_output, [classifier], price)
-    r = classify_set(_existing(workspace), statements, classifier, runs=runs, rubric=rubric,
-                     method=method, samples=samples, concurrency=concurrency, out=out,
-                     base_url=base_url, progress=not no_progress, model_options=options,
-                     dry_run=dry_run)
+    ws = _existing(workspace)
+    r = batched(ws, batch and not dry_run, no_wait and not dry_run, [classifier], lambda: classify_set(
+        ws, statements, classifier, runs=runs, rubric=rubric, method=method, samples=samples,
+        concurrency=concurrency, out=out, base_url=base_url, progress=not no_progress,
+        model_options=options, dry_run=dry_run), show_progress=not no_progress)
     if dry_run:
         typer.echo(f"dry run: {r} (statement, run) pairs to classify")
         print_costs(planned=True)

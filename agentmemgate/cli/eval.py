@@ -9,8 +9,8 @@ import typer
 
 from .. import evaluate as _evaluate  # noqa: F401  (registers the Evaluation card section)
 from ._app import app, handles_errors, report_app
-from ._llm import (DryRunOpt, MaxTokensOpt, PriceOpt, StructuredChoice, StructuredOpt, TimeoutOpt,
-                   exit_for, model_options, print_costs)
+from ._llm import (BatchOpt, DryRunOpt, MaxTokensOpt, NoWaitOpt, PriceOpt, StructuredChoice,
+                   StructuredOpt, TimeoutOpt, batched, exit_for, model_options, print_costs)
 from .build import NO_PROGRESS, WORKSPACE
 
 eval_app = typer.Typer(help="Score memory systems on the splits (the paper's evaluation protocol).",
@@ -82,6 +82,8 @@ def run(
     dry_run: DryRunOpt = False,
     workspace: Path = WORKSPACE,
     no_progress: bool = NO_PROGRESS,
+    batch: BatchOpt = False,
+    no_wait: NoWaitOpt = False,
 ) -> None:
     """Run memory systems on the workspace's arcs (or natural sets); store every trace and score
     (resumable)."""
@@ -97,6 +99,8 @@ def run(
         if split:
             raise BadInput("--natural runs natural sets, not splits: drop --split (or run the "
                            "splits in another command)")
+        if batch or no_wait:
+            raise BadInput("--batch is not available with --natural yet: run natural sets live")
         ns = run_natural(Workspace(workspace, create=False), natural, system or None, model=model,
                          base_url=base_url, judge=judge, judge_base_url=judge_base_url,
                          concurrency=concurrency, variants=variants, limit=limit,
@@ -106,12 +110,14 @@ def run(
         return
     if limit is not None:
         raise BadInput("--limit applies to --natural runs only")
-    s = run_eval(Workspace(workspace, create=False), _splits(split), system or None, model=model,
-                 base_url=base_url, judge=judge, judge_base_url=judge_base_url,
-                 allow_same_family=allow_same_family, concurrency=concurrency,
-                 variants=variants, llm_options=options, embedder=embedder,
-                 embedder_base_url=embedder_base_url, show_progress=not no_progress,
-                 dry_run=dry_run)
+    ws = Workspace(workspace, create=False)
+    live = dry_run  # a dry run sends nothing, so it has nothing to batch
+    s = batched(ws, batch and not live, no_wait and not live, [model, judge], lambda: run_eval(
+        ws, _splits(split), system or None, model=model, base_url=base_url, judge=judge,
+        judge_base_url=judge_base_url, allow_same_family=allow_same_family,
+        concurrency=concurrency, variants=variants, llm_options=options, embedder=embedder,
+        embedder_base_url=embedder_base_url, show_progress=not no_progress, dry_run=dry_run),
+        show_progress=not no_progress)
     if dry_run:
         typer.echo("\n".join(s.lines()))
         print_costs(planned=True)
@@ -147,16 +153,19 @@ def answers(
     dry_run: DryRunOpt = False,
     workspace: Path = WORKSPACE,
     no_progress: bool = NO_PROGRESS,
+    batch: BatchOpt = False,
+    no_wait: NoWaitOpt = False,
 ) -> None:
     """Score a black-box memory system from its answers to each arc's probe after every session."""
     from ..evaluate import run_answers
     from ..workspace import Workspace
 
     options = model_options(timeout, max_tokens, structured_output, [judge], price)
-    s = run_answers(Workspace(workspace, create=False), file, name, judge=judge,
-                    judge_base_url=judge_base_url, allow_same_family=allow_same_family,
-                    concurrency=concurrency, llm_options=options, show_progress=not no_progress,
-                    dry_run=dry_run)
+    ws = Workspace(workspace, create=False)
+    s = batched(ws, batch and not dry_run, no_wait and not dry_run, [judge], lambda: run_answers(
+        ws, file, name, judge=judge, judge_base_url=judge_base_url,
+        allow_same_family=allow_same_family, concurrency=concurrency, llm_options=options,
+        show_progress=not no_progress, dry_run=dry_run), show_progress=not no_progress)
     if dry_run:
         typer.echo(f"dry run: {s} answers to judge (one answer-judge call each; the value "
                    "comparisons that follow depend on the verdicts and are not counted)")

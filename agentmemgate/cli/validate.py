@@ -10,8 +10,8 @@ import typer
 from .. import validate as _validate  # noqa: F401  (card section, --drop-failing rule, audit source)
 from ..llm.model import display_spec
 from ._app import app, fail, handles_errors, report_app
-from ._llm import (DryRunOpt, MaxTokensOpt, PriceOpt, StructuredChoice, StructuredOpt, TimeoutOpt,
-                   exit_for, model_options, print_costs)
+from ._llm import (BatchOpt, DryRunOpt, MaxTokensOpt, NoWaitOpt, PriceOpt, StructuredChoice,
+                   StructuredOpt, TimeoutOpt, batched, exit_for, model_options, print_costs)
 from .build import NO_PROGRESS, SPLIT, WORKSPACE, judged_line
 
 JUDGE = typer.Option(None, "--judge", help="Judge: offline (heuristic judges) or provider:model; "
@@ -69,6 +69,8 @@ def validate(
     structured_output: StructuredOpt = StructuredChoice.auto,
     price: PriceOpt = None,
     dry_run: DryRunOpt = False,
+    batch: BatchOpt = False,
+    no_wait: NoWaitOpt = False,
 ) -> None:
     """Run structural checks, realism and blind level recovery on the arcs; store every verdict."""
     if ctx.invoked_subcommand is not None:
@@ -95,10 +97,10 @@ def validate(
             typer.echo(f"  judge {display_spec(spec)}: 0 (heuristic, no model calls)")
         print_costs(planned=True)
         return
-    s = run_validation(ws, splits, judge, checks,
-                       allow_same_family=allow_same_family, base_url=base_url,
-                       concurrency=concurrency, seed=seed, show_progress=not no_progress,
-                       model_options=options)
+    s = batched(ws, batch, no_wait, judge or [], lambda: run_validation(
+        ws, splits, judge, checks, allow_same_family=allow_same_family, base_url=base_url,
+        concurrency=concurrency, seed=seed, show_progress=not no_progress,
+        model_options=options), show_progress=not no_progress)
     _print_validation(s)
     print_costs()
     # Like build: 2 when something needs a look (failing arcs, or judge calls that failed and
@@ -135,6 +137,8 @@ def equivalence_pairs(
     structured_output: StructuredOpt = StructuredChoice.auto,
     price: PriceOpt = None,
     dry_run: DryRunOpt = False,
+    batch: BatchOpt = False,
+    no_wait: NoWaitOpt = False,
 ) -> None:
     """Build (reference, candidate) value pairs, judge them, re-judge with another family; report agreement."""
     from ..generate import resolve_splits
@@ -143,12 +147,14 @@ def equivalence_pairs(
 
     splits = resolve_splits(split)
     options = model_options(timeout, max_tokens, structured_output, [judge, rejudge], price)
-    r = run_equivalence_pairs(Workspace(workspace, create=False), splits, judge, rejudge, n=n,
-                              borderline_share=borderline_share, seed=seed, pair_set=name,
-                              allow_same_family=allow_same_family, base_url=base_url,
-                              rejudge_base_url=rejudge_base_url, concurrency=concurrency,
-                              show_progress=not no_progress, model_options=options,
-                              dry_run=dry_run)
+    ws = Workspace(workspace, create=False)
+    r = batched(ws, batch and not dry_run, no_wait and not dry_run, [judge, rejudge],
+                lambda: run_equivalence_pairs(
+        ws, splits, judge, rejudge, n=n, borderline_share=borderline_share, seed=seed,
+        pair_set=name, allow_same_family=allow_same_family, base_url=base_url,
+        rejudge_base_url=rejudge_base_url, concurrency=concurrency,
+        show_progress=not no_progress, model_options=options, dry_run=dry_run),
+        show_progress=not no_progress)
     if dry_run:
         typer.echo(f"dry run: {sum(r.values())} judge calls")
         for spec, calls in r.items():

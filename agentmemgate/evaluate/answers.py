@@ -76,9 +76,11 @@ def read_answers(path: str | Path, sessions: dict[str, int]) -> dict[str, list[s
 def assess(truth: Truth, answers: list[str], judge: AnswerJudge) -> list[AnswerVerdict]:
     f = truth.field
     cands = tuple(dict.fromkeys([truth.initial_value, truth.plan_value, truth.final_value]))
-    return [judge.ask(AnswerQuestion(field=f.attribute, description=f.description,
-                                     probe_question=f.probe_question, answer=a, candidates=cands))
-            for a in answers]
+    from ..llm.batch import independent  # --batch: every session's question in one batch
+
+    return independent(lambda a: judge.ask(AnswerQuestion(
+        field=f.attribute, description=f.description, probe_question=f.probe_question, answer=a,
+        candidates=cands)), answers)
 
 
 def questions(truth: Truth, answers: list[str]) -> list[AnswerQuestion]:

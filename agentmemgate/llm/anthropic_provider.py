@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
+from anthropic.types import Message
 
 from .. import invocation
 from ..errors import MissingApiKey
@@ -71,7 +72,20 @@ class AnthropicModel(Model):
     def cache_params(self) -> dict[str, Any]:
         return {"max_tokens": self.options.max_tokens or DEFAULT_MAX_TOKENS}
 
-    def execute(self, request: Request) -> RawReply:
+    def batch_api(self) -> Any:
+        if self.base_url:  # a compatible server (or a proxy): no batch API to rely on
+            return None
+        from . import anthropic_batch
+
+        return anthropic_batch
+
+    def batch_reply(self, payload: dict[str, Any], tool: str | None) -> RawReply:
+        """A batch result's reply body read as ``execute`` reads a live one."""
+        return _reply(Message.model_validate(payload), tool)
+
+    def request_body(self, request: Request) -> tuple[dict[str, Any], str | None]:
+        """The Messages API parameters ``execute`` sends (and a batch request carries), and the
+        tool name the answer comes in (None: the text)."""
         kwargs: dict[str, Any] = {
             "model": self.name, "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
             "messages": [{"role": "user", "content": request.prompt}],
@@ -84,6 +98,10 @@ class AnthropicModel(Model):
             kwargs["tools"] = [{"name": tool, "description": "Record your answer in this structure.",
                                 "input_schema": json.loads(schema_json(request.schema))}]
             kwargs["tool_choice"] = {"type": "tool", "name": tool}
+        return kwargs, tool
+
+    def execute(self, request: Request) -> RawReply:
+        kwargs, tool = self.request_body(request)
         try:
             message = self.client.messages.create(**kwargs)
         except anthropic.APIError as e:

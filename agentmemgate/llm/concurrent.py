@@ -6,10 +6,13 @@ cache/log writes are serialized by the store's lock. Failure policy: a ``CallFai
 run goes on; anything else (``FatalProviderError`` for a bad key or exhausted quota, or a bug)
 cancels the items not yet started and propagates. Stopping early (a ``break``, or the caller's
 generator closing) lets calls already in flight finish, so their answers reach the cache.
+Under ``--batch`` (``batch.run_batched``) an item whose call went into a batch raises
+``Deferred``: it is neither a result nor a failure, just not done yet, and is skipped.
 """
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -17,6 +20,7 @@ from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 from ..progress import progress_bar
 from ._errors import CallFailed
+from ._batch_state import Deferred
 from .usage import Usage
 
 T = TypeVar("T")
@@ -62,7 +66,7 @@ def run_concurrent(fn: Callable[[T], R], items: Iterable[T], *, concurrency: int
             raise _Stopped()
         try:
             return fn(item)
-        except CallFailed:
+        except (CallFailed, Deferred):
             raise
         except BaseException:
             stop.set()
@@ -74,7 +78,8 @@ def run_concurrent(fn: Callable[[T], R], items: Iterable[T], *, concurrency: int
                 item = next(source)
             except StopIteration:
                 return
-            pending[pool.submit(guarded, item)] = item
+            # each item in a copy of this context: a --batch collector reaches the worker
+            pending[pool.submit(contextvars.copy_context().run, guarded, item)] = item
 
     try:
         with progress_bar(description or "calls", total=total,
@@ -91,6 +96,8 @@ def run_concurrent(fn: Callable[[T], R], items: Iterable[T], *, concurrency: int
                         result = Failed(item=item, error=str(e), kind=e.kind)
                     except _Stopped:
                         continue  # the fatal error surfaces from its own future
+                    except Deferred:
+                        continue  # answered by a batch: a later pass has its result
                     failed = isinstance(result, Failed) or bool(is_failure and is_failure(result))
                     advance(failed=failed)
                     yield result

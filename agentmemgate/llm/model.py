@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from ..errors import AmgError
 from ..progress import say
 from ..workspace import Workspace
+from ._batch_state import active_collector as _batch_collector
 from ._errors import CallFailed, FatalProviderError, scrub, shorten
 from ._http import Attempt, recording
 from ._store import CallStore
@@ -278,6 +279,12 @@ class Model(ABC):
         """Provider settings that change the answer and so belong in the cache key."""
         return {}
 
+    def batch_api(self) -> Any:
+        """The provider's batch API module (``llm/openai_batch``, ``llm/anthropic_batch``), or
+        None when this model's server has none; providers with one also implement
+        ``request_body(request) -> (body, tool)`` and ``batch_reply(payload, tool)``."""
+        return None
+
     # -- structured output -------------------------------------------------------------------
     def strategy(self) -> str:
         """The strategy the next structured call uses: forced, remembered for this server, or first."""
@@ -364,6 +371,11 @@ class Model(ABC):
                                       strategy=row.get("strategy"), tries=0)
         forced_budget = self.options.max_tokens is not None
         budget = self.options.max_tokens or max_tokens or DEFAULT_BUDGET
+        if (collector := _batch_collector()) is not None:  # --batch: sent later, in a batch
+            collector.defer(self, key, prompt=prompt, system=system, schema=schema, parse=parse,
+                            temperature=temperature, logprobs=logprobs, top_logprobs=top_logprobs,
+                            seed_key=seed_key, purpose=purpose, budget=budget,
+                            forced_budget=forced_budget)  # raises Deferred (or this run's failure)
         started = time.monotonic()
         attempt_no = 0
         asked, problem, note = prompt, "", None

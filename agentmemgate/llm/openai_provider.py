@@ -89,7 +89,20 @@ class OpenAIModel(Model):
         o: OpenAIOptions = self.options  # type: ignore[assignment]
         return {"max_tokens": o.max_tokens, "send_temperature": o.send_temperature}
 
-    def execute(self, request: Request) -> RawReply:
+    def batch_api(self) -> Any:
+        if self.base_url:  # a compatible server (or a proxy): no batch API to rely on
+            return None
+        from . import openai_batch
+
+        return openai_batch
+
+    def batch_reply(self, payload: dict[str, Any], tool: str | None) -> RawReply:
+        """A batch result's reply body read as ``execute`` reads a live one."""
+        return _reply(ChatCompletion.model_validate(payload), tool)
+
+    def request_body(self, request: Request) -> tuple[dict[str, Any], str | None]:
+        """The chat completions body ``execute`` sends (and a batch line carries), and the tool
+        name the reply's answer comes in (None: the text)."""
         o: OpenAIOptions = self.options  # type: ignore[assignment]
         messages: list[dict[str, str]] = []
         if request.system:
@@ -120,6 +133,10 @@ class OpenAIModel(Model):
         if request.max_tokens:
             # compatible servers know the older name; OpenAI itself prefers the newer one
             kwargs["max_tokens" if self.base_url else "max_completion_tokens"] = request.max_tokens
+        return kwargs, tool
+
+    def execute(self, request: Request) -> RawReply:
+        kwargs, tool = self.request_body(request)
         try:
             # The SDK's documented raw ``post`` (same retries, headers and hooks as
             # ``chat.completions.create``) sends the body as built here: ``create`` first runs

@@ -10,11 +10,13 @@ class Usage:
 
     ``input_tokens`` always includes cached input tokens; ``cached_tokens`` is the part of it the
     provider served from its prompt cache (OpenAI ``prompt_tokens_details.cached_tokens``,
-    Anthropic ``cache_read_input_tokens``).
+    Anthropic ``cache_read_input_tokens``). The ``batch_*`` tallies are the part of ``calls`` and
+    the tokens that came from a provider batch API (``--batch``), billed at half the live price.
     """
 
     FIELDS = ("calls", "cache_hits", "failures", "requests", "input_tokens", "output_tokens",
-              "cached_tokens", "unpriced", "unestimated")
+              "cached_tokens", "unpriced", "unestimated", "batch_calls", "batch_input_tokens",
+              "batch_output_tokens", "batch_cached_tokens")
     # ``unestimated``: planned calls (dry runs) whose prompt cannot be known yet (no tokens)
     # ``cost_usd``: USD of the priced calls; ``unpriced``: calls whose cost is unknown (no price)
 
@@ -32,8 +34,10 @@ class Usage:
                 self.cost_usd += cost_usd
 
     def as_dict(self) -> dict[str, int]:
+        """The tallies; the ``batch_*`` ones only once a batch answered something."""
         with self._lock:
-            return dict(self._counts)
+            return {k: v for k, v in self._counts.items()
+                    if v or not k.startswith("batch_")}
 
     def live(self) -> dict[str, int]:
         """The tallies plus calls in flight, for progress displays."""
@@ -41,7 +45,8 @@ class Usage:
 
     def __getattr__(self, name: str) -> int:
         if name in Usage.FIELDS:
-            return self.as_dict()[name]
+            with self._lock:
+                return self._counts[name]
         raise AttributeError(name)
 
     def __str__(self) -> str:

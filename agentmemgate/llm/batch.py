@@ -1,0 +1,497 @@
+"""``--batch``: the providers' batch APIs (half the price, answers within 24 hours) for any command.
+
+How it works: ``run_batched(ws, fn)`` runs the command's own library function ``fn`` with a
+*collector* active. While it is active, ``Model.complete`` answers from the cache as always;
+a call the cache cannot answer is not sent: the collector records it (the exact body ``execute``
+would send, with its cache key, purpose, schema, strategy and budget) and raises ``Deferred``,
+which ``run_concurrent`` treats as "not done yet" (the item is skipped, not failed) and which
+passes through the rooms' ``except Exception`` handlers. When ``fn`` returns, the collected
+requests go out as one batch per model (OpenAI: an uploaded JSONL file and a batch; Anthropic: a
+message batch), stored in the workspace (``llm_batches``, ``llm_batch_requests``) and polled with
+a progress bar. Every result passes the validation a live reply passes (``model._check``): valid
+ones are cached and logged (call-log rows with ``batch = 1``), invalid ones are re-asked with the
+problem sent back in a follow-up batch, refusals and expired, cancelled or errored requests are
+recorded with their reasons and fail this run's item (a re-run submits them again). Then ``fn``
+runs again: everything answered comes from the cache, and work whose next call needed the last
+answer (an arc's next turn in ``eval run``) defers its next call: the next wave, one batch for
+every item's next step. The loop ends when a pass defers nothing.
+
+A re-run while batches are out (after Ctrl-C, a kill, or ``--no-wait``) defers the same cache keys,
+finds them in the stored batches and waits for those instead of submitting again. ``--no-wait``
+submits, collects whatever has already ended, and raises ``BatchesPending`` (the CLI exits 2).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sqlite3
+import threading
+import time
+from typing import Any, Callable, Iterator, TypeVar
+
+import sqlite_utils
+
+from ..errors import AmgError
+from ..progress import progress_bar, say
+from ..workspace import DB_NAME, Workspace, now
+from ._batch_state import _ACTIVE, _RUNNING, BatchInfo, Deferred, Outcome
+from ._errors import CallFailed, FatalProviderError, scrub, shorten
+from .structured import STRATEGY_FIELDS, feedback
+
+T = TypeVar("T")
+MAX_PER_BATCH = 10_000  # well under both providers' limits (50,000 / 100,000 requests, 200+ MB)
+DEFAULT_POLL_S = 30.0
+FAILED = ("errored", "expired", "cancelled", "missing", "refused")
+
+
+class BatchesPending(AmgError):
+    """``--no-wait``: batches are submitted (or still running); a re-run collects them."""
+
+    def __init__(self, batches: int, requests: int):
+        self.batches, self.requests = batches, requests
+        super().__init__(f"submitted; re-run to collect ({requests} request"
+                         f"{'s' if requests != 1 else ''} in {batches} batch"
+                         f"{'es' if batches != 1 else ''} still running)")
+
+
+def independent(fn: Callable[[Any], T], items: Any) -> list[T]:
+    """``[fn(x) for x in items]`` for calls that do not depend on each other (votes of one item,
+    one judge question per session): under ``--batch`` every one that defers is collected before
+    ``Deferred`` is raised, so they share a batch instead of going one wave each."""
+    out: list[T] = []
+    deferred = False
+    for x in items:
+        try:
+            out.append(fn(x))
+        except Deferred:
+            deferred = True
+    if deferred:
+        raise Deferred()
+    return out
+
+
+@dataclasses.dataclass(eq=False)
+class _Call:
+    """One deferred ``complete`` call and where it stands."""
+
+    model: Any
+    key: str
+    prompt: str
+    system: str | None
+    schema: Any
+    parse: Any
+    temperature: float
+    logprobs: bool
+    top_logprobs: int
+    seed_key: str
+    purpose: str
+    budget: int
+    forced_budget: bool
+    tries: int = 0  # replies received so far
+    asked: str = ""  # the prompt of the next request (the original, or a re-ask with feedback)
+    note: str | None = None
+    batch_id: str | None = None  # in flight in this batch
+    sent: Any = None  # the Request sent (for the cache row)
+    tool: str | None = None
+    queued: bool = False
+    failure: CallFailed | None = None
+    done: bool = False
+
+
+class _Store:
+    """The batch tables, on a connection of their own (worker threads defer calls)."""
+
+    def __init__(self, ws: Workspace):
+        conn = sqlite3.connect(ws.path / DB_NAME, timeout=30, check_same_thread=False)
+        conn.execute("PRAGMA busy_timeout = 30000")
+        self.db = sqlite_utils.Database(conn)
+        self.lock = threading.RLock()
+
+    def rows(self, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+        with self.lock:
+            cur = self.db.execute(sql, params)
+            names = [d[0] for d in cur.description]
+            return [dict(zip(names, r)) for r in cur.fetchall()]
+
+    def latest(self, key: str) -> dict[str, Any] | None:
+        rows = self.rows("select r.*, b.ended, b.collected_at, b.state as batch_state from "
+                         "llm_batch_requests r join llm_batches b on b.id = r.batch_id where "
+                         "r.cache_key = ? order by r.created_at desc, r.try desc, r.rowid desc "
+                         "limit 1", [key])
+        return rows[0] if rows else None
+
+    def write(self, sql: str, params: list[Any] | list[list[Any]], many: bool = False) -> None:
+        with self.lock, self.db.conn:
+            (self.db.conn.executemany if many else self.db.conn.execute)(sql, params)
+
+    def close(self) -> None:
+        self.db.conn.close()
+
+
+class Collector:
+    """Collects deferred calls, submits them as batches, polls, and settles their results."""
+
+    def __init__(self, ws: Workspace, *, show_progress: bool = True,
+                 poll_interval: float = DEFAULT_POLL_S, sleep: Callable[[float], None] = time.sleep):
+        self.ws = ws
+        self.store = _Store(ws)
+        self.show_progress = show_progress
+        self.poll_interval = poll_interval
+        self.sleep = sleep
+        self.lock = threading.RLock()
+        self.calls: dict[str, _Call] = {}
+        self.queue: list[_Call] = []
+        self.models: dict[str, Any] = {}  # batch id -> model
+        self.deferred = 0  # deferred in the current pass
+        self.settled = 0  # results settled so far (progress of the loop)
+        self.submitted = 0  # batches submitted by this run
+        self.closed = False  # run_batched has returned: late calls are abandoned, never sent
+
+    # -- called by Model.complete (any thread) -----------------------------------------------
+    def defer(self, model: Any, key: str, **call: Any) -> None:
+        """Record a call the cache could not answer; raise ``Deferred`` (or this run's failure)."""
+        if self.closed:
+            raise Deferred()
+        if model._store is None:
+            raise FatalProviderError("--batch needs a workspace to keep the batches and answers in")
+        if model.batch_api() is None:
+            raise FatalProviderError(f"--batch: {model.label} has no batch API (OpenAI's and "
+                                     "Anthropic's own APIs have one; an OpenAI-compatible server "
+                                     "does not): run without --batch")
+        with self.lock:
+            c = self.calls.get(key)
+            if c is None:
+                c = _Call(model=model, key=key, asked=call["prompt"], **call)
+                self.calls[key] = c
+                self._restore(c)
+            if c.failure is not None:
+                f = c.failure
+                raise CallFailed(str(f), kind=f.kind, problem=f.problem)
+            if not c.done and c.batch_id is None and not c.queued:
+                c.queued = True
+                self.queue.append(c)
+            self.deferred += 1
+        raise Deferred()
+
+    def _restore(self, c: _Call) -> None:
+        """Pick up what an earlier run left for this call: a batch still out, a result not yet
+        read, or an invalid reply to re-ask. Failed requests of earlier runs are asked again."""
+        row = self.store.latest(c.key)
+        if row is None:
+            return
+        meta = json.loads(row["request_json"])
+        if row["status"] == "pending" and not row["collected_at"]:
+            c.batch_id, c.tries = row["batch_id"], row["try"] - 1
+            c.sent, c.tool = _request(c, meta["_prompt"], meta.get("_strategy")), meta.get("_tool")
+            c.budget = meta.get("_budget") or c.budget
+            self.models.setdefault(row["batch_id"], c.model)
+        elif row["status"] == "returned" and row["raw_json"]:
+            c.tries = row["try"] - 1
+            c.sent, c.tool = _request(c, meta["_prompt"], meta.get("_strategy")), meta.get("_tool")
+            c.budget = meta.get("_budget") or c.budget
+            self._settle(c, Outcome(row["custom_id"], "returned",
+                                    payload=json.loads(row["raw_json"])), row["batch_id"])
+        elif row["status"] == "invalid_output" and row["try"] < \
+                c.model.options.invalid_output_retries + 1:
+            c.tries = row["try"]
+            text = json.loads(row["raw_json"] or "{}").get("_text", "")
+            c.asked = feedback(c.prompt, row["error"] or "", text)
+            c.budget = meta.get("_budget") or c.budget
+            c.note = f"re-ask {c.tries + 1}: the problem was sent back"
+
+    # -- the loop ---------------------------------------------------------------------------
+    def submit(self) -> int:
+        """Send every queued call, one batch per model (chunked); returns batches submitted."""
+        with self.lock:
+            queue, self.queue = self.queue, []
+        by_model: dict[int, list[_Call]] = {}
+        for c in queue:
+            by_model.setdefault(id(c.model), []).append(c)
+        n = 0
+        for calls in by_model.values():
+            for i in range(0, len(calls), MAX_PER_BATCH):
+                self._submit(calls[i:i + MAX_PER_BATCH])
+                n += 1
+        return n
+
+    def _submit(self, calls: list[_Call]) -> None:
+        model = calls[0].model
+        api = model.batch_api()
+        items, rows = [], []
+        for c in calls:
+            strategy = model.strategy() if c.schema is not None else None
+            c.sent = _request(c, model._ask_text(c.asked, c.schema, strategy), strategy)
+            body, c.tool = model.request_body(c.sent)
+            items.append((c.key, body))
+            rows.append(c)
+        info = api.submit(model, items)
+        stamp = now()
+        self.store.write(
+            "insert or replace into llm_batches (id, provider, model, family, endpoint, state, "
+            "ended, request_count, counts, input_file_id, output_file_id, error_file_id, error, "
+            "created_at, updated_at) values (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            [info.id, model.provider, model.name, model.family, model.endpoint, info.state,
+             int(info.ended), len(items), json.dumps(_counts(info)), info.input_file_id,
+             info.output_file_id, info.error_file_id, info.error or None, stamp, stamp])
+        self.store.write(
+            "insert or replace into llm_batch_requests (batch_id, custom_id, cache_key, purpose, "
+            "try, request_json, status, created_at, updated_at) values (?,?,?,?,?,?,?,?,?)",
+            [[info.id, c.key, c.key, c.purpose, c.tries + 1,
+              json.dumps({"_prompt": c.sent.prompt, "_tool": c.tool,
+                          "_strategy": c.sent.strategy, "_budget": c.budget, "body": body},
+                         ensure_ascii=False), "pending", stamp, stamp]
+             for c, (_, body) in zip(rows, items)], many=True)
+        with self.lock:
+            for c in calls:
+                c.batch_id, c.queued = info.id, False
+            self.models[info.id] = model
+        self.submitted += 1
+        say(f"{model.display}: submitted batch {info.id} ({len(items)} request"
+            f"{'s' if len(items) != 1 else ''})")
+
+    def out(self) -> dict[str, Any]:
+        """Batches with calls of this run still waiting on them: id -> model."""
+        with self.lock:
+            ids = {c.batch_id for c in self.calls.values()
+                   if c.batch_id and not c.done and c.failure is None}
+            return {i: self.models[i] for i in ids}
+
+    def poll(self, wait: bool = True) -> None:
+        """Poll the batches out until every one has ended (``wait``) or once; collect the ended."""
+        out = self.out()
+        if not out:
+            return
+        sizes = {i: self._request_count(i) for i in out}
+        total = sum(sizes.values())
+        label = ", ".join(sorted({m.display for m in out.values()}))
+        progress = dict.fromkeys(out, 0)
+        shown = 0
+        try:
+            with progress_bar(f"batch ({label})", total=total,
+                              enabled=self.show_progress) as advance:
+                while out:
+                    for batch_id, model in list(out.items()):
+                        info = model.batch_api().retrieve(model, batch_id)
+                        self._update(info)
+                        progress[batch_id] = sizes[batch_id] if info.ended else min(
+                            info.done, sizes[batch_id])
+                        if info.ended:
+                            self._collect(model, info)
+                            del out[batch_id]
+                    for _ in range(sum(progress.values()) - shown):
+                        advance()
+                    shown = sum(progress.values())
+                    if not out or not wait:
+                        break
+                    self.sleep(self.poll_interval)
+        except KeyboardInterrupt:
+            say("the batches keep running at the provider; re-run the same command to collect "
+                "them (nothing is submitted twice)")
+            raise
+
+    def _request_count(self, batch_id: str) -> int:
+        rows = self.store.rows("select request_count from llm_batches where id = ?", [batch_id])
+        return rows[0]["request_count"] if rows else 0
+
+    def _update(self, info: BatchInfo) -> None:
+        self.store.write(
+            "update llm_batches set state = ?, ended = ?, counts = ?, output_file_id = ?, "
+            "error_file_id = ?, error = ?, updated_at = ? where id = ?",
+            [info.state, int(info.ended), json.dumps(_counts(info)), info.output_file_id,
+             info.error_file_id, info.error or None, now(), info.id])
+
+    def _collect(self, model: Any, info: BatchInfo) -> None:
+        """Store every result of an ended batch, then settle the calls this run made."""
+        api = model.batch_api()
+        outcomes = {} if info.state == "failed" else {o.custom_id: o for o in api.results(model, info)}
+        rows = self.store.rows("select custom_id, cache_key from llm_batch_requests where "
+                               "batch_id = ? and status = 'pending'", [info.id])
+        stamp = now()
+        updates = []
+        for r in rows:
+            o = outcomes.get(r["custom_id"])
+            if o is None:
+                why = (f"the batch failed: {info.error}" if info.state == "failed" and info.error
+                       else f"the batch ended {info.state} without a result for this request")
+                o = Outcome(r["custom_id"], "missing" if info.state != "failed" else "errored",
+                            error=why)
+                outcomes[r["custom_id"]] = o
+            updates.append([o.status, o.http_status, o.error or None,
+                            json.dumps(o.payload, ensure_ascii=False) if o.payload else None,
+                            stamp, info.id, r["custom_id"]])
+        self.store.write("update llm_batch_requests set status = ?, http_status = ?, error = ?, "
+                         "raw_json = ?, updated_at = ? where batch_id = ? and custom_id = ?",
+                         updates, many=True)
+        self.store.write("update llm_batches set collected_at = ? where id = ?", [stamp, info.id])
+        with self.lock:
+            mine = [c for c in self.calls.values() if c.batch_id == info.id and not c.done]
+        for c in mine:
+            o = outcomes.get(c.key) or Outcome(c.key, "missing", error="no result")
+            self._settle(c, o, info.id)
+        if info.failed or info.state != "completed" and info.state != "ended":
+            say(f"{model.display}: batch {info.id} ended {info.state}"
+                + (f" ({info.failed} failed request{'s' if info.failed != 1 else ''})"
+                   if info.failed else "") + (f": {info.error}" if info.error else ""))
+
+    # -- one result through the live path's checks -------------------------------------------
+    def _settle(self, c: _Call, o: Outcome, batch_id: str) -> None:
+        from .model import _check
+
+        model = c.model
+        with self.lock:
+            c.batch_id = None
+            self.settled += 1
+        req = c.sent
+        note = f"batch {batch_id}" + (f"; {c.note}" if c.note else "")
+        if (o.status == "errored" and req is not None and req.strategy and o.field
+                and o.field in STRATEGY_FIELDS.get(req.strategy, ())):
+            # the server refused this way of asking for JSON: move on, as a live call does
+            self._log(c, req, "unsupported", None, o.error, note, o.http_status)
+            self._mark(batch_id, c.key, "unsupported", o.error)
+            c.note = model._refused(req.strategy, CallFailed(o.error, kind="unsupported",
+                                                             field=o.field))
+            with self.lock:
+                c.queued = True
+                self.queue.append(c)
+            return
+        if o.status != "returned":
+            reason = shorten(scrub(o.error or o.status, model.secrets()), 300)
+            self._log(c, req, o.status, None, reason, note, o.http_status)
+            model.usage.add(failures=1)
+            c.failure = CallFailed(f"{model.label} batch {batch_id}: request {o.status}: {reason} "
+                                   "(a re-run submits it again)", kind=f"batch_{o.status}")
+            return
+        raw = model.batch_reply(o.payload, c.tool)
+        c.tries += 1
+        model.usage.add(calls=1, requests=1, input_tokens=raw.input_tokens,
+                        output_tokens=raw.output_tokens, cached_tokens=raw.cached_tokens,
+                        batch_calls=1, batch_input_tokens=raw.input_tokens,
+                        batch_output_tokens=raw.output_tokens,
+                        batch_cached_tokens=raw.cached_tokens)
+        if raw.refusal is not None:
+            reason = shorten(scrub(raw.refusal or "no reason given", model.secrets()))
+            self._log(c, req, "refused", raw, reason, note, o.http_status)
+            self._mark(batch_id, c.key, "refused", reason)
+            model.usage.add(failures=1)
+            c.failure = CallFailed(f"{model.label} refused to answer: {reason}", kind="refusal")
+            return
+        parsed, problem = _check(raw.text, c.schema, c.parse)
+        if problem is not None and not raw.text.strip():
+            problem = "the reply is empty"
+        if problem is not None and raw.truncated:
+            problem += (f" (the reply was cut off at the output token limit of {c.budget} tokens"
+                        + (": raise --max-tokens)" if c.forced_budget else ")"))
+        if problem is None:
+            self._log(c, req, "ok", raw, "", note, o.http_status)
+            model._cache(c.key, req, raw, 0.0)
+            self._mark(batch_id, c.key, "ok", None)
+            c.done = True
+            return
+        self._log(c, req, "invalid_output", raw, problem, note, o.http_status)
+        self._mark(batch_id, c.key, "invalid_output", problem, raw.text)
+        if c.tries < model.options.invalid_output_retries + 1:
+            c.asked = feedback(c.prompt, problem, raw.text)
+            c.note = f"re-ask {c.tries + 1}: the problem was sent back"
+            if raw.truncated and c.schema is not None and not c.forced_budget:
+                from .model import MAX_BUDGET
+
+                if c.budget < MAX_BUDGET:
+                    c.budget = min(c.budget * 2, MAX_BUDGET)
+                    c.note += f"; output budget raised to {c.budget} tokens"
+            with self.lock:
+                c.queued = True
+                self.queue.append(c)  # the follow-up batch
+            return
+        model.usage.add(failures=1)
+        n = model.options.invalid_output_retries + 1
+        what = c.schema.__name__ if c.schema else "reply"
+        c.failure = CallFailed(f"{model.label} gave no valid {what} in {n} "
+                               f"tr{'y' if n == 1 else 'ies'}: {problem}", kind="invalid_output",
+                               problem=problem)
+
+    def _mark(self, batch_id: str, key: str, status: str, error: str | None,
+              text: str | None = None) -> None:
+        if text is not None:  # keep the reply text for a re-ask by a later run
+            self.store.write("update llm_batch_requests set raw_json = json_set(coalesce(raw_json,"
+                             " '{}'), '$._text', ?) where batch_id = ? and custom_id = ?",
+                             [text, batch_id, key])
+        self.store.write("update llm_batch_requests set status = ?, error = ?, updated_at = ? "
+                         "where batch_id = ? and custom_id = ?",
+                         [status, error, now(), batch_id, key])
+
+    def _log(self, c: _Call, req: Any, status: str, raw: Any, error: str, note: str,
+             http_status: int | None) -> None:
+        model = c.model
+        model._store.log([{
+            "cache_key": c.key, "family": model.family, "requested_model": model.name,
+            "resolved_model": raw.resolved_model if raw else None, "purpose": c.purpose,
+            "attempt": c.tries if raw else c.tries + 1, "status": status,
+            "http_status": http_status, "retry_after_s": None,
+            "input_tokens": raw.input_tokens if raw else None,
+            "output_tokens": raw.output_tokens if raw else None,
+            "cached_tokens": raw.cached_tokens if raw else None, "latency_s": None,
+            "error": shorten(scrub(error, model.secrets()), 1000) if error else None,
+            "strategy": req.strategy if req is not None else None, "note": note, "batch": 1,
+        }])
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def _request(c: _Call, prompt: str, strategy: str | None = None) -> Any:
+    from .model import Request
+
+    return Request(prompt=prompt, system=c.system, schema=c.schema, temperature=c.temperature,
+                   logprobs=c.logprobs, top_logprobs=c.top_logprobs, seed_key=c.seed_key,
+                   purpose=c.purpose, strategy=strategy if c.schema is not None else None,
+                   max_tokens=c.budget)
+
+
+def _counts(info: BatchInfo) -> dict[str, int]:
+    return {"total": info.total, "done": info.done, "failed": info.failed}
+
+
+def run_batched(ws: Workspace, fn: Callable[[], T], *, wait: bool = True,
+                show_progress: bool = True, poll_interval: float = DEFAULT_POLL_S,
+                sleep: Callable[[float], None] = time.sleep) -> T | None:
+    """Run ``fn`` until a pass of it defers no model call, answering its calls by batches.
+
+    Raises ``BatchesPending`` when ``wait`` is False and batches are still running.
+    """
+    if _ACTIVE.get() is not None or _RUNNING:
+        raise RuntimeError("run_batched does not nest")
+    c = Collector(ws, show_progress=show_progress, poll_interval=poll_interval, sleep=sleep)
+    token = _ACTIVE.set(c)
+    _RUNNING.append(c)
+    try:
+        idle = 0
+        while True:
+            c.deferred = 0
+            settled = c.settled
+            try:
+                result = fn()
+            except Deferred:  # a room whose calls are not fanned out stops at its first one
+                result = None
+            if c.deferred == 0:
+                return result
+            c.submit()
+            c.poll(wait=wait)
+            if c.out():
+                n = len(c.out())
+                requests = sum(1 for x in c.calls.values()
+                               if x.batch_id and not x.done and x.failure is None)
+                raise BatchesPending(n, requests)
+            idle = idle + 1 if c.settled == settled and not c.queue else 0
+            if idle > 1:  # pragma: no cover - a pass that defers without anything to wait for
+                raise RuntimeError("batch loop made no progress")
+    finally:
+        c.closed = True
+        _RUNNING.remove(c)
+        _ACTIVE.reset(token)
+        c.close()
+
+
+def batch_rows(ws: Workspace) -> Iterator[dict[str, Any]]:
+    """The stored batches, newest first (for reports and tests)."""
+    yield from ws.db.query("select * from llm_batches order by created_at desc, rowid desc")
