@@ -132,6 +132,31 @@ class OpenAIModel(Model):
         return _reply(completion, tool)
 
 
+    def execute_chat(self, body: dict[str, Any]) -> tuple[dict[str, Any], RawReply]:
+        o: OpenAIOptions = self.options  # type: ignore[assignment]
+        if not o.send_temperature:
+            body = {k: v for k, v in body.items() if k not in ("temperature", "top_p")}
+        try:
+            completion = self.client.post("/chat/completions", body=body, cast_to=ChatCompletion)
+        except openai.APIError as e:
+            raise from_sdk_error(e, label=self.label, key_env=KEY_ENV, model=self.name,
+                                 attempts=attempts_so_far(), secrets=self.secrets()) from None
+        return completion.model_dump(mode="json", exclude_unset=True), _reply(completion)
+
+    def execute_embed(self, texts: list[str], dimensions: int | None) -> tuple[list[list[float]], int]:
+        kwargs: dict[str, Any] = {"input": texts, "model": self.name, "encoding_format": "float"}
+        if dimensions:
+            kwargs["dimensions"] = dimensions
+        try:
+            reply = self.client.embeddings.create(**kwargs)
+        except openai.APIError as e:
+            raise from_sdk_error(e, label=self.label, key_env=KEY_ENV, model=self.name,
+                                 attempts=attempts_so_far(), secrets=self.secrets()) from None
+        data = sorted(reply.data, key=lambda d: d.index)
+        tokens = (getattr(reply.usage, "prompt_tokens", 0) or 0) if reply.usage else 0
+        return [list(d.embedding) for d in data], tokens
+
+
 def _tool_name(schema: type) -> str:
     return "record_" + "".join(c if c.isalnum() or c in "_-" else "_" for c in schema.__name__)[:50]
 
