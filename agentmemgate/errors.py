@@ -39,6 +39,10 @@ class MissingApiKey(AmgError):
         return MissingApiKey(self.env_var, spec, flag)
 
 
+class MissingExtra(BadInput):
+    """An optional product library is not installed; the message names the pip extra."""
+
+
 class ProviderError(AmgError):
     """A model provider failed in a way retries cannot fix (auth, quota, refusal)."""
 

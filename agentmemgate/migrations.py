@@ -296,3 +296,20 @@ def m012_eval(db: sqlite_utils.Database) -> None:
          "started_at": str, "finished_at": str, "status": str},
         pk="id",
     )
+
+
+@migration
+def m014_product_answers(db: sqlite_utils.Database) -> None:
+    """Answering systems run by ``amg eval run`` (products, baselines, plug-ins): which
+    ``eval_systems`` rows are answering systems (``kind``; NULL = component), which answer sets
+    came from a run rather than an uploaded file (``kind``: ``system``; NULL = file), and per
+    (run key, arc, session) what the system retrieved and answered (stored when its arc finishes),
+    with the opaque namespace it ran under."""
+    db["eval_systems"].add_column("kind", str)
+    db["eval_answer_sets"].add_column("kind", str)
+    db["eval_product_answers"].create(
+        {"run_key": str, "arc_id": str, "after_session": int, "system": str, "arc_sha256": str,
+         "namespace": str, "date": str, "answer": str, "retrieved": str, "calls": int,
+         "created_at": str},
+        pk=("run_key", "arc_id", "after_session"),
+    )

@@ -21,6 +21,7 @@ SHARED = {"agentmemgate", "atomic", "errors", "jsonl", "llm", "migrations", "out
 # whose LLM generator re-asks a draft that fails those checks and whose importer stores their
 # verdicts. The corpora and classifier rooms come where their data enters.
 ROOMS = ["validate", "generate", "corpora", "classify", "annotate_app", "exports", "memory",
+         "products",
          "evaluate", "pipeline", "cli"]
 # Known exceptions, each with its reason. Keep this short.
 ALLOWED_UPWARD: dict[tuple[str, str], str] = {}

@@ -44,13 +44,22 @@ def _splits(values: Optional[list[str]]) -> list[str]:
 def run(
     split: Optional[list[str]] = SPLITS_OPT,
     system: Optional[list[str]] = typer.Option(
-        None, "--system", help="A memory system by name, e.g. literal-gated or "
-                               "cautious-gated\\[no-retry]; repeat for several. Default: the paper's "
-                               "component systems, both plan-typed readings and the retry ablation."),
+        None, "--system", help="A memory system by name, e.g. literal-gated, "
+                               "cautious-gated\\[no-retry], full-context, no-memory, mem0 or a "
+                               "plug-in (`amg eval systems` lists them); repeat for several. "
+                               "Default: the paper's component systems, both plan-typed readings "
+                               "and the retry ablation."),
     model: str = typer.Option("offline", "--model", help="Components' model: offline (documented "
-                                                         "rules) or provider:model."),
+                                                         "rules) or provider:model; answering "
+                                                         "systems (products, baselines) need "
+                                                         "provider:model."),
     base_url: Optional[str] = typer.Option(None, "--base-url",
                                            help="OpenAI-compatible server for an openai: --model."),
+    embedder: Optional[str] = typer.Option(None, "--embedder", help="Products' embedder, "
+                                           "provider:model (products that embed; others ignore it)."),
+    embedder_base_url: Optional[str] = typer.Option(
+        None, "--embedder-base-url", help="Server of an openai: --embedder, when it is not "
+                                          "--base-url."),
     judge: str = JUDGE,
     judge_base_url: Optional[str] = JUDGE_BASE_URL,
     allow_same_family: bool = ALLOW_SAME,
@@ -75,7 +84,8 @@ def run(
     s = run_eval(Workspace(workspace, create=False), _splits(split), system or None, model=model,
                  base_url=base_url, judge=judge, judge_base_url=judge_base_url,
                  allow_same_family=allow_same_family, concurrency=concurrency,
-                 variants=variants, llm_options=options, show_progress=not no_progress)
+                 variants=variants, llm_options=options, embedder=embedder,
+                 embedder_base_url=embedder_base_url, show_progress=not no_progress)
     kinds = sorted({"offline rules" if i.offline else "LLM" for i in s.systems})
     typer.echo(f"systems: {', '.join(s.names)} ({', '.join(kinds)}); "
                f"judge: {s.judge.spec}{' (heuristic)' if s.judge.heuristic else ''}")
@@ -120,6 +130,18 @@ def answers(
         typer.echo(f"  failed {e}")
     typer.echo("report: amg report eval")
     exit_for(s.failed)
+
+
+@eval_app.command("systems")
+@handles_errors
+def systems() -> None:
+    """Every system `amg eval run --system` can name: components, baselines, products, plug-ins."""
+    from ..evaluate import available_systems
+
+    lines = available_systems()
+    width = max(len(x.name) for x in lines)
+    for x in lines:
+        typer.echo(f"{x.name:<{width}}  {x.kind:<9}  {x.note}")
 
 
 @eval_app.command("show")

@@ -3,6 +3,7 @@
 - ``protocol``: feed one arc to a fresh system (reads before each user turn, snapshots per session)
 - ``measures``: per-arc measures from a trace and the arc's ``truth``
 - ``answers``: black-box scoring from a system's answers after each session
+- ``answering``: the protocol for answering systems (products, baselines, plug-ins)
 - ``judges``: the equivalence judge (reused from validate) and the answer judge
 - ``run``: ``amg eval run`` / ``amg eval answers`` (stored as each finishes, resumable)
 - ``aggregate`` / ``report``: Wilson intervals, cluster-bootstrap differences, Tables 2-7, figures
@@ -19,7 +20,7 @@ from .protocol import new_system, run_arc
 from .report import EvalReport, compute_report, report_markdown, save_eval_report, write_report
 from .run import AnswersSummary, EvalSummary, run_answers, run_eval
 from .show import show_arc
-from .systems import DEFAULT_SYSTEMS, SystemSpec, resolve_system, system_spec
+from .systems import DEFAULT_SYSTEMS, SystemLine, SystemSpec, available_systems, resolve_system, system_spec
 from .trace import Trace, TurnTrace
 from .truth import Correction, Truth, truth_of
 from . import card as _card
@@ -27,7 +28,7 @@ from . import card as _card
 _card.register()
 
 __all__ = [
-    "DEFAULT_SYSTEMS", "MEASURES", "AnswerJudge", "AnswerVerdict", "AnswersSummary", "ArcScore",
+    "DEFAULT_SYSTEMS", "MEASURES", "SystemLine", "available_systems", "AnswerJudge", "AnswerVerdict", "AnswersSummary", "ArcScore",
     "Correction", "Difference", "EvalReport", "EvalSummary", "Stat", "SystemSpec", "Trace",
     "Truth", "TurnTrace", "ValueJudge", "compute_report", "get_answer_judge", "get_value_judge",
     "new_system", "read_answers", "report_markdown", "resolve_system", "run_answers", "run_arc",

@@ -73,7 +73,8 @@ class _Failure:
 def resolve_systems(names: Iterable[str | SystemSpec] | None, *, model: str, workspace: Workspace,
                     base_url: str | None, variants: list[str],
                     concurrency: int | None = None,
-                    llm_options: dict[str, Any] | None = None) -> list[SystemSpec]:
+                    llm_options: dict[str, Any] | None = None, embedder: str | None = None,
+                    embedder_base_url: str | None = None) -> list[SystemSpec]:
     from ..errors import MissingApiKey
 
     out: list[SystemSpec] = []
@@ -81,7 +82,8 @@ def resolve_systems(names: Iterable[str | SystemSpec] | None, *, model: str, wor
         try:
             spec = n if isinstance(n, SystemSpec) else resolve_system(
                 n, model=model, workspace=workspace, base_url=base_url, variants=variants,
-                concurrency=concurrency, llm_options=llm_options)
+                concurrency=concurrency, llm_options=llm_options, embedder=embedder,
+                embedder_base_url=embedder_base_url)
         except MissingApiKey as e:
             raise e.for_flag("--model", model) from None
         if all(s.name != spec.name for s in out):
@@ -147,26 +149,46 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
              judge_base_url: str | None = None, allow_same_family: bool = False,
              concurrency: int = 4, variants: list[str] | None = None,
              corrections: dict[str, Correction] | None = None,
-             llm_options: dict[str, Any] | None = None,
+             llm_options: dict[str, Any] | None = None, embedder: str | None = None,
+             embedder_base_url: str | None = None,
              show_progress: bool = True) -> EvalSummary:
     """``llm_options`` (``timeout``, ``max_tokens``, ``structured_output``) go to every model of
-    the run: the components' and an LLM judge's."""
+    the run: the components' and an LLM judge's. Answering systems (products, baselines,
+    plug-ins; ``embedder`` and ``embedder_base_url`` go to their builders) run by
+    ``evaluate.answering`` and are scored from their answers by the answer judge."""
     t0 = time.perf_counter()
     variants = list(variants or [])
-    specs = resolve_systems(systems, model=model, workspace=ws, base_url=base_url,
-                            variants=variants, concurrency=max(16, concurrency),
-                            llm_options=llm_options)
+    all_specs = resolve_systems(systems, model=model, workspace=ws, base_url=base_url,
+                                variants=variants, concurrency=max(16, concurrency),
+                                llm_options=llm_options, embedder=embedder,
+                                embedder_base_url=embedder_base_url)
+    specs = [s for s in all_specs if s.kind != "answering"]
+    answering = [s for s in all_specs if s.kind == "answering"]
     vj = get_value_judge(judge, workspace=ws, base_url=judge_base_url, **(llm_options or {}))
     arcs = load_arcs(ws, splits)
     check_judge_family(ws, vj, arcs, allow_same_family)
     jk = vj.key
     store.save_judge(ws, jk, "equivalence", vj.judge.spec, vj.judge.family, vj.judge.heuristic,
                      vj.rubric, vj.judge.rubric_sha256.get("equivalence", ""))
-    for s in specs:
-        store.save_system(ws, s.run_key, s.name, s.info, s.options, s.model, s.source_sha)
+    for s in all_specs:
+        store.save_system(ws, s.run_key, s.name, s.info, s.options, s.model, s.source_sha, s.kind)
+    aj = ajk = None
+    if answering:
+        from .judges import answers_key, get_answer_judge
+
+        taken = {r["name"] for r in ws.db["eval_answer_sets"].rows if r.get("kind") != "system"}
+        if clash := [s.name for s in answering if s.name in taken]:
+            raise BadInput(f"{clash[0]!r} is already the name of an uploaded answer set "
+                           "(`amg eval answers --name`); rename one of them")
+        aj = get_answer_judge(judge, workspace=ws, base_url=judge_base_url, **(llm_options or {}))
+        ajk = answers_key(vj, aj)
+        store.save_judge(ws, ajk, "answers", vj.judge.spec, vj.judge.family, vj.judge.heuristic,
+                         vj.rubric, vj.judge.rubric_sha256.get("equivalence", ""), aj.rubric)
     run_id = store.start_run(ws, {"model": model, "judge": judge, "concurrency": concurrency,
-                                  "variants": variants, "base_url": bool(base_url)},
-                             [s.name for s in specs], splits, jk)
+                                  "variants": variants, "base_url": bool(base_url),
+                                  "embedder": embedder,
+                                  "embedder_base_url": bool(embedder_base_url)},
+                             [s.name for s in all_specs], splits, jk)
 
     todo: list[_Item] = []
     done = 0
@@ -214,7 +236,7 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
         if offline:
             def results():
                 with progress_bar(f"eval ({len(specs)} systems, offline)", total=len(todo),
-                                  enabled=show_progress) as advance:
+                                  enabled=show_progress and bool(todo)) as advance:
                     for it in todo:
                         r = work(it)
                         advance(failed=isinstance(r, _Failure))
@@ -224,7 +246,7 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
                 for r in run_concurrent(work, todo, concurrency=concurrency,
                                         description=f"eval ({len(specs)} systems)",
                                         usage=_UsageView(_usage(specs, vj)),
-                                        progress=show_progress,
+                                        progress=show_progress and bool(todo),
                                         is_failure=lambda x: isinstance(x, _Failure)):
                     yield r if not isinstance(r, Failed) else _Failure(r.item, "system", r.error)
         for r in results():
@@ -249,12 +271,22 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
             if not offline or len(buffer) >= FLUSH_OFFLINE:
                 store.save_finished(ws, buffer)
                 buffer = []
+        if answering:
+            from .answering import run_answering
+
+            a = run_answering(ws, answering, arcs, vj, aj, ajk, concurrency=concurrency,
+                              corrections=corrections,
+                              usage=_UsageView(_usage(answering, vj)), show_progress=show_progress)
+            ran, rescored, done, failed = (ran + a.ran, rescored + a.rescored, done + a.done,
+                                           failed + a.failed)
+            calls += a.calls
+            examples += a.examples[:max(0, 10 - len(examples))]
         status = "ok" if failed == 0 else "partial"
     finally:
         store.save_finished(ws, buffer)
         store.finish_run(ws, run_id, status)
-    return EvalSummary(run_id=run_id, names=[s.name for s in specs],
-                       systems=[s.info for s in specs], splits=splits,
+    return EvalSummary(run_id=run_id, names=[s.name for s in all_specs],
+                       systems=[s.info for s in all_specs], splits=splits,
                        arcs=len(arcs), judge=vj.info, ran_now=ran, rescored=rescored,
                        already_done=done, failed=failed, failure_examples=examples,
                        component_calls=calls, seconds=round(time.perf_counter() - t0, 3))

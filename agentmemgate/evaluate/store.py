@@ -60,7 +60,8 @@ def put(conn: sqlite3.Connection, table: str, rows: list[dict]) -> None:
 
 
 def save_system(ws: Workspace, run_key: str, name: str, info: SystemInfo, options: dict,
-                model: str, source_sha: str) -> None:
+                model: str, source_sha: str, kind: str = "component") -> None:
+    """``kind``: ``component`` (stored as NULL, as rows before m014) or ``answering``."""
     t = now()
     with ws.db.conn:
         existing = ws.db["eval_systems"].count_where("run_key = ?", [run_key])
@@ -70,7 +71,8 @@ def save_system(ws: Workspace, run_key: str, name: str, info: SystemInfo, option
             ws.db["eval_systems"].insert(
                 {"run_key": run_key, "name": name, "info": info.model_dump_json(),
                  "options": json.dumps(options, sort_keys=True, default=str), "model": model,
-                 "source_sha256": source_sha, "created_at": t, "last_run_at": t})
+                 "source_sha256": source_sha, "created_at": t, "last_run_at": t,
+                 "kind": None if kind == "component" else kind})
 
 
 def save_judge(ws: Workspace, key: str, kind: str, spec: str, family: str, heuristic: bool,
@@ -183,3 +185,91 @@ def finish_run(ws: Workspace, run_id: int, status: str) -> None:
 def latest_run(ws: Workspace) -> dict | None:
     rows = list(ws.db["eval_runs"].rows_where(order_by="id desc", limit=1))
     return dict(rows[0]) if rows else None
+
+
+# -- answering systems run by ``amg eval run`` (migration m014) -------------------------------
+def answering_names(ws: Workspace) -> set[str]:
+    """Names of the answering systems run in this workspace (their answer sets have kind system)."""
+    return {r[0] for r in ws.db.execute(
+        "select name from eval_answer_sets where kind = 'system'").fetchall()}
+
+
+def begin_answering(ws: Workspace, name: str, run_key: str) -> None:
+    """Make ``name``'s answer set point at ``run_key``; a changed system (another run key) drops
+    the answers of the old one, so reports and audits never mix the two."""
+    with atomic(ws) as conn:
+        row = conn.execute("select run_key, kind from eval_answer_sets where name = ?",
+                           [name]).fetchone()
+        if row is not None and row[1] != "system":
+            raise ValueError(f"{name!r} is an uploaded answer set")
+        if row is not None and row[0] == run_key:
+            return
+        conn.execute("delete from eval_answers where name = ?", [name])
+        put(conn, "eval_answer_sets", [{"name": name, "run_key": run_key, "path": "",
+                                        "sha256": run_key, "arcs": 0, "lines": 0,
+                                        "created_at": now(), "kind": "system"}])
+
+
+def stored_product_arcs(ws: Workspace, run_key: str) -> dict[str, str]:
+    """arc id -> sha256 of the arc text its stored answers were made on."""
+    return {a: s for a, s in ws.db.execute(
+        "select distinct arc_id, arc_sha256 from eval_product_answers where run_key = ?",
+        [run_key]).fetchall()}
+
+
+def load_product_answers(ws: Workspace, run_key: str, arc_id: str) -> list[dict]:
+    """The stored sessions of one arc, in order (``retrieved`` parsed)."""
+    rows = [dict(r) for r in ws.db["eval_product_answers"].rows_where(
+        "run_key = ? and arc_id = ?", [run_key, arc_id], order_by="after_session")]
+    for r in rows:
+        r["retrieved"] = json.loads(r["retrieved"] or "[]")
+    return rows
+
+
+@dataclass
+class Answered:
+    """One (answering system, arc) done: its session rows (None when only re-scored), the
+    verdict of each answer and the arc's score (None when scoring failed)."""
+
+    run_key: str
+    system: str
+    arc_id: str
+    split: str
+    level: str
+    arc_sha: str
+    sessions: list[dict] | None  # after_session, date, answer, retrieved (list), calls, namespace
+    answers: list[str]
+    verdicts: list[str] | None  # AnswerVerdict JSON per session
+    score: ArcScore | None
+    judge_key: str
+
+
+def save_answered(ws: Workspace, d: Answered) -> None:
+    """Everything of one arc in one transaction: what the system retrieved and answered, the
+    answers with their verdicts (as an uploaded answer set has them), the score."""
+    t = now()
+    with atomic(ws) as conn:
+        if d.sessions is not None:
+            conn.execute("delete from eval_product_answers where run_key = ? and arc_id = ?",
+                         [d.run_key, d.arc_id])
+            put(conn, "eval_product_answers", [
+                {"run_key": d.run_key, "arc_id": d.arc_id, "after_session": s["after_session"],
+                 "system": d.system, "arc_sha256": d.arc_sha, "namespace": s["namespace"],
+                 "date": s["date"], "answer": s["answer"],
+                 "retrieved": json.dumps(s["retrieved"], ensure_ascii=False), "calls": s["calls"],
+                 "created_at": t} for s in d.sessions])
+        conn.execute("delete from eval_answers where name = ? and arc_id = ?", [d.system, d.arc_id])
+        put(conn, "eval_answers", [
+            {"name": d.system, "arc_id": d.arc_id, "after_session": i, "answer": a,
+             "verdict": d.verdicts[i] if d.verdicts else None} for i, a in enumerate(d.answers)])
+        if d.score is not None:
+            put(conn, "eval_scores", [{
+                "run_key": d.run_key, "arc_id": d.arc_id, "judge_key": d.judge_key,
+                "system": d.system, "split": d.split, "level": d.level, "arc_sha256": d.arc_sha,
+                "score": d.score.model_dump_json(), "created_at": t}])
+            conn.execute("delete from eval_failures where run_key = ? and arc_id = ?",
+                         [d.run_key, d.arc_id])
+        arcs, lines = conn.execute("select count(distinct arc_id), count(*) from eval_answers "
+                                   "where name = ?", [d.system]).fetchone()
+        conn.execute("update eval_answer_sets set arcs = ?, lines = ? where name = ?",
+                     [arcs, lines, d.system])

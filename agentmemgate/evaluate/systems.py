@@ -1,6 +1,7 @@
 """Which memory systems an evaluation runs, and the run key that says when one must be re-run.
 
-Names resolve through ``agentmemgate.memory.get_system`` (the memory room's registry); a test
+Names resolve through ``agentmemgate.memory.get_system`` (the memory room's registry), then
+``agentmemgate.products`` (answering baselines, products, plug-ins of either contract); a test
 or a notebook can also hand ``system_spec`` any factory that meets the contract.
 """
 
@@ -14,8 +15,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from ..errors import BadInput
 from ..memory.system import SystemFactory, SystemInfo
+from ..workspace import Workspace
 
 # The paper's component systems (Section 4, Appendix A.1) and the retry ablation (Section 6.3).
 DEFAULT_SYSTEMS = (
@@ -38,6 +42,7 @@ class SystemSpec:
     model: str = "offline"
     options: dict[str, Any] = field(default_factory=dict)
     source_sha: str = ""
+    kind: str = "component"  # "component" (memory.system) | "answering" (memory.answering)
 
     @property
     def run_key(self) -> str:
@@ -100,11 +105,22 @@ def with_variants(name: str, variants: list[str]) -> str:
 def resolve_system(name: str, *, model: str = "offline", workspace: Any = None,
                    base_url: str | None = None, variants: list[str] | None = None,
                    concurrency: int | None = None,
-                   llm_options: dict[str, Any] | None = None) -> SystemSpec:
-    """``name`` (e.g. ``cautious-gated[no-retry]``) through the memory room's registry; the
-    spec carries the registry's canonical name (``cautious-gated[retry]`` is ``cautious-gated``)."""
+                   llm_options: dict[str, Any] | None = None, embedder: str | None = None,
+                   embedder_base_url: str | None = None) -> SystemSpec:
+    """``name`` against the component systems (the memory room's registry, e.g.
+    ``cautious-gated[no-retry]``; the spec carries the canonical name), then the answering
+    systems (baselines, products, plug-ins of either contract); unknown names list what exists."""
     from ..memory import get_system
+    from ..memory.registry import system_names
 
+    base = name.split("[", 1)[0].strip()
+    if base not in system_names():
+        if variants:
+            raise BadInput(f"--no-retry and --permissive-matcher apply to component systems, not "
+                           f"to {name!r}")
+        return _resolve_other(name, model=model, workspace=workspace, base_url=base_url,
+                              concurrency=concurrency, llm_options=llm_options, embedder=embedder,
+                              embedder_base_url=embedder_base_url)
     kwargs: dict[str, Any] = {"model": model, "workspace": workspace}
     if base_url:
         kwargs["base_url"] = base_url
@@ -115,6 +131,129 @@ def resolve_system(name: str, *, model: str = "offline", workspace: Any = None,
     info, factory = get_system(with_variants(name, list(variants or [])), **kwargs)
     return system_spec(factory, name=display_name(info.name, model), model=model, info=info,
                        options={"base_url": bool(base_url)} if base_url else {})
+
+
+_PRODUCTS_DIR = _PACKAGE / "products"
+
+
+class _AnsweringFactory:
+    """An answering system's factory with the usage its progress bar reads."""
+
+    def __init__(self, answering: Any):
+        self._a = answering
+        self.info = answering.info
+
+    def __call__(self):
+        return self._a.factory()
+
+    @property
+    def usage(self) -> dict[str, int]:
+        return self._a.usage() if self._a.usage else {}
+
+
+def _answering_sha(source: Path | None, provenance: dict[str, Any]) -> str:
+    """What an answering system is made of: the shared answer call, its own module and the
+    rubrics its provenance names."""
+    from .. import rubrics
+
+    files = [_PRODUCTS_DIR / "answer.py", _PRODUCTS_DIR / "_base.py"]
+    if source is not None and source.is_file():
+        files.append(source)
+    for key, ref in sorted(provenance.items()):
+        if key.endswith("prompt") and isinstance(ref, str) and ".v" in ref:
+            n, v = ref.rsplit(".v", 1)
+            if v.isdigit() and (p := rubrics.RUBRIC_DIR / f"{n}.v{v}.txt").is_file():
+                files.append(p)
+    return _sha_of_files(tuple(dict.fromkeys(f for f in files if f.is_file())))
+
+
+def _resolve_other(name: str, *, model: str, workspace: Any, base_url: str | None,
+                   concurrency: int | None, llm_options: dict[str, Any] | None,
+                   embedder: str | None, embedder_base_url: str | None) -> SystemSpec:
+    from ..products import AnsweringOptions, answering_names
+    from ..products.plugins import find, plugin_component
+    from ..products.registry import BASELINE_NAMES, PRODUCTS, get_answering
+
+    if name not in BASELINE_NAMES and name not in PRODUCTS:
+        plugin = find(name)
+        if plugin is None:
+            from ..memory.registry import OPTIONS, system_names
+
+            plugins = [p.name for p in _plugin_list()]
+            raise BadInput(f"Unknown memory system {name!r}; systems: "
+                           f"{', '.join(system_names() + answering_names() + plugins)} (component "
+                           f"options [{', '.join(OPTIONS)}]; see `amg eval systems`)")
+        if plugin.contract == "component":
+            info, factory, _ = plugin_component(name)
+            return system_spec(factory, name=name, info=info,
+                               options={"plugin": plugin.package, "entry_point": plugin.value})
+    if workspace is not None and not isinstance(workspace, Workspace):
+        workspace = Workspace(workspace, create=False)
+    offline = model in ("offline", "", None)
+    opts = AnsweringOptions(model=model, workspace=workspace, base_url=base_url, embedder=embedder,
+                            embedder_base_url=embedder_base_url,
+                            llm_options=dict(llm_options or {}) if not offline else {},
+                            concurrency=concurrency or 16)
+    a = get_answering(name, opts)
+    options = {k: v for k, v in a.provenance.items()}
+    if base_url:
+        options["base_url"] = True  # where, not which model: URLs stay out of the run key
+    if embedder_base_url:
+        options["embedder_base_url"] = True
+    return SystemSpec(name=display_name(a.info.name, a.model), factory=_AnsweringFactory(a),
+                      info=a.info, model=a.model, options=options,
+                      source_sha=_answering_sha(a.source, a.provenance), kind="answering")
+
+
+def _plugin_list():
+    from ..products.plugins import plugins
+
+    return plugins()
+
+
+class SystemLine(BaseModel):
+    """One line of ``amg eval systems``."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    kind: str  # component | baseline | product | plug-in
+    contract: str  # component | answering
+    available: bool
+    note: str  # what it is, or why it cannot run
+
+
+def available_systems() -> list[SystemLine]:
+    """Every system ``amg eval run --system`` can name: built-in component systems, answering
+    baselines, products (installed or not) and plug-ins (a broken one says why, one line)."""
+    from ..memory.registry import BASES, OPTIONS
+    from ..products.registry import BASELINE_NAMES, PRODUCTS, library_version, product_missing
+
+    out = [SystemLine(name=n, kind="component", contract="component", available=True,
+                      note=b.describe()) for n, b in BASES.items()]
+    out[-1].note += f" (options on any: [{', '.join(OPTIONS)}])"
+    notes = {"full-context": "long-context baseline: answers from the whole conversation so far "
+                             "(needs --model)",
+             "no-memory": "floor baseline: answers with no memories (needs --model)"}
+    out += [SystemLine(name=n, kind="baseline", contract="answering", available=True, note=notes[n])
+            for n in BASELINE_NAMES]
+    for p in PRODUCTS.values():
+        why = product_missing(p)
+        out.append(SystemLine(name=p.name, kind="product", contract="answering",
+                              available=why is None,
+                              note=why or f"{p.description} ({p.distribution} "
+                                          f"{library_version(p.distribution)}; needs --model)"))
+    builtin = {line.name for line in out}
+    for pl in _plugin_list():
+        if pl.error:
+            out.append(SystemLine(name=pl.name, kind="plug-in", contract="?", available=False,
+                                  note=pl.error))
+            continue
+        note = f"{pl.contract} system from package {pl.package}: {pl.info.description}"
+        if pl.name in builtin:
+            note = f"shadowed by the built-in {pl.name} ({note})"
+        out.append(SystemLine(name=pl.name, kind="plug-in", contract=pl.contract,
+                              available=pl.name not in builtin, note=note))
+    return out
 
 
 def display_name(name: str, model: str) -> str:

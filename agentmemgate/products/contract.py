@@ -1,0 +1,51 @@
+"""The builder contract of answering systems: what ``amg eval run`` passes in, what comes back.
+
+A builder is ``build(options: AnsweringOptions) -> Answering``; each product module
+(``products/mem0.py``, ``products/graphiti.py``) and each baseline has one.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..memory.answering import AnsweringFactory
+from ..memory.system import SystemInfo
+
+
+@dataclass
+class AnsweringOptions:
+    """What ``amg eval run`` passes to an answering system's builder."""
+
+    model: str = "offline"  # provider:model: the model of the answer call (and the product's LLM)
+    workspace: Any = None  # the Workspace: LLM cache and call log
+    base_url: str | None = None  # OpenAI-compatible server for an openai: model
+    embedder: str | None = None  # provider:model of the product's embedder (--embedder)
+    embedder_base_url: str | None = None  # where the embedder is served, if elsewhere
+    llm_options: dict[str, Any] = field(default_factory=dict)  # timeout, max_tokens, structured_output
+    concurrency: int = 16  # model calls in flight at once, across conversations
+
+
+@dataclass
+class Answering:
+    """A resolved answering system: how reports name it, how to make one, where it came from."""
+
+    info: SystemInfo
+    factory: AnsweringFactory
+    provenance: dict[str, Any]  # product, library, version, model, embedder, dimensions, store, prompt
+    model: str = "offline"
+    source: Path | None = None  # the module whose text is part of the run key
+    usage: Callable[[], dict[str, int]] | None = None  # model-call totals (progress bars)
+
+
+Builder = Callable[[AnsweringOptions], Answering]
+"""``build(options)``: a product's or baseline's builder (one per module)."""
+
+
+def library_version(distribution: str) -> str:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
