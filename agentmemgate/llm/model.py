@@ -164,6 +164,8 @@ class Model(ABC):
         self._strategy: str | None = None
         self._strategy_lock = threading.Lock()
         self._said: set[str] = set()
+        self._inflight: dict[str, threading.Event] = {}  # chat bodies being forwarded upstream
+        self._inflight_lock = threading.Lock()
         self.throttle = Throttle(lambda: self.label, self.say, self._in_flight)
 
     @property
@@ -424,14 +426,33 @@ class Model(ABC):
         """
         body = self.chat_body(body)
         key = self.chat_key(body)
-        if self._store is not None and (row := self._store.get(key)) is not None:
-            try:
-                completion = json.loads(row["response_text"])
-            except (TypeError, ValueError):
-                completion = None
-            if isinstance(completion, dict):
-                self.usage.add(cache_hits=1)
-                return completion
+        while True:
+            if self._store is not None and (row := self._store.get(key)) is not None:
+                try:
+                    completion = json.loads(row["response_text"])
+                except (TypeError, ValueError):
+                    completion = None
+                if isinstance(completion, dict):
+                    self.usage.add(cache_hits=1)
+                    return completion
+            # One upstream call per body at a time: a product that re-sends a request after its
+            # own client timed out waits for the call already under way instead of starting a
+            # second one (and then reads its answer from the cache, or tries itself if it failed).
+            with self._inflight_lock:
+                running = self._inflight.get(key)
+                if running is None:
+                    self._inflight[key] = mine = threading.Event()
+            if running is None:
+                break
+            running.wait()
+        try:
+            return self._forward_chat(key, body, purpose)
+        finally:
+            with self._inflight_lock:
+                self._inflight.pop(key, None)
+            mine.set()
+
+    def _forward_chat(self, key: str, body: dict[str, Any], purpose: str) -> dict[str, Any]:
         req = Request(prompt="", purpose=purpose)
         with self.throttle.slot() as slot, \
                 recording(on_lost=lambda waited, s=slot: self._lost(s, waited)) as attempts:

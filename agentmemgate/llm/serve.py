@@ -150,8 +150,13 @@ def _handler(ep: LLMEndpoint) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Length", str(len(data)))
             if status >= 400 and not retry:
                 self.send_header("x-should-retry", "false")  # our SDK has retried already
-            self.end_headers()
-            self.wfile.write(data)
+            try:
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                # the product gave up on this request (its own client timeout); what it asked
+                # is cached, so its retry is answered from there
+                self.close_connection = True
 
         def _error(self, status: int, message: str, kind: str) -> None:
             self._send(status, {"error": {"message": message, "type": kind, "code": kind,

@@ -197,3 +197,22 @@ def test_token_level_embeddings_are_refused_with_the_fix(ws, upstream):
                                                  encoding_format="float")
         assert "one vector per token" in ep.fatal
     assert ws.db["llm_cache"].count == 0
+
+
+def test_a_product_retry_waits_for_the_call_under_way_instead_of_a_second_upstream_call(ws, upstream):
+    import time
+
+    def slow(request: httpx2.Request) -> httpx2.Response:
+        time.sleep(0.5)
+        return openai_ok("slow answer")
+
+    api = FakeApi(slow)
+    with LLMEndpoint(upstream(api)) as ep:
+        # the product's client times out and re-sends; the first request is still upstream
+        impatient = product_client(ep, timeout=0.2, max_retries=0)
+        with pytest.raises(openai.APITimeoutError):
+            impatient.chat.completions.create(model="m", messages=MESSAGES)
+        again = product_client(ep).chat.completions.create(model="m", messages=MESSAGES)
+        time.sleep(0.1)
+    assert again.choices[0].message.content == "slow answer"
+    assert len(api.requests) == 1
