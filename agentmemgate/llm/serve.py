@@ -47,6 +47,7 @@ class LLMEndpoint:
         self.api_key = "amg-" + secrets.token_urlsafe(24)  # the product's key: ours, per run
         self.fatal: str | None = None
         self.requests = {"chat": 0, "embeddings": 0, "models": 0}
+        self._by_tag: dict[str, dict[str, int]] = {}
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -57,6 +58,17 @@ class LLMEndpoint:
         if self._server is None:
             raise RuntimeError("the endpoint is not started")
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def url_for(self, tag: str) -> str:
+        """A base URL whose requests are also counted under ``tag`` (``requests_of``): one per
+        conversation, so concurrent products' calls are told apart."""
+        if not tag.replace("-", "").replace("_", "").isalnum():
+            raise ValueError(f"a tag is letters, digits, - and _: {tag!r}")
+        return self.url[:-len("/v1")] + f"/t/{tag}/v1"
+
+    def requests_of(self, tag: str) -> dict[str, int]:
+        with self._lock:
+            return dict(self._by_tag.get(tag, {}))
 
     def start(self) -> "LLMEndpoint":
         if self._server is not None:
@@ -91,12 +103,15 @@ class LLMEndpoint:
             raise FatalProviderError(self.fatal)
 
     # -- requests ------------------------------------------------------------------------------
-    def _count(self, what: str) -> None:
+    def _count(self, what: str, tag: str | None = None) -> None:
         with self._lock:
             self.requests[what] += 1
+            if tag is not None:
+                counts = self._by_tag.setdefault(tag, {})
+                counts[what] = counts.get(what, 0) + 1
 
-    def handle_chat(self, body: dict[str, Any]) -> dict[str, Any]:
-        self._count("chat")
+    def handle_chat(self, body: dict[str, Any], tag: str | None = None) -> dict[str, Any]:
+        self._count("chat", tag)
         if body.get("stream"):
             raise _HttpError(400, "streaming is not served by the agentmemgate endpoint",
                              "bad_request")
@@ -104,8 +119,8 @@ class LLMEndpoint:
             raise _HttpError(400, "messages must be a non-empty list", "bad_request")
         return self.chat.forward_chat(body, purpose=f"{self.purpose}.chat")
 
-    def handle_embeddings(self, body: dict[str, Any]) -> dict[str, Any]:
-        self._count("embeddings")
+    def handle_embeddings(self, body: dict[str, Any], tag: str | None = None) -> dict[str, Any]:
+        self._count("embeddings", tag)
         texts = body.get("input")
         if isinstance(texts, str):
             texts = [texts]
@@ -170,7 +185,15 @@ def _handler(ep: LLMEndpoint) -> type[BaseHTTPRequestHandler]:
             return False
 
         def _path(self) -> str:
-            return self.path.split("?", 1)[0].rstrip("/")
+            return self._route()[0]
+
+        def _route(self) -> tuple[str, str | None]:
+            """(path, tag) of ``/t/TAG/v1/...`` or ``/v1/...``."""
+            path = self.path.split("?", 1)[0].rstrip("/")
+            if path.startswith("/t/"):
+                tag, _, rest = path[3:].partition("/")
+                return "/" + rest, tag or None
+            return path, None
 
         def do_GET(self) -> None:
             if not self._authorized():
@@ -189,7 +212,7 @@ def _handler(ep: LLMEndpoint) -> type[BaseHTTPRequestHandler]:
                 return
             if not self._authorized():
                 return
-            path = self._path()
+            path, tag = self._route()
             route = {"/v1/chat/completions": ep.handle_chat, "/chat/completions": ep.handle_chat,
                      "/v1/embeddings": ep.handle_embeddings,
                      "/embeddings": ep.handle_embeddings}.get(path)
@@ -208,7 +231,7 @@ def _handler(ep: LLMEndpoint) -> type[BaseHTTPRequestHandler]:
                 self._error(400, "the request body must be a JSON object", "bad_request")
                 return
             try:
-                self._send(200, route(body))
+                self._send(200, route(body, tag))
             except _HttpError as e:
                 self._error(e.status, e.message, e.kind)
             except CallFailed as e:

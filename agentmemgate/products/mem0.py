@@ -36,6 +36,7 @@ import logging
 import os
 import shutil
 import threading
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -173,16 +174,14 @@ class Mem0Product:
             if d.is_dir() and pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
                 shutil.rmtree(d, ignore_errors=True)
 
-    def config(self, directory: Path, endpoint: LLMEndpoint) -> dict[str, Any]:
+    def config(self, directory: Path, url: str, api_key: str) -> dict[str, Any]:
         """Mem0's configuration for one conversation: everything Mem0's own defaults would be,
         except where its models are and where its stores live."""
         return {
             "llm": {"provider": "openai", "config": {
-                "model": self.chat.name, "api_key": endpoint.api_key,
-                "openai_base_url": endpoint.url}},
+                "model": self.chat.name, "api_key": api_key, "openai_base_url": url}},
             "embedder": {"provider": "openai", "config": {
-                "model": self.embedder.name, "api_key": endpoint.api_key,
-                "openai_base_url": endpoint.url}},
+                "model": self.embedder.name, "api_key": api_key, "openai_base_url": url}},
             "vector_store": {"provider": "qdrant", "config": {
                 "collection_name": COLLECTION, "path": str(directory / "qdrant"),
                 "embedding_model_dims": self.dimensions, "on_disk": True}},
@@ -236,6 +235,7 @@ class Mem0System(AnsweringSystem):
         self.namespace = ""
         self.directory: Path | None = None
         self.endpoint: LLMEndpoint | None = None
+        self.tag = ""
         self._calls = 0
 
     def begin(self, namespace: str) -> None:
@@ -244,9 +244,11 @@ class Mem0System(AnsweringSystem):
         shutil.rmtree(self.directory, ignore_errors=True)  # from scratch, whatever was there
         self.directory.mkdir(parents=True)
         self.endpoint = self.product.acquire()
+        self.tag = uuid.uuid4().hex[:16]  # this conversation's requests, counted apart
         try:
             self.memory = self._product("setup", lambda: self.product.Memory.from_config(
-                self.product.config(self.directory, self.endpoint)))
+                self.product.config(self.directory, self.endpoint.url_for(self.tag),
+                                    self.endpoint.api_key)))
         except BaseException:
             self.close()
             raise
@@ -265,7 +267,7 @@ class Mem0System(AnsweringSystem):
             self._calls += self._endpoint_calls() - before
 
     def _endpoint_calls(self) -> int:
-        return 0 if self.endpoint is None else self.endpoint.requests["chat"]
+        return 0 if self.endpoint is None else self.endpoint.requests_of(self.tag).get("chat", 0)
 
     def ingest(self, session: SessionInput) -> None:
         messages = [{"role": t.role, "content": t.text} for t in session.turns]

@@ -216,3 +216,20 @@ def test_a_product_retry_waits_for_the_call_under_way_instead_of_a_second_upstre
         time.sleep(0.1)
     assert again.choices[0].message.content == "slow answer"
     assert len(api.requests) == 1
+
+
+def test_tagged_base_urls_count_each_products_requests_apart(ws):
+    model = get_model("scripted:tags", workspace=ws)
+    model.respond_with(lambda req: "ok")
+    with LLMEndpoint(model) as ep:
+        a = openai.OpenAI(base_url=ep.url_for("arc-a"), api_key=ep.api_key, max_retries=0)
+        b = openai.OpenAI(base_url=ep.url_for("arc-b"), api_key=ep.api_key, max_retries=0)
+        for i in range(3):
+            a.chat.completions.create(model="m", messages=[{"role": "user", "content": f"a{i}"}])
+        b.chat.completions.create(model="m", messages=[{"role": "user", "content": "b"}])
+        b.embeddings.create(model="m", input="b", encoding_format="float")
+        assert ep.requests_of("arc-a") == {"chat": 3}
+        assert ep.requests_of("arc-b") == {"chat": 1, "embeddings": 1}
+        assert ep.requests["chat"] == 4
+        with pytest.raises(ValueError):
+            ep.url_for("../x")

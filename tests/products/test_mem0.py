@@ -142,6 +142,8 @@ def test_arcs_in_one_process_are_isolated(tmp_path, mock):
             SessionTurn(role="user", text="Where can I buy running shoes?"),)))
         got_one = one.answer("Which gym is the user a member of?", day)
         got_two = two.answer("Which gym is the user a member of?", day)
+        # one extraction and one answer each, though both talk to one endpoint
+        assert (one.calls, two.calls) == (2, 2)
     finally:
         one.close()
         two.close()
