@@ -202,8 +202,7 @@ class Mem0Product:
             "Mem0", library="mem0ai", model=self.options.model, embedder=self.embedder_spec,
             dimensions=self.dimensions,
             store="qdrant embedded on disk + sqlite history, fresh per conversation",
-            mem0_llm={"provider": "openai", "model": self.chat.name,
-                      "params": "mem0 defaults (temperature 0.1, max_tokens 2000, top_p 0.1)"},
+            mem0_llm={"provider": "openai", "model": self.chat.name, **_llm_defaults()},
             mem0_embedder={"provider": "openai", "model": self.embedder.name},
             ingest="Memory.add(session turns with roles, user_id=namespace, "
                    "metadata={created_at, session_date}: session date), infer=True",
@@ -214,6 +213,14 @@ class Mem0Product:
             telemetry="off (MEM0_TELEMETRY=False)",
             models_via="agentmemgate LLM endpoint (llm.serve): cached, logged",
             **answer_provenance())
+
+
+def _llm_defaults() -> dict[str, Any]:
+    """The sampling parameters Mem0 sends by default (we set none of them)."""
+    from mem0.configs.llms.openai import OpenAIConfig
+
+    c = OpenAIConfig()
+    return {"temperature": c.temperature, "max_tokens": c.max_tokens, "top_p": c.top_p}
 
 
 def _alive(pid: int) -> bool:
