@@ -26,7 +26,7 @@ from pydantic import Field
 from .. import invocation
 from ..errors import MissingApiKey
 from ..workspace import Workspace
-from ._errors import from_sdk_error
+from ._errors import FatalProviderError, from_sdk_error
 from ._http import attempts_so_far, install_hooks
 from .model import Model, RawReply, Request, SdkOptions, schema_json
 from .servers import COMPATIBLE, server_of
@@ -148,6 +148,37 @@ class OpenAIModel(Model):
                                  attempts=attempts_so_far(),
                                  secrets=self.secrets()) from None
         return _reply(completion, tool)
+
+
+    def execute_chat(self, body: dict[str, Any]) -> tuple[dict[str, Any], RawReply]:
+        o: OpenAIOptions = self.options  # type: ignore[assignment]
+        if not o.send_temperature:
+            body = {k: v for k, v in body.items() if k not in ("temperature", "top_p")}
+        try:
+            completion = self.client.post("/chat/completions", body=body, cast_to=ChatCompletion)
+        except openai.APIError as e:
+            raise from_sdk_error(e, label=self.label, key_env=KEY_ENV, model=self.name,
+                                 attempts=attempts_so_far(), secrets=self.secrets()) from None
+        return completion.model_dump(mode="json", exclude_unset=True), _reply(completion)
+
+    def execute_embed(self, texts: list[str], dimensions: int | None) -> tuple[list[list[float]], int]:
+        kwargs: dict[str, Any] = {"input": texts, "model": self.name, "encoding_format": "float"}
+        if dimensions:
+            kwargs["dimensions"] = dimensions
+        try:
+            reply = self.client.embeddings.create(**kwargs)
+        except openai.APIError as e:
+            raise from_sdk_error(e, label=self.label, key_env=KEY_ENV, model=self.name,
+                                 attempts=attempts_so_far(), secrets=self.secrets()) from None
+        data = sorted(reply.data, key=lambda d: d.index)
+        tokens = (getattr(reply.usage, "prompt_tokens", 0) or 0) if reply.usage else 0
+        vectors = [list(d.embedding) for d in data]
+        if any(not v or not all(isinstance(x, (int, float)) for x in v) for v in vectors):
+            raise FatalProviderError(
+                f"{self.label} returned embeddings that are not one vector of numbers per input "
+                "(a server without pooling returns one vector per token: start llama-cpp-python "
+                "with --embedding true --pooling_type 1, or use an embedding model)")
+        return vectors, tokens
 
 
 def _tool_name(schema: type) -> str:

@@ -8,7 +8,10 @@ it holds while the pipeline resolves its own instance from the spec. Replies are
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
+import re
 import threading
 import time
 from pathlib import Path
@@ -25,6 +28,8 @@ Reply = str | dict | BaseException
 
 class ScriptedOptions(ModelOptions):
     delay: float = Field(0.0, ge=0, description="Seconds each call takes (for concurrency tests).")
+    embedding_dims: int = Field(64, ge=2, le=4096, description="Size of the hashed bag-of-words "
+                                                               "vectors ``embed`` returns.")
 
 
 class Script:
@@ -35,6 +40,7 @@ class Script:
         self.queue: list[Reply] = []
         self.history: list[Request] = []
         self.responder: Callable[[Request], Reply] | None = None
+        self.embedded: list[str] = []  # texts sent to ``execute_embed``, in order
 
 
 _SCRIPTS: dict[str, Script] = {}
@@ -83,3 +89,43 @@ class ScriptedModel(Model):
         words = len(((request.system or "") + " " + request.prompt).split())
         return RawReply(text=text, resolved_model=self.name, input_tokens=words,
                         output_tokens=len(text.split()))
+
+    def execute_chat(self, body: dict) -> tuple[dict, RawReply]:
+        """A product's chat call: the system messages become ``system``, the last other message
+        the ``prompt`` the script sees; the reply comes back in OpenAI's completion shape."""
+        messages = [m for m in body.get("messages", []) if isinstance(m, dict)]
+        system = "\n\n".join(str(m.get("content") or "") for m in messages
+                              if m.get("role") == "system") or None
+        others = [m for m in messages if m.get("role") != "system"]
+        prompt = str(others[-1].get("content") or "") if others else ""
+        raw = self.execute(Request(prompt=prompt, system=system,
+                                   temperature=float(body.get("temperature") or 0.0),
+                                   max_tokens=body.get("max_tokens")))
+        completion = {
+            "id": "scripted", "object": "chat.completion", "created": 0, "model": self.name,
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": raw.text}}],
+            "usage": {"prompt_tokens": raw.input_tokens, "completion_tokens": raw.output_tokens,
+                      "total_tokens": raw.input_tokens + raw.output_tokens},
+        }
+        return completion, raw
+
+    def execute_embed(self, texts: list[str], dimensions: int | None) -> tuple[list[list[float]], int]:
+        """Hashed bag-of-words vectors (unit length): texts sharing words are near each other."""
+        dims = dimensions or self.options.embedding_dims  # type: ignore[attr-defined]
+        with self.script.lock:
+            self.script.embedded.extend(texts)
+        return [hashed_embedding(t, dims) for t in texts], sum(len(t.split()) for t in texts)
+
+
+def hashed_embedding(text: str, dims: int) -> list[float]:
+    """A deterministic unit vector: each lower-cased word adds 1 at a hashed position."""
+    vec = [0.0] * dims
+    for word in re.findall(r"[a-z0-9]+", text.lower()):
+        h = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "big")
+        vec[h % dims] += 1.0 if (h >> 32) & 1 else -1.0
+    norm = math.sqrt(sum(v * v for v in vec))
+    if norm == 0:
+        vec[0] = 1.0
+        return vec
+    return [v / norm for v in vec]
