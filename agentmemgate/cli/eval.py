@@ -60,6 +60,10 @@ def run(
     embedder_base_url: Optional[str] = typer.Option(
         None, "--embedder-base-url", help="Server of an openai: --embedder, when it is not "
                                           "--base-url."),
+    graph_url: Optional[str] = typer.Option(
+        None, "--graph-url", help="Graph products' store server (graphiti): a FalkorDB "
+                                  "(falkor://host:6379) or Neo4j (bolt://host:7687) URL; default: "
+                                  "an embedded FalkorDB per conversation."),
     judge: str = JUDGE,
     judge_base_url: Optional[str] = JUDGE_BASE_URL,
     allow_same_family: bool = ALLOW_SAME,
@@ -85,7 +89,8 @@ def run(
                  base_url=base_url, judge=judge, judge_base_url=judge_base_url,
                  allow_same_family=allow_same_family, concurrency=concurrency,
                  variants=variants, llm_options=options, embedder=embedder,
-                 embedder_base_url=embedder_base_url, show_progress=not no_progress)
+                 embedder_base_url=embedder_base_url, graph_url=graph_url,
+                 show_progress=not no_progress)
     kinds = sorted({"offline rules" if i.offline else "LLM" for i in s.systems})
     typer.echo(f"systems: {', '.join(s.names)} ({', '.join(kinds)}); "
                f"judge: {s.judge.spec}{' (heuristic)' if s.judge.heuristic else ''}")

@@ -202,7 +202,7 @@ def embed(text: str, dim: int = 256) -> list[float]:
 
 # --------------------------------------------------------------------------- helpers for responders
 
-_NAME = re.compile(r"\b[A-Z][a-zA-Z]+(?:\s+[A-Z][a-zA-Z]+)*\b")
+_NAME = re.compile(r"\b[A-Z][a-zA-Z]*(?:'[a-z]+)?(?:\s+[A-Z][a-zA-Z]*(?:'[a-z]+)?)*")
 _STOP = {"I", "I'm", "The", "A", "An", "It", "We", "You", "He", "She", "They", "This", "That", "My",
          "Our", "Your", "And", "But", "Or", "So", "If", "Yes", "No", "Maybe", "Well", "Oh", "Hi",
          "Hello", "Thanks", "Sure", "Great", "What", "When", "Where", "Who", "Why", "How", "Do",
@@ -214,12 +214,17 @@ _STOP = {"I", "I'm", "The", "A", "An", "It", "We", "You", "He", "She", "They", "
 
 def names_in(text: str) -> list[str]:
     """Capitalised word runs of ``text`` (speaker labels, places, people), in order of first
-    appearance, without sentence-initial function words: a crude stand-in for entity extraction."""
+    appearance, without sentence-initial function words (``What's``, ``I'm``) or single words that
+    merely open a sentence: a crude stand-in for entity extraction."""
     seen: list[str] = []
     for match in _NAME.finditer(text):
         words = match.group(0).split()
-        while words and words[0] in _STOP:
+        while words and words[0].split("'")[0] in _STOP:
             words = words[1:]
+        before = text[:match.start()].rstrip(" \t\"'(")
+        if len(words) == 1 and words == match.group(0).split() and (
+                not before or before[-1] in ".!?:\n"):
+            continue  # one capitalised word opening a sentence ("Quick question.")
         name = " ".join(words)
         if name and name not in seen:
             seen.append(name)

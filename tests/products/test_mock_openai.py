@@ -74,6 +74,10 @@ def test_embeddings_are_deterministic_unit_vectors_near_for_shared_words():
 def test_names_in_finds_speakers_and_places():
     assert names_in("user: Maybe I will move to Seattle.\nassistant: Seattle is lovely, Dana.") == \
         ["Seattle", "Dana"]
+    assert names_in("What's good at Gold's Gym? I'm at Equinox New York.") == \
+        ["Gold's Gym", "Equinox New York"]
+    assert names_in("Quick question. Equinox Gym is near. Glad you asked, Ana.") == \
+        ["Equinox Gym", "Ana"]
 
 
 def test_the_real_sdk_gets_schema_valid_json_text_tools_and_embeddings():

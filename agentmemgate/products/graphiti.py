@@ -1,0 +1,449 @@
+"""``graphiti``: the Graphiti product (PyPI ``graphiti-core`` 0.31) run by the answering protocol
+(paper, Appendix A.7), configured and never patched.
+
+- Store: an embedded FalkorDB (``falkordblite``, Python 3.12+) in a fresh temp directory per
+  conversation, shut down and removed when it ends; or ``--graph-url`` for a FalkorDB
+  (``falkor://host:6379``) or Neo4j (``bolt://``/``neo4j://``) server. The conversation's opaque
+  namespace is its Graphiti ``group_id`` (on FalkorDB, its own graph), so nothing of another
+  conversation can be retrieved.
+- Ingestion: one ``add_episode`` per session, in order, ``source=EpisodeType.message``, the body
+  one ``role: text`` line per turn (Graphiti's format for message episodes), ``reference_time``
+  the session's date (00:00 UTC). Graphiti's own extraction, deduplication, invalidation and
+  summaries run unchanged.
+- Retrieval: after every session ``Graphiti.search(question, group_ids=[namespace])`` (its
+  out-of-the-box hybrid search, RRF), the facts kept with ``valid_at``/``invalid_at``; then the
+  one answer call of ``products.answer`` (the same model, the fixed versioned prompt) sees those
+  facts, the question and the date only.
+- Models: Graphiti's ``OpenAIGenericClient`` (chat completions with a ``json_schema`` response
+  format; its ``OpenAIClient`` needs the Responses API, which OpenAI-compatible servers mostly
+  lack), ``OpenAIEmbedder`` and ``OpenAIRerankerClient`` all point at ``llm.serve.LLMEndpoint``:
+  our LLM layer served on 127.0.0.1 for the run, so every product call is cached, logged and
+  replayed on a re-run (the prompts carry no namespace, ids or clock). ``search`` does not call the
+  reranker (RRF); it is configured so nothing defaults to api.openai.com.
+- Telemetry off (``GRAPHITI_TELEMETRY_ENABLED=false``, set before Graphiti is imported).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+from urllib.parse import unquote, urlsplit
+
+from ..errors import AmgError, BadInput, MissingExtra
+from ..memory.answering import AnsweringSystem, ProbeAnswer, Retrieved, SessionInput
+from ..memory.system import SystemInfo
+from ._base import make_model, provenance
+from .answer import answer_probe, answer_provenance
+from .contract import Answering, AnsweringOptions, library_version
+
+os.environ["GRAPHITI_TELEMETRY_ENABLED"] = "false"  # before graphiti_core is imported
+
+INSTALL = "pip install 'agentmemgate[graphiti]'"
+NUM_RESULTS = 10  # Graphiti.search's own default (DEFAULT_SEARCH_LIMIT)
+EMBEDDING_DIM = 1024  # Graphiti's default EmbedderConfig.embedding_dim (vectors are cut to it)
+SOURCE_DESCRIPTION = "conversation between the user and the assistant"
+FALKOR_SCHEMES = ("falkor", "falkordb", "redis", "rediss")
+NEO4J_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
+EMBEDDED_NEEDS = ("graphiti's embedded FalkorDB (falkordblite) needs Python 3.12+ (this is "
+                  "{v}): run on Python 3.12+ with {install}, or give --graph-url for a FalkorDB "
+                  "or Neo4j server")
+
+
+def episode_body(session: SessionInput) -> str:
+    """A session as a Graphiti message episode: one ``role: text`` line per turn, in order."""
+    return "\n".join(f"{t.role}: {' '.join(t.text.split())}" for t in session.turns)
+
+
+def reference_time(date: dt.date) -> dt.datetime:
+    return dt.datetime.combine(date, dt.time(0), tzinfo=dt.timezone.utc)
+
+
+def group_id(namespace: str) -> str:
+    """The namespace as a Graphiti group id: letters, digits and ``_`` only. Graphiti accepts
+    ``-`` too, but on FalkorDB its full-text (BM25) search filters on the group id as a RediSearch
+    term, and RediSearch splits indexed text at ``-``: a hyphenated group id matches nothing, and
+    search silently falls back to embeddings alone."""
+    gid = re.sub(r"[^A-Za-z0-9_]", "_", namespace)
+    if not gid:
+        raise BadInput("graphiti needs a non-empty namespace")
+    return gid
+
+
+def _iso(value: dt.datetime | None) -> str | None:
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=dt.timezone.utc)
+    return value.astimezone(dt.timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def retrieved_of(edges: list[Any]) -> list[Retrieved]:
+    """Graphiti's ``EntityEdge`` results as the protocol keeps them: the fact, its validity."""
+    out = []
+    for e in edges:
+        meta = {"relation": e.name}
+        if getattr(e, "expired_at", None) is not None:
+            meta["expired_at"] = _iso(e.expired_at)
+        out.append(Retrieved(text=e.fact, valid_at=_iso(e.valid_at), invalid_at=_iso(e.invalid_at),
+                             meta=meta))
+    return out
+
+
+# --------------------------------------------------------------------------- the store
+
+class GraphStore:
+    """Where a conversation's graph lives: ``embedded`` or a server URL (``--graph-url``)."""
+
+    def __init__(self, graph_url: str | None):
+        self.url = graph_url
+        if graph_url is None:
+            self.kind = "embedded"
+            return
+        parts = urlsplit(graph_url)
+        scheme = parts.scheme.lower()
+        if scheme in FALKOR_SCHEMES:
+            self.kind = "falkordb"
+        elif scheme in NEO4J_SCHEMES:
+            self.kind = "neo4j"
+        else:
+            raise BadInput(f"--graph-url must be a FalkorDB (falkor://host:6379) or Neo4j "
+                           f"(bolt://host:7687, neo4j://...) URL, not {self.safe_url(graph_url)!r}")
+        if not parts.hostname:
+            raise BadInput(f"--graph-url {self.safe_url(graph_url)!r} names no host")
+        try:
+            parts.port
+        except ValueError:
+            raise BadInput(f"--graph-url {self.safe_url(graph_url)!r} has a bad port") from None
+
+    @staticmethod
+    def safe_url(url: str) -> str:
+        """The URL without its credentials (for messages; never stored)."""
+        parts = urlsplit(url)
+        if parts.username is None and parts.password is None:
+            return url
+        host = parts.hostname or ""
+        netloc = host + (f":{parts.port}" if parts.port else "")
+        return parts._replace(netloc=netloc).geturl()
+
+    def describe(self) -> str:
+        """For provenance and reports: what the store is, never where or with which password."""
+        if self.kind == "embedded":
+            return (f"embedded FalkorDB (falkordblite {library_version('falkordblite')}), a fresh "
+                    "database per conversation")
+        return f"{'FalkorDB' if self.kind == 'falkordb' else 'Neo4j'} server (--graph-url), one " \
+               "group per conversation"
+
+    def check_available(self) -> None:
+        if self.kind == "embedded":
+            if sys.version_info < (3, 12):
+                raise MissingExtra(EMBEDDED_NEEDS.format(
+                    v=f"{sys.version_info.major}.{sys.version_info.minor}", install=INSTALL))
+            _require("redislite", "falkordblite")
+        if self.kind in ("embedded", "falkordb"):
+            _require("falkordb", "falkordb")
+        if self.kind == "neo4j":
+            _require("neo4j", "neo4j")
+
+    def open(self, gid: str, workdir: Path | None) -> tuple[Any, Any]:
+        """(Graphiti graph driver, embedded database or None). Call outside the event loop."""
+        if self.kind == "embedded":
+            from graphiti_core.driver.falkordb_driver import FalkorDriver
+            from redislite.async_falkordb_client import AsyncFalkorDB
+
+            assert workdir is not None
+            db = AsyncFalkorDB(str(workdir / "graph.db"))
+            return FalkorDriver(falkor_db=db, database=gid), db
+        parts = urlsplit(self.url or "")
+        user = unquote(parts.username) if parts.username else None
+        password = unquote(parts.password) if parts.password else None
+        if self.kind == "falkordb":
+            from graphiti_core.driver.falkordb_driver import FalkorDriver
+
+            return FalkorDriver(host=parts.hostname, port=parts.port or 6379, username=user,
+                                password=password, database=gid), None
+        from graphiti_core.driver.neo4j_driver import Neo4jDriver
+
+        netloc = parts.hostname + (f":{parts.port}" if parts.port else "")
+        uri = parts._replace(netloc=netloc).geturl()
+        return Neo4jDriver(uri, user or os.environ.get("NEO4J_USER", "neo4j"),
+                           password if password is not None else os.environ.get("NEO4J_PASSWORD")
+                           ), None
+
+
+def _require(module: str, distribution: str) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        raise MissingExtra(f"graphiti needs {distribution!r}, which is not installed: {INSTALL}")
+
+
+async def _shutdown_embedded(db: Any) -> None:
+    """Close the embedded database and stop its redis-server now: falkordblite's async close leaves
+    the server running until the process exits, so a long run would accumulate servers. The
+    database is discarded with its temp directory, so the server is killed, not asked to save
+    (SIGTERM saves first, ~1.5 s; a SHUTDOWN command waits out the client's reconnect retries),
+    and its own directory (socket, pid file; falkordblite removes it only on its sync path) goes
+    too."""
+    pid = getattr(db.client, "pid", None)
+    redis_dir = getattr(db.client, "redis_dir", None)  # its socket, pid file and config
+    try:
+        await db.close()
+    except Exception:
+        pass
+    if pid:
+        import psutil
+
+        try:
+            server = psutil.Process(pid)
+            server.kill()
+            deadline = time.monotonic() + 10
+            # The server is daemonised (init reaps it): gone once it is a zombie.
+            while server.status() != psutil.STATUS_ZOMBIE and time.monotonic() < deadline:
+                await asyncio.sleep(0.005)
+        except psutil.NoSuchProcess:
+            pass
+    if redis_dir:
+        shutil.rmtree(redis_dir, ignore_errors=True)
+
+
+WORKDIR_PREFIX = "amg-graphiti-"
+OWNER_FILE = "owner.json"
+
+
+def _record_owner(workdir: Path, db: Any = None) -> None:
+    """Who owns this conversation's directory (written before its embedded server starts, then
+    with the server's own directory), so a later run can stop the server if this process is
+    killed: the redis-server is daemonised and outlives a ``kill -9`` of the run."""
+    import json
+
+    import psutil
+
+    me = psutil.Process()
+    info = {"owner_pid": me.pid, "owner_started": me.create_time()}
+    if db is not None:
+        info["redis_dir"] = getattr(db.client, "redis_dir", None)
+    tmp = workdir / (OWNER_FILE + ".tmp")
+    tmp.write_text(json.dumps(info))
+    tmp.replace(workdir / OWNER_FILE)
+
+
+def sweep_orphans(tmp: Path | None = None) -> int:
+    """Stop the embedded servers, and remove the directories, of conversations whose process died
+    without closing them (a killed run): a server is known by its working directory (the
+    conversation's). Returns how many directories it cleaned."""
+    import json
+
+    import psutil
+
+    dead = []
+    for d in Path(tmp or tempfile.gettempdir()).glob(f"{WORKDIR_PREFIX}*"):
+        try:
+            owner = json.loads((d / OWNER_FILE).read_text())
+            alive = psutil.Process(owner["owner_pid"]).create_time() == owner["owner_started"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # not ours, or not set up yet
+        except psutil.NoSuchProcess:
+            alive = False
+        if not alive:
+            dead.append((os.path.realpath(d), owner.get("redis_dir")))
+    if not dead:
+        return 0
+    where = {w: {r} if r else set() for w, r in dead}
+    for proc in psutil.process_iter(["name", "cwd", "cmdline"]):
+        try:
+            cwd = proc.info.get("cwd")
+            if proc.info.get("name") == "redis-server" and cwd and os.path.realpath(cwd) in where:
+                for part in proc.info.get("cmdline") or []:
+                    if part.startswith("unixsocket:"):
+                        where[os.path.realpath(cwd)].add(os.path.dirname(part[len("unixsocket:"):]))
+                proc.kill()
+        except psutil.Error:
+            continue
+    for w, redis_dirs in where.items():
+        for r in redis_dirs:
+            shutil.rmtree(r, ignore_errors=True)
+        shutil.rmtree(w, ignore_errors=True)
+    return len(where)
+
+
+# --------------------------------------------------------------------------- the system
+
+class GraphitiSystem(AnsweringSystem):
+    """One conversation in its own Graphiti memory, driven from the calling thread's event loop."""
+
+    def __init__(self, info: SystemInfo, *, store: GraphStore, endpoint: Any, chat_name: str,
+                 embed_name: str, answer: Callable[[str, dt.date, list[Retrieved]], str],
+                 num_results: int = NUM_RESULTS, embedding_dim: int = EMBEDDING_DIM):
+        self.info = info
+        self.store, self.endpoint = store, endpoint
+        self.chat_name, self.embed_name = chat_name, embed_name
+        self._answer = answer
+        self.num_results, self.embedding_dim = num_results, embedding_dim
+        self.group: str | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._graphiti: Any = None
+        self._db: Any = None
+        self._clients: list[Any] = []
+        self._workdir: Path | None = None
+        self._calls = 0
+        self.episodes: list[str] = []  # uuids of the episodes added, in order
+
+    # -- running Graphiti's coroutines
+    def _run(self, coro: Any) -> Any:
+        assert self._loop is not None, "begin() first"
+        try:
+            return self._loop.run_until_complete(coro)
+        except AmgError:
+            raise
+        except Exception:
+            self.endpoint.raise_fatal()  # a bad key or unreachable model stops the run, one line
+            raise
+
+    def begin(self, namespace: str) -> None:
+        from graphiti_core import Graphiti
+        from graphiti_core.cross_encoder.openai_reranker_client import OpenAIRerankerClient
+        from graphiti_core.embedder.openai import OpenAIEmbedder, OpenAIEmbedderConfig
+        from graphiti_core.llm_client.config import LLMConfig
+        from graphiti_core.llm_client.openai_generic_client import OpenAIGenericClient
+        from openai import AsyncOpenAI
+
+        self.group = group_id(namespace)
+        self._loop = asyncio.new_event_loop()
+        if self.store.kind == "embedded":
+            self._workdir = Path(tempfile.mkdtemp(prefix=WORKDIR_PREFIX))
+            _record_owner(self._workdir)
+        driver, self._db = self.store.open(self.group, self._workdir)
+        if self._db is not None:
+            _record_owner(self._workdir, self._db)
+        url, key = self.endpoint.url, self.endpoint.api_key
+        self._clients = [AsyncOpenAI(base_url=url, api_key=key) for _ in range(3)]
+        config = LLMConfig(api_key=key, base_url=url, model=self.chat_name,
+                           small_model=self.chat_name)
+        self._graphiti = Graphiti(
+            graph_driver=driver,
+            llm_client=OpenAIGenericClient(config, client=self._clients[0]),
+            embedder=OpenAIEmbedder(OpenAIEmbedderConfig(
+                api_key=key, base_url=url, embedding_model=self.embed_name,
+                embedding_dim=self.embedding_dim), client=self._clients[1]),
+            cross_encoder=OpenAIRerankerClient(config=config, client=self._clients[2]))
+        self._run(self._graphiti.build_indices_and_constraints())
+
+    def ingest(self, session: SessionInput) -> None:
+        from graphiti_core.nodes import EpisodeType
+
+        result = self._run(self._graphiti.add_episode(
+            name=f"session {session.index + 1}", episode_body=episode_body(session),
+            source_description=SOURCE_DESCRIPTION, reference_time=reference_time(session.date),
+            source=EpisodeType.message, group_id=self.group))
+        self.episodes.append(result.episode.uuid)
+
+    def search(self, question: str) -> list[Retrieved]:
+        edges = self._run(self._graphiti.search(question, group_ids=[self.group],
+                                                num_results=self.num_results))
+        return retrieved_of(edges)
+
+    def answer(self, question: str, date: dt.date) -> ProbeAnswer:
+        retrieved = self.search(question)
+        self._calls += 1
+        return ProbeAnswer(answer=self._answer(question, date, retrieved), retrieved=retrieved)
+
+    def close(self) -> None:
+        loop, self._loop = self._loop, None
+        if loop is None:
+            return
+        try:
+            async def shut() -> None:
+                if self._graphiti is not None:
+                    try:
+                        await self._graphiti.close()
+                    except Exception:
+                        pass
+                for c in self._clients:
+                    await c.close()
+                if self._db is not None:
+                    await _shutdown_embedded(self._db)
+
+            loop.run_until_complete(shut())
+        finally:
+            loop.close()
+            self._graphiti = self._db = None
+            self._clients = []
+            if self._workdir is not None:
+                shutil.rmtree(self._workdir, ignore_errors=True)
+                self._workdir = None
+
+    @property
+    def calls(self) -> int:
+        """The answer calls of this conversation (Graphiti's own calls go through the endpoint
+        and are in the call log under ``product.graphiti.chat`` / ``.embed``)."""
+        return self._calls
+
+
+def build(options: AnsweringOptions) -> Answering:
+    from ..llm import get_model
+    from ..llm.serve import LLMEndpoint
+
+    store = GraphStore(getattr(options, "graph_url", None))
+    store.check_available()
+    if store.kind == "embedded":
+        sweep_orphans()  # servers a killed run left behind
+    model = make_model(options)
+    embed_spec = options.embedder or options.model
+    if options.embedder:
+        embedder = get_model(options.embedder, workspace=options.workspace,
+                             base_url=options.embedder_base_url or options.base_url,
+                             **options.llm_options)
+    else:
+        embedder = model
+    endpoint = LLMEndpoint(model, embedder, purpose="product.graphiti").start()
+    version = library_version("graphiti-core")
+    prompt = answer_provenance()
+    info = SystemInfo(
+        name="graphiti",
+        description="Graphiti (graphiti-core): a temporal knowledge graph built from each session "
+                    "by the product's own extraction; its hybrid search answers each probe",
+        gated=False,
+        components={"product": f"graphiti-core {version}", "llm": options.model,
+                    "embedder": embed_spec, "store": store.describe(),
+                    "answerer": f"{prompt['answer_prompt']} on {options.model}"},
+        offline=False)
+
+    def answer(question: str, date: dt.date, retrieved: list[Retrieved]) -> str:
+        return answer_probe(model, question, date, retrieved)
+
+    def factory() -> GraphitiSystem:
+        return GraphitiSystem(info, store=store, endpoint=endpoint, chat_name=model.name,
+                              embed_name=embedder.name, answer=answer)
+
+    def usage() -> dict[str, int]:
+        totals = dict(model.usage.as_dict())
+        if embedder is not model:
+            for k, v in embedder.usage.as_dict().items():
+                totals[k] = totals.get(k, 0) + v
+        return totals
+
+    prov = provenance(
+        "graphiti", library="graphiti-core", model=options.model, embedder=embed_spec,
+        dimensions=EMBEDDING_DIM, store=store.describe(),
+        falkordb_client=library_version("falkordb") if store.kind != "neo4j" else None,
+        falkordblite=library_version("falkordblite") if store.kind == "embedded" else None,
+        llm_client="OpenAIGenericClient (chat completions, json_schema response format)",
+        embedder_client="OpenAIEmbedder", cross_encoder="OpenAIRerankerClient (search uses RRF)",
+        ingestion="one EpisodeType.message episode per session, 'role: text' per turn, "
+                  "reference_time = session date 00:00 UTC",
+        retrieval=f"Graphiti.search(question, group_ids=[namespace], num_results={NUM_RESULTS})",
+        telemetry="off", **prompt)
+    return Answering(info=info, factory=factory, provenance=prov, model=options.model,
+                     source=Path(__file__), usage=usage)
+
+
+__all__ = ["EMBEDDING_DIM", "GraphStore", "GraphitiSystem", "INSTALL", "NUM_RESULTS", "build",
+           "episode_body", "group_id", "reference_time", "retrieved_of", "sweep_orphans"]
