@@ -15,8 +15,9 @@
   one answer call of ``products.answer`` (the same model, the fixed versioned prompt) sees those
   facts, the question and the date only.
 - Models: Graphiti's ``OpenAIGenericClient`` (chat completions with a ``json_schema`` response
-  format; its ``OpenAIClient`` needs the Responses API, which OpenAI-compatible servers mostly
-  lack), ``OpenAIEmbedder`` and ``OpenAIRerankerClient`` all point at ``llm.serve.LLMEndpoint``:
+  format, or ``json_object`` with the schema in the prompt where the server refuses
+  ``json_schema``: ``structured_mode``; its ``OpenAIClient`` needs the Responses API, which
+  OpenAI-compatible servers mostly lack), ``OpenAIEmbedder`` and ``OpenAIRerankerClient`` all point at ``llm.serve.LLMEndpoint``:
   our LLM layer served on 127.0.0.1 for the run, so every product call is cached, logged and
   replayed on a re-run (the prompts carry no namespace, ids or clock). ``search`` does not call the
   reranker (RRF); it is configured so nothing defaults to api.openai.com.
@@ -97,6 +98,31 @@ def retrieved_of(edges: list[Any]) -> list[Retrieved]:
     return out
 
 
+def structured_mode(model: Any, options: AnsweringOptions) -> str:
+    """Graphiti's ``structured_output_mode`` for this server: ``json_schema`` where the server takes
+    a ``json_schema`` response format, else ``json_object`` (Graphiti then puts the schema in the
+    prompt). ``--structured-output`` decides when given; otherwise the LLM layer's own negotiation
+    does, once per server and remembered in the workspace: one small structured call (cached, so
+    a re-run makes none). llama-cpp-python's server, for one, refuses ``json_schema``."""
+    forced = options.llm_options.get("structured_output", "auto")
+    if forced != "auto":
+        return "json_schema" if forced == "json_schema" else "json_object"
+    from pydantic import BaseModel
+
+    from ..llm import CallFailed
+
+    class ServerCheck(BaseModel):
+        ok: bool
+
+    try:
+        model.complete('Reply with the JSON object {"ok": true} and nothing else.',
+                       schema=ServerCheck, purpose="product.graphiti.structured_check",
+                       max_tokens=20)
+    except CallFailed:
+        pass  # the strategy the server refused is remembered all the same
+    return "json_schema" if model.strategy() == "json_schema" else "json_object"
+
+
 # --------------------------------------------------------------------------- the store
 
 class GraphStore:
@@ -141,11 +167,12 @@ class GraphStore:
         return f"{'FalkorDB' if self.kind == 'falkordb' else 'Neo4j'} server (--graph-url), one " \
                "group per conversation"
 
-    def check_available(self) -> None:
+    def check_available(self, version: tuple[int, ...] = tuple(sys.version_info[:2])) -> None:
+        """A one-line ``MissingExtra`` when this store cannot run here (``version``: Python's)."""
         if self.kind == "embedded":
-            if sys.version_info < (3, 12):
-                raise MissingExtra(EMBEDDED_NEEDS.format(
-                    v=f"{sys.version_info.major}.{sys.version_info.minor}", install=INSTALL))
+            if tuple(version[:2]) < (3, 12):
+                raise MissingExtra(EMBEDDED_NEEDS.format(v=".".join(map(str, version[:2])),
+                                                         install=INSTALL))
             _require("redislite", "falkordblite")
         if self.kind in ("embedded", "falkordb"):
             _require("falkordb", "falkordb")
@@ -281,8 +308,10 @@ class GraphitiSystem(AnsweringSystem):
 
     def __init__(self, info: SystemInfo, *, store: GraphStore, endpoint: Any, chat_name: str,
                  embed_name: str, answer: Callable[[str, dt.date, list[Retrieved]], str],
-                 num_results: int = NUM_RESULTS, embedding_dim: int = EMBEDDING_DIM):
+                 num_results: int = NUM_RESULTS, embedding_dim: int = EMBEDDING_DIM,
+                 structured: str = "json_schema"):
         self.info = info
+        self.structured = structured
         self.store, self.endpoint = store, endpoint
         self.chat_name, self.embed_name = chat_name, embed_name
         self._answer = answer
@@ -329,7 +358,8 @@ class GraphitiSystem(AnsweringSystem):
                            small_model=self.chat_name)
         self._graphiti = Graphiti(
             graph_driver=driver,
-            llm_client=OpenAIGenericClient(config, client=self._clients[0]),
+            llm_client=OpenAIGenericClient(config, client=self._clients[0],
+                                           structured_output_mode=self.structured),
             embedder=OpenAIEmbedder(OpenAIEmbedderConfig(
                 api_key=key, base_url=url, embedding_model=self.embed_name,
                 embedding_dim=self.embedding_dim), client=self._clients[1]),
@@ -403,6 +433,7 @@ def build(options: AnsweringOptions) -> Answering:
                              **options.llm_options)
     else:
         embedder = model
+    structured = structured_mode(model, options)
     endpoint = LLMEndpoint(model, embedder, purpose="product.graphiti").start()
     version = library_version("graphiti-core")
     prompt = answer_provenance()
@@ -421,7 +452,7 @@ def build(options: AnsweringOptions) -> Answering:
 
     def factory() -> GraphitiSystem:
         return GraphitiSystem(info, store=store, endpoint=endpoint, chat_name=model.name,
-                              embed_name=embedder.name, answer=answer)
+                              embed_name=embedder.name, answer=answer, structured=structured)
 
     def usage() -> dict[str, int]:
         totals = dict(model.usage.as_dict())
@@ -435,7 +466,7 @@ def build(options: AnsweringOptions) -> Answering:
         dimensions=EMBEDDING_DIM, store=store.describe(),
         falkordb_client=library_version("falkordb") if store.kind != "neo4j" else None,
         falkordblite=library_version("falkordblite") if store.kind == "embedded" else None,
-        llm_client="OpenAIGenericClient (chat completions, json_schema response format)",
+        llm_client=f"OpenAIGenericClient (chat completions, structured_output_mode={structured})",
         embedder_client="OpenAIEmbedder", cross_encoder="OpenAIRerankerClient (search uses RRF)",
         ingestion="one EpisodeType.message episode per session, 'role: text' per turn, "
                   "reference_time = session date 00:00 UTC",

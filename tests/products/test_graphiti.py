@@ -42,7 +42,7 @@ from agentmemgate.products import AnsweringOptions, get_answering  # noqa: E402
 from agentmemgate.products.graphiti import episode_body  # noqa: E402
 from agentmemgate.workspace import Workspace  # noqa: E402
 
-from .mock_openai import ChatRequest, MockOpenAI, names_in  # noqa: E402
+from .mock_openai import ChatRequest, MockOpenAI, names_in, refuses_json_schema  # noqa: E402
 
 MODEL, EMBEDDER = "openai:mock-model", "openai:mock-embedder"
 WORKER = Path(__file__).with_name("_graphiti_worker.py")
@@ -186,6 +186,32 @@ def test_sessions_go_in_in_order_with_their_dates_and_facts_reach_the_answer(arc
     assert (p["model"], p["embedder"], p["dimensions"]) == (MODEL, EMBEDDER, 1024)
     assert p["store"].startswith("embedded FalkorDB (falkordblite") and p["telemetry"] == "off"
     assert os.environ["GRAPHITI_TELEMETRY_ENABLED"] == "false"
+
+
+def test_a_server_without_json_schema_gets_graphitis_json_object_mode(arcs_ws):
+    """llama-cpp-python's server refuses ``json_schema``: the LLM layer finds out once (one small
+    check call), and Graphiti runs in its own ``json_object`` mode, the schema in the prompt."""
+    arc = load_arcs(arcs_ws, ["core"])[0][0]
+    with MockOpenAI([refuses_json_schema, graphiti_responder, answer_responder], dim=64) as mock:
+        a = graphiti(arcs_ws, mock)
+        assert "structured_output_mode=json_object" in a.provenance["llm_client"]
+        s = a.factory()
+        s.begin("amg-llama")
+        first = session_inputs(arc)[0]
+        s.ingest(first)
+        answer = s.answer(arc.spec.field.probe_question, first.date)
+        s.close()
+        graphiti_calls = [c for c in mock.chats() if c.schema_name in ("ExtractedEntities",
+                                                                      "ExtractedEdges")]
+        assert graphiti_calls and all(c.body["response_format"] == {"type": "json_object"}
+                                      for c in graphiti_calls)
+        assert answer.retrieved and answer.answer != "I don't know."
+        refused = [r for r in mock.requests if r.status == 500]
+        assert len(refused) == 1  # the check call; no product call was refused
+        n = len(mock.requests)
+        again = graphiti(arcs_ws, mock)  # the next run: the check is answered from the cache
+        assert len(mock.requests) == n
+        assert "structured_output_mode=json_object" in again.provenance["llm_client"]
 
 
 def test_conversations_are_isolated_and_run_concurrently_in_threads(arcs_ws, mock):
