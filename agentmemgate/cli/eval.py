@@ -96,7 +96,8 @@ def run(
                f"judge: {s.judge.spec}{' (heuristic)' if s.judge.heuristic else ''}")
     typer.echo(f"{s.arcs} arcs x {len(s.systems)} systems: ran now {s.ran_now}, re-scored "
                f"{s.rescored}, already stored {s.already_done}, failed {s.failed}; "
-               f"{s.component_calls} component calls; {s.seconds:.1f} s")
+               f"{s.component_calls} {'system' if s.answering else 'component'} calls; "
+               f"{s.seconds:.1f} s")
     for e in s.failure_examples:
         typer.echo(f"  failed {e}")
     typer.echo("report: amg report eval; one arc: amg eval show ARC_ID --system NAME")

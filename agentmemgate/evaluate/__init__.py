@@ -20,7 +20,8 @@ from .protocol import new_system, run_arc
 from .report import EvalReport, compute_report, report_markdown, save_eval_report, write_report
 from .run import AnswersSummary, EvalSummary, run_answers, run_eval
 from .show import show_arc
-from .systems import DEFAULT_SYSTEMS, SystemLine, SystemSpec, available_systems, resolve_system, system_spec
+from .systems import (DEFAULT_SYSTEMS, SystemLine, SystemSpec, answering_spec, available_systems,
+                      resolve_system, system_spec)
 from .trace import Trace, TurnTrace
 from .truth import Correction, Truth, truth_of
 from . import card as _card
@@ -28,7 +29,7 @@ from . import card as _card
 _card.register()
 
 __all__ = [
-    "DEFAULT_SYSTEMS", "MEASURES", "SystemLine", "available_systems", "AnswerJudge", "AnswerVerdict", "AnswersSummary", "ArcScore",
+    "DEFAULT_SYSTEMS", "MEASURES", "SystemLine", "answering_spec", "available_systems", "AnswerJudge", "AnswerVerdict", "AnswersSummary", "ArcScore",
     "Correction", "Difference", "EvalReport", "EvalSummary", "Stat", "SystemSpec", "Trace",
     "Truth", "TurnTrace", "ValueJudge", "compute_report", "get_answer_judge", "get_value_judge",
     "new_system", "read_answers", "report_markdown", "resolve_system", "run_answers", "run_arc",

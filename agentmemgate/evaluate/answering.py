@@ -23,7 +23,7 @@ from typing import Any
 
 from ..errors import AmgError
 from ..llm import CallFailed, Failed, run_concurrent
-from ..memory.answering import AnsweringSystem, SessionInput, SessionTurn
+from ..memory.answering import AnsweringSystem, ProbeAnswer, SessionInput, SessionTurn
 from ..schema import Arc
 from ..workspace import Workspace
 from . import store
@@ -57,6 +57,9 @@ def ask_arc(system: AnsweringSystem, arc: Arc, namespace: str) -> list[dict]:
             system.ingest(s)
             before = system.calls
             a = system.answer(question, s.date)
+            if not isinstance(a, ProbeAnswer):
+                raise TypeError(f"answer() returned {type(a).__name__}, not a "
+                                "memory.answering.ProbeAnswer")
             out.append({"after_session": s.index, "date": s.date.isoformat(), "answer": a.answer,
                         "retrieved": [r.model_dump(exclude_defaults=True) for r in a.retrieved],
                         "calls": system.calls - before, "namespace": namespace})

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..errors import AmgError
 from ..workspace import Workspace
-from .report import SPLIT_NAMES, _cell, _main_systems, compute_report
+from .report import SPLIT_NAMES, _cell, _main_systems, compute_report, products_table
 
 
 def card_section(ws: Workspace, splits: list[str]) -> str:
@@ -24,7 +24,8 @@ def card_section(ws: Workspace, splits: list[str]) -> str:
         return ""
     out = ["## Evaluation", "",
            "Memory systems scored on these arcs by the paper's protocol (`amg eval run`; "
-           "black-box systems from their answers, `amg eval answers`). Proportions are k/n with "
+           "black-box systems from their answers: products and baselines run by `amg eval run`, "
+           "uploaded answers by `amg eval answers`). Proportions are k/n with "
            "95% Wilson intervals. Full tables, figures and paired differences: `amg report eval`.", ""]
     out += [f"- {n}" for n in r.meta.notes] + [""]
     out += ["| measure (split) | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
@@ -36,7 +37,9 @@ def card_section(ws: Workspace, splits: list[str]) -> str:
             if any(r.stat(n, split, m) for n in cols):
                 out.append(f"| {label} ({SPLIT_NAMES.get(split, split)}) | "
                            + " | ".join(_cell(r.stat(n, split, m)) for n in cols) + " |")
-    return "\n".join(out) + "\n"
+    if products := products_table(r, heading="###"):
+        out += [""] + products
+    return "\n".join(out).rstrip() + "\n"
 
 
 def register() -> None:

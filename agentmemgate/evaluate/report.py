@@ -57,7 +57,8 @@ FIGURE3 = "figure3_promotion_by_wording.png"
 class SystemMeta(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str
-    kind: str  # "component" (run by the protocol) | "answers" (scored from its answers)
+    kind: str  # "component" (run by the protocol) | "answers" (scored from uploaded answers) |
+    # "product" (an answering system -- product, baseline or plug-in -- run by `amg eval run`)
     description: str
     gated: bool = False
     ungated_twin: str | None = None
@@ -67,6 +68,7 @@ class SystemMeta(BaseModel):
     model: str = ""
     arcs_scored: int = 0
     failures: int = 0
+    provenance: dict = {}  # products: product, library and version, configuration, prompt hash
 
 
 class ReportMeta(BaseModel):
@@ -157,9 +159,12 @@ def compute_report(ws: Workspace, splits: list[str] | None = None, judge: str | 
     per_arc: dict[str, dict[str, dict[str, ArcScore]]] = {}
     metas: dict[str, SystemMeta] = {}
     fails: dict[str, int] = {}
-    for f in store.failures(ws, [r["run_key"] for r in systems.values()]):
+    for f in store.failures(ws, [r["run_key"] for r in systems.values()]
+                            + [r["run_key"] for r in answer_sets.values()]):
         fails[f[0]] = fails.get(f[0], 0) + 1
     for name, row in systems.items():
+        if row.get("kind") == "answering":
+            continue  # an answering system: reported from its answer set below
         info = row["info"]
         got = store.scores(ws, row["run_key"], eq_key, current) if eq_key else []
         metas[name] = SystemMeta(name=name, kind="component", description=info.description,
@@ -170,6 +175,14 @@ def compute_report(ws: Workspace, splits: list[str] | None = None, judge: str | 
         _collect(name, got, results, per_arc)
     for name, row in answer_sets.items():
         got = store.scores(ws, row["run_key"], ans_key, current) if ans_key else []
+        if row.get("kind") == "system" and (srow := systems.get(name)) is not None:
+            info = srow["info"]
+            metas[name] = SystemMeta(name=name, kind="product", description=info.description,
+                                     components=info.components, offline=info.offline,
+                                     model=srow["model"], arcs_scored=len(got),
+                                     failures=fails.get(name, 0), provenance=srow["options"])
+            _collect(name, got, results, per_arc)
+            continue
         metas[name] = SystemMeta(name=name, kind="answers",
                                  description=f"black-box answers from {Path(row['path']).name} "
                                              f"(sha256 {row['sha256'][:12]})",
@@ -247,14 +260,32 @@ def notes(metas: dict[str, SystemMeta], judge: dict) -> list[str]:
     kind = "heuristic rules, not a model" if judge["heuristic"] else "LLM"
     out.append(f"Equivalence judge: {judge['spec']} ({kind}, family {judge['family']}"
                + (f", {judge['equivalence_rubric']}" if judge.get("equivalence_rubric") else "") + ").")
-    if any(m.kind == "answers" for m in metas.values()):
+    if any(m.kind in ("answers", "product") for m in metas.values()):
         out.append(f"Answer judge: {judge['spec']} ({kind}"
                    + (f", {judge['answer_rubric']}" if judge.get("answer_rubric") else "") + ").")
+    products = [n for n, m in metas.items() if m.kind == "product"]
+    if products:
+        out.append("Answering systems run by `amg eval run` (their own storage and retrieval, then "
+                   "one answer call; whole-system measurements, not attributable to one stage): "
+                   + "; ".join(f"{n} ({provenance_line(metas[n].provenance)})" for n in products)
+                   + ".")
     failed = {n: m.failures for n, m in metas.items() if m.failures}
     if failed:
         out.append("Arcs with a failed run or scoring (not counted; a re-run retries them): "
                    + ", ".join(f"{n} {k}" for n, k in failed.items()) + ".")
     return out
+
+
+def provenance_line(p: dict) -> str:
+    """A product's provenance in one phrase: library and version, configuration, prompt hash."""
+    parts = [f"{p.get('library')} {p.get('library_version')}"] if p.get("library") else []
+    for k in ("model", "embedder", "dimensions", "store"):
+        if p.get(k) not in (None, "", "none"):
+            parts.append(f"{k} {p[k]}")
+    if p.get("answer_prompt"):
+        parts.append(f"answer prompt {p['answer_prompt']} sha256 "
+                     f"{str(p.get('answer_prompt_sha256', ''))[:12]}")
+    return ", ".join(parts) or "no provenance recorded"
 
 
 # -- Markdown ---------------------------------------------------------------------------------
@@ -308,10 +339,53 @@ def report_markdown(r: EvalReport, images: bool = False) -> str:
             f"({r.meta.bootstrap['resamples']} resamples, seed {r.meta.bootstrap['seed']}; one "
             "cluster per conversation). — marks a measure that does not apply.", ""]
     main = _main_systems(r)
+    out += products_table(r)
     out += _table2(r, main) + _table3(r, main) + _table5(r, main) + _table6(r, main, images)
     out += _table7(r, _gated(r, list(r.meta.systems)), images) + _table4(r) + _ablation(r)
     out += _differences_md(r) + _overhead(r) + _full(r)
     return "\n".join(out).rstrip() + "\n"
+
+
+def _role(r: EvalReport, name: str) -> str:
+    from ..products.registry import BASELINE_NAMES, PRODUCTS
+
+    m = r.meta.systems[name]
+    if m.kind == "answers":
+        return "uploaded answers"
+    if m.kind == "component":
+        return "component"
+    base = name.partition("@")[0]
+    return "baseline" if base in BASELINE_NAMES else "product" if base in PRODUCTS else "plug-in"
+
+
+def products_table(r: EvalReport, heading: str = "##") -> list[str]:
+    """The paper's Section 1 / A.7 comparison: for each product and baseline (and uploaded answer
+    set), final accuracy and exposure of at-risk plans; beside them the component systems'
+    at-end contamination and task accuracy on the same split."""
+    black = [n for n, m in r.meta.systems.items() if m.kind in ("product", "answers")]
+    if not black:
+        return []
+    comps = [n for n in _main_systems(r) if r.meta.systems[n].kind == "component"]
+    rows = []
+    for split in r.meta.splits:
+        here = [n for n in black if r.systems.get(n, {}).get(split)]
+        if not here:
+            continue
+        for n in here + [c for c in comps if r.systems.get(c, {}).get(split)]:
+            rows.append([n, _role(r, n), SPLIT_NAMES.get(split, split),
+                         _cell(r.stat(n, split, "task_accuracy")),
+                         _cell(r.stat(n, split, "exposure")),
+                         _cell(r.stat(n, split, "end_contamination"))])
+    if not rows:
+        return []
+    return ([f"{heading} Products: final accuracy and exposure of at-risk plans (Section 1, A.7)", "",
+             "Answering systems are asked the probe after every session; a plan is exposed if an "
+             "answer before its outcome asserts it as the user's current value (answers worded "
+             "as plans do not count). Component systems, read from their store, stand beside them "
+             "with their at-end contamination. Whole-system measurements: a difference against "
+             "a component system cannot be attributed to one stage.", ""]
+            + _table(["System", "Kind", "Split", "Final accuracy", "At-risk plans exposed",
+                      "Contamination at end"], rows))
 
 
 def _table2(r: EvalReport, cols: list[str]) -> list[str]:

@@ -41,6 +41,7 @@ class EvalSummary(BaseModel):
     model_config = ConfigDict(extra="forbid")
     run_id: int
     names: list[str]  # as results name them (``NAME@model`` for model components)
+    answering: list[str] = []  # those of ``names`` that are answering systems (products, baselines)
     systems: list[SystemInfo]
     splits: list[str]
     arcs: int
@@ -50,7 +51,7 @@ class EvalSummary(BaseModel):
     already_done: int
     failed: int
     failure_examples: list[str]
-    component_calls: int
+    component_calls: int  # component systems' calls, and answering systems' model calls
     seconds: float
 
 
@@ -171,16 +172,16 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
     jk = vj.key
     store.save_judge(ws, jk, "equivalence", vj.judge.spec, vj.judge.family, vj.judge.heuristic,
                      vj.rubric, vj.judge.rubric_sha256.get("equivalence", ""))
+    uploaded = {r["name"] for r in ws.db["eval_answer_sets"].rows if r.get("kind") != "system"}
+    if clash := [s.name for s in answering if s.name in uploaded]:
+        raise BadInput(f"{clash[0]!r} is already the name of an uploaded answer set "
+                       "(`amg eval answers --name`); rename one of them")
     for s in all_specs:
         store.save_system(ws, s.run_key, s.name, s.info, s.options, s.model, s.source_sha, s.kind)
     aj = ajk = None
     if answering:
         from .judges import answers_key, get_answer_judge
 
-        taken = {r["name"] for r in ws.db["eval_answer_sets"].rows if r.get("kind") != "system"}
-        if clash := [s.name for s in answering if s.name in taken]:
-            raise BadInput(f"{clash[0]!r} is already the name of an uploaded answer set "
-                           "(`amg eval answers --name`); rename one of them")
         aj = get_answer_judge(judge, workspace=ws, base_url=judge_base_url, **(llm_options or {}))
         ajk = answers_key(vj, aj)
         store.save_judge(ws, ajk, "answers", vj.judge.spec, vj.judge.family, vj.judge.heuristic,
@@ -288,6 +289,7 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
         store.save_finished(ws, buffer)
         store.finish_run(ws, run_id, status)
     return EvalSummary(run_id=run_id, names=[s.name for s in all_specs],
+                       answering=[s.name for s in answering],
                        systems=[s.info for s in all_specs], splits=splits,
                        arcs=len(arcs), judge=vj.info, ran_now=ran, rescored=rescored,
                        already_done=done, failed=failed, failure_examples=examples,
@@ -329,9 +331,12 @@ def run_answers(ws: Workspace, path: str | Path, name: str, *, judge: str = "off
     name = name.strip()
     if not name or any(c in name for c in "\n\r\t"):
         raise BadInput("--name must be a non-empty name for the answering system, e.g. --name mem0")
-    taken = set(DEFAULT_SYSTEMS) | set(store.latest_systems(ws))
+    systems = store.latest_systems(ws)
+    taken = set(DEFAULT_SYSTEMS) | set(systems)
     if name in taken:
-        raise BadInput(f"--name {name!r} is already a component system's name; pick another name "
+        what = ("an answering system run by `amg eval run`"
+                if systems.get(name, {}).get("kind") == "answering" else "a component system")
+        raise BadInput(f"--name {name!r} is already the name of {what}; pick another name "
                        "for the answering system")
     arcs = {a.id: (a, sha) for a, sha in workspace_arcs(ws, SPLITS)}
     if not arcs:

@@ -94,6 +94,8 @@ def show_arc(ws: Workspace, arc_id: str, system: str) -> str:
            f"Field {s.field.attribute}: {s.field.description} Probe: {s.field.probe_question}",
            f"Truth: initial {s.initial_value!r}, plan {s.plan_value!r}; current value after each "
            f"session: {', '.join(repr(v) for v in arc.expected_value_after_session)}"]
+    if answer_sets.get(system, {}).get("kind") == "system":
+        return _show_answering(ws, arc, system, systems.get(system), answer_sets[system], out, marks)
     row = systems.get(system)
     run_key = row["run_key"] if row else answer_sets[system]["run_key"]
     if row:
@@ -161,4 +163,83 @@ def show_arc(ws: Workspace, arc_id: str, system: str) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-__all__ = ["event_line", "show_arc", "snapshot_lines"]
+# -- answering systems run by `amg eval run` (products, baselines, plug-ins) -------------------
+def retrieved_line(i: int, r: dict) -> str:
+    """One retrieved memory as show prints it: text, score, validity interval."""
+    extra = []
+    if r.get("score") is not None:
+        extra.append(f"score {r['score']:.3g}")
+    if r.get("valid_at") or r.get("invalid_at"):
+        extra.append(f"valid {r.get('valid_at') or '?'} to {r.get('invalid_at') or 'now'}")
+    return f"{i}. {r['text']!r}" + (f" ({'; '.join(extra)})" if extra else "")
+
+
+def _show_answering(ws: Workspace, arc: Arc, system: str, row: dict | None, answer_set: dict,
+                    out: list[str], marks: dict[int, str]) -> str:
+    run_key = answer_set["run_key"]
+    if row is not None:
+        info, prov = row["info"], row["options"]
+        desc = [f"answering system; model {row['model']}"]
+        if prov.get("product"):
+            desc.append(f"{prov['product']}, {prov.get('library')} {prov.get('library_version')}")
+        for k in ("embedder", "dimensions", "store"):
+            if prov.get(k) not in (None, "", "none"):
+                desc.append(f"{k} {prov[k]}")
+        if prov.get("answer_prompt"):
+            desc.append(f"answer prompt {prov['answer_prompt']} "
+                        f"(sha256 {str(prov.get('answer_prompt_sha256', ''))[:12]})")
+        out.append(f"System {system}: {info.description} ({'; '.join(desc)})")
+    else:
+        out.append(f"System {system}: answering system")
+    sessions = {r["after_session"]: r for r in store.load_product_answers(ws, run_key, arc.id)}
+    if not sessions:
+        failure = ws.db.execute("select stage, error from eval_failures where run_key = ? and "
+                                "arc_id = ?", [run_key, arc.id]).fetchone()
+        out += ["", f"No answers of {system} on this arc" + (
+            f": it failed ({failure[0]}): {failure[1]}" if failure else ": run `amg eval run`")]
+        return "\n".join(out) + "\n"
+    first = next(iter(sessions.values()))
+    out.append(f"Namespace {first['namespace']} (opaque; this arc's attempt only)")
+    if first["arc_sha256"] != current_arc_shas(ws, [arc.spec.split]).get(arc.id):
+        out += ["Note: the arc was rebuilt after these answers were made; re-run `amg eval run`."]
+    verdicts = {r["after_session"]: r["verdict"] for r in ws.db["eval_answers"].rows_where(
+        "name = ? and arc_id = ?", [system, arc.id])}
+    out.append("")
+    t = 0
+    for si, sess in enumerate(arc.sessions):
+        out.append(f"Session {si + 1} ({sess.date.isoformat()})")
+        for turn in sess.turns:
+            mark = f" [{marks[t]}]" if t in marks else ""
+            out += _wrap(f"  t{t} {turn.role}{mark}: ", turn.text, 6)
+            t += 1
+        got = sessions.get(si)
+        if got is None:
+            out += ["  (no answer stored after this session)", ""]
+            continue
+        mems = got["retrieved"]
+        out.append(f"  Retrieved for the probe after session {si + 1}: "
+                   + (f"{len(mems)} memor{'y' if len(mems) == 1 else 'ies'}" if mems else
+                      "nothing (no store)" if row and row["options"].get("store") == "none" else
+                      "nothing"))
+        for i, r in enumerate(mems, 1):
+            out += _wrap("    ", retrieved_line(i, r), 7)
+        out += _wrap(f"  Answer after session {si + 1}: ", repr(got["answer"]), 4)
+        if verdicts.get(si):
+            v = AnswerVerdict.model_validate_json(verdicts[si])
+            out.append(f"    asserts: {', '.join(map(repr, v.asserted)) or 'nothing'} ({v.rationale})")
+        if got["calls"]:
+            out.append(f"    ({got['calls']} model call{'s' if got['calls'] != 1 else ''})")
+        out.append("")
+    score_row = ws.db.execute(
+        "select eval_scores.score, eval_judges.spec from eval_scores join eval_judges on "
+        "eval_judges.judge_key = eval_scores.judge_key where run_key = ? and arc_id = ? "
+        "order by eval_judges.last_used_at desc limit 1", [run_key, arc.id]).fetchone()
+    if score_row:
+        sc = ArcScore.model_validate_json(score_row[0])
+        out.append(f"Measures (judge {score_row[1]}):")
+        for m, v in sc.values.items():
+            out.append(f"  {m}: {'yes' if v else 'no'} ({sc.why.get(m, '')})")
+    return "\n".join(out).rstrip() + "\n"
+
+
+__all__ = ["event_line", "retrieved_line", "show_arc", "snapshot_lines"]

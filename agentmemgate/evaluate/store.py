@@ -256,7 +256,8 @@ def save_answered(ws: Workspace, d: Answered) -> None:
                 {"run_key": d.run_key, "arc_id": d.arc_id, "after_session": s["after_session"],
                  "system": d.system, "arc_sha256": d.arc_sha, "namespace": s["namespace"],
                  "date": s["date"], "answer": s["answer"],
-                 "retrieved": json.dumps(s["retrieved"], ensure_ascii=False), "calls": s["calls"],
+                 "retrieved": json.dumps(s["retrieved"], ensure_ascii=False, default=str),
+                 "calls": s["calls"],
                  "created_at": t} for s in d.sessions])
         conn.execute("delete from eval_answers where name = ? and arc_id = ?", [d.system, d.arc_id])
         put(conn, "eval_answers", [

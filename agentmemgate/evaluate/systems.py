@@ -209,6 +209,22 @@ def _resolve_other(name: str, *, model: str, workspace: Any, base_url: str | Non
                       source_sha=_answering_sha(a.source, a.provenance), kind="answering")
 
 
+def answering_spec(factory: Any, *, name: str | None = None, model: str = "offline",
+                   provenance: dict[str, Any] | None = None,
+                   info: SystemInfo | None = None) -> SystemSpec:
+    """A spec for any answering factory (``factory()`` -> a ``memory.answering.AnsweringSystem``),
+    as ``system_spec`` is for component ones: tests and notebooks hand it to ``run_eval``."""
+    info = info or getattr(factory, "info", None) or factory().info
+    try:
+        module = Path(inspect.getsourcefile(factory) or "")
+    except TypeError:
+        module = None
+    prov = dict(provenance or {})
+    return SystemSpec(name=display_name(name or info.name, model), factory=factory, info=info,
+                      model=model, options=prov, source_sha=_answering_sha(module, prov),
+                      kind="answering")
+
+
 def _plugin_list():
     from ..products.plugins import plugins
 

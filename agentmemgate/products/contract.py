@@ -1,7 +1,21 @@
 """The builder contract of answering systems: what ``amg eval run`` passes in, what comes back.
 
 A builder is ``build(options: AnsweringOptions) -> Answering``; each product module
-(``products/mem0.py``, ``products/graphiti.py``) and each baseline has one.
+(``products/mem0.py``, ``products/graphiti.py``) and each baseline has one. What a builder fills:
+
+- ``info``: ``SystemInfo`` (``name`` is the registry name; results show ``name@model``);
+  ``offline=False`` for anything that calls a model;
+- ``factory``: a fresh ``memory.answering.AnsweringSystem`` per call (one per conversation);
+  its ``answer`` does the product's own retrieval, then ``products.answer_probe`` once;
+- ``provenance``: ``product``, ``library``, ``library_version``, ``model``, ``embedder``,
+  ``dimensions``, ``store`` and ``answer_prompt`` / ``answer_prompt_sha256``
+  (``answer.answer_provenance()``); every key goes into the run key, so a changed value is a
+  new run; keep secrets and server URLs out (the evaluation records only that a URL was given);
+- ``model``: the ``--model`` spec; ``source``: ``Path(__file__)`` (its text is in the run key);
+  ``usage``: model-call totals for the progress bar.
+
+The namespace ``begin`` receives changes with every attempt at an arc: never put it into a
+model prompt, or a re-run after a kill could not be answered from the LLM cache.
 """
 
 from __future__ import annotations

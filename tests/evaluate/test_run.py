@@ -180,7 +180,7 @@ def test_answers_scored_and_reported(hand_ws, tmp_path):
     r = compute_report(hand_ws).to_json()["systems"]["product"]
     assert r["heldout"]["exposure"]["k"] == 1 and r["core"]["exposure"]["k"] == 0
     assert r["core"]["task_accuracy"]["k"] == 1
-    with pytest.raises(BadInput, match="already a component system"):
+    with pytest.raises(BadInput, match="already the name of a component system"):
         run_answers(hand_ws, p, "literal-gated")
 
 
