@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -e '.[test]'
+	$(VENV)/bin/pip install -q -e '.[test,mem0]'
 	touch $(STAMP)
 
 # Graphiti's embedded FalkorDB (falkordblite) needs Python 3.12+: when a python3.12 is on PATH (or

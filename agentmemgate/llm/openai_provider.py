@@ -25,7 +25,7 @@ from pydantic import Field
 
 from ..errors import MissingApiKey
 from ..workspace import Workspace
-from ._errors import from_sdk_error
+from ._errors import FatalProviderError, from_sdk_error
 from ._http import attempts_so_far, install_hooks
 from .model import Model, RawReply, Request, SdkOptions, schema_json
 from .servers import COMPATIBLE, server_of
@@ -154,7 +154,13 @@ class OpenAIModel(Model):
                                  attempts=attempts_so_far(), secrets=self.secrets()) from None
         data = sorted(reply.data, key=lambda d: d.index)
         tokens = (getattr(reply.usage, "prompt_tokens", 0) or 0) if reply.usage else 0
-        return [list(d.embedding) for d in data], tokens
+        vectors = [list(d.embedding) for d in data]
+        if any(not v or not all(isinstance(x, (int, float)) for x in v) for v in vectors):
+            raise FatalProviderError(
+                f"{self.label} returned embeddings that are not one vector of numbers per input "
+                "(a server without pooling returns one vector per token: start llama-cpp-python "
+                "with --embedding true --pooling_type 1, or use an embedding model)")
+        return vectors, tokens
 
 
 def _tool_name(schema: type) -> str:

@@ -184,3 +184,16 @@ def test_anthropic_models_refuse_with_one_line(ws, monkeypatch):
         with pytest.raises(openai.APIStatusError):
             product_client(ep).chat.completions.create(model="m", messages=MESSAGES)
         assert "cannot serve a product's chat calls" in ep.fatal
+
+
+def test_token_level_embeddings_are_refused_with_the_fix(ws, upstream):
+    def per_token(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, json={"object": "list", "model": "m", "data": [
+            {"object": "embedding", "index": 0, "embedding": [[0.1, 0.2], [0.3, 0.4]]}]})
+
+    with LLMEndpoint(upstream(FakeApi(per_token))) as ep:
+        with pytest.raises(openai.APIStatusError):
+            product_client(ep).embeddings.create(model="m", input="two tokens",
+                                                 encoding_format="float")
+        assert "one vector per token" in ep.fatal
+    assert ws.db["llm_cache"].count == 0
