@@ -1,8 +1,9 @@
 """``graphiti``: the Graphiti product (PyPI ``graphiti-core`` 0.31) run by the answering protocol
 (paper, Appendix A.7), configured and never patched.
 
-- Store: an embedded FalkorDB (``falkordblite``, Python 3.12+) in a fresh temp directory per
-  conversation, shut down and removed when it ends; or ``--graph-url`` for a FalkorDB
+- Store: an embedded FalkorDB (``falkordblite``, Python 3.12+) in a fresh directory per
+  conversation under the workspace's ``products/graphiti/``, shut down and removed when it ends
+  (a killed run's are swept by the next); or ``--graph-url`` for a FalkorDB
   (``falkor://host:6379``) or Neo4j (``bolt://``/``neo4j://``) server. The conversation's opaque
   namespace is its Graphiti ``group_id`` (on FalkorDB, its own graph), so nothing of another
   conversation can be retrieved.
@@ -309,8 +310,9 @@ class GraphitiSystem(AnsweringSystem):
     def __init__(self, info: SystemInfo, *, store: GraphStore, endpoint: Any, chat_name: str,
                  embed_name: str, answer: Callable[[str, dt.date, list[Retrieved]], str],
                  num_results: int = NUM_RESULTS, embedding_dim: int = EMBEDDING_DIM,
-                 structured: str = "json_schema"):
+                 structured: str = "json_schema", root: Path | None = None):
         self.info = info
+        self.root = root if root is not None else Path(tempfile.gettempdir())
         self.structured = structured
         self.store, self.endpoint = store, endpoint
         self.chat_name, self.embed_name = chat_name, embed_name
@@ -347,7 +349,8 @@ class GraphitiSystem(AnsweringSystem):
         self.group = group_id(namespace)
         self._loop = asyncio.new_event_loop()
         if self.store.kind == "embedded":
-            self._workdir = Path(tempfile.mkdtemp(prefix=WORKDIR_PREFIX))
+            self.root.mkdir(parents=True, exist_ok=True)
+            self._workdir = Path(tempfile.mkdtemp(prefix=WORKDIR_PREFIX, dir=self.root))
             _record_owner(self._workdir)
         driver, self._db = self.store.open(self.group, self._workdir)
         if self._db is not None:
@@ -423,8 +426,10 @@ def build(options: AnsweringOptions) -> Answering:
 
     store = GraphStore(getattr(options, "graph_url", None))
     store.check_available()
+    root = (Path(options.workspace.path) / "products" / "graphiti" if options.workspace is not None
+            else Path(tempfile.gettempdir()))
     if store.kind == "embedded":
-        sweep_orphans()  # servers a killed run left behind
+        sweep_orphans(root)  # servers a killed run left behind
     model = make_model(options)
     embed_spec = options.embedder or options.model
     if options.embedder:
@@ -452,7 +457,8 @@ def build(options: AnsweringOptions) -> Answering:
 
     def factory() -> GraphitiSystem:
         return GraphitiSystem(info, store=store, endpoint=endpoint, chat_name=model.name,
-                              embed_name=embedder.name, answer=answer, structured=structured)
+                              embed_name=embedder.name, answer=answer, structured=structured,
+                              root=root)
 
     def usage() -> dict[str, int]:
         totals = dict(model.usage.as_dict())

@@ -316,8 +316,9 @@ def test_a_killed_run_resumes_and_repeats_no_answered_call(arcs_ws):
                   if not r["purpose"].endswith(".embed")}
         first = len(mock.requests)
         # The killed run's embedded server outlived it (it is daemonised) ...
+        graphs = str(arcs_ws.path / "products" / "graphiti")
         orphans = [p for p in psutil.process_iter(["name", "cwd"])
-                   if p.info["name"] == "redis-server" and str(tmp) in (p.info["cwd"] or "")]
+                   if p.info["name"] == "redis-server" and graphs in (p.info["cwd"] or "")]
         assert len(orphans) == 1 and orphans[0].status() != psutil.STATUS_ZOMBIE
 
         out = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
@@ -331,9 +332,10 @@ def test_a_killed_run_resumes_and_repeats_no_answered_call(arcs_ws):
         assert not repeated, [r.chat.schema_name for r in repeated]
         assert {r["arc_id"] for r in Workspace(arcs_ws.path).db[
             "eval_product_answers"].rows} == {a.id for a, _ in load_arcs(arcs_ws, ["core"])}
-    # ... and the next run stopped it; nothing of either run is left in the temp dir.
+    # ... and the next run stopped it; nothing of either run is left behind.
     assert all(not p.is_running() or p.status() == psutil.STATUS_ZOMBIE for p in orphans)
     assert list(tmp.iterdir()) == []
+    assert list((arcs_ws.path / "products" / "graphiti").iterdir()) == []
     tmp.rmdir()
 
 
