@@ -13,7 +13,8 @@ $(STAMP): pyproject.toml
 # Graphiti's embedded FalkorDB (falkordblite) needs Python 3.12+: when a python3.12 is on PATH (or
 # under pyenv), `make test` also runs the Graphiti tests on ./.venv312 with the graphiti extra;
 # on the main venv they skip and say why.
-PYTHON312 ?= $(or $(shell command -v python3.12 2>/dev/null),$(firstword $(wildcard /root/.pyenv/versions/3.12*/bin/python3.12)))
+# (a pyenv shim on PATH may not run: the first candidate that does is taken)
+PYTHON312 ?= $(firstword $(foreach p,$(shell command -v python3.12 2>/dev/null) $(wildcard /root/.pyenv/versions/3.12*/bin/python3.12),$(shell $(p) -c 'import sys; print("$(p)" if sys.version_info >= (3, 12) else "")' 2>/dev/null)))
 VENV312 ?= .venv312
 STAMP312 := $(VENV312)/.installed
 

