@@ -268,6 +268,10 @@ def test_eval_run_stores_and_scores_answers_per_session_and_a_rerun_makes_no_cal
     assert len(set(namespaces.values())) == len(arcs)  # one memory per arc
     assert all(ns.startswith("amg-") and a not in ns for a, ns in namespaces.items())
     assert all(json.loads(r["retrieved"]) for r in rows)  # every probe retrieved its facts
+    said = {a.id: {f"user said: {' '.join(t.text.split())}" for s in a.sessions for t in s.turns
+                   if t.role == "user"} for a in arcs}
+    for r in rows:  # ... and only facts from its own arc's conversation
+        assert {m["text"] for m in json.loads(r["retrieved"])} <= said[r["arc_id"]]
     assert arcs_ws.db["eval_scores"].count >= len(arcs)
     calls = {r["purpose"] for r in arcs_ws.db["llm_calls"].rows}
     assert {"product.graphiti.chat", "product.graphiti.embed", "products.answer"} <= calls
@@ -360,6 +364,20 @@ def _request_key(body: dict) -> str:
 
 
 # --------------------------------------------------------------------------- bad input
+
+def test_a_refused_key_stops_before_any_arc_in_one_line(arcs_ws):
+    from agentmemgate.llm import FatalProviderError
+
+    from .mock_openai import MockHTTPError
+
+    def refuse(req):
+        raise MockHTTPError(401, "Incorrect API key provided")
+
+    with MockOpenAI([refuse]) as mock:
+        with pytest.raises(FatalProviderError) as e:
+            graphiti(arcs_ws, mock)
+        assert "\n" not in str(e.value) and mock.calls("/chat/completions") == 1
+
 
 def test_an_embedder_that_cannot_embed_stops_before_any_arc(arcs_ws, mock):
     from agentmemgate.llm import FatalProviderError
