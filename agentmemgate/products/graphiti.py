@@ -73,7 +73,8 @@ def group_id(namespace: str) -> str:
     """The namespace as a Graphiti group id: letters, digits and ``_`` only. Graphiti accepts
     ``-`` too, but on FalkorDB its full-text (BM25) search filters on the group id as a RediSearch
     term, and RediSearch splits indexed text at ``-``: a hyphenated group id matches nothing, and
-    search silently falls back to embeddings alone."""
+    search silently falls back to embeddings alone (getzep/graphiti#1269, #1483; fix proposed in
+    #1845, not in 0.31)."""
     gid = re.sub(r"[^A-Za-z0-9_]", "_", namespace)
     if not gid:
         raise BadInput("graphiti needs a non-empty namespace")
