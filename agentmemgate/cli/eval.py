@@ -61,6 +61,10 @@ def run(
     embedder_base_url: Optional[str] = typer.Option(
         None, "--embedder-base-url", help="Server of an openai: --embedder, when it is not "
                                           "--base-url."),
+    graph_url: Optional[str] = typer.Option(
+        None, "--graph-url", help="Graph products' store server (graphiti): a FalkorDB "
+                                  "(falkor://host:6379) or Neo4j (bolt://host:7687) URL; default: "
+                                  "an embedded FalkorDB per conversation."),
     judge: str = JUDGE,
     judge_base_url: Optional[str] = JUDGE_BASE_URL,
     allow_same_family: bool = ALLOW_SAME,
@@ -116,7 +120,8 @@ def run(
         ws, _splits(split), system or None, model=model, base_url=base_url, judge=judge,
         judge_base_url=judge_base_url, allow_same_family=allow_same_family,
         concurrency=concurrency, variants=variants, llm_options=options, embedder=embedder,
-        embedder_base_url=embedder_base_url, show_progress=not no_progress, dry_run=dry_run),
+        embedder_base_url=embedder_base_url, graph_url=graph_url, show_progress=not no_progress,
+        dry_run=dry_run),
         show_progress=not no_progress)
     if dry_run:
         typer.echo("\n".join(s.lines()))

@@ -98,7 +98,8 @@ def resolve_systems(names: Iterable[str | SystemSpec] | None, *, model: str, wor
                     base_url: str | None, variants: list[str],
                     concurrency: int | None = None,
                     llm_options: dict[str, Any] | None = None, embedder: str | None = None,
-                    embedder_base_url: str | None = None) -> list[SystemSpec]:
+                    embedder_base_url: str | None = None,
+                    graph_url: str | None = None) -> list[SystemSpec]:
     from ..errors import MissingApiKey
 
     out: list[SystemSpec] = []
@@ -107,7 +108,7 @@ def resolve_systems(names: Iterable[str | SystemSpec] | None, *, model: str, wor
             spec = n if isinstance(n, SystemSpec) else resolve_system(
                 n, model=model, workspace=workspace, base_url=base_url, variants=variants,
                 concurrency=concurrency, llm_options=llm_options, embedder=embedder,
-                embedder_base_url=embedder_base_url)
+                embedder_base_url=embedder_base_url, graph_url=graph_url)
         except MissingApiKey as e:
             raise e.for_flag("--model", model) from None
         if all(s.name != spec.name for s in out):
@@ -174,11 +175,11 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
              concurrency: int = 4, variants: list[str] | None = None,
              corrections: dict[str, Correction] | None = None,
              llm_options: dict[str, Any] | None = None, embedder: str | None = None,
-             embedder_base_url: str | None = None,
+             embedder_base_url: str | None = None, graph_url: str | None = None,
              show_progress: bool = True, dry_run: bool = False) -> EvalSummary | EvalPlan:
     """``llm_options`` (``timeout``, ``max_tokens``, ``structured_output``) go to every model of
     the run: the components' and an LLM judge's. Answering systems (products, baselines,
-    plug-ins; ``embedder`` and ``embedder_base_url`` go to their builders) run by
+    plug-ins; ``embedder``, ``embedder_base_url`` and ``graph_url`` go to their builders) run by
     ``evaluate.answering`` and are scored from their answers by the answer judge. ``dry_run``:
     count what would run (the component systems' extraction calls on the models' ``planned``
     tallies; answering systems are not counted) and store nothing."""
@@ -187,7 +188,7 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
     all_specs = resolve_systems(systems, model=model, workspace=ws, base_url=base_url,
                                 variants=variants, concurrency=max(16, concurrency),
                                 llm_options=llm_options, embedder=embedder,
-                                embedder_base_url=embedder_base_url)
+                                embedder_base_url=embedder_base_url, graph_url=graph_url)
     specs = [s for s in all_specs if s.kind != "answering"]
     answering = [s for s in all_specs if s.kind == "answering"]
     vj = get_value_judge(judge, workspace=ws, base_url=judge_base_url, **(llm_options or {}))
@@ -234,7 +235,8 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
     run_id = store.start_run(ws, {"model": model, "judge": judge, "concurrency": concurrency,
                                   "variants": variants, "base_url": bool(base_url),
                                   "embedder": embedder,
-                                  "embedder_base_url": bool(embedder_base_url)},
+                                  "embedder_base_url": bool(embedder_base_url),
+                                  "graph_url": bool(graph_url)},
                              [s.name for s in all_specs], splits, jk)
     corrections = corrections or {}
 

@@ -106,7 +106,8 @@ def resolve_system(name: str, *, model: str = "offline", workspace: Any = None,
                    base_url: str | None = None, variants: list[str] | None = None,
                    concurrency: int | None = None,
                    llm_options: dict[str, Any] | None = None, embedder: str | None = None,
-                   embedder_base_url: str | None = None) -> SystemSpec:
+                   embedder_base_url: str | None = None,
+                   graph_url: str | None = None) -> SystemSpec:
     """``name`` against the component systems (the memory room's registry, e.g.
     ``cautious-gated[no-retry]``; the spec carries the canonical name), then the answering
     systems (baselines, products, plug-ins of either contract); unknown names list what exists."""
@@ -120,7 +121,7 @@ def resolve_system(name: str, *, model: str = "offline", workspace: Any = None,
                            f"to {name!r}")
         return _resolve_other(name, model=model, workspace=workspace, base_url=base_url,
                               concurrency=concurrency, llm_options=llm_options, embedder=embedder,
-                              embedder_base_url=embedder_base_url)
+                              embedder_base_url=embedder_base_url, graph_url=graph_url)
     kwargs: dict[str, Any] = {"model": model, "workspace": workspace}
     if base_url:
         kwargs["base_url"] = base_url
@@ -169,7 +170,8 @@ def _answering_sha(source: Path | None, provenance: dict[str, Any]) -> str:
 
 def _resolve_other(name: str, *, model: str, workspace: Any, base_url: str | None,
                    concurrency: int | None, llm_options: dict[str, Any] | None,
-                   embedder: str | None, embedder_base_url: str | None) -> SystemSpec:
+                   embedder: str | None, embedder_base_url: str | None,
+                   graph_url: str | None = None) -> SystemSpec:
     from ..products import AnsweringOptions, answering_names
     from ..products.plugins import find, plugin_component
     from ..products.registry import BASELINE_NAMES, PRODUCTS, get_answering
@@ -191,7 +193,7 @@ def _resolve_other(name: str, *, model: str, workspace: Any, base_url: str | Non
         workspace = Workspace(workspace, create=False)
     offline = model in ("offline", "", None)
     opts = AnsweringOptions(model=model, workspace=workspace, base_url=base_url, embedder=embedder,
-                            embedder_base_url=embedder_base_url,
+                            embedder_base_url=embedder_base_url, graph_url=graph_url,
                             llm_options=dict(llm_options or {}) if not offline else {},
                             concurrency=concurrency or 16)
     a = get_answering(name, opts)
@@ -200,6 +202,8 @@ def _resolve_other(name: str, *, model: str, workspace: Any, base_url: str | Non
         options["base_url"] = True  # where, not which model: URLs stay out of the run key
     if embedder_base_url:
         options["embedder_base_url"] = True
+    if graph_url:
+        options["graph_url"] = True  # where the graph lives stays out of the key
     return SystemSpec(name=display_name(a.info.name, a.model), factory=_AnsweringFactory(a),
                       info=a.info, model=a.model, options=options,
                       source_sha=_answering_sha(a.source, a.provenance), kind="answering")

@@ -38,6 +38,7 @@ class AnsweringOptions:
     base_url: str | None = None  # OpenAI-compatible server for an openai: model
     embedder: str | None = None  # provider:model of the product's embedder (--embedder)
     embedder_base_url: str | None = None  # where the embedder is served, if elsewhere
+    graph_url: str | None = None  # a graph product's server (--graph-url); None: embedded
     llm_options: dict[str, Any] = field(default_factory=dict)  # timeout, max_tokens, structured_output
     concurrency: int = 16  # model calls in flight at once, across conversations
 

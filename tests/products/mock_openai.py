@@ -9,7 +9,8 @@ Endpoints (under ``/v1``):
 
 - ``POST /chat/completions``: a request with ``response_format`` ``json_schema`` gets an instance of
   that schema; ``json_object`` gets a JSON object; ``tools`` (+ ``tool_choice``) gets one tool call
-  whose arguments are an instance of the tool's parameter schema; anything else gets text. The
+  whose arguments are an instance of the tool's parameter schema (a ``json_object`` request whose
+  prompt carries a JSON schema gets an instance of that); anything else gets text. The
   content comes from the first *responder* that answers (see ``Responder``), else from the generic
   generator ``instance_of``. ``logprobs`` requests get the first token with a logprob (``Reply``).
 - ``POST /embeddings``: deterministic embeddings, a signed hashed bag of words normalised to unit
@@ -44,7 +45,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
 __all__ = ["ChatRequest", "MockHTTPError", "MockOpenAI", "Recorded", "Reply", "Responder",
-           "embed", "instance_of", "names_in"]
+           "embed", "instance_of", "names_in", "refuses_json_schema"]
 
 DEFAULT_DATE = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
 
@@ -202,7 +203,7 @@ def embed(text: str, dim: int = 256) -> list[float]:
 
 # --------------------------------------------------------------------------- helpers for responders
 
-_NAME = re.compile(r"\b[A-Z][a-zA-Z]+(?:\s+[A-Z][a-zA-Z]+)*\b")
+_NAME = re.compile(r"\b[A-Z][a-zA-Z]*(?:'[a-z]+)?(?:\s+[A-Z][a-zA-Z]*(?:'[a-z]+)?)*")
 _STOP = {"I", "I'm", "The", "A", "An", "It", "We", "You", "He", "She", "They", "This", "That", "My",
          "Our", "Your", "And", "But", "Or", "So", "If", "Yes", "No", "Maybe", "Well", "Oh", "Hi",
          "Hello", "Thanks", "Sure", "Great", "What", "When", "Where", "Who", "Why", "How", "Do",
@@ -214,12 +215,17 @@ _STOP = {"I", "I'm", "The", "A", "An", "It", "We", "You", "He", "She", "They", "
 
 def names_in(text: str) -> list[str]:
     """Capitalised word runs of ``text`` (speaker labels, places, people), in order of first
-    appearance, without sentence-initial function words: a crude stand-in for entity extraction."""
+    appearance, without sentence-initial function words (``What's``, ``I'm``) or single words that
+    merely open a sentence: a crude stand-in for entity extraction."""
     seen: list[str] = []
     for match in _NAME.finditer(text):
         words = match.group(0).split()
-        while words and words[0] in _STOP:
+        while words and words[0].split("'")[0] in _STOP:
             words = words[1:]
+        before = text[:match.start()].rstrip(" \t\"'(")
+        if len(words) == 1 and words == match.group(0).split() and (
+                not before or before[-1] in ".!?:\n"):
+            continue  # one capitalised word opening a sentence ("Quick question.")
         name = " ".join(words)
         if name and name not in seen:
             seen.append(name)
@@ -285,19 +291,43 @@ class ChatRequest:
 
     @property
     def schema(self) -> dict | None:
-        """The JSON schema the reply must meet (response format or tool parameters), if any."""
+        """The JSON schema the reply must meet: the response format's or tool's, or, for
+        ``json_object``, one the prompt carries (as Graphiti's and Mem0's fallbacks append it)."""
         if self.mode == "tools":
             return (self.tool or {}).get("parameters") or {"type": "object", "properties": {}}
         if self.mode == "json_schema":
             return (self.body["response_format"].get("json_schema") or {}).get("schema")
+        if self.mode == "json_object":  # llama-cpp-python takes a schema beside json_object
+            return self.body["response_format"].get("schema") or self.prompt_schema
         return None
 
     @property
+    def prompt_schema(self) -> dict | None:
+        """The last JSON Schema object written into the last message, if any."""
+        text = self._content(self.messages[-1]) if self.messages else ""
+        decoder = json.JSONDecoder()
+        found, end = None, 0
+        for m in re.finditer(r"\{", text):
+            if m.start() < end:
+                continue  # inside an object already read (a nested $defs schema)
+            try:
+                obj, stop = decoder.raw_decode(text, m.start())
+            except ValueError:
+                continue
+            end = stop
+            if isinstance(obj, dict) and "properties" in obj and obj.get("type") == "object":
+                found = obj
+        return found
+
+    @property
     def schema_name(self) -> str | None:
+        """The response format's or tool's name; for a schema in the prompt, its title."""
         if self.mode == "tools":
             return (self.tool or {}).get("name")
         if self.mode == "json_schema":
             return (self.body["response_format"].get("json_schema") or {}).get("name")
+        if self.mode == "json_object":
+            return (self.schema or {}).get("title")
         return None
 
 
@@ -316,6 +346,16 @@ class MockHTTPError(Exception):
 
 
 Responder = Callable[[ChatRequest], Any]
+
+
+def refuses_json_schema(req: ChatRequest) -> None:
+    """A responder that makes the server behave like llama-cpp-python's: ``response_format``
+    ``json_schema`` is refused with its HTTP 500 validation error (``json_object`` is served)."""
+    if req.mode == "json_schema":
+        raise MockHTTPError(500, "1 validation error: {'type': 'literal_error', 'loc': ('body', "
+                                 "'response_format', 'type'), 'msg': \"Input should be 'text' or "
+                                 "'json_object'\", 'input': 'json_schema'}")
+    return None
 
 
 @dataclass

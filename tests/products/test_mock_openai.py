@@ -12,7 +12,8 @@ import openai
 import pytest
 from pydantic import BaseModel, Field, TypeAdapter
 
-from .mock_openai import ChatRequest, MockHTTPError, MockOpenAI, Reply, embed, instance_of, names_in
+from .mock_openai import (ChatRequest, MockHTTPError, MockOpenAI, Reply, embed, instance_of, names_in,
+                          refuses_json_schema)
 
 
 class Colour(str, enum.Enum):
@@ -74,6 +75,10 @@ def test_embeddings_are_deterministic_unit_vectors_near_for_shared_words():
 def test_names_in_finds_speakers_and_places():
     assert names_in("user: Maybe I will move to Seattle.\nassistant: Seattle is lovely, Dana.") == \
         ["Seattle", "Dana"]
+    assert names_in("What's good at Gold's Gym? I'm at Equinox New York.") == \
+        ["Gold's Gym", "Equinox New York"]
+    assert names_in("Quick question. Equinox Gym is near. Glad you asked, Ana.") == \
+        ["Equinox Gym", "Ana"]
 
 
 def test_the_real_sdk_gets_schema_valid_json_text_tools_and_embeddings():
@@ -164,3 +169,20 @@ def test_bad_requests_get_api_errors_not_hangs():
             client.completions.create(model="m", prompt="x")
         server.reset()
         assert server.calls() == 0
+
+
+def test_json_object_requests_with_a_schema_in_the_prompt_and_llama_cpp_refusals():
+    prompt = ("Extract the pet.\n\nRespond with a JSON object in the following format:\n\n"
+              + json.dumps(Pet.model_json_schema()))
+    with MockOpenAI([refuses_json_schema]) as server:
+        client = openai.OpenAI(base_url=server.url, api_key="dummy", max_retries=0)
+        out = client.chat.completions.create(model="m", messages=[{"role": "user",
+                                                                   "content": prompt}],
+                                             response_format={"type": "json_object"})
+        Pet.model_validate_json(out.choices[0].message.content)
+        assert server.chats()[0].schema_name == "Pet"
+        with pytest.raises(openai.InternalServerError, match="Input should be 'text' or"):
+            client.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "x"}],
+                response_format={"type": "json_schema",
+                                 "json_schema": {"name": "Pet", "schema": Pet.model_json_schema()}})
