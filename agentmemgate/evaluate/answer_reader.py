@@ -94,6 +94,11 @@ class Cues:
                 if isinstance(v, list):
                     self.rx[k] = self._rx(v)
         self.neg_reach = int(data["frames"]["neg_reach"])
+        dets = sorted(self.sets["determiners"] - {"of"})
+        self.rx["past_setting"] = re.compile(
+            r"(?<!\S)(?:" + "|".join(re.escape(w) for w in sorted(self.sets["setting_preps"], key=len, reverse=True))
+            + r")(?: (?:" + "|".join(map(re.escape, dets)) + r"))+ (?:"
+            + "|".join(map(re.escape, self._words(data["frames"]["past_adjectives"]))) + r")(?!\S)")
         self.change_past = set(self._words(data["roles"]["change_past"]))
         self.change_ing = set(self._words(data["roles"]["change_ing"]))
         self.sets["change_present"] = set(self._words(data["roles"]["change_present"]))
@@ -290,6 +295,8 @@ class Reading:
     unit: int
     order: int
     conclusion: bool = False  # in a clause that draws the answer's conclusion ("so X")
+    purpose: frozenset | None = None  # stems of a "for ..." purpose right after the value
+    where: tuple | None = None  # (clause, token index) of the occurrence
 
 
 @dataclass
@@ -455,6 +462,12 @@ class ScopedAnswerReader:
                 continue
             if t.kind == "w" and cur and t.word in c.sets["break_words"]:
                 flush()
+            elif t.kind == "w" and len(cur) >= 3 and cur[0].word in c.sets["subordinators"] \
+                    and t.word in c.sets["main_subjects"] and i + 1 < len(toks) \
+                    and toks[i + 1].word in c.sets["main_aux"] \
+                    and not any(x.word in c.sets["main_subjects"] for x in cur[2:]):
+                # "until it comes you're eating X": the main clause starts at its subject
+                flush()
             elif t.kind == "w" and cur and t.word in c.sets["coordinators"]:
                 # a coordinator opens a clause only before a new subject ("and you ..."); joined
                 # values ("X and Y") and verb phrases ("stay in X or move to Y") stay together
@@ -494,6 +507,8 @@ class ScopedAnswerReader:
                             r = self._read_one(cl, ti, clauses, ci, sentence_tail, prev_vi, cl.readings)
                             r.unit, r.order = ui, order
                             r.conclusion = c.rx["conclusion"].match(cl.s()) is not None
+                            r.purpose = self._purpose(cl, ti)
+                            r.where = (cl, ti)
                         cl.readings.append(r)
                         readings.append(r)
                         prev_vi = ti
@@ -501,6 +516,62 @@ class ScopedAnswerReader:
                 if unit.valid:
                     self._anaphors(all_clauses, k, readings, ui)
         return readings
+
+    def _purpose(self, cl: _Clause, ti: int) -> frozenset | None:
+        """Step 8: the stems of a purpose phrase right after the value ("X for work")."""
+        c = self.c
+        words = []
+        for t in cl.toks[ti + 1:]:
+            if t.kind == "v" or t.word in c.sets["coordinators"]:
+                break
+            if t.kind == "w":
+                words.append(t.word)
+        while words and words[0] in c.sets["adverbs"]:
+            words.pop(0)
+        if not words or words[0] != "for":
+            return None
+        stems = frozenset(w[:5] for w in words[1:] if len(w) >= 3 and w.isalpha()
+                          and w not in c.sets["field_stopwords"])
+        return stems or None
+
+    def beside_names(self, readings: list[Reading]) -> list[str]:
+        """Step 9: a capitalized name joined by "and" to a labelled value stated as current, in
+        the same verb phrase ("shop at X and sometimes at Y"): another current value."""
+        c = self.c
+        glue = c.sets["adverbs"] | c.sets["skip"] | c.sets["determiners"] | {"occasionally"}
+        joins = {"and", "&", "plus"}
+        out: list[str] = []
+        for r in readings:
+            if not (r.asserted and r.frame in ("current", "done") and r.role != "source" and r.where):
+                continue
+            cl, ti = r.where
+            toks = [t for t in cl.toks if t.kind != "p"]
+            if cl.toks[ti] not in toks:
+                continue
+            at = toks.index(cl.toks[ti])
+            for step in (1, -1):
+                j = at + step
+                seen_join = False
+                while 0 <= j < len(toks) and toks[j].kind == "w" and (
+                        toks[j].word in glue or toks[j].word in joins) and not toks[j].orig[:1].isupper():
+                    seen_join = seen_join or toks[j].word in joins
+                    j += step
+                if not seen_join or not (0 <= j < len(toks)):
+                    continue
+                t = toks[j]
+                if t.kind != "w" or not t.orig[:1].isupper() or t.word == "i" \
+                        or t.word in c.sets["time_names"] or t.word in c.sets["not_names"] \
+                        or (j and toks[j - 1].word in c.sets["other_people"]):
+                    continue
+                k = j
+                while 0 <= k + step < len(toks) and toks[k + step].kind == "w" and \
+                        toks[k + step].orig[:1].isupper():
+                    k += step
+                a, b = sorted((j, k))
+                if a == 0 and step == -1 and b == a:
+                    continue  # a capitalized sentence opener, not a name
+                out.append(" ".join(x.orig for x in toks[a:b + 1]).replace(" 's", "'s"))
+        return list(dict.fromkeys(out))
 
     def _drop_ignored(self, toks: list[Tok]) -> list[Tok]:
         s = [_tok_str(t) for t in toks]
@@ -522,6 +593,12 @@ class ScopedAnswerReader:
         left = cl.s(0, ti)
         near_start = (prev_vi + 1) if prev_vi is not None else 0
         near = cl.s(near_start, ti)
+        # a coordinator with words between it and the value opens a new predicate ("declined
+        # the X trial and kept going with Y"): what stands before it frames the earlier value
+        nw = near.split()
+        co = max((k for k, w in enumerate(nw[:-1]) if w in c.sets["coordinators"]), default=None)
+        if co is not None and prev_vi is not None:
+            near = " ".join(nw[co + 1:])
         vpos = [j for j, t in enumerate(cl.toks) if t.kind == "v"]
         nxt = next_value = next((j for j in vpos if j > ti), len(cl.toks))
         right = cl.s(ti + 1, nxt)
@@ -580,6 +657,12 @@ class ScopedAnswerReader:
                 rx["possibility"].match(o.s()) and any(t.kind == "v" and t.value != vi for t in o.toks)
                 for o in clauses if o is not cl):
             return R("choice", f"one of several possibilities ('{rx['possibility'].match(left).group(0)}')", False)
+        # a value that opens its clause as the subject of "replaced" (active or passive)
+        if opens and prev_vi is None:
+            if (m := rx["replaced_by"].search(right)) and prev_vi is None:
+                return R("done", f"left ('{m.group(0)}')", False, "source")
+            if (m := rx["replaces"].search(right)) and prev_vi is None and next_value < len(cl.toks):
+                return R("done", f"a change made ('{m.group(0)}')", True, "target")
         # role
         role = "state"
         near_tail = near.split()
@@ -592,7 +675,9 @@ class ScopedAnswerReader:
                 core.pop()
             last3 = " ".join(core[-3:])
             sm = [x for x in rx["source"].finditer(last3) if last3.endswith(x.group(0))]
-            if sm and (sm[-1].group(0) not in c.sets["source_needs_change"]
+            if [x for x in rx["replaced_by"].finditer(" ".join(core)) if " ".join(core).endswith(x.group(0))]:
+                role = "target"  # "X was replaced by Y"
+            elif sm and (sm[-1].group(0) not in c.sets["source_needs_change"]
                        or rx["change_words"].search(left)):
                 role = "source"
             elif rx["target"].search(near):
@@ -631,10 +716,16 @@ class ScopedAnswerReader:
         if opens and (m := rx["joined_by"].search(right)):
             return R("done", f"a change made ('{m.group(0)}')", True, "target")
         local = f"{near} {right}"
+        head = " ".join(right.split()[:3])
         if (m := rx["offer"].search(local)):
+            if role == "source" and rx["offer"].search(head):
+                # "cancelled a X trial": what was left is the offer, not a value the user had
+                return R("offer", f"'{m.group(0)}' (the offer itself was left)", False, role)
             return verdict("offer", f"'{m.group(0)}'")
-        if (m := rx["pending"].search(local)):
-            return verdict("pending", f"'{m.group(0)}'")
+        if (m := self._pending(local, near)):
+            if role == "source" and rx["pending"].search(head):
+                return R("pending", f"'{m}' (the order itself was left)", False, role)
+            return verdict("pending", f"'{m}'")
         m = rx["future_start"].search(local)
         if not m and verb in c.sets["change_present"] and (
                 rx["future_time"].search(whole) or near_tail[-2:-1] == ["you"]):
@@ -650,6 +741,11 @@ class ScopedAnswerReader:
         m = self._plan_cue(left, near)
         if not m and role != "source" and (m2 := rx["plan_after"].search(right)):
             m = m2.group(0)
+            # "switched to a Mint plan", "on a Kaiser plan": the product's plan, not an intention
+            if rx["service_nouns"].fullmatch(m) and right.split()[:1] == [m] and (
+                    verb in c.change_past or near_tail[-1:] in (["on"], ["onto"])
+                    or (near_tail[-2:-1] in (["on"], ["onto"]) and near_tail[-1] in c.sets["determiners"])):
+                m = None
         subject = all(w in glue | c.sets["break_words"] | c.sets["sentence_adverbs"]
                       for w in left.split())
         rfirst = right.split()[0] if right else ""
@@ -687,6 +783,22 @@ class ScopedAnswerReader:
         if role == "source":
             return R("done", f"left ('{near_tail[-1] if near_tail else ''}')", False, role)
         return R("current", "stated as current" + (" (last known)" if last_known else ""), True, role)
+
+    def _pending(self, local: str, near: str) -> str | None:
+        """A [frames] pending cue, unless it is a present-tense verb of the user's habit ("you
+        order from X", a memory line "Ships with X"): a cue word not ending in -ed/-ing right
+        after a subject word (adverbs between) or opening the clause."""
+        c = self.c
+        for m in c.rx["pending"].finditer(local):
+            g = m.group(0)
+            if " " not in g and not g.endswith(("ed", "ing")):
+                before = local[:m.start()].split()
+                while before and before[-1] in c.sets["adverbs"]:
+                    before.pop()
+                if not before or before[-1] in c.sets["subject_words"]:
+                    continue
+            return g
+        return None
 
     def _plan_cue(self, left: str, near: str) -> str | None:
         """A plan cue before the value; a temporal subordinator ("when", "once") over a past
@@ -792,6 +904,8 @@ class ScopedAnswerReader:
         m = c.rx["past"].search(" ".join(near.split()[-4:]))
         if m:
             return m.group(0)
+        if (m := c.rx["past_setting"].search(right)):
+            return m.group(0)  # "X outages at the old apartment"
         if opens or not near.strip():
             r = right.split()
             m2 = c.rx["past"].search(" ".join(r[:4]))
@@ -881,10 +995,40 @@ class ScopedAnswerReader:
                 if question:
                     continue
                 toks = self._drop_ignored(toks)
-                for cl in self._clauses(toks, 0, question):
+                if c.rx["no_answer"].search(" ".join(_tok_str(t) for t in toks)):
+                    continue  # "Sorry, I couldn't find ...", "Unknown."
+                clauses = self._clauses(toks, 0, question)
+                subject = unit.kind != "prose" or bool(clauses and c.rx["subjects"].search(clauses[0].s()))
+                said = ""
+                for cl in clauses:
                     name = self._other_in(cl, unit.kind != "prose")
                     if name:
                         return name
+                    piece = self._predicate_after(cl)
+                    if piece is not None and subject:
+                        before = f"{said} {cl.s(0, len(cl.toks) - len(piece.toks))}"
+                        before = c.rx["abandoned"].sub(" ", before)  # "dropped the idea of X"
+                        verb = next((t.word for t in piece.toks[1:] if t.kind == "w"
+                                     and t.word not in c.sets["adverbs"]), "")
+                        past = verb in c.change_past or verb in c.sets["past_verbs"] or verb.endswith("ed")
+                        if not c.rx["negation"].search(before) and (past or not c.rx["plan"].search(before)):
+                            name = self._other_in(piece, True)
+                            if name:
+                                return name
+                    said = f"{said} {cl.s()}"
+        return None
+
+    def _predicate_after(self, cl: _Clause) -> _Clause | None:
+        """A new predicate after "and"/"or" (a lower-case word, not a determiner, follows) and
+        after the clause's last value: it shares the sentence's subject ("You gave up on X and
+        shop at Y now")."""
+        c = self.c
+        vpos = [i for i, t in enumerate(cl.toks) if t.kind == "v"]
+        for k in range((vpos[-1] + 1) if vpos else 1, len(cl.toks) - 1):
+            t, n = cl.toks[k], cl.toks[k + 1]
+            if t.word in c.sets["coordinators"] and n.kind == "w" and not n.orig[:1].isupper() \
+                    and n.word not in c.sets["determiners"] and n.word not in c.sets["clause_subjects"]:
+                return _Clause(cl.toks[k:], cl.sentence, cl.question, cl.index)
         return None
 
     def _other_in(self, cl: _Clause, record: bool) -> str | None:
@@ -950,7 +1094,7 @@ class ScopedAnswerReader:
             if t.kind == "v":
                 return None  # only before the labelled values of the clause: the object slot
             if t.kind == "w" and t.orig[:1].isupper() and t.word != "i" \
-                    and t.word not in c.sets["time_names"] \
+                    and t.word not in c.sets["time_names"] and t.word not in c.sets["not_names"] \
                     and not (i and words[i - 1].word in c.sets["other_people"]):
                 j = i
                 while j + 1 < len(words) and words[j + 1].kind == "w" and (
@@ -980,6 +1124,7 @@ _FRAME_WORDS = {
     "declined": "the value not chosen ({cue})",
     "someone_else": "someone else's ({cue})",
     "described": "described, not stated as the user's ({cue})",
+    "other_purpose": "{cue}",
     "negated": "negated ({cue})",
     "offer": "an offer ({cue})",
     "pending": "pending, not yet arrived or started ({cue})",
@@ -1027,6 +1172,14 @@ def judge_answer(cues: Cues, answer: str, values: tuple[str, ...],
     readings = reader.read(units, values, records)
     asserted: list[str] = []
     reasons: list[str] = []
+    if field_words:  # step 8: a value for another purpose than the field's, beside one for it
+        fits = {r.value for r in readings if r.purpose and r.purpose & field_words}
+        elsewhere = {r.value for r in readings if r.purpose and not r.purpose & field_words} - fits
+        if fits and elsewhere:
+            for r in readings:
+                if r.value in elsewhere and r.asserted and not (r.frame == "done" and r.role == "target"):
+                    r.asserted, r.frame = False, "other_purpose"
+                    r.cue = "a purpose other than the field's, beside a value for it"
     drawn = {r.value for r in readings if r.conclusion and r.asserted and units[r.unit].kind == "prose"}
     if drawn:  # the answer draws its own conclusion: only what it concludes is asserted
         for r in readings:
@@ -1056,6 +1209,10 @@ def judge_answer(cues: Cues, answer: str, values: tuple[str, ...],
         reasons.append(describe(shown, value, units[shown.unit].kind))
         if decided is not None:
             asserted.append(value)
+    if asserted:  # step 9: a name joined to a value stated as current
+        for name in reader.beside_names([r for r in readings if r.asserted]):
+            asserted.append(name)
+            reasons.append(f"'{name}' is stated as current beside it and is neither labelled value")
     if not asserted:
         other = reader.other_value(units, records, reader._value_forms(values), field_words)
         if other:

@@ -250,3 +250,97 @@ def test_v1_is_unchanged_byte_for_byte_and_in_behaviour():
         assert ask(answer, judge=v1).asserted == want
     assert ask(graphiti_json(("User listens on Pandora", "2024-05-01 00:00:00+00:00", None))).asserted == []
     assert ask("You had Pandora for years.").asserted == []
+
+
+# -- mechanisms added after the first held-out measurement (sentences written for these tests) --
+@pytest.mark.parametrize("values, answer, want", [
+    # a new predicate after "and" is read on its own: a cue of the first one does not reach it,
+    # and a name it states as current is another value
+    (("Duolingo", "Babbel"), "You turned down the Babbel discount and kept paying for Duolingo.",
+     ["Duolingo"]),
+    (("Hulu", "Peacock"), "You skipped the Peacock free month and watch Hulu most nights.", ["Hulu"]),
+    (("Geico", "Progressive"), "You rejected the Progressive quote and renewed your Geico policy.",
+     ["Geico"]),
+    (("Kroger", "Safeway"), "You dropped the idea of Safeway and shop at Publix now.", ["Publix"]),
+    (("Canva", "Figma"), "You gave up on Figma after a week and design in Sketch these days.",
+     ["Sketch"]),
+    (("Chase", "Wells Fargo"), "You compared Chase and Wells Fargo for months and opened an account "
+                               "with Citi.", ["Citi"]),
+    (("Boston", "Denver"), "You weighed Boston against Denver and settled in Austin.", ["Austin"]),
+    (("Kroger", "Safeway"), "You dropped the idea of Safeway and might try Publix.", []),
+    # "you order / book / ship with X": a habit in the present, not a pending order
+    (("Instacart", "Shipt"), "Shipt was your old service; you order groceries through Instacart.",
+     ["Instacart"]),
+    (("Expedia", "Kayak"), "You book trips on Kayak.", ["Kayak"]),
+    (("UPS", "FedEx"), "- Ships packages with FedEx", ["FedEx"]),
+    (("Wolt", "Deliveroo"), "You usually order from Deliveroo.", ["Deliveroo"]),
+    (("Wolt", "Deliveroo"), "You've ordered a Deliveroo gift card.", []),
+    # the thing cancelled, declined or booked is the offer or the order itself
+    (("Netflix", "Peacock"), "- Cancelled a Peacock trial", []),
+    (("Audible", "Libby"), "User returned the Audible order before it shipped.", []),
+    (("Noom", "MyFitnessPal"), "You ended the Noom free trial after a week.", []),
+    (("Equinox", "Crunch"), "You declined the Crunch guest pass and kept going to Equinox.",
+     ["Equinox"]),
+    # a value that opens its clause as the subject of "replaced", or replaced in the passive
+    (("Trello", "Asana"), "Asana has replaced Trello for your team.", ["Asana"]),
+    (("Comcast", "Verizon Fios"), "Your Comcast service was replaced by Verizon Fios in May.",
+     ["Verizon Fios"]),
+    (("Toyota Corolla", "Honda Civic"), "The Toyota Corolla got swapped for a Honda Civic.",
+     ["Honda Civic"]),
+    (("Slack", "Discord"), "Discord took over from Slack last year.", ["Discord"]),
+    # "a X plan" after a change made names the service, not an intention
+    (("T-Mobile", "Mint Mobile"), "You switched to a Mint Mobile plan in March.", ["Mint Mobile"]),
+    (("Aetna", "Kaiser"), "You moved onto a Kaiser plan this year.", ["Kaiser"]),
+    (("Aetna", "Kaiser"), "The Kaiser plan is still up in the air.", []),
+    # a subordinate clause without a comma ends where the main clause's subject comes
+    (("Kindle", "Kobo"), "Until the Kobo ships you're reading on the Kindle.", ["Kindle"]),
+    (("Comcast", "Starlink"), "Until the Starlink dish arrives you're still on Comcast.", ["Comcast"]),
+    (("Aldi", "Lidl"), "Until the new Lidl opens you're shopping at Aldi.", ["Aldi"]),
+    (("Aldi", "Lidl"), "If the Lidl opens you'll switch to it.", []),
+    # a setting marked as past ("at the old apartment") makes a record past
+    (("Xfinity", "Sonic"), "- Complained about Xfinity outages at the old apartment", []),
+    (("Spectrum", "Sonic"), "- Had Spectrum at your previous place\n- Uses Sonic at home", ["Sonic"]),
+    (("Planet Fitness", "YMCA"), "Went to Planet Fitness near your former office.", []),
+    # another value named beside a labelled one stated as current
+    (("Aldi", "Lidl"), "You shop at Costco and sometimes at Aldi.", ["Aldi", "Costco"]),
+    (("Netflix", "Max"), "You watch Netflix and Hulu.", ["Hulu", "Netflix"]),
+    (("Chase", "Ally"), "You bank with Chase and also with Schwab.", ["Chase", "Schwab"]),
+    (("Chase", "Ally"), "You bank with Chase and want to try Schwab.", ["Chase"]),
+])
+def test_mechanisms_after_the_first_heldout(values, answer, want):
+    check(answer, want, values, field="provider")
+
+
+@pytest.mark.parametrize("field, values, answer, want", [
+    ("personal_email", ("Gmail", "Proton Mail"),
+     "You use Proton Mail for personal email and Gmail for work. Gmail stays work-only.",
+     ["Proton Mail"]),
+    ("personal_browser", ("Chrome", "Safari"),
+     "- Uses Safari for personal browsing\n- Uses Chrome for work", ["Safari"]),
+    ("home_internet", ("Comcast", "Starlink"),
+     "Comcast for the home and Starlink for the cabin; you've thought about Starlink at home too.",
+     ["Comcast"]),
+    # no contrast: a purpose alone does not take the value away
+    ("personal_browser", ("Chrome", "Safari"), "You use Chrome for work.", ["Chrome"]),
+    ("personal_email", ("Gmail", "Proton Mail"), "Gmail for personal email, Proton Mail for personal "
+                                                 "email too.", ["Gmail", "Proton Mail"]),
+])
+def test_a_value_for_another_purpose_than_the_field_is_not_asserted(field, values, answer, want):
+    check(answer, want, values, field=field)
+
+
+@pytest.mark.parametrize("answer", [
+    "Unknown.", "Sorry, I couldn't find anything about that.", "None on record.",
+    "Unclear from my notes.", "Hmm, I can't find a gym in your memories.", "Nothing stored yet.",
+    "N/A",
+])
+def test_no_answer_words_are_not_another_value(answer):
+    check(answer, [])
+
+
+def test_a_scored_timestamped_line_is_a_memory_record():
+    check("(0.91) 2024-05-01T10:00:00Z  Listens on Tidal most days\n"
+          "(0.70) 2024-04-02T09:00:00Z  Thinking of trying Deezer", ["Tidal"])
+    check("(0.88) 2024-06-01  Streams on Pandora\n(0.52) 2024-01-01  Might look at Deezer",
+          ["Pandora"])
+    check("[0.77] 2024-02-02 12:00  Moved to Deezer", ["Deezer"])
