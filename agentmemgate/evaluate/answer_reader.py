@@ -20,7 +20,7 @@ from pathlib import Path
 
 
 # -- tokens -------------------------------------------------------------------------------------
-_TOK = re.compile(r"(?<![A-Za-z0-9])'(?:s|re|ve|d|ll|m|t)(?![A-Za-z0-9])|[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*(?:'[A-Za-z]+)*"
+_TOK = re.compile(r"(?<![A-Za-z0-9])'(?:s|re|ve|d|ll|m|t)(?![A-Za-z0-9])|[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*(?:'[A-Za-z]+)*\+*"
                   r"|[^\sA-Za-z0-9]", re.I)
 _CLITICS = ("n't", "'s", "'re", "'ve", "'d", "'ll", "'m")
 _PUNCT_BREAK = {",", ";", ":", "(", ")", "\u2014", "\u2013", "[", "]", "{", "}", "\u2022", "|"}
@@ -103,6 +103,8 @@ class Cues:
         self.change_ing = set(self._words(data["roles"]["change_ing"]))
         self.sets["change_present"] = set(self._words(data["roles"]["change_present"]))
         self.sets["temporal"] = set(self._words(data["frames"]["temporal"]))
+        for k in ("span_openers", "time_units"):
+            self.sets[k] = set(self._words(data["frames"][k]))
         self.sets["aux_past"] = set(self._words(sc["auxiliaries"]))
         self.sets["sentence_adverbs"] = set(self._words(sc["sentence_adverbs"]))
         self.sets["declined_adjacent"] = set(self._words(data["frames"]["declined_adjacent"]))
@@ -421,6 +423,9 @@ class ScopedAnswerReader:
                 question = not tagged
                 if tagged:
                     toks = _strip_tag(toks)
+                elif (first := next((t.word for t in toks if t.kind == "w"), "")) \
+                        and first not in c.sets["interrogative"] and c.rx["hedges"].search(s):
+                    question = False  # "Probably X?": a hedged statement
             out.append((toks, question))
         return out
 
@@ -755,7 +760,7 @@ class ScopedAnswerReader:
                 and not rx["user_complement"].search(right) \
                 and not rx["continuation"].search(right) and not self._past(near, right, opens):
             return R("described", f"'{right}'", False, role)
-        m = m or self._futurate(left)
+        m = m or self._futurate(left) or self._next_step(clauses, ci, left, right)
         if m:
             if (done := rx["came_true"].search(later) or rx["came_true"].search(right)):
                 cue = f"a plan ('{m}') that came true ('{done.group(0)}')"
@@ -812,6 +817,21 @@ class ScopedAnswerReader:
                     continue
             return m.group(0)
         return None
+
+    def _next_step(self, clauses: list[_Clause], ci: int, left: str, right: str) -> str | None:
+        """A bare value after "then" that follows a clause opened by a [frames] temporal word
+        with no past form in the sentence so far ("X until the lease ends, then Y"): the step
+        after the current one."""
+        c = self.c
+        if left.strip() != "then" or right.strip():
+            return None
+        earlier = [cl.s() for cl in clauses[:ci]]
+        if not any(e.split()[:1] and e.split()[0] in c.sets["temporal"] for e in earlier):
+            return None
+        if any(w in c.sets["past_verbs"] or (w.endswith("ed") and len(w) > 4)
+               for e in earlier for w in e.split()):
+            return None
+        return "then, after 'until'/'when'"
 
     def _futurate(self, left: str) -> str | None:
         """A futurate progressive of a change verb: "you're moving out of", "is switching to"."""
@@ -901,9 +921,19 @@ class ScopedAnswerReader:
         clause, after it), or a past form of a non-change verb governing it."""
         c = self.c
         pv = c.sets["past_verbs"]
-        m = c.rx["past"].search(" ".join(near.split()[-4:]))
+        nw = near.split()
+        m = c.rx["past"].search(" ".join(nw[-4:]))
+        if m and m.group(0) == "before" and any(w in c.change_ing for w in nw[nw.index("before") + 1:]
+                                                if "before" in nw):
+            m = None  # "before joining X": the time of a change made, not a past X
         if m:
             return m.group(0)
+        for k in range(max(0, len(nw) - 6), len(nw)):
+            if nw[k] in c.sets["span_openers"]:
+                rest = nw[k + 1:]
+                u = next((i for i, w in enumerate(rest[:4]) if w in c.sets["time_units"]), None)
+                if u is not None and len(rest) - u - 1 <= 1:
+                    return " ".join(nw[k:])  # "after four years at X": a span that has ended
         if (m := c.rx["past_setting"].search(right)):
             return m.group(0)  # "X outages at the old apartment"
         if opens or not near.strip():
@@ -915,8 +945,8 @@ class ScopedAnswerReader:
             while j < len(r) and r[j] in c.sets["skip"]:
                 j += 1
             if j < len(r) and (r[j] in pv or (r[j].endswith("ed") and len(r[j]) > 4)) \
-                    and r[j] not in c.change_past:
-                return r[j]
+                    and (r[j] not in c.change_past or r[j] in c.sets["left_verbs"]):
+                return r[j]  # "X was your old app"; "X dropped you", "X stopped serving ..."
         verb, aux = self._verb(near)
         words = near.split()
         if verb:

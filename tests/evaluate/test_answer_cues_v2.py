@@ -306,6 +306,26 @@ def test_v1_is_unchanged_byte_for_byte_and_in_behaviour():
     (("Netflix", "Max"), "You watch Netflix and Hulu.", ["Hulu", "Netflix"]),
     (("Chase", "Ally"), "You bank with Chase and also with Schwab.", ["Chase", "Schwab"]),
     (("Chase", "Ally"), "You bank with Chase and want to try Schwab.", ["Chase"]),
+    # a span of time that ended before the value, and "before" dating a change made
+    (("Austin", "Denver"), "After four years in Austin you moved to Denver.", ["Denver"]),
+    (("Acme", "Globex"), "After a long stint at Acme, you're now at Globex.", ["Globex"]),
+    (("Target", "Costco"), "Following two years with Target, you shop at Costco.", ["Costco"]),
+    (("Acme", "Globex"), "You spent six years at Acme before joining Globex.", ["Globex"]),
+    (("Hulu", "Max"), "You had Hulu for ages before switching to Max.", ["Max"]),
+    # a subordinate clause opened by "after" is its own clause
+    (("Hulu", "Max"), "You moved over to Max after Hulu raised prices.", ["Max"]),
+    (("Geico", "Progressive"), "You signed with Progressive after Geico dropped you.",
+     ["Progressive"]),
+    (("Lyft", "Uber"), "You ride with Uber after Lyft stopped serving your area.", ["Uber"]),
+    # a bare value after "then", following a clause opened by "until"/"when": the next step
+    (("Seattle", "Portland"), "You're in Seattle until the lease ends, then Portland.", ["Seattle"]),
+    (("Kroger", "Aldi"), "Kroger for now; when the new store opens, then Aldi.", ["Kroger"]),
+    (("Geico", "Progressive"), "Geico until the renewal, then Progressive.", ["Geico"]),
+    (("Seattle", "Portland"), "You were in Seattle until 2020, then Portland.", ["Portland"]),
+    # a name with a plus sign, and words that are never a name
+    (("Hulu", "Netflix"), "You ditched Hulu for Disney+.", ["Disney+"]),
+    (("Hulu", "Netflix"), "Neither: you watch Peacock now.", ["Peacock"]),
+    (("Hulu", "Netflix"), "Both are gone; you're on Apple TV+ these days.", ["Apple TV+"]),
 ])
 def test_mechanisms_after_the_first_heldout(values, answer, want):
     check(answer, want, values, field="provider")
@@ -336,6 +356,18 @@ def test_a_value_for_another_purpose_than_the_field_is_not_asserted(field, value
 ])
 def test_no_answer_words_are_not_another_value(answer):
     check(answer, [])
+
+
+@pytest.mark.parametrize("answer, want", [
+    # a hedged statement ending in "?" states its value; a question that only asks does not
+    ("Probably Pandora?", ["Pandora"]),
+    ("I think it's Deezer?", ["Deezer"]),
+    ("Most likely Pandora, unless you've switched?", ["Pandora"]),
+    ("Is it Pandora?", []),
+    ("Maybe Deezer?", []),
+])
+def test_a_hedged_statement_with_a_question_mark(answer, want):
+    check(answer, want)
 
 
 def test_a_scored_timestamped_line_is_a_memory_record():
