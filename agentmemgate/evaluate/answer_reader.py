@@ -709,6 +709,10 @@ class ScopedAnswerReader:
         if not m and near_tail and near_tail[-1] in c.sets["declined_adjacent"]:
             m = re.search(re.escape(near_tail[-1]) + "$", near)
         if m and role != "source":
+            if (p := self._plan_cue(left, near)):
+                # "you wish you had Y instead of X": only wished, so X stays current
+                return R("plan", f"'{p}' ... '{m.group(0)}': the value a wished change would leave",
+                         True, "source")
             return R("declined", f"'{m.group(0)}'", False)
         if (who := self._someone_else(left)):
             return R("someone_else", f"'{who}'", False, role)
@@ -732,6 +736,10 @@ class ScopedAnswerReader:
                 return R("pending", f"'{m}' (the order itself was left)", False, role)
             return verdict("pending", f"'{m}'")
         m = rx["future_start"].search(local)
+        if not m and (d := rx["dated_start"].search(right)):
+            after = " ".join(right[d.end():].split()[:3])
+            if (ft := rx["future_time"].search(after)):
+                m = re.search(re.escape(f"{d.group(0)}"), right)  # "enrolled in X starting January"
         if not m and verb in c.sets["change_present"] and (
                 rx["future_time"].search(whole) or near_tail[-2:-1] == ["you"]):
             m = re.search(re.escape(verb), near)
@@ -874,8 +882,12 @@ class ScopedAnswerReader:
         X"); before another verb it is that verb's auxiliary ("'ve been at X")."""
         c = self.c
         words = near.split()
+        def known(w: str) -> bool:
+            return w in c.verb_forms or (len(w) > 4 and w.endswith("ed"))
+        # "you" right after a verb is its object ("your company switched you to X")
         start = max((i + 1 for i, w in enumerate(words)
-                     if w in c.sets["subject_words"] or w in c.sets["coordinators"]), default=0)
+                     if (w in c.sets["subject_words"] and not (w == "you" and i and known(words[i - 1])))
+                     or w in c.sets["coordinators"]), default=0)
         span = words[start:]
         aux_words = c.sets["be_present"] | c.sets["have"] | c.sets["aux_past"]
 
@@ -1193,6 +1205,29 @@ def field_stems(cues: Cues, *texts: str) -> frozenset[str]:
     return frozenset(words)
 
 
+def _bare_head_left(cues: Cues, units: list[Unit], readings: list[Reading]) -> None:
+    """Step 8: a bare value opening a prose sentence ("X (you moved to Y in March).", "X - you
+    switched to Y") is the value left when a later clause of that sentence reports a change made
+    to another value, and no [frames] also cue says both are held."""
+    glue = cues.sets["determiners"] | cues.sets["openers"]
+    for r in readings:
+        if not (r.asserted and r.frame == "current" and r.where and units[r.unit].kind == "prose"):
+            continue
+        cl, ti = r.where
+        if cl.index != 0 or any(t.kind == "w" and t.word not in glue for t in cl.toks) \
+                or sum(t.kind == "v" for t in cl.toks) != 1:
+            continue
+        for r2 in readings:
+            if r2.value == r.value or r2.unit != r.unit or not r2.where or not r2.asserted:
+                continue
+            cl2, _ = r2.where
+            if cl2.sentence == cl.sentence and cl2.index > 0 and r2.frame == "done" \
+                    and r2.role == "target" and not cues.rx["also"].search(cl2.s()):
+                r.asserted, r.frame = False, "past"
+                r.cue = f"the value left by the change the answer reports ({r2.cue})"
+                break
+
+
 def judge_answer(cues: Cues, answer: str, values: tuple[str, ...],
                  field_words: frozenset[str] = frozenset()) -> tuple[list[str], str]:
     """(asserted values, rationale): steps 1-8 of the rules file."""
@@ -1210,6 +1245,7 @@ def judge_answer(cues: Cues, answer: str, values: tuple[str, ...],
                 if r.value in elsewhere and r.asserted and not (r.frame == "done" and r.role == "target"):
                     r.asserted, r.frame = False, "other_purpose"
                     r.cue = "a purpose other than the field's, beside a value for it"
+    _bare_head_left(cues, units, readings)
     drawn = {r.value for r in readings if r.conclusion and r.asserted and units[r.unit].kind == "prose"}
     if drawn:  # the answer draws its own conclusion: only what it concludes is asserted
         for r in readings:

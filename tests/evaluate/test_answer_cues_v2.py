@@ -326,6 +326,22 @@ def test_v1_is_unchanged_byte_for_byte_and_in_behaviour():
     (("Hulu", "Netflix"), "You ditched Hulu for Disney+.", ["Disney+"]),
     (("Hulu", "Netflix"), "Neither: you watch Peacock now.", ["Peacock"]),
     (("Hulu", "Netflix"), "Both are gone; you're on Apple TV+ these days.", ["Apple TV+"]),
+    # a change made with a future date after it ("starting January") has not happened yet
+    (("Aetna", "Cigna"), "- Has Aetna through work\n- Enrolled in Cigna starting January", ["Aetna"]),
+    (("Verizon", "Visible"), "You signed up for Visible effective next month.", []),
+    (("Equinox", "Crunch"), "You joined Crunch beginning in the fall.", []),
+    (("Equinox", "Crunch"), "You joined Crunch in March.", ["Crunch"]),
+    # a value "instead of" which a change is only wished or planned stays current
+    (("Aetna", "Cigna"), "You wish you had Cigna instead of Aetna.", ["Aetna"]),
+    (("Hulu", "Max"), "You'd rather watch Max than keep paying for Hulu.", ["Hulu"]),
+    (("Toyota", "Subaru"), "You want a Subaru instead of the Toyota.", ["Toyota"]),
+    (("Toyota", "Subaru"), "You bought a Subaru instead of another Toyota.", ["Subaru"]),
+    # a bare value answer corrected by a change made in the same sentence names the value left
+    (("Aetna", "Cigna"), "Aetna (you moved to Cigna in March).", ["Cigna"]),
+    (("Dallas", "Houston"), "Dallas - though you relocated to Houston last fall.", ["Houston"]),
+    (("Slack", "Teams"), "Slack; your company switched you to Teams in June.", ["Teams"]),
+    (("Chase", "Ally"), "Chase (and you opened an Ally account too).", ["Chase", "Ally"]),
+    (("Chase", "Ally"), "Chase (you might move to Ally).", ["Chase"]),
 ])
 def test_mechanisms_after_the_first_heldout(values, answer, want):
     check(answer, want, values, field="provider")
