@@ -723,6 +723,14 @@ class ScopedAnswerReader:
         if m:
             return verdict("negated", f"'{m.group(0)}'")
         if opens and (m := rx["joined_by"].search(right)):
+            upto = []
+            for nc in clauses[ci + 1:]:
+                if any(t.kind == "v" for t in nc.toks):
+                    break
+                upto.append(nc.s())
+            if (f := rx["future_start"].search(" ".join([right] + upto))):
+                # "X hired you, but your start date is next month"
+                return R("future_start", f"'{m.group(0)}', then '{f.group(0)}'", False, "target")
             return R("done", f"a change made ('{m.group(0)}')", True, "target")
         local = f"{near} {right}"
         head = " ".join(right.split()[:3])
@@ -745,6 +753,9 @@ class ScopedAnswerReader:
             m = re.search(re.escape(verb), near)
         if not m and verb in c.change_past and role != "source":
             m = rx["future_start"].search(beyond)  # "signed with X ... and start on Monday"
+            bw = beyond.split()
+            if not m and any(w in c.sets["change_present"] for w in bw) and rx["future_time"].search(beyond):
+                m = rx["future_time"].search(beyond)  # "closed on a house in X and move in next week"
         if m:
             return verdict("future_start", f"'{m.group(0)}'")
         if opens and (m := rx["future_end"].match(
@@ -776,8 +787,16 @@ class ScopedAnswerReader:
             if (ab := rx["abandoned"].search(right) or rx["abandoned"].search(later)):
                 return verdict("abandoned", f"a plan ('{m}') dropped ('{ab.group(0)}')")
             return verdict("plan", f"'{m}'")
+        if opens and rx["user_complement"].search(right):
+            rw2 = right.split()
+            for k in range(len(rw2) - 1):
+                if rw2[k] in c.sets["subject_words"] and (rw2[k + 1] in c.sets["past_verbs"]
+                                                          or rw2[k + 1] in {"grew", "were", "was"}):
+                    return R("past", f"'{' '.join(rw2[k:k + 3])}'", False, role)  # "where you were born"
         if (m := self._mention(near)):
             return R("mention", f"'{m}'", False, role)
+        if opens and (m := rx["mentioned_after"].match(right)):
+            return R("mention", f"'{m.group(0)}'", False, role)  # "X keeps coming up"
         m = rx["ended"].search(right) or rx["ended"].search(" ".join(near_tail[-3:]))
         if m:
             return R("ended", f"'{m.group(0)}'", False, role)
@@ -934,6 +953,8 @@ class ScopedAnswerReader:
         c = self.c
         pv = c.sets["past_verbs"]
         nw = near.split()
+        if len(nw) == 1 and nw[0] in c.sets["span_openers"] and not right.strip():
+            return nw[0]  # "you joined Y after X"
         m = c.rx["past"].search(" ".join(nw[-4:]))
         if m and m.group(0) == "before" and any(w in c.change_ing for w in nw[nw.index("before") + 1:]
                                                 if "before" in nw):
@@ -1091,7 +1112,8 @@ class ScopedAnswerReader:
                                                 "ended", "declined", "question_words")):
             return None
         after = " ".join(joined[at + len(name.split()):])
-        if rx["plan_after"].search(" ".join(after.split()[:3])):
+        pa = rx["plan_after"].search(" ".join(after.split()[:3]))
+        if pa and not (rx["service_nouns"].fullmatch(pa.group(0)) and after.split()[:1] == [pa.group(0)]):
             return None
         if self._past(before, "", False) and self._verb(before)[0] not in c.change_past:
             return None

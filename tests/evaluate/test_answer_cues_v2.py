@@ -342,6 +342,34 @@ def test_v1_is_unchanged_byte_for_byte_and_in_behaviour():
     (("Slack", "Teams"), "Slack; your company switched you to Teams in June.", ["Teams"]),
     (("Chase", "Ally"), "Chase (and you opened an Ally account too).", ["Chase", "Ally"]),
     (("Chase", "Ally"), "Chase (you might move to Ally).", ["Chase"]),
+    # a change made whose start is still ahead
+    (("Deloitte", "Accenture"), "Accenture hired you, but your start date is next month; you're "
+                                "still at Deloitte.", ["Deloitte"]),
+    (("Chicago", "Denver"), "You closed on a house in Denver and move in next week.", []),
+    (("Verizon", "Visible"), "You ordered a Visible eSIM and switch next Friday.", []),
+    # "after X" alone, a value that laid the user off, the present perfect of a state verb
+    (("Deloitte", "Accenture"), "You joined KPMG after Deloitte.", ["KPMG"]),
+    (("Chicago", "Denver"), "You settled in Austin after Chicago.", ["Austin"]),
+    (("Deloitte", "Accenture"), "Deloitte laid you off in March, and Accenture hired you in April.",
+     ["Accenture"]),
+    (("Chicago", "Denver"), "You've lived in Chicago your whole life.", ["Chicago"]),
+    (("Chase", "Ally"), "You've banked with Chase since college.", ["Chase"]),
+    (("Kroger", "Aldi"), "You've shopped at Kroger for a decade.", ["Kroger"]),
+    # a value that is only talked about, or the place of a past event of the user
+    (("Chicago", "Denver"), "You live in Chicago, though Denver keeps coming up.", ["Chicago"]),
+    (("Hulu", "Max"), "Hulu. Max came up once in conversation.", ["Hulu"]),
+    (("Kroger", "Aldi"), "Kroger; Aldi gets mentioned now and then.", ["Kroger"]),
+    (("Chicago", "Denver"), "Chicago is where you were born; you live in Denver.", ["Denver"]),
+    (("Acme", "Globex"), "Acme is where you worked before; Globex is your employer.", ["Globex"]),
+    (("Hulu", "Max"), "Hulu is the one you had in college; you watch Max.", ["Max"]),
+    # testing a value is a trial, and "a Mint plan" names another value
+    (("Verizon", "T-Mobile"), "You're with Verizon. You're also testing T-Mobile on a second line.",
+     ["Verizon"]),
+    (("Notion", "Obsidian"), "Notion, and you're trialing Obsidian this month.", ["Notion"]),
+    (("Zoom", "Meet"), "You're demoing Meet with your team; you use Zoom.", ["Zoom"]),
+    (("Verizon", "T-Mobile"), "You're on a prepaid Mint plan.", ["Mint"]),
+    (("Aetna", "Cigna"), "You're on a Kaiser plan through your employer.", ["Kaiser"]),
+    (("Aetna", "Cigna"), "You might get a Kaiser plan.", []),
 ])
 def test_mechanisms_after_the_first_heldout(values, answer, want):
     check(answer, want, values, field="provider")
