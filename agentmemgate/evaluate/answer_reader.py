@@ -307,6 +307,7 @@ class _Clause:
     sentence: int
     question: bool
     index: int = 0  # position in the sentence
+    lead: str = ""  # the punctuation that ended the clause before it
     readings: list[Reading] = field(default_factory=list)
 
     def s(self, a: int = 0, b: int | None = None) -> str:
@@ -454,14 +455,18 @@ class ScopedAnswerReader:
         out: list[_Clause] = []
         cur: list[Tok] = []
 
+        lead = [""]
+
         def flush():
             if cur:
-                out.append(_Clause(list(cur), k, question, len(out)))
+                out.append(_Clause(list(cur), k, question, len(out), lead[0]))
                 cur.clear()
+                lead[0] = ""
 
         for i, t in enumerate(toks):
             if t.kind == "p" and (t.word in _PUNCT_BREAK or (t.word == "-" and 0 < i < len(toks) - 1)):
                 flush()
+                lead[0] = lead[0] or t.word
                 continue
             if t.kind == "p":
                 continue
@@ -739,7 +744,8 @@ class ScopedAnswerReader:
                 # "cancelled a X trial": what was left is the offer, not a value the user had
                 return R("offer", f"'{m.group(0)}' (the offer itself was left)", False, role)
             return verdict("offer", f"'{m.group(0)}'")
-        if (m := self._pending(local, near)):
+        if (m := self._pending(local, near) or (
+                (pp := re.search(r"(?<!\S)(?:is|are|'s|'re) being \S+ed(?!\S)", right)) and pp.group(0))):
             if role == "source" and rx["pending"].search(head):
                 return R("pending", f"'{m}' (the order itself was left)", False, role)
             return verdict("pending", f"'{m}'")
@@ -850,6 +856,18 @@ class ScopedAnswerReader:
         with no past form in the sentence so far ("X until the lease ends, then Y"): the step
         after the current one."""
         c = self.c
+        c = self.c
+        if (right.strip() and right.strip() not in [o.s() for o in clauses[ci + 1:ci + 2]]) or not all(
+                w in c.sets["determiners"] | c.sets["openers"] | {"then"} for w in left.split()):
+            return None
+        for oi, o in enumerate(clauses):  # "If the price drops, X." / "X, once your boss agrees."
+            if oi == ci or any(t.kind == "v" for t in o.toks) or any(
+                    x.lead == ";" for x in clauses[min(oi, ci) + 1:max(oi, ci) + 1]):
+                continue
+            ow = o.s()
+            if (cm := c.rx["condition"].match(ow)) and not any(
+                    w in c.sets["past_verbs"] or (w.endswith("ed") and len(w) > 4) for w in ow.split()):
+                return f"'{cm.group(0)}' ('{ow}')"
         if left.strip() != "then" or right.strip():
             return None
         earlier = [cl.s() for cl in clauses[:ci]]

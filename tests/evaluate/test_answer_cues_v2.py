@@ -420,3 +420,23 @@ def test_a_scored_timestamped_line_is_a_memory_record():
     check("(0.88) 2024-06-01  Streams on Pandora\n(0.52) 2024-01-01  Might look at Deezer",
           ["Pandora"])
     check("[0.77] 2024-02-02 12:00  Moved to Deezer", ["Deezer"])
+
+
+@pytest.mark.parametrize("answer", [
+    # intentions and changes named as nouns
+    "You plan on switching to Figma.", "- Plans on moving the team to Figma",
+    "A move to Figma is being discussed.", "The switch to Figma is on your roadmap.",
+    # evaluations, research, near misses, reminders, shortlists
+    "Your team is evaluating Figma.", "- Researching Figma pricing", "You're piloting Figma.",
+    "You almost bought Figma.", "You're this close to buying Figma.",
+    "You asked me to remind you to look at Figma.", "You've put Figma on your shortlist.",
+    # appraisals of an option, a conditional beside a bare value, "'d" after the value
+    "Figma's free tier looks good to you.", "Figma sounds promising to you.",
+    "If the price drops, Figma.", "Figma, once your boss agrees.", "Figma, assuming the budget clears.",
+    "Figma is what you'd pick if you switched.",
+    # in progress: a passive progressive
+    "Your Figma seat is being provisioned.", "Figma licenses are being purchased for the team.",
+])
+def test_a_plan_in_these_wordings_is_not_asserted(answer):
+    v = ask(answer, ("Canva", "Figma"), field="design_tool")
+    assert "Figma" not in v.asserted, v.rationale
