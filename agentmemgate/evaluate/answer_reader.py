@@ -103,7 +103,7 @@ class Cues:
         self.change_ing = set(self._words(data["roles"]["change_ing"]))
         self.sets["change_present"] = set(self._words(data["roles"]["change_present"]))
         self.sets["temporal"] = set(self._words(data["frames"]["temporal"]))
-        for k in ("span_openers", "time_units"):
+        for k in ("span_openers", "time_units", "near_miss"):
             self.sets[k] = set(self._words(data["frames"][k]))
         self.sets["aux_past"] = set(self._words(sc["auxiliaries"]))
         self.sets["sentence_adverbs"] = set(self._words(sc["sentence_adverbs"]))
@@ -773,7 +773,7 @@ class ScopedAnswerReader:
             m = m2.group(0)
             # "switched to a Mint plan", "on a Kaiser plan": the product's plan, not an intention
             if rx["service_nouns"].fullmatch(m) and right.split()[:1] == [m] and (
-                    verb in c.change_past or near_tail[-1:] in (["on"], ["onto"])
+                    verb in c.change_past or near_tail[-1:] in (["a"], ["an"]) or near_tail[-1:] in (["on"], ["onto"])
                     or (near_tail[-2:-1] in (["on"], ["onto"]) and near_tail[-1] in c.sets["determiners"])):
                 m = None
         subject = all(w in glue | c.sets["break_words"] | c.sets["sentence_adverbs"]
@@ -785,6 +785,17 @@ class ScopedAnswerReader:
                 and not rx["user_complement"].search(right) \
                 and not rx["continuation"].search(right) and not self._past(near, right, opens):
             return R("described", f"'{right}'", False, role)
+        rk = [w for w in right.split() if w not in c.sets["skip"]]
+        if not m and opens and rk[:1] and rk[0] not in c.sets["clause_subjects"] and (
+                ap := rx["appraisal"].search(" ".join(rk[:5]))):
+            m = ap.group(0)  # "X looks good to you", "X's free tier sounds good"
+        if not m:
+            lw2 = left.split()
+            for k, w in enumerate(lw2[:-1]):
+                nx = lw2[k + 1]
+                if w in c.sets["near_miss"] and (nx in c.change_past or nx in c.sets["past_verbs"]
+                                                 or (nx.endswith("ed") and len(nx) > 4)):
+                    m = f"{w} {nx}"  # "almost bought X": it did not happen
         m = m or self._futurate(left) or self._next_step(clauses, ci, left, right)
         if m:
             if (done := rx["came_true"].search(later) or rx["came_true"].search(right)):
@@ -858,7 +869,7 @@ class ScopedAnswerReader:
         c = self.c
         c = self.c
         if (right.strip() and right.strip() not in [o.s() for o in clauses[ci + 1:ci + 2]]) or not all(
-                w in c.sets["determiners"] | c.sets["openers"] | {"then"} for w in left.split()):
+                w in c.sets["determiners"] | c.sets["sentence_adverbs"] | {"then"} for w in left.split()):
             return None
         for oi, o in enumerate(clauses):  # "If the price drops, X." / "X, once your boss agrees."
             if oi == ci or any(t.kind == "v" for t in o.toks) or any(

@@ -440,3 +440,16 @@ def test_a_scored_timestamped_line_is_a_memory_record():
 def test_a_plan_in_these_wordings_is_not_asserted(answer):
     v = ask(answer, ("Canva", "Figma"), field="design_tool")
     assert "Figma" not in v.asserted, v.rationale
+
+
+@pytest.mark.parametrize("answer", [
+    # the new plan cues do not take a current value away
+    "You almost always design in Canva.", "You do nearly everything in Canva.",
+    "You use Canva; it looks good enough for you.", "You mostly use Canva, when you have time.",
+    "You use Canva when you make slides.", "You evaluate designs in Canva.",
+    "You returned to Canva after a break.", "You switched back to Canva.",
+    "Canva - you've stuck with it.", "You're using Canva while the team decides.",
+])
+def test_a_current_value_in_these_wordings_is_asserted(answer):
+    v = ask(answer, ("Canva", "Figma"), field="design_tool")
+    assert v.asserted == ["Canva"], v.rationale
