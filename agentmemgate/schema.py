@@ -10,11 +10,14 @@ import datetime as dt
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
 from .errors import BadInput, UnknownLevel
 
-SPLITS = ("core", "heldout", "controlled")
+# The paper's three splits, then the explicit-correction split (the paper's second control for
+# non-speculative updates, Section 6.1): planned last, so adding it changes nothing in the others.
+PAPER_SPLITS = ("core", "heldout", "controlled")
+SPLITS = PAPER_SPLITS + ("corrections",)
 FACTORS = ("outcome", "hedge_strength", "confirmation_wording")
 OUTCOMES = ("came_true", "abandoned", "open", "control")
 
@@ -32,6 +35,26 @@ FACTOR_LEVELS: dict[str, tuple[str, ...]] = {
     "confirmation_wording": CONFIRMATION_LEVELS,
 }
 
+# Explicit corrections (the corrections split): the user states a value as a fact and later says,
+# with corrective intent, that the statement was wrong when it was made. A cell is (what is
+# corrected, where the correction falls, whether it carries a corrective marker); its level name
+# is ``TARGET_TIMING_MARKER``, e.g. ``initial_same_marked``.
+CORRECTION_FACTOR = "correction"
+CORRECTION_OUTCOME = "correction"
+CORRECTION_TARGETS = ("initial", "change")  # the initial value / a reported completed change
+CORRECTION_TIMINGS = ("same", "later")  # same session as the corrected statement / a later one
+CORRECTION_MARKERS = ("marked", "unmarked")
+CORRECTION_LEVELS = tuple(f"{t}_{w}_{m}" for t in CORRECTION_TARGETS for w in CORRECTION_TIMINGS
+                          for m in CORRECTION_MARKERS)
+# The corrective discourse markers whose presence makes a correction "marked" (whole words or
+# phrases, case-insensitive). An unmarked correction says the earlier statement was wrong in
+# plain words and uses none of these.
+CORRECTION_MARKER_PHRASES = ("actually", "sorry", "oops", "whoops", "wait", "in fact", "i meant",
+                             "scratch that", "my bad", "my mistake", "correction", "to correct",
+                             "let me correct", "i misspoke", "i should have said")
+
+FACTOR_LEVELS[CORRECTION_FACTOR] = CORRECTION_LEVELS
+
 LEVEL_DEFINITIONS: dict[str, str] = {
     "strongly_hedged": "The user is torn or undecided between keeping the current value and the new one.",
     "weakly_hedged": "The user leans toward the new value but has not committed to it.",
@@ -45,7 +68,26 @@ LEVEL_DEFINITIONS: dict[str, str] = {
     "came_true": "The plan is later confirmed as done.",
     "abandoned": "The plan is later explicitly dropped.",
     "open": "The plan is still pending at the end of the conversation.",
+    "correction": ("The user says, with corrective intent, that an earlier statement of the value "
+                   "was wrong when it was made, and gives the right value."),
 }
+CORRECTION_DEFINITIONS: dict[str, str] = {
+    "initial": "the corrected statement is the user's first statement of the value",
+    "change": "the corrected statement is a reported completed change (the user said they had "
+              "switched to a value; the switch was to another one)",
+    "same": "the correction comes later in the same session as the statement it corrects, after "
+            "at least one other exchange",
+    "later": "the correction comes in a later session than the statement it corrects",
+    "marked": "the correction carries a corrective marker such as 'actually', 'sorry', 'oops', "
+              "'I meant' or 'my mistake'",
+    "unmarked": "the correction uses no corrective marker word ('actually', 'sorry', 'oops', "
+                "'wait', 'I meant', 'my mistake', ...): it says in plain words that the earlier "
+                "statement was wrong",
+}
+for _lv in CORRECTION_LEVELS:
+    _t, _w, _m = _lv.split("_")
+    LEVEL_DEFINITIONS[_lv] = (f"A correction: {CORRECTION_DEFINITIONS[_t]}; "
+                              f"{CORRECTION_DEFINITIONS[_w]}; {CORRECTION_DEFINITIONS[_m]}.")
 
 
 # The gate's evidence types (paper, A.6) and the commit/hold routing: shared by the statement
@@ -157,15 +199,37 @@ class Provenance(BaseModel):
     structured_output: str | None = None  # LLM generators: how the model was asked for JSON
 
 
+class CorrectionSpec(BaseModel):
+    """A correction arc's cell and values: ``wrong_value`` is what the corrected statement said
+    (the initial value, or a reported change's value), ``value`` the corrected one."""
+
+    model_config = ConfigDict(extra="forbid")
+    target: Literal["initial", "change"]
+    timing: Literal["same", "later"]
+    marker: Literal["marked", "unmarked"]
+    wrong_value: str
+    value: str
+
+    @property
+    def level(self) -> str:
+        return f"{self.target}_{self.timing}_{self.marker}"
+
+    @model_validator(mode="after")
+    def _differ(self) -> "CorrectionSpec":
+        if normalize_text(self.wrong_value) == normalize_text(self.value):
+            raise ValueError(f"a correction must change the value (both are {self.value!r})")
+        return self
+
+
 class ArcSpec(BaseModel):
     """What the planner decides for one conversation; a renderer realizes it as text."""
 
     model_config = ConfigDict(extra="forbid")
     id: str
-    split: Literal["core", "heldout", "controlled"]
-    factor: Literal["outcome", "hedge_strength", "confirmation_wording"]
+    split: Literal["core", "heldout", "controlled", "corrections"]
+    factor: Literal["outcome", "hedge_strength", "confirmation_wording", "correction"]
     level: str
-    outcome: Literal["came_true", "abandoned", "open", "control"]
+    outcome: Literal["came_true", "abandoned", "open", "control", "correction"]
     field: FieldSpec
     domain: str  # catalog key of the attribute
     initial_value: str
@@ -179,26 +243,73 @@ class ArcSpec(BaseModel):
     # This arc's place among the build's arcs of its domain (all splits, in split order): the
     # offline renderer deals its data banks by it, so arcs of one domain do not repeat each other.
     domain_index: int = 0
+    # Correction arcs only (absent from the JSON of every other arc, so their stored and exported
+    # bytes are what they were before the corrections split existed).
+    correction: CorrectionSpec | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_absent(self, handler):
+        data = handler(self)
+        if isinstance(data, dict) and data.get("correction") is None:
+            data.pop("correction", None)
+        return data
 
     @model_validator(mode="after")
     def _consistent(self) -> "ArcSpec":
-        check_level(self.level, FACTOR_LEVELS[self.factor] + OUTCOME_LEVELS, f"{self.factor} level")
+        is_corr = self.factor == CORRECTION_FACTOR
+        levels = CORRECTION_LEVELS if is_corr else FACTOR_LEVELS[self.factor] + OUTCOME_LEVELS
+        check_level(self.level, levels, f"{self.factor} level")
+        if is_corr != (self.outcome == CORRECTION_OUTCOME) or is_corr != (self.correction is not None) \
+                or is_corr != (self.split == "corrections"):
+            raise ValueError("a correction arc has split corrections, factor and outcome "
+                             "'correction' and a correction block; no other arc has any of them")
         if self.initial_value == self.plan_value:
             raise ValueError(f"initial_value and plan_value must differ (both are "
                              f"{self.initial_value!r})")
+        if self.correction is not None:
+            c = self.correction
+            if self.level != c.level:
+                raise ValueError(f"level {self.level!r} does not match the correction block "
+                                 f"({c.level!r})")
+            wrong = self.initial_value if c.target == "initial" else self.plan_value
+            if c.wrong_value != wrong:
+                raise ValueError(f"correction.wrong_value must be the corrected statement's value "
+                                 f"{wrong!r}, got {c.wrong_value!r}")
+            if c.target == "initial" and c.value != self.plan_value:
+                raise ValueError("a correction of the initial value carries the corrected value "
+                                 "as plan_value")
+            if c.target == "change" and c.value in (self.initial_value, self.plan_value):
+                raise ValueError("a correction of a reported change names a third value")
         if any(b <= a for a, b in zip(self.session_dates, self.session_dates[1:])):
             raise ValueError("session dates must increase (sessions[].date, oldest first)")
         return self
 
     @property
     def label_values(self) -> list[str]:
-        return [self.initial_value, self.plan_value]
+        values = [self.initial_value, self.plan_value]
+        if self.correction is not None and self.correction.value not in values:
+            values.append(self.correction.value)
+        return values
 
     def expected_timeline(self, outcome_session: int | None, plan_session: int) -> list[str]:
-        """Current true value after each session, from the outcome and where it lands."""
+        """Current true value after each session, from the outcome and where it lands.
+
+        Correction arcs (``outcome_session`` = the correction's session): the value the
+        conversation supports at the end of each session -- the stated value until the
+        correction, the corrected value from the correction's session on. That the stated value
+        was wrong all along is what the store's never-valid mark records, not this timeline (a
+        probe before the correction can only know what the user said)."""
         out = []
         for s in range(len(self.session_dates)):
-            if self.outcome == "control":
+            if self.correction is not None:
+                c = self.correction
+                if outcome_session is not None and s >= outcome_session:
+                    out.append(c.value)
+                elif c.target == "change" and s >= plan_session:
+                    out.append(self.plan_value)
+                else:
+                    out.append(self.initial_value)
+            elif self.outcome == "control":
                 out.append(self.plan_value if s >= plan_session else self.initial_value)
             elif self.outcome == "came_true" and outcome_session is not None and s >= outcome_session:
                 out.append(self.plan_value)
@@ -219,6 +330,16 @@ class Arc(BaseModel):
     pending_turn: TurnRef | None = None  # open arcs: the later mention that the plan is pending
     expected_value_after_session: list[str]
     provenance: Provenance
+    # Correction arcs: the turn that says the earlier statement was wrong (also the outcome turn;
+    # for a corrected initial value also the plan turn). Absent from every other arc's JSON.
+    correction_turn: TurnRef | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_absent(self, handler):
+        data = handler(self)
+        if isinstance(data, dict) and data.get("correction_turn") is None:
+            data.pop("correction_turn", None)
+        return data
 
     @property
     def id(self) -> str:
@@ -251,7 +372,9 @@ class Arc(BaseModel):
             "pending_turn": self.pending_turn.model_dump() if self.pending_turn else None,
             "expected_value_after_session": list(self.expected_value_after_session),
             "provenance": self.provenance.model_dump(),
-        }
+        } | ({"correction": s.correction.model_dump(),
+              "correction_turn": self.correction_turn.model_dump() if self.correction_turn else None}
+             if s.correction is not None else {})
 
 
 class CheckResult(BaseModel):

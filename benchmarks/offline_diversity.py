@@ -18,7 +18,7 @@ from pathlib import Path
 
 from agentmemgate.generate import get_renderer, plan_split
 from agentmemgate.generate.importer import read_arcs
-from agentmemgate.schema import SPLITS
+from agentmemgate.schema import PAPER_SPLITS as SPLITS  # the 386 arcs the goals were set on
 from agentmemgate.validate.diversity import (ASSISTANT_DISTINCT_GOAL, SMALL_TALK_DISTINCT_GOAL,
                                              Diversity, measure)
 

@@ -98,11 +98,19 @@ def load_source(workspace: "Workspace", spec: str, task: str,
 #   outcome turn of a came_true arc (the confirmation)             -> completed_event
 #   outcome turn of an abandoned arc (the plan is dropped)         -> other (nothing changes)
 #   pending mention of an open arc (still on the maybe list)       -> speculation
+#   correction arcs: the reported change a correction later fixes  -> completed_event
+#                    the correction turn ("sorry, I said Boston")  -> explicit_correction
 # Filler turns have no design label and are not offered.
 
 def _turn_refs(arc: Arc) -> list[tuple[str, TurnRef, str]]:
     s = arc.spec
     out = [("initial", arc.initial_turn, "other")]
+    if s.correction is not None:
+        if s.correction.target == "change":
+            out.append(("reported_change", arc.plan_turn, "completed_event"))
+        if arc.correction_turn is not None:
+            out.append(("correction", arc.correction_turn, "explicit_correction"))
+        return out
     if s.outcome == "control":
         out.append(("control_change", arc.plan_turn, "completed_event"))
     else:
@@ -154,7 +162,8 @@ def _load_arcs(req: SourceRequest) -> Iterable[SourceItem]:
         elif req.task == "difficulty":
             if req.factor and arc.spec.factor != req.factor:
                 continue
-            ref = arc.outcome_turn if arc.spec.factor == "confirmation_wording" else arc.plan_turn
+            ref = (arc.outcome_turn if arc.spec.factor == "confirmation_wording"
+                   else arc.correction_turn if arc.spec.correction is not None else arc.plan_turn)
             yield SourceItem(
                 display=ItemDisplay(id=arc.id, kind="conversation", turns=flat,
                                     target=index.get(ref) if ref else None),

@@ -17,7 +17,7 @@ from ._llm import MaxTokensOpt, StructuredChoice, StructuredOpt, TimeoutOpt, exi
 
 WORKSPACE = typer.Option(Path("amg-workspace"), "--workspace", help="Workspace folder (SQLite database).")
 OUT = typer.Option(Path("exports"), "--out", help="Export folder; files go to OUT/<split>/.")
-SPLIT = typer.Option("all", "--split", help="core, heldout, controlled or all.")
+SPLIT = typer.Option("all", "--split", help="core, heldout, controlled, corrections, paper (the first three) or all.")
 GENERATOR = typer.Option("offline", "--generator",
                          help="offline (template renderer, no key) or provider:model, e.g. openai:gpt-4o-mini.")
 SEED = typer.Option(0, "--seed", help="Planner seed; the same seed reproduces the same arcs.")

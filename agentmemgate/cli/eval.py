@@ -16,7 +16,7 @@ eval_app = typer.Typer(help="Score memory systems on the splits (the paper's eva
                        no_args_is_help=True)
 app.add_typer(eval_app, name="eval")
 
-SPLITS_OPT = typer.Option(None, "--split", help="core, heldout, controlled or all; repeat for "
+SPLITS_OPT = typer.Option(None, "--split", help="core, heldout, controlled, corrections, paper (the first three) or all; repeat for "
                                                 "several. Default: all.")
 JUDGE = typer.Option("offline", "--judge", help="Equivalence (and answer) judge: offline "
                                                 "(heuristic rules) or provider:model.")

@@ -33,12 +33,20 @@ def card_section(ws: Workspace, splits: list[str]) -> str:
         for m, label in (("pending_contamination", "contamination while pending"),
                          ("end_contamination", "contamination at end"),
                          ("exposure", "exposed before the outcome (answers)"),
-                         ("task_accuracy", "task accuracy")):
+                         ("task_accuracy", "task accuracy"),
+                         ("corrections_applied", "corrections applied")):
             if any(r.stat(n, split, m) for n in cols):
                 out.append(f"| {label} ({SPLIT_NAMES.get(split, split)}) | "
                            + " | ".join(_cell(r.stat(n, split, m)) for n in cols) + " |")
     if products := products_table(r, heading="###"):
         out += [""] + products
+    pairs = [p for p in r.corrections_control.pairs if p.system in cols]
+    if pairs:
+        out += ["", "Explicit corrections, gate on vs gate off (the paper's control): arcs on "
+                "which both end with the same value, of the correction arcs both were scored on "
+                "(each arc is two runs):", ""]
+        out += [f"- {p.system} vs {p.ungated_twin}: {_cell(p.same_end)} ({p.runs} runs)"
+                for p in pairs]
     return "\n".join(out).rstrip() + "\n"
 
 

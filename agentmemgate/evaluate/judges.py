@@ -19,7 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from ..llm.structured import Prose, real_text
 from ..schema import FieldSpec, normalize_text
@@ -35,7 +35,8 @@ ANSWER_BUDGET = 400  # output tokens of one verdict: a few values and a sentence
 # Part of every score key: a change to how measures or their stored reasons are computed
 # re-scores stored traces and answers (no system is re-run; the judges' cache answers again).
 # 2: reasons count sessions from 1 and every measure has one.
-SCORING_VERSION = 2
+# 3: correction arcs keep their end read and whether the wrong value ended never valid.
+SCORING_VERSION = 3
 
 # ``offline`` is the newest offline answer rule file; ``offline:answer_cues.vN`` pins one.
 _PINNED_ANSWER_CUES = re.compile(r"offline:answer_cues\.v(\d+)")
@@ -241,7 +242,9 @@ _PLACEHOLDER = re.compile(r"^\s*(?:<[^<>]{0,120}>|\.\.\.|…|value|x|y)\s*$", re
 class AssertionAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid")
     asserted: Annotated[list[str], AfterValidator(_not_placeholder)]
-    rationale: Prose
+    # minLength reaches a server's decoding grammar (llama-cpp-python's json_object): under it
+    # SmolLM2-135M otherwise closed the rationale at once ("rationale": "").
+    rationale: Annotated[Prose, Field(min_length=12)]
 
 
 def _words(text: str) -> list[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_serializer
 
 from ..memory.system import MemoryEvent, SystemInfo
 from .trace import Trace
@@ -30,6 +30,16 @@ Same = Callable[[str | None, str], bool]
 """``same(value, reference)``: does a read or answered value name the reference value? (None: no)."""
 
 
+class CorrectionRead(BaseModel):
+    """A correction arc's end read, kept so the report can compare a gated system with its
+    ungated twin (the paper's control: both end with the same value)."""
+
+    model_config = ConfigDict(extra="forbid")
+    end: str | None
+    # the store's history at the end marks an interval of the wrong value never valid (Figure 4)
+    never_valid: bool = False
+
+
 class ArcScore(BaseModel):
     """One system on one arc: which measures apply and their outcome, plus why (for the viewer)."""
 
@@ -43,6 +53,14 @@ class ArcScore(BaseModel):
     why: dict[str, str] = {}
     calls: int = 0
     user_messages: int = 0
+    correction: CorrectionRead | None = None  # correction arcs only
+
+    @model_serializer(mode="wrap")
+    def _drop_absent(self, handler):
+        data = handler(self)
+        if isinstance(data, dict) and data.get("correction") is None:
+            data.pop("correction", None)
+        return data
 
 
 def _for_field(events: list[MemoryEvent], trace: Trace, kinds: tuple[str, ...]) -> list[MemoryEvent]:
@@ -132,4 +150,16 @@ def score_trace(trace: Trace, truth: Truth, info: SystemInfo, same: Same) -> Arc
 
     return ArcScore(arc_id=truth.arc_id, split=truth.split, factor=truth.factor, level=truth.level,
                     outcome=truth.outcome, values=v, why=why, calls=trace.calls,
-                    user_messages=trace.user_messages)
+                    user_messages=trace.user_messages,
+                    correction=_correction_read(trace, truth, end, same))
+
+
+def _correction_read(trace: Trace, truth: Truth, end: str | None, same: Same) -> CorrectionRead | None:
+    c = truth.correction
+    if c is None:
+        return None
+    final = trace.snapshots[-1] if trace.snapshots else None
+    marked = bool(final and c.wrong_value and any(
+        h.never_valid and same(h.value, c.wrong_value)
+        for f in final.fields if f.key == trace.key for h in f.history))
+    return CorrectionRead(end=end, never_valid=marked)

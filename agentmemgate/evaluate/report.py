@@ -7,7 +7,15 @@ JSON layout (stable for scripts)::
                                 "by_level": {LEVEL: {MEASURE: {...}}}}}},
      "differences": [{"kind", "system", "baseline", "split", "measure", "n", "value",
                       "ci_low", "ci_high", "n_gained", "n_lost", "resamples", "seed"}],
+     "corrections_control": {"pairs": [{"system", "ungated_twin", "same_end": {k, n, ...},
+                                        "runs", "differing_arcs"}], "pooled": {...} | null,
+                             "never_valid": {NAME: {k, n, ...}}},  (absent: no correction arcs)
      "meta": {...}}
+
+``corrections_control`` is the paper's second control for non-speculative updates (Section
+6.1): over the arcs with an explicit correction that a gated system and its ungated twin were
+both scored on, in how many both end with the same value (up to case and punctuation). One arc
+is one comparison of two runs, so ``runs`` = 2 x n; ``pooled`` adds the pairs' counts.
 
 A measure that does not apply to a system x split is absent. Values are fractions; the Markdown
 shows percent. Reports are written atomically.
@@ -34,7 +42,8 @@ from .aggregate import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CALLS, DIFFERENCE_M
 from .measures import GATE_MEASURES, MEASURES, ArcScore
 from .systems import DEFAULT_SYSTEMS, PAPER_SYSTEMS, twin_name, variant_base
 
-SPLIT_NAMES = {"core": "core benchmark", "heldout": "held-out", "controlled": "controlled-difficulty"}
+SPLIT_NAMES = {"core": "core benchmark", "heldout": "held-out", "controlled": "controlled-difficulty",
+               "corrections": "explicit corrections"}
 MEASURE_NAMES = {
     "pending_contamination": "Contamination while pending",
     "end_contamination": "Contamination at end",
@@ -82,11 +91,31 @@ class ReportMeta(BaseModel):
     notes: list[str]
 
 
+class CorrectionPair(BaseModel):
+    """A gated system and its ungated twin on the arcs with an explicit correction."""
+
+    model_config = ConfigDict(extra="forbid")
+    system: str
+    ungated_twin: str
+    same_end: Stat  # arcs where both end with the same value, of those both were scored on
+    runs: int  # 2 per arc: the gated run and the ungated run
+    differing_arcs: list[str]  # up to 10, for `amg eval show`
+
+
+class CorrectionsControl(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    pairs: list[CorrectionPair]
+    pooled: Stat | None  # every pair's arcs together (k and n summed)
+    # per system: correction arcs whose wrong value ends marked never valid in the store
+    never_valid: dict[str, Stat] = {}
+
+
 class EvalReport(BaseModel):
     model_config = ConfigDict(extra="forbid")
     systems: dict[str, dict[str, dict]]
     differences: list[Difference]
     meta: ReportMeta
+    corrections_control: CorrectionsControl = CorrectionsControl(pairs=[], pooled=None)
 
     def stat(self, system: str, split: str, measure: str, level: str | None = None) -> Stat | None:
         block = self.systems.get(system, {}).get(split)
@@ -98,9 +127,12 @@ class EvalReport(BaseModel):
         return Stat.model_validate(s) if isinstance(s, dict) else s
 
     def to_json(self) -> dict:
+        c = self.corrections_control
         return {"systems": {n: {sp: _dump_block(b) for sp, b in splits.items()}
                             for n, splits in self.systems.items()},
                 "differences": [d.model_dump() for d in self.differences],
+                # absent when no correction arc was scored (a measure that does not apply)
+                **({"corrections_control": c.model_dump()} if c.pairs or c.never_valid else {}),
                 "meta": self.meta.model_dump()}
 
 
@@ -200,7 +232,45 @@ def compute_report(ws: Workspace, splits: list[str] | None = None, judge: str | 
                       bootstrap={"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED},
                       notes=notes(metas, judge_info))
     ordered = {n: results.get(n, {}) for n in _order(list(metas))}
-    return EvalReport(systems=ordered, differences=diffs, meta=meta)
+    return EvalReport(systems=ordered, differences=diffs, meta=meta,
+                      corrections_control=corrections_control(per_arc, metas))
+
+
+def corrections_control(per_arc: dict[str, dict[str, dict[str, ArcScore]]],
+                        metas: dict[str, SystemMeta]) -> CorrectionsControl:
+    """For each gated system with its ungated twin: of the correction arcs both were scored on,
+    those where both end with the same value (``same_value``: up to case, punctuation and
+    spacing; two empty reads are the same)."""
+    from ..memory.store import same_value
+    from .aggregate import proportion
+
+    def ends(name: str) -> dict[str, str | None]:
+        return {a: sc.correction.end for split in per_arc.get(name, {}).values()
+                for a, sc in split.items() if sc.correction is not None}
+
+    pairs: list[CorrectionPair] = []
+    k_all = n_all = 0
+    for name in _order(list(metas)):
+        m = metas[name]
+        if m.kind != "component" or not m.gated or not m.ungated_twin or m.ungated_twin not in per_arc:
+            continue
+        mine, theirs = ends(name), ends(m.ungated_twin)
+        both = [a for a in mine if a in theirs]
+        if not both:
+            continue
+        same = [same_value(mine[a], theirs[a]) for a in both]
+        pairs.append(CorrectionPair(system=name, ungated_twin=m.ungated_twin,
+                                    same_end=proportion(same), runs=2 * len(both),
+                                    differing_arcs=[a for a, ok in zip(both, same) if not ok][:10]))
+        k_all, n_all = k_all + sum(same), n_all + len(same)
+    pooled = proportion([True] * k_all + [False] * (n_all - k_all)) if n_all else None
+    never_valid = {}
+    for name in _order(list(metas)):
+        reads = [sc.correction.never_valid for split in per_arc.get(name, {}).values()
+                 for sc in split.values() if sc.correction is not None]
+        if reads and metas[name].kind == "component":
+            never_valid[name] = proportion(reads)
+    return CorrectionsControl(pairs=pairs, pooled=pooled, never_valid=never_valid)
 
 
 def _collect(name, got, results, per_arc):
@@ -384,7 +454,7 @@ def report_markdown(r: EvalReport, images: bool = False) -> str:
     out += products_table(r)
     out += _table2(r, main) + _table3(r, main) + _table5(r, main) + _table6(r, main, images)
     out += _table7(r, _gated(r, list(r.meta.systems)), images) + _table4(r) + _ablation(r)
-    out += _differences_md(r) + _overhead(r) + _full(r)
+    out += _corrections_md(r) + _differences_md(r) + _overhead(r) + _full(r)
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -588,6 +658,59 @@ def _diff_cell(d: Difference | None) -> str:
         return f"{d.value:+.2f} [{d.ci_low:+.2f}, {d.ci_high:+.2f}] (n={d.n})"
     return (f"{100 * d.value:+.1f} [{100 * d.ci_low:+.1f}, {100 * d.ci_high:+.1f}] pts "
             f"(n={d.n}; {d.n_gained} up, {d.n_lost} down)")
+
+
+_CORRECTION_GROUPS = (("all corrections", ""), ("of the initial value", "initial_"),
+                      ("of a reported change", "change_"), ("same session", "_same_"),
+                      ("later session", "_later_"), ("with a marker", "_marked"),
+                      ("without a marker", "_unmarked"))
+
+
+def _corrections_md(r: EvalReport) -> list[str]:
+    from ..schema import CORRECTION_LEVELS
+
+    cols = [n for n in r.meta.systems if r.stat(n, "corrections", "corrections_applied")]
+    if not cols and not r.corrections_control.pairs:
+        return []
+    out = ["## Explicit corrections (the second control for non-speculative updates)", "",
+           "Arcs of the corrections split: the user states a value, and later says with "
+           "corrective intent that it was wrong when said. A correction is applied when the "
+           "first read after the correction turn gives the corrected value; the control counts, "
+           "for each gated system and its ungated twin, the correction arcs on which both end "
+           "with the same value (up to case and punctuation), out of the arcs both were scored "
+           "on; each arc is two runs (gated and ungated), so runs = 2 x n. The paper reports "
+           "the same result across 240 runs."]
+    if any(r.meta.systems[n].offline for n in cols):
+        out[-1] += (" Offline components are documented rules, not language models: these are "
+                    "what the rules reach (the classifier's corrective markers, the extractor's "
+                    "value rules), not what the paper's LLM pipelines reach.")
+    out.append("")
+    if cols:
+        rows = []
+        for label, part in _CORRECTION_GROUPS:
+            levels = [lv for lv in CORRECTION_LEVELS if part in f"_{lv}_" or part in lv]
+            rows.append([label] + [_cell(_pooled(r, n, "corrections", "corrections_applied", levels)
+                                         if part else r.stat(n, "corrections", "corrections_applied"))
+                                   for n in cols])
+        out += ["Corrections applied:", ""] + _table(["Correction arcs"] + cols, rows)
+        nv = r.corrections_control.never_valid
+        if nv:
+            out += ["Wrong value marked never valid in the store at the end (Figure 4; only a "
+                    "write the gate routes as an explicit correction marks it, so ungated "
+                    "systems never do):", ""]
+            out += _table(["Correction arcs"] + [n for n in cols if n in nv],
+                          [["all corrections"] + [_cell(nv[n]) for n in cols if n in nv]])
+    pairs = r.corrections_control.pairs
+    if pairs:
+        rows = [[p.system, p.ungated_twin, _cell(p.same_end), str(p.runs),
+                 ", ".join(p.differing_arcs) or "none"] for p in pairs]
+        if r.corrections_control.pooled is not None and len(pairs) > 1:
+            pooled = r.corrections_control.pooled
+            rows.append(["all pairs", "", _cell(pooled), str(2 * pooled.n), ""])
+        out += ["Gate on vs gate off: both end with the same value:", ""]
+        out += _table(["Gated system", "Ungated twin", "Same end value (k/n arcs)", "Runs",
+                       "Arcs that differ (up to 10)"], rows)
+    return out
 
 
 def _differences_md(r: EvalReport) -> list[str]:

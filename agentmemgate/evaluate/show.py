@@ -89,11 +89,19 @@ def show_arc(ws: Workspace, arc_id: str, system: str) -> str:
         marks[position(arc, arc.pending_turn)] = "still-pending mention"
     if s.outcome == "control":
         marks[truth.plan_t] = "completed change (control)"
+    if (c := s.correction) is not None and truth.correction is not None:
+        if c.target == "change":
+            marks[truth.plan_t] = "reported change (later corrected)"
+        marks[truth.correction.t] = f"explicit correction: {c.wrong_value!r} -> {c.value!r}"
     out = [f"Arc {arc.id}: {s.split}, {s.factor} level {s.level}"
            + (f", outcome {s.outcome}" if s.factor != "outcome" else ""),
            f"Field {s.field.attribute}: {s.field.description} Probe: {s.field.probe_question}",
-           f"Truth: initial {s.initial_value!r}, plan {s.plan_value!r}; current value after each "
-           f"session: {', '.join(repr(v) for v in arc.expected_value_after_session)}"]
+           (f"Truth: initial {s.initial_value!r}, "
+            + (f"correction {s.correction.wrong_value!r} -> {s.correction.value!r} (the corrected "
+               "value was wrong when said: a gate marks its interval never valid)"
+               if s.correction else f"plan {s.plan_value!r}")
+            + f"; current value after each session: "
+              f"{', '.join(repr(v) for v in arc.expected_value_after_session)}")]
     if answer_sets.get(system, {}).get("kind") == "system":
         return _show_answering(ws, arc, system, systems.get(system), answer_sets[system], out, marks)
     row = systems.get(system)

@@ -15,13 +15,14 @@ from ..schema import Arc, FieldSpec, TurnRef
 class Correction(BaseModel):
     """An explicit correction in an arc: at turn ``t`` the stored value must become ``value``.
 
-    No arc kind the planner builds has one yet (the schema has no correction field), so
-    ``corrections_applied`` is absent on the default splits; hand-built cases carry one.
-    """
+    Arcs of the corrections split carry one (their ``correction_turn`` and
+    ``spec.correction.value``); on the other splits ``corrections_applied`` is absent. A caller
+    may pass one for a hand-built case."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     t: int
     value: str
+    wrong_value: str | None = None  # what the corrected statement said
 
 
 class Truth(BaseModel):
@@ -52,7 +53,7 @@ class Truth(BaseModel):
 
     @property
     def is_plan(self) -> bool:
-        return self.outcome != "control"
+        return self.outcome not in ("control", "correction")
 
 
 def position(arc: Arc, ref: TurnRef) -> int:
@@ -62,6 +63,9 @@ def position(arc: Arc, ref: TurnRef) -> int:
 def truth_of(arc: Arc, correction: Correction | None = None) -> Truth:
     s = arc.spec
     out = arc.outcome_turn
+    if correction is None and arc.correction_turn is not None and s.correction is not None:
+        correction = Correction(t=position(arc, arc.correction_turn), value=s.correction.value,
+                                wrong_value=s.correction.wrong_value)
     return Truth(
         arc_id=arc.id, split=s.split, factor=s.factor, level=s.level, outcome=s.outcome,
         field=s.field, initial_value=s.initial_value, plan_value=s.plan_value,

@@ -41,6 +41,14 @@ def card(split_arcs: dict[str, list[Arc]], configs: list[tuple[str, str]],
            "change it, and the plan comes true, is abandoned, or stays open; built to measure "
            "*speculation contamination* (a plan stored in assistant memory as current fact), "
            f"following {CITATION}", ""]
+    if any(a.spec.correction is not None for a in arcs):
+        out += ["The `corrections` split is the paper's second control for non-speculative "
+                "updates (Section 6.1): the user states a value (or reports a completed change) "
+                "and later says, with corrective intent, that it was wrong when said; a gate must "
+                "update the value exactly as the same system without the gate does. Its cells "
+                "are what is corrected (the initial value / a reported change) x where (same "
+                "session / a later one) x whether a corrective marker such as 'actually' is "
+                "used.", ""]
     out += ["## How it was built", ""]
     for gen, kind, sha in generators:
         out.append(f"- Generator: `{gen}` ({kind}); prompt/phrase-bank sha256 `{sha}`")
@@ -80,6 +88,14 @@ def card(split_arcs: dict[str, list[Arc]], configs: list[tuple[str, str]],
             "plan_value, sessions, initial_turn, plan_turn, outcome_turn, expected_value_after_session, "
             "provenance). Session and turn indexes are 0-based. `turns.parquet`: one row per turn. "
             "Ids are opaque (they encode no split, factor, level or outcome) and rows come in a "
-            "seeded shuffled order: read the labels from their fields.",
-            "", "## License", "", f"Released under the {LICENSE.upper()} license, as the toolkit.", ""]
+            "seeded shuffled order: read the labels from their fields."]
+    if any(a.spec.correction is not None for a in arcs):
+        out += ["", "Correction arcs (split `corrections`) also have `correction` (target: the "
+                "corrected statement is the `initial` value or a reported `change`; timing: "
+                "`same` or `later` session; marker: `marked` or `unmarked`; `wrong_value`, the "
+                "value the corrected statement gave; `value`, the corrected one) and "
+                "`correction_turn` (also their `outcome_turn`; for a corrected initial value "
+                "also their `plan_turn`). `expected_value_after_session` gives the stated value "
+                "until the correction's session and the corrected value from it on."]
+    out += ["", "## License", "", f"Released under the {LICENSE.upper()} license, as the toolkit.", ""]
     return "\n".join(out)

@@ -25,12 +25,15 @@ from ..errors import BadInput
 from ..schema import (
     CONFIRMATION_LEVELS,
     CONTROL_LEVEL,
+    CORRECTION_FACTOR,
+    CORRECTION_OUTCOME,
     FACTORS,
     HEDGE_LEVELS,
     OUTCOMES,
     SPLITS,
     Arc,
     ArcSpec,
+    CorrectionSpec,
     FieldSpec,
     Provenance,
     Session,
@@ -80,6 +83,8 @@ class ArcRecord(BaseModel):
     expected_value_after_session: list[str] | None = None
     provenance: Provenance | None = None
     pending_window: bool | None = None  # not exported; derived from the split when absent
+    correction: CorrectionSpec | None = None  # correction arcs (the corrections split)
+    correction_turn: TurnRef | None = None
 
 
 class ImportSummary(BaseModel):
@@ -102,16 +107,16 @@ def arc_from_record(raw: dict[str, Any], split: str | None = None) -> Arc:
     rec = ArcRecord.model_validate(raw)
     target = split or rec.split
     if target is None:
-        raise ValueError("the line has no 'split'; pass --split core|heldout|controlled")
+        raise ValueError("the line has no 'split'; pass --split core|heldout|controlled|corrections")
     check_level(target, SPLITS, "split")
-    check_level(rec.factor, FACTORS, "factor")
-    check_level(rec.outcome, OUTCOMES, "outcome")
+    check_level(rec.factor, FACTORS + (CORRECTION_FACTOR,), "factor")
+    check_level(rec.outcome, OUTCOMES + (CORRECTION_OUTCOME,), "outcome")
     wording = rec.plan_wording or _default_wording(rec)
-    check_level(wording, HEDGE_LEVELS + (CONTROL_LEVEL,), "plan_wording")
+    check_level(wording, HEDGE_LEVELS + (CONTROL_LEVEL, CORRECTION_OUTCOME), "plan_wording")
     if rec.confirmation_wording is not None:
         check_level(rec.confirmation_wording, CONFIRMATION_LEVELS, "confirmation_wording")
     sessions = [Session(date=s.date, turns=[t.model_dump() for t in s.turns]) for s in rec.sessions]
-    for name in ("initial_turn", "plan_turn", "outcome_turn", "pending_turn"):
+    for name in ("initial_turn", "plan_turn", "outcome_turn", "pending_turn", "correction_turn"):
         ref: TurnRef | None = getattr(rec, name)
         if ref is not None and not (ref.session < len(sessions)
                                     and ref.turn < len(sessions[ref.session].turns)):
@@ -124,20 +129,25 @@ def arc_from_record(raw: dict[str, Any], split: str | None = None) -> Arc:
         field=rec.field, domain=rec.field.attribute, initial_value=rec.initial_value,
         plan_value=rec.plan_value, plan_wording=wording, confirmation_wording=rec.confirmation_wording,
         session_dates=[s.date for s in sessions],
-        pending_window=rec.pending_window if rec.pending_window is not None else target != "heldout",
-        seed=int(hashlib.sha256(rec.id.encode()).hexdigest()[:8], 16) % 2**31, plan_seed=prov.seed)
+        pending_window=rec.pending_window if rec.pending_window is not None
+        else target not in ("heldout", "corrections"),
+        seed=int(hashlib.sha256(rec.id.encode()).hexdigest()[:8], 16) % 2**31, plan_seed=prov.seed,
+        correction=rec.correction)
     expected = rec.expected_value_after_session
     if expected is None:
         resolved = rec.outcome_turn.session if rec.outcome_turn else None
         expected = spec.expected_timeline(resolved, rec.plan_turn.session)
     return Arc(spec=spec, sessions=sessions, initial_turn=rec.initial_turn, plan_turn=rec.plan_turn,
                outcome_turn=rec.outcome_turn, pending_turn=rec.pending_turn,
+               correction_turn=rec.correction_turn,
                expected_value_after_session=expected, provenance=prov)
 
 
 def _default_wording(rec: ArcRecord) -> str:
     if rec.outcome == "control":
         return CONTROL_LEVEL
+    if rec.correction is not None:
+        return CORRECTION_OUTCOME if rec.correction.target == "initial" else CONTROL_LEVEL
     if rec.factor == "hedge_strength":
         return rec.level
     raise ValueError("plan_wording is missing (the hedge level of the plan turn, e.g. weakly_hedged)")

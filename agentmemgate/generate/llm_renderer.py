@@ -24,6 +24,8 @@ from ..llm import CallFailed, Model, Request, get_model, run_concurrent
 from ..schema import (
     CONFIRMATION_LEVELS,
     CONTROL_LEVEL,
+    CORRECTION_DEFINITIONS,
+    CORRECTION_MARKER_PHRASES,
     FACTORS,
     HEDGE_LEVELS,
     LEVEL_DEFINITIONS,
@@ -40,6 +42,9 @@ from ..validate.structure import check_arc
 from .renderer import RenderError, RenderFailure, Renderer, register_renderer
 
 RUBRIC = "generator_arc"
+# Correction arcs (the corrections split) have their own prompt, so the other splits' prompts,
+# cache keys and provenance are what they were before the split existed.
+CORRECTION_RUBRIC = "generator_correction_arc"
 TEMPERATURE = 0.7
 MAX_TOKENS = 4096  # a whole multi-session conversation as JSON
 SPLIT_NOTES = {
@@ -79,6 +84,21 @@ class ArcDraft(BaseModel):
     pending_turn: DraftRef | None
 
 
+class CorrectionDraft(BaseModel):
+    """A generated correction arc: the initial statement, the reported change (corrected changes
+    only) and the correction turn."""
+
+    model_config = ConfigDict(extra="forbid")
+    sessions: list[DraftSession]
+    initial_turn: DraftRef
+    change_turn: DraftRef | None
+    correction_turn: DraftRef
+
+
+def draft_schema(spec: ArcSpec) -> type[BaseModel]:
+    return CorrectionDraft if spec.correction is not None else ArcDraft
+
+
 # -- prompt --------------------------------------------------------------------------------------
 def structure_of(spec: ArcSpec) -> str:
     if spec.outcome == "control":
@@ -88,6 +108,14 @@ def structure_of(spec: ArcSpec) -> str:
 
 def spec_brief(spec: ArcSpec) -> dict[str, Any]:
     """What the generator must realize, as data (no ids or seeds: nothing to leak into text)."""
+    if (c := spec.correction) is not None:
+        return {
+            "split": spec.split, "structure": "correction", "field": spec.field.description,
+            "attribute": spec.field.attribute, "first_value": spec.initial_value,
+            "wrong_value": c.wrong_value, "right_value": c.value, "corrected_statement": c.target,
+            "timing": c.timing, "marker": c.marker,
+            "session_dates": [d.isoformat() for d in spec.session_dates],
+        }
     return {
         "split": spec.split, "outcome": spec.outcome, "structure": structure_of(spec),
         "field": spec.field.description, "attribute": spec.field.attribute,
@@ -98,6 +126,8 @@ def spec_brief(spec: ArcSpec) -> dict[str, Any]:
 
 
 def build_prompt(spec: ArcSpec, rubric: rubrics.Rubric | None = None) -> str:
+    if spec.correction is not None:
+        return build_correction_prompt(spec)
     rubric = rubric or rubrics.load(RUBRIC)
     conf = spec.confirmation_wording
     return rubric.render(
@@ -117,6 +147,23 @@ def build_prompt(spec: ArcSpec, rubric: rubrics.Rubric | None = None) -> str:
     )
 
 
+def build_correction_prompt(spec: ArcSpec, rubric: rubrics.Rubric | None = None) -> str:
+    c = spec.correction
+    assert c is not None
+    rubric = rubric or rubrics.load(CORRECTION_RUBRIC)
+    return rubric.render(
+        field_description=spec.field.description, initial_value=spec.initial_value,
+        wrong_value=c.wrong_value, right_value=c.value,
+        n_sessions=str(len(spec.session_dates)),
+        dates=", ".join(f"session {i}: {d.isoformat()}" for i, d in enumerate(spec.session_dates)),
+        target=c.target, target_definition=CORRECTION_DEFINITIONS[c.target],
+        timing=c.timing, timing_definition=CORRECTION_DEFINITIONS[c.timing],
+        marker=c.marker, marker_definition=CORRECTION_DEFINITIONS[c.marker],
+        marker_phrases=", ".join(f'"{p}"' for p in CORRECTION_MARKER_PHRASES),
+        brief_json=json.dumps(spec_brief(spec), ensure_ascii=False, sort_keys=True),
+    )
+
+
 def with_feedback(prompt: str, problems: list[str]) -> str:
     lines = "\n".join(f"- {p}" for p in problems)
     return (f"{prompt}\nYOUR PREVIOUS REPLY WAS REJECTED. It failed these checks:\n{lines}\n"
@@ -124,10 +171,12 @@ def with_feedback(prompt: str, problems: list[str]) -> str:
 
 
 # -- draft -> arc, and the checks --------------------------------------------------------------
-def to_arc(spec: ArcSpec, draft: ArcDraft, *, generator: str, prompt_sha256: str,
+def to_arc(spec: ArcSpec, draft: ArcDraft | CorrectionDraft, *, generator: str, prompt_sha256: str,
            kind: str = "LLM", structured_output: str | None = None) -> tuple[Arc | None, list[str]]:
     """Convert a draft to an ``Arc``; (None, problems) when it cannot be one for this spec."""
     problems: list[str] = []
+    if spec.correction is not None and not isinstance(draft, CorrectionDraft):
+        return None, ["a correction arc needs initial_turn, change_turn and correction_turn"]
     if len(draft.sessions) != len(spec.session_dates):
         problems.append(f"expected {len(spec.session_dates)} sessions, got {len(draft.sessions)}")
     sessions: list[Session] = []
@@ -138,9 +187,17 @@ def to_arc(spec: ArcSpec, draft: ArcDraft, *, generator: str, prompt_sha256: str
             problems.append(f"session {i} date {s.date!r} is not YYYY-MM-DD")
             continue
         sessions.append(Session(date=date, turns=[Turn(role=t.role, text=t.text) for t in s.turns]))
-    refs: dict[str, DraftRef | None] = {
-        "initial_turn": draft.initial_turn, "plan_turn": draft.plan_turn,
-        "outcome_turn": draft.outcome_turn, "pending_turn": draft.pending_turn}
+    if isinstance(draft, CorrectionDraft):
+        change = draft.change_turn if spec.correction.target == "change" else None  # type: ignore[union-attr]
+        if spec.correction.target == "change" and change is None:  # type: ignore[union-attr]
+            problems.append("change_turn is null; this log needs the reported change")
+        refs: dict[str, DraftRef | None] = {
+            "initial_turn": draft.initial_turn, "plan_turn": change or draft.correction_turn,
+            "outcome_turn": draft.correction_turn, "pending_turn": None,
+            "correction_turn": draft.correction_turn}
+    else:
+        refs = {"initial_turn": draft.initial_turn, "plan_turn": draft.plan_turn,
+                "outcome_turn": draft.outcome_turn, "pending_turn": draft.pending_turn}
     if spec.outcome == "control" and refs["outcome_turn"] is None:
         refs["outcome_turn"] = refs["plan_turn"]  # the one completed-change turn is both
     for name, ref in refs.items():
@@ -157,6 +214,7 @@ def to_arc(spec: ArcSpec, draft: ArcDraft, *, generator: str, prompt_sha256: str
             spec=spec, sessions=sessions, initial_turn=turn_refs["initial_turn"],
             plan_turn=turn_refs["plan_turn"], outcome_turn=outcome,
             pending_turn=turn_refs["pending_turn"],
+            correction_turn=turn_refs.get("correction_turn"),
             expected_value_after_session=spec.expected_timeline(
                 outcome.session if outcome else None, turn_refs["plan_turn"].session),
             provenance=Provenance(generator=generator, generator_kind=kind,
@@ -214,7 +272,7 @@ def asserted_change(text: str, plan_value: str) -> str | None:
 
 
 def no_premature_change(arc: Arc) -> str | None:
-    if arc.spec.outcome == "control":
+    if arc.spec.outcome in ("control", "correction"):
         return None
     phrase = asserted_change(arc.turn(arc.plan_turn).text, arc.spec.plan_value)
     return (f"the plan turn already says the change happened ({phrase!r}); it must be a plan"
@@ -275,6 +333,7 @@ class LlmRenderer(Renderer):
         self.kind = ("scripted test model (canned replies, no LLM)" if model.provider == "scripted"
                      else "LLM")
         self.rubric = rubrics.load(RUBRIC)
+        self.correction_rubric = rubrics.load(CORRECTION_RUBRIC)
         self.prompt_sha256 = self.rubric.sha256
         self.concurrency = concurrency
         self.max_attempts = max(1, max_attempts)
@@ -285,12 +344,18 @@ class LlmRenderer(Renderer):
         # would otherwise be answered from the cache with the same rejected draft. A resumed run
         # replays the same attempts from the cache.
         seed_key = f"arc:{spec.seed}" if attempt == 1 else f"arc:{spec.seed}:attempt{attempt}"
-        return self.model.complete(prompt, schema=ArcDraft, temperature=self.temperature,
+        return self.model.complete(prompt, schema=draft_schema(spec), temperature=self.temperature,
                                    purpose="generate.arc", seed_key=seed_key,
                                    max_tokens=MAX_TOKENS)
 
+    def _prompt(self, spec: ArcSpec) -> tuple[str, str]:
+        """The first prompt for ``spec`` and the sha256 of the rubric it comes from."""
+        if spec.correction is not None:
+            return build_correction_prompt(spec, self.correction_rubric), self.correction_rubric.sha256
+        return build_prompt(spec, self.rubric), self.prompt_sha256
+
     def render_one(self, spec: ArcSpec) -> Arc | RenderFailure:
-        base = build_prompt(spec, self.rubric)
+        base, sha = self._prompt(spec)
         prompt, problems = base, []
         for attempt in range(1, self.max_attempts + 1):
             try:
@@ -301,7 +366,7 @@ class LlmRenderer(Renderer):
                 problems = [e.problem]
             else:
                 arc, problems = to_arc(spec, resp.parsed, generator=self.name,
-                                       prompt_sha256=self.prompt_sha256, kind=self.kind,
+                                       prompt_sha256=sha, kind=self.kind,
                                        structured_output=resp.strategy)
                 if arc is not None and not problems:
                     return arc
@@ -324,7 +389,7 @@ class LlmRenderer(Renderer):
 
     def planned_calls(self, specs: list[ArcSpec]) -> int:
         """First-attempt calls not already in the cache (re-asks after failed checks come extra)."""
-        return sum(not self.model.is_cached(build_prompt(s, self.rubric), schema=ArcDraft,
+        return sum(not self.model.is_cached(self._prompt(s)[0], schema=draft_schema(s),
                                             temperature=self.temperature, seed_key=f"arc:{s.seed}")
                    for s in specs)
 
@@ -362,6 +427,8 @@ def reference_responder(request: Request) -> dict[str, Any]:
 
 def reference_draft(brief: dict[str, Any]) -> dict[str, Any]:
     """A plain, check-passing ``ArcDraft`` for a ``spec_brief``: a fixture, not a generator."""
+    if brief["structure"] == "correction":
+        return reference_correction_draft(brief)
     cur, new = brief["current_value"], brief["new_value"]
     noun = re.sub(r"^the user's current |\.$", "", brief["field"], flags=re.I) or "setup"
     dates = brief["session_dates"]
@@ -414,4 +481,39 @@ def reference_draft(brief: dict[str, Any]) -> dict[str, Any]:
         "plan_turn": plan,
         "outcome_turn": outcome,
         "pending_turn": later if brief["outcome"] == "open" else None,
+    }
+
+
+def reference_correction_draft(brief: dict[str, Any]) -> dict[str, Any]:
+    """A plain, check-passing ``CorrectionDraft`` for a correction ``spec_brief`` (a fixture)."""
+    first, wrong, right = brief["first_value"], brief["wrong_value"], brief["right_value"]
+    noun = re.sub(r"^the user's current |\.$", "", brief["field"], flags=re.I) or "setup"
+    dates, change = brief["session_dates"], brief["corrected_statement"] == "change"
+    ok = "Got it, thanks for telling me."
+    chat = ("Can you suggest a quick dinner idea for tonight?",
+            "Sure: a vegetable stir-fry with rice takes about twenty minutes.")
+    said = 1 if change else 0
+    where = said if brief["timing"] == "same" else said + 1
+    when = "earlier" if where == said else "last time"
+    if brief["marker"] == "marked":
+        fix = f"Sorry, I said {wrong} {when}, but I meant {right}. My {noun} is {right}."
+    else:
+        fix = f"I told you {wrong} {when}, and that was wrong. My {noun} is {right}."
+    sessions: list[list[str]] = [[] for _ in dates]
+    sessions[0] += (f"Some context first: my {noun} is {first}.", "Thanks, that helps.")
+    if change:
+        sessions[1] += (f"Small update: I changed from {first} to {wrong} the other day.", ok)
+    if where == said:
+        sessions[where] += chat
+    sessions[where] += (fix, f"Thanks for correcting that: {right}, not {wrong}.")
+    for turns in sessions:
+        if not turns:
+            turns += chat
+    return {
+        "sessions": [{"date": d, "turns": [{"role": "user" if i % 2 == 0 else "assistant", "text": t}
+                                           for i, t in enumerate(turns)]}
+                     for d, turns in zip(dates, sessions)],
+        "initial_turn": {"session": 0, "turn": 0},
+        "change_turn": {"session": 1, "turn": 0} if change else None,
+        "correction_turn": {"session": where, "turn": len(sessions[where]) - 2},
     }

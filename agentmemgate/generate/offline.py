@@ -16,7 +16,8 @@ something else, and resolve it in a later session (a pending window). Held-out a
 plan's session with the plan and open the next session with the outcome (or, for open arcs,
 the still-pending mention): no user turn in between, yet a probe after the plan's session sees
 the plan before its outcome. Completed-change controls report the change in a later session than
-the initial statement; that one turn is both plan and outcome turn.
+the initial statement; that one turn is both plan and outcome turn. Correction arcs (the
+corrections split) are written by ``_CorrectionWriter`` from ``correction_phrases.toml``.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from .catalog import Domain, Exchange, catalog_files, load_catalog, second_perso
 from .renderer import Renderer, register_renderer
 
 PHRASE_DIR = Path(__file__).with_name("phrases")
+CORRECTION_PHRASES = Path(__file__).with_name("correction_phrases.toml")
 KIND = "offline template renderer (deterministic grammar, no LLM)"
 HEDGED = ("strongly_hedged", "weakly_hedged")
 EXCHANGES_PER_ARC = 5  # the initial question and up to four small-talk exchanges
@@ -65,9 +67,17 @@ def level_phrasings(level: str, group: str | None = None) -> list[str]:
     return list(entry["any"]) + (list(entry.get(group, [])) if group else [])
 
 
-def bank_sha256() -> str:
-    """The offline renderer's 'prompt': its phrase banks and catalog, hashed for provenance."""
-    return sha256_files(sorted(PHRASE_DIR.glob("*.toml")) + catalog_files())
+def bank_sha256(corrections: bool = False) -> str:
+    """The offline renderer's 'prompt': its phrase banks and catalog, hashed for provenance
+    (``corrections``: with the correction phrases, which only correction arcs use)."""
+    extra = [CORRECTION_PHRASES] if corrections else []
+    return sha256_files(sorted(PHRASE_DIR.glob("*.toml")) + extra + catalog_files())
+
+
+@lru_cache(maxsize=None)
+def correction_bank() -> dict:
+    with open(CORRECTION_PHRASES, "rb") as f:
+        return tomllib.load(f)
 
 
 # -- dealing the data banks ------------------------------------------------------------------
@@ -185,8 +195,11 @@ class OfflineRenderer(Renderer):
 
     def __init__(self, spec: str = "offline", **_options):
         self.prompt_sha256 = bank_sha256()
+        self.correction_sha256 = bank_sha256(corrections=True)
 
     def render(self, spec: ArcSpec) -> Arc:
+        if spec.correction is not None:
+            return _CorrectionWriter(spec).write(self)
         return _ArcWriter(spec).write(self)
 
 
@@ -424,6 +437,103 @@ class _ArcWriter:
         ref = self.say(s, "user", user)
         self.say(s, "assistant", assistant)
         return ref
+
+
+class _CorrectionWriter(_ArcWriter):
+    """A correction arc (the corrections split). The user states the value as a fact (the
+    initial turn); for a corrected change, a later session reports a completed change (the plan
+    turn, as in a completed-change control); then, in the same session as the corrected statement
+    after at least one other exchange, or in a later session, the correction turn says that
+    statement was wrong and gives the right value (``correction_phrases.toml``)."""
+
+    def __init__(self, spec: ArcSpec):
+        super().__init__(spec)
+        c, d = spec.correction, self.domain
+        assert c is not None
+        self.bank = correction_bank()
+        current_r = _rotate(d.current, spec, 10).format(value=c.value)
+        self.slots.update(
+            wrong=c.wrong_value, right=c.value, current_right=current_r,
+            you_current_right=second_person(current_r),
+            switched_wrong=d.switched.format(value=c.wrong_value),
+            switched_right=d.switched.format(value=c.value))
+
+    def layout(self) -> list[list[str]]:
+        rng, c = self.rng, self.spec.correction
+        n = len(self.spec.session_dates)
+        plan: list[list[str]] = [[] for _ in range(n)]
+        plan[0] += (["chat"] if rng.random() < 0.35 else []) + ["initial"]
+        if c.target == "initial":
+            said, where = 0, (0 if c.timing == "same" else rng.randrange(1, n))
+        else:
+            if rng.random() < 0.5:
+                plan[0].append("chat")
+            plan[1] += (["chat"] if rng.random() < 0.35 else []) + ["plan"]
+            said, where = 1, (1 if c.timing == "same" else 2)
+        if where == said:  # at least one other exchange between the statement and its correction
+            plan[where] += ["chat"] * (1 + (rng.random() < 0.3))
+        elif rng.random() < 0.4:
+            plan[where].append("chat")
+        plan[where].append("correction")
+        if rng.random() < 0.35:
+            plan[where].append("chat")
+        for items in plan:
+            if not items:
+                items.append("chat")
+        self.said_session = said
+        return plan
+
+    def said_when(self, s: int) -> str:
+        if s == self.said_session:
+            return self.deal(self.bank["said_when_same"], "said_when_same")
+        if s == self.said_session + 1:
+            return self.deal(self.bank["said_when_later"], "said_when_later")
+        dates = self.spec.session_dates
+        return f"when we talked {_back(dates[self.said_session], dates[s])}"
+
+    def write(self, renderer: OfflineRenderer) -> Arc:
+        sp, c = self.spec, self.spec.correction
+        plan = self.layout()
+        self.use_general_first = not any("chat" in items for items in plan[1:])
+        refs: dict[str, TurnRef] = {}
+        q0, a0 = self.exchanges.pop(0)
+        replies = self.replies
+        for s, items in enumerate(plan):
+            for item in items:
+                if item == "chat":
+                    self.exchange(s, *self.chat(s))
+                elif item == "initial":
+                    text = self.rng.choice(self.chat_bank["initial"]).format_map(_Slots(self.slots, q=q0))
+                    ack = self.pick(replies["after_initial"], "ack") + " " if self.rng.random() < 0.5 else ""
+                    refs["initial"] = self.exchange(s, text, ack + a0)
+                elif item == "plan":  # the reported completed change that will be corrected
+                    prev, now = sp.session_dates[s - 1], sp.session_dates[s]
+                    when = _back(_between(self.rng, prev, now), now)
+                    self.slots.update(done_when=when, done_asof=_asof(when))
+                    template = self.deal(self.plans["completed_change"], "completed_change")
+                    text = template.format_map(self.slots)
+                    if "{reason_done}" not in template:
+                        text += " " + self.pick(self.plans["motivation_done"], "motivation_done")
+                    refs["plan"] = self.exchange(s, self.greet(s, text),
+                                                 self.pick(replies["completed_change"],
+                                                           "reply:completed_change"))
+                else:
+                    self.slots["said_when"] = self.said_when(s)
+                    key = f"{c.target}_{c.marker}"
+                    text = self.greet(s, self.pick(self.bank[key], key))
+                    refs["correction"] = self.exchange(s, text, self.pick(self.bank["reply"],
+                                                                          "correction_reply"))
+        corr = refs["correction"]
+        plan_ref = refs.get("plan", corr)
+        return Arc(
+            spec=sp, sessions=self.sessions, initial_turn=refs["initial"], plan_turn=plan_ref,
+            outcome_turn=corr, correction_turn=corr,
+            expected_value_after_session=sp.expected_timeline(corr.session, plan_ref.session),
+            provenance=Provenance(
+                generator=renderer.name, generator_kind=renderer.kind,
+                prompt_sha256=renderer.correction_sha256, seed=sp.plan_seed,
+                toolkit_version=__version__),
+        )
 
 
 register_renderer("offline", OfflineRenderer)

@@ -16,9 +16,16 @@ from ..errors import BadInput
 from ..schema import (
     CONFIRMATION_LEVELS,
     CONTROL_LEVEL,
+    CORRECTION_FACTOR,
+    CORRECTION_MARKERS,
+    CORRECTION_OUTCOME,
+    CORRECTION_TARGETS,
+    CORRECTION_TIMINGS,
     HEDGE_LEVELS,
+    PAPER_SPLITS,
     SPLITS,
     ArcSpec,
+    CorrectionSpec,
     FieldSpec,
     check_level,
 )
@@ -34,8 +41,17 @@ class Cell:
     n: int
 
 
+CORRECTIONS_PER_CELL = 15  # 8 cells x 15 = 120 arcs; x 2 gated/ungated twin pairs = 240 runs
+
+
 def paper_cells(split: str) -> list[Cell]:
-    """The cell design of each split with the paper's sizes (386 arcs in all)."""
+    """The cell design of each split with the paper's sizes (386 arcs in the three paper splits;
+    the corrections split adds 2 x 2 x 2 cells of 15: what is corrected, where, with or without a
+    corrective marker)."""
+    if split == "corrections":
+        return [Cell("corrections", CORRECTION_FACTOR, f"{t}_{w}_{m}", CORRECTION_OUTCOME,
+                     CORRECTIONS_PER_CELL)
+                for t in CORRECTION_TARGETS for w in CORRECTION_TIMINGS for m in CORRECTION_MARKERS]
     if split == "core":
         return [Cell("core", "outcome", o, o, 20) for o in ("came_true", "abandoned", "open")]
     if split == "heldout":
@@ -53,10 +69,13 @@ def paper_cells(split: str) -> list[Cell]:
 
 
 def resolve_splits(split: str) -> list[str]:
-    """``all`` or one split name, validated."""
+    """``all`` (every split), ``paper`` (the paper's three: core, heldout, controlled) or one
+    split name, validated."""
     if split == "all":
         return list(SPLITS)
-    check_level(split, SPLITS + ("all",), "split")
+    if split == "paper":
+        return list(PAPER_SPLITS)
+    check_level(split, SPLITS + ("all", "paper"), "split")
     return [split]
 
 
@@ -172,6 +191,8 @@ def _spec(cell: Cell, arc_id: str, domain: Domain, rng: random.Random,
         raise _Exhausted(domain.attribute)
     initial, plan = rng.choice(pairs)
     used.add((domain.attribute, initial, plan))
+    if cell.outcome == CORRECTION_OUTCOME:
+        return _correction_spec(cell, arc_id, domain, rng, seed, initial, plan)
 
     n_sessions = rng.choice((2, 3))
     start = dt.date(2023, 1, 2) + dt.timedelta(days=rng.randrange(0, 700))
@@ -206,3 +227,40 @@ def _spec(cell: Cell, arc_id: str, domain: Domain, rng: random.Random,
         seed=rng.randrange(2**31),
         plan_seed=seed,
     )
+
+
+def _dates(rng: random.Random, n_sessions: int) -> list[dt.date]:
+    start = dt.date(2023, 1, 2) + dt.timedelta(days=rng.randrange(0, 700))
+    dates = [start]
+    for _ in range(n_sessions - 1):
+        dates.append(dates[-1] + dt.timedelta(days=rng.randrange(3, 22)))
+    return dates
+
+
+def _correction_spec(cell: Cell, arc_id: str, domain: Domain, rng: random.Random, seed: int,
+                     first: str, second: str) -> ArcSpec:
+    """A correction arc. Corrected initial value: the user states ``first`` and later corrects it
+    to ``second`` (initial_value, plan_value = the corrected value). Corrected change: the user
+    states ``first``, later reports a completed change to ``second``, and later still corrects
+    the change to a third value (initial_value, plan_value = the reported change's value)."""
+    target, timing, marker = cell.level.split("_")
+    field = domain.field()
+    if target == "initial":
+        initial, plan, wrong, value = first, second, first, second
+        n_sessions = rng.choice((2, 3))
+        plan_wording = CORRECTION_OUTCOME
+    else:
+        thirds = [v for v in domain.values if v not in (first, second)
+                  and not field.leaked_values([v])]
+        initial, plan, wrong, value = first, second, second, rng.choice(thirds)
+        # the change is reported in session 1; a later correction needs a session after it
+        n_sessions = 3 if timing == "later" else rng.choice((2, 3))
+        plan_wording = CONTROL_LEVEL
+    return ArcSpec(
+        id=arc_id, split=cell.split, factor=cell.factor, level=cell.level,  # type: ignore[arg-type]
+        outcome=cell.outcome, field=field, domain=domain.attribute,  # type: ignore[arg-type]
+        initial_value=initial, plan_value=plan, plan_wording=plan_wording,
+        session_dates=_dates(rng, n_sessions), pending_window=False,
+        seed=rng.randrange(2**31), plan_seed=seed,
+        correction=CorrectionSpec(target=target, timing=timing, marker=marker,  # type: ignore[arg-type]
+                                  wrong_value=wrong, value=value))

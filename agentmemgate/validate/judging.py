@@ -15,7 +15,7 @@ from typing import Iterable, Iterator
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import BadInput
-from ..schema import Arc
+from ..schema import PAPER_SPLITS, Arc
 from ..workspace import Workspace
 from .judges import (
     REALISM_CRITERIA,
@@ -160,13 +160,18 @@ def judge_arcs(ws: Workspace, splits: list[str], judges: Iterable[str] | list[Ju
         gen_families, {"seed": seed, "base_url": bool(base_url)})
     now = done = failed = 0
     examples: list[str] = []
-    for judge in judge_list:
+    # The paper's splits are judged as one set and the corrections split as another: a judge's
+    # whole-set counts (the repetition check) then see the same conversations whether or not
+    # the corrections split was built, so the paper splits' verdicts do not move with it.
+    groups = [g for g in ([x for x in arcs if x[0].spec.split in PAPER_SPLITS],
+                          [x for x in arcs if x[0].spec.split not in PAPER_SPLITS]) if g]
+    for judge, group in ((j, g) for j in judge_list for g in groups):
         if "realism" in tasks:  # before any input hash: a judge may count over the whole set
-            judge.prepare([realism_question(a) for a, _ in arcs])
+            judge.prepare([realism_question(a) for a, _ in group])
         for task in tasks:
             stored = answered(ws, task, judge.spec)
             todo = []
-            for it in _items(task, judge, arcs, families, seed):
+            for it in _items(task, judge, group, families, seed):
                 keys = [(it.arc.id, c) for c in (("",) if task == "recovery" else judge.realism_criteria)]
                 if all(stored.get(k) == it.input_sha for k in keys):
                     done += 1

@@ -8,15 +8,19 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from ..schema import Arc, CheckResult, TurnRef, contains_value
+
+from ..schema import CORRECTION_MARKER_PHRASES, Arc, CheckResult, TurnRef, contains_value, normalize_text
 
 Check = Callable[[Arc], "str | None"]
 CHECKS: dict[str, Check] = {}
+# Checks that only correction arcs get (the corrections split): other arcs' results, and so
+# their cards, are what they were before the split existed.
+CORRECTION_CHECKS: dict[str, Check] = {}
 
 
-def check(name: str) -> Callable[[Check], Check]:
+def check(name: str, registry: dict[str, Check] | None = None) -> Callable[[Check], Check]:
     def register(fn: Check) -> Check:
-        CHECKS[name] = fn
+        (CHECKS if registry is None else registry)[name] = fn
         return fn
 
     return register
@@ -39,7 +43,8 @@ def _position(arc: Arc, ref: TurnRef) -> int:
 @check("turn_refs")
 def turn_refs(arc: Arc) -> str | None:
     for what, ref in (("initial turn", arc.initial_turn), ("plan turn", arc.plan_turn),
-                      ("outcome turn", arc.outcome_turn), ("pending turn", arc.pending_turn)):
+                      ("outcome turn", arc.outcome_turn), ("pending turn", arc.pending_turn),
+                      ("correction turn", arc.correction_turn)):
         if problem := _user_turn(arc, ref, what):
             return problem
     return None
@@ -105,6 +110,16 @@ def outcome_structure(arc: Arc) -> str | None:
         return "open arc must have no outcome turn and a pending mention"
     if o == "control" and arc.outcome_turn != arc.plan_turn:
         return "control arc: the completed-change turn is both plan and outcome turn"
+    if o == "correction":
+        c = arc.spec.correction
+        if arc.correction_turn is None or arc.outcome_turn != arc.correction_turn:
+            return "correction arc: the correction turn is its outcome turn"
+        if c is not None and c.target == "initial" and arc.plan_turn != arc.correction_turn:
+            return "correction of the initial value: the correction turn is also the plan turn"
+        if c is not None and c.target == "change" and arc.plan_turn == arc.correction_turn:
+            return "correction of a reported change: the change turn and the correction differ"
+    elif arc.correction_turn is not None:
+        return f"{o} arc has a correction turn"
     return None
 
 
@@ -115,7 +130,7 @@ def pending_window(arc: Arc) -> str | None:
     session boundary: the plan is the last user turn of its session and the outcome (or pending
     mention) the first user turn of the next, so a probe after the plan's session sees the plan
     before its outcome."""
-    if arc.spec.outcome == "control" or turn_refs(arc):
+    if arc.spec.outcome in ("control", "correction") or turn_refs(arc):
         return None
     later = arc.outcome_turn or arc.pending_turn
     if later is None:
@@ -156,10 +171,102 @@ def timeline(arc: Arc) -> str | None:
     return None
 
 
+# -- correction arcs ---------------------------------------------------------------------------
+def _has_phrase(text: str, phrases) -> str | None:
+    norm = f" {normalize_text(text)} "
+    return next((p for p in phrases if f" {normalize_text(p)} " in norm), None)
+
+
+# Words by which a turn says the value changed since (a new change), not that the earlier
+# statement was wrong when made.
+CHANGE_SINCE = ("now", "anymore", "any more", "no longer", "since then", "changed my mind",
+                "switched again", "moved again", "changed again", "instead", "switched back", "moved back", "these days", "from now on",
+                "recently", "finally", "going to", "plan to", "planning", "decided to")
+# Words by which a turn says an earlier statement was wrong (one is needed besides the values).
+WRONG_SAID = ("wrong", "wasn't right", "not right", "was not true", "wasn't true", "not true",
+              "mistake", "misspoke", "mix up", "mixed up", "mixed something up", "misremembered",
+              "never", "slip", "meant", "scratch", "correction", "confusing", "not", "didn't",
+              "wasn't", "ignore", "fix", "correct")
+
+
+def _corrected_ref(arc: Arc) -> TurnRef:
+    c = arc.spec.correction
+    return arc.initial_turn if c is not None and c.target == "initial" else arc.plan_turn
+
+
+@check("correction_values", CORRECTION_CHECKS)
+def correction_values(arc: Arc) -> str | None:
+    """The correction names the corrected value and the wrong one; the statement it corrects
+    gave the wrong value; the corrected value is not mentioned before the correction."""
+    c, ref = arc.spec.correction, arc.correction_turn
+    if c is None or ref is None or turn_refs(arc):
+        return "no correction turn" if c is not None else None
+    text = arc.turn(ref).text
+    if not contains_value(text, c.value):
+        return f"corrected value {c.value!r} not in the correction turn"
+    if not contains_value(text, c.wrong_value):
+        return f"the correction turn does not name the value it corrects ({c.wrong_value!r})"
+    said = _corrected_ref(arc)
+    if not contains_value(arc.turn(said).text, c.wrong_value):
+        return f"the corrected statement (session {said.session} turn {said.turn}) does not say {c.wrong_value!r}"
+    flat = [t for s in arc.sessions for t in s.turns]
+    for i, t in enumerate(flat[:_position(arc, ref)]):
+        if contains_value(t.text, c.value):
+            return f"the corrected value {c.value!r} appears before the correction (turn {i})"
+    return None
+
+
+@check("correction_order", CORRECTION_CHECKS)
+def correction_order(arc: Arc) -> str | None:
+    """The correction follows the statement it corrects: later in the same session with at least
+    one user turn between, or in a later session, as the cell says."""
+    c, ref = arc.spec.correction, arc.correction_turn
+    if c is None or ref is None or turn_refs(arc):
+        return "no correction turn" if c is not None else None
+    said = _corrected_ref(arc)
+    a, b = _position(arc, said), _position(arc, ref)
+    if b <= a:
+        return "the correction comes before the statement it corrects"
+    if c.target == "change" and _position(arc, arc.initial_turn) >= a:
+        return "the reported change comes before the initial value"
+    if c.timing == "same":
+        if ref.session != said.session:
+            return (f"same-session correction in session {ref.session}, the corrected statement "
+                    f"in session {said.session}")
+        between = [t for t in [t for s in arc.sessions for t in s.turns][a + 1:b] if t.role == "user"]
+        if not between:
+            return "no other user turn between the statement and its correction"
+    elif ref.session <= said.session:
+        return (f"later-session correction in session {ref.session}, not after the corrected "
+                f"statement's session {said.session}")
+    return None
+
+
+@check("correction_wording", CORRECTION_CHECKS)
+def correction_wording(arc: Arc) -> str | None:
+    """A marked correction has a corrective marker, an unmarked one none; either says the earlier
+    statement was wrong, not that something changed since."""
+    c, ref = arc.spec.correction, arc.correction_turn
+    if c is None or ref is None or turn_refs(arc):
+        return "no correction turn" if c is not None else None
+    text = arc.turn(ref).text
+    marker = _has_phrase(text, CORRECTION_MARKER_PHRASES)
+    if c.marker == "marked" and marker is None:
+        return "marked correction has no corrective marker (e.g. 'actually', 'sorry', 'I meant')"
+    if c.marker == "unmarked" and marker is not None:
+        return f"unmarked correction uses the corrective marker {marker!r}"
+    if since := _has_phrase(text, CHANGE_SINCE):
+        return f"the correction says something changed since ({since!r}), not that the statement was wrong"
+    if _has_phrase(text, WRONG_SAID) is None:
+        return "the correction does not say the earlier statement was wrong"
+    return None
+
+
 def check_arc(arc: Arc) -> list[CheckResult]:
-    """Every structural check on one arc, passed or not."""
+    """Every structural check on one arc, passed or not (correction arcs: also theirs)."""
     out = []
-    for name, fn in CHECKS.items():
+    checks = CHECKS | CORRECTION_CHECKS if arc.spec.correction is not None else CHECKS
+    for name, fn in checks.items():
         problem = fn(arc)
         out.append(CheckResult(arc_id=arc.id, check=f"structure.{name}", passed=problem is None,
                                detail=problem or ""))

@@ -11,8 +11,8 @@ REQUIRED = {"id", "split", "factor", "level", "outcome", "field", "initial_value
 def test_export_files_and_keys(small_build):
     root, summary = small_build
     out = root / "out"
-    assert summary.export.counts == {"core": 6, "heldout": 8, "controlled": 18}
-    for split in ("core", "heldout", "controlled"):
+    assert summary.export.counts == {"core": 6, "heldout": 8, "controlled": 18, "corrections": 16}
+    for split in ("core", "heldout", "controlled", "corrections"):
         folder = out / split
         rows = [json.loads(l) for l in (folder / "data.jsonl").read_text().splitlines()]
         assert rows and all(REQUIRED <= set(r) for r in rows)

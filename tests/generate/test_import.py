@@ -30,9 +30,9 @@ def exported(tmp_path_factory):
     """A small offline build exported once: OUT/<split>/data.jsonl."""
     root = tmp_path_factory.mktemp("exp")
     ws = Workspace(root / "ws")
-    generate(ws, get_renderer("offline"), ["core", "heldout", "controlled"], seed=3, n_per_cell=1,
-             show_progress=False)
-    export(ws, root / "out", ["core", "heldout", "controlled"])
+    generate(ws, get_renderer("offline"), ["core", "heldout", "controlled", "corrections"], seed=3,
+             n_per_cell=1, show_progress=False)
+    export(ws, root / "out", ["core", "heldout", "controlled", "corrections"])
     return root / "out"
 
 
@@ -46,13 +46,16 @@ def _write(path: Path, records: list[dict]) -> Path:
 
 
 def test_round_trip_keeps_ids_provenance_and_bytes(exported, tmp_path):
-    for split in ("core", "heldout", "controlled"):
+    splits = ("core", "heldout", "controlled", "corrections")
+    for split in splits:
         res = amg("import", str(exported / split / "data.jsonl"), "--workspace", str(tmp_path / "ws"))
         assert res.exit_code == 0, res.output
         assert "structural checks:" in res.output and "new" in res.output
+        n = len(_lines(exported / split / "data.jsonl"))
+        assert f"structural checks: {n}/{n} arcs pass" in res.output
     ws = Workspace(tmp_path / "ws", create=False)
-    export(ws, tmp_path / "again", ["core", "heldout", "controlled"])
-    for split in ("core", "heldout", "controlled"):
+    export(ws, tmp_path / "again", list(splits))
+    for split in splits:
         assert (tmp_path / "again" / split / "data.jsonl").read_bytes() == \
             (exported / split / "data.jsonl").read_bytes(), split
     # available to validation and audits like generated arcs

@@ -263,3 +263,55 @@ def test_cli_gives_one_line_errors(tmp_path, generator, needle):
     assert result.exit_code == 1
     assert needle in result.output and "Traceback" not in result.output
     assert len([line for line in result.output.splitlines() if line.strip()]) == 1
+
+
+# -- correction arcs -------------------------------------------------------------------------
+def test_correction_arcs_render_with_their_own_prompt_and_checks(ws):
+    from agentmemgate.generate.llm_renderer import CorrectionDraft, draft_schema
+
+    r = renderer(ws)
+    r.model.respond_with(reference_responder)
+    specs = plan_split("corrections", 0, 1)
+    arcs = list(r.render_many(specs))
+    assert len(arcs) == 8 and all(isinstance(a, Arc) for a in arcs), arcs
+    for arc in arcs:
+        assert all(c.passed for c in check_arc(arc)), [c for c in check_arc(arc) if not c.passed]
+        assert arc.correction_turn == arc.outcome_turn
+        assert arc.provenance.prompt_sha256 == rubrics.load("generator_correction_arc").sha256
+    prompts = [q.prompt for q in r.model.history]
+    assert all("WRONG VALUE" in p for p in prompts)
+    for spec in specs:  # rendered concurrently: the prompts come in any order
+        c = spec.correction
+        assert any(f"RIGHT VALUE: {c.value}\n" in p and f"WRONG VALUE: {c.wrong_value}\n" in p
+                   for p in prompts), spec.level
+    assert draft_schema(specs[0]) is CorrectionDraft
+    # the paper splits keep generator_arc v2: their prompts and cache keys did not move
+    assert build_prompt(plan_split("core", 0, 1)[0]).startswith(rubrics.load("generator_arc", 2).text[:200])
+    assert rubrics.load("generator_arc").version == 2
+
+
+def test_a_reply_that_fails_the_correction_checks_is_asked_again(ws):
+    spec = next(s for s in plan_split("corrections", 0, 1) if s.correction.marker == "unmarked")
+    good = reference_draft(spec_brief(spec))
+    ref = good["correction_turn"]
+    bad = copy.deepcopy(good)
+    bad["sessions"][ref["session"]]["turns"][ref["turn"]]["text"] = (
+        f"Sorry, I said {spec.correction.wrong_value}. I switched to {spec.correction.value} "
+        "since then, anyway.")
+    r = renderer(ws)
+    r.model.enqueue(bad, good)
+    arc = r.render(spec)
+    assert isinstance(arc, Arc) and arc.correction_turn is not None
+    first, second = r.model.history
+    assert "REJECTED" in second.prompt and "correction_wording" in second.prompt
+    assert "'sorry'" in second.prompt
+
+
+def test_a_correction_reply_without_the_change_turn_is_refused(ws):
+    spec = next(s for s in plan_split("corrections", 0, 1) if s.correction.target == "change")
+    d = reference_draft(spec_brief(spec))
+    d["change_turn"] = None
+    r = renderer(ws, max_attempts=1)
+    r.model.enqueue(d)
+    out = r.render_one(spec)
+    assert isinstance(out, RenderFailure) and "change_turn is null" in out.reason

@@ -7,7 +7,7 @@ import pytest
 
 from agentmemgate.generate import get_renderer, plan_split
 from agentmemgate.generate.offline import _ahead, _back, level_phrasings
-from agentmemgate.schema import CONFIRMATION_LEVELS, HEDGE_LEVELS, SPLITS, contains_value
+from agentmemgate.schema import CONFIRMATION_LEVELS, HEDGE_LEVELS, PAPER_SPLITS, contains_value
 from agentmemgate.validate import check_arc
 from agentmemgate.validate.diversity import ASSISTANT_DISTINCT_GOAL, SMALL_TALK_DISTINCT_GOAL, measure
 from agentmemgate.validate.judges import get_judge, realism_question
@@ -20,7 +20,9 @@ def _render(split, seed=0, n=None):
 
 @lru_cache(maxsize=None)
 def _full_build(seed: int = 0):
-    return tuple(a for split in SPLITS for a in _render(split, seed))
+    """The paper's three splits (the corrections split has its own tests, tests/generate/
+    test_corrections.py)."""
+    return tuple(a for split in PAPER_SPLITS for a in _render(split, seed))
 
 
 def test_every_level_has_eight_phrasings():

@@ -89,3 +89,63 @@ def test_value_leak_into_field_is_caught():
     arc = _arc()
     arc.spec.field.probe_question = f"Does the user use {arc.spec.plan_value} currently?"
     assert "structure.value_free_field" in _failed(arc)
+
+
+# -- correction arcs -----------------------------------------------------------------------
+def _correction(level="initial_same_marked"):
+    spec = next(s for s in plan_split("corrections", seed=0, n_per_cell=1) if s.level == level)
+    return get_renderer("offline").render(spec)
+
+
+def test_a_clean_correction_arc_passes_and_gets_its_own_checks():
+    arc = _correction()
+    assert _failed(arc) == {}
+    names = {r.check for r in check_arc(arc)}
+    assert {"structure.correction_values", "structure.correction_order",
+            "structure.correction_wording"} <= names
+    assert "structure.correction_values" not in {r.check for r in check_arc(_arc())}
+
+
+def test_a_correction_without_the_corrected_value_is_caught():
+    arc = _correction()
+    t = arc.turn(arc.correction_turn)
+    t.text = t.text.replace(arc.spec.correction.value, "the other one")
+    assert "corrected value" in _failed(arc)["structure.correction_values"]
+
+
+def test_a_corrected_value_said_before_the_correction_is_caught():
+    arc = _correction()
+    arc.sessions[0].turns[1].text += f" Or is it {arc.spec.correction.value}?"
+    assert "appears before the correction" in _failed(arc)["structure.correction_values"]
+
+
+def test_a_correction_before_the_statement_it_corrects_is_caught():
+    arc = _correction("change_later_unmarked")
+    arc.correction_turn = arc.outcome_turn = TurnRef(session=0, turn=0)
+    failed = _failed(arc)
+    assert "comes before the statement" in failed["structure.correction_order"]
+
+
+def test_a_same_session_correction_in_a_later_session_is_caught():
+    arc = _correction("initial_same_marked")
+    later = _correction("initial_later_marked")
+    arc.spec = arc.spec.model_copy(update={
+        "level": "initial_later_marked",
+        "correction": arc.spec.correction.model_copy(update={"timing": "later"})})
+    assert "later-session correction" in _failed(arc)["structure.correction_order"]
+    assert _failed(later) == {}
+
+
+def test_marker_and_change_wording_are_checked():
+    marked, unmarked = _correction("change_same_marked"), _correction("change_same_unmarked")
+    c = marked.spec.correction
+    marked.turn(marked.correction_turn).text = (
+        f"I told you {c.wrong_value} earlier, and that was wrong. It is {c.value}.")
+    assert "no corrective marker" in _failed(marked)["structure.correction_wording"]
+    u = unmarked.spec.correction
+    unmarked.turn(unmarked.correction_turn).text = (
+        f"Actually, I said {u.wrong_value} earlier, but it is {u.value}.")
+    assert "'actually'" in _failed(unmarked)["structure.correction_wording"]
+    unmarked.turn(unmarked.correction_turn).text = (
+        f"I said {u.wrong_value} earlier. I changed my mind and now use {u.value}.")
+    assert "changed since" in _failed(unmarked)["structure.correction_wording"]

@@ -291,6 +291,20 @@ _PAST_WHEN = re.compile(
     r"(?:on |last )?(?:" + "|".join(_WEEKDAYS) + r")|\w+ (?:days?|weeks?|months?) ago)\b")
 
 
+_WITHIN = re.compile(r"\b(earlier|a minute ago|a few minutes ago|a moment ago|just now|before)\b")
+_ACROSS = re.compile(r"last time|last (talked|spoke|chatted)|since we|when we (talked|spoke|chatted)")
+
+
+def _within_session(sessions, si: int, ti: int, text: str, refs: list[str]) -> bool:
+    """A back reference that points inside the session: it names a within-session time
+    ("earlier", "a minute ago"), no part of it is a cross-session reference ("last time"), and
+    the user spoke earlier in this session (a same-session correction says "what I said
+    earlier")."""
+    if not _WITHIN.search(text) or any(_ACROSS.search(r) for r in refs):
+        return False
+    return any(t.role == "user" for t in sessions[si].turns[:ti])
+
+
 def time_references(q: RealismQuestion, lex: Lexicon) -> CriterionVerdict:
     sessions = q.sessions
     dates = []
@@ -303,6 +317,8 @@ def time_references(q: RealismQuestion, lex: Lexicon) -> CriterionVerdict:
     for si, ti, t in _turns(sessions):
         text = normalize(t.text)
         refs = lex.hits("back_reference", text)
+        if refs and _within_session(sessions, si, ti, text, refs):
+            refs = []  # "what I said earlier" after an earlier user turn of this session: true
         if refs and si == 0:
             return _fail(f"{_where(si, ti)} says '{refs[0]}', but this is the first session: there is "
                          "no earlier conversation to refer to.")

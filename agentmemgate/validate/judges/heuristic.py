@@ -23,6 +23,8 @@ import re
 from ...schema import (
     CONFIRMATION_LEVELS,
     CONTROL_LEVEL,
+    CORRECTION_FACTOR,
+    CORRECTION_MARKER_PHRASES,
     FACTOR_LEVELS,
     normalize_text,
 )
@@ -205,11 +207,46 @@ def _outcome(lex: Lexicon, users, p: int, cues) -> tuple[str, str]:
     return "open", "no later user turn resolves the plan"
 
 
+_WRONG = ("wrong", "mistake", "mix-up", "mixed up", "misremembered", "not true", "wasn't right",
+          "misspoke", "confusing it")
+
+
+def _correction(lex: Lexicon, users) -> tuple[str | None, str]:
+    """Correction cells: the correction is the last user turn with a corrective marker or a
+    'that was wrong' phrase; it corrects a reported change when an earlier user turn has a
+    completed-change cue (else the initial statement, the first user turn); same session or
+    later by where the two fall; marked when it has one of the schema's corrective markers."""
+    def has(text: str, phrases) -> str | None:
+        norm = f" {normalize_text(text)} "
+        return next((p for p in phrases if f" {normalize_text(p)} " in norm), None)
+
+    idx = next((i for i in range(len(users) - 1, -1, -1)
+                if has(users[i][2], CORRECTION_MARKER_PHRASES + _WRONG)), None)
+    if idx is None:
+        return None, "no user turn has a corrective marker or says something was wrong"
+    cs, _, text = users[idx]
+    done = next((j for j in range(idx) if lex.hits("done", users[j][2])), None)
+    target, said = ("change", users[done][0]) if done is not None else ("initial", users[0][0])
+    marker = has(text, CORRECTION_MARKER_PHRASES)
+    why = (f"Took the user turn in session {cs + 1} ('{_snippet(text)}') as the correction; "
+           + (f"an earlier turn in session {said + 1} reports a completed change" if done is not None
+              else "no earlier turn reports a change, so it corrects the first statement")
+           + f"; {'same' if cs == said else 'a later'} session; "
+           + (f"marker '{marker}'" if marker else "no corrective marker"))
+    return f"{target}_{'same' if cs == said else 'later'}_{'marked' if marker else 'unmarked'}", why
+
+
 def recover(q: RecoveryQuestion, lex: Lexicon | None = None) -> RecoveryVerdict:
     lex = lex or load_lexicon()
     options = [o.level for o in q.options]
     scale = next((f for f, lv in FACTOR_LEVELS.items() if set(lv) == set(options)), None)
     users = _user_turns(q.sessions)
+    if scale == CORRECTION_FACTOR:
+        level, why = _correction(lex, users)
+        if level not in options:
+            return RecoveryVerdict(level=options[0],
+                                   rationale=f"{why}; no cue decides, so the first listed option is a guess.")
+        return RecoveryVerdict(level=level, rationale=why + ".")
     p = _find_plan(lex, users)
     level: str | None = None
     why = "no user turn has a plan or change cue"
