@@ -37,6 +37,9 @@ class MeasuredAccuracy(BaseModel):
     missed: Proportion
     failures: Proportion
     measured_on: str  # ISO date
+    # the rules or rubric were tuned on this part's answers (read while writing them): the
+    # figures are a fit, not an accuracy on unseen answers
+    tuned_on: bool = False
 
     @property
     def key(self) -> tuple[str, str]:
@@ -69,14 +72,16 @@ def record(entries: list[MeasuredAccuracy], path: Path = ACCURACY_FILE) -> Path:
     return write_text_atomic(path, json.dumps(rows, indent=2) + "\n")
 
 
-def from_report(report) -> list[MeasuredAccuracy]:
-    """``answer_devset.DevsetReport`` -> entries to record (one per part measured)."""
+def from_report(report, tuned_on: frozenset[str] = frozenset()) -> list[MeasuredAccuracy]:
+    """``answer_devset.DevsetReport`` -> entries to record (one per part measured); ``tuned_on``
+    names the parts the rules were written on."""
     today = dt.date.today().isoformat()
     return [MeasuredAccuracy(judge=report.judge, rubric=report.rubric,
                              rubric_sha256=report.rubric_sha256,
                              answers_sha256=report.answers_sha256, part=p.part, exact=p.exact,
                              false_plan=p.false_plan, missed=p.missed, failures=p.failures,
-                             measured_on=today) for p in report.parts]
+                             measured_on=today, tuned_on=p.part in tuned_on)
+            for p in report.parts]
 
 
 def accuracy_line(judge: str, rubric: str) -> str:
@@ -86,10 +91,12 @@ def accuracy_line(judge: str, rubric: str) -> str:
         return (f"Answer judge {judge} ({rubric}) is not measured on the held-out answer set: "
                 f"measure it with `devsets/answers/measure.py --judge {judge} --part heldout` "
                 "before trusting its exposure figures.")
+    tuned = (" The rules were tuned on these answers too, so this is a fit, not an accuracy on "
+             "answers they were not written on." if m.tuned_on else "")
     return (f"Answer judge {judge} ({rubric}), measured on the held-out part of the labelled "
             f"product-style answers (devsets/answers, {m.measured_on}): exact set "
             f"{m.exact.fmt()}; plan read as asserted where it was not (false exposures) "
-            f"{m.false_plan.fmt()}; missed assertions {m.missed.fmt()}.")
+            f"{m.false_plan.fmt()}; missed assertions {m.missed.fmt()}.{tuned}")
 
 
 __all__ = ["ACCURACY_FILE", "MeasuredAccuracy", "accuracy_line", "from_report", "load_measured",

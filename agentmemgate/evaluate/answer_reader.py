@@ -20,7 +20,7 @@ from pathlib import Path
 
 
 # -- tokens -------------------------------------------------------------------------------------
-_TOK = re.compile(r"(?<![A-Za-z0-9])'(?:s|re|ve|d|ll|m|t)(?![A-Za-z0-9])|[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*(?:'[A-Za-z]+)*"
+_TOK = re.compile(r"(?<![A-Za-z0-9])'(?:s|re|ve|d|ll|m|t)(?![A-Za-z0-9])|[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*(?:'[A-Za-z]+)*\+*"
                   r"|[^\sA-Za-z0-9]", re.I)
 _CLITICS = ("n't", "'s", "'re", "'ve", "'d", "'ll", "'m")
 _PUNCT_BREAK = {",", ";", ":", "(", ")", "\u2014", "\u2013", "[", "]", "{", "}", "\u2022", "|"}
@@ -94,10 +94,17 @@ class Cues:
                 if isinstance(v, list):
                     self.rx[k] = self._rx(v)
         self.neg_reach = int(data["frames"]["neg_reach"])
+        dets = sorted(self.sets["determiners"] - {"of"})
+        self.rx["past_setting"] = re.compile(
+            r"(?<!\S)(?:" + "|".join(re.escape(w) for w in sorted(self.sets["setting_preps"], key=len, reverse=True))
+            + r")(?: (?:" + "|".join(map(re.escape, dets)) + r"))+ (?:"
+            + "|".join(map(re.escape, self._words(data["frames"]["past_adjectives"]))) + r")(?!\S)")
         self.change_past = set(self._words(data["roles"]["change_past"]))
         self.change_ing = set(self._words(data["roles"]["change_ing"]))
         self.sets["change_present"] = set(self._words(data["roles"]["change_present"]))
         self.sets["temporal"] = set(self._words(data["frames"]["temporal"]))
+        for k in ("span_openers", "time_units", "near_miss"):
+            self.sets[k] = set(self._words(data["frames"][k]))
         self.sets["aux_past"] = set(self._words(sc["auxiliaries"]))
         self.sets["sentence_adverbs"] = set(self._words(sc["sentence_adverbs"]))
         self.sets["declined_adjacent"] = set(self._words(data["frames"]["declined_adjacent"]))
@@ -290,6 +297,8 @@ class Reading:
     unit: int
     order: int
     conclusion: bool = False  # in a clause that draws the answer's conclusion ("so X")
+    purpose: frozenset | None = None  # stems of a "for ..." purpose right after the value
+    where: tuple | None = None  # (clause, token index) of the occurrence
 
 
 @dataclass
@@ -298,6 +307,7 @@ class _Clause:
     sentence: int
     question: bool
     index: int = 0  # position in the sentence
+    lead: str = ""  # the punctuation that ended the clause before it
     readings: list[Reading] = field(default_factory=list)
 
     def s(self, a: int = 0, b: int | None = None) -> str:
@@ -414,6 +424,9 @@ class ScopedAnswerReader:
                 question = not tagged
                 if tagged:
                     toks = _strip_tag(toks)
+                elif (first := next((t.word for t in toks if t.kind == "w"), "")) \
+                        and first not in c.sets["interrogative"] and c.rx["hedges"].search(s):
+                    question = False  # "Probably X?": a hedged statement
             out.append((toks, question))
         return out
 
@@ -442,18 +455,28 @@ class ScopedAnswerReader:
         out: list[_Clause] = []
         cur: list[Tok] = []
 
+        lead = [""]
+
         def flush():
             if cur:
-                out.append(_Clause(list(cur), k, question, len(out)))
+                out.append(_Clause(list(cur), k, question, len(out), lead[0]))
                 cur.clear()
+                lead[0] = ""
 
         for i, t in enumerate(toks):
             if t.kind == "p" and (t.word in _PUNCT_BREAK or (t.word == "-" and 0 < i < len(toks) - 1)):
                 flush()
+                lead[0] = lead[0] or t.word
                 continue
             if t.kind == "p":
                 continue
             if t.kind == "w" and cur and t.word in c.sets["break_words"]:
+                flush()
+            elif t.kind == "w" and len(cur) >= 3 and cur[0].word in c.sets["subordinators"] \
+                    and t.word in c.sets["main_subjects"] and i + 1 < len(toks) \
+                    and toks[i + 1].word in c.sets["main_aux"] \
+                    and not any(x.word in c.sets["main_subjects"] for x in cur[2:]):
+                # "until it comes you're eating X": the main clause starts at its subject
                 flush()
             elif t.kind == "w" and cur and t.word in c.sets["coordinators"]:
                 # a coordinator opens a clause only before a new subject ("and you ..."); joined
@@ -494,6 +517,8 @@ class ScopedAnswerReader:
                             r = self._read_one(cl, ti, clauses, ci, sentence_tail, prev_vi, cl.readings)
                             r.unit, r.order = ui, order
                             r.conclusion = c.rx["conclusion"].match(cl.s()) is not None
+                            r.purpose = self._purpose(cl, ti)
+                            r.where = (cl, ti)
                         cl.readings.append(r)
                         readings.append(r)
                         prev_vi = ti
@@ -501,6 +526,62 @@ class ScopedAnswerReader:
                 if unit.valid:
                     self._anaphors(all_clauses, k, readings, ui)
         return readings
+
+    def _purpose(self, cl: _Clause, ti: int) -> frozenset | None:
+        """Step 8: the stems of a purpose phrase right after the value ("X for work")."""
+        c = self.c
+        words = []
+        for t in cl.toks[ti + 1:]:
+            if t.kind == "v" or t.word in c.sets["coordinators"]:
+                break
+            if t.kind == "w":
+                words.append(t.word)
+        while words and words[0] in c.sets["adverbs"]:
+            words.pop(0)
+        if not words or words[0] != "for":
+            return None
+        stems = frozenset(w[:5] for w in words[1:] if len(w) >= 3 and w.isalpha()
+                          and w not in c.sets["field_stopwords"])
+        return stems or None
+
+    def beside_names(self, readings: list[Reading]) -> list[str]:
+        """Step 9: a capitalized name joined by "and" to a labelled value stated as current, in
+        the same verb phrase ("shop at X and sometimes at Y"): another current value."""
+        c = self.c
+        glue = c.sets["adverbs"] | c.sets["skip"] | c.sets["determiners"] | {"occasionally"}
+        joins = {"and", "&", "plus"}
+        out: list[str] = []
+        for r in readings:
+            if not (r.asserted and r.frame in ("current", "done") and r.role != "source" and r.where):
+                continue
+            cl, ti = r.where
+            toks = [t for t in cl.toks if t.kind != "p"]
+            if cl.toks[ti] not in toks:
+                continue
+            at = toks.index(cl.toks[ti])
+            for step in (1, -1):
+                j = at + step
+                seen_join = False
+                while 0 <= j < len(toks) and toks[j].kind == "w" and (
+                        toks[j].word in glue or toks[j].word in joins) and not toks[j].orig[:1].isupper():
+                    seen_join = seen_join or toks[j].word in joins
+                    j += step
+                if not seen_join or not (0 <= j < len(toks)):
+                    continue
+                t = toks[j]
+                if t.kind != "w" or not t.orig[:1].isupper() or t.word == "i" \
+                        or t.word in c.sets["time_names"] or t.word in c.sets["not_names"] \
+                        or (j and toks[j - 1].word in c.sets["other_people"]):
+                    continue
+                k = j
+                while 0 <= k + step < len(toks) and toks[k + step].kind == "w" and \
+                        toks[k + step].orig[:1].isupper():
+                    k += step
+                a, b = sorted((j, k))
+                if a == 0 and step == -1 and b == a:
+                    continue  # a capitalized sentence opener, not a name
+                out.append(" ".join(x.orig for x in toks[a:b + 1]).replace(" 's", "'s"))
+        return list(dict.fromkeys(out))
 
     def _drop_ignored(self, toks: list[Tok]) -> list[Tok]:
         s = [_tok_str(t) for t in toks]
@@ -522,6 +603,12 @@ class ScopedAnswerReader:
         left = cl.s(0, ti)
         near_start = (prev_vi + 1) if prev_vi is not None else 0
         near = cl.s(near_start, ti)
+        # a coordinator with words between it and the value opens a new predicate ("declined
+        # the X trial and kept going with Y"): what stands before it frames the earlier value
+        nw = near.split()
+        co = max((k for k, w in enumerate(nw[:-1]) if w in c.sets["coordinators"]), default=None)
+        if co is not None and prev_vi is not None:
+            near = " ".join(nw[co + 1:])
         vpos = [j for j, t in enumerate(cl.toks) if t.kind == "v"]
         nxt = next_value = next((j for j in vpos if j > ti), len(cl.toks))
         right = cl.s(ti + 1, nxt)
@@ -580,6 +667,12 @@ class ScopedAnswerReader:
                 rx["possibility"].match(o.s()) and any(t.kind == "v" and t.value != vi for t in o.toks)
                 for o in clauses if o is not cl):
             return R("choice", f"one of several possibilities ('{rx['possibility'].match(left).group(0)}')", False)
+        # a value that opens its clause as the subject of "replaced" (active or passive)
+        if opens and prev_vi is None:
+            if (m := rx["replaced_by"].search(right)) and prev_vi is None:
+                return R("done", f"left ('{m.group(0)}')", False, "source")
+            if (m := rx["replaces"].search(right)) and prev_vi is None and next_value < len(cl.toks):
+                return R("done", f"a change made ('{m.group(0)}')", True, "target")
         # role
         role = "state"
         near_tail = near.split()
@@ -592,7 +685,9 @@ class ScopedAnswerReader:
                 core.pop()
             last3 = " ".join(core[-3:])
             sm = [x for x in rx["source"].finditer(last3) if last3.endswith(x.group(0))]
-            if sm and (sm[-1].group(0) not in c.sets["source_needs_change"]
+            if [x for x in rx["replaced_by"].finditer(" ".join(core)) if " ".join(core).endswith(x.group(0))]:
+                role = "target"  # "X was replaced by Y"
+            elif sm and (sm[-1].group(0) not in c.sets["source_needs_change"]
                        or rx["change_words"].search(left)):
                 role = "source"
             elif rx["target"].search(near):
@@ -619,6 +714,10 @@ class ScopedAnswerReader:
         if not m and near_tail and near_tail[-1] in c.sets["declined_adjacent"]:
             m = re.search(re.escape(near_tail[-1]) + "$", near)
         if m and role != "source":
+            if (p := self._plan_cue(left, near)):
+                # "you wish you had Y instead of X": only wished, so X stays current
+                return R("plan", f"'{p}' ... '{m.group(0)}': the value a wished change would leave",
+                         True, "source")
             return R("declined", f"'{m.group(0)}'", False)
         if (who := self._someone_else(left)):
             return R("someone_else", f"'{who}'", False, role)
@@ -629,18 +728,40 @@ class ScopedAnswerReader:
         if m:
             return verdict("negated", f"'{m.group(0)}'")
         if opens and (m := rx["joined_by"].search(right)):
+            upto = []
+            for nc in clauses[ci + 1:]:
+                if any(t.kind == "v" for t in nc.toks):
+                    break
+                upto.append(nc.s())
+            if (f := rx["future_start"].search(" ".join([right] + upto))):
+                # "X hired you, but your start date is next month"
+                return R("future_start", f"'{m.group(0)}', then '{f.group(0)}'", False, "target")
             return R("done", f"a change made ('{m.group(0)}')", True, "target")
         local = f"{near} {right}"
+        head = " ".join(right.split()[:3])
         if (m := rx["offer"].search(local)):
+            if role == "source" and rx["offer"].search(head):
+                # "cancelled a X trial": what was left is the offer, not a value the user had
+                return R("offer", f"'{m.group(0)}' (the offer itself was left)", False, role)
             return verdict("offer", f"'{m.group(0)}'")
-        if (m := rx["pending"].search(local)):
-            return verdict("pending", f"'{m.group(0)}'")
+        if (m := self._pending(local, near) or (
+                (pp := re.search(r"(?<!\S)(?:is|are|'s|'re) being \S+ed(?!\S)", right)) and pp.group(0))):
+            if role == "source" and rx["pending"].search(head):
+                return R("pending", f"'{m}' (the order itself was left)", False, role)
+            return verdict("pending", f"'{m}'")
         m = rx["future_start"].search(local)
+        if not m and (d := rx["dated_start"].search(right)):
+            after = " ".join(right[d.end():].split()[:3])
+            if (ft := rx["future_time"].search(after)):
+                m = re.search(re.escape(f"{d.group(0)}"), right)  # "enrolled in X starting January"
         if not m and verb in c.sets["change_present"] and (
                 rx["future_time"].search(whole) or near_tail[-2:-1] == ["you"]):
             m = re.search(re.escape(verb), near)
         if not m and verb in c.change_past and role != "source":
             m = rx["future_start"].search(beyond)  # "signed with X ... and start on Monday"
+            bw = beyond.split()
+            if not m and any(w in c.sets["change_present"] for w in bw) and rx["future_time"].search(beyond):
+                m = rx["future_time"].search(beyond)  # "closed on a house in X and move in next week"
         if m:
             return verdict("future_start", f"'{m.group(0)}'")
         if opens and (m := rx["future_end"].match(
@@ -650,6 +771,11 @@ class ScopedAnswerReader:
         m = self._plan_cue(left, near)
         if not m and role != "source" and (m2 := rx["plan_after"].search(right)):
             m = m2.group(0)
+            # "switched to a Mint plan", "on a Kaiser plan": the product's plan, not an intention
+            if rx["service_nouns"].fullmatch(m) and right.split()[:1] == [m] and (
+                    verb in c.change_past or near_tail[-1:] in (["a"], ["an"]) or near_tail[-1:] in (["on"], ["onto"])
+                    or (near_tail[-2:-1] in (["on"], ["onto"]) and near_tail[-1] in c.sets["determiners"])):
+                m = None
         subject = all(w in glue | c.sets["break_words"] | c.sets["sentence_adverbs"]
                       for w in left.split())
         rfirst = right.split()[0] if right else ""
@@ -659,7 +785,18 @@ class ScopedAnswerReader:
                 and not rx["user_complement"].search(right) \
                 and not rx["continuation"].search(right) and not self._past(near, right, opens):
             return R("described", f"'{right}'", False, role)
-        m = m or self._futurate(left)
+        rk = [w for w in right.split() if w not in c.sets["skip"]]
+        if not m and opens and rk[:1] and rk[0] not in c.sets["clause_subjects"] and (
+                ap := rx["appraisal"].search(" ".join(rk[:5]))):
+            m = ap.group(0)  # "X looks good to you", "X's free tier sounds good"
+        if not m:
+            lw2 = left.split()
+            for k, w in enumerate(lw2[:-1]):
+                nx = lw2[k + 1]
+                if w in c.sets["near_miss"] and (nx in c.change_past or nx in c.sets["past_verbs"]
+                                                 or (nx.endswith("ed") and len(nx) > 4)):
+                    m = f"{w} {nx}"  # "almost bought X": it did not happen
+        m = m or self._futurate(left) or self._next_step(clauses, ci, left, right)
         if m:
             if (done := rx["came_true"].search(later) or rx["came_true"].search(right)):
                 cue = f"a plan ('{m}') that came true ('{done.group(0)}')"
@@ -667,8 +804,16 @@ class ScopedAnswerReader:
             if (ab := rx["abandoned"].search(right) or rx["abandoned"].search(later)):
                 return verdict("abandoned", f"a plan ('{m}') dropped ('{ab.group(0)}')")
             return verdict("plan", f"'{m}'")
+        if opens and rx["user_complement"].search(right):
+            rw2 = right.split()
+            for k in range(len(rw2) - 1):
+                if rw2[k] in c.sets["subject_words"] and (rw2[k + 1] in c.sets["past_verbs"]
+                                                          or rw2[k + 1] in {"grew", "were", "was"}):
+                    return R("past", f"'{' '.join(rw2[k:k + 3])}'", False, role)  # "where you were born"
         if (m := self._mention(near)):
             return R("mention", f"'{m}'", False, role)
+        if opens and (m := rx["mentioned_after"].match(right)):
+            return R("mention", f"'{m.group(0)}'", False, role)  # "X keeps coming up"
         m = rx["ended"].search(right) or rx["ended"].search(" ".join(near_tail[-3:]))
         if m:
             return R("ended", f"'{m.group(0)}'", False, role)
@@ -688,6 +833,22 @@ class ScopedAnswerReader:
             return R("done", f"left ('{near_tail[-1] if near_tail else ''}')", False, role)
         return R("current", "stated as current" + (" (last known)" if last_known else ""), True, role)
 
+    def _pending(self, local: str, near: str) -> str | None:
+        """A [frames] pending cue, unless it is a present-tense verb of the user's habit ("you
+        order from X", a memory line "Ships with X"): a cue word not ending in -ed/-ing right
+        after a subject word (adverbs between) or opening the clause."""
+        c = self.c
+        for m in c.rx["pending"].finditer(local):
+            g = m.group(0)
+            if " " not in g and not g.endswith(("ed", "ing")):
+                before = local[:m.start()].split()
+                while before and before[-1] in c.sets["adverbs"]:
+                    before.pop()
+                if not before or before[-1] in c.sets["subject_words"]:
+                    continue
+            return g
+        return None
+
     def _plan_cue(self, left: str, near: str) -> str | None:
         """A plan cue before the value; a temporal subordinator ("when", "once") over a past
         form is a time, not a condition ("when you got X")."""
@@ -700,6 +861,33 @@ class ScopedAnswerReader:
                     continue
             return m.group(0)
         return None
+
+    def _next_step(self, clauses: list[_Clause], ci: int, left: str, right: str) -> str | None:
+        """A bare value after "then" that follows a clause opened by a [frames] temporal word
+        with no past form in the sentence so far ("X until the lease ends, then Y"): the step
+        after the current one."""
+        c = self.c
+        c = self.c
+        if (right.strip() and right.strip() not in [o.s() for o in clauses[ci + 1:ci + 2]]) or not all(
+                w in c.sets["determiners"] | c.sets["sentence_adverbs"] | {"then"} for w in left.split()):
+            return None
+        for oi, o in enumerate(clauses):  # "If the price drops, X." / "X, once your boss agrees."
+            if oi == ci or any(t.kind == "v" for t in o.toks) or any(
+                    x.lead == ";" for x in clauses[min(oi, ci) + 1:max(oi, ci) + 1]):
+                continue
+            ow = o.s()
+            if (cm := c.rx["condition"].match(ow)) and not any(
+                    w in c.sets["past_verbs"] or (w.endswith("ed") and len(w) > 4) for w in ow.split()):
+                return f"'{cm.group(0)}' ('{ow}')"
+        if left.strip() != "then" or right.strip():
+            return None
+        earlier = [cl.s() for cl in clauses[:ci]]
+        if not any(e.split()[:1] and e.split()[0] in c.sets["temporal"] for e in earlier):
+            return None
+        if any(w in c.sets["past_verbs"] or (w.endswith("ed") and len(w) > 4)
+               for e in earlier for w in e.split()):
+            return None
+        return "then, after 'until'/'when'"
 
     def _futurate(self, left: str) -> str | None:
         """A futurate progressive of a change verb: "you're moving out of", "is switching to"."""
@@ -742,8 +930,12 @@ class ScopedAnswerReader:
         X"); before another verb it is that verb's auxiliary ("'ve been at X")."""
         c = self.c
         words = near.split()
+        def known(w: str) -> bool:
+            return w in c.verb_forms or (len(w) > 4 and w.endswith("ed"))
+        # "you" right after a verb is its object ("your company switched you to X")
         start = max((i + 1 for i, w in enumerate(words)
-                     if w in c.sets["subject_words"] or w in c.sets["coordinators"]), default=0)
+                     if (w in c.sets["subject_words"] and not (w == "you" and i and known(words[i - 1])))
+                     or w in c.sets["coordinators"]), default=0)
         span = words[start:]
         aux_words = c.sets["be_present"] | c.sets["have"] | c.sets["aux_past"]
 
@@ -789,9 +981,23 @@ class ScopedAnswerReader:
         clause, after it), or a past form of a non-change verb governing it."""
         c = self.c
         pv = c.sets["past_verbs"]
-        m = c.rx["past"].search(" ".join(near.split()[-4:]))
+        nw = near.split()
+        if len(nw) == 1 and nw[0] in c.sets["span_openers"] and not right.strip():
+            return nw[0]  # "you joined Y after X"
+        m = c.rx["past"].search(" ".join(nw[-4:]))
+        if m and m.group(0) == "before" and any(w in c.change_ing for w in nw[nw.index("before") + 1:]
+                                                if "before" in nw):
+            m = None  # "before joining X": the time of a change made, not a past X
         if m:
             return m.group(0)
+        for k in range(max(0, len(nw) - 6), len(nw)):
+            if nw[k] in c.sets["span_openers"]:
+                rest = nw[k + 1:]
+                u = next((i for i, w in enumerate(rest[:4]) if w in c.sets["time_units"]), None)
+                if u is not None and len(rest) - u - 1 <= 1:
+                    return " ".join(nw[k:])  # "after four years at X": a span that has ended
+        if (m := c.rx["past_setting"].search(right)):
+            return m.group(0)  # "X outages at the old apartment"
         if opens or not near.strip():
             r = right.split()
             m2 = c.rx["past"].search(" ".join(r[:4]))
@@ -801,8 +1007,8 @@ class ScopedAnswerReader:
             while j < len(r) and r[j] in c.sets["skip"]:
                 j += 1
             if j < len(r) and (r[j] in pv or (r[j].endswith("ed") and len(r[j]) > 4)) \
-                    and r[j] not in c.change_past:
-                return r[j]
+                    and (r[j] not in c.change_past or r[j] in c.sets["left_verbs"]):
+                return r[j]  # "X was your old app"; "X dropped you", "X stopped serving ..."
         verb, aux = self._verb(near)
         words = near.split()
         if verb:
@@ -881,10 +1087,40 @@ class ScopedAnswerReader:
                 if question:
                     continue
                 toks = self._drop_ignored(toks)
-                for cl in self._clauses(toks, 0, question):
+                if c.rx["no_answer"].search(" ".join(_tok_str(t) for t in toks)):
+                    continue  # "Sorry, I couldn't find ...", "Unknown."
+                clauses = self._clauses(toks, 0, question)
+                subject = unit.kind != "prose" or bool(clauses and c.rx["subjects"].search(clauses[0].s()))
+                said = ""
+                for cl in clauses:
                     name = self._other_in(cl, unit.kind != "prose")
                     if name:
                         return name
+                    piece = self._predicate_after(cl)
+                    if piece is not None and subject:
+                        before = f"{said} {cl.s(0, len(cl.toks) - len(piece.toks))}"
+                        before = c.rx["abandoned"].sub(" ", before)  # "dropped the idea of X"
+                        verb = next((t.word for t in piece.toks[1:] if t.kind == "w"
+                                     and t.word not in c.sets["adverbs"]), "")
+                        past = verb in c.change_past or verb in c.sets["past_verbs"] or verb.endswith("ed")
+                        if not c.rx["negation"].search(before) and (past or not c.rx["plan"].search(before)):
+                            name = self._other_in(piece, True)
+                            if name:
+                                return name
+                    said = f"{said} {cl.s()}"
+        return None
+
+    def _predicate_after(self, cl: _Clause) -> _Clause | None:
+        """A new predicate after "and"/"or" (a lower-case word, not a determiner, follows) and
+        after the clause's last value: it shares the sentence's subject ("You gave up on X and
+        shop at Y now")."""
+        c = self.c
+        vpos = [i for i, t in enumerate(cl.toks) if t.kind == "v"]
+        for k in range((vpos[-1] + 1) if vpos else 1, len(cl.toks) - 1):
+            t, n = cl.toks[k], cl.toks[k + 1]
+            if t.word in c.sets["coordinators"] and n.kind == "w" and not n.orig[:1].isupper() \
+                    and n.word not in c.sets["determiners"] and n.word not in c.sets["clause_subjects"]:
+                return _Clause(cl.toks[k:], cl.sentence, cl.question, cl.index)
         return None
 
     def _other_in(self, cl: _Clause, record: bool) -> str | None:
@@ -905,7 +1141,8 @@ class ScopedAnswerReader:
                                                 "ended", "declined", "question_words")):
             return None
         after = " ".join(joined[at + len(name.split()):])
-        if rx["plan_after"].search(" ".join(after.split()[:3])):
+        pa = rx["plan_after"].search(" ".join(after.split()[:3]))
+        if pa and not (rx["service_nouns"].fullmatch(pa.group(0)) and after.split()[:1] == [pa.group(0)]):
             return None
         if self._past(before, "", False) and self._verb(before)[0] not in c.change_past:
             return None
@@ -950,7 +1187,7 @@ class ScopedAnswerReader:
             if t.kind == "v":
                 return None  # only before the labelled values of the clause: the object slot
             if t.kind == "w" and t.orig[:1].isupper() and t.word != "i" \
-                    and t.word not in c.sets["time_names"] \
+                    and t.word not in c.sets["time_names"] and t.word not in c.sets["not_names"] \
                     and not (i and words[i - 1].word in c.sets["other_people"]):
                 j = i
                 while j + 1 < len(words) and words[j + 1].kind == "w" and (
@@ -980,6 +1217,7 @@ _FRAME_WORDS = {
     "declined": "the value not chosen ({cue})",
     "someone_else": "someone else's ({cue})",
     "described": "described, not stated as the user's ({cue})",
+    "other_purpose": "{cue}",
     "negated": "negated ({cue})",
     "offer": "an offer ({cue})",
     "pending": "pending, not yet arrived or started ({cue})",
@@ -1018,6 +1256,29 @@ def field_stems(cues: Cues, *texts: str) -> frozenset[str]:
     return frozenset(words)
 
 
+def _bare_head_left(cues: Cues, units: list[Unit], readings: list[Reading]) -> None:
+    """Step 8: a bare value opening a prose sentence ("X (you moved to Y in March).", "X - you
+    switched to Y") is the value left when a later clause of that sentence reports a change made
+    to another value, and no [frames] also cue says both are held."""
+    glue = cues.sets["determiners"] | cues.sets["openers"]
+    for r in readings:
+        if not (r.asserted and r.frame == "current" and r.where and units[r.unit].kind == "prose"):
+            continue
+        cl, ti = r.where
+        if cl.index != 0 or any(t.kind == "w" and t.word not in glue for t in cl.toks) \
+                or sum(t.kind == "v" for t in cl.toks) != 1:
+            continue
+        for r2 in readings:
+            if r2.value == r.value or r2.unit != r.unit or not r2.where or not r2.asserted:
+                continue
+            cl2, _ = r2.where
+            if cl2.sentence == cl.sentence and cl2.index > 0 and r2.frame == "done" \
+                    and r2.role == "target" and not cues.rx["also"].search(cl2.s()):
+                r.asserted, r.frame = False, "past"
+                r.cue = f"the value left by the change the answer reports ({r2.cue})"
+                break
+
+
 def judge_answer(cues: Cues, answer: str, values: tuple[str, ...],
                  field_words: frozenset[str] = frozenset()) -> tuple[list[str], str]:
     """(asserted values, rationale): steps 1-8 of the rules file."""
@@ -1027,6 +1288,15 @@ def judge_answer(cues: Cues, answer: str, values: tuple[str, ...],
     readings = reader.read(units, values, records)
     asserted: list[str] = []
     reasons: list[str] = []
+    if field_words:  # step 8: a value for another purpose than the field's, beside one for it
+        fits = {r.value for r in readings if r.purpose and r.purpose & field_words}
+        elsewhere = {r.value for r in readings if r.purpose and not r.purpose & field_words} - fits
+        if fits and elsewhere:
+            for r in readings:
+                if r.value in elsewhere and r.asserted and not (r.frame == "done" and r.role == "target"):
+                    r.asserted, r.frame = False, "other_purpose"
+                    r.cue = "a purpose other than the field's, beside a value for it"
+    _bare_head_left(cues, units, readings)
     drawn = {r.value for r in readings if r.conclusion and r.asserted and units[r.unit].kind == "prose"}
     if drawn:  # the answer draws its own conclusion: only what it concludes is asserted
         for r in readings:
@@ -1056,6 +1326,10 @@ def judge_answer(cues: Cues, answer: str, values: tuple[str, ...],
         reasons.append(describe(shown, value, units[shown.unit].kind))
         if decided is not None:
             asserted.append(value)
+    if asserted:  # step 9: a name joined to a value stated as current
+        for name in reader.beside_names([r for r in readings if r.asserted]):
+            asserted.append(name)
+            reasons.append(f"'{name}' is stated as current beside it and is neither labelled value")
     if not asserted:
         other = reader.other_value(units, records, reader._value_forms(values), field_words)
         if other:

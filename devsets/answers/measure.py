@@ -1,7 +1,7 @@
 """Measure an answer judge on the hand-labelled product-style answers, scored like `amg eval answers`.
 
 Run: .venv/bin/python devsets/answers/measure.py [--judge offline|offline:answer_cues.vN|provider:model]
-     [--base-url URL] [--part dev|heldout|both] [--json] [--show-errors] [--workspace DIR] [--record]
+     [--base-url URL] [--part dev|heldout|both] [--json] [--show-errors] [--workspace DIR] [--record [--tuned-on]]
 (the labelling guideline, the split rule and the figures are in README.md beside this script).
 """
 
@@ -78,6 +78,9 @@ def main() -> int:
     ap.add_argument("--record", action="store_true",
                     help="store the figures (with the rule/rubric and answer-set sha256) in "
                          "agentmemgate/evaluate/answer_judge_accuracy.json, which eval reports quote")
+    ap.add_argument("--tuned-on", action="store_true",
+                    help="with --record: the rules were written on both parts (the held-out errors "
+                         "were read too); reports then call its figures a fit")
     ap.add_argument("--json", action="store_true", help="print the whole report as JSON")
     ap.add_argument("--show-errors", action="store_true",
                     help="list the answers judged wrong (read only the dev part's while writing rules)")
@@ -91,6 +94,8 @@ def main() -> int:
         if offline and (args.base_url or options or args.workspace):
             raise BadInput("--base-url, --timeout, --max-tokens and --workspace are for a model judge "
                            f"(provider:model); {args.judge} makes no model calls")
+        if args.tuned_on and not args.record:
+            raise BadInput("--tuned-on marks recorded figures: use it with --record")
         if args.record and args.part == "dev":
             raise BadInput("--record stores held-out figures: use --part heldout or --part both")
         if args.concurrency < 1:
@@ -133,7 +138,8 @@ def main() -> int:
     if args.record:
         from agentmemgate.evaluate.answer_accuracy import from_report, record
 
-        print(f"recorded in {record(from_report(report))}", file=sys.stderr)
+        tuned = frozenset({"dev", "heldout"}) if args.tuned_on else frozenset()
+        print(f"recorded in {record(from_report(report, tuned))}", file=sys.stderr)
     if ws is not None:
         print(f"workspace (cache and call log): {ws.path}", file=sys.stderr)
     return 0

@@ -250,3 +250,206 @@ def test_v1_is_unchanged_byte_for_byte_and_in_behaviour():
         assert ask(answer, judge=v1).asserted == want
     assert ask(graphiti_json(("User listens on Pandora", "2024-05-01 00:00:00+00:00", None))).asserted == []
     assert ask("You had Pandora for years.").asserted == []
+
+
+# -- mechanisms added after the first held-out measurement (sentences written for these tests) --
+@pytest.mark.parametrize("values, answer, want", [
+    # a new predicate after "and" is read on its own: a cue of the first one does not reach it,
+    # and a name it states as current is another value
+    (("Duolingo", "Babbel"), "You turned down the Babbel discount and kept paying for Duolingo.",
+     ["Duolingo"]),
+    (("Hulu", "Peacock"), "You skipped the Peacock free month and watch Hulu most nights.", ["Hulu"]),
+    (("Geico", "Progressive"), "You rejected the Progressive quote and renewed your Geico policy.",
+     ["Geico"]),
+    (("Kroger", "Safeway"), "You dropped the idea of Safeway and shop at Publix now.", ["Publix"]),
+    (("Canva", "Figma"), "You gave up on Figma after a week and design in Sketch these days.",
+     ["Sketch"]),
+    (("Chase", "Wells Fargo"), "You compared Chase and Wells Fargo for months and opened an account "
+                               "with Citi.", ["Citi"]),
+    (("Boston", "Denver"), "You weighed Boston against Denver and settled in Austin.", ["Austin"]),
+    (("Kroger", "Safeway"), "You dropped the idea of Safeway and might try Publix.", []),
+    # "you order / book / ship with X": a habit in the present, not a pending order
+    (("Instacart", "Shipt"), "Shipt was your old service; you order groceries through Instacart.",
+     ["Instacart"]),
+    (("Expedia", "Kayak"), "You book trips on Kayak.", ["Kayak"]),
+    (("UPS", "FedEx"), "- Ships packages with FedEx", ["FedEx"]),
+    (("Wolt", "Deliveroo"), "You usually order from Deliveroo.", ["Deliveroo"]),
+    (("Wolt", "Deliveroo"), "You've ordered a Deliveroo gift card.", []),
+    # the thing cancelled, declined or booked is the offer or the order itself
+    (("Netflix", "Peacock"), "- Cancelled a Peacock trial", []),
+    (("Audible", "Libby"), "User returned the Audible order before it shipped.", []),
+    (("Noom", "MyFitnessPal"), "You ended the Noom free trial after a week.", []),
+    (("Equinox", "Crunch"), "You declined the Crunch guest pass and kept going to Equinox.",
+     ["Equinox"]),
+    # a value that opens its clause as the subject of "replaced", or replaced in the passive
+    (("Trello", "Asana"), "Asana has replaced Trello for your team.", ["Asana"]),
+    (("Comcast", "Verizon Fios"), "Your Comcast service was replaced by Verizon Fios in May.",
+     ["Verizon Fios"]),
+    (("Toyota Corolla", "Honda Civic"), "The Toyota Corolla got swapped for a Honda Civic.",
+     ["Honda Civic"]),
+    (("Slack", "Discord"), "Discord took over from Slack last year.", ["Discord"]),
+    # "a X plan" after a change made names the service, not an intention
+    (("T-Mobile", "Mint Mobile"), "You switched to a Mint Mobile plan in March.", ["Mint Mobile"]),
+    (("Aetna", "Kaiser"), "You moved onto a Kaiser plan this year.", ["Kaiser"]),
+    (("Aetna", "Kaiser"), "The Kaiser plan is still up in the air.", []),
+    # a subordinate clause without a comma ends where the main clause's subject comes
+    (("Kindle", "Kobo"), "Until the Kobo ships you're reading on the Kindle.", ["Kindle"]),
+    (("Comcast", "Starlink"), "Until the Starlink dish arrives you're still on Comcast.", ["Comcast"]),
+    (("Aldi", "Lidl"), "Until the new Lidl opens you're shopping at Aldi.", ["Aldi"]),
+    (("Aldi", "Lidl"), "If the Lidl opens you'll switch to it.", []),
+    # a setting marked as past ("at the old apartment") makes a record past
+    (("Xfinity", "Sonic"), "- Complained about Xfinity outages at the old apartment", []),
+    (("Spectrum", "Sonic"), "- Had Spectrum at your previous place\n- Uses Sonic at home", ["Sonic"]),
+    (("Planet Fitness", "YMCA"), "Went to Planet Fitness near your former office.", []),
+    # another value named beside a labelled one stated as current
+    (("Aldi", "Lidl"), "You shop at Costco and sometimes at Aldi.", ["Aldi", "Costco"]),
+    (("Netflix", "Max"), "You watch Netflix and Hulu.", ["Hulu", "Netflix"]),
+    (("Chase", "Ally"), "You bank with Chase and also with Schwab.", ["Chase", "Schwab"]),
+    (("Chase", "Ally"), "You bank with Chase and want to try Schwab.", ["Chase"]),
+    # a span of time that ended before the value, and "before" dating a change made
+    (("Austin", "Denver"), "After four years in Austin you moved to Denver.", ["Denver"]),
+    (("Acme", "Globex"), "After a long stint at Acme, you're now at Globex.", ["Globex"]),
+    (("Target", "Costco"), "Following two years with Target, you shop at Costco.", ["Costco"]),
+    (("Acme", "Globex"), "You spent six years at Acme before joining Globex.", ["Globex"]),
+    (("Hulu", "Max"), "You had Hulu for ages before switching to Max.", ["Max"]),
+    # a subordinate clause opened by "after" is its own clause
+    (("Hulu", "Max"), "You moved over to Max after Hulu raised prices.", ["Max"]),
+    (("Geico", "Progressive"), "You signed with Progressive after Geico dropped you.",
+     ["Progressive"]),
+    (("Lyft", "Uber"), "You ride with Uber after Lyft stopped serving your area.", ["Uber"]),
+    # a bare value after "then", following a clause opened by "until"/"when": the next step
+    (("Seattle", "Portland"), "You're in Seattle until the lease ends, then Portland.", ["Seattle"]),
+    (("Kroger", "Aldi"), "Kroger for now; when the new store opens, then Aldi.", ["Kroger"]),
+    (("Geico", "Progressive"), "Geico until the renewal, then Progressive.", ["Geico"]),
+    (("Seattle", "Portland"), "You were in Seattle until 2020, then Portland.", ["Portland"]),
+    # a name with a plus sign, and words that are never a name
+    (("Hulu", "Netflix"), "You ditched Hulu for Disney+.", ["Disney+"]),
+    (("Hulu", "Netflix"), "Neither: you watch Peacock now.", ["Peacock"]),
+    (("Hulu", "Netflix"), "Both are gone; you're on Apple TV+ these days.", ["Apple TV+"]),
+    # a change made with a future date after it ("starting January") has not happened yet
+    (("Aetna", "Cigna"), "- Has Aetna through work\n- Enrolled in Cigna starting January", ["Aetna"]),
+    (("Verizon", "Visible"), "You signed up for Visible effective next month.", []),
+    (("Equinox", "Crunch"), "You joined Crunch beginning in the fall.", []),
+    (("Equinox", "Crunch"), "You joined Crunch in March.", ["Crunch"]),
+    # a value "instead of" which a change is only wished or planned stays current
+    (("Aetna", "Cigna"), "You wish you had Cigna instead of Aetna.", ["Aetna"]),
+    (("Hulu", "Max"), "You'd rather watch Max than keep paying for Hulu.", ["Hulu"]),
+    (("Toyota", "Subaru"), "You want a Subaru instead of the Toyota.", ["Toyota"]),
+    (("Toyota", "Subaru"), "You bought a Subaru instead of another Toyota.", ["Subaru"]),
+    # a bare value answer corrected by a change made in the same sentence names the value left
+    (("Aetna", "Cigna"), "Aetna (you moved to Cigna in March).", ["Cigna"]),
+    (("Dallas", "Houston"), "Dallas - though you relocated to Houston last fall.", ["Houston"]),
+    (("Slack", "Teams"), "Slack; your company switched you to Teams in June.", ["Teams"]),
+    (("Chase", "Ally"), "Chase (and you opened an Ally account too).", ["Chase", "Ally"]),
+    (("Chase", "Ally"), "Chase (you might move to Ally).", ["Chase"]),
+    # a change made whose start is still ahead
+    (("Deloitte", "Accenture"), "Accenture hired you, but your start date is next month; you're "
+                                "still at Deloitte.", ["Deloitte"]),
+    (("Chicago", "Denver"), "You closed on a house in Denver and move in next week.", []),
+    (("Verizon", "Visible"), "You ordered a Visible eSIM and switch next Friday.", []),
+    # "after X" alone, a value that laid the user off, the present perfect of a state verb
+    (("Deloitte", "Accenture"), "You joined KPMG after Deloitte.", ["KPMG"]),
+    (("Chicago", "Denver"), "You settled in Austin after Chicago.", ["Austin"]),
+    (("Deloitte", "Accenture"), "Deloitte laid you off in March, and Accenture hired you in April.",
+     ["Accenture"]),
+    (("Chicago", "Denver"), "You've lived in Chicago your whole life.", ["Chicago"]),
+    (("Chase", "Ally"), "You've banked with Chase since college.", ["Chase"]),
+    (("Kroger", "Aldi"), "You've shopped at Kroger for a decade.", ["Kroger"]),
+    # a value that is only talked about, or the place of a past event of the user
+    (("Chicago", "Denver"), "You live in Chicago, though Denver keeps coming up.", ["Chicago"]),
+    (("Hulu", "Max"), "Hulu. Max came up once in conversation.", ["Hulu"]),
+    (("Kroger", "Aldi"), "Kroger; Aldi gets mentioned now and then.", ["Kroger"]),
+    (("Chicago", "Denver"), "Chicago is where you were born; you live in Denver.", ["Denver"]),
+    (("Acme", "Globex"), "Acme is where you worked before; Globex is your employer.", ["Globex"]),
+    (("Hulu", "Max"), "Hulu is the one you had in college; you watch Max.", ["Max"]),
+    # testing a value is a trial, and "a Mint plan" names another value
+    (("Verizon", "T-Mobile"), "You're with Verizon. You're also testing T-Mobile on a second line.",
+     ["Verizon"]),
+    (("Notion", "Obsidian"), "Notion, and you're trialing Obsidian this month.", ["Notion"]),
+    (("Zoom", "Meet"), "You're demoing Meet with your team; you use Zoom.", ["Zoom"]),
+    (("Verizon", "T-Mobile"), "You're on a prepaid Mint plan.", ["Mint"]),
+    (("Aetna", "Cigna"), "You're on a Kaiser plan through your employer.", ["Kaiser"]),
+    (("Aetna", "Cigna"), "You might get a Kaiser plan.", []),
+])
+def test_mechanisms_after_the_first_heldout(values, answer, want):
+    check(answer, want, values, field="provider")
+
+
+@pytest.mark.parametrize("field, values, answer, want", [
+    ("personal_email", ("Gmail", "Proton Mail"),
+     "You use Proton Mail for personal email and Gmail for work. Gmail stays work-only.",
+     ["Proton Mail"]),
+    ("personal_browser", ("Chrome", "Safari"),
+     "- Uses Safari for personal browsing\n- Uses Chrome for work", ["Safari"]),
+    ("home_internet", ("Comcast", "Starlink"),
+     "Comcast for the home and Starlink for the cabin; you've thought about Starlink at home too.",
+     ["Comcast"]),
+    # no contrast: a purpose alone does not take the value away
+    ("personal_browser", ("Chrome", "Safari"), "You use Chrome for work.", ["Chrome"]),
+    ("personal_email", ("Gmail", "Proton Mail"), "Gmail for personal email, Proton Mail for personal "
+                                                 "email too.", ["Gmail", "Proton Mail"]),
+])
+def test_a_value_for_another_purpose_than_the_field_is_not_asserted(field, values, answer, want):
+    check(answer, want, values, field=field)
+
+
+@pytest.mark.parametrize("answer", [
+    "Unknown.", "Sorry, I couldn't find anything about that.", "None on record.",
+    "Unclear from my notes.", "Hmm, I can't find a gym in your memories.", "Nothing stored yet.",
+    "N/A",
+])
+def test_no_answer_words_are_not_another_value(answer):
+    check(answer, [])
+
+
+@pytest.mark.parametrize("answer, want", [
+    # a hedged statement ending in "?" states its value; a question that only asks does not
+    ("Probably Pandora?", ["Pandora"]),
+    ("I think it's Deezer?", ["Deezer"]),
+    ("Most likely Pandora, unless you've switched?", ["Pandora"]),
+    ("Is it Pandora?", []),
+    ("Maybe Deezer?", []),
+])
+def test_a_hedged_statement_with_a_question_mark(answer, want):
+    check(answer, want)
+
+
+def test_a_scored_timestamped_line_is_a_memory_record():
+    check("(0.91) 2024-05-01T10:00:00Z  Listens on Tidal most days\n"
+          "(0.70) 2024-04-02T09:00:00Z  Thinking of trying Deezer", ["Tidal"])
+    check("(0.88) 2024-06-01  Streams on Pandora\n(0.52) 2024-01-01  Might look at Deezer",
+          ["Pandora"])
+    check("[0.77] 2024-02-02 12:00  Moved to Deezer", ["Deezer"])
+
+
+@pytest.mark.parametrize("answer", [
+    # intentions and changes named as nouns
+    "You plan on switching to Figma.", "- Plans on moving the team to Figma",
+    "A move to Figma is being discussed.", "The switch to Figma is on your roadmap.",
+    # evaluations, research, near misses, reminders, shortlists
+    "Your team is evaluating Figma.", "- Researching Figma pricing", "You're piloting Figma.",
+    "You almost bought Figma.", "You're this close to buying Figma.",
+    "You asked me to remind you to look at Figma.", "You've put Figma on your shortlist.",
+    # appraisals of an option, a conditional beside a bare value, "'d" after the value
+    "Figma's free tier looks good to you.", "Figma sounds promising to you.",
+    "If the price drops, Figma.", "Figma, once your boss agrees.", "Figma, assuming the budget clears.",
+    "Figma is what you'd pick if you switched.",
+    # in progress: a passive progressive
+    "Your Figma seat is being provisioned.", "Figma licenses are being purchased for the team.",
+])
+def test_a_plan_in_these_wordings_is_not_asserted(answer):
+    v = ask(answer, ("Canva", "Figma"), field="design_tool")
+    assert "Figma" not in v.asserted, v.rationale
+
+
+@pytest.mark.parametrize("answer", [
+    # the new plan cues do not take a current value away
+    "You almost always design in Canva.", "You do nearly everything in Canva.",
+    "You use Canva; it looks good enough for you.", "You mostly use Canva, when you have time.",
+    "You use Canva when you make slides.", "You evaluate designs in Canva.",
+    "You returned to Canva after a break.", "You switched back to Canva.",
+    "Canva - you've stuck with it.", "You're using Canva while the team decides.",
+])
+def test_a_current_value_in_these_wordings_is_asserted(answer):
+    v = ask(answer, ("Canva", "Figma"), field="design_tool")
+    assert v.asserted == ["Canva"], v.rationale

@@ -302,5 +302,7 @@ def test_reports_quote_the_answer_judges_measured_accuracy(tmp_path):
     line = accuracy_line("offline", "answer_cues.v1")
     assert "held-out part" in line and "/116 = " in line and "false exposures" in line
     assert accuracy_line("offline:answer_cues.v1", "answer_cues.v1").endswith(line.split(")", 1)[1])
+    assert "fit" not in line  # v1 was written before the set existed
+    assert "tuned on these answers too" in accuracy_line("offline", "answer_cues.v2")
     unknown = accuracy_line("openai:gpt-x", "answer_assertion.v1")
     assert "not measured" in unknown and "measure.py --judge openai:gpt-x --part heldout" in unknown
