@@ -73,12 +73,14 @@ def record(entries: list[MeasuredAccuracy], path: Path = ACCURACY_FILE) -> Path:
 
 
 def from_report(report, tuned_on: frozenset[str] = frozenset()) -> list[MeasuredAccuracy]:
-    """``answer_devset.DevsetReport`` -> entries to record (one per part measured); ``tuned_on``
-    names the parts the rules were written on."""
+    """``answer_devset.DevsetReport`` -> entries to record (one per part measured), each with the
+    sha256 of the answer file holding its part (not of every file loaded); ``tuned_on`` names the
+    parts the rules were written on."""
     today = dt.date.today().isoformat()
     return [MeasuredAccuracy(judge=report.judge, rubric=report.rubric,
                              rubric_sha256=report.rubric_sha256,
-                             answers_sha256=report.answers_sha256, part=p.part, exact=p.exact,
+                             answers_sha256=report.part_sha256.get(p.part, report.answers_sha256),
+                             part=p.part, exact=p.exact,
                              false_plan=p.false_plan, missed=p.missed, failures=p.failures,
                              measured_on=today, tuned_on=p.part in tuned_on)
             for p in report.parts]

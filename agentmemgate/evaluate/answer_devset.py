@@ -6,7 +6,9 @@ Each item is one answer to a field's probe question with the two labelled values
 value that is neither). A judge is shown what ``amg eval`` shows it (the field, its description,
 the question, the answer; the offline rules also the two values); the strings it calls asserted
 are mapped to roles with the equivalence judge the eval uses, a string matching neither labelled
-value being ``other``. Measures per part (dev, held-out) and per shape, 95% Wilson intervals:
+value being ``other``. The set is two files: ``answers.jsonl`` (parts ``dev`` and ``heldout``,
+split by a documented rule) and ``heldout2.jsonl`` (part ``heldout2``, written later by another
+reader blind to the rules). Measures per part and per shape, 95% Wilson intervals:
 
 - exact: the judged role set equals the label (n = every item; a judge failure counts as wrong);
 - false plan: the plan value read as asserted where the label does not assert it (n = judged
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Callable, Iterable, Literal
+from typing import Callable, Iterable, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator, model_validator
 
@@ -33,8 +35,11 @@ from .judges import AnswerJudge, AnswerQuestion, ValueJudge
 
 Role = Literal["initial", "plan", "other"]
 ROLES: tuple[str, ...] = ("initial", "plan", "other")
-PARTS: tuple[str, ...] = ("dev", "heldout")
+PARTS: tuple[str, ...] = ("dev", "heldout", "heldout2")
+SPLIT_PARTS: tuple[str, ...] = ("dev", "heldout")  # the parts of answers.jsonl, by split_part
 DEVSET = Path(__file__).resolve().parents[2] / "devsets" / "answers" / "answers.jsonl"
+HELDOUT2 = DEVSET.with_name("heldout2.jsonl")
+ANSWER_FILES: tuple[Path, ...] = (DEVSET, HELDOUT2)
 
 
 class LabelledValues(BaseModel):
@@ -54,7 +59,7 @@ class AnswerItem(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     id: StrictStr = Field(min_length=1)
-    part: Literal["dev", "heldout"]
+    part: Literal["dev", "heldout", "heldout2"]
     shape: StrictStr = Field(min_length=1)
     field: StrictStr = Field(min_length=1)
     question: StrictStr = Field(min_length=1)
@@ -71,18 +76,38 @@ class AnswerItem(BaseModel):
         return sorted(v, key=ROLES.index)
 
 
+class AnswerFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str
+    sha256: str
+    parts: list[str]
+
+
 class AnswerSet(BaseModel):
+    """One or more answer files. ``path`` and ``sha256`` are the file's own for one file; for
+    several, the paths joined with " + " and the sha256 of their bytes concatenated in order."""
+
     model_config = ConfigDict(extra="forbid")
     path: str
     sha256: str
     items: list[AnswerItem]
+    files: list[AnswerFile] = []
+
+    def part_sha256(self, part: str) -> str:
+        """The sha256 of the file(s) holding ``part``'s items (what a recorded figure names), so
+        a figure for ``heldout`` stays tied to ``answers.jsonl`` whichever files were loaded."""
+        holding = [f for f in self.files if part in f.parts]
+        if len(holding) == 1:
+            return holding[0].sha256
+        return hashlib.sha256("".join(f.sha256 for f in holding).encode()).hexdigest() if holding \
+            else self.sha256
 
 
 def split_part(item_id: str, shape_ids: list[str]) -> str:
     """The documented split rule: within a shape, ids ordered by sha256("answers-devset:" + id)
     alternate dev, heldout, dev, ... from the first."""
     order = sorted(shape_ids, key=lambda i: hashlib.sha256(f"answers-devset:{i}".encode()).hexdigest())
-    return PARTS[order.index(item_id) % 2]
+    return SPLIT_PARTS[order.index(item_id) % 2]
 
 
 def field_spec(attribute: str, question: str) -> FieldSpec:
@@ -96,27 +121,40 @@ def field_spec(attribute: str, question: str) -> FieldSpec:
     return domain.field().model_copy(update={"probe_question": question})
 
 
-def load_answer_set(path: str | Path = DEVSET) -> AnswerSet:
-    """Every line checked (JSON, fields, known roles, catalog field, unique id); the first bad
-    one is a one-line ``BadInput`` naming the file and line."""
-    path = Path(path)
-    if not path.is_file():
-        raise BadInput(f"No answer set at {str(path)!r}")
+def load_answer_set(path: str | Path | Sequence[str | Path] = ANSWER_FILES) -> AnswerSet:
+    """One file or several (default: ``answers.jsonl`` and ``heldout2.jsonl``). Every line
+    checked (JSON, fields, known roles, catalog field, an id unique across the files); the first
+    bad one is a one-line ``BadInput`` naming the file and line. A file with no answers is refused."""
+    paths = [Path(path)] if isinstance(path, (str, Path)) else [Path(p) for p in path]
+    if not paths:
+        raise BadInput("No answer set given")
     items: list[AnswerItem] = []
+    files: list[AnswerFile] = []
     seen: dict[str, str] = {}
-    for where, item in read_records(path, AnswerItem):
-        if item.id in seen:
-            raise BadInput(f"{where}: duplicate id {item.id!r} (first on {seen[item.id]})")
-        seen[item.id] = where
-        try:
-            field_spec(item.field, item.question)
-        except BadInput as e:
-            raise BadInput(f"{where}: {e}") from None
-        items.append(item)
-    if not items:
-        raise BadInput(f"{path.name}: no answers")
-    return AnswerSet(path=str(path), sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
-                     items=items)
+    for p in paths:
+        if not p.is_file():
+            raise BadInput(f"No answer set at {str(p)!r}")
+        mine: list[AnswerItem] = []
+        for where, item in read_records(p, AnswerItem):
+            if item.id in seen:
+                raise BadInput(f"{where}: duplicate id {item.id!r} (first on {seen[item.id]})")
+            seen[item.id] = where
+            try:
+                field_spec(item.field, item.question)
+            except BadInput as e:
+                raise BadInput(f"{where}: {e}") from None
+            mine.append(item)
+        if not mine:
+            raise BadInput(f"{p.name}: no answers")
+        files.append(AnswerFile(path=str(p), sha256=hashlib.sha256(p.read_bytes()).hexdigest(),
+                                parts=[x for x in PARTS if any(it.part == x for it in mine)]))
+        items += mine
+    if len(files) == 1:
+        path_s, sha = files[0].path, files[0].sha256
+    else:
+        path_s = " + ".join(f.path for f in files)
+        sha = hashlib.sha256(b"".join(p.read_bytes() for p in paths)).hexdigest()
+    return AnswerSet(path=path_s, sha256=sha, items=items, files=files)
 
 
 # -- measuring ------------------------------------------------------------------------------
@@ -167,6 +205,7 @@ class DevsetReport(BaseModel):
     value_rubric: str
     answers_path: str
     answers_sha256: str
+    part_sha256: dict[str, str] = {}  # each measured part: the sha256 of the file(s) holding it
     parts: list[PartReport]
     items: list[ItemResult]
     usage: dict[str, int] = {}
@@ -211,13 +250,25 @@ def figures(results: list[ItemResult]) -> dict:
 
 
 def measure(answer_set: AnswerSet, judge: AnswerJudge, value_judge: ValueJudge, *,
-            parts: Iterable[str] = PARTS,
+            parts: Iterable[str] | None = None,
             run: Callable[[Callable[[AnswerItem], ItemResult], list[AnswerItem]], Iterable[ItemResult]] | None = None,
             ) -> DevsetReport:
     """Judge every item of the chosen parts and compute the figures. ``run`` maps the judging
     function over the items (default: in order; the script passes a concurrent runner with a
-    progress bar for model judges)."""
-    parts = [p for p in PARTS if p in set(parts)]
+    progress bar for model judges). ``parts``: default every part the set has; a part asked for
+    that is unknown or has no answers in the set is a ``BadInput`` (nothing is judged)."""
+    present = {it.part for it in answer_set.items}
+    if parts is None:
+        parts = [p for p in PARTS if p in present]
+    else:
+        asked = list(parts)
+        unknown = [p for p in asked if p not in PARTS]
+        if unknown:
+            raise BadInput(f"unknown part {unknown[0]!r} (known: {', '.join(PARTS)})")
+        empty = [p for p in asked if p not in present]
+        if empty:
+            raise BadInput(f"no answers in part {empty[0]!r} in {answer_set.path}")
+        parts = [p for p in PARTS if p in set(asked)]
     chosen = [it for it in answer_set.items if it.part in parts]
     work = lambda it: judge_item(it, judge, value_judge)  # noqa: E731
     done = {r.id: r for r in (run(work, chosen) if run else map(work, chosen))}
@@ -232,6 +283,7 @@ def measure(answer_set: AnswerSet, judge: AnswerJudge, value_judge: ValueJudge, 
                         rubric=judge.rubric, rubric_sha256=judge.rubric_sha256,
                         value_judge=value_judge.judge.spec, value_rubric=value_judge.rubric,
                         answers_path=answer_set.path, answers_sha256=answer_set.sha256,
+                        part_sha256={p: answer_set.part_sha256(p) for p in parts},
                         parts=reports, items=results, usage=judge.usage())
 
 

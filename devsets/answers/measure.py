@@ -1,7 +1,10 @@
 """Measure an answer judge on the hand-labelled product-style answers, scored like `amg eval answers`.
 
 Run: .venv/bin/python devsets/answers/measure.py [--judge offline|offline:answer_cues.vN|provider:model]
-     [--base-url URL] [--part dev|heldout|both] [--json] [--show-errors] [--workspace DIR] [--record [--tuned-on]]
+     [--base-url URL] [--part dev|heldout|heldout2|both|all] [--answers FILE ...] [--json]
+     [--show-errors] [--workspace DIR] [--record [--tuned-on]]
+(--part both: dev and heldout; all: dev, heldout and heldout2; --answers default: answers.jsonl and
+heldout2.jsonl beside this script)
 (the labelling guideline, the split rule and the figures are in README.md beside this script).
 """
 
@@ -14,11 +17,10 @@ import tempfile
 from pathlib import Path
 
 from agentmemgate.errors import AmgError, BadInput
-from agentmemgate.evaluate.answer_devset import (DevsetReport, first_try_valid, load_answer_set,
-                                                 measure)
+from agentmemgate.evaluate.answer_devset import (ANSWER_FILES, PARTS, DevsetReport, first_try_valid,
+                                                 load_answer_set, measure)
 from agentmemgate.evaluate.judges import get_answer_judge, get_value_judge, offline_answer_version
 
-HERE = Path(__file__).parent
 
 
 def _row(label: str, p) -> str:
@@ -66,9 +68,11 @@ def main() -> int:
     ap.add_argument("--judge", default="offline",
                     help="offline (the newest answer rules), offline:answer_cues.vN, or provider:model")
     ap.add_argument("--base-url", default=None, help="an OpenAI-compatible server for an openai: judge")
-    ap.add_argument("--part", default="dev", choices=("dev", "heldout", "both"),
-                    help="dev: for writing rules; heldout: for reporting them (do not tune on it)")
-    ap.add_argument("--answers", type=Path, default=HERE / "answers.jsonl", help="the labelled answers")
+    ap.add_argument("--part", default="dev", choices=(*PARTS, "both", "all"),
+                    help="dev: for writing rules; heldout, heldout2: for reporting them (do not tune "
+                         "on them); both: dev and heldout; all: every part")
+    ap.add_argument("--answers", type=Path, nargs="+", default=list(ANSWER_FILES),
+                    help="the labelled answer files (default: answers.jsonl and heldout2.jsonl)")
     ap.add_argument("--workspace", type=Path, default=None,
                     help="workspace for a model judge's cache and call log (default: a new temporary "
                          "one); a re-run with the same workspace asks nothing twice")
@@ -119,7 +123,7 @@ def main() -> int:
                 return run_concurrent(work, items, concurrency=args.concurrency,
                                       description=f"answers ({args.judge})", usage=usage,
                                       progress=True)
-        parts = ("dev", "heldout") if args.part == "both" else (args.part,)
+        parts = {"both": ("dev", "heldout"), "all": PARTS}.get(args.part, (args.part,))
         report = measure(answers, judge, value_judge, parts=parts, run=run)
     except AmgError as e:
         if ws is not None:

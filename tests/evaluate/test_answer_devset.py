@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from agentmemgate.errors import BadInput
-from agentmemgate.evaluate.answer_devset import (DEVSET, ROLES, first_try_valid,
-                                                 load_answer_set, measure, split_part)
+from agentmemgate.evaluate.answer_devset import (ANSWER_FILES, DEVSET, HELDOUT2, PARTS, ROLES,
+                                                 first_try_valid, load_answer_set, measure,
+                                                 split_part)
 from agentmemgate.evaluate.judges import (ANSWER_CUES_PATH, AnswerJudge, AnswerQuestion,
                                           AnswerVerdict, get_answer_judge, get_value_judge)
 from agentmemgate.generate.catalog import load_catalog
@@ -86,6 +87,65 @@ def test_the_labelled_set_is_well_formed_and_split_by_the_documented_rule():
         assert {(), ("initial",), ("plan",), ("other",), ("initial", "plan")} <= labels
 
 
+# the shapes of answers.jsonl (its README table); held-out 2 must cover every one of them
+README_SHAPES = {
+    "mem0_list", "mem0_list_ts", "mem0_json", "mem0_history", "graphiti_facts", "graphiti_json",
+    "prose_from_memories", "plan_second_clause", "plan_parenthetical", "wish", "offer_not_taken",
+    "pending_order", "future_start", "dropped_declined", "replaced", "after_leaving",
+    "old_service", "either_or", "no_answer", "hedged_current", "plan_as_done",
+    "came_true_confirmed", "negation", "question_back", "multi_memory_list", "long_answer",
+    "third_value", "short_answer", "contradiction"}
+
+
+def test_the_readme_shapes_are_the_shapes_of_the_first_file():
+    assert {it.shape for it in load_answer_set(DEVSET).items} == README_SHAPES
+
+
+def test_held_out_2_is_well_formed_and_covers_every_shape():
+    s = load_answer_set(HELDOUT2)
+    ids = [it.id for it in s.items]
+    assert len(ids) >= 120
+    assert ids == [f"h{i:03d}" for i in range(1, len(ids) + 1)]  # opaque and sequential
+    assert {it.part for it in s.items} == {"heldout2"}
+    per_shape: dict[str, int] = defaultdict(int)
+    for it in s.items:
+        assert it.field in load_catalog()
+        per_shape[it.shape] += 1
+    assert README_SHAPES <= set(per_shape)
+    assert all(per_shape[sh] >= 3 for sh in README_SHAPES), dict(per_shape)
+    labels = {tuple(it.asserts) for it in s.items}
+    assert {(), ("initial",), ("plan",), ("other",), ("initial", "plan")} <= labels
+
+
+def test_the_default_set_is_both_files_and_a_part_keeps_its_file_sha():
+    both = load_answer_set()
+    assert [f.path for f in both.files] == [str(p) for p in ANSWER_FILES]
+    assert {it.part for it in both.items} == set(PARTS)
+    first = load_answer_set(DEVSET)
+    assert both.part_sha256("dev") == both.part_sha256("heldout") == first.sha256
+    assert both.part_sha256("heldout2") == load_answer_set(HELDOUT2).sha256
+    assert both.sha256 not in (first.sha256, both.part_sha256("heldout2"))
+    assert len(both.items) == len(first.items) + len(load_answer_set(HELDOUT2).items)
+
+
+def test_an_id_repeated_in_a_second_file_is_refused(tmp_path):
+    a = write(tmp_path, line(id="x1"))
+    b = tmp_path / "more.jsonl"
+    b.write_text(line(id="x1", part="heldout2") + "\n", encoding="utf-8")
+    with pytest.raises(BadInput, match=r"more.jsonl:1: duplicate id 'x1' \(first on answers.jsonl:1\)"):
+        load_answer_set([a, b])
+
+
+def test_a_part_with_no_answers_is_refused_before_judging(tmp_path):
+    p = write(tmp_path, line(id="x1"), line(id="x2", part="heldout"))
+    judge = FakeJudge()
+    with pytest.raises(BadInput, match="no answers in part 'heldout2'"):
+        measure(load_answer_set(p), judge, get_value_judge("offline"), parts=["heldout2"])
+    with pytest.raises(BadInput, match="unknown part 'test'"):
+        measure(load_answer_set(p), judge, get_value_judge("offline"), parts=["test"])
+    assert judge.seen == []
+
+
 # -- the arithmetic, with a hand-written judge ----------------------------------------------
 class FakeJudge(AnswerJudge):
     """Asserts what the answer text says after 'SAY:', fails on 'FAIL'."""
@@ -114,14 +174,16 @@ def test_measure_computes_the_figures(tmp_path):
         ("dev", "b", [], "FAIL"),                       # judge failure
         ("heldout", "a", [], ""),                       # right
         ("heldout", "b", ["plan"], "Denver"),           # false other, missed plan
+        ("heldout2", "a", ["plan"], "Seattle"),         # right
     ]
     p = write(tmp_path, *[line(id=f"x{i}", part=part, shape=shape, asserts=label,
                                answer=f"SAY: {said}")
                           for i, (part, shape, label, said) in enumerate(rows)])
     judge = FakeJudge()
     r = measure(load_answer_set(p), judge, get_value_judge("offline"))
-    dev, held = r.parts
+    dev, held, held2 = r.parts  # default: every part the set has
     assert (dev.part, dev.n, held.part, held.n) == ("dev", 7, "heldout", 2)
+    assert (held2.part, held2.n, held2.exact.k) == ("heldout2", 1, 1)
     assert (dev.exact.k, dev.exact.n) == (3, 7)                 # the failure counts wrong
     assert (dev.failures.k, dev.failures.n) == (1, 7)
     assert (dev.false_plan.k, dev.false_plan.n) == (2, 4)       # judged labels lacking plan: 4
@@ -272,6 +334,21 @@ def test_the_script_gives_a_one_line_error(args, message):
     assert len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
 
 
+def test_the_script_chooses_parts_and_files(tmp_path):
+    """On hand-written lines (not the labelled set): --part both is dev and heldout, all adds
+    heldout2; several --answers files are read together; a part a file lacks is an Error."""
+    a = write(tmp_path, line(id="x1", answer="You live in Boston."),
+              line(id="x2", part="heldout", answer="You live in Boston."))
+    b = tmp_path / "h2.jsonl"
+    b.write_text(line(id="y1", part="heldout2", answer="You live in Boston.") + "\n", encoding="utf-8")
+    parts = lambda *args: [x["part"] for x in json.loads(run(*args, "--json").stdout)["parts"]]  # noqa: E731
+    assert parts("--answers", str(a), str(b), "--part", "both") == ["dev", "heldout"]
+    assert parts("--answers", str(a), str(b), "--part", "all") == ["dev", "heldout", "heldout2"]
+    assert parts("--answers", str(a), str(b), "--part", "heldout2") == ["heldout2"]
+    p = run("--answers", str(a), "--part", "heldout2")
+    assert p.returncode == 1 and p.stderr.startswith("Error: no answers in part 'heldout2'")
+
+
 def test_the_script_names_a_malformed_line(tmp_path):
     p = run("--answers", str(write(tmp_path, line(), "{oops")))
     assert p.returncode == 1 and p.stderr.strip() == "Error: answers.jsonl:2: not JSON (Expecting property name enclosed in double quotes)"
@@ -290,7 +367,7 @@ def test_recorded_held_out_accuracy_matches_the_rules_as_they_are():
     for m in offline:
         judge = get_answer_judge(f"offline:{m.rubric}")
         assert judge.rubric_sha256 == m.rubric_sha256, m.rubric
-        assert answers.sha256 == m.answers_sha256
+        assert answers.part_sha256(m.part) == m.answers_sha256
         part = next(p for p in measure(answers, judge, get_value_judge("offline"),
                                        parts=[m.part]).parts)
         assert (part.exact, part.false_plan, part.missed) == (m.exact, m.false_plan, m.missed)
