@@ -20,7 +20,8 @@ from ..stats import Proportion
 from ._files import write_text_atomic
 
 ACCURACY_FILE = Path(__file__).with_name("answer_judge_accuracy.json")
-OFFLINE_PREFIX = "answer_cues."  # offline rule files are named answer_cues.vN
+OFFLINE_PREFIX = "answer_cues."
+HELD_OUT = ("heldout2", "heldout")  # parts kept from the rule writers, the later one first  # offline rule files are named answer_cues.vN
 
 
 class MeasuredAccuracy(BaseModel):
@@ -58,9 +59,12 @@ def load_measured(path: Path = ACCURACY_FILE) -> list[MeasuredAccuracy]:
 
 
 def measured(judge: str, rubric: str, path: Path = ACCURACY_FILE) -> MeasuredAccuracy | None:
-    """The held-out figures of this judge and rubric, if they were measured."""
+    """The held-out figures of this judge and rubric, if they were measured: a held-out part the
+    rules were not tuned on first (``heldout2``, then ``heldout``), else a tuned-on one."""
     want = _key(judge, rubric)
-    return next((m for m in load_measured(path) if m.key == want and m.part == "heldout"), None)
+    found = [m for m in load_measured(path) if m.key == want and m.part in HELD_OUT]
+    found.sort(key=lambda m: (m.tuned_on, HELD_OUT.index(m.part)))
+    return found[0] if found else None
 
 
 def record(entries: list[MeasuredAccuracy], path: Path = ACCURACY_FILE) -> Path:
@@ -77,7 +81,7 @@ def from_report(report, tuned_on: frozenset[str] = frozenset()) -> list[Measured
     sha256 of the answer file holding its part (not of every file loaded); ``tuned_on`` names the
     parts the rules were written on."""
     today = dt.date.today().isoformat()
-    return [MeasuredAccuracy(judge=report.judge, rubric=report.rubric,
+    return [MeasuredAccuracy(judge=_key(report.judge, report.rubric)[0], rubric=report.rubric,
                              rubric_sha256=report.rubric_sha256,
                              answers_sha256=report.part_sha256.get(p.part, report.answers_sha256),
                              part=p.part, exact=p.exact,
@@ -91,12 +95,13 @@ def accuracy_line(judge: str, rubric: str) -> str:
     m = measured(judge, rubric)
     if m is None:
         return (f"Answer judge {judge} ({rubric}) is not measured on the held-out answer set: "
-                f"measure it with `devsets/answers/measure.py --judge {judge} --part heldout` "
+                f"measure it with `devsets/answers/measure.py --judge {judge} --part heldout2` "
                 "before trusting its exposure figures.")
     tuned = (" The rules were tuned on these answers too, so this is a fit, not an accuracy on "
              "answers they were not written on." if m.tuned_on else "")
-    return (f"Answer judge {judge} ({rubric}), measured on the held-out part of the labelled "
-            f"product-style answers (devsets/answers, {m.measured_on}): exact set "
+    part = "held-out part" if m.part == "heldout" else f"held-out part {m.part}"
+    return (f"Answer judge {judge} ({rubric}), measured on the {part} of the labelled "
+            f"product-style answers (devsets/answers, n={m.exact.n}, {m.measured_on}): exact set "
             f"{m.exact.fmt()}; plan read as asserted where it was not (false exposures) "
             f"{m.false_plan.fmt()}; missed assertions {m.missed.fmt()}.{tuned}")
 

@@ -377,9 +377,10 @@ def test_reports_quote_the_answer_judges_measured_accuracy(tmp_path):
     from agentmemgate.evaluate.answer_accuracy import accuracy_line
 
     line = accuracy_line("offline", "answer_cues.v1")
-    assert "held-out part" in line and "/116 = " in line and "false exposures" in line
+    assert "held-out part heldout2" in line and "/142 = " in line and "false exposures" in line
     assert accuracy_line("offline:answer_cues.v1", "answer_cues.v1").endswith(line.split(")", 1)[1])
     assert "fit" not in line  # v1 was written before the set existed
-    assert "tuned on these answers too" in accuracy_line("offline", "answer_cues.v2")
+    v2 = accuracy_line("offline", "answer_cues.v2")  # the part written blind to v2, not a fit
+    assert "heldout2" in v2 and "/142 = " in v2 and "tuned on these answers too" not in v2
     unknown = accuracy_line("openai:gpt-x", "answer_assertion.v1")
-    assert "not measured" in unknown and "measure.py --judge openai:gpt-x --part heldout" in unknown
+    assert "not measured" in unknown and "measure.py --judge openai:gpt-x --part heldout2" in unknown
