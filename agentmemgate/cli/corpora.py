@@ -8,8 +8,6 @@ from typing import Annotated, Optional
 
 import typer
 
-from .. import corpora as _corpora  # noqa: F401  (registers the statements:SET audit source)
-from ..workspace import DEFAULT_WORKSPACE, Workspace, open_workspace
 from ._app import app, handles_errors, report_app
 from ._llm import MaxTokensOpt, StructuredChoice, StructuredOpt, TimeoutOpt, exit_for, model_options
 
@@ -24,11 +22,14 @@ WorkspaceOpt = Annotated[Path, typer.Option("--workspace", help="Workspace folde
 ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", min=1, help="Parallel model calls.")]
 BaseUrlOpt = Annotated[Optional[str], typer.Option(
     "--base-url", help="OpenAI-compatible server for openai:MODEL specs (vLLM, Ollama).")]
+DEFAULT_WORKSPACE = Path("amg-workspace")  # workspace.DEFAULT_WORKSPACE, without importing it
 NoProgressOpt = Annotated[bool, typer.Option("--no-progress", help="Do not draw progress bars.")]
 
 
-def _existing(path: Path) -> Workspace:
+def _existing(path: Path):
     """Only ``mine`` and ``statements import`` may create a workspace; the rest need one."""
+    from ..workspace import Workspace
+
     return Workspace(path, create=False)
 
 
@@ -62,6 +63,8 @@ def mine_hedges(
     from ..corpora import mine_hedges as run
 
     options = model_options(timeout, max_tokens, structured_output, [miner])
+    from ..workspace import open_workspace
+
     with open_workspace(workspace, create=True) as ws:
         summary = run(ws, path, corpus=corpus, miner=miner, out=out, limit=limit, lexicon=lexicon,
                       concurrency=concurrency, base_url=base_url, progress=not no_progress,
@@ -110,6 +113,8 @@ def statements_import(
 ) -> None:
     """Import statements made elsewhere as a statement set."""
     from ..corpora import import_statements
+
+    from ..workspace import open_workspace
 
     with open_workspace(workspace, create=True) as ws:
         n = import_statements(ws, name, file, license=license, replace=replace)

@@ -7,7 +7,6 @@ from typing import Optional
 
 import typer
 
-from .. import evaluate as _evaluate  # noqa: F401  (registers the Evaluation card section)
 from ._app import app, handles_errors, report_app
 from ._llm import MaxTokensOpt, StructuredChoice, StructuredOpt, TimeoutOpt, exit_for, model_options
 from .build import NO_PROGRESS, WORKSPACE
