@@ -135,7 +135,7 @@ def command_mode(args) -> None:
         subprocess.run([*amg, "generate", "--split", "controlled", "--workspace", str(base),
                         "--no-progress"], check=True, capture_output=True, env=env)
         times = {}
-        for concurrency in (1, 16):
+        for concurrency in args.levels:
             ws = Path(tmp) / f"c{concurrency}"
             shutil.copytree(base, ws)
             before, t0 = server.requests, time.perf_counter()
@@ -152,6 +152,9 @@ def command_mode(args) -> None:
             print(f"amg validate --split controlled, concurrency {concurrency:>2}: {calls} calls, "
                   f"{wall:.2f} s wall, {ru.ru_utime + ru.ru_stime:.2f} s CPU "
                   f"(ideal {calls * args.latency / concurrency:.2f} s of waiting)", flush=True)
+        if set(times) != {1, 16}:
+            server.stop()
+            return
         ratio = times[1] / times[16]
         print(f"whole command, concurrency 16 vs 1: {ratio:.1f}x (goal >= 14x, ideal 16x) "
               f"{'OK' if ratio >= 14 else 'BELOW GOAL'}; load average "
@@ -294,6 +297,8 @@ def main() -> None:
     ap.add_argument("--profile", action="store_true", help="Profile the client CPU per judged question.")
     ap.add_argument("--command", action="store_true",
                     help="Time the whole `amg validate` command (judging, controlled split) at 1 and 16.")
+    ap.add_argument("--levels", type=lambda v: [int(x) for x in v.split(",")], default=[1, 16],
+                    help="Concurrency levels for --command (default 1,16; the ratio needs both).")
     ap.add_argument("--base-url", help="A real OpenAI-compatible server: benchmark every LLM path against it.")
     ap.add_argument("--model", default="local", help="Model name for --base-url.")
     ap.add_argument("--items", type=int, default=3, help="Items per path and concurrency with --base-url.")

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..errors import BadInput
 from ..schema import PAPER_SPLITS, Arc
+from ..stats import preload_wilson
 from ..workspace import Workspace
 from .judges import (
     REALISM_CRITERIA,
@@ -214,6 +215,8 @@ def run_validation(ws: Workspace, splits: list[str], judges: Iterable[str] | Non
     if "structure" in names:
         summary.structure = validate_structure(ws, splits)
     if judge_objs is not None:
+        if any(not j.heuristic for j in judge_objs):
+            preload_wilson()  # the report's intervals: imported while the judges' calls are out
         summary.judging = judge_arcs(ws, splits, judge_objs, names, allow_same_family=allow_same_family,
                                      seed=seed, show_progress=show_progress)
         summary.report = validation_report(ws, splits)
