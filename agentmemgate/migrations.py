@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-import sqlite_utils
+from ._sqlite import sqlite_utils
 
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = []
 

@@ -7,6 +7,7 @@ undefined statistics stay undefined (None) instead of becoming 0 or 1.
 from __future__ import annotations
 
 import math
+import sys
 from typing import Sequence
 
 from pydantic import BaseModel, ConfigDict
@@ -27,6 +28,25 @@ class Proportion(BaseModel):
             return "undefined (n=0)"
         return (f"{self.k}/{self.n} = {100 * self.value:.1f}% "
                 f"[{100 * self.ci_low:.1f}, {100 * self.ci_high:.1f}]")
+
+
+def preload_wilson() -> None:
+    """Import what ``wilson`` needs (statsmodels and scipy: about a second of CPU) in a background
+    thread, for a caller about to wait on the network (LLM judging) and report afterwards: the
+    import then overlaps the waits instead of following them. Python's import lock makes a
+    ``wilson`` call during the import wait for it; nothing is imported twice."""
+    import threading
+
+    if "statsmodels.stats.proportion" in sys.modules:
+        return
+
+    def load() -> None:
+        try:
+            import statsmodels.stats.proportion  # noqa: F401
+        except Exception:  # noqa: BLE001 -- ``wilson`` raises it where it is used
+            pass
+
+    threading.Thread(target=load, name="amg-preload-wilson", daemon=True).start()
 
 
 def wilson(k: int, n: int, alpha: float = 0.05) -> Proportion:

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator
 
-import sqlite_utils
+from ._sqlite import sqlite_utils
 
 from . import migrations
 from .errors import WorkspaceError

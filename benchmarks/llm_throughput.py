@@ -118,6 +118,50 @@ def mock_mode(args) -> None:
     server.stop()
 
 
+def command_mode(args) -> None:
+    """The judging path timed the way a user times it: the whole ``amg validate`` command (start-up,
+    imports, structural checks, judging, report) on the controlled split of a fresh offline build,
+    at concurrency 1 and 16, as a subprocess; wall and CPU time (the child's user + system)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    amg = [sys.executable, "-c", "from agentmemgate.cli import main; main()"]
+    server = MockServer(args.latency, mock_answer)
+    env = {**os.environ, "OPENAI_API_KEY": "sk-mock"}
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp) / "base"
+        subprocess.run([*amg, "generate", "--split", "controlled", "--workspace", str(base),
+                        "--no-progress"], check=True, capture_output=True, env=env)
+        times = {}
+        for concurrency in args.levels:
+            ws = Path(tmp) / f"c{concurrency}"
+            shutil.copytree(base, ws)
+            before, t0 = server.requests, time.perf_counter()
+            p = subprocess.Popen([*amg, "validate", "--split", "controlled", "--judge", "openai:mock-judge",
+                                  "--base-url", server.url, "--concurrency", str(concurrency),
+                                  "--workspace", str(ws), "--no-progress"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+            out = p.stdout.read()
+            _, status, ru = os.wait4(p.pid, 0)
+            wall, calls = time.perf_counter() - t0, server.requests - before
+            if os.waitstatus_to_exitcode(status) != 0:
+                raise SystemExit(f"amg validate failed:\n{out.decode()}")
+            times[concurrency] = wall
+            print(f"amg validate --split controlled, concurrency {concurrency:>2}: {calls} calls, "
+                  f"{wall:.2f} s wall, {ru.ru_utime + ru.ru_stime:.2f} s CPU "
+                  f"(ideal {calls * args.latency / concurrency:.2f} s of waiting)", flush=True)
+        if set(times) != {1, 16}:
+            server.stop()
+            return
+        ratio = times[1] / times[16]
+        print(f"whole command, concurrency 16 vs 1: {ratio:.1f}x (goal >= 14x, ideal 16x) "
+              f"{'OK' if ratio >= 14 else 'BELOW GOAL'}; load average "
+              f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    server.stop()
+
+
 def profile_judging(server: MockServer, path: Path, per_cell: int) -> None:
     """Where the client's CPU goes per judged question: cProfile on thread CPU time, in the main
     thread (prompts, storing verdicts) and in every worker (the judge's calls), merged."""
@@ -251,6 +295,10 @@ def main() -> None:
     ap.add_argument("--judge-serial", type=int, default=1, help="Arcs per controlled cell judged at concurrency 1.")
     ap.add_argument("--judge-parallel", type=int, default=8, help="Arcs per controlled cell judged at concurrency 16.")
     ap.add_argument("--profile", action="store_true", help="Profile the client CPU per judged question.")
+    ap.add_argument("--command", action="store_true",
+                    help="Time the whole `amg validate` command (judging, controlled split) at 1 and 16.")
+    ap.add_argument("--levels", type=lambda v: [int(x) for x in v.split(",")], default=[1, 16],
+                    help="Concurrency levels for --command (default 1,16; the ratio needs both).")
     ap.add_argument("--base-url", help="A real OpenAI-compatible server: benchmark every LLM path against it.")
     ap.add_argument("--model", default="local", help="Model name for --base-url.")
     ap.add_argument("--items", type=int, default=3, help="Items per path and concurrency with --base-url.")
@@ -260,6 +308,8 @@ def main() -> None:
     args = ap.parse_args()
     if args.base_url:
         real_mode(args)
+    elif args.command:
+        command_mode(args)
     else:
         mock_mode(args)
 

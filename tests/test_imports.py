@@ -13,8 +13,8 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "agentmemgate"
 
 # Shared pieces beside the rooms: any room may use them; they use no room.
-SHARED = {"agentmemgate", "atomic", "errors", "invocation", "jsonl", "llm", "migrations", "outputs",
-          "progress",
+SHARED = {"agentmemgate", "_lazy", "_sqlite", "atomic", "errors", "invocation", "jsonl", "llm",
+          "migrations", "outputs", "progress",
           "rubrics", "schema", "stats", "versioned", "workspace"}
 # The rooms from the bottom up; a room may import the ones before it. Data flows spec -> render ->
 # validate -> audit -> export -> evaluate; code may reuse a room lower in this list: ``validate``
@@ -159,3 +159,59 @@ def test_rooms_import_only_rooms_below_them():
 def test_allowed_exceptions_still_exist():
     graph = import_graph()
     assert all(b in graph.get(a, ()) for a, b in ALLOWED_UPWARD), "drop exceptions that are gone"
+
+
+# -- start-up: what importing a module costs is behaviour (which libraries it loads) -----------
+import json  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+import pytest  # noqa: E402
+
+HEAVY = ("pandas", "numpy", "scipy", "statsmodels", "sklearn", "matplotlib", "pyarrow", "openai",
+         "anthropic", "streamlit", "krippendorff")
+LAZY_ROOMS = ["llm", "validate", "generate", "corpora", "classify", "annotate_app", "memory",
+              "products", "evaluate"]
+
+
+def _loaded_after(code: str) -> list[str]:
+    """The HEAVY libraries in ``sys.modules`` after running ``code`` in a fresh interpreter."""
+    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(n for n in {HEAVY!r} if n in sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("code", [
+    "import agentmemgate.cli",
+    "import agentmemgate.workspace",  # sqlite_utils, without the pandas and numpy it would load
+    "import agentmemgate.evaluate",  # what every command imports first (its registrations)
+    "from agentmemgate.cli import main\nimport sys\nsys.argv = ['amg', '--help']\ntry:\n    main()\n"
+    "except SystemExit:\n    pass",
+])
+def test_start_up_imports_no_heavy_library(code):
+    assert _loaded_after(code) == []
+
+
+@pytest.mark.parametrize("room_name", LAZY_ROOMS)
+def test_every_re_export_of_a_room_resolves(room_name):
+    import importlib
+
+    room_mod = importlib.import_module(f"agentmemgate.{room_name}")
+    names = list(getattr(room_mod, "__all__", ())) + list(getattr(room_mod, "_LAZY", {}))
+    assert names
+    for name in names:
+        assert getattr(room_mod, name) is not None, name
+    assert set(names) <= set(dir(room_mod))
+    with pytest.raises(AttributeError):
+        getattr(room_mod, "no_such_name")
+
+
+def test_numpy_values_still_get_sqlite_column_types(tmp_path):
+    """The sqlite_utils shim: a table created from numpy scalars gets INTEGER/REAL columns, as
+    sqlite_utils gives them when it imports numpy itself."""
+    code = ("from agentmemgate._sqlite import sqlite_utils\nimport numpy as np\n"
+            f"db = sqlite_utils.Database({str(tmp_path / 'x.db')!r})\n"
+            "db['t'].insert({'i': np.int64(3), 'f': np.float32(0.5)})\n"
+            "print({c.name: c.type for c in db['t'].columns})")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "{'i': 'INTEGER', 'f': 'REAL'}"

@@ -5,14 +5,55 @@ only ``queues``, which never reads reference labels or other annotators' labels.
 ``--from`` sources with ``sources.register_source``.
 """
 
-from .agreement import AgreementReport, agreement_report, save_agreement_report
-from .audits import (AuditInfo, AuditSummary, CreatedAudit, ImportResult, create_audit, export_audit,
-                     get_audit, import_labels, list_audits, relink)
-from .items import DisplayTurn, ItemDisplay, Reference, SourceItem, ValuePair
-from .labels import CANT_TELL, TASKS, LabelSet, label_set
-from .queues import (AdjudicationItem, Person, QueueItem, adjudication_queue, annotator_queue,
-                     record_label, resolve_token)
-from .sources import SourceRequest, known_sources, load_source, register_source
+
+# Re-exports resolved on first use (PEP 562), so importing the package costs only what it uses;
+# ``from agentmemgate.ROOM import name`` works as before.
+_LAZY = {
+    "AgreementReport": ("agreement", None),
+    "agreement_report": ("agreement", None),
+    "save_agreement_report": ("agreement", None),
+    "AuditInfo": ("audits", None),
+    "AuditSummary": ("audits", None),
+    "CreatedAudit": ("audits", None),
+    "ImportResult": ("audits", None),
+    "create_audit": ("audits", None),
+    "export_audit": ("audits", None),
+    "get_audit": ("audits", None),
+    "import_labels": ("audits", None),
+    "list_audits": ("audits", None),
+    "relink": ("audits", None),
+    "DisplayTurn": ("items", None),
+    "ItemDisplay": ("items", None),
+    "Reference": ("items", None),
+    "SourceItem": ("items", None),
+    "ValuePair": ("items", None),
+    "CANT_TELL": ("labels", None),
+    "TASKS": ("labels", None),
+    "LabelSet": ("labels", None),
+    "label_set": ("labels", None),
+    "AdjudicationItem": ("queues", None),
+    "Person": ("queues", None),
+    "QueueItem": ("queues", None),
+    "adjudication_queue": ("queues", None),
+    "annotator_queue": ("queues", None),
+    "record_label": ("queues", None),
+    "resolve_token": ("queues", None),
+    "SourceRequest": ("sources", None),
+    "known_sources": ("sources", None),
+    "load_source": ("sources", None),
+    "register_source": ("sources", None),
+}
+
+
+def __getattr__(name: str):
+    from .._lazy import resolve
+
+    return resolve(globals(), _LAZY, name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "AgreementReport", "agreement_report", "save_agreement_report",

@@ -5,15 +5,57 @@ classifiers (offline lexicon, LLM under a versioned rubric), statement labeling 
 per-statement distributions and the metrics that compare them with references.
 """
 
-from .classes import (BINARY_CLASSES, COMMIT_CLASSES, EVIDENCE_TYPES, HOLD_CLASSES, Distribution,
-                      check_label, normalize_label)
-from .labeling import LabelSummary, label_statements, majority
-from .lexicon import LexiconClassifier, lexicon_classifier
-from .metrics import (Interval, Stability, accuracy, auroc, auroc_ci, confusion, macro_f1,
-                      macro_f1_ci, paired_auroc_difference, per_class, stability)
-from .registry import RUBRICS, Classifier, classify_many, get_classifier
-from .report import ClassifierReport, SetReport, classifier_report
-from .run import ClassifyResult, classify_set, classifiers_of, export_distributions, stored
+
+# Re-exports resolved on first use (PEP 562), so importing the package costs only what it uses;
+# ``from agentmemgate.ROOM import name`` works as before.
+_LAZY = {
+    "BINARY_CLASSES": ("classes", None),
+    "COMMIT_CLASSES": ("classes", None),
+    "EVIDENCE_TYPES": ("classes", None),
+    "HOLD_CLASSES": ("classes", None),
+    "Distribution": ("classes", None),
+    "check_label": ("classes", None),
+    "normalize_label": ("classes", None),
+    "LabelSummary": ("labeling", None),
+    "label_statements": ("labeling", None),
+    "majority": ("labeling", None),
+    "LexiconClassifier": ("lexicon", None),
+    "lexicon_classifier": ("lexicon", None),
+    "Interval": ("metrics", None),
+    "Stability": ("metrics", None),
+    "accuracy": ("metrics", None),
+    "auroc": ("metrics", None),
+    "auroc_ci": ("metrics", None),
+    "confusion": ("metrics", None),
+    "macro_f1": ("metrics", None),
+    "macro_f1_ci": ("metrics", None),
+    "paired_auroc_difference": ("metrics", None),
+    "per_class": ("metrics", None),
+    "stability": ("metrics", None),
+    "RUBRICS": ("registry", None),
+    "Classifier": ("registry", None),
+    "classify_many": ("registry", None),
+    "get_classifier": ("registry", None),
+    "ClassifierReport": ("report", None),
+    "SetReport": ("report", None),
+    "classifier_report": ("report", None),
+    "ClassifyResult": ("run", None),
+    "classify_set": ("run", None),
+    "classifiers_of": ("run", None),
+    "export_distributions": ("run", None),
+    "stored": ("run", None),
+}
+
+
+def __getattr__(name: str):
+    from .._lazy import resolve
+
+    return resolve(globals(), _LAZY, name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "BINARY_CLASSES", "COMMIT_CLASSES", "EVIDENCE_TYPES", "HOLD_CLASSES", "RUBRICS", "Classifier",

@@ -65,6 +65,19 @@ report_app = typer.Typer(help="Reports: validation, agreement, classifier, eval.
 app.add_typer(report_app, name="report")
 
 
+def display_spec(spec: str) -> str:
+    """``llm.model.display_spec``, imported when a command prints (not when the CLI starts)."""
+    from ..llm.model import display_spec as show
+
+    return show(spec)
+
+
+def load_rooms() -> None:
+    """Import the rooms that register with lower ones (the evaluation's dataset-card section and
+    ``answers:SYSTEM`` audit source) before a command runs; ``--help`` never pays for them."""
+    from .. import evaluate  # noqa: F401
+
+
 def fail(message: str, code: int = 1) -> None:
     """Print one line to stderr and exit non-zero."""
     typer.echo(f"Error: {message}", err=True)
@@ -93,6 +106,7 @@ def handles_errors(fn: Callable) -> Callable:
 
         invocation.begin(_command_path(fn), dry_run=bool(kwargs.get("dry_run")))
         try:
+            load_rooms()
             return fn(*args, **kwargs)
         except AmgError as e:
             fail(str(e).splitlines()[0] if str(e) else type(e).__name__)

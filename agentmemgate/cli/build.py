@@ -6,13 +6,8 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich import box
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
-from ..llm.model import display_spec
-from ._app import app, handles_errors
+from ._app import app, display_spec, handles_errors
 from ..errors import BadInput
 from ._llm import (BatchOpt, MaxTokensOpt, NoWaitOpt, PriceOpt, StructuredChoice, StructuredOpt,
                    TimeoutOpt, batched, exit_for, model_options, print_costs)
@@ -75,6 +70,11 @@ def export_line(s) -> str:
 def _print_build(summary) -> None:
     # Summary lines are printed whole (soft_wrap): in a plain log at 80 columns a wrapped line
     # would leave a number alone on the next line. Each line is kept short instead.
+    from rich import box
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
     console = Console()
     table = Table(title=f"amg build ({display_spec(summary.generator)})", box=box.SIMPLE_HEAD)
     for col in ("split", "cell", "arcs"):

@@ -8,8 +8,6 @@ from typing import Annotated, Optional
 
 import typer
 
-from .. import corpora as _corpora  # noqa: F401  (registers the statements:SET audit source)
-from ..workspace import DEFAULT_WORKSPACE, Workspace, open_workspace
 from ._app import app, handles_errors, report_app
 from ._llm import (BatchOpt, DryRunOpt, MaxTokensOpt, NoWaitOpt, PriceOpt, StructuredChoice,
                    StructuredOpt, TimeoutOpt, batched, exit_for, model_options, print_costs)
@@ -25,11 +23,14 @@ WorkspaceOpt = Annotated[Path, typer.Option("--workspace", help="Workspace folde
 ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", min=1, help="Parallel model calls.")]
 BaseUrlOpt = Annotated[Optional[str], typer.Option(
     "--base-url", help="OpenAI-compatible server for openai:MODEL specs (vLLM, Ollama).")]
+DEFAULT_WORKSPACE = Path("amg-workspace")  # workspace.DEFAULT_WORKSPACE, without importing it
 NoProgressOpt = Annotated[bool, typer.Option("--no-progress", help="Do not draw progress bars.")]
 
 
-def _existing(path: Path) -> Workspace:
+def _existing(path: Path):
     """Only ``mine`` and ``statements import`` may create a workspace; the rest need one."""
+    from ..workspace import Workspace
+
     return Workspace(path, create=False)
 
 
@@ -72,6 +73,8 @@ def mine_hedges(
     from ..corpora import mine_hedges as run
 
     options = model_options(timeout, max_tokens, structured_output, [miner], price)
+    from ..workspace import open_workspace
+
     with open_workspace(workspace, create=True) as ws:
         summary = batched(ws, batch and not dry_run, no_wait and not dry_run, [miner], lambda: run(
             ws, path, corpus=corpus, miner=miner, out=out, limit=limit, lexicon=lexicon,
@@ -126,6 +129,8 @@ def statements_import(
 ) -> None:
     """Import statements made elsewhere as a statement set."""
     from ..corpora import import_statements
+
+    from ..workspace import open_workspace
 
     with open_workspace(workspace, create=True) as ws:
         n = import_statements(ws, name, file, license=license, replace=replace)

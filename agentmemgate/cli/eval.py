@@ -7,7 +7,6 @@ from typing import Optional
 
 import typer
 
-from .. import evaluate as _evaluate  # noqa: F401  (registers the Evaluation card section)
 from ._app import app, handles_errors, report_app
 from ._llm import (BatchOpt, DryRunOpt, MaxTokensOpt, NoWaitOpt, PriceOpt, StructuredChoice,
                    StructuredOpt, TimeoutOpt, batched, exit_for, model_options, print_costs)

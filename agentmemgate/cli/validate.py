@@ -7,9 +7,7 @@ from typing import Optional
 
 import typer
 
-from .. import validate as _validate  # noqa: F401  (card section, --drop-failing rule, audit source)
-from ..llm.model import display_spec
-from ._app import app, fail, handles_errors, report_app
+from ._app import app, display_spec, fail, handles_errors, report_app
 from ._llm import (BatchOpt, DryRunOpt, MaxTokensOpt, NoWaitOpt, PriceOpt, StructuredChoice,
                    StructuredOpt, TimeoutOpt, batched, exit_for, model_options, print_costs)
 from .build import NO_PROGRESS, SPLIT, WORKSPACE, judged_line

@@ -5,15 +5,57 @@ stage-2 extraction (offline rules ``rules.vN.toml`` or an LLM) and outcome linki
 Statement sets (``statements``) feed the evidence-type classifier's validation (``classify``).
 """
 
-from .extract import OFFLINE_MINER, Extractor, RuleExtractor
-from .loaders import detect_format, iter_conversations, load_corpus
-from .mining import mine_hedges, mined_statements, source_key, sources, summary
-from .model import (CORPORA, LICENSES, Candidate, ContextTurn, Conversation, CorpusSession,
-                    CorpusTurn, Extraction, MinedStatement, MineSummary, OutcomeLink)
-from .outcomes import at_risk_measurable, link_outcome
-from .prefilter import load_lexicon, scan_conversation, scan_turn, split_sentences
-from .statements import (SetInfo, Statement, import_statements, list_sets, load_set,
-                         sample_statements, save_set)
+
+# Re-exports resolved on first use (PEP 562), so importing the package costs only what it uses;
+# ``from agentmemgate.ROOM import name`` works as before.
+_LAZY = {
+    "OFFLINE_MINER": ("extract", None),
+    "Extractor": ("extract", None),
+    "RuleExtractor": ("extract", None),
+    "detect_format": ("loaders", None),
+    "iter_conversations": ("loaders", None),
+    "load_corpus": ("loaders", None),
+    "mine_hedges": ("mining", None),
+    "mined_statements": ("mining", None),
+    "source_key": ("mining", None),
+    "sources": ("mining", None),
+    "summary": ("mining", None),
+    "CORPORA": ("model", None),
+    "LICENSES": ("model", None),
+    "Candidate": ("model", None),
+    "ContextTurn": ("model", None),
+    "Conversation": ("model", None),
+    "CorpusSession": ("model", None),
+    "CorpusTurn": ("model", None),
+    "Extraction": ("model", None),
+    "MinedStatement": ("model", None),
+    "MineSummary": ("model", None),
+    "OutcomeLink": ("model", None),
+    "at_risk_measurable": ("outcomes", None),
+    "link_outcome": ("outcomes", None),
+    "load_lexicon": ("prefilter", None),
+    "scan_conversation": ("prefilter", None),
+    "scan_turn": ("prefilter", None),
+    "split_sentences": ("prefilter", None),
+    "SetInfo": ("statements", None),
+    "Statement": ("statements", None),
+    "import_statements": ("statements", None),
+    "list_sets": ("statements", None),
+    "load_set": ("statements", None),
+    "sample_statements": ("statements", None),
+    "save_set": ("statements", None),
+}
+
+
+def __getattr__(name: str):
+    from .._lazy import resolve
+
+    return resolve(globals(), _LAZY, name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "CORPORA", "LICENSES", "OFFLINE_MINER", "Candidate", "ContextTurn", "Conversation",

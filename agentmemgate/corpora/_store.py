@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-import sqlite_utils
+from .._sqlite import sqlite_utils
 
 from ..errors import BadInput
 from .loaders import iter_conversations

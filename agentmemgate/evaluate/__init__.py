@@ -13,20 +13,60 @@ Importing this package registers the card section with ``agentmemgate.exports`` 
 ``answers:SYSTEM`` audit source with ``agentmemgate.annotate_app`` (``audit_source``).
 """
 
-from .aggregate import Difference, Stat
-from .answers import read_answers, score_answers
-from .judges import AnswerJudge, AnswerVerdict, ValueJudge, get_answer_judge, get_value_judge
-from .measures import MEASURES, ArcScore, score_trace
-from .protocol import new_system, run_arc
-from .report import EvalReport, compute_report, report_markdown, save_eval_report, write_report
-from .run import AnswersSummary, EvalSummary, run_answers, run_eval
-from .show import show_arc
-from .systems import (DEFAULT_SYSTEMS, SystemLine, SystemSpec, answering_spec, available_systems,
-                      resolve_system, system_spec)
-from .trace import Trace, TurnTrace
-from .truth import Correction, Truth, truth_of
 from . import card as _card
 from . import audit_source as _audit_source  # noqa: F401  (registers the answers:SYSTEM audit source)
+
+
+# Re-exports resolved on first use (PEP 562), so importing the package costs only what it uses;
+# ``from agentmemgate.ROOM import name`` works as before.
+_LAZY = {
+    "Difference": ("aggregate", None),
+    "Stat": ("aggregate", None),
+    "read_answers": ("answers", None),
+    "score_answers": ("answers", None),
+    "AnswerJudge": ("judges", None),
+    "AnswerVerdict": ("judges", None),
+    "ValueJudge": ("judges", None),
+    "get_answer_judge": ("judges", None),
+    "get_value_judge": ("judges", None),
+    "MEASURES": ("measures", None),
+    "ArcScore": ("measures", None),
+    "score_trace": ("measures", None),
+    "new_system": ("protocol", None),
+    "run_arc": ("protocol", None),
+    "EvalReport": ("report", None),
+    "compute_report": ("report", None),
+    "report_markdown": ("report", None),
+    "save_eval_report": ("report", None),
+    "write_report": ("report", None),
+    "AnswersSummary": ("run", None),
+    "EvalSummary": ("run", None),
+    "run_answers": ("run", None),
+    "run_eval": ("run", None),
+    "show_arc": ("show", None),
+    "DEFAULT_SYSTEMS": ("systems", None),
+    "SystemLine": ("systems", None),
+    "SystemSpec": ("systems", None),
+    "answering_spec": ("systems", None),
+    "available_systems": ("systems", None),
+    "resolve_system": ("systems", None),
+    "system_spec": ("systems", None),
+    "Trace": ("trace", None),
+    "TurnTrace": ("trace", None),
+    "Correction": ("truth", None),
+    "Truth": ("truth", None),
+    "truth_of": ("truth", None),
+}
+
+
+def __getattr__(name: str):
+    from .._lazy import resolve
+
+    return resolve(globals(), _LAZY, name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
 
 _card.register()
 

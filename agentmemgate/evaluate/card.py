@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from ..errors import AmgError
 from ..workspace import Workspace
-from .report import SPLIT_NAMES, _cell, _main_systems, compute_report, products_table
 
 
 def card_section(ws: Workspace, splits: list[str]) -> str:
+    from .report import SPLIT_NAMES, _cell, _main_systems, compute_report, products_table
+
     try:
         if not ws.db["eval_systems"].exists() or (
                 not ws.db["eval_systems"].count and not ws.db["eval_answer_sets"].count):

@@ -5,11 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..schema import Arc
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def write_jsonl(arcs: list[Arc], path: Path) -> None:
@@ -18,7 +20,9 @@ def write_jsonl(arcs: list[Arc], path: Path) -> None:
             f.write(json.dumps(arc.export_record(), ensure_ascii=False) + "\n")
 
 
-def turns_frame(arcs: list[Arc]) -> pd.DataFrame:
+def turns_frame(arcs: list[Arc]) -> "pd.DataFrame":
+    import pandas as pd  # only here: importing the package stays cheap
+
     rows = []
     for arc in arcs:
         plan = (arc.plan_turn.session, arc.plan_turn.turn)

@@ -13,15 +13,45 @@ model's concurrency lowered (``_throttle``). ``run_batched`` sends a command's c
 providers' batch APIs instead (``batch``: half the price, answers within 24 hours).
 """
 
-from ._errors import CallFailed, FatalProviderError, scrub
-from ._batch_state import Deferred
-from .batch import BatchesPending, independent, run_batched
-from .concurrent import Failed, run_concurrent
-from .model import (Model, ModelOptions, RawReply, Request, Response, SdkOptions, display_name,
-                    display_spec)
-from .registry import get_model, providers, register_provider
-from .scripted import ScriptedModel, reset_scripts
-from .usage import Usage
+
+# Re-exports resolved on first use (PEP 562), so importing the package costs only what it uses;
+# ``from agentmemgate.ROOM import name`` works as before.
+_LAZY = {
+    "CallFailed": ("_errors", None),
+    "FatalProviderError": ("_errors", None),
+    "scrub": ("_errors", None),
+    "Failed": ("concurrent", None),
+    "run_concurrent": ("concurrent", None),
+    "Model": ("model", None),
+    "ModelOptions": ("model", None),
+    "RawReply": ("model", None),
+    "Request": ("model", None),
+    "Response": ("model", None),
+    "SdkOptions": ("model", None),
+    "display_name": ("model", None),
+    "display_spec": ("model", None),
+    "get_model": ("registry", None),
+    "providers": ("registry", None),
+    "register_provider": ("registry", None),
+    "ScriptedModel": ("scripted", None),
+    "reset_scripts": ("scripted", None),
+    "Usage": ("usage", None),
+    "Deferred": ("_batch_state", None),
+    "BatchesPending": ("batch", None),
+    "independent": ("batch", None),
+    "run_batched": ("batch", None),
+}
+
+
+def __getattr__(name: str):
+    from .._lazy import resolve
+
+    return resolve(globals(), _LAZY, name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "BatchesPending", "CallFailed", "Deferred", "Failed", "FatalProviderError", "Model", "ModelOptions", "RawReply", "Request",

@@ -13,7 +13,7 @@ import sqlite3
 import threading
 from typing import Any
 
-import sqlite_utils
+from .._sqlite import sqlite_utils
 
 from ..workspace import DB_NAME, Workspace, now
 

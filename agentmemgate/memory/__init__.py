@@ -6,21 +6,67 @@ swappable components (``extract``, ``match``, ``resolve``, the ``classify`` clas
 with an offline rule implementation and an LLM one.
 """
 
-from .conversation import user_turns
-from .components import Checker, Extractor, Matcher, PredicateWriter, Predicates, Verdict
-from .extract import LLMExtractor, OfflineExtractor
-from .gate import Gate, Pipeline, gate_info
-from .match import (LLMMatcher, PermissiveMatcher, WordOverlapMatcher, retry_tuple, strip_attribute,
-                    strip_value)
-from .oracle import OracleExtractor, OracleMatcher
-from .plan_typed import PlanTypedMemory
-from .registry import Factory, get_system, parse_name, system_names
-from .scripted import scripted_responder
-from .resolve import CueChecker, LLMChecker, LLMPredicateWriter, TemplatePredicateWriter
-from .store import ProfileStore, StagingArea
-from .system import (ContextTurn, EventKind, ExtractedTuple, FieldKey, FieldState, MemoryEvent,
-                     MemorySystem, StagedState, StoreSnapshot, SystemFactory, SystemInfo, UserTurn,
-                     ValueInterval)
+
+# Re-exports resolved on first use (PEP 562), so importing the package costs only what it uses;
+# ``from agentmemgate.ROOM import name`` works as before.
+_LAZY = {
+    "user_turns": ("conversation", None),
+    "Checker": ("components", None),
+    "Extractor": ("components", None),
+    "Matcher": ("components", None),
+    "PredicateWriter": ("components", None),
+    "Predicates": ("components", None),
+    "Verdict": ("components", None),
+    "LLMExtractor": ("extract", None),
+    "OfflineExtractor": ("extract", None),
+    "Gate": ("gate", None),
+    "Pipeline": ("gate", None),
+    "gate_info": ("gate", None),
+    "LLMMatcher": ("match", None),
+    "PermissiveMatcher": ("match", None),
+    "WordOverlapMatcher": ("match", None),
+    "retry_tuple": ("match", None),
+    "strip_attribute": ("match", None),
+    "strip_value": ("match", None),
+    "OracleExtractor": ("oracle", None),
+    "OracleMatcher": ("oracle", None),
+    "PlanTypedMemory": ("plan_typed", None),
+    "Factory": ("registry", None),
+    "get_system": ("registry", None),
+    "parse_name": ("registry", None),
+    "system_names": ("registry", None),
+    "scripted_responder": ("scripted", None),
+    "CueChecker": ("resolve", None),
+    "LLMChecker": ("resolve", None),
+    "LLMPredicateWriter": ("resolve", None),
+    "TemplatePredicateWriter": ("resolve", None),
+    "ProfileStore": ("store", None),
+    "StagingArea": ("store", None),
+    "ContextTurn": ("system", None),
+    "EventKind": ("system", None),
+    "ExtractedTuple": ("system", None),
+    "FieldKey": ("system", None),
+    "FieldState": ("system", None),
+    "MemoryEvent": ("system", None),
+    "MemorySystem": ("system", None),
+    "StagedState": ("system", None),
+    "StoreSnapshot": ("system", None),
+    "SystemFactory": ("system", None),
+    "SystemInfo": ("system", None),
+    "UserTurn": ("system", None),
+    "ValueInterval": ("system", None),
+}
+
+
+def __getattr__(name: str):
+    from .._lazy import resolve
+
+    return resolve(globals(), _LAZY, name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "Checker", "ContextTurn", "CueChecker", "EventKind", "ExtractedTuple", "Extractor", "Factory",

@@ -9,9 +9,32 @@
 The contract itself is ``memory.answering``; ``evaluate`` runs these systems by the protocol.
 """
 
-from .answer import answer_probe, answer_provenance, format_memories
-from .contract import Answering, AnsweringOptions
-from .registry import BASELINE_NAMES, PRODUCTS, answering_names, get_answering, product_missing
+
+# Re-exports resolved on first use (PEP 562), so importing the package costs only what it uses;
+# ``from agentmemgate.ROOM import name`` works as before.
+_LAZY = {
+    "answer_probe": ("answer", None),
+    "answer_provenance": ("answer", None),
+    "format_memories": ("answer", None),
+    "Answering": ("contract", None),
+    "AnsweringOptions": ("contract", None),
+    "BASELINE_NAMES": ("registry", None),
+    "PRODUCTS": ("registry", None),
+    "answering_names": ("registry", None),
+    "get_answering": ("registry", None),
+    "product_missing": ("registry", None),
+}
+
+
+def __getattr__(name: str):
+    from .._lazy import resolve
+
+    return resolve(globals(), _LAZY, name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = ["Answering", "AnsweringOptions", "BASELINE_NAMES", "PRODUCTS", "answer_probe",
            "answer_provenance", "answering_names", "format_memories", "get_answering",

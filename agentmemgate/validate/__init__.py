@@ -5,11 +5,40 @@ The rooms above use what this one stores: the dataset card's validation section 
 (read by ``annotate_app``). Nothing here imports those rooms.
 """
 
-from .judges import JudgeInfo, get_judge
-from .judging import CHECKS as VALIDATION_CHECKS, JudgingSummary, ValidationSummary, judge_arcs, parse_checks, run_validation
-from .report import ValidationReport, compute_report, report_markdown, validation_report, write_report
-from .run import StructureSummary, validate_structure
-from .structure import CHECKS, check_arc, check_arcs
+
+# Re-exports resolved on first use (PEP 562), so importing the package costs only what it uses;
+# ``from agentmemgate.ROOM import name`` works as before.
+_LAZY = {
+    "JudgeInfo": ("judges", None),
+    "get_judge": ("judges", None),
+    "VALIDATION_CHECKS": ("judging", "CHECKS"),
+    "JudgingSummary": ("judging", None),
+    "ValidationSummary": ("judging", None),
+    "judge_arcs": ("judging", None),
+    "parse_checks": ("judging", None),
+    "run_validation": ("judging", None),
+    "ValidationReport": ("report", None),
+    "compute_report": ("report", None),
+    "report_markdown": ("report", None),
+    "validation_report": ("report", None),
+    "write_report": ("report", None),
+    "StructureSummary": ("run", None),
+    "validate_structure": ("run", None),
+    "CHECKS": ("structure", None),
+    "check_arc": ("structure", None),
+    "check_arcs": ("structure", None),
+}
+
+
+def __getattr__(name: str):
+    from .._lazy import resolve
+
+    return resolve(globals(), _LAZY, name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "CHECKS", "JudgeInfo", "JudgingSummary", "StructureSummary", "VALIDATION_CHECKS",

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..errors import BadInput
 from ..schema import PAPER_SPLITS, Arc
+from ..stats import preload_wilson
 from ..workspace import Workspace
 from .judges import (
     REALISM_CRITERIA,
@@ -168,30 +169,32 @@ def judge_arcs(ws: Workspace, splits: list[str], judges: Iterable[str] | list[Ju
     for judge, group in ((j, g) for j in judge_list for g in groups):
         if "realism" in tasks:  # before any input hash: a judge may count over the whole set
             judge.prepare([realism_question(a) for a, _ in group])
+        # Every task's questions in one pass: a model judge keeps ``concurrency`` calls in flight
+        # across the tasks instead of draining each task's last calls before the next starts.
+        todo = []
         for task in tasks:
             stored = answered(ws, task, judge.spec)
-            todo = []
             for it in _items(task, judge, group, families, seed):
                 keys = [(it.arc.id, c) for c in (("",) if task == "recovery" else judge.realism_criteria)]
                 if all(stored.get(k) == it.input_sha for k in keys):
                     done += 1
                 else:
                     todo.append(it)
-            buffer: list[VerdictRow] = []
-            try:
-                for it, answer, error in ask_all(judge, todo, lambda i: i.question,
-                                                 f"{task} ({judge.spec})", show_progress):
-                    buffer += _rows(it, judge, answer, error, run_id)
-                    now += 1
-                    if answer is None:
-                        failed += 1
-                        if len(examples) < 10:
-                            examples.append(f"{it.arc.id} [{task}, {judge.spec}]: {error}")
-                    if len(buffer) >= FLUSH_EVERY and not judge.heuristic:
-                        save_verdicts(ws, buffer)
-                        buffer = []
-            finally:
-                save_verdicts(ws, buffer)
+        buffer: list[VerdictRow] = []
+        try:
+            for it, answer, error in ask_all(judge, todo, lambda i: i.question,
+                                             f"{', '.join(tasks)} ({judge.spec})", show_progress):
+                buffer += _rows(it, judge, answer, error, run_id)
+                now += 1
+                if answer is None:
+                    failed += 1
+                    if len(examples) < 10:
+                        examples.append(f"{it.arc.id} [{it.task}, {judge.spec}]: {error}")
+                if len(buffer) >= FLUSH_EVERY and not judge.heuristic:
+                    save_verdicts(ws, buffer)
+                    buffer = []
+        finally:
+            save_verdicts(ws, buffer)
     return JudgingSummary(run_id=run_id, judges=[j.info for j in judge_list], checks=tasks,
                           arcs=len(arcs), generator_families=gen_families,
                           allow_same_family=allow_same_family, same_family_judges=sorted(same),
@@ -214,6 +217,8 @@ def run_validation(ws: Workspace, splits: list[str], judges: Iterable[str] | Non
     if "structure" in names:
         summary.structure = validate_structure(ws, splits)
     if judge_objs is not None:
+        if any(not j.heuristic for j in judge_objs):
+            preload_wilson()  # the report's intervals: imported while the judges' calls are out
         summary.judging = judge_arcs(ws, splits, judge_objs, names, allow_same_family=allow_same_family,
                                      seed=seed, show_progress=show_progress)
         summary.report = validation_report(ws, splits)
