@@ -233,7 +233,13 @@ def _not_placeholder(values: list[str]) -> list[str]:
     for v in values:
         if v.strip() and _PLACEHOLDER.match(v):
             real_text(v)  # raises "copies the format example (...)"
-    return values
+    # A small model (SmolLM2-135M) lists "I don't know" as the asserted value when it finds none:
+    # that says nothing is asserted, so it is read as the empty list, not as a value.
+    return [v for v in values if v.strip() and not _NO_VALUE.match(v)]
+
+
+_NO_VALUE = re.compile(r"^\s*(?:i\s+(?:do\s*n[o']?t|dont)\s+know|unknown|none|nothing|no\s+(?:value|"
+                       r"answer|record|information)|n/?a|not\s+(?:stated|mentioned|known))\W*$", re.I)
 
 
 _PLACEHOLDER = re.compile(r"^\s*(?:<[^<>]{0,120}>|\.\.\.|…|value|x|y)\s*$", re.I)

@@ -296,6 +296,8 @@ def test_a_model_verdict_that_copies_the_example_or_invents_a_value_is_asked_aga
     assert len(asks) == 3 and "copies the format example" in asks[1]
     assert "'Portland' is not in the answer" in asks[2]
     assert all(r.max_tokens == 400 for r in model.history)
+    model.enqueue({"asserted": ["I don't know"], "rationale": "The answer names no city at all."})
+    assert judge.ask(q.model_copy(update={"answer": "I don't know where you live."})).asserted == []
     model.enqueue(*[{"asserted": ["Denver"], "rationale": "The user lives in Denver."}] * 3)
     with pytest.raises(CallFailed, match="not in the answer"):
         judge.ask(q.model_copy(update={"answer": "You live in Austin."}))
