@@ -238,8 +238,9 @@ def _not_placeholder(values: list[str]) -> list[str]:
     return [v for v in values if v.strip() and not _NO_VALUE.match(v)]
 
 
-_NO_VALUE = re.compile(r"^\s*(?:i\s+(?:do\s*n[o']?t|dont)\s+know|unknown|none|nothing|no\s+(?:value|"
-                       r"answer|record|information)|n/?a|not\s+(?:stated|mentioned|known))\W*$", re.I)
+_NO_VALUE = re.compile(r"^\s*(?:i\s+(?:do\s*n[o']?t|dont)\s+know|i\s+have\s+no\s+record(?:\s+of\s+that)?"
+                       r"|unknown|none|nothing|no\s+(?:value|answer|record|information)|n/?a"
+                       r"|not\s+(?:stated|mentioned|known))\W*$", re.I)
 
 
 _PLACEHOLDER = re.compile(r"^\s*(?:<[^<>]{0,120}>|\.\.\.|…|value|x|y)\s*$", re.I)
