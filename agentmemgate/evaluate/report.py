@@ -568,8 +568,8 @@ def products_table(r: EvalReport, heading: str = "##") -> list[str]:
     if r.meta.judge.get("answer_rubric"):
         from .answer_accuracy import accuracy_line
 
-        judged = " Exposure and final accuracy of answering systems are decided by the answer " \
-                 "judge: " + accuracy_line(r.meta.judge["spec"], r.meta.judge["answer_rubric"])
+        judged = (" Exposure and final accuracy of answering systems are read from their answers. "
+                  + accuracy_line(r.meta.judge["spec"], r.meta.judge["answer_rubric"]))
     return ([f"{heading} Products: final accuracy and exposure of at-risk plans (Section 1, A.7)", "",
              "Answering systems are asked the probe after every session; a plan is exposed if an "
              "answer before its outcome asserts it as the user's current value (answers worded "
