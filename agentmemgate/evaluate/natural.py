@@ -28,15 +28,14 @@ from pydantic import BaseModel, ConfigDict
 from ..corpora.natural import NaturalItem, as_date, load_items, natural_set
 from ..errors import AmgError, BadInput
 from ..schema import FieldSpec
-from ..llm import CallFailed, Failed, run_concurrent
-from ..progress import progress_bar
+from ..llm import CallFailed
 from ..workspace import Workspace
 from . import store
 from .judges import ValueJudge, get_value_judge
 from .measures import ArcScore
 from .answering import namespace_for
 from .protocol import run_sessions
-from .run import FLUSH_OFFLINE, _usage, _UsageView, resolve_systems
+from .run import FLUSH_OFFLINE, _usage, _UsageView, drive, resolve_systems
 from .systems import PAPER_SYSTEMS, SystemSpec
 
 NATURAL_SYSTEMS = PAPER_SYSTEMS  # the paper's 6.1 check: both extraction styles, gate on and off
@@ -286,23 +285,10 @@ def run_natural(ws: Workspace, sets: list[str], systems: Iterable[str | SystemSp
     buffer: list[store.Finished] = []
     status = "failed"
     try:
-        if offline:
-            def results():
-                with progress_bar(f"eval natural ({len(specs)} systems, offline)", total=len(todo),
-                                  enabled=show_progress) as advance:
-                    for job in todo:
-                        r = work(job)
-                        advance(failed=isinstance(r, _Failure))
-                        yield r
-        else:
-            def results():
-                for r in run_concurrent(work, todo, concurrency=concurrency,
-                                        description=f"eval natural ({len(specs)} systems)",
-                                        usage=_UsageView(_usage(specs, vj)),
-                                        progress=show_progress,
-                                        is_failure=lambda x: isinstance(x, _Failure)):
-                    yield r if not isinstance(r, Failed) else _Failure(r.item, "system", r.error)
-        for r in results():
+        for r in drive(work, todo, offline=offline,
+                       description=f"eval natural ({len(specs)} systems",
+                       usage=_UsageView(_usage(specs, vj)), concurrency=concurrency,
+                       show_progress=show_progress, failure=_Failure):
             if isinstance(r, _Failure):
                 failed += 1
                 key = key_of(r.job.set_name, r.job.item.item_id)

@@ -15,7 +15,7 @@ import hashlib
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from pydantic import BaseModel, ConfigDict
 
@@ -92,6 +92,26 @@ class _Failure:
     stage: str
     error: str
     trace: Any = None  # a scoring failure keeps the trace: a re-run only re-scores it
+
+
+def drive(work, todo: list, *, offline: bool, description: str, usage: Any, concurrency: int,
+          show_progress: bool, failure: type) -> Iterator:
+    """``work`` over ``todo``, results as they finish: inline when everything is offline rules
+    (faster than a thread pool for pure Python), else through ``run_concurrent``; an item whose
+    work raised is yielded as ``failure(item, "system", error)``. ``description`` is the progress
+    label without its closing parenthesis (", offline)" or ")" is added)."""
+    if offline:
+        with progress_bar(f"{description}, offline)", total=len(todo),
+                          enabled=show_progress) as advance:
+            for it in todo:
+                r = work(it)
+                advance(failed=isinstance(r, failure))
+                yield r
+        return
+    for r in run_concurrent(work, todo, concurrency=concurrency, description=f"{description})",
+                            usage=usage, progress=show_progress,
+                            is_failure=lambda x: isinstance(x, failure)):
+        yield r if not isinstance(r, Failed) else failure(r.item, "system", r.error)
 
 
 def resolve_systems(names: Iterable[str | SystemSpec] | None, *, model: str, workspace: Workspace,
@@ -269,23 +289,9 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
     buffer: list[store.Finished] = []
     status = "failed"
     try:
-        if offline:
-            def results():
-                with progress_bar(f"eval ({len(specs)} systems, offline)", total=len(todo),
-                                  enabled=show_progress and bool(todo)) as advance:
-                    for it in todo:
-                        r = work(it)
-                        advance(failed=isinstance(r, _Failure))
-                        yield r
-        else:
-            def results():
-                for r in run_concurrent(work, todo, concurrency=concurrency,
-                                        description=f"eval ({len(specs)} systems)",
-                                        usage=_UsageView(_usage(specs, vj)),
-                                        progress=show_progress and bool(todo),
-                                        is_failure=lambda x: isinstance(x, _Failure)):
-                    yield r if not isinstance(r, Failed) else _Failure(r.item, "system", r.error)
-        for r in results():
+        for r in drive(work, todo, offline=offline, description=f"eval ({len(specs)} systems",
+                       usage=_UsageView(_usage(specs, vj)), concurrency=concurrency,
+                       show_progress=show_progress and bool(todo), failure=_Failure):
             if isinstance(r, _Failure):
                 failed += 1
                 if r.trace is not None:  # the system ran; only its scoring failed
