@@ -174,3 +174,53 @@ def test_a_dry_run_needs_no_api_key_and_a_real_run_still_does(built):
         assert f"{spec}: " in r.output and "estimated cost at most $" in r.output
         real = invoke("validate", "--judge", spec, "--checks", "recovery", "--workspace", built)
         assert real.exit_code == 1 and "No API key" in real.output.splitlines()[0]
+
+
+def batch_estimate(output: str, spec: str = "openai:gpt-4o-mini") -> tuple[float, str]:
+    line = next(x for x in output.splitlines() if x.startswith(f"{spec}: "))
+    return float(line.split("estimated cost at most $")[1].split()[0].replace(",", "")), line
+
+
+LOCOMO = __import__("pathlib").Path(__file__).parent / "fixtures" / "locomo_sample.json"
+
+
+@pytest.mark.parametrize("command", ["validate", "equivalence-pairs", "eval run", "eval answers",
+                                     "classify", "statements label", "mine hedges", "generate",
+                                     "build"])
+def test_dry_run_with_batch_estimates_at_batch_prices(command, built, statements, tmp_path):
+    """Every command with --dry-run and --batch: the estimate at batch prices, half the live one
+    for an OpenAI model genai-prices lists (its batch variant), and the line says so."""
+    m = "openai:gpt-4o-mini"
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(json.dumps({"arc_id": a.id, "after_session": s, "answer": "Denver."})
+                               + "\n" for a in Workspace(built, create=False).arcs("core")
+                               for s in range(len(a.sessions))))
+    args = {
+        "validate": ["validate", "--judge", m, "--checks", "recovery", "--workspace", built],
+        "equivalence-pairs": ["validate", "equivalence-pairs", "--judge", m, "--n", "4",
+                              "--workspace", built],
+        "eval run": ["eval", "run", "--system", "literal-gated", "--model", m, "--workspace",
+                     built],
+        "eval answers": ["eval", "answers", answers, "--name", "x", "--judge", m, "--workspace",
+                         built],
+        "classify": ["classify", "--statements", "s", "--classifier", m, "--method", "votes",
+                     "--samples", "3", "--workspace", statements],
+        "statements label": ["statements", "label", "s", "--voters", m, "--votes", "2",
+                             "--workspace", statements],
+        "mine hedges": ["mine", "hedges", LOCOMO, "--miner", m, "--workspace", tmp_path / "mws"],
+        "generate": ["generate", "--split", "core", "--n-per-cell", "1", "--generator", m,
+                     "--workspace", tmp_path / "gws"],
+        "build": ["build", "--split", "core", "--n-per-cell", "1", "--generator", m, "--judge",
+                  "anthropic:claude-sonnet-4-5", "--workspace", tmp_path / "bws", "--out",
+                  tmp_path / "bout"],
+    }[command]
+    live = invoke(*args, "--dry-run", "--no-progress")
+    batch = invoke(*args, "--dry-run", "--batch", "--no-progress")
+    assert live.exit_code == 0 and batch.exit_code == 0, live.output + batch.output
+    (cost_live, line_live), (cost_batch, line) = batch_estimate(live.output), \
+        batch_estimate(batch.output)
+    assert "batch" not in line_live
+    assert cost_live > 0 and cost_batch == pytest.approx(cost_live / 2, rel=0.02, abs=1e-4)
+    assert "through a batch API, at batch prices: 50% of the live price" in line
+    # the first lines (what would be asked) are the same either way
+    assert batch.output.splitlines()[0] == live.output.splitlines()[0]

@@ -88,30 +88,51 @@ POLL_ENV = "AMG_BATCH_POLL_SECONDS"
 
 
 def batched(ws: Any, batch: bool, no_wait: bool, specs: Iterable[str | None],
-            fn: Callable[[], T], show_progress: bool = True) -> T:
+            fn: Callable[[], T], show_progress: bool = True, dry_run: bool = False) -> T:
     """``fn()``, or with ``--batch`` ``fn`` run until every model call it makes is answered by a
-    batch (``llm.batch.run_batched``); ``--no-wait`` with batches still out exits 2."""
+    batch (``llm.batch.run_batched``); ``--no-wait`` with batches still out exits 2. A dry run
+    with ``--batch`` sends nothing: it estimates at batch prices."""
+    poll = batch_poll_interval(batch, no_wait, specs)
+    if not batch:
+        return fn()
+    if dry_run:
+        from ..llm._batch_state import planning_batch
+
+        with planning_batch():
+            return fn()
+    from ..llm.batch import BatchesPending, run_batched
+
+    try:
+        return run_batched(ws, fn, wait=not no_wait, show_progress=show_progress,
+                           poll_interval=poll)  # type: ignore[return-value]
+    except BatchesPending as e:
+        pending_exit(e)
+
+
+def batch_poll_interval(batch: bool, no_wait: bool, specs: Iterable[str | None]) -> float:
+    """Refuse ``--no-wait`` without ``--batch`` and ``--batch`` without a model; the seconds
+    between polls (``AMG_BATCH_POLL_SECONDS``, default 30)."""
     from ..errors import BadInput
 
     if not batch:
         if no_wait:
             raise BadInput("--no-wait goes with --batch")
-        return fn()
+        return 0.0
     if not uses_model(specs):
         raise BadInput("--batch applies to model calls; this run uses no model (name one, e.g. "
                        "openai:MODEL)")
-    from ..llm.batch import DEFAULT_POLL_S, BatchesPending, run_batched
+    from ..llm.batch import DEFAULT_POLL_S
 
     try:
-        poll = float(os.environ.get(POLL_ENV) or DEFAULT_POLL_S)
+        return float(os.environ.get(POLL_ENV) or DEFAULT_POLL_S)
     except ValueError:
         raise BadInput(f"{POLL_ENV} must be a number of seconds") from None
-    try:
-        return run_batched(ws, fn, wait=not no_wait, show_progress=show_progress,
-                           poll_interval=poll)  # type: ignore[return-value]
-    except BatchesPending as e:
-        typer.echo(str(e), err=True)
-        raise typer.Exit(EXIT_FAILURES)
+
+
+def pending_exit(e: Exception) -> None:
+    """``--no-wait`` (or batches still running): say so and exit 2."""
+    typer.echo(str(e), err=True)
+    raise typer.Exit(EXIT_FAILURES)
 
 
 def exit_for(failures: int) -> None:

@@ -189,11 +189,9 @@ def generate(
         plan_split(s, seed, n_per_cell)
     with open_workspace(workspace, create=True) as ws:
         renderer = get_renderer(generator, workspace=ws, **options, **llm_options)
-        if dry_run and batch:
-            raise BadInput("--dry-run makes no model calls: drop --batch")
         summary = batched(ws, batch, no_wait, [generator], lambda: run_generate(
             ws, renderer, splits, seed=seed, n_per_cell=n_per_cell, dry_run=dry_run,
-            show_progress=not no_progress), show_progress=not no_progress)
+            show_progress=not no_progress), show_progress=not no_progress, dry_run=dry_run)
         if dry_run:
             ws.discard_if_unused()
     if dry_run:

@@ -76,11 +76,11 @@ def mine_hedges(
     from ..workspace import open_workspace
 
     with open_workspace(workspace, create=True) as ws:
-        summary = batched(ws, batch and not dry_run, no_wait and not dry_run, [miner], lambda: run(
+        summary = batched(ws, batch, no_wait, [miner], lambda: run(
             ws, path, corpus=corpus, miner=miner, out=out, limit=limit, lexicon=lexicon,
             concurrency=concurrency, base_url=base_url, progress=not no_progress,
             echo=typer.echo, model_options=options, prefilter=prefilter, dry_run=dry_run),
-            show_progress=not no_progress)
+            show_progress=not no_progress, dry_run=dry_run)
         if dry_run:
             ws.discard_if_unused()
     typer.echo("\n".join(summary.lines()))
@@ -175,12 +175,12 @@ def statements_label(
     options = model_options(timeout, max_tokens, structured_output, [*_split(voters), relabel],
                             price)
     ws = _existing(workspace)
-    summary = batched(ws, batch and not dry_run, no_wait and not dry_run, [*_split(voters), relabel],
+    summary = batched(ws, batch, no_wait, [*_split(voters), relabel],
                       lambda: label_statements(
         ws, name, _split(voters), votes=votes, relabel=relabel, relabel_votes=relabel_votes,
         allow_same_family=allow_same_family, concurrency=concurrency, base_url=base_url,
         relabel_base_url=relabel_base_url, progress=not no_progress, replace=replace,
-        model_options=options, dry_run=dry_run), show_progress=not no_progress)
+        model_options=options, dry_run=dry_run), show_progress=not no_progress, dry_run=dry_run)
     if dry_run:
         typer.echo(f"dry run: {summary} votes to cast")
         print_costs(planned=True)
@@ -260,10 +260,10 @@ def classify(
 
     options = model_options(timeout, max_tokens, structured_output, [classifier], price)
     ws = _existing(workspace)
-    r = batched(ws, batch and not dry_run, no_wait and not dry_run, [classifier], lambda: classify_set(
+    r = batched(ws, batch, no_wait, [classifier], lambda: classify_set(
         ws, statements, classifier, runs=runs, rubric=rubric, method=method, samples=samples,
         concurrency=concurrency, out=out, base_url=base_url, progress=not no_progress,
-        model_options=options, dry_run=dry_run), show_progress=not no_progress)
+        model_options=options, dry_run=dry_run), show_progress=not no_progress, dry_run=dry_run)
     if dry_run:
         typer.echo(f"dry run: {r} (statement, run) pairs to classify")
         print_costs(planned=True)

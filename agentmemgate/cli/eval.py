@@ -114,14 +114,13 @@ def run(
     if limit is not None:
         raise BadInput("--limit applies to --natural runs only")
     ws = Workspace(workspace, create=False)
-    live = dry_run  # a dry run sends nothing, so it has nothing to batch
-    s = batched(ws, batch and not live, no_wait and not live, [model, judge], lambda: run_eval(
+    s = batched(ws, batch, no_wait, [model, judge], lambda: run_eval(
         ws, _splits(split), system or None, model=model, base_url=base_url, judge=judge,
         judge_base_url=judge_base_url, allow_same_family=allow_same_family,
         concurrency=concurrency, variants=variants, llm_options=options, embedder=embedder,
         embedder_base_url=embedder_base_url, graph_url=graph_url, show_progress=not no_progress,
         dry_run=dry_run),
-        show_progress=not no_progress)
+        show_progress=not no_progress, dry_run=dry_run)
     if dry_run:
         typer.echo("\n".join(s.lines()))
         print_costs(planned=True)
@@ -166,10 +165,11 @@ def answers(
 
     options = model_options(timeout, max_tokens, structured_output, [judge], price)
     ws = Workspace(workspace, create=False)
-    s = batched(ws, batch and not dry_run, no_wait and not dry_run, [judge], lambda: run_answers(
+    s = batched(ws, batch, no_wait, [judge], lambda: run_answers(
         ws, file, name, judge=judge, judge_base_url=judge_base_url,
         allow_same_family=allow_same_family, concurrency=concurrency, llm_options=options,
-        show_progress=not no_progress, dry_run=dry_run), show_progress=not no_progress)
+        show_progress=not no_progress, dry_run=dry_run), show_progress=not no_progress,
+        dry_run=dry_run)
     if dry_run:
         typer.echo(f"dry run: {s} answers to judge (one answer-judge call each; the value "
                    "comparisons that follow depend on the verdicts and are not counted)")

@@ -86,8 +86,9 @@ def validate(
     if dry_run:
         from ..validate.dry_run import plan_validation
 
-        calls = plan_validation(ws, splits, judge, checks, allow_same_family=allow_same_family,
-                                base_url=base_url, seed=seed, model_options=options)
+        calls = batched(ws, batch, no_wait, judge or [], lambda: plan_validation(
+            ws, splits, judge, checks, allow_same_family=allow_same_family, base_url=base_url,
+            seed=seed, model_options=options), dry_run=True)
         typer.echo(f"dry run: {calls.total} judge calls")
         for spec, n in calls.by_judge.items():
             typer.echo(f"  judge {display_spec(spec)}: {n}")
@@ -146,13 +147,13 @@ def equivalence_pairs(
     splits = resolve_splits(split)
     options = model_options(timeout, max_tokens, structured_output, [judge, rejudge], price)
     ws = Workspace(workspace, create=False)
-    r = batched(ws, batch and not dry_run, no_wait and not dry_run, [judge, rejudge],
+    r = batched(ws, batch, no_wait, [judge, rejudge],
                 lambda: run_equivalence_pairs(
         ws, splits, judge, rejudge, n=n, borderline_share=borderline_share, seed=seed,
         pair_set=name, allow_same_family=allow_same_family, base_url=base_url,
         rejudge_base_url=rejudge_base_url, concurrency=concurrency,
         show_progress=not no_progress, model_options=options, dry_run=dry_run),
-        show_progress=not no_progress)
+        show_progress=not no_progress, dry_run=dry_run)
     if dry_run:
         typer.echo(f"dry run: {sum(r.values())} judge calls")
         for spec, calls in r.items():

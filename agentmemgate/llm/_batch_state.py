@@ -4,9 +4,10 @@ the ``Deferred`` signal, the running collector, and the shapes a provider batch 
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import dataclasses
-from typing import Any
+from typing import Any, Iterator
 
 
 class Deferred(BaseException):
@@ -55,3 +56,21 @@ _RUNNING: list[Any] = []  # for threads not started by run_concurrent (a local p
 def active_collector() -> Any:
     """The collector of the running ``run_batched``, if any (``Model.complete`` asks)."""
     return _ACTIVE.get() or (_RUNNING[0] if _RUNNING else None)
+
+
+_PLAN_BATCH: list[bool] = []  # a dry run under --batch: its planned calls are batch calls
+
+
+@contextlib.contextmanager
+def planning_batch() -> Iterator[None]:
+    """A dry run of ``--batch``: ``Model.plan`` estimates at batch prices (and refuses a model
+    with no batch API, as the real run would)."""
+    _PLAN_BATCH.append(True)
+    try:
+        yield
+    finally:
+        _PLAN_BATCH.pop()
+
+
+def plans_batch() -> bool:
+    return bool(_PLAN_BATCH)

@@ -155,10 +155,7 @@ class Collector:
             raise Deferred()
         if model._store is None:
             raise FatalProviderError("--batch needs a workspace to keep the batches and answers in")
-        if model.batch_api() is None:
-            raise FatalProviderError(f"--batch: {model.label} has no batch API (OpenAI's and "
-                                     "Anthropic's own APIs have one; an OpenAI-compatible server "
-                                     "does not): run without --batch")
+        model.check_batch_api()
         with self.lock:
             c = self.calls.get(key)
             if c is None:
@@ -199,6 +196,13 @@ class Collector:
             c.asked = feedback(c.prompt, row["error"] or "", text)
             c.budget = meta.get("_budget") or c.budget
             c.note = f"re-ask {c.tries + 1}: the problem was sent back"
+
+    def answered(self, key: str) -> bool:
+        """Whether a batch of this run answered this call (its cache hit in a later pass is the
+        call itself, not a cache hit to report)."""
+        with self.lock:
+            c = self.calls.get(key)
+            return c is not None and c.done
 
     # -- the loop ---------------------------------------------------------------------------
     def submit(self) -> int:
@@ -364,11 +368,16 @@ class Collector:
             return
         raw = model.batch_reply(o.payload, c.tool)
         c.tries += 1
+        # billed at the provider's batch price (genai-prices' batch variant; a model without one
+        # keeps its live price), every reply received: an invalid one is billed too
+        cost = model.call_cost(raw.input_tokens, raw.output_tokens, raw.cached_tokens, batch=True)
+        live = model.call_cost(raw.input_tokens, raw.output_tokens, raw.cached_tokens)
         model.usage.add(calls=1, requests=1, input_tokens=raw.input_tokens,
                         output_tokens=raw.output_tokens, cached_tokens=raw.cached_tokens,
                         batch_calls=1, batch_input_tokens=raw.input_tokens,
                         batch_output_tokens=raw.output_tokens,
-                        batch_cached_tokens=raw.cached_tokens)
+                        batch_cached_tokens=raw.cached_tokens, unpriced=cost is None,
+                        cost_usd=cost, batch_cost_usd=cost, batch_live_cost_usd=live)
         if raw.refusal is not None:
             reason = shorten(scrub(raw.refusal or "no reason given", model.secrets()))
             self._log(c, req, "refused", raw, reason, note, o.http_status)
@@ -422,7 +431,11 @@ class Collector:
 
     def _log(self, c: _Call, req: Any, status: str, raw: Any, error: str, note: str,
              http_status: int | None) -> None:
+        from .. import invocation
+
         model = c.model
+        cost = (model.call_cost(raw.input_tokens, raw.output_tokens, raw.cached_tokens, batch=True)
+                if raw is not None else None)
         model._store.log([{
             "cache_key": c.key, "family": model.family, "requested_model": model.name,
             "resolved_model": raw.resolved_model if raw else None, "purpose": c.purpose,
@@ -433,6 +446,7 @@ class Collector:
             "cached_tokens": raw.cached_tokens if raw else None, "latency_s": None,
             "error": shorten(scrub(error, model.secrets()), 1000) if error else None,
             "strategy": req.strategy if req is not None else None, "note": note, "batch": 1,
+            "cost_usd": cost, "command": invocation.command() or None,
         }])
 
     def close(self) -> None:

@@ -17,7 +17,10 @@ A call's tokens are priced as the provider counts them: ``input_tokens`` include
 provider-cached (prompt-cache read) tokens, which are charged at the cached price.
 ``batch=True`` asks for the provider's batch price (genai-prices' ``processing: batch`` price
 variants, e.g. 50% at OpenAI and Anthropic); a model without a batch variant keeps its
-standard price.
+standard price, and ``--price`` is applied as given (state the batch price there). Calls
+answered through a batch are costed at the batch price everywhere (the run's summary, the call
+log, ``amg usage``, the reports); a dry run with ``--batch`` estimates at batch prices and says
+so, with the share of the live price.
 
 Dry runs estimate tokens without a tokenizer (none of our dependencies ships one): input tokens
 are ``ceil(characters / 4)`` of the system and user prompt as they would be sent (the common
@@ -90,6 +93,27 @@ class Price:
         else:
             kwargs["provider_api_url"] = self.provider_api_url
         return float(calc_price(usage, self.model_ref, **kwargs).total_price)
+
+    def has_batch_price(self) -> bool:
+        """Whether the price data has a batch price for this model in effect today (``--price``
+        has none: it is applied as given)."""
+        return self.per_million is None and _has_batch_price(self)
+
+
+@lru_cache(maxsize=256)
+def _has_batch_price(price: Price) -> bool:
+    from genai_prices import Usage, calc_price
+
+    kwargs = ({"provider_id": price.provider_id} if price.provider_id
+              else {"provider_api_url": price.provider_api_url})
+    try:
+        info = calc_price(Usage(input_tokens=1, output_tokens=1), price.model_ref, **kwargs).model
+    except LookupError:
+        return False
+    today = datetime.now(timezone.utc)
+    return any(v.when.get("processing") == "batch"
+               and (v.constraint is None or v.constraint.active(today))
+               for v in info.price_variants or ())
 
 
 def lookup(provider: str, name: str, base_url: str | None = None,
@@ -183,13 +207,15 @@ def cost_lines(models: list[Any], *, planned: bool = False) -> list[str]:
     Models of the same spec at the same server (several judges of one model) are summed."""
     groups: dict[str, dict[str, Any]] = {}
     for m in models:
-        usage = (m.planned if planned else m.usage).as_dict()
-        cost = (m.planned if planned else m.usage).cost_usd
-        g = groups.setdefault(m.label, {"model": m, "cost": 0.0,
-                                        **dict.fromkeys(usage, 0)})
+        u = m.planned if planned else m.usage
+        usage = u.as_dict()
+        g = groups.setdefault(m.label, {"model": m, "cost": 0.0, "batch_cost": 0.0,
+                                        "batch_live_cost": 0.0})
         for k, v in usage.items():
-            g[k] += v
-        g["cost"] += cost
+            g[k] = g.get(k, 0) + v
+        g["cost"] += u.cost_usd
+        g["batch_cost"] += u.batch_cost_usd
+        g["batch_live_cost"] += u.batch_live_cost_usd
     lines: list[str] = []
     priced = False
     for label, g in groups.items():
@@ -221,6 +247,8 @@ def cost_lines(models: list[Any], *, planned: bool = False) -> list[str]:
             cost = f"{'estimated cost at most' if planned else 'cost'} {money(g['cost'])}"
             priced = priced or bool(g["calls"] and price.source == "genai-prices")
         via = " (price from --price)" if price is not None and price.source == "--price" else ""
+        if g.get("batch_calls") and price is not None:
+            via += _batch_note(g, price, planned)
         lines.append(f"{label}: {_fmt(g['calls'])} {'planned ' if planned else ''}calls{hits}; "
                      f"{cost}{via}")
         if g["calls"] > g["unestimated"]:
@@ -231,3 +259,19 @@ def cost_lines(models: list[Any], *, planned: bool = False) -> list[str]:
     if priced:
         lines.append(f"prices: {price_data()}")
     return lines
+
+
+def _batch_note(g: dict[str, Any], price: Price, planned: bool) -> str:
+    """How a model's batch calls are priced: at the batch price (and its share of the live
+    price), or at the live price when the price data has no batch price for the model."""
+    n = g["batch_calls"]
+    some = "" if n >= g["calls"] else f"{_fmt(n)} of them "
+    sent = "to be sent" if planned else "sent"
+    if price.source == "--price":
+        return f" ({some}{sent} through a batch API: --price applied as given)"
+    if not price.has_batch_price():
+        return (f" ({some}{sent} through a batch API, at the live price: the price data has no "
+                "batch price for this model)")
+    share = (f": {100 * g['batch_cost'] / g['batch_live_cost']:.0f}% of the live price, "
+             f"{money(g['batch_live_cost'])}" if g["batch_live_cost"] else "")
+    return f" ({some}{sent} through a batch API, at batch prices{share})"

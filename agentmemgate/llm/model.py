@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from ..errors import AmgError
 from ..progress import say
 from ..workspace import Workspace
-from ._batch_state import active_collector as _batch_collector
+from ._batch_state import active_collector as _batch_collector, plans_batch as _plans_batch
 from ._errors import CallFailed, FatalProviderError, scrub, shorten
 from ._http import Attempt, recording
 from ._store import CallStore
@@ -246,6 +246,14 @@ class Model(ABC):
         sent = (system or "") + self._ask_text(prompt, schema, strategy)
         tokens_in = estimate_tokens(sent)
         tokens_out = self.options.max_tokens or max_tokens or DEFAULT_BUDGET
+        if _plans_batch():  # --dry-run --batch: the estimate at batch prices
+            self.check_batch_api()
+            cost = self.call_cost(tokens_in, tokens_out, batch=True)
+            live = self.call_cost(tokens_in, tokens_out)
+            self.planned.add(calls=1, input_tokens=tokens_in, output_tokens=tokens_out,
+                             unpriced=cost is None, cost_usd=cost, batch_calls=1,
+                             batch_cost_usd=cost, batch_live_cost_usd=live)
+            return True
         cost = self.call_cost(tokens_in, tokens_out)
         self.planned.add(calls=1, input_tokens=tokens_in, output_tokens=tokens_out,
                          unpriced=cost is None, cost_usd=cost)
@@ -254,7 +262,10 @@ class Model(ABC):
     def plan_unknown(self, n: int) -> None:
         """Count ``n`` calls whose prompts a dry run cannot build yet (e.g. judging arcs not
         rendered yet): counted as calls, without a token or cost estimate (summaries say so)."""
-        if n:
+        if n and _plans_batch():
+            self.check_batch_api()
+            self.planned.add(calls=n, unestimated=n, batch_calls=n)
+        elif n:
             self.planned.add(calls=n, unestimated=n)
 
     def secrets(self) -> tuple[str, ...]:
@@ -286,6 +297,13 @@ class Model(ABC):
         None when this model's server has none; providers with one also implement
         ``request_body(request) -> (body, tool)`` and ``batch_reply(payload, tool)``."""
         return None
+
+    def check_batch_api(self) -> None:
+        """Refuse ``--batch`` for a model whose server has no batch API (one line, how to fix)."""
+        if self.batch_api() is None:
+            raise FatalProviderError(f"--batch: {self.label} has no batch API (OpenAI's and "
+                                     "Anthropic's own APIs have one; an OpenAI-compatible server "
+                                     "does not): run without --batch")
 
     # -- structured output -------------------------------------------------------------------
     def strategy(self) -> str:
@@ -364,7 +382,9 @@ class Model(ABC):
         if self._store is not None and (row := self._store.get(key)) is not None:
             parsed, problem = _check(row["response_text"], schema, parse)
             if problem is None:
-                self.usage.add(cache_hits=1)
+                collector = _batch_collector()
+                if collector is None or not collector.answered(key):  # not this run's batch
+                    self.usage.add(cache_hits=1)
                 return self._response(row["response_text"], parsed, key, cached=True,
                                       resolved=row["resolved_model"], latency=0.0,
                                       tokens=(row["input_tokens"], row["output_tokens"],

@@ -27,6 +27,8 @@ def usage_rows(ws, since: str | None = None,
     ``attempts`` only); tokens as providers reported them (``cached_input_tokens`` is part of
     ``input_tokens``); ``cost_usd`` sums the calls with a price, ``unpriced_calls`` counts the
     rest (their cost is unknown, not 0); ``cost_usd`` is None when no call had a price.
+    ``batch_calls``: the part of ``calls`` answered through a provider batch API (``--batch``),
+    costed at the batch price (the live one where the price data has none).
     ``since``: an ISO date or date-time (UTC); earlier calls are left out. ``commands``: only
     calls these commands made (reports: the calls behind their results)."""
     clauses, args = [], []
@@ -47,20 +49,21 @@ def usage_rows(ws, since: str | None = None,
     sql = (f"select coalesce(command, ''), family, requested_model, coalesce(purpose, ''), "
            "count(*), count(input_tokens), coalesce(sum(input_tokens), 0), "
            "coalesce(sum(cached_tokens), 0), coalesce(sum(output_tokens), 0), sum(cost_usd), "
-           "sum(input_tokens is not null and cost_usd is null), min(created_at), max(created_at) "
+           "sum(input_tokens is not null and cost_usd is null), min(created_at), max(created_at), "
+           "coalesce(sum(batch = 1 and input_tokens is not null), 0) "
            f"from llm_calls {where} group by 1, 2, 3, 4 order by min(id)")
     rows = []
     for (command, family, model, purpose, attempts, calls, tin, tcached, tout, cost, unpriced,
-         first, last) in ws.db.execute(sql, args).fetchall():
+         first, last, batch) in ws.db.execute(sql, args).fetchall():
         rows.append({"command": command or "(not recorded)", "model": _model_name(family, model),
                      "purpose": purpose or "(none)", "calls": calls, "attempts": attempts,
                      "input_tokens": tin, "cached_input_tokens": tcached, "output_tokens": tout,
-                     "cost_usd": cost, "unpriced_calls": unpriced or 0, "first": first,
-                     "last": last})
+                     "cost_usd": cost, "unpriced_calls": unpriced or 0, "batch_calls": batch,
+                     "first": first, "last": last})
     priced = [r["cost_usd"] for r in rows if r["cost_usd"] is not None]
     total = {k: sum(r[k] for r in rows) for k in ("calls", "attempts", "input_tokens",
                                                   "cached_input_tokens", "output_tokens",
-                                                  "unpriced_calls")}
+                                                  "unpriced_calls", "batch_calls")}
     total["cost_usd"] = sum(priced) if priced else None
     return {"since": since, "rows": rows, "total": total}
 
@@ -86,11 +89,11 @@ def usage_lines(report: dict[str, Any]) -> list[str]:
     for command in dict.fromkeys(r["command"] for r in rows):
         out.append(command)
         for r in (r for r in rows if r["command"] == command):
-            out.append(f"  {r['model']}  {r['purpose']}: {_fmt(r['calls'])} calls, {tokens(r)}; "
-                       f"{cost(r)}")
+            out.append(f"  {r['model']}  {r['purpose']}: {_fmt(r['calls'])} calls"
+                       f"{_batch(r)}, {tokens(r)}; {cost(r)}")
     t = report["total"]
-    out.append(f"total: {_fmt(t['calls'])} calls ({_fmt(t['attempts'])} HTTP attempts), "
-               f"{tokens(t)}; {cost(t)}")
+    out.append(f"total: {_fmt(t['calls'])} calls ({_fmt(t['attempts'])} HTTP attempts"
+               f"{_batch(t, ', ')}), {tokens(t)}; {cost(t)}")
     return out
 
 
@@ -99,8 +102,10 @@ def by_model_lines(report: dict[str, Any]) -> list[str]:
     models: dict[str, dict[str, Any]] = {}
     for r in report["rows"]:
         m = models.setdefault(r["model"], {"calls": 0, "input_tokens": 0, "cached_input_tokens": 0,
-                                           "output_tokens": 0, "cost_usd": None, "unpriced_calls": 0})
-        for k in ("calls", "input_tokens", "cached_input_tokens", "output_tokens", "unpriced_calls"):
+                                           "output_tokens": 0, "cost_usd": None, "unpriced_calls": 0,
+                                           "batch_calls": 0})
+        for k in ("calls", "input_tokens", "cached_input_tokens", "output_tokens", "unpriced_calls",
+                  "batch_calls"):
             m[k] += r[k]
         if r["cost_usd"] is not None:
             m["cost_usd"] = (m["cost_usd"] or 0.0) + r["cost_usd"]
@@ -108,7 +113,16 @@ def by_model_lines(report: dict[str, Any]) -> list[str]:
     for name, m in models.items():
         cost = ("cost unknown (no price)" if m["cost_usd"] is None else money(m["cost_usd"])
                 + (f" + {m['unpriced_calls']} call(s) without a price" if m["unpriced_calls"] else ""))
-        out.append(f"{name}: {_fmt(m['calls'])} calls, {_fmt(m['input_tokens'])} input tokens "
+        out.append(f"{name}: {_fmt(m['calls'])} calls{_batch(m)}, {_fmt(m['input_tokens'])} input tokens "
                    f"({_fmt(m['cached_input_tokens'])} provider-cached), "
                    f"{_fmt(m['output_tokens'])} output tokens; {cost}")
     return out
+
+
+def _batch(r: dict[str, Any], sep: str = " (") -> str:
+    """`` (N through a batch API)`` when some of the calls went through one (their cost in the
+    call log is the batch price, or the live one where the price data has no batch price)."""
+    n = r.get("batch_calls") or 0
+    if not n:
+        return ""
+    return f"{sep}{_fmt(n)} through a batch API" + (")" if sep == " (" else "")
