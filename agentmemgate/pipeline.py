@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -34,9 +35,18 @@ def build(workspace: str | Path, out: str | Path, split: str = "all", generator:
           drop_failing: bool = False, show_progress: bool = True,
           judges: list[str] | None = None, allow_same_family: bool = False,
           judge_base_url: str | None = None, model_options: dict | None = None,
+          batch: bool = False, wait: bool = True, poll_interval: float | None = None,
           **renderer_options) -> BuildSummary:
     """``model_options`` (``timeout``, ``max_tokens``, ``structured_output``) go to every model
-    the build uses: an LLM generator and LLM judges."""
+    the build uses: an LLM generator and LLM judges.
+
+    ``batch``: the generation and judge calls go to the providers' batch APIs
+    (``llm.batch.run_batched``), in waves: every arc's first draft in one batch, then the
+    re-asks of drafts that failed their checks together with the judge questions of the arcs
+    rendered so far, and so on; the export is written once, by the pass that defers nothing.
+    ``wait=False`` (``--no-wait``) submits and raises ``BatchesPending``; a re-run collects the
+    stored batches instead of submitting again. A dry run counts the same calls (the caller
+    plans them at batch prices, ``llm._batch_state.planning_batch``)."""
     # Everything that can be refused is refused before any work, and a workspace this call
     # created is removed again when it is refused (nothing is left on disk).
     splits = resolve_splits(split)
@@ -61,30 +71,77 @@ def build(workspace: str | Path, out: str | Path, split: str = "all", generator:
                                    judge_calls=calls)
             ws.discard_if_unused()
             return summary
-        return _build(ws, out, splits, renderer, judge_objs, split=split, generator=generator,
-                      seed=seed, n_per_cell=n_per_cell, drop_failing=drop_failing,
-                      allow_same_family=allow_same_family, show_progress=show_progress)
+        steps = functools.partial(
+            _steps, ws, out, splits, renderer, judge_objs, seed=seed, n_per_cell=n_per_cell,
+            drop_failing=drop_failing, allow_same_family=allow_same_family,
+            show_progress=show_progress)
+        run_id = ws.start_run("build", {"split": split, "generator": generator, "seed": seed,
+                                        "n_per_cell": n_per_cell, "out": str(out),
+                                        **({"batch": True} if batch else {})})
+        status = "failed"
+        try:
+            if batch:
+                summary = _batched(ws, steps, wait=wait, show_progress=show_progress,
+                                   poll_interval=poll_interval)
+            else:
+                summary = steps()
+            status = "ok" if summary.generate.failed == 0 else "partial"
+            return summary
+        except (Exception, KeyboardInterrupt) as e:
+            if batch:
+                from .llm.batch import BatchesPending
+
+                # --no-wait or Ctrl-C: the batches keep running; a re-run collects them
+                if isinstance(e, (BatchesPending, KeyboardInterrupt)):
+                    status = "batches pending"
+            raise
+        finally:
+            ws.finish_run(run_id, status)
 
 
-def _build(ws: Workspace, out, splits, renderer, judge_objs, *, split, generator, seed, n_per_cell,
-           drop_failing, allow_same_family, show_progress) -> BuildSummary:
-    run_id = ws.start_run("build", {"split": split, "generator": generator, "seed": seed,
-                                    "n_per_cell": n_per_cell, "out": str(out)})
-    status = "failed"
-    try:
-        gen = generate(ws, renderer, splits, seed=seed, n_per_cell=n_per_cell,
-                       show_progress=show_progress)
-        summary = BuildSummary(splits=splits, generator=renderer.name, generate=gen)
-        summary.structure = validate_structure(ws, splits)
-        summary.judging = judge_arcs(ws, splits, judge_objs, allow_same_family=allow_same_family,
-                                     show_progress=show_progress)
-        if ws.arc_ids(splits=splits):  # with no arc rendered at all there is nothing to export
-            summary.export = export(ws, out, splits, drop_failing=drop_failing)
-        summary.cells = {s: _cells(ws, s) for s in splits}
-        status = "ok" if gen.failed == 0 else "partial"
+def _steps(ws: Workspace, out, splits, renderer, judge_objs, *, seed, n_per_cell, drop_failing,
+           allow_same_family, show_progress, deferring=lambda: False) -> BuildSummary:
+    gen = generate(ws, renderer, splits, seed=seed, n_per_cell=n_per_cell,
+                   show_progress=show_progress)
+    summary = BuildSummary(splits=splits, generator=renderer.name, generate=gen)
+    summary.structure = validate_structure(ws, splits)
+    summary.judging = judge_arcs(ws, splits, judge_objs, allow_same_family=allow_same_family,
+                                 show_progress=show_progress)
+    if deferring():  # --batch: calls of this pass are still to be answered; no export yet
         return summary
-    finally:
-        ws.finish_run(run_id, status)
+    if ws.arc_ids(splits=splits):  # with no arc rendered at all there is nothing to export
+        summary.export = export(ws, out, splits, drop_failing=drop_failing)
+    summary.cells = {s: _cells(ws, s) for s in splits}
+    return summary
+
+
+def _batched(ws: Workspace, steps, *, wait: bool, show_progress: bool,
+             poll_interval: float | None) -> BuildSummary:
+    """``steps`` run by ``run_batched`` until a pass defers nothing; the summary counts what
+    every pass rendered and judged (the last pass alone would call it "already done")."""
+    from .llm.batch import DEFAULT_POLL_S, deferring, run_batched
+
+    rendered = judged = 0  # done by the passes before the last (a failure is retried each pass)
+    last: list[BuildSummary] = []
+
+    def one_pass() -> BuildSummary:
+        nonlocal rendered, judged
+        if last:
+            g, j = last[-1].generate, last[-1].judging
+            rendered += g.rendered_now
+            judged += (j.judged_now - j.failures) if j else 0
+        last.append(steps(deferring=deferring))
+        return last[-1]
+
+    summary = run_batched(ws, one_pass, wait=wait, show_progress=show_progress,
+                          poll_interval=DEFAULT_POLL_S if poll_interval is None else poll_interval)
+    g = summary.generate
+    summary.generate = g.model_copy(update={"rendered_now": g.rendered_now + rendered,
+                                            "already_done": g.already_done - rendered})
+    if (j := summary.judging) is not None:
+        summary.judging = j.model_copy(update={"judged_now": j.judged_now + judged,
+                                               "already_done": j.already_done - judged})
+    return summary
 
 
 def _cells(ws: Workspace, split: str) -> dict[str, int]:

@@ -92,21 +92,43 @@ def batched(ws: Any, batch: bool, no_wait: bool, specs: Iterable[str | None],
     """``fn()``, or with ``--batch`` ``fn`` run until every model call it makes is answered by a
     batch (``llm.batch.run_batched``); ``--no-wait`` with batches still out exits 2. A dry run
     with ``--batch`` sends nothing: it estimates at batch prices."""
-    poll = batch_poll_interval(batch, no_wait, specs)
-    if not batch:
-        return fn()
-    if dry_run:
-        from ..llm._batch_state import planning_batch
-
-        with planning_batch():
+    with batch_mode(batch, no_wait, specs, dry_run) as poll:
+        if not batch or dry_run:
             return fn()
-    from ..llm.batch import BatchesPending, run_batched
+        from ..llm.batch import run_batched
 
-    try:
         return run_batched(ws, fn, wait=not no_wait, show_progress=show_progress,
                            poll_interval=poll)  # type: ignore[return-value]
-    except BatchesPending as e:
-        pending_exit(e)
+
+
+class batch_mode:
+    """The ``--batch`` / ``--no-wait`` rules around a command body that runs its own batches
+    (``amg build``): ``with batch_mode(...) as poll``: refusals first, then the poll interval;
+    a dry run plans at batch prices; batches still running (``--no-wait``) exit 2."""
+
+    def __init__(self, batch: bool, no_wait: bool, specs: Iterable[str | None],
+                 dry_run: bool = False):
+        self.poll = batch_poll_interval(batch, no_wait, specs)
+        self.batch, self.dry_run = batch, dry_run
+        self.planning: Any = None
+
+    def __enter__(self) -> float:
+        if self.batch and self.dry_run:
+            from ..llm._batch_state import planning_batch
+
+            self.planning = planning_batch()
+            self.planning.__enter__()
+        return self.poll
+
+    def __exit__(self, kind: Any, e: Any, tb: Any) -> bool:
+        if self.planning is not None:
+            self.planning.__exit__(kind, e, tb)
+        if self.batch and e is not None:
+            from ..llm.batch import BatchesPending
+
+            if isinstance(e, BatchesPending):
+                pending_exit(e)
+        return False
 
 
 def batch_poll_interval(batch: bool, no_wait: bool, specs: Iterable[str | None]) -> float:

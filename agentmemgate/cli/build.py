@@ -10,7 +10,7 @@ import typer
 from ._app import app, display_spec, handles_errors
 from ..errors import BadInput
 from ._llm import (BatchOpt, MaxTokensOpt, NoWaitOpt, PriceOpt, StructuredChoice, StructuredOpt,
-                   TimeoutOpt, batched, exit_for, model_options, print_costs)
+                   TimeoutOpt, batch_mode, batched, exit_for, model_options, print_costs)
 
 WORKSPACE = typer.Option(Path("amg-workspace"), "--workspace", help="Workspace folder (SQLite database).")
 OUT = typer.Option(Path("exports"), "--out", help="Export folder; files go to OUT/<split>/.")
@@ -136,18 +136,22 @@ def build(
     max_tokens: MaxTokensOpt = None,
     structured_output: StructuredOpt = StructuredChoice.auto,
     price: PriceOpt = None,
+    batch: BatchOpt = False,
+    no_wait: NoWaitOpt = False,
 ) -> None:
     """Build the benchmark splits end to end: generate, check, judge, export."""
     from ..pipeline import build as run_build
 
-    options = model_options(timeout, max_tokens, structured_output, [generator, *(judge or [])],
-                            price)
-    summary = run_build(workspace, out, split=split, generator=generator, seed=seed,
-                        n_per_cell=n_per_cell, show_progress=not no_progress, judges=judge or None,
-                        allow_same_family=allow_same_family, drop_failing=drop_failing,
-                        judge_base_url=judge_base_url, model_options=options,
-                        dry_run=dry_run,
-                        **_renderer_options(generator, base_url, concurrency, max_attempts))
+    specs = [generator, *(judge or [])]
+    options = model_options(timeout, max_tokens, structured_output, specs, price)
+    with batch_mode(batch, no_wait, specs, dry_run) as poll:
+        summary = run_build(workspace, out, split=split, generator=generator, seed=seed,
+                            n_per_cell=n_per_cell, show_progress=not no_progress,
+                            judges=judge or None, allow_same_family=allow_same_family,
+                            drop_failing=drop_failing, judge_base_url=judge_base_url,
+                            model_options=options, dry_run=dry_run,
+                            batch=batch and not dry_run, wait=not no_wait, poll_interval=poll,
+                            **_renderer_options(generator, base_url, concurrency, max_attempts))
     if dry_run:
         _print_dry_run(summary.generate, summary.judge_calls)
         print_costs(planned=True)

@@ -506,6 +506,13 @@ def run_batched(ws: Workspace, fn: Callable[[], T], *, wait: bool = True,
         c.close()
 
 
+def deferring() -> bool:
+    """Whether the running pass of ``run_batched`` has deferred a call so far (a pipeline skips
+    its final steps, e.g. an export, until a pass defers nothing)."""
+    c = _ACTIVE.get() or (_RUNNING[0] if _RUNNING else None)
+    return c is not None and c.deferred > 0
+
+
 def batch_rows(ws: Workspace) -> Iterator[dict[str, Any]]:
     """The stored batches, newest first (for reports and tests)."""
     yield from ws.db.query("select * from llm_batches order by created_at desc, rowid desc")

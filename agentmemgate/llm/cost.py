@@ -249,6 +249,8 @@ def cost_lines(models: list[Any], *, planned: bool = False) -> list[str]:
         via = " (price from --price)" if price is not None and price.source == "--price" else ""
         if g.get("batch_calls") and price is not None:
             via += _batch_note(g, price, planned)
+        elif g.get("batch_calls"):
+            via += f" ({'to be ' if planned else ''}sent through a batch API)"
         lines.append(f"{label}: {_fmt(g['calls'])} {'planned ' if planned else ''}calls{hits}; "
                      f"{cost}{via}")
         if g["calls"] > g["unestimated"]:

@@ -1,0 +1,138 @@
+"""``amg build --batch``: the generator's and the judges' calls through the providers' batch APIs
+(the real OpenAI and Anthropic SDKs over mock batch endpoints), in waves; --no-wait's exit 2
+and a re-run that collects the stored batches instead of submitting again; no export until
+every call is answered."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import anthropic
+import openai
+import pytest
+from typer.testing import CliRunner
+
+from agentmemgate.cli import app
+from agentmemgate.generate.llm_renderer import reference_responder
+from agentmemgate.llm import Request
+from agentmemgate.workspace import Workspace
+
+sys.path.insert(0, str(Path(__file__).parent / "llm"))
+from batch_fakes import AnthropicBatchApi, OpenAIBatchApi  # noqa: E402
+from llm_fakes import ANTHROPIC_KEY, OPENAI_KEY  # noqa: E402
+
+runner = CliRunner()
+
+
+class Generator:
+    """Answers every arc prompt with the reference draft; the first prompt of the first arc it
+    sees gets a draft with a session missing (the renderer's checks fail it: a re-ask)."""
+
+    def __init__(self):
+        self.broken: str | None = None
+
+    def __call__(self, cid: str, body: dict) -> dict:
+        prompt = body["messages"][-1]["content"]
+        draft = reference_responder(Request(prompt=prompt))
+        if self.broken is None:
+            self.broken = prompt
+        if prompt == self.broken:
+            draft["sessions"] = draft["sessions"][:-1]
+        return draft
+
+
+def judge(cid: str, params: dict) -> dict:
+    """The judges' answers: the first level listed (recovery); pass and pass (realism)."""
+    if params["tool_choice"]["name"] == "record_RealismAnswer":
+        ok = {"verdict": "pass", "rationale": "Reads like a real chat."}
+        return {"natural": ok, "motivated": ok}
+    prompt = params["messages"][-1]["content"]
+    level = re.findall(r"^- (\w+): ", prompt.split("Options (in no particular order):")[1], re.M)[0]
+    return {"level": level, "rationale": "The first option listed."}
+
+
+@pytest.fixture
+def apis(monkeypatch):
+    gen = OpenAIBatchApi(Generator(), states=("validating", "validating", "in_progress",
+                                              "completed"))
+    jud = AnthropicBatchApi(judge, polls_until_ended=2)
+    monkeypatch.setattr(openai, "DefaultHttpx2Client", lambda *a, **k: gen.client())
+    monkeypatch.setattr(anthropic, "DefaultHttpxClient", lambda *a, **k: jud.client())
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+    monkeypatch.setenv("AMG_BATCH_POLL_SECONDS", "0")
+    return gen, jud
+
+
+def args(tmp_path) -> list[str]:
+    return ["build", "--split", "core", "--n-per-cell", "1", "--generator", "openai:gpt-test",
+            "--judge", "anthropic:claude-test", "--batch", "--no-progress", "--workspace",
+            str(tmp_path / "ws"), "--out", str(tmp_path / "out")]
+
+
+def test_build_batch_no_wait_then_a_re_run_collects_in_waves(tmp_path, apis):
+    gen, jud = apis
+    r = runner.invoke(app, args(tmp_path) + ["--no-wait"])
+    assert r.exit_code == 2, r.output
+    assert "submitted; re-run to collect (3 requests in 1 batch still running)" in r.output
+    assert "Traceback" not in r.output
+    assert gen.created == 1 and jud.created == 0 and len(gen.lines["batch_1"]) == 3
+    assert not (tmp_path / "out").exists()  # nothing exported while calls are out
+    ws = Workspace(tmp_path / "ws", create=False)
+    assert list(ws.db.query("select status from runs")) == [{"status": "batches pending"}]
+
+    r = runner.invoke(app, args(tmp_path))
+    assert r.exit_code == 0, r.output
+    # wave 1: every arc's first draft (the stored batch, collected, not submitted again);
+    # wave 2: the re-ask of the draft that failed its checks, and the judges of the two arcs
+    # rendered; wave 3: the judges of the re-asked arc
+    assert gen.created == 2 and [len(gen.lines[b]) for b in ("batch_1", "batch_2")] == [3, 1]
+    assert jud.created == 2 and [len(jud.reqs[b]) for b in ("msgbatch_01", "msgbatch_02")] == [4, 2]
+    reask = gen.lines["batch_2"][0]["body"]["messages"][-1]["content"]
+    assert re.search(r"expected \d sessions, got \d", reask)  # the problem is sent back
+    assert "rendered now: 3, already done: 0, render failures: 0" in r.output
+    assert "asked now 6: 6 answered, 0 judge failures; already stored 0" in r.output
+    assert "exported to" in r.output
+    assert sum(1 for _ in (tmp_path / "out" / "core" / "data.jsonl").open()) == 3
+    # the cost lines: every call through a batch
+    assert ("openai:gpt-test: 4 calls; cost unknown: no price for this model; pass --price IN,OUT "
+            "(sent through a batch API)") in r.output
+    ws = Workspace(tmp_path / "ws", create=False)
+    assert [x["status"] for x in ws.db.query("select status from runs order by id")] == [
+        "batches pending", "ok"]
+    assert ws.db.execute("select count(*) from llm_calls where batch = 1 and status = 'ok'"
+                         ).fetchone()[0] == 10
+    assert ws.db.execute("select count(*) from llm_calls where batch is not 1").fetchone()[0] == 0
+    assert not [x for x in gen.requests if x.url.path.endswith("/chat/completions")]
+    assert not [x for x in jud.requests if x.url.path.endswith("/v1/messages")]
+    # a third run: everything is stored; nothing is submitted
+    r = runner.invoke(app, args(tmp_path))
+    assert r.exit_code == 0, r.output
+    assert gen.created == 2 and jud.created == 2
+    assert "rendered now: 0, already done: 3" in r.output
+
+
+def test_build_batch_with_offline_generator_and_judges_is_a_one_line_error(tmp_path):
+    r = runner.invoke(app, ["build", "--split", "core", "--n-per-cell", "1", "--batch",
+                            "--workspace", str(tmp_path / "ws"), "--out", str(tmp_path / "out")])
+    assert r.exit_code == 1
+    assert r.output == ("Error: --batch applies to model calls; this run uses no model (name one, "
+                        "e.g. openai:MODEL)\n")
+    assert not (tmp_path / "ws").exists()
+    r = runner.invoke(app, ["build", "--split", "core", "--n-per-cell", "1", "--no-wait",
+                            "--workspace", str(tmp_path / "ws"), "--out", str(tmp_path / "out")])
+    assert r.exit_code == 1 and r.output == "Error: --no-wait goes with --batch\n"
+
+
+def test_build_batch_with_only_llm_judges_batches_the_judging(tmp_path, apis):
+    _, jud = apis
+    r = runner.invoke(app, ["build", "--split", "core", "--n-per-cell", "1", "--judge",
+                            "anthropic:claude-test", "--batch", "--no-progress", "--workspace",
+                            str(tmp_path / "ws"), "--out", str(tmp_path / "out")])
+    assert r.exit_code == 0, r.output
+    assert jud.created == 1 and len(jud.reqs["msgbatch_01"]) == 6
+    manifest = json.loads((tmp_path / "out" / "core" / "manifest.json").read_text())
+    assert manifest
