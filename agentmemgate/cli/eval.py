@@ -102,13 +102,17 @@ def run(
         if split:
             raise BadInput("--natural runs natural sets, not splits: drop --split (or run the "
                            "splits in another command)")
-        if batch or no_wait:
-            raise BadInput("--batch is not available with --natural yet: run natural sets live")
-        ns = run_natural(Workspace(workspace, create=False), natural, system or None, model=model,
-                         base_url=base_url, judge=judge, judge_base_url=judge_base_url,
-                         concurrency=concurrency, variants=variants, limit=limit,
-                         llm_options=options, show_progress=not no_progress)
+        if dry_run:  # run_natural has no dry run: refused rather than run for real
+            raise BadInput("--dry-run is not available with --natural yet: try --limit N for a "
+                           "small first run")
+        ws = Workspace(workspace, create=False)
+        ns = batched(ws, batch, no_wait, [model, judge], lambda: run_natural(
+            ws, natural, system or None, model=model, base_url=base_url, judge=judge,
+            judge_base_url=judge_base_url, concurrency=concurrency, variants=variants,
+            limit=limit, llm_options=options, show_progress=not no_progress),
+            show_progress=not no_progress)
         typer.echo("\n".join(ns.lines()))
+        print_costs()
         exit_for(ns.failed)
         return
     if limit is not None:

@@ -1,0 +1,83 @@
+"""``amg eval run --natural SET --model openai:MODEL --batch``: the natural evaluation runs through
+the same drive as ``eval run``, so its component calls go to the Batch API in waves (each item's
+next turn in the next batch); --no-wait exits 2 and a re-run collects (the real OpenAI SDK over
+a mock Batch API, answered by the memory room's scripted responder: the offline rules)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import openai
+from typer.testing import CliRunner
+
+from agentmemgate.cli import app
+from agentmemgate.corpora.natural import build_natural_set
+from agentmemgate.evaluate import compute_report
+from agentmemgate.llm import Request
+from agentmemgate.memory.scripted import scripted_responder
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "llm"))
+from batch_fakes import OpenAIBatchApi  # noqa: E402
+from llm_fakes import OPENAI_KEY  # noqa: E402
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+runner = CliRunner()
+
+
+def figures(ws, name: str):
+    """Every figure the report has for ``name`` on the set (accuracy, contamination, ...)."""
+    return compute_report(ws).systems[name]["natural:lme"]
+
+
+def test_natural_eval_batch_no_wait_then_collect_matches_the_offline_run(ws, monkeypatch):
+    build_natural_set(ws, FIXTURES / "natural_longmemeval.json", "longmemeval", "lme",
+                      progress=False)
+    base = ["eval", "run", "--natural", "lme", "--system", "literal-gated", "--system",
+            "cautious-gated", "--no-progress", "--workspace", str(ws.path)]
+    r = runner.invoke(app, base)
+    assert r.exit_code == 0, r.output
+    offline = {n: figures(ws, n) for n in ("literal-gated", "cautious-gated")}
+    assert all(len(v) > 3 for v in offline.values())
+
+    api = OpenAIBatchApi(lambda cid, body: scripted_responder(
+        Request(prompt=body["messages"][-1]["content"])),
+        states=("validating", "validating", "in_progress", "completed"))
+    monkeypatch.setattr(openai, "DefaultHttpx2Client", lambda *a, **k: api.client())
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    monkeypatch.setenv("AMG_BATCH_POLL_SECONDS", "0")
+    args = base + ["--model", "openai:gpt-test", "--batch"]
+    r = runner.invoke(app, args + ["--no-wait"])
+    assert r.exit_code == 2, r.output
+    assert "submitted; re-run to collect" in r.output and "Traceback" not in r.output
+    submitted = api.created  # one batch per system's model: their first turns
+    assert submitted >= 1
+    r = runner.invoke(app, args)
+    assert r.exit_code == 0, r.output
+    assert api.created > submitted + 1  # waves: an item's next turn needs the last answer
+    # the stored batches were collected, not sent again: no request went out twice
+    ids = [x["custom_id"] for b in api.lines.values() for x in b]
+    assert len(ids) == len(set(ids))
+    assert not [x for x in api.requests if x.url.path.endswith("/chat/completions")]
+    assert "openai:gpt-test: " in r.output and "(sent through a batch API)" in r.output
+    llm = {n: figures(ws, f"{n}@openai:gpt-test") for n in offline}
+    assert llm == offline  # the scripted responder applies the offline rules
+    n_calls = ws.db.execute("select count(*) from llm_calls where batch = 1").fetchone()[0]
+    assert n_calls == sum(len(v) for v in api.lines.values())
+    # a re-run: everything stored, nothing submitted
+    created = api.created
+    r = runner.invoke(app, args)
+    assert r.exit_code == 0, r.output
+    assert api.created == created
+
+
+def test_natural_batch_and_dry_run_refusals(ws):
+    build_natural_set(ws, FIXTURES / "natural_longmemeval.json", "longmemeval", "lme",
+                      progress=False)
+    base = ["eval", "run", "--natural", "lme", "--workspace", str(ws.path)]
+    r = runner.invoke(app, base + ["--batch"])
+    assert r.exit_code == 1 and r.output.startswith("Error: --batch applies to model calls")
+    r = runner.invoke(app, base + ["--model", "openai:gpt-4o-mini", "--dry-run"])
+    assert r.exit_code == 1
+    assert r.output.startswith("Error: --dry-run is not available with --natural yet")
