@@ -26,20 +26,36 @@ FIXTURES = Path(__file__).parents[1] / "fixtures"
 runner = CliRunner()
 
 
+def _no_probs(x):
+    """A trace without its evidence-type probabilities: a model classifier reports a one-word
+    answer (probability 1), the offline lexicon a smoothed distribution."""
+    if isinstance(x, dict):
+        return {k: _no_probs(v) for k, v in x.items() if k != "probs"}
+    return [_no_probs(v) for v in x] if isinstance(x, list) else x
+
+
 def figures(ws, name: str):
-    """Every figure the report has for ``name`` on the set (accuracy, contamination, ...)."""
-    return compute_report(ws).systems[name]["natural:lme"]
+    """The report's figures for ``name`` on the sets, and what the system did on every item:
+    its reads, events and end state (the traces, system name aside)."""
+    from agentmemgate.evaluate import store
+
+    run_key = store.latest_systems(ws)[name]["run_key"]
+    traces = {a: _no_probs(store.load_trace(ws, run_key, a).model_dump(exclude={"system"}))
+              for a in store.stored_traces(ws, run_key)}
+    return compute_report(ws).systems[name], traces
 
 
 def test_natural_eval_batch_no_wait_then_collect_matches_the_offline_run(ws, monkeypatch):
     build_natural_set(ws, FIXTURES / "natural_longmemeval.json", "longmemeval", "lme",
-                      progress=False)
-    base = ["eval", "run", "--natural", "lme", "--system", "literal-gated", "--system",
-            "cautious-gated", "--no-progress", "--workspace", str(ws.path)]
+                      progress=False)  # 2 fielded items
+    build_natural_set(ws, FIXTURES / "natural_locomo.json", "locomo", "loc", progress=False)
+    base = ["eval", "run", "--natural", "lme", "--natural", "loc", "--system", "literal-gated",
+            "--system", "cautious-gated", "--no-progress", "--workspace", str(ws.path)]
     r = runner.invoke(app, base)
     assert r.exit_code == 0, r.output
     offline = {n: figures(ws, n) for n in ("literal-gated", "cautious-gated")}
-    assert all(len(v) > 3 for v in offline.values())
+    assert all(len(traces) == 3 and any(t["end_read"] == "Chicago" for t in traces.values())
+               for _, traces in offline.values())  # three fielded items; a value was stored
 
     api = OpenAIBatchApi(lambda cid, body: scripted_responder(
         Request(prompt=body["messages"][-1]["content"])),
