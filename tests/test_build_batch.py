@@ -108,6 +108,12 @@ def test_build_batch_no_wait_then_a_re_run_collects_in_waves(tmp_path, apis):
     assert ws.db.execute("select count(*) from llm_calls where batch is not 1").fetchone()[0] == 0
     assert not [x for x in gen.requests if x.url.path.endswith("/chat/completions")]
     assert not [x for x in jud.requests if x.url.path.endswith("/v1/messages")]
+    # the validation report's cost lines count the judges' batch calls (the call log records
+    # their command)
+    rep = runner.invoke(app, ["report", "validation", "--split", "core", "--workspace",
+                              str(tmp_path / "ws"), "--out-dir", str(tmp_path / "rep")])
+    assert rep.exit_code == 0, rep.output
+    assert "anthropic:claude-test: 6 calls (6 through a batch API), 240 input tokens" in rep.output
     # a third run: everything is stored; nothing is submitted
     r = runner.invoke(app, args(tmp_path))
     assert r.exit_code == 0, r.output

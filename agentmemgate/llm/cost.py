@@ -235,7 +235,8 @@ def cost_lines(models: list[Any], *, planned: bool = False) -> list[str]:
         if g["calls"] and price is None:
             cost = "cost unknown: no price for this model; pass --price IN,OUT"
         elif planned and g["calls"] == g["unestimated"]:
-            cost = "cost not estimated (their input is not made yet)"
+            cost = ("cost not estimated (their input is not made yet"
+                    + ("; to be sent through a batch API)" if g.get("batch_calls") else ")"))
         elif planned and g["unestimated"]:
             cost = (f"estimated cost at most {money(g['cost'])} for the "
                     f"{_fmt(g['calls'] - g['unestimated'])} calls estimated")
@@ -247,10 +248,12 @@ def cost_lines(models: list[Any], *, planned: bool = False) -> list[str]:
             cost = f"{'estimated cost at most' if planned else 'cost'} {money(g['cost'])}"
             priced = priced or bool(g["calls"] and price.source == "genai-prices")
         via = " (price from --price)" if price is not None and price.source == "--price" else ""
-        if g.get("batch_calls") and price is not None:
-            via += _batch_note(g, price, planned)
-        elif g.get("batch_calls"):
+        if planned and g["calls"] == g["unestimated"]:
+            pass  # said above
+        elif g.get("batch_calls") and price is None:
             via += f" ({'to be ' if planned else ''}sent through a batch API)"
+        elif g.get("batch_calls"):
+            via += _batch_note(g, price, planned)
         lines.append(f"{label}: {_fmt(g['calls'])} {'planned ' if planned else ''}calls{hits}; "
                      f"{cost}{via}")
         if g["calls"] > g["unestimated"]:
