@@ -60,6 +60,11 @@ def build(workspace: str | Path, out: str | Path, split: str = "all", generator:
         judge_objs = resolve_judges(ws, judges, base_url=judge_base_url,  # default: offline heuristic
                                     model_options=model_options)
         check_families(judge_objs, {renderer.family}, allow_same_family)
+        if batch:  # a server without a batch API is refused before any work, as --dry-run does
+            for m in [getattr(renderer, "model", None),
+                      *(getattr(j, "model", None) for j in judge_objs if not j.heuristic)]:
+                if m is not None:
+                    m.check_batch_api()
         if dry_run:  # changes nothing: no plan saved, no run recorded, no new workspace kept
             gen = generate(ws, renderer, splits, seed=seed, n_per_cell=n_per_cell, dry_run=True,
                            show_progress=False)

@@ -142,3 +142,16 @@ def test_build_batch_with_only_llm_judges_batches_the_judging(tmp_path, apis):
     assert jud.created == 1 and len(jud.reqs["msgbatch_01"]) == 6
     manifest = json.loads((tmp_path / "out" / "core" / "manifest.json").read_text())
     assert manifest
+
+
+def test_build_batch_with_a_compatible_server_is_refused_before_any_work(tmp_path):
+    for flags in (["--generator", "openai:smollm2", "--base-url", "http://127.0.0.1:9/v1"],
+                  ["--judge", "openai:smollm2", "--judge-base-url", "http://127.0.0.1:9/v1"]):
+        r = runner.invoke(app, ["build", "--split", "core", "--n-per-cell", "1", *flags,
+                                "--batch", "--workspace", str(tmp_path / "ws"), "--out",
+                                str(tmp_path / "out")])
+        assert r.exit_code == 1
+        assert r.output == ("Error: --batch: openai:smollm2 at 127.0.0.1:9 has no batch API "
+                            "(OpenAI's and Anthropic's own APIs have one; an OpenAI-compatible "
+                            "server does not): run without --batch\n")
+        assert not (tmp_path / "ws").exists() and not (tmp_path / "out").exists()
