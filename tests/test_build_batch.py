@@ -155,3 +155,31 @@ def test_build_batch_with_a_compatible_server_is_refused_before_any_work(tmp_pat
                             "(OpenAI's and Anthropic's own APIs have one; an OpenAI-compatible "
                             "server does not): run without --batch\n")
         assert not (tmp_path / "ws").exists() and not (tmp_path / "out").exists()
+
+
+def test_build_batch_interrupted_while_polling_then_a_re_run_collects(tmp_path, apis):
+    """Ctrl-C (or a kill) while the batch runs: the batch stays at the provider and in the
+    workspace; the re-run collects it instead of submitting again (library call, as the CLI)."""
+    from agentmemgate.pipeline import build
+
+    gen, _ = apis
+    handler = gen.handler
+    polls = {"n": 0}
+
+    def interrupting(request):
+        if request.method == "GET" and "/batches/" in request.url.path and polls["n"] == 0:
+            polls["n"] += 1
+            raise KeyboardInterrupt
+        return handler(request)
+
+    gen.handler = interrupting
+    kw = dict(split="core", n_per_cell=1, generator="openai:gpt-test", batch=True,
+              poll_interval=0, show_progress=False)
+    with pytest.raises(KeyboardInterrupt):
+        build(tmp_path / "ws", tmp_path / "out", **kw)
+    ws = Workspace(tmp_path / "ws", create=False)
+    assert [r["status"] for r in ws.db.query("select status from runs")] == ["batches pending"]
+    assert [(b["id"], b["collected_at"]) for b in ws.db["llm_batches"].rows] == [("batch_1", None)]
+    s = build(tmp_path / "ws", tmp_path / "out", **kw)
+    assert gen.created == 2  # batch_1 collected; batch_2 is the re-ask of the failed draft
+    assert s.generate.rendered_now == 3 and s.export is not None
