@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from ._app import app, display_spec, handles_errors
+from ._app import app, display_spec, handles_errors, load_rooms
 from ..errors import BadInput
 from ._llm import (BatchOpt, MaxTokensOpt, NoWaitOpt, PriceOpt, StructuredChoice, StructuredOpt,
                    TimeoutOpt, batched, exit_for, model_options, print_costs)
@@ -138,10 +138,13 @@ def build(
     price: PriceOpt = None,
 ) -> None:
     """Build the benchmark splits end to end: generate, check, judge, export."""
-    from ..pipeline import build as run_build
+    from ..generate import resolve_splits
 
     options = model_options(timeout, max_tokens, structured_output, [generator, *(judge or [])],
                             price)
+    resolve_splits(split)  # a mistyped split is refused before anything is imported or created
+    load_rooms()  # the dataset card's Evaluation section
+    from ..pipeline import build as run_build
     summary = run_build(workspace, out, split=split, generator=generator, seed=seed,
                         n_per_cell=n_per_cell, show_progress=not no_progress, judges=judge or None,
                         allow_same_family=allow_same_family, drop_failing=drop_failing,
@@ -222,5 +225,7 @@ def export_cmd(
     from ..workspace import Workspace
 
     splits = resolve_splits(split)
-    s = export(Workspace(workspace, create=False), out, splits, drop_failing=drop_failing)
+    ws = Workspace(workspace, create=False)
+    load_rooms()  # the dataset card's Evaluation section
+    s = export(ws, out, splits, drop_failing=drop_failing)
     typer.echo(export_line(s))
