@@ -81,6 +81,15 @@ def now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
+def require_workspace(path: str | Path) -> Path:
+    """The path of an existing workspace, or the one-line error for a mistyped ``--workspace``;
+    cheap, so a command can check before importing what its work needs."""
+    if not (Path(path) / DB_NAME).is_file():
+        raise WorkspaceError(f"No workspace at {str(path)!r} (no {DB_NAME} there): check "
+                             "--workspace, or create one with `amg build`")
+    return Path(path)
+
+
 class Workspace:
     """A folder with ``workspace.db``; opening it applies pending migrations.
 
@@ -91,9 +100,8 @@ class Workspace:
     def __init__(self, path: str | Path = DEFAULT_WORKSPACE, *, create: bool = True):
         self.path = Path(path)
         db_path = self.path / DB_NAME
-        if not create and not db_path.is_file():
-            raise WorkspaceError(f"No workspace at {str(self.path)!r} (no {DB_NAME} there): check "
-                                 "--workspace, or create one with `amg build`")
+        if not create:
+            require_workspace(self.path)
         # What this call brings into being, so a command that fails before storing anything can
         # take it away again (``discard_if_unused``).
         self._new_dirs = _missing_dirs(self.path) if not db_path.is_file() else []

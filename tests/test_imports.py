@@ -215,3 +215,40 @@ def test_numpy_values_still_get_sqlite_column_types(tmp_path):
             "print({c.name: c.type for c in db['t'].columns})")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "{'i': 'INTEGER', 'f': 'REAL'}"
+
+
+def _cli_modules_after(argv: list[str]) -> tuple[list[str], str]:
+    """The ``agentmemgate`` modules loaded by ``amg ARGV`` in a fresh interpreter, and its output."""
+    probe = ("import json, sys\nfrom agentmemgate.cli import main\n"
+             f"sys.argv = ['amg', *{argv!r}]\n"
+             "try:\n    main()\nexcept SystemExit:\n    pass\n"
+             "print('\\nMODULES ' + json.dumps(sorted(m for m in sys.modules "
+             "if m.startswith('agentmemgate'))))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    text, _, mods = out.stdout.rpartition("\nMODULES ")
+    return json.loads(mods), text
+
+
+def test_a_command_loads_only_its_own_cli_module():
+    mods, text = _cli_modules_after(["usage", "--help"])
+    assert "Sum cost and tokens" in text
+    assert "agentmemgate.cli.usage" in mods
+    assert not {"agentmemgate.cli.corpora", "agentmemgate.cli.eval", "agentmemgate.cli.audit"} & set(mods)
+
+
+def test_a_command_that_does_not_write_cards_skips_the_audit_room(tmp_path):
+    mods, _ = _cli_modules_after(["eval", "show", "x", "--workspace", str(tmp_path / "none")])
+    assert "agentmemgate.cli.eval" in mods
+    assert not [m for m in mods if m.startswith("agentmemgate.annotate_app")]
+
+
+def test_report_help_lists_the_reports_of_every_module():
+    _, text = _cli_modules_after(["report", "--help"])
+    for name in ("validation", "equivalence", "agreement", "classifier", "eval"):
+        assert name in text
+
+
+def test_help_and_unknown_commands_see_every_command():
+    _, text = _cli_modules_after(["--help"])
+    for name in ("build", "validate", "audit", "mine", "import", "eval", "usage", "natural"):
+        assert name in text

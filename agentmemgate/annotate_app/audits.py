@@ -371,6 +371,8 @@ def _import_roles(ws: "Workspace", name: str, rows: list[dict], path: str | Path
 
 
 def _read_csv(path: Path, reference: bool) -> list[dict]:
+    if not path.is_file():  # refused before pandas is imported
+        raise BadInput(f"No such file: {str(path)!r}")
     import pandas as pd
 
     need = ["item_id", "label"] if reference else ["item_id", "annotator", "label"]

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..corpora.statements import load_set
 from ..errors import BadInput
+from ..llm.usage_log import calls_behind
 from ..stats import Proportion, wilson
 from ..workspace import Workspace
 from .classes import EVIDENCE_TYPES, HOLD_CLASSES
@@ -79,6 +80,8 @@ class SetReport(BaseModel):
     roc_png: str | None = None
     licenses: list[str]
     empty: list[str] = []  # classifiers run on this set that produced no distribution to report
+    # the model classifiers' and voters' calls, tokens and cost from the call log
+    model_calls: dict | None = None
 
     def lines(self) -> list[str]:
         out = [f"Statement set {self.set_name}: {self.statements} statements, {self.with_reference} "
@@ -88,6 +91,11 @@ class SetReport(BaseModel):
                "Status: " + ", ".join(f"{k} {v}" for k, v in self.reference_status.items()),
                f"Bootstrap: percentile 95% CIs, {self.resamples} resamples, seed {self.seed}",
                f"Source licenses: {'; '.join(self.licenses) or 'unknown'}"]
+        if self.model_calls:
+            from ..llm.usage_log import by_model_lines
+
+            out += ["Model calls in this workspace (call log, `amg classify` and "
+                    "`amg statements label`):"] + [f"  {x}" for x in by_model_lines(self.model_calls)]
         for c in self.classifiers:
             out += ["", f"== {c.classifier} ({c.kind}; method {', '.join(c.methods)}; "
                         f"{c.runs} run{'s' if c.runs != 1 else ''})"]
@@ -298,7 +306,8 @@ def classifier_report(ws: Workspace, set_name: str, *, classifiers: list[str] | 
         used=len(refs), agreed_only=agreed_only, reference_counts=counts,
         reference_status=status_counts, resamples=resamples, seed=seed, classifiers=reports,
         differences=diffs, roc_png=_plot_roc(curves, out_path / "roc.png") if plots else None,
-        licenses=sorted({s.license for s in statements if s.license}), empty=empty)
+        licenses=sorted({s.license for s in statements if s.license}), empty=empty,
+        model_calls=calls_behind(ws, ("amg classify", "amg statements label"), ("classify.",)))
 
 
 def _classifiers_run(ws: Workspace, set_name: str) -> list[str]:

@@ -74,8 +74,9 @@ def display_spec(spec: str) -> str:
 
 def load_rooms() -> None:
     """Import the rooms that register with lower ones (the evaluation's dataset-card section and
-    ``answers:SYSTEM`` audit source) before a command runs; ``--help`` never pays for them."""
-    from .. import evaluate  # noqa: F401
+    ``answers:SYSTEM`` audit source): called by the commands that use those registries (writing a
+    dataset card, reading an audit source) once their inputs are checked; others never pay."""
+    from ..evaluate import audit_source, card  # noqa: F401  (each registers itself)
 
 
 def fail(message: str, code: int = 1) -> None:
@@ -106,7 +107,6 @@ def handles_errors(fn: Callable) -> Callable:
 
         invocation.begin(_command_path(fn), dry_run=bool(kwargs.get("dry_run")))
         try:
-            load_rooms()
             return fn(*args, **kwargs)
         except AmgError as e:
             fail(str(e).splitlines()[0] if str(e) else type(e).__name__)

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Callable, Iterable, Optional, TypeVar
 
 import typer
 
-from ..llm.structured import CHOICES
+from ..llm.strategies import CHOICES
 
 EXIT_FAILURES = 2
 T = TypeVar("T")

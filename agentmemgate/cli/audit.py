@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 import typer
 
-from ._app import app, handles_errors, report_app
+from ._app import app, handles_errors, load_rooms, report_app
 
 audit_app = typer.Typer(help="Blind human audits: create, import, export, list, relink.",
                         no_args_is_help=True)
@@ -60,6 +60,8 @@ def create(
 ) -> None:
     """Freeze a set of items as an audit, assign them and print each person's secret link."""
     from ..annotate_app.audits import create_audit
+
+    load_rooms()  # the answers:SYSTEM source
 
     with _new_ws(workspace) as ws:
         res = create_audit(ws, name, task, source, sample_n=sample, stratify_by=stratify_by,

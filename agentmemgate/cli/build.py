@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from ._app import app, display_spec, handles_errors
+from ._app import app, display_spec, handles_errors, load_rooms
 from ..errors import BadInput
 from ._llm import (BatchOpt, MaxTokensOpt, NoWaitOpt, PriceOpt, StructuredChoice, StructuredOpt,
                    TimeoutOpt, batch_mode, batched, exit_for, model_options, print_costs)
@@ -140,10 +140,14 @@ def build(
     no_wait: NoWaitOpt = False,
 ) -> None:
     """Build the benchmark splits end to end: generate, check, judge, export."""
-    from ..pipeline import build as run_build
+    from ..generate import resolve_splits
 
     specs = [generator, *(judge or [])]
     options = model_options(timeout, max_tokens, structured_output, specs, price)
+    resolve_splits(split)  # a mistyped split is refused before anything is imported or created
+    load_rooms()  # the dataset card's Evaluation section
+    from ..pipeline import build as run_build
+
     with batch_mode(batch, no_wait, specs, dry_run) as poll:
         summary = run_build(workspace, out, split=split, generator=generator, seed=seed,
                             n_per_cell=n_per_cell, show_progress=not no_progress,
@@ -224,5 +228,7 @@ def export_cmd(
     from ..workspace import Workspace
 
     splits = resolve_splits(split)
-    s = export(Workspace(workspace, create=False), out, splits, drop_failing=drop_failing)
+    ws = Workspace(workspace, create=False)
+    load_rooms()  # the dataset card's Evaluation section
+    s = export(ws, out, splits, drop_failing=drop_failing)
     typer.echo(export_line(s))

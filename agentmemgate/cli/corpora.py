@@ -170,11 +170,11 @@ def statements_label(
     no_wait: NoWaitOpt = False,
 ) -> None:
     """Reference labels by majority of model votes, and a relabel by another family."""
-    from ..classify import label_statements
 
     options = model_options(timeout, max_tokens, structured_output, [*_split(voters), relabel],
                             price)
     ws = _existing(workspace)
+    from ..classify import label_statements
     summary = batched(ws, batch, no_wait, [*_split(voters), relabel],
                       lambda: label_statements(
         ws, name, _split(voters), votes=votes, relabel=relabel, relabel_votes=relabel_votes,
@@ -198,10 +198,10 @@ def statements_list(
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """List statement sets (and mined sources), or the statements of one set."""
-    from ..corpora.statements import list_sets, load_set
-    from ..corpora.mining import sources
 
     ws = _existing(workspace)
+    from ..corpora.statements import list_sets, load_set
+    from ..corpora.mining import sources
     if name:
         items = load_set(ws, name)
         if as_json:
@@ -256,10 +256,10 @@ def classify(
     no_wait: NoWaitOpt = False,
 ) -> None:
     """Store per-statement evidence-type distributions for a statement set."""
-    from ..classify import classify_set
 
     options = model_options(timeout, max_tokens, structured_output, [classifier], price)
     ws = _existing(workspace)
+    from ..classify import classify_set
     r = batched(ws, batch, no_wait, [classifier], lambda: classify_set(
         ws, statements, classifier, runs=runs, rubric=rubric, method=method, samples=samples,
         concurrency=concurrency, out=out, base_url=base_url, progress=not no_progress,
@@ -290,9 +290,10 @@ def report_classifier(
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """AUROC, accuracy, per-class precision/recall, macro-F1, confusion, stability."""
+    ws = _existing(workspace)  # before the metrics stack is imported
     from ..classify import classifier_report
 
-    rep = classifier_report(_existing(workspace), name, classifiers=classifier or None,
+    rep = classifier_report(ws, name, classifiers=classifier or None,
                             agreed_only=agreed_only, resamples=resamples, seed=seed,
                             out_dir=out_dir)
     typer.echo(rep.model_dump_json(indent=2) if as_json else "\n".join(rep.lines()))

@@ -91,7 +91,6 @@ def run(
     """Run memory systems on the workspace's arcs (or natural sets); store every trace and score
     (resumable)."""
     from ..errors import BadInput
-    from ..evaluate import run_eval
     from ..workspace import Workspace
 
     options = model_options(timeout, max_tokens, structured_output, [model, judge], price)
@@ -118,6 +117,8 @@ def run(
     if limit is not None:
         raise BadInput("--limit applies to --natural runs only")
     ws = Workspace(workspace, create=False)
+    from ..evaluate import run_eval
+
     s = batched(ws, batch, no_wait, [model, judge], lambda: run_eval(
         ws, _splits(split), system or None, model=model, base_url=base_url, judge=judge,
         judge_base_url=judge_base_url, allow_same_family=allow_same_family,
@@ -164,11 +165,11 @@ def answers(
     no_wait: NoWaitOpt = False,
 ) -> None:
     """Score a black-box memory system from its answers to each arc's probe after every session."""
-    from ..evaluate import run_answers
     from ..workspace import Workspace
 
     options = model_options(timeout, max_tokens, structured_output, [judge], price)
     ws = Workspace(workspace, create=False)
+    from ..evaluate import run_answers
     s = batched(ws, batch, no_wait, [judge], lambda: run_answers(
         ws, file, name, judge=judge, judge_base_url=judge_base_url,
         allow_same_family=allow_same_family, concurrency=concurrency, llm_options=options,
@@ -214,10 +215,12 @@ def show(
     workspace: Path = WORKSPACE,
 ) -> None:
     """One arc turn by turn as a system handled it: extracted, matched, classified, staged, promoted."""
-    from ..evaluate import show_arc
     from ..workspace import Workspace
 
-    typer.echo(show_arc(Workspace(workspace, create=False), arc_id, system), nl=False)
+    ws = Workspace(workspace, create=False)
+    from ..evaluate import show_arc
+
+    typer.echo(show_arc(ws, arc_id, system), nl=False)
 
 
 @report_app.command("eval")
@@ -236,6 +239,9 @@ def report_eval(
     """The paper's Tables 2-7 and Figures 2-3 for whatever systems and splits were run."""
     import json
 
+    from ..workspace import require_workspace
+
+    require_workspace(workspace)  # before the statistics stack is imported
     from ..evaluate import save_eval_report
 
     r, paths = save_eval_report(workspace, _splits(split), judge, out, system or None)

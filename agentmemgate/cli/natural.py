@@ -8,8 +8,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..workspace import DEFAULT_WORKSPACE, Workspace, open_workspace
 from ._app import app, handles_errors
+from .build import WORKSPACE
 from ._llm import MaxTokensOpt, StructuredChoice, StructuredOpt, TimeoutOpt, model_options
 
 natural_app = typer.Typer(help="Natural evaluation sets: corpus questions whose answer depends on "
@@ -17,7 +17,6 @@ natural_app = typer.Typer(help="Natural evaluation sets: corpus questions whose 
                           no_args_is_help=True)
 app.add_typer(natural_app, name="natural")
 
-WorkspaceOpt = Annotated[Path, typer.Option("--workspace", help="Workspace folder.")]
 
 
 @natural_app.command("build")
@@ -39,10 +38,11 @@ def build(
     max_tokens: MaxTokensOpt = None,
     structured_output: StructuredOpt = StructuredChoice.auto,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="Do not draw progress bars.")] = False,
-    workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
+    workspace: Path = WORKSPACE,
 ) -> None:
     """Select the questions whose answer depends on a changing fact; store them with a field each."""
     from ..corpora.natural import build_natural_set
+    from ..workspace import open_workspace
 
     options = model_options(timeout, max_tokens, structured_output, [fielder])
     with open_workspace(workspace, create=True) as ws:
@@ -54,9 +54,10 @@ def build(
 
 @natural_app.command("list")
 @handles_errors
-def list_sets(workspace: WorkspaceOpt = DEFAULT_WORKSPACE) -> None:
+def list_sets(workspace: Path = WORKSPACE) -> None:
     """The workspace's natural sets with their counts, rules and licenses."""
     from ..corpora.natural import list_natural_sets
+    from ..workspace import Workspace
 
     sets = list_natural_sets(Workspace(workspace, create=False))
     if not sets:
@@ -71,10 +72,11 @@ def show(
     name: Annotated[str, typer.Argument(help="A natural set's name.")],
     json_: Annotated[bool, typer.Option("--json", help="Every item as one JSON line (sessions, "
                                         "question, gold answer, evidence, field, license).")] = False,
-    workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
+    workspace: Path = WORKSPACE,
 ) -> None:
     """One line per item (question, gold answer, field or why it was refused), or JSON lines."""
     from ..corpora.natural import export_items, load_items, natural_set
+    from ..workspace import Workspace
 
     ws = Workspace(workspace, create=False)
     if json_:

@@ -74,12 +74,12 @@ def validate(
     if ctx.invoked_subcommand is not None:
         return
     from ..generate import resolve_splits
-    from ..validate import run_validation
     from ..workspace import Workspace
 
     splits = resolve_splits(split)
     options = model_options(timeout, max_tokens, structured_output, judge or [], price)
     ws = Workspace(workspace, create=False)
+    from ..validate import run_validation
     if not ws.arc_ids(splits=splits):  # nothing to check is not a pass
         fail(f"No arcs in workspace {str(ws.path)!r} (split {split}): run `amg build` or "
              "`amg generate` first")
@@ -141,12 +141,12 @@ def equivalence_pairs(
 ) -> None:
     """Build (reference, candidate) value pairs, judge them, re-judge with another family; report agreement."""
     from ..generate import resolve_splits
-    from ..validate.pairs import report_markdown, run_equivalence_pairs
     from ..workspace import Workspace
 
     splits = resolve_splits(split)
     options = model_options(timeout, max_tokens, structured_output, [judge, rejudge], price)
     ws = Workspace(workspace, create=False)
+    from ..validate.pairs import report_markdown, run_equivalence_pairs
     r = batched(ws, batch, no_wait, [judge, rejudge],
                 lambda: run_equivalence_pairs(
         ws, splits, judge, rejudge, n=n, borderline_share=borderline_share, seed=seed,
@@ -202,8 +202,10 @@ def report_equivalence(
     workspace: Path = WORKSPACE,
 ) -> None:
     """Agreement between the equivalence judge and its re-judge on a stored pair set."""
-    from ..validate.pairs import equivalence_report, report_markdown
     from ..workspace import Workspace
 
-    r = equivalence_report(Workspace(workspace, create=False), name)
+    ws = Workspace(workspace, create=False)
+    from ..validate.pairs import equivalence_report, report_markdown
+
+    r = equivalence_report(ws, name)
     typer.echo(r.model_dump_json(indent=2) if json_ else report_markdown(r))

@@ -9,12 +9,11 @@
 - ``aggregate`` / ``report``: Wilson intervals, cluster-bootstrap differences, Tables 2-7, figures
 - ``show``: the trace viewer; ``card``: the Evaluation section of the dataset card
 
-Importing this package registers the card section with ``agentmemgate.exports`` and the
-``answers:SYSTEM`` audit source with ``agentmemgate.annotate_app`` (``audit_source``).
+Importing ``card`` registers the dataset card's Evaluation section with ``agentmemgate.exports``,
+importing ``audit_source`` the ``answers:SYSTEM`` audit source with ``agentmemgate.annotate_app``;
+the CLI imports both (``cli._app.load_rooms``) for the commands that write cards or create audits,
+so a command that only evaluates never pays for the audit room.
 """
-
-from . import card as _card
-from . import audit_source as _audit_source  # noqa: F401  (registers the answers:SYSTEM audit source)
 
 
 # Re-exports resolved on first use (PEP 562), so importing the package costs only what it uses;
@@ -68,7 +67,6 @@ def __getattr__(name: str):
 def __dir__() -> list[str]:
     return sorted({*globals(), *_LAZY})
 
-_card.register()
 
 __all__ = [
     "DEFAULT_SYSTEMS", "MEASURES", "SystemLine", "answering_spec", "available_systems", "AnswerJudge", "AnswerVerdict", "AnswersSummary", "ArcScore",

@@ -55,3 +55,6 @@ def register() -> None:
     from ..exports import register_card_section
 
     register_card_section(card_section)
+
+
+register()

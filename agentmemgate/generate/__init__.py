@@ -1,6 +1,6 @@
-"""Generation: the seeded planner, the renderer interface, the offline template renderer."""
+"""Generation: the seeded planner, the renderer interface, the offline template renderer.
 
-from . import offline, llm_renderer  # noqa: F401,E402  (each registers its renderers)
+The renderers (``offline``, ``llm_renderer``) register with ``renderer`` on its first use."""
 
 
 # Re-exports resolved on first use (PEP 562), so importing the package costs only what it uses;

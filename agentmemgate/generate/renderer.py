@@ -63,11 +63,24 @@ class RenderError(Exception):
 
 # -- registry ----------------------------------------------------------------------------------
 # A generator spec is "offline" or "provider:model". Each renderer module registers its factory
-# (spec, **options) -> Renderer when imported (``generate/__init__`` imports the built-in ones),
-# as the LLM providers register with ``llm.registry``; this module imports none of them.
+# (spec, **options) -> Renderer when imported, as the LLM providers register with
+# ``llm.registry``. The built-in modules are imported on the registry's first use, not with the
+# package: a command that only checks a split name never pays for the template grammar.
 RendererFactory = Callable[..., Renderer]
 _FACTORIES: dict[str, RendererFactory] = {}
 _HIDDEN: set[str] = set()
+_BUILTIN = ("offline", "llm_renderer")
+_builtin_loaded = False
+
+
+def _load_builtin() -> None:
+    global _builtin_loaded
+    if not _builtin_loaded:
+        _builtin_loaded = True
+        import importlib
+
+        for name in _BUILTIN:
+            importlib.import_module(f"{__package__}.{name}")
 
 
 def register_renderer(prefix: str, factory: RendererFactory, *, user_pickable: bool = True) -> None:
@@ -76,18 +89,21 @@ def register_renderer(prefix: str, factory: RendererFactory, *, user_pickable: b
     ``user_pickable=False`` keeps a test-only renderer (``scripted``) out of the choices that
     error messages list; it still resolves.
     """
+    _load_builtin()  # first, so a registration of a built-in prefix overrides it
     _FACTORIES[prefix] = factory
     (_HIDDEN.add if not user_pickable else _HIDDEN.discard)(prefix)
 
 
 def renderer_choices() -> list[str]:
     """What a user may pick, as error messages show it: ``offline``, ``openai:MODEL``, ..."""
+    _load_builtin()
     return [p if p == "offline" else f"{p}:MODEL"
             for p in sorted(_FACTORIES, key=lambda p: (p != "offline", p)) if p not in _HIDDEN]
 
 
 def get_renderer(spec: str, **options) -> Renderer:
     """Resolve a ``--generator`` value to a renderer, with a one-line error for bad names."""
+    _load_builtin()
     if spec in _FACTORIES:
         return _FACTORIES[spec](spec, **options)
     prefix, sep, model = spec.partition(":")

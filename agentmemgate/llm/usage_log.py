@@ -68,6 +68,15 @@ def usage_rows(ws, since: str | None = None,
     return {"since": since, "rows": rows, "total": total}
 
 
+def calls_behind(ws, commands: tuple[str, ...], purposes: tuple[str, ...]) -> dict | None:
+    """The ``usage_rows`` of the calls behind one report's results: made by ``commands``, with a
+    purpose starting with one of ``purposes``; None when there were none (nothing to show)."""
+    usage = usage_rows(ws, commands=commands)
+    usage["rows"] = [r for r in usage["rows"] if r["purpose"].startswith(purposes)]
+    usage.pop("total")  # of every purpose: the report shows its own rows
+    return usage if usage["rows"] else None
+
+
 def usage_lines(report: dict[str, Any]) -> list[str]:
     """``amg usage`` as text: one block per command, one line per model and purpose."""
     rows = report["rows"]

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..errors import BadInput
 from ..llm.servers import normalize_family
+from ..llm.usage_log import by_model_lines, calls_behind
 from ..schema import Arc, normalize_text
 from ..stats import Proportion, cohen_kappa, wilson
 from ..workspace import Workspace, now
@@ -273,6 +274,8 @@ class EquivalenceReport(BaseModel):
     per_judge: dict[str, PairJudge]
     agreement: PairAgreement | None
     disagreements: list[Disagreement]
+    # the judge's and re-judge's calls, tokens and cost from the call log (``llm.usage_log``)
+    model_calls: dict | None = None
 
 
 def equivalence_report(ws: Workspace, pair_set: str = "default") -> EquivalenceReport:
@@ -336,7 +339,9 @@ def equivalence_report(ws: Workspace, pair_set: str = "default") -> EquivalenceR
                              population_borderline=params.get("population_borderline"),
                              by_kind={k: kinds[k] for k in KINDS if kinds.get(k)},
                              judges=[infos[s] for s in specs], notes=notes, per_judge=per,
-                             agreement=agreement, disagreements=disagreements)
+                             agreement=agreement, disagreements=disagreements,
+                             model_calls=calls_behind(ws, ("amg validate equivalence-pairs",),
+                                                      ("judge.equivalence",)))
 
 
 def _latest_pairs_run(ws: Workspace, pair_set: str) -> dict | None:
@@ -354,6 +359,9 @@ def report_markdown(r: EquivalenceReport, max_rows: int = 60) -> str:
            f"{r.pairs} pairs, {r.borderline} borderline ({100 * r.borderline / r.pairs:.0f}%),{pop}; "
            "by kind: " + ", ".join(f"{k} {n}" for k, n in r.by_kind.items()), ""]
     out += [f"- {n}" for n in r.notes] + ([""] if r.notes else [])
+    if r.model_calls:
+        out += ["Judge model calls in this workspace (call log, `amg validate equivalence-pairs`):"]
+        out += [f"- {line}" for line in by_model_lines(r.model_calls)] + [""]
     out += ["| judge | family | kind | says equivalent | matches construction label | failures |",
             "|---|---|---|---|---|---|"]
     for s, p in r.per_judge.items():

@@ -302,12 +302,9 @@ def validation_report(ws: Workspace, splits: list[str], judges: list[str] | None
 
 def _judge_calls(ws: Workspace) -> dict | None:
     """The realism and recovery judges' calls, tokens and cost, from the call log."""
-    from ..llm.usage_log import usage_rows
+    from ..llm.usage_log import calls_behind
 
-    usage = usage_rows(ws, commands=("amg build", "amg validate"))
-    usage["rows"] = [r for r in usage["rows"] if r["purpose"] in ("judge.realism", "judge.recovery")]
-    usage.pop("total")  # of every purpose: the judges' own rows are what this report shows
-    return usage if usage["rows"] else None
+    return calls_behind(ws, ("amg build", "amg validate"), ("judge.realism", "judge.recovery"))
 
 
 def save_validation_report(workspace: str | Path | Workspace, splits: list[str],

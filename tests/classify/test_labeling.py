@@ -135,6 +135,21 @@ def test_cli_label(tmp_path):
                             "--relabel", "offline", "--workspace", ws])
     assert r.exit_code == 0, r.output
     assert "Reference labels: 3 (ties flagged, no reference: 1)" in r.output
+    r = runner.invoke(app, ["classify", "--statements", "s", "--classifier", "scripted:cli",
+                            "--no-progress", "--workspace", ws])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["report", "classifier", "s", "--resamples", "20", "--workspace", ws,
+                            "--out-dir", str(tmp_path / "plots")])
+    assert r.exit_code == 0, r.output
+    calls = r.output.split("Model calls in this workspace (call log, `amg classify` and "
+                           "`amg statements label`):\n")[1].splitlines()[0]
+    import sqlite3
+
+    logged = sqlite3.connect(f"{ws}/workspace.db").execute(
+        "select count(*) from llm_calls where command in ('amg classify', 'amg statements label')"
+    ).fetchone()[0]
+    assert logged > 12  # 12 votes, then the classifier's calls
+    assert calls.startswith(f"  scripted:cli: {logged} calls") and "cost unknown (no price)" in calls
     r = runner.invoke(app, ["statements", "label", "s", "--voters", "scripted:cli",
                             "--relabel", "scripted:x", "--workspace", ws])
     assert r.exit_code == 1 and "Error: Relabeler" in r.output and "--allow-same-family" in r.output

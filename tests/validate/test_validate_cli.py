@@ -195,6 +195,8 @@ def test_equivalence_pairs_judge_rejudge_and_audit_source(tiny):
     assert "normalized-string equivalence" in r.output and "heuristic" in r.output
     data = json.loads(run("report", "equivalence", "--json", ws=tiny).stdout)
     assert data["pairs"] == 30
+    assert [(x["model"], x["calls"]) for x in data["model_calls"]["rows"]] == [("scripted:eq", 30)]
+    assert "- scripted:eq: 30 calls" in run("report", "equivalence", ws=tiny).stdout
     assert data["borderline"] / 30 > data["population_borderline"] / data["population"]  # over-sampled
     ag = data["agreement"]
     assert ag["overall"]["n"] == 30 and 0 <= ag["overall"]["value"] <= 1
