@@ -8,7 +8,6 @@ from typing import Optional
 import typer
 
 from ._app import app, display_spec, handles_errors, load_rooms
-from ..errors import BadInput
 from ._llm import (BatchOpt, MaxTokensOpt, NoWaitOpt, PriceOpt, StructuredChoice, StructuredOpt,
                    TimeoutOpt, batch_mode, batched, exit_for, model_options, print_costs)
 
