@@ -70,6 +70,9 @@ def mine_hedges(
     no_wait: NoWaitOpt = False,
 ) -> None:
     """Find plans and hedges (stage 1 prefilter, stage 2 extraction) and link their outcomes."""
+    from ..corpora.loaders import check_corpus_path
+
+    check_corpus_path(path)  # before a workspace is created
     from ..corpora import mine_hedges as run
 
     options = model_options(timeout, max_tokens, structured_output, [miner], price)

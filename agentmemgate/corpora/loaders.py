@@ -12,13 +12,20 @@ from .longmemeval import iter_longmemeval
 from .model import CORPORA, Conversation
 
 
-def detect_format(path: str | Path) -> str:
-    """'longmemeval' or 'locomo' from the first list item's keys; CorpusError otherwise."""
+def check_corpus_path(path: str | Path) -> Path:
+    """The one-line error for a mistyped corpus path (cheap: commands call it before they
+    create a workspace)."""
     path = Path(path)
     if path.is_dir():
         raise CorpusError(f"{path}: a directory, expected a LongMemEval or LoCoMo JSON file")
     if not path.is_file():
         raise CorpusError(f"{path}: no such file")
+    return path
+
+
+def detect_format(path: str | Path) -> str:
+    """'longmemeval' or 'locomo' from the first list item's keys; CorpusError otherwise."""
+    path = check_corpus_path(path)
     found = first_item_keys(path)
     if found is None:
         b = first_byte(path)
