@@ -23,6 +23,15 @@ def begin(command: str, dry_run: bool = False) -> None:
         _models.clear()
 
 
+def end() -> None:
+    """The command finished: calls made after it (a library caller in the same process, the
+    next test) are no longer its calls, and are no longer in a dry run."""
+    global _command, _dry_run
+    with _lock:
+        _command = ""
+        _dry_run = False
+
+
 def dry_run() -> bool:
     return _dry_run
 

@@ -224,3 +224,33 @@ def test_dry_run_with_batch_estimates_at_batch_prices(command, built, statements
     assert "through a batch API, at batch prices: 50% of the live price" in line
     # the first lines (what would be asked) are the same either way
     assert batch.output.splitlines()[0] == live.output.splitlines()[0]
+
+
+def test_eval_run_dry_run_counts_answering_systems(built, monkeypatch):
+    """Baselines estimate each probe answer; a product that must call a model to be built
+    (mem0 sizes its store by one embedding) is counted as an upper bound, never built."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # a dry run needs no key
+    r = invoke("eval", "run", "--system", "full-context", "--system", "no-memory", "--system",
+               "mem0", "--model", "scripted:ans", "--embedder", "openai:text-embedding-3-small",
+               "--judge", "scripted:aj", "--allow-same-family", "--dry-run", "--price", "1,2",
+               "--workspace", built)
+    assert r.exit_code == 0, r.output
+    ws = Workspace(built, create=False)
+    arcs = list(ws.arcs("core"))
+    answers = sum(len(a.sessions) for a in arcs)
+    lines = r.output.splitlines()
+    assert lines[0] == f"dry run: {3 * len(arcs)} (system, arc) pairs to run, 0 to re-score, 0 already stored"
+    assert lines[1] == (f"  full-context@scripted:ans: {len(arcs)} arcs, {answers} probe answers, "
+                        f"{answers} answer calls (estimated below)")
+    nm = lines[2].split(", ")
+    assert nm[0] == f"  no-memory@scripted:ans: {len(arcs)} arcs"
+    no_memory_calls = int(nm[2].split()[0])  # the same question on the same date is one call
+    assert 0 < no_memory_calls <= answers
+    assert lines[3] == (f"  mem0@scripted:ans: {len(arcs)} arcs, {answers} probe answers at most; "
+                        "not estimated (building it needs a model answer not in the workspace: "
+                        "product.mem0.embed)")
+    assert lines[4].startswith(f"  the answer judge: {3 * answers} calls, one per answer")
+    check_estimate(r.output, "scripted:ans", answers + no_memory_calls)
+    assert planned(r.output, "scripted:aj") == 3 * answers
+    assert get_model("scripted:ans").history == [] and get_model("scripted:aj").history == []
+    assert ws.db["eval_runs"].count == 0 and ws.db["llm_calls"].count == 0  # nothing sent or stored

@@ -117,5 +117,7 @@ def handles_errors(fn: Callable) -> Callable:
         except BrokenPipeError:
             sys.stderr.close()
             raise typer.Exit(0)
+        finally:
+            invocation.end()
 
     return wrapper

@@ -68,6 +68,19 @@ def ask_arc(system: AnsweringSystem, arc: Arc, namespace: str) -> list[dict]:
     return out
 
 
+def plan_answering_arc(system: AnsweringSystem, arc: Arc) -> int | None:
+    """A dry run of ``ask_arc``: the probe answer after every session counted on the system's
+    model (``AnsweringSystem.plan``), nothing started; the calls counted, or None when the
+    system cannot say what it would send."""
+    question, sessions, n = arc.spec.field.probe_question, session_inputs(arc), 0
+    for i, s in enumerate(sessions):
+        planned = system.plan(sessions[:i + 1], question, s.date)
+        if planned is None:
+            return None
+        n += bool(planned)
+    return n
+
+
 @dataclass
 class _Item:
     spec: SystemSpec
@@ -172,4 +185,5 @@ def run_answering(ws: Workspace, specs: list[SystemSpec], arcs: list[tuple[Arc, 
     return res
 
 
-__all__ = ["AnsweringResult", "ask_arc", "namespace_for", "run_answering", "session_inputs"]
+__all__ = ["AnsweringResult", "ask_arc", "namespace_for", "plan_answering_arc", "run_answering",
+           "session_inputs"]

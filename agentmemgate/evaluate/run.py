@@ -31,7 +31,7 @@ from . import store
 from .judges import ValueJudge, get_value_judge
 from .measures import score_trace
 from .protocol import new_system, run_arc
-from .systems import DEFAULT_SYSTEMS, SystemSpec, resolve_system
+from .systems import DEFAULT_SYSTEMS, SystemSpec, display_name, resolve_system
 from .truth import Correction, truth_of
 
 FLUSH_OFFLINE = 200  # offline pairs are cheap to redo: store them in batches
@@ -55,6 +55,17 @@ class EvalSummary(BaseModel):
     seconds: float
 
 
+class AnsweringPlan(BaseModel):
+    """One answering system in ``amg eval run --dry-run``."""
+
+    model_config = ConfigDict(extra="forbid")
+    system: str
+    arcs: int  # arcs to run (stored answers are re-scored, not asked again)
+    answers: int  # probe answers those arcs ask for (one after every session)
+    calls: int | None  # answer calls counted on the model's planned tally; None: not estimated
+    unbuilt: str = ""  # why the dry run could not build it (its arcs are all counted as to run)
+
+
 class EvalPlan(BaseModel):
     """What ``amg eval run --dry-run`` counted."""
 
@@ -65,17 +76,50 @@ class EvalPlan(BaseModel):
     extraction_calls: int  # user turns an LLM extractor reads (the models' planned tallies)
     llm_systems: int
     judge_heuristic: bool
+    answering: list[AnsweringPlan] = []
+    answer_judge_calls: int = 0  # an LLM answer judge: one call per answer (prompts not known yet)
 
     def lines(self) -> list[str]:
-        out = [f"dry run: {self.pairs} (system, arc) pairs to run, {self.rescore} to re-score, "
-               f"{self.already_done} already stored"]
+        out = [f"dry run: {self.pairs + sum(a.arcs for a in self.answering)} (system, arc) pairs "
+               f"to run, {self.rescore} to re-score, {self.already_done} already stored"]
         if self.llm_systems:
             out.append(f"  {self.extraction_calls} extraction calls (one per user turn); the "
                        "matching, resolution and check calls after them depend on what")
             out.append("  extraction finds and are not counted: the cost below is a lower bound")
+        for a in self.answering:
+            head = f"  {a.system}: {a.arcs} arcs, {a.answers} probe answers"
+            if a.unbuilt:
+                out.append(f"{head} at most; not estimated ({a.unbuilt})")
+            elif a.calls is not None:
+                out.append(f"{head}, {a.calls} answer calls (estimated below)")
+            else:
+                out.append(f"{head}: the product's calls (its own extraction, embedding and "
+                           "answer calls) depend on its store and are not estimated")
+        if self.answer_judge_calls:
+            out.append(f"  the answer judge: {self.answer_judge_calls} calls, one per answer (their "
+                       "prompts hold the answers: counted, not estimated)")
         if not self.judge_heuristic:
             out.append("  the judge's value comparisons depend on the systems' answers: not counted")
         return out
+
+
+def _plan_answering(ws: Workspace, specs: list[SystemSpec], arcs: list[tuple[Arc, str]]
+                    ) -> tuple[list[AnsweringPlan], int]:
+    """The dry run of the answering systems: arcs without stored answers, the probe answers they
+    ask for (counted on each system's model where it can say), and the answers to judge."""
+    from .answering import plan_answering_arc
+
+    plans, to_judge = [], 0
+    for s in specs:
+        produced = store.stored_product_arcs(ws, s.run_key)
+        todo = [arc for arc, sha in arcs if produced.get(arc.id) != sha]
+        system = s.factory() if todo else None
+        counted = [plan_answering_arc(system, arc) for arc in todo]
+        answers = sum(len(arc.sessions) for arc in todo)
+        plans.append(AnsweringPlan(system=s.name, arcs=len(todo), answers=answers,
+                                   calls=None if None in counted else sum(counted)))
+        to_judge += answers
+    return plans, to_judge
 
 
 @dataclass
@@ -119,8 +163,13 @@ def resolve_systems(names: Iterable[str | SystemSpec] | None, *, model: str, wor
                     concurrency: int | None = None,
                     llm_options: dict[str, Any] | None = None, embedder: str | None = None,
                     embedder_base_url: str | None = None,
-                    graph_url: str | None = None) -> list[SystemSpec]:
+                    graph_url: str | None = None,
+                    unbuilt: dict[str, str] | None = None) -> list[SystemSpec]:
+    """``unbuilt`` (dry runs): a system whose building needs a model answer the workspace does
+    not have (a product sizing its store by one embedding) is left out and recorded there with
+    the reason, instead of stopping the dry run."""
     from ..errors import MissingApiKey
+    from ..llm import DryRunCall
 
     out: list[SystemSpec] = []
     for n in (list(names) if names else list(DEFAULT_SYSTEMS)):
@@ -131,6 +180,11 @@ def resolve_systems(names: Iterable[str | SystemSpec] | None, *, model: str, wor
                 embedder_base_url=embedder_base_url, graph_url=graph_url)
         except MissingApiKey as e:
             raise e.for_flag("--model", model) from None
+        except DryRunCall as e:
+            if unbuilt is None or isinstance(n, SystemSpec):
+                raise
+            unbuilt[n] = f"building it needs a model answer not in the workspace: {e.purpose}"
+            continue
         if all(s.name != spec.name for s in out):
             out.append(spec)
     return out
@@ -205,10 +259,12 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
     tallies; answering systems are not counted) and store nothing."""
     t0 = time.perf_counter()
     variants = list(variants or [])
+    unbuilt: dict[str, str] = {}
     all_specs = resolve_systems(systems, model=model, workspace=ws, base_url=base_url,
                                 variants=variants, concurrency=max(16, concurrency),
                                 llm_options=llm_options, embedder=embedder,
-                                embedder_base_url=embedder_base_url, graph_url=graph_url)
+                                embedder_base_url=embedder_base_url, graph_url=graph_url,
+                                unbuilt=unbuilt if dry_run else None)
     specs = [s for s in all_specs if s.kind != "answering"]
     answering = [s for s in all_specs if s.kind == "answering"]
     vj = get_value_judge(judge, workspace=ws, base_url=judge_base_url, **(llm_options or {}))
@@ -233,9 +289,25 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
         to_run = [it for it in todo if it.trace is None]
         calls = sum(plan_arc(new_system(it.spec.factory, it.spec.info, it.arc), it.arc)
                     for it in to_run if not it.spec.info.offline)
+        plans, answers_to_judge = _plan_answering(ws, answering, arcs)
+        every = sum(len(arc.sessions) for arc, _ in arcs)
+        for name, why in unbuilt.items():
+            plans.append(AnsweringPlan(system=display_name(name, model), arcs=len(arcs),
+                                       answers=every, calls=None, unbuilt=why))
+            answers_to_judge += every
+        judge_calls = 0
+        if answering and not vj.judge.heuristic:
+            from .judges import get_answer_judge
+
+            aj = get_answer_judge(judge, workspace=ws, base_url=judge_base_url,
+                                  **(llm_options or {}))
+            if not aj.heuristic:
+                judge_calls = answers_to_judge
+                aj.model.plan_unknown(judge_calls)
         return EvalPlan(pairs=len(to_run), rescore=len(todo) - len(to_run), already_done=done,
                         extraction_calls=calls, llm_systems=sum(not s.info.offline for s in specs),
-                        judge_heuristic=vj.judge.heuristic)
+                        judge_heuristic=vj.judge.heuristic, answering=plans,
+                        answer_judge_calls=judge_calls)
     store.save_judge(ws, jk, "equivalence", vj.judge.spec, vj.judge.family, vj.judge.heuristic,
                      vj.rubric, vj.judge.rubric_sha256.get("equivalence", ""))
     uploaded = {r["name"] for r in ws.db["eval_answer_sets"].rows if r.get("kind") != "system"}

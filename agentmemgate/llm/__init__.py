@@ -18,6 +18,7 @@ providers' batch APIs instead (``batch``: half the price, answers within 24 hour
 # ``from agentmemgate.ROOM import name`` works as before.
 _LAZY = {
     "CallFailed": ("_errors", None),
+    "DryRunCall": ("_errors", None),
     "FatalProviderError": ("_errors", None),
     "scrub": ("_errors", None),
     "Failed": ("concurrent", None),
@@ -54,7 +55,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "BatchesPending", "CallFailed", "Deferred", "Failed", "FatalProviderError", "Model", "ModelOptions", "RawReply", "Request",
+    "BatchesPending", "CallFailed", "Deferred", "DryRunCall", "Failed", "FatalProviderError", "Model", "ModelOptions", "RawReply", "Request",
     "Response", "ScriptedModel", "SdkOptions", "Usage", "display_name", "display_spec", "get_model", "providers",
     "independent", "register_provider", "reset_scripts", "run_batched", "run_concurrent", "scrub",
 ]

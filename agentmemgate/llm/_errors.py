@@ -51,6 +51,15 @@ class FatalProviderError(ProviderError):
     """The provider refuses every call (auth, quota, unknown model, unreachable): stop the run."""
 
 
+class DryRunCall(ProviderError):
+    """A ``--dry-run`` reached a model call not answered from the workspace: a dry run sends
+    nothing, so the step that needed it stops here (dry runs count calls with ``Model.plan``)."""
+
+    def __init__(self, message: str, purpose: str = ""):
+        super().__init__(message)
+        self.purpose = purpose
+
+
 def scrub(text: str, secrets: tuple[str, ...] = ()) -> str:
     """Remove API keys (known values and key-shaped strings) from text bound for logs or users."""
     known = [s for s in (*secrets, *(os.environ.get(v, "") for v in KEY_ENV_VARS)) if len(s) >= 4]

@@ -260,7 +260,8 @@ def cost_lines(models: list[Any], *, planned: bool = False) -> list[str]:
             lines.append(f"  {tokens}")
         if g["unestimated"]:
             lines.append(f"  {_fmt(g['unestimated'])} of the calls are on input not made yet (arcs "
-                         "still to render): not in the token and cost estimate")
+                         "still to render, answers still to give): not in the token and cost "
+                         "estimate")
     if priced:
         lines.append(f"prices: {price_data()}")
     return lines

@@ -44,6 +44,17 @@ Parse = Callable[[str], Any]
 """A caller's reply parser for plain-text answers: returns the value or raises ValueError(problem)."""
 
 
+
+def _refuse_in_dry_run(label: str, purpose: str) -> None:
+    """A dry run sends nothing: a call it reaches that the cache cannot answer stops it."""
+    from .. import invocation
+
+    if invocation.dry_run():
+        from ._errors import DryRunCall
+
+        raise DryRunCall(f"{label}: a dry run sends nothing, and this step ({purpose or 'a call'}) "
+                         "needs an answer not in the workspace", purpose)
+
 class ModelOptions(BaseModel):
     """Options every provider accepts; providers subclass this (extra keys are errors)."""
 
@@ -391,6 +402,7 @@ class Model(ABC):
                                               row["cached_tokens"]),
                                       logprobs=json.loads(row["logprobs_json"] or "null"),
                                       strategy=row.get("strategy"), tries=0)
+        _refuse_in_dry_run(self.label, purpose)
         forced_budget = self.options.max_tokens is not None
         budget = self.options.max_tokens or max_tokens or DEFAULT_BUDGET
         if (collector := _batch_collector()) is not None:  # --batch: sent later, in a batch
@@ -551,6 +563,7 @@ class Model(ABC):
             mine.set()
 
     def _forward_chat(self, key: str, body: dict[str, Any], purpose: str) -> dict[str, Any]:
+        _refuse_in_dry_run(self.label, purpose)
         req = Request(prompt="", purpose=purpose)
         with self.throttle.slot() as slot, \
                 recording(on_lost=lambda waited, s=slot: self._lost(s, waited)) as attempts:
@@ -607,6 +620,7 @@ class Model(ABC):
             self.usage.add(cache_hits=hits)
         if not missing:
             return out  # type: ignore[return-value]
+        _refuse_in_dry_run(self.label, purpose)
         todo = list(missing)
         key = hashlib.sha256("".join(keys[missing[t][0]] for t in todo).encode()).hexdigest()
         req = Request(prompt="", purpose=purpose)

@@ -77,6 +77,13 @@ class AnsweringSystem(ABC):
     def close(self) -> None:
         """Release what ``begin`` opened (embedded stores, clients). Called once per conversation."""
 
+    def plan(self, sessions: list[SessionInput], question: str, date: dt.date) -> bool | None:
+        """A dry run of ``answer`` after ``sessions`` were ingested, on a system ``begin`` never
+        started: count its model call on the model's planned tally (``Model.plan``) without
+        making it or changing anything; whether a call would be made. None (the default): the
+        system cannot say, e.g. a product whose calls depend on what its store extracted."""
+        return None
+
     @property
     def calls(self) -> int:
         """Model calls made so far in this conversation (0 when unknown)."""

@@ -49,6 +49,13 @@ def answer_probe(model: Any, question: str, date: dt.date, retrieved: Sequence[R
                           max_tokens=ANSWER_MAX_TOKENS).text.strip()
 
 
+def plan_probe(model: Any, question: str, date: dt.date, retrieved: Sequence[Retrieved]) -> bool:
+    """``answer_probe`` in a dry run: the call counted on ``model.planned``, not made."""
+    prompt = answer_rubric().render(memories=format_memories(retrieved), question=question,
+                                    date=date.isoformat())
+    return model.plan(prompt, max_tokens=ANSWER_MAX_TOKENS)
+
+
 def answer_provenance() -> dict[str, str]:
     """What a system's provenance records of the answer prompt."""
     r = answer_rubric()
@@ -56,4 +63,4 @@ def answer_provenance() -> dict[str, str]:
 
 
 __all__ = ["ANSWER_RUBRIC", "NO_MEMORIES", "answer_probe", "answer_provenance", "answer_rubric",
-           "format_memories"]
+           "format_memories", "plan_probe"]

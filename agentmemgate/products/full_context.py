@@ -27,6 +27,11 @@ def transcript(sessions: list[SessionInput]) -> str:
     return "\n".join(out).strip() or "(no conversation yet)"
 
 
+def _prompt(sessions: list[SessionInput], question: str, date: dt.date) -> str:
+    return rubrics.load(RUBRIC, VERSION).render(transcript=transcript(sessions), question=question,
+                                                date=date.isoformat())
+
+
 class FullContext(AnsweringSystem):
     def __init__(self, info: SystemInfo, model: Any):
         self.info, self.model = info, model
@@ -40,12 +45,14 @@ class FullContext(AnsweringSystem):
         self.sessions.append(session)
 
     def answer(self, question: str, date: dt.date) -> ProbeAnswer:
-        prompt = rubrics.load(RUBRIC, VERSION).render(
-            transcript=transcript(self.sessions), question=question, date=date.isoformat())
         self._calls += 1
-        text = self.model.complete(prompt, purpose="products.full_context",
+        text = self.model.complete(_prompt(self.sessions, question, date),
+                                   purpose="products.full_context",
                                    max_tokens=ANSWER_MAX_TOKENS).text.strip()
         return ProbeAnswer(answer=text, retrieved=[])
+
+    def plan(self, sessions: list[SessionInput], question: str, date: dt.date) -> bool:
+        return self.model.plan(_prompt(sessions, question, date), max_tokens=ANSWER_MAX_TOKENS)
 
     @property
     def calls(self) -> int:

@@ -10,7 +10,7 @@ from typing import Any
 from ..memory.answering import AnsweringSystem, ProbeAnswer, SessionInput
 from ..memory.system import SystemInfo
 from ._base import make_model, provenance
-from .answer import answer_probe, answer_provenance
+from .answer import answer_probe, answer_provenance, plan_probe
 from .contract import Answering, AnsweringOptions
 
 
@@ -27,6 +27,9 @@ class NoMemory(AnsweringSystem):
     def answer(self, question: str, date: dt.date) -> ProbeAnswer:
         self._calls += 1
         return ProbeAnswer(answer=answer_probe(self.model, question, date, []), retrieved=[])
+
+    def plan(self, sessions: list[SessionInput], question: str, date: dt.date) -> bool:
+        return plan_probe(self.model, question, date, [])
 
     @property
     def calls(self) -> int:

@@ -33,8 +33,8 @@ def test_dry_run_counts_judge_calls_and_matches_the_real_run(tmp_path):
     assert dry.output.splitlines()[4:] == [
         "scripted:counted: 12 planned calls; cost unknown: no price for this model; pass --price "
         "IN,OUT",
-        "  12 of the calls are on input not made yet (arcs still to render): not in the token and "
-        "cost estimate"]
+        "  12 of the calls are on input not made yet (arcs still to render, answers still to "
+        "give): not in the token and cost estimate"]
     assert not (tmp_path / "ws").exists()  # a dry run changes nothing
 
     real = build(tmp_path, "--judge", judge, "--judge", "offline")
