@@ -10,7 +10,8 @@ import typer
 
 from ._app import app, handles_errors
 from .build import WORKSPACE
-from ._llm import MaxTokensOpt, StructuredChoice, StructuredOpt, TimeoutOpt, model_options
+from ._llm import (DryRunOpt, MaxTokensOpt, PriceOpt, StructuredChoice, StructuredOpt,
+                   TimeoutOpt, model_options, print_costs)
 
 natural_app = typer.Typer(help="Natural evaluation sets: corpus questions whose answer depends on "
                                "a fact that changes during the conversation.",
@@ -37,18 +38,30 @@ def build(
     timeout: TimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     structured_output: StructuredOpt = StructuredChoice.auto,
+    price: PriceOpt = None,
+    dry_run: DryRunOpt = False,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="Do not draw progress bars.")] = False,
     workspace: Path = WORKSPACE,
 ) -> None:
     """Select the questions whose answer depends on a changing fact; store them with a field each."""
+    from ..corpora.loaders import check_corpus_path
+
+    check_corpus_path(path)  # before a workspace is created
     from ..corpora.natural import build_natural_set
     from ..workspace import open_workspace
 
-    options = model_options(timeout, max_tokens, structured_output, [fielder])
+    options = model_options(timeout, max_tokens, structured_output, [fielder], price)
     with open_workspace(workspace, create=True) as ws:
         info = build_natural_set(ws, path, corpus, name, limit, progress=not no_progress,
-                                 fielder=fielder, base_url=base_url, model_options=options)
+                                 fielder=fielder, base_url=base_url, model_options=options,
+                                 dry_run=dry_run)
+        if dry_run:
+            ws.discard_if_unused()
     typer.echo("\n".join(info.lines()))
+    if dry_run:
+        print_costs(planned=True)
+        return
+    print_costs()
     typer.echo(f"run: amg eval run --natural {info.name}")
 
 

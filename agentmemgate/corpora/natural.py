@@ -297,14 +297,46 @@ def default_name(path: Path, corpus: str) -> str:
     return "locomo-change"
 
 
+class NaturalPlan(BaseModel):
+    """What ``amg natural build --dry-run`` counted (nothing stored)."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    corpus: str
+    conversations_read: int
+    items: int
+    field_calls: int  # model calls the fielder would make (cached and repeated ones not counted)
+    fielder: str
+
+    def lines(self) -> list[str]:
+        what = "LongMemEval instances" if self.corpus == "longmemeval" else "LoCoMo samples"
+        calls = (f"{self.field_calls} fielder calls ({self.fielder})" if self.fielder != "offline"
+                 else "no model calls (offline rule)")
+        return [f"dry run: natural set {self.name!r}: {self.items} questions selected from "
+                f"{self.conversations_read} {what}; {calls}"]
+
+
+class _PlanningFielder:
+    """A dry run's fielder: counts each field call on the model's planned tally, names nothing."""
+
+    def __init__(self, fielder):
+        self.fielder, self.calls = fielder, 0
+
+    def derive(self, question: str, subject: str | None = None):
+        self.calls += bool(self.fielder.plan(question, subject))
+        return None
+
+
 def build_natural_set(ws: Workspace, path: str | Path, corpus: str = "auto",
                       name: str | None = None, limit: int | None = None,
                       progress: bool = True, fielder: str = "offline", base_url: str | None = None,
-                      model_options: dict | None = None) -> NaturalSetInfo:
+                      model_options: dict | None = None,
+                      dry_run: bool = False) -> NaturalSetInfo | NaturalPlan:
     """Select, derive fields, and store the set (replacing a set of the same name atomically).
 
     ``fielder``: ``offline`` (rule ``natural-field.v1``) or ``provider:model`` (rubric
-    ``natural_field``; a failed call refuses that item's field and a rebuild asks again)."""
+    ``natural_field``; a failed call refuses that item's field and a rebuild asks again).
+    ``dry_run``: select and count the fielder's calls (``model.planned``); store nothing."""
     path = Path(path)
     found = check_corpus(path, corpus)
     name = check_name(name) if name is not None else default_name(path, found)
@@ -317,12 +349,13 @@ def build_natural_set(ws: Workspace, path: str | Path, corpus: str = "auto",
             llm = LLMFielder(fielder, workspace=ws, base_url=base_url, **(model_options or {}))
         except MissingApiKey as e:
             raise e.for_flag("--fielder", fielder) from None
+    planner = _PlanningFielder(llm) if dry_run and llm is not None else None
     count = [0]
     rows: list[dict] = []
     refusals: dict[str, int] = {}
     with bytes_bar(f"natural build {name}", path.stat().st_size, progress) as update:
         for item in iter_selected(path, found, on_bytes=lambda b: update(b, f"{len(rows)} selected"),
-                                  counter=count, fielder=llm):
+                                  counter=count, fielder=planner or llm):
             if limit and len(rows) >= limit:
                 break
             blob = item.model_dump_json()
@@ -341,6 +374,10 @@ def build_natural_set(ws: Workspace, path: str | Path, corpus: str = "auto",
         rule = ("no knowledge-update question" if found == "longmemeval"
                 else f"no QA item that {RULES['locomo']} selects")
         raise CorpusError(f"{path.name}: {count[0]} {what} but {rule}; nothing to build")
+    if dry_run:
+        return NaturalPlan(name=name, corpus=found, conversations_read=count[0], items=len(rows),
+                           field_calls=planner.calls if planner else 0,
+                           fielder=llm.model.spec if llm else "offline")
     info = NaturalSetInfo(
         name=name, corpus=found, variant=variant_of(path) if found == "longmemeval" else "",
         license=LICENSES[found], source_path=str(path.resolve()), source_sha256=_sha256(path),

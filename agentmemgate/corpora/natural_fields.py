@@ -133,6 +133,11 @@ class LLMFielder:
     def prompt(self, question: str, subject: str | None) -> str:
         return self.rubric.render(question=question, subject=subject or "the user")
 
+    def plan(self, question: str, subject: str | None = None) -> bool:
+        """``derive`` in a dry run: the call counted on ``model.planned``, not made."""
+        return self.model.plan(self.prompt(question, subject), schema=FieldAnswer,
+                               temperature=0.0, max_tokens=64)
+
     def derive(self, question: str, subject: str | None = None) -> FieldSpec | None:
         """The model's field; None when it names nothing usable (no word, or the template's
         placeholder ``snake_case_name`` echoed back)."""

@@ -265,3 +265,20 @@ def test_llm_fielder_failure_refuses_that_field(ws):
     item = next(i for i, _ in load_items(ws, "llm"))
     assert item.field is None and item.field_refused.startswith("the fielder call failed")
     assert info.refusals == {"fielder call failed": 1}
+
+
+def test_cli_build_dry_run_counts_the_fielder_calls_and_stores_nothing(tmp_path):
+    from agentmemgate.llm import get_model
+
+    w = tmp_path / "ws"
+    r = cli("natural", "build", NAT_LME, "--fielder", "scripted:planned", "--price", "1,2",
+            "--dry-run", "--workspace", w, "--no-progress")
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert lines[0] == ("dry run: natural set 'longmemeval-ku': 3 questions selected from "
+                        "4 LongMemEval instances; 3 fielder calls (scripted:planned)")
+    assert lines[1].startswith("scripted:planned: 3 planned calls; estimated cost at most $")
+    assert get_model("scripted:planned").history == []
+    assert not w.exists()  # nothing stored, no workspace left behind
+    r = cli("natural", "build", NAT_LME, "--dry-run", "--workspace", w, "--no-progress")
+    assert r.exit_code == 0 and "no model calls (offline rule)" in r.output.splitlines()[0]
