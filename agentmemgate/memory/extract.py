@@ -52,6 +52,8 @@ WINDOW = 4  # words between a role cue's end and the value it governs
 _PATTERN_VALUE = re.compile(
     r"\s*((?:the\s+)?(?:[A-Z0-9][\w'&.+-]*)(?:\s+(?:of\s+|and\s+|&\s+)?[A-Z0-9][\w'&.+-]*)*)")
 _PLACEHOLDER = "zzvalue{}zz"
+_MEMOS: dict[tuple, dict[tuple[str, str], tuple[ExtractedTuple, ...]]] = {}
+_MEMO_SIZE = 50_000  # (text, nearby) entries per style; cleared when full
 
 
 @dataclass
@@ -78,11 +80,30 @@ class OfflineExtractor:
         self.gazetteer = values or gazetteer()
         self.patterns = patterns
         self.name = self.rules.tag(f"extract-{style}")
+        # The rules are a pure function of the text and the two turns before it: with the
+        # catalog's gazetteer, answers are shared by every extractor of the same style and rule
+        # file (nine systems on one arc extract each turn in two styles). A custom gazetteer (an
+        # oracle's truth values) is never memoized: its answers stay with its own instance.
+        self._memo = (_MEMOS.setdefault((style, patterns, self.rules, self.gazetteer), {})
+                      if values is None else None)
 
     def extract(self, turn: UserTurn, context: list[ContextTurn]) -> list[ExtractedTuple]:
         nearby = " ".join(t.text for t in context[-2:])
+        memo = self._memo
+        if memo is None:
+            return self._extract(turn.text, nearby)
+        key = (turn.text, nearby)
+        found = memo.get(key)
+        if found is None:
+            found = tuple(self._extract(turn.text, nearby))
+            if len(memo) >= _MEMO_SIZE:
+                memo.clear()
+            memo[key] = found
+        return list(found)  # ExtractedTuple is frozen: sharing the tuples is safe
+
+    def _extract(self, text: str, nearby: str) -> list[ExtractedTuple]:
         out: list[ExtractedTuple] = []
-        for sent in sentences(turn.text):
+        for sent in sentences(text):
             for v in self._analyse(sent.text, nearby):
                 if self.style == "cautious" and v.plan:
                     head = v.attribute.split("_")[0]
