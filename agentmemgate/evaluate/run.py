@@ -30,7 +30,7 @@ from ..workspace import Workspace, now
 from . import store
 from .judges import ValueJudge, get_value_judge
 from .measures import score_trace
-from .protocol import new_system, run_arc
+from .protocol import Turns, arc_turns, new_system, run_arc
 from .systems import DEFAULT_SYSTEMS, SystemSpec, resolve_system
 from .truth import Correction, truth_of
 
@@ -259,13 +259,17 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
                                   "graph_url": bool(graph_url)},
                              [s.name for s in all_specs], splits, jk)
     corrections = corrections or {}
+    shared_turns: dict[str, Turns] = {}  # arc id -> its turns, built once for every system
 
     def work(it: _Item):
         stage, trace = "system", it.trace
         try:
             if trace is None:
+                turns = shared_turns.get(it.arc.id)
+                if turns is None:
+                    turns = shared_turns[it.arc.id] = arc_turns(it.arc)
                 trace = run_arc(new_system(it.spec.factory, it.spec.info, it.arc), it.arc,
-                                it.spec.name)
+                                it.spec.name, turns)
             stage = "scoring"
             field = it.arc.spec.field
             score = score_trace(trace, truth_of(it.arc, corrections.get(it.arc.id)), it.spec.info,

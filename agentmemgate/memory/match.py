@@ -84,6 +84,7 @@ class PermissiveMatcher:
 
 
 # -- the plan-frame retry ---------------------------------------------------------------------
+@lru_cache(maxsize=50_000)
 def strip_attribute(attribute: str, rules: OfflineRules | None = None) -> str:
     """``grocery_plan -> grocery``; the attribute unchanged when it has no plan word (or only)."""
     rules = rules or offline_rules()
@@ -92,6 +93,7 @@ def strip_attribute(attribute: str, rules: OfflineRules | None = None) -> str:
     return "_".join(kept) if kept else attribute
 
 
+@lru_cache(maxsize=50_000)
 def strip_value(value: str, rules: OfflineRules | None = None) -> str:
     """``"considering Trader Joe's" -> "Trader Joe's"`` (``offline_rules [retry]`` patterns)."""
     rules = rules or offline_rules()

@@ -157,9 +157,10 @@ def test_full_context_sees_the_whole_conversation_and_no_memory_sees_nothing(han
     prov = json.loads(rows["full-context@scripted:fc"]["options"])
     assert prov["model"] == "scripted:fc" and prov["answer_prompt"] == "answer_full_context.v1"
     assert len(prov["answer_prompt_sha256"]) == 64 and prov["library"] == "agentmemgate"
+    calls = len(model.history)  # 9 + 3, or a few more when two arcs in flight both missed
     again = run_eval(hand_ws, ["core"], ["full-context", "no-memory"], model="scripted:fc",
                      show_progress=False)
-    assert again.ran_now == 0 and len(model.history) == 12  # 0 model calls on a re-run
+    assert again.ran_now == 0 and len(model.history) == calls  # 0 model calls on a re-run
     r = compute_report(hand_ws, ["core"]).to_json()
     assert r["meta"]["systems"]["no-memory@scripted:fc"]["kind"] == "product"
     assert r["systems"]["no-memory@scripted:fc"]["core"]["task_accuracy"]["k"] == 0
