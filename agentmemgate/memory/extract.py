@@ -52,8 +52,25 @@ WINDOW = 4  # words between a role cue's end and the value it governs
 _PATTERN_VALUE = re.compile(
     r"\s*((?:the\s+)?(?:[A-Z0-9][\w'&.+-]*)(?:\s+(?:of\s+|and\s+|&\s+)?[A-Z0-9][\w'&.+-]*)*)")
 _PLACEHOLDER = "zzvalue{}zz"
-_MEMOS: dict[tuple, dict[tuple[str, str, str], tuple]] = {}
-_MEMO_SIZE = 100_000  # (style or "", text, nearby) entries per rule file; cleared when full
+_MEMO_CHARS = 20_000_000  # text held as keys by one rule file's memo before it is cleared
+
+
+class _Memo(dict):
+    """(style or "", text, nearby) -> answer, cleared when its keys hold ``_MEMO_CHARS``
+    characters (about 2 MB for all 506 built arcs; long natural turns fill it sooner)."""
+
+    chars = 0
+
+    def put(self, key: tuple[str, str, str], value):
+        self.chars += len(key[1]) + len(key[2])
+        if self.chars > _MEMO_CHARS:
+            self.clear()
+            self.chars = len(key[1]) + len(key[2])
+        self[key] = value
+        return value
+
+
+_MEMOS: dict[tuple, _Memo] = {}
 
 
 @dataclass
@@ -86,7 +103,7 @@ class OfflineExtractor:
         # one of the same style (nine systems on one arc extract each turn in two styles). A
         # custom gazetteer (an oracle's truth values) is never memoized: its answers stay with
         # its own instance.
-        self._memo = (_MEMOS.setdefault((patterns, self.rules, self.gazetteer), {})
+        self._memo = (_MEMOS.setdefault((patterns, self.rules, self.gazetteer), _Memo())
                       if values is None else None)
 
     def extract(self, turn: UserTurn, context: list[ContextTurn]) -> list[ExtractedTuple]:
@@ -97,13 +114,11 @@ class OfflineExtractor:
         key = (self.style, turn.text, nearby)
         found = memo.get(key)
         if found is None:
-            if len(memo) >= _MEMO_SIZE:
-                memo.clear()
             plain = ("", turn.text, nearby)  # the style-free analysis
             analysis = memo.get(plain)
             if analysis is None:
-                analysis = memo[plain] = self._analysis(turn.text, nearby)
-            found = memo[key] = tuple(self._frame(analysis))
+                analysis = memo.put(plain, self._analysis(turn.text, nearby))
+            found = memo.put(key, tuple(self._frame(analysis)))
         return list(found)  # ExtractedTuple is frozen: sharing the tuples is safe
 
     def _analysis(self, text: str, nearby: str) -> tuple:

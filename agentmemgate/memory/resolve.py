@@ -111,7 +111,7 @@ class CueChecker:
                 units.append((unit, frozenset(c for _, _, c in cue_hits(self.rules.check, toks)),
                               self._past(toks)))
             dropping = "abandon" in {c for _, _, c in cue_hits(self.rules.check, tokens(text))}
-            if len(memo) >= 20_000:
+            if len(memo) >= 5_000:  # 711 turns for all 506 built arcs
                 memo.clear()
             found = memo[text] = (dropping, tuple(units))
         return found
