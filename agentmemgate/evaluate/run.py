@@ -102,15 +102,19 @@ def fewer_collections(young: int = 50_000) -> Iterator[None]:
     short-lived objects (pydantic models, tuples) and makes few cycles, and the default (a young
     collection every 700 allocations, full ones as long-lived objects grow) spent about 15% of
     the offline evaluation. Objects alive at the start (modules, the arcs) are frozen out of
-    collections and young collections wait for ``young`` allocations; both are restored after."""
+    collections and young collections wait for ``young`` allocations; both are restored after
+    (a process that had frozen objects itself keeps them as they were)."""
     old = gc.get_threshold()
-    gc.freeze()
+    freeze = gc.get_freeze_count() == 0
+    if freeze:
+        gc.freeze()
     gc.set_threshold(max(old[0], young), *old[1:])
     try:
         yield
     finally:
         gc.set_threshold(*old)
-        gc.unfreeze()
+        if freeze:
+            gc.unfreeze()
 
 
 def drive(work, todo: list, *, offline: bool, description: str, usage: Any, concurrency: int,
