@@ -56,16 +56,18 @@ _MEMO_CHARS = 20_000_000  # text held as keys by one rule file's memo before it 
 
 
 class _Memo(dict):
-    """(style or "", text, nearby) -> answer, cleared when its keys hold ``_MEMO_CHARS``
-    characters (about 2 MB for all 506 built arcs; long natural turns fill it sooner)."""
+    """(style or "", text, the two turns before it) -> answer, cleared when its keys hold
+    ``_MEMO_CHARS`` characters (about 2 MB for all 506 built arcs; long natural turns fill it
+    sooner)."""
 
     chars = 0
 
-    def put(self, key: tuple[str, str, str], value):
-        self.chars += len(key[1]) + len(key[2])
+    def put(self, key: tuple[str, str, tuple[str, ...]], value):
+        size = len(key[1]) + sum(len(x) for x in key[2])
+        self.chars += size
         if self.chars > _MEMO_CHARS:
             self.clear()
-            self.chars = len(key[1]) + len(key[2])
+            self.chars = size
         self[key] = value
         return value
 
@@ -107,17 +109,17 @@ class OfflineExtractor:
                       if values is None else None)
 
     def extract(self, turn: UserTurn, context: list[ContextTurn]) -> list[ExtractedTuple]:
-        nearby = " ".join(t.text for t in context[-2:])
         memo = self._memo
         if memo is None:
-            return self._frame(self._analysis(turn.text, nearby))
-        key = (self.style, turn.text, nearby)
+            return self._frame(self._analysis(turn.text, " ".join(t.text for t in context[-2:])))
+        near = tuple(t.text for t in context[-2:])  # what the rules read of the context
+        key = (self.style, turn.text, near)
         found = memo.get(key)
         if found is None:
-            plain = ("", turn.text, nearby)  # the style-free analysis
+            plain = ("", turn.text, near)  # the style-free analysis
             analysis = memo.get(plain)
             if analysis is None:
-                analysis = memo.put(plain, self._analysis(turn.text, nearby))
+                analysis = memo.put(plain, self._analysis(turn.text, " ".join(near)))
             found = memo.put(key, tuple(self._frame(analysis)))
         return list(found)  # ExtractedTuple is frozen: sharing the tuples is safe
 
