@@ -85,6 +85,7 @@ class ScopedLexiconClassifier:
         self.rubric_ref = f"evidence_cues.v{version}"
         self.path = path
         self.temperature = float(data.get("temperature", 1.0))
+        self._answers: dict[tuple, Distribution] = {}  # (text, date, temperature) -> answer
         self.priors = {c: float(data["priors"][c]) for c in EVIDENCE_TYPES}
         self.w = {k: float(v) for k, v in data["evidence"].items()}
         cues = data["cues"]
@@ -124,10 +125,19 @@ class ScopedLexiconClassifier:
 
     # -- the classifier interface ------------------------------------------------------------
     def classify(self, statement: Statement, run: int = 0) -> Distribution:
-        s = self.scores(statement.text, statement.date)
-        top = max(s.values())
-        exp = {c: math.exp((v - top) / self.temperature) for c, v in s.items()}
-        return Distribution(probs=exp, method="lexicon")
+        # A pure function of the text, the date and the temperature: the answer is memoized
+        # (every gated system on an arc classifies the same spans) and each caller gets a copy.
+        key = (statement.text, statement.date, self.temperature)
+        d = self._answers.get(key)
+        if d is None:
+            s = self.scores(statement.text, statement.date)
+            top = max(s.values())
+            exp = {c: math.exp((v - top) / self.temperature) for c, v in s.items()}
+            d = Distribution(probs=exp, method="lexicon")
+            if len(self._answers) >= 20_000:
+                self._answers.clear()
+            self._answers[key] = d
+        return d.model_copy(update={"probs": dict(d.probs)})
 
     def scores(self, text: str, date: str | None = None) -> dict[str, float]:
         return dict(_scores(self, text, _day(date)))

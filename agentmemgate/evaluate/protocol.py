@@ -25,18 +25,44 @@ def new_system(factory: SystemFactory, info: SystemInfo, arc: Arc) -> MemorySyst
     return factory()
 
 
-def run_arc(system: MemorySystem, arc: Arc, name: str | None = None) -> Trace:
-    """Run one conversation through ``system`` and record what it read, did and held."""
-    return run_sessions(system, arc.spec.field,
-                        [(s.date, [(t.role, t.text) for t in s.turns]) for s in arc.sessions],
+def run_arc(system: MemorySystem, arc: Arc, name: str | None = None,
+            turns: "Turns | None" = None) -> Trace:
+    """Run one conversation through ``system`` and record what it read, did and held.
+    ``turns``: ``arc_turns(arc)``, made once and given to every system run on the arc."""
+    return run_sessions(system, arc.spec.field, turns if turns is not None else arc_turns(arc),
                         arc.id, name)
 
 
+class Turns(tuple):
+    """A conversation as the protocol sends it, built once and shared by every system run on it:
+    per session, per turn, the ``UserTurn`` (None for an assistant turn) and the ``ContextTurn``
+    it becomes for later turns. Both models are frozen, and every system still gets its own
+    context list, so sharing them lets nothing pass from one system to another."""
+
+
+def prepare_turns(sessions: list[tuple[dt.date, list[tuple[str, str]]]]) -> Turns:
+    out, t = [], 0
+    for si, (date, session_turns) in enumerate(sessions):
+        steps = []
+        for ti, (role, text) in enumerate(session_turns):
+            user = UserTurn(text=text, session=si, turn=ti, date=date, t=t) if role == "user" else None
+            steps.append((user, ContextTurn(role=role, text=text, session=si, date=date)))
+            t += 1
+        out.append(tuple(steps))
+    return Turns(out)
+
+
+def arc_turns(arc: Arc) -> Turns:
+    return prepare_turns([(s.date, [(t.role, t.text) for t in s.turns]) for s in arc.sessions])
+
+
 def run_sessions(system: MemorySystem, field: FieldSpec,
-                 sessions: list[tuple[dt.date, list[tuple[str, str]]]], conversation_id: str,
-                 name: str | None = None) -> Trace:
-    """The protocol over any dated sessions of (role, text) turns: an arc's or a natural
-    conversation's (``conversation_id`` names the trace only; the system never sees it)."""
+                 sessions: "list[tuple[dt.date, list[tuple[str, str]]]] | Turns",
+                 conversation_id: str, name: str | None = None) -> Trace:
+    """The protocol over any dated sessions of (role, text) turns (or their ``prepare_turns``):
+    an arc's or a natural conversation's (``conversation_id`` names the trace only; the system
+    never sees it)."""
+    prepared = sessions if isinstance(sessions, Turns) else prepare_turns(sessions)
     key = FieldKey.of(field)
     system.begin([field])
     context: list[ContextTurn] = []
@@ -44,16 +70,15 @@ def run_sessions(system: MemorySystem, field: FieldSpec,
     snapshots = []
     start_calls = system.calls
     t = 0
-    for si, (date, session_turns) in enumerate(sessions):
-        for ti, (role, text) in enumerate(session_turns):
-            if role == "user":
+    for steps in prepared:
+        for user, ctx in steps:
+            if user is not None:
                 read = system.read(key)
                 before = system.calls
-                events = system.process_turn(
-                    UserTurn(text=text, session=si, turn=ti, date=date, t=t), list(context))
-                turns.append(TurnTrace(t=t, session=si, turn=ti, read_before=read,
+                events = system.process_turn(user, list(context))
+                turns.append(TurnTrace(t=t, session=user.session, turn=user.turn, read_before=read,
                                        events=list(events), calls=system.calls - before))
-            context.append(ContextTurn(role=role, text=text, session=si, date=date))
+            context.append(ctx)
             t += 1
         snapshots.append(system.snapshot(t - 1))
     return Trace(system=name or system.info.name, arc_id=conversation_id, key=key, turns=turns,

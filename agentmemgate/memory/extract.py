@@ -52,6 +52,27 @@ WINDOW = 4  # words between a role cue's end and the value it governs
 _PATTERN_VALUE = re.compile(
     r"\s*((?:the\s+)?(?:[A-Z0-9][\w'&.+-]*)(?:\s+(?:of\s+|and\s+|&\s+)?[A-Z0-9][\w'&.+-]*)*)")
 _PLACEHOLDER = "zzvalue{}zz"
+_MEMO_CHARS = 20_000_000  # text held as keys by one rule file's memo before it is cleared
+
+
+class _Memo(dict):
+    """(style or "", text, the two turns before it) -> answer, cleared when its keys hold
+    ``_MEMO_CHARS`` characters (about 2 MB for all 506 built arcs; long natural turns fill it
+    sooner)."""
+
+    chars = 0
+
+    def put(self, key: tuple[str, str, tuple[str, ...]], value):
+        size = len(key[1]) + sum(len(x) for x in key[2])
+        self.chars += size
+        if self.chars > _MEMO_CHARS:
+            self.clear()
+            self.chars = size
+        self[key] = value
+        return value
+
+
+_MEMOS: dict[tuple, _Memo] = {}
 
 
 @dataclass
@@ -78,19 +99,47 @@ class OfflineExtractor:
         self.gazetteer = values or gazetteer()
         self.patterns = patterns
         self.name = self.rules.tag(f"extract-{style}")
+        # The rules are a pure function of the text and the two turns before it, and only the
+        # last step (framing a plan) depends on the style: with the catalog's gazetteer, the
+        # analysis is shared by every extractor of the same rule file and the tuples by every
+        # one of the same style (nine systems on one arc extract each turn in two styles). A
+        # custom gazetteer (an oracle's truth values) is never memoized: its answers stay with
+        # its own instance.
+        self._memo = (_MEMOS.setdefault((patterns, self.rules, self.gazetteer), _Memo())
+                      if values is None else None)
 
     def extract(self, turn: UserTurn, context: list[ContextTurn]) -> list[ExtractedTuple]:
-        nearby = " ".join(t.text for t in context[-2:])
+        memo = self._memo
+        if memo is None:
+            return self._frame(self._analysis(turn.text, " ".join(t.text for t in context[-2:])))
+        near = tuple(t.text for t in context[-2:])  # what the rules read of the context
+        key = (self.style, turn.text, near)
+        found = memo.get(key)
+        if found is None:
+            plain = ("", turn.text, near)  # the style-free analysis
+            analysis = memo.get(plain)
+            if analysis is None:
+                analysis = memo.put(plain, self._analysis(turn.text, " ".join(near)))
+            found = memo.put(key, tuple(self._frame(analysis)))
+        return list(found)  # ExtractedTuple is frozen: sharing the tuples is safe
+
+    def _analysis(self, text: str, nearby: str) -> tuple:
+        """Per sentence: its text and the (attribute, surface, plan, firm) of each value kept."""
+        return tuple((sent.text, tuple((v.attribute, v.hit.surface, v.plan, v.firm)
+                                       for v in self._analyse(sent.text, nearby)))
+                     for sent in sentences(text))
+
+    def _frame(self, analysis: tuple) -> list[ExtractedTuple]:
         out: list[ExtractedTuple] = []
-        for sent in sentences(turn.text):
-            for v in self._analyse(sent.text, nearby):
-                if self.style == "cautious" and v.plan:
-                    head = v.attribute.split("_")[0]
-                    frame = "planning to switch to" if v.firm else "considering"
-                    tup = ExtractedTuple(attribute=f"{head}_plan", value=f"{frame} {v.hit.surface}",
-                                         span=sent.text)
+        for span, values in analysis:
+            for attribute, surface, plan, firm in values:
+                if self.style == "cautious" and plan:
+                    head = attribute.split("_")[0]
+                    frame = "planning to switch to" if firm else "considering"
+                    tup = ExtractedTuple(attribute=f"{head}_plan", value=f"{frame} {surface}",
+                                         span=span)
                 else:
-                    tup = ExtractedTuple(attribute=v.attribute, value=v.hit.surface, span=sent.text)
+                    tup = ExtractedTuple(attribute=attribute, value=surface, span=span)
                 if tup not in out:
                     out.append(tup)
         return out

@@ -109,7 +109,17 @@ class Pipeline(MemorySystem):
         return snapshot(self.store, self.staging, t, self._keys)
 
     def field_of(self, key: FieldKey) -> FieldSpec:
-        return next(f for f in self.fields if FieldKey.of(f) == key)
+        for f, k in zip(self.fields, self._keys):
+            if k is key or k == key:
+                return f
+        raise StopIteration(key)
+
+    def key_of(self, field: FieldSpec) -> FieldKey:
+        """``FieldKey.of(field)``, the one made at ``begin`` for a field of this conversation."""
+        for f, k in zip(self.fields, self._keys):
+            if f is field:
+                return k
+        return FieldKey.of(field)
 
     # -- stages ----------------------------------------------------------------------------
     def matched(self, turn: UserTurn, context: list[ContextTurn]) -> list[Matched]:
@@ -141,9 +151,8 @@ class Pipeline(MemorySystem):
             date=turn.date.isoformat())
         return self.classifier.classify(statement)
 
-    @staticmethod
-    def event(kind: str, turn: UserTurn, m: Matched, **kw) -> MemoryEvent:
-        key = FieldKey.of(m.field) if m.field is not None else None
+    def event(self, kind: str, turn: UserTurn, m: Matched, **kw) -> MemoryEvent:
+        key = self.key_of(m.field) if m.field is not None else None
         value = m.filed.value if m.field is not None else None
         return MemoryEvent(kind=kind, t=turn.t, key=key, value=value, extracted=m.extracted,  # type: ignore[arg-type]
                            matched_by_retry=m.how == "retry", **kw)
@@ -177,7 +186,7 @@ class Gate(Pipeline):
                                           detail="no field matched" + (
                                               " (after the plan-frame retry)" if self.retry else "")))
                 continue
-            key, value = FieldKey.of(m.field), m.filed.value
+            key, value = self.key_of(m.field), m.filed.value
             if not self.gated:
                 changed = self.store.commit(key, value, t)
                 events.append(self.event("committed", turn, m,

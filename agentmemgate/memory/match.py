@@ -20,6 +20,8 @@ store holds values, not plans; a tuple the first matcher accepts is stored as ex
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from pydantic import BaseModel, ConfigDict
 
 from ..schema import FieldSpec
@@ -29,11 +31,13 @@ from .rules import OfflineRules, offline_rules, stem, words
 from .system import ExtractedTuple
 
 
-def _topic(rules: OfflineRules, text: str) -> set[str]:
-    return {stem(w) for w in words(text) if w not in rules.stop_words and len(w) > 1}
+@lru_cache(maxsize=20_000)
+def _topic(rules: OfflineRules, text: str) -> frozenset[str]:
+    """Content-word stems of ``text`` (a pure function: memoized)."""
+    return frozenset(stem(w) for w in words(text) if w not in rules.stop_words and len(w) > 1)
 
 
-def field_words(rules: OfflineRules, field: FieldSpec) -> set[str]:
+def field_words(rules: OfflineRules, field: FieldSpec) -> frozenset[str]:
     return _topic(rules, field.attribute) | _topic(rules, field.description)
 
 
@@ -80,6 +84,7 @@ class PermissiveMatcher:
 
 
 # -- the plan-frame retry ---------------------------------------------------------------------
+@lru_cache(maxsize=50_000)
 def strip_attribute(attribute: str, rules: OfflineRules | None = None) -> str:
     """``grocery_plan -> grocery``; the attribute unchanged when it has no plan word (or only)."""
     rules = rules or offline_rules()
@@ -88,6 +93,7 @@ def strip_attribute(attribute: str, rules: OfflineRules | None = None) -> str:
     return "_".join(kept) if kept else attribute
 
 
+@lru_cache(maxsize=50_000)
 def strip_value(value: str, rules: OfflineRules | None = None) -> str:
     """``"considering Trader Joe's" -> "Trader Joe's"`` (``offline_rules [retry]`` patterns)."""
     rules = rules or offline_rules()

@@ -43,7 +43,7 @@ class PlanTypedMemory(Pipeline):
                 events.append(MemoryEvent(kind="dropped_no_field", t=turn.t, extracted=m.extracted,
                                           detail="no field matched"))
                 continue
-            key, value = FieldKey.of(m.field), m.filed.value
+            key, value = self.key_of(m.field), m.filed.value
             dist = self.classify(m, turn, context)
             typed = self.typed(dist)
             if dist.predicted == "speculation":

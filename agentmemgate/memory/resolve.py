@@ -22,6 +22,7 @@ predicates written at staging, so the later turn is judged against them without 
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -70,11 +71,15 @@ def value_core(value: str) -> str:
     return max(runs, key=len) if runs else value
 
 
+@lru_cache(maxsize=50_000)
 def mentions(text: str, value: str) -> bool:
     if contains_value(text, value):
         return True
     core = value_core(value)
     return core != value and len(core) >= 3 and contains_value(text, core)
+
+
+_UNITS: dict = {}  # rule file -> turn text -> what ``CueChecker._units`` read in it
 
 
 class CueChecker:
@@ -91,20 +96,35 @@ class CueChecker:
         return any(((len(w) > 4 and w.endswith("ed")) or w in self.rules.irregular_past)
                    and ws[i + 1] != "to" for i, w in enumerate(ws[:-1]))
 
+    def _units(self, text: str) -> tuple[bool, tuple[tuple[str, frozenset[str], bool], ...]]:
+        """What the checker reads in a turn whatever the item (memoized per rule file: every
+        pending item of every gated system is checked against the same turns): whether it has
+        an abandonment cue, and per unit its text, cue categories and simple-past verb.
+        Units: each sentence, and each pair of adjacent sentences ("Things changed. I use X now.")."""
+        memo = _UNITS.setdefault(self.rules, {})
+        found = memo.get(text)
+        if found is None:
+            sents = [s.text for s in sentences(text)]
+            units = []
+            for unit in sents + [f"{a} {b}" for a, b in zip(sents, sents[1:])]:
+                toks = tokens(unit)
+                units.append((unit, frozenset(c for _, _, c in cue_hits(self.rules.check, toks)),
+                              self._past(toks)))
+            dropping = "abandon" in {c for _, _, c in cue_hits(self.rules.check, tokens(text))}
+            if len(memo) >= 5_000:  # 711 turns for all 506 built arcs
+                memo.clear()
+            found = memo[text] = (dropping, tuple(units))
+        return found
+
     def check(self, item: StagedState, field: FieldSpec, turn: UserTurn,
               context: list[ContextTurn]) -> Verdict:
-        sents = [s.text for s in sentences(turn.text)]
-        # Units: each sentence, and each pair of adjacent sentences ("Things changed. I use X now.")
-        units = sents + [f"{a} {b}" for a, b in zip(sents, sents[1:])]
-        dropping = "abandon" in {c for _, _, c in cue_hits(self.rules.check, tokens(turn.text))}
+        dropping, units = self._units(turn.text)
         verdict: Verdict = "neither"
-        for unit in units:
-            toks = tokens(unit)
-            cats = {c for _, _, c in cue_hits(self.rules.check, toks)}
+        for unit, cats, past in units:
             named = mentions(unit, item.value)
             oblique = "oblique" in cats
             if not dropping and "not_done" not in cats and (
-                    (named and ("completion" in cats or self._past(toks)))
+                    (named and ("completion" in cats or past))
                     or (oblique and "completion" in cats)):
                 return "confirm"
             if "abandon" in cats and verdict == "neither":

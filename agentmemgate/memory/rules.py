@@ -83,7 +83,12 @@ def stem(word: str) -> str:
 
 def words(text: str) -> list[str]:
     """Lower-case words of a text or a snake_case name ('grocery_store' -> grocery, store)."""
-    return [w for _, w in tokens(text.replace("_", " ").replace("-", " "))]
+    return list(_words(text))
+
+
+@lru_cache(maxsize=50_000)
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(w for _, w in tokens(text.replace("_", " ").replace("-", " ")))
 
 
 class OfflineRules:

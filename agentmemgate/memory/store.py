@@ -34,7 +34,19 @@ class ProfileStore:
     """Keys -> current value + history. Deterministic: insertion order is the order of writes."""
 
     def __init__(self) -> None:
-        self._history: dict[FieldKey, list[ValueInterval]] = {}
+        # Keyed by (entity, attribute): hashing and comparing the frozen FieldKey model on every
+        # read cost more than the reads. ``_keys`` keeps each key as first written, in order.
+        self._history: dict[tuple[str, str], list[ValueInterval]] = {}
+        self._keys: dict[tuple[str, str], FieldKey] = {}
+
+    def _slot(self, key: FieldKey) -> list[ValueInterval]:
+        """The history of ``key``, created (and the key recorded) on its first write."""
+        k = (key.entity, key.attribute)
+        slot = self._history.get(k)
+        if slot is None:
+            slot = self._history[k] = []
+            self._keys[k] = key
+        return slot
 
     # -- reads ----------------------------------------------------------------------------
     def read(self, key: FieldKey) -> str | None:
@@ -43,17 +55,18 @@ class ProfileStore:
         return current.value if current is not None else None
 
     def history(self, key: FieldKey) -> list[ValueInterval]:
-        return [iv.model_copy() for iv in self._history.get(key, [])]
+        return [iv.model_copy() for iv in self._history.get((key.entity, key.attribute), [])]
 
     def keys(self) -> list[FieldKey]:
-        return list(self._history)
+        return list(self._keys.values())
 
     def open_plans(self, key: FieldKey) -> list[ValueInterval]:
         """Plan-typed entries not yet resolved (still masked)."""
-        return [iv for iv in self._history.get(key, []) if iv.plan and iv.t_end is None]
+        return [iv for iv in self._history.get((key.entity, key.attribute), [])
+                if iv.plan and iv.t_end is None]
 
     def _current(self, key: FieldKey) -> ValueInterval | None:
-        for iv in reversed(self._history.get(key, [])):
+        for iv in reversed(self._history.get((key.entity, key.attribute), [])):
             if not iv.plan and iv.t_end is None:
                 return iv
         return None
@@ -66,8 +79,7 @@ class ProfileStore:
             return False
         if current is not None:
             current.t_end = t
-        self._history.setdefault(key, []).append(
-            ValueInterval(value=value, t_begin=t, via=via))  # type: ignore[arg-type]
+        self._slot(key).append(ValueInterval(value=value, t_begin=t, via=via))  # type: ignore[arg-type]
         return True
 
     def correct(self, key: FieldKey, value: str, t: int) -> bool:
@@ -78,14 +90,14 @@ class ProfileStore:
         if current is not None:
             current.t_end = t
             current.never_valid = True
-        self._history.setdefault(key, []).append(ValueInterval(value=value, t_begin=t, via="correction"))
+        self._slot(key).append(ValueInterval(value=value, t_begin=t, via="correction"))
         return True
 
     def commit_plan(self, key: FieldKey, value: str, t: int) -> bool:
         """Write a masked plan-typed entry; False if the same plan is already open."""
         if any(same_value(iv.value, value) for iv in self.open_plans(key)):
             return False
-        self._history.setdefault(key, []).append(ValueInterval(value=value, t_begin=t, plan=True))
+        self._slot(key).append(ValueInterval(value=value, t_begin=t, plan=True))
         return True
 
     def refresh(self, key: FieldKey, value: str, t: int) -> bool:
@@ -98,7 +110,7 @@ class ProfileStore:
         current = self._current(key)
         if current is not None:
             current.t_end = t
-        self._history[key].append(ValueInterval(value=value, t_begin=t, via="refresh"))
+        self._slot(key).append(ValueInterval(value=value, t_begin=t, via="refresh"))
         return True
 
     def field_states(self, keys: list[FieldKey] | None = None) -> list[FieldState]:

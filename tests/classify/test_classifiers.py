@@ -182,3 +182,23 @@ def test_binary_rubrics(ws):
 def test_distribution_validation():
     with pytest.raises(ValueError):
         Distribution(probs={"speculation": 0.0}, method="x")
+
+
+def test_offline_answers_are_memoized_as_copies_and_follow_the_temperature():
+    from agentmemgate.classify import get_classifier
+    from agentmemgate.corpora.statements import Statement
+
+    clf = get_classifier("offline")
+    st = Statement(id="s", text="I might switch to Aldi next month.", date="2024-05-01")
+    first = clf.classify(st)
+    first.probs["speculation"] = 0.0  # a caller's answer is its own
+    again = clf.classify(st)
+    assert again.probs["speculation"] > 0.5 and again.predicted == "speculation"
+    base = clf.temperature
+    try:
+        clf.temperature = base * 4
+        flatter = clf.classify(st)
+    finally:
+        clf.temperature = base
+    assert flatter.probs["speculation"] < again.probs["speculation"]
+    assert clf.classify(st) == again

@@ -52,3 +52,31 @@ def test_oracle_factories_alone_are_told_the_truth():
     got.clear()
     new_system(factory({}, info("plain", gated=False)), info("plain", gated=False), ARC)
     assert got == {}
+
+
+def test_turns_shared_by_systems_on_one_arc_carry_nothing_from_one_to_the_next():
+    """``run_eval`` builds an arc's turns once for every system: a system that rewrites the
+    context list it was given changes nothing for the next system, and the turns are frozen."""
+    import pytest
+    from pydantic import ValidationError
+
+    from agentmemgate.evaluate.protocol import arc_turns
+
+    class Vandal(ScriptedSystem):
+        def process_turn(self, turn, context):
+            out = super().process_turn(turn, context)
+            context.clear()
+            context.append(ContextTurn(role="user", text="planted", session=0, date=turn.date))
+            return out
+
+    turns = arc_turns(ARC)
+    run_arc(Vandal({}, info("vandal", gated=False)), ARC, turns=turns)
+    seen: list = []
+    shared = run_arc(ScriptedSystem({}, info("spy", gated=False), seen=seen), ARC, turns=turns)
+    alone: list = []
+    fresh = run_arc(ScriptedSystem({}, info("spy", gated=False), seen=alone), ARC)
+    assert seen == alone and "planted" not in repr(seen)
+    assert shared.model_dump() == fresh.model_dump()
+    first_user = next(u for steps in turns for u, _ in steps if u is not None)
+    with pytest.raises(ValidationError):
+        first_user.text = "changed"

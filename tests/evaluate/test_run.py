@@ -276,3 +276,20 @@ def test_a_system_that_crashes_is_recorded_per_arc(hand_ws):
     s = run_eval(hand_ws, ["core"], [system_spec(make)], show_progress=False)
     assert s.failed == 4
     assert "buggy raised ValueError: index out of range" in s.failure_examples[0]
+
+
+def test_the_offline_drive_restores_the_garbage_collector():
+    import gc
+
+    from agentmemgate.evaluate.run import fewer_collections
+
+    before, frozen = gc.get_threshold(), gc.get_freeze_count()
+    with fewer_collections():
+        assert gc.get_threshold()[0] >= 50_000
+    assert gc.get_threshold() == before and gc.get_freeze_count() == frozen
+    try:
+        with fewer_collections():
+            raise KeyError("a failing run")
+    except KeyError:
+        pass
+    assert gc.get_threshold() == before and gc.get_freeze_count() == frozen

@@ -191,3 +191,41 @@ def test_fields_in_tests_are_value_free(arcs):
     for arc in arcs:
         assert arc.spec.field.leaked_values(arc.spec.label_values) == []
     assert isinstance(FIELD, FieldSpec)
+
+
+def test_on_real_arcs_the_shared_memo_answers_as_a_fresh_reading(arcs):
+    """Extractors share their answers by style (nine systems read each turn); a memoized answer is
+    the one an unmemoized extractor (a gazetteer passed in: never memoized) gives, and the two
+    styles never answer for each other whichever reads a turn first."""
+    from agentmemgate.memory.gazetteer import gazetteer
+
+    fresh = {s: OfflineExtractor(s, values=gazetteer()) for s in ("literal", "cautious")}
+    assert all(e._memo is None for e in fresh.values())
+    for i, arc in enumerate(arcs):
+        order = ("cautious", "literal") if i % 2 else ("literal", "cautious")
+        for t, c in user_turns(arc.sessions):
+            for style in order + order:  # the second round is answered from the memo
+                got = OfflineExtractor(style).extract(t, c)
+                assert got == fresh[style].extract(t, c), (arc.id, style, t.text)
+    first = OfflineExtractor("literal").extract(turn("I might switch to Aldi."), [])
+    first.clear()  # a caller's list is its own
+    assert OfflineExtractor("literal").extract(turn("I might switch to Aldi."), []) != []
+
+
+def test_on_real_arcs_the_checker_memo_answers_as_a_fresh_reading(arcs):
+    import agentmemgate.memory.resolve as resolve
+
+    checker = CueChecker()
+    for arc in arcs:
+        if arc.outcome_turn is None:
+            continue
+        field = arc.spec.field
+        turns = list(user_turns(arc.sessions))
+        for value in (arc.spec.plan_value, arc.spec.initial_value):
+            item = StagedState(key=FieldKey.of(field), value=value, confirm_when="",
+                               abandon_when="", staged_at=0)
+            for t, c in turns:
+                resolve._UNITS.clear()
+                mentions.cache_clear()
+                fresh = checker.check(item, field, t, c)
+                assert checker.check(item, field, t, c) == fresh, (arc.id, t.text)
