@@ -34,15 +34,13 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from typing import TYPE_CHECKING
+
 from ..errors import BadInput
-from ..workspace import Workspace
-from .extract import LLMExtractor, OfflineExtractor
-from .gate import Gate
-from .match import RETRY_NAME, LLMMatcher, PermissiveMatcher, WordOverlapMatcher
-from .oracle import OracleExtractor, OracleMatcher, check_truth, oracle_extractor_name
-from .plan_typed import PlanTypedMemory
-from .resolve import CueChecker, LLMChecker, LLMPredicateWriter, TemplatePredicateWriter
-from .system import MemorySystem, SystemInfo
+
+if TYPE_CHECKING:  # the components are imported when a system is built: names cost nothing
+    from ..workspace import Workspace
+    from .system import MemorySystem, SystemInfo
 
 
 @dataclass(frozen=True)
@@ -158,6 +156,8 @@ class Factory:
             if truth is None:
                 raise BadInput(f"{self.info.name} is an oracle ablation: call its factory with "
                                "truth={attribute: [initial value, plan value]}")
+            from .oracle import check_truth
+
             try:
                 truth = check_truth(truth)
             except ValueError as e:
@@ -185,6 +185,15 @@ def get_system(name: str, *, model: str = "offline", workspace: Workspace | str 
                base_url: str | None = None, classifier: str | None = None,
                concurrency: int = DEFAULT_CONCURRENCY, **llm_options: Any) -> tuple[SystemInfo, Factory]:
     """The named system's description and a factory of fresh instances (one per conversation)."""
+    from ..workspace import Workspace
+    from .extract import LLMExtractor, OfflineExtractor
+    from .gate import Gate
+    from .match import RETRY_NAME, LLMMatcher, PermissiveMatcher, WordOverlapMatcher
+    from .oracle import OracleExtractor, OracleMatcher, oracle_extractor_name
+    from .plan_typed import PlanTypedMemory
+    from .resolve import CueChecker, LLMChecker, LLMPredicateWriter, TemplatePredicateWriter
+    from .system import SystemInfo
+
     base_name, retry, permissive, oracle = parse_name(name)
     base = BASES[base_name]
     if concurrency < 1:
