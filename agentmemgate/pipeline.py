@@ -6,6 +6,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from ._gc import fewer_collections
 from .exports import ExportSummary, export
 from .generate import GenerateSummary, generate, get_renderer, plan_split, resolve_splits
 from .generate.run import pending
@@ -61,9 +62,10 @@ def build(workspace: str | Path, out: str | Path, split: str = "all", generator:
                                    judge_calls=calls)
             ws.discard_if_unused()
             return summary
-        return _build(ws, out, splits, renderer, judge_objs, split=split, generator=generator,
-                      seed=seed, n_per_cell=n_per_cell, drop_failing=drop_failing,
-                      allow_same_family=allow_same_family, show_progress=show_progress)
+        with fewer_collections():  # ~0.4 s of CPU of an offline build was garbage collection
+            return _build(ws, out, splits, renderer, judge_objs, split=split, generator=generator,
+                          seed=seed, n_per_cell=n_per_cell, drop_failing=drop_failing,
+                          allow_same_family=allow_same_family, show_progress=show_progress)
 
 
 def _build(ws: Workspace, out, splits, renderer, judge_objs, *, split, generator, seed, n_per_cell,

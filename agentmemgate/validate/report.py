@@ -258,7 +258,7 @@ def current_verdicts(ws: Workspace, splits: list[str], judges: list[str] | None 
     have verdicts here; ``judges`` names others explicitly.
     """
     shas = current_arc_shas(ws, splits)
-    rows = [r for r in load_verdicts(ws, tasks) if shas.get(r.item_id) == r.item_sha256]
+    rows = [r for r in load_verdicts(ws, tasks, splits=splits) if shas.get(r.item_id) == r.item_sha256]
     infos: dict[str, JudgeInfo] = {}
     for r in rows:
         infos.setdefault(r.judge, JudgeInfo(spec=r.judge, family=r.family, heuristic=r.heuristic))

@@ -116,18 +116,27 @@ def save_verdicts(ws: Workspace, rows: Iterable[VerdictRow]) -> None:
             ws.db["judge_verdicts"].upsert_all(records, pk=("task", "item_id", "criterion", "judge"))
 
 
+_TEXT_COLUMNS = ("criterion", "split", "factor", "intended", "verdict", "rationale", "error", "rubric",
+                 "rubric_sha256", "item_sha256", "input_sha256", "strategy")
+
+
 def _row(d: dict) -> VerdictRow:
-    d = {k: v for k, v in d.items() if k != "created_at"}
+    d.pop("created_at", None)
     d["heuristic"], d["same_family"] = bool(d["heuristic"]), bool(d["same_family"])
     d["options"] = json.loads(d["options"] or "[]")
-    for k in ("criterion", "split", "factor", "intended", "verdict", "rationale", "error", "rubric",
-              "rubric_sha256", "item_sha256", "input_sha256", "strategy"):
+    for k in _TEXT_COLUMNS:
         d[k] = d[k] or ""
     return VerdictRow(**d)
 
 
 def load_verdicts(ws: Workspace, tasks: Iterable[str] = TASKS,
-                  judges: Iterable[str] | None = None) -> list[VerdictRow]:
+                  judges: Iterable[str] | None = None,
+                  splits: Iterable[str] | None = None) -> list[VerdictRow]:
+    """Stored verdict rows of ``tasks`` (and ``judges``), in the order they were stored.
+
+    ``splits``: only rows about arcs the workspace has in those splits now (recovery and realism
+    items are arcs), so a report on one split does not parse every other split's verdicts.
+    """
     tasks = list(tasks)
     where = f"task in ({','.join('?' * len(tasks))})"
     args: list = list(tasks)
@@ -137,7 +146,13 @@ def load_verdicts(ws: Workspace, tasks: Iterable[str] = TASKS,
             return []
         where += f" and judge in ({','.join('?' * len(judges))})"
         args += judges
-    return [_row(d) for d in ws.db["judge_verdicts"].rows_where(where, args, order_by="rowid")]
+    if splits is not None:
+        splits = list(splits)
+        where += f" and item_id in (select id from arcs where split in ({','.join('?' * len(splits))}))"
+        args += splits
+    cur = ws.db.execute(f"select * from judge_verdicts where {where} order by rowid", args)
+    cols = [c[0] for c in cur.description]
+    return [_row(dict(zip(cols, values))) for values in cur.fetchall()]
 
 
 def answered(ws: Workspace, task: str, judge: str) -> dict[tuple[str, str], str]:
