@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from ._sqlite import sqlite_utils
+from ._sqlite import sqlite_utils, upsert_rows
 
 from . import migrations
 from .errors import WorkspaceError
@@ -145,7 +145,7 @@ class Workspace:
             for s in specs
         ]
         with self.db.conn:
-            self.db["specs"].upsert_all(rows, pk="id")
+            upsert_rows(self.db, "specs", rows, pk="id")
 
     def specs(self, split: str | None = None) -> list[ArcSpec]:
         where, args = ("split = ?", [split]) if split else (None, None)
@@ -156,12 +156,10 @@ class Workspace:
     def save_arc(self, arc: Arc) -> None:
         """Store one arc at once, so an interrupted run keeps everything already rendered."""
         with self.db.conn:
-            self.db["arcs"].upsert(
+            upsert_rows(self.db, "arcs", [
                 {"id": arc.id, "split": arc.spec.split, "generator": arc.provenance.generator,
-                 "json": arc.model_dump_json(), "created_at": now()},
-                pk="id",
-            )
-            self.db["render_failures"].delete_where("id = ?", [arc.id])
+                 "json": arc.model_dump_json(), "created_at": now()}], pk="id")
+            self.db.conn.execute("delete from render_failures where id = ?", [arc.id])
 
     def save_failure(self, spec: ArcSpec, generator: str, reason: str, attempts: int) -> None:
         with self.db.conn:
@@ -218,7 +216,7 @@ class Workspace:
         rows = [{"arc_id": r.arc_id, "check": r.check, "passed": int(r.passed),
                  "detail": r.detail, "created_at": now()} for r in results]
         with self.db.conn:
-            self.db["checks"].upsert_all(rows, pk=("arc_id", "check"))
+            upsert_rows(self.db, "checks", rows, pk=("arc_id", "check"))
 
     def checks(self, arc_ids: Iterable[str] | None = None) -> list[CheckResult]:
         rows = self.db["checks"].rows

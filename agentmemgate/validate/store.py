@@ -13,6 +13,7 @@ from typing import Iterable, Iterator
 
 from pydantic import BaseModel, ConfigDict
 
+from .._sqlite import upsert_rows
 from ..llm.servers import normalize_family
 from ..schema import Arc
 from ..workspace import Workspace, now
@@ -113,7 +114,7 @@ def save_verdicts(ws: Workspace, rows: Iterable[VerdictRow]) -> None:
         records.append(d)
     if records:
         with ws.db.conn:
-            ws.db["judge_verdicts"].upsert_all(records, pk=("task", "item_id", "criterion", "judge"))
+            upsert_rows(ws.db, "judge_verdicts", records, pk=("task", "item_id", "criterion", "judge"))
 
 
 _TEXT_COLUMNS = ("criterion", "split", "factor", "intended", "verdict", "rationale", "error", "rubric",

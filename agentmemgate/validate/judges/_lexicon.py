@@ -11,13 +11,14 @@ from pathlib import Path
 
 LEXICON_PATH = Path(__file__).with_name("lexicon.v1.toml")
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_SPACES = re.compile(r"\s+")
 
 
 @lru_cache(maxsize=65536)
 def normalize(text: str) -> str:
     """Lower-case, straight apostrophes, single spaces: what every cue is matched against."""
     text = text.lower().replace("\u2019", "'").replace("\u2018", "'")
-    return re.sub(r"\s+", " ", text).strip()
+    return _SPACES.sub(" ", text).strip()
 
 
 @dataclass(frozen=True, eq=False)

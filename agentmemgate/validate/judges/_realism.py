@@ -140,6 +140,7 @@ def qa_overlap(question: str, reply: str, lex: Lexicon | None = None) -> set[str
     return content_stems(question_part(question, lex), lex) & content_stems(reply, lex)
 
 
+@lru_cache(maxsize=65536)  # the corpus count and the repetition check key the same turns
 def _key(text: str) -> str:
     return " ".join(_WORD.findall(normalize(text)))
 
