@@ -261,7 +261,8 @@ def current_verdicts(ws: Workspace, splits: list[str], judges: list[str] | None 
     rows = [r for r in load_verdicts(ws, tasks, splits=splits) if shas.get(r.item_id) == r.item_sha256]
     infos: dict[str, JudgeInfo] = {}
     for r in rows:
-        infos.setdefault(r.judge, JudgeInfo(spec=r.judge, family=r.family, heuristic=r.heuristic))
+        if r.judge not in infos:
+            infos[r.judge] = JudgeInfo(spec=r.judge, family=r.family, heuristic=r.heuristic)
     if judges:
         missing = [j for j in judges if j not in infos]
         if missing:

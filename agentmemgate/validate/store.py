@@ -124,10 +124,11 @@ _TEXT_COLUMNS = ("criterion", "split", "factor", "intended", "verdict", "rationa
 def _row(d: dict) -> VerdictRow:
     d.pop("created_at", None)
     d["heuristic"], d["same_family"] = bool(d["heuristic"]), bool(d["same_family"])
-    d["options"] = json.loads(d["options"] or "[]")
+    options = d["options"]
+    d["options"] = json.loads(options) if options and options != "[]" else []
     for k in _TEXT_COLUMNS:
         d[k] = d[k] or ""
-    return VerdictRow(**d)
+    return VerdictRow.model_validate(d)
 
 
 def load_verdicts(ws: Workspace, tasks: Iterable[str] = TASKS,
