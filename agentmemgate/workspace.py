@@ -98,6 +98,7 @@ class Workspace:
         # take it away again (``discard_if_unused``).
         self._new_dirs = _missing_dirs(self.path) if not db_path.is_file() else []
         self.created = not db_path.is_file()
+        self._reads: dict | None = None  # ``read_cache``: parsed reads while nothing is written
         try:
             self.path.mkdir(parents=True, exist_ok=True)
             if db_path.is_file() and not os.access(db_path, os.W_OK):  # would fail at the first write
@@ -112,6 +113,30 @@ class Workspace:
             migrations.apply(self.db)
         except (OSError, sqlite3.Error) as e:
             raise WorkspaceError(_cannot_open(self.path, e)) from None
+
+    @contextmanager
+    def read_cache(self) -> Iterator[None]:
+        """Within this block, a repeated read through ``cached`` (``arcs`` by split, the judges'
+        verdicts) returns what the first one parsed instead of parsing the rows again: for a
+        step that reads the same rows many times and writes nothing meanwhile (an export, whose
+        every card section reads each split's arcs and verdicts). What it returns is shared:
+        read it, do not change it."""
+        if self._reads is not None:  # nested: the outer block owns the cache
+            yield
+            return
+        self._reads = {}
+        try:
+            yield
+        finally:
+            self._reads = None
+
+    def cached(self, key: tuple, compute):
+        """``compute()``, or inside ``read_cache`` the value an earlier call with ``key`` got."""
+        if self._reads is None:
+            return compute()
+        if key not in self._reads:
+            self._reads[key] = compute()
+        return self._reads[key]
 
     def is_unused(self) -> bool:
         """True while nothing but bookkeeping (migrations applied, runs started) is stored."""
@@ -191,6 +216,11 @@ class Workspace:
         sql = ("select arcs.json from arcs join specs on specs.id = arcs.id"
                + (" where " + " and ".join(clauses) if clauses else "") + " order by specs.rowid")
         wanted = set(ids) if ids is not None else None
+        if self._reads is not None:
+            parsed = self.cached(("arcs", split), lambda: [
+                Arc.model_validate_json(raw) for (raw,) in self.db.execute(sql, args).fetchall()])
+            yield from (a for a in parsed if wanted is None or a.id in wanted)
+            return
         for (raw,) in self.db.execute(sql, args).fetchall():
             arc = Arc.model_validate_json(raw)
             if wanted is None or arc.id in wanted:

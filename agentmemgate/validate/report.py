@@ -294,8 +294,11 @@ def validation_report(ws: Workspace, splits: list[str], judges: list[str] | None
     marks = ",".join("?" * len(splits))
     generator = dict(ws.db.execute(f"select id, generator from arcs where split in ({marks})", splits).fetchall())
     families = generator_families_of(ws, set(generator.values()))
-    for r in rows:  # from the arcs as they are now, not the flag stored when the verdict was made
-        r.same_family = normalize_family(r.family) in families.get(generator.get(r.item_id, ""), set())
+    # From the arcs as they are now, not the flag stored when the verdict was made (a copy where
+    # it differs: the rows may be shared, ``Workspace.read_cache``).
+    rows = [r if r.same_family == (same := normalize_family(r.family) in families.get(
+                generator.get(r.item_id, ""), set())) else r.model_copy(update={"same_family": same})
+            for r in rows]
     report = compute_report(rows, chosen, splits, set().union(*families.values()))
     report.model_calls = _judge_calls(ws)
     return report

@@ -148,10 +148,20 @@ def load_verdicts(ws: Workspace, tasks: Iterable[str] = TASKS,
             return []
         where += f" and judge in ({','.join('?' * len(judges))})"
         args += judges
+    if splits is not None and ws._reads is not None:  # ``read_cache``: every split's rows once
+        rows = ws.cached(("verdicts", where, tuple(args)), lambda: _select(ws, where, args))
+        split_of = ws.cached(("arc_splits",), lambda: dict(
+            ws.db.execute("select id, split from arcs").fetchall()))
+        wanted = set(splits)
+        return [r for r in rows if split_of.get(r.item_id) in wanted]
     if splits is not None:
         splits = list(splits)
         where += f" and item_id in (select id from arcs where split in ({','.join('?' * len(splits))}))"
         args += splits
+    return _select(ws, where, args)
+
+
+def _select(ws: Workspace, where: str, args: list) -> list[VerdictRow]:
     cur = ws.db.execute(f"select * from judge_verdicts where {where} order by rowid", args)
     cols = [c[0] for c in cur.description]
     return [_row(dict(zip(cols, values))) for values in cur.fetchall()]
