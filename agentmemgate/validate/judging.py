@@ -108,17 +108,19 @@ class _Item:
 
 
 def _items(task: str, judge: Judge, arcs: list[tuple[Arc, str]], families: dict[str, set[str]],
-           seed: int, realism: dict[str, RealismQuestion]) -> Iterator[_Item]:
-    """``realism``: each arc's realism question, built once per arc (frozen: the recovery
-    question shares its sessions)."""
+           seed: int, realism: dict[str, RealismQuestion] | None = None) -> Iterator[_Item]:
+    """``realism``: each arc's realism question when the caller built them already (frozen: the
+    recovery question shares its sessions)."""
+    realism = {} if realism is None else realism
     for arc, sha in arcs:
         same = judge.family in families[arc.id]
+        rq = realism.get(arc.id) or realism_question(arc)
         if task == "recovery":
             s = option_seed(arc.id, seed)
-            q = blind_recovery(arc, s, sessions=realism[arc.id].sessions)
+            q = blind_recovery(arc, s, sessions=rq.sessions)
             opts = [o.level for o in q.options]
         else:
-            s, q, opts = None, realism[arc.id], []
+            s, q, opts = None, rq, []
         yield _Item(task, arc, q, opts, s, sha,
                     sha256_text(sha, judge.family, judge.rubric_sha256.get(task, ""), ",".join(opts)),
                     same)
