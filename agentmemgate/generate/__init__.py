@@ -1,6 +1,15 @@
 """Generation: the seeded planner, the renderer interface, the offline template renderer."""
 
-from . import offline, llm_renderer  # noqa: F401,E402  (each registers its renderers)
+from . import offline  # noqa: F401,E402  (registers "offline")
+from .renderer import register_loader as _register_loader
+
+
+def _llm_renderers() -> None:
+    from . import llm_renderer  # noqa: F401  (registers openai:, anthropic:, scripted:)
+
+
+# The LLM renderers register when first asked for: an offline build does not import them.
+_register_loader(_llm_renderers)
 
 
 # Re-exports resolved on first use (PEP 562), so importing the package costs only what it uses;

@@ -80,17 +80,35 @@ def register_renderer(prefix: str, factory: RendererFactory, *, user_pickable: b
     (_HIDDEN.add if not user_pickable else _HIDDEN.discard)(prefix)
 
 
+_LOADERS: list[Callable[[], None]] = []
+
+
+def register_loader(load: Callable[[], None]) -> None:
+    """``load()`` registers more renderers; it runs the first time a spec is not found or the
+    choices are listed (``generate/__init__`` defers the LLM renderers this way, so an offline
+    build never imports them)."""
+    _LOADERS.append(load)
+
+
+def _load_deferred() -> None:
+    while _LOADERS:
+        _LOADERS.pop(0)()
+
+
 def renderer_choices() -> list[str]:
     """What a user may pick, as error messages show it: ``offline``, ``openai:MODEL``, ..."""
+    _load_deferred()
     return [p if p == "offline" else f"{p}:MODEL"
             for p in sorted(_FACTORIES, key=lambda p: (p != "offline", p)) if p not in _HIDDEN]
 
 
 def get_renderer(spec: str, **options) -> Renderer:
     """Resolve a ``--generator`` value to a renderer, with a one-line error for bad names."""
+    prefix, sep, model = spec.partition(":")
+    if spec not in _FACTORIES and prefix not in _FACTORIES:
+        _load_deferred()
     if spec in _FACTORIES:
         return _FACTORIES[spec](spec, **options)
-    prefix, sep, model = spec.partition(":")
     if sep and model and prefix in _FACTORIES:
         return _FACTORIES[prefix](spec, **options)
     raise ModelSpecError(
