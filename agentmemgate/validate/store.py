@@ -107,10 +107,11 @@ def generator_families_of(ws: Workspace, generators: Iterable[str]) -> dict[str,
 
 def save_verdicts(ws: Workspace, rows: Iterable[VerdictRow]) -> None:
     records = []
+    stamp = now()  # one time for the batch (seconds resolution)
     for r in rows:
         d = r.model_dump()
         d.update(heuristic=int(r.heuristic), same_family=int(r.same_family),
-                 options=json.dumps(r.options), created_at=now())
+                 options=json.dumps(r.options), created_at=stamp)
         records.append(d)
     if records:
         with ws.db.conn:
