@@ -9,7 +9,8 @@ are modules, classes and functions that live as long as the process), collects t
 generation every ``threshold`` allocations instead of every 700, and the older ones after 100
 collections of the one below instead of 10. Cycles are still collected, only
 less often; both settings are restored at the end (nesting is safe: an inner exit
-unfreezes early, which only costs time).
+unfreezes early, which only costs time). ``paused`` turns the collector off for work that is
+bounded and short (a fully offline build: about 0.07 s more).
 """
 
 from __future__ import annotations
@@ -32,3 +33,17 @@ def fewer_collections(threshold: int = THRESHOLD) -> Iterator[None]:
     finally:
         gc.set_threshold(*old)
         gc.unfreeze()
+
+
+@contextmanager
+def paused() -> Iterator[None]:
+    """No cyclic collection at all inside (reference counting still frees almost everything):
+    for bounded work with no model calls, an offline build (a few seconds, ~20,000 objects left
+    in cycles until the collector runs again after the block)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()

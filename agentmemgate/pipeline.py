@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from ._gc import fewer_collections
+from ._gc import fewer_collections, paused
 from .exports import ExportSummary, export
 from .generate import GenerateSummary, generate, get_renderer, plan_split, resolve_splits
 from .generate.run import pending
@@ -76,9 +77,13 @@ def build(workspace: str | Path, out: str | Path, split: str = "all", generator:
                                    judge_calls=calls)
             ws.discard_if_unused()
             return summary
-        return _build(ws, out, splits, renderer, judge_objs, split=split, generator=generator,
-                      seed=seed, n_per_cell=n_per_cell, drop_failing=drop_failing,
-                      allow_same_family=allow_same_family, show_progress=show_progress)
+        # Fully offline (template renderer, heuristic judges): seconds of work, no model calls,
+        # so no cyclic collection at all; with a model the collector runs, less often.
+        offline = renderer.name == "offline" and all(j.heuristic for j in judge_objs)
+        with paused() if offline else nullcontext():
+            return _build(ws, out, splits, renderer, judge_objs, split=split, generator=generator,
+                          seed=seed, n_per_cell=n_per_cell, drop_failing=drop_failing,
+                          allow_same_family=allow_same_family, show_progress=show_progress)
 
 
 def _build(ws: Workspace, out, splits, renderer, judge_objs, *, split, generator, seed, n_per_cell,

@@ -47,3 +47,42 @@ def test_works_as_a_decorator():
     before = gc.get_threshold()
     assert threshold() >= 10_000
     assert gc.get_threshold() == before
+
+
+def test_paused_restores_the_collector_and_frees_cycles_after():
+    from agentmemgate._gc import paused
+
+    assert gc.isenabled()
+    with paused():
+        assert not gc.isenabled()
+        a = _Node()
+        a.me = a
+        ref = weakref.ref(a)
+        del a
+    assert gc.isenabled()
+    gc.collect()
+    assert ref() is None
+    gc.disable()
+    try:
+        with paused():
+            pass
+        assert not gc.isenabled()  # a collector that was off stays off
+    finally:
+        gc.enable()
+
+
+def test_an_offline_build_pauses_the_collector_and_restores_it(tmp_path, monkeypatch):
+    import agentmemgate._gc as G
+    from agentmemgate.pipeline import build
+
+    seen = []
+    real = G.gc.disable
+
+    def disable():
+        seen.append("disabled")
+        real()
+
+    monkeypatch.setattr(G.gc, "disable", disable)
+    before = gc.get_threshold()
+    build(tmp_path / "ws", tmp_path / "out", split="core", n_per_cell=1, show_progress=False)
+    assert seen == ["disabled"] and gc.isenabled() and gc.get_threshold() == before
