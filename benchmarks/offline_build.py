@@ -8,8 +8,9 @@ process, median of ``--repeat`` runs). Times are also printed as ratios to a bar
 (``python -c pass``, CPU).
 
 On a shared machine wall time grows with the load of other processes, and CPU time too (shared
-caches and cores: here 20-30% more at load average 2-3); the load average is printed, so a slow
-reading can be told from a slow build. The in-process lines split the job in two: importing
+caches and cores: here 20-30% more at load average 2-3, and +-15% from one quarter hour to the
+next on this VM at the same load): the load average is printed, and runs of the code before and
+after a change are best compared interleaved. The in-process lines split the job in two: importing
 pandas, scipy and statsmodels (what the card's Wilson intervals and the Parquet file need; the
 command imports them inside the build, the in-process figure before it), and the build itself.
 """
