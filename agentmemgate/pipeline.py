@@ -11,7 +11,8 @@ from pydantic import BaseModel, ConfigDict
 
 from ._gc import fewer_collections, paused
 from .exports import ExportSummary, export
-from .generate import GenerateSummary, generate, get_renderer, plan_split, resolve_splits
+from .generate import GenerateSummary, generate, get_renderer, resolve_splits
+from .generate.planner import check_plan
 from .generate.run import pending
 from .outputs import can_create
 from .validate import JudgingSummary, StructureSummary, judge_arcs, validate_structure
@@ -57,7 +58,7 @@ def build(workspace: str | Path, out: str | Path, split: str = "all", generator:
     _one_blas_thread()
     splits = resolve_splits(split)
     for s in splits:  # a size the catalog cannot fill fails here, naming the largest that works
-        plan_split(s, seed, n_per_cell)
+        check_plan(s, seed, n_per_cell)
     if not dry_run:
         can_create(Path(out))
     with open_workspace(workspace, create=True) as ws:
