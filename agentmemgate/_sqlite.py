@@ -64,3 +64,25 @@ def _import():
 
 
 sqlite_utils = _import()
+
+_PLAIN = (str, int, float, bool, bytes, type(None))
+
+
+def upsert_rows(db, table: str, rows: list[dict], pk: str | tuple[str, ...]) -> None:
+    """``db[table].upsert_all(rows, pk=pk)`` in one ``executemany``: the same statement
+    sqlite-utils issues (``INSERT ... ON CONFLICT(pk) DO UPDATE SET`` every other column, values
+    JSON-encoded where they are lists or dicts), without its per-row Python work (a fifth of the
+    time of storing an offline build's 3,000 verdicts). The table must exist with every column
+    of ``rows``; the caller owns the transaction."""
+    if not rows:
+        return
+    jsonify = sys.modules["sqlite_utils.db"].jsonify_if_needed
+    cols = list(rows[0])
+    pks = [pk] if isinstance(pk, str) else list(pk)
+    q = ", ".join(f"[{c}]" for c in cols)
+    rest = [c for c in cols if c not in pks]
+    do = ("DO UPDATE SET " + ", ".join(f"[{c}] = excluded.[{c}]" for c in rest)) if rest else "DO NOTHING"
+    sql = (f"INSERT INTO [{table}] ({q}) VALUES ({', '.join('?' * len(cols))}) "
+           f"ON CONFLICT({', '.join(f'[{c}]' for c in pks)}) {do}")
+    db.conn.executemany(sql, [[v if isinstance(v, _PLAIN) else jsonify(v) for v in map(r.get, cols)]
+                              for r in rows])

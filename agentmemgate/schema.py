@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from functools import lru_cache
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
@@ -153,11 +154,16 @@ class FieldSpec(BaseModel):
         return [v for v in values if v and normalize_text(v) and _contains_words(norm, normalize_text(v))]
 
 
+_PUNCT = re.compile(r"[^\w\s]")
+_SPACES = re.compile(r"\s+")
+
+
+@lru_cache(maxsize=1 << 16)  # pure; the planner and the checks normalize the same values often
 def normalize_text(s: str) -> str:
     """Lower-case, turn punctuation into spaces, squeeze whitespace: tolerant matching."""
     s = s.lower().replace("\u2019", "'")
-    s = re.sub(r"[^\w\s]", " ", s)
-    return re.sub(r"\s+", " ", s).strip()
+    s = _PUNCT.sub(" ", s)
+    return _SPACES.sub(" ", s).strip()
 
 
 def _contains_words(haystack: str, needle: str) -> bool:

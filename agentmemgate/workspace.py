@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from ._sqlite import sqlite_utils
+from ._sqlite import sqlite_utils, upsert_rows
 
 from . import migrations
 from .errors import WorkspaceError
@@ -106,6 +106,7 @@ class Workspace:
         # take it away again (``discard_if_unused``).
         self._new_dirs = _missing_dirs(self.path) if not db_path.is_file() else []
         self.created = not db_path.is_file()
+        self._reads: dict | None = None  # ``read_cache``: parsed reads while nothing is written
         try:
             self.path.mkdir(parents=True, exist_ok=True)
             if db_path.is_file() and not os.access(db_path, os.W_OK):  # would fail at the first write
@@ -120,6 +121,30 @@ class Workspace:
             migrations.apply(self.db)
         except (OSError, sqlite3.Error) as e:
             raise WorkspaceError(_cannot_open(self.path, e)) from None
+
+    @contextmanager
+    def read_cache(self) -> Iterator[None]:
+        """Within this block, a repeated read through ``cached`` (``arcs`` by split, the judges'
+        verdicts) returns what the first one parsed instead of parsing the rows again: for a
+        step that reads the same rows many times and writes nothing meanwhile (an export, whose
+        every card section reads each split's arcs and verdicts). What it returns is shared:
+        read it, do not change it."""
+        if self._reads is not None:  # nested: the outer block owns the cache
+            yield
+            return
+        self._reads = {}
+        try:
+            yield
+        finally:
+            self._reads = None
+
+    def cached(self, key: tuple, compute):
+        """``compute()``, or inside ``read_cache`` the value an earlier call with ``key`` got."""
+        if self._reads is None:
+            return compute()
+        if key not in self._reads:
+            self._reads[key] = compute()
+        return self._reads[key]
 
     def is_unused(self) -> bool:
         """True while nothing but bookkeeping (migrations applied, runs started) is stored."""
@@ -153,7 +178,7 @@ class Workspace:
             for s in specs
         ]
         with self.db.conn:
-            self.db["specs"].upsert_all(rows, pk="id")
+            upsert_rows(self.db, "specs", rows, pk="id")
 
     def specs(self, split: str | None = None) -> list[ArcSpec]:
         where, args = ("split = ?", [split]) if split else (None, None)
@@ -164,12 +189,10 @@ class Workspace:
     def save_arc(self, arc: Arc) -> None:
         """Store one arc at once, so an interrupted run keeps everything already rendered."""
         with self.db.conn:
-            self.db["arcs"].upsert(
+            upsert_rows(self.db, "arcs", [
                 {"id": arc.id, "split": arc.spec.split, "generator": arc.provenance.generator,
-                 "json": arc.model_dump_json(), "created_at": now()},
-                pk="id",
-            )
-            self.db["render_failures"].delete_where("id = ?", [arc.id])
+                 "json": arc.model_dump_json(), "created_at": now()}], pk="id")
+            self.db.conn.execute("delete from render_failures where id = ?", [arc.id])
 
     def save_failure(self, spec: ArcSpec, generator: str, reason: str, attempts: int) -> None:
         with self.db.conn:
@@ -201,6 +224,11 @@ class Workspace:
         sql = ("select arcs.json from arcs join specs on specs.id = arcs.id"
                + (" where " + " and ".join(clauses) if clauses else "") + " order by specs.rowid")
         wanted = set(ids) if ids is not None else None
+        if self._reads is not None:
+            parsed = self.cached(("arcs", split), lambda: [
+                Arc.model_validate_json(raw) for (raw,) in self.db.execute(sql, args).fetchall()])
+            yield from (a for a in parsed if wanted is None or a.id in wanted)
+            return
         for (raw,) in self.db.execute(sql, args).fetchall():
             arc = Arc.model_validate_json(raw)
             if wanted is None or arc.id in wanted:
@@ -226,7 +254,7 @@ class Workspace:
         rows = [{"arc_id": r.arc_id, "check": r.check, "passed": int(r.passed),
                  "detail": r.detail, "created_at": now()} for r in results]
         with self.db.conn:
-            self.db["checks"].upsert_all(rows, pk=("arc_id", "check"))
+            upsert_rows(self.db, "checks", rows, pk=("arc_id", "check"))
 
     def checks(self, arc_ids: Iterable[str] | None = None) -> list[CheckResult]:
         rows = self.db["checks"].rows

@@ -13,7 +13,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "agentmemgate"
 
 # Shared pieces beside the rooms: any room may use them; they use no room.
-SHARED = {"agentmemgate", "_lazy", "_sqlite", "atomic", "errors", "invocation", "jsonl", "llm",
+SHARED = {"agentmemgate", "_gc", "_lazy", "_sqlite", "atomic", "errors", "invocation", "jsonl", "llm",
           "migrations", "outputs", "progress",
           "rubrics", "schema", "stats", "versioned", "workspace"}
 # The rooms from the bottom up; a room may import the ones before it. Data flows spec -> render ->

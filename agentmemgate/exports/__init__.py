@@ -89,7 +89,11 @@ def export(ws: Workspace, out_dir: str | Path, splits: list[str],
 
     The folder is replaced as a whole; other splits' folders and other files in it are kept.
     """
-    out = Path(out_dir)
+    with ws.read_cache():  # every card section reads each split's arcs and verdicts again
+        return _export(ws, Path(out_dir), splits, drop_failing)
+
+
+def _export(ws: Workspace, out: Path, splits: list[str], drop_failing: bool) -> ExportSummary:
     dropped: dict[str, list[str]] = {}
     if drop_failing:
         for rule in DROP_RULES:

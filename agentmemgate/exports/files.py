@@ -23,19 +23,23 @@ def write_jsonl(arcs: list[Arc], path: Path) -> None:
 def turns_frame(arcs: list[Arc]) -> "pd.DataFrame":
     import pandas as pd  # only here: importing the package stays cheap
 
-    rows = []
+    columns = ["arc_id", "session", "turn", "date", "role", "text", "is_plan_turn", "is_outcome_turn"]
+    cols: dict[str, list] = {c: [] for c in columns}  # column lists: faster to frame than row dicts
     for arc in arcs:
         plan = (arc.plan_turn.session, arc.plan_turn.turn)
         outcome = (arc.outcome_turn.session, arc.outcome_turn.turn) if arc.outcome_turn else None
         for si, session in enumerate(arc.sessions):
+            date = session.date.isoformat()
             for ti, turn in enumerate(session.turns):
-                rows.append({
-                    "arc_id": arc.id, "session": si, "turn": ti, "date": session.date.isoformat(),
-                    "role": turn.role, "text": turn.text,
-                    "is_plan_turn": (si, ti) == plan, "is_outcome_turn": (si, ti) == outcome,
-                })
-    columns = ["arc_id", "session", "turn", "date", "role", "text", "is_plan_turn", "is_outcome_turn"]
-    return pd.DataFrame(rows, columns=columns).astype(
+                cols["arc_id"].append(arc.id)
+                cols["session"].append(si)
+                cols["turn"].append(ti)
+                cols["date"].append(date)
+                cols["role"].append(turn.role)
+                cols["text"].append(turn.text)
+                cols["is_plan_turn"].append((si, ti) == plan)
+                cols["is_outcome_turn"].append((si, ti) == outcome)
+    return pd.DataFrame(cols, columns=columns).astype(
         {"session": "int32", "turn": "int32", "is_plan_turn": "bool", "is_outcome_turn": "bool"})
 
 

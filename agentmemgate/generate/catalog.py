@@ -38,6 +38,7 @@ _PERSON = [(re.compile(p), r) for p, r in (
     (r"\bmine\b", "yours"), (r"\bmyself\b", "yourself"))]
 
 
+@lru_cache(maxsize=1 << 14)  # pure; the same bank sentences are quoted back many times
 def second_person(text: str) -> str:
     """'I run in my old pair' -> 'you run in your old pair': the assistant quoting the user."""
     for pattern, repl in _PERSON:

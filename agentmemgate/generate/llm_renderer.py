@@ -411,7 +411,8 @@ def make_llm_renderer(spec: str, *, workspace=None, base_url: str | None = None,
 
 
 for _provider in ("openai", "anthropic", "scripted"):
-    register_renderer(_provider, make_llm_renderer, user_pickable=_provider != "scripted")
+    register_renderer(_provider, make_llm_renderer, user_pickable=_provider != "scripted",
+                      builtin=True)
 
 
 # -- a known-good reply, for the scripted model and the throughput benchmark ----------------------

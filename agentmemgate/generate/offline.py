@@ -536,4 +536,4 @@ class _CorrectionWriter(_ArcWriter):
         )
 
 
-register_renderer("offline", OfflineRenderer)
+register_renderer("offline", OfflineRenderer, builtin=True)

@@ -80,12 +80,24 @@ def resolve_splits(split: str) -> list[str]:
 
 
 def plan_split(split: str, seed: int, n_per_cell: int | None = None) -> list[ArcSpec]:
-    """All specs of one split; the same (split, seed, n_per_cell) always gives the same specs."""
+    """All specs of one split; the same (split, seed, n_per_cell) always gives the same specs.
+
+    They are copies, nested fields included: a caller may change them (a renderer puts the spec
+    into its arc, and tests edit arcs) without changing what the next call returns."""
+    return [s.model_copy(deep=True) for s in _planned(split, seed, n_per_cell)]
+
+
+def check_plan(split: str, seed: int, n_per_cell: int | None = None) -> None:
+    """Refuse, as ``plan_split`` would, a split the catalog cannot fill (no copies made)."""
+    _planned(split, seed, n_per_cell)
+
+
+def _planned(split: str, seed: int, n_per_cell: int | None) -> tuple[ArcSpec, ...]:
     if n_per_cell is not None and n_per_cell < 1:
         raise BadInput(f"--n-per-cell must be a positive whole number, got {n_per_cell}")
     check_level(split, SPLITS, "split")
     try:
-        return [s.model_copy() for s in _plan_through(split, seed, n_per_cell)]
+        return _plan_through(split, seed, n_per_cell)
     except _Exhausted as e:
         if n_per_cell is None:
             raise BadInput(f"Catalog has too few values for attribute {e.attribute!r} to keep "

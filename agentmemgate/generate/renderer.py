@@ -69,44 +69,47 @@ class RenderError(Exception):
 RendererFactory = Callable[..., Renderer]
 _FACTORIES: dict[str, RendererFactory] = {}
 _HIDDEN: set[str] = set()
-_BUILTIN = ("offline", "llm_renderer")
-_builtin_loaded = False
+_loaded: set[str] = set()
 
 
-def _load_builtin() -> None:
-    global _builtin_loaded
-    if not _builtin_loaded:
-        _builtin_loaded = True
-        import importlib
+def _load_builtin(llm: bool = False) -> None:
+    """Import the template renderer (and with ``llm`` the LLM renderers: an offline build never
+    needs them) once; each registers itself."""
+    import importlib
 
-        for name in _BUILTIN:
+    for name in ("offline", "llm_renderer") if llm else ("offline",):
+        if name not in _loaded:
+            _loaded.add(name)
             importlib.import_module(f"{__package__}.{name}")
 
 
-def register_renderer(prefix: str, factory: RendererFactory, *, user_pickable: bool = True) -> None:
+def register_renderer(prefix: str, factory: RendererFactory, *, user_pickable: bool = True,
+                      builtin: bool = False) -> None:
     """Make ``--generator PREFIX`` (or ``PREFIX:MODEL``) resolve to ``factory``.
 
     ``user_pickable=False`` keeps a test-only renderer (``scripted``) out of the choices that
-    error messages list; it still resolves.
+    error messages list; it still resolves. ``builtin``: the toolkit's own renderers, imported
+    on first use, never replace a registration made before them.
     """
-    _load_builtin()  # first, so a registration of a built-in prefix overrides it
+    if builtin and prefix in _FACTORIES:
+        return
     _FACTORIES[prefix] = factory
     (_HIDDEN.add if not user_pickable else _HIDDEN.discard)(prefix)
 
 
 def renderer_choices() -> list[str]:
     """What a user may pick, as error messages show it: ``offline``, ``openai:MODEL``, ..."""
-    _load_builtin()
+    _load_builtin(llm=True)
     return [p if p == "offline" else f"{p}:MODEL"
             for p in sorted(_FACTORIES, key=lambda p: (p != "offline", p)) if p not in _HIDDEN]
 
 
 def get_renderer(spec: str, **options) -> Renderer:
     """Resolve a ``--generator`` value to a renderer, with a one-line error for bad names."""
-    _load_builtin()
+    prefix, sep, model = spec.partition(":")
+    _load_builtin(llm=spec not in _FACTORIES and prefix not in _FACTORIES and prefix != "offline")
     if spec in _FACTORIES:
         return _FACTORIES[spec](spec, **options)
-    prefix, sep, model = spec.partition(":")
     if sep and model and prefix in _FACTORIES:
         return _FACTORIES[prefix](spec, **options)
     raise ModelSpecError(

@@ -31,7 +31,7 @@ from .judges import (
     realism_question,
 )
 from ._drive import ask_all
-from .judges.questions import Question
+from .judges.questions import Question, RealismQuestion
 from .report import ValidationReport, generator_families, validation_report
 from .run import StructureSummary, validate_structure
 from .store import (VerdictRow, answered, arcs_with_sha, generator_families_of, save_verdicts, sha256_text,
@@ -108,15 +108,19 @@ class _Item:
 
 
 def _items(task: str, judge: Judge, arcs: list[tuple[Arc, str]], families: dict[str, set[str]],
-           seed: int) -> Iterator[_Item]:
+           seed: int, realism: dict[str, RealismQuestion] | None = None) -> Iterator[_Item]:
+    """``realism``: each arc's realism question when the caller built them already (frozen: the
+    recovery question shares its sessions)."""
+    realism = {} if realism is None else realism
     for arc, sha in arcs:
         same = judge.family in families[arc.id]
+        rq = realism.get(arc.id) or realism_question(arc)
         if task == "recovery":
             s = option_seed(arc.id, seed)
-            q = blind_recovery(arc, s)
+            q = blind_recovery(arc, s, sessions=rq.sessions)
             opts = [o.level for o in q.options]
         else:
-            s, q, opts = None, realism_question(arc), []
+            s, q, opts = None, rq, []
         yield _Item(task, arc, q, opts, s, sha,
                     sha256_text(sha, judge.family, judge.rubric_sha256.get(task, ""), ",".join(opts)),
                     same)
@@ -166,15 +170,16 @@ def judge_arcs(ws: Workspace, splits: list[str], judges: Iterable[str] | list[Ju
     # the corrections split was built, so the paper splits' verdicts do not move with it.
     groups = [g for g in ([x for x in arcs if x[0].spec.split in PAPER_SPLITS],
                           [x for x in arcs if x[0].spec.split not in PAPER_SPLITS]) if g]
+    questions = {a.id: realism_question(a) for a, _ in arcs}
     for judge, group in ((j, g) for j in judge_list for g in groups):
         if "realism" in tasks:  # before any input hash: a judge may count over the whole set
-            judge.prepare([realism_question(a) for a, _ in group])
+            judge.prepare([questions[a.id] for a, _ in group])
         # Every task's questions in one pass: a model judge keeps ``concurrency`` calls in flight
         # across the tasks instead of draining each task's last calls before the next starts.
         todo = []
         for task in tasks:
             stored = answered(ws, task, judge.spec)
-            for it in _items(task, judge, group, families, seed):
+            for it in _items(task, judge, group, families, seed, questions):
                 keys = [(it.arc.id, c) for c in (("",) if task == "recovery" else judge.realism_criteria)]
                 if all(stored.get(k) == it.input_sha for k in keys):
                     done += 1

@@ -258,10 +258,11 @@ def current_verdicts(ws: Workspace, splits: list[str], judges: list[str] | None 
     have verdicts here; ``judges`` names others explicitly.
     """
     shas = current_arc_shas(ws, splits)
-    rows = [r for r in load_verdicts(ws, tasks) if shas.get(r.item_id) == r.item_sha256]
+    rows = [r for r in load_verdicts(ws, tasks, splits=splits) if shas.get(r.item_id) == r.item_sha256]
     infos: dict[str, JudgeInfo] = {}
     for r in rows:
-        infos.setdefault(r.judge, JudgeInfo(spec=r.judge, family=r.family, heuristic=r.heuristic))
+        if r.judge not in infos:
+            infos[r.judge] = JudgeInfo(spec=r.judge, family=r.family, heuristic=r.heuristic)
     if judges:
         missing = [j for j in judges if j not in infos]
         if missing:
@@ -293,8 +294,11 @@ def validation_report(ws: Workspace, splits: list[str], judges: list[str] | None
     marks = ",".join("?" * len(splits))
     generator = dict(ws.db.execute(f"select id, generator from arcs where split in ({marks})", splits).fetchall())
     families = generator_families_of(ws, set(generator.values()))
-    for r in rows:  # from the arcs as they are now, not the flag stored when the verdict was made
-        r.same_family = normalize_family(r.family) in families.get(generator.get(r.item_id, ""), set())
+    # From the arcs as they are now, not the flag stored when the verdict was made (a copy where
+    # it differs: the rows may be shared, ``Workspace.read_cache``).
+    rows = [r if r.same_family == (same := normalize_family(r.family) in families.get(
+                generator.get(r.item_id, ""), set())) else r.model_copy(update={"same_family": same})
+            for r in rows]
     report = compute_report(rows, chosen, splits, set().union(*families.values()))
     report.model_calls = _judge_calls(ws)
     return report

@@ -13,6 +13,7 @@ from typing import Iterable, Iterator
 
 from pydantic import BaseModel, ConfigDict
 
+from .._sqlite import upsert_rows
 from ..llm.servers import normalize_family
 from ..schema import Arc
 from ..workspace import Workspace, now
@@ -106,28 +107,39 @@ def generator_families_of(ws: Workspace, generators: Iterable[str]) -> dict[str,
 
 def save_verdicts(ws: Workspace, rows: Iterable[VerdictRow]) -> None:
     records = []
+    stamp = now()  # one time for the batch (seconds resolution)
     for r in rows:
         d = r.model_dump()
         d.update(heuristic=int(r.heuristic), same_family=int(r.same_family),
-                 options=json.dumps(r.options), created_at=now())
+                 options=json.dumps(r.options), created_at=stamp)
         records.append(d)
     if records:
         with ws.db.conn:
-            ws.db["judge_verdicts"].upsert_all(records, pk=("task", "item_id", "criterion", "judge"))
+            upsert_rows(ws.db, "judge_verdicts", records, pk=("task", "item_id", "criterion", "judge"))
+
+
+_TEXT_COLUMNS = ("criterion", "split", "factor", "intended", "verdict", "rationale", "error", "rubric",
+                 "rubric_sha256", "item_sha256", "input_sha256", "strategy")
 
 
 def _row(d: dict) -> VerdictRow:
-    d = {k: v for k, v in d.items() if k != "created_at"}
+    d.pop("created_at", None)
     d["heuristic"], d["same_family"] = bool(d["heuristic"]), bool(d["same_family"])
-    d["options"] = json.loads(d["options"] or "[]")
-    for k in ("criterion", "split", "factor", "intended", "verdict", "rationale", "error", "rubric",
-              "rubric_sha256", "item_sha256", "input_sha256", "strategy"):
+    options = d["options"]
+    d["options"] = json.loads(options) if options and options != "[]" else []
+    for k in _TEXT_COLUMNS:
         d[k] = d[k] or ""
-    return VerdictRow(**d)
+    return VerdictRow.model_validate(d)
 
 
 def load_verdicts(ws: Workspace, tasks: Iterable[str] = TASKS,
-                  judges: Iterable[str] | None = None) -> list[VerdictRow]:
+                  judges: Iterable[str] | None = None,
+                  splits: Iterable[str] | None = None) -> list[VerdictRow]:
+    """Stored verdict rows of ``tasks`` (and ``judges``), in the order they were stored.
+
+    ``splits``: only rows about arcs the workspace has in those splits now (recovery and realism
+    items are arcs), so a report on one split does not parse every other split's verdicts.
+    """
     tasks = list(tasks)
     where = f"task in ({','.join('?' * len(tasks))})"
     args: list = list(tasks)
@@ -137,7 +149,23 @@ def load_verdicts(ws: Workspace, tasks: Iterable[str] = TASKS,
             return []
         where += f" and judge in ({','.join('?' * len(judges))})"
         args += judges
-    return [_row(d) for d in ws.db["judge_verdicts"].rows_where(where, args, order_by="rowid")]
+    if splits is not None and ws._reads is not None:  # ``read_cache``: every split's rows once
+        rows = ws.cached(("verdicts", where, tuple(args)), lambda: _select(ws, where, args))
+        split_of = ws.cached(("arc_splits",), lambda: dict(
+            ws.db.execute("select id, split from arcs").fetchall()))
+        wanted = set(splits)
+        return [r for r in rows if split_of.get(r.item_id) in wanted]
+    if splits is not None:
+        splits = list(splits)
+        where += f" and item_id in (select id from arcs where split in ({','.join('?' * len(splits))}))"
+        args += splits
+    return _select(ws, where, args)
+
+
+def _select(ws: Workspace, where: str, args: list) -> list[VerdictRow]:
+    cur = ws.db.execute(f"select * from judge_verdicts where {where} order by rowid", args)
+    cols = [c[0] for c in cur.description]
+    return [_row(dict(zip(cols, values))) for values in cur.fetchall()]
 
 
 def answered(ws: Workspace, task: str, judge: str) -> dict[tuple[str, str], str]:

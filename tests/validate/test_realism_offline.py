@@ -118,3 +118,43 @@ def test_weekdays_are_checked_against_the_calendar():
     assert _ask(ok)["time_references"].passed
     assert "is a Friday" in _ask(bad)["time_references"].rationale
     assert "before this session" in _ask(past)["time_references"].rationale
+
+
+def _all_texts():
+    """Every turn and sentence of the good and planted arcs, and hand-written edge cases."""
+    from agentmemgate.validate.judges._realism import sentences
+
+    arcs = good_arcs() + [a for bad, _ in PLANTED.values() for a in bad]
+    texts = [t.text for a in arcs for s in a.sessions for t in s.turns]
+    texts += [x for t in texts for x in sentences(t)]
+    return texts + ["I've switched yesterday, since Monday, it's been great.",
+                    "Last time I said I'd maybe move; that's still up in the air.",
+                    "We'll see. Ill, will; shell'll? {name} [todo] lorem ipsum", "", "'last time'",
+                    "Monday, March 3rd or march 33 or May 1, tomorrow, Tuesday tomorrow"]
+
+
+def test_has_any_is_any_has_for_every_cue_group_the_checks_use():
+    """The one-scan union finds a cue exactly when one of its categories does (the checks skip a
+    turn on it, so a miss would change verdicts)."""
+    from agentmemgate.validate.judges import _realism as R
+    from agentmemgate.validate.judges._lexicon import load_lexicon
+    from agentmemgate.validate.judges.heuristic import _PLAN_CUES
+
+    realism, recovery = R.realism_lexicon(), load_lexicon()
+    groups = [(realism, R._REFERENCE_CUES), (realism, R._FRAME_CUES), (realism, R._TENSE_CUES),
+              (recovery, _PLAN_CUES), (realism, tuple(realism.categories)),
+              (recovery, tuple(recovery.categories))]
+    texts = _all_texts()
+    for lex, cats in groups:
+        found = [lex.has_any(cats, t) for t in texts]
+        assert found == [any(lex.has(c, t) for c in cats) for t in texts], cats
+        assert any(found)  # the texts exercise the group
+
+
+def test_the_month_first_date_scan_agrees_with_the_date_pattern():
+    from agentmemgate.validate.judges._lexicon import normalize
+    from agentmemgate.validate.judges._realism import _DATE, _HAS_DATE
+
+    texts = [normalize(t) for t in _all_texts()]
+    assert [bool(_HAS_DATE.search(t)) for t in texts] == [bool(_DATE.search(t)) for t in texts]
+    assert any(_DATE.search(t) for t in texts)

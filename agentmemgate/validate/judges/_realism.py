@@ -67,11 +67,21 @@ _MONTHS = ["january", "february", "march", "april", "may", "june", "july", "augu
 _WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 _DATE = re.compile(r"(?:(?P<wd>" + "|".join(_WEEKDAYS) + r"),?\s+(?:the\s+)?)?(?P<mon>" + "|".join(_MONTHS)
                    + r")\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?\b")
+# A turn has a ``_DATE`` match exactly when it has one of this (the weekday before the month is
+# optional), which starts with a month's first letter and so is found by a quick character scan.
+_HAS_DATE = re.compile(r"(?:" + "|".join(_MONTHS) + r")\s+\d{1,2}(?:st|nd|rd|th)?\b")
 _DAYS = "|".join(_WEEKDAYS)
 _TOMORROW = re.compile(rf"\btomorrow,? (?:on )?({_DAYS})\b|\b({_DAYS}),? tomorrow\b")
 _ON_WEEKDAY = re.compile(rf"\bon (?:{_DAYS})\b")
 _NUM = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
         "eight": 8, "nine": 9, "ten": 10}
+
+
+# The cue categories a check needs before it looks closer (``Lexicon.has_any``: one scan).
+_REFERENCE_CUES = ("back_reference", "still_open")
+_FRAME_CUES = ("firm_decision", "undecided", "indefinite_time", "no_date", "future", "change_done",
+               "abandon", "still_open")
+_TENSE_CUES = ("since_time", "past_time", "future_time", "present_perfect")
 
 
 def realism_lexicon() -> Lexicon:
@@ -140,6 +150,7 @@ def qa_overlap(question: str, reply: str, lex: Lexicon | None = None) -> set[str
     return content_stems(question_part(question, lex), lex) & content_stems(reply, lex)
 
 
+@lru_cache(maxsize=65536)  # the corpus count and the repetition check key the same turns
 def _key(text: str) -> str:
     return " ".join(_WORD.findall(normalize(text)))
 
@@ -316,20 +327,23 @@ def time_references(q: RealismQuestion, lex: Lexicon) -> CriterionVerdict:
     plan_pos = (q.plan_session, q.plan_turn)
     for si, ti, t in _turns(sessions):
         text = normalize(t.text)
-        refs = lex.hits("back_reference", text)
-        if refs and _within_session(sessions, si, ti, text, refs):
-            refs = []  # "what I said earlier" after an earlier user turn of this session: true
-        if refs and si == 0:
-            return _fail(f"{_where(si, ti)} says '{refs[0]}', but this is the first session: there is "
-                         "no earlier conversation to refer to.")
-        refs += lex.hits("still_open", text)
-        if refs and t.role == "user" and si == q.plan_session and (si, ti) > plan_pos:
-            return _fail(f"{_where(si, ti)} says '{refs[0]}' about the plan, which was stated earlier "
-                         f"in this same session ({_where(*plan_pos)}).")
+        if lex.has_any(_REFERENCE_CUES, text):  # most turns have neither: one scan, not two
+            refs = lex.hits("back_reference", text)
+            if refs and _within_session(sessions, si, ti, text, refs):
+                refs = []  # "what I said earlier" after an earlier user turn of this session: true
+            if refs and si == 0:
+                return _fail(f"{_where(si, ti)} says '{refs[0]}', but this is the first session: "
+                             "there is no earlier conversation to refer to.")
+            refs += lex.hits("still_open", text)
+            if refs and t.role == "user" and si == q.plan_session and (si, ti) > plan_pos:
+                return _fail(f"{_where(si, ti)} says '{refs[0]}' about the plan, which was stated "
+                             f"earlier in this same session ({_where(*plan_pos)}).")
         d = dates[si]
         if d is None:
             continue
-        for sent in sentences(t.text):
+        # A date or 'tomorrow' in a sentence is one in the turn (a sentence is a stretch of the
+        # normalized turn between spaces): a turn with neither has no sentence to check.
+        for sent in (sentences(t.text) if "tomorrow" in text or _HAS_DATE.search(text) else ()):
             s_norm = normalize(sent)
             for m in _DATE.finditer(s_norm):
                 when = _nearest(d, _MONTHS.index(m["mon"]) + 1, int(m["day"]))
@@ -403,6 +417,8 @@ def frame_consistency(sessions: tuple[ChatSession, ...], lex: Lexicon) -> Criter
         if t.role != "user":
             continue
         text = normalize(t.text)
+        if not lex.has_any(_FRAME_CUES, text):
+            continue  # no frame cue: nothing below can fire (a date alone needs 'future')
         firm, undecided = lex.hits("firm_decision", text), lex.hits("undecided", text)
         vague, nodate = lex.hits("indefinite_time", text), lex.hits("no_date", text)
         dated = [m.group(0) for m in _DATE.finditer(text)]
@@ -437,8 +453,7 @@ def tense_agreement(sessions: tuple[ChatSession, ...], lex: Lexicon) -> Criterio
     for si, ti, t in _turns(sessions):
         where = _where(si, ti)
         whole = normalize(t.text)
-        if not (lex.has("since_time", whole) or lex.has("past_time", whole)
-                or lex.has("future_time", whole) or lex.has("present_perfect", whole)):
+        if not lex.has_any(_TENSE_CUES, whole):
             continue  # no time word and no perfect: nothing to disagree
         for sent in sentences(t.text):
             s_norm = normalize(sent)

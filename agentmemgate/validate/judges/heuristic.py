@@ -99,6 +99,9 @@ def _snippet(text: str, n: int = 60) -> str:
     return text if len(text) <= n else text[: n - 3].rstrip() + "..."
 
 
+_PLAN_CUES = ("strong_hedge", "weak_hedge", "confident_plan", "done", "future")
+
+
 def _plan_cues(lex: Lexicon, text: str) -> dict[str, list[str]]:
     dated = lex.hits("date_or_schedule", text) if lex.has("future", text) else []
     return {"strong_hedge": lex.hits("strong_hedge", text), "weak_hedge": lex.hits("weak_hedge", text),
@@ -110,6 +113,8 @@ def _find_plan(lex: Lexicon, users: list[tuple[int, int, str]]) -> int | None:
     """Index (into ``users``) of the likeliest plan statement: change talk with plan cues."""
     best, best_score = None, 0
     for i, (_, _, text) in enumerate(users):
+        if not lex.has_any(_PLAN_CUES, text):
+            continue  # no cue of any kind: score 0 (a date counts only with 'future')
         cues = _plan_cues(lex, text)
         planning = sum(len(cues[k]) for k in ("strong_hedge", "weak_hedge", "date", "confident_plan"))
         score = 2 * min(planning, 3) + min(len(cues["done"]), 2)

@@ -92,10 +92,12 @@ def shuffled_levels(factor: str, seed: int) -> list[str]:
     return levels
 
 
-def blind_recovery(arc: Arc, seed: int) -> RecoveryQuestion:
-    """The blind view of ``arc`` for difficulty recovery, options in the order ``seed`` gives."""
+def blind_recovery(arc: Arc, seed: int,
+                   sessions: tuple[ChatSession, ...] | None = None) -> RecoveryQuestion:
+    """The blind view of ``arc`` for difficulty recovery, options in the order ``seed`` gives
+    (``sessions``: ``chat_sessions(arc)`` when the caller has built them already)."""
     return RecoveryQuestion(
-        sessions=chat_sessions(arc),
+        sessions=chat_sessions(arc) if sessions is None else sessions,
         options=tuple(LevelOption(level=lv, definition=LEVEL_DEFINITIONS[lv])
                       for lv in shuffled_levels(arc.spec.factor, seed)))
 
