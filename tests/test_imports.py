@@ -236,10 +236,11 @@ def test_a_command_loads_only_its_own_cli_module():
     assert not {"agentmemgate.cli.corpora", "agentmemgate.cli.eval", "agentmemgate.cli.audit"} & set(mods)
 
 
-def test_a_command_that_does_not_write_cards_skips_the_audit_room(tmp_path):
-    mods, _ = _cli_modules_after(["eval", "show", "x", "--workspace", str(tmp_path / "none")])
-    assert "agentmemgate.cli.eval" in mods
-    assert not [m for m in mods if m.startswith("agentmemgate.annotate_app")]
+def test_a_mistyped_workspace_is_refused_before_the_library_loads(tmp_path):
+    mods, _ = _cli_modules_after(["eval", "show", "x", "--system", "s",
+                                  "--workspace", str(tmp_path / "none")])
+    assert "agentmemgate.cli.eval" in mods and "agentmemgate.workspace" in mods
+    assert not [m for m in mods if m.startswith(("agentmemgate.evaluate", "agentmemgate.annotate_app"))]
 
 
 def test_report_help_lists_the_reports_of_every_module():

@@ -76,7 +76,7 @@ def load_rooms() -> None:
     """Import the rooms that register with lower ones (the evaluation's dataset-card section and
     ``answers:SYSTEM`` audit source): called by the commands that use those registries (writing a
     dataset card, reading an audit source) once their inputs are checked; others never pay."""
-    from ..evaluate import audit_source, card  # noqa: F401  (each registers itself)
+    from .. import evaluate  # noqa: F401  (registers them)
 
 
 def fail(message: str, code: int = 1) -> None:
@@ -102,8 +102,12 @@ def handles_errors(fn: Callable) -> Callable:
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        import gc
+
         from .. import invocation
         from ..errors import AmgError
+
+        gc.enable()  # ``main`` paused it for the start-up imports
 
         invocation.begin(_command_path(fn), dry_run=bool(kwargs.get("dry_run")))
         try:

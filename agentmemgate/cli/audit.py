@@ -59,6 +59,9 @@ def create(
     workspace: Path = WORKSPACE,
 ) -> None:
     """Freeze a set of items as an audit, assign them and print each person's secret link."""
+    from ..annotate_app.labels import parse_task
+
+    parse_task(task)  # a mistyped task is refused before a workspace is made
     from ..annotate_app.audits import create_audit
 
     load_rooms()  # the answers:SYSTEM source
@@ -185,10 +188,10 @@ def agreement(
     workspace: Path = WORKSPACE,
 ) -> None:
     """Human-human agreement and human-vs-reference accuracy for an audit (markdown + PNG)."""
+    ws = _ws(workspace)
     from ..annotate_app.agreement import save_agreement_report
 
-    report, path = save_agreement_report(_ws(workspace), name, fast_seconds, resamples=resamples,
-                                         seed=seed)
+    report, path = save_agreement_report(ws, name, fast_seconds, resamples=resamples, seed=seed)
     if json_:
         typer.echo(report.model_dump_json(indent=2))
         return

@@ -180,13 +180,13 @@ def report_validation(
 ) -> None:
     """Blind recovery (per factor, confusion), realism, inter-judge agreement, failing arcs."""
     from ..generate import resolve_splits
-    from ..validate.report import save_validation_report
-
     from ..workspace import Workspace
 
     splits = resolve_splits(split)
-    r, paths = save_validation_report(Workspace(workspace, create=False), splits, judge or None,
-                                      out_dir)
+    ws = Workspace(workspace, create=False)
+    from ..validate.report import save_validation_report
+
+    r, paths = save_validation_report(ws, splits, judge or None, out_dir)
     if json_:
         typer.echo(r.model_dump_json(indent=2))
     else:

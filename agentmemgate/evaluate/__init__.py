@@ -9,11 +9,13 @@
 - ``aggregate`` / ``report``: Wilson intervals, cluster-bootstrap differences, Tables 2-7, figures
 - ``show``: the trace viewer; ``card``: the Evaluation section of the dataset card
 
-Importing ``card`` registers the dataset card's Evaluation section with ``agentmemgate.exports``,
-importing ``audit_source`` the ``answers:SYSTEM`` audit source with ``agentmemgate.annotate_app``;
-the CLI imports both (``cli._app.load_rooms``) for the commands that write cards or create audits,
-so a command that only evaluates never pays for the audit room.
+Importing this package registers the card section with ``agentmemgate.exports`` and the
+``answers:SYSTEM`` audit source with ``agentmemgate.annotate_app`` (``audit_source``); the CLI
+imports it (``cli._app.load_rooms``) for the commands that write cards or create audits.
 """
+
+from . import card as _card  # noqa: F401  (registers the Evaluation card section)
+from . import audit_source as _audit_source  # noqa: F401  (registers the answers:SYSTEM audit source)
 
 
 # Re-exports resolved on first use (PEP 562), so importing the package costs only what it uses;

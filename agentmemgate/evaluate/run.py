@@ -11,8 +11,6 @@ is stored as a failure of that pair; a re-run retries it.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import hashlib
 import time
 from dataclasses import dataclass
@@ -21,6 +19,7 @@ from typing import Any, Iterable, Iterator
 
 from pydantic import BaseModel, ConfigDict
 
+from .._gc import fewer_collections
 from ..errors import AmgError, BadInput
 from ..llm import CallFailed, Failed, run_concurrent
 from ..memory.system import SystemInfo
@@ -140,27 +139,6 @@ class _Failure:
     trace: Any = None  # a scoring failure keeps the trace: a re-run only re-scores it
 
 
-@contextlib.contextmanager
-def fewer_collections(young: int = 50_000) -> Iterator[None]:
-    """The cyclic garbage collector, tuned for a pure-Python offline run: it allocates millions of
-    short-lived objects (pydantic models, tuples) and makes few cycles, and the default (a young
-    collection every 700 allocations, full ones as long-lived objects grow) spent about 15% of
-    the offline evaluation. Objects alive at the start (modules, the arcs) are frozen out of
-    collections and young collections wait for ``young`` allocations; both are restored after
-    (a process that had frozen objects itself keeps them as they were)."""
-    old = gc.get_threshold()
-    freeze = gc.get_freeze_count() == 0
-    if freeze:
-        gc.freeze()
-    gc.set_threshold(max(old[0], young), *old[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*old)
-        if freeze:
-            gc.unfreeze()
-
-
 def drive(work, todo: list, *, offline: bool, description: str, usage: Any, concurrency: int,
           show_progress: bool, failure: type) -> Iterator:
     """``work`` over ``todo``, results as they finish: inline when everything is offline rules
@@ -168,7 +146,8 @@ def drive(work, todo: list, *, offline: bool, description: str, usage: Any, conc
     work raised is yielded as ``failure(item, "system", error)``. ``description`` is the progress
     label without its closing parenthesis (", offline)" or ")" is added)."""
     if offline:
-        with fewer_collections(), progress_bar(f"{description}, offline)", total=len(todo),
+        # the eval's pure-Python rules make few cycles: young collections every 50,000
+        with fewer_collections(50_000, older=10), progress_bar(f"{description}, offline)", total=len(todo),
                                                enabled=show_progress) as advance:
             for it in todo:
                 r = work(it)

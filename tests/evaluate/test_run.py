@@ -281,10 +281,10 @@ def test_a_system_that_crashes_is_recorded_per_arc(hand_ws):
 def test_the_offline_drive_restores_the_garbage_collector():
     import gc
 
-    from agentmemgate.evaluate.run import fewer_collections
+    from agentmemgate._gc import fewer_collections
 
     before, frozen = gc.get_threshold(), gc.get_freeze_count()
-    with fewer_collections():
+    with fewer_collections(50_000, older=10):
         assert gc.get_threshold()[0] >= 50_000
     assert gc.get_threshold() == before and gc.get_freeze_count() == frozen
     try:
