@@ -183,3 +183,33 @@ def test_build_batch_interrupted_while_polling_then_a_re_run_collects(tmp_path, 
     s = build(tmp_path / "ws", tmp_path / "out", **kw)
     assert gen.created == 2  # batch_1 collected; batch_2 is the re-ask of the failed draft
     assert s.generate.rendered_now == 3 and s.export is not None
+
+
+@pytest.mark.parametrize("command", [
+    ["generate", "--split", "core", "--n-per-cell", "1", "--generator", "openai:smollm2",
+     "--base-url", "http://127.0.0.1:9/v1"],
+    ["mine", "hedges", str(Path(__file__).parent / "fixtures" / "natural_locomo.json"),
+     "--miner", "openai:smollm2", "--base-url", "http://127.0.0.1:9/v1"],
+])
+def test_every_batch_command_refuses_a_compatible_server_before_any_work(tmp_path, command):
+    """The model is refused as it is made (``--batch`` is known from the start), so a command
+    that creates its workspace leaves none behind."""
+    r = runner.invoke(app, [*command, "--batch", "--workspace", str(tmp_path / "ws")])
+    assert r.exit_code == 1
+    assert r.output.startswith("Error: --batch: openai:smollm2 at 127.0.0.1:9 has no batch API")
+    assert not (tmp_path / "ws").exists()
+
+
+def test_eval_batch_refusal_stores_no_run(tmp_path):
+    ws = tmp_path / "ws"
+    assert runner.invoke(app, ["build", "--split", "core", "--n-per-cell", "1", "--no-progress",
+                               "--workspace", str(ws), "--out", str(tmp_path / "out")]).exit_code == 0
+    for command in (["eval", "run", "--system", "full-context", "--model", "openai:smollm2",
+                     "--base-url", "http://127.0.0.1:9/v1"],
+                    ["validate", "equivalence-pairs", "--judge", "openai:smollm2",
+                     "--base-url", "http://127.0.0.1:9/v1"]):
+        r = runner.invoke(app, [*command, "--batch", "--workspace", str(ws)])
+        assert r.exit_code == 1 and "has no batch API" in r.output, r.output
+    db = Workspace(ws, create=False).db
+    assert db["eval_runs"].count == 0 and db["eval_systems"].count == 0
+    assert db["validation_runs"].count == 1  # the build's own, no equivalence run

@@ -61,7 +61,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-report_app = typer.Typer(help="Reports: validation, agreement, classifier, eval.", no_args_is_help=True)
+report_app = typer.Typer(help="Reports: validation, equivalence, agreement, classifier, eval.",
+                         no_args_is_help=True)
 app.add_typer(report_app, name="report")
 
 
@@ -109,7 +110,8 @@ def handles_errors(fn: Callable) -> Callable:
 
         gc.enable()  # ``main`` paused it for the start-up imports
 
-        invocation.begin(_command_path(fn), dry_run=bool(kwargs.get("dry_run")))
+        invocation.begin(_command_path(fn), dry_run=bool(kwargs.get("dry_run")),
+                         batch=bool(kwargs.get("batch")))
         try:
             return fn(*args, **kwargs)
         except AmgError as e:

@@ -59,14 +59,17 @@ def model_options(timeout: float | None, max_tokens: int | None,
     return options
 
 
-def print_costs(*, planned: bool = False) -> None:
-    """Tokens and cost per model of this command (``planned``: a dry run's estimates)."""
+def print_costs(*, planned: bool = False, unestimated: bool = False) -> None:
+    """Tokens and cost per model of this command (``planned``: a dry run's estimates;
+    ``unestimated``: the dry run left calls out that it named above, e.g. a product's)."""
     from .. import invocation
     from ..llm.cost import cost_lines
 
     lines = cost_lines(invocation.models(), planned=planned)
     if planned and not lines:
-        lines = ["no model calls: every answer is already in the workspace, or no model is used"]
+        lines = (["no call estimated: the calls named above are not estimated"] if unestimated
+                 else ["no model calls: every answer is already in the workspace, or no model "
+                       "is used"])
     for line in lines:
         typer.echo(line)
 

@@ -128,7 +128,7 @@ def run(
         show_progress=not no_progress, dry_run=dry_run)
     if dry_run:
         typer.echo("\n".join(s.lines()))
-        print_costs(planned=True)
+        print_costs(planned=True, unestimated=any(a.calls is None for a in s.answering))
         return
     kinds = sorted({"offline rules" if i.offline else "LLM" for i in s.systems})
     typer.echo(f"systems: {', '.join(s.names)} ({', '.join(kinds)}); "
@@ -201,10 +201,14 @@ def systems() -> None:
     """Every system `amg eval run --system` can name: components, baselines, products, plug-ins."""
     from ..evaluate import available_systems
 
+    from ..memory.registry import OPTIONS
+
     lines = available_systems()
     width = max(len(x.name) for x in lines)
     for x in lines:
         typer.echo(f"{x.name:<{width}}  {x.kind:<9}  {x.note}")
+    typer.echo(f"component systems take options in brackets: [{', '.join(OPTIONS)}], e.g. "
+               "literal-gated[oracle,permissive]")
 
 
 @eval_app.command("show")

@@ -305,7 +305,8 @@ class LLMAnswerJudge(AnswerJudge):
 
     def plan(self, q: AnswerQuestion) -> bool:
         """Count the call ``ask`` would make (dry runs, ``model.planned``)."""
-        return self.model.plan(self.prompt(q), schema=AssertionAnswer, purpose="eval.answer")
+        return self.model.plan(self.prompt(q), schema=assertion_schema(q.answer),
+                               purpose="eval.answer", max_tokens=ANSWER_BUDGET)
 
     def ask(self, q: AnswerQuestion) -> AnswerVerdict:
         a = self.model.complete(self.prompt(q), schema=assertion_schema(q.answer),

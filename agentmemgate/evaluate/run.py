@@ -86,7 +86,8 @@ class EvalPlan(BaseModel):
         if self.llm_systems:
             out.append(f"  {self.extraction_calls} extraction calls (one per user turn); the "
                        "matching, resolution and check calls after them depend on what")
-            out.append("  extraction finds and are not counted: the cost below is a lower bound")
+            out.append("  extraction finds and are not counted: the cost below is for the "
+                       "extraction calls alone")
         for a in self.answering:
             head = f"  {a.system}: {a.arcs} arcs, {a.answers} probe answers"
             if a.unbuilt:

@@ -245,12 +245,11 @@ class SystemLine(BaseModel):
 def available_systems() -> list[SystemLine]:
     """Every system ``amg eval run --system`` can name: built-in component systems, answering
     baselines, products (installed or not) and plug-ins (a broken one says why, one line)."""
-    from ..memory.registry import BASES, OPTIONS
+    from ..memory.registry import BASES
     from ..products.registry import BASELINE_NAMES, PRODUCTS, library_version, product_missing
 
     out = [SystemLine(name=n, kind="component", contract="component", available=True,
                       note=b.describe()) for n, b in BASES.items()]
-    out[-1].note += f" (options on any: [{', '.join(OPTIONS)}])"
     notes = {"full-context": "long-context baseline: answers from the whole conversation so far "
                              "(needs --model)",
              "no-memory": "floor baseline: answers with no memories (needs --model)"}

@@ -254,7 +254,8 @@ def cost_lines(models: list[Any], *, planned: bool = False) -> list[str]:
             via += f" ({'to be ' if planned else ''}sent through a batch API)"
         elif g.get("batch_calls"):
             via += _batch_note(g, price, planned)
-        lines.append(f"{label}: {_fmt(g['calls'])} {'planned ' if planned else ''}calls{hits}; "
+        lines.append(f"{label}: {_fmt(g['calls'])} {'planned ' if planned else ''}"
+                     f"call{'' if g['calls'] == 1 else 's'}{hits}; "
                      f"{cost}{via}")
         if g["calls"] > g["unestimated"]:
             lines.append(f"  {tokens}")

@@ -16,9 +16,14 @@ _PROVIDERS: dict[str, ProviderFactory] = {}
 EXAMPLES = "openai:gpt-4o-mini, anthropic:claude-sonnet-4-5"
 
 
-def register_provider(name: str, factory: ProviderFactory) -> None:
-    """Make ``name:MODEL`` specs resolve to ``factory(MODEL, workspace=, base_url=, **options)``."""
+_HIDDEN: set[str] = set()
+
+
+def register_provider(name: str, factory: ProviderFactory, *, user_pickable: bool = True) -> None:
+    """Make ``name:MODEL`` specs resolve to ``factory(MODEL, workspace=, base_url=, **options)``;
+    ``user_pickable=False`` (the tests' ``scripted`` double) keeps it out of what errors list."""
     _PROVIDERS[name] = factory
+    (_HIDDEN.add if not user_pickable else _HIDDEN.discard)(name)
 
 
 def providers() -> list[str]:
@@ -36,13 +41,18 @@ def get_model(spec: str, *, workspace: Workspace | str | Path | None = None,
     if not sep or not name.strip() or provider not in _PROVIDERS:
         raise ModelSpecError(
             f"Unknown model {spec!r}: use provider:model (e.g. {EXAMPLES}); "
-            f"providers: {', '.join(providers())}")
+            f"providers: {', '.join(p for p in providers() if p not in _HIDDEN)}")
     try:
-        return _PROVIDERS[provider](name.strip(), workspace=workspace, base_url=base_url, **options)
+        model = _PROVIDERS[provider](name.strip(), workspace=workspace, base_url=base_url, **options)
     except ValidationError as e:
         err = e.errors()[0]
         where = ".".join(str(p) for p in err.get("loc", ())) or "options"
         raise BadInput(f"Bad option {where!r} for {spec}: {err.get('msg')}") from None
+    from .. import invocation
+
+    if invocation.batch():  # --batch: a server without a batch API is refused before any work
+        model.check_batch_api()
+    return model
 
 
 def _options(cls: type[Model], options: dict[str, Any]):
@@ -71,4 +81,4 @@ def _scripted(name: str, *, workspace=None, base_url=None, **options) -> Model:
 
 register_provider("openai", _openai)
 register_provider("anthropic", _anthropic)
-register_provider("scripted", _scripted)
+register_provider("scripted", _scripted, user_pickable=False)  # a test double

@@ -40,7 +40,12 @@ class Product:
 
     @property
     def install(self) -> str:
-        return f"pip install 'agentmemgate[{self.name}]'"
+        import sys
+
+        note = (" (its embedded FalkorDB needs Python 3.12+; on this Python also pass --graph-url "
+                "to a FalkorDB or Neo4j server)"
+                if self.name == "graphiti" and sys.version_info < (3, 12) else "")
+        return f"pip install 'agentmemgate[{self.name}]'{note}"
 
 
 PRODUCTS: dict[str, Product] = {
