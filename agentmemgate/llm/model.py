@@ -526,6 +526,16 @@ class Model(ABC):
             out["max_tokens"] = self.options.max_tokens
         return out
 
+    def _upstream_failed(self, e: Exception, key: str, req: Request, attempts: list, t0: float,
+                         slot: Any) -> Exception:
+        """A forwarded chat or an embedding request failed: log it, count it, and return the
+        error to raise (a timeout reworded by the throttle)."""
+        if isinstance(e, CallFailed) and e.kind == "timeout":
+            e = self._timeout_error(e, slot, len(attempts))
+        self._log(key, req, attempts, t0, 0, status=getattr(e, "kind", "fatal"), error=str(e))
+        self.usage.add(calls=1, failures=1, requests=max(len(attempts), 1))
+        return e
+
     def forward_chat(self, body: dict[str, Any], *, purpose: str = "") -> dict[str, Any]:
         """One chat completion a product asked for, answered from the cache or upstream, logged.
 
@@ -570,17 +580,8 @@ class Model(ABC):
             t0 = time.monotonic()
             try:
                 completion, raw = self.execute_chat(body)
-            except CallFailed as e:
-                if e.kind == "timeout":
-                    e = self._timeout_error(e, slot, len(attempts))
-                self._log(key, req, attempts, t0, 0, status=e.kind, error=str(e))
-                self.usage.add(calls=1, failures=1, requests=max(len(attempts), 1))
-                raise e from None
             except AmgError as e:
-                self._log(key, req, attempts, t0, 0, status=getattr(e, "kind", "fatal"),
-                          error=str(e))
-                self.usage.add(calls=1, failures=1, requests=max(len(attempts), 1))
-                raise
+                raise self._upstream_failed(e, key, req, attempts, t0, slot) from None
             slot.usable = True
         latency = round(time.monotonic() - t0, 4)
         self.usage.add(calls=1, requests=max(len(attempts), 1), input_tokens=raw.input_tokens,
@@ -632,17 +633,8 @@ class Model(ABC):
                 if len(vectors) != len(todo):
                     raise CallFailed(f"{self.label} returned {len(vectors)} embeddings for "
                                      f"{len(todo)} inputs", kind="invalid_output")
-            except CallFailed as e:
-                if e.kind == "timeout":
-                    e = self._timeout_error(e, slot, len(attempts))
-                self._log(key, req, attempts, t0, 0, status=e.kind, error=str(e))
-                self.usage.add(calls=1, failures=1, requests=max(len(attempts), 1))
-                raise e from None
             except AmgError as e:
-                self._log(key, req, attempts, t0, 0, status=getattr(e, "kind", "fatal"),
-                          error=str(e))
-                self.usage.add(calls=1, failures=1, requests=max(len(attempts), 1))
-                raise
+                raise self._upstream_failed(e, key, req, attempts, t0, slot) from None
             slot.usable = True
         latency = round(time.monotonic() - t0, 4)
         raw = RawReply(resolved_model=self.name, input_tokens=tokens)
