@@ -63,7 +63,11 @@ def judged_line(j) -> str:
 def export_line(s) -> str:
     if not any(s.counts.values()):
         return f"nothing exported to {s.out_dir}: no arcs in the chosen splits"
-    return f"exported to {s.out_dir}: " + ", ".join(f"{k} {v}" for k, v in s.counts.items())
+    line = f"exported to {s.out_dir}: " + ", ".join(f"{k} {v}" for k, v in s.counts.items())
+    if s.kept:  # the root manifest counts and hashes them too: say where they came from
+        line += ("; kept from an earlier export in that folder: "
+                 + ", ".join(f"{k} {v}" for k, v in s.kept.items()))
+    return line
 
 
 def _print_build(summary) -> None:

@@ -72,6 +72,7 @@ class ExportSummary(BaseModel):
     counts: dict[str, int]
     dropped: int
     files: list[str]
+    kept: dict[str, int] = {}  # split folders an earlier export left beside these (arcs each)
 
 
 def row_order(arcs: list[Arc], split: str) -> list[Arc]:
@@ -113,6 +114,7 @@ def _export(ws: Workspace, out: Path, splits: list[str], drop_failing: bool) -> 
                        f"{', '.join(splits)}): run `amg build` or `amg generate` first")
     checks = ws.checks()
     written: list[str] = []
+    kept: dict[str, int] = {}
     try:
         with replaced_folder(out, replace=list(split_arcs) + list(ROOT_FILES),
                              protect=[ws.path]) as stage:
@@ -136,13 +138,33 @@ def _export(ws: Workspace, out: Path, splits: list[str], drop_failing: bool) -> 
                      [c for c in checks if c.arc_id in all_ids],
                      [f for s in split_arcs for f in ws.failures(s)], sections, dropped or None),
                 encoding="utf-8")
-            write_manifest(stage, {"arcs": {s: len(v) for s, v in split_arcs.items()}})
+            counts, kept = {s: len(v) for s, v in split_arcs.items()}, _kept_splits(stage, split_arcs)
+            write_manifest(stage, {"arcs": {**counts, **kept}},
+                           {"kept_from_an_earlier_export": sorted(kept)} if kept else None)
             written += list(ROOT_FILES)
     except OSError as e:
         raise WorkspaceError(f"Cannot write export to {str(out)!r}: {e.strerror or e}") from None
     return ExportSummary(out_dir=str(out), counts={s: len(v) for s, v in split_arcs.items()},
                          dropped=sum(len(d) for d in split_dropped.values()),
-                         files=[str(out / f) for f in written])
+                         files=[str(out / f) for f in written], kept=kept)
+
+
+def _kept_splits(stage: Path, exported: dict) -> dict[str, int]:
+    """Split folders an earlier export left in the folder (kept, see ``export``), with the arc
+    count their own manifest gives: the root manifest hashes their files, so it counts them too."""
+    import json
+
+    from ..schema import SPLITS
+
+    kept = {}
+    for s in SPLITS:
+        m = stage / s / "manifest.json"
+        if s not in exported and m.is_file():
+            try:
+                kept[s] = int(json.loads(m.read_text(encoding="utf-8"))["counts"]["arcs"])
+            except (ValueError, KeyError, TypeError):
+                continue
+    return kept
 
 
 __all__ = ["CARD_SECTIONS", "DROP_RULES", "CardSection", "DropRule", "ExportSummary", "card",

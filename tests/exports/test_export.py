@@ -70,3 +70,24 @@ def test_changed_seed_replans_the_split(tmp_path):
     import json
     seeds = {json.loads(l)["provenance"]["seed"] for l in open(tmp_path / "out/core/data.jsonl")}
     assert seeds == {2}
+
+
+def test_a_one_split_export_counts_the_split_folders_it_keeps(small_build, tmp_path):
+    """Re-exporting one split keeps the others' folders (by design); the root manifest hashes
+    their files, so it counts them too and says they came from an earlier export."""
+    import shutil
+
+    from agentmemgate.exports import export
+    from agentmemgate.workspace import Workspace
+
+    root, _ = small_build
+    out = tmp_path / "out"
+    shutil.copytree(root / "out", out)
+    before = json.loads((out / "manifest.json").read_text())["counts"]["arcs"]
+    s = export(Workspace(root / "ws", create=False), out, ["core"])
+    m = json.loads((out / "manifest.json").read_text())
+    assert s.counts == {"core": before["core"]}
+    assert s.kept == {k: v for k, v in before.items() if k != "core"} and s.kept
+    assert m["counts"]["arcs"] == before
+    assert m["kept_from_an_earlier_export"] == sorted(s.kept)
+    assert {f.split("/")[0] for f in m["files"] if "/" in f} == set(before)
