@@ -35,7 +35,7 @@ from .judges import ValueJudge, get_value_judge
 from .measures import ArcScore
 from .answering import namespace_for
 from .protocol import run_sessions
-from .run import FLUSH_OFFLINE, _usage, _UsageView, drive, resolve_systems
+from .run import Tally, _usage, _UsageView, drive, resolve_systems
 from .systems import PAPER_SYSTEMS, SystemSpec
 
 NATURAL_SYSTEMS = PAPER_SYSTEMS  # the paper's 6.1 check: both extraction styles, gate on and off
@@ -280,9 +280,7 @@ def run_natural(ws: Workspace, sets: list[str], systems: Iterable[str | SystemSp
                               judge_key=jk)
 
     offline = vj.judge.heuristic and all(s.info.offline for s in specs)
-    ran = rescored = failed = calls = 0
-    examples: list[str] = []
-    buffer: list[store.Finished] = []
+    t = Tally(ws, jk, offline)
     status = "failed"
     try:
         for r in drive(work, todo, offline=offline,
@@ -290,43 +288,24 @@ def run_natural(ws: Workspace, sets: list[str], systems: Iterable[str | SystemSp
                        usage=_UsageView(_usage(specs, vj)), concurrency=concurrency,
                        show_progress=show_progress, failure=_Failure):
             if isinstance(r, _Failure):
-                failed += 1
-                key = key_of(r.job.set_name, r.job.item.item_id)
-                if r.trace is not None and not _answering(r.job.spec):
-                    store.save_finished(ws, [store.Finished(
-                        run_key=r.job.spec.run_key, system=r.job.spec.name, arc_id=key,
-                        split=split_of(r.job.set_name), level="natural", arc_sha=r.job.sha,
-                        trace=r.trace, score=None, judge_key=jk)])
-                store.save_failure(ws, r.job.spec.run_key, r.job.spec.name, key, r.stage, r.error)
-                if len(examples) < 10:
-                    examples.append(f"{r.job.spec.name} on {key} ({r.stage}): {r.error}")
-                continue
-            if isinstance(r, store.Answered):
-                store.save_answered(ws, r)
-                if r.sessions is not None:
-                    ran += 1
-                    calls += sum(x["calls"] for x in r.sessions)
-                else:
-                    rescored += 1
-                continue
-            if r.trace is not None:
-                ran += 1
-                calls += r.trace.calls
+                t.failure(run_key=r.job.spec.run_key, system=r.job.spec.name,
+                          arc_id=key_of(r.job.set_name, r.job.item.item_id),
+                          split=split_of(r.job.set_name), level="natural", sha=r.job.sha,
+                          trace=None if _answering(r.job.spec) else r.trace, stage=r.stage,
+                          error=r.error)
+            elif isinstance(r, store.Answered):
+                t.answered(r)
             else:
-                rescored += 1
-            buffer.append(r)
-            if not offline or len(buffer) >= FLUSH_OFFLINE:
-                store.save_finished(ws, buffer)
-                buffer = []
-        status = "ok" if failed == 0 else "partial"
+                t.finished(r)
+        status = "ok" if t.failed == 0 else "partial"
     finally:
-        store.save_finished(ws, buffer)
+        t.flush()
         store.finish_run(ws, run_id, status)
     return NaturalEvalSummary(
         run_id=run_id, sets=counts, names=[s.name for s in specs], judge=vj.info.model_dump(),
         offline=all(s.info.offline for s in specs), answering=any(_answering(s) for s in specs),
-        ran_now=ran, rescored=rescored,
-        already_done=done, failed=failed, failure_examples=examples, component_calls=calls,
+        ran_now=t.ran, rescored=t.rescored,
+        already_done=done, failed=t.failed, failure_examples=t.examples, component_calls=t.calls,
         seconds=round(time.perf_counter() - t0, 3))
 
 

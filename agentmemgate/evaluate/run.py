@@ -140,6 +140,51 @@ class _Failure:
     trace: Any = None  # a scoring failure keeps the trace: a re-run only re-scores it
 
 
+class Tally:
+    """What a drive's results add up to (ran, re-scored, failed, component calls, the first ten
+    failures), with each result stored as it comes (offline ones in batches of FLUSH_OFFLINE:
+    cheap to redo after a kill); ``run_eval`` and ``run_natural`` share it."""
+
+    def __init__(self, ws: Workspace, judge_key: str, offline: bool):
+        self.ws, self.judge_key, self.offline = ws, judge_key, offline
+        self.ran = self.rescored = self.failed = self.calls = 0
+        self.examples: list[str] = []
+        self.buffer: list[store.Finished] = []
+
+    def failure(self, *, run_key: str, system: str, arc_id: str, split: str, level: str,
+                sha: str, trace: Any, stage: str, error: str) -> None:
+        self.failed += 1
+        if trace is not None:  # the system ran; only its scoring failed: keep the trace
+            store.save_finished(self.ws, [store.Finished(
+                run_key=run_key, system=system, arc_id=arc_id, split=split, level=level,
+                arc_sha=sha, trace=trace, score=None, judge_key=self.judge_key)])
+        store.save_failure(self.ws, run_key, system, arc_id, stage, error)
+        if len(self.examples) < 10:
+            self.examples.append(f"{system} on {arc_id} ({stage}): {error}")
+
+    def finished(self, r: store.Finished) -> None:
+        if r.trace is not None:
+            self.ran += 1
+            self.calls += r.trace.calls
+        else:
+            self.rescored += 1
+        self.buffer.append(r)
+        if not self.offline or len(self.buffer) >= FLUSH_OFFLINE:
+            self.flush()
+
+    def answered(self, r: store.Answered) -> None:
+        store.save_answered(self.ws, r)
+        if r.sessions is not None:
+            self.ran += 1
+            self.calls += sum(x["calls"] for x in r.sessions)
+        else:
+            self.rescored += 1
+
+    def flush(self) -> None:
+        store.save_finished(self.ws, self.buffer)
+        self.buffer = []
+
+
 def drive(work, todo: list, *, offline: bool, description: str, usage: Any, concurrency: int,
           show_progress: bool, failure: type) -> Iterator:
     """``work`` over ``todo``, results as they finish: inline when everything is offline rules
@@ -369,35 +414,20 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
                               judge_key=jk)
 
     offline = vj.judge.heuristic and all(s.info.offline for s in specs)
-    ran = rescored = failed = calls = 0
-    examples: list[str] = []
-    buffer: list[store.Finished] = []
+    t = Tally(ws, jk, offline)
     status = "failed"
     try:
         for r in drive(work, todo, offline=offline, description=f"eval ({len(specs)} systems",
                        usage=_UsageView(_usage(specs, vj)), concurrency=concurrency,
                        show_progress=show_progress and bool(todo), failure=_Failure):
             if isinstance(r, _Failure):
-                failed += 1
-                if r.trace is not None:  # the system ran; only its scoring failed
-                    store.save_finished(ws, [store.Finished(
-                        run_key=r.item.spec.run_key, system=r.item.spec.name, arc_id=r.item.arc.id,
-                        split=r.item.arc.spec.split, level=r.item.arc.spec.level, arc_sha=r.item.sha,
-                        trace=r.trace, score=None, judge_key=jk)])
-                store.save_failure(ws, r.item.spec.run_key, r.item.spec.name, r.item.arc.id,
-                                   r.stage, r.error)
-                if len(examples) < 10:
-                    examples.append(f"{r.item.spec.name} on {r.item.arc.id} ({r.stage}): {r.error}")
-                continue
-            if r.trace is not None:
-                ran += 1
-                calls += r.trace.calls
+                t.failure(run_key=r.item.spec.run_key, system=r.item.spec.name,
+                          arc_id=r.item.arc.id, split=r.item.arc.spec.split,
+                          level=r.item.arc.spec.level, sha=r.item.sha, trace=r.trace,
+                          stage=r.stage, error=r.error)
             else:
-                rescored += 1
-            buffer.append(r)
-            if not offline or len(buffer) >= FLUSH_OFFLINE:
-                store.save_finished(ws, buffer)
-                buffer = []
+                t.finished(r)
+        ran, rescored, failed, calls, examples = t.ran, t.rescored, t.failed, t.calls, t.examples
         if answering:
             from .answering import run_answering
 
@@ -410,7 +440,7 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
             examples += a.examples[:max(0, 10 - len(examples))]
         status = "ok" if failed == 0 else "partial"
     finally:
-        store.save_finished(ws, buffer)
+        t.flush()
         store.finish_run(ws, run_id, status)
     return EvalSummary(run_id=run_id, names=[s.name for s in all_specs],
                        answering=[s.name for s in answering],
