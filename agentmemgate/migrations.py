@@ -356,3 +356,15 @@ def m019_batches(db: sqlite_utils.Database) -> None:
     )
     db["llm_batch_requests"].create_index(["cache_key"])
     db["llm_calls"].add_column("batch", int)
+
+
+@migration
+def m020_designs(db: sqlite_utils.Database) -> None:
+    """The design a workspace was built from (``design``: its name, the sha256 of its file, and
+    every file it was read with, so later commands read the same design even when its folder has
+    changed), and how each split was last planned (``split_plans``: seed, ``--n-per-cell``, the
+    design's sha256), which the manifest and the dataset card record."""
+    db["design"].create({"id": int, "name": str, "sha256": str, "bundle": str, "stored_at": str},
+                        pk="id")
+    db["split_plans"].create({"split": str, "design": str, "design_sha256": str, "seed": int,
+                              "n_per_cell": int, "planned_at": str}, pk="split")

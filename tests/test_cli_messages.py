@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentmemgate.cli import app
+from agentmemgate.design import paper_design
 from agentmemgate.generate import plan_split
 
 runner = CliRunner()
@@ -54,7 +55,7 @@ def test_n_per_cell_beyond_the_catalog_names_the_largest_that_works(tmp_path):
                      r"an unused attribute, initial and plan value\)\n", res.output)
     assert m, res.output
     best = int(m.group(1))
-    assert len(plan_split("controlled", 0, best)) == 9 * best  # that value works
+    assert len(plan_split("controlled", 0, best)) == paper_design().arcs_in("controlled", best)  # that value works
     with pytest.raises(Exception, match=f"--n-per-cell {best + 1} is more"):
         plan_split("controlled", 0, best + 1)
     assert not (tmp_path / "ws").exists()

@@ -14,6 +14,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "agentmemgate"
 
 # Shared pieces beside the rooms: any room may use them; they use no room.
 SHARED = {"agentmemgate", "_gc", "_lazy", "_sqlite", "atomic", "errors", "invocation", "jsonl", "llm",
+          "suggest",
           "migrations", "outputs", "progress",
           "rubrics", "schema", "stats", "versioned", "workspace"}
 # The rooms from the bottom up; a room may import the ones before it. Data flows spec -> render ->
@@ -21,7 +22,7 @@ SHARED = {"agentmemgate", "_gc", "_lazy", "_sqlite", "atomic", "errors", "invoca
 # (what a valid arc is: structural checks, offline realism checks, judges) sits below ``generate``,
 # whose LLM generator re-asks a draft that fails those checks and whose importer stores their
 # verdicts. The corpora and classifier rooms come where their data enters.
-ROOMS = ["validate", "generate", "corpora", "classify", "annotate_app", "exports", "memory",
+ROOMS = ["design", "validate", "generate", "corpora", "classify", "annotate_app", "exports", "memory",
          "products",
          "evaluate", "pipeline", "cli"]
 # Known exceptions, each with its reason. Keep this short.

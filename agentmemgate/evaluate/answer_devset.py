@@ -113,7 +113,7 @@ def split_part(item_id: str, shape_ids: list[str]) -> str:
 def field_spec(attribute: str, question: str) -> FieldSpec:
     """The field as ``amg eval`` shows it to a judge: the catalog's description, the item's
     question as the probe question."""
-    from ..generate.catalog import load_catalog
+    from ..design.catalog import load_catalog
 
     domain = load_catalog().get(attribute)
     if domain is None:

@@ -6,12 +6,9 @@ The renderers (``offline``, ``llm_renderer``) register with ``renderer`` on its 
 # Re-exports resolved on first use (PEP 562), so importing the package costs only what it uses;
 # ``from agentmemgate.ROOM import name`` works as before.
 _LAZY = {
-    "Domain": ("catalog", None),
-    "load_catalog": ("catalog", None),
     "ImportSummary": ("importer", None),
     "import_arcs": ("importer", None),
     "Cell": ("planner", None),
-    "paper_cells": ("planner", None),
     "plan_split": ("planner", None),
     "resolve_splits": ("planner", None),
     "RenderError": ("renderer", None),
@@ -34,7 +31,7 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *_LAZY})
 
 __all__ = [
-    "Cell", "Domain", "GenerateSummary", "ImportSummary", "import_arcs", "RenderError", "RenderFailure", "Renderer",
-    "generate", "get_renderer", "load_catalog", "paper_cells", "plan_split", "register_renderer",
+    "Cell", "GenerateSummary", "ImportSummary", "import_arcs", "RenderError", "RenderFailure", "Renderer",
+    "generate", "get_renderer", "plan_split", "register_renderer",
     "resolve_splits",
 ]

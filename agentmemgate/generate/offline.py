@@ -31,53 +31,70 @@ from functools import lru_cache
 from pathlib import Path
 
 from .. import __version__
-from ..rubrics import sha256_files
+from ..design import Design, Domain, Exchange, load_domains, paper_design, second_person
+from ..design.bundle import sha256_files_of
 from ..schema import Arc, ArcSpec, Provenance, Session, Turn, TurnRef
-from .catalog import Domain, Exchange, catalog_files, load_catalog, second_person
 from .renderer import Renderer, register_renderer
 
-PHRASE_DIR = Path(__file__).with_name("phrases")
-CORRECTION_PHRASES = Path(__file__).with_name("correction_phrases.toml")
 KIND = "offline template renderer (deterministic grammar, no LLM)"
-HEDGED = ("strongly_hedged", "weakly_hedged")
 EXCHANGES_PER_ARC = 5  # the initial question and up to four small-talk exchanges
 GENERAL_EVERY = 3  # one arc in three gets an off-topic exchange
+# Slots by which a plan phrasing names the scheduled day: a level whose phrasings use them gets
+# one (the paper's scheduled_with_date), and its open plans a still-ahead or passed mention.
+DATE_SLOTS = ("{on_date}", "{On_date}", "{date_np}", "{Date_np}")
 
 
-@lru_cache(maxsize=None)
-def phrase_bank() -> dict[str, dict]:
-    """Each phrase file by name: ``plan``, ``outcome``, ``replies``, ``chat``."""
-    bank: dict[str, dict] = {}
-    for path in sorted(PHRASE_DIR.glob("*.toml")):
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-        if "exchanges" in data:
-            data["exchanges"] = [Exchange(**e) for e in data["exchanges"]]
-        bank[path.stem] = data
-    return bank
+def phrase_bank(design: Design | None = None) -> dict[str, dict]:
+    """Each phrase file of the design by name: ``plan``, ``outcome``, ``replies``, ``chat``."""
+    design = design or paper_design()
+    cached = getattr(design, "_phrases", None)
+    if cached is None:
+        cached = {}
+        for rel, f in design.source.folder(design.files.phrases):
+            data = tomllib.loads(f.text())
+            if "exchanges" in data:
+                data["exchanges"] = [Exchange(**e) for e in data["exchanges"]]
+            cached[rel.rsplit("/", 1)[-1].removesuffix(".toml")] = data
+        design._phrases = cached
+    return cached
 
 
-def level_phrasings(level: str, group: str | None = None) -> list[str]:
-    """The phrasings open to one arc at ``level``: a plan level's list, or an outcome level's
-    'any' list plus the list of its plan group (``hedged`` or ``committed``)."""
-    bank = phrase_bank()
-    if level in bank["plan"]:
-        return list(bank["plan"][level])
-    entry = bank["outcome"][level]
+def correction_bank(design: Design | None = None) -> dict:
+    design = design or paper_design()
+    cached = getattr(design, "_correction_phrases", None)
+    if cached is None:
+        rel = design.files.correction_phrases
+        cached = tomllib.loads(design.source.files[rel].text()) if rel in design.source.files else {}
+        design._correction_phrases = cached
+    return cached
+
+
+def level_phrasings(key: str, group: str | None = None, design: Design | None = None) -> list[str]:
+    """The phrasings open to one arc under phrase-bank ``key``: a plan level's list, or an
+    outcome list's 'any' phrasings plus those of the plan's group (``hedged``, ``committed``)."""
+    bank = phrase_bank(design)
+    if key in bank["plan"]:
+        return list(bank["plan"][key])
+    entry = bank["outcome"][key]
     return list(entry["any"]) + (list(entry.get(group, [])) if group else [])
 
 
-def bank_sha256(corrections: bool = False) -> str:
-    """The offline renderer's 'prompt': its phrase banks and catalog, hashed for provenance
-    (``corrections``: with the correction phrases, which only correction arcs use)."""
-    extra = [CORRECTION_PHRASES] if corrections else []
-    return sha256_files(sorted(PHRASE_DIR.glob("*.toml")) + extra + catalog_files())
+def bank_sha256(design: Design | None = None, corrections: bool = False) -> str:
+    """The offline renderer's 'prompt': the design's phrase banks and the catalog files of its
+    domains, hashed for provenance (``corrections``: with the correction phrases, which only
+    correction arcs use)."""
+    design = design or paper_design()
+    src = design.source
+    files = [f for _, f in src.folder(design.files.phrases)]
+    if corrections and design.files.correction_phrases in src.files:
+        files.append(src.files[design.files.correction_phrases])
+    return sha256_files_of(files + [src.catalog[d] for d in load_domains(design)])
 
 
-@lru_cache(maxsize=None)
-def correction_bank() -> dict:
-    with open(CORRECTION_PHRASES, "rb") as f:
-        return tomllib.load(f)
+def scheduled(design: Design, wording: str) -> bool:
+    """Whether plans at ``wording`` name a scheduled day (their phrasings use a date slot)."""
+    lv = design.by_role("plan_wording").level(wording)  # type: ignore[union-attr]
+    return any(slot in t for t in phrase_bank(design)["plan"].get(lv.phrase_key, ()) for slot in DATE_SLOTS)
 
 
 # -- dealing the data banks ------------------------------------------------------------------
@@ -98,13 +115,26 @@ def domain_exchanges(domain: Domain, spec: ArcSpec) -> list[tuple[str, str]]:
     return [domain.exchanges[e].fill(f) for e, f in picks]
 
 
-def general_exchange(domain: Domain, spec: ArcSpec) -> tuple[str, str] | None:
+def _general_place(design: Design, domain: str) -> tuple[int, int]:
+    """(ordinal, stride) of a domain for the off-topic deal. Sequential designs: its place among
+    the design's domains sorted, and their number (the paper's). Keyed ones: its place in the
+    design's list and a stride that does not grow while there are at most 33 domains, so that
+    appending a domain to the list changes no other arc's small talk."""
+    names = list(load_domains(design))
+    if design.ids == "sequential":
+        return names.index(domain), len(names)
+    listed = names if design.domains == "all" else list(design.domains)
+    return listed.index(domain), 3 * -(-max(len(listed), 33) // 3)
+
+
+def general_exchange(domain: Domain, spec: ArcSpec, design: Design | None = None) -> tuple[str, str] | None:
     """The off-topic exchange of every third arc (by its place in the build), or None."""
-    ordinal = sorted(load_catalog()).index(domain.attribute)
-    serial = spec.domain_index * len(load_catalog()) + ordinal + spec.plan_seed
+    design = design or paper_design()
+    ordinal, stride = _general_place(design, domain.attribute)
+    serial = spec.domain_index * stride + ordinal + spec.plan_seed
     if serial % GENERAL_EVERY:
         return None
-    talk = tuple(phrase_bank()["chat"]["exchanges"])
+    talk = tuple(phrase_bank(design)["chat"]["exchanges"])
     stream = _stream(tuple(e.fillings for e in talk), f"amg-small-talk:{spec.plan_seed}")
     e, f = stream[(serial // GENERAL_EVERY) % len(stream)]
     return talk[e].fill(f)
@@ -193,29 +223,33 @@ class OfflineRenderer(Renderer):
     family = "offline-template"
     kind = KIND
 
-    def __init__(self, spec: str = "offline", **_options):
-        self.prompt_sha256 = bank_sha256()
-        self.correction_sha256 = bank_sha256(corrections=True)
+    def __init__(self, spec: str = "offline", design: Design | None = None, **_options):
+        self.design = design or paper_design()
+        self.prompt_sha256 = bank_sha256(self.design)
+        self.correction_sha256 = bank_sha256(self.design, corrections=True)
 
     def render(self, spec: ArcSpec) -> Arc:
         if spec.correction is not None:
-            return _CorrectionWriter(spec).write(self)
-        return _ArcWriter(spec).write(self)
+            return _CorrectionWriter(spec, self.design).write(self)
+        return _ArcWriter(spec, self.design).write(self)
 
 
 class _ArcWriter:
     """Renders one arc: lays out the sessions, then fills each turn from the banks."""
 
-    def __init__(self, spec: ArcSpec):
-        self.spec = spec
+    def __init__(self, spec: ArcSpec, design: Design):
+        self.spec, self.design = spec, design
         self.rng = random.Random(spec.seed)
-        self.domain = load_catalog()[spec.domain]
-        bank = phrase_bank()
+        domains = load_domains(design)
+        self.domain = domains[spec.domain]
+        bank = phrase_bank(design)
         self.chat_bank, self.plans, self.outcomes, self.replies = (
             bank["chat"], bank["plan"], bank["outcome"], bank["replies"])
         self.exchanges = domain_exchanges(self.domain, spec)
-        self.general = general_exchange(self.domain, spec)
-        self.ordinal = sorted(load_catalog()).index(spec.domain)
+        self.general = general_exchange(self.domain, spec, design)
+        self.ordinal = list(domains).index(spec.domain)
+        self.wording = design.by_role("plan_wording").level(spec.plan_wording) \
+            if spec.outcome != "correction" else None  # type: ignore[union-attr]
         self.sessions = [Session(date=d, turns=[]) for d in spec.session_dates]
         self.slots = self._base_slots()
 
@@ -319,7 +353,7 @@ class _ArcWriter:
             return
         o_day = dates[outcome_s] if outcome_s is not None else p_day + dt.timedelta(days=14)
         self.o_day = o_day
-        if sp.plan_wording == "scheduled_with_date":
+        if scheduled(self.design, sp.plan_wording):
             if sp.outcome == "came_true":
                 sched = _between(rng, p_day, o_day - dt.timedelta(days=1)) if (o_day - p_day).days > 1 \
                     else o_day
@@ -345,7 +379,8 @@ class _ArcWriter:
 
     def plan_text(self) -> str:
         sp = self.spec
-        template = self.deal(self.plans[sp.plan_wording], sp.plan_wording)
+        key = self.wording.phrase_key
+        template = self.deal(self.plans[key], key)
         text = template.format_map(self.slots)
         if sp.outcome == "control":
             if "{reason_done}" not in template:
@@ -354,24 +389,34 @@ class _ArcWriter:
             text += " " + self.pick(self.plans["motivation"], "motivation")
         return text
 
+    def outcome_level(self):
+        """The outcome factor's level this arc ends at: its cell's, or the first of its kind."""
+        sp, f = self.spec, self.design.by_role("outcome")
+        if f is not None and sp.factor == f.name:
+            return f.level(sp.level)
+        return next((lv for lv in (f.levels if f else ()) if (lv.kind or lv.name) == sp.outcome), None)
+
     def outcome_text(self) -> tuple[str, str]:
-        sp = self.spec
-        group = "hedged" if sp.plan_wording in HEDGED else "committed"
+        sp, design = self.spec, self.design
+        group = self.wording.group
         replies = self.replies
         if sp.outcome == "came_true":
-            level = sp.confirmation_wording or "verbatim"
-            text = self.pick(level_phrasings(level, group), f"{level}:{group}")
-            reply = {"oblique": "came_true_unnamed", "situational": "situational"}.get(level, "came_true")
+            conf = design.by_role("confirmation_wording").level(sp.confirmation_wording)  # type: ignore[union-attr]
+            key = conf.phrase_key
+            text = self.pick(level_phrasings(key, group, design), f"{key}:{group}")
+            reply = conf.reply or "came_true"
             return text, self.pick(replies[reply], reply)
+        out = self.outcome_level()
+        key = out.phrase_key if out else sp.outcome
+        reply = (out.reply if out and out.reply else key).format(group=group)
         if sp.outcome == "abandoned":
-            return (self.pick(level_phrasings("abandoned", group), f"abandoned:{group}"),
-                    self.pick(replies["abandoned"], "reply:abandoned"))
-        options = level_phrasings("pending", group)
+            return (self.pick(level_phrasings(key, group, design), f"{key}:{group}"),
+                    self.pick(replies[reply], f"reply:{reply}"))
+        options = level_phrasings(key, group, design)
         if self.sched is not None:
             passed = "scheduled_passed" if self.sched < self.o_day else "scheduled_ahead"
-            options += self.outcomes["pending"][passed]
-        reply = "pending_hedged" if group == "hedged" else "pending_committed"
-        return self.pick(options, f"pending:{group}:{len(options)}"), self.pick(replies[reply], reply)
+            options += self.outcomes[key][passed]
+        return self.pick(options, f"{key}:{group}:{len(options)}"), self.pick(replies[reply], reply)
 
     def chat(self, s: int) -> tuple[str, str]:
         if self.general is not None and (s > 0 or self.use_general_first):
@@ -405,7 +450,7 @@ class _ArcWriter:
                     ack = self.pick(replies["after_initial"], "ack") + " " if self.rng.random() < 0.5 else ""
                     refs["initial"] = self.exchange(s, text, ack + a0)
                 elif item == "plan":
-                    key = "completed_change" if sp.outcome == "control" else sp.plan_wording
+                    key = self.wording.reply or self.wording.name
                     text = self.greet(s, self.plan_text())
                     refs["plan"] = self.exchange(s, text, self.pick(replies[key], f"reply:{key}"))
                 else:
@@ -446,11 +491,13 @@ class _CorrectionWriter(_ArcWriter):
     after at least one other exchange, or in a later session, the correction turn says that
     statement was wrong and gives the right value (``correction_phrases.toml``)."""
 
-    def __init__(self, spec: ArcSpec):
-        super().__init__(spec)
+    def __init__(self, spec: ArcSpec, design: Design):
+        super().__init__(spec, design)
         c, d = spec.correction, self.domain
         assert c is not None
-        self.bank = correction_bank()
+        self.bank = correction_bank(design)
+        self.control = design.by_role("plan_wording").level(  # type: ignore[union-attr]
+            design.by_role("plan_wording").control_level)  # type: ignore[union-attr]
         current_r = _rotate(d.current, spec, 10).format(value=c.value)
         self.slots.update(
             wrong=c.wrong_value, right=c.value, current_right=current_r,
@@ -510,13 +557,14 @@ class _CorrectionWriter(_ArcWriter):
                     prev, now = sp.session_dates[s - 1], sp.session_dates[s]
                     when = _back(_between(self.rng, prev, now), now)
                     self.slots.update(done_when=when, done_asof=_asof(when))
-                    template = self.deal(self.plans["completed_change"], "completed_change")
+                    key = self.control.phrase_key
+                    template = self.deal(self.plans[key], key)
                     text = template.format_map(self.slots)
                     if "{reason_done}" not in template:
                         text += " " + self.pick(self.plans["motivation_done"], "motivation_done")
+                    reply = self.control.reply or self.control.name
                     refs["plan"] = self.exchange(s, self.greet(s, text),
-                                                 self.pick(replies["completed_change"],
-                                                           "reply:completed_change"))
+                                                 self.pick(replies[reply], f"reply:{reply}"))
                 else:
                     self.slots["said_when"] = self.said_when(s)
                     key = f"{c.target}_{c.marker}"

@@ -1,120 +1,77 @@
-"""The seeded planner: one ``ArcSpec`` per conversation, in the paper's cells (Table 1, A.6).
+"""The seeded planner: one ``ArcSpec`` per conversation, in the cells a design declares.
 
 The planner decides everything a renderer must realize (field, values, levels, dates, structure),
-so LLM generators and the offline renderer produce the same benchmark design from the same seed.
+so LLM generators and the offline renderer produce the same benchmark from the same design and
+seed. Two id schemes (``Design.ids``):
+
+- ``sequential`` (the paper's): one random stream per split, drawn in plan order, as the toolkit
+  always has; the paper's design keeps the ids and arcs it has always had. Any other design
+  salts its id stream with a digest of everything its plan depends on, so an edit to it re-deals
+  every id (an id never keeps its name while its spec changes).
+- ``keyed``: each arc is drawn from its own key (seed, split, cell, domain, lap): a cell takes
+  the domains whose keyed scores rank highest, each arc's values, dates and wordings come from
+  streams of that key, and its id is a digest of its spec. Adding a cell or a domain leaves the
+  other arcs as they were, except where the draw must change: the arc a new domain displaces,
+  and small talk, which is dealt in build order so that no exchange repeats.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import functools
+import hashlib
+import json
 import random
 from collections import Counter
-from dataclasses import dataclass
 
+from ..design import Cell, Design, Domain, paper_design
 from ..errors import BadInput
-from ..schema import (
-    CONFIRMATION_LEVELS,
-    CONTROL_LEVEL,
-    CORRECTION_FACTOR,
-    CORRECTION_MARKERS,
-    CORRECTION_OUTCOME,
-    CORRECTION_TARGETS,
-    CORRECTION_TIMINGS,
-    HEDGE_LEVELS,
-    PAPER_SPLITS,
-    SPLITS,
-    ArcSpec,
-    CorrectionSpec,
-    FieldSpec,
-    check_level,
-)
-from .catalog import Domain, load_catalog
+from ..schema import ArcSpec, CorrectionSpec, FieldSpec
 
 
-@dataclass(frozen=True)
-class Cell:
-    split: str
-    factor: str
-    level: str
-    outcome: str
-    n: int
+def resolve_splits(split: str, design: Design | None = None) -> list[str]:
+    """``all``, a group of the design (the paper's ``paper``) or one split name, validated."""
+    return (design or paper_design()).resolve_splits(split)
 
 
-CORRECTIONS_PER_CELL = 15  # 8 cells x 15 = 120 arcs; x 2 gated/ungated twin pairs = 240 runs
+def plan_split(split: str, seed: int = 0, n_per_cell: int | None = None,
+               design: Design | None = None) -> list[ArcSpec]:
+    """All specs of one split; the same (design, split, seed, n_per_cell) always gives the same
+    specs. They are copies, nested fields included: a caller may change them (a renderer puts the
+    spec into its arc, and tests edit arcs) without changing what the next call returns."""
+    return [s.model_copy(deep=True) for s in _planned(design or paper_design(), split, seed, n_per_cell)]
 
 
-def paper_cells(split: str) -> list[Cell]:
-    """The cell design of each split with the paper's sizes (386 arcs in the three paper splits;
-    the corrections split adds 2 x 2 x 2 cells of 15: what is corrected, where, with or without a
-    corrective marker)."""
-    if split == "corrections":
-        return [Cell("corrections", CORRECTION_FACTOR, f"{t}_{w}_{m}", CORRECTION_OUTCOME,
-                     CORRECTIONS_PER_CELL)
-                for t in CORRECTION_TARGETS for w in CORRECTION_TIMINGS for m in CORRECTION_MARKERS]
-    if split == "core":
-        return [Cell("core", "outcome", o, o, 20) for o in ("came_true", "abandoned", "open")]
-    if split == "heldout":
-        return [Cell("heldout", "outcome", o, o, 44) for o in ("came_true", "abandoned", "open")] + [
-            Cell("heldout", "outcome", CONTROL_LEVEL, "control", 15)]
-    if split == "controlled":
-        return (
-            [Cell("controlled", "hedge_strength", lv, "open", 20) for lv in HEDGE_LEVELS]
-            + [Cell("controlled", "hedge_strength", CONTROL_LEVEL, "control", 19)]
-            + [Cell("controlled", "confirmation_wording", lv, "came_true", 20)
-               for lv in CONFIRMATION_LEVELS]
-        )
-    check_level(split, SPLITS, "split")
-    raise AssertionError("unreachable")
-
-
-def resolve_splits(split: str) -> list[str]:
-    """``all`` (every split), ``paper`` (the paper's three: core, heldout, controlled) or one
-    split name, validated."""
-    if split == "all":
-        return list(SPLITS)
-    if split == "paper":
-        return list(PAPER_SPLITS)
-    check_level(split, SPLITS + ("all", "paper"), "split")
-    return [split]
-
-
-def plan_split(split: str, seed: int, n_per_cell: int | None = None) -> list[ArcSpec]:
-    """All specs of one split; the same (split, seed, n_per_cell) always gives the same specs.
-
-    They are copies, nested fields included: a caller may change them (a renderer puts the spec
-    into its arc, and tests edit arcs) without changing what the next call returns."""
-    return [s.model_copy(deep=True) for s in _planned(split, seed, n_per_cell)]
-
-
-def check_plan(split: str, seed: int, n_per_cell: int | None = None) -> None:
+def check_plan(split: str, seed: int = 0, n_per_cell: int | None = None,
+               design: Design | None = None) -> None:
     """Refuse, as ``plan_split`` would, a split the catalog cannot fill (no copies made)."""
-    _planned(split, seed, n_per_cell)
+    _planned(design or paper_design(), split, seed, n_per_cell)
 
 
-def _planned(split: str, seed: int, n_per_cell: int | None) -> tuple[ArcSpec, ...]:
+def _planned(design: Design, split: str, seed: int, n_per_cell: int | None) -> tuple[ArcSpec, ...]:
     if n_per_cell is not None and n_per_cell < 1:
         raise BadInput(f"--n-per-cell must be a positive whole number, got {n_per_cell}")
-    check_level(split, SPLITS, "split")
+    design.split(split)
     try:
-        return _plan_through(split, seed, n_per_cell)
+        return _plan_build(_Key(design), seed, n_per_cell)[split]
     except _Exhausted as e:
         if n_per_cell is None:
             raise BadInput(f"Catalog has too few values for attribute {e.attribute!r} to keep "
-                           f"(attribute, initial, plan) triples unique in split {split!r}") from None
-        best = largest_n_per_cell(split, seed, below=n_per_cell)
+                           f"(attribute, initial, plan) triples unique in split {e.split!r}") from None
+        best = largest_n_per_cell(split, seed, below=n_per_cell, design=design)
         raise BadInput(f"--n-per-cell {n_per_cell} is more than the catalog can fill for split "
                        f"{split!r}: the largest value that works there is {best} (each arc needs an "
                        "unused attribute, initial and plan value)") from None
 
 
-def largest_n_per_cell(split: str, seed: int, below: int) -> int:
+def largest_n_per_cell(split: str, seed: int, below: int, design: Design | None = None) -> int:
     """The largest ``n_per_cell`` under ``below`` that the catalog can fill (0 if none)."""
+    key = _Key(design or paper_design())
     lo, hi = 0, below  # plan(lo) works (0 trivially), plan(hi) fails
     while hi - lo > 1:
         mid = (lo + hi) // 2
         try:
-            _plan_through(split, seed, mid)
+            _plan_build(key, seed, mid)
             lo = mid
         except _Exhausted:
             hi = mid
@@ -122,44 +79,58 @@ def largest_n_per_cell(split: str, seed: int, below: int) -> int:
 
 
 class _Exhausted(Exception):
-    def __init__(self, attribute: str):
-        self.attribute = attribute
+    def __init__(self, attribute: str, split: str):
+        self.attribute, self.split = attribute, split
+
+
+class _Key:
+    """A design as a cache key: equal when the files it was read from are equal."""
+
+    def __init__(self, design: Design):
+        self.design = design
+        self.digest = design_digest(design)
+
+    def __hash__(self) -> int:
+        return hash(self.digest)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Key) and other.digest == self.digest
+
+
+def design_digest(design: Design) -> str:
+    """sha256 of everything a design was read from (its file, the files it names, its domains)."""
+    cached = getattr(design, "_digest", None)
+    if cached:
+        return cached
+    src = design.source
+    h = hashlib.sha256(src.design.data)
+    for rel, f in sorted(src.files.items()):
+        h.update(b"\0" + rel.encode() + b"\0" + f.data)
+    for name in design_domain_names(design):
+        h.update(b"\0" + name.encode() + b"\0" + src.catalog[name].data)
+    design._digest = h.hexdigest()  # type: ignore[attr-defined]
+    return design._digest  # type: ignore[attr-defined]
+
+
+def design_domain_names(design: Design) -> list[str]:
+    """The domains the design draws from: its list, or every catalog domain (sorted)."""
+    return sorted(design.source.catalog) if design.domains == "all" else list(design.domains)
 
 
 @functools.lru_cache(maxsize=16)
-def _plan_through(split: str, seed: int, n_per_cell: int | None) -> tuple[ArcSpec, ...]:
-    """``split``'s specs, planning the splits before it too (in split order) so each arc knows its
-    place among its domain's arcs across the whole build (``ArcSpec.domain_index``)."""
+def _plan_build(key: _Key, seed: int, n_per_cell: int | None) -> dict[str, tuple[ArcSpec, ...]]:
+    """Every split's specs, planned in split order (each arc knows its place among its domain's
+    arcs across the whole build: ``ArcSpec.domain_index``)."""
+    design = key.design
+    if design.ids == "keyed":
+        return _Keyed(design, seed, n_per_cell).plan()
     seen: Counter = Counter()
-    for name in SPLITS:
-        specs = _plan(name, seed, n_per_cell, seen)
-        if name == split:
-            return tuple(specs)
-    raise AssertionError("unreachable")
+    salt = _sequential_salt(design)
+    return {name: tuple(_plan_sequential(design, name, seed, n_per_cell, seen, salt))
+            for name in design.splits}
 
 
-def _plan(split: str, seed: int, n_per_cell: int | None, seen: Counter) -> list[ArcSpec]:
-    catalog = load_catalog()
-    domains = sorted(catalog.values(), key=lambda d: d.attribute)
-    rng = random.Random(f"amg:{seed}:{split}")
-    ids = _ArcIds(seed, split)
-    used: set[tuple[str, str, str]] = set()
-    specs: list[ArcSpec] = []
-    domain_cycle: list[Domain] = []
-    for cell in paper_cells(split):
-        n = cell.n if n_per_cell is None else n_per_cell
-        for _ in range(n):
-            if not domain_cycle:  # spread arcs evenly over domains, in a seeded order
-                domain_cycle = domains[:]
-                rng.shuffle(domain_cycle)
-            domain = domain_cycle.pop()
-            spec = _spec(cell, ids.next(), domain, rng, used, seed)
-            spec.domain_index = seen[domain.attribute]
-            seen[domain.attribute] += 1
-            specs.append(spec)
-    return specs
-
-
+# -- what every arc is made of --------------------------------------------------------------------
 def _value_pairs(domain: Domain, long: bool) -> tuple[tuple[str, str], ...]:
     """Every (initial, plan) pair of distinct values that the field text does not give away."""
     f = domain.field()
@@ -174,6 +145,67 @@ def _pairs(pool: tuple[str, ...], attribute: str, description: str,
     return tuple((a, b) for a in pool for b in pool if a != b and not field.leaked_values([a, b]))
 
 
+def _wordings(design: Design, cell: Cell, outcome: str, pick_plan, pick_conf) -> tuple[str, str | None]:
+    """The plan turn's wording and, for a plan that came true, the confirmation's: the cell's
+    own level where its factor decides it, a control for a control, else drawn."""
+    role = design.factors[cell.factor].role
+    plan_f, conf_f = design.by_role("plan_wording"), design.by_role("confirmation_wording")
+    if outcome == "control":
+        wording = plan_f.control_level  # type: ignore[union-attr]
+    elif role == "plan_wording":
+        wording = cell.level
+    else:
+        wording = pick_plan(plan_f.drawn)  # type: ignore[union-attr]
+    confirmation = None
+    if outcome == "came_true":
+        confirmation = cell.level if role == "confirmation_wording" else pick_conf(conf_f.drawn)  # type: ignore[union-attr]
+    return wording, confirmation
+
+
+def _dates(rng: random.Random, n_sessions: int, st) -> list[dt.date]:
+    start = st.first_date + dt.timedelta(days=rng.randrange(0, st.first_date_span_days))
+    dates = [start]
+    for _ in range(n_sessions - 1):
+        dates.append(dates[-1] + dt.timedelta(days=rng.randrange(st.gap_days[0], st.gap_days[1] + 1)))
+    return dates
+
+
+def _correction_values(cell: Cell, domain: Domain, first: str, second: str, rng: random.Random):
+    """Corrected initial value: the user states ``first`` and later corrects it to ``second``
+    (initial_value, plan_value = the corrected value). Corrected change: the user states
+    ``first``, later reports a completed change to ``second``, and later still corrects the
+    change to a third value (initial_value, plan_value = the reported change's value)."""
+    target, timing, marker = cell.level.split("_")
+    if target == "initial":
+        return target, timing, marker, (first, second, first, second)
+    field = domain.field()
+    thirds = [v for v in domain.values if v not in (first, second) and not field.leaked_values([v])]
+    return target, timing, marker, (first, second, second, rng.choice(thirds))
+
+
+def _correction_spec(design: Design, split: str, cell: Cell, arc_id: str, domain: Domain,
+                     draw_sessions, draw_dates, draw_values, draw_seed, seed: int,
+                     first: str, second: str) -> ArcSpec:
+    target, timing, marker, (initial, plan, wrong, value) = _correction_values(
+        cell, domain, first, second, draw_values)
+    st = design.structure_of(split, cell)
+    if target == "initial":
+        n_sessions = draw_sessions(st.sessions)
+        wording = "correction"
+    else:
+        # the change is reported in session 1; a later correction needs a session after it
+        n_sessions = 3 if timing == "later" else draw_sessions(st.sessions)
+        wording = design.by_role("plan_wording").control_level  # type: ignore[union-attr]
+    return ArcSpec(
+        id=arc_id, split=split, factor=cell.factor, level=cell.level, outcome="correction",
+        field=domain.field(), domain=domain.attribute, initial_value=initial, plan_value=plan,
+        plan_wording=wording, session_dates=_dates(draw_dates, n_sessions, st), pending_window=False,
+        seed=draw_seed.randrange(2**31), plan_seed=seed,
+        correction=CorrectionSpec(target=target, timing=timing, marker=marker,  # type: ignore[arg-type]
+                                  wrong_value=wrong, value=value))
+
+
+# -- sequential (the paper's) ---------------------------------------------------------------------
 class _ArcIds:
     """Opaque arc ids: ``arc-`` and 12 hex digits drawn from the plan seed and the split.
 
@@ -182,8 +214,8 @@ class _ArcIds:
     Never parse an id: read the record's fields.
     """
 
-    def __init__(self, seed: int, split: str):
-        self._rng = random.Random(f"amg-ids:{seed}:{split}")
+    def __init__(self, seed: int, split: str, salt: str = ""):
+        self._rng = random.Random(f"amg-ids:{seed}:{split}{salt}")
         self._seen: set[str] = set()
 
     def next(self) -> str:
@@ -194,85 +226,146 @@ class _ArcIds:
                 return arc_id
 
 
-def _spec(cell: Cell, arc_id: str, domain: Domain, rng: random.Random,
-          used: set[tuple[str, str, str]], seed: int) -> ArcSpec:
-    field = domain.field()
-    pairs = [(a, b) for a, b in _value_pairs(domain, cell.split == "heldout")
+def plan_digest(design: Design) -> str:
+    """sha256 of what a design's specs depend on: the splits, cells and structures, each
+    factor's level names and how they are drawn, the id scheme, and the planning data of its
+    domains (values, noun, probe question). Definitions, notes and phrase banks do not count."""
+    from ..design.catalog import load_domains
+
+    domains = load_domains(design)
+    body = {
+        "ids": design.ids,
+        "factors": {n: {"role": f.role, "levels": [lv.model_dump(include={"name", "control", "kind",
+                                                                        "drawn", "structure"})
+                                                   for lv in f.levels]}
+                    for n, f in design.factors.items()},
+        "splits": {n: {"structure": s.structure.model_dump(mode="json"),
+                       "cells": [c.model_dump() for c in s.cells]} for n, s in design.splits.items()},
+        "domains": {n: {"values": d.values, "long_values": d.long_values, "noun": d.noun,
+                        "probe_question": d.probe_question} for n, d in domains.items()},
+    }
+    return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _sequential_salt(design: Design) -> str:
+    """'' for a design that plans exactly as the paper's (its ids are the paper's), else a
+    digest of the plan: an edited design gets new ids for its new arcs."""
+    digest = plan_digest(design)
+    return "" if digest == plan_digest(paper_design()) else f":{digest[:16]}"
+
+
+def _plan_sequential(design: Design, split: str, seed: int, n_per_cell: int | None, seen: Counter,
+                     salt: str) -> list[ArcSpec]:
+    from ..design.catalog import load_domains
+
+    catalog = load_domains(design)
+    domains = sorted(catalog.values(), key=lambda d: d.attribute)
+    rng = random.Random(f"amg:{seed}:{split}")
+    ids = _ArcIds(seed, split, salt)
+    used: set[tuple[str, str, str]] = set()
+    specs: list[ArcSpec] = []
+    domain_cycle: list[Domain] = []
+    for cell, n in design.cell_counts(split, n_per_cell):
+        for _ in range(n):
+            if not domain_cycle:  # spread arcs evenly over domains, in a seeded order
+                domain_cycle = domains[:]
+                rng.shuffle(domain_cycle)
+            domain = domain_cycle.pop()
+            spec = _sequential_spec(design, split, cell, ids.next(), domain, rng, used, seed)
+            spec.domain_index = seen[domain.attribute]
+            seen[domain.attribute] += 1
+            specs.append(spec)
+    return specs
+
+
+def _sequential_spec(design: Design, split: str, cell: Cell, arc_id: str, domain: Domain,
+                     rng: random.Random, used: set[tuple[str, str, str]], seed: int) -> ArcSpec:
+    st = design.structure_of(split, cell)
+    pairs = [(a, b) for a, b in _value_pairs(domain, st.values == "long")
              if (domain.attribute, a, b) not in used]
     if not pairs:
-        raise _Exhausted(domain.attribute)
+        raise _Exhausted(domain.attribute, split)
     initial, plan = rng.choice(pairs)
     used.add((domain.attribute, initial, plan))
-    if cell.outcome == CORRECTION_OUTCOME:
-        return _correction_spec(cell, arc_id, domain, rng, seed, initial, plan)
-
-    n_sessions = rng.choice((2, 3))
-    start = dt.date(2023, 1, 2) + dt.timedelta(days=rng.randrange(0, 700))
-    dates = [start]
-    for _ in range(n_sessions - 1):
-        dates.append(dates[-1] + dt.timedelta(days=rng.randrange(3, 22)))
-
-    if cell.outcome == "control":
-        plan_wording = CONTROL_LEVEL
-    elif cell.factor == "hedge_strength":
-        plan_wording = cell.level
-    else:
-        plan_wording = rng.choice(HEDGE_LEVELS)
-    confirmation = None
-    if cell.outcome == "came_true":
-        confirmation = cell.level if cell.factor == "confirmation_wording" else rng.choice(CONFIRMATION_LEVELS)
-
+    outcome = design.outcome_of(cell)
+    if outcome == "correction":
+        return _correction_spec(design, split, cell, arc_id, domain, rng.choice, rng, rng, rng,
+                                seed, initial, plan)
+    n_sessions = rng.choice(st.sessions)
+    dates = _dates(rng, n_sessions, st)
+    wording, confirmation = _wordings(design, cell, outcome, rng.choice, rng.choice)
     return ArcSpec(
-        id=arc_id,
-        split=cell.split,  # type: ignore[arg-type]
-        factor=cell.factor,  # type: ignore[arg-type]
-        level=cell.level,
-        outcome=cell.outcome,  # type: ignore[arg-type]
-        field=field,
-        domain=domain.attribute,
-        initial_value=initial,
-        plan_value=plan,
-        plan_wording=plan_wording,
-        confirmation_wording=confirmation,
-        session_dates=dates,
-        pending_window=cell.split != "heldout",
-        seed=rng.randrange(2**31),
-        plan_seed=seed,
-    )
+        id=arc_id, split=split, factor=cell.factor, level=cell.level, outcome=outcome,
+        field=domain.field(), domain=domain.attribute, initial_value=initial, plan_value=plan,
+        plan_wording=wording, confirmation_wording=confirmation, session_dates=dates,
+        pending_window=st.pending_window, seed=rng.randrange(2**31), plan_seed=seed)
 
 
-def _dates(rng: random.Random, n_sessions: int) -> list[dt.date]:
-    start = dt.date(2023, 1, 2) + dt.timedelta(days=rng.randrange(0, 700))
-    dates = [start]
-    for _ in range(n_sessions - 1):
-        dates.append(dates[-1] + dt.timedelta(days=rng.randrange(3, 22)))
-    return dates
+# -- keyed ----------------------------------------------------------------------------------------
+def _h(*parts) -> int:
+    return int.from_bytes(hashlib.sha256(":".join(map(str, parts)).encode()).digest()[:8], "big")
 
 
-def _correction_spec(cell: Cell, arc_id: str, domain: Domain, rng: random.Random, seed: int,
-                     first: str, second: str) -> ArcSpec:
-    """A correction arc. Corrected initial value: the user states ``first`` and later corrects it
-    to ``second`` (initial_value, plan_value = the corrected value). Corrected change: the user
-    states ``first``, later reports a completed change to ``second``, and later still corrects
-    the change to a third value (initial_value, plan_value = the reported change's value)."""
-    target, timing, marker = cell.level.split("_")
-    field = domain.field()
-    if target == "initial":
-        initial, plan, wrong, value = first, second, first, second
-        n_sessions = rng.choice((2, 3))
-        plan_wording = CORRECTION_OUTCOME
-    else:
-        thirds = [v for v in domain.values if v not in (first, second)
-                  and not field.leaked_values([v])]
-        initial, plan, wrong, value = first, second, second, rng.choice(thirds)
-        # the change is reported in session 1; a later correction needs a session after it
-        n_sessions = 3 if timing == "later" else rng.choice((2, 3))
-        plan_wording = CONTROL_LEVEL
-    return ArcSpec(
-        id=arc_id, split=cell.split, factor=cell.factor, level=cell.level,  # type: ignore[arg-type]
-        outcome=cell.outcome, field=field, domain=domain.attribute,  # type: ignore[arg-type]
-        initial_value=initial, plan_value=plan, plan_wording=plan_wording,
-        session_dates=_dates(rng, n_sessions), pending_window=False,
-        seed=rng.randrange(2**31), plan_seed=seed,
-        correction=CorrectionSpec(target=target, timing=timing, marker=marker,  # type: ignore[arg-type]
-                                  wrong_value=wrong, value=value))
+def keyed_id(spec: ArcSpec) -> str:
+    """``arc-`` and 12 hex digits of the spec's digest: a changed spec is a new id."""
+    body = spec.model_dump_json(exclude={"id"})
+    return f"arc-{hashlib.sha256(f'amg-keyed-id:{body}'.encode()).hexdigest()[:12]}"
+
+
+class _Keyed:
+    """The keyed plan of a whole design (see the module docstring)."""
+
+    def __init__(self, design: Design, seed: int, n_per_cell: int | None):
+        from ..design.catalog import load_domains
+
+        self.design, self.seed, self.n_per_cell = design, seed, n_per_cell
+        self.catalog = load_domains(design)
+        self.names = design_domain_names(design)
+
+    def plan(self) -> dict[str, tuple[ArcSpec, ...]]:
+        slots: Counter = Counter()  # each domain's candidate slots in earlier cells: its deal index
+        out = {}
+        for split in self.design.splits:
+            used: set[tuple[str, str, str]] = set()
+            specs = []
+            for cell, n in self.design.cell_counts(split, self.n_per_cell):
+                laps = -(-n // len(self.names))
+                outcome = self.design.outcome_of(cell)
+                base = f"{self.seed}:{split}:{cell.factor}:{cell.level}:{outcome}"
+                ranked = sorted((lap, _h("amg-keyed-cell", base, d, lap), d)
+                                for lap in range(laps) for d in self.names)[:n]
+                for lap, _, d in ranked:
+                    spec = self._spec(split, cell, outcome, f"{base}:{d}:{lap}", self.catalog[d], used)
+                    spec.domain_index = slots[d] + lap
+                    spec.id = keyed_id(spec)
+                    specs.append(spec)
+                for d in self.names:
+                    slots[d] += laps
+            out[split] = tuple(specs)
+        return out
+
+    def _spec(self, split: str, cell: Cell, outcome: str, key: str, domain: Domain,
+              used: set[tuple[str, str, str]]) -> ArcSpec:
+        design, seed = self.design, self.seed
+
+        def rng(what: str) -> random.Random:
+            return random.Random(f"amg-keyed:{key}:{what}")
+
+        st = design.structure_of(split, cell)
+        pairs = [p for p in _value_pairs(domain, st.values == "long")
+                 if (domain.attribute, *p) not in used]
+        if not pairs:
+            raise _Exhausted(domain.attribute, split)
+        initial, plan = min(pairs, key=lambda p: _h("amg-keyed-pair", key, *p))
+        used.add((domain.attribute, initial, plan))
+        if outcome == "correction":
+            return _correction_spec(design, split, cell, "pending", domain, rng("sessions").choice,
+                                    rng("dates"), rng("values"), rng("seed"), seed, initial, plan)
+        dates = _dates(rng("dates"), rng("sessions").choice(st.sessions), st)
+        wording, confirmation = _wordings(design, cell, outcome, rng("plan_wording").choice,
+                                          rng("confirmation_wording").choice)
+        return ArcSpec(
+            id="pending", split=split, factor=cell.factor, level=cell.level, outcome=outcome,
+            field=domain.field(), domain=domain.attribute, initial_value=initial, plan_value=plan,
+            plan_wording=wording, confirmation_wording=confirmation, session_dates=dates,
+            pending_window=st.pending_window, seed=rng("seed").randrange(2**31), plan_seed=seed)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from ..design import Design
+from ..design.stored import record_plan, store_design, workspace_design
 from ..progress import progress_bar
 from ..schema import Arc, ArcSpec
 from ..workspace import Workspace
@@ -24,16 +26,19 @@ class GenerateSummary(BaseModel):
 
 
 def plan(ws: Workspace, splits: list[str], seed: int, n_per_cell: int | None,
-         save: bool = True) -> tuple[list[ArcSpec], set[str]]:
+         save: bool = True, design: Design | None = None) -> tuple[list[ArcSpec], set[str]]:
     """Plan each split; return the specs and the splits whose plan differs from the stored one.
 
     With ``save``, a changed plan (seed, sizes, catalog) replaces the split's old work; a dry run
     passes ``save=False`` and changes nothing.
     """
+    design = workspace_design(ws, design)
+    if save:
+        store_design(ws, design)
     specs: list[ArcSpec] = []
     changed: set[str] = set()
     for split in splits:
-        new = plan_split(split, seed, n_per_cell)
+        new = plan_split(split, seed, n_per_cell, design=design)
         old = ws.specs(split)
         if [s.model_dump_json() for s in old] != [s.model_dump_json() for s in new]:
             changed.add(split)
@@ -44,14 +49,17 @@ def plan(ws: Workspace, splits: list[str], seed: int, n_per_cell: int | None,
             if save:
                 ws.clear_split(split)
                 ws.save_specs(new)
+        if save:
+            record_plan(ws, design, split, seed, n_per_cell)
         specs.extend(new)
     return specs, changed
 
 
 def pending(ws: Workspace, renderer: Renderer, splits: list[str], *, seed: int = 0,
-            n_per_cell: int | None = None, save: bool = True) -> tuple[list[ArcSpec], list[ArcSpec]]:
+            n_per_cell: int | None = None, save: bool = True,
+            design: Design | None = None) -> tuple[list[ArcSpec], list[ArcSpec]]:
     """The planned specs, and those this renderer has not rendered yet (``save``: as ``plan``)."""
-    specs, changed = plan(ws, splits, seed, n_per_cell, save=save)
+    specs, changed = plan(ws, splits, seed, n_per_cell, save=save, design=design)
     # Arcs of a re-planned split are stale even where ids repeat (only a dry run still sees them).
     stale = set(ws.arc_ids(splits=sorted(changed))) if changed else set()
     done = ws.arc_ids(generator=renderer.name) - stale
@@ -60,9 +68,11 @@ def pending(ws: Workspace, renderer: Renderer, splits: list[str], *, seed: int =
 
 def generate(ws: Workspace, renderer: Renderer, splits: list[str], *, seed: int = 0,
              n_per_cell: int | None = None, dry_run: bool = False,
-             show_progress: bool = True) -> GenerateSummary:
-    """Render every planned arc not already rendered by this generator."""
-    specs, todo = pending(ws, renderer, splits, seed=seed, n_per_cell=n_per_cell, save=not dry_run)
+             show_progress: bool = True, design: Design | None = None) -> GenerateSummary:
+    """Render every planned arc of ``design`` (default: the workspace's) not already rendered
+    by this generator."""
+    specs, todo = pending(ws, renderer, splits, seed=seed, n_per_cell=n_per_cell, save=not dry_run,
+                          design=design)
     if dry_run:
         return GenerateSummary(planned=len(specs), rendered_now=0, already_done=len(specs) - len(todo),
                                failed=0, failures=[], planned_calls=renderer.planned_calls(todo))

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..generate.catalog import load_catalog
+from ..design.catalog import load_catalog
 from .rules import offline_rules, stem, words
 
 

@@ -18,7 +18,7 @@ from agentmemgate.evaluate.answer_devset import (ANSWER_FILES, DEVSET, HELDOUT2,
                                                  split_part)
 from agentmemgate.evaluate.judges import (ANSWER_CUES_PATH, AnswerJudge, AnswerQuestion,
                                           AnswerVerdict, get_answer_judge, get_value_judge)
-from agentmemgate.generate.catalog import load_catalog
+from agentmemgate.design.catalog import load_catalog
 from agentmemgate.llm import CallFailed
 
 ROOT = Path(__file__).resolve().parents[2]

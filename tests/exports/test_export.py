@@ -3,6 +3,8 @@ import json
 
 import pandas as pd
 
+from agentmemgate.design import paper_design
+
 REQUIRED = {"id", "split", "factor", "level", "outcome", "field", "initial_value", "plan_value",
             "sessions", "initial_turn", "plan_turn", "outcome_turn", "expected_value_after_session",
             "provenance"}
@@ -11,8 +13,9 @@ REQUIRED = {"id", "split", "factor", "level", "outcome", "field", "initial_value
 def test_export_files_and_keys(small_build):
     root, summary = small_build
     out = root / "out"
-    assert summary.export.counts == {"core": 6, "heldout": 8, "controlled": 18, "corrections": 16}
-    for split in ("core", "heldout", "controlled", "corrections"):
+    design = paper_design()
+    assert summary.export.counts == {s: design.arcs_in(s, 2) for s in design.splits}
+    for split in design.splits:
         folder = out / split
         rows = [json.loads(l) for l in (folder / "data.jsonl").read_text().splitlines()]
         assert rows and all(REQUIRED <= set(r) for r in rows)

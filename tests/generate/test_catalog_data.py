@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agentmemgate.generate.catalog import CATALOG_DIR, Exchange
+from agentmemgate.design.catalog import CATALOG_DIR, Exchange
 from agentmemgate.generate.offline import second_person
 from agentmemgate.schema import contains_value
 from agentmemgate.validate.judges._realism import qa_overlap

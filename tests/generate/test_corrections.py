@@ -10,8 +10,9 @@ from collections import Counter
 import pytest
 
 from agentmemgate.generate import get_renderer, plan_split, resolve_splits
-from agentmemgate.generate.offline import CORRECTION_PHRASES, bank_sha256, correction_bank
-from agentmemgate.generate.planner import CORRECTIONS_PER_CELL
+from agentmemgate.design import paper_design
+from agentmemgate.generate.offline import bank_sha256, correction_bank
+
 from agentmemgate.schema import (CORRECTION_LEVELS, CORRECTION_MARKER_PHRASES, PAPER_SPLITS,
                                  SPLITS, contains_value, normalize_text)
 from agentmemgate.validate import check_arc
@@ -36,7 +37,7 @@ def _flat_position(arc, ref):
 
 def test_planner_cells_and_counts():
     specs = plan_split("corrections", 0)
-    assert len(specs) == 8 * CORRECTIONS_PER_CELL == 120
+    assert len(specs) == paper_design().arcs_in("corrections")
     assert Counter(s.level for s in specs) == {lv: 15 for lv in CORRECTION_LEVELS}
     for s in specs:
         c = s.correction
@@ -119,7 +120,8 @@ def test_correction_phrase_banks():
     for t in bank["reply"]:  # every assistant sentence carries a slot that differs by domain
         for sentence in re.split(r"(?<=[.!?])\s+", t):
             assert re.search(r"\{(wrong|right|you_current_right|noun|tip|Tip)\}", sentence), sentence
-    assert CORRECTION_PHRASES.parent.name == "generate"  # outside phrases/: the other hash stays
+    design = paper_design()  # outside the phrase folder: the other arcs' hash stays
+    assert not design.files.correction_phrases.startswith(design.files.phrases)
 
 
 def test_the_paper_splits_are_byte_identical_with_or_without_the_corrections_split(tmp_path):

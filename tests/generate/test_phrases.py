@@ -11,7 +11,8 @@ import re
 
 import pytest
 
-from agentmemgate.generate.offline import HEDGED, level_phrasings, phrase_bank
+from agentmemgate.design import paper_design
+from agentmemgate.generate.offline import level_phrasings, phrase_bank
 from agentmemgate.schema import CONFIRMATION_LEVELS, HEDGE_LEVELS
 
 BANK = phrase_bank()
@@ -60,7 +61,7 @@ def test_plan_frames_name_the_value_and_fit_their_level(level):
     for t in level_phrasings(level):
         assert _slots(t) & PLAN_SLOTS, f"plan turn without the plan value: {t!r}"
         low = t.lower()
-        if level in HEDGED:
+        if paper_design().factor("hedge_strength").level(level).group == "hedged":
             assert not re.search(FIRM, low.replace("haven't decided", "").replace("nothing is decided", "")
                                  .replace("haven't committed", "").replace("ready to commit", "")), t
         if level == "confident_no_date":

@@ -4,7 +4,7 @@ import pytest
 
 from agentmemgate.errors import BadInput, UnknownLevel
 from agentmemgate.generate import plan_split, resolve_splits
-from agentmemgate.generate.catalog import load_catalog
+from agentmemgate.design.catalog import load_catalog
 
 
 def test_paper_cell_sizes():

@@ -1,8 +1,9 @@
 """The domain catalog: attributes people switch, their values, and the chat that surrounds them.
 
 One TOML file per attribute in ``catalog/`` (the file name is the attribute), so adding a domain
-is adding a data file, not code. ``catalog/README.md`` documents the slot grammar every key must
-follow; ``tests/generate/test_catalog_data.py`` enforces it. The keys, by what they realize:
+is adding a data file, not code (``--catalog DIR`` adds a folder of them; a design names the
+domains it draws from). ``catalog/README.md`` documents the slot grammar every key must follow;
+``design.catalog_check`` enforces it (``amg catalog check``). The keys, by what they realize:
 
 - the value-free field: ``noun``, ``probe_question``;
 - statements about the value, each with one ``{value}`` slot: ``current`` (simple present, "I"
@@ -112,6 +113,29 @@ class Domain(BaseModel):
 
 def catalog_files(folder: Path = CATALOG_DIR) -> list[Path]:
     return sorted(folder.glob("*.toml"))
+
+
+def parse_domain(name: str, data: bytes) -> Domain:
+    """One domain file's bytes as a ``Domain`` (``tomllib.TOMLDecodeError`` or pydantic's
+    ``ValidationError`` say why not; ``catalog_check`` turns them into one-line problems)."""
+    return Domain(attribute=name, **tomllib.loads(data.decode("utf-8")))
+
+
+def load_domains(design) -> dict[str, Domain]:
+    """The domains ``design`` draws from, parsed from the files it was read with, by name
+    (sorted). Parsed once per design."""
+    cached = getattr(design, "_domains", None)
+    if cached is None:
+        src = design.source
+        names = sorted(src.catalog) if design.domains == "all" else sorted(design.domains)
+        cached = {n: _parsed(n, src.catalog[n].data) for n in names}
+        design._domains = cached
+    return cached
+
+
+@lru_cache(maxsize=512)
+def _parsed(name: str, data: bytes) -> Domain:
+    return parse_domain(name, data)
 
 
 @lru_cache(maxsize=None)
