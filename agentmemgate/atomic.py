@@ -1,4 +1,9 @@
-"""Replace a whole folder at once: build the new one beside it, then swap the two.
+"""Files and folders a user reads, written atomically.
+
+``write_atomic`` / ``write_text_atomic``: one file, written to a temporary file beside the target
+and renamed over it, so a reader (or a kill -9) never sees half of it.
+
+``replaced_folder``: replace a whole folder at once: build the new one beside it, then swap the two.
 
 A reader, or a run killed at any instant (Ctrl-C, ``kill -9``), sees either the complete old folder
 or the complete new one, never a mix: every file and its manifest change together. The new
@@ -17,13 +22,35 @@ import os
 import secrets
 import shutil
 import sys
+import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from .errors import WorkspaceError
 
 _NEW, _OLD = "amg-new", "amg-old"
+
+
+def write_atomic(path: Path, write: Callable[[Path], None]) -> Path:
+    """``write(tmp)`` fills a temporary file in ``path``'s folder, which then replaces ``path``."""
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix or ".tmp", dir=path.parent)
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        write(tmp)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a report is an ordinary file
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return path
+
+
+def write_text_atomic(path: Path, text: str) -> Path:
+    return write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
 def _sibling(folder: Path, kind: str) -> Path:

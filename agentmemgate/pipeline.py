@@ -12,7 +12,9 @@ from pydantic import BaseModel, ConfigDict
 
 from ._gc import fewer_collections, paused
 from .exports import ExportSummary, export
-from .generate import GenerateSummary, generate, get_renderer, resolve_splits
+from .design import Design, DesignError
+from .design.stored import design_for
+from .generate import GenerateSummary, generate, get_renderer
 from .generate.planner import check_plan
 from .generate.run import pending
 from .outputs import can_create
@@ -52,8 +54,10 @@ def build(workspace: str | Path, out: str | Path, split: str = "all", generator:
           judges: list[str] | None = None, allow_same_family: bool = False,
           judge_base_url: str | None = None, model_options: dict | None = None,
           batch: bool = False, wait: bool = True, poll_interval: float | None = None,
-          **renderer_options) -> BuildSummary:
-    """``model_options`` (``timeout``, ``max_tokens``, ``structured_output``) go to every model
+          design: Design | None = None, **renderer_options) -> BuildSummary:
+    """Build ``design`` (default: the one ``workspace`` was built from, else the paper's).
+
+    ``model_options`` (``timeout``, ``max_tokens``, ``structured_output``) go to every model
     the build uses: an LLM generator and LLM judges.
 
     ``batch``: the generation and judge calls go to the providers' batch APIs
@@ -66,13 +70,15 @@ def build(workspace: str | Path, out: str | Path, split: str = "all", generator:
     # Everything that can be refused is refused before any work, and a workspace this call
     # created is removed again when it is refused (nothing is left on disk).
     _one_blas_thread()
-    splits = resolve_splits(split)
+    design = design or design_for(workspace)
+    splits = design.resolve_splits(split)
+    check_catalog(design)
     for s in splits:  # a size the catalog cannot fill fails here, naming the largest that works
-        check_plan(s, seed, n_per_cell)
+        check_plan(s, seed, n_per_cell, design=design)
     if not dry_run:
         can_create(Path(out))
     with open_workspace(workspace, create=True) as ws:
-        renderer = get_renderer(generator, workspace=ws, **renderer_options,
+        renderer = get_renderer(generator, workspace=ws, design=design, **renderer_options,
                                 **((model_options or {}) if generator != "offline" else {}))
         judge_objs = resolve_judges(ws, judges, base_url=judge_base_url,  # default: offline heuristic
                                     model_options=model_options)
@@ -84,8 +90,9 @@ def build(workspace: str | Path, out: str | Path, split: str = "all", generator:
                     m.check_batch_api()
         if dry_run:  # changes nothing: no plan saved, no run recorded, no new workspace kept
             gen = generate(ws, renderer, splits, seed=seed, n_per_cell=n_per_cell, dry_run=True,
-                           show_progress=False)
-            specs, todo = pending(ws, renderer, splits, seed=seed, n_per_cell=n_per_cell, save=False)
+                           show_progress=False, design=design)
+            specs, todo = pending(ws, renderer, splits, seed=seed, n_per_cell=n_per_cell, save=False,
+                                  design=design)
             new = {s.id for s in todo}
             calls = planned_judge_calls(ws, judge_objs, [s.id for s in specs if s.id not in new],
                                         len(todo))
@@ -96,7 +103,7 @@ def build(workspace: str | Path, out: str | Path, split: str = "all", generator:
         steps = functools.partial(
             _steps, ws, out, splits, renderer, judge_objs, seed=seed, n_per_cell=n_per_cell,
             drop_failing=drop_failing, allow_same_family=allow_same_family,
-            show_progress=show_progress)
+            show_progress=show_progress, design=design)
         run_id = ws.start_run("build", {"split": split, "generator": generator, "seed": seed,
                                         "n_per_cell": n_per_cell, "out": str(out),
                                         **({"batch": True} if batch else {})})
@@ -126,9 +133,9 @@ def build(workspace: str | Path, out: str | Path, split: str = "all", generator:
 
 
 def _steps(ws: Workspace, out, splits, renderer, judge_objs, *, seed, n_per_cell, drop_failing,
-           allow_same_family, show_progress, deferring=lambda: False) -> BuildSummary:
+           allow_same_family, show_progress, design, deferring=lambda: False) -> BuildSummary:
     gen = generate(ws, renderer, splits, seed=seed, n_per_cell=n_per_cell,
-                   show_progress=show_progress)
+                   show_progress=show_progress, design=design)
     summary = BuildSummary(splits=splits, generator=renderer.name, generate=gen)
     summary.structure = validate_structure(ws, splits)
     summary.judging = judge_arcs(ws, splits, judge_objs, allow_same_family=allow_same_family,
@@ -176,3 +183,42 @@ def _cells(ws: Workspace, split: str) -> dict[str, int]:
         "left join arcs on arcs.id = specs.id where specs.split = ? group by 1 order by min(specs.rowid)",
         [split]).fetchall()
     return {k: n for k, n in rows}
+
+
+def check_catalog(design: Design) -> None:
+    """Refuse a design whose domain files break a catalog rule, before anything is planned:
+    the offline renderer trusts them blindly. One line: the first problem, and how many more."""
+    from .validate.catalog import catalog_problems
+
+    problems = catalog_problems(design.source.catalog,
+                                None if design.domains == "all" else design.domains)
+    if problems:
+        more = f" (and {len(problems) - 1} more: amg catalog check)" if len(problems) > 1 else ""
+        raise DesignError(f"Catalog problem: {problems[0]}{more}")
+
+
+def check_design(ref, catalogs=()) -> tuple[Design | None, list]:
+    """Every problem of the design at ``ref`` at once (``amg design check``): the design file,
+    the domain files it draws from, the phrase banks the offline renderer will reach, and
+    whether the catalog can fill every split. Each problem names its file and key."""
+    from .design import Problem
+    from .design.load import read_design
+    from .errors import BadInput
+    from .generate.phrase_check import phrase_problems
+    from .validate.catalog import catalog_problems
+
+    design, problems = read_design(ref, catalogs)
+    if design is None:
+        return None, problems
+    consistent = not problems  # the rooms' checks read the design's cells and factors
+    problems += catalog_problems(design.source.catalog,
+                                 None if design.domains == "all" else design.domains)
+    if consistent:
+        problems += phrase_problems(design)
+    if not problems:  # the plan needs a sound catalog; its problem names the split
+        for split in design.splits:
+            try:
+                check_plan(split, 0, None, design=design)
+            except BadInput as e:
+                problems.append(Problem(design.source.design.origin, f"splits.{split}", str(e)))
+    return design, problems

@@ -21,7 +21,7 @@ runner = CliRunner()
 CREATING = {"build", "generate", "audit create", "audit import", "statements import", "mine hedges",
             "import", "natural build"}
 # Commands that read no workspace (what is installed).
-NO_WORKSPACE = {"eval systems"}
+NO_WORKSPACE = {"eval systems", "design show", "design check", "design init"}
 # Every other command, with the arguments it needs to get as far as opening the workspace.
 REFUSING = {
     "export": [], "validate": [], "validate equivalence-pairs": [], "annotate": [],

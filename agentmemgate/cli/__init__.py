@@ -11,9 +11,10 @@ import importlib
 import sys
 
 # Top-level command -> the modules that register it, in the order ``amg --help`` lists them.
-MODULES = ("build", "validate", "audit", "corpora", "arcs_import", "eval", "usage", "natural")
+MODULES = ("build", "design", "validate", "audit", "corpora", "arcs_import", "eval", "usage", "natural")
 COMMANDS: dict[str, tuple[str, ...]] = {
     "build": ("build",), "generate": ("build",), "export": ("build",),
+    "design": ("design",),
     "validate": ("validate",),
     "audit": ("audit",), "annotate": ("audit",),
     "mine": ("corpora",), "statements": ("corpora",), "classify": ("corpora",),

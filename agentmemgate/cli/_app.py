@@ -80,6 +80,15 @@ def load_rooms() -> None:
     from .. import evaluate  # noqa: F401  (registers them)
 
 
+def design_splits(workspace, split: str, design: str | None = None, catalogs=()):
+    """The design a command works with (``--design``, else the workspace's, else the paper's)
+    and the splits ``split`` names in it; a mistyped name is refused before anything is made."""
+    from ..design.stored import design_for
+
+    chosen = design_for(workspace, design, catalogs or ())
+    return chosen, chosen.resolve_splits(split)
+
+
 def fail(message: str, code: int = 1) -> None:
     """Print one line to stderr and exit non-zero."""
     typer.echo(f"Error: {message}", err=True)

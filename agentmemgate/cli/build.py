@@ -7,17 +7,27 @@ from typing import Optional
 
 import typer
 
-from ._app import app, display_spec, handles_errors, load_rooms
+from ._app import app, design_splits, display_spec, handles_errors, load_rooms
 from ._llm import (BatchOpt, MaxTokensOpt, NoWaitOpt, PriceOpt, StructuredChoice, StructuredOpt,
                    TimeoutOpt, batch_mode, batched, exit_for, model_options, print_costs)
 
 WORKSPACE = typer.Option(Path("amg-workspace"), "--workspace", help="Workspace folder (SQLite database).")
 OUT = typer.Option(Path("exports"), "--out", help="Export folder; files go to OUT/<split>/.")
-SPLIT = typer.Option("all", "--split", help="core, heldout, controlled, corrections, paper (the first three) or all.")
+SPLIT = typer.Option("all", "--split", help="A split or group of the design (the paper's: core, heldout, "
+                                           "controlled, corrections, paper = the first three) or all.")
+DESIGN = typer.Option(None, "--design", help="A design: a built-in name (paper) or a design folder or "
+                                             "file (amg design init DIR). Default: the workspace's, "
+                                             "else paper.")
+CATALOG = typer.Option(None, "--catalog", help="A folder of domain files (DOMAIN.toml) added to the "
+                                               "built-in catalog (a file of the same name replaces "
+                                               "the built-in one); repeatable.")
 GENERATOR = typer.Option("offline", "--generator",
                          help="offline (template renderer, no key) or provider:model, e.g. openai:gpt-4o-mini.")
 SEED = typer.Option(0, "--seed", help="Planner seed; the same seed reproduces the same arcs.")
-N_PER_CELL = typer.Option(None, "--n-per-cell", help="Arcs per design cell (default: the paper's sizes).")
+N_PER_CELL = typer.Option(None, "--n-per-cell", help="Scale the design's cell sizes so its largest "
+                                                      "plan cell has N arcs (others in proportion, "
+                                                      "controls by their own count). Default: the "
+                                                      "design's sizes.")
 NO_PROGRESS = typer.Option(False, "--no-progress", help="Do not draw progress bars.")
 BASE_URL = typer.Option(None, "--base-url",
                         help="OpenAI-compatible server for openai:MODEL (vLLM, Ollama, llama.cpp), "
@@ -141,13 +151,14 @@ def build(
     price: PriceOpt = None,
     batch: BatchOpt = False,
     no_wait: NoWaitOpt = False,
+    design: Optional[str] = DESIGN,
+    catalog: Optional[list[Path]] = CATALOG,
 ) -> None:
     """Build the benchmark splits end to end: generate, check, judge, export."""
-    from ..generate import resolve_splits
-
     specs = [generator, *(judge or [])]
     options = model_options(timeout, max_tokens, structured_output, specs, price)
-    resolve_splits(split)  # a mistyped split is refused before anything is imported or created
+    # a mistyped split or design is refused before anything is imported or created
+    chosen, _ = design_splits(workspace, split, design, catalog)
     load_rooms()  # the dataset card's Evaluation section
     from ..pipeline import build as run_build
 
@@ -158,7 +169,7 @@ def build(
                             drop_failing=drop_failing, judge_base_url=judge_base_url,
                             model_options=options, dry_run=dry_run,
                             batch=batch and not dry_run, wait=not no_wait, poll_interval=poll,
-                            **_renderer_options(generator, base_url, concurrency, max_attempts))
+                            design=chosen, **_renderer_options(generator, base_url, concurrency, max_attempts))
     if dry_run:
         _print_dry_run(summary.generate, summary.judge_calls)
         print_costs(planned=True)
@@ -188,21 +199,27 @@ def generate(
     price: PriceOpt = None,
     batch: BatchOpt = False,
     no_wait: NoWaitOpt = False,
+    design: Optional[str] = DESIGN,
+    catalog: Optional[list[Path]] = CATALOG,
 ) -> None:
     """Plan and render arcs into the workspace (resumes where a previous run stopped)."""
-    from ..generate import generate as run_generate, get_renderer, plan_split, resolve_splits
+    from ..generate import generate as run_generate, get_renderer
+    from ..generate.planner import check_plan
+    from ..pipeline import check_catalog
     from ..workspace import open_workspace
 
-    splits = resolve_splits(split)
+    chosen, splits = design_splits(workspace, split, design, catalog)
     options = _renderer_options(generator, base_url, concurrency, max_attempts)
     llm_options = model_options(timeout, max_tokens, structured_output, [generator], price)
+    check_catalog(chosen)
     for s in splits:  # refused before a workspace exists
-        plan_split(s, seed, n_per_cell)
+        check_plan(s, seed, n_per_cell, design=chosen)
     with open_workspace(workspace, create=True) as ws:
-        renderer = get_renderer(generator, workspace=ws, **options, **llm_options)
+        renderer = get_renderer(generator, workspace=ws, design=chosen, **options, **llm_options)
         summary = batched(ws, batch, no_wait, [generator], lambda: run_generate(
             ws, renderer, splits, seed=seed, n_per_cell=n_per_cell, dry_run=dry_run,
-            show_progress=not no_progress), show_progress=not no_progress, dry_run=dry_run)
+            show_progress=not no_progress, design=chosen), show_progress=not no_progress,
+            dry_run=dry_run)
         if dry_run:
             ws.discard_if_unused()
     if dry_run:
@@ -224,14 +241,14 @@ def export_cmd(
     workspace: Path = WORKSPACE,
     out: Path = OUT,
     drop_failing: bool = DROP_FAILING,
+    design: Optional[str] = DESIGN,
 ) -> None:
     """Export the workspace's arcs as JSONL, Parquet, a dataset card and a manifest."""
     from ..exports import export
-    from ..generate import resolve_splits
     from ..workspace import Workspace
 
-    splits = resolve_splits(split)
     ws = Workspace(workspace, create=False)
+    _, splits = design_splits(ws, split, design)
     load_rooms()  # the dataset card's Evaluation section
     s = export(ws, out, splits, drop_failing=drop_failing)
     typer.echo(export_line(s))

@@ -16,7 +16,9 @@ eval_app = typer.Typer(help="Score memory systems on the splits (the paper's eva
                        no_args_is_help=True)
 app.add_typer(eval_app, name="eval")
 
-SPLITS_OPT = typer.Option(None, "--split", help="core, heldout, controlled, corrections, paper (the first three) or all; repeat for "
+SPLITS_OPT = typer.Option(None, "--split", help="A split or group of the workspace's design (the "
+                                                "paper's: core, heldout, controlled, corrections, "
+                                                "paper = the first three) or all; repeat for "
                                                 "several. Default: all.")
 JUDGE = typer.Option("offline", "--judge", help="Equivalence (and answer) judge: offline "
                                                 "(heuristic rules) or provider:model.")
@@ -28,12 +30,12 @@ CONCURRENCY = typer.Option(4, "--concurrency", min=1,
                            help="Arcs in flight at once (turns within an arc stay in order).")
 
 
-def _splits(values: Optional[list[str]]) -> list[str]:
-    from ..generate import resolve_splits
+def _splits(workspace, values: Optional[list[str]]) -> list[str]:
+    from ._app import design_splits
 
     out: list[str] = []
     for v in values or ["all"]:
-        for s in resolve_splits(v):
+        for s in design_splits(workspace, v)[1]:
             if s not in out:
                 out.append(s)
     return out
@@ -120,7 +122,7 @@ def run(
     from ..evaluate import run_eval
 
     s = batched(ws, batch, no_wait, [model, judge], lambda: run_eval(
-        ws, _splits(split), system or None, model=model, base_url=base_url, judge=judge,
+        ws, _splits(ws, split), system or None, model=model, base_url=base_url, judge=judge,
         judge_base_url=judge_base_url, allow_same_family=allow_same_family,
         concurrency=concurrency, variants=variants, llm_options=options, embedder=embedder,
         embedder_base_url=embedder_base_url, graph_url=graph_url, show_progress=not no_progress,
@@ -248,7 +250,7 @@ def report_eval(
     require_workspace(workspace)  # before the statistics stack is imported
     from ..evaluate import save_eval_report
 
-    r, paths = save_eval_report(workspace, _splits(split), judge, out, system or None)
+    r, paths = save_eval_report(workspace, _splits(workspace, split), judge, out, system or None)
     if json_:
         typer.echo(json.dumps(r.to_json(), indent=2))
     else:

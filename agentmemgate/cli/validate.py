@@ -7,10 +7,10 @@ from typing import Optional
 
 import typer
 
-from ._app import app, display_spec, fail, handles_errors, report_app
+from ._app import app, design_splits, display_spec, fail, handles_errors, report_app
 from ._llm import (BatchOpt, DryRunOpt, MaxTokensOpt, NoWaitOpt, PriceOpt, StructuredChoice,
                    StructuredOpt, TimeoutOpt, batched, exit_for, model_options, print_costs)
-from .build import NO_PROGRESS, SPLIT, WORKSPACE, judged_line
+from .build import DESIGN, NO_PROGRESS, SPLIT, WORKSPACE, judged_line
 
 JUDGE = typer.Option(None, "--judge", help="Judge: offline (heuristic judges) or provider:model; "
                                            "repeat for several judges. Default: offline.")
@@ -69,14 +69,14 @@ def validate(
     dry_run: DryRunOpt = False,
     batch: BatchOpt = False,
     no_wait: NoWaitOpt = False,
+    design: Optional[str] = DESIGN,
 ) -> None:
     """Run structural checks, realism and blind level recovery on the arcs; store every verdict."""
     if ctx.invoked_subcommand is not None:
         return
-    from ..generate import resolve_splits
     from ..workspace import Workspace
 
-    splits = resolve_splits(split)
+    _, splits = design_splits(workspace, split, design)
     options = model_options(timeout, max_tokens, structured_output, judge or [], price)
     ws = Workspace(workspace, create=False)
     from ..validate import run_validation
@@ -140,10 +140,9 @@ def equivalence_pairs(
     no_wait: NoWaitOpt = False,
 ) -> None:
     """Build (reference, candidate) value pairs, judge them, re-judge with another family; report agreement."""
-    from ..generate import resolve_splits
     from ..workspace import Workspace
 
-    splits = resolve_splits(split)
+    _, splits = design_splits(workspace, split)
     options = model_options(timeout, max_tokens, structured_output, [judge, rejudge], price)
     ws = Workspace(workspace, create=False)
     from ..validate.pairs import report_markdown, run_equivalence_pairs
@@ -179,10 +178,9 @@ def report_validation(
     workspace: Path = WORKSPACE,
 ) -> None:
     """Blind recovery (per factor, confusion), realism, inter-judge agreement, failing arcs."""
-    from ..generate import resolve_splits
     from ..workspace import Workspace
 
-    splits = resolve_splits(split)
+    _, splits = design_splits(workspace, split)
     ws = Workspace(workspace, create=False)
     from ..validate.report import save_validation_report
 

@@ -53,3 +53,33 @@ def record_plan(ws: Workspace, design: Design, split: str, seed: int, n_per_cell
 
 def split_plans(ws: Workspace) -> dict[str, dict]:
     return {r["split"]: r for r in ws.db["split_plans"].rows}
+
+
+def design_for(workspace, ref=None, catalogs=()) -> Design:
+    """The design a command works with, chosen before any workspace is created: ``ref``
+    (``--design``, with ``catalogs`` from ``--catalog``) when given, checked against the design
+    an existing workspace was built from; else that stored design; else the paper's."""
+    from pathlib import Path
+
+    from ..workspace import DB_NAME
+    from .load import load_design
+
+    path = Path(getattr(workspace, "path", workspace)) if workspace is not None else None
+    stored = None
+    if path is not None and (path / DB_NAME).is_file():
+        ws = workspace if isinstance(workspace, Workspace) else Workspace(path, create=False)
+        stored = stored_design(ws)
+    if ref is None:
+        if stored is None:
+            return load_design("paper", catalogs)
+        if not catalogs:
+            return stored
+        if stored.source.builtin is None:
+            raise BadInput(f"--catalog changes a design's files: pass --design again with it "
+                           f"(workspace {str(path)!r} holds design {stored.name!r})")
+        return load_design(stored.source.builtin, catalogs)
+    design = load_design(ref, catalogs)
+    if stored is not None and stored.name != design.name:
+        raise BadInput(f"Workspace {str(path)!r} holds design {stored.name!r}; build design "
+                       f"{design.name!r} into another --workspace")
+    return design

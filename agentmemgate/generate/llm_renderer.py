@@ -401,7 +401,8 @@ class LlmRenderer(Renderer):
 
 
 def make_llm_renderer(spec: str, *, workspace=None, base_url: str | None = None,
-                      concurrency: int = 4, max_attempts: int = 3, **model_options: Any) -> LlmRenderer:
+                      concurrency: int = 4, max_attempts: int = 3, design=None,
+                      **model_options: Any) -> LlmRenderer:
     """The registered factory: ``get_renderer("openai:gpt-4o-mini", workspace=ws, ...)``."""
     try:
         model = get_model(spec, workspace=workspace, base_url=base_url, **model_options)

@@ -19,8 +19,10 @@ class StructureSummary(BaseModel):
 
 
 def validate_structure(ws: Workspace, splits: list[str]) -> StructureSummary:
+    from ..design.stored import workspace_design
+
     arcs = [a for split in splits for a in ws.arcs(split)]
-    results = check_arcs(arcs)
+    results = check_arcs(arcs, workspace_design(ws))
     ws.save_checks(results)
     failing: dict[str, list[str]] = {}
     for r in results:

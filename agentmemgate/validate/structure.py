@@ -262,16 +262,53 @@ def correction_wording(arc: Arc) -> str | None:
     return None
 
 
-def check_arc(arc: Arc) -> list[CheckResult]:
-    """Every structural check on one arc, passed or not (correction arcs: also theirs)."""
+def cell_structure(arc: Arc, design) -> str | None:
+    """An arc whose level sets its own structure (a structure factor, e.g. the number of
+    sessions between the plan and its outcome) has it: a session count the level allows, and,
+    with a pending window, the plan in the first session and its outcome (or the still-pending
+    mention) in the last, so ``sessions - 2`` sessions lie between them."""
+    sp = arc.spec
+    st = design.structure_of(sp.split, _cell_of(design, sp))
+    n = len(arc.sessions)
+    if n not in st.sessions:
+        return f"{n} sessions; level {sp.level!r} has {' or '.join(map(str, st.sessions))}"
+    later = arc.outcome_turn or arc.pending_turn
+    if st.pending_window and sp.outcome not in ("control", "correction") and later is not None:
+        if arc.plan_turn.session != 0 or later.session != n - 1:
+            between = later.session - arc.plan_turn.session - 1
+            return (f"{between} session(s) between the plan (session {arc.plan_turn.session}) and "
+                    f"its outcome (session {later.session}); level {sp.level!r} has {n - 2}")
+    return None
+
+
+def _cell_of(design, spec):
+    split = design.splits.get(spec.split)
+    return next((c for c in split.cells if c.factor == spec.factor and c.level == spec.level),
+                None) if split is not None else None
+
+
+def _sets_structure(arc: Arc, design) -> bool:
+    """Only arcs of a level with its own structure get ``cell_structure`` (the paper's have
+    none, so their checks are what they always were)."""
+    cell = _cell_of(design, arc.spec) if design is not None else None
+    return cell is not None and design.factors[cell.factor].level(cell.level).structure is not None
+
+
+def check_arc(arc: Arc, design=None) -> list[CheckResult]:
+    """Every structural check on one arc, passed or not (correction arcs: also theirs; arcs of a
+    level that sets its own structure, given the ``design``: also ``cell_structure``)."""
     out = []
     checks = CHECKS | CORRECTION_CHECKS if arc.spec.correction is not None else CHECKS
     for name, fn in checks.items():
         problem = fn(arc)
         out.append(CheckResult(arc_id=arc.id, check=f"structure.{name}", passed=problem is None,
                                detail=problem or ""))
+    if _sets_structure(arc, design):
+        problem = cell_structure(arc, design)
+        out.append(CheckResult(arc_id=arc.id, check="structure.cell_structure",
+                               passed=problem is None, detail=problem or ""))
     return out
 
 
-def check_arcs(arcs: Iterable[Arc]) -> list[CheckResult]:
-    return [r for arc in arcs for r in check_arc(arc)]
+def check_arcs(arcs: Iterable[Arc], design=None) -> list[CheckResult]:
+    return [r for arc in arcs for r in check_arc(arc, design)]
