@@ -34,6 +34,7 @@ from .. import __version__
 from ..design import Design, Domain, Exchange, load_domains, paper_design, second_person
 from ..design.bundle import sha256_files_of
 from ..schema import Arc, ArcSpec, Provenance, Session, Turn, TurnRef
+from .planner import domain_place
 from .renderer import Renderer, register_renderer
 
 KIND = "offline template renderer (deterministic grammar, no LLM)"
@@ -115,22 +116,10 @@ def domain_exchanges(domain: Domain, spec: ArcSpec) -> list[tuple[str, str]]:
     return [domain.exchanges[e].fill(f) for e, f in picks]
 
 
-def _general_place(design: Design, domain: str) -> tuple[int, int]:
-    """(ordinal, stride) of a domain for the off-topic deal. Sequential designs: its place among
-    the design's domains sorted, and their number (the paper's). Keyed ones: its place in the
-    design's list and a stride that does not grow while there are at most 33 domains, so that
-    appending a domain to the list changes no other arc's small talk."""
-    names = list(load_domains(design))
-    if design.ids == "sequential":
-        return names.index(domain), len(names)
-    listed = names if design.domains == "all" else list(design.domains)
-    return listed.index(domain), 3 * -(-max(len(listed), 33) // 3)
-
-
 def general_exchange(domain: Domain, spec: ArcSpec, design: Design | None = None) -> tuple[str, str] | None:
     """The off-topic exchange of every third arc (by its place in the build), or None."""
     design = design or paper_design()
-    ordinal, stride = _general_place(design, domain.attribute)
+    ordinal, stride = domain_place(design, domain.attribute)
     serial = spec.domain_index * stride + ordinal + spec.plan_seed
     if serial % GENERAL_EVERY:
         return None
@@ -247,7 +236,7 @@ class _ArcWriter:
             bank["chat"], bank["plan"], bank["outcome"], bank["replies"])
         self.exchanges = domain_exchanges(self.domain, spec)
         self.general = general_exchange(self.domain, spec, design)
-        self.ordinal = list(domains).index(spec.domain)
+        self.ordinal = domain_place(design, spec.domain)[0]
         self.wording = design.by_role("plan_wording").level(spec.plan_wording) \
             if spec.outcome != "correction" else None  # type: ignore[union-attr]
         self.sessions = [Session(date=d, turns=[]) for d in spec.session_dates]

@@ -20,7 +20,6 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import hashlib
-import json
 import random
 from collections import Counter
 
@@ -226,32 +225,12 @@ class _ArcIds:
                 return arc_id
 
 
-def plan_digest(design: Design) -> str:
-    """sha256 of what a design's specs depend on: the splits, cells and structures, each
-    factor's level names and how they are drawn, the id scheme, and the planning data of its
-    domains (values, noun, probe question). Definitions, notes and phrase banks do not count."""
-    from ..design.catalog import load_domains
-
-    domains = load_domains(design)
-    body = {
-        "ids": design.ids,
-        "factors": {n: {"role": f.role, "levels": [lv.model_dump(include={"name", "control", "kind",
-                                                                        "drawn", "structure"})
-                                                   for lv in f.levels]}
-                    for n, f in design.factors.items()},
-        "splits": {n: {"structure": s.structure.model_dump(mode="json"),
-                       "cells": [c.model_dump() for c in s.cells]} for n, s in design.splits.items()},
-        "domains": {n: {"values": d.values, "long_values": d.long_values, "noun": d.noun,
-                        "probe_question": d.probe_question} for n, d in domains.items()},
-    }
-    return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
-
-
 def _sequential_salt(design: Design) -> str:
-    """'' for a design that plans exactly as the paper's (its ids are the paper's), else a
-    digest of the plan: an edited design gets new ids for its new arcs."""
-    digest = plan_digest(design)
-    return "" if digest == plan_digest(paper_design()) else f":{digest[:16]}"
+    """'' for the paper's design read from its own files (its ids are the paper's), else a
+    digest of everything the design was read from: any edit re-deals every id, so an id never
+    keeps its name while its arc changes."""
+    digest = design_digest(design)
+    return "" if digest == design_digest(paper_design()) else f":{digest[:16]}"
 
 
 def _plan_sequential(design: Design, split: str, seed: int, n_per_cell: int | None, seen: Counter,
@@ -306,9 +285,44 @@ def _h(*parts) -> int:
     return int.from_bytes(hashlib.sha256(":".join(map(str, parts)).encode()).digest()[:8], "big")
 
 
-def keyed_id(spec: ArcSpec) -> str:
-    """``arc-`` and 12 hex digits of the spec's digest: a changed spec is a new id."""
-    body = spec.model_dump_json(exclude={"id"})
+def domain_place(design: Design, domain: str) -> tuple[int, int]:
+    """(ordinal, stride) of a domain, which the offline renderer's deals start from. Sequential
+    designs: its place among the design's domains sorted, and their number (the paper's). Keyed
+    ones: its place in the design's list and a stride that does not grow while there are at
+    most 33 domains, so that appending a domain to the list moves no other domain's deals."""
+    from ..design.catalog import load_domains
+
+    names = list(load_domains(design))
+    if design.ids == "sequential":
+        return names.index(domain), len(names)
+    listed = names if design.domains == "all" else list(design.domains)
+    return listed.index(domain), 3 * -(-max(len(listed), 33) // 3)
+
+
+def rendering_inputs(design: Design, spec: ArcSpec) -> str:
+    """sha256 of what, besides its spec, an arc's offline rendering reads: the phrase banks and
+    correction phrases, its domain's file and place, and the levels it is worded at. A keyed id
+    digests it with the spec, so an arc whose text would change gets a new id."""
+    src = design.source
+    h = hashlib.sha256()
+    for rel, f in sorted(src.files.items()):
+        if rel.startswith(design.files.phrases.rstrip("/") + "/") or rel == design.files.correction_phrases:
+            h.update(f"\0{rel}\0".encode() + f.data)
+    h.update(b"\0domain\0" + src.catalog[spec.domain].data)
+    h.update(repr(domain_place(design, spec.domain)).encode())
+    for f in design.factors.values():
+        if f.role in ("plan_wording", "confirmation_wording", "outcome"):
+            for lv in f.levels:
+                if lv.name in (spec.plan_wording, spec.confirmation_wording, spec.level) or \
+                        (f.role == "outcome" and (lv.kind or lv.name) == spec.outcome):
+                    h.update(lv.model_dump_json().encode())
+    return h.hexdigest()
+
+
+def keyed_id(spec: ArcSpec, design: Design) -> str:
+    """``arc-`` and 12 hex digits of the spec's digest with its rendering inputs: a changed spec,
+    or a changed input of its text, is a new id."""
+    body = spec.model_dump_json(exclude={"id"}) + rendering_inputs(design, spec)
     return f"arc-{hashlib.sha256(f'amg-keyed-id:{body}'.encode()).hexdigest()[:12]}"
 
 
@@ -323,9 +337,13 @@ class _Keyed:
         self.names = design_domain_names(design)
 
     def plan(self) -> dict[str, tuple[ArcSpec, ...]]:
-        slots: Counter = Counter()  # each domain's candidate slots in earlier cells: its deal index
         out = {}
         for split in self.design.splits:
+            # Each domain's slots in the split's earlier cells give an arc its deal index, from a
+            # start of the split's own: a cell added to one split moves no other split's deals,
+            # and one appended to a split none of its earlier cells'.
+            start = _h("amg-keyed-deal", self.seed, split) % 997 * 16
+            slots: Counter = Counter({d: start for d in self.names})
             used: set[tuple[str, str, str]] = set()
             specs = []
             for cell, n in self.design.cell_counts(split, self.n_per_cell):
@@ -337,7 +355,7 @@ class _Keyed:
                 for lap, _, d in ranked:
                     spec = self._spec(split, cell, outcome, f"{base}:{d}:{lap}", self.catalog[d], used)
                     spec.domain_index = slots[d] + lap
-                    spec.id = keyed_id(spec)
+                    spec.id = keyed_id(spec, self.design)
                     specs.append(spec)
                 for d in self.names:
                     slots[d] += laps
