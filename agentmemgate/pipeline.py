@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import sys
 from contextlib import nullcontext
 from pathlib import Path
@@ -215,10 +216,12 @@ def check_design(ref, catalogs=()) -> tuple[Design | None, list]:
                                  None if design.domains == "all" else design.domains)
     if consistent:
         problems += phrase_problems(design)
-    if not problems:  # the plan needs a sound catalog; its problem names the split
-        for split in design.splits:
-            try:
+    if not problems:  # the plan needs a sound catalog; the build is planned as a whole
+        try:
+            for split in design.splits:
                 check_plan(split, 0, None, design=design)
-            except BadInput as e:
-                problems.append(Problem(design.source.design.origin, f"splits.{split}", str(e)))
+        except BadInput as e:
+            named = re.search(r"in split '(\w+)'", str(e))
+            problems.append(Problem(design.source.design.origin,
+                                    f"splits.{named.group(1) if named else split}", str(e)))
     return design, problems

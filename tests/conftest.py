@@ -38,3 +38,25 @@ def small_build(tmp_path_factory):
     root = tmp_path_factory.mktemp("small_build")
     summary = build(root / "ws", root / "out", split="all", n_per_cell=2, show_progress=False)
     return root, summary
+
+
+@pytest.fixture
+def design_dir(tmp_path):
+    """An editable copy of the paper's design (keyed ids), as ``amg design init`` writes it."""
+    from agentmemgate.design.init import init_design
+
+    folder = tmp_path / "my_design"
+    init_design(folder, "paper")
+    return folder
+
+
+@pytest.fixture
+def edit_design():
+    """``edit_design(folder, old, new, file="design.toml")``: replace ``old`` (which must occur)
+    by ``new`` in one of a design's files, as a user editing it would."""
+    def edit(folder, old: str, new: str, file: str = "design.toml") -> None:
+        path = folder / file
+        text = path.read_text()
+        assert old in text, f"{old!r} not in {file}"
+        path.write_text(text.replace(old, new, 1))
+    return edit

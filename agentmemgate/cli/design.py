@@ -82,7 +82,7 @@ def check(
         typer.echo(str(p))
     if problems:
         fail(f"{len(problems)} problem{'s' if len(problems) != 1 else ''} in design "
-             f"{design.name if design else ref!r}")
+             f"{design.name if design else ref}")
     splits = len(design.splits)
     cells = sum(len(s.cells) for s in design.splits.values())
     arcs = sum(design.arcs_in(s) for s in design.splits)

@@ -17,8 +17,9 @@ from typing import Any, Sequence
 from pydantic import BaseModel, ValidationError
 
 from ..errors import BadInput
+from ..suggest import did_you_mean
 from .bundle import Bundle, read_bundle
-from .model import (CORRECTION_PARTS, PLAN_KINDS, Design, DesignFiles, Factor, Level, Split,
+from .model import (CORRECTION_PARTS, PLAN_KINDS, Cell, Design, DesignFiles, Factor, Level, Split,
                     Structure, StructureOverride)
 
 
@@ -67,19 +68,16 @@ def _model_at(loc: Sequence[Any]) -> type[BaseModel] | None:
     if head == "files":
         return DesignFiles
     if head == "factors":
-        return {2: Factor, 3: Factor}.get(len(path), Level if "levels" in path and len(path) == 4
-                                           else StructureOverride)
+        if len(path) >= 4 and path[3] == "structure":
+            return StructureOverride
+        return Level if len(path) >= 3 and path[2] == "levels" else Factor
     if head == "splits":
-        if len(path) <= 3:
-            return Split
-        return Structure if path[2] == "structure" else _cell_model()
+        if len(path) >= 3 and path[2] == "cells":
+            return Cell
+        if len(path) >= 3 and path[2] == "structure":
+            return Structure
+        return Split
     return None
-
-
-def _cell_model():
-    from .model import Cell
-
-    return Cell
 
 
 def schema_problems(e: ValidationError, origin: str) -> list[Problem]:
@@ -141,9 +139,58 @@ def design_from_bundle(bundle: Bundle) -> tuple[Design | None, list[Problem]]:
     try:
         design = Design.model_validate(_prepare(data))
     except ValidationError as e:
-        return None, schema_problems(e, origin)
+        problems = schema_problems(e, origin)
+        # The rest of the file may hold other mistakes: check what remains without the broken
+        # entries, so that one run reports them all.
+        rest = _without(_prepare(data), e.errors())
+        try:
+            partial = Design.model_validate(rest)
+        except ValidationError:
+            return None, problems
+        partial._source = bundle
+        said = {p.key for p in problems}
+        return None, problems + [p for p in semantic_problems(partial, bundle) if p.key not in said]
     design._source = bundle
     return design, semantic_problems(design, bundle)
+
+
+_PLACEHOLDERS = {"definition": "-", "description": "-", "title": "-", "note": "-", "n": 1}
+
+
+def _without(data: dict, errors: list[dict]) -> dict:
+    """``data`` mended so the schema accepts it: an unknown key dropped, a missing text or count
+    filled in, and any other broken entry (the cell or level that holds it) left out."""
+    import copy
+
+    data = copy.deepcopy(data)
+
+    def parent(path):
+        node = data
+        for part in path[:-1]:
+            try:
+                node = node[part]
+            except (KeyError, IndexError, TypeError):
+                return None
+        return node
+
+    drops = set()
+    for err in errors:
+        loc = tuple(err["loc"])
+        node = parent(loc)
+        if err["type"] == "extra_forbidden" and isinstance(node, dict):
+            node.pop(loc[-1], None)
+        elif err["type"] == "missing" and loc[-1] in _PLACEHOLDERS and isinstance(node, dict):
+            node[loc[-1]] = _PLACEHOLDERS[loc[-1]]
+        else:
+            cut = max((i for i, part in enumerate(loc) if isinstance(part, int)), default=len(loc) - 1)
+            drops.add(loc[:cut + 1])
+    for path in sorted(drops, key=lambda p: [str(x) for x in p], reverse=True):
+        node = parent(path)
+        try:
+            del node[path[-1]]  # type: ignore[index]
+        except (KeyError, IndexError, TypeError):
+            pass
+    return data
 
 
 def load_design(ref: str | Path = "paper", catalogs: Sequence[Path] = ()) -> Design:
@@ -227,11 +274,12 @@ def semantic_problems(d: Design, bundle: Bundle) -> list[Problem]:
             fac = d.factors.get(cell.factor)
             if fac is None:
                 p(f"{key}.factor", f"unknown factor {cell.factor!r}; the design declares: "
-                                   f"{', '.join(d.factors)}")
+                                   f"{', '.join(d.factors)}{did_you_mean(cell.factor, d.factors)}")
                 continue
             if not fac.has(cell.level):
                 p(f"{key}.level", f"unknown level {cell.level!r} of factor {cell.factor!r}; "
-                                  f"choose one of: {', '.join(fac.level_names)}")
+                                  f"choose one of: {', '.join(fac.level_names)}"
+                                  f"{did_you_mean(cell.level, fac.level_names)}")
                 continue
             lv = fac.level(cell.level)
             try:
@@ -266,8 +314,6 @@ def semantic_problems(d: Design, bundle: Bundle) -> list[Problem]:
     domains = sorted(known) if d.domains == "all" else list(d.domains)
     for dom in ([] if d.domains == "all" else d.domains):
         if dom not in known:
-            from ..suggest import did_you_mean
-
             p("domains", f"unknown domain {dom!r} (no {dom}.toml in the catalog: "
                          f"{len(known)} built-in or --catalog files){did_you_mean(dom, known)}")
     if d.domains != "all" and len(set(d.domains)) != len(d.domains):

@@ -1,0 +1,70 @@
+"""``amg design show / check / init`` as a user types them."""
+
+from __future__ import annotations
+
+from typer.testing import CliRunner
+
+from agentmemgate.cli import app
+from agentmemgate.design import load_design, paper_design
+
+runner = CliRunner()
+
+
+def test_show_prints_every_cell_with_its_count():
+    res = runner.invoke(app, ["design", "show"])
+    assert res.exit_code == 0, res.output
+    d = paper_design()
+    for name in d.splits:
+        assert f"split {name} ({d.splits[name].title}): {d.arcs_in(name)} arcs" in res.output
+        for cell in d.splits[name].cells:
+            assert cell.key in res.output
+    total = sum(d.arcs_in(s) for s in d.splits)
+    assert f"total: {total} arcs in {len(d.splits)} splits (groups: paper = core, heldout, controlled)" in res.output
+
+
+def test_show_with_n_per_cell_scales_controls_by_their_own_count():
+    res = runner.invoke(app, ["design", "show", "--n-per-cell", "2"])
+    d = paper_design()
+    assert f"split heldout (held-out): {d.arcs_in('heldout', 2)} arcs" in res.output
+    controls = [n for c, n in d.cell_counts("heldout", 2) if d.outcome_of(c) == "control"]
+    plans = [n for c, n in d.cell_counts("heldout", 2) if d.outcome_of(c) != "control"]
+    assert plans == [2, 2, 2] and controls == [1]  # 15 controls against 44 per plan cell
+
+
+def test_init_writes_a_copy_that_checks_clean(tmp_path):
+    folder = tmp_path / "My Design"
+    res = runner.invoke(app, ["design", "init", str(folder), "--from", "paper"])
+    assert res.exit_code == 0, res.output
+    assert (folder / "design.toml").is_file() and (folder / "phrases" / "plan.toml").is_file()
+    assert load_design(folder).name == "my_design"
+    res = runner.invoke(app, ["design", "check", str(folder)])
+    assert res.exit_code == 0, res.output
+    d = load_design(folder)
+    assert res.output.strip() == (f"design my_design: {len(d.splits)} splits, "
+                                  f"{sum(len(s.cells) for s in d.splits.values())} cells, "
+                                  f"{sum(d.arcs_in(s) for s in d.splits)} arcs; no problems")
+    again = runner.invoke(app, ["design", "init", str(folder)])
+    assert again.exit_code == 1 and "exists already" in again.output and "Traceback" not in again.output
+
+
+def test_init_refuses_an_unknown_source(tmp_path):
+    res = runner.invoke(app, ["design", "init", str(tmp_path / "d"), "--from", "papr"])
+    assert res.exit_code == 1
+    assert res.output.startswith("Error: Unknown built-in design 'papr'; choose one of: paper; did you mean 'paper'?")
+    assert not (tmp_path / "d").exists()
+
+
+def test_check_lists_every_problem_and_exits_1(design_dir, edit_design):
+    edit_design(design_dir, '{ factor = "outcome", level = "came_true", n = 20 }', '{ factor = "outcom", level = "came_true", n = 20 }')
+    edit_design(design_dir, '"yoga_studio",', '"yoga",')
+    res = runner.invoke(app, ["design", "check", str(design_dir)])
+    assert res.exit_code == 1
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 3 and lines[-1] == "Error: 2 problems in design my_design"
+    assert "splits.core.cells#1.factor: unknown factor 'outcom'" in lines[0] and "did you mean 'outcome'?" in lines[0]
+
+
+def test_check_of_a_missing_folder_is_one_line(tmp_path):
+    res = runner.invoke(app, ["design", "check", str(tmp_path / "nope")])
+    assert res.exit_code == 1 and len(res.output.strip().splitlines()) == 1
+

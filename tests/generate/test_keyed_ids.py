@@ -1,0 +1,67 @@
+"""Keyed ids: an extended design keeps the arcs of what it did not change.
+
+Measured on the paper design's keyed copy: appending a domain changes only the arcs the new
+domain takes and the few that make room for them (14 of 506 at seed 0); appending a cell to a
+split changes none; and no id ever keeps its name while its arc's text changes."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from agentmemgate.design import CATALOG_DIR, load_design
+from agentmemgate.generate.offline import OfflineRenderer
+from agentmemgate.generate.planner import plan_split
+
+
+def _arcs(design) -> dict[str, str]:
+    r = OfflineRenderer(design=design)
+    return {s.id: r.render(s).model_dump_json(exclude={"provenance"})
+            for split in design.splits for s in plan_split(split, 0, None, design=design)}
+
+
+def _new_domain(folder: Path, edit) -> None:
+    """A domain file a user adds: the bank's file with values no other domain has."""
+    (folder / "cat").mkdir()
+    values = ["Alder Federal", "Birch Savings", "Cobalt Trust", "Dune Bank", "Ember Credit Union",
+              "Fjord Bank", "Garnet Savings", "Harbor Light Bank"]
+    longs = [f"the {v} branch next to the old post office on Main Street" for v in values]
+    text = (CATALOG_DIR / "bank.toml").read_text()
+    text = re.sub(r"(?s)values = \[.*?\]\nlong_values = \[.*?\]",
+                  f"values = {values!r}\nlong_values = {longs!r}".replace("'", '"'), text)
+    (folder / "cat" / "credit_union.toml").write_text(text)
+    edit(folder, '"web_browser", "yoga_studio",', '"web_browser", "yoga_studio", "credit_union",')
+    edit(folder, "[files]\n", '[files]\ncatalog = ["cat"]\n')
+
+
+def test_appending_a_domain_changes_only_the_arcs_it_takes(design_dir, edit_design):
+    before = _arcs(load_design(design_dir))
+    _new_domain(design_dir, edit_design)
+    design = load_design(design_dir)
+    after = _arcs(design)
+    kept = set(before) & set(after)
+    assert all(before[i] == after[i] for i in kept)  # a kept id is a kept arc
+    taken = [a for a in after if '"domain":"credit_union"' in after[a]]
+    # the arcs the new domain takes are new, and about as many others make room for them (a
+    # cell of more arcs than domains fills its last lap with the domains that rank highest)
+    assert taken and set(taken) <= set(after) - kept
+    assert len(taken) <= len(set(before) - kept) == len(set(after) - kept) <= len(taken) + 2
+
+
+def test_appending_a_cell_keeps_every_other_arc(design_dir, edit_design):
+    before = _arcs(load_design(design_dir))
+    edit_design(design_dir, '  { factor = "confirmation_wording", level = "situational", n = 20 },',
+         '  { factor = "confirmation_wording", level = "situational", n = 20 },\n'
+         '  { factor = "outcome", level = "abandoned", n = 20 },')
+    after = _arcs(load_design(design_dir))
+    assert set(before) <= set(after) and all(before[i] == after[i] for i in before)
+    assert len(after) - len(before) == 20
+
+
+def test_an_edited_phrase_bank_gives_new_ids(design_dir, edit_design):
+    before = _arcs(load_design(design_dir))
+    edit_design(design_dir, "[[exchanges]]", "[[exchanges]]", file="phrases/chat.toml")  # unchanged: same ids
+    assert set(_arcs(load_design(design_dir))) == set(before)
+    text = (design_dir / "phrases" / "replies.toml").read_text()
+    (design_dir / "phrases" / "replies.toml").write_text(text.replace("Thanks", "Thank you"))
+    assert not set(_arcs(load_design(design_dir))) & set(before)
