@@ -13,6 +13,7 @@ from typer.main import get_command
 from typer.testing import CliRunner
 
 from agentmemgate.cli import app
+from agentmemgate.design import paper_design
 
 runner = CliRunner()
 
@@ -116,8 +117,8 @@ def test_rejected_arguments_leave_nothing_on_disk(tmp_path, empty_locomo, case):
 def test_dry_run_leaves_no_workspace(tmp_path):
     res = runner.invoke(app, ["build", "--dry-run", "--workspace", str(tmp_path / "ws")])
     assert res.exit_code == 0, res.output
-    # the paper's 386 arcs and the corrections split's 120
-    assert "506 arcs planned, 506 to render, 0 model calls" in res.output
+    n = sum(paper_design().arcs_in(s) for s in paper_design().splits)
+    assert f"{n} arcs planned, {n} to render, 0 model calls" in res.output
     assert not (tmp_path / "ws").exists()
 
 
