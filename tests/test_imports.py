@@ -22,7 +22,7 @@ SHARED = {"agentmemgate", "_gc", "_lazy", "_sqlite", "atomic", "errors", "invoca
 # (what a valid arc is: structural checks, offline realism checks, judges) sits below ``generate``,
 # whose LLM generator re-asks a draft that fails those checks and whose importer stores their
 # verdicts. The corpora and classifier rooms come where their data enters.
-ROOMS = ["design", "validate", "generate", "corpora", "classify", "annotate_app", "exports", "memory",
+ROOMS = ["design", "validate", "generate", "design_checks", "corpora", "classify", "annotate_app", "exports", "memory",
          "products",
          "evaluate", "pipeline", "cli"]
 # Known exceptions, each with its reason. Keep this short.

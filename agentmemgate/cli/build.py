@@ -205,7 +205,7 @@ def generate(
     """Plan and render arcs into the workspace (resumes where a previous run stopped)."""
     from ..generate import generate as run_generate, get_renderer
     from ..generate.planner import check_plan
-    from ..pipeline import check_catalog
+    from ..design_checks import check_catalog
     from ..workspace import open_workspace
 
     chosen, splits = design_splits(workspace, split, design, catalog)

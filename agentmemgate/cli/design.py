@@ -75,7 +75,7 @@ def check(
     catalog: Optional[list[Path]] = CATALOG,
 ) -> None:
     """Report every problem of a design at once, one line each (file: key: problem); exit 1 if any."""
-    from ..pipeline import check_design
+    from ..design_checks import check_design
 
     design, problems = check_design(ref, catalog or ())
     for p in problems:

@@ -6,7 +6,7 @@ import pytest
 
 from agentmemgate.design import DesignError, load_design, read_design
 from agentmemgate.errors import BadInput
-from agentmemgate.pipeline import check_design
+from agentmemgate.design_checks import check_design
 
 
 def _lines(folder) -> list[str]:

@@ -1,0 +1,51 @@
+"""Checks of a whole design before anything is built: ``amg design check`` and ``amg build``.
+
+A design is checked by every room that reads its files: the design file itself (``design``),
+the domain catalog (``validate.catalog``), the offline renderer's phrase lists
+(``generate.phrase_check``), and whether the catalog can fill every split (the planner). This
+module only puts their problems together; each problem names its file and key.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .design import Design, DesignError, Problem
+from .design.load import read_design
+from .errors import BadInput
+from .generate.phrase_check import phrase_problems
+from .generate.planner import check_plan
+from .validate.catalog import catalog_problems
+
+
+def check_catalog(design: Design) -> None:
+    """Refuse a design whose domain files break a catalog rule, before anything is planned:
+    the offline renderer trusts them blindly. One line: the first problem, and how many more."""
+    problems = catalog_problems(design.source.catalog,
+                                None if design.domains == "all" else design.domains)
+    if problems:
+        more = f" (and {len(problems) - 1} more: amg catalog check)" if len(problems) > 1 else ""
+        raise DesignError(f"Catalog problem: {problems[0]}{more}")
+
+
+def check_design(ref, catalogs=()) -> tuple[Design | None, list]:
+    """Every problem of the design at ``ref`` at once (``amg design check``): the design file,
+    the domain files it draws from, the phrase banks the offline renderer will reach, and
+    whether the catalog can fill every split. Each problem names its file and key."""
+    design, problems = read_design(ref, catalogs)
+    if design is None:
+        return None, problems
+    consistent = not problems  # the rooms' checks read the design's cells and factors
+    problems += catalog_problems(design.source.catalog,
+                                 None if design.domains == "all" else design.domains)
+    if consistent:
+        problems += phrase_problems(design)
+    if not problems:  # the plan needs a sound catalog; the build is planned as a whole
+        try:
+            for split in design.splits:
+                check_plan(split, 0, None, design=design)
+        except BadInput as e:
+            named = re.search(r"in split '(\w+)'", str(e))
+            problems.append(Problem(design.source.design.origin,
+                                    f"splits.{named.group(1) if named else split}", str(e)))
+    return design, problems
