@@ -10,6 +10,7 @@ import pytest
 from typer.main import get_command
 from typer.testing import CliRunner
 
+from agentmemgate import rubrics
 from agentmemgate.cli import app
 from agentmemgate.llm import CallFailed, get_model
 
@@ -115,7 +116,7 @@ def test_mine(tmp_path):
     assert "Stage-2 failures:" in r.output and "server error (HTTP 503)" in r.output
     assert "LLM calls: " in r.output and "LLM calls: 0 this run" not in r.output
     rows = [json.loads(x) for x in out.read_text().splitlines()]
-    assert rows and all(x["miner"] == f"{bad}/hedge_extract.v1" and x["kept"] is None
+    assert rows and all(x["miner"] == f"{bad}/{rubrics.load('hedge_extract').ref}" and x["kept"] is None
                         and x["reject_reason"].startswith("stage 2 failed: ") for x in rows)
     assert invoke("mine", "hedges", str(tmp_path / "missing.json"), "--workspace", ws).exit_code == 1
 

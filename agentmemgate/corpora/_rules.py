@@ -13,6 +13,12 @@ from ..versioned import versioned_file
 from ._phrases import PhraseMatcher, tokens
 
 RULES_DIR = Path(__file__).parent
+# The hedge levels the rules label with are the paper's, by name: a ``[hedge_levels]`` list's key
+# is its level (the first list that matches wins, in the file's order); a plan with no hedge cue
+# is one of these two, by whether it names a date. A design's own plan-wording levels change
+# nothing here (the offline rules know no cues for them).
+DATED_LEVEL = "scheduled_with_date"
+UNDATED_LEVEL = "confident_no_date"
 
 
 @dataclass(frozen=True)
@@ -34,6 +40,16 @@ class Rules:
     speaker_only: frozenset[int] = frozenset()  # attribute patterns (by index) needing the speaker as subject
     # v2: a cue sentence with one of these also reads the sentence before it ("that's an option")
     antecedents: PhraseMatcher | None = field(default=None, repr=False)
+    hedge_order: tuple[str, ...] = ()  # the [hedge_levels] keys, in the file's order
+
+    def hedge_level(self, sentence: str) -> str:
+        """The level of a kept plan: the first ``[hedge_levels]`` list with a cue in it, else
+        the dated or the undated level."""
+        cues = self.hedge_levels.matches(sentence)
+        for level in self.hedge_order:
+            if level in cues:
+                return level
+        return DATED_LEVEL if self.has_date(sentence) else UNDATED_LEVEL
 
     @property
     def ref(self) -> str:
@@ -110,4 +126,5 @@ def load_rules(version: int | None = None) -> Rules:
                   **dict.fromkeys(data.get("subjects", {}).get("others", []), False)},
         question_openers=PhraseMatcher({"opener": openers}) if openers is not None else None,
         antecedents=PhraseMatcher({"back": back}) if back is not None else None,
+        hedge_order=tuple(data["hedge_levels"]),
     )

@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 from typing import Callable, Iterator, Protocol
 
-from ..schema import HEDGE_LEVELS
 from ._rules import Rules, load_rules
 from .model import Candidate, Extraction
 from .prefilter import split_sentences
@@ -51,12 +50,8 @@ def clean_value(raw: str) -> str:
 
 
 def hedge_level(sentence: str, rules: Rules) -> str:
-    cues = rules.hedge_levels.matches(sentence)
-    if "strongly_hedged" in cues:
-        return HEDGE_LEVELS[0]
-    if "weakly_hedged" in cues:
-        return HEDGE_LEVELS[1]
-    return HEDGE_LEVELS[3] if rules.has_date(sentence) else HEDGE_LEVELS[2]
+    """The paper's hedge level of a kept plan, by name (``Rules.hedge_level``)."""
+    return rules.hedge_level(sentence)
 
 
 class RuleExtractor:

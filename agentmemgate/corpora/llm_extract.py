@@ -2,19 +2,25 @@
 
 The model's span must be a verbatim part of the turn (checked here, up to whitespace and case); a
 kept answer whose span is not found is recorded as rejected with that reason, never silently
-rewritten. A reply whose every field holds the same text, or with no real reason, is invalid
-output (re-asked with the problem, then a recorded failure). Answers are cached in the
-workspace, so a re-run repeats no finished call.
+rewritten. A reply whose every field holds the same text, or with no real reason, or whose
+hedge level is not one of the design's, is invalid output (re-asked with the problem, then a
+recorded failure). The hedge levels, with their definitions, are those of the workspace's design
+(its plan-wording factor without the control). Answers are cached in the workspace, so a re-run
+repeats no finished call.
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Callable, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, create_model, field_validator
 
 from .. import rubrics
+from ..design import Design, Factor
+from ..design.stored import workspace_design
+from ..errors import BadInput
 from ..llm import Failed, get_model, run_concurrent
 from ..llm._errors import shorten
 from ..llm.structured import Prose
@@ -31,9 +37,42 @@ class HedgeAnswer(BaseModel):
     span: str | None
     attribute: str | None
     plan_value: str | None
-    hedge_level: Literal["strongly_hedged", "weakly_hedged", "confident_no_date",
-                         "scheduled_with_date"] | None
+    hedge_level: str | None  # one of the design's levels: ``answer_schema`` narrows it
     reason: Prose
+
+
+@lru_cache(maxsize=16)
+def answer_schema(levels: tuple[str, ...], design: str = "paper") -> type[HedgeAnswer]:
+    """``HedgeAnswer`` whose ``hedge_level`` must be one of ``levels`` (a JSON Schema enum the
+    server can enforce; a reply outside it is invalid output, re-asked then recorded, naming the
+    level it gave and the design's)."""
+
+    def known(value):
+        if value is not None and value not in levels:
+            raise ValueError(f"{value!r} is not a hedge level of design {design!r}; choose one "
+                             f"of: {', '.join(levels)}")
+        return value
+
+    return create_model("HedgeAnswer", __base__=HedgeAnswer, __doc__=HedgeAnswer.__doc__,
+                        __validators__={"_known": field_validator("hedge_level", mode="before")(known)},
+                        hedge_level=(Literal[levels] | None, ...))  # type: ignore[valid-type]
+
+
+def hedge_factor(design: Design) -> Factor:
+    """The design's plan-wording factor, whose levels the LLM miner labels plans with."""
+    factor = design.by_role("plan_wording")
+    if factor is None or not [lv for lv in factor.levels if not lv.control]:
+        raise BadInput(f"Design {design.name!r} has no plan-wording factor (a factor with "
+                       f"role = \"plan_wording\" and a level that is not a control): the LLM "
+                       "miner labels each plan with one of its levels")
+    return factor
+
+
+def level_lines(design: Design) -> str:
+    """The rubric's list of hedge levels: each non-control level of the plan-wording factor,
+    in the design's order, with its definition."""
+    return "\n".join(f"  {lv.name}: {lv.definition}" for lv in hedge_factor(design).levels
+                     if not lv.control)
 
 
 NO_PREFILTER = "(none: no keyword filter ran on this turn (--prefilter none); read the whole turn)"
@@ -55,7 +94,13 @@ class LLMExtractor:
     kind = "LLM"
 
     def __init__(self, spec: str, *, workspace: Workspace, base_url: str | None = None,
-                 concurrency: int = 4, progress: bool = True, model=None, **model_options):
+                 concurrency: int = 4, progress: bool = True, model=None,
+                 design: Design | None = None, **model_options):
+        self.design = workspace_design(workspace, design)
+        factor = hedge_factor(self.design)
+        self.levels = tuple(lv.name for lv in factor.levels if not lv.control)
+        self.schema = answer_schema(self.levels, self.design.name)
+        self.hedge_levels = level_lines(self.design)
         self.model = model or get_model(spec, workspace=workspace, base_url=base_url,
                                         **model_options)
         self.rubric = rubrics.load("hedge_extract")
@@ -65,17 +110,17 @@ class LLMExtractor:
 
     def prompt(self, cand: Candidate) -> str:
         return fill(self.rubric, speaker=cand.speaker, context=format_context(cand.context),
-                    turn=cand.turn_text,
+                    turn=cand.turn_text, hedge_levels=self.hedge_levels,
                     cue_sentences="\n".join(f"- {s}" for s in cand.cue_sentences())
                     or NO_PREFILTER)
 
     def plan(self, cand: Candidate) -> bool:
         """Count the call ``extract`` would make (dry runs); True unless it is cached."""
-        return self.model.plan(self.prompt(cand), schema=HedgeAnswer, temperature=0.0,
+        return self.model.plan(self.prompt(cand), schema=self.schema, temperature=0.0,
                                seed_key=cand.id, max_tokens=MAX_TOKENS)
 
     def extract(self, cand: Candidate) -> Extraction:
-        resp = self.model.complete(self.prompt(cand), schema=HedgeAnswer, temperature=0.0,
+        resp = self.model.complete(self.prompt(cand), schema=self.schema, temperature=0.0,
                                    purpose="mine.hedge_extract", seed_key=cand.id,
                                    max_tokens=MAX_TOKENS)
         a: HedgeAnswer = resp.parsed

@@ -14,22 +14,17 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from functools import lru_cache
 from typing import Any, Iterable, Iterator, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .. import __version__, rubrics
+from ..design import Design, paper_design
 from ..errors import MissingApiKey
 from ..llm import CallFailed, Model, Request, get_model, run_concurrent
 from ..schema import (
-    CONFIRMATION_LEVELS,
-    CONTROL_LEVEL,
-    CORRECTION_DEFINITIONS,
     CORRECTION_MARKER_PHRASES,
-    FACTORS,
-    HEDGE_LEVELS,
-    LEVEL_DEFINITIONS,
-    OUTCOME_LEVELS,
     Arc,
     ArcSpec,
     Provenance,
@@ -47,11 +42,6 @@ RUBRIC = "generator_arc"
 CORRECTION_RUBRIC = "generator_correction_arc"
 TEMPERATURE = 0.7
 MAX_TOKENS = 4096  # a whole multi-session conversation as JSON
-SPLIT_NOTES = {
-    "core": "balanced plan outcomes; the plan stays pending across sessions",
-    "heldout": "values are long free-text phrases; the plan ends its session and the outcome opens the next",
-    "controlled": "one difficulty factor varied at a time; the plan stays pending across sessions",
-}
 
 
 # -- the reply the model must produce ----------------------------------------------------------
@@ -101,9 +91,47 @@ def draft_schema(spec: ArcSpec) -> type[BaseModel]:
 
 # -- prompt --------------------------------------------------------------------------------------
 def structure_of(spec: ArcSpec) -> str:
+    """The rubric's name for the arc's layout (its STRUCTURE section describes each)."""
     if spec.outcome == "control":
         return "completed_change"
     return "pending_window" if spec.pending_window else "next_session_outcome"
+
+
+def _own_structure(spec: ArcSpec, design: Design):
+    """The level of the arc's cell when that level sets its own structure (a structure factor
+    such as the sessions between plan and outcome), else None: the paper's levels set none."""
+    f = design.factors.get(spec.factor)
+    if f is None or not f.has(spec.level):
+        return None
+    lv = f.level(spec.level)
+    return lv if lv.structure is not None else None
+
+
+def structure_line(spec: ArcSpec, design: Design) -> str:
+    """The prompt's STRUCTURE value: the structure's name, and for a level that sets its own
+    structure, that level's definition and where the plan and its outcome fall."""
+    name = structure_of(spec)
+    lv = _own_structure(spec, design)
+    if lv is None:
+        return name
+    line = f"{name} -- {lv.definition}"
+    n = len(spec.session_dates)
+    if spec.pending_window and spec.outcome != "control":
+        between = {0: "no session lies", 1: "1 session lies"}.get(n - 2, f"{n - 2} sessions lie")
+        line += (f" The plan_turn is in session 0 and the outcome_turn (or pending_turn) in "
+                 f"session {n - 1}, the last: {between} between them.")
+    return line
+
+
+def _wording_definition(design: Design, role: str, level: str) -> str:
+    """The design's definition of a plan- or confirmation-wording level."""
+    f = design.by_role(role)
+    return f.level(level).definition if f is not None else design.definitions()[level]
+
+
+def _split_note(design: Design, split: str) -> str:
+    s = design.split(split)
+    return s.note or s.title or split
 
 
 def spec_brief(spec: ArcSpec) -> dict[str, Any]:
@@ -125,9 +153,13 @@ def spec_brief(spec: ArcSpec) -> dict[str, Any]:
     }
 
 
-def build_prompt(spec: ArcSpec, rubric: rubrics.Rubric | None = None) -> str:
+def build_prompt(spec: ArcSpec, rubric: rubrics.Rubric | None = None,
+                 design: Design | None = None) -> str:
+    """The first prompt for ``spec``: the rubric filled from the spec and from ``design`` (the
+    paper's by default): its level definitions, split notes and structure."""
+    design = design or paper_design()
     if spec.correction is not None:
-        return build_correction_prompt(spec)
+        return build_correction_prompt(spec, design=design)
     rubric = rubric or rubrics.load(RUBRIC)
     conf = spec.confirmation_wording
     return rubric.render(
@@ -137,28 +169,49 @@ def build_prompt(spec: ArcSpec, rubric: rubrics.Rubric | None = None) -> str:
         n_sessions=str(len(spec.session_dates)),
         dates=", ".join(f"session {i}: {d.isoformat()}" for i, d in enumerate(spec.session_dates)),
         outcome=spec.outcome,
-        structure=structure_of(spec),
+        structure=structure_line(spec, design),
         plan_wording=spec.plan_wording,
-        plan_wording_definition=LEVEL_DEFINITIONS[spec.plan_wording],
-        confirmation_wording=f"{conf} -- {LEVEL_DEFINITIONS[conf]}" if conf else "(not used)",
+        plan_wording_definition=_wording_definition(design, "plan_wording", spec.plan_wording),
+        confirmation_wording=(f"{conf} -- {_wording_definition(design, 'confirmation_wording', conf)}"
+                              if conf else "(not used)"),
         split=spec.split,
-        split_note=SPLIT_NOTES[spec.split],
+        split_note=_split_note(design, spec.split),
         brief_json=json.dumps(spec_brief(spec), ensure_ascii=False, sort_keys=True),
     )
 
 
-def build_correction_prompt(spec: ArcSpec, rubric: rubrics.Rubric | None = None) -> str:
+# A correction level's definition names its three parts: "A correction: TARGET; TIMING; MARKER."
+# (the target's may hold a semicolon of its own, the others not).
+_CORRECTION_PARTS = re.compile(r"A correction: (?P<target>.+); (?P<timing>[^;]+); (?P<marker>[^;]+)\.",
+                               re.S)
+
+
+def correction_definitions(design: Design, spec: ArcSpec) -> tuple[str, str, str]:
+    """The definitions of a correction arc's target, timing and marker, read from its level's
+    definition in ``design``. A definition written otherwise is shown whole, with the timing and
+    marker pointing back to it."""
+    definition = design.factor(spec.factor).level(spec.level).definition
+    m = _CORRECTION_PARTS.fullmatch(definition.strip())
+    if m is None:
+        return definition, "as defined above", "as defined above"
+    return m["target"], m["timing"], m["marker"]
+
+
+def build_correction_prompt(spec: ArcSpec, rubric: rubrics.Rubric | None = None,
+                            design: Design | None = None) -> str:
     c = spec.correction
     assert c is not None
     rubric = rubric or rubrics.load(CORRECTION_RUBRIC)
+    target, timing, marker = correction_definitions(design or paper_design(), spec)
     return rubric.render(
         field_description=spec.field.description, initial_value=spec.initial_value,
         wrong_value=c.wrong_value, right_value=c.value,
         n_sessions=str(len(spec.session_dates)),
         dates=", ".join(f"session {i}: {d.isoformat()}" for i, d in enumerate(spec.session_dates)),
-        target=c.target, target_definition=CORRECTION_DEFINITIONS[c.target],
-        timing=c.timing, timing_definition=CORRECTION_DEFINITIONS[c.timing],
-        marker=c.marker, marker_definition=CORRECTION_DEFINITIONS[c.marker],
+        target=c.target, target_definition=target,
+        timing=c.timing, timing_definition=timing,
+        marker=c.marker, marker_definition=marker,
+        # the structural check's list (validate.structure): an unmarked correction uses none
         marker_phrases=", ".join(f'"{p}"' for p in CORRECTION_MARKER_PHRASES),
         brief_json=json.dumps(spec_brief(spec), ensure_ascii=False, sort_keys=True),
     )
@@ -172,8 +225,10 @@ def with_feedback(prompt: str, problems: list[str]) -> str:
 
 # -- draft -> arc, and the checks --------------------------------------------------------------
 def to_arc(spec: ArcSpec, draft: ArcDraft | CorrectionDraft, *, generator: str, prompt_sha256: str,
-           kind: str = "LLM", structured_output: str | None = None) -> tuple[Arc | None, list[str]]:
-    """Convert a draft to an ``Arc``; (None, problems) when it cannot be one for this spec."""
+           kind: str = "LLM", structured_output: str | None = None,
+           design: Design | None = None) -> tuple[Arc | None, list[str]]:
+    """Convert a draft to an ``Arc``; (None, problems) when it cannot be one for this spec (the
+    checks are ``design``'s: the paper's by default)."""
     problems: list[str] = []
     if spec.correction is not None and not isinstance(draft, CorrectionDraft):
         return None, ["a correction arc needs initial_turn, change_turn and correction_turn"]
@@ -224,14 +279,15 @@ def to_arc(spec: ArcSpec, draft: ArcDraft | CorrectionDraft, *, generator: str, 
         )
     except ValidationError as e:
         return None, [f"reply cannot form an arc: {e.errors()[0].get('msg')}"]
-    return arc, arc_problems(arc)
+    return arc, arc_problems(arc, design)
 
 
-def arc_problems(arc: Arc) -> list[str]:
+def arc_problems(arc: Arc, design: Design | None = None) -> list[str]:
     """Failed structural checks plus the generator-only checks, as one-line reasons."""
-    problems = [f"{r.check}: {r.detail}" for r in check_arc(arc) if not r.passed]
+    design = design or paper_design()
+    problems = [f"{r.check}: {r.detail}" for r in check_arc(arc, design) if not r.passed]
     for name, fn in GENERATOR_CHECKS.items():
-        if (problem := fn(arc)) is not None:
+        if (problem := fn(arc, design)) is not None:
             problems.append(f"generator.{name}: {problem}")
     return problems
 
@@ -271,7 +327,7 @@ def asserted_change(text: str, plan_value: str) -> str | None:
     return None
 
 
-def no_premature_change(arc: Arc) -> str | None:
+def no_premature_change(arc: Arc, design: Design | None = None) -> str | None:
     if arc.spec.outcome in ("control", "correction"):
         return None
     phrase = asserted_change(arc.turn(arc.plan_turn).text, arc.spec.plan_value)
@@ -279,34 +335,70 @@ def no_premature_change(arc: Arc) -> str | None:
             if phrase else None)
 
 
-_LABEL_NAMES = sorted({*HEDGE_LEVELS, CONTROL_LEVEL, *CONFIRMATION_LEVELS, *OUTCOME_LEVELS, *FACTORS,
-                       "pending_window", "immediate_outcome", "next_session_outcome", "completed_change", "initial_turn",
-                       "plan_turn", "outcome_turn", "pending_turn"})
-_LEAKS = [
-    (re.compile(r"(?i)\b(?:" + "|".join(re.escape(n) for n in _LABEL_NAMES if "_" in n) + r")\b"),
-     "a label name"),
-    (re.compile(r"(?i)\b(?:" + "|".join(re.escape(n.replace("_", " ")) for n in
-                                        (*HEDGE_LEVELS, "plan_turn", "outcome_turn", "initial_turn",
-                                         "pending_turn", "hedge_turn", "pending_window")) + r")\b"),
-     "a label name"),
+# Names from the prompts themselves: the rubric's structures and the draft's turn fields.
+STRUCTURE_NAMES = ("pending_window", "immediate_outcome", "next_session_outcome", "completed_change")
+TURN_FIELDS = ("initial_turn", "plan_turn", "outcome_turn", "pending_turn")
+CORRECTION_TURN_FIELDS = ("change_turn", "correction_turn")
+# Wording factors: the prompt shows their levels as labels ("PLAN WORDING: weakly_hedged"), so a
+# multi-word level is refused spaced out too ("weakly hedged"). Other factors' levels are not:
+# spaced, they are what people say ("it came true", "two sessions").
+_SPACED_ROLES = ("plan_wording", "confirmation_wording")
+
+
+def label_names(design: Design) -> tuple[list[str], list[str]]:
+    """(identifiers, phrases) generated text must not contain: every identifier with an
+    underscore (the design's levels, factors and splits; the prompts' structures and turn
+    fields), and the spaced forms of the wording levels and turn fields. A one-word name (a
+    level ``open`` or ``conditional``, a split ``core``) is an English word and is allowed."""
+    names = {*design.level_identifiers(), *STRUCTURE_NAMES, *TURN_FIELDS, *CORRECTION_TURN_FIELDS}
+    spaced = {*TURN_FIELDS, "hedge_turn", "pending_window"}
+    for f in design.factors.values():
+        if f.role in _SPACED_ROLES:
+            spaced |= {lv.name for lv in f.levels if not lv.control}
+    return (sorted(n for n in names if "_" in n),
+            sorted(n.replace("_", " ") for n in spaced if "_" in n))
+
+
+_FORMAT_LEAKS = (
     (re.compile(r"\[[A-Za-z][A-Za-z0-9 _/-]*\]"), "a bracketed tag"),
     (re.compile(r"</?[A-Za-z][A-Za-z0-9_-]*(?:\s[^>]*)?>"), "markup tag"),
     (re.compile(r"\*\*|__|(?m:^\s*#{1,6}\s)"), "markdown"),
     (re.compile(r"(?i)^\s*(?:user|assistant|human|ai|system)\s*:"), "a speaker prefix"),
     (re.compile(r"\{\{|\}\}"), "template braces"),
-]
+)
 
 
-def no_label_leak(arc: Arc) -> str | None:
-    for si, s in enumerate(arc.sessions):
-        for ti, t in enumerate(s.turns):
-            for pattern, what in _LEAKS:
-                if m := pattern.search(t.text):
-                    return f"session {si} turn {ti} contains {what} ({m.group(0)!r}); write plain chat"
+@lru_cache(maxsize=16)
+def _compiled(identifiers: tuple[str, ...], phrases: tuple[str, ...]) -> tuple[tuple[re.Pattern, str], ...]:
+    names = [re.compile(r"(?i)\b(?:" + "|".join(re.escape(n) for n in group) + r")\b")
+             for group in (identifiers, phrases) if group]
+    return (*((p, "a label name") for p in names), *_FORMAT_LEAKS)
+
+
+def leak_patterns(design: Design | None = None) -> tuple[tuple[re.Pattern, str], ...]:
+    """(pattern, what it finds) for every leak the generator check refuses under ``design``."""
+    ids, phrases = label_names(design or paper_design())
+    return _compiled(tuple(ids), tuple(phrases))
+
+
+def label_leak(text: str, design: Design | None = None, *, patterns=None) -> str | None:
+    """What ``text`` leaks (a label name of ``design``, a tag, markup ...), or None."""
+    for pattern, what in patterns or leak_patterns(design):
+        if m := pattern.search(text):
+            return f"{what} ({m.group(0)!r})"
     return None
 
 
-def true_time_references(arc: Arc) -> str | None:
+def no_label_leak(arc: Arc, design: Design | None = None) -> str | None:
+    patterns = leak_patterns(design)
+    for si, s in enumerate(arc.sessions):
+        for ti, t in enumerate(s.turns):
+            if leak := label_leak(t.text, patterns=patterns):
+                return f"session {si} turn {ti} contains {leak}; write plain chat"
+    return None
+
+
+def true_time_references(arc: Arc, design: Design | None = None) -> str | None:
     """'Last time' and 'like I said' point to an earlier session; weekdays match dates; a
     scheduled date lies ahead; a reported change is not dated before the plan (offline check)."""
     from ..validate.judges._realism import realism_lexicon, time_references
@@ -325,8 +417,9 @@ class LlmRenderer(Renderer):
     """Renders specs with a model from the LLM layer, concurrently, cached and resumable."""
 
     def __init__(self, model: Model, *, concurrency: int = 4, max_attempts: int = 3,
-                 temperature: float = TEMPERATURE):
+                 temperature: float = TEMPERATURE, design: Design | None = None):
         self.model = model
+        self.design = design or paper_design()
         self.name = model.spec
         self.display = model.display  # a GGUF path shortened to its file name
         self.family = model.family
@@ -351,8 +444,9 @@ class LlmRenderer(Renderer):
     def _prompt(self, spec: ArcSpec) -> tuple[str, str]:
         """The first prompt for ``spec`` and the sha256 of the rubric it comes from."""
         if spec.correction is not None:
-            return build_correction_prompt(spec, self.correction_rubric), self.correction_rubric.sha256
-        return build_prompt(spec, self.rubric), self.prompt_sha256
+            return (build_correction_prompt(spec, self.correction_rubric, self.design),
+                    self.correction_rubric.sha256)
+        return build_prompt(spec, self.rubric, self.design), self.prompt_sha256
 
     def render_one(self, spec: ArcSpec) -> Arc | RenderFailure:
         base, sha = self._prompt(spec)
@@ -367,7 +461,7 @@ class LlmRenderer(Renderer):
             else:
                 arc, problems = to_arc(spec, resp.parsed, generator=self.name,
                                        prompt_sha256=sha, kind=self.kind,
-                                       structured_output=resp.strategy)
+                                       structured_output=resp.strategy, design=self.design)
                 if arc is not None and not problems:
                     return arc
             prompt = with_feedback(base, problems)
@@ -403,12 +497,13 @@ class LlmRenderer(Renderer):
 def make_llm_renderer(spec: str, *, workspace=None, base_url: str | None = None,
                       concurrency: int = 4, max_attempts: int = 3, design=None,
                       **model_options: Any) -> LlmRenderer:
-    """The registered factory: ``get_renderer("openai:gpt-4o-mini", workspace=ws, ...)``."""
+    """The registered factory: ``get_renderer("openai:gpt-4o-mini", workspace=ws, design=...)``
+    (the design's definitions, notes and checks; the paper's by default)."""
     try:
         model = get_model(spec, workspace=workspace, base_url=base_url, **model_options)
     except MissingApiKey as e:
         raise e.for_flag("--generator") from None
-    return LlmRenderer(model, concurrency=concurrency, max_attempts=max_attempts)
+    return LlmRenderer(model, concurrency=concurrency, max_attempts=max_attempts, design=design)
 
 
 for _provider in ("openai", "anthropic", "scripted"):

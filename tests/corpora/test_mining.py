@@ -7,6 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from agentmemgate import rubrics
 from agentmemgate.cli import app
 from agentmemgate.corpora import load_corpus, mine_hedges, mined_statements, source_key
 from agentmemgate.errors import BadInput
@@ -79,7 +80,7 @@ def test_llm_stage_2_with_scripted_model(ws):
 
     model.respond_with(answer)
     s = mine_hedges(ws, LOCOMO, miner="scripted:miner")
-    assert s.miner == "scripted:miner/hedge_extract.v1"
+    assert s.miner == f"scripted:miner/{rubrics.load('hedge_extract').ref}"
     assert s.llm_calls == s.prefilter_hits == len(model.history) and s.llm_cached == 0
     rows = {m.source_ref: m for m in mined_statements(ws, source_key(LOCOMO), s.miner)}
     studio = rows["D1:6"]

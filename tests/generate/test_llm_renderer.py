@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from agentmemgate import rubrics
 from agentmemgate.cli import app
+from agentmemgate.design import paper_design
 from agentmemgate.errors import MissingApiKey, ModelSpecError
 from agentmemgate.exports import export
 from agentmemgate.generate import RenderFailure, get_renderer, plan_split
@@ -77,9 +78,21 @@ def test_prompt_carries_the_spec_and_level_definitions():
     spec = plan_split("controlled", 0, 1)[0]
     prompt = build_prompt(spec)
     assert spec.plan_value in prompt and spec.initial_value in prompt
-    assert "torn or undecided" in prompt  # LEVEL_DEFINITIONS of the plan wording
+    wording = paper_design().by_role("plan_wording").level(spec.plan_wording)
+    assert f"PLAN WORDING: {spec.plan_wording} -- {wording.definition}\n" in prompt
     assert all(d.isoformat() in prompt for d in spec.session_dates)
     assert spec.id not in prompt  # ids carry level names; nothing to copy into the text
+
+
+def test_the_paper_prompts_stay_byte_identical():
+    """Cached generator calls are keyed on their prompts: every prompt of the paper's design at
+    seed 0 is what it was before the prompt read the design (a changed digest re-asks them all)."""
+    h = hashlib.sha256()
+    design = paper_design()
+    for split in design.splits:
+        for spec in plan_split(split, 0):
+            h.update(build_prompt(spec).encode())
+    assert h.hexdigest() == "7452cce4ce481122eed803bd599d1e33f09d8ad1cc82922fa5fd1b45838dd399"
 
 
 def _draft(spec, **edits):
