@@ -2,7 +2,8 @@
 
 A design is checked by every room that reads its files: the design file itself (``design``),
 the domain catalog (``validate.catalog``), the offline renderer's phrase lists
-(``generate.phrase_check``), and whether the catalog can fill every split (the planner). This
+(``generate.phrase_check``), the offline judge's recovery rules (``validate.judges.heuristic``),
+and whether the catalog can fill every split (the planner). This
 module only puts their problems together; each problem names its file and key.
 """
 
@@ -16,6 +17,7 @@ from .errors import BadInput
 from .generate.phrase_check import phrase_problems
 from .generate.planner import check_plan
 from .validate.catalog import catalog_problems
+from .validate.judges.heuristic import design_problems as recovery_problems
 
 
 def check_catalog(design: Design) -> None:
@@ -30,8 +32,9 @@ def check_catalog(design: Design) -> None:
 
 def check_design(ref, catalogs=()) -> tuple[Design | None, list]:
     """Every problem of the design at ``ref`` at once (``amg design check``): the design file,
-    the domain files it draws from, the phrase banks the offline renderer will reach, and
-    whether the catalog can fill every split. Each problem names its file and key."""
+    the domain files it draws from, the phrase banks the offline renderer will reach, the
+    offline judge's recovery rules, and whether the catalog can fill every split. Each problem
+    names its file and key."""
     design, problems = read_design(ref, catalogs)
     if design is None:
         return None, problems
@@ -40,6 +43,7 @@ def check_design(ref, catalogs=()) -> tuple[Design | None, list]:
                                  None if design.domains == "all" else design.domains)
     if consistent:
         problems += phrase_problems(design)
+        problems += recovery_problems(design)
     if not problems:  # the plan needs a sound catalog; the build is planned as a whole
         try:
             for split in design.splits:

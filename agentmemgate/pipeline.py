@@ -82,7 +82,7 @@ def build(workspace: str | Path, out: str | Path, split: str = "all", generator:
         renderer = get_renderer(generator, workspace=ws, design=design, **renderer_options,
                                 **((model_options or {}) if generator != "offline" else {}))
         judge_objs = resolve_judges(ws, judges, base_url=judge_base_url,  # default: offline heuristic
-                                    model_options=model_options)
+                                    model_options=model_options, design=design)
         check_families(judge_objs, {renderer.family}, allow_same_family)
         if batch:  # a server without a batch API is refused before any work, as --dry-run does
             for m in [getattr(renderer, "model", None),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from ..design.stored import workspace_design
 from ..workspace import Workspace
 from .judges import REALISM_CRITERIA, Judge
 from .judging import JUDGE_TASKS, _items
@@ -30,6 +31,7 @@ def planned_judge_calls(ws: Workspace, judges: list[Judge], rendered_ids: list[s
     arcs = [(a, sha) for a, sha in arcs_with_sha(ws, splits) if a.id in wanted]
     by_generator = generator_families_of(ws, [a.provenance.generator for a, _ in arcs])
     families = {a.id: by_generator[a.provenance.generator] for a, _ in arcs}
+    design = workspace_design(ws)
     by_judge: dict[str, int] = {}
     for judge in judges:
         if judge.heuristic:
@@ -37,7 +39,7 @@ def planned_judge_calls(ws: Workspace, judges: list[Judge], rendered_ids: list[s
         n = 0
         for task in tasks:
             stored = answered(ws, task, judge.spec)
-            for it in _items(task, judge, arcs, families, seed):
+            for it in _items(task, judge, arcs, families, seed, design=design):
                 keys = [(it.arc.id, c) for c in (("",) if task == "recovery" else REALISM_CRITERIA)]
                 if any(stored.get(k) != it.input_sha for k in keys) and judge.would_call(it.question):
                     n += 1

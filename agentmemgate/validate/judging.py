@@ -14,8 +14,10 @@ from typing import Iterable, Iterator
 
 from pydantic import BaseModel, ConfigDict
 
+from ..design import Design
+from ..design.stored import workspace_design
 from ..errors import BadInput
-from ..schema import PAPER_SPLITS, Arc
+from ..schema import Arc
 from ..stats import preload_wilson
 from ..workspace import Workspace
 from .judges import (
@@ -76,8 +78,10 @@ def parse_checks(checks: str | Iterable[str]) -> list[str]:
 
 
 def resolve_judges(ws: Workspace, specs: Iterable[str] | None, *, base_url: str | None = None,
-                   concurrency: int = 4, model_options: dict | None = None) -> list[Judge]:
-    """Judge objects for ``specs`` (default: the offline heuristic judges), duplicates dropped.
+                   concurrency: int = 4, model_options: dict | None = None,
+                   design: Design | None = None) -> list[Judge]:
+    """Judge objects for ``specs`` (default: the offline heuristic judges), duplicates dropped,
+    made for ``design`` (default: the workspace's; a build passes the one it is building).
 
     ``base_url`` (an OpenAI-compatible server) goes to the ``openai:`` judges only, so
     ``--judge anthropic:X --judge openai:Y --base-url URL`` still sends X to Anthropic.
@@ -90,8 +94,9 @@ def resolve_judges(ws: Workspace, specs: Iterable[str] | None, *, base_url: str 
     if base_url and not any(s.startswith("openai:") for s in seen):
         raise BadInput(f"--base-url {base_url} is for openai: judges (an OpenAI-compatible server); "
                        "name one with --judge openai:MODEL")
+    design = workspace_design(ws, design)
     return [get_judge(s, workspace=ws, base_url=base_url if s.startswith("openai:") else None,
-                      concurrency=concurrency,
+                      concurrency=concurrency, design=design,
                       **({} if s == "offline" else (model_options or {}))) for s in seen]
 
 
@@ -108,16 +113,17 @@ class _Item:
 
 
 def _items(task: str, judge: Judge, arcs: list[tuple[Arc, str]], families: dict[str, set[str]],
-           seed: int, realism: dict[str, RealismQuestion] | None = None) -> Iterator[_Item]:
+           seed: int, realism: dict[str, RealismQuestion] | None = None,
+           design: Design | None = None) -> Iterator[_Item]:
     """``realism``: each arc's realism question when the caller built them already (frozen: the
-    recovery question shares its sessions)."""
+    recovery question shares its sessions). ``design``: whose levels recovery offers."""
     realism = {} if realism is None else realism
     for arc, sha in arcs:
         same = judge.family in families[arc.id]
         rq = realism.get(arc.id) or realism_question(arc)
         if task == "recovery":
             s = option_seed(arc.id, seed)
-            q = blind_recovery(arc, s, sessions=rq.sessions)
+            q = blind_recovery(arc, s, sessions=rq.sessions, design=design)
             opts = [o.level for o in q.options]
         else:
             s, q, opts = None, rq, []
@@ -146,15 +152,36 @@ def _rows(item: _Item, judge: Judge, answer, error: str, run_id: int) -> list[Ve
     return [VerdictRow(**base, criterion=c, status="failed", error=error) for c in judge.realism_criteria]
 
 
+def judged_together(design: Design, arcs: list[tuple[Arc, str]]) -> list[list[tuple[Arc, str]]]:
+    """The sets a judge sees at once: the splits of each of the design's groups (the paper's:
+    core, held-out and controlled) together, every other split (the paper's corrections) alone.
+    A judge's whole-set counts (the repetition check) then see the same conversations whether
+    or not another split was built, so a split's verdicts do not move with it."""
+    keys = [*design.groups]
+    key_of: dict[str, str] = {}
+    for a, _ in arcs:
+        s = a.spec.split
+        if s not in key_of:
+            key_of[s] = next((g for g, members in design.groups.items() if s in members), f"split:{s}")
+            if key_of[s] not in keys:
+                keys.append(key_of[s])
+    sets: dict[str, list[tuple[Arc, str]]] = {k: [] for k in keys}
+    for x in arcs:
+        sets[key_of[x[0].spec.split]].append(x)
+    return [g for g in sets.values() if g]
+
+
 def judge_arcs(ws: Workspace, splits: list[str], judges: Iterable[str] | list[Judge] | None = None,
                checks: Iterable[str] = JUDGE_TASKS, *, allow_same_family: bool = False,
                base_url: str | None = None, concurrency: int = 4, seed: int = 0,
                show_progress: bool = True) -> JudgingSummary:
     """Ask every judge every check about every arc of ``splits``; store verdicts and failures."""
     tasks = [t for t in JUDGE_TASKS if t in set(checks)]
+    design = workspace_design(ws)
     judge_list = list(judges) if judges else []
     if not judge_list or not isinstance(judge_list[0], Judge):
-        judge_list = resolve_judges(ws, judge_list, base_url=base_url, concurrency=concurrency)
+        judge_list = resolve_judges(ws, judge_list, base_url=base_url, concurrency=concurrency,
+                                    design=design)
     arcs = list(arcs_with_sha(ws, splits))
     by_generator = generator_families_of(ws, [a.provenance.generator for a, _ in arcs])
     families = {a.id: by_generator[a.provenance.generator] for a, _ in arcs}
@@ -165,11 +192,7 @@ def judge_arcs(ws: Workspace, splits: list[str], judges: Iterable[str] | list[Ju
         gen_families, {"seed": seed, "base_url": bool(base_url)})
     now = done = failed = 0
     examples: list[str] = []
-    # The paper's splits are judged as one set and the corrections split as another: a judge's
-    # whole-set counts (the repetition check) then see the same conversations whether or not
-    # the corrections split was built, so the paper splits' verdicts do not move with it.
-    groups = [g for g in ([x for x in arcs if x[0].spec.split in PAPER_SPLITS],
-                          [x for x in arcs if x[0].spec.split not in PAPER_SPLITS]) if g]
+    groups = judged_together(design, arcs)
     questions = {a.id: realism_question(a) for a, _ in arcs}
     for judge, group in ((j, g) for j in judge_list for g in groups):
         if "realism" in tasks:  # before any input hash: a judge may count over the whole set
@@ -179,7 +202,7 @@ def judge_arcs(ws: Workspace, splits: list[str], judges: Iterable[str] | list[Ju
         todo = []
         for task in tasks:
             stored = answered(ws, task, judge.spec)
-            for it in _items(task, judge, group, families, seed, questions):
+            for it in _items(task, judge, group, families, seed, questions, design):
                 keys = [(it.arc.id, c) for c in (("",) if task == "recovery" else judge.realism_criteria)]
                 if all(stored.get(k) == it.input_sha for k in keys):
                     done += 1

@@ -2,11 +2,14 @@
 
 They are a real, deterministic mechanism, not a language model, and reports mark them heuristic:
 
-- recovery: find the user's plan statement by its cues, classify it (hedge strength) or the later
-  statement about it (confirmation wording, outcome) with the judges' own lexicon
-  (``lexicon.v1.toml``), which shares nothing with the renderer's phrase bank. It sees exactly
-  what an LLM judge sees: the dated sessions and the shuffled options. With no cue at all it picks
-  the first option in the shuffled order and says so (a recorded guess).
+- recovery: find the user's plan statement by its cues, then read the factor's level by the
+  design's recovery rules (``files.recovery``; the paper's: ``design/paper/recovery.toml``): from
+  the plan statement (hedge strength), the later statements about it (outcome, confirmation
+  wording), where they fall (a structure factor), or the built-in reading of corrections. Cues
+  come from the judges' own lexicon (``lexicon.v1.toml``), which shares nothing with the
+  renderer's phrase bank, and from categories the rules add. It sees exactly what an LLM judge
+  sees: the dated sessions and the shuffled options; the options tell it the factor. With no cue
+  at all it picks the first option in the shuffled order and says so (a recorded guess).
 - realism: no "natural" verdict (a lexicon cannot read for naturalness: that needs an LLM judge or
   a human audit). Instead the named checks of ``_realism.OFFLINE_REALISM_CHECKS``: reply-question
   relevance, true cross-session and date references, repetition across the dataset, contradictory
@@ -20,15 +23,10 @@ from __future__ import annotations
 import hashlib
 import re
 
-from ...schema import (
-    CONFIRMATION_LEVELS,
-    CONTROL_LEVEL,
-    CORRECTION_FACTOR,
-    CORRECTION_MARKER_PHRASES,
-    FACTOR_LEVELS,
-    normalize_text,
-)
+from ...design import Design, DesignError, Problem, paper_design
+from ...schema import CORRECTION_MARKER_PHRASES, normalize_text
 from ._lexicon import Lexicon, load_lexicon, normalize
+from ._recovery import PAPER_RULES_DIGEST, FactorRules, RecoveryRules, Rule, read_rules, rule_problems
 from ._realism import OFFLINE_REALISM_CHECKS, REALISM_LEXICON_PATH, RealismCorpus, check_realism
 from .base import OFFLINE_JUDGE, OFFLINE_JUDGE_FAMILY, Judge
 from .questions import (
@@ -51,21 +49,35 @@ class HeuristicJudge(Judge):
 
     realism_criteria = OFFLINE_REALISM_CHECKS
 
-    def __init__(self) -> None:
+    def __init__(self, design: Design | None = None) -> None:
+        """``design``: whose recovery rules to read (default: the paper's); a recovery file
+        the judge cannot run is refused with its first problem."""
+        self.design = design or paper_design()
+        self.rules = read_rules(self.design)
+        if self.rules.problems:
+            more = len(self.rules.problems) - 1
+            raise DesignError(f"{self.rules.problems[0]}"
+                              + (f" (and {more} more: amg design check)" if more else ""))
         self.lexicon = load_lexicon()
         self.realism_lexicon = load_lexicon(REALISM_LEXICON_PATH)
         sha = self.lexicon.sha256
         self._realism_sha = sha256_text(sha, self.realism_lexicon.sha256)
         self.corpus: RealismCorpus | None = None
-        self.rubric_sha256 = {"recovery": sha, "realism": self._realism_sha,
-                              "equivalence": "normalized-string-v1"}
+        # The recovery verdicts depend on the lexicon and the rules; rules equal to those the
+        # judge was written with keep the lexicon's hash alone, so their verdicts stay current.
+        self._paper_rules = self.rules.digest == PAPER_RULES_DIGEST
+        self.rubric_sha256 = {
+            "recovery": sha if self._paper_rules else sha256_text(sha, self.rules.digest),
+            "realism": self._realism_sha, "equivalence": "normalized-string-v1"}
 
     def rubric_ref(self, task: str) -> str:
         if task == "equivalence":
             return "normalized-string.v1"
         if task == "realism":
             return f"{self.lexicon.path.stem}+{self.realism_lexicon.path.stem}"
-        return self.lexicon.path.stem
+        if self._paper_rules:
+            return self.lexicon.path.stem
+        return f"{self.lexicon.path.stem}+{self.rules.origin.rsplit('/', 1)[-1]}"
 
     def prepare(self, questions: list[Question]) -> None:
         """Count turns and sentences over every conversation judged together (the repetition
@@ -78,10 +90,17 @@ class HeuristicJudge(Judge):
 
     def ask(self, question: Question):
         if isinstance(question, RecoveryQuestion):
-            return recover(question, self.lexicon)
+            return recover(question, self.design, self.rules)
         if isinstance(question, RealismQuestion):
             return realism(question, self.lexicon, self.corpus)
         return equivalence(question)
+
+
+def design_problems(design: Design) -> list[Problem]:
+    """What the offline recovery judge cannot do with ``design``, one line each naming the
+    recovery file and key: a malformed file, unknown cue categories, tests or slots, and every
+    level the design's cells use that no rule can give (``amg design check``)."""
+    return rule_problems(design)
 
 
 def sha256_text(*parts: str) -> str:
@@ -100,46 +119,29 @@ def _snippet(text: str, n: int = 60) -> str:
 
 
 _PLAN_CUES = ("strong_hedge", "weak_hedge", "confident_plan", "done", "future")
+_PLANNING = ("strong_hedge", "weak_hedge", "confident_plan")
+# What makes a later user turn one about the plan (the structure reading), besides a word the
+# plan statement introduced.
+_ABOUT_PLAN = ("done", "abandon", "pending")
 
 
-def _plan_cues(lex: Lexicon, text: str) -> dict[str, list[str]]:
-    dated = lex.hits("date_or_schedule", text) if lex.has("future", text) else []
-    return {"strong_hedge": lex.hits("strong_hedge", text), "weak_hedge": lex.hits("weak_hedge", text),
-            "date": dated, "confident_plan": lex.hits("confident_plan", text),
-            "done": lex.hits("done", text)}
-
-
-def _find_plan(lex: Lexicon, users: list[tuple[int, int, str]]) -> int | None:
-    """Index (into ``users``) of the likeliest plan statement: change talk with plan cues."""
+def _find_plan(lex: Lexicon, users: list[tuple[int, int, str]], extra: tuple[str, ...] = ()) -> int | None:
+    """Index (into ``users``) of the likeliest plan statement: change talk with plan cues.
+    ``extra``: a design's own cue categories that its plan rules read (they count as planning)."""
     best, best_score = None, 0
+    cues_of = _PLAN_CUES + extra
     for i, (_, _, text) in enumerate(users):
-        if not lex.has_any(_PLAN_CUES, text):
+        if not lex.has_any(cues_of, text):
             continue  # no cue of any kind: score 0 (a date counts only with 'future')
-        cues = _plan_cues(lex, text)
-        planning = sum(len(cues[k]) for k in ("strong_hedge", "weak_hedge", "date", "confident_plan"))
-        score = 2 * min(planning, 3) + min(len(cues["done"]), 2)
+        dated = lex.hits("date_or_schedule", text) if lex.has("future", text) else []
+        planning = len(dated) + sum(len(lex.hits(c, text)) for c in _PLANNING + extra)
+        score = 2 * min(planning, 3) + min(len(lex.hits("done", text)), 2)
         if score == 0:
             continue
         score += 2 * lex.has("change_talk", text) - 3 * lex.has("pending", text)
         if score > best_score:
             best, best_score = i, score
     return best
-
-
-def _hedge_level(cues: dict[str, list[str]]) -> tuple[str | None, str]:
-    if cues["strong_hedge"]:
-        return "strongly_hedged", f"strong-hedge cue '{cues['strong_hedge'][0]}'"
-    if cues["weak_hedge"]:
-        return "weakly_hedged", f"weak-hedge cue '{cues['weak_hedge'][0]}'"
-    if cues["date"] and not cues["done"]:
-        return "scheduled_with_date", f"date cue '{cues['date'][0]}' with a future plan"
-    if cues["done"]:
-        return CONTROL_LEVEL, f"completed-change cue '{cues['done'][0]}'"
-    if cues["date"]:
-        return "scheduled_with_date", f"date cue '{cues['date'][0]}' with a future plan"
-    if cues["confident_plan"]:
-        return "confident_no_date", f"firm-plan cue '{cues['confident_plan'][0]}' and no date"
-    return None, "no hedge, plan or completion cue"
 
 
 def _tokens(text: str) -> list[str]:
@@ -178,12 +180,63 @@ def _shares_wording(plan: str, later: str, value_words: set[str]) -> str | None:
     return None
 
 
-def _confirmation(lex: Lexicon, sessions, users, p: int) -> tuple[str, str]:
+class _Slots(dict):
+    def __missing__(self, key: str) -> str:
+        return ""
+
+
+def _holds(lex: Lexicon, rule: Rule, text: str) -> str | None:
+    """``rule``'s categories on ``text``: None when they fail, else the cue ('' with no ``any``)."""
+    cue = ""
+    if rule.any:
+        cue = next((hits[0] for c in rule.any if (hits := lex.hits(c, text))), None)
+        if cue is None:
+            return None
+    if any(not lex.has(c, text) for c in rule.with_) or any(lex.has(c, text) for c in rule.none):
+        return None
+    return cue
+
+
+_Found = tuple[str | None, str]  # (level or None for a guess, rationale)
+
+
+def _by_rules(fr: FactorRules, rules: tuple[Rule, ...], ok) -> _Found | None:
+    """The first rule that ``ok(rule)`` holds for (slots or None): its level and rationale."""
+    for rule in rules:
+        slots = ok(rule)
+        if slots is not None:
+            return rule.level, rule.say.format_map(_Slots(slots))
+    return None
+
+
+def _default(fr: FactorRules) -> _Found:
+    d = fr.default
+    return (d.level, d.say) if d else (None, "no rule holds")
+
+
+def _read_plan(lex: Lexicon, fr: FactorRules, users, p: int) -> _Found:
+    """Plan and outcome readings: rules on the plan statement or on each later user turn."""
+    plan = users[p][2]
+
+    def ok(rule: Rule):
+        if fr.reads_of(rule) == "plan":
+            cue = _holds(lex, rule, plan)
+            return None if cue is None else {"cue": cue}
+        for s_i, _, text in users[p + 1:]:
+            if (cue := _holds(lex, rule, text)) is not None:
+                return {"cue": cue, "session": s_i + 1}
+        return None
+    return _by_rules(fr, fr.rules, ok) or _default(fr)
+
+
+def _read_confirmation(lex: Lexicon, fr: FactorRules, sessions, users, p: int) -> _Found:
+    """The later user turn likeliest to report the change, with the built-in tests."""
     si, ti, plan = users[p]
-    value = _new_words(lex, sessions, si, ti)
     later = users[p + 1:]
     if not later:
-        return CONFIRMATION_LEVELS[-1], "no user turn follows the plan statement"
+        return _by_rules(fr, fr.rules, lambda r: {} if r.test == "no_later_turn" else None) \
+            or _default(fr)
+    value = _new_words(lex, sessions, si, ti)
 
     def rank(u):
         return (len(lex.hits("done", u[2])) > 0, len(value & set(lex.content_words(u[2]))))
@@ -191,25 +244,71 @@ def _confirmation(lex: Lexicon, sessions, users, p: int) -> tuple[str, str]:
     c_si, _, text = max(later, key=rank)  # max keeps the earliest of equals
     done = lex.hits("done", text)
     named = sorted(value & set(lex.content_words(text)))
-    where = f"the later user turn in session {c_si + 1} ('{_snippet(text)}')"
-    if not done:
-        return "situational", f"{where} reports no change (no completion cue), only what the user does"
-    if not named:
-        return "oblique", f"{where} reports the change ('{done[0]}') without naming what the plan introduced"
-    if run := _shares_wording(plan, text, value):
-        return "verbatim", f"{where} repeats the plan's words ('{run}') and names '{named[0]}'"
-    return "paraphrase", f"{where} names '{named[0]}' but reports the change in other words ('{done[0]}')"
+    run: list[str | None] = []  # the repeated words, found when a rule asks
+
+    def repeats() -> str | None:
+        if not run:
+            run.append(_shares_wording(plan, text, value))
+        return run[0]
+
+    tests = {"no_later_turn": lambda: False, "no_completion": lambda: not done,
+             "value_unnamed": lambda: not named, "repeats_plan_wording": lambda: repeats() is not None}
+
+    def ok(rule: Rule):
+        if rule.test is not None and not tests[rule.test]():
+            return None
+        cue = _holds(lex, rule, text)
+        if cue is None:
+            return None
+        return {"cue": cue or (done[0] if done else ""), "session": c_si + 1,
+                "where": f"the later user turn in session {c_si + 1} ('{_snippet(text)}')",
+                "named": named[0] if named else "",
+                "run": (repeats() or "") if "{run}" in rule.say else ""}
+    return _by_rules(fr, fr.rules, ok) or _default(fr)
 
 
-def _outcome(lex: Lexicon, users, p: int, cues) -> tuple[str, str]:
-    planning = any(cues[k] for k in ("strong_hedge", "weak_hedge", "confident_plan"))
-    if cues["done"] and not planning:
-        return CONTROL_LEVEL, f"the statement itself reports a completed change ('{cues['done'][0]}')"
-    for cat, level in (("abandon", "abandoned"), ("pending", "open"), ("done", "came_true")):
-        for s_i, _, text in users[p + 1:]:
-            if hits := lex.hits(cat, text):
-                return level, f"a later user turn in session {s_i + 1} has {cat} cue '{hits[0]}'"
-    return "open", "no later user turn resolves the plan"
+def _read_structure(lex: Lexicon, fr: FactorRules, sessions, users, p: int) -> tuple[_Found, int]:
+    """How many sessions lie between the plan statement and the user turn of a later session
+    that reports on it, and the plan statement taken (``p`` unless it was the report itself).
+
+    The report is the later-session user turn ranked first by: a statement over a question (the
+    user's questions to the assistant are small talk), then how many words the plan introduced
+    it repeats (twice over) plus how many outcome cues (done, abandon, pending) it has; the
+    earliest of equals. With no later user turn, the likeliest plan statement may be the report
+    itself: the plan is then the likeliest plan statement of the sessions before it, or with no
+    plan cue there, the first turn to say a word the report repeats."""
+    si, ti, _ = users[p]
+    value = _new_words(lex, sessions, si, ti)
+
+    def score(text: str) -> int:
+        return 2 * len(value & set(lex.content_words(text))) + sum(
+            len(lex.hits(c, text)) for c in _ABOUT_PLAN)
+
+    later = [(k, s_i, text) for k, (s_i, _, text) in enumerate(users)
+             if k > p and s_i > si and ("?" not in text or score(text) > 0)]
+    if later:
+        _, s_i, text = max(later, key=lambda x: ("?" not in x[2], score(x[2]), -x[0]))
+    else:
+        earlier = [u for u in users if u[0] < si]
+        q = _find_plan(lex, earlier) if earlier else None
+        if q is None:  # the earliest turn to say a word the report repeats
+            said = set(lex.content_words(users[p][2]))
+            q = next((k for k, (s_k, t_k, _) in enumerate(earlier)
+                      if _new_words(lex, sessions, s_k, t_k) & said), None)
+        if q is None:
+            return _default(fr), p
+        (s_i, _, text), p = users[p], q
+        si = earlier[q][0]
+    between = s_i - si - 1
+
+    def ok(rule: Rule):
+        if rule.sessions_between is not None and between not in rule.sessions_between:
+            return None
+        cue = _holds(lex, rule, text)
+        return None if cue is None else {
+            "cue": cue, "session": s_i + 1, "between": between,
+            "where": f"the later user turn in session {s_i + 1} ('{_snippet(text)}')"}
+    return _by_rules(fr, fr.rules, ok) or _default(fr), p
 
 
 _WRONG = ("wrong", "mistake", "mix-up", "mixed up", "misremembered", "not true", "wasn't right",
@@ -241,37 +340,42 @@ def _correction(lex: Lexicon, users) -> tuple[str | None, str]:
     return f"{target}_{'same' if cs == said else 'later'}_{'marked' if marker else 'unmarked'}", why
 
 
-def recover(q: RecoveryQuestion, lex: Lexicon | None = None) -> RecoveryVerdict:
-    lex = lex or load_lexicon()
-    options = [o.level for o in q.options]
-    scale = next((f for f, lv in FACTOR_LEVELS.items() if set(lv) == set(options)), None)
-    users = _user_turns(q.sessions)
-    if scale == CORRECTION_FACTOR:
-        level, why = _correction(lex, users)
-        if level not in options:
-            return RecoveryVerdict(level=options[0],
-                                   rationale=f"{why}; no cue decides, so the first listed option is a guess.")
-        return RecoveryVerdict(level=level, rationale=why + ".")
-    p = _find_plan(lex, users)
-    level: str | None = None
-    why = "no user turn has a plan or change cue"
-    if p is not None:
-        si, _, text = users[p]
-        cues = _plan_cues(lex, text)
-        found = f"Took the user turn in session {si + 1} ('{_snippet(text)}') as the plan statement"
-        if scale == "confirmation_wording":
-            level, why = _confirmation(lex, q.sessions, users, p)
-            why = f"{found}; {why}"
-        elif scale == "outcome":
-            level, why = _outcome(lex, users, p, cues)
-            why = f"{found}; {why}"
-        else:
-            level, why = _hedge_level(cues)
-            why = f"{found}; it has {why}"
+def _verdict(level: str | None, why: str, options: list[str]) -> RecoveryVerdict:
     if level not in options:
         return RecoveryVerdict(level=options[0],
                                rationale=f"{why}; no cue decides, so the first listed option is a guess.")
     return RecoveryVerdict(level=level, rationale=why + ".")
+
+
+def recover(q: RecoveryQuestion, design: Design | None = None,
+            rules: RecoveryRules | None = None) -> RecoveryVerdict:
+    """Blind recovery by ``design``'s rules (default: the paper's): the options tell the factor
+    (``Design.factor_of_levels``), its rules the level; nothing else about the arc is known."""
+    design = design or paper_design()
+    rules = rules or read_rules(design)
+    lex = rules.lexicon
+    options = [o.level for o in q.options]
+    factor = design.factor_of_levels(options)
+    fr = rules.factors.get(factor.name) if factor else None
+    if fr is None:
+        what = ("no factor of the design has these options" if factor is None
+                else f"the recovery rules have no table for factor {factor.name!r}")
+        return _verdict(None, what, options)
+    users = _user_turns(q.sessions)
+    if fr.reads == "correction":
+        return _verdict(*_correction(lex, users), options)
+    p = _find_plan(lex, users, rules.plan_cues)
+    if p is None:
+        return _verdict(None, "no user turn has a plan or change cue", options)
+    if fr.reads == "confirmation":
+        level, why = _read_confirmation(lex, fr, q.sessions, users, p)
+    elif fr.reads == "structure":
+        (level, why), p = _read_structure(lex, fr, q.sessions, users, p)
+    else:
+        level, why = _read_plan(lex, fr, users, p)
+    si, _, text = users[p]
+    found = f"Took the user turn in session {si + 1} ('{_snippet(text)}') as the plan statement"
+    return _verdict(level, f"{found}; {why}", options)
 
 
 # -- realism -----------------------------------------------------------------------------------

@@ -12,7 +12,8 @@ import random
 
 from pydantic import BaseModel, ConfigDict
 
-from ...schema import FACTOR_LEVELS, LEVEL_DEFINITIONS, Arc
+from ...design import Design, paper_design
+from ...schema import Arc
 
 
 class ChatTurn(BaseModel):
@@ -86,20 +87,24 @@ def option_seed(arc_id: str, seed: int = 0) -> int:
     return int(hashlib.sha256(f"amg-options:{seed}:{arc_id}".encode()).hexdigest()[:8], 16)
 
 
-def shuffled_levels(factor: str, seed: int) -> list[str]:
-    levels = list(FACTOR_LEVELS[factor])
+def shuffled_levels(factor: str, seed: int, design: Design | None = None) -> list[str]:
+    """``factor``'s levels in ``design`` (default: the paper's), in the order ``seed`` gives."""
+    levels = list((design or paper_design()).levels(factor))
     random.Random(seed).shuffle(levels)
     return levels
 
 
-def blind_recovery(arc: Arc, seed: int,
-                   sessions: tuple[ChatSession, ...] | None = None) -> RecoveryQuestion:
-    """The blind view of ``arc`` for difficulty recovery, options in the order ``seed`` gives
-    (``sessions``: ``chat_sessions(arc)`` when the caller has built them already)."""
+def blind_recovery(arc: Arc, seed: int, sessions: tuple[ChatSession, ...] | None = None,
+                   design: Design | None = None) -> RecoveryQuestion:
+    """The blind view of ``arc`` for difficulty recovery: its factor's levels in ``design``
+    (default: the paper's) with their definitions, in the order ``seed`` gives (``sessions``:
+    ``chat_sessions(arc)`` when the caller has built them already)."""
+    design = design or paper_design()
+    factor = arc.spec.factor
     return RecoveryQuestion(
         sessions=chat_sessions(arc) if sessions is None else sessions,
-        options=tuple(LevelOption(level=lv, definition=LEVEL_DEFINITIONS[lv])
-                      for lv in shuffled_levels(arc.spec.factor, seed)))
+        options=tuple(LevelOption(level=lv, definition=design.definition(factor, lv))
+                      for lv in shuffled_levels(factor, seed, design)))
 
 
 def realism_question(arc: Arc) -> RealismQuestion:

@@ -15,24 +15,26 @@ _JUDGES: dict[str, JudgeFactory] = {}
 
 
 def register_judge(spec: str, factory: JudgeFactory) -> None:
-    """Make ``--judge SPEC`` resolve to ``factory(**options)``; other specs are LLM judges."""
+    """Make ``--judge SPEC`` resolve to ``factory(design=DESIGN)``; other specs are LLM judges."""
     _JUDGES[spec] = factory
 
 
 def get_judge(spec: str, *, workspace: Any = None, base_url: str | None = None,
-              concurrency: int = 4, **options: Any) -> Judge:
-    """Resolve a ``--judge`` value; unknown names get the LLM layer's one-line error."""
+              concurrency: int = 4, design: Any = None, **options: Any) -> Judge:
+    """Resolve a ``--judge`` value; unknown names get the LLM layer's one-line error.
+    ``design``: the design whose arcs it judges (the offline judge reads its recovery rules;
+    an LLM judge reads the options it is shown)."""
     if spec in _JUDGES:
-        return _JUDGES[spec]()
+        return _JUDGES[spec](design=design)
     from .llm import LLMJudge
 
     return LLMJudge(spec, workspace=workspace, base_url=base_url, concurrency=concurrency, **options)
 
 
-def _heuristic() -> Judge:
+def _heuristic(design: Any = None) -> Judge:
     from .heuristic import HeuristicJudge
 
-    return HeuristicJudge()
+    return HeuristicJudge(design)
 
 
 register_judge(OFFLINE_JUDGE, _heuristic)
