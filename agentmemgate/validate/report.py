@@ -16,7 +16,8 @@ from typing import Iterable
 
 from pydantic import BaseModel, ConfigDict
 
-from ..schema import CONTROL_LEVEL, FACTOR_LEVELS, HEDGE_LEVELS
+from ..design import Design, paper_design
+from ..design.stored import workspace_design
 from ..llm.servers import normalize_family
 from ..stats import Proportion, cohen_kappa, wilson
 from ..workspace import Workspace
@@ -24,7 +25,6 @@ from .judges import OFFLINE_GENERATOR_FAMILY, OFFLINE_JUDGE_FAMILY, REALISM_CRIT
 from .judges._realism import OFFLINE_REALISM_CHECKS
 from .store import VerdictRow, current_arc_shas, generator_families_of, latest_run, load_verdicts
 
-HEDGE_ORDER = HEDGE_LEVELS + (CONTROL_LEVEL,)  # least to most committed; the control is the end
 NATURALNESS_HOW = (
     "Judge naturalness with an LLM judge of another family (`amg validate --judge "
     "anthropic:claude-sonnet-4-5`, or `--judge openai:MODEL --base-url URL` for a local server) or a "
@@ -125,8 +125,20 @@ class ValidationReport(BaseModel):
 
 
 # -- computing -------------------------------------------------------------------------------
-def _levels(factor: str, rows: list[VerdictRow]) -> list[str]:
-    levels = list(FACTOR_LEVELS.get(factor, ()))
+def ordinal_factors(design: Design) -> dict[str, tuple[str, ...]]:
+    """The factors whose recovery gets an ordinal view (exact, and within one level), each with
+    its levels in order: every ordered factor of ``design``. The paper's design as it ships keeps
+    its report's layout, where hedge strength (its plan-wording factor) alone has the view; its
+    confirmation wording is ordered for the audits' ordinal agreement."""
+    ordered = design.ordered_factors
+    if design.source.builtin == "paper":
+        plan = design.by_role("plan_wording")
+        return {plan.name: ordered[plan.name]} if plan is not None and plan.name in ordered else {}
+    return ordered
+
+
+def _levels(factor: str, rows: list[VerdictRow], design: Design) -> list[str]:
+    levels = list(design.factors[factor].level_names) if factor in design.factors else []
     for r in rows:
         for lv in (r.intended, r.verdict):
             if lv and lv not in levels:
@@ -134,28 +146,33 @@ def _levels(factor: str, rows: list[VerdictRow]) -> list[str]:
     return levels
 
 
-def _factor(factor: str, rows: list[VerdictRow]) -> FactorRecovery:
-    levels = _levels(factor, rows)
+def _factor(factor: str, rows: list[VerdictRow], design: Design,
+            ordinal_order: tuple[str, ...] | None = None) -> FactorRecovery:
+    levels = _levels(factor, rows, design)
     confusion = {i: {r: 0 for r in levels} for i in levels}
     for r in rows:
         confusion[r.intended][r.verdict] += 1
     p = wilson(sum(r.verdict == r.intended for r in rows), len(rows))
     ordinal = None
-    if factor == "hedge_strength":
-        pos = {lv: i for i, lv in enumerate(HEDGE_ORDER)}
+    if ordinal_order:
+        pos = {lv: i for i, lv in enumerate(ordinal_order)}
         near = sum(abs(pos[r.intended] - pos[r.verdict]) <= 1 for r in rows
                    if r.intended in pos and r.verdict in pos)
-        ordinal = Ordinal(order=list(HEDGE_ORDER), exact=p, off_by_one=wilson(near, len(rows)))
+        ordinal = Ordinal(order=list(ordinal_order), exact=p, off_by_one=wilson(near, len(rows)))
     return FactorRecovery(**p.model_dump(), levels=levels, confusion=confusion, ordinal=ordinal)
 
 
-def recovery_stats(rows: list[VerdictRow]) -> Recovery:
-    """Recovery over answered rows of one judge (failures excluded: they are not verdicts)."""
+def recovery_stats(rows: list[VerdictRow], design: Design | None = None) -> Recovery:
+    """Recovery over answered rows of one judge (failures excluded: they are not verdicts), by
+    factor of ``design`` (default: the paper's), in its order."""
+    design = design or paper_design()
+    ordinal = ordinal_factors(design)
     ok = [r for r in rows if r.ok]
-    factors = [f for f in FACTOR_LEVELS if any(r.factor == f for r in ok)]
+    factors = [f for f in design.factors if any(r.factor == f for r in ok)]
     factors += sorted({r.factor for r in ok} - set(factors))
     return Recovery(overall=wilson(sum(r.verdict == r.intended for r in ok), len(ok)),
-                    by_factor={f: _factor(f, [r for r in ok if r.factor == f]) for f in factors})
+                    by_factor={f: _factor(f, [r for r in ok if r.factor == f], design, ordinal.get(f))
+                               for f in factors})
 
 
 def realism_stats(rows: list[VerdictRow]) -> dict[str, Proportion]:
@@ -176,14 +193,17 @@ def _agreement(a: str, b: str, task: str, scope: str, la: dict, lb: dict) -> Agr
                      kappa=cohen_kappa(xs, ys))
 
 
-def agreement_stats(rows: list[VerdictRow], judges: list[str]) -> list[Agreement]:
-    """Percent agreement (Wilson CI) and Cohen's kappa for every pair of judges, per scope."""
+def agreement_stats(rows: list[VerdictRow], judges: list[str],
+                    design: Design | None = None) -> list[Agreement]:
+    """Percent agreement (Wilson CI) and Cohen's kappa for every pair of judges, per scope (all,
+    and each factor of ``design``, default the paper's)."""
+    design = design or paper_design()
     ok = [r for r in rows if r.ok]
     out: list[Agreement] = []
     for a, b in combinations(judges, 2):
         rec = {j: {(r.item_id): (r.factor, r.verdict) for r in ok if r.task == "recovery" and r.judge == j}
                for j in (a, b)}
-        scopes = ["all"] + [f for f in FACTOR_LEVELS if any(f == v[0] for v in rec[a].values())]
+        scopes = ["all"] + [f for f in design.factors if any(f == v[0] for v in rec[a].values())]
         for scope in scopes:
             la = {k: v[1] for k, v in rec[a].items() if scope == "all" or v[0] == scope}
             lb = {k: v[1] for k, v in rec[b].items() if scope == "all" or v[0] == scope}
@@ -198,8 +218,11 @@ def agreement_stats(rows: list[VerdictRow], judges: list[str]) -> list[Agreement
 
 
 def compute_report(rows: list[VerdictRow], judges: list[JudgeInfo], splits: list[str],
-                   generator_families: Iterable[str] = ()) -> ValidationReport:
-    """The whole report from verdict rows (recovery and realism tasks) of the given judges."""
+                   generator_families: Iterable[str] = (),
+                   design: Design | None = None) -> ValidationReport:
+    """The whole report from verdict rows (recovery and realism tasks) of the given judges, by
+    the factors and levels of ``design`` (default: the paper's)."""
+    design = design or paper_design()
     blocks: dict[str, JudgeBlock] = {}
     failing: list[FailingArc] = []
     failures: list[JudgeFailure] = []
@@ -210,7 +233,7 @@ def compute_report(rows: list[VerdictRow], judges: list[JudgeInfo], splits: list
         fails = {"recovery": sum(not r.ok for r in rec),
                  "realism": len({r.item_id for r in real if not r.ok})}
         blocks[j.spec] = JudgeBlock(judge=j, same_family=any(r.same_family for r in mine),
-                                    recovery=recovery_stats(rec), realism=realism_stats(real),
+                                    recovery=recovery_stats(rec, design), realism=realism_stats(real),
                                     judge_failures=fails)
         failing += [FailingArc(arc_id=r.item_id, split=r.split, judge=j.spec, check="recovery",
                                intended=r.intended, verdict=r.verdict, rationale=r.rationale)
@@ -245,7 +268,7 @@ def compute_report(rows: list[VerdictRow], judges: list[JudgeInfo], splits: list
         same_family_judges=same, notes=notes,
         recovery=blocks[primary].recovery if primary else empty,
         realism=blocks[primary].realism if primary else {},
-        by_judge=blocks, agreement=agreement_stats(rows, [j.spec for j in judges]),
+        by_judge=blocks, agreement=agreement_stats(rows, [j.spec for j in judges], design),
         failing_arcs=failing, judge_failures=failures)
 
 
@@ -299,7 +322,8 @@ def validation_report(ws: Workspace, splits: list[str], judges: list[str] | None
     rows = [r if r.same_family == (same := normalize_family(r.family) in families.get(
                 generator.get(r.item_id, ""), set())) else r.model_copy(update={"same_family": same})
             for r in rows]
-    report = compute_report(rows, chosen, splits, set().union(*families.values()))
+    report = compute_report(rows, chosen, splits, set().union(*families.values()),
+                            design=workspace_design(ws))
     report.model_calls = _judge_calls(ws)
     return report
 
@@ -338,6 +362,11 @@ def confusion_table(f: FactorRecovery) -> list[str]:
     return out
 
 
+def _scale(factor: str) -> str:
+    """How the ordinal line names a factor: its name, less a trailing '_strength' ('hedge')."""
+    return factor.removesuffix("_strength")
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^a-zA-Z0-9]+", "-", text).strip("-").lower()
 
@@ -366,7 +395,7 @@ def judge_block_markdown(b: JudgeBlock, images: bool = False, heading: str = "##
             out += [f"Confusion matrix, {name} (rows: intended level; columns: recovered level):", ""]
             out += confusion_table(f) + [""]
             if f.ordinal:
-                out += [f"Ordered hedge levels ({' < '.join(f.ordinal.order)}): exact "
+                out += [f"Ordered {_scale(name)} levels ({' < '.join(f.ordinal.order)}): exact "
                         f"{pct(f.ordinal.exact)}; within one level {pct(f.ordinal.off_by_one)}", ""]
             if images:
                 out += [f"![{name} confusion, {j.spec}]({image_name(j.spec, name)})", ""]
