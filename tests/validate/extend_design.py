@@ -1,0 +1,157 @@
+"""Designs that extend the paper's, written as a user would: a copy of the paper's folder with
+its design file, phrase banks and recovery rules edited (no Python)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from agentmemgate.design import BUILTIN
+
+PAPER = BUILTIN["paper"].parent
+
+CONDITIONAL_LEVEL = '''[[factors.hedge_strength.levels]]
+name = "conditional"
+group = "hedged"
+definition = "The user will change only if something else happens first (a new job, a raise, a move)."
+
+'''
+# Plan turns: at least 8 phrasings, each naming the plan value, as phrases/plan.toml asks.
+CONDITIONAL_PLANS = '''conditional = [
+  "If I get the new job, I'll {switch_plan}, since {reason}.",
+  "Assuming the promotion comes through, I'm going to {switch_plan}.",
+  "As long as the budget works out this month, I'll {switch_plan}.",
+  "If the new apartment works out, I'll {switch_plan} too, because {reason}.",
+  "If I get the raise I asked for, {switching_plan} is the plan.",
+  "Provided nothing changes at work, I'll {switch_plan}, since {reason}.",
+  "If the transfer goes through, I'm {switching_plan}. Otherwise I'll stay put.",
+  "Assuming my schedule calms down, I'll {switch_plan} after that.",
+  "As long as the numbers still look right next month, I'm going to {switch_plan}.",
+]
+
+'''
+# The assistant's replies to such a plan: every sentence has a slot that differs by domain.
+CONDITIONAL_REPLIES = '''conditional = [
+  "Makes sense to let that decide it. While you wait, compare {weigh} so you're ready for your {noun}.",
+  "A plan with a condition is still a plan. If it goes your way, a good first step: {step}.",
+  "That's a sensible trigger for the {change}. In the meantime, {you_stay_initial} costs you nothing.",
+  "Good to have it tied to something concrete for your {noun}. Once you know, {step}.",
+  "Until then nothing about your {noun} has to change; it's worth comparing {weigh} now.",
+  "Fair enough: the {change} can wait on that. If it comes through, {step}.",
+  "That keeps your {noun} simple: if it happens, {step}; if not, nothing changes.",
+  "Tying the {change} to that makes sense. Meanwhile, {stay_tip}.",
+]
+
+'''
+CONDITIONAL_CUES = '''[cues]
+# A change that waits on something else happening first.
+conditional = [
+  "if i get", "if (the|my|this|that) .{1,40}?(works? out|comes? through|goes through|pans out)",
+  "assuming", "as long as", "provided( that)?",
+]
+'''
+CONDITIONAL_RULE = '''[[hedge_strength.rules]]
+level = "conditional"
+any = ["conditional"]
+say = "it has conditional cue '{cue}'"
+
+'''
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text, f"{old!r} not in {path.name}"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def _copy(dest: Path, name: str) -> Path:
+    shutil.copytree(PAPER, dest)
+    _edit(dest / "design.toml", 'name = "paper"', f'name = "{name}"')
+    _edit(dest / "design.toml", 'ids = "sequential"', 'ids = "keyed"')
+    return dest
+
+
+def conditional_design(dest: Path, n: int = 20, rule: bool = True) -> Path:
+    """The paper's design with a hedge-strength level ``conditional`` (group hedged) and a
+    controlled cell of ``n`` open plans at it; ``rule``: with its recovery rule and cues."""
+    _copy(dest, "conditional")
+    design = dest / "design.toml"
+    _edit(design, '[[factors.hedge_strength.levels]]\nname = "confident_no_date"',
+          CONDITIONAL_LEVEL + '[[factors.hedge_strength.levels]]\nname = "confident_no_date"')
+    _edit(design, '  { factor = "hedge_strength", level = "completed_change", n = 19 },',
+          f'  {{ factor = "hedge_strength", level = "conditional", outcome = "open", n = {n} }},\n'
+          '  { factor = "hedge_strength", level = "completed_change", n = 19 },')
+    _edit(dest / "phrases" / "plan.toml", "weakly_hedged = [", CONDITIONAL_PLANS + "weakly_hedged = [")
+    _edit(dest / "phrases" / "replies.toml", "weakly_hedged = [",
+          CONDITIONAL_REPLIES + "weakly_hedged = [")
+    if rule:
+        recovery = dest / "recovery.toml"
+        text = recovery.read_text(encoding="utf-8")
+        start = text.index("\n[cues]\n") + 1
+        end = text.index("\n[hedge_strength]\n") + 1
+        recovery.write_text(text[:start] + CONDITIONAL_CUES + "\n" + text[end:], encoding="utf-8")
+        _edit(recovery, '[[hedge_strength.rules]]\nlevel = "strongly_hedged"',
+              CONDITIONAL_RULE + '[[hedge_strength.rules]]\nlevel = "strongly_hedged"')
+    return dest
+
+
+DISTANCE_FACTOR = '''[factors.distance]
+role = "structure"
+ordered = true
+description = "How many sessions lie between the plan and its outcome."
+
+[[factors.distance.levels]]
+name = "adjacent"
+structure = { sessions = [2] }
+definition = "The outcome comes in the session right after the plan's."
+
+[[factors.distance.levels]]
+name = "one_between"
+structure = { sessions = [3] }
+definition = "One session lies between the plan's session and the outcome's."
+
+[[factors.distance.levels]]
+name = "two_between"
+structure = { sessions = [4] }
+definition = "Two sessions lie between the plan's session and the outcome's."
+
+'''
+DISTANCE_RULES = '''
+[distance]
+reads = "structure"
+default = { say = "no later session has a user turn that reports on the plan" }
+
+[[distance.rules]]
+level = "adjacent"
+sessions_between = 0
+say = "{where} reports on it, in the next session"
+
+[[distance.rules]]
+level = "one_between"
+sessions_between = 1
+say = "{where} reports on it, {between} session on"
+
+[[distance.rules]]
+level = "two_between"
+sessions_between = 2
+say = "{where} reports on it, {between} sessions on"
+'''
+DISTANCE_LEVELS = ("adjacent", "one_between", "two_between")
+
+
+def distance_design(dest: Path, n: int = 20) -> Path:
+    """The paper's design with a structure factor ``distance`` (0, 1 or 2 sessions between the
+    plan and its outcome, with a pending window) and a split of ``n`` arcs per level and outcome."""
+    _copy(dest, "distance")
+    design = dest / "design.toml"
+    _edit(design, "# -- splits ---", DISTANCE_FACTOR + "# -- splits ---")
+    cells = "\n".join(f'  {{ factor = "distance", level = "{lv}", outcome = "{o}", n = {n} }},'
+                      for o in ("came_true", "abandoned", "open") for lv in DISTANCE_LEVELS)
+    with design.open("a", encoding="utf-8") as f:
+        f.write('\n[splits.distance]\ntitle = "plan-outcome distance"\n'
+                'note = "the number of sessions between the plan and its outcome varies"\n'
+                'structure = { sessions = [2, 3], pending_window = true, values = "short" }\n'
+                f"cells = [\n{cells}\n]\n")
+    with (dest / "recovery.toml").open("a", encoding="utf-8") as f:
+        f.write(DISTANCE_RULES)
+    return dest
