@@ -127,14 +127,8 @@ class ValidationReport(BaseModel):
 # -- computing -------------------------------------------------------------------------------
 def ordinal_factors(design: Design) -> dict[str, tuple[str, ...]]:
     """The factors whose recovery gets an ordinal view (exact, and within one level), each with
-    its levels in order: every ordered factor of ``design``. The paper's design as it ships keeps
-    its report's layout, where hedge strength (its plan-wording factor) alone has the view; its
-    confirmation wording is ordered for the audits' ordinal agreement."""
-    ordered = design.ordered_factors
-    if design.source.builtin == "paper":
-        plan = design.by_role("plan_wording")
-        return {plan.name: ordered[plan.name]} if plan is not None and plan.name in ordered else {}
-    return ordered
+    its levels in order: every ordered factor of ``design``."""
+    return design.ordered_factors
 
 
 def _levels(factor: str, rows: list[VerdictRow], design: Design) -> list[str]:
@@ -363,8 +357,8 @@ def confusion_table(f: FactorRecovery) -> list[str]:
 
 
 def _scale(factor: str) -> str:
-    """How the ordinal line names a factor: its name, less a trailing '_strength' ('hedge')."""
-    return factor.removesuffix("_strength")
+    """How the ordinal line names a factor ('hedge strength')."""
+    return factor.replace("_", " ")
 
 
 def _slug(text: str) -> str:

@@ -181,10 +181,10 @@ def test_report_has_an_ordinal_view_for_every_ordered_factor_of_a_design(tmp_pat
     assert d.levels == list(DISTANCE_LEVELS)
     assert (d.ordinal.exact.k, d.ordinal.off_by_one.k, d.ordinal.off_by_one.n) == (1, 2, 3)
     assert "Ordered distance levels (adjacent < one_between < two_between)" in report_markdown(r)
-    # the paper's design keeps its report's layout: hedge strength alone has the ordinal view
+    # the paper's design: both its ordered factors (hedge strength, confirmation wording)
     paper = compute_report(rows[3:] + [_row(4, "hedge_strength", "weakly_hedged", "weakly_hedged")],
                            [judge], ["controlled"])
-    assert paper.recovery.by_factor["confirmation_wording"].ordinal is None
+    assert paper.recovery.by_factor["confirmation_wording"].ordinal is not None
     assert paper.recovery.by_factor["hedge_strength"].ordinal is not None
 
 
