@@ -1,5 +1,6 @@
 """A user's new domain file, as a researcher extending the catalog would write it: a copy of a
-built-in domain file with its field and values replaced (``preferred_airline.toml``)."""
+built-in domain file with its field and values replaced (``preferred_airline.toml``; and
+``ski_resort.toml``, whose values no other file has either)."""
 
 from __future__ import annotations
 
@@ -41,3 +42,15 @@ def airline_domain(**changes: str | list[str]) -> str:
     for key, value in {**FIELD, "values": VALUES, "long_values": LONG_VALUES, **changes}.items():
         text = replace_key(text, key, value)
     return text
+
+
+SKI_VALUES = ["Vail", "Aspen Snowmass", "Park City", "Jackson Hole", "Big Sky", "Breckenridge",
+              "Killington", "Mammoth Mountain"]
+
+
+def ski_domain() -> str:
+    """A second new domain, for runs that propose two."""
+    return airline_domain(
+        noun="ski resort", probe_question="Which ski resort does the user currently go to?",
+        oblique_thing="the new resort", values=SKI_VALUES,
+        long_values=[f"the {v} season pass with the early morning lift access" for v in SKI_VALUES])
