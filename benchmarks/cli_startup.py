@@ -53,6 +53,8 @@ WORK = [
     ["statements", "list", "--workspace", "{missing}"],
     ["eval", "run", "--workspace", "{missing}"],
     ["eval", "answers", "{tmp}/nosuch.jsonl", "--name", "n", "--workspace", "{missing}"],
+    ["catalog", "check", "{tmp}/nosuch"],
+    ["catalog", "propose", "--attribute", "a", "--out", "{tmp}/out", "--workspace", "{tmp}/ws-cat"],
     ["eval", "systems"],  # a listing: its work is the list (exit 0)
     ["eval", "show", "x", "--system", "s", "--workspace", "{missing}"],
 ]

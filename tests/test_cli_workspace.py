@@ -20,9 +20,9 @@ runner = CliRunner()
 # Commands that may create a workspace (TEAM.md; `import` is coming on the issue-11 branch);
 # every other command needs an existing one.
 CREATING = {"build", "generate", "audit create", "audit import", "statements import", "mine hedges",
-            "import", "natural build"}
+            "import", "natural build", "catalog propose"}
 # Commands that read no workspace (what is installed).
-NO_WORKSPACE = {"eval systems", "design show", "design check", "design init"}
+NO_WORKSPACE = {"eval systems", "design show", "design check", "design init", "catalog check"}
 # Every other command, with the arguments it needs to get as far as opening the workspace.
 REFUSING = {
     "export": [], "validate": [], "validate equivalence-pairs": [], "annotate": [],

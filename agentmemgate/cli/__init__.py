@@ -11,10 +11,11 @@ import importlib
 import sys
 
 # Top-level command -> the modules that register it, in the order ``amg --help`` lists them.
-MODULES = ("build", "design", "validate", "audit", "corpora", "arcs_import", "eval", "usage", "natural")
+MODULES = ("build", "design", "catalog", "validate", "audit", "corpora", "arcs_import", "eval", "usage", "natural")
 COMMANDS: dict[str, tuple[str, ...]] = {
     "build": ("build",), "generate": ("build",), "export": ("build",),
     "design": ("design",),
+    "catalog": ("catalog",),
     "validate": ("validate",),
     "audit": ("audit",), "annotate": ("audit",),
     "mine": ("corpora",), "statements": ("corpora",), "classify": ("corpora",),

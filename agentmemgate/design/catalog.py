@@ -3,7 +3,7 @@
 One TOML file per attribute in ``catalog/`` (the file name is the attribute), so adding a domain
 is adding a data file, not code (``--catalog DIR`` adds a folder of them; a design names the
 domains it draws from). ``catalog/README.md`` documents the slot grammar every key must follow;
-``design.catalog_check`` enforces it (``amg catalog check``). The keys, by what they realize:
+``validate.catalog.catalog_problems`` enforces it (``amg catalog check``). The keys, by what they realize:
 
 - the value-free field: ``noun``, ``probe_question``;
 - statements about the value, each with one ``{value}`` slot: ``current`` (simple present, "I"
@@ -117,7 +117,7 @@ def catalog_files(folder: Path = CATALOG_DIR) -> list[Path]:
 
 def parse_domain(name: str, data: bytes) -> Domain:
     """One domain file's bytes as a ``Domain`` (``tomllib.TOMLDecodeError`` or pydantic's
-    ``ValidationError`` say why not; ``catalog_check`` turns them into one-line problems)."""
+    ``ValidationError`` say why not; ``validate.catalog`` turns them into one-line problems)."""
     return Domain(attribute=name, **tomllib.loads(data.decode("utf-8")))
 
 

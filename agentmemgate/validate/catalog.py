@@ -5,19 +5,24 @@ run these rules before any plan is made, and the catalog tests call the same cod
 a reason a rendered arc could mislead a judge: a value inside the field text leaks the label
 (paper, A.6), a value another domain also has makes the extractor's gazetteer ambiguous, a hedge
 word inside small talk blurs the arc's hedge level.
+
+Every problem is one line, ``FILE: KEY (line N): what is wrong [rule]``, and all of a file's
+problems are reported at once: a key that is missing or of the wrong type is reported as such
+and the other rules still run on the keys that are there.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..design.bundle import NamedFile
-from ..design.catalog import Domain, second_person
-from ..design.load import Problem, parse_toml, schema_problems
-from ..schema import contains_value
+from ..design.bundle import CATALOG_DIR, NamedFile, catalog_files_in
+from ..design.catalog import Domain, Exchange, second_person
+from ..design.load import Problem, parse_toml
+from ..schema import normalize_text
 from .judges._realism import qa_overlap
 
 STRING_KEYS = ("noun", "probe_question", "change", "stay", "switch", "switching", "switched",
@@ -25,6 +30,7 @@ STRING_KEYS = ("noun", "probe_question", "change", "stay", "switch", "switching"
 LIST_MINIMUMS = {"current": 3, "doing": 3, "reasons": 4, "reasons_done": 3, "weigh": 3, "steps": 3,
                  "settle": 3, "tips": 3, "stay_tips": 2, "exchanges": 10, "values": 8,
                  "long_values": 8}
+KNOWN_KEYS = (*STRING_KEYS, *LIST_MINIMUMS)
 SLOTTED = ("current", "stay", "switch", "switching", "switched", "doing")
 CLAUSES = ("reasons", "reasons_done", "weigh", "steps", "settle", "tips", "stay_tips")
 UNSLOTTED = ("noun", "probe_question", "change", "oblique_thing", *CLAUSES, "values", "long_values")
@@ -34,6 +40,7 @@ LEVEL_WORDS = ("maybe", "might", "plan", "plans", "planned", "planning", "switch
                "switching", "decide", "decided", "deciding", "considering", "torn", "undecided")
 VALUE_BANNED_WORDS = LEVEL_WORDS + ("new", "old", "current", "currently", "former", "previous",
                                     "still", "soon")
+VALUE_HISTORY_WORDS = ("ago", "since", "years", "decades", "last", "used")
 DOING_BANNED_WORDS = LEVEL_WORDS + ("change", "changed", "moved", "new", "first", "yesterday",
                                     "today", "tonight", "morning", "week", "ago")
 SMALL_TALK_BANNED = LEVEL_WORDS + ("move", "moving", "moved", "changing", "changed", "will", "i'll",
@@ -46,7 +53,8 @@ IRREGULAR_PAST = {"did", "ran", "took", "got", "had", "made", "sat", "sent", "wr
                   "spent", "left", "ate", "read", "heard", "caught", "was", "were", "i'd", "wanted",
                   "felt"}
 VOWEL_OK = ("one", "uni", "use", "usu", "eu", "ur")  # "a one-pan", "a unique", "a usual"
-MIN_DOMAINS = 1
+NAME = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)*")
+MIN_FILLINGS, MAX_FILLINGS = 4, 8
 
 
 def _words(text: str) -> list[str]:
@@ -57,204 +65,280 @@ def _has_word(text: str, words) -> list[str]:
     return sorted(set(_words(text)) & set(words))
 
 
-def _strings(body: dict, key: str) -> list[str]:
-    value = body[key]
-    return value if isinstance(value, list) else [value]
-
-
 class _Report:
-    """Collects the problems of one file, with the line of the key where the file shows it."""
+    """Collects one file's problems, with the line the key (or the item) is on where the file
+    shows it; ``body`` holds only the keys of the right type, so a rule never meets a key that is
+    missing or malformed (those are shape problems, already reported)."""
 
     def __init__(self, f: NamedFile):
         self.origin = f.origin
         self.lines = f.data.decode("utf-8", "replace").splitlines()
         self.problems: list[Problem] = []
+        self.body: dict = {}
 
-    def line_of(self, key: str) -> int | None:
-        pat = re.compile(rf"^\s*{re.escape(key)}\s*=|^\s*\[\[?{re.escape(key)}\]?\]")
-        return next((i + 1 for i, line in enumerate(self.lines) if pat.match(line)), None)
+    def strings(self, key: str) -> list[str]:
+        value = self.body.get(key)
+        return [] if value is None else value if isinstance(value, list) else [value]
 
-    def add(self, key: str, rule: str, message: str) -> None:
-        line = self.line_of(key.split("#")[0].split(".")[0]) if key else None
+    def line_of(self, key: str, item: str | None = None) -> int | None:
+        if "#" in key:  # exchanges#3: the third [[exchanges]] table
+            name, n = key.split("#")
+            pat = re.compile(rf"^\s*\[\[\s*{re.escape(name)}\s*\]\]")
+            hits = [i + 1 for i, line in enumerate(self.lines) if pat.match(line)]
+            return hits[int(n) - 1] if int(n) <= len(hits) else None
+        pat = re.compile(rf"^\s*\"?{re.escape(key)}\"?\s*=|^\s*\[\[?\s*{re.escape(key)}\s*\]\]?")
+        start = next((i for i, line in enumerate(self.lines) if pat.match(line)), None)
+        if start is None or item is None:
+            return None if start is None else start + 1
+        for i in range(start, len(self.lines)):  # the item's own line, in the key's list
+            if item in self.lines[i]:
+                return i + 1
+            if i > start and re.match(r"^\s*(\[|[A-Za-z_\"]+\s*=)", self.lines[i]):
+                break
+        return start + 1
+
+    def add(self, key: str, rule: str, message: str, item: str | None = None) -> None:
+        line = self.line_of(key, item) if key else None
         where = f"{key} (line {line})" if line else key
         self.problems.append(Problem(self.origin, where, f"{message} [{rule}]"))
 
 
 def domain_problems(name: str, f: NamedFile) -> tuple[Domain | None, list[Problem]]:
-    """One domain file's problems: syntax, shape, slots, value-free text, frames, small talk."""
+    """One domain file's problems: syntax, shape, slots, value-free text, frames, small talk.
+    The domain is returned when the file has none."""
+    r = _checked(name, f)
+    if r.problems:
+        return None, r.problems
+    return Domain(attribute=name, **r.body), []
+
+
+def _checked(name: str, f: NamedFile) -> _Report:
     r = _Report(f)
-    if not re.fullmatch(r"[a-z][a-z0-9]*(_[a-z0-9]+)*", name):
-        r.add("", "name", f"the file name {name!r} must be a snake_case attribute (e.g. preferred_airline.toml)")
+    if not NAME.fullmatch(name):
+        r.add("", "name", f"the file name {name!r} must be a snake_case attribute "
+                          "(e.g. preferred_airline.toml)")
     body, syntax = parse_toml(f.data, f.origin)
     if syntax:
-        return None, [syntax]
+        r.problems.append(Problem(syntax.file, syntax.key, f"{syntax.message} [syntax]"))
+        return r
     assert body is not None
-    shape_ok = _shape(body, r)
-    domain = None
-    if shape_ok:
-        try:
-            domain = Domain(attribute=name, **body)
-        except ValidationError as e:
-            r.problems += [Problem(p.file, p.key, f"{p.message} [shape]")
-                           for p in schema_problems(e, f.origin)]
-    if domain is not None and re.fullmatch(r"[a-z][a-z0-9_]*", name):
-        _slots(body, r)
-        _value_free(name, body, domain, r)
-        _values(body, r)
-        _probe(body, r)
-        _frames(body, r)
-        _clauses(body, r)
-        _exchanges(domain, r)
-        _fills(body, r)
-    return (domain if not r.problems else None), r.problems
+    r.body = _shape(body, r)
+    exchanges = _parse_exchanges(r)
+    fillings = _fillings(exchanges)
+    _slots(r)
+    _value_free(name, r, fillings)
+    _values(r)
+    _probe(r)
+    _frames(r)
+    _clauses(r)
+    _exchanges(r, exchanges, fillings)
+    _fills(r)
+    return r
 
 
-def _shape(body: dict, r: _Report) -> bool:
-    ok = True
-    known = set(STRING_KEYS) | set(LIST_MINIMUMS)
-    for key in sorted(set(body) - known):
-        r.add(key, "shape", "unknown key: nothing reads it (known keys: "
-                            f"{', '.join([*STRING_KEYS, *LIST_MINIMUMS])})")
-        ok = False
-    for key in [k for k in (*STRING_KEYS, *LIST_MINIMUMS) if k not in body]:
+def _shape(body: dict, r: _Report) -> dict:
+    """Report unknown, missing and malformed keys and short lists; the well-formed keys."""
+    ok: dict = {}
+    for key in sorted(set(body) - set(KNOWN_KEYS)):
+        r.add(key, "shape", f"unknown key: nothing reads it (known keys: {', '.join(KNOWN_KEYS)})")
+    for key in [k for k in KNOWN_KEYS if k not in body]:
         r.add(key, "shape", "missing key")
-        ok = False
     for key in STRING_KEYS:
-        v = body.get(key)
-        if key in body and not (isinstance(v, str) and v.strip() == v != ""):
-            r.add(key, "shape", "must be a non-empty string with no surrounding spaces")
-            ok = False
-    for key, minimum in LIST_MINIMUMS.items():
-        items = body.get(key)
         if key not in body:
             continue
+        v = body[key]
+        if isinstance(v, str) and v.strip() == v != "":
+            ok[key] = v
+        else:
+            r.add(key, "shape", "must be a non-empty string with no surrounding spaces")
+    for key, minimum in LIST_MINIMUMS.items():
+        if key not in body:
+            continue
+        items = body[key]
         if not isinstance(items, list):
-            r.add(key, "shape", "must be a list")
-            ok = False
+            r.add(key, "shape", "must be a list" + (" of [[exchanges]] tables" if key == "exchanges"
+                                                    else " of strings"))
             continue
         if len(items) < minimum:
-            r.add(key, "enough", f"has {len(items)} item(s); at least {minimum} are needed")
-        if key != "exchanges":
-            if not all(isinstance(s, str) and s.strip() == s != "" for s in items):
-                r.add(key, "shape", "every item must be a non-empty string with no surrounding spaces")
-                ok = False
-            elif len({s.lower() for s in items}) != len(items):
-                r.add(key, "distinct", "has duplicate items")
+            r.add(key, "enough", f"has {len(items)} item{'s' if len(items) != 1 else ''}; at least "
+                                 f"{minimum} are needed")
+        if key == "exchanges":
+            ok[key] = items
+        elif not all(isinstance(s, str) and s.strip() == s != "" for s in items):
+            r.add(key, "shape", "every item must be a non-empty string with no surrounding spaces")
+        else:
+            ok[key] = items
+            seen: set[str] = set()
+            for s in items:
+                if s.lower() in seen:
+                    r.add(key, "distinct", f"{s!r} is listed twice", s)
+                seen.add(s.lower())
     return ok
 
 
-def _slots(body: dict, r: _Report) -> None:
+def _parse_exchanges(r: _Report) -> list[tuple[int, Exchange]]:
+    """The exchanges that are well-formed, by their number (1-based)."""
+    out = []
+    for i, raw in enumerate(r.body.get("exchanges", []), 1):
+        key = f"exchanges#{i}"
+        if not isinstance(raw, dict):
+            r.add(key, "shape", "must be a table with q, a and slots")
+            continue
+        try:
+            out.append((i, Exchange(**raw)))
+        except ValidationError as e:
+            for err in e.errors():
+                where = ".".join(str(p) for p in err["loc"])
+                what = "missing key" if err["type"] == "missing" else (
+                    "unknown key (known keys: q, a, slots)" if err["type"] == "extra_forbidden"
+                    else err["msg"].removeprefix("Value error, "))
+                r.add(key, "shape", f"{where + ': ' if where else ''}{what}")
+    return out
+
+
+def _slots(r: _Report) -> None:
     for key in SLOTTED:
-        for s in _strings(body, key):
+        for s in r.strings(key):
             if re.findall(r"\{[^}]*\}", s) != ["{value}"] or s.count("{") != 1 or s.count("}") != 1:
-                r.add(key, "slots", f"{s!r} must have exactly one {{value}} slot and no other braces")
+                r.add(key, "slots", f"{s!r} must have exactly one {{value}} slot and no other braces", s)
     for key in UNSLOTTED:
-        for s in _strings(body, key):
+        for s in r.strings(key):
             if "{" in s or "}" in s:
-                r.add(key, "slots", f"{s!r} must have no slot or brace")
+                r.add(key, "slots", f"{s!r} must have no slot or brace", s)
 
 
-def _fillings(domain: Domain) -> list[tuple[str, str]]:
-    return [e.fill(i) for e in domain.exchanges for i in range(e.fillings)]
+def _fillings(exchanges: list[tuple[int, Exchange]]) -> list[tuple[int, str, str]]:
+    out = []
+    for n, e in exchanges:
+        if e.slots and not _bad_slots(e):
+            out += [(n, *e.fill(i)) for i in range(e.fillings)]
+    return out
 
 
-def _value_free(name: str, body: dict, domain: Domain, r: _Report) -> None:
-    every_value = body["values"] + body["long_values"]
-    texts = [("noun", body["noun"]), ("probe_question", body["probe_question"]),
-             ("file name", name.replace("_", " ")), ("oblique_thing", body["oblique_thing"])]
-    texts += [(k, s) for k in CLAUSES for s in body[k]]
-    texts += [("exchanges", t) for pair in _fillings(domain) for t in pair]
-    texts += [(k, s.replace("{value}", " | ")) for k in SLOTTED for s in _strings(body, k)]
-    for value in every_value:
-        for key, text in texts:
-            if contains_value(text, value):
-                r.add("values" if value in body["values"] else "long_values", "value-free",
-                      f"value {value!r} appears in {key} text {text!r}: it would never be a "
-                      "clean label (and could leak it)")
+def _bad_slots(e: Exchange) -> bool:
+    """Whether filling would fail (a brace that is not a ``{name}`` slot)."""
+    try:
+        e.fill(0)
+        return False
+    except (KeyError, ValueError, IndexError):
+        return True
 
 
-def _values(body: dict, r: _Report) -> None:
-    every_value = body["values"] + body["long_values"]
-    if len({v.lower() for v in every_value}) != len(every_value):
-        r.add("values", "distinct", "a value is both a short and a long value")
+def _all_values(r: _Report) -> list[tuple[str, str]]:
+    return [(g, v) for g in ("values", "long_values") for v in r.strings(g)]
+
+
+def _value_free(name: str, r: _Report, fillings: list[tuple[int, str, str]]) -> None:
+    texts = [("noun", r.body.get("noun")), ("probe_question", r.body.get("probe_question")),
+             ("the file name", name.replace("_", " ")),
+             ("oblique_thing", r.body.get("oblique_thing"))]
+    texts += [(k, s) for k in CLAUSES for s in r.strings(k)]
+    texts += [(f"exchanges#{n}", t) for n, q, a in fillings for t in (q, a)]
+    texts += [(k, s.replace("{value}", " | ")) for k in SLOTTED for s in r.strings(k)]
+    # ``schema.contains_value`` with each text normalized once, not once per value
+    padded = [(k, t, f" {normalize_text(t)} ") for k, t in texts if t]
+    for group, value in _all_values(r):
+        needle = f" {normalize_text(value)} "
+        for key, text, hay in padded:
+            if needle in hay:
+                r.add(group, "value-free", f"value {value!r} appears in the {key} text {text!r}: "
+                      "it could never be a clean label (remove it from one of them)", value)
+
+
+def _values(r: _Report) -> None:
+    every = _all_values(r)
+    short = {v.lower() for v in r.strings("values")}
+    for group, value in every:
+        if group == "long_values" and value.lower() in short:
+            r.add(group, "distinct", f"value {value!r} is both a short and a long value", value)
     for group in ("values", "long_values"):
-        lowered = [v.lower() for v in body[group]]
-        for a in lowered:
-            for b in lowered:
-                if a != b and a in b:
-                    r.add(group, "distinct", f"value {a!r} is inside value {b!r}")
-        for value in body[group]:
-            if _has_word(value, VALUE_BANNED_WORDS) or any(
-                    w in value.lower() for w in ("maybe", "plan", "switch", "decided")):
-                r.add(group, "unambiguous", f"value {value!r} holds a hedge, plan or time word")
-    for value in body["values"]:
+        items = r.strings(group)
+        for a in items:
+            for b in items:
+                if a.lower() != b.lower() and a.lower() in b.lower():
+                    r.add(group, "distinct", f"value {a!r} is inside value {b!r}", b)
+    for group, value in every:
+        if _has_word(value, VALUE_BANNED_WORDS) or any(
+                w in value.lower() for w in ("maybe", "plan", "switch", "decided")):
+            r.add(group, "unambiguous", f"value {value!r} holds a hedge, plan or time word", value)
+        if bad := _has_word(value, VALUE_HISTORY_WORDS):
+            r.add(group, "unambiguous", f"value {value!r} carries its own history "
+                                        f"({', '.join(bad)}): it may become the new value", value)
+    for value in r.strings("values"):
         if len(value.split()) > 4 or value.lower().startswith("the "):
-            r.add("values", "short", f"value {value!r}: short values have at most 4 words and no leading 'the'")
-    for value in body["long_values"]:
+            r.add("values", "short", f"value {value!r}: short values have at most 4 words and no "
+                                     "leading 'the'", value)
+    for value in r.strings("long_values"):
         if not (value.startswith("the ") and 6 <= len(value.split()) <= 14):
-            r.add("long_values", "long", f"value {value!r}: long values start with 'the' and have 6 to 14 words")
-        elif _has_word(value, ("ago", "since", "years", "decades", "last", "used")):
-            r.add("long_values", "long", f"value {value!r} carries its own history (since, used, last...)")
+            r.add("long_values", "long", f"value {value!r}: long values start with 'the' and have "
+                                         "6 to 14 words", value)
 
 
-def _probe(body: dict, r: _Report) -> None:
-    probe = body["probe_question"]
-    if probe.split()[0] not in {"What", "Which", "Where", "How"} or "currently" not in _words(probe) \
-            or not probe.endswith("?"):
+def _probe(r: _Report) -> None:
+    probe = r.body.get("probe_question")
+    if probe and (probe.split()[0] not in {"What", "Which", "Where", "How"}
+                  or "currently" not in _words(probe) or not probe.endswith("?")):
         r.add("probe_question", "probe", f"{probe!r} must read What/Which/Where/How ... currently ...?")
 
 
-def _frames(body: dict, r: _Report) -> None:
-    if body["noun"] != body["noun"].lower():
-        r.add("noun", "frame", "must be lower case")
-    if not re.fullmatch(r"[b-df-hj-np-tv-z][a-z]+", body["change"]):
-        r.add("change", "article", f"{body['change']!r} must be one word starting with a consonant ('a {{change}}')")
-    for s in body["current"]:
+def _frames(r: _Report) -> None:
+    b = r.body
+    if "noun" in b and b["noun"] != b["noun"].lower():
+        r.add("noun", "frame", f"{b['noun']!r} must be lower case")
+    if "change" in b and not re.fullmatch(r"[b-df-hj-np-tv-z][a-z]+", b["change"]):
+        r.add("change", "article", f"{b['change']!r} must be one word starting with a consonant "
+                                   "('a {change}'), e.g. switch or move")
+    for s in r.strings("current"):
         if s.split()[0] not in {"I", "I'm"} or not s.endswith("{value}"):
-            r.add("current", "frame", f"{s!r} must start with 'I' and end with {{value}}")
+            r.add("current", "frame", f"{s!r} must start with 'I' and end with {{value}}", s)
         elif bad := _has_word(s, LEVEL_WORDS + ("been", "since", "now", "new", "days", "years")):
-            r.add("current", "frame", f"{s!r} holds {', '.join(bad)} (plain present, no time words)")
-    for key, want in (("stay", "gerund"), ("switching", "gerund")):
-        if not body[key].split()[0].endswith("ing"):
-            r.add(key, "frame", f"{body[key]!r} must be a {want} phrase ('...ing')")
-    if body["switch"].split()[0].endswith(("ing", "ed")):
-        r.add("switch", "frame", f"{body['switch']!r} must start with a base-form verb")
-    if not body["switched"].split()[0].endswith("ed"):
-        r.add("switched", "frame", f"{body['switched']!r} must start with a regular past verb ('...ed')")
-    for s in body["doing"]:
+            r.add("current", "frame", f"{s!r} holds {', '.join(bad)} (plain present, no time "
+                                      "words)", s)
+    for key in ("stay", "switching"):
+        if key in b and not b[key].split()[0].endswith("ing"):
+            r.add(key, "frame", f"{b[key]!r} must be a gerund phrase ('...ing')")
+    if "switch" in b and b["switch"].split()[0].endswith(("ing", "ed")):
+        r.add("switch", "frame", f"{b['switch']!r} must start with a base-form verb")
+    if "switched" in b and not b["switched"].split()[0].endswith("ed"):
+        r.add("switched", "frame", f"{b['switched']!r} must start with a regular past verb "
+                                   "('...ed': its past tense is its participle)")
+    for s in r.strings("doing"):
         first = s.split()[0]
         if not (first.endswith("ed") or first in IRREGULAR_PAST):
-            r.add("doing", "frame", f"{s!r} must start with a simple-past verb")
+            r.add("doing", "frame", f"{s!r} must start with a simple-past verb", s)
         elif not s.endswith("{value}") or _has_word(s, DOING_BANNED_WORDS):
-            r.add("doing", "frame", f"{s!r} must end with {{value}} and hold no change or time word")
-    if not body["oblique_thing"].startswith(("the ", "my ")):
-        r.add("oblique_thing", "frame", f"{body['oblique_thing']!r} must start with 'the' or 'my'")
+            r.add("doing", "frame", f"{s!r} must end with {{value}} and hold no change or time "
+                                    "word", s)
+    if "oblique_thing" in b and not b["oblique_thing"].startswith(("the ", "my ")):
+        r.add("oblique_thing", "frame", f"{b['oblique_thing']!r} must start with 'the' or 'my'")
 
 
-def _clauses(body: dict, r: _Report) -> None:
+def _clauses(r: _Report) -> None:
     for key in CLAUSES:
-        for s in body[key]:
+        for s in r.strings(key):
             first = s.split()[0]
-            if not (s[0].islower() or first in {"I", "I've", "I'm"} or first.isupper()) or s[-1] in ".!?":
-                r.add(key, "clause", f"{s!r} must be a lower-case clause with no final stop")
+            if not (s[0].islower() or first in {"I", "I've", "I'm"} or first.isupper()) \
+                    or s[-1] in ".!?":
+                r.add(key, "clause", f"{s!r} must be a lower-case clause with no final stop", s)
     for key in ("reasons", "reasons_done"):
-        for s in body[key]:
+        for s in r.strings(key):
             if bad := _has_word(s, LEVEL_WORDS):
-                r.add(key, "clause", f"{s!r} holds {', '.join(bad)}")
+                r.add(key, "clause", f"{s!r} holds {', '.join(bad)} (a hedge or plan word)", s)
             elif re.search(r"somewhere else|elsewhere|another (place|chain|one)|the other", s):
-                r.add(key, "clause", f"{s!r} is a vague pull elsewhere, not a reason about the current situation")
-    for s in body["reasons_done"]:
+                r.add(key, "clause", f"{s!r} is a vague pull elsewhere, not a reason about the "
+                                     "current situation", s)
+    for s in r.strings("reasons_done"):
         if not any(w.endswith("ed") or w in IRREGULAR_PAST for w in _words(s)):
-            r.add("reasons_done", "clause", f"{s!r} must be in the past tense")
-    for s in body["weigh"]:
+            r.add("reasons_done", "clause", f"{s!r} must be in the past tense", s)
+    for s in r.strings("weigh"):
         if "," not in s and " and " not in s:
-            r.add("weigh", "clause", f"{s!r} must list things to compare ('a, b and c')")
+            r.add("weigh", "clause", f"{s!r} must list things to compare ('a, b and c')", s)
     for key in ("steps", "settle", "tips", "stay_tips"):
-        for s in body[key]:
+        for s in r.strings(key):
             first = s.split()[0]
             if first in {"you", "your", "it", "the", "a", "i", "my"} or (
                     first not in {"bring"} and first.endswith(("ing", "ed"))):
-                r.add(key, "clause", f"{s!r} must start with a base-form verb (an imperative)")
+                r.add(key, "clause", f"{s!r} must start with a base-form verb (an imperative)", s)
 
 
 def small_talk_problems(q: str, a: str) -> list[str]:
@@ -262,7 +346,7 @@ def small_talk_problems(q: str, a: str) -> list[str]:
     out = []
     if "?" not in q or "{" in q + a:
         out.append(f"{q!r} must be a question with every slot filled")
-    if not (q[0].isupper() and a[0].isupper() and a.endswith(".")):
+    if not (q[:1].isupper() and a[:1].isupper() and a.endswith(".")):
         out.append(f"{q!r} -> {a!r}: both start upper case and the answer ends with a full stop")
     if not 1 <= len(re.findall(r"[.!?](?:\s|$)", a)) <= 3:
         out.append(f"answer {a!r} must have one to three sentences")
@@ -281,58 +365,105 @@ def small_talk_problems(q: str, a: str) -> list[str]:
     return out
 
 
-def _exchanges(domain: Domain, r: _Report) -> None:
-    for ex in domain.exchanges:
-        if not ex.slots or not 4 <= ex.fillings <= 8:
-            r.add("exchanges", "small talk", f"{ex.q!r} needs slots with 4 to 8 fillings")
+def _exchanges(r: _Report, exchanges: list[tuple[int, Exchange]],
+               fillings: list[tuple[int, str, str]]) -> None:
+    for n, ex in exchanges:
+        key = f"exchanges#{n}"
+        if not ex.slots or not MIN_FILLINGS <= ex.fillings <= MAX_FILLINGS:
+            r.add(key, "small talk", f"{ex.q!r} needs slots with {MIN_FILLINGS} to {MAX_FILLINGS} "
+                                     f"fillings (has {ex.fillings if ex.slots else 0})")
         if not (re.search(r"\{\w+\}", ex.q) and re.search(r"\{\w+\}", ex.a)):
-            r.add("exchanges", "small talk", f"{ex.q!r}: question and answer each need a slot")
-    fillings = _fillings(domain)
-    if len({q for q, _ in fillings}) != len(fillings):
-        r.add("exchanges", "small talk", "two fillings give the same question")
-    if len({a for _, a in fillings}) != len(fillings):
-        r.add("exchanges", "small talk", "two fillings give the same answer")
-    for q, a in fillings:
+            r.add(key, "small talk", f"{ex.q!r}: question and answer each need a slot")
+        if ex.slots and _bad_slots(ex):
+            r.add(key, "slots", f"{ex.q!r}: a brace that is not a {{slot}}")
+    seen_q: dict[str, int] = {}
+    seen_a: dict[str, int] = {}
+    for n, q, a in fillings:
+        key = f"exchanges#{n}"
+        if q in seen_q:
+            r.add(key, "small talk", f"the question {q!r} is also a filling of exchanges#{seen_q[q]}")
+        if a in seen_a:
+            r.add(key, "small talk", f"the answer {a!r} is also a filling of exchanges#{seen_a[a]}")
+        seen_q.setdefault(q, n)
+        seen_a.setdefault(a, n)
         for msg in small_talk_problems(q, a):
-            r.add("exchanges", "small talk", msg)
+            r.add(key, "small talk", msg)
 
 
-def _fills(body: dict, r: _Report) -> None:
-    for value in body["values"] + body["long_values"]:
-        for key in SLOTTED:
-            for s in _strings(body, key):
-                filled = s.format(value=value)
+FIRST_PERSON = frozenset({"i", "i'm", "i've", "my", "me", "mine"})
+
+
+def _fills(r: _Report) -> None:
+    values = [v for _, v in _all_values(r)]
+    # The assistant quotes a filled frame in the second person: no first person may be left.
+    # ``second_person`` works word by word, so a frame whose slot stands between non-word
+    # characters is converted once and each value once (not every pair).
+    quoted_values = {v: set(_words(second_person(v))) & FIRST_PERSON for v in values}
+    for key in SLOTTED:
+        for s in r.strings(key):
+            if s.count("{value}") != 1 or re.findall(r"\{[^}]*\}", s) != ["{value}"]:
+                continue  # a slots problem, reported already
+            before, after = s.split("{value}")
+            apart = not re.search(r"[\w']$", before) and not re.match(r"[\w']", after)
+            frame_left = set(_words(second_person(s.replace("{value}", " ")))) & FIRST_PERSON
+            for value in values:
+                filled = before + value + after
                 if "the the " in filled.lower():
-                    r.add(key, "article", f"{s!r} with {value!r} reads 'the the'")
-                elif _has_word(second_person(filled), ("i", "i'm", "i've", "my", "me", "mine")):
-                    r.add(key, "second person", f"{filled!r} keeps a first person when the assistant quotes it")
+                    r.add(key, "article", f"{s!r} with {value!r} reads 'the the'", s)
+                    continue
+                left = (frame_left | quoted_values[value] if apart
+                        else set(_words(second_person(filled))) & FIRST_PERSON)
+                if left:
+                    r.add(key, "second person", f"{filled!r} keeps a first person when the "
+                                                "assistant quotes it", s)
 
 
-def catalog_problems(files: Mapping[str, NamedFile], domains=None) -> list[Problem]:
+def catalog_problems(files: Mapping[str, NamedFile], domains: Sequence[str] | None = None
+                     ) -> list[Problem]:
     """Every problem of the catalog ``files`` (by domain), and of the values they share.
 
     ``domains`` limits the check to the files a design draws from (all of them by default);
     values shared across domains are checked among those."""
     names = sorted(files) if domains is None else [d for d in domains if d in files]
     out: list[Problem] = []
-    parsed: dict[str, Domain] = {}
-    for name in names:
-        domain, problems = domain_problems(name, files[name])
-        out += problems
-        if domain is not None:
-            parsed[name] = domain
-    owners: dict[str, list[str]] = {}
-    for name, d in parsed.items():
-        for v in {x.lower() for x in d.values + d.long_values}:
-            owners.setdefault(v, []).append(name)
-    for v, where in sorted(owners.items()):
+    reports = {name: _checked(name, files[name]) for name in names}
+    owners: dict[str, list[tuple[str, str, str]]] = {}
+    for name, r in reports.items():
+        out += r.problems
+        seen = set()
+        for group, v in _all_values(r):  # the well-formed values, whatever else is wrong
+            if v.lower() not in seen:
+                seen.add(v.lower())
+                owners.setdefault(v.lower(), []).append((name, group, v))
+    for _, where in sorted(owners.items()):
         if len(where) > 1:
-            for name in where:
-                others = ", ".join(w for w in where if w != name)
-                r = _Report(files[name])
-                r.add("values", "shared value", f"value {v!r} is also a value of {others}: the "
-                                                "offline extractor could not tell the fields apart")
-                out += r.problems
-    if len(names) < MIN_DOMAINS:
-        out.append(Problem("catalog", "", "holds no domain file"))
+            for name, group, v in where:
+                others = ", ".join(w for w, _, _ in where if w != name)
+                r = reports[name]
+                before = len(r.problems)
+                r.add(group, "shared value", f"value {v!r} is also a value of {others}: the "
+                                             "offline extractor could not tell the fields apart", v)
+                out += r.problems[before:]
+    if not names:
+        out.append(Problem("catalog", "", "holds no domain file [shape]"))
     return out
+
+
+def catalog_files(dirs: Sequence[Path] = ()) -> dict[str, NamedFile]:
+    """The built-in domain files with each folder of ``dirs`` on top (a file of the same name
+    replaces the built-in one), by domain. A folder that holds no domain file is refused."""
+    from ..errors import BadInput
+
+    files = catalog_files_in(CATALOG_DIR, "catalog (built in)")
+    for d in dirs:
+        mine = catalog_files_in(Path(d), str(d))
+        if not mine:
+            raise BadInput(f"No domain file in {str(d)!r} (expected DOMAIN.toml files, e.g. "
+                           "preferred_airline.toml)")
+        files.update(mine)
+    return files
+
+
+def check_catalog(dirs: Sequence[Path] = ()) -> list[Problem]:
+    """``amg catalog check``: every problem of the built-in catalog with ``dirs`` on top."""
+    return catalog_problems(catalog_files(dirs))

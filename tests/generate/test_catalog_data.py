@@ -1,236 +1,281 @@
-"""The domain catalog is data the offline renderer trusts blindly; these checks keep it honest.
+"""The domain catalog is data the offline renderer trusts blindly; ``catalog_problems`` keeps it
+honest, and these tests run the same code ``amg catalog check`` and ``amg build`` run.
 
-They enforce the slot grammar of ``generate/catalog/README.md``, the value-free field rule of the
-paper (A.6: no field may contain a label value), that no value can be mistaken for another value
-or for a hedge/outcome word, and that every small-talk pair is a question with its answer.
+The built-in catalog has no problem; each rule of ``catalog/README.md`` fires on a user's domain
+file (``preferred_airline.toml``, a copy of a built-in file with its field and values replaced)
+that breaks it, with the one-line message a user sees; ``amg catalog check`` prints them all at
+once and exits 1, never with a traceback.
 """
 
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
-from agentmemgate.design.catalog import CATALOG_DIR, Exchange
-from agentmemgate.generate.offline import second_person
-from agentmemgate.schema import contains_value
-from agentmemgate.validate.judges._realism import qa_overlap
+from _airline import LONG_VALUES, VALUES, airline_domain, replace_key
+from agentmemgate.cli import app
+from agentmemgate.design import CATALOG_DIR, paper_design
+from agentmemgate.generate.offline import phrase_bank
+from agentmemgate.validate.catalog import (KNOWN_KEYS, LIST_MINIMUMS, catalog_files,
+                                           catalog_problems, check_catalog, small_talk_problems)
 
-DATA: dict = {p.stem: tomllib.loads(p.read_text(encoding="utf-8")) for p in sorted(CATALOG_DIR.glob("*.toml"))}
-ATTRS = sorted(DATA)
-
-STRING_KEYS = ("noun", "probe_question", "change", "stay", "switch", "switching", "switched", "oblique_thing")
-LIST_MINIMUMS = {"current": 3, "doing": 3, "reasons": 4, "reasons_done": 3, "weigh": 3, "steps": 3,
-                 "settle": 3, "tips": 3, "stay_tips": 2, "exchanges": 10, "values": 8, "long_values": 8}
-SLOTTED = ("current", "stay", "switch", "switching", "switched", "doing")
-CLAUSES = ("reasons", "reasons_done", "weigh", "steps", "settle", "tips", "stay_tips")
-UNSLOTTED = ("noun", "probe_question", "change", "oblique_thing", *CLAUSES, "values", "long_values")
-# Words that signal a hedge level or an outcome; a judge must never meet them where the arc does
-# not intend them (values, statements of fact, small talk, reasons).
-LEVEL_WORDS = ("maybe", "might", "plan", "plans", "planned", "planning", "switch", "switched",
-               "switching", "decide", "decided", "deciding", "considering", "torn", "undecided")
-VALUE_BANNED_WORDS = LEVEL_WORDS + ("new", "old", "current", "currently", "former", "previous",
-                                    "still", "soon")
-DOING_BANNED_WORDS = LEVEL_WORDS + ("change", "changed", "moved", "new", "first", "yesterday",
-                                    "today", "tonight", "morning", "week", "ago")
-# Small talk must not sound like a plan, a change or an outcome, or the arc's labels would be
-# ambiguous: no hedges, futures, completions, or talk of staying.
-SMALL_TALK_BANNED = LEVEL_WORDS + ("move", "moving", "moved", "changing", "changed", "will", "i'll",
-                                   "probably", "perhaps", "finally", "anymore", "already", "decision")
-SMALL_TALK_BANNED_PHRASES = ("going to", "no longer", "keep my", "keep the", "stick with", "stay with",
-                             "sticking with", "staying with", "thinking about", "not sure")
-IRREGULAR_PAST = {"did", "ran", "took", "got", "had", "made", "sat", "sent", "wrote", "met",
-                  "fell", "found", "paid", "went", "kept", "bought", "drove", "rode",
-                  "spent", "left", "ate", "read", "heard", "caught", "was", "were", "i'd", "wanted", "felt"}
-VOWEL_OK = ("one", "uni", "use", "usu", "eu", "ur")  # "a one-pan", "a unique", "a usual"
+runner = CliRunner()
+BUILTIN = sorted(p.stem for p in CATALOG_DIR.glob("*.toml"))
 
 
-def _strings(body: dict, key: str) -> list[str]:
-    value = body[key]
-    return value if isinstance(value, list) else [value]
+def test_the_builtin_catalog_has_no_problem():
+    assert catalog_problems(catalog_files()) == []
 
 
-def _words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9']+", text.lower())
-
-
-def _has_word(text: str, words) -> list[str]:
-    return sorted(set(_words(text)) & set(words))
-
-
-def _exchanges(attr: str) -> list[Exchange]:
-    return [Exchange(**e) for e in DATA[attr]["exchanges"]]
-
-
-def _fillings(attr: str) -> list[tuple[str, str]]:
-    return [e.fill(i) for e in _exchanges(attr) for i in range(e.fillings)]
-
-
-def test_catalog_has_enough_attributes():
-    assert len(DATA) >= 28
-
-
-@pytest.mark.parametrize("attr", ATTRS)
-def test_shape(attr):
-    body = DATA[attr]
-    assert re.fullmatch(r"[a-z][a-z0-9]*(_[a-z0-9]+)*", attr), attr
-    assert set(body) == set(STRING_KEYS) | set(LIST_MINIMUMS), sorted(set(body) ^ (set(STRING_KEYS) | set(LIST_MINIMUMS)))
-    for key in STRING_KEYS:
-        assert isinstance(body[key], str) and body[key].strip() == body[key] != "", key
-    for key, minimum in LIST_MINIMUMS.items():
-        items = body[key]
-        assert isinstance(items, list) and len(items) >= minimum, key
-        if key != "exchanges":
-            assert all(isinstance(s, str) and s.strip() == s != "" for s in items), key
-            assert len({s.lower() for s in items}) == len(items), f"{key} has duplicates"
-
-
-@pytest.mark.parametrize("attr", ATTRS)
-def test_slots(attr):
-    body = DATA[attr]
-    for key in SLOTTED:
-        for s in _strings(body, key):
-            assert re.findall(r"\{[^}]*\}", s) == ["{value}"], f"{key}: {s!r}"
-            assert s.count("{") == s.count("}") == 1, f"{key}: {s!r}"
-    for key in UNSLOTTED:
-        for s in _strings(body, key):
-            assert "{" not in s and "}" not in s, f"{key}: {s!r}"
-
-
-@pytest.mark.parametrize("attr", ATTRS)
-def test_field_reasons_replies_and_small_talk_are_value_free(attr):
-    body = DATA[attr]
-    every_value = body["values"] + body["long_values"]
-    field_texts = [body["noun"], body["probe_question"], attr.replace("_", " ")]
-    free_texts = [body["oblique_thing"], *(s for k in CLAUSES for s in body[k])]
-    free_texts += [t for pair in _fillings(attr) for t in pair]
-    # Template text around the slot must not name a value either, or a filled turn would mention two.
-    frames = [s.replace("{value}", " | ") for key in SLOTTED for s in _strings(body, key)]
-    for value in every_value:
-        for text in field_texts + free_texts + frames:
-            assert not contains_value(text, value), f"{value!r} appears in {text!r}"
-
-
-@pytest.mark.parametrize("attr", ATTRS)
-def test_values_are_distinct_and_unambiguous(attr):
-    body = DATA[attr]
-    every_value = body["values"] + body["long_values"]
-    assert len({v.lower() for v in every_value}) == len(every_value)
-    for group in ("values", "long_values"):
-        lowered = [v.lower() for v in body[group]]
-        for a in lowered:
-            for b in lowered:
-                assert a == b or a not in b, f"{group}: {a!r} is inside {b!r}"
-    for value in every_value:
-        assert not _has_word(value, VALUE_BANNED_WORDS), value
-        assert not any(w in value.lower() for w in ("maybe", "plan", "switch", "decided")), value
-    for value in body["values"]:
-        assert len(value.split()) <= 4 and not value.lower().startswith("the "), value
-    for value in body["long_values"]:
-        assert value.startswith("the ") and 6 <= len(value.split()) <= 14, value
-        # A long value may become the NEW value, so it must not carry its own history.
-        assert not _has_word(value, ("ago", "since", "years", "decades", "last", "used")), value
-
-
-@pytest.mark.parametrize("attr", ATTRS)
-def test_probe_question(attr):
-    probe = DATA[attr]["probe_question"]
-    assert probe.split()[0] in {"What", "Which", "Where", "How"}, probe
-    assert "currently" in _words(probe) and probe.endswith("?"), probe
-
-
-@pytest.mark.parametrize("attr", ATTRS)
-def test_phrases_fit_the_renderer_frames(attr):
-    body = DATA[attr]
-    assert body["noun"] == body["noun"].lower()
-    assert re.fullmatch(r"[b-df-hj-np-tv-z][a-z]+", body["change"]), body["change"]  # "a {change}"
-    # "{current}." / "So, {current} now." / "as of Tuesday, {current}.": plain present, "I" first,
-    # the value last, no duration (the same list states the NEW value right after a change).
-    for s in body["current"]:
-        assert s.split()[0] in {"I", "I'm"} and s.endswith("{value}"), s
-        assert not _has_word(s, LEVEL_WORDS + ("been", "since", "now", "new", "days", "years")), s
-    assert body["stay"].split()[0].endswith("ing"), body["stay"]
-    assert body["switching"].split()[0].endswith("ing"), body["switching"]
-    assert not body["switch"].split()[0].endswith(("ing", "ed")), body["switch"]
-    # "I {switched} yesterday" needs a verb whose past tense is also its participle.
-    assert body["switched"].split()[0].endswith("ed"), body["switched"]
-    for s in body["doing"]:
-        first = s.split()[0]
-        assert first.endswith("ed") or first in IRREGULAR_PAST, s
-        assert s.endswith("{value}") and not _has_word(s, DOING_BANNED_WORDS), s
-    assert body["oblique_thing"].startswith(("the ", "my ")), body["oblique_thing"]
-
-
-@pytest.mark.parametrize("attr", ATTRS)
-def test_clauses_fit_their_frames(attr):
-    body = DATA[attr]
-    for key in CLAUSES:
-        for s in body[key]:
-            first = s.split()[0]
-            assert (s[0].islower() or first in {"I", "I've", "I'm"} or first.isupper()) and s[-1] not in ".!?", \
-                f"{key}: {s!r}"
-    for s in body["reasons"] + body["reasons_done"]:
-        assert not _has_word(s, LEVEL_WORDS), s
-        # A motive supports moving toward the new value: it is about the current situation, not
-        # a vague pull toward some other place.
-        assert not re.search(r"somewhere else|elsewhere|another (place|chain|one)|the other", s), s
-    for s in body["reasons_done"]:
-        assert any(w.endswith("ed") or w in IRREGULAR_PAST for w in _words(s)), f"not past: {s!r}"
-    for s in body["weigh"]:
-        assert "," in s or " and " in s, f"weigh is a list of things to compare: {s!r}"
-    for key in ("steps", "settle", "tips", "stay_tips"):
-        for s in body[key]:
-            first = s.split()[0]
-            assert first not in {"you", "your", "it", "the", "a", "i", "my"}, f"{key} starts with a verb: {s!r}"
-            assert first in {"bring"} or not first.endswith(("ing", "ed")), f"{key} starts with a base verb: {s!r}"
-
-
-def _check_small_talk(q: str, a: str) -> None:
-    assert "?" in q and "{" not in q + a, (q, a)
-    assert q[0].isupper() and a[0].isupper() and a.endswith("."), (q, a)
-    assert 1 <= len(re.findall(r"[.!?](?:\s|$)", a)) <= 3, a
-    low = q.lower()
-    assert not _has_word(q, SMALL_TALK_BANNED), (q, _has_word(q, SMALL_TALK_BANNED))
-    assert not [p for p in SMALL_TALK_BANNED_PHRASES if p in low], q
-    for text in (q, a):
-        for m in re.finditer(r"\b[Aa] ([a-z]+)", text):
-            word = m.group(1)
-            assert word[0] not in "aeiou" or word.startswith(VOWEL_OK), f"'a {word}' in {text!r}"
-    assert qa_overlap(q, a), f"the answer shares no content word with its question: {q!r} -> {a!r}"
-
-
-@pytest.mark.parametrize("attr", ATTRS)
-def test_exchanges_are_questions_with_their_answers(attr):
-    for ex in _exchanges(attr):
-        assert ex.slots and 4 <= ex.fillings <= 8, ex.q
-        assert re.search(r"\{\w+\}", ex.q) and re.search(r"\{\w+\}", ex.a), ex.q
-    fillings = _fillings(attr)
-    assert len({q for q, _ in fillings}) == len(fillings), "two fillings give the same question"
-    assert len({a for _, a in fillings}) == len(fillings), "two fillings give the same answer"
-    for q, a in fillings:
-        _check_small_talk(q, a)
+def test_the_paper_design_draws_only_on_builtin_domains():
+    assert set(paper_design().domains) <= set(BUILTIN)
 
 
 def test_off_topic_small_talk_follows_the_same_rules():
-    from agentmemgate.generate.offline import phrase_bank
-
+    """The design's own chat exchanges (not a catalog file) pass the catalog's small-talk rule."""
     talk = phrase_bank()["chat"]["exchanges"]
     assert len(talk) >= 20
     for ex in talk:
         assert 4 <= ex.fillings <= 8, ex.q
         for i in range(ex.fillings):
-            _check_small_talk(*ex.fill(i))
+            assert small_talk_problems(*ex.fill(i)) == []
 
 
-@pytest.mark.parametrize("attr", ATTRS)
-def test_every_value_fills_every_frame(attr):
-    body = DATA[attr]
-    for value in body["values"] + body["long_values"]:
-        for key in SLOTTED:
-            for s in _strings(body, key):
-                filled = s.format(value=value)
-                assert value in filled and "{" not in filled and "the the " not in filled.lower()
-                # The assistant quotes it in the second person: no first person may be left.
-                assert not _has_word(second_person(filled), ("i", "i'm", "i've", "my", "me", "mine")), filled
+# -- a user's domain file and its variants ---------------------------------------------------
+def check(tmp_path: Path, text: str, name: str = "preferred_airline") -> tuple[str, list[str]]:
+    """Write ``text`` as the user's domain file, check it with the built-in catalog; (the file
+    as messages name it, every problem as printed)."""
+    folder = tmp_path / "mine"
+    folder.mkdir(exist_ok=True)
+    (folder / f"{name}.toml").write_text(text, encoding="utf-8")
+    return f"{folder}/{name}.toml", [str(p) for p in check_catalog([folder])]
+
+
+def line(text: str, needle: str, after: str = "") -> int:
+    """The 1-based line of ``text`` holding ``needle`` (the first after the line holding ``after``)."""
+    lines = text.splitlines()
+    start = next(i for i, x in enumerate(lines) if after in x) if after else 0
+    return next(i + 1 for i, x in enumerate(lines) if i >= start and needle in x)
+
+
+def test_the_users_file_passes(tmp_path):
+    assert check(tmp_path, airline_domain())[1] == []
+
+
+def test_a_missing_key(tmp_path):
+    text = re.sub(r"(?m)^switched = .*\n", "", airline_domain())
+    f, problems = check(tmp_path, text)
+    assert problems == [f"{f}: switched: missing key [shape]"]
+
+
+def test_a_toml_syntax_error_names_its_line(tmp_path):
+    text = airline_domain().replace('noun = "airline"', 'noun = "airline')
+    f, problems = check(tmp_path, text)
+    n = line(text, 'noun = "airline')
+    assert problems == [f"{f}: TOML syntax error: Illegal character '\\n' (at line {n}, column 16) "
+                        "[syntax]"]
+
+
+def test_too_few_values(tmp_path):
+    text = airline_domain(values=VALUES[:5])
+    f, problems = check(tmp_path, text)
+    at = line(text, "values = [")
+    assert problems == [f"{f}: values (line {at}): has 5 items; at least "
+                        f"{LIST_MINIMUMS['values']} are needed [enough]"]
+
+
+def test_a_value_in_the_probe_question(tmp_path):
+    probe = "Which airline does the user currently fly with, Delta or another one?"
+    text = airline_domain(probe_question=probe)
+    f, problems = check(tmp_path, text)
+    at = line(text, '"Delta"', "values = [")
+    assert problems == [f"{f}: values (line {at}): value 'Delta' "
+                        f"appears in the probe_question text {probe!r}: it could never be a clean "
+                        "label (remove it from one of them) [value-free]"]
+
+
+def test_a_value_shared_with_another_domain(tmp_path):
+    text = airline_domain(values=[*VALUES[:7], "Frontier"])
+    f, problems = check(tmp_path, text)
+    theirs = (CATALOG_DIR / "internet_provider.toml").read_text(encoding="utf-8")
+    mine_at = line(text, '"Frontier"', "values = [")
+    theirs_at = line(theirs, '"Frontier"', "values = [")
+    assert problems == [
+        f"catalog (built in)/internet_provider.toml: values (line {theirs_at}): value 'Frontier' "
+        "is also a value of preferred_airline: the offline extractor could not tell the fields "
+        "apart [shared value]",
+        f"{f}: values (line {mine_at}): value 'Frontier' is also a value of internet_provider: "
+        "the offline extractor could not tell the fields apart [shared value]"]
+
+
+def test_a_key_nothing_reads(tmp_path):
+    text = airline_domain().replace('change = "switch"', 'change = "switch"\nloyalty = ["miles"]')
+    f, problems = check(tmp_path, text)
+    at = line(text, "loyalty")
+    assert problems == [f"{f}: loyalty (line {at}): unknown key: nothing reads "
+                        f"it (known keys: {', '.join(KNOWN_KEYS)}) [shape]"]
+
+
+def test_every_problem_at_once(tmp_path):
+    """A file with a missing key still gets the other rules: all its problems in one run."""
+    text = re.sub(r"(?m)^switched = .*\n", "", airline_domain(values=VALUES[:5], change="upgrade"))
+    f, problems = check(tmp_path, text)
+    assert [p.rsplit("[", 1)[1] for p in problems] == ["shape]", "enough]", "article]"]
+
+
+# One rule each: the change to the user's file, the key and item the message points at, the
+# message and the rule.
+RULES = [
+    ({"change": "upgrade"}, "change", None,
+     "'upgrade' must be one word starting with a consonant ('a {change}'), e.g. switch or move",
+     "article"),
+    ({"switch": "switch to {airline}"}, "switch", None,
+     "'switch to {airline}' must have exactly one {value} slot and no other braces", "slots"),
+    ({"probe_question": "Which airline does the user fly with?"}, "probe_question", None,
+     "'Which airline does the user fly with?' must read What/Which/Where/How ... currently ...?",
+     "probe"),
+    ({"noun": "Airline"}, "noun", None, "'Airline' must be lower case", "frame"),
+    ({"switched": "flew with {value}"}, "switched", None,
+     "'flew with {value}' must start with a regular past verb ('...ed': its past tense is its "
+     "participle)", "frame"),
+    ({"oblique_thing": "a new airline"}, "oblique_thing", None,
+     "'a new airline' must start with 'the' or 'my'", "frame"),
+    ({"values": [*VALUES[:7], "Sun Country Airlines Economy Plus"]}, "values", "Sun Country",
+     "value 'Sun Country Airlines Economy Plus': short values have at most 4 words and no leading 'the'",
+     "short"),
+    ({"values": [*VALUES[:7], "Delta"]}, "values", "Delta",
+     "'Delta' is listed twice", "distinct"),
+    ({"values": [*VALUES[:7], "New Frontier Air"]}, "values", "New Frontier Air",
+     "value 'New Frontier Air' holds a hedge, plan or time word", "unambiguous"),
+    ({"long_values": [*LONG_VALUES[:7], "the Hawaiian Airlines flights I have taken since college"]},
+     "long_values", "since college",
+     "value 'the Hawaiian Airlines flights I have taken since college' carries its own history "
+     "(since): it may become the new value", "unambiguous"),
+    ({"long_values": [*LONG_VALUES[:7], "Hawaiian Airlines island hopper passes"]},
+     "long_values", "island hopper passes",
+     "value 'Hawaiian Airlines island hopper passes': long values start with 'the' and have 6 to "
+     "14 words", "long"),
+]
+
+
+@pytest.mark.parametrize("changes, key, item, message, rule", RULES,
+                         ids=[f"{r[4]}-{r[1]}" for r in RULES])
+def test_each_rule_fires_with_its_message(tmp_path, changes, key, item, message, rule):
+    text = airline_domain(**changes)
+    f, problems = check(tmp_path, text)
+    at = line(text, item, f"{key} = ") if item else line(text, f"{key} = ")
+    assert problems == [f"{f}: {key} (line {at}): {message} [{rule}]"]
+
+
+def test_a_clause_rule(tmp_path):
+    text = airline_domain()
+    first = re.search(r'(?m)^reasons = \[\n  "(.*)",', text).group(1)
+    text = text.replace(f'"{first}",', f'"{first}.",', 1)
+    f, problems = check(tmp_path, text)
+    at, bad = line(text, first + "."), first + "."
+    assert problems == [f"{f}: reasons (line {at}): {bad!r} must be "
+                        "a lower-case clause with no final stop [clause]"]
+
+
+def test_the_article_rule_of_the_frames(tmp_path):
+    """'staying with the {value}' reads 'the the' with every long value."""
+    text = airline_domain(stay="staying with the {value}")
+    f, problems = check(tmp_path, text)
+    at = line(text, "stay = ")
+    assert problems == [f"{f}: stay (line {at}): 'staying with the {{value}}' with {v!r} reads "
+                        "'the the' [article]" for v in LONG_VALUES]
+
+
+def test_a_first_person_left_when_the_assistant_quotes_a_frame(tmp_path):
+    text = airline_domain(stay="staying with Me and {value}")
+    f, problems = check(tmp_path, text)
+    at = line(text, "stay = ")
+    assert problems == [f"{f}: stay (line {at}): 'staying with Me and {v}' keeps a first person "
+                        "when the assistant quotes it [second person]" for v in VALUES + LONG_VALUES]
+
+
+def test_small_talk_with_too_few_fillings(tmp_path):
+    text = airline_domain()
+    first = text.index("[[exchanges]]")
+    head, rest = text[:first], text[first:]
+    q = re.search(r'(?m)^q = "(.*)"$', rest).group(1)
+    # keep the first three fillings of every slot list of the first exchange
+    block, tail = rest.split("\n\n", 1)
+    block = re.sub(r'(?m)^(slots\.\w+ = \[)("[^"]*", "[^"]*", "[^"]*"), .*\]$', r"\1\2]", block)
+    text = head + block + "\n\n" + tail
+    f, problems = check(tmp_path, text)
+    at = line(text, "[[exchanges]]")
+    assert problems == [f"{f}: exchanges#1 (line {at}): {q!r} needs slots "
+                        "with 4 to 8 fillings (has 3) [small talk]"]
+
+
+def test_small_talk_slot_lists_of_different_lengths(tmp_path):
+    text = airline_domain()
+    text = re.sub(r'(?m)^(slots\.\w+ = \[)"[^"]*", ', r"\1", text, count=1)  # drop one filling
+    f, problems = check(tmp_path, text)
+    q = re.search(r'(?m)^q = "(.*)"$', text).group(1)
+    assert len(problems) == 1
+    at = line(text, "[[exchanges]]")
+    assert problems[0].startswith(f"{f}: exchanges#1 (line {at}): "
+                                  f"slot lists of {q!r} differ in length: [")
+    assert problems[0].endswith("[shape]")
+
+
+@pytest.mark.parametrize("q, a, message", [
+    ("Is it worth it to fly {x}?", "Flying {x} is fine.", "must be a question with every slot filled"),
+    ("Should I maybe fly red-eye?", "A red-eye flight saves a hotel night.",
+     "holds maybe (a hedge, plan or outcome word)"),
+    ("Am I going to like red-eye flights?", "Red-eye flights suit some people.",
+     "holds going to (a hedge, plan or outcome phrase)"),
+    ("What do I pack for a overnight flight?", "For an overnight flight, pack socks.",
+     "'a overnight' in"),
+    ("How early should I get to the airport?", "Two hours is enough for most trips.",
+     "the answer shares no content word with its question"),
+    ("How early should I get to the airport?", "get to the airport early. Check the line. Eat. "
+     "Relax.", "must have one to three sentences"),
+])
+def test_small_talk_rules(q, a, message):
+    assert any(message in p for p in small_talk_problems(q, a)), small_talk_problems(q, a)
+
+
+def test_a_file_name_that_is_no_attribute(tmp_path):
+    f, problems = check(tmp_path, airline_domain(), name="PreferredAirline")
+    assert problems == [f"{f}: the file name 'PreferredAirline' must be a snake_case attribute "
+                        "(e.g. preferred_airline.toml) [name]"]
+
+
+def test_a_user_file_replaces_the_builtin_one_of_its_name(tmp_path):
+    text = (CATALOG_DIR / "internet_provider.toml").read_text(encoding="utf-8")
+    f, problems = check(tmp_path, replace_key(text, "change", "upgrade"), name="internet_provider")
+    assert [p.split(": ")[0] for p in problems] == [f]
+
+
+# -- the command ---------------------------------------------------------------------------------
+def test_catalog_check_of_the_builtin_catalog():
+    r = runner.invoke(app, ["catalog", "check"])
+    assert r.exit_code == 0, r.output
+    assert r.output == f"{len(BUILTIN)} domain files, no problems\n"
+
+
+def test_catalog_check_prints_every_problem_and_exits_1(tmp_path):
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "preferred_airline.toml").write_text(airline_domain(values=VALUES[:5]))
+    (folder / "broken.toml").write_text("noun = \n")
+    r = runner.invoke(app, ["catalog", "check", str(folder)])
+    assert r.exit_code == 1
+    assert "Traceback" not in r.output
+    lines = r.output.splitlines()
+    assert lines[0].startswith(f"{folder}/broken.toml: TOML syntax error: ")
+    assert lines[1].startswith(f"{folder}/preferred_airline.toml: values (line ")
+    assert lines[2] == f"Error: 2 problems in {len(BUILTIN) + 2} domain files"
+
+
+def test_catalog_check_of_a_folder_with_no_domain_file(tmp_path):
+    r = runner.invoke(app, ["catalog", "check", str(tmp_path)])
+    assert r.exit_code == 1
+    assert r.output.splitlines() == [f"Error: No domain file in {str(tmp_path)!r} (expected "
+                                     "DOMAIN.toml files, e.g. preferred_airline.toml)"]

@@ -1,0 +1,88 @@
+"""catalog: check domain files, and ask a model to propose new ones."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ._app import app, fail, handles_errors
+from ._llm import (BatchOpt, DryRunOpt, MaxTokensOpt, NoWaitOpt, PriceOpt, StructuredChoice,
+                   StructuredOpt, TimeoutOpt, batched, exit_for, model_options, print_costs)
+from .build import BASE_URL, CATALOG, WORKSPACE
+
+catalog_app = typer.Typer(help="The domain catalog: check domain files; propose new ones with a "
+                               "model.", no_args_is_help=True)
+app.add_typer(catalog_app, name="catalog")
+
+
+@catalog_app.command("check")
+@handles_errors
+def check(
+    folder: Annotated[Optional[Path], typer.Argument(
+        help="A folder of your domain files (DOMAIN.toml), checked together with the built-in "
+             "ones (a file of the same name replaces the built-in one). Default: the built-in "
+             "catalog alone.")] = None,
+) -> None:
+    """Apply every rule of the domain catalog: one line per problem (file, key, line, rule); exit 1 if any."""
+    from ..validate.catalog import catalog_files, catalog_problems
+
+    files = catalog_files([folder] if folder is not None else [])
+    problems = catalog_problems(files)
+    for p in problems:
+        typer.echo(str(p))
+    if problems:
+        fail(f"{len(problems)} problem{'s' if len(problems) != 1 else ''} in {len(files)} domain "
+             "files")
+    typer.echo(f"{len(files)} domain files, no problems")
+
+
+@catalog_app.command("propose")
+@handles_errors
+def propose(
+    model: Annotated[Optional[str], typer.Option(
+        "--model", help="The model that writes the files, provider:model (e.g. "
+                        "openai:gpt-4o-mini; a local server: openai:NAME --base-url URL).")] = None,
+    attribute: Annotated[Optional[list[str]], typer.Option(
+        "--attribute", help="A new attribute to propose a domain file for, in snake_case (e.g. "
+                            "preferred_airline); repeatable.")] = None,
+    count: Annotated[Optional[int], typer.Option(
+        "--count", help="Instead of --attribute: let the model name N new attributes on "
+                        "--theme first.")] = None,
+    theme: Annotated[Optional[str], typer.Option(
+        "--theme", help="With --count: what the new domains are about (e.g. \"travel\").")] = None,
+    out: Annotated[Optional[Path], typer.Option(
+        "--out", help="Folder the files that pass `amg catalog check` are written to "
+                      "(OUT/NAME.toml; rejected replies go to OUT/rejected/ for review).")] = None,
+    catalog: Optional[list[Path]] = CATALOG,
+    max_attempts: Annotated[int, typer.Option(
+        "--max-attempts", min=1, help="Tries per file: a file that fails the check is asked "
+                                      "again with its problems.")] = 3,
+    base_url: Optional[str] = BASE_URL,
+    dry_run: DryRunOpt = False,
+    price: PriceOpt = None,
+    timeout: TimeoutOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    structured_output: StructuredOpt = StructuredChoice.auto,
+    batch: BatchOpt = False,
+    no_wait: NoWaitOpt = False,
+    workspace: Path = WORKSPACE,
+) -> None:
+    """Ask a model for new domain files; write those that pass the catalog check, re-ask the others with their problems."""
+    from ..generate.propose import check_request, propose_domains
+    from ..workspace import open_workspace
+
+    check_request(model, attribute or (), count, theme, out, catalog or (), max_attempts)
+    options = model_options(timeout, max_tokens, structured_output, [model], price)
+    with open_workspace(workspace, create=True) as ws:
+        summary = batched(ws, batch, no_wait, [model], lambda: propose_domains(
+            ws, model, out=out, attributes=attribute or (), count=count, theme=theme,
+            catalogs=catalog or (), max_attempts=max_attempts, base_url=base_url,
+            model_options=options, dry_run=dry_run, echo=typer.echo), dry_run=dry_run)
+        if dry_run:
+            ws.discard_if_unused()
+    typer.echo("\n".join(summary.lines()))
+    print_costs(planned=dry_run)
+    if not dry_run:
+        exit_for(summary.failures)
