@@ -20,7 +20,7 @@ from .validate.catalog import catalog_problems
 from .validate.judges.heuristic import design_problems as recovery_problems
 
 
-def check_catalog(design: Design) -> None:
+def require_clean_catalog(design: Design) -> None:
     """Refuse a design whose domain files break a catalog rule, before anything is planned:
     the offline renderer trusts them blindly. One line: the first problem, and how many more."""
     problems = catalog_problems(design.source.catalog,

@@ -113,6 +113,7 @@ def phrase_problems(design: Design) -> list[Problem]:
     plan_f, conf_f, out_f = (design.by_role(r) for r in ("plan_wording", "confirmation_wording", "outcome"))
     for name in ("initial", "session_opener", "question_opener"):
         need("chat", name, "the first user turn and session openers")
+    out += _small_talk_problems(banks["chat"], origin("chat"))
     need("replies", "after_initial", "the assistant's acknowledgement of the current value")
     for lv_name in sorted(used["plan"]):
         lv = plan_f.level(lv_name)  # type: ignore[union-attr]
@@ -140,6 +141,35 @@ def phrase_problems(design: Design) -> list[Problem]:
                                                            + when.split("_")[1])
     if used["corrections"]:
         out += _correction_problems(design, used["corrections"])
+    return out
+
+
+def _small_talk_problems(chat: dict, origin: str) -> list[Problem]:
+    """The off-topic exchanges follow the catalog's small-talk rules (a question and its answer,
+    no hedge, plan or outcome word): a judge must never meet a level cue in small talk."""
+    from pydantic import ValidationError
+
+    from ..design import Exchange
+    from ..validate.catalog import small_talk_problems
+
+    out = []
+    raw = chat.get("exchanges")
+    if not isinstance(raw, list) or not raw:
+        return [Problem(origin, "exchanges", "missing or empty list of small-talk exchanges")]
+    for i, e in enumerate(raw):
+        key = f"exchanges#{i + 1}"
+        try:
+            ex = Exchange(**e) if isinstance(e, dict) else None
+        except (TypeError, ValidationError) as err:
+            ex, why = None, str(err).splitlines()[-1].strip()
+        else:
+            why = "an exchange is a table with q, a and slots"
+        if ex is None:
+            out.append(Problem(origin, key, why))
+            continue
+        for f in range(ex.fillings):
+            for problem in small_talk_problems(*ex.fill(f)):
+                out.append(Problem(origin, key, problem))
     return out
 
 
