@@ -95,12 +95,13 @@ class ImportSummary(BaseModel):
     failing_arcs: dict[str, list[str]]  # arc id -> failed structural checks
 
 
-def _check(value: str, choices, what: str) -> str:
+def _check(value: str, choices, what: str, of: str = "") -> str:
     """``value`` if it is one of ``choices``, else a one-line error naming the field, the value
     and the choices."""
     choices = list(choices)
     if value not in choices:
-        raise UnknownLevel(f"Unknown {what} {value!r}; choose one of: {', '.join(choices)}"
+        raise UnknownLevel(f"Unknown {what} {value!r}{of}; choose one of: "
+                           f"{', '.join(choices) or 'none in this design'}"
                            f"{did_you_mean(value, choices)}")
     return value
 
@@ -136,7 +137,7 @@ def arc_from_record(raw: dict[str, Any], split: str | None = None,
         raise ValueError(f"the line has no 'split'; pass --split {'|'.join(design.split_names)}")
     _check(target, design.split_names, "split")
     factor = design.factors[_check(rec.factor, design.factors, "factor")]
-    _check(rec.level, factor.level_names, f"level of factor {factor.name!r}")
+    _check(rec.level, factor.level_names, "level", f" of factor {factor.name!r}")
     _check(rec.outcome, _outcomes(design), "outcome")
     wording = rec.plan_wording or _default_wording(rec, design)
     _check(wording, _plan_wordings(design), "plan_wording")
