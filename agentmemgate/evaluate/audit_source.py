@@ -24,7 +24,6 @@ from typing import Iterable
 
 from ..annotate_app.items import AnswerShown, ItemDisplay, Reference, SourceItem, SourceRequest, ValuePair
 from ..annotate_app.sources import register_source
-from ..design.stored import workspace_design
 from ..errors import AmgError, BadInput
 from ..validate.judges import OFFLINE_JUDGE
 from ..validate.store import sha256_text
@@ -126,6 +125,8 @@ def load_answer_items(req: SourceRequest) -> Iterable[SourceItem]:
     if not judged or judge is None:
         raise BadInput(f"None of the {len(rows)} stored answers of {system!r} is judged yet; run "
                        f"`amg eval answers FILE --name {system}` again to judge them")
+    from ..design.stored import workspace_design
+
     arcs = {a.id: a for split in workspace_design(ws).split_names for a in ws.arcs(split)}
     notes: list[str] = []
     skipped_unjudged = len(rows) - len(judged)

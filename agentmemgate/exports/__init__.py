@@ -15,13 +15,11 @@ from typing import Callable
 from pydantic import BaseModel, ConfigDict
 
 from ..atomic import replaced_folder
-from ..design.stored import workspace_design
 from ..errors import BadInput, WorkspaceError
 from ..schema import Arc
 from ..workspace import Workspace
 from .card import card, cell_counts
 from .files import write_jsonl, write_manifest, write_parquet
-from .provenance import Origin, origin_of
 
 SPLIT_FILES = ("data.jsonl", "turns.parquet", "README.md", "manifest.json")
 ROOT_FILES = ("README.md", "manifest.json")
@@ -97,6 +95,9 @@ def export(ws: Workspace, out_dir: str | Path, splits: list[str],
 
 
 def _export(ws: Workspace, out: Path, splits: list[str], drop_failing: bool) -> ExportSummary:
+    from ..design.stored import workspace_design
+    from .provenance import origin_of
+
     dropped: dict[str, list[str]] = {}
     if drop_failing:
         for rule in DROP_RULES:
@@ -174,6 +175,5 @@ def _kept_splits(stage: Path, exported: dict, splits) -> dict[str, int]:
     return kept
 
 
-__all__ = ["CARD_SECTIONS", "DROP_RULES", "CardSection", "DropRule", "ExportSummary", "Origin",
-           "card", "export", "origin_of", "register_card_section", "register_drop_rule",
-           "row_order"]
+__all__ = ["CARD_SECTIONS", "DROP_RULES", "CardSection", "DropRule", "ExportSummary", "card",
+           "export", "register_card_section", "register_drop_rule", "row_order"]

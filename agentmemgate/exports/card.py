@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
-from ..generate.importer import IMPORTED_GENERATOR
 from ..schema import Arc, CheckResult
-from .provenance import Origin
+
+if TYPE_CHECKING:
+    from .provenance import Origin
 
 LICENSE = "mit"
 CITATION = ("Sharma, Fowlersmith, Maamari. AgentMemGate: Addressing Speculation Contamination in "
@@ -113,6 +115,8 @@ def card(split_arcs: dict[str, list[Arc]], configs: list[tuple[str, str]],
     if origin is None:
         out.append(f"- Seed: {', '.join(map(str, seeds)) or 'n/a'}")
     else:  # an imported arc without provenance has no seed to tell
+        from ..generate.importer import IMPORTED_GENERATOR
+
         out += _origin_lines(origin, sorted({a.provenance.seed for a in arcs
                                              if a.provenance.generator != IMPORTED_GENERATOR}))
     out.append(f"- Toolkit version: {arcs[0].provenance.toolkit_version if arcs else 'n/a'}")

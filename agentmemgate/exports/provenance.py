@@ -88,7 +88,7 @@ def origin_of(ws: Workspace, split_arcs: dict[str, list[Arc]],
     rows = split_plans(ws)
     arcs = [a for v in split_arcs.values() for a in v]
     imports = import_sources(ws, [a.id for a in arcs])
-    imported = {i for i in _imported_ids(ws, arcs)}
+    imported = _imported_ids(ws, arcs)
     plans = {s: PlanRecord(design=r["design"], design_sha256=r["design_sha256"], seed=r["seed"],
                            n_per_cell=r["n_per_cell"])
              for s, r in rows.items() if s in split_arcs and any(a.id not in imported
