@@ -368,3 +368,10 @@ def m020_designs(db: sqlite_utils.Database) -> None:
                         pk="id")
     db["split_plans"].create({"split": str, "design": str, "design_sha256": str, "seed": int,
                               "n_per_cell": int, "planned_at": str}, pk="split")
+
+
+@migration
+def m021_import_file_sha256(db: sqlite_utils.Database) -> None:
+    """The sha256 of the whole file each imported arc came from (``arc_imports`` kept only its
+    line's), which the manifest and the dataset card record."""
+    db["arc_imports"].add_column("source_sha256", str)

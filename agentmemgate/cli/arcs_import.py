@@ -17,7 +17,8 @@ from .build import WORKSPACE
 def import_cmd(
     file: Path = typer.Argument(..., help="JSONL file, one arc per line, in the data.jsonl export format."),
     split: Optional[str] = typer.Option(
-        None, "--split", help="core, heldout or controlled: the split of every arc (default: each "
+        None, "--split", help="A split of the workspace's design (the paper's: core, heldout, "
+                              "controlled, corrections): the split of every arc (default: each "
                               "line's own 'split')."),
     workspace: Path = WORKSPACE,
     replace: bool = typer.Option(

@@ -25,7 +25,6 @@ from typing import Iterable
 from ..annotate_app.items import AnswerShown, ItemDisplay, Reference, SourceItem, SourceRequest, ValuePair
 from ..annotate_app.sources import register_source
 from ..errors import AmgError, BadInput
-from ..schema import SPLITS
 from ..validate.judges import OFFLINE_JUDGE
 from ..validate.store import sha256_text
 from .judges import AnswerVerdict, ValueJudge, _canon, get_value_judge
@@ -126,7 +125,9 @@ def load_answer_items(req: SourceRequest) -> Iterable[SourceItem]:
     if not judged or judge is None:
         raise BadInput(f"None of the {len(rows)} stored answers of {system!r} is judged yet; run "
                        f"`amg eval answers FILE --name {system}` again to judge them")
-    arcs = {a.id: a for split in SPLITS for a in ws.arcs(split)}
+    from ..design.stored import workspace_design
+
+    arcs = {a.id: a for split in workspace_design(ws).split_names for a in ws.arcs(split)}
     notes: list[str] = []
     skipped_unjudged = len(rows) - len(judged)
     other_judge = [r for r in judged if per_arc.get(r[0]) != judge["judge_key"]]

@@ -11,7 +11,7 @@ from ..workspace import Workspace
 
 
 def card_section(ws: Workspace, splits: list[str]) -> str:
-    from .report import SPLIT_NAMES, _cell, _main_systems, compute_report, products_table
+    from .report import _cell, _main_systems, compute_report, products_table, split_title
 
     try:
         if not ws.db["eval_systems"].exists() or (
@@ -37,7 +37,7 @@ def card_section(ws: Workspace, splits: list[str]) -> str:
                          ("task_accuracy", "task accuracy"),
                          ("corrections_applied", "corrections applied")):
             if any(r.stat(n, split, m) for n in cols):
-                out.append(f"| {label} ({SPLIT_NAMES.get(split, split)}) | "
+                out.append(f"| {label} ({split_title(r.design, split)}) | "
                            + " | ".join(_cell(r.stat(n, split, m)) for n in cols) + " |")
     if products := products_table(r, heading="###"):
         out += [""] + products

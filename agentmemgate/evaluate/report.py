@@ -31,12 +31,14 @@ from __future__ import annotations
 import datetime as dt
 import json
 from pathlib import Path
+from typing import NamedTuple
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr
 
+from ..design import Design, Factor, paper_design
+from ..design.stored import workspace_design
 from ..errors import BadInput
 from ..outputs import writable
-from ..schema import CONFIRMATION_LEVELS, HEDGE_LEVELS, SPLITS
 from ..validate.store import current_arc_shas
 from ..workspace import Workspace
 from . import store
@@ -47,8 +49,6 @@ from .aggregate import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CALLS, DIFFERENCE_M
 from .measures import GATE_MEASURES, MEASURES, ArcScore
 from .systems import DEFAULT_SYSTEMS, PAPER_SYSTEMS, twin_name, variant_base
 
-SPLIT_NAMES = {"core": "core benchmark", "heldout": "held-out", "controlled": "controlled-difficulty",
-               "corrections": "explicit corrections"}
 MEASURE_NAMES = {
     "pending_contamination": "Contamination while pending",
     "end_contamination": "Contamination at end",
@@ -66,6 +66,14 @@ MEASURE_NAMES = {
 }
 FIGURE2 = "figure2_contamination_by_hedge.png"
 FIGURE3 = "figure3_promotion_by_wording.png"
+# Factors whose levels get a "by level" table: every role but the outcome (Tables 2, 3 and 5
+# report outcomes by their own measures) and the corrections (their own section).
+_BY_LEVEL_SKIPPED = ("outcome", "correction")
+# The paper's numbered table and figure for the first factor of these roles (Tables 6 and 7).
+_PAPER_VIEWS = {"plan_wording": ("Table 6", "Figure 2", FIGURE2),
+                "confirmation_wording": ("Table 7", "Figure 3", FIGURE3)}
+# What a by-level table of any other role (a structure factor, say) shows, in this order.
+_LEVEL_MEASURES = ("pending_contamination", "end_contamination", "task_accuracy")
 
 
 class SystemMeta(BaseModel):
@@ -124,6 +132,12 @@ class EvalReport(BaseModel):
     differences: list[Difference]
     meta: ReportMeta
     corrections_control: CorrectionsControl = CorrectionsControl(pairs=[], pooled=None)
+    _design: Design | None = PrivateAttr(default=None)
+
+    @property
+    def design(self) -> Design:
+        """The design whose splits, factors and levels the tables follow (the workspace's)."""
+        return self._design or paper_design()
 
     def stat(self, system: str, split: str, measure: str, level: str | None = None) -> Stat | None:
         block = self.systems.get(system, {}).get(split)
@@ -171,7 +185,8 @@ def compute_report(ws: Workspace, splits: list[str] | None = None, judge: str | 
                    systems_wanted: list[str] | None = None,
                    with_differences: bool = True) -> EvalReport:
     """Aggregate the stored scores of every system's latest run (and every answer set)."""
-    splits = list(splits or SPLITS)
+    design = workspace_design(ws)
+    splits = list(splits or design.split_names)
     systems = store.latest_systems(ws)
     answer_sets = {r["name"]: r for r in ws.db["eval_answer_sets"].rows}
     if systems_wanted:
@@ -212,7 +227,7 @@ def compute_report(ws: Workspace, splits: list[str] | None = None, judge: str | 
                                  components=info.components, offline=info.offline,
                                  oracle=info.oracle, model=row["model"], arcs_scored=len(got),
                                  failures=fails.get(name, 0))
-        _collect(name, got, results, per_arc)
+        _collect(name, got, results, per_arc, design)
     for name, row in answer_sets.items():
         got = store.scores(ws, row["run_key"], ans_key, current) if ans_key else []
         if row.get("kind") == "system" and (srow := systems.get(name)) is not None:
@@ -221,14 +236,14 @@ def compute_report(ws: Workspace, splits: list[str] | None = None, judge: str | 
                                      components=info.components, offline=info.offline,
                                      model=srow["model"], arcs_scored=len(got),
                                      failures=fails.get(name, 0), provenance=srow["options"])
-            _collect(name, got, results, per_arc)
+            _collect(name, got, results, per_arc, design)
             continue
         metas[name] = SystemMeta(name=name, kind="answers",
                                  description=f"black-box answers from {Path(row['path']).name} "
                                              f"(sha256 {row['sha256'][:12]})",
                                  arcs_scored=len(got))
-        _collect(name, got, results, per_arc)
-    diffs = differences(per_arc, metas) if with_differences else []
+        _collect(name, got, results, per_arc, design)
+    diffs = differences(per_arc, metas, design) if with_differences else []
     natural = _natural_results(ws, systems, eq_key, metas, results, diffs, with_differences)
     arcs = {s: sum(1 for _ in ws.db.execute("select 1 from arcs where split = ?", [s])) for s in splits}
     judge_info = {"spec": judge, "family": (eq_row or ans_row)["family"],
@@ -242,8 +257,10 @@ def compute_report(ws: Workspace, splits: list[str] | None = None, judge: str | 
                       notes=notes(metas, judge_info), model_calls=_model_calls(ws),
                       natural=natural)
     ordered = {n: results.get(n, {}) for n in _order(list(metas))}
-    return EvalReport(systems=ordered, differences=diffs, meta=meta,
-                      corrections_control=corrections_control(per_arc, metas))
+    report = EvalReport(systems=ordered, differences=diffs, meta=meta,
+                        corrections_control=corrections_control(per_arc, metas))
+    report._design = design
+    return report
 
 
 def corrections_control(per_arc: dict[str, dict[str, dict[str, ArcScore]]],
@@ -283,12 +300,27 @@ def corrections_control(per_arc: dict[str, dict[str, dict[str, ArcScore]]],
     return CorrectionsControl(pairs=pairs, pooled=pooled, never_valid=never_valid)
 
 
-def _collect(name, got, results, per_arc):
+def _split_order(design: Design, names) -> list[str]:
+    """``names`` in the design's split order (any other name after them, sorted)."""
+    rank = {s: i for i, s in enumerate(design.split_names)}
+    return sorted(names, key=lambda s: (rank.get(s, len(rank)), s))
+
+
+def split_title(design: Design, split: str) -> str:
+    """How reports name a split: its title in the design, else its name."""
+    sp = design.splits.get(split)
+    return (sp.title or split) if sp is not None else split
+
+
+def _title(r: "EvalReport", split: str) -> str:
+    return split_title(r.design, split)
+
+
+def _collect(name, got, results, per_arc, design: Design):
     by_split: dict[str, list[ArcScore]] = {}
     for s in got:
         by_split.setdefault(s.split, []).append(s)
-    results[name] = {sp: split_block(ss) for sp, ss in sorted(
-        by_split.items(), key=lambda kv: SPLITS.index(kv[0]) if kv[0] in SPLITS else 9)}
+    results[name] = {sp: split_block(by_split[sp]) for sp in _split_order(design, by_split)}
     per_arc[name] = {sp: {s.arc_id: s for s in ss} for sp, ss in by_split.items()}
 
 
@@ -343,8 +375,11 @@ def _natural_results(ws: Workspace, systems: dict[str, dict], eq_key: str | None
 
 
 def differences(per_arc: dict[str, dict[str, dict[str, ArcScore]]],
-                metas: dict[str, SystemMeta]) -> list[Difference]:
-    """Gated minus its ungated twin, and each bracketed variant minus its base, per split."""
+                metas: dict[str, SystemMeta], design: Design | None = None) -> list[Difference]:
+    """Gated minus its ungated twin, and each bracketed variant minus its base, per split (in the
+    design's split order)."""
+    design = design or paper_design()
+    splits = _split_order(design, {s for by_split in per_arc.values() for s in by_split})
     pairs: list[tuple[str, str, str]] = []
     for name, m in metas.items():
         if m.kind == "component" and m.ungated_twin and m.ungated_twin in per_arc:
@@ -355,7 +390,7 @@ def differences(per_arc: dict[str, dict[str, dict[str, ArcScore]]],
             pairs.append(("variant_minus_base", name, base))
     out: list[Difference] = []
     for kind, a, b in sorted(pairs, key=lambda p: (_order(list(metas)).index(p[1]), p[0])):
-        for split in SPLITS:
+        for split in splits:
             sa, sb = per_arc[a].get(split), per_arc[b].get(split)
             if not sa or not sb:
                 continue
@@ -519,7 +554,7 @@ def report_markdown(r: EvalReport, images: bool = False) -> str:
     if r.meta.model_calls:
         out += [f"- Model calls of `amg eval run` and `amg eval answers` in this workspace (call "
                 f"log): {line}" for line in by_model_lines(r.meta.model_calls)]
-    out += [f"- Arcs: " + ", ".join(f"{SPLIT_NAMES.get(s, s)} {n}" for s, n in r.meta.arcs.items()),
+    out += [f"- Arcs: " + ", ".join(f"{_title(r, s)} {n}" for s, n in r.meta.arcs.items()),
             f"- Proportions are k/n with 95% Wilson intervals (one observation per conversation); "
             f"differences are paired, in points, with a cluster-bootstrap 95% interval "
             f"({r.meta.bootstrap['resamples']} resamples, seed {r.meta.bootstrap['seed']}; one "
@@ -527,8 +562,9 @@ def report_markdown(r: EvalReport, images: bool = False) -> str:
             "beside it say why (" + DASH_NOTE[len("Dashes say why a cell is empty: "):-1] + ").", ""]
     main = _main_systems(r)
     out += products_table(r)
-    out += _table2(r, main) + _table3(r, main) + _table5(r, main) + _table6(r, main, images)
-    out += _table7(r, _gated(r, list(r.meta.systems)), images) + _table4(r) + _ablation(r)
+    out += _table2(r, main) + _table3(r, main) + _table5(r, main)
+    out += _by_level_tables(r, main, _gated(r, list(r.meta.systems)), images)
+    out += _table4(r) + _ablation(r)
     out += _corrections_md(r) + _natural_md(r) + _differences_md(r) + _overhead(r) + _full(r)
     return "\n".join(out).rstrip() + "\n"
 
@@ -559,7 +595,7 @@ def products_table(r: EvalReport, heading: str = "##") -> list[str]:
         if not here:
             continue
         for n in here + [c for c in comps if r.systems.get(c, {}).get(split)]:
-            rows.append([n, _role(r, n), SPLIT_NAMES.get(split, split)]
+            rows.append([n, _role(r, n), _title(r, split)]
                         + [_stat_cell(r, n, split, m)
                            for m in ("task_accuracy", "exposure", "end_contamination")])
     if not rows:
@@ -587,7 +623,7 @@ def _table2(r: EvalReport, cols: list[str]) -> list[str]:
                                ("end_contamination", "At end"),
                                ("exposure", "Exposed before the outcome (answers)")):
             if any(r.stat(n, split, measure) for n in cols):
-                rows.append([f"{label} ({SPLIT_NAMES[split]}, {_n_label(r, cols, split, measure)})"]
+                rows.append([f"{label} ({_title(r, split)}, {_n_label(r, cols, split, measure)})"]
                             + [_stat_cell(r, n, split, measure) for n in cols])
     if not rows:
         return []
@@ -596,7 +632,7 @@ def _table2(r: EvalReport, cols: list[str]) -> list[str]:
 
 
 def _table3(r: EvalReport, cols: list[str]) -> list[str]:
-    rows = [[f"{SPLIT_NAMES[s]} ({_n_label(r, cols, s, 'task_accuracy')})"]
+    rows = [[f"{_title(r, s)} ({_n_label(r, cols, s, 'task_accuracy')})"]
             + [_stat_cell(r, n, s, "task_accuracy") for n in cols]
             for s in r.meta.splits if any(r.stat(n, s, "task_accuracy") for n in cols)]
     if not rows:
@@ -619,23 +655,84 @@ def _table5(r: EvalReport, cols: list[str]) -> list[str]:
             + _table(["Measurement (n)"] + cols, rows))
 
 
-def _table6(r: EvalReport, cols: list[str], images: bool) -> list[str]:
-    levels = [lv for lv in HEDGE_LEVELS
-              if any(r.stat(n, "controlled", "end_contamination", lv) for n in cols)]
-    if not levels:
-        return []
-    rows = [[f"{lv.replace('_', ' ')} ({_n_label(r, cols, 'controlled', 'end_contamination', lv)})"]
-            + [_cell(r.stat(n, "controlled", "end_contamination", lv)) for n in cols] for lv in levels]
-    out = ["## Table 6: at-end contamination by hedge-strength level (controlled-difficulty)", ""]
-    out += _table(["Level"] + cols, rows)
-    if images:
-        out += [f"![Figure 2]({FIGURE2})", ""]
+class LevelView(NamedTuple):
+    """One factor's levels in one split: a "by level of FACTOR" table and its figure."""
+
+    factor: Factor
+    split: str
+    levels: tuple[str, ...]  # the levels the split has cells of (controls aside), in design order
+    paper: tuple[str, str, str] | None  # the paper's (table, figure, file) it stands for, if any
+
+    @property
+    def figure(self) -> tuple[str, str]:
+        """(label, file name) of its figure."""
+        if self.paper:
+            return self.paper[1], self.paper[2]
+        return f"By level of {self.factor.name}", f"figure_{self.factor.name}_{self.split}.png"
+
+
+def level_views(design: Design, splits: list[str]) -> list[LevelView]:
+    """Every factor of ``design`` with cells in ``splits`` (outcomes and corrections aside, which
+    have their own tables), one view per split, in the design's factor and split order. The
+    first factor of the plan-wording and confirmation-wording roles keeps the paper's Table 6 and
+    Table 7 (and Figures 2 and 3)."""
+    out: list[LevelView] = []
+    numbered: set[str] = set()
+    for f in design.factors.values():
+        if f.role in _BY_LEVEL_SKIPPED:
+            continue
+        for split in _split_order(design, [s for s in splits if s in design.splits]):
+            cells = {c.level for c in design.splits[split].cells if c.factor == f.name}
+            levels = tuple(lv.name for lv in f.levels if lv.name in cells and not lv.control)
+            if not levels:
+                continue
+            paper = _PAPER_VIEWS.get(f.role) if f.role not in numbered else None
+            numbered.add(f.role)
+            out.append(LevelView(f, split, levels, paper))
     return out
 
 
-def _table7(r: EvalReport, gated: list[str], images: bool) -> list[str]:
-    levels = [lv for lv in CONFIRMATION_LEVELS
-              if any(r.stat(n, "controlled", "promoted", lv) for n in gated)]
+def _views(r: EvalReport) -> list[LevelView]:
+    return level_views(r.design, r.meta.splits)
+
+
+def _by_level_tables(r: EvalReport, main: list[str], gated: list[str], images: bool) -> list[str]:
+    out: list[str] = []
+    for v in _views(r):
+        if v.factor.role == "plan_wording":
+            out += _by_plan_wording(r, v, main, images)
+        elif v.factor.role == "confirmation_wording":
+            out += _by_confirmation(r, v, gated, images)
+        else:
+            out += _by_level(r, v, main, images)
+    return out
+
+
+def _image(v: LevelView, images: bool) -> list[str]:
+    label, name = v.figure
+    return [f"![{label}]({name})", ""] if images else []
+
+
+def _by_plan_wording(r: EvalReport, v: LevelView, cols: list[str], images: bool) -> list[str]:
+    """At-end contamination by level of a plan-wording factor (the paper's Table 6)."""
+    split = v.split
+    levels = [lv for lv in v.levels
+              if any(r.stat(n, split, "end_contamination", lv) for n in cols)]
+    if not levels:
+        return []
+    rows = [[f"{lv.replace('_', ' ')} ({_n_label(r, cols, split, 'end_contamination', lv)})"]
+            + [_cell(r.stat(n, split, "end_contamination", lv)) for n in cols] for lv in levels]
+    title = _title(r, split)
+    head = (f"## {v.paper[0]}: at-end contamination by {v.factor.name.replace('_', '-')} level "
+            f"({title})" if v.paper else
+            f"## By level of {v.factor.name}: at-end contamination ({title})")
+    return [head, ""] + _table(["Level"] + cols, rows) + _image(v, images)
+
+
+def _by_confirmation(r: EvalReport, v: LevelView, gated: list[str], images: bool) -> list[str]:
+    """Promotion of came-true plans by level of a confirmation-wording factor (Table 7)."""
+    split = v.split
+    levels = [lv for lv in v.levels if any(r.stat(n, split, "promoted", lv) for n in gated)]
     if not levels:
         return []
     header = ["Wording level"] + [f"{n}: {w}" for n in gated for w in ("all plans", "among staged")]
@@ -645,16 +742,36 @@ def _table7(r: EvalReport, gated: list[str], images: bool) -> list[str]:
         row = [label]
         for n in gated:
             for m in ("promoted", "promoted_among_staged"):
-                st = (_pooled(r, n, "controlled", m, levels) if lv is None
-                      else r.stat(n, "controlled", m, lv))
+                st = (_pooled(r, n, split, m, levels) if lv is None else r.stat(n, split, m, lv))
                 row.append("undefined (0 staged)" if st is None and m == "promoted_among_staged"
                            else _cell(st))
         rows.append(row)
-    out = ["## Table 7: promotion by confirmation wording (came-true plans; a promotion counts "
-           "only at the resolution turn)", ""] + _table(header, rows)
-    if images:
-        out += [f"![Figure 3]({FIGURE3})", ""]
-    return out
+    what = "came-true plans; a promotion counts only at the resolution turn"
+    head = (f"## {v.paper[0]}: promotion by {v.factor.name.replace('_', ' ')} ({what})" if v.paper
+            else f"## By level of {v.factor.name}: promotion ({_title(r, split)}; {what})")
+    return [head, ""] + _table(header, rows) + _image(v, images)
+
+
+def _level_measures(r: EvalReport, v: LevelView, cols: list[str]) -> list[str]:
+    return [m for m in _LEVEL_MEASURES
+            if any(r.stat(n, v.split, m, lv) for n in cols for lv in v.levels)]
+
+
+def _by_level(r: EvalReport, v: LevelView, cols: list[str], images: bool) -> list[str]:
+    """Contamination and task accuracy by level of any other factor (a structure factor, say)."""
+    split = v.split
+    rows = [[f"{lv.replace('_', ' ')}: {MEASURE_NAMES[m]} ({_n_label(r, cols, split, m, lv)})"]
+            + [_stat_cell(r, n, split, m, lv) for n in cols]
+            for m in _level_measures(r, v, cols) for lv in v.levels
+            if any(r.stat(n, split, m, lv) for n in cols)]
+    if not rows:
+        return []
+    f = v.factor
+    about = (f"{f.description} " if f.description else "") + (
+        "Levels in the design's order." if f.ordered else "")
+    return ([f"## By level of {f.name} ({_title(r, split)})", ""]
+            + ([about.strip(), ""] if about.strip() else [])
+            + _table(["Level: measure (n)"] + cols, rows) + _image(v, images))
 
 
 def _pooled(r: EvalReport, system: str, split: str, measure: str, levels: list[str]) -> Stat | None:
@@ -667,6 +784,16 @@ def _pooled(r: EvalReport, system: str, split: str, measure: str, levels: list[s
     return proportion([True] * k + [False] * (n - k)) if n else None
 
 
+def _pooled_over(r: EvalReport, system: str, splits: list[str], measure: str,
+                 levels) -> Stat | None:
+    """``_pooled`` over several splits (k and n summed)."""
+    k = n = 0
+    for split in splits:
+        if (s := _pooled(r, system, split, measure, list(levels))) is not None:
+            k, n = k + s.k, n + s.n
+    return proportion([True] * k + [False] * (n - k)) if n else None
+
+
 def _table4(r: EvalReport) -> list[str]:
     typed = [n for n in r.meta.systems if n.startswith("plan-typed")]
     if not typed:
@@ -675,27 +802,30 @@ def _table4(r: EvalReport) -> list[str]:
     models = {n.partition("@")[2] for n in typed}
     cols = refresh + [n for n in r.meta.systems if n.partition("@")[0] in ("cautious-gated", "literal-gated")
                       and n.partition("@")[2] in models]
-    levels = [lv for lv in CONFIRMATION_LEVELS
-              if any(r.stat(n, "controlled", "task_accuracy", lv) for n in cols)]
+    view = next((v for v in _views(r) if v.factor.role == "confirmation_wording"), None)
+    split = view.split if view else ""
+    levels = [lv for lv in (view.levels if view else ())
+              if any(r.stat(n, split, "task_accuracy", lv) for n in cols)]
     out = ["## Table 4: plan-typed baseline (writes speculation as a masked plan-typed value)", ""]
-    if levels:
+    if view and levels:
+        wording = view.factor.name.replace("_", " ")
         out += ["End-state correctness for came-true plans, refresh-confirm reading, by "
-                "confirmation wording (controlled-difficulty); gated systems for comparison.", ""]
+                f"{wording} ({_title(r, split)}); gated systems for comparison.", ""]
         out += _table(["Wording level"] + cols,
-                      [[f"{lv} ({_n_label(r, cols, 'controlled', 'task_accuracy', lv)})"]
-                       + [_cell(r.stat(n, "controlled", "task_accuracy", lv)) for n in cols]
+                      [[f"{lv} ({_n_label(r, cols, split, 'task_accuracy', lv)})"]
+                       + [_cell(r.stat(n, split, "task_accuracy", lv)) for n in cols]
                        for lv in levels])
-        out += ["Both readings, all came-true plans of the confirmation-wording split "
+        out += [f"Both readings, all came-true plans of the {wording.replace(' ', '-')} split "
                 "(strict: plans never resolve):", ""]
         out += _table(["System", "came-true correct"],
-                      [[n, _cell(_pooled(r, n, "controlled", "task_accuracy", levels))] for n in typed])
+                      [[n, _cell(_pooled(r, n, split, "task_accuracy", levels))] for n in typed])
     rows = []
     for split in r.meta.splits:
         if any(r.stat(n, split, "end_contamination") for n in typed):
-            rows.append([f"At end ({SPLIT_NAMES[split]})"]
+            rows.append([f"At end ({_title(r, split)})"]
                         + [_cell(r.stat(n, split, "end_contamination")) for n in typed])
         if any(r.stat(n, split, "pending_contamination") for n in typed):
-            rows.append([f"While pending ({SPLIT_NAMES[split]})"]
+            rows.append([f"While pending ({_title(r, split)})"]
                         + [_cell(r.stat(n, split, "pending_contamination")) for n in typed])
     if rows:
         out += ["Contamination of the plan-typed baseline (at-risk plans):", ""]
@@ -719,7 +849,7 @@ def _ablation(r: EvalReport) -> list[str]:
                     continue
                 d = next((x for x in r.differences if x.system == name and x.baseline == base
                           and x.split == split and x.measure == m), None)
-                rows.append([f"{MEASURE_NAMES[m]} ({SPLIT_NAMES[split]})", _cell(b), _cell(a),
+                rows.append([f"{MEASURE_NAMES[m]} ({_title(r, split)})", _cell(b), _cell(a),
                              _diff_cell(d)])
         out += [f"**{name}** vs **{base}**", ""]
         out += _table(["Measure (split)", base, name, "difference [95% CI]"], rows)
@@ -742,13 +872,23 @@ _CORRECTION_GROUPS = (("all corrections", ""), ("of the initial value", "initial
 
 
 def _corrections_md(r: EvalReport) -> list[str]:
-    from ..schema import CORRECTION_LEVELS
+    factor = r.design.by_role("correction")
+    splits = [s for s in _split_order(r.design, r.meta.splits) if factor is not None
+              and s in r.design.splits and any(c.factor == factor.name
+                                               for c in r.design.splits[s].cells)]
+    names = factor.level_names if factor else ()
 
-    cols = [n for n in r.meta.systems if r.stat(n, "corrections", "corrections_applied")]
+    def applied(n: str, levels=None) -> Stat | None:
+        if levels is None and len(splits) == 1:
+            return r.stat(n, splits[0], "corrections_applied")
+        return _pooled_over(r, n, splits, "corrections_applied",
+                            names if levels is None else levels)
+
+    cols = [n for n in r.meta.systems if any(r.stat(n, s, "corrections_applied") for s in splits)]
     if not cols and not r.corrections_control.pairs:
         return []
     out = ["## Explicit corrections (the second control for non-speculative updates)", "",
-           "Arcs of the corrections split: the user states a value, and later says with "
+           f"Arcs of the {', '.join(splits) or 'corrections'} split: the user states a value, and later says with "
            "corrective intent that it was wrong when said. A correction is applied when the "
            "first read after the correction turn gives the corrected value; the control counts, "
            "for each gated system and its ungated twin, the correction arcs on which both end "
@@ -763,10 +903,8 @@ def _corrections_md(r: EvalReport) -> list[str]:
     if cols:
         rows = []
         for label, part in _CORRECTION_GROUPS:
-            levels = [lv for lv in CORRECTION_LEVELS if part in f"_{lv}_" or part in lv]
-            rows.append([label] + [_cell(_pooled(r, n, "corrections", "corrections_applied", levels)
-                                         if part else r.stat(n, "corrections", "corrections_applied"))
-                                   for n in cols])
+            levels = [lv for lv in names if part in f"_{lv}_" or part in lv]
+            rows.append([label] + [_cell(applied(n, levels) if part else applied(n)) for n in cols])
         out += ["Corrections applied:", ""] + _table(["Correction arcs"] + cols, rows)
         nv = r.corrections_control.never_valid
         if nv:
@@ -854,7 +992,7 @@ def _differences_md(r: EvalReport) -> list[str]:
     ds = [d for d in r.differences if d.kind != "variant_minus_base" and d.measure != CALLS]
     if not ds:
         return []
-    rows = [[d.system, d.baseline, SPLIT_NAMES.get(d.split, d.split), MEASURE_NAMES[d.measure],
+    rows = [[d.system, d.baseline, _title(r, d.split), MEASURE_NAMES[d.measure],
              _diff_cell(d)] for d in ds]
     return (["## Paired differences: each system minus its ungated twin", "",
              "Gated (and plan-typed) systems against the same pipeline with the gate off. Points; "
@@ -874,7 +1012,7 @@ def _overhead(r: EvalReport) -> list[str]:
                 continue
             d = next((x for x in r.differences if x.system == n and x.split == split
                       and x.measure == CALLS and x.kind != "variant_minus_base"), None)
-            rows.append([n, SPLIT_NAMES[split], _calls_cell(s),
+            rows.append([n, _title(r, split), _calls_cell(s),
                          f"{_diff_cell(d)} vs {d.baseline}" if d else "—"])
     if not rows:
         return []
@@ -895,43 +1033,63 @@ def _full(r: EvalReport) -> list[str]:
         names = [x for x in MEASURES if any(x in b for b in splits.values())]
         rows = [[MEASURE_NAMES[x]] + [(_calls_cell if x == CALLS else _cell)(r.stat(n, sp, x))
                                       for sp in splits] for x in names]
-        out += _table(["Measure"] + [SPLIT_NAMES.get(sp, sp) for sp in splits], rows)
+        out += _table(["Measure"] + [_title(r, sp) for sp in splits], rows)
     return out
 
 
 # -- files ------------------------------------------------------------------------------------
 def figures(r: EvalReport, out: Path) -> list[Path]:
+    """One figure per "by level" table (Figures 2 and 3 for the paper's design)."""
     paths = []
     main = _main_systems(r)
-    cols = [n for n in main if any(r.stat(n, "controlled", "end_contamination", lv) for lv in HEDGE_LEVELS)]
-    if cols:
+    gated = _gated(r, list(r.meta.systems))
+    for v in _views(r):
+        label, name = v.figure
+        title, split = _title(r, v.split), v.split
+        levels = list(v.levels)
+        f = v.factor.name.replace("_", " ")
         series = []
-        for n in cols:
-            st = [r.stat(n, "controlled", "end_contamination", lv) for lv in HEDGE_LEVELS]
-            series.append(Series(n, [s.value if s else None for s in st],
-                                 [s.ci_low if s else None for s in st],
-                                 [s.ci_high if s else None for s in st]))
-        paths.append(levels_png(list(HEDGE_LEVELS), series,
-                                "Figure 2: at-end contamination by hedge strength (95% Wilson CIs)",
-                                "plan wording (more settled ->)", "% of at-risk plans stored as current",
-                                out / FIGURE2))
-    gated = [n for n in _gated(r, list(r.meta.systems))
-             if any(r.stat(n, "controlled", "promoted", lv) for lv in CONFIRMATION_LEVELS)]
-    if gated:
-        series = []
-        for n in gated:
-            for m, dashed, what in (("promoted", False, "all plans"),
-                                    ("promoted_among_staged", True, "among staged")):
-                st = [r.stat(n, "controlled", m, lv) for lv in CONFIRMATION_LEVELS]
-                series.append(Series(f"{n} ({what})", [s.value if s else None for s in st],
-                                     [s.ci_low if s else None for s in st],
-                                     [s.ci_high if s else None for s in st], dashed=dashed,
-                                     group=n))
-        paths.append(levels_png(list(CONFIRMATION_LEVELS), series,
-                                "Figure 3: promotion of came-true plans by confirmation wording",
-                                "confirmation wording (more implicit ->)", "promotion rate (%)",
-                                out / FIGURE3))
+        if v.factor.role == "confirmation_wording":
+            for n in [n for n in gated if any(r.stat(n, split, "promoted", lv) for lv in levels)]:
+                for m, dashed, what in (("promoted", False, "all plans"),
+                                        ("promoted_among_staged", True, "among staged")):
+                    series.append(_series(r, n, split, m, levels, f"{n} ({what})", dashed, n))
+            if series:
+                paths.append(levels_png(
+                    levels, series,
+                    f"{label}: promotion of came-true plans by {f}" if v.paper else
+                    f"{label}: promotion of came-true plans ({title})",
+                    "confirmation wording (more implicit ->)", "promotion rate (%)", out / name))
+            continue
+        measure = "end_contamination" if v.factor.role == "plan_wording" else next(
+            iter(_level_measures(r, v, main)), None)
+        if measure is None:
+            continue
+        cols = [n for n in main if any(r.stat(n, split, measure, lv) for lv in levels)]
+        if not cols:
+            continue
+        series = [_series(r, n, split, measure, levels, n) for n in cols]
+        if v.factor.role == "plan_wording":
+            paths.append(levels_png(
+                levels, series,
+                f"{label}: at-end contamination by {f} (95% Wilson CIs)" if v.paper else
+                f"{label}: at-end contamination ({title}; 95% Wilson CIs)",
+                "plan wording (more settled ->)", "% of at-risk plans stored as current",
+                out / name))
+        else:
+            paths.append(levels_png(
+                levels, series, f"{label}: {MEASURE_NAMES[measure].lower()} ({title}; 95% Wilson CIs)",
+                f"{f} (design order ->)" if v.factor.ordered else f,
+                "% of probes answered correctly" if measure == "task_accuracy"
+                else "% of at-risk plans stored as current", out / name))
     return paths
+
+
+def _series(r: EvalReport, system: str, split: str, measure: str, levels: list[str], label: str,
+            dashed: bool = False, group: str = "") -> Series:
+    st = [r.stat(system, split, measure, lv) for lv in levels]
+    return Series(label, [s.value if s else None for s in st], [s.ci_low if s else None for s in st],
+                  [s.ci_high if s else None for s in st], dashed=dashed, group=group)
 
 
 def write_report(r: EvalReport, out: Path) -> list[Path]:

@@ -20,11 +20,12 @@ from typing import Any, Iterable, Iterator
 from pydantic import BaseModel, ConfigDict
 
 from .._gc import fewer_collections
+from ..design.stored import workspace_design
 from ..errors import AmgError, BadInput
 from ..llm import CallFailed, Failed, run_concurrent
 from ..memory.system import SystemInfo
 from ..progress import progress_bar
-from ..schema import SPLITS, Arc
+from ..schema import Arc
 from ..validate.judges import JudgeInfo, check_families
 from ..validate.store import generator_families_of, sha256_text
 from ..workspace import Workspace, now
@@ -495,7 +496,7 @@ def run_answers(ws: Workspace, path: str | Path, name: str, *, judge: str = "off
                 if systems.get(name, {}).get("kind") == "answering" else "a component system")
         raise BadInput(f"--name {name!r} is already the name of {what}; pick another name "
                        "for the answering system")
-    arcs = {a.id: (a, sha) for a, sha in workspace_arcs(ws, SPLITS)}
+    arcs = {a.id: (a, sha) for a, sha in workspace_arcs(ws, workspace_design(ws).split_names)}
     if not arcs:
         raise BadInput(f"No arcs in workspace {str(ws.path)!r}: build them with `amg build`")
     answers = read_answers(path, {i: len(a.sessions) for i, (a, _) in arcs.items()})

@@ -95,6 +95,9 @@ def export(ws: Workspace, out_dir: str | Path, splits: list[str],
 
 
 def _export(ws: Workspace, out: Path, splits: list[str], drop_failing: bool) -> ExportSummary:
+    from ..design.stored import workspace_design
+    from .provenance import origin_of
+
     dropped: dict[str, list[str]] = {}
     if drop_failing:
         for rule in DROP_RULES:
@@ -125,22 +128,28 @@ def _export(ws: Workspace, out: Path, splits: list[str], drop_failing: bool) -> 
                 write_parquet(arcs, folder / "turns.parquet")
                 ids = {a.id for a in arcs}
                 sections = [t for f in CARD_SECTIONS if (t := f(ws, [split]))]
+                origin = origin_of(ws, {split: arcs}, split_dropped[split])
                 (folder / "README.md").write_text(
                     card({split: arcs}, [(split, "data.jsonl")], [c for c in checks if c.arc_id in ids],
-                         ws.failures(split), sections, split_dropped[split]),
+                         ws.failures(split), sections, split_dropped[split], origin),
                     encoding="utf-8")
-                write_manifest(folder, {"arcs": len(arcs), "cells": cell_counts(arcs)})
+                write_manifest(folder, {"arcs": len(arcs), "cells": cell_counts(arcs)},
+                               {"provenance": origin.manifest()})
                 written += [f"{split}/{n}" for n in SPLIT_FILES]
             sections = [t for f in CARD_SECTIONS if (t := f(ws, list(split_arcs)))]
             all_ids = {a.id for v in split_arcs.values() for a in v}
+            origin = origin_of(ws, split_arcs, dropped)
             (stage / "README.md").write_text(
                 card(split_arcs, [(s, f"{s}/data.jsonl") for s in split_arcs],
                      [c for c in checks if c.arc_id in all_ids],
-                     [f for s in split_arcs for f in ws.failures(s)], sections, dropped or None),
+                     [f for s in split_arcs for f in ws.failures(s)], sections, dropped or None,
+                     origin),
                 encoding="utf-8")
-            counts, kept = {s: len(v) for s, v in split_arcs.items()}, _kept_splits(stage, split_arcs)
+            counts = {s: len(v) for s, v in split_arcs.items()}
+            kept = _kept_splits(stage, split_arcs, workspace_design(ws).split_names)
             write_manifest(stage, {"arcs": {**counts, **kept}},
-                           {"kept_from_an_earlier_export": sorted(kept)} if kept else None)
+                           {"provenance": origin.manifest(),
+                            **({"kept_from_an_earlier_export": sorted(kept)} if kept else {})})
             written += list(ROOT_FILES)
     except OSError as e:
         raise WorkspaceError(f"Cannot write export to {str(out)!r}: {e.strerror or e}") from None
@@ -149,15 +158,14 @@ def _export(ws: Workspace, out: Path, splits: list[str], drop_failing: bool) -> 
                          files=[str(out / f) for f in written], kept=kept)
 
 
-def _kept_splits(stage: Path, exported: dict) -> dict[str, int]:
-    """Split folders an earlier export left in the folder (kept, see ``export``), with the arc
-    count their own manifest gives: the root manifest hashes their files, so it counts them too."""
+def _kept_splits(stage: Path, exported: dict, splits) -> dict[str, int]:
+    """Split folders (of ``splits``, the design's) an earlier export left in the folder (kept,
+    see ``export``), with the arc count their own manifest gives: the root manifest hashes their
+    files, so it counts them too."""
     import json
 
-    from ..schema import SPLITS
-
     kept = {}
-    for s in SPLITS:
+    for s in splits:
         m = stage / s / "manifest.json"
         if s not in exported and m.is_file():
             try:

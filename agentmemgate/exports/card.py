@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from ..schema import Arc, CheckResult
+
+if TYPE_CHECKING:
+    from .provenance import Origin
 
 LICENSE = "mit"
 CITATION = ("Sharma, Fowlersmith, Maamari. AgentMemGate: Addressing Speculation Contamination in "
@@ -22,6 +26,57 @@ def _yaml_header(configs: list[tuple[str, str]]) -> str:
     return "\n".join(lines)
 
 
+def _of_design(origin: Origin | None) -> str:
+    """Which design the offline arcs realize (nothing when only imported arcs say so)."""
+    if origin is None or origin.design is None or not origin.plans:
+        return ""
+    d = origin.design
+    return " of the paper's design" if d.builtin and d.name == "paper" else f" of design `{d.name}`"
+
+
+def _origin_lines(origin: Origin, seeds: list[int]) -> list[str]:
+    """The design, catalog, seed, --n-per-cell and imports, and what rebuilds the data files."""
+    out: list[str] = []
+    d = origin.design
+    if d is not None and origin.plans:
+        out.append(f"- Design: `{d.name}`{' (built in)' if d.builtin else ''}; sha256 of its files:")
+        out += [f"  - `{rel}` `{sha}`" for rel, sha in d.files.items()]
+        out.append(f"- Catalog: the {d.domains} domain files the design draws from"
+                   f"{' (built in)' if d.catalog_builtin else ''}, sha256 `{d.catalog_sha256}`")
+    plans = origin.plans
+    if plans:
+        kinds = {(p.seed, p.n_per_cell) for p in plans.values()}
+        if len(kinds) == 1:
+            p = next(iter(plans.values()))
+            out.append(f"- Seed: {p.seed}; `--n-per-cell`: {_n(p.n_per_cell)}")
+        else:
+            out.append("- Seed and `--n-per-cell` per split: " + ", ".join(
+                f"{s} {p.seed} ({_n(p.n_per_cell)})" for s, p in plans.items()))
+    elif seeds:
+        out.append(f"- Seed: {', '.join(map(str, seeds))} (from the arcs' provenance)")
+    for i in origin.imports:
+        out.append(f"- Imported with `amg import`: {i.arcs} arc{'s' if i.arcs != 1 else ''} from "
+                   f"`{i.source}` (" + (f"sha256 `{i.sha256}`" if i.sha256 else "sha256 not recorded")
+                   + ")")
+    if origin.commands:
+        cmds = " then ".join(f"`{c}`" for c in origin.commands)
+        where = []
+        if d is not None and not d.builtin:
+            where.append(f"DIR is a folder holding design `{d.name}` with the files above")
+        if d is not None and not d.catalog_builtin:
+            where.append("CATALOG a folder holding the domain files of the catalog above")
+        out.append(f"- Reproduce: with toolkit {origin.toolkit_version}, {cmds} rebuilds these arcs "
+                   "(data.jsonl and turns.parquet) byte for byte"
+                   + (f" ({'; '.join(where)})" if where else "") + ".")
+    else:
+        out.append("- Not reproducible from a seed: " + "; ".join(origin.not_reproducible) + ".")
+    return out
+
+
+def _n(n: int | None) -> str:
+    return "not set (the design's cell sizes)" if n is None else str(n)
+
+
 def cell_counts(arcs: list[Arc]) -> dict[str, int]:
     c = Counter(f"{a.spec.factor}/{a.spec.level}" for a in arcs)
     return dict(sorted(c.items()))
@@ -29,8 +84,9 @@ def cell_counts(arcs: list[Arc]) -> dict[str, int]:
 
 def card(split_arcs: dict[str, list[Arc]], configs: list[tuple[str, str]],
          checks: list[CheckResult], failures: list[dict], extra_sections: list[str] | None = None,
-         dropped: dict[str, list[str]] | None = None) -> str:
-    """Markdown card for the given splits; ``configs`` are (name, data file path) pairs."""
+         dropped: dict[str, list[str]] | None = None, origin: Origin | None = None) -> str:
+    """Markdown card for the given splits; ``configs`` are (name, data file path) pairs;
+    ``origin`` what the arcs were built from and what rebuilds them."""
     arcs = [a for v in split_arcs.values() for a in v]
     generators = sorted({(a.provenance.generator, a.provenance.generator_kind, a.provenance.prompt_sha256)
                          for a in arcs})
@@ -51,12 +107,18 @@ def card(split_arcs: dict[str, list[Arc]], configs: list[tuple[str, str]],
                 "used.", ""]
     out += ["## How it was built", ""]
     for gen, kind, sha in generators:
-        out.append(f"- Generator: `{gen}` ({kind}); prompt/phrase-bank sha256 `{sha}`")
+        out.append(f"- Generator: `{gen}` ({kind})" + (f"; prompt/phrase-bank sha256 `{sha}`" if sha else ""))
     if any(a.provenance.generator == "offline" for a in arcs):
         out.append("- The offline renderer is a deterministic template grammar (CheckList-style), "
-                   "not a language model: its conversations are template realizations of the "
-                   "paper's design, not LLM-written chat.")
-    out.append(f"- Seed: {', '.join(map(str, seeds)) or 'n/a'} (the same seed reproduces these files byte for byte)")
+                   "not a language model: its conversations are template realizations"
+                   + _of_design(origin) + ", not LLM-written chat.")
+    if origin is None:
+        out.append(f"- Seed: {', '.join(map(str, seeds)) or 'n/a'}")
+    else:  # an imported arc without provenance has no seed to tell
+        from ..generate.importer import IMPORTED_GENERATOR
+
+        out += _origin_lines(origin, sorted({a.provenance.seed for a in arcs
+                                             if a.provenance.generator != IMPORTED_GENERATOR}))
     out.append(f"- Toolkit version: {arcs[0].provenance.toolkit_version if arcs else 'n/a'}")
     out += ["", "## Counts per cell", "", "| split | factor/level | arcs |", "|---|---|---|"]
     for split, items in split_arcs.items():

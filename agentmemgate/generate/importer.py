@@ -21,16 +21,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import __version__
-from ..errors import BadInput
+from ..design import OUTCOME_KINDS, Design, paper_design
+from ..errors import BadInput, UnknownLevel
 from ..schema import (
-    CONFIRMATION_LEVELS,
-    CONTROL_LEVEL,
-    CORRECTION_FACTOR,
-    CORRECTION_OUTCOME,
-    FACTORS,
-    HEDGE_LEVELS,
-    OUTCOMES,
-    SPLITS,
     Arc,
     ArcSpec,
     CorrectionSpec,
@@ -38,12 +31,13 @@ from ..schema import (
     Provenance,
     Session,
     TurnRef,
-    check_level,
 )
+from ..suggest import did_you_mean
 from ..validate.structure import check_arc
 from ..workspace import Workspace, now, open_workspace
 
 IMPORTED_GENERATOR = "imported"
+CORRECTION = "correction"  # the outcome kind (and plan wording) of a corrected initial value
 
 
 class _Turn(BaseModel):
@@ -101,20 +95,56 @@ class ImportSummary(BaseModel):
     failing_arcs: dict[str, list[str]]  # arc id -> failed structural checks
 
 
-def arc_from_record(raw: dict[str, Any], split: str | None = None) -> Arc:
+def _check(value: str, choices, what: str, of: str = "") -> str:
+    """``value`` if it is one of ``choices``, else a one-line error naming the field, the value
+    and the choices."""
+    choices = list(choices)
+    if value not in choices:
+        raise UnknownLevel(f"Unknown {what} {value!r}{of}; choose one of: "
+                           f"{', '.join(choices) or 'none in this design'}"
+                           f"{did_you_mean(value, choices)}")
+    return value
+
+
+def _outcomes(design: Design) -> list[str]:
+    """The outcomes an arc of ``design`` can have: its outcome levels' kinds, a control's, a
+    correction's."""
+    kinds: set[str] = set()
+    for f in design.factors.values():
+        if f.role == "outcome":
+            kinds |= {lv.kind or lv.name for lv in f.levels if not lv.control}
+        if f.control_level is not None:
+            kinds.add("control")
+        if f.role == "correction":
+            kinds.add(CORRECTION)
+    return [k for k in OUTCOME_KINDS if k in kinds]
+
+
+def _plan_wordings(design: Design) -> list[str]:
+    f = design.by_role("plan_wording")
+    return [*(f.level_names if f else ()), *([CORRECTION] if design.by_role("correction") else [])]
+
+
+def arc_from_record(raw: dict[str, Any], split: str | None = None,
+                    design: Design | None = None) -> Arc:
     """One export record as an ``Arc`` (``split`` overrides the record's own); ``ValueError`` or
-    ``ValidationError`` say why it cannot be one."""
+    ``ValidationError`` say why it cannot be one. Splits, factors, levels, outcomes and wordings
+    are those of ``design`` (default: the paper's)."""
+    design = design or paper_design()
     rec = ArcRecord.model_validate(raw)
     target = split or rec.split
     if target is None:
-        raise ValueError("the line has no 'split'; pass --split core|heldout|controlled|corrections")
-    check_level(target, SPLITS, "split")
-    check_level(rec.factor, FACTORS + (CORRECTION_FACTOR,), "factor")
-    check_level(rec.outcome, OUTCOMES + (CORRECTION_OUTCOME,), "outcome")
-    wording = rec.plan_wording or _default_wording(rec)
-    check_level(wording, HEDGE_LEVELS + (CONTROL_LEVEL, CORRECTION_OUTCOME), "plan_wording")
+        raise ValueError(f"the line has no 'split'; pass --split {'|'.join(design.split_names)}")
+    _check(target, design.split_names, "split")
+    factor = design.factors[_check(rec.factor, design.factors, "factor")]
+    _check(rec.level, factor.level_names, "level", f" of factor {factor.name!r}")
+    _check(rec.outcome, _outcomes(design), "outcome")
+    wording = rec.plan_wording or _default_wording(rec, design)
+    _check(wording, _plan_wordings(design), "plan_wording")
     if rec.confirmation_wording is not None:
-        check_level(rec.confirmation_wording, CONFIRMATION_LEVELS, "confirmation_wording")
+        confirmation = design.by_role("confirmation_wording")
+        _check(rec.confirmation_wording, confirmation.level_names if confirmation else (),
+               "confirmation_wording")
     sessions = [Session(date=s.date, turns=[t.model_dump() for t in s.turns]) for s in rec.sessions]
     for name in ("initial_turn", "plan_turn", "outcome_turn", "pending_turn", "correction_turn"):
         ref: TurnRef | None = getattr(rec, name)
@@ -124,13 +154,14 @@ def arc_from_record(raw: dict[str, Any], split: str | None = None) -> Arc:
     prov = rec.provenance or Provenance(
         generator=IMPORTED_GENERATOR, generator_kind="imported arcs (the file gave no provenance)",
         prompt_sha256="", seed=0, toolkit_version=__version__)
+    structure = design.splits[target].structure.with_override(factor.level(rec.level).structure)
     spec = ArcSpec(
         id=rec.id, split=target, factor=rec.factor, level=rec.level, outcome=rec.outcome,  # type: ignore[arg-type]
         field=rec.field, domain=rec.field.attribute, initial_value=rec.initial_value,
         plan_value=rec.plan_value, plan_wording=wording, confirmation_wording=rec.confirmation_wording,
         session_dates=[s.date for s in sessions],
         pending_window=rec.pending_window if rec.pending_window is not None
-        else target not in ("heldout", "corrections"),
+        else structure.pending_window,
         seed=int(hashlib.sha256(rec.id.encode()).hexdigest()[:8], 16) % 2**31, plan_seed=prov.seed,
         correction=rec.correction)
     expected = rec.expected_value_after_session
@@ -143,24 +174,37 @@ def arc_from_record(raw: dict[str, Any], split: str | None = None) -> Arc:
                expected_value_after_session=expected, provenance=prov)
 
 
-def _default_wording(rec: ArcRecord) -> str:
-    if rec.outcome == "control":
-        return CONTROL_LEVEL
+def _default_wording(rec: ArcRecord, design: Design) -> str:
+    """The plan wording a record without one implies: a control's control level, a corrected
+    initial value's ``correction``, a plan-wording cell's own level."""
+    plan = design.by_role("plan_wording")
+    control = (plan and plan.control_level) or next(
+        (f.control_level for f in design.factors.values() if f.control_level), None)
+    if rec.outcome == "control" and control:
+        return control
     if rec.correction is not None:
-        return CORRECTION_OUTCOME if rec.correction.target == "initial" else CONTROL_LEVEL
-    if rec.factor == "hedge_strength":
+        if rec.correction.target == "initial":
+            return CORRECTION
+        if control:
+            return control
+    if plan is not None and rec.factor == plan.name:
         return rec.level
-    raise ValueError("plan_wording is missing (the hedge level of the plan turn, e.g. weakly_hedged)")
+    example = plan.drawn[0] if plan and plan.drawn else "a level"
+    raise ValueError(f"plan_wording is missing (the {plan.name if plan else 'plan-wording'} level "
+                     f"of the plan turn, e.g. {example})")
 
 
-def read_arcs(path: str | Path, split: str | None = None) -> tuple[list[tuple[int, Arc, str]], list[str]]:
-    """Every arc of a JSONL file as (line number, arc, split in the file), and the ignored keys.
+def read_arcs(path: str | Path, split: str | None = None, design: Design | None = None
+              ) -> tuple[list[tuple[int, Arc, str]], list[str]]:
+    """Every arc of a JSONL file as (line number, arc, split in the file), and the ignored keys;
+    splits, factors and levels are ``design``'s (default: the paper's).
 
     The first bad line raises a one-line ``BadInput`` naming the file and line.
     """
     path = Path(path)
+    design = design or paper_design()
     if split is not None:
-        check_level(split, SPLITS, "split")
+        _check(split, design.split_names, "split")
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as e:
@@ -182,7 +226,7 @@ def read_arcs(path: str | Path, split: str | None = None) -> tuple[list[tuple[in
         rid = raw.get("id")
         where_arc = f"{where} (arc {rid!r})" if isinstance(rid, str) and rid else where
         try:
-            arc = arc_from_record(raw, split)
+            arc = arc_from_record(raw, split, design)
         except ValidationError as e:
             err = e.errors()[0]
             msg = err["msg"].removeprefix("Value error, ")
@@ -214,10 +258,13 @@ def _stored(ws: Workspace, ids: list[str]) -> dict[str, Arc]:
 
 def import_arcs(workspace: Workspace | str | Path, path: str | Path, split: str | None = None,
                 replace: bool = False) -> ImportSummary:
-    """Import every arc of ``path`` in one transaction, or nothing. The file is read and checked
-    before the workspace is opened, so a bad file leaves no new workspace behind."""
+    """Import every arc of ``path`` in one transaction, or nothing, checked against the design
+    of the workspace (the paper's for a new one). The file is read and checked before the
+    workspace is opened, so a bad file leaves no new workspace behind."""
+    from ..design.stored import design_for
+
     path = Path(path)
-    arcs, ignored = read_arcs(path, split)
+    arcs, ignored = read_arcs(path, split, design_for(workspace))
     with open_workspace(workspace, create=True) as ws:  # a refused import leaves no new workspace
         stored = _stored(ws, [a.id for _, a, _ in arcs])
         new, changed, same = [], [], []
@@ -238,7 +285,9 @@ def import_arcs(workspace: Workspace | str | Path, path: str | Path, split: str 
                 changed.append((n, arc))
         writes = new + changed
         checks = [r for _, a, _ in arcs for r in check_arc(a)]
-        lines = path.read_text(encoding="utf-8").splitlines()
+        raw = path.read_bytes()
+        lines = raw.decode("utf-8").splitlines()
+        file_sha = hashlib.sha256(raw).hexdigest()
         stamp = now()
         conn = ws.db.conn
         with conn:  # one transaction: all of it or none of it
@@ -259,11 +308,12 @@ def import_arcs(workspace: Workspace | str | Path, path: str | Path, split: str 
                 'insert into checks (arc_id, "check", passed, detail, created_at) values (?, ?, ?, ?, ?)',
                 [(r.arc_id, r.check, int(r.passed), r.detail, stamp) for r in checks])
             conn.executemany(
-                "insert into arc_imports (arc_id, source, line, sha256, imported_at) values (?, ?, ?, ?, ?) "
-                "on conflict(arc_id) do update set source = excluded.source, line = excluded.line, "
-                "sha256 = excluded.sha256, imported_at = excluded.imported_at",
-                [(a.id, str(path), n, hashlib.sha256(lines[n - 1].encode("utf-8")).hexdigest(), stamp)
-                 for n, a in writes])
+                "insert into arc_imports (arc_id, source, line, sha256, source_sha256, imported_at) "
+                "values (?, ?, ?, ?, ?, ?) on conflict(arc_id) do update set "
+                "source = excluded.source, line = excluded.line, sha256 = excluded.sha256, "
+                "source_sha256 = excluded.source_sha256, imported_at = excluded.imported_at",
+                [(a.id, str(path), n, hashlib.sha256(lines[n - 1].encode("utf-8")).hexdigest(),
+                  file_sha, stamp) for n, a in writes])
     failing: dict[str, list[str]] = {}
     for r in checks:
         if not r.passed:
@@ -280,3 +330,25 @@ def imported_count(ws: Workspace, split: str) -> int:
     row = ws.db.execute("select count(*) from arc_imports join arcs on arcs.id = arc_imports.arc_id "
                         "where arcs.split = ?", [split]).fetchone()
     return row[0] if row else 0
+
+
+class ImportSource(BaseModel):
+    """A file arcs were imported from (``amg import``): its name, its sha256, how many arcs."""
+
+    model_config = ConfigDict(extra="forbid")
+    source: str  # the file's name (no folder: cards are published)
+    sha256: str | None  # of the whole file; None for an import made before it was kept
+    arcs: int
+
+
+def import_sources(ws: Workspace, arc_ids) -> list[ImportSource]:
+    """The files the given arcs were imported from, by name and sha256, with their arc counts
+    (arcs built from a plan are in none)."""
+    wanted = set(arc_ids)
+    counts: Counter = Counter()
+    for arc_id, source, sha in ws.db.execute(
+            "select arc_id, source, source_sha256 from arc_imports").fetchall():
+        if arc_id in wanted:
+            counts[(Path(source).name, sha)] += 1
+    return [ImportSource(source=name, sha256=sha, arcs=n)
+            for (name, sha), n in sorted(counts.items(), key=lambda kv: (kv[0][0], kv[0][1] or ""))]

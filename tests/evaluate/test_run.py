@@ -216,27 +216,39 @@ def test_imported_arcs_without_a_plan_are_evaluated(ws):
     assert s.arcs == 1 and s.ran_now == 2
 
 
-def test_default_splits_give_the_papers_n(ws):
-    """n's on the default splits: core 40 at-risk and 60 probes; held-out 88 at-risk, 132 plans,
-    44 per outcome, 15 controls, 147 probes; controlled 20 per level."""
+def test_default_splits_give_the_designs_n(ws):
+    """Each measure's n is the number of arcs it applies to, by the design's cells: at-risk
+    plans (abandoned and open) for contamination, every plan for staging, came-true plans for
+    promotion, abandoned ones for discarding, controls for the control measures, every arc for
+    task accuracy; per level in the controlled split."""
+    from agentmemgate.design import paper_design
     from agentmemgate.generate import generate, get_renderer
 
-    generate(ws, get_renderer("offline"), ["core", "heldout", "controlled"], show_progress=False)
-    run_eval(ws, ["core", "heldout", "controlled"], specs(), show_progress=False)
+    design = paper_design()
+    splits = design.resolve_splits("paper")
+    generate(ws, get_renderer("offline"), splits, show_progress=False)
+    run_eval(ws, splits, specs(), show_progress=False)
     r = compute_report(ws, with_differences=False).to_json()["systems"]["toy-gated"]
     n = {sp: {m: v["n"] for m, v in b.items() if m != "by_level"} for sp, b in r.items()}
-    assert n["core"]["pending_contamination"] == n["core"]["end_contamination"] == 40
-    assert n["core"]["task_accuracy"] == 60
+
+    def arcs(split: str, *outcomes: str) -> int:
+        return sum(k for c, k in design.cell_counts(split) if design.outcome_of(c) in outcomes)
+
+    plans = ("came_true", "abandoned", "open")
+    assert n["core"]["pending_contamination"] == n["core"]["end_contamination"] == arcs("core", "abandoned", "open")
+    assert n["core"]["task_accuracy"] == design.arcs_in("core")
     h = n["heldout"]
     assert "pending_contamination" not in h
     assert (h["end_contamination"], h["staged_at_plan_turn"], h["promoted"], h["discarded"],
-            h["controls_committed"], h["over_holding"], h["task_accuracy"]) == (88, 132, 44, 44, 15, 15, 147)
+            h["controls_committed"], h["over_holding"], h["task_accuracy"]) == (
+        arcs("heldout", "abandoned", "open"), arcs("heldout", *plans), arcs("heldout", "came_true"),
+        arcs("heldout", "abandoned"), arcs("heldout", "control"), arcs("heldout", "control"),
+        design.arcs_in("heldout"))
     levels = r["controlled"]["by_level"]
-    for lv in ("strongly_hedged", "weakly_hedged", "confident_no_date", "scheduled_with_date"):
-        assert levels[lv]["end_contamination"]["n"] == 20
-    for lv in ("verbatim", "paraphrase", "oblique", "situational"):
-        assert levels[lv]["promoted"]["n"] == 20
-    assert levels["completed_change"]["controls_committed"]["n"] == 19
+    for cell, k in design.cell_counts("controlled"):
+        measure = {"open": "end_contamination", "came_true": "promoted",
+                   "control": "controls_committed"}[design.outcome_of(cell)]
+        assert levels[cell.level][measure]["n"] == k, cell.key
 
 
 def test_a_judge_failure_keeps_the_trace_and_a_rerun_only_rescores(hand_ws):

@@ -19,11 +19,12 @@ from pathlib import Path
 
 import pytest
 
+from agentmemgate.design import paper_design
 from agentmemgate.exports import export
 from agentmemgate.generate import generate, get_renderer
 from agentmemgate.workspace import Workspace
 
-SPLITS = ["core", "heldout", "controlled"]
+SPLITS = paper_design().resolve_splits("paper")
 MUTATING = {"os.mkdir", "os.rename", "os.replace", "os.link", "os.symlink", "os.remove",
             "os.unlink", "os.rmdir", "shutil.rmtree", "ctypes.call_function", "shutil.copyfile"}
 

@@ -42,12 +42,12 @@ def test_export_files_and_keys(small_build):
 def test_pandas_and_datasets_read_the_export(small_build):
     root, _ = small_build
     df = pd.read_json(root / "out" / "core" / "data.jsonl", lines=True)
-    assert len(df) == 6
+    assert len(df) == paper_design().arcs_in("core", 2)
     import datasets
 
     ds = datasets.load_dataset("json", data_files=str(root / "out" / "controlled" / "data.jsonl"),
                                split="train", cache_dir=str(root / "hf-cache"))
-    assert ds.num_rows == 18
+    assert ds.num_rows == paper_design().arcs_in("controlled", 2)
     assert ds[0]["field"]["entity"] == "user"
 
 
@@ -69,7 +69,8 @@ def test_changed_seed_replans_the_split(tmp_path):
 
     first = build(tmp_path / "ws", tmp_path / "out", split="core", n_per_cell=1, seed=1, show_progress=False)
     second = build(tmp_path / "ws", tmp_path / "out", split="core", n_per_cell=1, seed=2, show_progress=False)
-    assert first.generate.rendered_now == 3 and second.generate.rendered_now == 3
+    n = paper_design().arcs_in("core", 1)
+    assert first.generate.rendered_now == n and second.generate.rendered_now == n
     import json
     seeds = {json.loads(l)["provenance"]["seed"] for l in open(tmp_path / "out/core/data.jsonl")}
     assert seeds == {2}

@@ -7,10 +7,13 @@ import re
 
 import pandas as pd
 
+from agentmemgate.design import OUTCOME_KINDS, paper_design
 from agentmemgate.generate import plan_split
-from agentmemgate.schema import FACTOR_LEVELS, OUTCOMES, SPLITS
 
-LABEL_WORDS = set(SPLITS) | set(OUTCOMES) | {lv for lvs in FACTOR_LEVELS.values() for lv in lvs} \
+DESIGN = paper_design()
+SPLITS = DESIGN.split_names
+# every split, factor and level name, every outcome, and the words they are made of
+LABEL_WORDS = DESIGN.level_identifiers() | set(OUTCOME_KINDS) \
     | {"outcome", "hedge", "strength", "confirmation", "wording", "control", "completed"}
 
 
