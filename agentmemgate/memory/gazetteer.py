@@ -1,7 +1,8 @@
 """The offline extractor's gazetteer: every value the domain catalog knows, and what it is a value of.
 
-Built from ``generate/catalog.toml`` (short and long values, and each domain's noun), never from
-an arc. Caveat that every report inherits: the offline renderer draws its arcs' values from the
+Built from the toolkit's built-in domain catalog (``design/catalog``: short and long values, and
+each domain's noun), never from an arc or a benchmark's design: it is part of the system under
+test, which must not learn the benchmark's vocabulary from the benchmark. Caveat that every report inherits: the offline renderer draws its arcs' values from the
 same catalog, so on offline arcs the gazetteer finds every value by construction; what the
 offline systems measure there is the plan framing, the gate and the checker, not value recall.
 Values the catalog does not know are found only by the extractor's patterns ("switch to X").
