@@ -7,7 +7,9 @@ krippendorff); precision, recall, F1 and confusion matrices from scikit-learn. K
 and linearly and quadratically weighted for ordered tasks), alpha and macro-F1 carry a seeded 95%
 percentile-bootstrap interval over items (``stats.bootstrap``, as the classifier report). A
 statistic that is undefined (no data, one label only) is None and is listed under
-``diagnostics.undefined``.
+``diagnostics.undefined``. Ordered tasks are difficulty audits of a factor the design declares
+ordered; their scale (ordinal alpha, weighted kappa, off by one) is the level order frozen into
+the audit's label set when it was made.
 """
 
 from __future__ import annotations

@@ -18,14 +18,15 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
+from ..design.stored import workspace_design
 from ..errors import BadInput, WorkspaceError
-from ..schema import FACTOR_LEVELS
 from ._sampling import assign, order_for, sample
 from .items import REFERENCE_SOURCES, SourceItem
 from .labels import TASKS, LabelSet, custom_label_set, label_set, normalize_label, parse_task
 from .sources import load_source
 
 if TYPE_CHECKING:
+    from ..design import Design
     from ..workspace import Workspace
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8501"
@@ -154,7 +155,8 @@ def create_audit(ws: "Workspace", name: str, task: str, source: str, *, sample_n
     check_base_url(base_url)
     if _exists(ws, name):
         raise BadInput(f"Audit {name!r} already exists; audits are frozen, choose a new name")
-    task_name, factor = parse_task(task)
+    design = workspace_design(ws)
+    task_name, factor = parse_task(task, design)
     people = _people(annotators or ["annotator"])
     if adjudicator is not None:
         adjudicator = _people([adjudicator])[0]
@@ -167,8 +169,8 @@ def create_audit(ws: "Workspace", name: str, task: str, source: str, *, sample_n
     if stratify_by is None and any(DEFAULT_STRATUM.get(task_name) in it.strata for it in items):
         stratify_by = DEFAULT_STRATUM[task_name]
     if task_name == "difficulty" and factor is None:
-        factor = _single_factor(items, source)
-    labels = label_set(task_name, factor)
+        factor = _single_factor(items, source, design.factors)
+    labels = label_set(task_name, factor, design=design)
     chosen = sample(items, sample_n, stratify_by, seed)
     plan = assign([it.id for it in chosen], people, k, seed)
     _check_references(chosen, labels)
@@ -242,14 +244,15 @@ def _people(names: list[str]) -> list[str]:
     return out
 
 
-def _single_factor(items: list[SourceItem], source: str) -> str:
+def _single_factor(items: list[SourceItem], source: str, factors: dict) -> str:
+    """The one factor of the design that ``items`` vary (a difficulty audit without a factor)."""
     found = sorted({it.strata.get("factor", "") for it in items} - {""})
-    usable = [f for f in found if f in FACTOR_LEVELS]
+    usable = [f for f in found if f in factors]
     if len(usable) == 1:
         return usable[0]
     if not usable:
         raise BadInput(f"Source {source!r} does not say which factor its items vary; use "
-                       "--task difficulty:hedge_strength or difficulty:confirmation_wording")
+                       f"--task difficulty:FACTOR, FACTOR one of: {', '.join(factors)}")
     raise BadInput(f"Source {source!r} mixes factors {', '.join(usable)}; audit one at a time with "
                    f"--task difficulty:{usable[0]}")
 
@@ -303,7 +306,7 @@ def import_labels(ws: "Workspace", name: str, path: str | Path, *, reference: bo
     rows = _read_csv(Path(path), reference)
     created = not _exists(ws, name)
     if created:
-        labels = _infer_label_set([r["label"] for r in rows], task)
+        labels = _infer_label_set([r["label"] for r in rows], task, workspace_design(ws))
     else:
         labels = get_audit(ws, name).label_set
         if task is not None and parse_task(task)[0] != labels.task:
@@ -421,13 +424,15 @@ def _read_csv(path: Path, reference: bool) -> list[dict]:
     return rows
 
 
-def _infer_label_set(found: list[str], task: str | None) -> LabelSet:
+def _infer_label_set(found: list[str], task: str | None, design: "Design") -> LabelSet:
+    """The label set of ``task``, else the first task (or factor of ``design``) whose labels
+    hold every label found, else the labels found."""
     if task is not None:
-        name, factor = parse_task(task)
-        return label_set(name, factor)
+        name, factor = parse_task(task, design)
+        return label_set(name, factor, design=design)
     norm = {normalize_label(x) for x in found}
-    candidates = [label_set(t) for t in TASKS if t != "difficulty"]
-    candidates += [label_set("difficulty", f) for f in FACTOR_LEVELS]
+    candidates = [label_set(t, design=design) for t in TASKS if t != "difficulty"]
+    candidates += [label_set("difficulty", f, design=design) for f in design.factors]
     for ls in candidates:
         if norm <= set(ls.choices) and norm - {"cant_tell"}:
             return ls

@@ -1,29 +1,31 @@
 """Each audit task's label set, its order (if any) and per-label definitions.
 
 Definitions come from the task's rubric file (``rubrics/audit_<task>.v1.txt``: lines
-``- label: definition``), except difficulty levels, whose definitions are the build room's
-``schema.LEVEL_DEFINITIONS`` so the audit and the generator describe a level in the same words.
+``- label: definition``), except difficulty levels: a ``difficulty:FACTOR`` audit asks for the
+levels of a factor of the workspace's design, in the design's order, described by the design's
+definitions, so the audit and the generator describe a level in the same words. Whether the
+levels form a scale (ordinal agreement, off by one) is the factor's ``ordered`` in the design.
 "can't tell" is a label in every task: a decision, unlike an item nobody has labeled yet.
 """
 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
 from .. import rubrics
 from ..errors import BadInput, UnknownLevel
-from ..schema import (CONFIRMATION_LEVELS, EVIDENCE_TYPES, FACTOR_LEVELS, HEDGE_LEVELS,
-                      HOLD_CLASSES, LEVEL_DEFINITIONS)
+from ..schema import EVIDENCE_TYPES, HOLD_CLASSES
+
+if TYPE_CHECKING:
+    from ..design import Design
 
 CANT_TELL = "cant_tell"
 TASKS = ("evidence_type", "equivalence", "difficulty", "realism", "answer_assertion")
 # Routing collapse for evidence_type (schema.HOLD_CLASSES): only speculation is held; every other
 # class commits.
-# Factors whose levels form a scale (ordinal alpha); the order is the schema's.
-ORDERED_FACTORS = {"hedge_strength": HEDGE_LEVELS + ("completed_change",),
-                   "confirmation_wording": CONFIRMATION_LEVELS}
 REALISM_CRITERIA = {
     "natural": "Does this conversation read as natural human chat with an assistant?",
     "motivated": "Is the highlighted plan statement motivated by its context?",
@@ -79,32 +81,35 @@ def display_name(label: str) -> str:
     return _SHOWN.get(label, label.replace("_", " "))
 
 
-def parse_task(task: str) -> tuple[str, str | None]:
-    """``difficulty:hedge_strength`` -> ("difficulty", "hedge_strength"); validates both parts."""
+def parse_task(task: str, design: "Design | None" = None) -> tuple[str, str | None]:
+    """``difficulty:hedge_strength`` -> ("difficulty", "hedge_strength"); validates the task and,
+    given the design whose levels the audit asks for, the factor."""
     name, _, factor = task.partition(":")
     if name not in TASKS:
         raise UnknownLevel(f"Unknown task {task!r}; choose one of: {', '.join(TASKS)} "
                            "(difficulty may name its factor, e.g. difficulty:hedge_strength)")
     if factor and name != "difficulty":
         raise BadInput(f"Only the difficulty task takes a factor; got {task!r}")
-    if factor and factor not in FACTOR_LEVELS:
-        raise UnknownLevel(f"Unknown factor {factor!r}; choose one of: {', '.join(FACTOR_LEVELS)}")
+    if factor and design is not None:
+        design.factor(factor)  # one line naming the design's factors, with a did-you-mean
     return name, factor or None
 
 
-def label_set(task: str, factor: str | None = None) -> LabelSet:
-    """The frozen label set of ``task`` (difficulty needs the factor whose levels it asks for)."""
-    task, parsed_factor = parse_task(task)
+def label_set(task: str, factor: str | None = None, *, design: "Design") -> LabelSet:
+    """The frozen label set of ``task``; difficulty asks for the levels of ``factor`` (or the one
+    named in ``task``) as ``design`` declares them."""
+    task, parsed_factor = parse_task(task, design)
     factor = factor or parsed_factor
     rubric = rubrics.load(f"audit_{task}")
     defs = _definitions(rubric.text)
     if task == "difficulty":
         if factor is None:
-            raise BadInput("The difficulty task needs a factor: use --task difficulty:hedge_strength "
-                           "or difficulty:confirmation_wording")
-        labels = ORDERED_FACTORS.get(factor, FACTOR_LEVELS[factor])
-        defs = {**{lvl: LEVEL_DEFINITIONS.get(lvl, "") for lvl in labels}, **defs}
-        ordered = factor in ORDERED_FACTORS
+            raise BadInput(f"The difficulty task needs a factor: use --task difficulty:FACTOR, "
+                           f"FACTOR one of: {', '.join(design.factors)}")
+        f = design.factor(factor)
+        labels = f.level_names
+        defs = {**{lv.name: lv.definition for lv in f.levels}, **defs}
+        ordered = factor in design.ordered_factors
     else:
         labels, ordered, factor = _TASK_LABELS[task], False, None
     instructions = "\n".join(line for line in rubric.text.splitlines()

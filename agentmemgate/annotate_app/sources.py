@@ -20,15 +20,18 @@ from typing import TYPE_CHECKING, Callable, Iterable, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..errors import BadInput
+from ..design.stored import workspace_design
+from ..errors import BadInput, UnknownLevel
 from ..jsonl import read_records
-from ..schema import SPLITS, Arc, TurnRef, check_level
+from ..schema import Arc, TurnRef
+from ..suggest import did_you_mean
 from .equivalence_source import load_equivalence_items
 from .items import DisplayTurn, ItemDisplay, Reference, SourceItem, SourceRequest, ValuePair
 from .statement_source import load_statement_items
 from .labels import REALISM_CRITERIA
 
 if TYPE_CHECKING:
+    from ..design import Design
     from ..workspace import Workspace
 
 CONTEXT_TURNS = 2  # the classifier saw the statement and up to two preceding turns (paper, sec. 3)
@@ -138,8 +141,25 @@ def _arc_strata(arc: Arc) -> dict[str, str]:
             "domain": s.domain}
 
 
+def _split(design: "Design", name: str) -> str:
+    """``name`` if it is a split of the workspace's design, else a one-line error naming them."""
+    if name not in design.splits:
+        raise UnknownLevel(f"Unknown split {name!r} in design {design.name!r}; choose one of: "
+                           f"{', '.join(design.splits)}{did_you_mean(name, design.splits)}")
+    return name
+
+
+def _judged_turn(arc: Arc, role: str | None) -> TurnRef | None:
+    """The turn a difficulty item highlights: the confirmation for a confirmation-wording level,
+    the correction for a correction, else the plan."""
+    if role == "confirmation_wording":
+        return arc.outcome_turn
+    return arc.correction_turn if arc.spec.correction is not None else arc.plan_turn
+
+
 def _load_arcs(req: SourceRequest) -> Iterable[SourceItem]:
-    split = check_level(req.arg, SPLITS, "split") if req.arg else None
+    design = workspace_design(req.workspace)
+    split = _split(design, req.arg) if req.arg else None
     arcs = list(req.workspace.arcs(split))
     if not arcs:
         where = f" in split {split!r}" if split else ""
@@ -162,8 +182,8 @@ def _load_arcs(req: SourceRequest) -> Iterable[SourceItem]:
         elif req.task == "difficulty":
             if req.factor and arc.spec.factor != req.factor:
                 continue
-            ref = (arc.outcome_turn if arc.spec.factor == "confirmation_wording"
-                   else arc.correction_turn if arc.spec.correction is not None else arc.plan_turn)
+            factor = design.factors.get(arc.spec.factor)
+            ref = _judged_turn(arc, factor.role if factor is not None else None)
             yield SourceItem(
                 display=ItemDisplay(id=arc.id, kind="conversation", turns=flat,
                                     target=index.get(ref) if ref else None),

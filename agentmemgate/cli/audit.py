@@ -32,14 +32,25 @@ def _new_ws(path: Path):
     return open_workspace(path, create=True)
 
 
+def _check_task(task: str, workspace: Path) -> None:
+    """Refuse a mistyped task, or a factor the workspace's design lacks, before a workspace is
+    made."""
+    from ..annotate_app.labels import parse_task
+    from ..design.stored import design_for
+
+    if parse_task(task)[1] is not None:
+        parse_task(task, design_for(workspace))
+
+
 @audit_app.command("create")
 @handles_errors
 def create(
     name: str = typer.Argument(..., help="Audit name (letters, digits, '.', '_', '-')."),
     task: str = typer.Option(..., "--task", help="evidence_type, equivalence, realism, "
-                             "answer_assertion or difficulty "
-                             "(difficulty:hedge_strength / difficulty:confirmation_wording)."),
-    source: str = typer.Option(..., "--from", help="Item source: arcs, arcs:SPLIT, a registered "
+                             "answer_assertion or difficulty[:FACTOR] (FACTOR: a factor of "
+                             "the workspace's design, e.g. difficulty:hedge_strength)."),
+    source: str = typer.Option(..., "--from", help="Item source: arcs, arcs:SPLIT (a split of the "
+                               "workspace's design), a registered "
                                "PREFIX:ARG (statements:SET, equivalence:NAME, answers:SYSTEM) or a "
                                "JSONL file."),
     sample: Optional[int] = typer.Option(None, "--sample", help="Freeze N items (default: all)."),
@@ -59,9 +70,7 @@ def create(
     workspace: Path = WORKSPACE,
 ) -> None:
     """Freeze a set of items as an audit, assign them and print each person's secret link."""
-    from ..annotate_app.labels import parse_task
-
-    parse_task(task)  # a mistyped task is refused before a workspace is made
+    _check_task(task, workspace)
     from ..annotate_app.audits import create_audit
 
     load_rooms()  # the answers:SYSTEM source
@@ -102,6 +111,8 @@ def import_(
     workspace: Path = WORKSPACE,
 ) -> None:
     """Import labels made elsewhere, or reference labels, from a CSV file."""
+    if task is not None:
+        _check_task(task, workspace)
     from ..annotate_app.audits import import_labels
 
     with _new_ws(workspace) as ws:

@@ -11,12 +11,12 @@ from typer.testing import CliRunner
 
 from agentmemgate.annotate_app import agreement_report, import_labels
 from agentmemgate.cli import app
-from agentmemgate.schema import HEDGE_LEVELS
+from agentmemgate.design import paper_design
 from agentmemgate.stats import bootstrap_draws, kappa_rows, macro_f1_rows
 
 from .test_agreement import write_csv
 
-SCALE = list(HEDGE_LEVELS) + ["completed_change"]
+SCALE = list(paper_design().levels("hedge_strength"))  # the scale, control last
 # Two annotators on 30 hedge-strength items: mostly close, some far apart, two can't tell.
 A = ["strongly_hedged", "weakly_hedged", "confident_no_date", "scheduled_with_date",
      "completed_change"] * 6
