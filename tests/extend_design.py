@@ -74,7 +74,12 @@ def _copy(dest: Path, name: str) -> Path:
 def conditional_design(dest: Path, n: int = 20, rule: bool = True) -> Path:
     """The paper's design with a hedge-strength level ``conditional`` (group hedged) and a
     controlled cell of ``n`` open plans at it; ``rule``: with its recovery rule and cues."""
-    _copy(dest, "conditional")
+    return add_conditional(_copy(dest, "conditional"), n, rule)
+
+
+def add_conditional(dest: Path, n: int = 20, rule: bool = True) -> Path:
+    """The guide's first step, on a design folder: the level, its cell, its phrase lists and
+    (``rule``) its recovery rule and cues."""
     design = dest / "design.toml"
     _edit(design, '[[factors.hedge_strength.levels]]\nname = "confident_no_date"',
           CONDITIONAL_LEVEL + '[[factors.hedge_strength.levels]]\nname = "confident_no_date"')
@@ -142,11 +147,16 @@ DISTANCE_LEVELS = ("adjacent", "one_between", "two_between")
 def distance_design(dest: Path, n: int = 20) -> Path:
     """The paper's design with a structure factor ``distance`` (0, 1 or 2 sessions between the
     plan and its outcome, with a pending window) and a split of ``n`` arcs per level and outcome."""
-    _copy(dest, "distance")
+    return add_distance(_copy(dest, "distance"), n)
+
+
+def add_distance(dest: Path, n: int = 20, outcomes=("came_true", "abandoned", "open")) -> Path:
+    """The guide's second step, on a design folder: the factor, its split (``n`` arcs per level
+    and outcome) and its recovery rules."""
     design = dest / "design.toml"
     _edit(design, "# -- splits ---", DISTANCE_FACTOR + "# -- splits ---")
     cells = "\n".join(f'  {{ factor = "distance", level = "{lv}", outcome = "{o}", n = {n} }},'
-                      for o in ("came_true", "abandoned", "open") for lv in DISTANCE_LEVELS)
+                      for o in outcomes for lv in DISTANCE_LEVELS)
     with design.open("a", encoding="utf-8") as f:
         f.write('\n[splits.distance]\ntitle = "plan-outcome distance"\n'
                 'note = "the number of sessions between the plan and its outcome varies"\n'
@@ -155,3 +165,16 @@ def distance_design(dest: Path, n: int = 20) -> Path:
     with (dest / "recovery.toml").open("a", encoding="utf-8") as f:
         f.write(DISTANCE_RULES)
     return dest
+
+
+def extended_design(root: Path, conditional: bool = True, distance: bool = True):
+    """The paper's design with both extensions (``distance``: open plans only), written under
+    ``root`` and loaded: (folder, design)."""
+    from agentmemgate.design import load_design
+
+    folder = _copy(root / "extended-design", "extended")
+    if conditional:
+        add_conditional(folder)
+    if distance:
+        add_distance(folder, outcomes=("open",))
+    return folder, load_design(folder)

@@ -14,7 +14,7 @@ from agentmemgate.evaluate.report import (FIGURE2, FIGURE3, level_views, report_
 from agentmemgate.generate import generate, get_renderer
 from agentmemgate.workspace import Workspace
 
-from .custom_design import DISTANCE_LEVELS, extended_design
+from extend_design import DISTANCE_LEVELS, extended_design
 
 N = 2  # arcs per plan cell
 SPLITS = ["controlled", "distance"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -17,8 +16,7 @@ from agentmemgate.exports import export
 from agentmemgate.generate import generate, get_renderer
 from agentmemgate.workspace import Workspace
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "evaluate"))
-from custom_design import extended_design  # noqa: E402
+from extend_design import extended_design
 
 runner = CliRunner()
 

@@ -4,7 +4,6 @@ design: one line naming the field, the value and the choices, with a did-you-mea
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,8 +15,7 @@ from agentmemgate.exports import export
 from agentmemgate.generate import generate, get_renderer
 from agentmemgate.workspace import Workspace
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "evaluate"))
-from custom_design import extended_design  # noqa: E402
+from extend_design import extended_design
 
 runner = CliRunner()
 
