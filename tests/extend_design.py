@@ -90,13 +90,19 @@ def add_conditional(dest: Path, n: int = 20, rule: bool = True) -> Path:
     _edit(dest / "phrases" / "replies.toml", "weakly_hedged = [",
           CONDITIONAL_REPLIES + "weakly_hedged = [")
     if rule:
-        recovery = dest / "recovery.toml"
-        text = recovery.read_text(encoding="utf-8")
-        start = text.index("\n[cues]\n") + 1
-        end = text.index("\n[hedge_strength]\n") + 1
-        recovery.write_text(text[:start] + CONDITIONAL_CUES + "\n" + text[end:], encoding="utf-8")
-        _edit(recovery, '[[hedge_strength.rules]]\nlevel = "strongly_hedged"',
-              CONDITIONAL_RULE + '[[hedge_strength.rules]]\nlevel = "strongly_hedged"')
+        add_conditional_rule(dest)
+    return dest
+
+
+def add_conditional_rule(dest: Path) -> Path:
+    """The offline judge's rule for ``conditional``, first among hedge strength's, and its cues."""
+    recovery = dest / "recovery.toml"
+    text = recovery.read_text(encoding="utf-8")
+    start = text.index("\n[cues]\n") + 1
+    end = text.index("\n[hedge_strength]\n") + 1
+    recovery.write_text(text[:start] + CONDITIONAL_CUES + "\n" + text[end:], encoding="utf-8")
+    _edit(recovery, '[[hedge_strength.rules]]\nlevel = "strongly_hedged"',
+          CONDITIONAL_RULE + '[[hedge_strength.rules]]\nlevel = "strongly_hedged"')
     return dest
 
 
