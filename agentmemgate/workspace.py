@@ -238,16 +238,23 @@ class Workspace:
         where, args = ("split = ?", [split]) if split else (None, None)
         return list(self.db["render_failures"].rows_where(where, args))
 
-    def clear_split(self, split: str) -> None:
-        """Forget specs, arcs and checks of a split (a new plan replaces the old one)."""
+    def clear_split(self, split: str, keep: set[str] = frozenset()) -> None:
+        """Forget specs, arcs and checks of a split (a new plan replaces the old one); the arcs
+        and checks of ids in ``keep`` stay (the specs are always replaced, in plan order)."""
         with self.db.conn:
             ids = [r["id"] for r in self.db["specs"].rows_where("split = ?", [split], select="id")]
-            for table in ("arcs", "render_failures", "specs"):
-                self.db[table].delete_where("split = ?", [split])
-            for i in range(0, len(ids), 500):
-                chunk = ids[i:i + 500]
-                self.db["checks"].delete_where(
-                    f"arc_id in ({','.join('?' * len(chunk))})", chunk)
+            self.db["specs"].delete_where("split = ?", [split])
+            gone = [i for i in ids if i not in keep]
+            if not keep:
+                for table in ("arcs", "render_failures"):
+                    self.db[table].delete_where("split = ?", [split])
+            for i in range(0, len(gone), 500):
+                chunk = gone[i:i + 500]
+                marks = ",".join("?" * len(chunk))
+                if keep:
+                    for table in ("arcs", "render_failures"):
+                        self.db[table].delete_where(f"id in ({marks})", chunk)
+                self.db["checks"].delete_where(f"arc_id in ({marks})", chunk)
 
     # -- checks ------------------------------------------------------------------------------
     def save_checks(self, results: Iterable[CheckResult]) -> None:

@@ -34,7 +34,7 @@ from .. import __version__
 from ..design import Design, Domain, Exchange, load_domains, paper_design, second_person
 from ..design.bundle import sha256_files_of
 from ..schema import Arc, ArcSpec, Provenance, Session, Turn, TurnRef
-from .planner import domain_place
+from .planner import domain_place, rendering_inputs
 from .renderer import Renderer, register_renderer
 
 KIND = "offline template renderer (deterministic grammar, no LLM)"
@@ -216,6 +216,14 @@ class OfflineRenderer(Renderer):
         self.design = design or paper_design()
         self.prompt_sha256 = bank_sha256(self.design)
         self.correction_sha256 = bank_sha256(self.design, corrections=True)
+
+    def inputs_sha256(self, spec: ArcSpec) -> str:
+        """The provenance hash of an arc: with keyed ids, what its own rendering read (so an arc
+        kept across an edit of its design carries the hash a fresh build gives it); with the
+        paper's sequential ids, the whole phrase bank and catalog, as the toolkit always has."""
+        if self.design.ids == "keyed":
+            return rendering_inputs(self.design, spec)
+        return self.correction_sha256 if spec.correction is not None else self.prompt_sha256
 
     def render(self, spec: ArcSpec) -> Arc:
         if spec.correction is not None:
@@ -464,7 +472,8 @@ class _ArcWriter:
                                                               plan_ref.session),
             provenance=Provenance(
                 generator=renderer.name, generator_kind=renderer.kind,
-                prompt_sha256=renderer.prompt_sha256, seed=sp.plan_seed, toolkit_version=__version__),
+                prompt_sha256=renderer.inputs_sha256(sp), seed=sp.plan_seed,
+                toolkit_version=__version__),
         )
 
     def exchange(self, s: int, user: str, assistant: str) -> TurnRef:
@@ -568,7 +577,7 @@ class _CorrectionWriter(_ArcWriter):
             expected_value_after_session=sp.expected_timeline(corr.session, plan_ref.session),
             provenance=Provenance(
                 generator=renderer.name, generator_kind=renderer.kind,
-                prompt_sha256=renderer.correction_sha256, seed=sp.plan_seed,
+                prompt_sha256=renderer.inputs_sha256(sp), seed=sp.plan_seed,
                 toolkit_version=__version__),
         )
 

@@ -300,15 +300,18 @@ def domain_place(design: Design, domain: str) -> tuple[int, int]:
 
 
 def rendering_inputs(design: Design, spec: ArcSpec) -> str:
-    """sha256 of what, besides its spec, an arc's offline rendering reads: the phrase banks and
-    correction phrases, its domain's file and place, and the levels it is worded at. A keyed id
-    digests it with the spec, so an arc whose text would change gets a new id."""
+    """sha256 of what, besides its spec, an arc's rendering reads: the phrase banks and correction
+    phrases, its domain's file and place, the levels it is worded at (with their definitions,
+    which an LLM generator's prompt shows) and its split's note. A keyed id digests it with the
+    spec, so an arc whose text would change gets a new id; the offline renderer records it as
+    a keyed arc's provenance hash."""
     src = design.source
     h = hashlib.sha256()
     for rel, f in sorted(src.files.items()):
         if rel.startswith(design.files.phrases.rstrip("/") + "/") or rel == design.files.correction_phrases:
             h.update(f"\0{rel}\0".encode() + f.data)
     h.update(b"\0domain\0" + src.catalog[spec.domain].data)
+    h.update(f"\0split note\0{design.splits[spec.split].note}".encode())  # an LLM prompt shows it
     h.update(repr(domain_place(design, spec.domain)).encode())
     for f in design.factors.values():
         if f.role in ("plan_wording", "confirmation_wording", "outcome"):

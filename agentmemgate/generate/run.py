@@ -47,7 +47,10 @@ def plan(ws: Workspace, splits: list[str], seed: int, n_per_cell: int | None,
                                "arc(s) (amg import); generating it would replace them: build into "
                                "another --workspace")
             if save:
-                ws.clear_split(split)
+                if design.ids == "keyed":  # an unchanged id is an unchanged arc: keep its work
+                    ws.clear_split(split, keep={s.id for s in new})
+                else:
+                    ws.clear_split(split)
                 ws.save_specs(new)
         if save:
             record_plan(ws, design, split, seed, n_per_cell)
@@ -59,9 +62,11 @@ def pending(ws: Workspace, renderer: Renderer, splits: list[str], *, seed: int =
             n_per_cell: int | None = None, save: bool = True,
             design: Design | None = None) -> tuple[list[ArcSpec], list[ArcSpec]]:
     """The planned specs, and those this renderer has not rendered yet (``save``: as ``plan``)."""
+    design = workspace_design(ws, design)
     specs, changed = plan(ws, splits, seed, n_per_cell, save=save, design=design)
-    # Arcs of a re-planned split are stale even where ids repeat (only a dry run still sees them).
-    stale = set(ws.arc_ids(splits=sorted(changed))) if changed else set()
+    # Arcs of a re-planned split are stale even where ids repeat (only a dry run still sees them),
+    # except with keyed ids, where an id names one arc's content.
+    stale = set(ws.arc_ids(splits=sorted(changed))) if changed and design.ids != "keyed" else set()
     done = ws.arc_ids(generator=renderer.name) - stale
     return specs, [s for s in specs if s.id not in done]
 

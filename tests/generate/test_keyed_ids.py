@@ -65,3 +65,23 @@ def test_an_edited_phrase_bank_gives_new_ids(design_dir, edit_design):
     text = (design_dir / "phrases" / "replies.toml").read_text()
     (design_dir / "phrases" / "replies.toml").write_text(text.replace("Thanks", "Thank you"))
     assert not set(_arcs(load_design(design_dir))) & set(before)
+
+
+def test_a_workspace_rebuilt_after_an_edit_renders_only_the_new_arcs_and_equals_a_fresh_build(
+        tmp_path, design_dir, edit_design):
+    from agentmemgate.pipeline import build
+
+    ws = tmp_path / "ws"
+    first = build(ws, tmp_path / "out", design=load_design(design_dir), n_per_cell=2, show_progress=False)
+    edit_design(design_dir, '  { factor = "confirmation_wording", level = "situational", n = 20 },',
+                '  { factor = "confirmation_wording", level = "situational", n = 20 },\n'
+                '  { factor = "outcome", level = "abandoned", n = 20 },')
+    design = load_design(design_dir)
+    again = build(ws, tmp_path / "out", design=design, n_per_cell=2, show_progress=False)
+    new_cell = dict(design.cell_counts("controlled", 2))[design.splits["controlled"].cells[-1]]
+    assert again.generate.rendered_now == new_cell
+    assert again.generate.already_done == first.generate.rendered_now
+    build(tmp_path / "fresh", tmp_path / "fresh-out", design=design, n_per_cell=2, show_progress=False)
+    for split in design.splits:
+        assert (tmp_path / "out" / split / "data.jsonl").read_bytes() == \
+            (tmp_path / "fresh-out" / split / "data.jsonl").read_bytes(), split
