@@ -13,82 +13,20 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
-from .errors import BadInput, UnknownLevel
+from .errors import BadInput
 
-# The paper's three splits, then the explicit-correction split (the paper's second control for
-# non-speculative updates, Section 6.1): planned last, so adding it changes nothing in the others.
-PAPER_SPLITS = ("core", "heldout", "controlled")
-SPLITS = PAPER_SPLITS + ("corrections",)
-FACTORS = ("outcome", "hedge_strength", "confirmation_wording")
-OUTCOMES = ("came_true", "abandoned", "open", "control")
-
-# Ordered from least to most committed: the order matters for off-by-one agreement.
-HEDGE_LEVELS = ("strongly_hedged", "weakly_hedged", "confident_no_date", "scheduled_with_date")
-CONTROL_LEVEL = "completed_change"
-CONFIRMATION_LEVELS = ("verbatim", "paraphrase", "oblique", "situational")
-OUTCOME_LEVELS = ("came_true", "abandoned", "open")
-
-# The levels a judge or annotator chooses among for each factor (controls included where the
-# paper's design puts them in the same split).
-FACTOR_LEVELS: dict[str, tuple[str, ...]] = {
-    "outcome": OUTCOME_LEVELS + (CONTROL_LEVEL,),
-    "hedge_strength": HEDGE_LEVELS + (CONTROL_LEVEL,),
-    "confirmation_wording": CONFIRMATION_LEVELS,
-}
-
-# Explicit corrections (the corrections split): the user states a value as a fact and later says,
-# with corrective intent, that the statement was wrong when it was made. A cell is (what is
-# corrected, where the correction falls, whether it carries a corrective marker); its level name
-# is ``TARGET_TIMING_MARKER``, e.g. ``initial_same_marked``.
-CORRECTION_FACTOR = "correction"
+# Which splits, factors and levels a benchmark has is its design's to say (``design/``; the
+# paper's is ``design/paper/design.toml``). What every design shares:
+#
+# A correction arc's outcome: the user states a value as a fact and later says, with corrective
+# intent, that the statement was wrong when it was made.
 CORRECTION_OUTCOME = "correction"
-CORRECTION_TARGETS = ("initial", "change")  # the initial value / a reported completed change
-CORRECTION_TIMINGS = ("same", "later")  # same session as the corrected statement / a later one
-CORRECTION_MARKERS = ("marked", "unmarked")
-CORRECTION_LEVELS = tuple(f"{t}_{w}_{m}" for t in CORRECTION_TARGETS for w in CORRECTION_TIMINGS
-                          for m in CORRECTION_MARKERS)
 # The corrective discourse markers whose presence makes a correction "marked" (whole words or
 # phrases, case-insensitive). An unmarked correction says the earlier statement was wrong in
 # plain words and uses none of these.
 CORRECTION_MARKER_PHRASES = ("actually", "sorry", "oops", "whoops", "wait", "in fact", "i meant",
                              "scratch that", "my bad", "my mistake", "correction", "to correct",
                              "let me correct", "i misspoke", "i should have said")
-
-FACTOR_LEVELS[CORRECTION_FACTOR] = CORRECTION_LEVELS
-
-LEVEL_DEFINITIONS: dict[str, str] = {
-    "strongly_hedged": "The user is torn or undecided between keeping the current value and the new one.",
-    "weakly_hedged": "The user leans toward the new value but has not committed to it.",
-    "confident_no_date": "The user states a firm plan to change, without a date.",
-    "scheduled_with_date": "The user states a plan to change with a specific date or scheduled time.",
-    "completed_change": "The change has already happened; the user reports it as done.",
-    "verbatim": "The confirmation repeats the plan's own words and names the new value.",
-    "paraphrase": "The confirmation names the new value but says the change in other words.",
-    "oblique": "The confirmation refers to the change without naming the new value.",
-    "situational": "The user only mentions doing the new thing, without saying a change happened.",
-    "came_true": "The plan is later confirmed as done.",
-    "abandoned": "The plan is later explicitly dropped.",
-    "open": "The plan is still pending at the end of the conversation.",
-    "correction": ("The user says, with corrective intent, that an earlier statement of the value "
-                   "was wrong when it was made, and gives the right value."),
-}
-CORRECTION_DEFINITIONS: dict[str, str] = {
-    "initial": "the corrected statement is the user's first statement of the value",
-    "change": "the corrected statement is a reported completed change (the user said they had "
-              "switched to a value; the switch was to another one)",
-    "same": "the correction comes later in the same session as the statement it corrects, after "
-            "at least one other exchange",
-    "later": "the correction comes in a later session than the statement it corrects",
-    "marked": "the correction carries a corrective marker such as 'actually', 'sorry', 'oops', "
-              "'I meant' or 'my mistake'",
-    "unmarked": "the correction uses no corrective marker word ('actually', 'sorry', 'oops', "
-                "'wait', 'I meant', 'my mistake', ...): it says in plain words that the earlier "
-                "statement was wrong",
-}
-for _lv in CORRECTION_LEVELS:
-    _t, _w, _m = _lv.split("_")
-    LEVEL_DEFINITIONS[_lv] = (f"A correction: {CORRECTION_DEFINITIONS[_t]}; "
-                              f"{CORRECTION_DEFINITIONS[_w]}; {CORRECTION_DEFINITIONS[_m]}.")
 
 
 # The gate's evidence types (paper, A.6) and the commit/hold routing: shared by the statement
@@ -122,13 +60,6 @@ def check_evidence_type(label: object, where: str) -> str:
         raise BadInput(f"{where}: unknown evidence type {label!r}; choose one of: "
                        f"{', '.join(EVIDENCE_TYPES)}")
     return norm
-
-
-def check_level(name: str, allowed: tuple[str, ...], what: str) -> str:
-    """Return ``name`` if allowed, else raise a one-line error listing the choices."""
-    if name not in allowed:
-        raise UnknownLevel(f"Unknown {what} {name!r}; choose one of: {', '.join(allowed)}")
-    return name
 
 
 class FieldSpec(BaseModel):

@@ -16,10 +16,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from agentmemgate.design import paper_design
 from agentmemgate.evaluate import compute_report, run_eval
 from agentmemgate.pipeline import build
-from agentmemgate.schema import PAPER_SPLITS as SPLITS  # the 386 arcs the goals were set on
 from agentmemgate.workspace import Workspace
+
+SPLITS = paper_design().resolve_splits("paper")  # the 386 arcs the goals were set on
 
 
 def main() -> None:

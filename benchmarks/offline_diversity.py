@@ -16,9 +16,9 @@ import sys
 import time
 from pathlib import Path
 
+from agentmemgate.design import paper_design
 from agentmemgate.generate import get_renderer, plan_split
 from agentmemgate.generate.importer import read_arcs
-from agentmemgate.schema import PAPER_SPLITS as SPLITS  # the 386 arcs the goals were set on
 from agentmemgate.validate.diversity import (ASSISTANT_DISTINCT_GOAL, SMALL_TALK_DISTINCT_GOAL,
                                              Diversity, measure)
 
@@ -29,6 +29,8 @@ BEFORE = {
     "sentences_over_limit": 143,
     "qa_no_overlap": (843, 1221),
 }
+
+SPLITS = paper_design().resolve_splits("paper")  # the 386 arcs the goals were set on
 
 
 def _render(seed: int):

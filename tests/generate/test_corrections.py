@@ -13,12 +13,16 @@ from agentmemgate.generate import get_renderer, plan_split, resolve_splits
 from agentmemgate.design import paper_design
 from agentmemgate.generate.offline import bank_sha256, correction_bank
 
-from agentmemgate.schema import (CORRECTION_LEVELS, CORRECTION_MARKER_PHRASES, PAPER_SPLITS,
-                                 SPLITS, contains_value, normalize_text)
+from agentmemgate.schema import CORRECTION_MARKER_PHRASES, contains_value, normalize_text
 from agentmemgate.validate import check_arc
 from agentmemgate.validate.judges import get_judge
 from agentmemgate.validate.judges.questions import realism_question
 from agentmemgate.validate.structure import CHANGE_SINCE
+
+CORRECTION_LEVELS = paper_design().levels("correction")
+PAPER_SPLITS = paper_design().resolve_splits("paper")
+SPLITS = paper_design().split_names
+
 
 
 def _has(text: str, phrases) -> str | None:

@@ -9,10 +9,16 @@ from agentmemgate.design import paper_design
 
 from agentmemgate.generate import get_renderer, plan_split
 from agentmemgate.generate.offline import _ahead, _back, level_phrasings
-from agentmemgate.schema import CONFIRMATION_LEVELS, HEDGE_LEVELS, PAPER_SPLITS, contains_value
+from agentmemgate.schema import contains_value
 from agentmemgate.validate import check_arc
 from agentmemgate.validate.diversity import ASSISTANT_DISTINCT_GOAL, SMALL_TALK_DISTINCT_GOAL, measure
 from agentmemgate.validate.judges import get_judge, realism_question
+
+PAPER = paper_design()
+HEDGE_LEVELS = PAPER.factor("hedge_strength").drawn  # its plan levels (the control is not drawn)
+CONFIRMATION_LEVELS = PAPER.levels("confirmation_wording")
+PAPER_SPLITS = PAPER.resolve_splits("paper")
+
 
 
 def _render(split, seed=0, n=None):

@@ -13,8 +13,10 @@ import pytest
 
 from agentmemgate.design import paper_design
 from agentmemgate.generate.offline import level_phrasings, phrase_bank
-from agentmemgate.schema import CONFIRMATION_LEVELS, HEDGE_LEVELS
 
+PAPER = paper_design()
+HEDGE_LEVELS = PAPER.factor("hedge_strength").drawn  # its plan levels (the control is not drawn)
+CONFIRMATION_LEVELS = PAPER.levels("confirmation_wording")
 BANK = phrase_bank()
 PLAN_SLOTS = {"switch_plan", "switching_plan", "switched_plan", "plan", "Switching_plan"}
 VALUE_SLOTS = {"plan", "current_plan", "doing_plan", "switch_plan", "switching_plan", "switched_plan",

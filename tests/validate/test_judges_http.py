@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from agentmemgate.schema import FACTOR_LEVELS
+from agentmemgate.design import paper_design
 from agentmemgate.validate import judge_arcs, validation_report
 from agentmemgate.validate.judges import get_judge, option_seed, shuffled_levels, transcript
 from agentmemgate.validate.judges.questions import chat_sessions
@@ -61,7 +61,7 @@ def test_recovery_request_bodies_are_blind(tiny, openai_judge):
         assert ">>" not in prompt and not re.search(r"\bturn \d", prompt, re.I)
         assert [m["role"] for m in body["messages"]] == ["user"]  # no system prompt carrying more
         listed = _listed(prompt)
-        assert sorted(listed) == sorted(FACTOR_LEVELS[s.factor])  # every level once: none singled out
+        assert sorted(listed) == sorted(paper_design().levels(s.factor))  # every level once: none singled out
         if s.factor == "hedge_strength":
             assert "completed_change" in listed
         assert listed == rows[arc.id].options == shuffled_levels(s.factor, option_seed(arc.id))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agentmemgate.schema import FACTOR_LEVELS, LEVEL_DEFINITIONS
+from agentmemgate.design import paper_design
 from agentmemgate.validate.judges import LevelOption, RecoveryQuestion, get_judge
 from agentmemgate.validate.judges.questions import ChatSession, ChatTurn
 
@@ -27,9 +27,9 @@ def question(factor: str, *sessions: list[str], order: list[str] | None = None) 
         for u in users:
             turns += [ChatTurn(role="user", text=u), ChatTurn(role="assistant", text=FILLER)]
         out.append(ChatSession(date=f"2024-0{i + 1}-1{i}", turns=tuple(turns)))
-    levels = order or list(FACTOR_LEVELS[factor])
+    levels = order or list(paper_design().levels(factor))
     return RecoveryQuestion(sessions=tuple(out), options=tuple(
-        LevelOption(level=lv, definition=LEVEL_DEFINITIONS[lv]) for lv in levels))
+        LevelOption(level=lv, definition=paper_design().definition(factor, lv)) for lv in levels))
 
 
 CURRENT = "I do my weekday workouts at the Planet Fitness near the office."
