@@ -20,11 +20,26 @@ from .validate.catalog import catalog_problems
 from .validate.judges.heuristic import design_problems as recovery_problems
 
 
+def checked_domains(design: Design) -> list[str] | None:
+    """The domain files a design's checks read: those it draws from, and every file a user
+    supplied (``--catalog``, ``files.catalog``) even when the design does not draw it, since its
+    author means to use it. None: all of them."""
+    if design.domains == "all":
+        return None
+    supplied = [name for name, f in design.source.catalog.items() if not f.builtin]
+    return list(design.domains) + sorted(set(supplied) - set(design.domains))
+
+
+def unused_domains(design: Design) -> list[str]:
+    """Domain files a user supplied that the design does not draw from (a note, not an error)."""
+    names = checked_domains(design)
+    return [] if names is None else [n for n in names if n not in design.domains]
+
+
 def require_clean_catalog(design: Design) -> None:
     """Refuse a design whose domain files break a catalog rule, before anything is planned:
     the offline renderer trusts them blindly. One line: the first problem, and how many more."""
-    problems = catalog_problems(design.source.catalog,
-                                None if design.domains == "all" else design.domains)
+    problems = catalog_problems(design.source.catalog, checked_domains(design))
     if problems:
         more = f" (and {len(problems) - 1} more: amg catalog check)" if len(problems) > 1 else ""
         raise DesignError(f"Catalog problem: {problems[0]}{more}")
@@ -39,8 +54,7 @@ def check_design(ref, catalogs=()) -> tuple[Design | None, list]:
     if design is None:
         return None, problems
     consistent = not problems  # the rooms' checks read the design's cells and factors
-    problems += catalog_problems(design.source.catalog,
-                                 None if design.domains == "all" else design.domains)
+    problems += catalog_problems(design.source.catalog, checked_domains(design))
     if consistent:
         problems += phrase_problems(design)
         problems += recovery_problems(design)

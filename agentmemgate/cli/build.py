@@ -49,6 +49,17 @@ def _renderer_options(generator: str, base_url: str | None, concurrency: int, ma
     return {"base_url": base_url, "concurrency": concurrency, "max_attempts": max_attempts}
 
 
+def _note_unused_domains(design) -> None:
+    """A domain file the user supplied that the design does not draw from is checked but never
+    used: say so (a design names the domains it draws from; the paper's pins its 30)."""
+    from ..design_checks import unused_domains
+
+    if unused := unused_domains(design):
+        typer.echo(f"note: design {design.name!r} does not draw from {', '.join(unused)} (checked, "
+                   "not used): list it under `domains` in a design of yours (amg design init DIR)",
+                   err=True)
+
+
 def _print_dry_run(g, judges=None) -> None:
     total = g.planned_calls + (judges.total if judges else 0)
     typer.echo(f"dry run: {g.planned} arcs planned, {g.planned - g.already_done} to render, "
@@ -159,6 +170,7 @@ def build(
     options = model_options(timeout, max_tokens, structured_output, specs, price)
     # a mistyped split or design is refused before anything is imported or created
     chosen, _ = design_splits(workspace, split, design, catalog)
+    _note_unused_domains(chosen)
     load_rooms()  # the dataset card's Evaluation section
     from ..pipeline import build as run_build
 
@@ -209,6 +221,7 @@ def generate(
     from ..workspace import open_workspace
 
     chosen, splits = design_splits(workspace, split, design, catalog)
+    _note_unused_domains(chosen)
     options = _renderer_options(generator, base_url, concurrency, max_attempts)
     llm_options = model_options(timeout, max_tokens, structured_output, [generator], price)
     require_clean_catalog(chosen)

@@ -18,6 +18,7 @@ PACKAGE_DIR = Path(__file__).parent
 CATALOG_DIR = PACKAGE_DIR / "catalog"
 BUILTIN = {"paper": PACKAGE_DIR / "paper" / "design.toml"}
 DESIGN_FILE = "design.toml"
+BUILTIN_CATALOG = "catalog (built in)"  # how messages name the built-in catalog's folder
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,11 @@ class NamedFile:
     @property
     def sha256(self) -> str:
         return hashlib.sha256(self.data).hexdigest()
+
+    @property
+    def builtin(self) -> bool:
+        """A file of the toolkit's own catalog (not one a user supplied)."""
+        return self.origin.startswith(BUILTIN_CATALOG + "/")
 
     def text(self) -> str:
         return self.data.decode("utf-8")
@@ -147,7 +153,7 @@ def read_bundle(ref: str | Path, named: dict[str, list[str]],
             for p in sorted(folder.glob("*.toml")):
                 key = f"{rel.rstrip('/')}/{p.name}"
                 bundle.files[key] = _read(p, f"{root}/{key}")
-    bundle.catalog = catalog_files_in(CATALOG_DIR, "catalog (built in)")
+    bundle.catalog = catalog_files_in(CATALOG_DIR, BUILTIN_CATALOG)
     for rel in named.get("catalog", []):
         bundle.catalog.update(catalog_files_in(base / rel, f"{root}/{rel}"))
     for folder in catalogs:

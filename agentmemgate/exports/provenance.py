@@ -18,7 +18,6 @@ from ..schema import Arc
 from ..workspace import Workspace
 
 OFFLINE = "offline"  # the one generator whose output a seed fixes
-BUILTIN_CATALOG = "catalog (built in)/"
 
 
 class DesignRecord(BaseModel):
@@ -41,7 +40,7 @@ class DesignRecord(BaseModel):
                    files={src.design.name: src.sha256,
                           **{rel: f.sha256 for rel, f in sorted(src.files.items())}},
                    catalog_sha256=src.catalog_sha256(names), domains=len(names),
-                   catalog_builtin=all(src.catalog[d].origin.startswith(BUILTIN_CATALOG)
+                   catalog_builtin=all(src.catalog[d].builtin
                                        for d in names if d in src.catalog))
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..design.bundle import CATALOG_DIR, NamedFile, catalog_files_in
+from ..design.bundle import BUILTIN_CATALOG, CATALOG_DIR, NamedFile, catalog_files_in
 from ..design.catalog import Domain, Exchange, second_person
 from ..design.load import Problem, parse_toml
 from ..schema import normalize_text
@@ -454,7 +454,7 @@ def catalog_files(dirs: Sequence[Path] = ()) -> dict[str, NamedFile]:
     replaces the built-in one), by domain. A folder that holds no domain file is refused."""
     from ..errors import BadInput
 
-    files = catalog_files_in(CATALOG_DIR, "catalog (built in)")
+    files = catalog_files_in(CATALOG_DIR, BUILTIN_CATALOG)
     for d in dirs:
         mine = catalog_files_in(Path(d), str(d))
         if not mine:

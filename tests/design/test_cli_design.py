@@ -68,3 +68,22 @@ def test_check_of_a_missing_folder_is_one_line(tmp_path):
     res = runner.invoke(app, ["design", "check", str(tmp_path / "nope")])
     assert res.exit_code == 1 and len(res.output.strip().splitlines()) == 1
 
+
+
+def test_build_checks_the_domain_files_a_user_passes_and_says_when_the_design_does_not_use_them(tmp_path):
+    from airline_domain import airline_domain
+
+    good, bad = tmp_path / "good", tmp_path / "bad"
+    good.mkdir(), bad.mkdir()
+    (good / "preferred_airline.toml").write_text(airline_domain())
+    (bad / "preferred_airline.toml").write_text(airline_domain().replace("switched = ", "switchd = "))
+    res = runner.invoke(app, ["build", "--catalog", str(bad), "--split", "core", "--workspace",
+                              str(tmp_path / "ws-bad"), "--out", str(tmp_path / "out-bad")])
+    assert res.exit_code == 1 and "Traceback" not in res.output
+    assert res.output.strip().splitlines()[-1].startswith(
+        f"Error: Catalog problem: {bad / 'preferred_airline.toml'}: ")
+    assert not (tmp_path / "ws-bad").exists()
+    res = runner.invoke(app, ["build", "--catalog", str(good), "--split", "core", "--n-per-cell", "1",
+                              "--workspace", str(tmp_path / "ws"), "--out", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    assert "note: design 'paper' does not draw from preferred_airline (checked, not used)" in res.output

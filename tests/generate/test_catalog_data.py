@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from _airline import LONG_VALUES, VALUES, airline_domain, replace_key
+from airline_domain import LONG_VALUES, VALUES, airline_domain, replace_key
 from agentmemgate.cli import app
 from agentmemgate.design import CATALOG_DIR, paper_design
 from agentmemgate.generate.offline import phrase_bank

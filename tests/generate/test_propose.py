@@ -15,7 +15,7 @@ import openai
 import pytest
 from typer.testing import CliRunner
 
-from _airline import VALUES, airline_domain, ski_domain
+from airline_domain import VALUES, airline_domain, ski_domain
 from agentmemgate.cli import app
 from agentmemgate.design import CATALOG_DIR
 from agentmemgate.generate.propose import EXAMPLE, RUBRIC, extract_toml, propose_domains
