@@ -10,6 +10,7 @@ module only puts their problems together; each problem names its file and key.
 from __future__ import annotations
 
 import re
+from pathlib import PurePath
 
 from .design import Design, DesignError, Problem
 from .design.load import read_design
@@ -36,13 +37,22 @@ def unused_domains(design: Design) -> list[str]:
     return [] if names is None else [n for n in names if n not in design.domains]
 
 
-def require_clean_catalog(design: Design) -> None:
-    """Refuse a design whose domain files break a catalog rule, before anything is planned:
-    the offline renderer trusts them blindly. One line: the first problem, and how many more."""
+def require_sound_design(design: Design, offline_renderer: bool = True,
+                         offline_judge: bool = True) -> None:
+    """Refuse, before anything is planned, a design whose files the build would trip on: its
+    domain files (every renderer reads them), and the phrase lists of the offline renderer and
+    the recovery rules of the offline judge when the build uses them. One line: the first
+    problem, and how many more."""
     problems = catalog_problems(design.source.catalog, checked_domains(design))
     if problems:
         more = f" (and {len(problems) - 1} more: amg catalog check)" if len(problems) > 1 else ""
         raise DesignError(f"Catalog problem: {problems[0]}{more}")
+    problems = (phrase_problems(design) if offline_renderer else []) + \
+        (recovery_problems(design) if offline_judge else [])
+    if problems:
+        ref = "" if design.source.builtin else f" {PurePath(design.source.design.origin).parent}"
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise DesignError(f"Design problem: {problems[0]}{more}: see amg design check{ref}")
 
 
 def check_design(ref, catalogs=()) -> tuple[Design | None, list]:

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict
 from ._gc import fewer_collections, paused
 from .exports import ExportSummary, export
 from .design import Design
-from .design_checks import require_clean_catalog
+from .design_checks import require_sound_design
 from .design.stored import design_for
 from .generate import GenerateSummary, generate, get_renderer
 from .generate.planner import check_plan
@@ -73,7 +73,8 @@ def build(workspace: str | Path, out: str | Path, split: str = "all", generator:
     _one_blas_thread()
     design = design or design_for(workspace)
     splits = design.resolve_splits(split)
-    require_clean_catalog(design)
+    require_sound_design(design, offline_renderer=generator == "offline",
+                         offline_judge=not judges or "offline" in judges)
     for s in splits:  # a size the catalog cannot fill fails here, naming the largest that works
         check_plan(s, seed, n_per_cell, design=design)
     if not dry_run:

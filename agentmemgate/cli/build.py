@@ -217,14 +217,14 @@ def generate(
     """Plan and render arcs into the workspace (resumes where a previous run stopped)."""
     from ..generate import generate as run_generate, get_renderer
     from ..generate.planner import check_plan
-    from ..design_checks import require_clean_catalog
+    from ..design_checks import require_sound_design
     from ..workspace import open_workspace
 
     chosen, splits = design_splits(workspace, split, design, catalog)
     _note_unused_domains(chosen)
     options = _renderer_options(generator, base_url, concurrency, max_attempts)
     llm_options = model_options(timeout, max_tokens, structured_output, [generator], price)
-    require_clean_catalog(chosen)
+    require_sound_design(chosen, offline_renderer=generator == "offline", offline_judge=False)
     for s in splits:  # refused before a workspace exists
         check_plan(s, seed, n_per_cell, design=chosen)
     with open_workspace(workspace, create=True) as ws:

@@ -87,3 +87,15 @@ def test_build_checks_the_domain_files_a_user_passes_and_says_when_the_design_do
                               "--workspace", str(tmp_path / "ws"), "--out", str(tmp_path / "out")])
     assert res.exit_code == 0, res.output
     assert "note: design 'paper' does not draw from preferred_airline (checked, not used)" in res.output
+
+
+def test_build_refuses_a_design_whose_phrase_file_is_broken_before_making_anything(tmp_path, design_dir):
+    with open(design_dir / "phrases" / "plan.toml", "a") as f:
+        f.write("strongly_hedged = [\n")
+    res = runner.invoke(app, ["build", "--design", str(design_dir), "--workspace", str(tmp_path / "ws"),
+                              "--out", str(tmp_path / "out")])
+    assert res.exit_code == 1 and "Traceback" not in res.output
+    assert res.output.strip() == (f"Error: Design problem: {design_dir / 'phrases' / 'plan.toml'}: TOML "
+                                  f"syntax error: Invalid value (at end of document): see amg design "
+                                  f"check {design_dir}")
+    assert not (tmp_path / "ws").exists()
