@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections import Counter
 import sys
 from contextlib import nullcontext
 from pathlib import Path
@@ -180,9 +181,10 @@ def _batched(ws: Workspace, steps, *, wait: bool, show_progress: bool,
 
 
 def _cells(ws: Workspace, split: str) -> dict[str, int]:
+    """Rendered arcs per planned cell, in plan order (``card.cell_counts``'s names)."""
     rows = ws.db.execute(
-        "select specs.factor || '/' || specs.level, count(arcs.id) from specs "
-        "left join arcs on arcs.id = specs.id where specs.split = ? group by 1 order by min(specs.rowid)",
-        [split]).fetchall()
-    return {k: n for k, n in rows}
-
+        "select specs.factor, specs.level, specs.outcome, count(arcs.id) from specs "
+        "left join arcs on arcs.id = specs.id where specs.split = ? group by 1, 2, 3 "
+        "order by min(specs.rowid)", [split]).fetchall()
+    outcomes = Counter((f, lv) for f, lv, _, _ in rows)
+    return {f"{f}/{lv}" + (f" ({o})" if outcomes[(f, lv)] > 1 else ""): n for f, lv, o, n in rows}

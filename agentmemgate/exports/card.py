@@ -78,8 +78,12 @@ def _n(n: int | None) -> str:
 
 
 def cell_counts(arcs: list[Arc]) -> dict[str, int]:
-    c = Counter(f"{a.spec.factor}/{a.spec.level}" for a in arcs)
-    return dict(sorted(c.items()))
+    """Arcs per cell, ``factor/level``, with ``(outcome)`` where one level has cells of several
+    outcomes (a structure factor's level with came-true and open plans, say)."""
+    c = Counter((a.spec.factor, a.spec.level, a.spec.outcome) for a in arcs)
+    outcomes = Counter((f, lv) for f, lv, _ in c)
+    return dict(sorted((f"{f}/{lv}" + (f" ({o})" if outcomes[(f, lv)] > 1 else ""), n)
+                       for (f, lv, o), n in c.items()))
 
 
 def card(split_arcs: dict[str, list[Arc]], configs: list[tuple[str, str]],
