@@ -290,7 +290,7 @@ def semantic_problems(d: Design, bundle: Bundle) -> list[Problem]:
             if (cell.factor, cell.level, outcome) in seen_cells:
                 p(key, f"cell {cell.key} (outcome {outcome}) appears twice in split {sname!r}")
             seen_cells.add((cell.factor, cell.level, outcome))
-            want = _implied(d, fac, lv)
+            want = d.implied_outcome(cell.factor, cell.level)
             if want is not None and outcome != want:
                 p(f"{key}.outcome", f"a cell of {cell.key} has outcome {want!r}, not {outcome!r}")
             elif outcome not in PLAN_KINDS + ("control", "correction"):
@@ -331,14 +331,3 @@ def semantic_problems(d: Design, bundle: Bundle) -> list[Problem]:
         p("files.correction_phrases", "correction cells need a correction_phrases file")
     return out
 
-
-def _implied(d: Design, fac: Factor, lv: Level) -> str | None:
-    if lv.control:
-        return "control"
-    if fac.role == "outcome":
-        return lv.kind or lv.name
-    if fac.role == "confirmation_wording":
-        return "came_true"
-    if fac.role == "correction":
-        return "correction"
-    return None

@@ -280,22 +280,25 @@ class Design(BaseModel):
                 | set(self.splits))
 
     # -- cells ---------------------------------------------------------------------------------
-    def outcome_of(self, cell: Cell) -> str:
-        """A cell's outcome: given, or implied by its level (a control, an outcome level, a
-        confirmation or correction level)."""
-        if cell.outcome is not None:
-            return cell.outcome
-        f = self.factors[cell.factor]
-        lv = f.level(cell.level)
+    def implied_outcome(self, factor: str, level: str) -> str | None:
+        """The outcome a level fixes for its cells (a control, an outcome level, a confirmation
+        or correction level), or None (the cell must give one)."""
+        f = self.factors[factor]
+        lv = f.level(level)
         if lv.control:
             return "control"
         if f.role == "outcome":
             return lv.kind or lv.name
-        if f.role == "confirmation_wording":
-            return "came_true"
-        if f.role == "correction":
-            return "correction"
-        raise ValueError(f"cell {cell.key} needs an outcome")
+        return {"confirmation_wording": "came_true", "correction": "correction"}.get(f.role)
+
+    def outcome_of(self, cell: Cell) -> str:
+        """A cell's outcome: given, or implied by its level."""
+        if cell.outcome is not None:
+            return cell.outcome
+        implied = self.implied_outcome(cell.factor, cell.level)
+        if implied is None:
+            raise ValueError(f"cell {cell.key} needs an outcome")
+        return implied
 
     def structure_of(self, split: str, cell: Cell) -> Structure:
         """The split's structure with the cell level's overrides."""

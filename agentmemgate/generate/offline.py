@@ -24,11 +24,9 @@ from __future__ import annotations
 
 import datetime as dt
 import random
-import re
 import tomllib
 import zlib
 from functools import lru_cache
-from pathlib import Path
 
 from .. import __version__
 from ..design import Design, Domain, Exchange, load_domains, paper_design, second_person

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from .gate import Pipeline
 from .store import same_value
-from .system import ContextTurn, FieldKey, MemoryEvent, UserTurn
+from .system import ContextTurn, MemoryEvent, UserTurn
 
 READINGS = ("refresh", "strict")
 

@@ -21,7 +21,6 @@ from ..schema import Arc
 from ..stats import preload_wilson
 from ..workspace import Workspace
 from .judges import (
-    REALISM_CRITERIA,
     Judge,
     JudgeInfo,
     RealismVerdict,
