@@ -6,7 +6,7 @@ Each is run as a fresh process (the way a user runs it) ``--repeat`` times; prin
 CPU time of the process (user + system, from ``os.wait4``), the fastest wall time, and both as
 ratios to a bare ``python -c pass``. On a loaded machine wall time grows with the other
 processes' load; CPU time does not, so the goal is checked on CPU time (and wall is shown beside
-it with the load average). Goal (issue 18): every command reaches its work in under 0.3 s.
+it with the load average). Goal: every command reaches its work in under 0.3 s.
 
 Run: .venv/bin/python benchmarks/cli_startup.py [--repeat 5] [--only help|work]
 """

@@ -3,8 +3,8 @@
 Builds the three splits offline in a temporary workspace (timed: the reference), then runs the
 evaluation protocol with every default component system (offline rules) and the offline judge,
 stores every trace and score, and re-runs it (everything already stored). Prints the times, the
-ratio of the eval run to the build, and the goals: all systems on all arcs in < 10 s (issue 13),
-< 2 s (issue 18; CPU time is printed beside wall time, as the machine is often loaded).
+ratio of the eval run to the build, and the goals: all systems on all arcs in < 10 s,
+< 2 s (CPU time is printed beside wall time, as the machine is often loaded).
 
 Run: .venv/bin/python benchmarks/eval_offline.py
 """
@@ -50,7 +50,7 @@ def main() -> None:
     print(f"re-run (all {again.already_done} stored, {again.ran_now} run): {t_rerun:.2f} s")
     print(f"report (tables, bootstrap): {t_report:.2f} s")
     print(f"goal 10 s / measured: {10 / t_eval:.1f}x headroom "
-          f"{'OK' if t_eval < 10 else 'BELOW GOAL'}; issue 18 goal 2 s (CPU): "
+          f"{'OK' if t_eval < 10 else 'BELOW GOAL'}; goal 2 s (CPU): "
           f"{'OK' if c_eval < 2 else 'MISSED'}")
 
 

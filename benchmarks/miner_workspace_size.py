@@ -1,6 +1,6 @@
 """Workspace size after mining a LongMemEval_s-sized file, as a ratio of the input size.
 
-The goal (issue 12): well under a quarter of the input. Until migration m009 every candidate
+The goal: well under a quarter of the input. Until migration m009 every candidate
 carried its turn and two context turns as text (about half the input on LongMemEval_s: the
 assistant's long answers were copied for every user turn after them); now candidates refer to
 turns stored once per source, compressed.

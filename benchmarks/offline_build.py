@@ -1,7 +1,7 @@
 """Wall and CPU time of the offline build of all 386 arcs (generate + checks + judges + export).
 
 Run: .venv/bin/python benchmarks/offline_build.py [--split paper|all] [--repeat N]
-Goals: issue 11, the build itself under 5 s; issue 18, the cold main job under 3 s of CPU on 2
+Goals: the build itself under 5 s; the cold main job under 3 s of CPU on 2
 cores: the whole ``amg build`` command in a fresh process, imports included, as ``make build``
 runs it (``.venv/bin/amg build --split SPLIT --workspace TMP --out TMP``; user + system CPU of that
 process, median of ``--repeat`` runs). Times are also printed as ratios to a bare interpreter start
@@ -92,7 +92,7 @@ def main() -> None:
           + ", ".join(f"{c:.2f}" for c, _ in runs) + " s; wall " + ", ".join(f"{w:.2f}" for _, w in runs)
           + " s")
     print(f"cold main job (the whole command), CPU median: {cpu:.2f} s = {cpu / bare:.0f}x a bare "
-          f"interpreter start ({1000 * bare:.0f} ms); wall median {wall:.2f} s; issue 18 goal 3 s: "
+          f"interpreter start ({1000 * bare:.0f} ms); wall median {wall:.2f} s; goal 3 s: "
           f"{'OK' if cpu < 3 else 'MISSED'}")
 
 

@@ -3,10 +3,10 @@
 Run: .venv/bin/python benchmarks/offline_diversity.py            (renders all 386 arcs, seed 0)
      .venv/bin/python benchmarks/offline_diversity.py --exports DIR   (any export: OUT/<split>/data.jsonl)
 
-Goals (issue 11, over a full default build): at least 85% of assistant turns distinct, at least
+Goals (over a full default build): at least 85% of assistant turns distinct, at least
 90% of user small-talk turns distinct, no assistant sentence more than 8 times in the dataset.
-BEFORE holds the figures of the renderer before issue 11 (commit ee4292a, seed 0, all 386 arcs),
-measured with this script's ``--exports`` on that commit's ``make build`` output.
+BEFORE holds the figures of the renderer before its dealt data banks (seed 0, all 386 arcs),
+measured with this script's ``--exports`` on that version's ``make build`` output.
 """
 
 from __future__ import annotations

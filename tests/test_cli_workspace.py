@@ -17,7 +17,7 @@ from agentmemgate.design import paper_design
 
 runner = CliRunner()
 
-# Commands that may create a workspace (TEAM.md; `import` is coming on the issue-11 branch);
+# Commands that may create a workspace;
 # every other command needs an existing one.
 CREATING = {"build", "generate", "audit create", "audit import", "statements import", "mine hedges",
             "import", "natural build", "catalog propose"}

@@ -20,7 +20,7 @@ from ..schema import Arc, normalize_text
 from ..stats import Proportion, wilson
 from .judges._realism import SENTENCE_LIMIT, SENTENCE_MIN_WORDS, qa_overlap, question_part, realism_lexicon, sentences
 
-# Goals of issue 11 for a full default build.
+# Goals for a full default build.
 ASSISTANT_DISTINCT_GOAL = 0.85
 SMALL_TALK_DISTINCT_GOAL = 0.90
 

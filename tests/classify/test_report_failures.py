@@ -1,5 +1,5 @@
 """The classifier report says which statements a classifier failed on, and names a classifier
-that produced nothing, instead of leaving them out silently (issue 10)."""
+that produced nothing, instead of leaving them out silently."""
 
 from __future__ import annotations
 

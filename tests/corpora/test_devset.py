@@ -1,5 +1,5 @@
 """The miner's dev set (devsets/hedges): its labels load against the real corpora and the current
-cue lexicon and rules meet the issue-12 targets on it (a regression guard, not a tuning loop)."""
+cue lexicon and rules meet their targets on it (a regression guard, not a tuning loop)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Planted bad arcs: good offline arcs with one known defect each, and the check that must flag it.
 
-Used by the offline realism tests and by the import tests (section 3 and 4 of issue 11).
+Used by the offline realism tests and by the import tests.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The validation report names only the splits the workspace has (issue 10: it listed all three)."""
+"""The validation report names only the splits the workspace has (never every split it knows)."""
 
 from typer.testing import CliRunner
 
