@@ -83,9 +83,10 @@ def add_conditional(dest: Path, n: int = 20, rule: bool = True) -> Path:
     design = dest / "design.toml"
     _edit(design, '[[factors.hedge_strength.levels]]\nname = "confident_no_date"',
           CONDITIONAL_LEVEL + '[[factors.hedge_strength.levels]]\nname = "confident_no_date"')
-    _edit(design, '  { factor = "hedge_strength", level = "completed_change", n = 19 },',
-          f'  {{ factor = "hedge_strength", level = "conditional", outcome = "open", n = {n} }},\n'
-          '  { factor = "hedge_strength", level = "completed_change", n = 19 },')
+    # appended at the end of the split's cells: the cells before it keep their arcs
+    _edit(design, '  { factor = "confirmation_wording", level = "situational", n = 20 },\n]',
+          '  { factor = "confirmation_wording", level = "situational", n = 20 },\n'
+          f'  {{ factor = "hedge_strength", level = "conditional", outcome = "open", n = {n} }},\n]')
     _edit(dest / "phrases" / "plan.toml", "weakly_hedged = [", CONDITIONAL_PLANS + "weakly_hedged = [")
     _edit(dest / "phrases" / "replies.toml", "weakly_hedged = [",
           CONDITIONAL_REPLIES + "weakly_hedged = [")

@@ -73,7 +73,8 @@ def test_a_new_level_and_a_new_factor_go_through_the_whole_toolkit(tmp_path):
     amg("report", "eval", "--workspace", str(ws), "--out", str(tmp_path / "report-ext"))
     md = (tmp_path / "report-ext" / "eval.md").read_text()
     table6 = md.split("## Table 6")[1].split("\n## ")[0]
-    assert f"| conditional (n={design.cell_counts('controlled', N)[4][1]}) |" in table6
+    n_conditional = next(n for c, n in design.cell_counts("controlled", N) if c.level == "conditional")
+    assert f"| conditional (n={n_conditional}) |" in table6
     assert "## By level of distance (plan-outcome distance)" in md
     assert (tmp_path / "report-ext" / "figure_distance_distance.png").is_file()
 

@@ -13,7 +13,7 @@ import re
 import tomllib
 
 from ..design import Design, Problem
-from .offline import DATE_SLOTS
+from .banks import DATE_SLOTS
 
 # Slots the renderer fills for every arc (``_ArcWriter._base_slots``, the date slots and the
 # chat slots); ``{Slot}`` is the same value with a capital first letter.

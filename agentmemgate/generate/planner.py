@@ -26,6 +26,7 @@ from collections import Counter
 from ..design import Cell, Design, Domain, paper_design
 from ..errors import BadInput
 from ..schema import ArcSpec, CorrectionSpec, FieldSpec
+from .inputs import rendering_inputs
 
 
 def resolve_splits(split: str, design: Design | None = None) -> list[str]:
@@ -285,43 +286,6 @@ def _h(*parts) -> int:
     return int.from_bytes(hashlib.sha256(":".join(map(str, parts)).encode()).digest()[:8], "big")
 
 
-def domain_place(design: Design, domain: str) -> tuple[int, int]:
-    """(ordinal, stride) of a domain, which the offline renderer's deals start from. Sequential
-    designs: its place among the design's domains sorted, and their number (the paper's). Keyed
-    ones: its place in the design's list and a stride that does not grow while there are at
-    most 33 domains, so that appending a domain to the list moves no other domain's deals."""
-    from ..design.catalog import load_domains
-
-    names = list(load_domains(design))
-    if design.ids == "sequential":
-        return names.index(domain), len(names)
-    listed = names if design.domains == "all" else list(design.domains)
-    return listed.index(domain), 3 * -(-max(len(listed), 33) // 3)
-
-
-def rendering_inputs(design: Design, spec: ArcSpec) -> str:
-    """sha256 of what, besides its spec, an arc's rendering reads: the phrase banks and correction
-    phrases, its domain's file and place, the levels it is worded at (with their definitions,
-    which an LLM generator's prompt shows) and its split's note. A keyed id digests it with the
-    spec, so an arc whose text would change gets a new id; the offline renderer records it as
-    a keyed arc's provenance hash."""
-    src = design.source
-    h = hashlib.sha256()
-    for rel, f in sorted(src.files.items()):
-        if rel.startswith(design.files.phrases.rstrip("/") + "/") or rel == design.files.correction_phrases:
-            h.update(f"\0{rel}\0".encode() + f.data)
-    h.update(b"\0domain\0" + src.catalog[spec.domain].data)
-    h.update(f"\0split note\0{design.splits[spec.split].note}".encode())  # an LLM prompt shows it
-    h.update(repr(domain_place(design, spec.domain)).encode())
-    for f in design.factors.values():
-        if f.role in ("plan_wording", "confirmation_wording", "outcome"):
-            for lv in f.levels:
-                if lv.name in (spec.plan_wording, spec.confirmation_wording, spec.level) or \
-                        (f.role == "outcome" and (lv.kind or lv.name) == spec.outcome):
-                    h.update(lv.model_dump_json().encode())
-    return h.hexdigest()
-
-
 def keyed_id(spec: ArcSpec, design: Design) -> str:
     """``arc-`` and 12 hex digits of the spec's digest with its rendering inputs: a changed spec,
     or a changed input of its text, is a new id."""
@@ -344,8 +308,9 @@ class _Keyed:
         for split in self.design.splits:
             # Each domain's slots in the split's earlier cells give an arc its deal index, from a
             # start of the split's own: a cell added to one split moves no other split's deals,
-            # and one appended to a split none of its earlier cells'.
-            start = _h("amg-keyed-deal", self.seed, split) % 997 * 16
+            # and one appended to a split none of its earlier cells'. (The price: splits' deals
+            # can overlap, so small talk repeats more than in a sequential design's build.)
+            start = _h("amg-keyed-deal", self.seed, split) % 9973
             slots: Counter = Counter({d: start for d in self.names})
             used: set[tuple[str, str, str]] = set()
             specs = []

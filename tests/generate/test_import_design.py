@@ -85,7 +85,8 @@ def test_a_mistyped_label_names_field_value_and_choices(extended, tmp_path, fiel
     root, _ = extended
     paper = paper_design()
     record = next(r for r in _records(root / "out" / "controlled" / "data.jsonl")
-                  if r["factor"] == "confirmation_wording")
+                  if r["factor"] == "confirmation_wording"
+                  and r["plan_wording"] in paper.levels("hedge_strength"))
     record = {**record, "factor": "outcome", "level": "came_true", "split": "core"}
     record[field] = value
     needle = needle.format(splits=", ".join(paper.split_names), factors=", ".join(paper.factors),
