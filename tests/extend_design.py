@@ -12,42 +12,77 @@ PAPER = BUILTIN["paper"].parent
 
 CONDITIONAL_LEVEL = '''[[factors.hedge_strength.levels]]
 name = "conditional"
-group = "hedged"
-definition = "The user will change only if something else happens first (a new job, a raise, a move)."
+group = "conditional"
+definition = "The user will change only if something else happens first (a price that holds, a trial that goes well, a raise)."
 
 '''
-# Plan turns: at least 8 phrasings, each naming the plan value, as phrases/plan.toml asks.
+# Plan turns: at least 8 phrasings, each naming the plan value and the condition, which any
+# domain can have (phrases/plan.toml).
 CONDITIONAL_PLANS = '''conditional = [
-  "If I get the new job, I'll {switch_plan}, since {reason}.",
-  "Assuming the promotion comes through, I'm going to {switch_plan}.",
-  "As long as the budget works out this month, I'll {switch_plan}.",
-  "If the new apartment works out, I'll {switch_plan} too, because {reason}.",
+  "If the price stays where it is, I'll {switch_plan}, since {reason}.",
+  "Assuming my budget allows it next month, I'm going to {switch_plan}.",
+  "As long as the trial goes well, I'll {switch_plan}.",
+  "If a friend's recommendation checks out, I'll {switch_plan}, because {reason}.",
   "If I get the raise I asked for, {switching_plan} is the plan.",
   "Provided nothing changes at work, I'll {switch_plan}, since {reason}.",
-  "If the transfer goes through, I'm {switching_plan}. Otherwise I'll stay put.",
-  "Assuming my schedule calms down, I'll {switch_plan} after that.",
+  "If my schedule frees up, I'm {switching_plan}. Otherwise I'll stay put.",
   "As long as the numbers still look right next month, I'm going to {switch_plan}.",
+  "Only if the reviews hold up will I {switch_plan}, though {reason}.",
 ]
 
 '''
-# The assistant's replies to such a plan: every sentence has a slot that differs by domain.
+# The assistant's replies (phrases/replies.toml): to the plan, and to the still-pending mention
+# after it (``pending_{group}``). Every sentence of more than six words has a slot that differs
+# between domains, so none repeats word for word across the dataset.
 CONDITIONAL_REPLIES = '''conditional = [
-  "Makes sense to let that decide it. While you wait, compare {weigh} so you're ready for your {noun}.",
-  "A plan with a condition is still a plan. If it goes your way, a good first step: {step}.",
-  "That's a sensible trigger for the {change}. In the meantime, {you_stay_initial} costs you nothing.",
-  "Good to have it tied to something concrete for your {noun}. Once you know, {step}.",
+  "Tying it to that makes sense. While you wait, compare {weigh} for your {noun}.",
+  "A plan with a condition for your {noun} is still a plan. If it goes your way, a good first step: {step}.",
+  "That's a sensible trigger for a new {noun}. In the meantime, {you_stay_initial} costs you nothing.",
+  "Good to have your {noun} tied to something concrete. Once you know, {step}.",
   "Until then nothing about your {noun} has to change; it's worth comparing {weigh} now.",
-  "Fair enough: the {change} can wait on that. If it comes through, {step}.",
+  "Fair enough: your {noun} can wait on that. If it comes through, {step}.",
   "That keeps your {noun} simple: if it happens, {step}; if not, nothing changes.",
-  "Tying the {change} to that makes sense. Meanwhile, {stay_tip}.",
+  "Waiting on that is reasonable for your {noun}. Meanwhile, {stay_tip}.",
+]
+
+pending_conditional = [
+  "Makes sense to wait on that. Meanwhile, it's worth comparing {weigh} for your {noun}.",
+  "Until you know, nothing about your {noun} has to change.",
+  "That can take a while. When it comes through, a good first step: {step}.",
+  "Fair enough. While you wait, {you_stay_initial} costs you nothing.",
+  "No pressure on your {noun}; once you hear, {step}.",
+  "Waiting is reasonable. If you want to be ready, compare {weigh}.",
+  "Nothing to do until then. When the time comes, {step}.",
+  "Good to keep your {noun} tied to that. Meanwhile, {stay_tip}.",
 ]
 
 '''
+# Outcome turns after a conditional plan (phrases/outcome.toml): each outcome's table gets a
+# list for the group, so the later turn speaks of the condition, not of being undecided.
+CONDITIONAL_OUTCOMES = {
+    "verbatim": [
+        "It came through, so I went ahead with {switching_plan} {done_when}.",
+        "The thing I was waiting on worked out, and I {switched_plan} {done_when}.",
+    ],
+    "paraphrase": ["It all worked out in the end, so {current_plan} now."],
+    "oblique": ["What I was waiting on came through, so I went ahead with it {done_when}."],
+    "abandoned": [
+        "It didn't work out, so {switching_plan} is off. I'm {stay_initial}.",
+        "The condition never came through, so I'm not going to {switch_plan}.",
+    ],
+    "pending": [
+        "Still waiting to hear about the thing {switching_plan} depends on.",
+        "No word yet on what {switching_plan} hinges on, so nothing has changed.",
+        "{Switching_plan} is still waiting on that condition I mentioned {mentioned}.",
+        "Nothing has changed: {switching_plan} still depends on how things turn out.",
+        "I'm still waiting to see if it works out before {switching_plan}.",
+    ],
+}
 CONDITIONAL_CUES = '''[cues]
 # A change that waits on something else happening first.
 conditional = [
-  "if i get", "if (the|my|this|that) .{1,40}?(works? out|comes? through|goes through|pans out)",
-  "assuming", "as long as", "provided( that)?",
+  "if i get", "only if", "assuming", "as long as", "provided( that)?",
+  "if (the|my|a|this|that) [^,.]{1,40}?(works? out|comes? through|goes through|pans out|checks? out|goes well|stays|allows|frees? up|holds? up)",
 ]
 '''
 CONDITIONAL_RULE = '''[[hedge_strength.rules]]
@@ -90,6 +125,9 @@ def add_conditional(dest: Path, n: int = 20, rule: bool = True) -> Path:
     _edit(dest / "phrases" / "plan.toml", "weakly_hedged = [", CONDITIONAL_PLANS + "weakly_hedged = [")
     _edit(dest / "phrases" / "replies.toml", "weakly_hedged = [",
           CONDITIONAL_REPLIES + "weakly_hedged = [")
+    for table, lines in CONDITIONAL_OUTCOMES.items():
+        items = "".join(f'  "{t}",\n' for t in lines)
+        _edit(dest / "phrases" / "outcome.toml", f"[{table}]\n", f"[{table}]\nconditional = [\n{items}]\n")
     if rule:
         add_conditional_rule(dest)
     return dest

@@ -269,6 +269,7 @@ def semantic_problems(d: Design, bundle: Bundle) -> list[Problem]:
 
     for sname, split in d.splits.items():
         seen_cells: set[tuple] = set()
+        counted: list[str] = []  # levels that set a session count where it cannot place an outcome
         for i, cell in enumerate(split.cells):
             key = f"splits.{sname}.cells#{i + 1}"
             fac = d.factors.get(cell.factor)
@@ -306,10 +307,18 @@ def semantic_problems(d: Design, bundle: Bundle) -> list[Problem]:
             if outcome == "correction" and fac.role != "correction":
                 p(f"{key}.outcome", "only cells of the correction factor have outcome 'correction'")
             st = d.structure_of(sname, cell)
+            if lv.structure is not None and lv.structure.sessions and not st.pending_window \
+                    and outcome in PLAN_KINDS and cell.level not in counted:
+                counted.append(cell.level)
             if outcome == "correction" and 3 not in st.sessions and cell.level.split("_")[:2] == ["change", "later"]:
                 p(key, "a correction of a reported change in a later session needs 3 sessions "
                        "among the structure's sessions")
 
+        if counted:
+            p(f"splits.{sname}.structure", f"levels {', '.join(counted)} set the session count, but "
+                                           f"split {sname!r} has no pending window: the outcome then "
+                                           "opens the session after the plan's whatever the count "
+                                           "(set pending_window = true)")
     known = set(bundle.catalog)
     domains = sorted(known) if d.domains == "all" else list(d.domains)
     for dom in ([] if d.domains == "all" else d.domains):

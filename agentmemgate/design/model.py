@@ -169,7 +169,7 @@ class Cell(BaseModel):
     factor: str
     level: str
     outcome: str | None = None  # implied by the level where it can be (see ``Design.outcome_of``)
-    n: int = Field(ge=1)
+    n: int = Field(ge=1, strict=True)  # a count, never "20"
 
     @property
     def key(self) -> str:

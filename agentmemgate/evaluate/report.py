@@ -254,7 +254,8 @@ def compute_report(ws: Workspace, splits: list[str] | None = None, judge: str | 
                       judge=judge_info, splits=splits, arcs=arcs,
                       systems={n: metas[n] for n in _order(list(metas))},
                       bootstrap={"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED},
-                      notes=notes(metas, judge_info), model_calls=_model_calls(ws),
+                      notes=notes(metas, judge_info) + unscored_notes(per_arc, arcs),
+                      model_calls=_model_calls(ws),
                       natural=natural)
     ordered = {n: results.get(n, {}) for n in _order(list(metas))}
     report = EvalReport(systems=ordered, differences=diffs, meta=meta,
@@ -314,6 +315,21 @@ def split_title(design: Design, split: str) -> str:
 
 def _title(r: "EvalReport", split: str) -> str:
     return split_title(r.design, split)
+
+
+def unscored_notes(per_arc: dict[str, dict[str, dict]], arcs: dict[str, int]) -> list[str]:
+    """A note per system that has results in a split but not for all of its arcs (arcs added or
+    re-rendered since its run): its tables then count fewer arcs than the split has."""
+    by_gap: dict[str, list[str]] = {}
+    for name, by_split in per_arc.items():
+        missing = {sp: arcs[sp] - len(scores) for sp, scores in by_split.items()
+                   if sp in arcs and len(scores) < arcs[sp]}
+        if missing:
+            where = ", ".join(f"{n} of {arcs[sp]} arcs in {sp}" for sp, n in missing.items())
+            by_gap.setdefault(where, []).append(name)
+    return [f"{', '.join(names)} {'has' if len(names) == 1 else 'have'} no result yet for {where} "
+            "(arcs new or changed since the run): run `amg eval run` again to score them"
+            for where, names in by_gap.items()]
 
 
 def _collect(name, got, results, per_arc, design: Design):

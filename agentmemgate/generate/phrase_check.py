@@ -26,8 +26,16 @@ KNOWN_SLOTS = frozenset({
     "q", "weekday"})
 # A plan turn must carry the plan value (the structural check ``plan_value_in_plan_turn``).
 PLAN_VALUE_SLOTS = frozenset({"plan", "switch_plan", "switching_plan", "switched_plan"})
+# Slots whose text differs between domains (or arcs): an assistant sentence without one would
+# repeat word for word across the dataset ({change} alone does not: most domains say "switch").
+DOMAIN_SLOTS = frozenset({"noun", "weigh", "step", "settle", "tip", "stay_tip", "gap", "sched_abs",
+                          "you_initial", "you_plan", "you_current_initial", "you_current_plan",
+                          "you_switching_plan", "you_stay_initial", "you_change_plan"})
+MIN_PHRASINGS = 8  # so that no single sentence identifies a level (or repeats past the limit)
+SHORT_SENTENCE = 6  # words: a short acknowledgement ("Glad it went smoothly.") may be slot-free
 PHRASE_FILES = ("plan", "outcome", "replies", "chat")
 _SLOT = re.compile(r"\{(\w+)\}")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
 def unknown_slots(template: str) -> list[str]:
@@ -90,7 +98,7 @@ def phrase_problems(design: Design) -> list[Problem]:
     def origin(name: str) -> str:
         return src.files[f"{folder}/{name}.toml"].origin
 
-    def need(name: str, key: str, why: str, plan_turn: bool = False) -> list[str]:
+    def need(name: str, key: str, why: str, plan_turn: bool = False, least: int = 1) -> list[str]:
         """The list at ``key`` of phrase file ``name`` (``a.b`` for a nested table), or a problem."""
         node = banks[name]
         for part in key.split("."):
@@ -98,6 +106,19 @@ def phrase_problems(design: Design) -> list[Problem]:
         if not isinstance(node, list) or not node or not all(isinstance(t, str) for t in node):
             out.append(Problem(origin(name), key, f"missing or empty list of phrasings ({why})"))
             return []
+        if len(node) < least:
+            out.append(Problem(origin(name), key, f"has {len(node)} phrasing{'s' if len(node) > 1 else ''}; "
+                                                  f"at least {least} ({why}), so that no single "
+                                                  "sentence marks the level or repeats across arcs"))
+        if name == "replies":
+            for i, t in enumerate(node):
+                bare = next((x for x in _SENTENCE.split(t) if len(x.split()) > SHORT_SENTENCE
+                             and not {v[:1].lower() + v[1:] for v in _SLOT.findall(x)} & DOMAIN_SLOTS), None)
+                if bare is not None:
+                    out.append(Problem(origin(name), f"{key}#{i + 1}",
+                                       f"the sentence {bare!r} has no slot that differs between "
+                                       f"domains ({', '.join(sorted(DOMAIN_SLOTS))}): it would repeat "
+                                       "word for word across the dataset"))
         for i, t in enumerate(node):
             if bad := unknown_slots(t):
                 out.append(Problem(origin(name), f"{key}#{i + 1}",
@@ -117,8 +138,10 @@ def phrase_problems(design: Design) -> list[Problem]:
     need("replies", "after_initial", "the assistant's acknowledgement of the current value")
     for lv_name in sorted(used["plan"]):
         lv = plan_f.level(lv_name)  # type: ignore[union-attr]
-        need("plan", lv.phrase_key, f"plan turns at level {lv.name!r}", plan_turn=not lv.control)
-        need("replies", lv.reply or lv.name, f"the assistant's reply to a plan at level {lv.name!r}")
+        need("plan", lv.phrase_key, f"plan turns at level {lv.name!r}", plan_turn=not lv.control,
+             least=MIN_PHRASINGS)
+        need("replies", lv.reply or lv.name, f"the assistant's reply to a plan at level {lv.name!r}",
+             least=MIN_PHRASINGS)
         if lv.control:
             need("plan", "motivation_done", "why a completed change was made")
     if used["groups"]:
