@@ -11,10 +11,10 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # Graphiti's embedded FalkorDB (falkordblite) needs Python 3.12+: when a python3.12 is on PATH (or
-# under pyenv), `make test` also runs the Graphiti tests on ./.venv312 with the graphiti extra;
-# on the main venv they skip and say why.
+# installed with pyenv: `pyenv prefix 3.12`), `make test` also runs the Graphiti tests on
+# ./.venv312 with the graphiti extra; on the main venv they skip and say why.
 # (a pyenv shim on PATH may not run: the first candidate that does is taken)
-PYTHON312 ?= $(firstword $(foreach p,$(shell command -v python3.12 2>/dev/null) $(wildcard /root/.pyenv/versions/3.12*/bin/python3.12),$(shell $(p) -c 'import sys; print("$(p)" if sys.version_info >= (3, 12) else "")' 2>/dev/null)))
+PYTHON312 ?= $(firstword $(foreach p,$(shell command -v python3.12 2>/dev/null) $(addsuffix /bin/python3.12,$(shell pyenv prefix 3.12 2>/dev/null)),$(shell $(p) -c 'import sys; print("$(p)" if sys.version_info >= (3, 12) else "")' 2>/dev/null)))
 VENV312 ?= .venv312
 STAMP312 := $(VENV312)/.installed
 

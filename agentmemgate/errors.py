@@ -53,3 +53,7 @@ class WorkspaceError(AmgError):
 
 class SameFamilyJudge(AmgError):
     """A judge from the generator's model family was requested without --allow-same-family."""
+
+
+class DownloadError(AmgError):
+    """A public corpus could not be fetched, or what arrived is not the published file."""

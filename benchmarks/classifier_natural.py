@@ -29,18 +29,19 @@ from pathlib import Path
 from agentmemgate.classify import get_classifier
 from agentmemgate.classify.natural import UNITS, auroc_difference, devset_turns, route
 from agentmemgate.corpora.devset import load_devset
+from agentmemgate.corpora.home import require_file
 from agentmemgate.errors import AmgError
 
 ROOT = Path(__file__).resolve().parent.parent
 DEVSET = ROOT / "devsets" / "hedges"
-REAL = Path("/work/shared/corpora-src")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--locomo", type=Path, default=REAL / "locomo" / "locomo10.json")
-    ap.add_argument("--longmemeval", type=Path,
-                    default=REAL / "longmemeval" / "longmemeval_oracle_subset.json")
+    ap.add_argument("--locomo", type=Path, default=None,
+                    help="locomo10.json (default: the one in the corpora folder, AMG_CORPORA)")
+    ap.add_argument("--longmemeval", type=Path, default=None,
+                    help="longmemeval_oracle_subset.json (default: the one in the corpora folder)")
     ap.add_argument("--set", default="both", choices=("dev", "heldout", "both"))
     ap.add_argument("--classifier", action="append", default=None,
                     help="offline:lexicon.vN or another classifier spec (repeat; default v1 and v2)")
@@ -53,6 +54,9 @@ def main() -> int:
     specs = args.classifier or ["offline:lexicon.v1", "offline:lexicon.v2"]
     sets = ["dev", "heldout"] if args.set == "both" else [args.set]
     try:
+        args.locomo = args.locomo or require_file("locomo", "locomo10.json", checkout=True)
+        args.longmemeval = args.longmemeval or require_file(
+            "longmemeval", "longmemeval_oracle_subset.json", checkout=True)
         clfs = [get_classifier(s) for s in specs]
         data = {s: devset_turns(load_devset(DEVSET if s == "dev" else DEVSET / "heldout",
                                             args.locomo, args.longmemeval)) for s in sets}

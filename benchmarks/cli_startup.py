@@ -57,6 +57,8 @@ WORK = [
     ["catalog", "propose", "--attribute", "a", "--out", "{tmp}/out", "--workspace", "{tmp}/ws-cat"],
     ["eval", "systems"],  # a listing: its work is the list (exit 0)
     ["eval", "show", "x", "--system", "s", "--workspace", "{missing}"],
+    ["corpora", "fetch", "nosuch", "--to", "{tmp}/corpora"],
+    ["corpora", "list", "--folder", "{tmp}/corpora"],  # a listing: its work is the list (exit 0)
 ]
 
 
@@ -109,7 +111,7 @@ def main() -> None:
         for label, argv in rows:
             cpu, wall, code, err = measure(amg + argv, args.repeat)
             help_run = argv[-1] == "--help"
-            listing = argv == ["eval", "systems"]
+            listing = argv[:2] in (["eval", "systems"], ["corpora", "list"])
             if help_run and code != 0 or listing and code != 0 or not (help_run or listing) and (
                     code == 0 or not err.startswith("Error: ") or "--help' for help" in err
                     or "Traceback" in err):

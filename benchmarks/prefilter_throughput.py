@@ -23,9 +23,11 @@ import time
 from pathlib import Path
 
 from agentmemgate.corpora import Conversation, iter_conversations, load_corpus, scan_conversation
+from agentmemgate.corpora.home import corpus_file
 from agentmemgate.corpora.prefilter import load_lexicon
 
-REAL = Path("/work/shared/corpora-src/longmemeval/longmemeval_oracle_subset.json")
+# the real oracle sample from the corpora folder (AMG_CORPORA; `amg corpora fetch longmemeval`)
+REAL = corpus_file("longmemeval", "longmemeval_oracle_subset.json", checkout=True)
 FIXTURE = Path(__file__).parents[1] / "tests" / "fixtures" / "longmemeval_sample.json"
 
 

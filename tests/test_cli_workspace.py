@@ -21,8 +21,9 @@ runner = CliRunner()
 # every other command needs an existing one.
 CREATING = {"build", "generate", "audit create", "audit import", "statements import", "mine hedges",
             "import", "natural build", "catalog propose"}
-# Commands that read no workspace (what is installed).
-NO_WORKSPACE = {"eval systems", "design show", "design check", "design init", "catalog check"}
+# Commands that read no workspace (what is installed, the corpus files).
+NO_WORKSPACE = {"eval systems", "design show", "design check", "design init", "catalog check",
+                "corpora fetch", "corpora list"}
 # Every other command, with the arguments it needs to get as far as opening the workspace.
 REFUSING = {
     "export": [], "validate": [], "validate equivalence-pairs": [], "annotate": [],

@@ -11,7 +11,7 @@ import importlib
 import sys
 
 # Top-level command -> the modules that register it, in the order ``amg --help`` lists them.
-MODULES = ("build", "design", "catalog", "validate", "audit", "corpora", "arcs_import", "eval", "usage", "natural")
+MODULES = ("build", "design", "catalog", "validate", "audit", "corpora", "corpora_files", "arcs_import", "eval", "usage", "natural")
 COMMANDS: dict[str, tuple[str, ...]] = {
     "build": ("build",), "generate": ("build",), "export": ("build",),
     "design": ("design",),
@@ -19,6 +19,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "validate": ("validate",),
     "audit": ("audit",), "annotate": ("audit",),
     "mine": ("corpora",), "statements": ("corpora",), "classify": ("corpora",),
+    "corpora": ("corpora_files",),
     "import": ("arcs_import",),
     "eval": ("eval",),
     "usage": ("usage",),

@@ -3,6 +3,7 @@
 Mining has three steps: a cheap offline prefilter (``prefilter``, cue lexicon ``cues.vN.toml``),
 stage-2 extraction (offline rules ``rules.vN.toml`` or an LLM) and outcome linking (``outcomes``).
 Statement sets (``statements``) feed the evidence-type classifier's validation (``classify``).
+Where the corpus files live (``home``: ``AMG_CORPORA``) and where they come from (``public``).
 """
 
 
@@ -20,6 +21,10 @@ _LAZY = {
     "source_key": ("mining", None),
     "sources": ("mining", None),
     "summary": ("mining", None),
+    "corpora_dir": ("home", None),
+    "corpus_file": ("home", None),
+    "PUBLIC": ("public", None),
+    "fetch_corpus": ("public", "fetch"),
     "CORPORA": ("model", None),
     "LICENSES": ("model", None),
     "Candidate": ("model", None),
@@ -58,9 +63,10 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "CORPORA", "LICENSES", "OFFLINE_MINER", "Candidate", "ContextTurn", "Conversation",
+    "CORPORA", "LICENSES", "OFFLINE_MINER", "PUBLIC", "Candidate", "ContextTurn", "Conversation",
     "CorpusSession", "CorpusTurn", "Extraction", "Extractor", "MineSummary", "MinedStatement",
-    "OutcomeLink", "RuleExtractor", "SetInfo", "Statement", "at_risk_measurable", "detect_format",
+    "OutcomeLink", "RuleExtractor", "SetInfo", "Statement", "at_risk_measurable", "corpora_dir",
+    "corpus_file", "detect_format", "fetch_corpus",
     "import_statements", "iter_conversations", "link_outcome", "list_sets", "load_corpus",
     "load_lexicon", "load_set", "mine_hedges", "mined_statements", "sample_statements", "save_set",
     "scan_conversation", "scan_turn", "source_key", "sources", "split_sentences", "summary",

@@ -7,7 +7,6 @@ small (LoCoMo is CC BY-NC 4.0). A turn in scope with no label row is ``none``.
 from __future__ import annotations
 
 import csv
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,14 +56,6 @@ def _read_tsv(path: Path) -> tuple[list[dict], str | None]:
         if r.get("label") not in LABELS[:2]:
             raise BadInput(f"{path.name}: unknown label {r.get('label')!r} for {r.get('ref')}")
     return rows, sha
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def load_devset(folder: str | Path, locomo: str | Path, longmemeval: str | Path) -> DevSet:

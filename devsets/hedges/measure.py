@@ -12,12 +12,13 @@ import sys
 from pathlib import Path
 
 from agentmemgate.corpora._rules import load_rules
-from agentmemgate.corpora.devset import file_sha256, load_devset, measure, share_passed
+from agentmemgate.corpora.devset import load_devset, measure, share_passed
+from agentmemgate.corpora.home import require_file
 from agentmemgate.corpora.prefilter import load_lexicon
+from agentmemgate.corpora.public import file_sha256
 from agentmemgate.errors import AmgError
 
 HERE = Path(__file__).parent
-REAL = Path("/work/shared/corpora-src")
 
 
 def save_recall(report) -> None:
@@ -38,9 +39,10 @@ def save_recall(report) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--locomo", type=Path, default=REAL / "locomo" / "locomo10.json")
-    ap.add_argument("--longmemeval", type=Path,
-                    default=REAL / "longmemeval" / "longmemeval_oracle_subset.json")
+    ap.add_argument("--locomo", type=Path, default=None,
+                    help="locomo10.json (default: the one in the corpora folder, AMG_CORPORA)")
+    ap.add_argument("--longmemeval", type=Path, default=None,
+                    help="longmemeval_oracle_subset.json (default: the one in the corpora folder)")
     ap.add_argument("--cues", type=int, default=None, help="cue lexicon version (default: latest)")
     ap.add_argument("--lexicon", type=Path, default=None, help="a cue-lexicon TOML file of your own")
     ap.add_argument("--rules", type=int, default=None, help="stage-2 rules version (default: latest)")
@@ -54,6 +56,9 @@ def main() -> int:
                     help="list the spec turns stage 1 misses and stage 2 drops")
     args = ap.parse_args()
     try:
+        args.locomo = args.locomo or require_file("locomo", "locomo10.json", checkout=True)
+        args.longmemeval = args.longmemeval or require_file(
+            "longmemeval", "longmemeval_oracle_subset.json", checkout=True)
         dev = load_devset(HERE if args.set == "dev" else HERE / "heldout", args.locomo,
                           args.longmemeval)
         lex = load_lexicon(path=str(args.lexicon)) if args.lexicon else load_lexicon(args.cues)

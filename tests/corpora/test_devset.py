@@ -10,11 +10,9 @@ import pytest
 from agentmemgate.corpora.devset import load_devset, measure, share_passed
 from agentmemgate.errors import BadInput
 
-from .paths import REAL_LOCOMO, REAL_LONGMEMEVAL
+from .paths import REAL_LOCOMO, REAL_LONGMEMEVAL, needs_real_corpora
 
 DEVSET = Path(__file__).parents[2] / "devsets" / "hedges"
-needs_real = pytest.mark.skipif(not (REAL_LOCOMO.is_file() and REAL_LONGMEMEVAL.is_file()),
-                                reason="real corpora absent")
 
 
 @pytest.fixture(scope="module")
@@ -22,7 +20,7 @@ def dev():
     return load_devset(DEVSET, REAL_LOCOMO, REAL_LONGMEMEVAL)
 
 
-@needs_real
+@needs_real_corpora
 def test_every_turn_in_scope_is_labelled(dev):
     locomo = [t for t in dev.turns if t.part == "locomo"]
     lme = [t for t in dev.turns if t.part == "longmemeval"]
@@ -32,7 +30,7 @@ def test_every_turn_in_scope_is_labelled(dev):
     assert sum(t.label == "spec" for t in lme) == 26
 
 
-@needs_real
+@needs_real_corpora
 def test_current_lexicon_and_rules_meet_the_targets(dev):
     parts = {p.part: p for p in measure(dev).parts}
     lo, lme = parts["locomo"], parts["longmemeval"]
@@ -42,7 +40,7 @@ def test_current_lexicon_and_rules_meet_the_targets(dev):
     assert share_passed(REAL_LONGMEMEVAL).value < 0.40
 
 
-@needs_real
+@needs_real_corpora
 def test_held_out_set_loads_and_is_measured():
     """Figures only (no target): the held-out set exists to say how optimistic the dev ones are."""
     held = load_devset(DEVSET / "heldout", REAL_LOCOMO, REAL_LONGMEMEVAL)
@@ -51,7 +49,7 @@ def test_held_out_set_loads_and_is_measured():
     assert (parts["longmemeval"].turns, parts["longmemeval"].spec) == (61, 12)
 
 
-@needs_real
+@needs_real_corpora
 def test_released_v1_figures_stay_reproducible(dev):
     from agentmemgate.corpora._rules import load_rules
     from agentmemgate.corpora.prefilter import load_lexicon
@@ -62,7 +60,7 @@ def test_released_v1_figures_stay_reproducible(dev):
     assert share_passed(REAL_LONGMEMEVAL, load_lexicon(1)).k == 420
 
 
-@needs_real
+@needs_real_corpora
 def test_a_label_for_a_turn_the_corpus_lacks_is_named(tmp_path):
     for name in ("locomo.tsv", "longmemeval.tsv"):
         (tmp_path / name).write_text((DEVSET / name).read_text())

@@ -17,7 +17,8 @@ from agentmemgate.workspace import Workspace
 from llm_fakes import ANTHROPIC_KEY, FakeApi, anthropic_error, anthropic_ok, openai_error, openai_ok
 
 URL = "http://127.0.0.1:8080/v1"
-GGUF = "/work/llm-server/models/gemma-3-270m-q4_k_m.gguf"
+# llama-cpp-python names a model by the path of its GGUF file (shortened to the file name in messages)
+GGUF = "/models/gemma-3-270m-q4_k_m.gguf"
 LLAMA_CPP_500 = ("1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', "
                  "'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', "
                  "'ctx': {'expected': \"'text' or 'json_object'\"}}\n\n  File \"/llama_cpp/server/app.py\", "

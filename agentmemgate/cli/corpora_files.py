@@ -1,0 +1,60 @@
+"""``amg corpora``: where the public corpora (LoCoMo, LongMemEval) live, and fetching them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ._app import app, handles_errors
+
+corpora_app = typer.Typer(help="The public corpora (LoCoMo, LongMemEval): where the toolkit looks "
+                               "for them, and fetching them from their public homes.",
+                          no_args_is_help=True)
+app.add_typer(corpora_app, name="corpora")
+
+
+@corpora_app.command("fetch")
+@handles_errors
+def fetch(
+    corpus: str = typer.Argument(..., help="longmemeval or locomo."),
+    to: Optional[Path] = typer.Option(None, "--to", help="Corpora folder to fetch into (the file "
+                                      "goes to TO/CORPUS/); default: $AMG_CORPORA, else the "
+                                      "user's data folder."),
+    url: Optional[str] = typer.Option(None, "--url", help="Download from this URL (a mirror) "
+                                      "instead of the public home; the sha256 is checked all "
+                                      "the same."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="Do not draw a progress bar."),
+) -> None:
+    """Download a corpus from its public home, check its sha256, and put it where amg looks (resumable)."""
+    from ..corpora.public import fetch as fetch_corpus
+
+    report = fetch_corpus(corpus, to, url, progress=not no_progress)
+    src = report.source
+    for f in report.files:
+        if f.made == "downloaded":
+            typer.echo(f"Fetched {f.path} ({src.size:,} bytes, {src.version}), sha256 verified")
+        elif f.made == "cut":
+            typer.echo(f"Wrote {f.path} (cut from {src.name}), sha256 verified")
+        else:
+            typer.echo(f"Already there: {f.path}, sha256 verified")
+    typer.echo(f"Source: {src.home}; license: {src.license}")
+
+
+@corpora_app.command("list")
+@handles_errors
+def list_files(
+    folder: Optional[Path] = typer.Option(None, "--folder", help="Corpora folder to look in "
+                                          "(default: $AMG_CORPORA, else the user's data folder)."),
+) -> None:
+    """Where the toolkit looks for the corpora, and which of their files are there."""
+    from ..corpora.home import described_dir, fetch_hint
+    from ..corpora.public import status
+
+    typer.echo(f"Corpora folder: {folder}" if folder else f"Corpora folder: {described_dir()}")
+    for f in status(folder):
+        state = {"verified": "present, sha256 verified",
+                 "missing": f"missing: {fetch_hint(f.corpus)}",
+                 "differs": "present, but not the published file (sha256 differs)"}[f.state]
+        typer.echo(f"  {f.corpus}/{f.name}: {state}")
