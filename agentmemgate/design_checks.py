@@ -13,6 +13,7 @@ import re
 from pathlib import PurePath
 
 from .design import Design, DesignError, Problem
+from .design.bundle import BUILTIN_CATALOG, CATALOG_DIR
 from .design.load import read_design
 from .errors import BadInput
 from .generate.phrase_check import phrase_problems
@@ -31,6 +32,13 @@ def checked_domains(design: Design) -> list[str] | None:
     return list(design.domains) + sorted(set(supplied) - set(design.domains))
 
 
+def replaced_domains(design: Design) -> list[str]:
+    """Built-in domains the design draws from whose file a user's file of the same name replaced."""
+    names = design.source.catalog if design.domains == "all" else design.domains
+    return sorted(n for n in names if n in design.source.catalog
+                  and not design.source.catalog[n].builtin and (CATALOG_DIR / f"{n}.toml").is_file())
+
+
 def unused_domains(design: Design) -> list[str]:
     """Domain files a user supplied that the design does not draw from (a note, not an error)."""
     names = checked_domains(design)
@@ -45,7 +53,12 @@ def require_sound_design(design: Design, offline_renderer: bool = True,
     problem, and how many more."""
     problems = catalog_problems(design.source.catalog, checked_domains(design))
     if problems:
-        more = f" (and {len(problems) - 1} more: amg catalog check)" if len(problems) > 1 else ""
+        # the user's own files first: a value shared with a built-in domain is theirs to change
+        problems.sort(key=lambda p: p.file.startswith(BUILTIN_CATALOG + "/"))
+        folders = sorted({str(PurePath(f.origin).parent) for f in design.source.catalog.values()
+                          if not f.builtin})
+        command = " ".join(["amg catalog check", *folders])
+        more = f" (and {len(problems) - 1} more: {command})" if len(problems) > 1 else ""
         raise DesignError(f"Catalog problem: {problems[0]}{more}")
     problems = (phrase_problems(design) if offline_renderer else []) + \
         (recovery_problems(design) if offline_judge else [])

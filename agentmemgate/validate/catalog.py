@@ -51,7 +51,8 @@ SMALL_TALK_BANNED_PHRASES = ("going to", "no longer", "keep my", "keep the", "st
 IRREGULAR_PAST = {"did", "ran", "took", "got", "had", "made", "sat", "sent", "wrote", "met",
                   "fell", "found", "paid", "went", "kept", "bought", "drove", "rode",
                   "spent", "left", "ate", "read", "heard", "caught", "was", "were", "i'd", "wanted",
-                  "felt"}
+                  "felt", "flew", "swam", "wore", "brought", "began", "chose", "saw", "gave", "sold",
+                  "told", "won", "threw", "grew", "built", "stood", "woke", "rang", "sang"}
 VOWEL_OK = ("one", "uni", "use", "usu", "eu", "ur")  # "a one-pan", "a unique", "a usual"
 NAME = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)*")
 MIN_FILLINGS, MAX_FILLINGS = 4, 8
