@@ -182,7 +182,7 @@ def answers(
                    "comparisons that follow depend on the verdicts and are not counted)")
         print_costs(planned=True)
         return
-    typer.echo(f"{s.name}: {s.lines} answers for {s.arcs} arcs ("
+    typer.echo(f"{s.name}: {s.answers} answers for {s.arcs} arcs ("
                + ", ".join(f"{k} {v}" for k, v in s.splits.items())
                + f"); judge {s.judge.spec}{' (heuristic)' if s.judge.heuristic else ''}"
                + (f", answers read by {s.answer_rubric}" if s.answer_rubric else "") + ": scored now "
