@@ -38,6 +38,54 @@ class BuildSummary(BaseModel):
     cells: dict[str, dict[str, int]] = {}
     judge_calls: JudgeCalls | None = None  # dry runs: the judge calls the run would make
 
+    @property
+    def failures(self) -> int:
+        """Render failures, failing arcs and failed judge calls (a re-run retries the calls)."""
+        return (self.generate.failed
+                + len(self.structure.failing_arcs if self.structure else {})
+                + (self.judging.failures if self.judging else 0))
+
+    def lines(self) -> list[str]:
+        """What ``amg build`` prints below its ``table()`` (a dry run: what it would do)."""
+        if self.judge_calls is not None:
+            return self.generate.plan_lines(self.judge_calls)
+        g, s, j = self.generate, self.structure, self.judging
+        out = [f"rendered now: {g.rendered_now}, already done: {g.already_done}, "
+               f"render failures: {g.failed}"]
+        out += [f"  failed {f.spec_id}: {f.reason}" for f in g.failures[:20]]
+        if s:
+            out.append(f"structural checks: {s.arcs_passing}/{s.arcs} arcs pass")
+            out += [f"  {arc_id}: {'; '.join(problems)}"
+                    for arc_id, problems in list(s.failing_arcs.items())[:20]]
+        if j:
+            out += [f"judges: {j.judges_line()}", j.judged_line(),
+                    "  (details: amg report validation)"]
+        if self.export and self.export.dropped:
+            out.append(f"dropped {self.export.dropped} failing arc(s) from the export "
+                       "(--drop-failing)")
+        out += (self.export.lines() if self.export
+                else ["nothing exported: no arc of the chosen splits was rendered"])
+        return out
+
+    def table(self):
+        """The arcs per split and cell, a rich table printed above ``lines()`` (None: no cells)."""
+        if not self.cells:
+            return None
+        from rich import box
+        from rich.table import Table
+
+        from .llm.model import display_spec
+
+        table = Table(title=f"amg build ({display_spec(self.generator)})", box=box.SIMPLE_HEAD)
+        for col in ("split", "cell", "arcs"):
+            table.add_column(col, justify="right" if col == "arcs" else "left")
+        for split, cells in self.cells.items():
+            for cell, n in cells.items():
+                table.add_row(split, cell, str(n))
+            table.add_row(split, "[bold]total[/bold]", f"[bold]{sum(cells.values())}[/bold]",
+                          end_section=True)
+        return table
+
 
 def _one_blas_thread() -> None:
     """Let numpy's and scipy's OpenBLAS start one thread, not one per core, when the build

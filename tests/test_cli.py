@@ -25,6 +25,40 @@ def test_every_command_has_help():
                 assert p.help, f"amg {' '.join(path)} {p.opts[0]} has no help text"
 
 
+LLM_OPTIONS = {"--timeout", "--max-tokens", "--structured-output", "--price", "--dry-run", "--batch",
+               "--no-wait"}
+
+
+def test_every_model_calling_command_has_all_the_llm_options():
+    """The options come as one bundle (``@llm_command``): a command has all of them or none
+    (natural build: without --batch and --no-wait, its fielder asks one question at a time)."""
+    having = {}
+    for path, cmd in _walk(get_command(app)):
+        opts = {o for p in cmd.params for o in getattr(p, "opts", [])} & LLM_OPTIONS
+        if opts:
+            having[" ".join(path)] = opts
+    assert len(having) == 11
+    for name, opts in having.items():
+        assert opts == (LLM_OPTIONS - {"--batch", "--no-wait"} if name == "natural build"
+                        else LLM_OPTIONS), name
+
+
+def test_llm_command_lists_the_options_where_llm_stands_and_keeps_those_placed_by_hand():
+    import inspect
+
+    from agentmemgate.cli._llm import DryRunOpt, LlmRun, llm_command
+
+    @llm_command
+    def cmd(a: int = 0, dry_run: DryRunOpt = False, llm: LlmRun = LlmRun(), z: int = 0):
+        return llm
+
+    assert list(inspect.signature(cmd).parameters) == [
+        "a", "dry_run", "timeout", "max_tokens", "structured_output", "price", "batch", "no_wait", "z"]
+    run = cmd(a=1, dry_run=True, timeout=5.0, max_tokens=None, structured_output="auto",
+              price=None, batch=False, no_wait=False, z=2)
+    assert run == LlmRun(timeout=5.0, dry_run=True)
+
+
 def test_walk_reaches_subcommands():
     paths = {" ".join(p) for p, _ in _walk(get_command(app))}
     assert {"build", "report agreement", "audit create", "mine hedges"} <= paths
@@ -99,7 +133,7 @@ def test_dry_run_with_a_new_plan_keeps_finished_arcs(tmp_path):
 
 
 def test_failure_reasons_with_brackets_print_verbatim(capsys):
-    from agentmemgate.cli.build import _print_build
+    from agentmemgate.cli._app import show
     from agentmemgate.generate import RenderFailure
     from agentmemgate.generate.run import GenerateSummary
     from agentmemgate.pipeline import BuildSummary
@@ -107,5 +141,5 @@ def test_failure_reasons_with_brackets_print_verbatim(capsys):
     reason = "server said [/INST] and [redacted]"
     gen = GenerateSummary(planned=1, rendered_now=0, already_done=0, failed=1,
                           failures=[RenderFailure(spec_id="core-x", reason=reason, attempts=3)])
-    _print_build(BuildSummary(splits=["core"], generator="scripted:x", generate=gen))
+    show(BuildSummary(splits=["core"], generator="scripted:x", generate=gen))
     assert reason in capsys.readouterr().out

@@ -87,6 +87,16 @@ class CreatedAudit(BaseModel):
     adjudicator_link: str | None = None
     notes: list[str] = []  # what the source reported (e.g. answers skipped because not judged)
 
+    def lines(self) -> list[str]:
+        out = [f"Audit {self.name!r}: {self.n_items} {self.task} items, {self.n_references} with "
+               "a reference label (hidden from annotators).", *self.notes,
+               "Personal links (secret; shown once; `amg audit relink` issues a new one):"]
+        out += [f"  {person} ({self.assignments[person]} items): {url}"
+                for person, url in self.links.items()]
+        if self.adjudicator:
+            out.append(f"  {self.adjudicator} (adjudicator): {self.adjudicator_link}")
+        return out
+
 
 class AuditSummary(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -98,6 +108,12 @@ class AuditSummary(BaseModel):
     annotators: dict[str, str]  # name -> "labeled/assigned"
     n_labels: int
     created_at: str
+
+    def line(self) -> str:
+        """One row of ``amg audit list``."""
+        people = ", ".join(f"{k} {v}" for k, v in self.annotators.items()) or "no annotators"
+        return (f"{self.name}\t{self.task}\t{self.n_items} items\t{self.n_references} references\t"
+                f"{self.n_labels} labels logged\t{people}\tfrom {self.source}")
 
 
 # -- reading -----------------------------------------------------------------------------------
@@ -292,6 +308,14 @@ class ImportResult(BaseModel):
     annotators: list[str]
     adjudicators: list[str] = []  # names whose rows carried role=adjudicator (resolutions)
     reference: bool
+
+    def lines(self) -> list[str]:
+        what = ("reference labels" if self.reference else " and ".join(
+            x for x in (f"labels by {', '.join(self.annotators)}" if self.annotators else "",
+                        f"resolutions by {', '.join(self.adjudicators)}" if self.adjudicators
+                        else "") if x))
+        return [f"{'Created' if self.created else 'Updated'} {self.task} audit {self.audit!r}: "
+                f"{self.n_rows} {what} for {self.n_items} items."]
 
 
 def import_labels(ws: "Workspace", name: str, path: str | Path, *, reference: bool = False,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from typing import Callable
+from typing import Any, Callable
 
 import typer
 from typer.core import TyperGroup
@@ -87,6 +87,19 @@ def design_splits(workspace, split: str, design: str | None = None, catalogs=())
 
     chosen = design_for(workspace, design, catalogs or ())
     return chosen, chosen.resolve_splits(split)
+
+
+def show(result: Any) -> None:
+    """Print what a command made as the result renders itself: its ``lines()``, under its
+    ``table()`` when it has one (a rich table); or the text or lines given. Lines are printed
+    whole and verbatim (never wrapped at the terminal's width, never read as markup)."""
+    if callable(getattr(result, "table", None)) and (table := result.table()) is not None:
+        from rich.console import Console
+
+        Console().print(table)
+    if hasattr(result, "lines"):
+        result = result.lines()
+    typer.echo(result if isinstance(result, str) else "\n".join(result))
 
 
 def fail(message: str, code: int = 1) -> None:

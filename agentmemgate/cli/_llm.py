@@ -1,9 +1,13 @@
-"""The options every LLM-backed command shares (--timeout, --max-tokens, --structured-output) and
+"""The options every model-calling command shares (``@llm_command``: --timeout ... --no-wait), the
+tail they share (``LlmRun.finish``: the result, the tokens and cost per model, the exit status) and
 the one exit-status rule: 0 all done, 2 finished with recorded failures (a re-run retries them),
 1 could not run (a one-line ``Error: ...``, see ``_app.handles_errors``)."""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import inspect
 import os
 from enum import Enum
 from typing import Annotated, Any, Callable, Iterable, Optional, TypeVar
@@ -11,6 +15,7 @@ from typing import Annotated, Any, Callable, Iterable, Optional, TypeVar
 import typer
 
 from ..llm.strategies import CHOICES
+from ._app import show
 
 EXIT_FAILURES = 2
 T = TypeVar("T")
@@ -164,3 +169,86 @@ def exit_for(failures: int) -> None:
     """Exit 2 when the run finished with recorded failures."""
     if failures:
         raise typer.Exit(EXIT_FAILURES)
+
+
+# name -> (annotation, default), in the order ``--help`` lists them
+LLM_OPTIONS: dict[str, tuple[Any, Any]] = {
+    "timeout": (TimeoutOpt, None),
+    "max_tokens": (MaxTokensOpt, None),
+    "structured_output": (StructuredOpt, StructuredChoice.auto),
+    "price": (PriceOpt, None),
+    "dry_run": (DryRunOpt, False),
+    "batch": (BatchOpt, False),
+    "no_wait": (NoWaitOpt, False),
+}
+BATCH_OPTIONS = ("batch", "no_wait")
+
+
+@dataclasses.dataclass(frozen=True)
+class LlmRun:
+    """A model-calling command's LLM options, and what they do around its library call."""
+
+    timeout: float | None = None
+    max_tokens: int | None = None
+    structured_output: Any = "auto"
+    price: str | None = None
+    dry_run: bool = False
+    batch: bool = False
+    no_wait: bool = False
+
+    def options(self, specs: Iterable[str | None]) -> dict:
+        """The options for ``get_model`` (``model_options``) of the models ``specs`` name."""
+        return model_options(self.timeout, self.max_tokens, self.structured_output, specs,
+                             self.price)
+
+    def run(self, ws: Any, specs: Iterable[str | None], fn: Callable[[], T],
+            show_progress: bool = True) -> T:
+        """``fn()``, through the batch APIs with ``--batch`` (``batched``)."""
+        return batched(ws, self.batch, self.no_wait, specs, fn, show_progress, self.dry_run)
+
+    def batch_mode(self, specs: Iterable[str | None]) -> batch_mode:
+        """The ``--batch`` rules around a body that runs its own batches (``amg build``)."""
+        return batch_mode(self.batch, self.no_wait, specs, self.dry_run)
+
+    def finish(self, result: Any, failed: int = 0, *, unestimated: bool = False,
+               costs: bool = True) -> None:
+        """The shared tail: print ``result`` (``_app.show``), then the tokens and cost per model
+        (a dry run's estimates; ``costs=False`` for JSON output), and exit 2 when a real run
+        recorded ``failed`` failures."""
+        show(result)
+        if costs:
+            print_costs(planned=self.dry_run, unestimated=unestimated)
+        if not self.dry_run:
+            exit_for(failed)
+
+
+def llm_command(fn: Callable | None = None, *, batch: bool = True) -> Callable:
+    """Give a command the LLM options: its parameter ``llm: LlmRun`` becomes ``--timeout``,
+    ``--max-tokens``, ``--structured-output``, ``--price``, ``--dry-run``, ``--batch`` and
+    ``--no-wait`` (without the last two with ``batch=False``), listed in ``--help`` where it
+    stands, and the command gets them back as one ``LlmRun``.
+
+    A command that declares one of these options itself (to list it elsewhere in its ``--help``,
+    or with help text of its own) keeps that declaration, and ``llm`` reads its value from there.
+    Goes under ``@handles_errors``, which reads ``dry_run`` and ``batch`` as the command starts."""
+
+    def decorate(fn: Callable) -> Callable:
+        sig = inspect.signature(fn, eval_str=True)  # typer reads the annotations as given here
+        names = [n for n in LLM_OPTIONS if batch or n not in BATCH_OPTIONS]
+        own = {n for n in names if n in sig.parameters}
+        added = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                   annotation=LLM_OPTIONS[n][0], default=LLM_OPTIONS[n][1])
+                 for n in names if n not in own]
+        if "llm" not in sig.parameters:
+            raise TypeError(f"@llm_command: {fn.__name__} has no `llm: LlmRun` parameter")
+        params = [q for p in sig.parameters.values() for q in (added if p.name == "llm" else [p])]
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            values = {n: kwargs[n] if n in own else kwargs.pop(n) for n in names if n in kwargs}
+            return fn(*args, llm=LlmRun(**values), **kwargs)
+
+        wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorate(fn) if fn is not None else decorate

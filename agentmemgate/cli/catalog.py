@@ -8,9 +8,8 @@ from typing import Annotated, Optional
 import typer
 
 from ._app import app, fail, handles_errors
-from ._llm import (BatchOpt, DryRunOpt, MaxTokensOpt, NoWaitOpt, PriceOpt, StructuredChoice,
-                   StructuredOpt, TimeoutOpt, batched, exit_for, model_options, print_costs)
-from .build import BASE_URL, CATALOG, WORKSPACE
+from ._llm import DryRunOpt, LlmRun, PriceOpt, llm_command
+from ._options import DEFAULT_WORKSPACE, BaseUrlOpt, CatalogOpt, WorkspaceOpt
 
 catalog_app = typer.Typer(help="The domain catalog: check domain files; propose new ones with a "
                                "model.", no_args_is_help=True)
@@ -40,6 +39,7 @@ def check(
 
 @catalog_app.command("propose")
 @handles_errors
+@llm_command
 def propose(
     model: Annotated[Optional[str], typer.Option(
         "--model", help="The model that writes the files, provider:model (e.g. "
@@ -55,34 +55,27 @@ def propose(
     out: Annotated[Optional[Path], typer.Option(
         "--out", help="Folder the files that pass `amg catalog check` are written to "
                       "(OUT/NAME.toml; rejected replies go to OUT/rejected/ for review).")] = None,
-    catalog: Optional[list[Path]] = CATALOG,
+    catalog: CatalogOpt = None,
     max_attempts: Annotated[int, typer.Option(
         "--max-attempts", min=1, help="Tries per file: a file that fails the check is asked "
                                       "again with its problems.")] = 3,
-    base_url: Optional[str] = BASE_URL,
+    base_url: BaseUrlOpt = None,
     dry_run: DryRunOpt = False,
     price: PriceOpt = None,
-    timeout: TimeoutOpt = None,
-    max_tokens: MaxTokensOpt = None,
-    structured_output: StructuredOpt = StructuredChoice.auto,
-    batch: BatchOpt = False,
-    no_wait: NoWaitOpt = False,
-    workspace: Path = WORKSPACE,
+    llm: LlmRun = LlmRun(),
+    workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """Ask a model for new domain files; write those that pass the catalog check, re-ask the others with their problems."""
     from ..generate.propose import check_request, propose_domains
     from ..workspace import open_workspace
 
     check_request(model, attribute or (), count, theme, out, catalog or (), max_attempts)
-    options = model_options(timeout, max_tokens, structured_output, [model], price)
+    options = llm.options([model])
     with open_workspace(workspace, create=True) as ws:
-        summary = batched(ws, batch, no_wait, [model], lambda: propose_domains(
+        summary = llm.run(ws, [model], lambda: propose_domains(
             ws, model, out=out, attributes=attribute or (), count=count, theme=theme,
             catalogs=catalog or (), max_attempts=max_attempts, base_url=base_url,
-            model_options=options, dry_run=dry_run, echo=typer.echo), dry_run=dry_run)
-        if dry_run:
+            model_options=options, dry_run=llm.dry_run, echo=typer.echo))
+        if llm.dry_run:
             ws.discard_if_unused()
-    typer.echo("\n".join(summary.lines()))
-    print_costs(planned=dry_run)
-    if not dry_run:
-        exit_for(summary.failures)
+    llm.finish(summary, 0 if llm.dry_run else summary.failures)

@@ -8,9 +8,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from ._app import app, handles_errors, report_app
-from ._llm import (BatchOpt, DryRunOpt, MaxTokensOpt, NoWaitOpt, PriceOpt, StructuredChoice,
-                   StructuredOpt, TimeoutOpt, batched, exit_for, model_options, print_costs)
+from ._app import app, handles_errors, report_app, show
+from ._llm import DryRunOpt, LlmRun, PriceOpt, llm_command
+from ._options import DEFAULT_WORKSPACE, NoProgressOpt
 
 mine_app = typer.Typer(help="Mine public corpora (LongMemEval, LoCoMo) for natural hedges.",
                        no_args_is_help=True)
@@ -23,8 +23,6 @@ WorkspaceOpt = Annotated[Path, typer.Option("--workspace", help="Workspace folde
 ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", min=1, help="Parallel model calls.")]
 BaseUrlOpt = Annotated[Optional[str], typer.Option(
     "--base-url", help="OpenAI-compatible server for openai:MODEL specs (vLLM, Ollama).")]
-DEFAULT_WORKSPACE = Path("amg-workspace")  # workspace.DEFAULT_WORKSPACE, without importing it
-NoProgressOpt = Annotated[bool, typer.Option("--no-progress", help="Do not draw progress bars.")]
 
 
 def _existing(path: Path):
@@ -40,6 +38,7 @@ def _split(values: list[str] | None) -> list[str]:
 
 @mine_app.command("hedges")
 @handles_errors
+@llm_command
 def mine_hedges(
     path: Annotated[Path, typer.Argument(help="Corpus file: LongMemEval (oracle/_s/_m) or LoCoMo JSON.")],
     corpus: Annotated[str, typer.Option("--corpus", help="longmemeval, locomo, or auto (detected "
@@ -63,11 +62,7 @@ def mine_hedges(
     base_url: BaseUrlOpt = None,
     no_progress: NoProgressOpt = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
-    timeout: TimeoutOpt = None,
-    max_tokens: MaxTokensOpt = None,
-    structured_output: StructuredOpt = StructuredChoice.auto,
-    batch: BatchOpt = False,
-    no_wait: NoWaitOpt = False,
+    llm: LlmRun = LlmRun(),
 ) -> None:
     """Find plans and hedges (stage 1 prefilter, stage 2 extraction) and link their outcomes."""
     from ..corpora.loaders import check_corpus_path
@@ -75,21 +70,18 @@ def mine_hedges(
     check_corpus_path(path)  # before a workspace is created
     from ..corpora import mine_hedges as run
 
-    options = model_options(timeout, max_tokens, structured_output, [miner], price)
+    options = llm.options([miner])
     from ..workspace import open_workspace
 
     with open_workspace(workspace, create=True) as ws:
-        summary = batched(ws, batch, no_wait, [miner], lambda: run(
+        summary = llm.run(ws, [miner], lambda: run(
             ws, path, corpus=corpus, miner=miner, out=out, limit=limit, lexicon=lexicon,
             concurrency=concurrency, base_url=base_url, progress=not no_progress,
-            echo=typer.echo, model_options=options, prefilter=prefilter, dry_run=dry_run),
-            show_progress=not no_progress, dry_run=dry_run)
-        if dry_run:
+            echo=typer.echo, model_options=options, prefilter=prefilter, dry_run=llm.dry_run),
+            show_progress=not no_progress)
+        if llm.dry_run:
             ws.discard_if_unused()
-    typer.echo("\n".join(summary.lines()))
-    print_costs(planned=dry_run)
-    if not dry_run:
-        exit_for(summary.errors)
+    llm.finish(summary, 0 if llm.dry_run else summary.errors)
 
 
 @statements_app.command("sample")
@@ -142,6 +134,7 @@ def statements_import(
 
 @statements_app.command("label")
 @handles_errors
+@llm_command
 def statements_label(
     name: Annotated[str, typer.Argument(help="Statement set to label.")],
     voters: Annotated[list[str], typer.Option("--voters", help="Classifier or model spec(s), comma "
@@ -164,33 +157,21 @@ def statements_label(
     replace: Annotated[bool, typer.Option("--replace", help="Vote on statements whose reference "
                                           "label was imported, and overwrite those labels.")] = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
-    timeout: TimeoutOpt = None,
-    max_tokens: MaxTokensOpt = None,
-    structured_output: StructuredOpt = StructuredChoice.auto,
-    price: PriceOpt = None,
-    dry_run: DryRunOpt = False,
-    batch: BatchOpt = False,
-    no_wait: NoWaitOpt = False,
+    llm: LlmRun = LlmRun(),
 ) -> None:
     """Reference labels by majority of model votes, and a relabel by another family."""
-
-    options = model_options(timeout, max_tokens, structured_output, [*_split(voters), relabel],
-                            price)
+    specs = [*_split(voters), relabel]
+    options = llm.options(specs)
     ws = _existing(workspace)
     from ..classify import label_statements
-    summary = batched(ws, batch, no_wait, [*_split(voters), relabel],
-                      lambda: label_statements(
+    summary = llm.run(ws, specs, lambda: label_statements(
         ws, name, _split(voters), votes=votes, relabel=relabel, relabel_votes=relabel_votes,
         allow_same_family=allow_same_family, concurrency=concurrency, base_url=base_url,
         relabel_base_url=relabel_base_url, progress=not no_progress, replace=replace,
-        model_options=options, dry_run=dry_run), show_progress=not no_progress, dry_run=dry_run)
-    if dry_run:
-        typer.echo(f"dry run: {summary} votes to cast")
-        print_costs(planned=True)
-        return
-    typer.echo("\n".join(summary.lines()))
-    print_costs()
-    exit_for(summary.errors)
+        model_options=options, dry_run=llm.dry_run), show_progress=not no_progress)
+    if llm.dry_run:
+        return llm.finish(f"dry run: {summary} votes to cast")
+    llm.finish(summary, summary.errors)
 
 
 @statements_app.command("list")
@@ -232,6 +213,7 @@ def statements_list(
 
 @app.command("classify")
 @handles_errors
+@llm_command
 def classify(
     statements: Annotated[str, typer.Option("--statements", help="Statement set to classify.")],
     classifier: Annotated[str, typer.Option("--classifier", help="offline (lexicon baseline, "
@@ -250,30 +232,19 @@ def classify(
     base_url: BaseUrlOpt = None,
     no_progress: NoProgressOpt = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
-    timeout: TimeoutOpt = None,
-    max_tokens: MaxTokensOpt = None,
-    structured_output: StructuredOpt = StructuredChoice.auto,
-    price: PriceOpt = None,
-    dry_run: DryRunOpt = False,
-    batch: BatchOpt = False,
-    no_wait: NoWaitOpt = False,
+    llm: LlmRun = LlmRun(),
 ) -> None:
     """Store per-statement evidence-type distributions for a statement set."""
-
-    options = model_options(timeout, max_tokens, structured_output, [classifier], price)
+    options = llm.options([classifier])
     ws = _existing(workspace)
     from ..classify import classify_set
-    r = batched(ws, batch, no_wait, [classifier], lambda: classify_set(
+    r = llm.run(ws, [classifier], lambda: classify_set(
         ws, statements, classifier, runs=runs, rubric=rubric, method=method, samples=samples,
         concurrency=concurrency, out=out, base_url=base_url, progress=not no_progress,
-        model_options=options, dry_run=dry_run), show_progress=not no_progress, dry_run=dry_run)
-    if dry_run:
-        typer.echo(f"dry run: {r} (statement, run) pairs to classify")
-        print_costs(planned=True)
-        return
-    typer.echo("\n".join(r.lines()))
-    print_costs()
-    exit_for(r.errors)
+        model_options=options, dry_run=llm.dry_run), show_progress=not no_progress)
+    if llm.dry_run:
+        return llm.finish(f"dry run: {r} (statement, run) pairs to classify")
+    llm.finish(r, r.errors)
 
 
 @report_app.command("classifier")
@@ -299,4 +270,4 @@ def report_classifier(
     rep = classifier_report(ws, name, classifiers=classifier or None,
                             agreed_only=agreed_only, resamples=resamples, seed=seed,
                             out_dir=out_dir)
-    typer.echo(rep.model_dump_json(indent=2) if as_json else "\n".join(rep.lines()))
+    show(rep.model_dump_json(indent=2) if as_json else rep)

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 
 from ._app import app, fail, handles_errors
-from .build import CATALOG
+from ._options import CatalogOpt
 
 design_app = typer.Typer(help="Designs: what a benchmark is made of (factors, levels, splits, cells).",
                          no_args_is_help=True)
 app.add_typer(design_app, name="design")
 
-REF = typer.Argument("paper", help="A built-in design (paper), a design folder or a design.toml file.")
+RefArg = Annotated[str, typer.Argument(help="A built-in design (paper), a design folder or a "
+                                           "design.toml file.")]
 
 
 def describe(design, n_per_cell: int | None = None) -> list[str]:
@@ -51,10 +52,11 @@ def describe(design, n_per_cell: int | None = None) -> list[str]:
 @design_app.command("show")
 @handles_errors
 def show(
-    ref: str = REF,
-    n_per_cell: Optional[int] = typer.Option(None, "--n-per-cell", help="Show the counts --n-per-cell N would build."),
-    catalog: Optional[list[Path]] = CATALOG,
-    json_: bool = typer.Option(False, "--json", help="Print the design as one JSON object."),
+    ref: RefArg = "paper",
+    n_per_cell: Annotated[Optional[int], typer.Option(
+        "--n-per-cell", help="Show the counts --n-per-cell N would build.")] = None,
+    catalog: CatalogOpt = None,
+    json_: Annotated[bool, typer.Option("--json", help="Print the design as one JSON object.")] = False,
 ) -> None:
     """Print a design's factors, levels, splits, cells and arc counts."""
     from ..design import load_design
@@ -71,8 +73,8 @@ def show(
 @design_app.command("check")
 @handles_errors
 def check(
-    ref: str = REF,
-    catalog: Optional[list[Path]] = CATALOG,
+    ref: RefArg = "paper",
+    catalog: CatalogOpt = None,
 ) -> None:
     """Report every problem of a design at once, one line each (file: key: problem); exit 1 if any."""
     from ..design_checks import check_design
@@ -92,9 +94,11 @@ def check(
 @design_app.command("init")
 @handles_errors
 def init(
-    folder: Path = typer.Argument(..., help="Folder for the copy (created; must not hold a design.toml)."),
-    from_: str = typer.Option("paper", "--from", help="The built-in design to copy."),
-    name: Optional[str] = typer.Option(None, "--name", help="The copy's design name (default: from the folder name)."),
+    folder: Annotated[Path, typer.Argument(help="Folder for the copy (created; must not hold a "
+                                                "design.toml).")],
+    from_: Annotated[str, typer.Option("--from", help="The built-in design to copy.")] = "paper",
+    name: Annotated[Optional[str], typer.Option(
+        "--name", help="The copy's design name (default: from the folder name).")] = None,
 ) -> None:
     """Write an editable copy of a built-in design, with its phrase banks and recovery rules."""
     from ..design.init import init_design

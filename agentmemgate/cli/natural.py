@@ -8,10 +8,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from ._app import app, handles_errors
-from .build import WORKSPACE
-from ._llm import (DryRunOpt, MaxTokensOpt, PriceOpt, StructuredChoice, StructuredOpt,
-                   TimeoutOpt, model_options, print_costs)
+from ._app import app, handles_errors, show
+from ._llm import LlmRun, llm_command
+from ._options import DEFAULT_WORKSPACE, NoProgressOpt, WorkspaceOpt
 
 natural_app = typer.Typer(help="Natural evaluation sets: corpus questions whose answer depends on "
                                "a fact that changes during the conversation.",
@@ -19,9 +18,10 @@ natural_app = typer.Typer(help="Natural evaluation sets: corpus questions whose 
 app.add_typer(natural_app, name="natural")
 
 
-
+# No --batch: the fielder asks one question at a time, so each would be a batch (and a wait) alone.
 @natural_app.command("build")
 @handles_errors
+@llm_command(batch=False)
 def build(
     path: Annotated[Path, typer.Argument(help="LongMemEval (oracle/_s/_m) or LoCoMo JSON file.")],
     corpus: Annotated[str, typer.Option("--corpus", help="longmemeval, locomo, or auto (detected "
@@ -35,13 +35,9 @@ def build(
                                          "natural_field).")] = "offline",
     base_url: Annotated[Optional[str], typer.Option(
         "--base-url", help="OpenAI-compatible server for an openai: --fielder.")] = None,
-    timeout: TimeoutOpt = None,
-    max_tokens: MaxTokensOpt = None,
-    structured_output: StructuredOpt = StructuredChoice.auto,
-    price: PriceOpt = None,
-    dry_run: DryRunOpt = False,
-    no_progress: Annotated[bool, typer.Option("--no-progress", help="Do not draw progress bars.")] = False,
-    workspace: Path = WORKSPACE,
+    llm: LlmRun = LlmRun(),
+    no_progress: NoProgressOpt = False,
+    workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """Select the questions whose answer depends on a changing fact; store them with a field each."""
     from ..corpora.loaders import check_corpus_path
@@ -50,24 +46,21 @@ def build(
     from ..corpora.natural import build_natural_set
     from ..workspace import open_workspace
 
-    options = model_options(timeout, max_tokens, structured_output, [fielder], price)
+    options = llm.options([fielder])
     with open_workspace(workspace, create=True) as ws:
         info = build_natural_set(ws, path, corpus, name, limit, progress=not no_progress,
                                  fielder=fielder, base_url=base_url, model_options=options,
-                                 dry_run=dry_run)
-        if dry_run:
+                                 dry_run=llm.dry_run)
+        if llm.dry_run:
             ws.discard_if_unused()
-    typer.echo("\n".join(info.lines()))
-    if dry_run:
-        print_costs(planned=True)
-        return
-    print_costs()
-    typer.echo(f"run: amg eval run --natural {info.name}")
+    llm.finish(info)
+    if not llm.dry_run:
+        typer.echo(f"run: amg eval run --natural {info.name}")
 
 
 @natural_app.command("list")
 @handles_errors
-def list_sets(workspace: Path = WORKSPACE) -> None:
+def list_sets(workspace: WorkspaceOpt = DEFAULT_WORKSPACE) -> None:
     """The workspace's natural sets with their counts, rules and licenses."""
     from ..corpora.natural import list_natural_sets
     from ..workspace import Workspace
@@ -76,16 +69,16 @@ def list_sets(workspace: Path = WORKSPACE) -> None:
     if not sets:
         typer.echo("No natural sets (build one with `amg natural build --corpus longmemeval FILE`)")
     for s in sets:
-        typer.echo("\n".join(s.lines()))
+        show(s)
 
 
 @natural_app.command("show")
 @handles_errors
-def show(
+def show_cmd(
     name: Annotated[str, typer.Argument(help="A natural set's name.")],
     json_: Annotated[bool, typer.Option("--json", help="Every item as one JSON line (sessions, "
                                         "question, gold answer, evidence, field, license).")] = False,
-    workspace: Path = WORKSPACE,
+    workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """One line per item (question, gold answer, field or why it was refused), or JSON lines."""
     from ..corpora.natural import export_items, load_items, natural_set
@@ -96,7 +89,7 @@ def show(
         for d in export_items(ws, name):
             typer.echo(json.dumps(d, ensure_ascii=False))
         return
-    typer.echo("\n".join(natural_set(ws, name).lines()))
+    show(natural_set(ws, name))
     for item, _ in load_items(ws, name):
         field = item.field.attribute if item.field else f"refused: {item.field_refused}"
         typer.echo(f"{item.item_id}\t{len(item.sessions)} sessions, {item.turns()} turns\t"

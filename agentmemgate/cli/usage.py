@@ -3,22 +3,22 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 
 from ._app import app, handles_errors
-from .build import WORKSPACE
+from ._options import DEFAULT_WORKSPACE, WorkspaceOpt
 
 
 @app.command("usage")
 @handles_errors
 def usage(
-    since: Optional[str] = typer.Option(None, "--since", help="Only calls from this date (UTC), "
-                                        "e.g. 2026-11-30 or 2026-11-30T14:00."),
-    as_json: bool = typer.Option(False, "--json", help="Print the sums as one JSON object."),
-    workspace: Path = WORKSPACE,
+    since: Annotated[Optional[str], typer.Option(
+        "--since", help="Only calls from this date (UTC), e.g. 2026-11-30 or "
+                        "2026-11-30T14:00.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the sums as one JSON object.")] = False,
+    workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """Sum cost and tokens by command, model and purpose from the workspace's call log."""
     from ..llm.usage_log import usage_lines, usage_rows

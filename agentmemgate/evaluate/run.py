@@ -56,6 +56,17 @@ class EvalSummary(BaseModel):
     component_calls: int  # component systems' calls, and answering systems' model calls
     seconds: float
 
+    def lines(self) -> list[str]:
+        kinds = sorted({"offline rules" if i.offline else "LLM" for i in self.systems})
+        return [f"systems: {', '.join(self.names)} ({', '.join(kinds)}); judge: {self.judge.spec}"
+                f"{' (heuristic)' if self.judge.heuristic else ''}",
+                f"{self.arcs} arcs x {len(self.systems)} systems: ran now {self.ran_now}, "
+                f"re-scored {self.rescored}, already stored {self.already_done}, failed {self.failed}; "
+                f"{self.component_calls} {'system' if self.answering else 'component'} calls; "
+                f"{self.seconds:.1f} s",
+                *(f"  failed {e}" for e in self.failure_examples),
+                "report: amg report eval; one arc: amg eval show ARC_ID --system NAME"]
+
 
 class AnsweringPlan(BaseModel):
     """One answering system in ``amg eval run --dry-run``."""
@@ -457,7 +468,7 @@ class AnswersSummary(BaseModel):
     name: str
     path: str
     arcs: int
-    lines: int
+    answers: int  # lines of the answers file
     splits: dict[str, int]
     judge: JudgeInfo
     answer_rubric: str = ""  # the answer judge's rules or rubric (its accuracy is looked up by it)
@@ -466,6 +477,19 @@ class AnswersSummary(BaseModel):
     failed: int
     failure_examples: list[str]
     seconds: float
+
+    def lines(self) -> list[str]:
+        from .answer_accuracy import accuracy_line
+
+        return [f"{self.name}: {self.answers} answers for {self.arcs} arcs ("
+                + ", ".join(f"{k} {v}" for k, v in self.splits.items())
+                + f"); judge {self.judge.spec}{' (heuristic)' if self.judge.heuristic else ''}"
+                + (f", answers read by {self.answer_rubric}" if self.answer_rubric else "")
+                + f": scored now {self.scored_now}, already stored {self.already_done}, failed "
+                f"{self.failed}",
+                *(f"  failed {e}" for e in self.failure_examples),
+                accuracy_line(self.judge.spec, self.answer_rubric),
+                "report: amg report eval"]
 
 
 def _old_verdict(conn, name: str, arc_id: str, i: int) -> str | None:
@@ -576,7 +600,7 @@ def run_answers(ws: Workspace, path: str | Path, name: str, *, judge: str = "off
     for a, _ in chosen:
         splits[a.spec.split] = splits.get(a.spec.split, 0) + 1
     return AnswersSummary(name=name, path=str(path), arcs=len(answers),
-                          lines=sum(len(v) for v in answers.values()), splits=splits,
+                          answers=sum(len(v) for v in answers.values()), splits=splits,
                           judge=vj.info, answer_rubric=aj.rubric, scored_now=len(finished),
                           already_done=len(chosen) - len(todo), failed=failed,
                           failure_examples=examples, seconds=round(time.perf_counter() - t0, 3))

@@ -74,6 +74,16 @@ class ExportSummary(BaseModel):
     files: list[str]
     kept: dict[str, int] = {}  # split folders an earlier export left beside these (arcs each)
 
+    def lines(self) -> list[str]:
+        if not any(self.counts.values()):
+            return [f"nothing exported to {self.out_dir}: no arcs in the chosen splits"]
+        line = (f"exported to {self.out_dir}: "
+                + ", ".join(f"{k} {v}" for k, v in self.counts.items()))
+        if self.kept:  # the root manifest counts and hashes them too: say where they came from
+            line += ("; kept from an earlier export in that folder: "
+                     + ", ".join(f"{k} {v}" for k, v in self.kept.items()))
+        return [line]
+
 
 def row_order(arcs: list[Arc], split: str) -> list[Arc]:
     """The rows of a split in a seeded shuffled order: the same arcs always give the same order,

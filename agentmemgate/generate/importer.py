@@ -93,6 +93,22 @@ class ImportSummary(BaseModel):
     ignored_keys: list[str]
     arcs_passing: int
     failing_arcs: dict[str, list[str]]  # arc id -> failed structural checks
+    workspace: str = ""  # where they went (as the user named it)
+
+    def lines(self) -> list[str]:
+        out = [f"imported {self.arcs} arc(s) from {self.source} into {self.workspace}: new "
+               f"{self.new}, replaced {self.replaced}, unchanged {self.unchanged} ("
+               + ", ".join(f"{k} {v}" for k, v in self.by_split.items()) + ")"]
+        out += [f"  --split relabelled {n} arc(s): {move}"
+                for move, n in self.split_changes.items()]
+        if self.ignored_keys:
+            out.append(f"  ignored keys the format does not define: {', '.join(self.ignored_keys)}")
+        out.append(f"structural checks: {self.arcs_passing}/{self.arcs} arcs pass")
+        failing = list(self.failing_arcs.items())
+        out += [f"  {arc_id}: {'; '.join(problems)}" for arc_id, problems in failing[:20]]
+        if len(failing) > 20:
+            out.append(f"  ... and {len(failing) - 20} more (the dataset card lists every check)")
+        return out
 
 
 def _check(value: str, choices, what: str, of: str = "") -> str:
@@ -322,7 +338,8 @@ def import_arcs(workspace: Workspace | str | Path, path: str | Path, split: str 
     return ImportSummary(
         source=str(path), arcs=len(arcs), new=len(new), replaced=len(changed), unchanged=len(same),
         by_split=dict(Counter(a.spec.split for _, a, _ in arcs)), split_changes=dict(moves),
-        ignored_keys=ignored, arcs_passing=len(arcs) - len(failing), failing_arcs=failing)
+        ignored_keys=ignored, arcs_passing=len(arcs) - len(failing), failing_arcs=failing,
+        workspace=str(workspace.path if isinstance(workspace, Workspace) else workspace))
 
 
 def imported_count(ws: Workspace, split: str) -> int:

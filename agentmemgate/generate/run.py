@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel, ConfigDict
 
 from ..design import Design
@@ -14,6 +16,9 @@ from .importer import imported_count
 from .planner import plan_split
 from .renderer import RenderFailure, Renderer
 
+if TYPE_CHECKING:
+    from ..validate.dry_run import JudgeCalls
+
 
 class GenerateSummary(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -23,6 +28,22 @@ class GenerateSummary(BaseModel):
     failed: int
     failures: list[RenderFailure]
     planned_calls: int = 0
+
+    def lines(self) -> list[str]:
+        return [f"planned {self.planned}, rendered now {self.rendered_now}, already done "
+                f"{self.already_done}, failed {self.failed}",
+                *(f"  failed {f.spec_id}: {f.reason}" for f in self.failures[:20])]
+
+    def plan_lines(self, judges: JudgeCalls | None = None) -> list[str]:
+        """A dry run's counts, with those of the judges that would follow (``amg build``)."""
+        total = self.planned_calls + (judges.total if judges else 0)
+        out = [f"dry run: {self.planned} arcs planned, {self.planned - self.already_done} to "
+               f"render, {total} model calls"]
+        if judges is not None:
+            out.append(f"  generator: {self.planned_calls}")
+            out += [f"  judge {spec}: {n}" for spec, n in judges.by_judge.items()]
+            out += [f"  judge {spec}: 0 (heuristic, no model calls)" for spec in judges.heuristic]
+        return out
 
 
 def plan(ws: Workspace, splits: list[str], seed: int, n_per_cell: int | None,

@@ -22,6 +22,14 @@ class JudgeCalls(BaseModel):
     by_judge: dict[str, int]  # LLM judge spec -> calls
     heuristic: list[str]  # judges that make no model calls (the offline heuristic judges)
 
+    def lines(self) -> list[str]:
+        from ..llm.model import display_spec
+
+        return [f"dry run: {self.total} judge calls",
+                *(f"  judge {display_spec(spec)}: {n}" for spec, n in self.by_judge.items()),
+                *(f"  judge {display_spec(spec)}: 0 (heuristic, no model calls)"
+                  for spec in self.heuristic)]
+
 
 def planned_judge_calls(ws: Workspace, judges: list[Judge], rendered_ids: list[str], n_new: int,
                         tasks: tuple[str, ...] = JUDGE_TASKS, seed: int = 0) -> JudgeCalls:

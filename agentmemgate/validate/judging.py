@@ -58,12 +58,51 @@ class JudgingSummary(BaseModel):
     failures: int
     failure_examples: list[str]
 
+    def judges_line(self) -> str:
+        from ..llm.model import display_spec
+
+        return ", ".join(f"{display_spec(x.spec)} ({x.family}{', heuristic' if x.heuristic else ''})"
+                         for x in self.judges)
+
+    def judged_line(self) -> str:
+        """How many judge questions this run asked and how many got an answer (never "judged"
+        for a question whose every call failed)."""
+        return (f"asked now {self.judged_now}: {self.judged_now - self.failures} answered, "
+                f"{self.failures} judge failures; already stored {self.already_done}")
+
 
 class ValidationSummary(BaseModel):
     model_config = ConfigDict(extra="forbid")
     structure: StructureSummary | None = None
     judging: JudgingSummary | None = None
     report: ValidationReport | None = None
+
+    @property
+    def failures(self) -> int:
+        """Failing arcs and failed judge calls (a re-run retries the calls)."""
+        return (len(self.structure.failing_arcs if self.structure else {})
+                + (self.judging.failures if self.judging else 0))
+
+    def lines(self) -> list[str]:
+        from ..llm.model import display_spec
+
+        out: list[str] = []
+        if st := self.structure:
+            out.append(f"structural checks: {st.arcs_passing}/{st.arcs} arcs pass")
+            out += [f"  {arc_id}: {'; '.join(problems)}" for arc_id, problems in st.failing_arcs.items()]
+        if j := self.judging:
+            out.append(f"judges: {j.judges_line()}; generator family: "
+                       f"{', '.join(j.generator_families) or 'none'}")
+            if j.same_family_judges:
+                out.append(f"same-family judging allowed for: {', '.join(j.same_family_judges)}")
+            out.append(f"{', '.join(j.checks)}: {j.judged_line()}")
+            out += [f"  judge failure {e}" for e in j.failure_examples]
+        if self.report and self.report.judges:
+            for spec, b in self.report.by_judge.items():
+                out.append(f"blind level recovery ({display_spec(spec)}): {b.recovery.overall.fmt()}")
+                out += [f"realism {c} ({display_spec(spec)}): {p.fmt()}" for c, p in b.realism.items()]
+            out.append("full report: amg report validation")
+        return out
 
 
 def parse_checks(checks: str | Iterable[str]) -> list[str]:

@@ -175,7 +175,7 @@ def test_answers_scored_and_reported(hand_ws, tmp_path):
     p = tmp_path / "answers.jsonl"
     p.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     s = run_answers(hand_ws, p, "product", show_progress=False)
-    assert (s.arcs, s.lines, s.scored_now) == (2, 4, 2)
+    assert (s.arcs, s.answers, s.scored_now) == (2, 4, 2)
     assert run_answers(hand_ws, p, "product").already_done == 2
     r = compute_report(hand_ws).to_json()["systems"]["product"]
     assert r["heldout"]["exposure"]["k"] == 1 and r["core"]["exposure"]["k"] == 0

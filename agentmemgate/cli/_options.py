@@ -1,0 +1,27 @@
+"""The options several command modules share (typer ``Annotated`` aliases; each command gives the
+default). Options one module uses stay in that module."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+DEFAULT_WORKSPACE = Path("amg-workspace")  # workspace.DEFAULT_WORKSPACE, without importing it
+
+WorkspaceOpt = Annotated[Path, typer.Option("--workspace", help="Workspace folder (SQLite database).")]
+SplitOpt = Annotated[str, typer.Option(
+    "--split", help="A split or group of the design (the paper's: core, heldout, controlled, "
+                    "corrections, paper = the first three) or all.")]
+DesignOpt = Annotated[Optional[str], typer.Option(
+    "--design", help="A design: a built-in name (paper) or a design folder or file (amg design "
+                     "init DIR). Default: the workspace's, else paper.")]
+CatalogOpt = Annotated[Optional[list[Path]], typer.Option(
+    "--catalog", help="A folder of domain files (DOMAIN.toml) added to the built-in catalog (a "
+                      "file of the same name replaces the built-in one); repeatable.")]
+NoProgressOpt = Annotated[bool, typer.Option("--no-progress", help="Do not draw progress bars.")]
+BaseUrlOpt = Annotated[Optional[str], typer.Option(
+    "--base-url", help="OpenAI-compatible server for openai:MODEL (vLLM, Ollama, llama.cpp), "
+                       "e.g. http://localhost:8000/v1.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the report as one JSON object.")]
