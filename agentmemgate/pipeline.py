@@ -37,6 +37,7 @@ class BuildSummary(BaseModel):
     export: ExportSummary | None = None
     cells: dict[str, dict[str, int]] = {}
     judge_calls: JudgeCalls | None = None  # dry runs: the judge calls the run would make
+    design: str = ""  # the design built: its name, and where it was read from
 
     @property
     def failures(self) -> int:
@@ -76,7 +77,10 @@ class BuildSummary(BaseModel):
 
         from .llm.model import display_spec
 
-        table = Table(title=f"amg build ({display_spec(self.generator)})", box=box.SIMPLE_HEAD)
+        title = f"amg build ({display_spec(self.generator)})"
+        if self.design:
+            title += f"\ndesign {self.design}"
+        table = Table(title=title, box=box.SIMPLE_HEAD)
         for col in ("split", "cell", "arcs"):
             table.add_column(col, justify="right" if col == "arcs" else "left")
         for split, cells in self.cells.items():
@@ -85,6 +89,12 @@ class BuildSummary(BaseModel):
             table.add_row(split, "[bold]total[/bold]", f"[bold]{sum(cells.values())}[/bold]",
                           end_section=True)
         return table
+
+
+def design_label(design: Design) -> str:
+    """'paper (built in)' or 'my_design (my-design/design.toml)': what a summary names."""
+    src = design.source
+    return f"{design.name} ({'built in' if src.builtin else src.design.origin})"
 
 
 def _one_blas_thread() -> None:
@@ -148,6 +158,7 @@ def build(workspace: str | Path, out: str | Path, split: str = "all", generator:
             calls = planned_judge_calls(ws, judge_objs, [s.id for s in specs if s.id not in new],
                                         len(todo))
             summary = BuildSummary(splits=splits, generator=renderer.name, generate=gen,
+                                   design=design_label(design),
                                    judge_calls=calls)
             ws.discard_if_unused()
             return summary
@@ -187,7 +198,8 @@ def _steps(ws: Workspace, out, splits, renderer, judge_objs, *, seed, n_per_cell
            allow_same_family, show_progress, design, deferring=lambda: False) -> BuildSummary:
     gen = generate(ws, renderer, splits, seed=seed, n_per_cell=n_per_cell,
                    show_progress=show_progress, design=design)
-    summary = BuildSummary(splits=splits, generator=renderer.name, generate=gen)
+    summary = BuildSummary(splits=splits, generator=renderer.name, generate=gen,
+                           design=design_label(design))
     summary.structure = validate_structure(ws, splits)
     summary.judging = judge_arcs(ws, splits, judge_objs, allow_same_family=allow_same_family,
                                  show_progress=show_progress)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 import sys
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Callable
 
 import typer
@@ -86,7 +88,25 @@ def design_splits(workspace, split: str, design: str | None = None, catalogs=())
     from ..design.stored import design_for
 
     chosen = design_for(workspace, design, catalogs or ())
-    return chosen, chosen.resolve_splits(split)
+    with unknown_names_explained(workspace, design):
+        return chosen, chosen.resolve_splits(split)
+
+
+@contextmanager
+def unknown_names_explained(workspace, design: str | None = None):
+    """An unknown split, factor or level checked against the paper's design only because the
+    ``--workspace`` given does not exist (a typo, often) says so."""
+    from ..errors import UnknownLevel
+    from ..workspace import DB_NAME
+
+    try:
+        yield
+    except UnknownLevel as e:
+        if design is None and workspace is not None and not (Path(workspace) / DB_NAME).is_file():
+            raise UnknownLevel(f"{e} (there is no workspace at {str(workspace)!r} yet, so the "
+                               "paper's design applies: pass --design, or the --workspace that "
+                               "holds yours)") from None
+        raise
 
 
 def show(result: Any) -> None:

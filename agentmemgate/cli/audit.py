@@ -40,9 +40,11 @@ def _check_task(task: str, workspace: Path) -> None:
     made."""
     from ..annotate_app.labels import parse_task
     from ..design.stored import design_for
+    from ._app import unknown_names_explained
 
     if parse_task(task)[1] is not None:
-        parse_task(task, design_for(workspace))
+        with unknown_names_explained(workspace):
+            parse_task(task, design_for(workspace))
 
 
 @audit_app.command("create")

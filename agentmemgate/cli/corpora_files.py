@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 
@@ -18,14 +18,14 @@ app.add_typer(corpora_app, name="corpora")
 @corpora_app.command("fetch")
 @handles_errors
 def fetch(
-    corpus: str = typer.Argument(..., help="longmemeval or locomo."),
-    to: Optional[Path] = typer.Option(None, "--to", help="Corpora folder to fetch into (the file "
-                                      "goes to TO/CORPUS/); default: $AMG_CORPORA, else the "
-                                      "user's data folder."),
-    url: Optional[str] = typer.Option(None, "--url", help="Download from this URL (a mirror) "
-                                      "instead of the public home; the sha256 is checked all "
-                                      "the same."),
-    no_progress: bool = typer.Option(False, "--no-progress", help="Do not draw a progress bar."),
+    corpus: Annotated[str, typer.Argument(help="longmemeval or locomo.")],
+    to: Annotated[Optional[Path], typer.Option(
+        "--to", help="Corpora folder to fetch into (the file goes to TO/CORPUS/); default: "
+                     "$AMG_CORPORA, else the user's data folder.")] = None,
+    url: Annotated[Optional[str], typer.Option(
+        "--url", help="Download from this URL (a mirror) instead of the public home; the sha256 "
+                      "is checked all the same.")] = None,
+    no_progress: Annotated[bool, typer.Option("--no-progress", help="Do not draw a progress bar.")] = False,
 ) -> None:
     """Download a corpus from its public home, check its sha256, and put it where amg looks (resumable)."""
     from ..corpora.public import fetch as fetch_corpus
@@ -45,8 +45,9 @@ def fetch(
 @corpora_app.command("list")
 @handles_errors
 def list_files(
-    folder: Optional[Path] = typer.Option(None, "--folder", help="Corpora folder to look in "
-                                          "(default: $AMG_CORPORA, else the user's data folder)."),
+    folder: Annotated[Optional[Path], typer.Option(
+        "--folder", help="Corpora folder to look in (default: $AMG_CORPORA, else the user's data "
+                         "folder).")] = None,
 ) -> None:
     """Where the toolkit looks for the corpora, and which of their files are there."""
     from ..corpora.home import described_dir, fetch_hint

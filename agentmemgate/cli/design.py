@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -56,7 +57,7 @@ def show(
     n_per_cell: Annotated[Optional[int], typer.Option(
         "--n-per-cell", help="Show the counts --n-per-cell N would build.")] = None,
     catalog: CatalogOpt = None,
-    json_: Annotated[bool, typer.Option("--json", help="Print the design as one JSON object.")] = False,
+    json_: Annotated[bool, typer.Option("--json", help="Print the design, where it was read from and its counts as one JSON object.")] = False,
 ) -> None:
     """Print a design's factors, levels, splits, cells and arc counts."""
     from ..design import load_design
@@ -65,7 +66,7 @@ def show(
     if n_per_cell is not None and n_per_cell < 1:
         fail(f"--n-per-cell must be a positive whole number, got {n_per_cell}")
     if json_:
-        typer.echo(design.model_dump_json(indent=2))
+        typer.echo(json.dumps(design.described(n_per_cell), indent=2, default=str))
         return
     typer.echo("\n".join(describe(design, n_per_cell)))
 
@@ -83,8 +84,7 @@ def check(
     for p in problems:
         typer.echo(str(p))
     if problems:
-        fail(f"{len(problems)} problem{'s' if len(problems) != 1 else ''} in design "
-             f"{design.name if design else ref}")
+        fail(f"{len(problems)} problem{'s' if len(problems) != 1 else ''} in {ref}")
     splits = len(design.splits)
     cells = sum(len(s.cells) for s in design.splits.values())
     arcs = sum(design.arcs_in(s) for s in design.splits)

@@ -127,6 +127,8 @@ def design_path(ref: str | Path) -> tuple[Path, str | None]:
 
 
 def catalog_files_in(folder: Path, origin: str) -> dict[str, NamedFile]:
+    if folder.is_file():
+        raise BadInput(f"{origin!r} is a file: a catalog is a folder of DOMAIN.toml files")
     if not folder.is_dir():
         raise BadInput(f"No catalog folder {origin!r} (expected a folder of DOMAIN.toml files)")
     return {p.stem: _read(p, f"{origin}/{p.name}") for p in sorted(folder.glob("*.toml"))}

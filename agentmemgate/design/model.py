@@ -316,6 +316,22 @@ class Design(BaseModel):
         ref = max(plan)
         return [(c, max(1, (2 * c.n * n_per_cell + ref) // (2 * ref))) for c in cells]
 
+    def described(self, n_per_cell: int | None = None) -> dict:
+        """The design as data (``amg design show --json``): its content, where it was read from
+        and the arcs each cell gets (scaled by ``n_per_cell``)."""
+        src = self.source
+        counts = {name: {"arcs": self.arcs_in(name, n_per_cell),
+                         "cells": [{"factor": c.factor, "level": c.level,
+                                    "outcome": self.outcome_of(c), "n": n}
+                                   for c, n in self.cell_counts(name, n_per_cell)]}
+                  for name in self.splits}
+        return {"design": self.model_dump(mode="json"),
+                "source": {"builtin": src.builtin, "file": src.design.origin,
+                           "sha256": src.sha256,
+                           "files": {rel: f.sha256 for rel, f in sorted(src.files.items())}},
+                "n_per_cell": n_per_cell, "splits": counts,
+                "arcs": sum(c["arcs"] for c in counts.values())}
+
     def arcs_in(self, split: str, n_per_cell: int | None = None) -> int:
         return sum(n for _, n in self.cell_counts(split, n_per_cell))
 

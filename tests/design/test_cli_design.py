@@ -60,7 +60,7 @@ def test_check_lists_every_problem_and_exits_1(design_dir, edit_design):
     res = runner.invoke(app, ["design", "check", str(design_dir)])
     assert res.exit_code == 1
     lines = res.output.strip().splitlines()
-    assert len(lines) == 3 and lines[-1] == "Error: 2 problems in design my_design"
+    assert len(lines) == 3 and lines[-1] == f"Error: 2 problems in {design_dir}"
     assert "splits.core.cells#1.factor: unknown factor 'outcom'" in lines[0] and "did you mean 'outcome'?" in lines[0]
 
 
@@ -99,3 +99,21 @@ def test_build_refuses_a_design_whose_phrase_file_is_broken_before_making_anythi
                                   f"syntax error: Invalid value (at end of document): see amg design "
                                   f"check {design_dir}")
     assert not (tmp_path / "ws").exists()
+
+
+def test_show_json_has_the_counts_a_scale_gives():
+    d = paper_design()
+    res = runner.invoke(app, ["design", "show", "--json", "--n-per-cell", "3"])
+    assert res.exit_code == 0, res.output
+    shown = __import__("json").loads(res.output)
+    assert shown["arcs"] == sum(d.arcs_in(s, 3) for s in d.splits)
+    assert [c["n"] for c in shown["splits"]["heldout"]["cells"]] == [n for _, n in d.cell_counts("heldout", 3)]
+    assert shown["source"]["sha256"] == d.source.sha256 and shown["design"]["name"] == "paper"
+
+
+def test_a_mistyped_workspace_is_named_when_the_paper_design_does_not_know_a_name(tmp_path):
+    res = runner.invoke(app, ["audit", "create", "a", "--task", "difficulty:distance", "--from",
+                              "arcs:distance", "--workspace", str(tmp_path / "ws-typo")])
+    assert res.exit_code == 1
+    assert "Unknown factor 'distance' in design 'paper'" in res.output
+    assert f"there is no workspace at '{tmp_path / 'ws-typo'}' yet" in res.output
