@@ -17,6 +17,8 @@ from .._sqlite import sqlite_utils
 
 from ..workspace import DB_NAME, Workspace, now
 
+CACHE_VERSION = 1  # part of every cache key: raising it makes every cached answer unreachable
+
 
 class CallStore:
     def __init__(self, workspace: Workspace):

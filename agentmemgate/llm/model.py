@@ -5,7 +5,8 @@ content-addressed cache (so a re-run after a kill repeats no answered call), oth
 ``execute`` -- the one method a provider implements -- under the structured-output strategy that
 works for this server (``structured``), validates the reply with pydantic (or the caller's
 ``parse``), re-asks a bounded number of times with the problem sent back, and logs every HTTP
-attempt with the strategy used.
+attempt with the strategy used. The calls products make through their own clients take the
+same cache and log by another door (``forwarding``).
 """
 
 from __future__ import annotations
@@ -28,14 +29,15 @@ from ..workspace import Workspace
 from ._batch_state import active_collector as _batch_collector, plans_batch as _plans_batch
 from ._errors import CallFailed, FatalProviderError, scrub, shorten
 from ._http import Attempt, recording
-from ._store import CallStore
+from ._store import CACHE_VERSION, CallStore
 from ._throttle import Slot, Throttle
+from .forwarding import Forwarding
+from .request import RawReply, Request, refuse_in_dry_run
 from .structured import (STRATEGIES, STRATEGY_FIELDS, StructuredOutput, feedback,
                          schema_instructions, validate_reply)
 from .usage import Usage
 from .. import invocation
 
-CACHE_VERSION = 1
 _UNRESOLVED = object()
 MAX_BUDGET = 16384  # the most a re-ask after a cut-off reply may raise the output budget to
 DEFAULT_BUDGET = 2048  # for a call that states none: never generate to the context limit by omission
@@ -44,16 +46,6 @@ Parse = Callable[[str], Any]
 """A caller's reply parser for plain-text answers: returns the value or raises ValueError(problem)."""
 
 
-
-def _refuse_in_dry_run(label: str, purpose: str) -> None:
-    """A dry run sends nothing: a call it reaches that the cache cannot answer stops it."""
-    from .. import invocation
-
-    if invocation.dry_run():
-        from ._errors import DryRunCall
-
-        raise DryRunCall(f"{label}: a dry run sends nothing, and this step ({purpose or 'a call'}) "
-                         "needs an answer not in the workspace", purpose)
 
 class ModelOptions(BaseModel):
     """Options every provider accepts; providers subclass this (extra keys are errors)."""
@@ -79,43 +71,6 @@ class SdkOptions(ModelOptions):
     api_key: SecretStr | None = None
     max_retries: int = Field(4, ge=0, le=20, description="SDK retries on 429/5xx/timeouts.")
     http_client: Any = None  # an httpx2 (or legacy httpx) Client, e.g. with a MockTransport
-
-
-@dataclasses.dataclass(frozen=True)
-class Request:
-    """One completion request as a provider sees it."""
-
-    prompt: str
-    system: str | None = None
-    schema: type[BaseModel] | None = None
-    temperature: float = 0.0
-    logprobs: bool = False
-    top_logprobs: int = 0
-    seed_key: str = ""
-    purpose: str = ""
-    strategy: str | None = None  # how to ask for ``schema`` (see ``structured.STRATEGIES``)
-    max_tokens: int | None = None  # output budget; None: the provider's default
-
-    @property
-    def seed(self) -> int | None:
-        """A provider sampling seed derived from ``seed_key`` (None when no key was given)."""
-        if not self.seed_key:
-            return None
-        return int(hashlib.sha256(self.seed_key.encode()).hexdigest()[:8], 16) & 0x7FFFFFFF
-
-
-class RawReply(BaseModel):
-    """What ``execute`` returns: the provider's answer before validation."""
-
-    model_config = ConfigDict(extra="forbid")
-    text: str = ""
-    resolved_model: str = ""
-    input_tokens: int = 0  # all input tokens, cached ones included
-    output_tokens: int = 0
-    cached_tokens: int = 0
-    logprobs: list[dict[str, float]] | None = None
-    refusal: str | None = None  # set when the model declined to answer
-    truncated: bool = False  # stopped at the output token limit
 
 
 class Response(BaseModel):
@@ -153,10 +108,11 @@ def display_spec(spec: str) -> str:
     return f"{provider}:{display_name(name)}" if sep else spec
 
 
-class Model(ABC):
+class Model(Forwarding, ABC):
     """A provider model bound (optionally) to a workspace's cache and call log.
 
-    Subclasses set ``provider``, ``Options`` and ``strategies`` and implement ``execute``.
+    Subclasses set ``provider``, ``Options`` and ``strategies`` and implement ``execute`` (and,
+    to serve products, ``execute_chat`` / ``execute_embed``: ``forwarding``).
     """
 
     provider: ClassVar[str] = ""
@@ -181,7 +137,7 @@ class Model(ABC):
         self._strategy: str | None = None
         self._strategy_lock = threading.Lock()
         self._said: set[str] = set()
-        self._inflight: dict[str, threading.Event] = {}  # chat bodies being forwarded upstream
+        self._inflight: dict[str, threading.Event] = {}  # products' chat bodies sent upstream now
         self._inflight_lock = threading.Lock()
         self.throttle = Throttle(lambda: self.label, self.say, self._in_flight)
         self.planned = Usage()  # dry runs: the calls ``plan`` counted (tokens estimated)
@@ -390,270 +346,155 @@ class Model(ABC):
         """
         key = self.cache_key(prompt, system=system, schema=schema, temperature=temperature,
                              logprobs=logprobs, top_logprobs=top_logprobs, seed_key=seed_key)
-        if self._store is not None and (row := self._store.get(key)) is not None:
-            parsed, problem = _check(row["response_text"], schema, parse)
-            if problem is None:
-                collector = _batch_collector()
-                if collector is None or not collector.answered(key):  # not this run's batch
-                    self.usage.add(cache_hits=1)
-                return self._response(row["response_text"], parsed, key, cached=True,
-                                      resolved=row["resolved_model"], latency=0.0,
-                                      tokens=(row["input_tokens"], row["output_tokens"],
-                                              row["cached_tokens"]),
-                                      logprobs=json.loads(row["logprobs_json"] or "null"),
-                                      strategy=row.get("strategy"), tries=0)
-        _refuse_in_dry_run(self.label, purpose)
-        forced_budget = self.options.max_tokens is not None
-        budget = self.options.max_tokens or max_tokens or DEFAULT_BUDGET
+        if (hit := self._from_cache(key, schema, parse)) is not None:
+            return hit
+        refuse_in_dry_run(self.label, purpose)
+        ask = _Asking(key=key, prompt=prompt, system=system, schema=schema, parse=parse,
+                      temperature=temperature, logprobs=logprobs, top_logprobs=top_logprobs,
+                      seed_key=seed_key, purpose=purpose, asked=prompt,
+                      budget=self.options.max_tokens or max_tokens or DEFAULT_BUDGET,
+                      forced_budget=self.options.max_tokens is not None)
         if (collector := _batch_collector()) is not None:  # --batch: sent later, in a batch
+            # raises Deferred (or this run's failure)
             collector.defer(self, key, prompt=prompt, system=system, schema=schema, parse=parse,
                             temperature=temperature, logprobs=logprobs, top_logprobs=top_logprobs,
-                            seed_key=seed_key, purpose=purpose, budget=budget,
-                            forced_budget=forced_budget)  # raises Deferred (or this run's failure)
+                            seed_key=seed_key, purpose=purpose, budget=ask.budget,
+                            forced_budget=ask.forced_budget)
         started = time.monotonic()
-        attempt_no = 0
-        asked, problem, note = prompt, "", None
-        tries = 0
-        while tries < self.options.invalid_output_retries + 1:
-            strategy = self.strategy() if schema is not None else None
-            req = Request(prompt=self._ask_text(asked, schema, strategy), system=system,
-                          schema=schema, temperature=temperature, logprobs=logprobs,
-                          top_logprobs=top_logprobs, seed_key=seed_key, purpose=purpose,
-                          strategy=strategy, max_tokens=budget)
-            with self.throttle.slot() as slot, \
-                    recording(on_lost=lambda waited, s=slot: self._lost(s, waited)) as attempts:
-                t0 = time.monotonic()
-                try:
-                    raw = self.execute(req)
-                except CallFailed as e:
-                    refused = (strategy is not None and e.kind == "unsupported"
-                               and e.field in STRATEGY_FIELDS.get(strategy, ()))
-                    if refused:
-                        attempt_no = self._log(key, req, attempts, t0, attempt_no,
-                                               status="unsupported", error=str(e),
-                                               note=f"{strategy} refused ({e.field})")
-                        self.usage.add(requests=max(len(attempts), 1))
-                        note = self._refused(strategy, e)
-                        continue
-                    if e.kind == "timeout":
-                        e = self._timeout_error(e, slot, len(attempts))
-                    attempt_no = self._log(key, req, attempts, t0, attempt_no, status=e.kind,
-                                           error=str(e), note=note)
-                    self.usage.add(calls=1, failures=1, requests=max(len(attempts), 1))
-                    raise e from None
-                except AmgError as e:
-                    attempt_no = self._log(key, req, attempts, t0, attempt_no,
-                                           status=getattr(e, "kind", "fatal"), error=str(e),
-                                           note=note)
-                    self.usage.add(calls=1, failures=1, requests=max(len(attempts), 1))
-                    raise
-                slot.usable = True
-            tries += 1
-            cost = self.call_cost(raw.input_tokens, raw.output_tokens, raw.cached_tokens)
-            self.usage.add(calls=1, requests=max(len(attempts), 1), input_tokens=raw.input_tokens,
-                           output_tokens=raw.output_tokens, cached_tokens=raw.cached_tokens,
-                           unpriced=cost is None, cost_usd=cost)
+        tries = self.options.invalid_output_retries + 1
+        while ask.tries < tries:
+            sent = self._attempt(ask)
+            if sent is None:
+                continue  # the server refused this way of asking for JSON: ask the next way
+            ask.tries += 1
+            raw = sent.raw
+            parsed, problem = (None, None) if raw.refusal is not None else self._read(ask, raw)
+            self._count(sent.attempts, raw, failed=raw.refusal is not None
+                        or (problem is not None and ask.tries == tries))
             if raw.refusal is not None:
                 reason = shorten(scrub(raw.refusal or "no reason given", self.secrets()))
-                self._log(key, req, attempts, t0, attempt_no, status="refused", raw=raw,
-                          error=reason, note=note)
-                self.usage.add(failures=1)
+                self._log_reply(ask, sent, "refused", reason)
                 raise CallFailed(f"{self.label} refused to answer: {reason}", kind="refusal")
-            parsed, problem = _check(raw.text, schema, parse)
-            if problem is not None and not raw.text.strip():
-                problem = "the reply is empty"
-                if hint := self.empty_reply_hint():
-                    self.say(f"{self.label} sent an empty reply: {hint}")
-                    problem += f" ({hint})"
-            if problem is not None and raw.truncated:
-                problem += (f" (the reply was cut off at the output token limit of {budget} tokens"
-                            + (": raise --max-tokens)" if forced_budget or not budget else ")"))
             if problem is None:
-                self._log(key, req, attempts, t0, attempt_no, status="ok", raw=raw, note=note)
+                self._log_reply(ask, sent, "ok")
                 latency = round(time.monotonic() - started, 4)
-                self._cache(key, req, raw, latency)
+                self._cache(key, sent.req, raw, latency)
                 return self._response(raw.text, parsed, key, cached=False,
                                       resolved=raw.resolved_model or self.name, latency=latency,
                                       tokens=(raw.input_tokens, raw.output_tokens, raw.cached_tokens),
-                                      logprobs=raw.logprobs, strategy=strategy, tries=tries)
-            attempt_no = self._log(key, req, attempts, t0, attempt_no, status="invalid_output",
-                                   raw=raw, error=problem, note=note)
-            asked = feedback(prompt, problem, raw.text)
-            note = f"re-ask {tries + 1}: the problem was sent back"
-            if (raw.truncated and schema is not None and budget and not forced_budget
-                    and budget < MAX_BUDGET):  # a cut-off one-word answer rambled: no more room
-                budget = min(budget * 2, MAX_BUDGET)
-                note += f"; output budget raised to {budget} tokens"
-        self.usage.add(failures=1)
-        tries_n = self.options.invalid_output_retries + 1
+                                      logprobs=raw.logprobs, strategy=sent.req.strategy,
+                                      tries=ask.tries)
+            self._reask(ask, sent, problem)
         what = schema.__name__ if schema else "reply"
-        raise CallFailed(f"{self.label} gave no valid {what} in {tries_n} "
-                         f"tr{'y' if tries_n == 1 else 'ies'}: {problem}", kind="invalid_output",
-                         problem=problem)
+        raise CallFailed(f"{self.label} gave no valid {what} in {tries} "
+                         f"tr{'y' if tries == 1 else 'ies'}: {ask.problem}", kind="invalid_output",
+                         problem=ask.problem)
 
-    # -- pass-through for products (``llm.serve``) ---------------------------------------------
-    def execute_chat(self, body: dict[str, Any]) -> tuple[dict[str, Any], RawReply]:
-        """Send one OpenAI chat-completions body as the product built it; return the completion
-        (JSON-able, OpenAI's shape) and its token counts. Providers that can, override this."""
-        raise FatalProviderError(f"{self.label} cannot serve a product's chat calls: products "
-                                 "talk to an OpenAI-compatible endpoint, so use an openai: model "
-                                 "(any OpenAI-compatible server via --base-url)")
+    def _from_cache(self, key: str, schema: type[BaseModel] | None,
+                    parse: Parse | None) -> Response | None:
+        """The cached answer, when there is one and it still passes the caller's checks."""
+        if self._store is None or (row := self._store.get(key)) is None:
+            return None
+        parsed, problem = _check(row["response_text"], schema, parse)
+        if problem is not None:
+            return None
+        collector = _batch_collector()
+        if collector is None or not collector.answered(key):  # not this run's batch
+            self.usage.add(cache_hits=1)
+        return self._response(row["response_text"], parsed, key, cached=True,
+                              resolved=row["resolved_model"], latency=0.0,
+                              tokens=(row["input_tokens"], row["output_tokens"],
+                                      row["cached_tokens"]),
+                              logprobs=json.loads(row["logprobs_json"] or "null"),
+                              strategy=row.get("strategy"), tries=0)
 
-    def execute_embed(self, texts: list[str], dimensions: int | None) -> tuple[list[list[float]], int]:
-        """Embed ``texts`` (one vector each, in order) and return (vectors, input tokens)."""
-        raise FatalProviderError(f"{self.label} serves no embeddings: give --embedder with an "
-                                 "openai: model (any OpenAI-compatible server that embeds)")
+    def _attempt(self, ask: _Asking) -> _Sent | None:
+        """Ask once (the SDK's retries included), in the structured-output strategy of the moment.
 
-    def chat_key(self, body: dict[str, Any]) -> str:
-        payload = {"v": CACHE_VERSION, "kind": "chat", "family": self.family, "model": self.name,
-                   "body": body, "params": self.cache_params()}
-        raw = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
-        return hashlib.sha256(raw.encode()).hexdigest()
-
-    def embed_key(self, text: str, dimensions: int | None) -> str:
-        payload = {"v": CACHE_VERSION, "kind": "embedding", "family": self.family,
-                   "model": self.name, "dimensions": dimensions, "text": text}
-        raw = json.dumps(payload, sort_keys=True, ensure_ascii=False)
-        return hashlib.sha256(raw.encode()).hexdigest()
-
-    def chat_body(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The body as it goes upstream: this model's name, and our ``--max-tokens`` (when given)
-        in place of the product's budget. Everything else is the product's own."""
-        out = {k: v for k, v in body.items() if k not in ("model", "stream", "stream_options")}
-        out["model"] = self.name
-        if self.options.max_tokens is not None:
-            out.pop("max_completion_tokens", None)
-            out["max_tokens"] = self.options.max_tokens
-        return out
-
-    def _upstream_failed(self, e: Exception, key: str, req: Request, attempts: list, t0: float,
-                         slot: Any) -> Exception:
-        """A forwarded chat or an embedding request failed: log it, count it, and return the
-        error to raise (a timeout reworded by the throttle)."""
-        if isinstance(e, CallFailed) and e.kind == "timeout":
-            e = self._timeout_error(e, slot, len(attempts))
-        self._log(key, req, attempts, t0, 0, status=getattr(e, "kind", "fatal"), error=str(e))
-        self.usage.add(calls=1, failures=1, requests=max(len(attempts), 1))
-        return e
-
-    def forward_chat(self, body: dict[str, Any], *, purpose: str = "") -> dict[str, Any]:
-        """One chat completion a product asked for, answered from the cache or upstream, logged.
-
-        The cache key is the whole request body that reaches the model (messages, tools,
-        response_format, temperature, budget...), so a re-run of a product replays every call it
-        made before; only successful completions are cached. Raises ``CallFailed`` (this call
-        failed after the SDK's retries) or ``FatalProviderError`` (no call can succeed).
+        Returns the reply, or None when the server refused the strategy (the next one is in
+        place: ask again). A failed call is logged, counted and raised.
         """
-        body = self.chat_body(body)
-        key = self.chat_key(body)
-        while True:
-            if self._store is not None and (row := self._store.get(key)) is not None:
-                try:
-                    completion = json.loads(row["response_text"])
-                except (TypeError, ValueError):
-                    completion = None
-                if isinstance(completion, dict):
-                    self.usage.add(cache_hits=1)
-                    return completion
-            # One upstream call per body at a time: a product that re-sends a request after its
-            # own client timed out waits for the call already under way instead of starting a
-            # second one (and then reads its answer from the cache, or tries itself if it failed).
-            with self._inflight_lock:
-                running = self._inflight.get(key)
-                if running is None:
-                    self._inflight[key] = mine = threading.Event()
-            if running is None:
-                break
-            running.wait()
-        try:
-            return self._forward_chat(key, body, purpose)
-        finally:
-            with self._inflight_lock:
-                self._inflight.pop(key, None)
-            mine.set()
-
-    def _forward_chat(self, key: str, body: dict[str, Any], purpose: str) -> dict[str, Any]:
-        _refuse_in_dry_run(self.label, purpose)
-        req = Request(prompt="", purpose=purpose)
+        strategy = self.strategy() if ask.schema is not None else None
+        req = Request(prompt=self._ask_text(ask.asked, ask.schema, strategy), system=ask.system,
+                      schema=ask.schema, temperature=ask.temperature, logprobs=ask.logprobs,
+                      top_logprobs=ask.top_logprobs, seed_key=ask.seed_key, purpose=ask.purpose,
+                      strategy=strategy, max_tokens=ask.budget)
         with self.throttle.slot() as slot, \
                 recording(on_lost=lambda waited, s=slot: self._lost(s, waited)) as attempts:
             t0 = time.monotonic()
             try:
-                completion, raw = self.execute_chat(body)
+                raw = self.execute(req)
+            except CallFailed as e:
+                if (strategy is not None and e.kind == "unsupported"
+                        and e.field in STRATEGY_FIELDS.get(strategy, ())):
+                    ask.logged = self._log(ask.key, req, attempts, t0, ask.logged,
+                                           status="unsupported", error=str(e),
+                                           note=f"{strategy} refused ({e.field})")
+                    self._count(attempts, call=False)
+                    ask.note = self._refused(strategy, e)
+                    return None
+                if e.kind == "timeout":
+                    e = self._timeout_error(e, slot, len(attempts))
+                self._failed(ask, req, attempts, t0, e)
+                raise e from None
             except AmgError as e:
-                raise self._upstream_failed(e, key, req, attempts, t0, slot) from None
+                self._failed(ask, req, attempts, t0, e)
+                raise
             slot.usable = True
-        latency = round(time.monotonic() - t0, 4)
-        self.usage.add(calls=1, requests=max(len(attempts), 1), input_tokens=raw.input_tokens,
-                       output_tokens=raw.output_tokens, cached_tokens=raw.cached_tokens)
-        self._log(key, req, attempts, t0, 0, status="ok", raw=raw)
-        if self._store is not None:
-            system = "\n\n".join(str(m.get("content") or "") for m in body.get("messages", [])
-                                  if isinstance(m, dict) and m.get("role") == "system") or None
-            self._store.put({
-                "key": key, "family": self.family, "requested_model": self.name,
-                "resolved_model": raw.resolved_model or self.name, "purpose": purpose,
-                "system": system,
-                "prompt": json.dumps({k: v for k, v in body.items() if k != "model"},
-                                     ensure_ascii=False, sort_keys=True),
-                "schema_name": None, "response_text": json.dumps(completion, ensure_ascii=False),
-                "logprobs_json": None, "input_tokens": raw.input_tokens,
-                "output_tokens": raw.output_tokens, "cached_tokens": raw.cached_tokens,
-                "latency_s": latency, "strategy": None,
-            })
-        return completion
+        return _Sent(req, raw, attempts, t0)
 
-    def embed(self, texts: list[str], *, dimensions: int | None = None,
-              purpose: str = "") -> list[list[float]]:
-        """One vector per text, each cached on its own (a text embedded before is not sent
-        again); the texts not cached go upstream in one request, logged like a call."""
-        keys = [self.embed_key(t, dimensions) for t in texts]
-        out: list[list[float] | None] = [None] * len(texts)
-        missing: dict[str, list[int]] = {}
-        for i, (t, k) in enumerate(zip(texts, keys)):
-            row = self._store.get(k) if self._store is not None else None
-            if row is not None:
-                out[i] = json.loads(row["response_text"])
-            else:
-                missing.setdefault(t, []).append(i)
-        hits = len(texts) - sum(len(v) for v in missing.values())
-        if hits:
-            self.usage.add(cache_hits=hits)
-        if not missing:
-            return out  # type: ignore[return-value]
-        _refuse_in_dry_run(self.label, purpose)
-        todo = list(missing)
-        key = hashlib.sha256("".join(keys[missing[t][0]] for t in todo).encode()).hexdigest()
-        req = Request(prompt="", purpose=purpose)
-        with self.throttle.slot() as slot, \
-                recording(on_lost=lambda waited, s=slot: self._lost(s, waited)) as attempts:
-            t0 = time.monotonic()
-            try:
-                vectors, tokens = self.execute_embed(todo, dimensions)
-                if len(vectors) != len(todo):
-                    raise CallFailed(f"{self.label} returned {len(vectors)} embeddings for "
-                                     f"{len(todo)} inputs", kind="invalid_output")
-            except AmgError as e:
-                raise self._upstream_failed(e, key, req, attempts, t0, slot) from None
-            slot.usable = True
-        latency = round(time.monotonic() - t0, 4)
-        raw = RawReply(resolved_model=self.name, input_tokens=tokens)
-        self.usage.add(calls=1, requests=max(len(attempts), 1), input_tokens=tokens)
-        self._log(key, req, attempts, t0, 0, status="ok", raw=raw,
-                  note=f"{len(todo)} input(s) embedded, {hits} from the cache")
-        for t, vec in zip(todo, vectors):
-            for i in missing[t]:
-                out[i] = vec
-            if self._store is not None:
-                self._store.put({
-                    "key": keys[missing[t][0]], "family": self.family,
-                    "requested_model": self.name, "resolved_model": self.name,
-                    "purpose": purpose, "system": None, "prompt": t, "schema_name": "embedding",
-                    "response_text": json.dumps(vec), "logprobs_json": None,
-                    "input_tokens": None, "output_tokens": None, "cached_tokens": None,
-                    "latency_s": latency, "strategy": None,
-                })
-        return out  # type: ignore[return-value]
+    def _failed(self, ask: _Asking, req: Request, attempts: list[Attempt], t0: float,
+                error: AmgError) -> None:
+        ask.logged = self._log(ask.key, req, attempts, t0, ask.logged,
+                               status=getattr(error, "kind", "fatal"), error=str(error),
+                               note=ask.note)
+        self._count(attempts, failed=True)
+
+    def _read(self, ask: _Asking, raw: RawReply) -> tuple[Any, str | None]:
+        """(parsed, None) for a valid reply, else (None, the problem as the re-ask states it)."""
+        parsed, problem = _check(raw.text, ask.schema, ask.parse)
+        if problem is not None and not raw.text.strip():
+            problem = "the reply is empty"
+            if hint := self.empty_reply_hint():
+                self.say(f"{self.label} sent an empty reply: {hint}")
+                problem += f" ({hint})"
+        if problem is not None and raw.truncated:
+            problem += (f" (the reply was cut off at the output token limit of {ask.budget} tokens"
+                        + (": raise --max-tokens)" if ask.forced_budget or not ask.budget else ")"))
+        return parsed, problem
+
+    def _reask(self, ask: _Asking, sent: _Sent, problem: str) -> None:
+        """Log an invalid reply and set up the next try: the problem sent back with the reply,
+        and more room for a reply that was cut off."""
+        self._log_reply(ask, sent, "invalid_output", problem)
+        ask.problem = problem
+        ask.asked = feedback(ask.prompt, problem, sent.raw.text)
+        ask.note = f"re-ask {ask.tries + 1}: the problem was sent back"
+        if (sent.raw.truncated and ask.schema is not None and ask.budget and not ask.forced_budget
+                and ask.budget < MAX_BUDGET):  # a cut-off one-word answer rambled: no more room
+            ask.budget = min(ask.budget * 2, MAX_BUDGET)
+            ask.note += f"; output budget raised to {ask.budget} tokens"
+
+    def _log_reply(self, ask: _Asking, sent: _Sent, status: str, error: str = "") -> None:
+        ask.logged = self._log(ask.key, sent.req, sent.attempts, sent.t0, ask.logged,
+                               status=status, raw=sent.raw, error=error, note=ask.note)
+
+    def _count(self, attempts: list[Attempt], raw: RawReply | None = None, *,
+               failed: bool = False, call: bool = True, priced: bool = True) -> None:
+        """Count one call that reached the provider in ``usage``: its HTTP requests, its reply's
+        tokens and cost, whether it failed. Every call is counted here; cache hits where the
+        cache answers. ``call=False``: a request the server refused for how it asked for JSON
+        (the call goes on); ``priced=False``: a product's forwarded call (``forwarding``), whose
+        cost the call log carries but ``usage`` does not."""
+        amounts = {"calls": int(call), "failures": int(failed), "requests": max(len(attempts), 1)}
+        cost = None
+        if raw is not None:
+            amounts.update(input_tokens=raw.input_tokens, output_tokens=raw.output_tokens,
+                           cached_tokens=raw.cached_tokens)
+            if priced:
+                cost = self.call_cost(raw.input_tokens, raw.output_tokens, raw.cached_tokens)
+                amounts["unpriced"] = int(cost is None)
+        self.usage.add(cost, **amounts)
 
     # -- helpers -----------------------------------------------------------------------------
     def _in_flight(self, n: int) -> None:
@@ -732,6 +573,40 @@ class Model(ABC):
         if self._store is not None:
             self._store.log(rows)
         return attempt_no + len(attempts)
+
+
+@dataclasses.dataclass
+class _Asking:
+    """One ``complete`` call across its tries: the question, what the next try asks, and how far
+    it got (replies so far, call-log rows so far, the last reply's problem)."""
+
+    key: str
+    prompt: str  # the caller's prompt: each re-ask is built from it
+    system: str | None
+    schema: type[BaseModel] | None
+    parse: Parse | None
+    temperature: float
+    logprobs: bool
+    top_logprobs: int
+    seed_key: str
+    purpose: str
+    asked: str  # what the next try sends: the prompt, or the re-ask with the problem
+    budget: int  # output tokens; raised after a structured reply was cut off
+    forced_budget: bool  # --max-tokens: the budget stays as given
+    note: str | None = None  # for the next try's call-log row (a re-ask, a strategy moved on)
+    tries: int = 0  # replies received
+    logged: int = 0  # call-log rows so far (attempt numbers run on across tries)
+    problem: str = ""  # what was wrong with the last reply
+
+
+@dataclasses.dataclass
+class _Sent:
+    """One attempt that got a reply: what was sent, the reply, and its HTTP attempts."""
+
+    req: Request
+    raw: RawReply
+    attempts: list[Attempt]
+    t0: float
 
 
 @lru_cache(maxsize=256)

@@ -3,7 +3,7 @@
 
 - Store: an embedded FalkorDB (``falkordblite``, Python 3.12+) in a fresh directory per
   conversation under the workspace's ``products/graphiti/``, shut down and removed when it ends
-  (a killed run's are swept by the next); or ``--graph-url`` for a FalkorDB
+  (a killed run's are swept by the next: ``_embedded_falkordb``); or ``--graph-url`` for a FalkorDB
   (``falkor://host:6379``) or Neo4j (``bolt://``/``neo4j://``) server. The conversation's opaque
   namespace is its Graphiti ``group_id`` (on FalkorDB, its own graph), so nothing of another
   conversation can be retrieved.
@@ -35,7 +35,6 @@ import shutil
 import sys
 import tempfile
 import threading
-import time
 from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import unquote, urlsplit
@@ -44,6 +43,7 @@ from ..errors import AmgError, BadInput, MissingExtra
 from ..memory.answering import AnsweringSystem, ProbeAnswer, Retrieved, SessionInput
 from ..memory.system import SystemInfo
 from ._base import make_model, provenance
+from ._embedded_falkordb import new_workdir, record_owner, stop_server, sweep_orphans
 from .answer import answer_probe, answer_provenance
 from .contract import Answering, AnsweringOptions, library_version
 
@@ -230,95 +230,6 @@ def _require(module: str, distribution: str) -> None:
         raise MissingExtra(f"graphiti needs {distribution!r}, which is not installed: {INSTALL}")
 
 
-async def _shutdown_embedded(db: Any) -> None:
-    """Close the embedded database and stop its redis-server now: falkordblite's async close leaves
-    the server running until the process exits, so a long run would accumulate servers. The
-    database is discarded with its temp directory, so the server is killed, not asked to save
-    (SIGTERM saves first, ~1.5 s; a SHUTDOWN command waits out the client's reconnect retries),
-    and its own directory (socket, pid file; falkordblite removes it only on its sync path) goes
-    too."""
-    pid = getattr(db.client, "pid", None)
-    redis_dir = getattr(db.client, "redis_dir", None)  # its socket, pid file and config
-    try:
-        await db.close()
-    except Exception:
-        pass
-    if pid:
-        import psutil
-
-        try:
-            server = psutil.Process(pid)
-            server.kill()
-            deadline = time.monotonic() + 10
-            # The server is daemonised (init reaps it): gone once it is a zombie.
-            while server.status() != psutil.STATUS_ZOMBIE and time.monotonic() < deadline:
-                await asyncio.sleep(0.005)
-        except psutil.NoSuchProcess:
-            pass
-    if redis_dir:
-        shutil.rmtree(redis_dir, ignore_errors=True)
-
-
-WORKDIR_PREFIX = "amg-graphiti-"
-OWNER_FILE = "owner.json"
-
-
-def _record_owner(workdir: Path, db: Any = None) -> None:
-    """Who owns this conversation's directory (written before its embedded server starts, then
-    with the server's own directory), so a later run can stop the server if this process is
-    killed: the redis-server is daemonised and outlives a ``kill -9`` of the run."""
-    import json
-
-    import psutil
-
-    me = psutil.Process()
-    info = {"owner_pid": me.pid, "owner_started": me.create_time()}
-    if db is not None:
-        info["redis_dir"] = getattr(db.client, "redis_dir", None)
-    tmp = workdir / (OWNER_FILE + ".tmp")
-    tmp.write_text(json.dumps(info))
-    tmp.replace(workdir / OWNER_FILE)
-
-
-def sweep_orphans(tmp: Path | None = None) -> int:
-    """Stop the embedded servers, and remove the directories, of conversations whose process died
-    without closing them (a killed run): a server is known by its working directory (the
-    conversation's). Returns how many directories it cleaned."""
-    import json
-
-    import psutil
-
-    dead = []
-    for d in Path(tmp or tempfile.gettempdir()).glob(f"{WORKDIR_PREFIX}*"):
-        try:
-            owner = json.loads((d / OWNER_FILE).read_text())
-            alive = psutil.Process(owner["owner_pid"]).create_time() == owner["owner_started"]
-        except (OSError, ValueError, KeyError, TypeError):
-            continue  # not ours, or not set up yet
-        except psutil.NoSuchProcess:
-            alive = False
-        if not alive:
-            dead.append((os.path.realpath(d), owner.get("redis_dir")))
-    if not dead:
-        return 0
-    where = {w: {r} if r else set() for w, r in dead}
-    for proc in psutil.process_iter(["name", "cwd", "cmdline"]):
-        try:
-            cwd = proc.info.get("cwd")
-            if proc.info.get("name") == "redis-server" and cwd and os.path.realpath(cwd) in where:
-                for part in proc.info.get("cmdline") or []:
-                    if part.startswith("unixsocket:"):
-                        where[os.path.realpath(cwd)].add(os.path.dirname(part[len("unixsocket:"):]))
-                proc.kill()
-        except psutil.Error:
-            continue
-    for w, redis_dirs in where.items():
-        for r in redis_dirs:
-            shutil.rmtree(r, ignore_errors=True)
-        shutil.rmtree(w, ignore_errors=True)
-    return len(where)
-
-
 # --------------------------------------------------------------------------- the system
 
 class SharedEndpoint:
@@ -404,12 +315,10 @@ class GraphitiSystem(AnsweringSystem):
         self._loop = asyncio.new_event_loop()
         self.endpoint = self.shared.acquire()
         if self.store.kind == "embedded":
-            self.root.mkdir(parents=True, exist_ok=True)
-            self._workdir = Path(tempfile.mkdtemp(prefix=WORKDIR_PREFIX, dir=self.root))
-            _record_owner(self._workdir)
+            self._workdir = new_workdir(self.root)
         driver, self._db = self.store.open(self.group, self._workdir)
         if self._db is not None:
-            _record_owner(self._workdir, self._db)
+            record_owner(self._workdir, self._db)
         url, key = self.endpoint.url, self.endpoint.api_key
         self._clients = [AsyncOpenAI(base_url=url, api_key=key) for _ in range(3)]
         config = LLMConfig(api_key=key, base_url=url, model=self.chat_name,
@@ -457,7 +366,7 @@ class GraphitiSystem(AnsweringSystem):
                 for c in self._clients:
                     await c.close()
                 if self._db is not None:
-                    await _shutdown_embedded(self._db)
+                    await stop_server(self._db)
 
             loop.run_until_complete(shut())
         finally:
