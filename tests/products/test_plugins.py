@@ -126,8 +126,8 @@ def test_the_readme_plugin_runs_and_is_reported(plugins):
     show = CliRunner().invoke(app, ["eval", "show", arc, "--system", "recent-messages",
                                     "--workspace", str(ws)])
     assert show.exit_code == 0, show.output
-    assert re.search(r"Answer after session 1: ['\"]Last you told me:", show.output)
-    assert "Retrieved for the probe after session 1:" in show.output
+    assert re.search(r"Answer after session 0: ['\"]Last you told me:", show.output)
+    assert "Retrieved for the probe after session 0:" in show.output
     rep = CliRunner().invoke(app, ["report", "eval", "--json", "--workspace", str(ws)])
     assert rep.exit_code == 0, rep.output
     meta = json.loads(rep.stdout)["meta"]["systems"]
