@@ -154,7 +154,7 @@ def test_answers_command(copy, tmp_path):
                    "duplicate answer")
     assert ws.db["eval_answers"].count == before
     one_line_error(amg("eval", "answers", tmp_path / "missing.jsonl", "--name", "p", "--workspace", copy),
-                   "Cannot read")
+                   f"No such file: '{tmp_path / 'missing.jsonl'}'")
     # v1 stays selectable by name; an unknown version is a one-line error
     r1 = amg("eval", "answers", good, "--name", "product-v1", "--judge", "offline:answer_cues.v1",
              "--workspace", copy, "--no-progress")
