@@ -17,9 +17,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from ..corpora._phrases import PhraseMatcher, tokens
-from ..corpora.prefilter import split_sentences
 from ..corpora.statements import Statement
+from ..text import PhraseMatcher, sentence_spans, tokens
 from .classes import EVIDENCE_TYPES, Distribution
 
 SPEC, DONE, CORR, OTHER = EVIDENCE_TYPES
@@ -633,7 +632,7 @@ def _date_of(m: re.Match, kind: str, day: dt.date) -> dt.date | None:
 @lru_cache(maxsize=4096)
 def _evidence(clf: ScopedLexiconClassifier, text: str, day: dt.date | None) -> tuple[Evidence, ...]:
     out: list[Evidence] = []
-    for k, (a, b) in enumerate(split_sentences(text)):
+    for k, (a, b) in enumerate(sentence_spans(text)):
         out += clf.sentence_evidence(k, text[a:b], day)
     return tuple(out)
 

@@ -1,9 +1,17 @@
-"""Whole-word phrase lists matched as token n-grams (stage 1, stage-2 rules, outcome cues)."""
+"""Text helpers every room shares: word tokens, the phrase matcher, sentence spans, months and days.
+
+The offline rules (the prefilter and stage-2 rules of mining, the offline classifier, the offline
+memory components, the offline realism checks) read text through these, so a word, a sentence or
+a month means the same thing in each. Where the rooms split sentences differently, the difference
+is a parameter of ``sentence_spans`` that each caller names.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 
+# -- tokens and phrases -----------------------------------------------------------------------
 _TOKEN = re.compile(r"[^\W_]+|['\u2019][^\W_]+")
 
 
@@ -84,3 +92,66 @@ class PhraseMatcher:
 
     def surfaces(self, text: str) -> list[tuple[str, str]]:
         return [(cat, surface) for _, _, cat, surface in self.find(tokens(text))]
+
+
+# -- sentences --------------------------------------------------------------------------------
+CLOSERS = "\"')]\u201d\u2019"  # closing quotes and brackets a sentence end may carry
+# A period after these is not a sentence end ("Dr. Smith", "e.g. a bike", "J. K. Rowling").
+_ABBREVIATION = re.compile(r"(?:\b(?i:dr|mr|mrs|ms|mx|prof|st|jr|sr|mt|vs|approx|e\.g|i\.e|a\.m|p\.m)"
+                           r"|(?<![\w.])[A-HJ-Z])\.$")
+_ENDS: dict[tuple[str, bool], re.Pattern] = {}
+
+
+def _sentence_end(closers: str, newlines: bool) -> re.Pattern:
+    rx = _ENDS.get((closers, newlines))
+    if rx is None:
+        carried = f"[{re.escape(closers)}]*" if closers else ""
+        rx = _ENDS[(closers, newlines)] = re.compile(rf"(?<=[.!?]){carried}\s+" + (r"|\n+" if newlines else ""))
+    return rx
+
+
+def sentence_spans(text: str, *, closers: str = CLOSERS, newlines: bool = True,
+                   abbreviations: bool = True) -> list[tuple[int, int]]:
+    """Character spans of the sentences of ``text``, stripped of surrounding space; none for blank
+    text. A sentence ends after . ! ? (and any of ``closers``) followed by space; with
+    ``newlines`` also at a line break, and with ``abbreviations`` not after a title or an initial
+    ("Dr.", "e.g.", "J.")."""
+    spans, start = [], 0
+    for m in _sentence_end(closers, newlines).finditer(text):
+        if abbreviations and m.group(0)[0] != "\n" and _ABBREVIATION.search(text, max(start, m.start() - 8),
+                                                                           m.start()):
+            continue
+        spans.append((start, m.start()))
+        start = m.end()
+    spans.append((start, len(text)))
+    out = []
+    for a, b in spans:
+        while a < b and text[a].isspace():
+            a += 1
+        while b > a and text[b - 1].isspace():
+            b -= 1
+        if b > a:
+            out.append((a, b))
+    return out
+
+
+# -- months and days --------------------------------------------------------------------------
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
+          "october", "november", "december")
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+MONTH_NUMBERS = {m: i for i, m in enumerate(MONTHS, start=1)}  # full names only
+MONTH_ABBREVIATIONS = {m[:3]: i for m, i in MONTH_NUMBERS.items()} | {"sept": 9}
+
+
+def nearest_date(day: dt.date, month: int, day_of_month: int) -> dt.date | None:
+    """The date with that month and day nearest ``day`` (the year before, the same or the next;
+    the earlier on a tie), or None when no such date exists ("February 30")."""
+    best = None
+    for year in (day.year - 1, day.year, day.year + 1):
+        try:
+            cand = dt.date(year, month, day_of_month)
+        except ValueError:
+            continue
+        if best is None or abs((cand - day).days) < abs((best - day).days):
+            best = cand
+    return best
