@@ -135,6 +135,15 @@ def sentence_spans(text: str, *, closers: str = CLOSERS, newlines: bool = True,
     return out
 
 
+def sentences(text: str, *, closers: str = CLOSERS, newlines: bool = True,
+              abbreviations: bool = True) -> list[str]:
+    """The sentences ``sentence_spans`` finds, as strings."""
+    if abbreviations:
+        return [text[a:b] for a, b in sentence_spans(text, closers=closers, newlines=newlines)]
+    # every sentence end counts: the text between ends, stripped, is each sentence (a faster path)
+    return [p for p in map(str.strip, _sentence_end(closers, newlines).split(text)) if p]
+
+
 # -- months and days --------------------------------------------------------------------------
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
           "october", "november", "december")

@@ -15,7 +15,7 @@ from agentmemgate.errors import BadInput
 from agentmemgate.memory.rules import sentences as memory_sentences
 from agentmemgate.rubrics import Rubric
 from agentmemgate.text import (MONTH_ABBREVIATIONS, MONTH_NUMBERS, PhraseMatcher, nearest_date,
-                               sentence_spans, tokens)
+                               sentence_spans, sentences, tokens)
 from agentmemgate.validate.judges._realism import sentences as realism_sentences
 
 TEXT = ("I'll see Dr. Smith next week. \u201cReally?\u201d she asked. Then I left\n"
@@ -61,6 +61,13 @@ def test_the_realism_checks_split_after_end_punctuation_and_space_only():
     assert realism_sentences(TEXT) == ["I'll see Dr.", "Smith next week.", "\u201cReally?\u201d she asked.",
                                        "Then I left\nand came back (it was 3.50!) Done."]
     assert realism_sentences("  ") == []
+
+
+@pytest.mark.parametrize("kw", [{}, {"abbreviations": False}, {"newlines": False, "abbreviations": False},
+                                {"closers": "", "newlines": False, "abbreviations": False}])
+def test_sentences_as_strings_are_the_spans(kw):
+    for text in (TEXT, "", "  ", "a. ", "x.) y?\n\nz"):
+        assert sentences(text, **kw) == pieces(text, **kw)
 
 
 def test_months_and_the_nearest_reading_of_a_date():

@@ -22,7 +22,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
-from ...text import MONTH_NUMBERS, MONTHS, WEEKDAYS, nearest_date, sentence_spans
+from ...text import MONTH_NUMBERS, MONTHS, WEEKDAYS, nearest_date
+from ...text import sentences as split_sentences
 from ._lexicon import Lexicon, load_lexicon, normalize
 from .questions import ChatSession, RealismQuestion
 from .verdicts import CriterionVerdict
@@ -93,7 +94,7 @@ def sentences(text: str) -> list[str]:
 @lru_cache(maxsize=65536)
 def _sentences(text: str) -> tuple[str, ...]:
     """Ends after . ! ? and a space only: no line breaks, titles or closing quotes."""
-    return tuple(text[a:b] for a, b in sentence_spans(text, closers="", newlines=False, abbreviations=False))
+    return tuple(split_sentences(text, closers="", newlines=False, abbreviations=False))
 
 
 def clauses(sentence: str) -> list[str]:
