@@ -48,6 +48,7 @@ from .aggregate import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CALLS, DIFFERENCE_M
                         Difference, Stat, paired_difference, proportion, split_block)
 from .measures import GATE_MEASURES, MEASURES, ArcScore
 from .systems import DEFAULT_SYSTEMS, PAPER_SYSTEMS, twin_name, variant_base
+from ..suggest import did_you_mean
 
 MEASURE_NAMES = {
     "pending_contamination": "Contamination while pending",
@@ -192,8 +193,10 @@ def compute_report(ws: Workspace, splits: list[str] | None = None, judge: str | 
     if systems_wanted:
         unknown = [n for n in systems_wanted if n not in systems and n not in answer_sets]
         if unknown:
-            raise BadInput(f"No evaluation results for system {unknown[0]!r}; systems with "
-                           f"results: {', '.join(sorted(systems) + sorted(answer_sets)) or 'none'}")
+            have = sorted(systems) + sorted(answer_sets)
+            raise BadInput(f"No evaluation results for system {unknown[0]!r}"
+                           f"{did_you_mean(unknown[0], have)}; systems with results: "
+                           f"{', '.join(have) or 'none'}")
         systems = {n: r for n, r in systems.items() if n in systems_wanted}
         answer_sets = {n: r for n, r in answer_sets.items() if n in systems_wanted}
     if not systems and not answer_sets:

@@ -15,6 +15,7 @@ from . import store
 from .judges import AnswerVerdict
 from .measures import ArcScore
 from .truth import truth_of
+from ..suggest import did_you_mean
 
 _WRAP = 100
 
@@ -97,7 +98,8 @@ def show_natural(ws: Workspace, key: str, system: str) -> str:
     item = NaturalItem.model_validate_json(zlib.decompress(row[0]))
     systems = store.latest_systems(ws)
     if system not in systems:
-        raise BadInput(f"No evaluation results for system {system!r}; systems with results: "
+        raise BadInput(f"No evaluation results for system {system!r}{did_you_mean(system, systems)}; "
+                       f"systems with results: "
                        f"{', '.join(sorted(systems)) or 'none (run `amg eval run --natural SET`)'}")
     run_key = systems[system]["run_key"]
     out = [f"Natural item {item_id} of set {set_name} ({item.corpus}; {item.license})",
@@ -154,8 +156,8 @@ def show_arc(ws: Workspace, arc_id: str, system: str) -> str:
     answer_sets = {r["name"]: r for r in ws.db["eval_answer_sets"].rows}
     if system not in systems and system not in answer_sets:
         known = sorted(systems) + sorted(answer_sets)
-        raise BadInput(f"No evaluation results for system {system!r}; systems with results: "
-                       f"{', '.join(known) or 'none (run `amg eval run`)'}")
+        raise BadInput(f"No evaluation results for system {system!r}{did_you_mean(system, known)}; "
+                       f"systems with results: {', '.join(known) or 'none (run `amg eval run`)'}")
     truth = truth_of(arc)
     s = arc.spec
     marks = {truth.plan_t: "plan turn", truth.outcome_t: "outcome turn"}
