@@ -54,7 +54,8 @@ else
 endif
 
 docs: $(VENV)/.installed-docs
-	$(VENV)/bin/python -m mkdocs build --strict
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/python -m mkdocs build --strict
+	@echo "the site is in ./site: open site/index.html"
 
 test-graphiti: $(VENV312)/.installed
 	@echo "running the Graphiti tests on $(VENV312)"
