@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from ..stats import Proportion
 from ..workspace import Workspace
+from ._report_md import criterion_description
 from .diversity import card_lines, measure
-from .report import NATURALNESS_HOW, JudgeBlock, ValidationReport, criterion_description, validation_report
+from .report import NATURALNESS_HOW, validation_report
+from .report_models import JudgeBlock, ValidationReport
 
 
 def _prop(p) -> str:

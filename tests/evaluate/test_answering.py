@@ -8,8 +8,7 @@ import json
 
 import pytest
 
-from agentmemgate.evaluate import answering_spec, compute_report, run_eval, show_arc
-from agentmemgate.evaluate.report import report_markdown
+from agentmemgate.evaluate import answering_spec, compute_report, report_markdown, run_eval, show_arc
 from agentmemgate.generate import generate, get_renderer
 from agentmemgate.llm import get_model
 

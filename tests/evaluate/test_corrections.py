@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from agentmemgate.evaluate import compute_report, run_eval, system_spec
-from agentmemgate.evaluate.report import report_markdown
+from agentmemgate.evaluate import compute_report, report_markdown, run_eval, system_spec
 from agentmemgate.evaluate.show import show_arc
 from agentmemgate.evaluate.truth import truth_of
 from agentmemgate.schema import Arc, ArcSpec, CorrectionSpec, Provenance, Session, Turn, TurnRef
