@@ -14,6 +14,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "agentmemgate"
 
 # Shared pieces beside the rooms: any room may use them; they use no room.
 SHARED = {"agentmemgate", "_gc", "_lazy", "_sqlite", "atomic", "errors", "invocation", "jsonl", "llm",
+          "report_html",
           "suggest",
           "migrations", "outputs", "progress",
           "rubrics", "schema", "stats", "text", "versioned", "workspace"}

@@ -27,7 +27,7 @@ shows percent. Reports are written atomically.
 
 This module computes the report (``compute_report``) and writes its files (``write_report``);
 ``report_models`` holds what it computes, ``_report_md`` renders the Markdown and ``_plots`` the
-figures.
+figures; ``--html`` also writes that Markdown as one self-contained page (``report_html``).
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from ..design import Design, paper_design
 from ..design.stored import workspace_design
 from ..errors import BadInput
 from ..outputs import writable
+from ..report_html import write_report_html
 from ..validate.store import current_arc_shas
 from ..workspace import Workspace
 from . import store
@@ -355,17 +356,22 @@ def _model_calls(ws: Workspace) -> dict | None:
     return report if report["rows"] else None
 
 
-def write_report(r: EvalReport, out: Path) -> list[Path]:
+def write_report(r: EvalReport, out: Path, html: bool = False) -> list[Path]:
+    """``eval.md``, ``eval.json`` (and with ``html`` the self-contained ``eval.html``), then the
+    figures."""
     writable(out)
     pngs = figures(r, out)
-    md = write_text_atomic(out / "eval.md", report_markdown(r, images=True))
+    text = report_markdown(r, images=True)
+    md = write_text_atomic(out / "eval.md", text)
     js = write_text_atomic(out / "eval.json", json.dumps(r.to_json(), indent=2) + "\n")
-    return [md, js] + pngs
+    page = [write_report_html(text, out / "eval.html")] if html else []
+    return [md, js] + page + pngs
 
 
 def save_eval_report(workspace: str | Path, splits: list[str] | None = None,
                      judge: str | None = None, out_dir: str | Path | None = None,
-                     systems: list[str] | None = None) -> tuple[EvalReport, list[Path]]:
+                     systems: list[str] | None = None,
+                     html: bool = False) -> tuple[EvalReport, list[Path]]:
     ws = Workspace(workspace, create=False)
     r = compute_report(ws, splits, judge, systems)
-    return r, write_report(r, Path(out_dir) if out_dir else ws.path / "reports" / "eval")
+    return r, write_report(r, Path(out_dir) if out_dir else ws.path / "reports" / "eval", html)

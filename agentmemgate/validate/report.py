@@ -1,7 +1,8 @@
 """The validation report: blind recovery, realism, inter-judge agreement, failing arcs.
 
 ``compute_report`` is pure (verdict rows in, report out) so every number is testable by hand;
-``validation_report`` reads the workspace; ``write_report`` writes markdown, JSON and PNG heatmaps.
+``validation_report`` reads the workspace; ``write_report`` writes markdown, JSON and PNG heatmaps
+(and with ``html`` the Markdown as one self-contained page, ``report_html``).
 Proportions are fractions in [0, 1] with n, k and a 95% Wilson interval; statistics that are
 undefined (no items, one label only) stay ``None``.
 
@@ -247,18 +248,21 @@ def _judge_calls(ws: Workspace) -> dict | None:
 
 def save_validation_report(workspace: str | Path | Workspace, splits: list[str],
                            judges: list[str] | None = None,
-                           out_dir: str | Path | None = None) -> tuple[ValidationReport, list[Path]]:
+                           out_dir: str | Path | None = None,
+                           html: bool = False) -> tuple[ValidationReport, list[Path]]:
     """``amg report validation``: compute and write the report (default WORKSPACE/reports/validation)."""
     ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace, create=False)
     r = validation_report(ws, splits, judges)
-    return r, write_report(r, Path(out_dir) if out_dir else ws.path / "reports" / "validation")
+    return r, write_report(r, Path(out_dir) if out_dir else ws.path / "reports" / "validation", html)
 
 
 # -- files -----------------------------------------------------------------------------------
-def write_report(r: ValidationReport, out_dir: str | Path) -> list[Path]:
-    """``validation.md``, ``validation.json`` and one confusion heatmap PNG per judge and factor."""
+def write_report(r: ValidationReport, out_dir: str | Path, html: bool = False) -> list[Path]:
+    """``validation.md``, ``validation.json`` (and with ``html`` the self-contained
+    ``validation.html``), then one confusion heatmap PNG per judge and factor."""
     from ._plots import confusion_png
     from ..outputs import writable
+    from ..report_html import write_report_html
 
     out = writable(Path(out_dir))
     paths = []
@@ -267,7 +271,9 @@ def write_report(r: ValidationReport, out_dir: str | Path) -> list[Path]:
             paths.append(confusion_png(f.levels, f.confusion, f"{name}: intended vs recovered ({spec})",
                                        out / image_name(spec, name)))
     md = out / "validation.md"
-    md.write_text(report_markdown(r, images=True), encoding="utf-8")
+    text = report_markdown(r, images=True)
+    md.write_text(text, encoding="utf-8")
     js = out / "validation.json"
     js.write_text(json.dumps(r.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
-    return [md, js] + paths
+    page = [write_report_html(text, out / "validation.html")] if html else []
+    return [md, js] + page + paths
