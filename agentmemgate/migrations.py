@@ -1,6 +1,15 @@
 """Workspace schema migrations: named functions, only ever appended, each run once in a transaction.
 
 Never edit a migration that has shipped; add a new one below it.
+
+Order is the order of this file, not of the numbers. A number is a label fixed when its migration
+was written; work written in parallel reserved numbers ahead, so some were never used (m008, m011,
+m013, m015, m017) and one landed out of order (m018 runs before m016). A new migration takes the
+next number above the highest in use and goes at the end.
+
+Never rename or renumber a migration, even to tidy the numbers: ``apply`` records each one by its
+function name in ``_migrations``, so a workspace that ran it under the old name would run it again
+under the new one, against tables it already has.
 """
 
 from __future__ import annotations

@@ -5,9 +5,9 @@ every call is answered."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
-import sys
 from pathlib import Path
 
 import anthropic
@@ -20,9 +20,8 @@ from agentmemgate.generate.llm_renderer import reference_responder
 from agentmemgate.llm import Request
 from agentmemgate.workspace import Workspace
 
-sys.path.insert(0, str(Path(__file__).parent / "llm"))
-from batch_fakes import AnthropicBatchApi, OpenAIBatchApi  # noqa: E402
-from llm_fakes import ANTHROPIC_KEY, OPENAI_KEY  # noqa: E402
+from llm.batch_fakes import AnthropicBatchApi, OpenAIBatchApi
+from llm.llm_fakes import ANTHROPIC_KEY, OPENAI_KEY
 
 runner = CliRunner()
 
@@ -139,9 +138,28 @@ def test_build_batch_with_only_llm_judges_batches_the_judging(tmp_path, apis):
                             "anthropic:claude-test", "--batch", "--no-progress", "--workspace",
                             str(tmp_path / "ws"), "--out", str(tmp_path / "out")])
     assert r.exit_code == 0, r.output
+    # the template renderer makes no call; the judges' 6 (3 realism, 3 recovery) go in one batch
     assert jud.created == 1 and len(jud.reqs["msgbatch_01"]) == 6
-    manifest = json.loads((tmp_path / "out" / "core" / "manifest.json").read_text())
-    assert manifest
+    assert not [x for x in jud.requests if x.url.path.endswith("/v1/messages")]
+    assert "rendered now: 3, already done: 0, render failures: 0" in r.output
+    assert "asked now 6: 6 answered, 0 judge failures; already stored 0" in r.output
+    assert re.search(r"exported to \S+: core 3\n", r.output)
+    assert ("anthropic:claude-test: 6 calls; cost unknown: no price for this model; pass --price "
+            "IN,OUT (sent through a batch API)") in r.output
+    # what the user gets: the three arcs, and a manifest that counts them and hashes its files
+    core = tmp_path / "out" / "core"
+    arcs = [json.loads(line) for line in (core / "data.jsonl").read_text().splitlines()]
+    manifest = json.loads((core / "manifest.json").read_text())
+    assert manifest["counts"] == {"arcs": 3, "cells": {"outcome/abandoned": 1,
+                                                      "outcome/came_true": 1, "outcome/open": 1}}
+    assert len(arcs) == 3 and len({a["id"] for a in arcs}) == 3
+    assert {name: hashlib.sha256((core / name).read_bytes()).hexdigest()
+            for name in manifest["files"]} == manifest["files"]
+    assert set(manifest["files"]) == {"README.md", "data.jsonl", "turns.parquet"}
+    ws = Workspace(tmp_path / "ws", create=False)
+    assert [tuple(x) for x in ws.db.execute(
+        "select purpose, count(*) from llm_calls where batch = 1 and status = 'ok' group by 1")] == [
+        ("judge.realism", 3), ("judge.recovery", 3)]
 
 
 def test_build_batch_with_a_compatible_server_is_refused_before_any_work(tmp_path):

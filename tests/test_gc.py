@@ -39,14 +39,30 @@ def test_cycles_made_inside_are_still_collected():
         assert ref() is None
 
 
-def test_works_as_a_decorator():
-    @fewer_collections()
-    def threshold():
-        return gc.get_threshold()[0]
+def _young_collections(work) -> int:
+    """How many young-generation collections ``work()`` set off."""
+    before = gc.get_stats()[0]["collections"]
+    work()
+    return gc.get_stats()[0]["collections"] - before
 
+
+def _allocate() -> int:
+    kept = [[] for _ in range(50_000)]  # containers: each allocation counts towards a collection
+    return len(kept)
+
+
+def test_as_a_decorator_the_same_work_runs_with_fewer_collections():
     before = gc.get_threshold()
-    assert threshold() >= 10_000
-    assert gc.get_threshold() == before
+    gc.set_threshold(700, 10, 10)  # CPython's defaults, whatever ran before
+    try:
+        plain = _young_collections(_allocate)
+        fewer = _young_collections(fewer_collections()(_allocate))
+        assert fewer_collections()(_allocate)() == 50_000  # the result passes through
+        assert gc.get_threshold() == (700, 10, 10)  # restored after each call
+    finally:
+        gc.set_threshold(*before)
+    assert plain >= 50  # every 700 allocations
+    assert fewer < plain / 5
 
 
 def test_paused_restores_the_collector_and_frees_cycles_after():

@@ -7,6 +7,7 @@ import re
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.element_tree import Block
 
 from agentmemgate.annotate_app import annotator_queue, create_audit, record_label
 from agentmemgate.workspace import Workspace
@@ -22,18 +23,9 @@ def run(token: str | None = None) -> AppTest:
 
 
 def rendered(at: AppTest) -> list[str]:
-    """Every element's protobuf as sent to the browser, in page order."""
-    out = []
-
-    def walk(node) -> None:
-        proto = getattr(node, "proto", None)
-        if proto is not None:
-            out.append(str(proto))
-        for child in getattr(node, "children", {}).values():
-            walk(child)
-
-    walk(at._tree)
-    return out
+    """Every element's and container's protobuf as sent to the browser, in page order (main
+    area, sidebar, then anything else); the page's root and its areas carry none."""
+    return [str(node.proto) for node in at if getattr(node, "proto", None) is not None]
 
 
 def texts(at: AppTest) -> list[str]:
@@ -208,8 +200,9 @@ def test_conversation_text_is_plain(tmp_path, monkeypatch):
 
 def _walk_pages(at: AppTest, n: int, label_key: int) -> list[list[str]]:
     pages = []
-    for _ in range(n):
+    for i in range(n):
         pages.append(rendered(at))
+        assert any(f"Item {i + 1} of {n}" in p for p in pages[-1])  # a whole page, not nothing
         submit(at, label_key)
     pages.append(rendered(at))
     return pages
@@ -354,20 +347,11 @@ def test_session_header_does_not_split_a_statement_from_its_context(tmp_path, mo
     at = run(token)
     while annotator_queue(ws, token)[int(at.subheader[0].value.split()[1]) - 1].display.id != "ID-spec-1":
         submit(at, 4)
-    chat = at.main.children[1]  # the conversation panel, after the title and instructions
-    order = [("break" if getattr(n, "type", "") == "html" else getattr(n, "value", None))
-             for n in _leaves(chat)]
+    chat = at.container(key="amg-chat")  # the conversation panel (CSS class .st-key-amg-chat)
+    elements = [n for n in chat if not isinstance(n, Block)]  # its elements, in page order
+    order = ["break" if n.type == "html" else getattr(n, "value", None) for n in elements]
     order = [x for x in order if x in ("break", "I live in Boston now", STATEMENTS[0]["text"])]
     assert order == ["break", "I live in Boston now", STATEMENTS[0]["text"]]
-
-
-def _leaves(node):
-    children = getattr(node, "children", None)
-    if not children:
-        yield node
-        return
-    for child in children.values():
-        yield from _leaves(child)
 
 
 def test_sessions_are_separated_by_dated_rules(arcs_ws, monkeypatch):
@@ -504,7 +488,7 @@ HOSTILE_ANSWER = "<b>{v}</b> **now**, [link](http://x.example) <script>alert(1)<
 def _answers_audit(small_build, tmp_path, monkeypatch, name: str, verdicts=None, **kw):
     """An answer_assertion audit of four answers; ``verdicts`` replaces every stored verdict
     (another judge), which must change nothing an annotator is shown."""
-    from tests.evaluate.answer_ws import answers_workspace
+    from evaluate.answer_ws import answers_workspace
 
     ws = answers_workspace(small_build, tmp_path / name)
     for arc in ws.arcs("core"):  # every answer after session 0 (a stratum of the sample)

@@ -4,23 +4,19 @@ relabeler through the real SDKs over mock batch endpoints; independent votes sha
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import anthropic
 import openai
 from typer.testing import CliRunner
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "llm"))
+from agentmemgate.classify import stored
+from agentmemgate.cli import app
+from agentmemgate.corpora import import_statements
 
-from batch_fakes import AnthropicBatchApi, OpenAIBatchApi  # noqa: E402
-from llm_fakes import ANTHROPIC_KEY, OPENAI_KEY  # noqa: E402
+from llm.batch_fakes import AnthropicBatchApi, OpenAIBatchApi
+from llm.llm_fakes import ANTHROPIC_KEY, OPENAI_KEY
 
-from agentmemgate.classify import stored  # noqa: E402
-from agentmemgate.cli import app  # noqa: E402
-from agentmemgate.corpora import import_statements  # noqa: E402
-
-from .test_classify_http import ROWS, _statement  # noqa: E402
+from .test_classify_http import ROWS, _statement
 
 runner = CliRunner()
 

@@ -6,23 +6,18 @@ from __future__ import annotations
 import json
 import math
 import re
-import sys
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "llm"))  # llm_fakes: real SDKs over MockTransport
+from agentmemgate.classify import classifier_report, classify_set, label_statements, stored
+from agentmemgate.classify.model_classifier import ModelClassifier
+from agentmemgate.cli import app
+from agentmemgate.corpora import import_statements
+from agentmemgate.errors import BadInput, SameFamilyJudge
+from agentmemgate.llm import get_model
 
-from llm_fakes import OPENAI_KEY, FakeApi, openai_error, openai_ok  # noqa: E402
-
-from agentmemgate.classify import (classifier_report, classify_set, label_statements,  # noqa: E402
-                                   stored)
-from agentmemgate.classify.model_classifier import ModelClassifier  # noqa: E402
-from agentmemgate.cli import app  # noqa: E402
-from agentmemgate.corpora import import_statements  # noqa: E402
-from agentmemgate.errors import BadInput, SameFamilyJudge  # noqa: E402
-from agentmemgate.llm import get_model  # noqa: E402
+from llm.llm_fakes import OPENAI_KEY, FakeApi, openai_error, openai_ok
 
 ROWS = {"s0": ("I might move to Seattle next year.", "speculation"),
         "s1": ("I moved to Denver last month.", "completed_event"),

@@ -3,20 +3,16 @@ OpenAI SDK over a mock Batch API), stored like live answers; a re-run makes no c
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import openai
 from typer.testing import CliRunner
 
 from agentmemgate.cli import app
 from agentmemgate.workspace import Workspace
 
-from .paths import LOCOMO
+from llm.batch_fakes import OpenAIBatchApi
+from llm.llm_fakes import OPENAI_KEY
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "llm"))
-from batch_fakes import OpenAIBatchApi  # noqa: E402
-from llm_fakes import OPENAI_KEY  # noqa: E402
+from .paths import LOCOMO
 
 runner = CliRunner()
 

@@ -6,7 +6,6 @@ a mock Batch API, answered by the memory room's scripted responder: the offline 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import openai
@@ -18,9 +17,8 @@ from agentmemgate.evaluate import compute_report
 from agentmemgate.llm import Request
 from agentmemgate.memory.scripted import scripted_responder
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "llm"))
-from batch_fakes import OpenAIBatchApi  # noqa: E402
-from llm_fakes import OPENAI_KEY  # noqa: E402
+from llm.batch_fakes import OpenAIBatchApi
+from llm.llm_fakes import OPENAI_KEY
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 runner = CliRunner()

@@ -3,21 +3,17 @@ arc's next turn in one batch), through the real OpenAI SDK over a mock Batch API
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 from pydantic import BaseModel
 
 from agentmemgate.evaluate import run_eval, system_spec
 from agentmemgate.llm import get_model
 from agentmemgate.llm.batch import run_batched
 
+from llm.batch_fakes import OpenAIBatchApi
+from llm.llm_fakes import OPENAI_KEY
+
 from .doubles import ScriptedSystem, info
 from .test_run import ARCS, LITERAL
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "llm"))
-from batch_fakes import OpenAIBatchApi  # noqa: E402
-from llm_fakes import OPENAI_KEY  # noqa: E402
 
 
 class Step(BaseModel):

@@ -4,9 +4,6 @@ it from a new batch."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import openai
 from typer.testing import CliRunner
 
@@ -15,9 +12,8 @@ from agentmemgate.generate.llm_renderer import reference_responder
 from agentmemgate.llm import Request
 from agentmemgate.workspace import Workspace
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "llm"))
-from batch_fakes import OpenAIBatchApi  # noqa: E402
-from llm_fakes import OPENAI_KEY  # noqa: E402
+from llm.batch_fakes import OpenAIBatchApi
+from llm.llm_fakes import OPENAI_KEY
 
 runner = CliRunner()
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,8 +14,7 @@ from agentmemgate.generate import generate, get_renderer
 from agentmemgate.generate.importer import import_arcs
 from agentmemgate.workspace import Workspace
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "validate"))
-from planted import planted  # noqa: E402
+from validate.planted import planted
 
 runner = CliRunner()
 

@@ -8,7 +8,6 @@ asked again with its problems; garbage ends as a recorded failure with one-line 
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import openai
@@ -23,9 +22,8 @@ from agentmemgate.llm import get_model
 from agentmemgate.validate.catalog import KNOWN_KEYS, LIST_MINIMUMS, check_catalog
 from agentmemgate.workspace import Workspace
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "llm"))
-from batch_fakes import OpenAIBatchApi  # noqa: E402
-from llm_fakes import OPENAI_KEY  # noqa: E402
+from llm.batch_fakes import OpenAIBatchApi
+from llm.llm_fakes import OPENAI_KEY
 
 runner = CliRunner()
 MODEL = "scripted:catalog"

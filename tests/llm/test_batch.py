@@ -12,8 +12,8 @@ from pydantic import BaseModel
 from agentmemgate.llm import CallFailed, FatalProviderError, Failed, get_model, run_concurrent
 from agentmemgate.llm.batch import BatchesPending, run_batched
 
-from batch_fakes import AnthropicBatchApi, OpenAIBatchApi
-from llm_fakes import ANTHROPIC_KEY, OPENAI_KEY, all_text
+from .batch_fakes import AnthropicBatchApi, OpenAIBatchApi
+from .llm_fakes import ANTHROPIC_KEY, OPENAI_KEY, all_text
 
 
 class Verdict(BaseModel):

@@ -15,8 +15,8 @@ from agentmemgate.llm.batch import run_batched
 from agentmemgate.llm.cost import cost_lines, lookup
 from agentmemgate.llm.usage_log import usage_lines, usage_rows
 
-from batch_fakes import AnthropicBatchApi, OpenAIBatchApi
-from llm_fakes import ANTHROPIC_KEY, OPENAI_KEY
+from .batch_fakes import AnthropicBatchApi, OpenAIBatchApi
+from .llm_fakes import ANTHROPIC_KEY, OPENAI_KEY
 
 
 class Verdict(BaseModel):

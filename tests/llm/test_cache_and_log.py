@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from agentmemgate.llm import CallFailed, FatalProviderError, get_model, scrub
 from agentmemgate.workspace import Workspace
 
-from llm_fakes import OPENAI_KEY, FakeApi, all_text, openai_error, openai_ok
+from .llm_fakes import OPENAI_KEY, FakeApi, all_text, openai_error, openai_ok
 
 
 class Label(BaseModel):

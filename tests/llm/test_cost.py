@@ -16,7 +16,7 @@ from agentmemgate.llm import get_model
 from agentmemgate.llm.cost import estimate_tokens, lookup, money, parse_price, price_data
 from agentmemgate.llm.usage_log import usage_rows
 
-from llm_fakes import ANTHROPIC_KEY, OPENAI_KEY, FakeApi, anthropic_ok, openai_ok
+from .llm_fakes import ANTHROPIC_KEY, OPENAI_KEY, FakeApi, anthropic_ok, openai_ok
 
 
 class Verdict(BaseModel):

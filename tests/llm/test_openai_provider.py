@@ -9,7 +9,7 @@ from pydantic import BaseModel
 from agentmemgate.errors import MissingApiKey
 from agentmemgate.llm import CallFailed, FatalProviderError, get_model
 
-from llm_fakes import OPENAI_KEY, FakeApi, all_text, openai_error, openai_ok
+from .llm_fakes import OPENAI_KEY, FakeApi, all_text, openai_error, openai_ok
 
 
 class Verdict(BaseModel):

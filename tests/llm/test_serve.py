@@ -13,7 +13,7 @@ import pytest
 from agentmemgate.llm import get_model
 from agentmemgate.llm.serve import LLMEndpoint
 
-from llm_fakes import OPENAI_KEY, FakeApi, openai_error, openai_ok
+from .llm_fakes import OPENAI_KEY, FakeApi, openai_error, openai_ok
 
 
 def embeddings_ok(request: httpx2.Request) -> httpx2.Response:

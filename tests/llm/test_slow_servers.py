@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from agentmemgate.llm import CallFailed, get_model, run_concurrent
 from agentmemgate.progress import usage_text
 
-from llm_fakes import FakeApi, openai_ok
+from .llm_fakes import FakeApi, openai_ok
 
 URL = "http://127.0.0.1:8080/v1"
 

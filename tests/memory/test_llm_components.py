@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -17,10 +15,9 @@ from agentmemgate.memory._prompts import RUBRICS, memory_rubric
 from agentmemgate.memory.conversation import user_turns
 from agentmemgate.memory.scripted import scripted_responder
 
-from .conftest import FIELD, conversation
+from llm.llm_fakes import OPENAI_KEY, FakeApi, all_text, openai_ok
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "llm"))  # llm_fakes: real SDKs over MockTransport
-from llm_fakes import OPENAI_KEY, FakeApi, all_text, openai_ok  # noqa: E402
+from .conftest import FIELD, conversation
 
 TURN = UserTurn(text="Honestly I might switch to Aldi. Prices keep going up.", session=0, turn=2,
                 date=dt.date(2024, 5, 1), t=2)

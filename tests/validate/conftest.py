@@ -1,14 +1,10 @@
-"""Validation tests: reuse the LLM room's HTTP fakes and share one tiny generated workspace."""
+"""Validation tests: one tiny generated workspace, shared."""
 
 from __future__ import annotations
 
 import shutil
-import sys
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "llm"))  # llm_fakes: real SDKs over MockTransport
 
 
 @pytest.fixture(scope="session")

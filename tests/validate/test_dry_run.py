@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 from agentmemgate.cli import app
 from agentmemgate.llm import get_model
 
-from test_validate_cli import scripted  # noqa: E402  (tests/validate is on sys.path)
+from .test_validate_cli import scripted
 
 runner = CliRunner()
 

@@ -17,7 +17,7 @@ from agentmemgate.validate.judges.questions import chat_sessions
 from agentmemgate.validate.pairs import judge_pairs, sample_pairs, build_pairs, save_pairs
 from agentmemgate.validate.store import load_verdicts
 
-from llm_fakes import ANTHROPIC_KEY, OPENAI_KEY, FakeApi, all_text, anthropic_ok, openai_ok
+from llm.llm_fakes import ANTHROPIC_KEY, OPENAI_KEY, FakeApi, all_text, anthropic_ok, openai_ok
 
 
 def _prompt(request) -> str:

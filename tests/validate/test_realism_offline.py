@@ -12,7 +12,7 @@ from agentmemgate.validate.judges import get_judge, realism_question
 from agentmemgate.validate.judges._realism import OFFLINE_REALISM_CHECKS
 from agentmemgate.validate.judges.questions import ChatSession, ChatTurn, RealismQuestion
 
-from planted import good_arcs, planted
+from .planted import good_arcs, planted
 
 PLANTED = planted()
 

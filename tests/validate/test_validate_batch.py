@@ -12,13 +12,8 @@ from typer.testing import CliRunner
 from agentmemgate.cli import app
 from agentmemgate.validate.store import load_verdicts
 
-from llm_fakes import OPENAI_KEY
-
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "llm"))
-from batch_fakes import OpenAIBatchApi  # noqa: E402
+from llm.batch_fakes import OpenAIBatchApi
+from llm.llm_fakes import OPENAI_KEY
 
 runner = CliRunner()
 
@@ -84,7 +79,7 @@ def test_batch_without_a_model_and_no_wait_without_batch_are_one_line_errors(tin
 def test_equivalence_pairs_rejudged_by_anthropic_through_a_message_batch(tiny, monkeypatch):
     import anthropic
 
-    from batch_fakes import AnthropicBatchApi
+    from llm.batch_fakes import AnthropicBatchApi
 
     an = AnthropicBatchApi(lambda cid, params: {"verdict": "equivalent", "confidence": 0.8,
                                                 "rationale": "Same value."})
