@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from ._app import app, handles_errors
+from ..view.links import DEFAULT_PORT
 from ._options import DEFAULT_WORKSPACE, WorkspaceOpt
 
 
@@ -14,7 +15,7 @@ from ._options import DEFAULT_WORKSPACE, WorkspaceOpt
 @handles_errors
 def view(
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
-    port: Annotated[int, typer.Option("--port", help="Port to serve on.")] = 8502,
+    port: Annotated[int, typer.Option("--port", help="Port to serve on.")] = DEFAULT_PORT,
     host: Annotated[str, typer.Option(
         "--host", help="Address to listen on: 127.0.0.1 (this machine only) or another of this "
                        "machine's addresses (0.0.0.0: all). Beyond this machine, anyone who can "

@@ -161,11 +161,14 @@ def _side(r: Reader, d: Dialog) -> None:
                              else f" (intended {v['intended']})")
             with st.expander(line):
                 st.text(v["rationale"] or "(no rationale)")
-        labels = r.arc_labels(d.id)
+        labels, still_open = r.arc_labels(d.id)
         st.subheader("Audit labels")
-        if not labels:
+        if not labels and not still_open:
             st.text("No audit labels on this arc.")
-        else:
+        if labels:
             _ui.table([{"audit": x["audit"], "item": x["item_id"], "who": x["annotator"],
                         "role": x["role"], "label": x["label"], "reference": x["reference"]}
                        for x in labels])
+        for a in still_open:
+            st.text(f"Audit {a} is still open: its labels show here once every annotator has "
+                    "labeled every item assigned to them.")

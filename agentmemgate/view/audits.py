@@ -67,8 +67,8 @@ def render() -> None:
     name = st.selectbox("Audit", names, key="audit", bind="query-params")
     a = next(x for x in audits if x["name"] == name)
     st.text(f"{a['task']} audit of {a['items']} items from {a['source']} (created {a['created_at']})")
-    st.caption("Labels are shown here to the workspace's owner only; the annotation app never "
-               "shows them.")
+    st.caption("Who labeled what is shown here, to the workspace's owner, once the audit is closed "
+               "(every assigned item labeled); the annotation app never shows it.")
 
     st.header("Progress")
     _ui.table([{**p, "done": f"{100 * p['labeled'] / p['assigned']:.0f}%" if p["assigned"] else ""}
@@ -104,6 +104,10 @@ def render() -> None:
             st.caption("Undefined: " + _ui.md("; ".join(undefined)))
 
     st.header("Disagreements")
+    if not r.audit_closed(name):
+        st.text("The audit is still open: the items where annotators disagree, and who said "
+                "what, show here once every annotator has labeled every item assigned to them.")
+        return
     rows = _disagreements(r, name)
     if not rows:
         st.text("No item where annotators disagree or differ from the reference.")

@@ -449,17 +449,20 @@ class Reader:
                 [task, arc_id])
         return out
 
-    def arc_labels(self, arc_id: str) -> list[dict]:
-        """Audit labels given on the arc or one of its turns or criteria (who said what), with
-        the audit's reference label. For the workspace's owner: never served by `amg annotate`."""
+    def arc_labels(self, arc_id: str) -> tuple[list[dict], list[str]]:
+        """Audit labels given on the arc or one of its turns or criteria (who said what, with the
+        audit's reference label), from closed audits only; and the open audits that labeled it.
+        An open audit's labels stay hidden so that nobody still labeling is shown another's."""
         if "audit_labels" not in self.tables:
-            return []
+            return [], []
         like = arc_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + ":%"
-        return self.dicts(
+        rows = self.dicts(
             "select l.audit, l.item_id, l.annotator, l.role, l.label, r.label as reference, "
             "l.created_at from audit_labels l left join audit_references r on r.audit = l.audit "
             "and r.item_id = l.item_id where l.item_id = ? or l.item_id like ? escape '\\' "
             "order by l.audit, l.item_id, l.id", [arc_id, like])
+        closed = {a: self.audit_closed(a) for a in dict.fromkeys(x["audit"] for x in rows)}
+        return [x for x in rows if closed[x["audit"]]], [a for a, c in closed.items() if not c]
 
     # -- traces ------------------------------------------------------------------------------------
     def trace(self, arc_id: str, system: str) -> dict | None:
@@ -524,6 +527,16 @@ class Reader:
         return self.dicts("select name, task, source, created_at, (select count(*) from "
                           "audit_items i where i.audit = a.name) as items from audits a "
                           "order by created_at, name")
+
+    def audit_closed(self, audit: str) -> bool:
+        """Whether every annotator has labeled every item assigned to them (an imported audit,
+        with no assignments, was labeled elsewhere: closed)."""
+        if "audit_assignments" not in self.tables:
+            return True
+        return not self.one(
+            "select exists (select 1 from audit_assignments s where s.audit = ? and not exists "
+            "(select 1 from audit_labels l where l.audit = s.audit and l.annotator = s.annotator "
+            "and l.item_id = s.item_id))", [audit])
 
     def audit_progress(self, audit: str) -> list[dict]:
         """Per person: role, items assigned, items labeled (never the token hash)."""

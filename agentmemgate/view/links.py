@@ -16,6 +16,7 @@ from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
 WORKSPACE_ENV = "AMG_VIEW_WORKSPACE"  # how ``amg view`` tells the app which workspace to read
+DEFAULT_PORT = 8502  # beside the audit app's 8501, so both can run
 PAGES = ("overview", "arcs", "results", "trace", "audits", "mining")
 
 
@@ -89,9 +90,13 @@ def running_viewer(workspace: str | Path) -> str | None:
 
 
 def viewer_hint(workspace: str | Path, page: str, **params) -> str:
-    """One line: the link to this view in a running viewer, or how to start one and where to go."""
+    """One line: the link to this view in a running viewer of ``workspace``, or the command that
+    starts one and the link it will then answer."""
+    import shlex
+
     target = page_url(page, **params)
     url = running_viewer(workspace)
     if url:
         return f"In the viewer: {url}/{target}"
-    return f"To browse this: amg view --workspace {workspace}  (then open /{target})"
+    return (f"To browse it: amg view --workspace {shlex.quote(str(workspace))}, then open "
+            f"http://127.0.0.1:{DEFAULT_PORT}/{target}")

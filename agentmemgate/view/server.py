@@ -15,11 +15,10 @@ from ..annotate_app.server import check_listen, is_loopback, normalize_host, thi
 from ..errors import BadInput, WorkspaceError
 from ..workspace import DB_NAME
 from . import links
-from .links import WORKSPACE_ENV
+from .links import DEFAULT_PORT, WORKSPACE_ENV
 
 APP = Path(__file__).with_name("app.py")
 DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8502  # beside the audit app's 8501, so both can run
 
 
 def _wildcard(host: str) -> bool:
