@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
-from ._app import app, handles_errors
 from ..view.links import DEFAULT_PORT
+from ._app import app, handles_errors
 from ._options import DEFAULT_WORKSPACE, WorkspaceOpt
 
 

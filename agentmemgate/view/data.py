@@ -181,9 +181,9 @@ class Reader:
             return []
         rows = self.rows('select s.split, c."check", count(*), sum(c.passed) from checks c '
                          "join specs s on s.id = c.arc_id group by 1, 2 order by 1, 2")
-        arcs = dict(((sp, (n, ok)) for sp, n, ok in self.rows(
+        arcs = {sp: (n, ok) for sp, n, ok in self.rows(
             "select s.split, count(*), sum(c.ok) from (select arc_id, min(passed) as ok from "
-            "checks group by arc_id) c join specs s on s.id = c.arc_id group by 1")))
+            "checks group by arc_id) c join specs s on s.id = c.arc_id group by 1")}
         out: dict[str, dict] = {}
         for split, check, n, passed in rows:
             row = out.setdefault(split, {"split": split, "arcs": arcs.get(split, (0, 0))[0],
@@ -685,8 +685,8 @@ def _arc_dialog(arc) -> Dialog:
     if s.confirmation_wording:
         facts.append(("Confirmation wording", s.confirmation_wording))
     if s.correction is not None:
-        facts.append(("Correction", f"{s.correction.wrong_value} -> {s.correction.value} "
-                                     f"({s.correction.level})"))
+        facts.append(("Correction", (f"{s.correction.wrong_value} -> {s.correction.value} "
+                                     f"({s.correction.level})")))
     facts.append(("Generator", f"{arc.provenance.generator} ({arc.provenance.generator_kind})"))
     return Dialog(id=s.id, kind="arc", split=s.split, facts=facts, sessions=sessions,
                   truth_after_session=list(arc.expected_value_after_session))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from . import _ui
-from .data import Dialog, Reader
+from .data import Dialog
 
 NONE = "none"
 FIRST_DIFF_KEY = "amg-first-diff"  # the container around the first differing turn (.st-key-...)

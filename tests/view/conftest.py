@@ -3,7 +3,6 @@ audit, one arc rewritten with hostile text), and an empty one."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 
 import pytest
