@@ -21,53 +21,21 @@ def _q(v) -> str:
 
 
 def event_text(e: dict) -> str:
-    """One write decision in our words: extracted -> matched -> classified -> decided."""
+    """One write decision as ``amg eval show`` words it: extracted -> matched -> classified ->
+    decided."""
+    from ..evaluate.show import event_line
     from ..memory import MemoryEvent
 
-    ev = MemoryEvent.model_validate(e)
-    parts = []
-    if ev.extracted is not None:
-        x = ev.extracted
-        parts.append(f"extracted ({x.entity}, {x.attribute}, {x.value!r})"
-                     + (f" from {x.span!r}" if x.span else ""))
-    if ev.kind == "dropped_no_field":
-        parts.append("matched no field: dropped before the gate")
-    else:
-        if ev.key is not None and ev.extracted is not None:
-            parts.append(f"matched field {ev.key.attribute}"
-                         + (" (via the plan-frame retry)" if ev.matched_by_retry else ""))
-        if ev.evidence_type:
-            p = ev.probs.get(ev.evidence_type) if ev.probs else None
-            parts.append(f"classified {ev.evidence_type}" + (f" p={p:.2f}" if p is not None else ""))
-        parts.append({
-            "committed": f"committed {ev.value!r}",
-            "corrected": f"corrected to {ev.value!r} (the old value is marked never valid)",
-            "staged": f"staged {ev.value!r} (confirm when: {ev.confirm_when}; abandon when: "
-                      f"{ev.abandon_when})",
-            "plan_committed": f"written as a masked plan-typed value {ev.value!r}",
-            "promoted": f"promoted staged {ev.value!r} into the store (confirm predicate held)",
-            "discarded": f"discarded staged {ev.value!r} (abandon predicate held)",
-            "refreshed": f"masked plan {ev.value!r} turned into a fact (refresh-confirm)",
-        }.get(ev.kind, ev.kind))
-    return " -> ".join(parts) + (f" [{ev.detail}]" if ev.detail else "")
+    return event_line(MemoryEvent.model_validate(e))
 
 
-def snapshot_lines(s: dict) -> list[str]:
-    """The store after a session: each field's current value and history, each staged item."""
+def snapshot_lines(s: dict, labels: list[str]) -> list[str]:
+    """The store after a session as ``amg eval show`` words it: each field's current value and
+    history, each staged item (``labels``: the turns' ``s1 t2`` names)."""
+    from ..evaluate.show import snapshot_lines as lines
     from ..memory import StoreSnapshot
 
-    snap = StoreSnapshot.model_validate(s)
-    out = []
-    for f in snap.fields:
-        hist = ", ".join(f"{h.value!r} [t{h.t_begin}, {'now' if h.t_end is None else f't{h.t_end}'})"
-                         + (" never valid" if h.never_valid else "") + (" plan" if h.plan else "")
-                         + (f" via {h.via}" if h.via != "commit" else "") for h in f.history)
-        out.append(f"{f.key.attribute} = {_q(f.current)}" + (f"; history: {hist}" if hist else ""))
-    for x in snap.staged:
-        out.append(f"staged {x.value!r} for {x.key.attribute}: {x.status} (staged at t{x.staged_at}"
-                   + (f", resolved at t{x.resolved_at}" if x.resolved_at is not None else "")
-                   + f"; confirm when: {x.confirm_when}; abandon when: {x.abandon_when})")
-    return out or ["(empty)"]
+    return lines(StoreSnapshot.model_validate(s), labels)
 
 
 def _turn_signature(tt: dict | None) -> tuple:
@@ -147,12 +115,12 @@ def _turn_details(x: dict, t: int) -> None:
         st.caption(f"{tt['calls']} component call{'s' if tt['calls'] != 1 else ''}")
 
 
-def _session_details(x: dict, si: int) -> None:
+def _session_details(x: dict, si: int, labels: list[str]) -> None:
     if x["kind"] == "component":
         snaps = (x.get("trace") or {}).get("snapshots", [])
         if si < len(snaps):
             st.text(f"Store after session {si} ({x['system']}):\n" + "\n".join(
-                "  " + line for line in snapshot_lines(snaps[si])))
+                "  " + line for line in snapshot_lines(snaps[si], labels)))
         return
     got = next((s for s in x["sessions"] if s["after_session"] == si), None)
     if got is None:
@@ -225,6 +193,7 @@ def render() -> None:
         with col:
             _header(x)
             _measures(x)
+    labels = [f"s{si} t{ti}" for si, ti, _ in d.turns()]  # as `amg eval show` names turns
     diff_t = diff_s = None
     if len(shown) == 2:
         a, b = shown
@@ -235,7 +204,6 @@ def render() -> None:
         if diff_t is None and diff_s is None:
             st.success("The two systems read and wrote the same at every turn.")
         else:
-            labels = [f"s{si} t{ti}" for si, ti, _ in d.turns()]
             where = (f"the answer after session {diff_s}" if diff_t is None else
                      f"turn {labels[diff_t]}" if diff_t < len(labels) else "the end read")
             st.warning(f"First difference: {where} (marked below).", icon=":material/compare_arrows:")
@@ -268,7 +236,7 @@ def render() -> None:
             parts = st.columns(len(shown)) if len(shown) > 1 else [st.container()]
             for part, x in zip(parts, shown):
                 with part:
-                    _session_details(x, si)
+                    _session_details(x, si, labels)
 
     _ui.dialog(d, under=under, after_session=after)
     for x in shown:
