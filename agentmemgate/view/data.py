@@ -97,6 +97,7 @@ class Reader:
         self.conn = conn
         self.db = sqlite_utils.Database(conn)
         self._systems: dict[str, dict] | None = None
+        self._reads = None  # as a Workspace outside ``read_cache``: the library reads afresh
         self.refresh()
 
     def refresh(self) -> None:
