@@ -78,10 +78,13 @@ def test_no_token_hash_or_key_is_ever_shown(monkeypatch, viewed):
     db = sqlite3.connect(path / "workspace.db")
     secrets = [h for (h,) in db.execute("select token_hash from audit_annotators")]
     secrets += [t for people in tokens.values() for t in people.values()]
-    for page in TITLES:
-        for params in ({}, {"audit": "done"}, {"audit": "open"}):
-            page_text = shown(run(monkeypatch, path, page, **params))
-            assert not any(s in page_text for s in secrets), page
+    labeled = db.execute("select item_id from audit_labels limit 1").fetchone()[0].split(":")[0]
+    views = [(page, {}) for page in TITLES] + [("audits", {"audit": "done"}),
+                                               ("audits", {"audit": "open"}),
+                                               ("arcs", {"arc": labeled})]
+    for page, params in views:
+        page_text = shown(run(monkeypatch, path, page, **params))
+        assert not any(s in page_text for s in secrets), (page, params)
 
 
 def test_the_side_by_side_trace_marks_the_first_differing_turn(monkeypatch, viewed):
