@@ -227,7 +227,7 @@ def report_eval(
     else:
         typer.echo(paths[0].read_text(encoding="utf-8"), nl=False)
         typer.echo(f"wrote {', '.join(str(p) for p in paths)}", err=True)
-    from ..view import viewer_hint
+        from ..view import viewer_hint
 
-    typer.echo(viewer_hint(workspace, "results", split=splits[0] if len(splits) == 1 else None),
-               err=True)
+        typer.echo(viewer_hint(workspace, "results",
+                               split=splits[0] if len(splits) == 1 else None), err=True)

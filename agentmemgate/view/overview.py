@@ -1,5 +1,9 @@
 """Overview: the design's cells and counts, structural checks per split, realism verdicts,
-blind-recovery confusion matrices, and what the model calls cost."""
+blind-recovery confusion matrices, and what the model calls cost.
+
+Realism and recovery are counts of the stored verdicts, one SQL query each: ``amg report
+validation``'s statistics (current verdicts only, with intervals) take seconds on a big workspace,
+and this is the page a browser opens first."""
 
 from __future__ import annotations
 
@@ -137,6 +141,8 @@ def render() -> None:
     if not realism:
         _ui.empty("No realism verdicts yet.", f"amg validate --checks realism --workspace {ws}")
     else:
+        st.caption("Every stored verdict; `amg report validation` gives the current ones with "
+                   "their intervals.")
         _ui.table(realism)
         if any(x["failed"] or x["errors"] for x in realism):
             _ui.link("arcs", "Arcs a realism judge did not pass", verdict_failed=True)
