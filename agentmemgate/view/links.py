@@ -41,6 +41,12 @@ def register(workspace: str | Path, url: str, pid: int) -> None:
     folder = _folder()
     try:
         folder.mkdir(mode=0o700, exist_ok=True)
+        for f in folder.glob("*.json"):  # notes of viewers that have stopped
+            try:
+                if not _alive(int(json.loads(f.read_text()).get("pid", 0))):
+                    f.unlink()
+            except (OSError, ValueError):
+                pass
         port = urlsplit(url).port
         tmp = folder / f".{port}.{pid}.tmp"
         tmp.write_text(json.dumps({"workspace": str(Path(workspace).resolve()), "url": url,
@@ -51,6 +57,8 @@ def register(workspace: str | Path, url: str, pid: int) -> None:
 
 
 def _alive(pid: int) -> bool:
+    if pid <= 0:  # 0 and negatives name process groups, not a viewer
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

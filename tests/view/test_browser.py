@@ -20,7 +20,7 @@ ERRORS = '[data-testid="stException"], [data-testid="stAlertContentError"]'
 
 
 @pytest.fixture(scope="module")
-def browser_page(viewed):
+def browser_page(viewed, tmp_path_factory):
     """(page, base URL, workspace) with `amg view` serving the evaluated workspace."""
     import os
     import subprocess
@@ -30,7 +30,9 @@ def browser_page(viewed):
     port = _free_port()
     proc = subprocess.Popen(_amg() + ["view", "--workspace", str(path), "--port", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True, env={**os.environ, "AMG_WORKSPACE": ""})
+                            start_new_session=True,  # its note of where it serves goes to a temp dir
+                            env={**os.environ, "AMG_WORKSPACE": "",
+                                 "TMPDIR": str(tmp_path_factory.mktemp("notes"))})
     try:
         _wait_healthy(port, proc)
         with sync_api.sync_playwright() as pw:

@@ -31,11 +31,15 @@ def test_the_hint_links_a_running_viewer_else_says_how_to_start_one(notes, tmp_p
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         s.listen()
-        url = f"http://127.0.0.1:{s.getsockname()[1]}"
+        port = s.getsockname()[1]
+        url = f"http://127.0.0.1:{port}"
         links.register(ws, url, os.getpid())
         assert links.viewer_hint(ws, "results") == f"In the viewer: {url}/results"
         assert links.running_viewer(tmp_path / "other") is None
     assert links.running_viewer(ws) is None  # the port closed: the note is ignored
+    (notes / "1.json").write_text('{"workspace": "x", "url": "http://127.0.0.1:1", "pid": 0}')
+    links.register(ws, "http://127.0.0.1:2", os.getpid())
+    assert sorted(f.name for f in notes.glob("*.json")) == sorted([f"{port}.json", "2.json"])
 
 
 def test_serving_beyond_this_machine_warns_in_one_line():
