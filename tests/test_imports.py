@@ -25,7 +25,7 @@ SHARED = {"agentmemgate", "_gc", "_lazy", "_sqlite", "atomic", "errors", "invoca
 # verdicts. The corpora and classifier rooms come where their data enters.
 ROOMS = ["design", "validate", "generate", "design_checks", "corpora", "classify", "annotate_app", "exports", "memory",
          "products",
-         "evaluate", "pipeline", "cli"]
+         "evaluate", "view", "pipeline", "cli"]
 # Known exceptions, each with its reason. Keep this short.
 ALLOWED_UPWARD: dict[tuple[str, str], str] = {}
 
@@ -172,7 +172,7 @@ import pytest  # noqa: E402
 
 HEAVY = ("pandas", "numpy", "scipy", "statsmodels", "sklearn", "matplotlib", "pyarrow", "openai",
          "anthropic", "streamlit", "krippendorff")
-LAZY_ROOMS = ["llm", "validate", "generate", "corpora", "classify", "annotate_app", "memory",
+LAZY_ROOMS = ["llm", "validate", "generate", "corpora", "classify", "annotate_app", "memory", "view",
               "products", "evaluate"]
 
 

@@ -11,7 +11,7 @@ import importlib
 import sys
 
 # Top-level command -> the modules that register it, in the order ``amg --help`` lists them.
-MODULES = ("build", "design", "catalog", "validate", "audit", "corpora", "corpora_files", "arcs_import", "eval", "usage", "natural")
+MODULES = ("build", "design", "catalog", "validate", "audit", "corpora", "corpora_files", "arcs_import", "eval", "usage", "natural", "view")
 COMMANDS: dict[str, tuple[str, ...]] = {
     "build": ("build",), "generate": ("build",), "export": ("build",),
     "design": ("design",),
@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "eval": ("eval",),
     "usage": ("usage",),
     "natural": ("natural",),
+    "view": ("view",),
     "report": ("validate", "audit", "corpora", "eval"),
 }
 

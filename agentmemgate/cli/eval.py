@@ -191,6 +191,9 @@ def show(
     from ..evaluate import show_arc
 
     typer.echo(show_arc(ws, arc_id, system), nl=False)
+    from ..view import viewer_hint
+
+    typer.echo(viewer_hint(workspace, "trace", arc=arc_id, system=system), err=True)
 
 
 @report_app.command("eval")
@@ -218,10 +221,14 @@ def report_eval(
     require_workspace(workspace)  # before the statistics stack is imported
     from ..evaluate import save_eval_report
 
-    r, paths = save_eval_report(workspace, _splits(workspace, split), judge, out, system or None,
-                                html=html)
+    splits = _splits(workspace, split)
+    r, paths = save_eval_report(workspace, splits, judge, out, system or None, html=html)
     if json_:
         typer.echo(json.dumps(r.to_json(), indent=2))
     else:
         typer.echo(paths[0].read_text(encoding="utf-8"), nl=False)
         typer.echo(f"wrote {', '.join(str(p) for p in paths)}", err=True)
+        from ..view import viewer_hint
+
+        typer.echo(viewer_hint(workspace, "results",
+                               split=splits[0] if len(splits) == 1 else None), err=True)
