@@ -278,7 +278,8 @@ def test_report_html_is_one_page_with_the_markdowns_tables_and_figures(copy, tmp
     rep = tmp_path / "rep"
     r = amg("report", "eval", "--html", "--workspace", copy, "--out", rep)
     assert r.exit_code == 0, r.output
-    assert f"{rep / 'eval.html'}" in r.stderr.splitlines()[-1]
+    wrote = next(line for line in r.stderr.splitlines() if line.startswith("wrote "))
+    assert f"{rep / 'eval.html'}" in wrote
     page = (rep / "eval.html").read_text(encoding="utf-8")
     md = (rep / "eval.md").read_text(encoding="utf-8")
     assert HOSTILE in md and "Table 7" in page and "cautious-gated[no-retry]" in page
