@@ -4,7 +4,8 @@
 - ``measures``: per-arc measures from a trace and the arc's ``truth``
 - ``answers``: black-box scoring from a system's answers after each session
 - ``answering``: the protocol for answering systems (products, baselines, plug-ins)
-- ``judges``: the equivalence judge (reused from validate) and the answer judge
+- ``judges``: the equivalence judge (reused from validate) and the keys scores are stored under
+- ``answer_judge``: what a free-text answer asserts (offline rules, a model), its dev set and accuracy
 - ``run``: ``amg eval run`` / ``amg eval answers`` (stored as each finishes, resumable)
 - ``aggregate`` / ``report``: Wilson intervals, cluster-bootstrap differences, Tables 2-7, figures
 - ``show``: the trace viewer; ``card``: the Evaluation section of the dataset card
@@ -25,10 +26,10 @@ _LAZY = {
     "Stat": ("aggregate", None),
     "read_answers": ("answers", None),
     "score_answers": ("answers", None),
-    "AnswerJudge": ("judges", None),
-    "AnswerVerdict": ("judges", None),
+    "AnswerJudge": ("answer_judge", None),
+    "AnswerVerdict": ("answer_judge", None),
     "ValueJudge": ("judges", None),
-    "get_answer_judge": ("judges", None),
+    "get_answer_judge": ("answer_judge", None),
     "get_value_judge": ("judges", None),
     "MEASURES": ("measures", None),
     "ArcScore": ("measures", None),

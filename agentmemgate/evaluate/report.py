@@ -445,7 +445,7 @@ def notes(metas: dict[str, SystemMeta], judge: dict) -> list[str]:
         out.append(f"Answer judge: {judge['spec']} ({kind}"
                    + (f", {judge['answer_rubric']}" if judge.get("answer_rubric") else "") + ").")
         if judge.get("answer_rubric"):
-            from .answer_accuracy import accuracy_line
+            from .answer_judge.accuracy import accuracy_line
 
             out.append(accuracy_line(judge["spec"], judge["answer_rubric"]))
     products = [n for n, m in metas.items() if m.kind == "product"]
@@ -618,7 +618,7 @@ def products_table(r: EvalReport, heading: str = "##") -> list[str]:
         return []
     judged = ""
     if r.meta.judge.get("answer_rubric"):
-        from .answer_accuracy import accuracy_line
+        from .answer_judge.accuracy import accuracy_line
 
         judged = (" Exposure and final accuracy of answering systems are read from their answers. "
                   + accuracy_line(r.meta.judge["spec"], r.meta.judge["answer_rubric"]))
