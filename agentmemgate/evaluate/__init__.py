@@ -2,7 +2,7 @@
 
 - ``protocol``: feed one arc to a fresh system (reads before each user turn, snapshots per session)
 - ``measures``: per-arc measures from a trace and the arc's ``truth``
-- ``answers``: black-box scoring from a system's answers after each session
+- ``answer_scoring``: black-box scoring from a system's answers after each session
 - ``answering``: the protocol for answering systems (products, baselines, plug-ins)
 - ``judges``: the equivalence judge (reused from validate) and the keys scores are stored under
 - ``answer_judge``: what a free-text answer asserts (offline rules, a model), its dev set and accuracy
@@ -24,8 +24,8 @@ from . import audit_source as _audit_source  # noqa: F401  (registers the answer
 _LAZY = {
     "Difference": ("aggregate", None),
     "Stat": ("aggregate", None),
-    "read_answers": ("answers", None),
-    "score_answers": ("answers", None),
+    "read_answers": ("answer_scoring", None),
+    "score_answers": ("answer_scoring", None),
     "AnswerJudge": ("answer_judge", None),
     "AnswerVerdict": ("answer_judge", None),
     "ValueJudge": ("judges", None),

@@ -269,7 +269,7 @@ def corrections_control(per_arc: dict[str, dict[str, dict[str, ArcScore]]],
     """For each gated system with its ungated twin: of the correction arcs both were scored on,
     those where both end with the same value (``same_value``: up to case, punctuation and
     spacing; two empty reads are the same)."""
-    from ..memory.store import same_value
+    from ..memory.profile_store import same_value
     from .aggregate import proportion
 
     def ends(name: str) -> dict[str, str | None]:

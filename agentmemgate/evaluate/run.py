@@ -507,7 +507,7 @@ def run_answers(ws: Workspace, path: str | Path, name: str, *, judge: str = "off
     then judge every answer and store the set and its per-arc scores. ``dry_run``: return how
     many answers would be judged, their answer-judge calls counted on its model
     (``model.planned``); the value-equivalence calls that follow depend on those verdicts."""
-    from .answers import assess, questions, read_answers, score_answers
+    from .answer_scoring import assess, questions, read_answers, score_answers
     from .answer_judge import get_answer_judge
     from .judges import answers_key, sha256_parts
 

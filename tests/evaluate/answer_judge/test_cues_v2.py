@@ -11,7 +11,7 @@ import pytest
 from agentmemgate.errors import BadInput
 from agentmemgate.evaluate.answer_judge import (ANSWER_CUES_DIR, AnswerQuestion, OfflineAnswerJudge,
                                                 ScopedOfflineAnswerJudge, get_answer_judge)
-from agentmemgate.evaluate.answers import assess, score_answers
+from agentmemgate.evaluate.answer_scoring import assess, score_answers
 from agentmemgate.evaluate.judges import get_value_judge
 from agentmemgate.evaluate.truth import truth_of
 
