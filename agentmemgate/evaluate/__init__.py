@@ -3,7 +3,7 @@
 - ``protocol``: feed one arc to a fresh system (reads before each user turn, snapshots per session)
 - ``measures``: per-arc measures from a trace and the arc's ``truth``
 - ``answer_scoring``: black-box scoring from a system's answers after each session
-- ``answering``: the protocol for answering systems (products, baselines, plug-ins)
+- ``answering_protocol``: the protocol for answering systems (products, baselines, plug-ins)
 - ``judges``: the equivalence judge (reused from validate) and the keys scores are stored under
 - ``answer_judge``: what a free-text answer asserts (offline rules, a model), its dev set and accuracy
 - ``run``: ``amg eval run`` / ``amg eval answers`` (stored as each finishes, resumable)

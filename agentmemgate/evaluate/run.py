@@ -121,7 +121,7 @@ def _plan_answering(ws: Workspace, specs: list[SystemSpec], arcs: list[tuple[Arc
                     ) -> tuple[list[AnsweringPlan], int]:
     """The dry run of the answering systems: arcs without stored answers, the probe answers they
     ask for (counted on each system's model where it can say), and the answers to judge."""
-    from .answering import plan_answering_arc
+    from .answering_protocol import plan_answering_arc
 
     plans, to_judge = [], 0
     for s in specs:
@@ -442,7 +442,7 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
                 t.finished(r)
         ran, rescored, failed, calls, examples = t.ran, t.rescored, t.failed, t.calls, t.examples
         if answering:
-            from .answering import run_answering
+            from .answering_protocol import run_answering
 
             a = run_answering(ws, answering, arcs, vj, aj, ajk, concurrency=concurrency,
                               corrections=corrections,
