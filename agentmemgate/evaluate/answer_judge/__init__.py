@@ -6,7 +6,8 @@ layer. Beside the judges: the hand-labelled dev set they are measured on (``devs
 accuracy recorded from it, which reports quote (``accuracy``).
 
 - ``base``: the question, the verdict and the interface; ``registry``: specs to judges
-- ``offline``: rule file version 1, and the judge for version 2 on, read by ``_reader``
+- ``offline``: rule file version 1, and the judge for version 2 on, read by ``scoped``
+- ``scoped``, ``cues``, ``frames``: the version 2 reader, its rule file compiled, its table of frames
 - ``llm``: the model judge (rubric ``answer_assertion``)
 """
 

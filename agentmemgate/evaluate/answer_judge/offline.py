@@ -1,7 +1,7 @@
 """The offline answer judges: heuristic rule files, labelled so in every report.
 
 Version 1 (``answer_cues.v1.toml``) is read here, unchanged so stored results reproduce; from
-version 2 on a rule file is read by the scoped reader (``_reader.judge_answer``), whose steps the
+version 2 on a rule file is read by the scoped reader (``scoped.judge_answer``), whose steps the
 file's header documents in order.
 """
 
@@ -18,6 +18,10 @@ from ...validate.judges import OFFLINE_JUDGE_FAMILY
 from .base import ANSWER_CUES_DIR, AnswerJudge, AnswerQuestion, AnswerVerdict
 
 ANSWER_CUES_PATH = ANSWER_CUES_DIR / "answer_cues.v1.toml"
+# Version 1 puts a word no answer holds where a clause breaks and where each labelled value stands.
+_BREAK = " qqbreakqq "
+_VALUE = "qqvalue"
+_VALUE_TOKEN = re.compile(_VALUE + r"\d+qq")
 
 
 @lru_cache(maxsize=None)
@@ -30,7 +34,7 @@ def load_answer_cues(path: Path = ANSWER_CUES_PATH) -> tuple[dict[str, re.Patter
 
     cues = {k: rx(v) for k, v in data.items()}
     cues["clause_breaks"] = re.compile(
-        r"(?<!\w)(?:qqbreakqq|" + "|".join(data["clause_breaks"]) + r")(?!\w)")
+        r"(?<!\w)(?:" + _BREAK.strip() + "|" + "|".join(data["clause_breaks"]) + r")(?!\w)")
     return cues, hashlib.sha256(raw).hexdigest()
 
 
@@ -71,7 +75,7 @@ class OfflineAnswerJudge(AnswerJudge):
             if not words:
                 continue
             pattern = r"(?<!\w)" + rf"(?:\s+{_BREAK.strip()})?\s+".join(map(re.escape, words)) + r"(?!\w)"
-            token = f" qqvalue{i}qq "
+            token = f" {_VALUE}{i}qq "
             text, n = re.subn(pattern, token, text)
             if n:
                 found[token.strip()] = value
@@ -83,7 +87,7 @@ class OfflineAnswerJudge(AnswerJudge):
         asserted: list[str] = []
         reasons: list[str] = []
         for clause in cues["clause_breaks"].split(text):
-            tokens = [m for m in re.finditer(r"qqvalue\d+qq", clause)]
+            tokens = list(_VALUE_TOKEN.finditer(clause))
             if not tokens:
                 continue
             choice = (len({m.group(0) for m in tokens}) > 1
@@ -92,8 +96,8 @@ class OfflineAnswerJudge(AnswerJudge):
                 value = found[m.group(0)]
                 # Only the words between this value and its neighbours frame it
                 # ("switched from X to Y": 'from' frames X, not Y).
-                before = re.split(r"qqvalue\d+qq", clause[:m.start()])[-1]
-                after = re.split(r"qqvalue\d+qq", clause[m.end():])[0]
+                before = _VALUE_TOKEN.split(clause[:m.start()])[-1]
+                after = _VALUE_TOKEN.split(clause[m.end():])[0]
                 if choice:
                     reasons.append(f"'{value}' is one side of a choice")
                 elif (c := cues["plan_before"].search(before) or cues["plan_after"].search(after)):
@@ -107,11 +111,8 @@ class OfflineAnswerJudge(AnswerJudge):
         return AnswerVerdict(asserted=asserted, rationale="; ".join(dict.fromkeys(reasons)) + ".")
 
 
-_BREAK = " qqbreakqq "
-
-
 class ScopedOfflineAnswerJudge(AnswerJudge):
-    """Heuristic rules from version 2 on (``answer_cues.vN.toml``, read by ``_reader``): the
+    """Heuristic rules from version 2 on (``answer_cues.vN.toml``, read by ``scoped``): the
     answer's structure first (memory lists, Mem0 JSON, Graphiti facts and their validity, prose),
     then each labelled value in its own scope; see the rules file's header."""
 
@@ -119,7 +120,7 @@ class ScopedOfflineAnswerJudge(AnswerJudge):
     heuristic = True
 
     def __init__(self, version: int, path: Path | None = None) -> None:
-        from ._reader import load_cues
+        from .cues import load_cues
 
         self.path = path or ANSWER_CUES_DIR / f"answer_cues.v{version}.toml"
         self.cues = load_cues(self.path)
@@ -128,7 +129,7 @@ class ScopedOfflineAnswerJudge(AnswerJudge):
         self.rubric, self.rubric_sha256 = f"answer_cues.v{version}", self.cues.sha256
 
     def ask(self, q: AnswerQuestion) -> AnswerVerdict:
-        from ._reader import field_stems, judge_answer
+        from .scoped import field_stems, judge_answer
 
         words = field_stems(self.cues, q.field, q.description, q.probe_question)
         asserted, why = judge_answer(self.cues, q.answer, q.candidates, words)
