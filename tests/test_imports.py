@@ -14,9 +14,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "agentmemgate"
 
 # Shared pieces beside the rooms: any room may use them; they use no room.
 SHARED = {"agentmemgate", "_gc", "_lazy", "_sqlite", "atomic", "errors", "invocation", "jsonl", "llm",
+          "report_html",
           "suggest",
           "migrations", "outputs", "progress",
-          "rubrics", "schema", "stats", "versioned", "workspace"}
+          "rubrics", "schema", "stats", "text", "versioned", "workspace"}
 # The rooms from the bottom up; a room may import the ones before it. Data flows spec -> render ->
 # validate -> audit -> export -> evaluate; code may reuse a room lower in this list: ``validate``
 # (what a valid arc is: structural checks, offline realism checks, judges) sits below ``generate``,

@@ -374,13 +374,15 @@ def _num(x) -> float | None:
 # -- saving ------------------------------------------------------------------------------------
 def save_agreement_report(ws: "Workspace", name: str, fast_seconds: float = FAST_SECONDS,
                           out: str | Path | None = None, resamples: int = DEFAULT_RESAMPLES,
-                          seed: int = 0) -> tuple[AgreementReport, Path]:
-    """Compute the report and write ``report.md``, ``report.json`` and confusion PNGs.
+                          seed: int = 0, html: bool = False) -> tuple[AgreementReport, Path]:
+    """Compute the report and write ``report.md``, ``report.json`` and confusion PNGs (and with
+    ``html`` the self-contained ``report.html``, ``report_html``).
 
-    The folder is replaced at once (``atomic.replaced_folder``), so its markdown, JSON and plots
-    always belong to the same report.
+    The folder is replaced at once (``atomic.replaced_folder``), so its markdown, JSON, page and
+    plots always belong to the same report (a page left from an earlier ``html`` run goes).
     """
     from ..atomic import replaced_folder
+    from ..report_html import write_report_html
 
     report = agreement_report(ws, name, fast_seconds, resamples=resamples, seed=seed)
     folder = Path(out) if out is not None else ws.path / "reports" / f"agreement-{name}"
@@ -389,11 +391,14 @@ def save_agreement_report(ws: "Workspace", name: str, fast_seconds: float = FAST
             plots = write_plots(report, tmp)
             report.plots = {k: str(folder / Path(v).name) for k, v in plots.items()}
             (tmp / "report.json").write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
-            (tmp / "report.md").write_text(render_markdown(report), encoding="utf-8")
+            text = render_markdown(report)
+            (tmp / "report.md").write_text(text, encoding="utf-8")
+            if html:
+                write_report_html(text, tmp / "report.html")
     except OSError as e:
         raise WorkspaceError(f"Cannot write the report to {str(folder)!r}: {e.strerror or e}") from None
     return report, folder / "report.md"
 
 
-REPORT_FILES = ("report.md", "report.json", "confusion.png", "confusion_binary.png",
+REPORT_FILES = ("report.md", "report.json", "report.html", "confusion.png", "confusion_binary.png",
                 "confusion_plan.png")

@@ -25,3 +25,6 @@ BaseUrlOpt = Annotated[Optional[str], typer.Option(
     "--base-url", help="OpenAI-compatible server for openai:MODEL (vLLM, Ollama, llama.cpp), "
                        "e.g. http://localhost:8000/v1.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the report as one JSON object.")]
+HtmlOpt = Annotated[bool, typer.Option(
+    "--html", help="Also write the report as one self-contained HTML page beside the Markdown "
+                   "(tables and figures embedded; opens with no server and no network).")]

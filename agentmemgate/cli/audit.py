@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 import typer
 
 from ._app import app, handles_errors, load_rooms, report_app, show
-from ._options import DEFAULT_WORKSPACE, JsonOpt
+from ._options import DEFAULT_WORKSPACE, HtmlOpt, JsonOpt
 
 audit_app = typer.Typer(help="Blind human audits: create, import, export, list, relink.",
                         no_args_is_help=True)
@@ -190,16 +190,19 @@ def agreement(
         "--resamples", min=0, help="Bootstrap resamples over items for the kappa, alpha and "
                                    "macro-F1 intervals (0: none).")] = 2000,
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed (reported).")] = 0,
+    html: HtmlOpt = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """Human-human agreement and human-vs-reference accuracy for an audit (markdown + PNG)."""
     ws = _ws(workspace)
     from ..annotate_app.agreement import save_agreement_report
 
-    report, path = save_agreement_report(ws, name, fast_seconds, resamples=resamples, seed=seed)
+    report, path = save_agreement_report(ws, name, fast_seconds, resamples=resamples, seed=seed,
+                                         html=html)
     if json_:
         typer.echo(report.model_dump_json(indent=2))
         return
     typer.echo(path.read_text(encoding="utf-8"))
-    typer.echo(f"wrote {path}, {path.with_name('report.json')} and {len(report.plots)} PNG(s)",
+    files = [path, path.with_name("report.json")] + ([path.with_name("report.html")] if html else [])
+    typer.echo(f"wrote {', '.join(str(p) for p in files)} and {len(report.plots)} PNG(s)",
                err=True)

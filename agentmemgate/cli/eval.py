@@ -9,7 +9,7 @@ import typer
 
 from ._app import app, handles_errors, report_app
 from ._llm import BatchOpt, LlmRun, NoWaitOpt, llm_command
-from ._options import DEFAULT_WORKSPACE, JsonOpt, NoProgressOpt, WorkspaceOpt
+from ._options import DEFAULT_WORKSPACE, HtmlOpt, JsonOpt, NoProgressOpt, WorkspaceOpt
 
 eval_app = typer.Typer(help="Score memory systems on the splits (the paper's evaluation protocol).",
                        no_args_is_help=True)
@@ -204,8 +204,9 @@ def report_eval(
         "--judge", help="Report the scores of this judge (default: that of the latest eval "
                         "run).")] = None,
     json_: JsonOpt = False,
+    html: HtmlOpt = False,
     out: Annotated[Optional[Path], typer.Option(
-        "--out", help="Where eval.md, eval.json and the figures go (default: "
+        "--out", help="Where eval.md, eval.json, eval.html and the figures go (default: "
                       "WORKSPACE/reports/eval).")] = None,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
@@ -217,7 +218,8 @@ def report_eval(
     require_workspace(workspace)  # before the statistics stack is imported
     from ..evaluate import save_eval_report
 
-    r, paths = save_eval_report(workspace, _splits(workspace, split), judge, out, system or None)
+    r, paths = save_eval_report(workspace, _splits(workspace, split), judge, out, system or None,
+                                html=html)
     if json_:
         typer.echo(json.dumps(r.to_json(), indent=2))
     else:

@@ -9,7 +9,7 @@ import typer
 
 from ._app import app, design_splits, display_spec, fail, handles_errors, report_app
 from ._llm import LlmRun, llm_command
-from ._options import (DEFAULT_WORKSPACE, DesignOpt, JsonOpt, NoProgressOpt, SplitOpt,
+from ._options import (DEFAULT_WORKSPACE, DesignOpt, HtmlOpt, JsonOpt, NoProgressOpt, SplitOpt,
                        WorkspaceOpt)
 
 BaseUrlOpt = Annotated[Optional[str], typer.Option(
@@ -131,8 +131,9 @@ def report_validation(
         "--judge", help="Judges to report (repeat; the first is the headline). Default: those of "
                         "the latest validation run.")] = None,
     json_: JsonOpt = False,
+    html: HtmlOpt = False,
     out_dir: Annotated[Optional[Path], typer.Option(
-        "--out-dir", help="Where validation.md, .json and PNG heatmaps go (default: "
+        "--out-dir", help="Where validation.md, .json, .html and PNG heatmaps go (default: "
                           "WORKSPACE/reports/validation).")] = None,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
@@ -143,12 +144,14 @@ def report_validation(
     ws = Workspace(workspace, create=False)
     from ..validate.report import save_validation_report
 
-    r, paths = save_validation_report(ws, splits, judge or None, out_dir)
+    r, paths = save_validation_report(ws, splits, judge or None, out_dir, html=html)
     if json_:
         typer.echo(r.model_dump_json(indent=2))
     else:
+        files = [p for p in paths if p.suffix != ".png"]
         typer.echo(paths[0].read_text(encoding="utf-8"))
-        typer.echo(f"wrote {', '.join(str(p) for p in paths[:2])} and {len(paths) - 2} PNG(s)", err=True)
+        typer.echo(f"wrote {', '.join(str(p) for p in files)} and {len(paths) - len(files)} PNG(s)",
+                   err=True)
 
 
 @report_app.command("equivalence")

@@ -7,7 +7,8 @@
 - ``judges``: the equivalence judge (reused from validate) and the keys scores are stored under
 - ``answer_judge``: what a free-text answer asserts (offline rules, a model), its dev set and accuracy
 - ``run``: ``amg eval run`` / ``amg eval answers`` (stored as each finishes, resumable)
-- ``aggregate`` / ``report``: Wilson intervals, cluster-bootstrap differences, Tables 2-7, figures
+- ``aggregate`` / ``report``: Wilson intervals, cluster-bootstrap differences, the report's numbers
+  (``report_models``); ``_report_md`` and ``_plots`` render them as Tables 2-7 and Figures 2-3
 - ``show``: the trace viewer; ``card``: the Evaluation section of the dataset card
 
 Importing this package registers the card section with ``agentmemgate.exports`` and the
@@ -36,9 +37,9 @@ _LAZY = {
     "score_trace": ("measures", None),
     "new_system": ("protocol", None),
     "run_arc": ("protocol", None),
-    "EvalReport": ("report", None),
+    "EvalReport": ("report_models", None),
     "compute_report": ("report", None),
-    "report_markdown": ("report", None),
+    "report_markdown": ("_report_md", None),
     "save_eval_report": ("report", None),
     "write_report": ("report", None),
     "AnswersSummary": ("run", None),

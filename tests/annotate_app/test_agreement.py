@@ -175,3 +175,27 @@ def test_report_from_app_labels_with_diagnostics(ws, statements_file, tmp_path):
     text = path.read_text()
     assert "Fast decisions flagged: ana:" in text
     assert "![confusion matrix](confusion.png)" in text
+
+
+@pytest.mark.filterwarnings("ignore:Tight layout")  # the long hostile label crowds the plot
+def test_html_page_has_the_markdowns_tables_and_plots_and_shows_labels_as_text(ws, tmp_path):
+    import base64
+
+    from report_pages import HOSTILE, assert_same_tables, assert_shown_as_text
+
+    labels = ["v1", HOSTILE]  # a custom audit's labels are what its CSV says
+    rows = [(f"p{i}", who, labels[(i + k * (i % 3 == 0)) % 2])
+            for i in range(12) for k, who in enumerate(("A", "B"))]
+    import_labels(ws, "h", write_csv(tmp_path / "h.csv", rows))
+    import_labels(ws, "h", write_csv(tmp_path / "r.csv", [(f"p{i}", labels[i % 4 == 0])
+                                                          for i in range(12)], "item_id,label"),
+                  reference=True)
+    report, path = save_agreement_report(ws, "h", resamples=50, html=True)
+    page = path.with_name("report.html").read_text(encoding="utf-8")
+    md = path.read_text(encoding="utf-8")
+    assert report.task == "custom" and HOSTILE in md
+    assert_same_tables(md, page)
+    assert_shown_as_text(page)
+    assert base64.b64encode((path.parent / "confusion.png").read_bytes()).decode() in page
+    save_agreement_report(ws, "h", resamples=50)  # without html: no page left from before
+    assert not path.with_name("report.html").exists()

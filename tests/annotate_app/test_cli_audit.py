@@ -47,6 +47,11 @@ def test_create_list_label_report_export(tmp_path, statements_file):
     assert res.stderr.strip() == (f"wrote {folder / 'report.md'}, {folder / 'report.json'} "
                                   "and 2 PNG(s)")
     assert (folder / "report.md").read_text() + "\n" == res.stdout
+    res = amg("report", "agreement", "a1", "--html", "--workspace", w)
+    assert res.exit_code == 0, res.output
+    assert res.stderr.strip() == (f"wrote {folder / 'report.md'}, {folder / 'report.json'}, "
+                                  f"{folder / 'report.html'} and 2 PNG(s)")
+    assert "<h1>Agreement report: a1</h1>" in (folder / "report.html").read_text()
 
     res = amg("report", "agreement", "a1", "--json", "--workspace", w)
     assert res.exit_code == 0, res.output

@@ -87,6 +87,12 @@ def test_validate_stores_verdicts_resumes_and_reports(tiny, tmp_path):
     md = run("report", "validation", ws=tiny)
     assert md.exit_code == 0 and "# Validation report" in md.stdout
     assert (tiny.path / "reports" / "validation" / "validation.md").exists()
+    folder = tiny.path / "reports" / "validation"
+    page = run("report", "validation", "--html", ws=tiny)
+    assert page.exit_code == 0 and page.stdout == md.stdout
+    assert page.stderr.strip() == (f"wrote {folder / 'validation.md'}, {folder / 'validation.json'}, "
+                                   f"{folder / 'validation.html'} and 3 PNG(s)")
+    assert "<h1>Validation report</h1>" in (folder / "validation.html").read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("args, needle", [

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from agentmemgate.validate import compute_report, report_markdown, write_report
 from agentmemgate.validate.judges import JudgeInfo
-from agentmemgate.validate.report import compute_report, report_markdown, write_report
 from agentmemgate.validate.store import VerdictRow
 
 A = JudgeInfo(spec="anthropic:judge-a", family="anthropic", heuristic=False)
@@ -110,3 +110,23 @@ def test_json_has_the_documented_keys_and_a_block_per_judge(tmp_path):
     md = (tmp_path / "rep" / "validation.md").read_text()
     assert "## Judge `offline` (family offline-heuristic, heuristic)" in md
     assert "| weakly_hedged |" in md and "Cohen's kappa" in md
+
+
+def test_html_page_has_the_markdowns_tables_heatmaps_and_shows_rationales_as_text(tmp_path):
+    import base64
+
+    from report_pages import HOSTILE, assert_same_tables, assert_shown_as_text
+
+    rows = rows_47_of_54() + [real(i, "natural", i < 2) for i in range(3)]
+    rows[47] = rows[47].model_copy(update={"rationale": HOSTILE})  # a failing arc's rationale
+    rows[48] = rows[48].model_copy(update={"item_id": "<script>alert(1)</script>"})
+    r = compute_report(rows, [A, B], ["controlled"], {"offline-template"})
+    paths = write_report(r, tmp_path / "rep", html=True)
+    assert [p.name for p in paths[:3]] == ["validation.md", "validation.json", "validation.html"]
+    page = paths[2].read_text(encoding="utf-8")
+    md = paths[0].read_text(encoding="utf-8")
+    assert "47/54 = 87.0% [75.6, 93.6]" in page
+    assert_same_tables(md, page)
+    assert_shown_as_text(page)
+    for png in paths[3:]:
+        assert base64.b64encode(png.read_bytes()).decode() in page
