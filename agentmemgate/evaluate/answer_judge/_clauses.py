@@ -5,15 +5,28 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from ._tokens import PUNCT_BREAK, Tok, tok_str, tokenize, value_token
 from .cues import Cues
 
-if TYPE_CHECKING:
-    from .frames import Reading
-
 Forms = list[list[tuple[list[str], str]]]  # per value: (words, "full" | "short")
+
+
+@dataclass
+class Reading:
+    """How one occurrence of labelled value ``value`` is read (steps 5-6): its frame, role, the
+    cue that decided, and whether it asserts the value."""
+
+    value: int
+    frame: str
+    role: str
+    cue: str
+    asserted: bool
+    unit: int
+    order: int
+    conclusion: bool = False  # in a clause that draws the answer's conclusion ("so X")
+    purpose: frozenset | None = None  # stems of a "for ..." purpose right after the value
+    where: tuple | None = None  # (clause, token index) of the occurrence
 
 
 @dataclass
@@ -23,7 +36,7 @@ class Clause:
     question: bool
     index: int = 0  # position in the sentence
     lead: str = ""  # the punctuation that ended the clause before it
-    readings: list["Reading"] = field(default_factory=list)
+    readings: list[Reading] = field(default_factory=list)
 
     def s(self, a: int = 0, b: int | None = None) -> str:
         return " ".join(tok_str(t) for t in self.toks[a:b])

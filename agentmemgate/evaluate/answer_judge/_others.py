@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import re
 
-from ._clauses import Clause, Forms, clauses, drop_ignored, sentences
+from ._clauses import Clause, Forms, Reading, clauses, drop_ignored, sentences
 from ._structure import Unit
 from ._tokens import Tok, is_value_token, tok_str
 from .cues import Cues
-from .frames import Reading, governing_verb, past_cue
+from .frames import governing_verb, past_cue
 
 
 def stems(text: str) -> set[str]:

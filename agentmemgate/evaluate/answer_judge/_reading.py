@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-from ._clauses import Clause, Forms, clauses, drop_ignored, sentences
+from ._clauses import Clause, Forms, Reading, clauses, drop_ignored, sentences
 from ._structure import Unit
 from ._tokens import Tok, value_token
 from .cues import Cues
-from .frames import Reading, read_frame, scope_of
+from .frames import read_frame, scope_of
 
 
 def read_units(c: Cues, units: list[Unit], forms: Forms) -> list[Reading]:

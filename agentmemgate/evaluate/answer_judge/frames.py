@@ -14,23 +14,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable
 
-from ._clauses import Clause
+from ._clauses import Clause, Reading
 from ._tokens import is_value_token, names_a_value, past_form, value_token
 from .cues import Cues
-
-
-@dataclass
-class Reading:
-    value: int
-    frame: str
-    role: str
-    cue: str
-    asserted: bool
-    unit: int
-    order: int
-    conclusion: bool = False  # in a clause that draws the answer's conclusion ("so X")
-    purpose: frozenset | None = None  # stems of a "for ..." purpose right after the value
-    where: tuple | None = None  # (clause, token index) of the occurrence
 
 
 # -- step 4: the scope of one occurrence ----------------------------------------------------------

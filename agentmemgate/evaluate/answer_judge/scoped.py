@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import re
 
-from ._clauses import value_forms
+from ._clauses import Reading, value_forms
 from ._others import beside_names, other_value
 from ._reading import read_units
 from ._structure import Unit, read_structure
 from ._tokens import tokenize
 from .cues import Cues
-from .frames import Reading
 
 _FRAME_WORDS = {
     "invalid": "in a record marked no longer valid ({cue})",
