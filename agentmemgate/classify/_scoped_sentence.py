@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import tomllib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 from ..text import MONTH_ABBREVIATIONS, MONTH_NUMBERS, WEEKDAYS, PhraseMatcher, nearest_date, tokens
@@ -22,38 +24,11 @@ GOVERNABLE = frozenset({"base", "third", "ing"})  # the forms an operator govern
 BARE = ("hedge", "deliberation", "intention", "modal")  # operators that count with no change verb
 _BARE = frozenset(BARE)
 
-# Word lists the rules read that evidence_cues.v2.toml does not list. A file's [syntax] table may
-# list each (a new version should); for a file that does not, these are the lists, v2's. Released
-# files are never edited, so v2 reads its own words from here.
-V2_SYNTAX: dict[str, list[str]] = {
-    # forms of "do" between a subject and its verb ("didn't" is "didn" + "'t")
-    "do": ["do", "don", "does", "doesn", "did", "didn"],
-    "determiners": ["the", "a", "an", "my", "our", "your", "his", "her", "their", "this", "that",
-                    "these", "those", "some", "any", "its"],
-    # subjects that negate a past change ("nothing changed")
-    "negator_subjects": ["nothing", "nobody", "none", "neither"],
-    # a modal before "have" + a past form: a hedged recall ("I might have switched")
-    "recall_modals": ["might", "may", "must", "could", "would", "should", "'d", "probably"],
-    # forms of "be" before which an -ing form is not a futurate progressive ("I was moving")
-    "past_be": ["been", "was", "were"],
-    # before "may": the month ("in May", "since May")
-    "month_may_before": ["in", "of", "since", "early", "late", "mid", "last", "this", "next"],
-    # besides a form of "be", what may come before "going to" when it is the future
-    "going_to_after": ["probably", "maybe", "not", "never", "'t"],
-    # after "'d": "had", not "would" ("I'd already moved"; also before any word in -ed)
-    "had_after_d": ["had", "been", "gotten", "already", "never"],
-    # the last word of a "get a" change verb, which a [syntax] not_acquired word can follow
-    "articles": ["a", "an"],
-    # before a weekday: a coming day; a past one
-    "weekday_future": ["this", "next", "coming"],
-    "weekday_past": ["last"],
-    # "in N units": a future time
-    "in_n_counts": ["two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "a few",
-                    "a couple of"],
-    "in_n_units": ["day", "week", "month", "year"],
-    # after "since" (as a month, a digit, a weekday or "the ... of" do): a time, not a reason
-    "since_time": ["last", "then", "early"],
-}
+# Word lists the rules read that evidence_cues.v2.toml does not list: a file's [syntax] table may
+# list each (a new version should); for a file that does not, v2's, from scoped_words.v2.toml
+# (released files are never edited, so v2's own words are kept beside it).
+SCOPED_WORDS_V2 = Path(__file__).with_name("scoped_words.v2.toml")
+V2_SYNTAX: dict[str, list[str]] = tomllib.loads(SCOPED_WORDS_V2.read_text("utf-8"))["syntax"]
 
 _MONTHS = MONTH_NUMBERS | MONTH_ABBREVIATIONS
 _MONTH_RE = "|".join(sorted(_MONTHS, key=len, reverse=True))

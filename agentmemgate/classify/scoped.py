@@ -6,8 +6,8 @@ X on Friday, November 15" is a plan. The data file's header documents the rules 
 ``_scoped_sentence`` reads a sentence (steps 1, 3 and 7), ``scoped_rules`` holds one function per
 rule and ``RULES``, their order by the header's steps. The rules name only the words they are
 about ("may", "going to", "'d", "yet", "now", "since", "while"); every cue, weight and word list
-is data: the file's, and for the lists v2 leaves out, ``V2_SYNTAX`` (a file may list each under
-[syntax]).
+is data: the file's, and for the lists v2 leaves out, ``scoped_words.v2.toml`` (a file may list
+each under [syntax]).
 """
 
 from __future__ import annotations

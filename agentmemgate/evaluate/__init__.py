@@ -2,9 +2,10 @@
 
 - ``protocol``: feed one arc to a fresh system (reads before each user turn, snapshots per session)
 - ``measures``: per-arc measures from a trace and the arc's ``truth``
-- ``answers``: black-box scoring from a system's answers after each session
-- ``answering``: the protocol for answering systems (products, baselines, plug-ins)
-- ``judges``: the equivalence judge (reused from validate) and the answer judge
+- ``answer_scoring``: black-box scoring from a system's answers after each session
+- ``answering_protocol``: the protocol for answering systems (products, baselines, plug-ins)
+- ``judges``: the equivalence judge (reused from validate) and the keys scores are stored under
+- ``answer_judge``: what a free-text answer asserts (offline rules, a model), its dev set and accuracy
 - ``run``: ``amg eval run`` / ``amg eval answers`` (stored as each finishes, resumable)
 - ``aggregate`` / ``report``: Wilson intervals, cluster-bootstrap differences, the report's numbers
   (``report_models``); ``_report_md`` and ``_plots`` render them as Tables 2-7 and Figures 2-3
@@ -24,12 +25,12 @@ from . import audit_source as _audit_source  # noqa: F401  (registers the answer
 _LAZY = {
     "Difference": ("aggregate", None),
     "Stat": ("aggregate", None),
-    "read_answers": ("answers", None),
-    "score_answers": ("answers", None),
-    "AnswerJudge": ("judges", None),
-    "AnswerVerdict": ("judges", None),
+    "read_answers": ("answer_scoring", None),
+    "score_answers": ("answer_scoring", None),
+    "AnswerJudge": ("answer_judge", None),
+    "AnswerVerdict": ("answer_judge", None),
     "ValueJudge": ("judges", None),
-    "get_answer_judge": ("judges", None),
+    "get_answer_judge": ("answer_judge", None),
     "get_value_judge": ("judges", None),
     "MEASURES": ("measures", None),
     "ArcScore": ("measures", None),

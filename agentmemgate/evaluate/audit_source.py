@@ -27,7 +27,8 @@ from ..annotate_app.sources import register_source
 from ..errors import AmgError, BadInput
 from ..validate.judges import OFFLINE_JUDGE
 from ..validate.store import sha256_text
-from .judges import AnswerVerdict, ValueJudge, _canon, get_value_judge
+from .answer_judge import AnswerVerdict, canonical_value
+from .judges import ValueJudge, get_value_judge
 
 TASK = "answer_assertion"
 PREFIX = "answers"
@@ -82,7 +83,7 @@ class _Matcher:
         self._judge: ValueJudge | None = None
 
     def same(self, field, value: str, labelled: str) -> bool:
-        if _canon(value) == _canon(labelled):
+        if canonical_value(value) == canonical_value(labelled):
             return True
         if self._judge is None:
             try:

@@ -33,7 +33,7 @@ from ..workspace import Workspace
 from . import store
 from .judges import ValueJudge, get_value_judge
 from .measures import ArcScore
-from .answering import namespace_for
+from .answering_protocol import namespace_for
 from .protocol import run_sessions
 from .run import Tally, _usage, _UsageView, drive, resolve_systems
 from .systems import PAPER_SYSTEMS, SystemSpec

@@ -159,7 +159,7 @@ def corrections_control(per_arc: dict[str, dict[str, dict[str, ArcScore]]],
     """For each gated system with its ungated twin: of the correction arcs both were scored on,
     those where both end with the same value (``same_value``: up to case, punctuation and
     spacing; two empty reads are the same)."""
-    from ..memory.store import same_value
+    from ..memory.profile_store import same_value
 
     def ends(name: str) -> dict[str, str | None]:
         return {a: sc.correction.end for split in per_arc.get(name, {}).values()
@@ -318,7 +318,7 @@ def notes(metas: dict[str, SystemMeta], judge: dict) -> list[str]:
         out.append(f"Answer judge: {judge['spec']} ({kind}"
                    + (f", {judge['answer_rubric']}" if judge.get("answer_rubric") else "") + ").")
         if judge.get("answer_rubric"):
-            from .answer_accuracy import accuracy_line
+            from .answer_judge.accuracy import accuracy_line
 
             out.append(accuracy_line(judge["spec"], judge["answer_rubric"]))
     products = [n for n, m in metas.items() if m.kind == "product"]

@@ -121,7 +121,7 @@ def _plan_answering(ws: Workspace, specs: list[SystemSpec], arcs: list[tuple[Arc
                     ) -> tuple[list[AnsweringPlan], int]:
     """The dry run of the answering systems: arcs without stored answers, the probe answers they
     ask for (counted on each system's model where it can say), and the answers to judge."""
-    from .answering import plan_answering_arc
+    from .answering_protocol import plan_answering_arc
 
     plans, to_judge = [], 0
     for s in specs:
@@ -357,7 +357,7 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
             answers_to_judge += every
         judge_calls = 0
         if answering and not vj.judge.heuristic:
-            from .judges import get_answer_judge
+            from .answer_judge import get_answer_judge
 
             aj = get_answer_judge(judge, workspace=ws, base_url=judge_base_url,
                                   **(llm_options or {}))
@@ -378,7 +378,8 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
         store.save_system(ws, s.run_key, s.name, s.info, s.options, s.model, s.source_sha, s.kind)
     aj = ajk = None
     if answering:
-        from .judges import answers_key, get_answer_judge
+        from .answer_judge import get_answer_judge
+        from .judges import answers_key
 
         aj = get_answer_judge(judge, workspace=ws, base_url=judge_base_url, **(llm_options or {}))
         ajk = answers_key(vj, aj)
@@ -441,7 +442,7 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
                 t.finished(r)
         ran, rescored, failed, calls, examples = t.ran, t.rescored, t.failed, t.calls, t.examples
         if answering:
-            from .answering import run_answering
+            from .answering_protocol import run_answering
 
             a = run_answering(ws, answering, arcs, vj, aj, ajk, concurrency=concurrency,
                               corrections=corrections,
@@ -479,7 +480,7 @@ class AnswersSummary(BaseModel):
     seconds: float
 
     def lines(self) -> list[str]:
-        from .answer_accuracy import accuracy_line
+        from .answer_judge.accuracy import accuracy_line
 
         return [f"{self.name}: {self.answers} answers for {self.arcs} arcs ("
                 + ", ".join(f"{k} {v}" for k, v in self.splits.items())
@@ -506,8 +507,9 @@ def run_answers(ws: Workspace, path: str | Path, name: str, *, judge: str = "off
     then judge every answer and store the set and its per-arc scores. ``dry_run``: return how
     many answers would be judged, their answer-judge calls counted on its model
     (``model.planned``); the value-equivalence calls that follow depend on those verdicts."""
-    from .answers import assess, questions, read_answers, score_answers
-    from .judges import answers_key, get_answer_judge, sha256_parts
+    from .answer_scoring import assess, questions, read_answers, score_answers
+    from .answer_judge import get_answer_judge
+    from .judges import answers_key, sha256_parts
 
     t0 = time.perf_counter()
     name = name.strip()

@@ -56,7 +56,7 @@ from ..corpora.statements import Statement
 from ..schema import FieldSpec
 from .components import Checker, Extractor, Matcher, PredicateWriter
 from .match import retry_tuple, strip_value
-from .store import ProfileStore, StagingArea, snapshot
+from .profile_store import ProfileStore, StagingArea, snapshot
 from .system import (ContextTurn, ExtractedTuple, FieldKey, MemoryEvent, MemorySystem,
                      StoreSnapshot, SystemInfo, UserTurn)
 

@@ -22,7 +22,7 @@ from .extract import OfflineExtractor
 from .gazetteer import Hit
 from .resolve import value_core
 from .rules import offline_rules
-from .store import same_value
+from .profile_store import same_value
 from .system import ContextTurn, ExtractedTuple, UserTurn
 
 Truth = dict[str, list[str]]

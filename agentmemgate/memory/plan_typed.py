@@ -19,7 +19,7 @@ cache.
 from __future__ import annotations
 
 from .gate import Pipeline
-from .store import same_value
+from .profile_store import same_value
 from .system import ContextTurn, MemoryEvent, UserTurn
 
 READINGS = ("refresh", "strict")

@@ -33,7 +33,7 @@ from .components import Predicates, Verdict, field_noun
 from .extract import OfflineExtractor, format_turns
 from .match import format_fields
 from .rules import cue_hits, offline_rules, sentences, tokens
-from .store import same_value
+from .profile_store import same_value
 from .system import ContextTurn, ExtractedTuple, StagedState, UserTurn
 
 

@@ -7,8 +7,9 @@ import json
 import pytest
 
 from agentmemgate.errors import BadInput
-from agentmemgate.evaluate.answers import assess, read_answers, score_answers
-from agentmemgate.evaluate.judges import AnswerQuestion, OfflineAnswerJudge, get_value_judge
+from agentmemgate.evaluate.answer_scoring import assess, read_answers, score_answers
+from agentmemgate.evaluate.answer_judge import AnswerQuestion, OfflineAnswerJudge
+from agentmemgate.evaluate.judges import get_value_judge
 from agentmemgate.evaluate.truth import truth_of
 
 from .test_measures import ABANDONED, CAME_TRUE, CONTROL, HELDOUT, OPEN

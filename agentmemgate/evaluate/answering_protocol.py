@@ -27,8 +27,9 @@ from ..memory.answering import AnsweringSystem, ProbeAnswer, SessionInput, Sessi
 from ..schema import Arc
 from ..workspace import Workspace
 from . import store
-from .answers import assess, score_answers
-from .judges import AnswerJudge, ValueJudge
+from .answer_scoring import assess, score_answers
+from .answer_judge import AnswerJudge
+from .judges import ValueJudge
 from .systems import SystemSpec
 from .truth import Correction, truth_of
 

@@ -2,7 +2,7 @@
 
 Every figure here was measured by ``devsets/answers/measure.py --part heldout --record`` on the
 hand-labelled product-style answers (``devsets/answers/``, not read while the offline rules were
-written) and is kept in ``answer_judge_accuracy.json`` beside this module, with the sha256 of the
+written) and is kept in ``accuracy.json`` beside this module, with the sha256 of the
 rule file (or rubric) and of the answer set it was measured on. Reports that used an answer judge
 print its line next to the measures it decided; a judge nobody measured says so, with the command
 that measures it. A test re-measures the offline rules, so the file cannot drift from them.
@@ -16,12 +16,12 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from ..stats import Proportion
-from ._files import write_text_atomic
+from ...stats import Proportion
+from .._files import write_text_atomic
 
-ACCURACY_FILE = Path(__file__).with_name("answer_judge_accuracy.json")
-OFFLINE_PREFIX = "answer_cues."
-HELD_OUT = ("heldout2", "heldout")  # parts kept from the rule writers, the later one first  # offline rule files are named answer_cues.vN
+ACCURACY_FILE = Path(__file__).with_name("accuracy.json")
+OFFLINE_PREFIX = "answer_cues."  # offline rule files are named answer_cues.vN
+HELD_OUT = ("heldout2", "heldout")  # parts kept from the rule writers, the later one first
 
 
 class MeasuredAccuracy(BaseModel):
@@ -77,7 +77,7 @@ def record(entries: list[MeasuredAccuracy], path: Path = ACCURACY_FILE) -> Path:
 
 
 def from_report(report, tuned_on: frozenset[str] = frozenset()) -> list[MeasuredAccuracy]:
-    """``answer_devset.DevsetReport`` -> entries to record (one per part measured), each with the
+    """``devset.DevsetReport`` -> entries to record (one per part measured), each with the
     sha256 of the answer file holding its part (not of every file loaded); ``tuned_on`` names the
     parts the rules were written on."""
     today = dt.date.today().isoformat()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agentmemgate.memory import FieldKey, ProfileStore, StagingArea
-from agentmemgate.memory.store import snapshot
+from agentmemgate.memory.profile_store import snapshot
 
 K = FieldKey(attribute="grocery_store")
 OTHER = FieldKey(attribute="gym")

@@ -26,18 +26,19 @@ from typing import Callable, Iterable, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator, model_validator
 
-from ..errors import BadInput
-from ..jsonl import read_records
-from ..llm import CallFailed
-from ..schema import FieldSpec
-from ..stats import Proportion, wilson
-from .judges import AnswerJudge, AnswerQuestion, ValueJudge
+from ...errors import BadInput
+from ...jsonl import read_records
+from ...llm import CallFailed
+from ...schema import FieldSpec
+from ...stats import Proportion, wilson
+from ..judges import ValueJudge
+from .base import AnswerJudge, AnswerQuestion
 
 Role = Literal["initial", "plan", "other"]
 ROLES: tuple[str, ...] = ("initial", "plan", "other")
 PARTS: tuple[str, ...] = ("dev", "heldout", "heldout2")
 SPLIT_PARTS: tuple[str, ...] = ("dev", "heldout")  # the parts of answers.jsonl, by split_part
-DEVSET = Path(__file__).resolve().parents[2] / "devsets" / "answers" / "answers.jsonl"
+DEVSET = Path(__file__).resolve().parents[3] / "devsets" / "answers" / "answers.jsonl"
 HELDOUT2 = DEVSET.with_name("heldout2.jsonl")
 ANSWER_FILES: tuple[Path, ...] = (DEVSET, HELDOUT2)
 
@@ -113,7 +114,7 @@ def split_part(item_id: str, shape_ids: list[str]) -> str:
 def field_spec(attribute: str, question: str) -> FieldSpec:
     """The field as ``amg eval`` shows it to a judge: the catalog's description, the item's
     question as the probe question."""
-    from ..design.catalog import load_catalog
+    from ...design.catalog import load_catalog
 
     domain = load_catalog().get(attribute)
     if domain is None:

@@ -1,0 +1,158 @@
+"""Step 1 of the version 2 rules: the answer cut into units (records and prose).
+
+JSON anywhere in the answer (Mem0 search results and history, Graphiti facts), Graphiti's text
+facts with their validity, memory lines ([structure] line_prefixes); whatever is left is prose,
+one narrative. The JSON keys read here are the products' formats, not cues.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from ._tokens import norm
+from .cues import Cues
+
+
+@dataclass
+class Unit:
+    text: str
+    kind: str            # memory, fact, relation, prose
+    valid: bool = True
+    why: str = ""        # why it is invalid
+
+
+def _json_values(text: str) -> tuple[list, str]:
+    """Every top-level JSON array/object in the text, and the text left around them."""
+    dec = json.JSONDecoder()
+    found, rest, i = [], [], 0
+    while i < len(text):
+        if text[i] in "[{":
+            try:
+                obj, end = dec.raw_decode(text, i)
+            except ValueError:
+                rest.append(text[i])
+                i += 1
+                continue
+            if isinstance(obj, (list, dict)) and obj:
+                found.append(obj)
+            i = end
+        else:
+            rest.append(text[i])
+            i += 1
+    return found, "".join(rest)
+
+
+def _is_open(cues: Cues, v) -> bool:
+    return v is None or norm(v) in cues.open_dates
+
+
+def _records_from_json(cues: Cues, obj) -> list[Unit]:
+    out: list[Unit] = []
+    if isinstance(obj, dict):
+        items = None
+        for key in ("results", "memories", "facts", "edges", "data"):
+            if isinstance(obj.get(key), list):
+                items = obj[key]
+                out += _records_from_json(cues, items)
+        for rel in obj.get("relations") or []:
+            if isinstance(rel, dict) and rel.get("target"):
+                words = " ".join(str(rel.get(k, "")).replace("_", " ")
+                                 for k in ("source", "relationship", "target"))
+                out.append(Unit(words, "relation"))
+        if items is None and not obj.get("relations"):
+            if any(k in obj for k in ("fact", "memory", "event")):
+                out += _records_from_json(cues, [obj])
+            else:  # an unknown wrapper: read what it holds
+                for v in obj.values():
+                    if isinstance(v, (list, dict)):
+                        out += _records_from_json(cues, v)
+        return out
+    if not isinstance(obj, list):
+        return out
+    history: dict[str, list[dict]] = {}
+    for it in obj:
+        if isinstance(it, str):
+            out.append(Unit(_strip_prefix(cues, it), "memory"))
+        elif isinstance(it, dict):
+            if "event" in it and ("new_memory" in it or "old_memory" in it):
+                history.setdefault(str(it.get("memory_id") or it.get("id")), []).append(it)
+            elif "fact" in it:
+                inv, exp = it.get("invalid_at"), it.get("expired_at")
+                if not _is_open(cues, exp):
+                    out.append(Unit(str(it["fact"]), "fact", False, f"expired_at {exp}"))
+                elif not _is_open(cues, inv):
+                    out.append(Unit(str(it["fact"]), "fact", False, f"invalid_at {inv}"))
+                else:
+                    out.append(Unit(str(it["fact"]), "fact"))
+            elif isinstance(it.get("memory"), str):
+                out.append(Unit(it["memory"], "memory"))
+            else:
+                for v in it.values():
+                    if isinstance(v, (list, dict)):
+                        out += _records_from_json(cues, v)
+        elif isinstance(it, list):
+            out += _records_from_json(cues, it)
+    for events in history.values():
+        last = events[-1]
+        for e in events:
+            for t in (e.get("old_memory"), e.get("new_memory")):
+                if t and not (e is last and t == last.get("new_memory")):
+                    if not any(u.text == t and not u.valid for u in out):
+                        out.append(Unit(str(t), "memory", False, "a superseded or deleted memory"))
+        if str(last.get("event", "")).upper() != "DELETE" and last.get("new_memory") \
+                and not last.get("is_deleted"):
+            out.append(Unit(str(last["new_memory"]), "memory"))
+    return out
+
+
+def _strip_prefix(cues: Cues, line: str) -> str:
+    for rx in cues.line_prefixes:
+        line = rx.sub("", line, count=1)
+    return line.strip()
+
+
+def read_structure(cues: Cues, answer: str) -> tuple[list[Unit], bool]:
+    """The answer's units and whether it is made of records (step 1)."""
+    units: list[Unit] = []
+    objs, rest = _json_values(answer) if re.search(r"[\[{]\s*[\"{\[]", answer) else ([], answer)
+    for obj in objs:
+        units += _records_from_json(cues, obj)
+    lines = rest.splitlines()
+    prose: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip() or any(rx.search(line) for rx in cues.boilerplate):
+            i += 1
+            continue
+        m = cues.fact_line.match(line)
+        if m:
+            fact, until = m.group(1), None
+            j = i + 1
+            while j < len(lines) and cues.valid_line.match(lines[j]):
+                k = cues.valid_until.match(lines[j])
+                if k:
+                    until = k.group(2).strip()
+                j += 1
+            units.append(Unit(fact, "fact", _is_open(cues, until), f"valid until {until}"))
+            i = j
+            continue
+        stripped = _strip_prefix(cues, line)
+        if stripped != line.strip():
+            dr = cues.date_range.search(stripped)
+            if dr and cues.range_end.search(dr.group(0)):
+                fact = stripped[:dr.start()].strip()
+                units.append(Unit(fact, "fact", _is_open(cues, dr.group(2)),
+                                  f"a date range ending {dr.group(2)}"))
+            else:
+                units.append(Unit(stripped, "memory"))
+        else:
+            prose.append(line)
+        i += 1
+    records = bool(units)
+    text = "\n".join(prose).strip()
+    if text:
+        units.append(Unit(text, "prose"))
+    return units, records

@@ -1,0 +1,57 @@
+"""Answer judge specs to judges: ``offline`` (the newest rule file), ``offline:answer_cues.vN``
+(one pinned) and ``provider:model``.
+
+Kept apart from ``base`` (the interface the judges subclass), so the interface never imports its
+own implementations.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ...validate.judges import OFFLINE_JUDGE
+from ...versioned import versioned_file
+from .base import ANSWER_CUES_DIR, AnswerJudge
+
+# ``offline`` is the newest offline answer rule file; ``offline:answer_cues.vN`` pins one.
+_PINNED_ANSWER_CUES = re.compile(r"offline:answer_cues\.v(\d+)")
+
+
+def offline_answer_version(spec: str) -> int | None | bool:
+    """``None`` for ``offline`` (the newest rules), N for ``offline:answer_cues.vN``, False for a
+    spec that names no offline answer rules (a model spec)."""
+    if spec == OFFLINE_JUDGE:
+        return None
+    m = _PINNED_ANSWER_CUES.fullmatch(spec)
+    return int(m.group(1)) if m else False
+
+
+def offline_answer_judge(version: int | None = None) -> AnswerJudge:
+    """The offline answer rules ``answer_cues.vN.toml`` (the newest when ``version`` is None):
+    v1 read by ``OfflineAnswerJudge`` (unchanged), v2 on by ``ScopedOfflineAnswerJudge``.
+    ``spec`` is ``offline`` for the newest rules and ``offline:answer_cues.vN`` when pinned;
+    ``rubric`` names the file's version either way."""
+    from .offline import OfflineAnswerJudge, ScopedOfflineAnswerJudge
+
+    v, path = versioned_file(ANSWER_CUES_DIR, "answer_cues", "toml", version, "offline answer rules")
+    judge: AnswerJudge = OfflineAnswerJudge(path) if v == 1 else ScopedOfflineAnswerJudge(v, path)
+    judge.spec = OFFLINE_JUDGE if version is None else f"offline:answer_cues.v{v}"
+    return judge
+
+
+def get_answer_judge(spec: str = OFFLINE_JUDGE, *, workspace: Any = None,
+                     base_url: str | None = None, **llm_options: Any) -> AnswerJudge:
+    """``offline`` (the newest answer rules), ``offline:answer_cues.vN`` (pinned: v1 stays
+    selectable, so results stored under it reproduce) or a model spec."""
+    version = offline_answer_version(spec)
+    if version is not False:
+        return offline_answer_judge(version)
+    if spec.startswith("offline"):
+        from ...errors import BadInput
+
+        raise BadInput(f"Unknown offline answer judge {spec!r}; use offline (the newest rules) or "
+                       "offline:answer_cues.vN (N a released version, e.g. offline:answer_cues.v1)")
+    from .llm import LLMAnswerJudge
+
+    return LLMAnswerJudge(spec, workspace=workspace, base_url=base_url, **llm_options)
