@@ -24,7 +24,7 @@ SHARED = {"agentmemgate", "_gc", "_lazy", "_sqlite", "atomic", "errors", "invoca
 # whose LLM generator re-asks a draft that fails those checks and whose importer stores their
 # verdicts. The corpora and classifier rooms come where their data enters.
 ROOMS = ["design", "validate", "generate", "design_checks", "corpora", "classify", "annotate_app", "exports", "memory",
-         "products",
+         "answer_judge", "products",
          "evaluate", "view", "pipeline", "cli"]
 # Known exceptions, each with its reason. Keep this short.
 ALLOWED_UPWARD: dict[tuple[str, str], str] = {}

@@ -5,7 +5,8 @@
 - ``answer_scoring``: black-box scoring from a system's answers after each session
 - ``answering_protocol``: the protocol for answering systems (products, baselines, plug-ins)
 - ``judges``: the equivalence judge (reused from validate) and the keys scores are stored under
-- ``answer_judge``: what a free-text answer asserts (offline rules, a model), its dev set and accuracy
+- the answer judge (what a free-text answer asserts) is its own room, ``agentmemgate.answer_judge``;
+  its names are re-exported here
 - ``run``: ``amg eval run`` / ``amg eval answers`` (stored as each finishes, resumable)
 - ``aggregate`` / ``report``: Wilson intervals, cluster-bootstrap differences, the report's numbers
   (``report_models``); ``_report_md`` and ``_plots`` render them as Tables 2-7 and Figures 2-3
@@ -27,10 +28,10 @@ _LAZY = {
     "Stat": ("aggregate", None),
     "read_answers": ("answer_scoring", None),
     "score_answers": ("answer_scoring", None),
-    "AnswerJudge": ("answer_judge", None),
-    "AnswerVerdict": ("answer_judge", None),
+    "AnswerJudge": ("..answer_judge", None),
+    "AnswerVerdict": ("..answer_judge", None),
     "ValueJudge": ("judges", None),
-    "get_answer_judge": ("answer_judge", None),
+    "get_answer_judge": ("..answer_judge", None),
     "get_value_judge": ("judges", None),
     "MEASURES": ("measures", None),
     "ArcScore": ("measures", None),

@@ -188,7 +188,7 @@ def products_table(r: EvalReport, heading: str = "##") -> list[str]:
         return []
     judged = ""
     if r.meta.judge.get("answer_rubric"):
-        from .answer_judge.accuracy import accuracy_line
+        from ..answer_judge.accuracy import accuracy_line
 
         judged = (" Exposure and final accuracy of answering systems are read from their answers. "
                   + accuracy_line(r.meta.judge["spec"], r.meta.judge["answer_rubric"]))

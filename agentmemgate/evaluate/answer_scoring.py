@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from ..errors import BadInput
 from ..jsonl import read_records
-from .answer_judge import AnswerJudge, AnswerQuestion, AnswerVerdict
+from ..answer_judge import AnswerJudge, AnswerQuestion, AnswerVerdict
 from .measures import ArcScore, Same
 from .truth import Truth
 

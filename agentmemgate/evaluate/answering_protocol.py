@@ -28,7 +28,7 @@ from ..schema import Arc
 from ..workspace import Workspace
 from . import store
 from .answer_scoring import assess, score_answers
-from .answer_judge import AnswerJudge
+from ..answer_judge import AnswerJudge
 from .judges import ValueJudge
 from .systems import SystemSpec
 from .truth import Correction, truth_of

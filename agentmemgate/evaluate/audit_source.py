@@ -27,7 +27,7 @@ from ..annotate_app.sources import register_source
 from ..errors import AmgError, BadInput
 from ..validate.judges import OFFLINE_JUDGE
 from ..validate.store import sha256_text
-from .answer_judge import AnswerVerdict, canonical_value
+from ..answer_judge import AnswerVerdict, canonical_value
 from .judges import ValueJudge, get_value_judge
 
 TASK = "answer_assertion"

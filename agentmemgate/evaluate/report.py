@@ -318,7 +318,7 @@ def notes(metas: dict[str, SystemMeta], judge: dict) -> list[str]:
         out.append(f"Answer judge: {judge['spec']} ({kind}"
                    + (f", {judge['answer_rubric']}" if judge.get("answer_rubric") else "") + ").")
         if judge.get("answer_rubric"):
-            from .answer_judge.accuracy import accuracy_line
+            from ..answer_judge.accuracy import accuracy_line
 
             out.append(accuracy_line(judge["spec"], judge["answer_rubric"]))
     products = [n for n, m in metas.items() if m.kind == "product"]

@@ -357,7 +357,7 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
             answers_to_judge += every
         judge_calls = 0
         if answering and not vj.judge.heuristic:
-            from .answer_judge import get_answer_judge
+            from ..answer_judge import get_answer_judge
 
             aj = get_answer_judge(judge, workspace=ws, base_url=judge_base_url,
                                   **(llm_options or {}))
@@ -378,7 +378,7 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
         store.save_system(ws, s.run_key, s.name, s.info, s.options, s.model, s.source_sha, s.kind)
     aj = ajk = None
     if answering:
-        from .answer_judge import get_answer_judge
+        from ..answer_judge import get_answer_judge
         from .judges import answers_key
 
         aj = get_answer_judge(judge, workspace=ws, base_url=judge_base_url, **(llm_options or {}))
@@ -480,7 +480,7 @@ class AnswersSummary(BaseModel):
     seconds: float
 
     def lines(self) -> list[str]:
-        from .answer_judge.accuracy import accuracy_line
+        from ..answer_judge.accuracy import accuracy_line
 
         return [f"{self.name}: {self.answers} answers for {self.arcs} arcs ("
                 + ", ".join(f"{k} {v}" for k, v in self.splits.items())
@@ -508,7 +508,7 @@ def run_answers(ws: Workspace, path: str | Path, name: str, *, judge: str = "off
     many answers would be judged, their answer-judge calls counted on its model
     (``model.planned``); the value-equivalence calls that follow depend on those verdicts."""
     from .answer_scoring import assess, questions, read_answers, score_answers
-    from .answer_judge import get_answer_judge
+    from ..answer_judge import get_answer_judge
     from .judges import answers_key, sha256_parts
 
     t0 = time.perf_counter()

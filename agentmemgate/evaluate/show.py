@@ -12,7 +12,7 @@ from ..schema import Arc
 from ..validate.store import current_arc_shas
 from ..workspace import Workspace
 from . import store
-from .answer_judge import AnswerVerdict
+from ..answer_judge import AnswerVerdict
 from .measures import ArcScore
 from .truth import truth_of
 from ..suggest import did_you_mean

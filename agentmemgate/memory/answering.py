@@ -3,7 +3,7 @@
 Products (Mem0, Graphiti), long-context assistants and plug-ins that cannot report write events
 meet this contract instead of ``system.MemorySystem``: the protocol gives a fresh instance one
 conversation, session by session in order, and after every session asks it the field's probe
-question. Its answers are read by the evaluation's answer judge (``evaluate.answer_judge``), which
+question. Its answers are read by the evaluation's answer judge (``answer_judge``), which
 decides what each asserts as the user's current value (paper, Appendix A.7).
 
 Blindness is the same as for component systems: a system sees the turns with their roles, the

@@ -17,8 +17,8 @@ import tempfile
 from pathlib import Path
 
 from agentmemgate.errors import AmgError, BadInput
-from agentmemgate.evaluate.answer_judge import get_answer_judge, offline_answer_version
-from agentmemgate.evaluate.answer_judge.devset import (ANSWER_FILES, PARTS, DevsetReport,
+from agentmemgate.answer_judge import get_answer_judge, offline_answer_version
+from agentmemgate.answer_judge.devset import (ANSWER_FILES, PARTS, DevsetReport,
                                                        first_try_valid, load_answer_set, measure)
 from agentmemgate.evaluate.judges import get_value_judge
 
@@ -82,7 +82,7 @@ def main() -> int:
     ap.add_argument("--max-tokens", type=int, default=None, help="token budget per model call")
     ap.add_argument("--record", action="store_true",
                     help="store the figures (with the rule/rubric and answer-set sha256) in "
-                         "agentmemgate/evaluate/answer_judge/accuracy.json, which eval reports quote")
+                         "agentmemgate/answer_judge/accuracy.json, which eval reports quote")
     ap.add_argument("--tuned-on", action="store_true",
                     help="with --record: the rules were written on both parts (the held-out errors "
                          "were read too); reports then call its figures a fit")
@@ -141,7 +141,7 @@ def main() -> int:
             print(f"answer verdicts valid at the first try (questions asked in this workspace, "
                   f"call log): {first.fmt()}")
     if args.record:
-        from agentmemgate.evaluate.answer_judge.accuracy import from_report, record
+        from agentmemgate.answer_judge.accuracy import from_report, record
 
         tuned = frozenset({"dev", "heldout"}) if args.tuned_on else frozenset()
         print(f"recorded in {record(from_report(report, tuned))}", file=sys.stderr)

@@ -8,7 +8,7 @@ import pytest
 
 from agentmemgate.errors import BadInput
 from agentmemgate.evaluate.answer_scoring import assess, read_answers, score_answers
-from agentmemgate.evaluate.answer_judge import AnswerQuestion, OfflineAnswerJudge
+from agentmemgate.answer_judge import AnswerQuestion, OfflineAnswerJudge
 from agentmemgate.evaluate.judges import get_value_judge
 from agentmemgate.evaluate.truth import truth_of
 

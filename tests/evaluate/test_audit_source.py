@@ -13,7 +13,7 @@ from agentmemgate.annotate_app.agreement import save_agreement_report
 from agentmemgate.cli import app
 from agentmemgate.errors import BadInput
 from agentmemgate.evaluate.audit_source import options_seed, reference_of
-from agentmemgate.evaluate.answer_judge import AnswerVerdict
+from agentmemgate.answer_judge import AnswerVerdict
 from agentmemgate.workspace import Workspace
 
 from .answer_ws import answers_workspace

@@ -187,7 +187,7 @@ def test_answers_scored_and_reported(hand_ws, tmp_path):
 def test_answers_with_an_llm_answer_judge(hand_ws, tmp_path):
     """The LLM answer judge sees the field, the question and the answer -- never the labelled
     values -- and its asserted values go through the equivalence judge."""
-    from agentmemgate.evaluate.answer_judge import AnswerQuestion, LLMAnswerJudge
+    from agentmemgate.answer_judge import AnswerQuestion, LLMAnswerJudge
 
     def respond(req):
         if "Value 1:" in req.prompt:

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from pathlib import Path
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from ...validate.judges import JudgeInfo
+from ..schema import FieldSpec
+from ..validate.judges import Judge, JudgeInfo
 
 ANSWER_CUES_DIR = Path(__file__).parent  # the offline rule files, answer_cues.vN.toml
 
@@ -54,3 +56,15 @@ class AnswerJudge(ABC):
 
     def usage(self) -> dict[str, int]:
         return {}
+
+
+class ValueComparer(Protocol):
+    """What the dev-set measure needs of the scorer's equivalence judge (``evaluate``'s
+    ``ValueJudge``): whether two values are the same, and which judge and rubric said so."""
+
+    judge: Judge
+
+    @property
+    def rubric(self) -> str: ...
+
+    def same(self, field: FieldSpec, value: str | None, reference: str) -> bool: ...

@@ -14,7 +14,7 @@ import tomllib
 from functools import lru_cache
 from pathlib import Path
 
-from ...errors import BadInput
+from ..errors import BadInput
 from ._tokens import norm, tokenize
 
 READER_WORDS_V2 = Path(__file__).with_name("reader_words.v2.toml")

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ...validate.judges import OFFLINE_JUDGE
-from ...versioned import versioned_file
+from ..validate.judges import OFFLINE_JUDGE
+from ..versioned import versioned_file
 from .base import ANSWER_CUES_DIR, AnswerJudge
 
 # ``offline`` is the newest offline answer rule file; ``offline:answer_cues.vN`` pins one.
@@ -48,7 +48,7 @@ def get_answer_judge(spec: str = OFFLINE_JUDGE, *, workspace: Any = None,
     if version is not False:
         return offline_answer_judge(version)
     if spec.startswith("offline"):
-        from ...errors import BadInput
+        from ..errors import BadInput
 
         raise BadInput(f"Unknown offline answer judge {spec!r}; use offline (the newest rules) or "
                        "offline:answer_cues.vN (N a released version, e.g. offline:answer_cues.v1)")

@@ -13,8 +13,8 @@ import tomllib
 from functools import lru_cache
 from pathlib import Path
 
-from ...schema import normalize_text
-from ...validate.judges import OFFLINE_JUDGE_FAMILY
+from ..schema import normalize_text
+from ..validate.judges import OFFLINE_JUDGE_FAMILY
 from .base import ANSWER_CUES_DIR, AnswerJudge, AnswerQuestion, AnswerVerdict
 
 ANSWER_CUES_PATH = ANSWER_CUES_DIR / "answer_cues.v1.toml"

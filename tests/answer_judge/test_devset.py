@@ -13,16 +13,16 @@ from pathlib import Path
 import pytest
 
 from agentmemgate.errors import BadInput
-from agentmemgate.evaluate.answer_judge import (ANSWER_CUES_PATH, AnswerJudge, AnswerQuestion,
+from agentmemgate.answer_judge import (ANSWER_CUES_PATH, AnswerJudge, AnswerQuestion,
                                                 AnswerVerdict, get_answer_judge)
-from agentmemgate.evaluate.answer_judge.devset import (ANSWER_FILES, DEVSET, HELDOUT2, PARTS, ROLES,
+from agentmemgate.answer_judge.devset import (ANSWER_FILES, DEVSET, HELDOUT2, PARTS, ROLES,
                                                        first_try_valid, load_answer_set, measure,
                                                        split_part)
 from agentmemgate.evaluate.judges import get_value_judge
 from agentmemgate.design.catalog import load_catalog
 from agentmemgate.llm import CallFailed
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "devsets" / "answers" / "measure.py"
 
 
@@ -276,7 +276,7 @@ def test_a_model_judge_is_cached_and_its_garbage_is_a_counted_failure(tmp_path):
 def test_a_model_verdict_that_copies_the_example_or_invents_a_value_is_asked_again(tmp_path):
     """What SmolLM2-135M did on the dev set: asserted ["<value>", "1.0"] with rationale
     "<one sentence>". Such a verdict is invalid, sent back with its problem, never stored."""
-    from agentmemgate.evaluate.answer_judge import AnswerQuestion
+    from agentmemgate.answer_judge import AnswerQuestion
     from agentmemgate.llm import CallFailed, get_model
     from agentmemgate.llm.scripted import reset_scripts
     from agentmemgate.workspace import Workspace
@@ -360,9 +360,9 @@ def test_the_script_names_a_malformed_line(tmp_path):
 def test_recorded_held_out_accuracy_matches_the_rules_as_they_are():
     """The figures eval reports quote for the offline answer rules are re-measured here, so a
     change to a rule file without re-recording (`measure.py --part both --record`) fails."""
-    from agentmemgate.evaluate.answer_judge import get_answer_judge
-    from agentmemgate.evaluate.answer_judge.accuracy import load_measured
-    from agentmemgate.evaluate.answer_judge.devset import load_answer_set, measure
+    from agentmemgate.answer_judge import get_answer_judge
+    from agentmemgate.answer_judge.accuracy import load_measured
+    from agentmemgate.answer_judge.devset import load_answer_set, measure
     from agentmemgate.evaluate.judges import get_value_judge
 
     answers = load_answer_set()
@@ -378,7 +378,7 @@ def test_recorded_held_out_accuracy_matches_the_rules_as_they_are():
 
 
 def test_reports_quote_the_answer_judges_measured_accuracy(tmp_path):
-    from agentmemgate.evaluate.answer_judge.accuracy import accuracy_line
+    from agentmemgate.answer_judge.accuracy import accuracy_line
 
     line = accuracy_line("offline", "answer_cues.v1")
     assert "held-out part heldout2" in line and "/142 = " in line and "false exposures" in line

@@ -26,19 +26,18 @@ from typing import Callable, Iterable, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator, model_validator
 
-from ...errors import BadInput
-from ...jsonl import read_records
-from ...llm import CallFailed
-from ...schema import FieldSpec
-from ...stats import Proportion, wilson
-from ..judges import ValueJudge
-from .base import AnswerJudge, AnswerQuestion
+from ..errors import BadInput
+from ..jsonl import read_records
+from ..llm import CallFailed
+from ..schema import FieldSpec
+from ..stats import Proportion, wilson
+from .base import AnswerJudge, AnswerQuestion, ValueComparer
 
 Role = Literal["initial", "plan", "other"]
 ROLES: tuple[str, ...] = ("initial", "plan", "other")
 PARTS: tuple[str, ...] = ("dev", "heldout", "heldout2")
 SPLIT_PARTS: tuple[str, ...] = ("dev", "heldout")  # the parts of answers.jsonl, by split_part
-DEVSET = Path(__file__).resolve().parents[3] / "devsets" / "answers" / "answers.jsonl"
+DEVSET = Path(__file__).resolve().parents[2] / "devsets" / "answers" / "answers.jsonl"
 HELDOUT2 = DEVSET.with_name("heldout2.jsonl")
 ANSWER_FILES: tuple[Path, ...] = (DEVSET, HELDOUT2)
 
@@ -114,7 +113,7 @@ def split_part(item_id: str, shape_ids: list[str]) -> str:
 def field_spec(attribute: str, question: str) -> FieldSpec:
     """The field as ``amg eval`` shows it to a judge: the catalog's description, the item's
     question as the probe question."""
-    from ...design.catalog import load_catalog
+    from ..design.catalog import load_catalog
 
     domain = load_catalog().get(attribute)
     if domain is None:
@@ -222,7 +221,7 @@ def roles_of(asserted: Iterable[str], item: AnswerItem, field: FieldSpec,
     return [r for r in ROLES if r in roles]
 
 
-def judge_item(item: AnswerItem, judge: AnswerJudge, value_judge: ValueJudge) -> ItemResult:
+def judge_item(item: AnswerItem, judge: AnswerJudge, value_judge: ValueComparer) -> ItemResult:
     field = field_spec(item.field, item.question)
     q = AnswerQuestion(field=field.attribute, description=field.description,
                        probe_question=field.probe_question, answer=item.answer,
@@ -250,7 +249,7 @@ def figures(results: list[ItemResult]) -> dict:
                 missed=wilson(sum(role not in r.judged for r, role in labelled), len(labelled)))  # type: ignore[operator]
 
 
-def measure(answer_set: AnswerSet, judge: AnswerJudge, value_judge: ValueJudge, *,
+def measure(answer_set: AnswerSet, judge: AnswerJudge, value_judge: ValueComparer, *,
             parts: Iterable[str] | None = None,
             run: Callable[[Callable[[AnswerItem], ItemResult], list[AnswerItem]], Iterable[ItemResult]] | None = None,
             ) -> DevsetReport:

@@ -12,8 +12,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
-from ...llm.structured import Prose, real_text
-from ...schema import normalize_text
+from ..llm.structured import Prose, real_text
+from ..schema import normalize_text
 from .base import AnswerJudge, AnswerQuestion, AnswerVerdict
 
 ANSWER_RUBRIC = "answer_assertion"
@@ -77,9 +77,9 @@ class LLMAnswerJudge(AnswerJudge):
 
     def __init__(self, spec: str, *, workspace: Any = None, base_url: str | None = None,
                  **llm_options: Any):
-        from ... import rubrics
-        from ...errors import MissingApiKey
-        from ...llm import get_model
+        from .. import rubrics
+        from ..errors import MissingApiKey
+        from ..llm import get_model
 
         try:
             self.model = get_model(spec, workspace=workspace, base_url=base_url, **llm_options)

@@ -32,7 +32,7 @@ _LAZY = {
 
 
 def __getattr__(name: str):
-    from ..._lazy import resolve
+    from .._lazy import resolve
 
     return resolve(globals(), _LAZY, name)
 
