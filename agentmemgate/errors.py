@@ -1,7 +1,8 @@
 """The toolkit's error hierarchy.
 
 Every error a user can cause is an ``AmgError``; the CLI prints its message on one line and exits
-non-zero. Messages say what was wrong and how to fix it.
+non-zero. Messages say what was wrong and how to fix it. One model call that failed after its
+retries (``llm.CallFailed``) is not one: a run records it against its item and goes on.
 """
 
 
@@ -60,7 +61,7 @@ class MissingExtra(BadInput):
 
 
 class ProviderError(AmgError):
-    """A model provider failed in a way retries cannot fix (auth, quota, refusal)."""
+    """A model provider failed in a way retries cannot fix (auth, quota, a feature it lacks)."""
 
 
 class WorkspaceError(AmgError):

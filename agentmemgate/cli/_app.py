@@ -150,6 +150,7 @@ def handles_errors(fn: Callable) -> Callable:
 
         from .. import invocation
         from ..errors import AmgError
+        from ..llm import CallFailed
 
         gc.enable()  # ``main`` paused it for the start-up imports
 
@@ -157,7 +158,7 @@ def handles_errors(fn: Callable) -> Callable:
                          batch=bool(kwargs.get("batch")))
         try:
             return fn(*args, **kwargs)
-        except AmgError as e:
+        except (AmgError, CallFailed) as e:  # a model call no item records: one line all the same
             fail(str(e).splitlines()[0] if str(e) else type(e).__name__)
         except KeyboardInterrupt:
             typer.echo("Interrupted: finished work is saved; re-run the same command to resume.",

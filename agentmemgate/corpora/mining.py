@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from ..errors import AmgError, BadInput
+from ..llm import CallFailed
 from ..workspace import Workspace, now
 from ..progress import bytes_bar, progress_bar
 from ._rules import load_rules
@@ -430,7 +431,7 @@ def mine_hedges(ws: Workspace, path: str | Path, *, corpus: str = "auto", miner:
                      f"to {out} (license: {result.corpus} {LICENSES[result.corpus].split(' (')[0]})")
         status = "ok" if not result.errors else "partial"
         return result
-    except (AmgError, KeyboardInterrupt):
+    except (AmgError, CallFailed, KeyboardInterrupt):
         status = "interrupted"
         raise
     finally:

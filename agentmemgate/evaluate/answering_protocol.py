@@ -18,17 +18,15 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import AmgError
-from ..llm import CallFailed, Failed, run_concurrent
+from ..answer_judge import AnswerJudge
 from ..memory.answering import AnsweringSystem, ProbeAnswer, SessionInput, SessionTurn
 from ..schema import Arc
 from ..workspace import Workspace
 from . import store
+from ._drive import ArcItem, Tally, drive
 from .answer_scoring import assess, score_answers
-from ..answer_judge import AnswerJudge
 from .judges import ValueJudge
 from .systems import SystemSpec
 from .truth import Correction, truth_of
@@ -82,109 +80,50 @@ def plan_answering_arc(system: AnsweringSystem, arc: Arc) -> int | None:
     return n
 
 
-@dataclass
-class _Item:
-    spec: SystemSpec
-    arc: Arc
-    sha: str
-    sessions: list[dict] | None = None  # stored answers to re-score instead of running
+def load_answers(ws: Workspace, run_key: str, arc_id: str) -> list[dict]:
+    """An arc's stored session rows, to be judged again."""
+    rows = store.load_product_answers(ws, run_key, arc_id)
+    for r in rows:
+        r["retrieved"] = list(r["retrieved"])
+    return rows
 
 
-@dataclass
-class _Failure:
-    item: _Item
-    stage: str
-    error: str
-    sessions: list[dict] | None = None  # the system ran; only scoring failed
-
-
-@dataclass
-class AnsweringResult:
-    ran: int = 0
-    rescored: int = 0
-    done: int = 0
-    failed: int = 0
-    calls: int = 0
-    examples: list[str] = field(default_factory=list)
-
-
-def run_answering(ws: Workspace, specs: list[SystemSpec], arcs: list[tuple[Arc, str]],
-                  vj: ValueJudge, aj: AnswerJudge, judge_key: str, *, concurrency: int = 4,
+def run_answering(ws: Workspace, specs: list[SystemSpec], todo: list[ArcItem], vj: ValueJudge,
+                  aj: AnswerJudge, judge_key: str, tally: Tally, *, concurrency: int = 4,
                   corrections: dict[str, Correction] | None = None, usage: Any = None,
-                  show_progress: bool = True) -> AnsweringResult:
+                  show_progress: bool = True) -> None:
+    """Run (or re-score) ``todo``, the pairs of ``specs`` that ``run.plan_eval`` found not stored
+    for ``judge_key``, into ``tally``; each arc's answers are kept even when judging them fails."""
     corrections = corrections or {}
-    res = AnsweringResult()
-    todo: list[_Item] = []
     for s in specs:
         store.begin_answering(ws, s.name, s.run_key)
-        produced = store.stored_product_arcs(ws, s.run_key)
-        scored = store.stored_scores(ws, s.run_key, judge_key)
-        for arc, sha in arcs:
-            if produced.get(arc.id) == sha and scored.get(arc.id) == sha:
-                res.done += 1
-            elif produced.get(arc.id) == sha:
-                rows = store.load_product_answers(ws, s.run_key, arc.id)
-                for r in rows:
-                    r["retrieved"] = list(r["retrieved"])
-                todo.append(_Item(s, arc, sha, rows))
-            else:
-                todo.append(_Item(s, arc, sha))
 
-    def work(it: _Item):
-        stage, sessions = "system", it.sessions
-        try:
-            if sessions is None:
-                sessions = ask_arc(it.spec.factory(), it.arc, namespace_for(it.spec.run_key,
-                                                                            it.arc.id))
-            stage = "scoring"
-            truth = truth_of(it.arc, corrections.get(it.arc.id))
-            answers = [r["answer"] for r in sessions]
-            verdicts = assess(truth, answers, aj)
-            score = score_answers(truth, answers, verdicts,
-                                  lambda v, ref: vj.same(it.arc.spec.field, v, ref))
-        except CallFailed as e:
-            return _Failure(it, stage, str(e), sessions if stage == "scoring" else None)
-        except AmgError:
-            raise  # a bad key, an exhausted quota, bad input: stop the run, one line
-        except Exception as e:  # a bug in a system: record it against this arc, go on
-            if stage == "scoring":
-                raise
-            return _Failure(it, stage, f"{it.spec.name} raised {type(e).__name__}: {e}")
-        return it, sessions, verdicts, score
+    def run(it: ArcItem) -> list[dict]:
+        return ask_arc(it.spec.factory(), it.arc, namespace_for(it.run_key, it.arc.id))
 
-    def answered(it: _Item, sessions, verdicts, score) -> store.Answered:
+    def score(it: ArcItem, sessions: list[dict]):
+        truth = truth_of(it.arc, corrections.get(it.arc.id))
+        answers = [r["answer"] for r in sessions]
+        verdicts = assess(truth, answers, aj)
+        return verdicts, score_answers(truth, answers, verdicts,
+                                       lambda v, ref: vj.same(it.arc.spec.field, v, ref))
+
+    def answered(it: ArcItem, sessions: list[dict], scored) -> store.Answered:
+        verdicts, score = scored or (None, None)
         return store.Answered(
-            run_key=it.spec.run_key, system=it.spec.name, arc_id=it.arc.id,
+            run_key=it.run_key, system=it.spec.name, arc_id=it.arc.id,
             split=it.arc.spec.split, level=it.arc.spec.level, arc_sha=it.sha,
-            sessions=sessions if it.sessions is None else None,
+            sessions=sessions if it.stored is None else None,
             answers=[r["answer"] for r in sessions],
             verdicts=[v.model_dump_json() for v in verdicts] if verdicts else None, score=score,
             judge_key=judge_key)
 
     names = ", ".join(dict.fromkeys(s.name for s in specs))
-    for r in run_concurrent(work, todo, concurrency=concurrency, description=f"eval ({names})",
-                            usage=usage, progress=show_progress,
-                            is_failure=lambda x: isinstance(x, _Failure)):
-        if isinstance(r, Failed):
-            r = _Failure(r.item, "system", r.error)
-        if isinstance(r, _Failure):
-            res.failed += 1
-            it = r.item
-            if r.sessions is not None and it.sessions is None:  # keep the answers: re-score later
-                store.save_answered(ws, answered(it, r.sessions, None, None))
-            store.save_failure(ws, it.spec.run_key, it.spec.name, it.arc.id, r.stage, r.error)
-            if len(res.examples) < 10:
-                res.examples.append(f"{it.spec.name} on {it.arc.id} ({r.stage}): {r.error}")
-            continue
-        it, sessions, verdicts, score = r
-        store.save_answered(ws, answered(it, sessions, verdicts, score))
-        if it.sessions is None:
-            res.ran += 1
-            res.calls += sum(x["calls"] for x in sessions)
-        else:
-            res.rescored += 1
-    return res
+    for r in drive(todo, run=run, score=score, row=answered, offline=False,
+                   description=f"eval ({names}", usage=usage, concurrency=concurrency,
+                   show_progress=show_progress):
+        tally.record(r)
 
 
-__all__ = ["AnsweringResult", "ask_arc", "namespace_for", "plan_answering_arc", "run_answering",
+__all__ = ["ask_arc", "load_answers", "namespace_for", "plan_answering_arc", "run_answering",
            "session_inputs"]

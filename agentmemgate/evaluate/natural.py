@@ -26,16 +26,16 @@ from typing import Any, Iterable
 from pydantic import BaseModel, ConfigDict
 
 from ..corpora.natural import NaturalItem, as_date, load_items, natural_set
-from ..errors import AmgError, BadInput
+from ..errors import BadInput
 from ..schema import FieldSpec
-from ..llm import CallFailed
 from ..workspace import Workspace
 from . import store
+from ._drive import Tally, drive
 from .judges import ValueJudge, get_value_judge
 from .measures import ArcScore
 from .answering_protocol import namespace_for
 from .protocol import run_sessions
-from .run import Tally, _usage, _UsageView, drive, resolve_systems
+from .run import _usage, _UsageView, resolve_systems
 from .systems import PAPER_SYSTEMS, SystemSpec
 
 NATURAL_SYSTEMS = PAPER_SYSTEMS  # the paper's 6.1 check: both extraction styles, gate on and off
@@ -84,12 +84,27 @@ class NaturalEvalSummary(BaseModel):
 
 @dataclass
 class _Job:
+    """One system on one natural item; ``stored``: its stored trace, or an answering system's
+    stored answer rows, to score again."""
+
     spec: SystemSpec
     set_name: str
     item: NaturalItem
     sha: str
-    trace: Any = None
-    answered: list[dict] | None = None  # answering systems: the stored answer to re-score
+    run_key: str  # the spec's (a hash: computed once per system)
+    stored: Any = None
+
+    @property
+    def system(self) -> str:
+        return self.spec.name
+
+    @property
+    def arc_id(self) -> str:
+        return key_of(self.set_name, self.item.item_id)
+
+    @property
+    def answering(self) -> bool:
+        return _answering(self.spec)
 
 
 def _answering(spec: SystemSpec) -> bool:
@@ -196,10 +211,11 @@ def run_natural(ws: Workspace, sets: list[str], systems: Iterable[str | SystemSp
     counts: dict[str, dict[str, int]] = {}
     todo: list[_Job] = []
     done = 0
-    stored = {s.run_key: (store.stored_product_arcs(ws, s.run_key) if _answering(s)
-                          else store.stored_traces(ws, s.run_key),
-                          store.stored_scores(ws, s.run_key, jk))
-              for s in specs}
+    run_keys = {s.name: s.run_key for s in specs}  # a hash over the spec: computed once
+    stored = {}  # system -> (item key -> the sha its output was made on, the same for its score)
+    for s in specs:
+        made = store.stored_product_arcs if _answering(s) else store.stored_traces
+        stored[s.name] = (made(ws, run_keys[s.name]), store.stored_scores(ws, run_keys[s.name], jk))
     for name in infos:
         c = counts[name] = {"items": 0, "fielded": 0, "refused": 0}
         for n, (item, sha) in enumerate(load_items(ws, name)):
@@ -209,94 +225,56 @@ def run_natural(ws: Workspace, sets: list[str], systems: Iterable[str | SystemSp
             c["refused" if item.field is None else "fielded"] += 1
             key = key_of(name, item.item_id)
             for s in specs:
-                traced, scored = stored[s.run_key]
-                if _answering(s):  # asked the question itself: every item, fielded or not
-                    if scored.get(key) == sha and traced.get(key) == sha:
-                        done += 1
-                    elif traced.get(key) == sha:
-                        todo.append(_Job(s, name, item, sha,
-                                         answered=store.load_product_answers(ws, s.run_key, key)))
-                    else:
-                        todo.append(_Job(s, name, item, sha))
+                run_key = run_keys[s.name]
+                made, scored = stored[s.name]
+                answering = _answering(s)  # asked the question itself: every item, fielded or not
+                if not answering and item.field is None:
                     continue
-                if item.field is None:
-                    continue
-                if scored.get(key) == sha and traced.get(key) == sha:
+                if scored.get(key) == sha and made.get(key) == sha:
                     done += 1
-                elif traced.get(key) == sha:
-                    todo.append(_Job(s, name, item, sha, store.load_trace(ws, s.run_key, key)))
+                elif made.get(key) == sha:
+                    load = store.load_product_answers if answering else store.load_trace
+                    todo.append(_Job(s, name, item, sha, run_key, load(ws, run_key, key)))
                 else:
-                    todo.append(_Job(s, name, item, sha))
+                    todo.append(_Job(s, name, item, sha, run_key))
 
-    def work_answering(job: _Job):
-        stage, rows = "system", job.answered
-        key = key_of(job.set_name, job.item.item_id)
-        try:
-            if rows is None:
-                rows = ask_natural(job.spec.factory(), job.item, namespace_for(job.spec.run_key, key))
-            stage = "scoring"
-            score = score_answer(rows[-1]["answer"], sum(r["calls"] for r in rows), job.item,
-                                 job.set_name, vj)
-        except CallFailed as e:
-            return _Failure(job, stage, str(e))
-        except AmgError:
-            raise
-        except Exception as e:  # a bug in a system: record it against this item, go on
-            if stage == "scoring":
-                raise
-            return _Failure(job, stage, f"{job.spec.name} raised {type(e).__name__}: {e}")
-        return store.Answered(run_key=job.spec.run_key, system=job.spec.name, arc_id=key,
-                              split=split_of(job.set_name), level="natural", arc_sha=job.sha,
-                              sessions=None if job.answered is not None else rows,
-                              answers=[r["answer"] for r in rows], verdicts=None, score=score,
-                              judge_key=jk)
+    def run(job: _Job):
+        if job.answering:
+            return ask_natural(job.spec.factory(), job.item, namespace_for(job.run_key, job.arc_id))
+        item = job.item
+        dates = item.dates()
+        sessions = [(dates[i], [(t.role, t.text) for t in s.turns])
+                    for i, s in enumerate(item.sessions)]
+        system = job.spec.factory()  # oracles were refused above
+        return run_sessions(system, item.field, sessions, job.arc_id, job.spec.name)
 
-    def work(job: _Job):
-        if _answering(job.spec):
-            return work_answering(job)
-        stage, trace = "system", job.trace
-        key = key_of(job.set_name, job.item.item_id)
-        try:
-            if trace is None:
-                item = job.item
-                dates = item.dates()
-                sessions = [(dates[i], [(t.role, t.text) for t in s.turns])
-                            for i, s in enumerate(item.sessions)]
-                system = job.spec.factory()  # oracles were refused above
-                trace = run_sessions(system, item.field, sessions, key, job.spec.name)
-            stage = "scoring"
-            score = score_natural(trace, job.item, job.set_name, vj)
-        except CallFailed as e:
-            return _Failure(job, stage, str(e), trace if job.trace is None else None)
-        except AmgError:
-            raise
-        except Exception as e:  # a bug in a system: record it against this item, go on
-            if stage == "scoring":
-                raise
-            return _Failure(job, stage, f"{job.spec.name} raised {type(e).__name__}: {e}")
-        return store.Finished(run_key=job.spec.run_key, system=job.spec.name, arc_id=key,
+    def score(job: _Job, output) -> ArcScore:
+        if job.answering:
+            return score_answer(output[-1]["answer"], sum(r["calls"] for r in output), job.item,
+                                job.set_name, vj)
+        return score_natural(output, job.item, job.set_name, vj)
+
+    def row(job: _Job, output, score: ArcScore | None) -> store.Answered | store.Finished:
+        made_now = job.stored is None
+        if job.answering:
+            return store.Answered(run_key=job.run_key, system=job.spec.name, arc_id=job.arc_id,
+                                  split=split_of(job.set_name), level="natural", arc_sha=job.sha,
+                                  sessions=output if made_now else None,
+                                  answers=[r["answer"] for r in output], verdicts=None,
+                                  score=score, judge_key=jk)
+        return store.Finished(run_key=job.run_key, system=job.spec.name, arc_id=job.arc_id,
                               split=split_of(job.set_name), level="natural", arc_sha=job.sha,
-                              trace=None if job.trace is not None else trace, score=score,
-                              judge_key=jk)
+                              trace=output if made_now else None, score=score, judge_key=jk)
 
     offline = vj.judge.heuristic and all(s.info.offline for s in specs)
-    t = Tally(ws, jk, offline)
+    t = Tally(ws, offline)
     status = "failed"
     try:
-        for r in drive(work, todo, offline=offline,
+        for r in drive(todo, run=run, score=score, row=row, offline=offline,
                        description=f"eval natural ({len(specs)} systems",
                        usage=_UsageView(_usage(specs, vj)), concurrency=concurrency,
-                       show_progress=show_progress, failure=_Failure):
-            if isinstance(r, _Failure):
-                t.failure(run_key=r.job.spec.run_key, system=r.job.spec.name,
-                          arc_id=key_of(r.job.set_name, r.job.item.item_id),
-                          split=split_of(r.job.set_name), level="natural", sha=r.job.sha,
-                          trace=None if _answering(r.job.spec) else r.trace, stage=r.stage,
-                          error=r.error)
-            elif isinstance(r, store.Answered):
-                t.answered(r)
-            else:
-                t.finished(r)
+                       show_progress=show_progress):
+            t.record(r)
         status = "ok" if t.failed == 0 else "partial"
     finally:
         t.flush()
@@ -308,10 +286,3 @@ def run_natural(ws: Workspace, sets: list[str], systems: Iterable[str | SystemSp
         already_done=done, failed=t.failed, failure_examples=t.examples, component_calls=t.calls,
         seconds=round(time.perf_counter() - t0, 3))
 
-
-@dataclass
-class _Failure:
-    job: _Job
-    stage: str
-    error: str
-    trace: Any = None

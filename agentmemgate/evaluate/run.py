@@ -6,7 +6,9 @@ for pure-Python work. A (system, arc) whose trace and score are stored for the s
 system run key and judge is skipped, so a re-run after kill -9 repeats only the unfinished pairs,
 and the LLM layer's cache answers every model call those pairs had already made. A changed judge
 re-scores stored traces without re-running systems. A component call that fails (``CallFailed``)
-is stored as a failure of that pair; a re-run retries it.
+is stored as a failure of that pair; a re-run retries it (the policy for every failure:
+``_drive.attempt``). ``run_eval`` plans first (``plan_eval``: what to run, what is stored, nothing
+written), then executes the plan; a dry run prints the plan with its calls counted.
 """
 
 from __future__ import annotations
@@ -15,28 +17,27 @@ import hashlib
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable
 
 from pydantic import BaseModel, ConfigDict
 
-from .._gc import fewer_collections
 from ..design.stored import workspace_design
-from ..errors import AmgError, BadInput
-from ..llm import CallFailed, Failed, run_concurrent
+from ..errors import BadInput
 from ..memory.system import SystemInfo
-from ..progress import progress_bar
 from ..schema import Arc
 from ..validate.judges import JudgeInfo, check_families
 from ..validate.store import generator_families_of, sha256_text
 from ..workspace import Workspace, now
 from . import store
+from ._drive import ArcItem, Failure, Tally, drive
 from .judges import ValueJudge, get_value_judge
 from .measures import score_trace
 from .protocol import Turns, arc_turns, new_system, run_arc
 from .systems import DEFAULT_SYSTEMS, SystemSpec, display_name, resolve_system
 from .truth import Correction, truth_of
 
-FLUSH_OFFLINE = 200  # offline pairs are cheap to redo: store them in batches
+if TYPE_CHECKING:
+    from ..answer_judge import AnswerJudge
 
 
 class EvalSummary(BaseModel):
@@ -115,107 +116,6 @@ class EvalPlan(BaseModel):
         if not self.judge_heuristic:
             out.append("  the judge's value comparisons depend on the systems' answers: not counted")
         return out
-
-
-def _plan_answering(ws: Workspace, specs: list[SystemSpec], arcs: list[tuple[Arc, str]]
-                    ) -> tuple[list[AnsweringPlan], int]:
-    """The dry run of the answering systems: arcs without stored answers, the probe answers they
-    ask for (counted on each system's model where it can say), and the answers to judge."""
-    from .answering_protocol import plan_answering_arc
-
-    plans, to_judge = [], 0
-    for s in specs:
-        produced = store.stored_product_arcs(ws, s.run_key)
-        todo = [arc for arc, sha in arcs if produced.get(arc.id) != sha]
-        system = s.factory() if todo else None
-        counted = [plan_answering_arc(system, arc) for arc in todo]
-        answers = sum(len(arc.sessions) for arc in todo)
-        plans.append(AnsweringPlan(system=s.name, arcs=len(todo), answers=answers,
-                                   calls=None if None in counted else sum(counted)))
-        to_judge += answers
-    return plans, to_judge
-
-
-@dataclass
-class _Item:
-    spec: SystemSpec
-    arc: Arc
-    sha: str
-    trace: Any = None  # a stored trace to re-score instead of running
-
-
-@dataclass
-class _Failure:
-    item: _Item
-    stage: str
-    error: str
-    trace: Any = None  # a scoring failure keeps the trace: a re-run only re-scores it
-
-
-class Tally:
-    """What a drive's results add up to (ran, re-scored, failed, component calls, the first ten
-    failures), with each result stored as it comes (offline ones in batches of FLUSH_OFFLINE:
-    cheap to redo after a kill); ``run_eval`` and ``run_natural`` share it."""
-
-    def __init__(self, ws: Workspace, judge_key: str, offline: bool):
-        self.ws, self.judge_key, self.offline = ws, judge_key, offline
-        self.ran = self.rescored = self.failed = self.calls = 0
-        self.examples: list[str] = []
-        self.buffer: list[store.Finished] = []
-
-    def failure(self, *, run_key: str, system: str, arc_id: str, split: str, level: str,
-                sha: str, trace: Any, stage: str, error: str) -> None:
-        self.failed += 1
-        if trace is not None:  # the system ran; only its scoring failed: keep the trace
-            store.save_finished(self.ws, [store.Finished(
-                run_key=run_key, system=system, arc_id=arc_id, split=split, level=level,
-                arc_sha=sha, trace=trace, score=None, judge_key=self.judge_key)])
-        store.save_failure(self.ws, run_key, system, arc_id, stage, error)
-        if len(self.examples) < 10:
-            self.examples.append(f"{system} on {arc_id} ({stage}): {error}")
-
-    def finished(self, r: store.Finished) -> None:
-        if r.trace is not None:
-            self.ran += 1
-            self.calls += r.trace.calls
-        else:
-            self.rescored += 1
-        self.buffer.append(r)
-        if not self.offline or len(self.buffer) >= FLUSH_OFFLINE:
-            self.flush()
-
-    def answered(self, r: store.Answered) -> None:
-        store.save_answered(self.ws, r)
-        if r.sessions is not None:
-            self.ran += 1
-            self.calls += sum(x["calls"] for x in r.sessions)
-        else:
-            self.rescored += 1
-
-    def flush(self) -> None:
-        store.save_finished(self.ws, self.buffer)
-        self.buffer = []
-
-
-def drive(work, todo: list, *, offline: bool, description: str, usage: Any, concurrency: int,
-          show_progress: bool, failure: type) -> Iterator:
-    """``work`` over ``todo``, results as they finish: inline when everything is offline rules
-    (faster than a thread pool for pure Python), else through ``run_concurrent``; an item whose
-    work raised is yielded as ``failure(item, "system", error)``. ``description`` is the progress
-    label without its closing parenthesis (", offline)" or ")" is added)."""
-    if offline:
-        # the eval's pure-Python rules make few cycles: young collections every 50,000
-        with fewer_collections(50_000, older=10), progress_bar(f"{description}, offline)", total=len(todo),
-                                               enabled=show_progress) as advance:
-            for it in todo:
-                r = work(it)
-                advance(failed=isinstance(r, failure))
-                yield r
-        return
-    for r in run_concurrent(work, todo, concurrency=concurrency, description=f"{description})",
-                            usage=usage, progress=show_progress,
-                            is_failure=lambda x: isinstance(x, failure)):
-        yield r if not isinstance(r, Failed) else failure(r.item, "system", r.error)
 
 
 def resolve_systems(names: Iterable[str | SystemSpec] | None, *, model: str, workspace: Workspace,
@@ -303,6 +203,211 @@ class _UsageView:
         self.as_dict = total
 
 
+@dataclass
+class RunPlan:
+    """What ``amg eval run`` will do, worked out before anything runs or is stored: the systems,
+    the judges, the arcs, and the (system, arc) pairs to run, to re-score (a stored trace or
+    stored answers, judged again) or stored already. A dry run counts the calls it would make
+    (``dry_run``); ``execute`` runs it."""
+
+    ws: Workspace
+    splits: list[str]
+    params: dict[str, Any]  # the run's settings, as ``eval_runs`` records them
+    model: str
+    concurrency: int
+    systems: list[SystemSpec]  # every chosen system, in order: component and answering
+    unbuilt: dict[str, str]  # dry runs: systems whose building needs a model answer, and why
+    vj: ValueJudge
+    aj: AnswerJudge | None  # None: no answering system (or a dry run with an offline judge)
+    answers_key: str  # the answering systems' judge key ("" without ``aj``)
+    arcs: list[tuple[Arc, str]]
+    components: list[ArcItem]  # component pairs to run (no stored trace) or re-score
+    answering: list[ArcItem]  # answering pairs to run (no stored answers) or re-score
+    components_done: int
+    answering_done: int
+    started: float
+
+    @property
+    def component_specs(self) -> list[SystemSpec]:
+        return [s for s in self.systems if s.kind != "answering"]
+
+    @property
+    def answering_specs(self) -> list[SystemSpec]:
+        return [s for s in self.systems if s.kind == "answering"]
+
+    def dry_run(self) -> EvalPlan:
+        """The plan as ``--dry-run`` prints it: the component systems' extraction calls and the
+        answering systems' probe answers counted on their models' ``planned`` tallies (answers
+        already stored are re-scored, not asked again); nothing is stored."""
+        from .answering_protocol import plan_answering_arc
+        from .protocol import plan_arc
+
+        to_run = [it for it in self.components if it.stored is None]
+        calls = sum(plan_arc(new_system(it.spec.factory, it.spec.info, it.arc), it.arc)
+                    for it in to_run if not it.spec.info.offline)
+        plans, to_judge = [], 0
+        for s in self.answering_specs:
+            todo = [it.arc for it in self.answering if it.spec is s and it.stored is None]
+            system = s.factory() if todo else None
+            counted = [plan_answering_arc(system, arc) for arc in todo]
+            answers = sum(len(arc.sessions) for arc in todo)
+            plans.append(AnsweringPlan(system=s.name, arcs=len(todo), answers=answers,
+                                       calls=None if None in counted else sum(counted)))
+            to_judge += answers
+        every = sum(len(arc.sessions) for arc, _ in self.arcs)
+        for name, why in self.unbuilt.items():
+            plans.append(AnsweringPlan(system=display_name(name, self.model), arcs=len(self.arcs),
+                                       answers=every, calls=None, unbuilt=why))
+            to_judge += every
+        judge_calls = 0
+        if self.aj is not None and not self.vj.judge.heuristic and not self.aj.heuristic:
+            judge_calls = to_judge
+            self.aj.model.plan_unknown(judge_calls)
+        return EvalPlan(pairs=len(to_run), rescore=len(self.components) - len(to_run),
+                        already_done=self.components_done, extraction_calls=calls,
+                        llm_systems=sum(not s.info.offline for s in self.component_specs),
+                        judge_heuristic=self.vj.judge.heuristic, answering=plans,
+                        answer_judge_calls=judge_calls)
+
+
+def plan_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpec] | None = None,
+              *, model: str = "offline", base_url: str | None = None, judge: str = "offline",
+              judge_base_url: str | None = None, allow_same_family: bool = False,
+              concurrency: int = 4, variants: list[str] | None = None,
+              llm_options: dict[str, Any] | None = None, embedder: str | None = None,
+              embedder_base_url: str | None = None, graph_url: str | None = None,
+              dry_run: bool = False) -> RunPlan:
+    """``run_eval``'s first half: every choice checked and every stored result looked up, nothing
+    written. ``dry_run``: a plan to count, not to execute: a system that cannot be built without a
+    model answer is recorded in ``unbuilt`` instead of stopping the plan."""
+    t0 = time.perf_counter()
+    variants = list(variants or [])
+    unbuilt: dict[str, str] = {}
+    specs = resolve_systems(systems, model=model, workspace=ws, base_url=base_url,
+                            variants=variants, concurrency=max(16, concurrency),
+                            llm_options=llm_options, embedder=embedder,
+                            embedder_base_url=embedder_base_url, graph_url=graph_url,
+                            unbuilt=unbuilt if dry_run else None)
+    vj = get_value_judge(judge, workspace=ws, base_url=judge_base_url, **(llm_options or {}))
+    arcs = load_arcs(ws, splits)
+    check_judge_family(ws, vj, arcs, allow_same_family)
+    components, components_done = _pairs(ws, [s for s in specs if s.kind != "answering"], arcs,
+                                         vj.key, store.stored_traces, store.load_trace)
+    aj, ajk, answering, answering_done = None, "", [], 0
+    if answering_specs := [s for s in specs if s.kind == "answering"]:
+        from ..answer_judge import get_answer_judge
+        from .answering_protocol import load_answers
+        from .judges import answers_key
+
+        if not (dry_run and vj.judge.heuristic):  # a dry run counts a model judge's calls only
+            aj = get_answer_judge(judge, workspace=ws, base_url=judge_base_url,
+                                  **(llm_options or {}))
+            ajk = answers_key(vj, aj)
+        answering, answering_done = _pairs(ws, answering_specs, arcs, ajk or None,
+                                           store.stored_product_arcs, load_answers)
+    params = {"model": model, "judge": judge, "concurrency": concurrency, "variants": variants,
+              "base_url": bool(base_url), "embedder": embedder,
+              "embedder_base_url": bool(embedder_base_url), "graph_url": bool(graph_url)}
+    return RunPlan(ws=ws, splits=splits, params=params, model=model, concurrency=concurrency,
+                   systems=specs, unbuilt=unbuilt, vj=vj, aj=aj, answers_key=ajk, arcs=arcs,
+                   components=components, answering=answering, components_done=components_done,
+                   answering_done=answering_done, started=t0)
+
+
+def _pairs(ws: Workspace, specs: list[SystemSpec], arcs: list[tuple[Arc, str]],
+           judge_key: str | None, made, load) -> tuple[list[ArcItem], int]:
+    """Every (system, arc) pair not stored for ``judge_key``, with the system's stored output
+    where it is there to be scored again (``made``: arc id -> the sha its output was made on;
+    ``load``: that output), and how many pairs are stored already. ``judge_key`` None (a dry run
+    without the answer judge): scores are not looked up, every stored output counts as to score."""
+    todo: list[ArcItem] = []
+    done = 0
+    for s in specs:
+        run_key = s.run_key  # a hash over the spec: computed once
+        outputs = made(ws, run_key)
+        scored = store.stored_scores(ws, run_key, judge_key) if judge_key else {}
+        for arc, sha in arcs:
+            if scored.get(arc.id) == sha and outputs.get(arc.id) == sha:
+                done += 1
+            elif outputs.get(arc.id) == sha:
+                todo.append(ArcItem(s, arc, sha, run_key, load(ws, run_key, arc.id)))
+            else:
+                todo.append(ArcItem(s, arc, sha, run_key))
+    return todo, done
+
+
+def execute(plan: RunPlan, *, corrections: dict[str, Correction] | None = None,
+            show_progress: bool = True) -> EvalSummary:
+    """``run_eval``'s second half: store the judges and systems, run the component pairs, then the
+    answering ones (``evaluate.answering_protocol``), each result stored as it finishes."""
+    ws, vj, jk = plan.ws, plan.vj, plan.vj.key
+    specs, answering = plan.component_specs, plan.answering_specs
+    store.save_judge(ws, jk, "equivalence", vj.judge.spec, vj.judge.family, vj.judge.heuristic,
+                     vj.rubric, vj.judge.rubric_sha256.get("equivalence", ""))
+    uploaded = {r["name"] for r in ws.db["eval_answer_sets"].rows if r.get("kind") != "system"}
+    if clash := [s.name for s in answering if s.name in uploaded]:
+        raise BadInput(f"{clash[0]!r} is already the name of an uploaded answer set "
+                       "(`amg eval answers --name`); rename one of them")
+    for s in plan.systems:
+        store.save_system(ws, s.run_key, s.name, s.info, s.options, s.model, s.source_sha, s.kind)
+    aj, ajk = plan.aj, plan.answers_key
+    if aj is not None:
+        store.save_judge(ws, ajk, "answers", vj.judge.spec, vj.judge.family, vj.judge.heuristic,
+                         vj.rubric, vj.judge.rubric_sha256.get("equivalence", ""), aj.rubric)
+    run_id = store.start_run(ws, plan.params, [s.name for s in plan.systems], plan.splits, jk)
+    corrections = corrections or {}
+    # Made once per arc for every system: the turns the protocol sends (frozen models; each
+    # system still gets its own context list) and the truth the scorer reads (never a system).
+    shared_turns: dict[str, Turns] = {}
+    truths: dict[str, Any] = {}
+
+    def run(it: ArcItem):
+        turns = shared_turns.get(it.arc.id)
+        if turns is None:
+            turns = shared_turns[it.arc.id] = arc_turns(it.arc)
+        return run_arc(new_system(it.spec.factory, it.spec.info, it.arc), it.arc, it.spec.name,
+                       turns)
+
+    def score(it: ArcItem, trace):
+        field = it.arc.spec.field
+        truth = truths.get(it.arc.id)
+        if truth is None:
+            truth = truths[it.arc.id] = truth_of(it.arc, corrections.get(it.arc.id))
+        return score_trace(trace, truth, it.spec.info, lambda v, ref: vj.same(field, v, ref))
+
+    def finished(it: ArcItem, trace, score) -> store.Finished:
+        return store.Finished(run_key=it.run_key, system=it.spec.name, arc_id=it.arc.id,
+                              split=it.arc.spec.split, level=it.arc.spec.level, arc_sha=it.sha,
+                              trace=None if it.stored is not None else trace, score=score,
+                              judge_key=jk)
+
+    t = Tally(ws, vj.judge.heuristic and all(s.info.offline for s in specs))
+    status = "failed"
+    try:
+        for r in drive(plan.components, run=run, score=score, row=finished, offline=t.offline,
+                       description=f"eval ({len(specs)} systems",
+                       usage=_UsageView(_usage(specs, vj)), concurrency=plan.concurrency,
+                       show_progress=show_progress and bool(plan.components)):
+            t.record(r)
+        if aj is not None:  # the answering systems
+            from .answering_protocol import run_answering
+
+            run_answering(ws, answering, plan.answering, vj, aj, ajk, t,
+                          concurrency=plan.concurrency, corrections=corrections,
+                          usage=_UsageView(_usage(answering, vj)), show_progress=show_progress)
+        status = "ok" if t.failed == 0 else "partial"
+    finally:
+        t.flush()
+        store.finish_run(ws, run_id, status)
+    return EvalSummary(run_id=run_id, names=[s.name for s in plan.systems],
+                       answering=[s.name for s in answering],
+                       systems=[s.info for s in plan.systems], splits=plan.splits,
+                       arcs=len(plan.arcs), judge=vj.info, ran_now=t.ran, rescored=t.rescored,
+                       already_done=plan.components_done + plan.answering_done, failed=t.failed,
+                       failure_examples=t.examples, component_calls=t.calls,
+                       seconds=round(time.perf_counter() - plan.started, 3))
+
+
 def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpec] | None = None, *,
              model: str = "offline", base_url: str | None = None, judge: str = "offline",
              judge_base_url: str | None = None, allow_same_family: bool = False,
@@ -314,153 +419,16 @@ def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpe
     """``llm_options`` (``timeout``, ``max_tokens``, ``structured_output``) go to every model of
     the run: the components' and an LLM judge's. Answering systems (products, baselines,
     plug-ins; ``embedder``, ``embedder_base_url`` and ``graph_url`` go to their builders) run by
-    ``evaluate.answering`` and are scored from their answers by the answer judge. ``dry_run``:
-    count what would run (the component systems' extraction calls on the models' ``planned``
-    tallies; answering systems are not counted) and store nothing."""
-    t0 = time.perf_counter()
-    variants = list(variants or [])
-    unbuilt: dict[str, str] = {}
-    all_specs = resolve_systems(systems, model=model, workspace=ws, base_url=base_url,
-                                variants=variants, concurrency=max(16, concurrency),
-                                llm_options=llm_options, embedder=embedder,
-                                embedder_base_url=embedder_base_url, graph_url=graph_url,
-                                unbuilt=unbuilt if dry_run else None)
-    specs = [s for s in all_specs if s.kind != "answering"]
-    answering = [s for s in all_specs if s.kind == "answering"]
-    vj = get_value_judge(judge, workspace=ws, base_url=judge_base_url, **(llm_options or {}))
-    arcs = load_arcs(ws, splits)
-    check_judge_family(ws, vj, arcs, allow_same_family)
-    jk = vj.key
-    todo: list[_Item] = []
-    done = 0
-    for s in specs:
-        traced = store.stored_traces(ws, s.run_key)
-        scored = store.stored_scores(ws, s.run_key, jk)
-        for arc, sha in arcs:
-            if scored.get(arc.id) == sha and traced.get(arc.id) == sha:
-                done += 1
-            elif traced.get(arc.id) == sha:
-                todo.append(_Item(s, arc, sha, store.load_trace(ws, s.run_key, arc.id)))
-            else:
-                todo.append(_Item(s, arc, sha))
+    ``evaluate.answering_protocol`` and are scored from their answers by the answer judge.
+    ``dry_run``: the plan with its calls counted (``RunPlan.dry_run``); nothing is stored."""
+    plan = plan_eval(ws, splits, systems, model=model, base_url=base_url, judge=judge,
+                     judge_base_url=judge_base_url, allow_same_family=allow_same_family,
+                     concurrency=concurrency, variants=variants, llm_options=llm_options,
+                     embedder=embedder, embedder_base_url=embedder_base_url, graph_url=graph_url,
+                     dry_run=dry_run)
     if dry_run:
-        from .protocol import plan_arc
-
-        to_run = [it for it in todo if it.trace is None]
-        calls = sum(plan_arc(new_system(it.spec.factory, it.spec.info, it.arc), it.arc)
-                    for it in to_run if not it.spec.info.offline)
-        plans, answers_to_judge = _plan_answering(ws, answering, arcs)
-        every = sum(len(arc.sessions) for arc, _ in arcs)
-        for name, why in unbuilt.items():
-            plans.append(AnsweringPlan(system=display_name(name, model), arcs=len(arcs),
-                                       answers=every, calls=None, unbuilt=why))
-            answers_to_judge += every
-        judge_calls = 0
-        if answering and not vj.judge.heuristic:
-            from ..answer_judge import get_answer_judge
-
-            aj = get_answer_judge(judge, workspace=ws, base_url=judge_base_url,
-                                  **(llm_options or {}))
-            if not aj.heuristic:
-                judge_calls = answers_to_judge
-                aj.model.plan_unknown(judge_calls)
-        return EvalPlan(pairs=len(to_run), rescore=len(todo) - len(to_run), already_done=done,
-                        extraction_calls=calls, llm_systems=sum(not s.info.offline for s in specs),
-                        judge_heuristic=vj.judge.heuristic, answering=plans,
-                        answer_judge_calls=judge_calls)
-    store.save_judge(ws, jk, "equivalence", vj.judge.spec, vj.judge.family, vj.judge.heuristic,
-                     vj.rubric, vj.judge.rubric_sha256.get("equivalence", ""))
-    uploaded = {r["name"] for r in ws.db["eval_answer_sets"].rows if r.get("kind") != "system"}
-    if clash := [s.name for s in answering if s.name in uploaded]:
-        raise BadInput(f"{clash[0]!r} is already the name of an uploaded answer set "
-                       "(`amg eval answers --name`); rename one of them")
-    for s in all_specs:
-        store.save_system(ws, s.run_key, s.name, s.info, s.options, s.model, s.source_sha, s.kind)
-    aj = ajk = None
-    if answering:
-        from ..answer_judge import get_answer_judge
-        from .judges import answers_key
-
-        aj = get_answer_judge(judge, workspace=ws, base_url=judge_base_url, **(llm_options or {}))
-        ajk = answers_key(vj, aj)
-        store.save_judge(ws, ajk, "answers", vj.judge.spec, vj.judge.family, vj.judge.heuristic,
-                         vj.rubric, vj.judge.rubric_sha256.get("equivalence", ""), aj.rubric)
-    run_id = store.start_run(ws, {"model": model, "judge": judge, "concurrency": concurrency,
-                                  "variants": variants, "base_url": bool(base_url),
-                                  "embedder": embedder,
-                                  "embedder_base_url": bool(embedder_base_url),
-                                  "graph_url": bool(graph_url)},
-                             [s.name for s in all_specs], splits, jk)
-    corrections = corrections or {}
-    # Made once per arc for every system: the turns the protocol sends (frozen models; each
-    # system still gets its own context list) and the truth the scorer reads (never a system).
-    shared_turns: dict[str, Turns] = {}
-    truths: dict[str, Any] = {}
-    run_keys = {s.name: s.run_key for s in all_specs}  # a hash over the spec: computed once
-
-    def work(it: _Item):
-        stage, trace = "system", it.trace
-        try:
-            if trace is None:
-                turns = shared_turns.get(it.arc.id)
-                if turns is None:
-                    turns = shared_turns[it.arc.id] = arc_turns(it.arc)
-                trace = run_arc(new_system(it.spec.factory, it.spec.info, it.arc), it.arc,
-                                it.spec.name, turns)
-            stage = "scoring"
-            field = it.arc.spec.field
-            truth = truths.get(it.arc.id)
-            if truth is None:
-                truth = truths[it.arc.id] = truth_of(it.arc, corrections.get(it.arc.id))
-            score = score_trace(trace, truth, it.spec.info, lambda v, ref: vj.same(field, v, ref))
-        except CallFailed as e:
-            return _Failure(it, stage, str(e), trace if it.trace is None else None)
-        except AmgError:
-            raise  # a bad key, an exhausted quota, bad input: stop the run, one line
-        except Exception as e:  # a bug in a system: record it against this arc, go on
-            if stage == "scoring":
-                raise
-            return _Failure(it, stage, f"{it.spec.name} raised {type(e).__name__}: {e}")
-        return store.Finished(run_key=run_keys[it.spec.name], system=it.spec.name, arc_id=it.arc.id,
-                              split=it.arc.spec.split, level=it.arc.spec.level, arc_sha=it.sha,
-                              trace=None if it.trace is not None else trace, score=score,
-                              judge_key=jk)
-
-    offline = vj.judge.heuristic and all(s.info.offline for s in specs)
-    t = Tally(ws, jk, offline)
-    status = "failed"
-    try:
-        for r in drive(work, todo, offline=offline, description=f"eval ({len(specs)} systems",
-                       usage=_UsageView(_usage(specs, vj)), concurrency=concurrency,
-                       show_progress=show_progress and bool(todo), failure=_Failure):
-            if isinstance(r, _Failure):
-                t.failure(run_key=r.item.spec.run_key, system=r.item.spec.name,
-                          arc_id=r.item.arc.id, split=r.item.arc.spec.split,
-                          level=r.item.arc.spec.level, sha=r.item.sha, trace=r.trace,
-                          stage=r.stage, error=r.error)
-            else:
-                t.finished(r)
-        ran, rescored, failed, calls, examples = t.ran, t.rescored, t.failed, t.calls, t.examples
-        if answering:
-            from .answering_protocol import run_answering
-
-            a = run_answering(ws, answering, arcs, vj, aj, ajk, concurrency=concurrency,
-                              corrections=corrections,
-                              usage=_UsageView(_usage(answering, vj)), show_progress=show_progress)
-            ran, rescored, done, failed = (ran + a.ran, rescored + a.rescored, done + a.done,
-                                           failed + a.failed)
-            calls += a.calls
-            examples += a.examples[:max(0, 10 - len(examples))]
-        status = "ok" if failed == 0 else "partial"
-    finally:
-        t.flush()
-        store.finish_run(ws, run_id, status)
-    return EvalSummary(run_id=run_id, names=[s.name for s in all_specs],
-                       answering=[s.name for s in answering],
-                       systems=[s.info for s in all_specs], splits=splits,
-                       arcs=len(arcs), judge=vj.info, ran_now=ran, rescored=rescored,
-                       already_done=done, failed=failed, failure_examples=examples,
-                       component_calls=calls, seconds=round(time.perf_counter() - t0, 3))
+        return plan.dry_run()
+    return execute(plan, corrections=corrections, show_progress=show_progress)
 
 
 # -- black-box answers ------------------------------------------------------------------------
@@ -493,6 +461,21 @@ class AnswersSummary(BaseModel):
                 "report: amg report eval"]
 
 
+@dataclass
+class _Uploaded:
+    """One arc of an uploaded answer set: its answers are the stored output, scored (again)."""
+
+    arc: Arc
+    sha: str
+    run_key: str
+    system: str
+    stored: list[str]
+
+    @property
+    def arc_id(self) -> str:
+        return self.arc.id
+
+
 def _old_verdict(conn, name: str, arc_id: str, i: int) -> str | None:
     row = conn.execute("select verdict from eval_answers where name = ? and arc_id = ? and "
                        "after_session = ?", [name, arc_id, i]).fetchone()
@@ -507,8 +490,8 @@ def run_answers(ws: Workspace, path: str | Path, name: str, *, judge: str = "off
     then judge every answer and store the set and its per-arc scores. ``dry_run``: return how
     many answers would be judged, their answer-judge calls counted on its model
     (``model.planned``); the value-equivalence calls that follow depend on those verdicts."""
-    from .answer_scoring import assess, questions, read_answers, score_answers
     from ..answer_judge import get_answer_judge
+    from .answer_scoring import assess, questions, read_answers, score_answers
     from .judges import answers_key, sha256_parts
 
     t0 = time.perf_counter()
@@ -545,42 +528,37 @@ def run_answers(ws: Workspace, path: str | Path, name: str, *, judge: str = "off
                     aj.plan(q)  # type: ignore[attr-defined]
         return n
 
-    def work(item):
-        arc, sha = item
-        truth = truth_of(arc)
-        try:
-            verdicts = assess(truth, answers[arc.id], aj)
-            score = score_answers(truth, answers[arc.id], verdicts,
-                                  lambda v, ref: vj.same(arc.spec.field, v, ref))
-        except CallFailed as e:
-            return _Failure(_Item(None, arc, sha), "scoring", str(e))  # type: ignore[arg-type]
-        return arc, sha, score, verdicts
+    def score(it: _Uploaded, texts: list[str]):
+        truth = truth_of(it.arc)
+        verdicts = assess(truth, texts, aj)
+        return verdicts, score_answers(truth, texts, verdicts,
+                                       lambda v, ref: vj.same(it.arc.spec.field, v, ref))
 
-    if vj.judge.heuristic and aj.heuristic:
-        results = (work(it) for it in todo)
-    else:
-        results = (r if not isinstance(r, Failed) else _Failure(_Item(None, r.item[0], r.item[1]),  # type: ignore[arg-type]
-                                                                 "scoring", r.error)
-                   for r in run_concurrent(work, todo, concurrency=concurrency,
-                                           description=f"answers ({name})", progress=show_progress,
-                                           is_failure=lambda x: isinstance(x, _Failure)))
+    def row(it: _Uploaded, texts: list[str], scored) -> tuple[store.Finished, list[dict]]:
+        verdicts, score = scored
+        arc = it.arc
+        return (store.Finished(run_key=run_key, system=name, arc_id=arc.id, split=arc.spec.split,
+                               level=arc.spec.level, arc_sha=it.sha, trace=None, score=score,
+                               judge_key=jk),
+                [{"name": name, "arc_id": arc.id, "after_session": i, "answer": texts[i],
+                  "verdict": v.model_dump_json()} for i, v in enumerate(verdicts)])
+
+    inline = vj.judge.heuristic and aj.heuristic  # offline judging is quick: no progress bar
     finished: list[store.Finished] = []
     verdict_rows: list[dict] = []
     failed, examples = 0, []
-    for r in results:
-        if isinstance(r, _Failure):
+    for r in drive([_Uploaded(arc, sha, run_key, name, answers[arc.id]) for arc, sha in todo],
+                   run=None, score=score, row=row, offline=inline,
+                   description=f"answers ({name}", usage=None, concurrency=concurrency,
+                   show_progress=show_progress and not inline):
+        if isinstance(r, Failure):
             failed += 1
-            store.save_failure(ws, run_key, name, r.item.arc.id, r.stage, r.error)
+            store.save_failure(ws, run_key, name, r.item.arc_id, r.stage, r.error)
             if len(examples) < 10:
-                examples.append(f"{r.item.arc.id}: {r.error}")
+                examples.append(f"{r.item.arc_id}: {r.error}")
             continue
-        arc, sha, score, verdicts = r
-        finished.append(store.Finished(run_key=run_key, system=name, arc_id=arc.id,
-                                       split=arc.spec.split, level=arc.spec.level, arc_sha=sha,
-                                       trace=None, score=score, judge_key=jk))
-        verdict_rows += [{"name": name, "arc_id": arc.id, "after_session": i,
-                          "answer": answers[arc.id][i], "verdict": v.model_dump_json()}
-                         for i, v in enumerate(verdicts)]
+        finished.append(r[0])
+        verdict_rows += r[1]
     with store.atomic(ws) as conn:  # the set, its answers and their verdicts together
         previous = conn.execute("select sha256 from eval_answer_sets where name = ?", [name]).fetchall()
         if any(p[0] != file_sha for p in previous):

@@ -1,9 +1,11 @@
 """LLM failures, split by what a run should do next, and the scrubbing every error text passes.
 
 ``CallFailed``: this one call could not be answered (refusal, invalid output after re-asks, server
-errors after the SDK's retries); the run records it and goes on. ``FatalProviderError``: no later
-call can succeed either (bad key, exhausted quota, unknown model, unreachable server); the run
-stops at once, keeping finished work.
+errors after the SDK's retries); the run records it and goes on. It is deliberately not an
+``AmgError``: ``except AmgError`` (stop the run, one line) never catches it by accident, whatever
+the order of the ``except`` clauses; the CLI prints one that escapes to it as one line all the same.
+``FatalProviderError``: no later call can succeed either (bad key, exhausted quota, unknown model,
+unreachable server); the run stops at once, keeping finished work.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ _SECRET_PATTERNS = [
 QUOTA_CODES = {"insufficient_quota", "billing_hard_limit_reached", "billing_not_active"}
 
 
-class CallFailed(ProviderError):
-    """One model call failed after its retries; the run records it and continues.
+class CallFailed(Exception):
+    """One model call failed after its retries; the run records it and continues (not an AmgError).
 
     ``kind`` says what failed: ``invalid_output``, ``refusal``, ``timeout`` (client-side),
     ``server_error``, ``rate_limited``, ``bad_request``, ``unsupported`` (the server rejects a
@@ -119,7 +121,7 @@ def _server_message(exc: Exception) -> tuple[str, str]:
 
 
 def from_sdk_error(exc: Exception, *, label: str, key_env: str | None, model: str,
-                   attempts: int, secrets: tuple[str, ...] = ()) -> ProviderError:
+                   attempts: int, secrets: tuple[str, ...] = ()) -> CallFailed | ProviderError:
     """Map an OpenAI/Anthropic SDK exception (same Stainless names in both) to our one-liners."""
     name = type(exc).__name__
     status = getattr(exc, "status_code", None)

@@ -108,7 +108,7 @@ class Forwarding:
             t0 = time.monotonic()
             try:
                 completion, raw = self.execute_chat(body)
-            except AmgError as e:
+            except (AmgError, CallFailed) as e:
                 raise self._upstream_failed(e, key, req, attempts, t0, slot) from None
             slot.usable = True
         latency = round(time.monotonic() - t0, 4)
@@ -160,7 +160,7 @@ class Forwarding:
                 if len(vectors) != len(todo):
                     raise CallFailed(f"{self.label} returned {len(vectors)} embeddings for "
                                      f"{len(todo)} inputs", kind="invalid_output")
-            except AmgError as e:
+            except (AmgError, CallFailed) as e:
                 raise self._upstream_failed(e, key, req, attempts, t0, slot) from None
             slot.usable = True
         latency = round(time.monotonic() - t0, 4)

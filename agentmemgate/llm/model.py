@@ -253,7 +253,8 @@ class Model(Forwarding, ABC):
 
     @abstractmethod
     def execute(self, request: Request) -> RawReply:
-        """Make one provider call (the SDK's retries included); raise ProviderError on failure."""
+        """Make one provider call (the SDK's retries included); raise ``CallFailed`` or
+        ``FatalProviderError`` on failure."""
 
     def cache_params(self) -> dict[str, Any]:
         """Provider settings that change the answer and so belong in the cache key."""
@@ -444,7 +445,7 @@ class Model(Forwarding, ABC):
         return _Sent(req, raw, attempts, t0)
 
     def _failed(self, ask: _Asking, req: Request, attempts: list[Attempt], t0: float,
-                error: AmgError) -> None:
+                error: AmgError | CallFailed) -> None:
         ask.logged = self._log(ask.key, req, attempts, t0, ask.logged,
                                status=getattr(error, "kind", "fatal"), error=str(error),
                                note=ask.note)

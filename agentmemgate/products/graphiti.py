@@ -40,6 +40,7 @@ from typing import Any, Callable
 from urllib.parse import unquote, urlsplit
 
 from ..errors import AmgError, BadInput, MissingExtra
+from ..llm import CallFailed, FatalProviderError
 from ..memory.answering import AnsweringSystem, ProbeAnswer, Retrieved, SessionInput
 from ..memory.system import SystemInfo
 from ._base import make_model, provenance
@@ -112,8 +113,6 @@ def structured_mode(model: Any, options: AnsweringOptions) -> str:
         return "json_schema" if forced == "json_schema" else "json_object"
     from pydantic import BaseModel
 
-    from ..llm import CallFailed
-
     class ServerCheck(BaseModel):
         ok: bool
 
@@ -129,8 +128,6 @@ def structured_mode(model: Any, options: AnsweringOptions) -> str:
 def embedding_dimensions(embedder: Any, spec: str) -> int:
     """The vector size Graphiti stores: the embedder's (one cached call), cut to Graphiti's
     ``embedding_dim``. An embedder that cannot embed stops the run here, in one line."""
-    from ..llm import CallFailed, FatalProviderError
-
     try:
         vec = embedder.embed(["dimension check"], purpose="product.graphiti.embed")[0]
     except (CallFailed, FatalProviderError) as e:
@@ -289,7 +286,7 @@ class GraphitiSystem(AnsweringSystem):
         assert self._loop is not None, "begin() first"
         try:
             return self._loop.run_until_complete(coro)
-        except AmgError:
+        except (AmgError, CallFailed):
             raise
         except Exception:
             if self.endpoint is not None:

@@ -314,6 +314,37 @@ def test_an_unreachable_llm_judge_is_one_line(aws, monkeypatch):
     assert "OPENAI_API_KEY" in line and "sk-" not in line
 
 
+def test_a_failed_judge_call_that_reaches_the_command_is_one_line(ws, tmp_path):
+    """Mapping a model judge's asserted values onto the options asks its equivalence verdicts; a
+    call that fails there belongs to no item of a run, and the command stops with one line."""
+    from agentmemgate.evaluate import run_answers
+    from agentmemgate.llm import CallFailed, get_model
+
+    from .test_measures import OPEN
+
+    def respond(req):
+        if "Value 1:" in req.prompt:
+            return {"verdict": "not_equivalent", "confidence": 0.9,
+                    "rationale": "compared the two values"}
+        answer = req.prompt.split("<<<\n")[1].split("\n>>>")[0]
+        return {"asserted": [answer.rstrip(".")], "rationale": "read the answer"}
+
+    judge = get_model("scripted:audit-judge-down").respond_with(respond)
+    ws.save_specs([OPEN.spec])
+    ws.save_arc(OPEN)
+    p = tmp_path / "a.jsonl"
+    p.write_text("\n".join(json.dumps({"arc_id": OPEN.id, "after_session": i, "answer": a})
+                           for i, a in enumerate(["the Deezer app.", "Spotify."])) + "\n")
+    assert run_answers(ws, p, "product", judge="scripted:audit-judge-down",
+                       show_progress=False).failed == 0
+    judge.respond_with(lambda req: CallFailed("scripted server error (HTTP 503)",
+                                              kind="server_error"))
+    res = runner.invoke(app, ["audit", "create", "x", "--task", "answer_assertion", "--from",
+                              "answers:product", "--workspace", str(ws.path)])
+    assert res.exit_code == 1 and "Traceback" not in res.output
+    assert res.output.strip().splitlines() == ["Error: scripted server error (HTTP 503)"]
+
+
 def test_imported_answer_labels_without_the_plan_mapping_have_no_collapse(tmp_path):
     f = tmp_path / "l.csv"
     f.write_text("item_id,annotator,label\nx,ana,value_a\nx,ben,both\n")

@@ -52,6 +52,26 @@ def test_run_then_rerun_skips_everything(hand_ws):
     assert (again.ran_now, again.rescored, again.already_done) == (0, 0, 10)
 
 
+def test_the_plan_says_what_will_run_and_a_dry_run_stores_nothing(hand_ws):
+    from agentmemgate.evaluate.run import plan_eval
+
+    gated, ungated = specs()
+    run_eval(hand_ws, ["core"], [ungated], show_progress=False)  # 4 core arcs stored
+    tables = ("eval_runs", "eval_systems", "eval_judges", "eval_traces", "eval_scores")
+    before = {t: hand_ws.db[t].count for t in tables}
+    plan = plan_eval(hand_ws, ["core", "heldout"], [gated, ungated], dry_run=True)
+    assert [s.name for s in plan.systems] == ["toy-gated", "toy-ungated"]
+    assert plan.components_done == 4 and len(plan.arcs) == 5
+    assert sorted((it.system, it.arc_id) for it in plan.components) == sorted(
+        [("toy-gated", a.id) for a in ARCS] + [("toy-ungated", HELDOUT.id)])
+    assert all(it.stored is None for it in plan.components)  # nothing to re-score
+    counted = plan.dry_run()
+    assert (counted.pairs, counted.rescore, counted.already_done) == (6, 0, 4)
+    assert counted.lines()[0] == ("dry run: 6 (system, arc) pairs to run, 0 to re-score, 4 already "
+                                  "stored")
+    assert {t: hand_ws.db[t].count for t in tables} == before
+
+
 def test_another_judge_rescores_stored_traces_without_running_systems(hand_ws):
     make, made = counting(LITERAL, info("toy-ungated", False))
     run_eval(hand_ws, ["core"], [system_spec(make)], show_progress=False)
