@@ -8,7 +8,7 @@ session's date; after each the system is asked the arc's probe question (on that
 Nothing else reaches it: no arc id, split, level, outcome or labelled value.
 
 When an arc's sessions are all answered, its answers are judged and scored exactly as an uploaded
-answer set is (``answers.assess`` / ``score_answers``), and the retrieved memories, answers,
+answer set is (``answer_scoring.assess`` / ``score_answers``), and the retrieved memories, answers,
 verdicts and score are stored together (``store.save_answered``): a kill mid-arc loses only that
 arc; a re-run redoes only unfinished arcs; another judge re-scores stored answers without running
 the system again. Arcs run concurrently through ``run_concurrent``.
