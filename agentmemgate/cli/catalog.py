@@ -9,7 +9,10 @@ import typer
 
 from ._app import app, fail, handles_errors
 from ._llm import DryRunOpt, LlmRun, PriceOpt, llm_command
-from ._options import DEFAULT_WORKSPACE, BaseUrlOpt, CatalogOpt, WorkspaceOpt
+from ._options import DEFAULT_WORKSPACE, CatalogOpt, WorkspaceOpt, model_server
+
+ModelBaseUrlOpt = model_server("model", "OpenAI-compatible server for openai:MODEL (vLLM, Ollama, "
+                                        "llama.cpp), e.g. http://localhost:8000/v1.", "--base-url")
 
 catalog_app = typer.Typer(help="The domain catalog: check domain files; propose new ones with a "
                                "model.", no_args_is_help=True)
@@ -59,7 +62,7 @@ def propose(
     max_attempts: Annotated[int, typer.Option(
         "--max-attempts", min=1, help="Tries per file: a file that fails the check is asked "
                                       "again with its problems.")] = 3,
-    base_url: BaseUrlOpt = None,
+    base_url: ModelBaseUrlOpt = None,
     dry_run: DryRunOpt = False,
     price: PriceOpt = None,
     llm: LlmRun = LlmRun(),
