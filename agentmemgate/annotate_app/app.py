@@ -131,6 +131,88 @@ _PAGE_SCRIPT = """<script>
 </script>"""
 
 
+# Drawn first on every page, it runs once per browser tab and takes the labeling keys itself
+# (they never reach Streamlit's own shortcut handlers). Streamlit binds a button's shortcut only
+# once the button is drawn and enabled, so a key pressed the moment a page first appears, or while
+# a run redraws it, would reach no handler and be lost without a sign. Here a key whose button is
+# drawn, current and enabled presses it; one that comes while the page is still being drawn waits
+# for its button (in the order pressed, up to KEY_WAIT_S); one the drawn page has no enabled
+# button for is refused with a note on the page. Keys typed into a field, with Ctrl, Alt or Cmd,
+# or on a page without the labeling controls (sign-in) are left alone.
+_KEY_SCRIPT = """<script>
+(() => {
+  /* amg keys */
+  if (window.amgKeys) return;
+  window.amgKeys = true;
+  const named = {enter: "%(submit)s", b: "%(back)s", n: "%(next)s"};
+  const queue = [];
+  let timer = null;
+  const note = (text) => {
+    let el = document.getElementById("amg-key-note");
+    if (!el) {
+      el = document.createElement("div");
+      el.id = "amg-key-note";
+      el.setAttribute("role", "status");
+      el.style.cssText = "position: fixed; left: 50%%; bottom: 1.5rem; transform: translateX(-50%%); "
+        + "z-index: 1000000; padding: 0.5rem 1rem; border-radius: 0.5rem; background: #31333f; "
+        + "color: #fff; font: 0.95rem sans-serif; box-shadow: 0 2px 8px rgba(0, 0, 0, 0.3);";
+      document.body.appendChild(el);
+    }
+    el.textContent = text;
+    el.hidden = false;
+    clearTimeout(el.amgHide);
+    el.amgHide = setTimeout(() => { el.hidden = true; }, 4000);
+  };
+  const drawn = () => {  /* the run is over and every element it drew is on the page */
+    const app = document.querySelector('[data-testid="stApp"]');
+    return !!app && app.getAttribute("data-test-script-state") === "notRunning"
+      && !document.querySelector('[data-stale="true"], [data-testid="stSkeleton"]');
+  };
+  const state = (name) => {  /* [press, button] | [wait] | [skip] | [refuse, why] */
+    const box = document.querySelector(".st-key-" + name);
+    const button = box && box.querySelector("button");
+    if (button && !button.disabled && box.getAttribute("data-stale") !== "true") {
+      return ["press", button];
+    }
+    if (!drawn()) return ["wait"];
+    if (!document.querySelector(".st-key-%(head)s")) return ["skip"];
+    if (!button) return ["refuse", "this page has no button for it"];
+    const label = box.querySelector('[data-testid="stMarkdownContainer"]') || button;
+    return ["refuse", label.innerText.trim() + " is not available here"];
+  };
+  const pump = () => {
+    timer = null;
+    while (queue.length) {
+      const k = queue[0];
+      const [what, detail] = state(k.name);
+      if (what === "wait" && performance.now() - k.at < %(wait_ms)s) {
+        timer = setTimeout(pump, 50);
+        return;
+      }
+      queue.shift();
+      if (what === "press") detail.click();
+      else if (what === "refuse") note("Key " + k.label + " did nothing: " + detail + ".");
+      else if (what === "wait") note("Key " + k.label + " was not applied: the page was still "
+                                     + "loading. Press it again.");
+    }
+  };
+  window.addEventListener("keydown", (e) => {
+    const t = e.target;
+    if (e.ctrlKey || e.metaKey || e.altKey
+        || (t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName)))) return;
+    const key = e.key.toLowerCase();
+    const name = /^[1-9]$/.test(key) ? "%(choice)s" + key : named[key];
+    if (!name || (!queue.length && state(name)[0] === "skip")) return;
+    e.preventDefault();
+    e.stopImmediatePropagation();
+    queue.push({name, label: key === "enter" ? "Enter" : key.toUpperCase(), at: performance.now()});
+    if (!timer) pump();
+  }, true);
+})();
+</script>"""
+KEY_WAIT_S = 10
+
+
 def workspace_path() -> str:
     """From ``AMG_WORKSPACE`` (set by ``amg annotate``) or ``-- --workspace DIR`` after the script."""
     if os.environ.get(WORKSPACE_ENV):
@@ -146,6 +228,12 @@ def _workspace() -> Workspace:
     if st.session_state.get("_ws") is None:
         st.session_state._ws = Workspace(workspace_path())
     return st.session_state._ws
+
+
+def _key_script() -> None:
+    st.html(_KEY_SCRIPT % {"submit": "submit", "back": "back", "next": "next", "choice": "choice_",
+                           "head": HEAD_KEY, "wait_ms": KEY_WAIT_S * 1000},
+            unsafe_allow_javascript=True)  # our constant code: no data
 
 
 def _page_script(nonce: str, *, scroll: bool = False, has_target: bool = False) -> None:
@@ -606,6 +694,7 @@ def main() -> None:
     st.set_page_config(page_title="AgentMemGate audit", layout="centered",
                        initial_sidebar_state="expanded")
     st.html(_STYLE)
+    _key_script()
     token = signed_in_token()
     if not token:
         login_page()

@@ -57,7 +57,13 @@ def submit(at: AppTest, key_number: int) -> AppTest:
 
 
 def page_scripts(at: AppTest) -> list[str]:
-    return [h.proto.body for h in at.html if h.proto.unsafe_allow_javascript]
+    """The per-page scripts (the key script, the same on every page, left out)."""
+    return [h.proto.body for h in at.html
+            if h.proto.unsafe_allow_javascript and "amg keys" not in h.proto.body]
+
+
+def key_scripts(at: AppTest) -> list[str]:
+    return [h.proto.body for h in at.html if "amg keys" in h.proto.body]
 
 
 def separators(at: AppTest) -> list[str]:
@@ -148,6 +154,33 @@ def test_choices_sit_in_the_sidebar_and_instructions_close_after_the_first_item(
     assert not at.expander[0].proto.expanded  # a label is saved: no longer the first item
     [script] = page_scripts(at)
     assert "item 0" in script  # the position, so it runs once per item; no item data
+
+
+def test_every_page_draws_the_key_script_first_and_names_its_own_buttons(tmp_path, monkeypatch):
+    """Keys pressed before a page is drawn wait for their buttons (or are refused visibly): the
+    script that takes them is the page's first element, the same constant code on every page
+    (sign-in, item, end), and names the buttons the page draws for the keys."""
+    ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"])
+    pages = [run()]  # sign-in
+    at = run(token_of(made.links["ana"]))
+    pages.append(at)
+    shortcuts = {b.key: b.proto.shortcut for b in at.sidebar.button if b.proto.shortcut}
+    assert shortcuts == {**{f"choice_{i}": str(i) for i in range(1, 6)}, "submit": "enter",
+                         "back": "b", "next": "n"}
+    for i in range(4):
+        submit(at, 1)
+    assert "All 4 items are labeled" in at.success[0].value
+    assert {b.key: b.proto.shortcut for b in at.button if b.proto.shortcut} == {"back": "b"}
+    pages.append(at)
+    for page in pages:  # the first element of every page, the same code on each
+        assert "amg keys" in page.main.children[0].proto.body
+    scripts = [key_scripts(p) for p in pages]
+    assert all(len(s) == 1 for s in scripts) and len({s[0] for s in scripts}) == 1
+    script = scripts[0][0]
+    for name in ('".st-key-" + name', '"choice_" + key', 'enter: "submit"', 'b: "back"',
+                 'n: "next"', '".st-key-amg-head"', '"Key " + k.label + " did nothing: "'):
+        assert name in script, name
+    assert token_of(made.links["ana"]) not in script
 
 
 def test_labeling_going_back_and_progress(tmp_path, monkeypatch):
@@ -354,7 +387,7 @@ def test_session_header_does_not_split_a_statement_from_its_context(tmp_path, mo
     at = run(token)
     while annotator_queue(ws, token)[int(at.subheader[0].value.split()[1]) - 1].display.id != "ID-spec-1":
         submit(at, 4)
-    chat = at.main.children[1]  # the conversation panel, after the title and instructions
+    chat = at.main.children[2]  # the conversation panel, after the key script and the head
     order = [("break" if getattr(n, "type", "") == "html" else getattr(n, "value", None))
              for n in _leaves(chat)]
     order = [x for x in order if x in ("break", "I live in Boston now", STATEMENTS[0]["text"])]
