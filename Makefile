@@ -1,6 +1,7 @@
-# Two entry points (see README): `make build` runs the main job, `make test` runs the tests.
-# Both create ./.venv on first use: `build` installs the toolkit alone, `test` adds the test
-# extras. Where uv is installed its pip does the installing (much faster); otherwise pip does.
+# Entry points (see README): `make build` runs the main job, `make test` runs the tests, `make docs`
+# builds the documentation site into ./site. Each creates ./.venv on first use: `build` installs
+# the toolkit alone, `test` adds the test extras, `docs` the docs extra. Where uv is installed its
+# pip does the installing (much faster); otherwise pip does.
 PYTHON ?= python3
 VENV ?= .venv
 UV := $(shell command -v uv 2>/dev/null)
@@ -16,7 +17,7 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed
-	@echo "adding the test extras (pytest, datasets, playwright, mem0) to $(VENV) (once; about 1 minute)"
+	@echo "adding the test extras (pytest, datasets, playwright, mem0, mkdocs) to $(VENV) (once; about 1 minute)"
 	$(call install,$(VENV),-e '.[test$(comma)mem0]')
 	touch $@
 
@@ -34,7 +35,12 @@ $(VENV312)/.installed: pyproject.toml
 	$(call install,$(VENV312),-e '.[graphiti]' 'pytest>=8')
 	touch $@
 
-.PHONY: build test test-graphiti
+$(VENV)/.installed-docs: $(VENV)/.installed
+	@echo "adding the docs extra (MkDocs Material) to $(VENV) (once; about 20 seconds)"
+	$(call install,$(VENV),-e '.[docs]')
+	touch $@
+
+.PHONY: build test test-graphiti docs
 build: $(VENV)/.installed
 	$(VENV)/bin/amg build
 
@@ -46,6 +52,10 @@ ifneq ($(PYTHON312),)
 else
 	@echo "no python3.12: the Graphiti tests were skipped (they need Python 3.12+)"
 endif
+
+docs: $(VENV)/.installed-docs
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/python -m mkdocs build --strict
+	@echo "the site is in ./site: open site/index.html"
 
 test-graphiti: $(VENV312)/.installed
 	@echo "running the Graphiti tests on $(VENV312)"

@@ -11,7 +11,7 @@ folder is built in a hidden sibling (same file system, so renames are atomic); e
 folder that are not being replaced are carried over as hard links (no copy of the data). The swap
 is one ``renameat2(RENAME_EXCHANGE)`` on Linux (``renamex_np(RENAME_SWAP)`` on macOS); where
 neither exists it is two renames, and a run interrupted between them is repaired by the next one.
-Leftovers of killed runs are removed by the next run.
+Leftovers of killed runs are removed by the next run (``process_alive`` tells them apart).
 """
 
 from __future__ import annotations
@@ -65,13 +65,15 @@ def _leftovers(folder: Path, kind: str) -> list[Path]:
             pid = int(p.name.rsplit("-", 2)[1])
         except (IndexError, ValueError):
             continue
-        if pid != os.getpid() and _alive(pid):
+        if pid != os.getpid() and process_alive(pid):
             continue  # another run is building its own copy right now
         out.append(p)
     return out
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (one we may not signal counts): a leftover named after a live
+    process is still in use."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -13,6 +13,22 @@ class BadInput(AmgError):
     """A command-line value or input file is not acceptable."""
 
 
+def unreadable(path, error: BaseException | None = None, cls: type["BadInput"] | None = None) -> "BadInput":
+    """The one wording of a file that cannot be read: "No such file: 'PATH'", "'PATH' is a
+    folder, not a file", or "Cannot read 'PATH': REASON" (``error``: the OSError or decode error
+    met, None when a check found the file missing)."""
+    from pathlib import Path
+
+    cls = cls or BadInput
+    shown = repr(str(path))
+    if isinstance(error, FileNotFoundError) or (error is None and not Path(path).exists()):
+        return cls(f"No such file: {shown}")
+    if isinstance(error, IsADirectoryError) or (error is None and Path(path).is_dir()):
+        return cls(f"{shown} is a folder, not a file")
+    reason = getattr(error, "strerror", None) or getattr(error, "reason", None) or error
+    return cls(f"Cannot read {shown}: {reason}")
+
+
 class UnknownLevel(BadInput):
     """A split, factor or level name is not one the toolkit knows."""
 

@@ -8,7 +8,7 @@ from typing import Iterator, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from .errors import BadInput
+from .errors import BadInput, unreadable
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -19,7 +19,7 @@ def read_records(path: str | Path, model: type[M]) -> Iterator[tuple[str, M]]:
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as e:
-        raise BadInput(f"Cannot read {str(path)!r}: {getattr(e, 'strerror', None) or e}") from None
+        raise unreadable(path, e) from None
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue

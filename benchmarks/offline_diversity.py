@@ -21,6 +21,7 @@ from agentmemgate.generate import get_renderer, plan_split
 from agentmemgate.generate.importer import read_arcs
 from agentmemgate.validate.diversity import (ASSISTANT_DISTINCT_GOAL, SMALL_TALK_DISTINCT_GOAL,
                                              Diversity, measure)
+from agentmemgate.validate.judging import judged_together
 
 BEFORE = {
     "assistant_distinct": (480, 1951),
@@ -82,8 +83,11 @@ def main() -> None:
     t0 = time.perf_counter()
     arcs = _load(args.exports) if args.exports else _render(args.seed)
     took = time.perf_counter() - t0
-    after = measure(arcs)
-    print("== before (renderer at ee4292a, seed 0, 386 arcs)")
+    # sentence repeats counted within each set the repetition check judges together, as the card
+    design = paper_design()
+    sets = judged_together(design, [(a, "") for a in arcs])
+    after = measure(arcs, groups=[{a.spec.split for a, _ in group} for group in sets])
+    print("== before (the renderer before its dealt data banks, seed 0, 386 arcs)")
     print(f"assistant turns distinct:   {_pct(*BEFORE['assistant_distinct'])}")
     print(f"user small talk distinct:   {_pct(*BEFORE['small_talk_distinct'])}")
     print(f"assistant sentences over 8 uses: {BEFORE['sentences_over_limit']}; most repeated: "

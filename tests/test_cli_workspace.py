@@ -197,3 +197,13 @@ def test_nothing_to_check_or_export_is_an_error(tmp_path, command):
     assert res.exit_code == 1
     assert res.output.startswith("Error: No arcs ") and "run `amg build`" in res.output
     assert not (tmp_path / "out").exists()
+
+
+def test_out_defaults_to_the_workspaces_own_folder_unless_it_is_the_default_one(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(app, ["build", "--split", "core", "--n-per-cell", "1", "--workspace", "ws1"])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "ws1" / "exports" / "core" / "data.jsonl").is_file()
+    assert not (tmp_path / "exports").exists()
+    res = runner.invoke(app, ["export", "--split", "core", "--workspace", "ws1", "--out", "elsewhere"])
+    assert res.exit_code == 0 and (tmp_path / "elsewhere" / "core" / "data.jsonl").is_file()

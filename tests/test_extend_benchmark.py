@@ -1,4 +1,4 @@
-"""The "Extend the benchmark" guide (docs/extend.md), end to end through the ``amg`` CLI: a copy
+"""The "Extend the benchmark" guide (docs/how-to/extend.md), end to end through the ``amg`` CLI: a copy
 of the paper's design gains a hedge level and a structure factor with data files only, and is
 built, validated, audited, evaluated and reported. Sizes are scaled down (``--n-per-cell``); every
 expected count comes from the design."""

@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "agentmemgate"
 SHARED = {"agentmemgate", "_gc", "_lazy", "_sqlite", "atomic", "errors", "invocation", "jsonl", "llm",
           "suggest",
           "migrations", "outputs", "progress",
-          "rubrics", "schema", "stats", "versioned", "workspace"}
+          "rubrics", "schema", "stats", "text", "versioned", "workspace"}
 # The rooms from the bottom up; a room may import the ones before it. Data flows spec -> render ->
 # validate -> audit -> export -> evaluate; code may reuse a room lower in this list: ``validate``
 # (what a valid arc is: structural checks, offline realism checks, judges) sits below ``generate``,

@@ -1,11 +1,11 @@
 """Opt-in: every LLM path against a real OpenAI-compatible server (llama-cpp-python, Ollama, vLLM).
 
 Skipped unless ``AMG_TEST_BASE_URL`` is set (``AMG_TEST_MODEL`` names the model; default: the
-first the server lists). See the README's "Running with a local model". A tiny model is slow and
-often wrong: these tests assert that each command completes, that failures are recorded with
-their reasons, that the exit status follows the rule (0 all done, 2 recorded failures), and that a
-re-run asks nothing already answered -- not that the model is any good. Figures (calls, seconds
-per call, valid at the first try) are printed; run with ``-s`` to see them.
+first the server lists). See docs/how-to/models.md, "Run a small model on your own machine". A
+tiny model is slow and often wrong: these tests assert that each command completes, that failures
+are recorded with their reasons, that the exit status follows the rule (0 all done, 2 recorded
+failures), and that a re-run asks nothing already answered -- not that the model is any good.
+Figures (calls, seconds per call, valid at the first try) are printed; run with ``-s`` to see them.
 
     AMG_TEST_BASE_URL=http://127.0.0.1:8080/v1 .venv/bin/python -m pytest tests/test_real_server.py -s
 """

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict
 
 from ..design.stored import workspace_design
-from ..errors import BadInput, WorkspaceError
+from ..errors import BadInput, WorkspaceError, unreadable
 from ._sampling import assign, order_for, sample
 from .items import REFERENCE_SOURCES, SourceItem
 from .labels import TASKS, LabelSet, custom_label_set, label_set, normalize_label, parse_task
@@ -406,14 +406,14 @@ def _import_roles(ws: "Workspace", name: str, rows: list[dict], path: str | Path
 
 def _read_csv(path: Path, reference: bool) -> list[dict]:
     if not path.is_file():  # refused before pandas is imported
-        raise BadInput(f"No such file: {str(path)!r}")
+        raise unreadable(path)
     import pandas as pd
 
     need = ["item_id", "label"] if reference else ["item_id", "annotator", "label"]
     try:
         df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
-    except FileNotFoundError:
-        raise BadInput(f"No such file: {str(path)!r}") from None
+    except FileNotFoundError as e:
+        raise unreadable(path, e) from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as e:
         msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise BadInput(f"{path}: not a readable CSV ({msg})") from None

@@ -14,9 +14,9 @@ import tomllib
 from functools import lru_cache
 from pathlib import Path
 
-from ..corpora._phrases import PhraseMatcher, tokens
 from ..corpora.statements import Statement
 from ..errors import BadInput
+from ..text import PhraseMatcher, tokens
 from ..versioned import versioned_file
 from .classes import EVIDENCE_TYPES, Distribution
 

@@ -26,7 +26,7 @@ import threading
 from typing import Callable
 
 from .. import rubrics
-from ..corpora._prompt import fill, format_context
+from ..corpora.context import format_context
 from ..corpora.statements import Statement
 from ..errors import ProviderError
 from ..llm import CallFailed, Failed, Model, get_model, run_concurrent
@@ -188,7 +188,7 @@ class ModelClassifier:
         self._lock = threading.Lock()
 
     def prompt(self, st: Statement) -> str:
-        return fill(self.rubric, context=format_context(st.context), statement=st.text,
+        return self.rubric.fill(context=format_context(st.context), statement=st.text,
                     speaker=st.speaker or "user")
 
     def _read(self, text: str) -> str:

@@ -20,9 +20,9 @@ from pydantic import BaseModel, ConfigDict
 
 from ..corpora.devset import DevSet
 from ..corpora.model import ContextTurn
-from ..corpora.prefilter import split_sentences
 from ..corpora.statements import Statement
 from ..stats import Proportion, wilson
+from ..text import sentence_spans
 from .classes import Distribution
 from .metrics import DEFAULT_RESAMPLES, Interval, auroc_ci, paired_auroc_difference
 
@@ -93,7 +93,7 @@ def p_commit_of(classifier, item: LabelledTurn, unit: str) -> tuple[float, bool]
     st = item.statement
     dists: list[Distribution] = [
         classifier.classify(st.model_copy(update={"id": f"{st.id}#{k}", "text": st.text[a:b]}))
-        for k, (a, b) in enumerate(split_sentences(st.text))]
+        for k, (a, b) in enumerate(sentence_spans(st.text))]
     if not dists:
         d = classifier.classify(st)
         return d.p_commit, d.routed_commit

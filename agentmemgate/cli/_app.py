@@ -105,7 +105,8 @@ def unknown_names_explained(workspace, design: str | None = None):
     try:
         yield
     except UnknownLevel as e:
-        if design is None and workspace is not None and not (Path(workspace) / DB_NAME).is_file():
+        path = Path(getattr(workspace, "path", workspace)) if workspace is not None else None
+        if design is None and path is not None and not (path / DB_NAME).is_file():
             raise UnknownLevel(f"{e} (there is no workspace at {str(workspace)!r} yet, so the "
                                "paper's design applies: pass --design, or the --workspace that "
                                "holds yours)") from None

@@ -12,7 +12,17 @@ from ._llm import LlmRun, llm_command
 from ._options import (DEFAULT_WORKSPACE, CatalogOpt, DesignOpt, GeneratorBaseUrlOpt,
                        NoProgressOpt, SplitOpt, WorkspaceOpt)
 
-OutOpt = Annotated[Path, typer.Option("--out", help="Export folder; files go to OUT/<split>/.")]
+OutOpt = Annotated[Optional[Path], typer.Option(
+    "--out", help="Export folder; files go to OUT/<split>/. Default: ./exports, or WORKSPACE/exports "
+                  "when --workspace names another workspace.", show_default=False)]
+
+
+def out_folder(out: Path | None, workspace: Path) -> Path:
+    """``--out``, else ``./exports`` for the default workspace and ``WORKSPACE/exports`` for any
+    other, so two workspaces never export into one folder by default."""
+    if out is not None:
+        return out
+    return Path("exports") if Path(workspace) == DEFAULT_WORKSPACE else Path(workspace) / "exports"
 GeneratorOpt = Annotated[str, typer.Option(
     "--generator", help="offline (template renderer, no key) or provider:model, e.g. "
                         "openai:gpt-4o-mini.")]
@@ -65,7 +75,7 @@ def build(
     seed: SeedOpt = 0,
     n_per_cell: NPerCellOpt = None,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
-    out: OutOpt = Path("exports"),
+    out: OutOpt = None,
     no_progress: NoProgressOpt = False,
     judge: Annotated[Optional[list[str]], typer.Option(
         "--judge", help="Judge: offline (heuristic judges, the default) or provider:model; "
@@ -95,8 +105,9 @@ def build(
     from ..pipeline import build as run_build
 
     with llm.batch_mode(specs) as poll:
-        summary = run_build(workspace, out, split=split, generator=generator, seed=seed,
-                            n_per_cell=n_per_cell, show_progress=not no_progress,
+        summary = run_build(workspace, out_folder(out, workspace), split=split,
+                            generator=generator, seed=seed, n_per_cell=n_per_cell,
+                            show_progress=not no_progress,
                             judges=judge or None, allow_same_family=allow_same_family,
                             drop_failing=drop_failing, judge_base_url=judge_base_url,
                             model_options=options, dry_run=llm.dry_run,
@@ -152,7 +163,7 @@ def generate(
 def export_cmd(
     split: SplitOpt = "all",
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
-    out: OutOpt = Path("exports"),
+    out: OutOpt = None,
     drop_failing: DropFailingOpt = False,
     design: DesignOpt = None,
 ) -> None:
@@ -163,4 +174,4 @@ def export_cmd(
     ws = Workspace(workspace, create=False)
     _, splits = design_splits(ws, split, design)
     load_rooms()  # the dataset card's Evaluation section
-    show(export(ws, out, splits, drop_failing=drop_failing))
+    show(export(ws, out_folder(out, workspace), splits, drop_failing=drop_failing))

@@ -41,7 +41,7 @@ _LAZY = {
     "load_lexicon": ("prefilter", None),
     "scan_conversation": ("prefilter", None),
     "scan_turn": ("prefilter", None),
-    "split_sentences": ("prefilter", None),
+    "split_sentences": ("prefilter", "sentence_spans"),  # the shared splitter, agentmemgate.text
     "SetInfo": ("statements", None),
     "Statement": ("statements", None),
     "import_statements": ("statements", None),

@@ -7,7 +7,7 @@ from typing import Callable, Iterator
 
 import ijson
 
-from ..errors import CorpusError
+from ..errors import CorpusError, unreadable
 
 
 def first_byte(path: Path) -> bytes:
@@ -19,7 +19,7 @@ def first_byte(path: Path) -> bytes:
                 if stripped:
                     return stripped[:1]
     except OSError as e:
-        raise CorpusError(f"{path.name}: cannot read ({e.strerror or e})") from None
+        raise unreadable(path, e, CorpusError) from None
     return b""
 
 
@@ -58,7 +58,7 @@ def iter_items(path: Path, what: str, on_bytes: Callable[[int], None] | None = N
     except ijson.JSONError as e:
         raise CorpusError(f"{path.name}: malformed JSON after item {n} ({_problem(e)})") from None
     except OSError as e:
-        raise CorpusError(f"{path.name}: cannot read ({e.strerror or e})") from None
+        raise unreadable(path, e, CorpusError) from None
 
 
 def first_item_keys(path: Path) -> tuple[set[str], set[str]] | None:

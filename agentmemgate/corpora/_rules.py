@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from ..text import PhraseMatcher, tokens
 from ..versioned import versioned_file
-from ._phrases import PhraseMatcher, tokens
 
 RULES_DIR = Path(__file__).parent
 # The hedge levels the rules label with are the paper's, by name: a ``[hedge_levels]`` list's key

@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from typing import Callable, Iterator, Protocol
 
+from ..text import sentence_spans
 from ._rules import Rules, load_rules
 from .model import Candidate, Extraction
-from .prefilter import split_sentences
 
 OFFLINE_MINER = "offline-rules"
 _TRAILING = re.compile(r"(?:\s+(?:and|or|but|so|the|a|an|to|for|with|in|on|at|of|my|our|as|too|soon|"
@@ -93,7 +93,7 @@ class RuleExtractor:
         if self.rules.antecedents is None:
             yield from sentences
             return
-        spans = split_sentences(cand.turn_text)
+        spans = sentence_spans(cand.turn_text)
         starts = [a for a, _ in spans]
         for (a, _), s in zip(cand.cue_spans or [(0, 0)], sentences):
             yield s

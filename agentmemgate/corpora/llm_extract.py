@@ -25,7 +25,7 @@ from ..llm import Failed, get_model, run_concurrent
 from ..llm._errors import shorten
 from ..llm.structured import Prose
 from ..workspace import Workspace
-from ._prompt import fill, format_context
+from .context import format_context
 from .model import Candidate, Extraction
 
 
@@ -109,7 +109,7 @@ class LLMExtractor:
         self.progress = progress
 
     def prompt(self, cand: Candidate) -> str:
-        return fill(self.rubric, speaker=cand.speaker, context=format_context(cand.context),
+        return self.rubric.fill(speaker=cand.speaker, context=format_context(cand.context),
                     turn=cand.turn_text, hedge_levels=self.hedge_levels,
                     cue_sentences="\n".join(f"- {s}" for s in cand.cue_sentences())
                     or NO_PREFILTER)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Iterator
 
-from ..errors import CorpusError
+from ..errors import CorpusError, unreadable
 from ._jsonstream import first_byte, first_item_keys
 from .locomo import iter_locomo
 from .longmemeval import iter_longmemeval
@@ -17,9 +17,9 @@ def check_corpus_path(path: str | Path) -> Path:
     create a workspace)."""
     path = Path(path)
     if path.is_dir():
-        raise CorpusError(f"{path}: a directory, expected a LongMemEval or LoCoMo JSON file")
+        raise CorpusError(f"{str(path)!r} is a folder, not a file: give a LongMemEval or LoCoMo JSON file")
     if not path.is_file():
-        raise CorpusError(f"{path}: no such file")
+        raise unreadable(path, cls=CorpusError)
     return path
 
 

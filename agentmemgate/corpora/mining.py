@@ -414,17 +414,20 @@ def mine_hedges(ws: Workspace, path: str | Path, *, corpus: str = "auto", miner:
     try:
         _stage1(ws, path, corpus, key, lex, limit, progress, prefilter)
         _forget_stale_offline_answers(ws, key, extractor)
+        unanswered = ws.db.execute(f"select count(*) {_UNANSWERED}", [key, extractor.name]).fetchone()[0]
+        answered_before = ws.db["mined_candidates"].count_where("source_key = ?", [key]) - unanswered
         failures = _stage2(ws, key, extractor, progress)
         _link(ws, path, corpus, key, extractor.name, limit, progress)
         model = getattr(extractor, "model", None)
         result = summary(ws, key, extractor.name, failures,
                          model.usage.as_dict() if model is not None else None)
         result.prefilter_lines = prefilter_line(prefilter, lex)
+        result.answered_before = answered_before
         if out is not None:
             n = write_jsonl(mined_statements(ws, key, extractor.name), Path(out))
             if echo:
-                echo(f"Wrote {n} candidates to {out} (license: {result.corpus} "
-                     f"{LICENSES[result.corpus].split(' (')[0]})")
+                echo(f"Wrote {n} candidates ({result.hedges} hedge{'s' if result.hedges != 1 else ''}) "
+                     f"to {out} (license: {result.corpus} {LICENSES[result.corpus].split(' (')[0]})")
         status = "ok" if not result.errors else "partial"
         return result
     except (AmgError, KeyboardInterrupt):

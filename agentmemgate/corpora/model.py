@@ -182,6 +182,7 @@ class MineSummary(BaseModel):
     variant: str = ""  # longmemeval: oracle / s / m
     limited: bool = False  # --limit: only the first conversations were mined
     prefilter_lines: list[str] = []  # which prefilter ran, and its measured held-out recall
+    answered_before: int = 0  # candidates an earlier run of this miner had answered (a resume)
 
     def stage2_share(self) -> Proportion:
         return wilson(self.prefilter_hits, self.turns_scanned)
@@ -217,6 +218,9 @@ class MineSummary(BaseModel):
             *self.prefilter_lines,
             *self.cost_lines(),
             self._llm_line(),
+            *([f"Resumed: {self.answered_before} of {self.prefilter_hits} candidates had a stage-2 "
+               "answer from an earlier run of this miner (not asked again)"]
+              if self.answered_before else []),
             f"Hedges: {self.hedges} (came true {self.came_true}, abandoned {self.abandoned}, "
             f"unresolved {self.unresolved})",
             f"At-risk plans with a measurable outcome: {self.at_risk_measurable}",

@@ -12,7 +12,7 @@ Selection rules (versioned; the set records which one chose its items):
 * ``longmemeval-knowledge-update.v1``: LongMemEval's own ``question_type == "knowledge-update"``
   (abstention variants ``*_abs`` included). Evidence: the turns marked ``has_answer``.
 * ``locomo-change.v1`` (a documented offline rule; its precision, read by hand on what it
-  selects, is in the README): a QA item is kept when (1) its category is not 5 (adversarial,
+  selects, is in docs/how-to/natural-sets.md): a QA item is kept when (1) its category is not 5 (adversarial,
   unanswerable), (2) its evidence turns lie in at least two sessions with different dates,
   (3) the gold answer is one value, not a list (no ",", ";" or " and "), (4) the question names
   a change or a time-relative state (``LOCOMO_CHANGE_CUES``: now, current, still, new, recently,

@@ -15,10 +15,9 @@ from __future__ import annotations
 from functools import lru_cache
 
 from ..schema import _contains_words, contains_value, normalize_text
-from ._phrases import tokens
+from ..text import sentence_spans, tokens
 from ._rules import Rules, load_rules
 from .model import Candidate, Conversation, Extraction, OutcomeLink
-from .prefilter import split_sentences
 
 _FUNCTION_WORDS = frozenset(
     "a an the my our your his her their to of in at for on with some more new own another "
@@ -46,7 +45,7 @@ def _sentences(text: str) -> tuple[tuple[str, str, frozenset[str]], ...]:
     linking reads every later turn of a conversation for every kept plan (50-session LongMemEval_s
     haystacks made that quadratic in tokenizing)."""
     out = []
-    for a, b in split_sentences(text):
+    for a, b in sentence_spans(text):
         sentence = text[a:b]
         out.append((sentence, normalize_text(sentence), frozenset(w for _, w in tokens(sentence))))
     return tuple(out)

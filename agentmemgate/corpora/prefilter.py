@@ -18,8 +18,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..errors import BadInput
+from ..text import PhraseMatcher, sentence_spans, tokens
 from ..versioned import versioned_file
-from ._phrases import PhraseMatcher, tokens
 from .model import Candidate, ContextTurn, Conversation, CorpusSession
 
 LEXICON_DIR = Path(__file__).parent
@@ -29,10 +29,6 @@ WEAK = "weak"  # optional (v2 on): qualifies only beside a change cue, and never
 EVENT = "event"  # optional (v2 on): a one-off event disqualifies a sentence (see cues.v2.toml)
 STOP = "__stop__"
 _WORD = re.compile(r"\w")
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]\u201d\u2019]*\s+|\n+")
-# A period after these is not a sentence end ("Dr. Smith", "e.g. a bike", "J. K. Rowling").
-_ABBREVIATION = re.compile(r"(?:\b(?i:dr|mr|mrs|ms|mx|prof|st|jr|sr|mt|vs|approx|e\.g|i\.e|a\.m|p\.m)"
-                           r"|(?<![\w.])[A-HJ-Z])\.$")
 
 
 @dataclass(frozen=True)
@@ -94,27 +90,6 @@ def load_lexicon(version: int | None = None, path: str | None = None) -> Lexicon
     )
 
 
-def split_sentences(text: str) -> list[tuple[int, int]]:
-    """Character spans of sentences: split after . ! ? followed by space (not after a title or
-    an initial), and at newlines."""
-    spans, start = [], 0
-    for m in _SENTENCE_END.finditer(text):
-        if m.group(0)[0] != "\n" and _ABBREVIATION.search(text, max(start, m.start() - 8), m.start()):
-            continue
-        spans.append((start, m.start()))
-        start = m.end()
-    spans.append((start, len(text)))
-    out = []
-    for a, b in spans:
-        while a < b and text[a].isspace():
-            a += 1
-        while b > a and text[b - 1].isspace():
-            b -= 1
-        if b > a:
-            out.append((a, b))
-    return out
-
-
 _CLAUSE_START = re.compile(r"(?:[,;:\u2013\u2014]|\s-)\s*(?:(?:and|but|so|or|then)\s+)?$",
                            re.IGNORECASE)
 
@@ -146,7 +121,7 @@ def scan_turn(text: str, lexicon: Lexicon | None = None, corpus: str = "longmeme
     """Apply the stage-1 rule to one turn of ``corpus`` (which decides how weak cues count)."""
     lex = lexicon or load_lexicon()
     strict = corpus in lex.weak_needs_change
-    sentences = split_sentences(text)
+    sentences = sentence_spans(text)
     if not sentences:
         return TurnScan(0, [], [])
     toks = tokens(text)

@@ -17,6 +17,7 @@ from ..jsonl import read_records
 from ..schema import check_evidence_type
 from ..workspace import Workspace, now
 from .model import LICENSES, ContextTurn, MinedStatement
+from ..suggest import did_you_mean
 
 CONTEXT_TURNS = 2
 REFERENCE_STATUSES = ("imported", "voted", "agreed", "disputed", "tie")
@@ -95,8 +96,11 @@ def save_set(ws: Workspace, name: str, statements: list[Statement], origin: str,
 
 def load_set(ws: Workspace, name: str) -> list[Statement]:
     if not set_exists(ws, name):
-        known = ", ".join(r["name"] for r in ws.db["statement_sets"].rows) or "none"
-        raise BadInput(f"No statement set {name!r}; known: {known}")
+        names = [r["name"] for r in ws.db["statement_sets"].rows]
+        make = ("make one with `amg statements sample NAME --size N` (from mined corpora) or "
+                "`amg statements import NAME FILE.jsonl`")
+        raise BadInput(f"No statement set {name!r}{did_you_mean(name, names)}; "
+                       + (f"sets: {', '.join(names)}; or {make}" if names else make))
     rows = ws.db.execute(
         "select id, text, context, reference, reference_status, relabel, stratum, corpus, license, "
         "origin, speaker, date from statements where set_name = ? order by position", [name]).fetchall()

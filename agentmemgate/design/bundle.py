@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import BadInput
+from ..errors import BadInput, unreadable
 
 PACKAGE_DIR = Path(__file__).parent
 CATALOG_DIR = PACKAGE_DIR / "catalog"
@@ -102,7 +102,7 @@ def _read(path: Path, origin: str) -> NamedFile:
     try:
         return NamedFile(origin, path.read_bytes())
     except OSError as e:
-        raise BadInput(f"Cannot read {origin}: {e.strerror or e}") from None
+        raise unreadable(origin, e) from None
 
 
 def design_path(ref: str | Path) -> tuple[Path, str | None]:

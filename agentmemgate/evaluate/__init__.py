@@ -6,7 +6,8 @@
 - ``answering``: the protocol for answering systems (products, baselines, plug-ins)
 - ``judges``: the equivalence judge (reused from validate) and the answer judge
 - ``run``: ``amg eval run`` / ``amg eval answers`` (stored as each finishes, resumable)
-- ``aggregate`` / ``report``: Wilson intervals, cluster-bootstrap differences, Tables 2-7, figures
+- ``aggregate`` / ``report``: Wilson intervals, cluster-bootstrap differences, the report's numbers
+  (``report_models``); ``_report_md`` and ``_plots`` render them as Tables 2-7 and Figures 2-3
 - ``show``: the trace viewer; ``card``: the Evaluation section of the dataset card
 
 Importing this package registers the card section with ``agentmemgate.exports`` and the
@@ -35,9 +36,9 @@ _LAZY = {
     "score_trace": ("measures", None),
     "new_system": ("protocol", None),
     "run_arc": ("protocol", None),
-    "EvalReport": ("report", None),
+    "EvalReport": ("report_models", None),
     "compute_report": ("report", None),
-    "report_markdown": ("report", None),
+    "report_markdown": ("_report_md", None),
     "save_eval_report": ("report", None),
     "write_report": ("report", None),
     "AnswersSummary": ("run", None),

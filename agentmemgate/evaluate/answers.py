@@ -106,22 +106,22 @@ def score_answers(truth: Truth, answers: list[str], verdicts: list[AnswerVerdict
         window = range(truth.plan_session, stop if stop is not None else truth.n_sessions)
         hits = [i for i in window if asserts(i, plan)]
         v["exposure"] = bool(hits)
-        why["exposure"] = (f"the answer after session {hits[0] + 1} asserts the plan value" if hits
+        why["exposure"] = (f"the answer after session {hits[0]} asserts the plan value" if hits
                            else f"no answer after session {_sessions(window)} asserts the plan value")
         v["end_contamination"] = asserts(last, plan)
-        why["end_contamination"] = (f"the last answer (after session {last + 1}) asserts "
+        why["end_contamination"] = (f"the last answer (after session {last}) asserts "
                                     f"{_values(verdicts[last].asserted)}")
     said = verdicts[last].asserted
     v["task_accuracy"] = bool(said) and all(same(x, truth.final_value) for x in said)
-    why["task_accuracy"] = (f"the last answer (after session {last + 1}) asserts {_values(said)}, "
+    why["task_accuracy"] = (f"the last answer (after session {last}) asserts {_values(said)}, "
                             f"expected {truth.final_value!r}")
     return ArcScore(arc_id=truth.arc_id, split=truth.split, factor=truth.factor, level=truth.level,
                     outcome=truth.outcome, values=v, why=why, user_messages=0)
 
 
 def _sessions(window: range) -> str:
-    """Sessions as people count them (from 1, as ``amg eval show`` heads them): "1", "1 or 2"."""
-    n = [str(i + 1) for i in window]
+    """Sessions counted from 0, as the exports and ``amg eval show`` count them: "0", "0 or 1"."""
+    n = [str(i) for i in window]
     return n[0] if len(n) == 1 else ", ".join(n[:-1]) + f" or {n[-1]}" if n else "(none)"
 
 

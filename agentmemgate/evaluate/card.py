@@ -11,7 +11,8 @@ from ..workspace import Workspace
 
 
 def card_section(ws: Workspace, splits: list[str]) -> str:
-    from .report import _cell, _main_systems, compute_report, products_table, split_title
+    from ._report_md import cell, main_systems, products_table, split_title
+    from .report import compute_report
 
     try:
         if not ws.db["eval_systems"].exists() or (
@@ -20,7 +21,7 @@ def card_section(ws: Workspace, splits: list[str]) -> str:
         r = compute_report(ws, splits, with_differences=False)
     except AmgError:
         return ""
-    cols = [n for n in _main_systems(r) if any(r.systems.get(n, {}).get(s) for s in splits)]
+    cols = [n for n in main_systems(r) if any(r.systems.get(n, {}).get(s) for s in splits)]
     if not cols:
         return ""
     out = ["## Evaluation", "",
@@ -38,7 +39,7 @@ def card_section(ws: Workspace, splits: list[str]) -> str:
                          ("corrections_applied", "corrections applied")):
             if any(r.stat(n, split, m) for n in cols):
                 out.append(f"| {label} ({split_title(r.design, split)}) | "
-                           + " | ".join(_cell(r.stat(n, split, m)) for n in cols) + " |")
+                           + " | ".join(cell(r.stat(n, split, m)) for n in cols) + " |")
     if products := products_table(r, heading="###"):
         out += [""] + products
     pairs = [p for p in r.corrections_control.pairs if p.system in cols]
@@ -46,7 +47,7 @@ def card_section(ws: Workspace, splits: list[str]) -> str:
         out += ["", "Explicit corrections, gate on vs gate off (the paper's control): arcs on "
                 "which both end with the same value, of the correction arcs both were scored on "
                 "(each arc is two runs):", ""]
-        out += [f"- {p.system} vs {p.ungated_twin}: {_cell(p.same_end)} ({p.runs} runs)"
+        out += [f"- {p.system} vs {p.ungated_twin}: {cell(p.same_end)} ({p.runs} runs)"
                 for p in pairs]
     return "\n".join(out).rstrip() + "\n"
 

@@ -24,6 +24,10 @@ Natural sets (``amg eval run --natural SET``) sit beside the splits as ``SYSTEM 
 
 A measure that does not apply to a system x split is absent. Values are fractions; the Markdown
 shows percent. Reports are written atomically.
+
+This module computes the report (``compute_report``) and writes its files (``write_report``);
+``report_models`` holds what it computes, ``_report_md`` renders the Markdown and ``_plots`` the
+figures.
 """
 
 from __future__ import annotations
@@ -31,11 +35,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 from pathlib import Path
-from typing import NamedTuple
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr
-
-from ..design import Design, Factor, paper_design
+from ..design import Design, paper_design
 from ..design.stored import workspace_design
 from ..errors import BadInput
 from ..outputs import writable
@@ -43,129 +44,15 @@ from ..validate.store import current_arc_shas
 from ..workspace import Workspace
 from . import store
 from ._files import write_text_atomic
-from ._plots import Series, levels_png
-from .aggregate import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CALLS, DIFFERENCE_MEASURES,
-                        Difference, Stat, paired_difference, proportion, split_block)
-from .measures import GATE_MEASURES, MEASURES, ArcScore
+from ._plots import figures
+from ._report_md import report_markdown
+from .aggregate import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, DIFFERENCE_MEASURES, Difference,
+                        paired_difference, proportion, split_block)
+from .measures import ArcScore
+from .report_models import (CorrectionPair, CorrectionsControl, EvalReport, ReportMeta,
+                            SystemMeta, split_order)
 from .systems import DEFAULT_SYSTEMS, PAPER_SYSTEMS, twin_name, variant_base
-
-MEASURE_NAMES = {
-    "pending_contamination": "Contamination while pending",
-    "end_contamination": "Contamination at end",
-    "task_accuracy": "Task probes correct",
-    "staged_at_plan_turn": "Plans staged at the plan turn",
-    "promoted": "Came-true plans promoted (at the resolution turn)",
-    "promoted_among_staged": "Came-true plans promoted, among staged",
-    "discarded": "Abandoned plans discarded by end",
-    "discarded_among_staged": "Abandoned plans discarded, among staged",
-    "controls_committed": "Controls committed at once",
-    "over_holding": "Controls over-held (staged)",
-    "corrections_applied": "Corrections applied",
-    "exposure": "Plans exposed before the outcome (answers)",
-    CALLS: "Component calls per user message",
-}
-FIGURE2 = "figure2_contamination_by_hedge.png"
-FIGURE3 = "figure3_promotion_by_wording.png"
-# Factors whose levels get a "by level" table: every role but the outcome (Tables 2, 3 and 5
-# report outcomes by their own measures) and the corrections (their own section).
-_BY_LEVEL_SKIPPED = ("outcome", "correction")
-# The paper's numbered table and figure for the first factor of these roles (Tables 6 and 7).
-_PAPER_VIEWS = {"plan_wording": ("Table 6", "Figure 2", FIGURE2),
-                "confirmation_wording": ("Table 7", "Figure 3", FIGURE3)}
-# What a by-level table of any other role (a structure factor, say) shows, in this order.
-_LEVEL_MEASURES = ("pending_contamination", "end_contamination", "task_accuracy")
-
-
-class SystemMeta(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    name: str
-    kind: str  # "component" (run by the protocol) | "answers" (scored from uploaded answers) |
-    # "product" (an answering system -- product, baseline or plug-in -- run by `amg eval run`)
-    description: str
-    gated: bool = False
-    ungated_twin: str | None = None
-    components: dict[str, str] = {}
-    offline: bool = True
-    oracle: bool = False
-    model: str = ""
-    arcs_scored: int = 0
-    failures: int = 0
-    provenance: dict = {}  # products: product, library and version, configuration, prompt hash
-
-
-class ReportMeta(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    generated_at: str
-    judge: dict
-    splits: list[str]
-    arcs: dict[str, int]
-    systems: dict[str, SystemMeta]
-    bootstrap: dict[str, int]
-    notes: list[str]
-    # what `amg eval run` / `amg eval answers` spent, from the call log (``llm.cost.usage_rows``)
-    model_calls: dict | None = None
-    natural: dict[str, dict] = {}  # natural set -> its corpus, rule, license and counts
-
-
-class CorrectionPair(BaseModel):
-    """A gated system and its ungated twin on the arcs with an explicit correction."""
-
-    model_config = ConfigDict(extra="forbid")
-    system: str
-    ungated_twin: str
-    same_end: Stat  # arcs where both end with the same value, of those both were scored on
-    runs: int  # 2 per arc: the gated run and the ungated run
-    differing_arcs: list[str]  # up to 10, for `amg eval show`
-
-
-class CorrectionsControl(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    pairs: list[CorrectionPair]
-    pooled: Stat | None  # every pair's arcs together (k and n summed)
-    # per system: correction arcs whose wrong value ends marked never valid in the store
-    never_valid: dict[str, Stat] = {}
-
-
-class EvalReport(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    systems: dict[str, dict[str, dict]]
-    differences: list[Difference]
-    meta: ReportMeta
-    corrections_control: CorrectionsControl = CorrectionsControl(pairs=[], pooled=None)
-    _design: Design | None = PrivateAttr(default=None)
-
-    @property
-    def design(self) -> Design:
-        """The design whose splits, factors and levels the tables follow (the workspace's)."""
-        return self._design or paper_design()
-
-    def stat(self, system: str, split: str, measure: str, level: str | None = None) -> Stat | None:
-        block = self.systems.get(system, {}).get(split)
-        if block is None:
-            return None
-        if level is not None:
-            block = block.get("by_level", {}).get(level, {})
-        s = block.get(measure)
-        return Stat.model_validate(s) if isinstance(s, dict) else s
-
-    def to_json(self) -> dict:
-        c = self.corrections_control
-        return {"systems": {n: {sp: _dump_block(b) for sp, b in splits.items()}
-                            for n, splits in self.systems.items()},
-                "differences": [d.model_dump() for d in self.differences],
-                # absent when no correction arc was scored (a measure that does not apply)
-                **({"corrections_control": c.model_dump()} if c.pairs or c.never_valid else {}),
-                "meta": self.meta.model_dump()}
-
-
-def _dump_block(block: dict) -> dict:
-    out: dict = {}
-    for k, v in block.items():
-        if k == "by_level":
-            out[k] = {lv: {m: s.model_dump() for m, s in ms.items()} for lv, ms in v.items()}
-        else:
-            out[k] = v.model_dump()
-    return out
+from ..suggest import did_you_mean
 
 
 def _order(names: list[str]) -> list[str]:
@@ -192,8 +79,10 @@ def compute_report(ws: Workspace, splits: list[str] | None = None, judge: str | 
     if systems_wanted:
         unknown = [n for n in systems_wanted if n not in systems and n not in answer_sets]
         if unknown:
-            raise BadInput(f"No evaluation results for system {unknown[0]!r}; systems with "
-                           f"results: {', '.join(sorted(systems) + sorted(answer_sets)) or 'none'}")
+            have = sorted(systems) + sorted(answer_sets)
+            raise BadInput(f"No evaluation results for system {unknown[0]!r}"
+                           f"{did_you_mean(unknown[0], have)}; systems with results: "
+                           f"{', '.join(have) or 'none'}")
         systems = {n: r for n, r in systems.items() if n in systems_wanted}
         answer_sets = {n: r for n, r in answer_sets.items() if n in systems_wanted}
     if not systems and not answer_sets:
@@ -270,7 +159,6 @@ def corrections_control(per_arc: dict[str, dict[str, dict[str, ArcScore]]],
     those where both end with the same value (``same_value``: up to case, punctuation and
     spacing; two empty reads are the same)."""
     from ..memory.store import same_value
-    from .aggregate import proportion
 
     def ends(name: str) -> dict[str, str | None]:
         return {a: sc.correction.end for split in per_arc.get(name, {}).values()
@@ -301,22 +189,6 @@ def corrections_control(per_arc: dict[str, dict[str, dict[str, ArcScore]]],
     return CorrectionsControl(pairs=pairs, pooled=pooled, never_valid=never_valid)
 
 
-def _split_order(design: Design, names) -> list[str]:
-    """``names`` in the design's split order (any other name after them, sorted)."""
-    rank = {s: i for i, s in enumerate(design.split_names)}
-    return sorted(names, key=lambda s: (rank.get(s, len(rank)), s))
-
-
-def split_title(design: Design, split: str) -> str:
-    """How reports name a split: its title in the design, else its name."""
-    sp = design.splits.get(split)
-    return (sp.title or split) if sp is not None else split
-
-
-def _title(r: "EvalReport", split: str) -> str:
-    return split_title(r.design, split)
-
-
 def unscored_notes(per_arc: dict[str, dict[str, dict]], arcs: dict[str, int]) -> list[str]:
     """A note per system that has results in a split but not for all of its arcs (arcs added or
     re-rendered since its run): its tables then count fewer arcs than the split has."""
@@ -336,7 +208,7 @@ def _collect(name, got, results, per_arc, design: Design):
     by_split: dict[str, list[ArcScore]] = {}
     for s in got:
         by_split.setdefault(s.split, []).append(s)
-    results[name] = {sp: split_block(by_split[sp]) for sp in _split_order(design, by_split)}
+    results[name] = {sp: split_block(by_split[sp]) for sp in split_order(design, by_split)}
     per_arc[name] = {sp: {s.arc_id: s for s in ss} for sp, ss in by_split.items()}
 
 
@@ -395,7 +267,7 @@ def differences(per_arc: dict[str, dict[str, dict[str, ArcScore]]],
     """Gated minus its ungated twin, and each bracketed variant minus its base, per split (in the
     design's split order)."""
     design = design or paper_design()
-    splits = _split_order(design, {s for by_split in per_arc.values() for s in by_split})
+    splits = split_order(design, {s for by_split in per_arc.values() for s in by_split})
     pairs: list[tuple[str, str, str]] = []
     for name, m in metas.items():
         if m.kind == "component" and m.ungated_twin and m.ungated_twin in per_arc:
@@ -473,85 +345,6 @@ def provenance_line(p: dict) -> str:
     return ", ".join(parts) or "no provenance recorded"
 
 
-# -- Markdown ---------------------------------------------------------------------------------
-def _cell(s: Stat | None) -> str:
-    if s is None:
-        return "—"
-    if s.n == 0 or s.value is None:
-        return "undefined (n=0)"
-    if s.ci_low is None:
-        return f"{s.k}/{s.n} {100 * s.value:.1f}%"
-    return f"{s.k}/{s.n} {100 * s.value:.1f}% [{100 * s.ci_low:.1f}, {100 * s.ci_high:.1f}]"
-
-
-ANSWER_MEASURES = ("exposure", "end_contamination", "task_accuracy")  # what answers can show
-DASHES = {
-    "gated": "— gated only",
-    "answers": "— answers only",
-    "components": "— not from answers",
-    "window": "— no pending window",
-    "none": "— no arcs",
-}
-DASH_NOTE = ("Dashes say why a cell is empty: \"gated only\" marks a measure of the gate (staging, "
-             "promotion, discard, over-holding) in an ungated system's column; \"answers only\" "
-             "marks exposure, which is read from a black-box system's answers, in a component "
-             "system's column (component systems report pending-window contamination instead); "
-             "\"not from answers\" marks a measure that needs a system's writes, which answers "
-             "do not show; \"no pending window\" marks pending contamination on a split whose "
-             "outcome follows its plan with no read between; \"no arcs\" marks a system not run "
-             "on those arcs.")
-
-
-def _stat_cell(r: EvalReport, name: str, split: str, measure: str, level: str | None = None) -> str:
-    """A cell, or a dash that says why the measure has no value for this system here."""
-    s = r.stat(name, split, measure, level)
-    if s is not None:
-        return _cell(s)
-    m = r.meta.systems.get(name)
-    if m is None or not r.systems.get(name, {}).get(split):
-        return DASHES["none"]
-    if m.kind != "component":
-        return DASHES["components"] if measure not in ANSWER_MEASURES else DASHES["none"]
-    if measure == "exposure":
-        return DASHES["answers"]
-    if measure in GATE_MEASURES and not m.gated:
-        return DASHES["gated"]
-    if measure == "pending_contamination":
-        return DASHES["window"]
-    return DASHES["none"]
-
-
-def _calls_cell(s: Stat | None) -> str:
-    if s is None or s.value is None:
-        return "—"
-    return f"{s.value:.2f} [{s.ci_low:.2f}, {s.ci_high:.2f}] ({s.k} calls / {s.n} messages)"
-
-
-def _n_label(r: EvalReport, systems: list[str], split: str, measure: str,
-             level: str | None = None) -> str:
-    ns = {st.n for n in systems if (st := r.stat(n, split, measure, level)) is not None}
-    return f"n={ns.pop()}" if len(ns) == 1 else "n varies"
-
-
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    return (["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-            + ["| " + " | ".join(row) + " |" for row in rows] + [""])
-
-
-def _main_systems(r: EvalReport) -> list[str]:
-    """The columns of Tables 2, 3, 5 and 6: every system except plan-typed ones and variants."""
-    return [n for n, m in r.meta.systems.items()
-            if not n.startswith("plan-typed") and not variant_base(n)]
-
-
-def _strict(name: str) -> bool:
-    return name.partition("@")[0].partition("[")[0].endswith("-strict")
-
-
-def _gated(r: EvalReport, names: list[str]) -> list[str]:
-    return [n for n in names if r.meta.systems[n].gated]
-
-
 EVAL_COMMANDS = ("amg eval run", "amg eval answers")
 
 
@@ -560,552 +353,6 @@ def _model_calls(ws: Workspace) -> dict | None:
 
     report = usage_rows(ws, commands=EVAL_COMMANDS)
     return report if report["rows"] else None
-
-
-def report_markdown(r: EvalReport, images: bool = False) -> str:
-    from ..llm.usage_log import by_model_lines
-
-    out = ["# Evaluation report", ""]
-    out += [f"- {n}" for n in r.meta.notes]
-    if r.meta.model_calls:
-        out += [f"- Model calls of `amg eval run` and `amg eval answers` in this workspace (call "
-                f"log): {line}" for line in by_model_lines(r.meta.model_calls)]
-    out += [f"- Arcs: " + ", ".join(f"{_title(r, s)} {n}" for s, n in r.meta.arcs.items()),
-            f"- Proportions are k/n with 95% Wilson intervals (one observation per conversation); "
-            f"differences are paired, in points, with a cluster-bootstrap 95% interval "
-            f"({r.meta.bootstrap['resamples']} resamples, seed {r.meta.bootstrap['seed']}; one "
-            "cluster per conversation). A dash marks a measure that does not apply; the words "
-            "beside it say why (" + DASH_NOTE[len("Dashes say why a cell is empty: "):-1] + ").", ""]
-    main = _main_systems(r)
-    out += products_table(r)
-    out += _table2(r, main) + _table3(r, main) + _table5(r, main)
-    out += _by_level_tables(r, main, _gated(r, list(r.meta.systems)), images)
-    out += _table4(r) + _ablation(r)
-    out += _corrections_md(r) + _natural_md(r) + _differences_md(r) + _overhead(r) + _full(r)
-    return "\n".join(out).rstrip() + "\n"
-
-
-def _role(r: EvalReport, name: str) -> str:
-    from ..products.registry import BASELINE_NAMES, PRODUCTS
-
-    m = r.meta.systems[name]
-    if m.kind == "answers":
-        return "uploaded answers"
-    if m.kind == "component":
-        return "component"
-    base = name.partition("@")[0]
-    return "baseline" if base in BASELINE_NAMES else "product" if base in PRODUCTS else "plug-in"
-
-
-def products_table(r: EvalReport, heading: str = "##") -> list[str]:
-    """The paper's Section 1 / A.7 comparison: for each product and baseline (and uploaded answer
-    set), final accuracy and exposure of at-risk plans; beside them the component systems'
-    at-end contamination and task accuracy on the same split."""
-    black = [n for n, m in r.meta.systems.items() if m.kind in ("product", "answers")]
-    if not black:
-        return []
-    comps = [n for n in _main_systems(r) if r.meta.systems[n].kind == "component"]
-    rows = []
-    for split in r.meta.splits:
-        here = [n for n in black if r.systems.get(n, {}).get(split)]
-        if not here:
-            continue
-        for n in here + [c for c in comps if r.systems.get(c, {}).get(split)]:
-            rows.append([n, _role(r, n), _title(r, split)]
-                        + [_stat_cell(r, n, split, m)
-                           for m in ("task_accuracy", "exposure", "end_contamination")])
-    if not rows:
-        return []
-    judged = ""
-    if r.meta.judge.get("answer_rubric"):
-        from .answer_accuracy import accuracy_line
-
-        judged = (" Exposure and final accuracy of answering systems are read from their answers. "
-                  + accuracy_line(r.meta.judge["spec"], r.meta.judge["answer_rubric"]))
-    return ([f"{heading} Products: final accuracy and exposure of at-risk plans (Section 1, A.7)", "",
-             "Answering systems are asked the probe after every session; a plan is exposed if an "
-             "answer before its outcome asserts it as the user's current value (answers worded "
-             "as plans do not count). Component systems, read from their store, stand beside them "
-             "with their at-end contamination. Whole-system measurements: a difference against "
-             "a component system cannot be attributed to one stage." + judged, ""]
-            + _table(["System", "Kind", "Split", "Final accuracy", "At-risk plans exposed",
-                      "Contamination at end"], rows))
-
-
-def _table2(r: EvalReport, cols: list[str]) -> list[str]:
-    rows = []
-    for split in r.meta.splits:
-        for measure, label in (("pending_contamination", "While pending"),
-                               ("end_contamination", "At end"),
-                               ("exposure", "Exposed before the outcome (answers)")):
-            if any(r.stat(n, split, measure) for n in cols):
-                rows.append([f"{label} ({_title(r, split)}, {_n_label(r, cols, split, measure)})"]
-                            + [_stat_cell(r, n, split, measure) for n in cols])
-    if not rows:
-        return []
-    return (["## Table 2: contamination (at-risk plans stored as a current fact; lower is better)", ""]
-            + _table(["Measurement (source, n)"] + cols, rows))
-
-
-def _table3(r: EvalReport, cols: list[str]) -> list[str]:
-    rows = [[f"{_title(r, s)} ({_n_label(r, cols, s, 'task_accuracy')})"]
-            + [_stat_cell(r, n, s, "task_accuracy") for n in cols]
-            for s in r.meta.splits if any(r.stat(n, s, "task_accuracy") for n in cols)]
-    if not rows:
-        return []
-    return (["## Table 3: task accuracy (one probe per conversation, answered from the final store)", ""]
-            + _table(["Measurement (source, n)"] + cols, rows))
-
-
-def _table5(r: EvalReport, cols: list[str]) -> list[str]:
-    if not any(r.systems.get(n, {}).get("heldout") for n in cols):
-        return []
-    measures = ("end_contamination", "exposure", "staged_at_plan_turn", "promoted", "discarded",
-                "task_accuracy", "controls_committed", "over_holding")
-    rows = [[f"{MEASURE_NAMES[m]} ({_n_label(r, cols, 'heldout', m)})"]
-            + [_stat_cell(r, n, "heldout", m) for n in cols]
-            for m in measures if any(r.stat(n, "heldout", m) for n in cols)]
-    return (["## Table 5: held-out detail", "",
-             "Pending-window contamination does not apply to the held-out split (no read lies "
-             "between a plan and its outcome). " + DASH_NOTE, ""]
-            + _table(["Measurement (n)"] + cols, rows))
-
-
-class LevelView(NamedTuple):
-    """One factor's levels in one split: a "by level of FACTOR" table and its figure."""
-
-    factor: Factor
-    split: str
-    levels: tuple[str, ...]  # the levels the split has cells of (controls aside), in design order
-    paper: tuple[str, str, str] | None  # the paper's (table, figure, file) it stands for, if any
-
-    @property
-    def figure(self) -> tuple[str, str]:
-        """(label, file name) of its figure."""
-        if self.paper:
-            return self.paper[1], self.paper[2]
-        return f"By level of {self.factor.name}", f"figure_{self.factor.name}_{self.split}.png"
-
-
-def level_views(design: Design, splits: list[str]) -> list[LevelView]:
-    """Every factor of ``design`` with cells in ``splits`` (outcomes and corrections aside, which
-    have their own tables), one view per split, in the design's factor and split order. The
-    first factor of the plan-wording and confirmation-wording roles keeps the paper's Table 6 and
-    Table 7 (and Figures 2 and 3)."""
-    out: list[LevelView] = []
-    numbered: set[str] = set()
-    for f in design.factors.values():
-        if f.role in _BY_LEVEL_SKIPPED:
-            continue
-        for split in _split_order(design, [s for s in splits if s in design.splits]):
-            cells = {c.level for c in design.splits[split].cells if c.factor == f.name}
-            levels = tuple(lv.name for lv in f.levels if lv.name in cells and not lv.control)
-            if not levels:
-                continue
-            paper = _PAPER_VIEWS.get(f.role) if f.role not in numbered else None
-            numbered.add(f.role)
-            out.append(LevelView(f, split, levels, paper))
-    return out
-
-
-def _views(r: EvalReport) -> list[LevelView]:
-    return level_views(r.design, r.meta.splits)
-
-
-def _by_level_tables(r: EvalReport, main: list[str], gated: list[str], images: bool) -> list[str]:
-    out: list[str] = []
-    for v in _views(r):
-        if v.factor.role == "plan_wording":
-            out += _by_plan_wording(r, v, main, images)
-        elif v.factor.role == "confirmation_wording":
-            out += _by_confirmation(r, v, gated, images)
-        else:
-            out += _by_level(r, v, main, images)
-    return out
-
-
-def _image(v: LevelView, images: bool) -> list[str]:
-    label, name = v.figure
-    return [f"![{label}]({name})", ""] if images else []
-
-
-def _by_plan_wording(r: EvalReport, v: LevelView, cols: list[str], images: bool) -> list[str]:
-    """At-end contamination by level of a plan-wording factor (the paper's Table 6)."""
-    split = v.split
-    levels = [lv for lv in v.levels
-              if any(r.stat(n, split, "end_contamination", lv) for n in cols)]
-    if not levels:
-        return []
-    rows = [[f"{lv.replace('_', ' ')} ({_n_label(r, cols, split, 'end_contamination', lv)})"]
-            + [_cell(r.stat(n, split, "end_contamination", lv)) for n in cols] for lv in levels]
-    title = _title(r, split)
-    head = (f"## {v.paper[0]}: at-end contamination by {v.factor.name.replace('_', '-')} level "
-            f"({title})" if v.paper else
-            f"## By level of {v.factor.name}: at-end contamination ({title})")
-    return [head, ""] + _table(["Level"] + cols, rows) + _image(v, images)
-
-
-def _by_confirmation(r: EvalReport, v: LevelView, gated: list[str], images: bool) -> list[str]:
-    """Promotion of came-true plans by level of a confirmation-wording factor (Table 7)."""
-    split = v.split
-    levels = [lv for lv in v.levels if any(r.stat(n, split, "promoted", lv) for n in gated)]
-    if not levels:
-        return []
-    header = ["Wording level"] + [f"{n}: {w}" for n in gated for w in ("all plans", "among staged")]
-    rows = []
-    for lv in levels + [None]:
-        label = lv.replace("_", " ") if lv else "all confirmation levels"
-        row = [label]
-        for n in gated:
-            for m in ("promoted", "promoted_among_staged"):
-                st = (_pooled(r, n, split, m, levels) if lv is None else r.stat(n, split, m, lv))
-                row.append("undefined (0 staged)" if st is None and m == "promoted_among_staged"
-                           else _cell(st))
-        rows.append(row)
-    what = "came-true plans; a promotion counts only at the resolution turn"
-    head = (f"## {v.paper[0]}: promotion by {v.factor.name.replace('_', ' ')} ({what})" if v.paper
-            else f"## By level of {v.factor.name}: promotion ({_title(r, split)}; {what})")
-    return [head, ""] + _table(header, rows) + _image(v, images)
-
-
-def _level_measures(r: EvalReport, v: LevelView, cols: list[str]) -> list[str]:
-    return [m for m in _LEVEL_MEASURES
-            if any(r.stat(n, v.split, m, lv) for n in cols for lv in v.levels)]
-
-
-def _by_level(r: EvalReport, v: LevelView, cols: list[str], images: bool) -> list[str]:
-    """Contamination and task accuracy by level of any other factor (a structure factor, say)."""
-    split = v.split
-    rows = [[f"{lv.replace('_', ' ')}: {MEASURE_NAMES[m]} ({_n_label(r, cols, split, m, lv)})"]
-            + [_stat_cell(r, n, split, m, lv) for n in cols]
-            for m in _level_measures(r, v, cols) for lv in v.levels
-            if any(r.stat(n, split, m, lv) for n in cols)]
-    if not rows:
-        return []
-    f = v.factor
-    about = (f"{f.description} " if f.description else "") + (
-        "Levels in the design's order." if f.ordered else "")
-    return ([f"## By level of {f.name} ({_title(r, split)})", ""]
-            + ([about.strip(), ""] if about.strip() else [])
-            + _table(["Level: measure (n)"] + cols, rows) + _image(v, images))
-
-
-def _pooled(r: EvalReport, system: str, split: str, measure: str, levels: list[str]) -> Stat | None:
-    from .aggregate import proportion
-
-    k = n = 0
-    for lv in levels:
-        if (s := r.stat(system, split, measure, lv)) is not None:
-            k, n = k + s.k, n + s.n
-    return proportion([True] * k + [False] * (n - k)) if n else None
-
-
-def _pooled_over(r: EvalReport, system: str, splits: list[str], measure: str,
-                 levels) -> Stat | None:
-    """``_pooled`` over several splits (k and n summed)."""
-    k = n = 0
-    for split in splits:
-        if (s := _pooled(r, system, split, measure, list(levels))) is not None:
-            k, n = k + s.k, n + s.n
-    return proportion([True] * k + [False] * (n - k)) if n else None
-
-
-def _table4(r: EvalReport) -> list[str]:
-    typed = [n for n in r.meta.systems if n.startswith("plan-typed")]
-    if not typed:
-        return []
-    refresh = [n for n in typed if not _strict(n)]
-    models = {n.partition("@")[2] for n in typed}
-    cols = refresh + [n for n in r.meta.systems if n.partition("@")[0] in ("cautious-gated", "literal-gated")
-                      and n.partition("@")[2] in models]
-    view = next((v for v in _views(r) if v.factor.role == "confirmation_wording"), None)
-    split = view.split if view else ""
-    levels = [lv for lv in (view.levels if view else ())
-              if any(r.stat(n, split, "task_accuracy", lv) for n in cols)]
-    out = ["## Table 4: plan-typed baseline (writes speculation as a masked plan-typed value)", ""]
-    if view and levels:
-        wording = view.factor.name.replace("_", " ")
-        out += ["End-state correctness for came-true plans, refresh-confirm reading, by "
-                f"{wording} ({_title(r, split)}); gated systems for comparison.", ""]
-        out += _table(["Wording level"] + cols,
-                      [[f"{lv} ({_n_label(r, cols, split, 'task_accuracy', lv)})"]
-                       + [_cell(r.stat(n, split, "task_accuracy", lv)) for n in cols]
-                       for lv in levels])
-        out += [f"Both readings, all came-true plans of the {wording.replace(' ', '-')} split "
-                "(strict: plans never resolve):", ""]
-        out += _table(["System", "came-true correct"],
-                      [[n, _cell(_pooled(r, n, split, "task_accuracy", levels))] for n in typed])
-    rows = []
-    for split in r.meta.splits:
-        if any(r.stat(n, split, "end_contamination") for n in typed):
-            rows.append([f"At end ({_title(r, split)})"]
-                        + [_cell(r.stat(n, split, "end_contamination")) for n in typed])
-        if any(r.stat(n, split, "pending_contamination") for n in typed):
-            rows.append([f"While pending ({_title(r, split)})"]
-                        + [_cell(r.stat(n, split, "pending_contamination")) for n in typed])
-    if rows:
-        out += ["Contamination of the plan-typed baseline (at-risk plans):", ""]
-        out += _table(["Measurement"] + typed, rows)
-    return out
-
-
-def _ablation(r: EvalReport) -> list[str]:
-    variants = [(n, variant_base(n)) for n in r.meta.systems if variant_base(n) in r.meta.systems]
-    if not variants:
-        return []
-    out = ["## Retry ablation and other variants (a bracketed variant against its base system)", ""]
-    measures = ("staged_at_plan_turn", "promoted", "pending_contamination", "end_contamination",
-                "task_accuracy", "controls_committed")
-    for name, base in variants:
-        rows = []
-        for split in r.meta.splits:
-            for m in measures:
-                a, b = r.stat(name, split, m), r.stat(base, split, m)
-                if a is None and b is None:
-                    continue
-                d = next((x for x in r.differences if x.system == name and x.baseline == base
-                          and x.split == split and x.measure == m), None)
-                rows.append([f"{MEASURE_NAMES[m]} ({_title(r, split)})", _cell(b), _cell(a),
-                             _diff_cell(d)])
-        out += [f"**{name}** vs **{base}**", ""]
-        out += _table(["Measure (split)", base, name, "difference [95% CI]"], rows)
-    return out
-
-
-def _diff_cell(d: Difference | None) -> str:
-    if d is None:
-        return "—"
-    if d.measure == CALLS:
-        return f"{d.value:+.2f} [{d.ci_low:+.2f}, {d.ci_high:+.2f}] (n={d.n})"
-    return (f"{100 * d.value:+.1f} [{100 * d.ci_low:+.1f}, {100 * d.ci_high:+.1f}] pts "
-            f"(n={d.n}; {d.n_gained} up, {d.n_lost} down)")
-
-
-_CORRECTION_GROUPS = (("all corrections", ""), ("of the initial value", "initial_"),
-                      ("of a reported change", "change_"), ("same session", "_same_"),
-                      ("later session", "_later_"), ("with a marker", "_marked"),
-                      ("without a marker", "_unmarked"))
-
-
-def _corrections_md(r: EvalReport) -> list[str]:
-    factor = r.design.by_role("correction")
-    splits = [s for s in _split_order(r.design, r.meta.splits) if factor is not None
-              and s in r.design.splits and any(c.factor == factor.name
-                                               for c in r.design.splits[s].cells)]
-    names = factor.level_names if factor else ()
-
-    def applied(n: str, levels=None) -> Stat | None:
-        if levels is None and len(splits) == 1:
-            return r.stat(n, splits[0], "corrections_applied")
-        return _pooled_over(r, n, splits, "corrections_applied",
-                            names if levels is None else levels)
-
-    cols = [n for n in r.meta.systems if any(r.stat(n, s, "corrections_applied") for s in splits)]
-    if not cols and not r.corrections_control.pairs:
-        return []
-    out = ["## Explicit corrections (the second control for non-speculative updates)", "",
-           f"Arcs of the {', '.join(splits) or 'corrections'} split: the user states a value, and later says with "
-           "corrective intent that it was wrong when said. A correction is applied when the "
-           "first read after the correction turn gives the corrected value; the control counts, "
-           "for each gated system and its ungated twin, the correction arcs on which both end "
-           "with the same value (up to case and punctuation), out of the arcs both were scored "
-           "on; each arc is two runs (gated and ungated), so runs = 2 x n. The paper reports "
-           "the same result across 240 runs."]
-    if any(r.meta.systems[n].offline for n in cols):
-        out[-1] += (" Offline components are documented rules, not language models: these are "
-                    "what the rules reach (the classifier's corrective markers, the extractor's "
-                    "value rules), not what the paper's LLM pipelines reach.")
-    out.append("")
-    if cols:
-        rows = []
-        for label, part in _CORRECTION_GROUPS:
-            levels = [lv for lv in names if part in f"_{lv}_" or part in lv]
-            rows.append([label] + [_cell(applied(n, levels) if part else applied(n)) for n in cols])
-        out += ["Corrections applied:", ""] + _table(["Correction arcs"] + cols, rows)
-        nv = r.corrections_control.never_valid
-        if nv:
-            out += ["Wrong value marked never valid in the store at the end (Figure 4; only a "
-                    "write the gate routes as an explicit correction marks it, so ungated "
-                    "systems never do):", ""]
-            out += _table(["Correction arcs"] + [n for n in cols if n in nv],
-                          [["all corrections"] + [_cell(nv[n]) for n in cols if n in nv]])
-    pairs = r.corrections_control.pairs
-    if pairs:
-        rows = [[p.system, p.ungated_twin, _cell(p.same_end), str(p.runs),
-                 ", ".join(p.differing_arcs) or "none"] for p in pairs]
-        if r.corrections_control.pooled is not None and len(pairs) > 1:
-            pooled = r.corrections_control.pooled
-            rows.append(["all pairs", "", _cell(pooled), str(2 * pooled.n), ""])
-        out += ["Gate on vs gate off: both end with the same value:", ""]
-        out += _table(["Gated system", "Ungated twin", "Same end value (k/n arcs)", "Runs",
-                       "Arcs that differ (up to 10)"], rows)
-    return out
-
-
-def _style(name: str) -> str:
-    core = name.partition("@")[0]
-    return "cautious" if core.startswith("cautious") else "literal" if core.startswith("literal") else core
-
-
-def _natural_md(r: EvalReport) -> list[str]:
-    """The paper's Section 6.1 paragraph for each natural set, then its accuracy table."""
-    out: list[str] = []
-    for name, meta in r.meta.natural.items():
-        split = f"natural:{name}"
-        systems = [n for n in r.meta.systems if r.stat(n, split, "task_accuracy")]
-        if not systems:
-            continue
-        corpus = {"longmemeval": "LongMemEval", "locomo": "LoCoMo"}.get(meta["corpus"], meta["corpus"])
-        form = f", {meta['variant']} form" if meta.get("variant") else ""
-        ds = [d for d in r.differences if d.split == split and d.kind == "gated_minus_ungated"]
-        answering = [n for n in systems if r.meta.systems[n].kind != "component"]
-        n_run = {r.stat(n, split, "task_accuracy").n for n in systems if n not in answering}
-        def n_(k: int, word: str, plural: str | None = None) -> str:
-            return f"{k} {word if k == 1 else (plural or word + 's')}"
-
-        text = (f"We also test {n_(meta['items'], 'question')} from {corpus}"
-                f"{' (' + form[2:] + ')' if form else ''} whose answers depend on a fact that "
-                f"changes during the conversation (set {name}, rule {meta['rule']}; "
-                f"{n_(meta['conversations'], 'conversation')}). {meta['fielded']} "
-                f"{'has' if meta['fielded'] == 1 else 'have'} a value-free field "
-                f"({meta['field_rule']}; {meta['refused']} refused because the field would name a "
-                "word of the answer), and component systems run on those "
-                f"({', '.join(str(x) for x in sorted(n_run))} scored). We run each question with "
-                "the gate on and off.")
-        if ds:
-            parts = [f"{100 * d.value:+.1f} points [{100 * d.ci_low:+.1f}, {100 * d.ci_high:+.1f}] "
-                     f"for the {_style(d.system)} style (n={d.n}; {d.n_gained} up, {d.n_lost} down"
-                     + (f"; {n_(d.clusters, 'cluster')}" if d.clusters is not None else "") + ")"
-                     for d in ds]
-            text += (" The paired gate-on minus gate-off difference in task accuracy is "
-                     + " and ".join(parts) + " (95% cluster-bootstrap intervals, one cluster per "
-                     "conversation).")
-        else:
-            text += " No gated system was run beside its ungated twin, so no paired difference."
-        if answering:
-            text += (" Answering systems (" + ", ".join(answering) + ") ingest the sessions and "
-                     "are asked the question itself, on every item, and their answer is judged "
-                     "against the gold answer.")
-        offline = [n for n in systems if r.meta.systems[n].offline and n not in answering]
-        if offline:
-            text += (" The components are offline rules, not language models: these figures are "
-                     "what the rules reach on natural conversations.")
-        models = sorted({r.meta.systems[n].model for n in systems
-                         if not r.meta.systems[n].offline and r.meta.systems[n].model})
-        if models:
-            text += f" Model components: {', '.join(models)}."
-        if r.meta.judge.get("heuristic"):
-            text += (" The offline equivalence judge compares normalized strings, so a stored "
-                     "value rarely equals a sentence-like gold answer.")
-        out += [f"## Natural conversations: {name} (Section 6.1)", "", text, ""]
-        out += _table(["System", f"Task accuracy ({corpus}{form}, n)"],
-                      [[n, _cell(r.stat(n, split, "task_accuracy"))] for n in systems])
-        out += [f"License: {meta['license']}.", ""]
-    return out
-
-
-def _differences_md(r: EvalReport) -> list[str]:
-    ds = [d for d in r.differences if d.kind != "variant_minus_base" and d.measure != CALLS]
-    if not ds:
-        return []
-    rows = [[d.system, d.baseline, _title(r, d.split), MEASURE_NAMES[d.measure],
-             _diff_cell(d)] for d in ds]
-    return (["## Paired differences: each system minus its ungated twin", "",
-             "Gated (and plan-typed) systems against the same pipeline with the gate off. Points; "
-             "\"up\"/\"down\" count conversations where the measure holds only for the system / "
-             "only for its ungated twin.", ""]
-            + _table(["System", "Ungated twin", "Split", "Measure", "Difference [95% CI]"], rows))
-
-
-def _overhead(r: EvalReport) -> list[str]:
-    rows = []
-    for n, m in r.meta.systems.items():
-        if m.kind != "component":
-            continue
-        for split in r.meta.splits:
-            s = r.stat(n, split, CALLS)
-            if s is None:
-                continue
-            d = next((x for x in r.differences if x.system == n and x.split == split
-                      and x.measure == CALLS and x.kind != "variant_minus_base"), None)
-            rows.append([n, _title(r, split), _calls_cell(s),
-                         f"{_diff_cell(d)} vs {d.baseline}" if d else "—"])
-    if not rows:
-        return []
-    return (["## Overhead: component calls per user message", "",
-             "One call per would-be model call (an offline component counts as its LLM twin "
-             "would); the interval is a cluster bootstrap over conversations.", ""]
-            + _table(["System", "Split", "Calls per user message", "Over the ungated twin"], rows))
-
-
-def _full(r: EvalReport) -> list[str]:
-    out = ["## All measures", ""]
-    for n, splits in r.systems.items():
-        m = r.meta.systems[n]
-        if not splits:
-            out += [f"**{n}**: no scores for the current arcs with this judge.", ""]
-            continue
-        out += [f"**{n}** ({m.kind}; {m.description})", ""]
-        names = [x for x in MEASURES if any(x in b for b in splits.values())]
-        rows = [[MEASURE_NAMES[x]] + [(_calls_cell if x == CALLS else _cell)(r.stat(n, sp, x))
-                                      for sp in splits] for x in names]
-        out += _table(["Measure"] + [_title(r, sp) for sp in splits], rows)
-    return out
-
-
-# -- files ------------------------------------------------------------------------------------
-def figures(r: EvalReport, out: Path) -> list[Path]:
-    """One figure per "by level" table (Figures 2 and 3 for the paper's design)."""
-    paths = []
-    main = _main_systems(r)
-    gated = _gated(r, list(r.meta.systems))
-    for v in _views(r):
-        label, name = v.figure
-        title, split = _title(r, v.split), v.split
-        levels = list(v.levels)
-        f = v.factor.name.replace("_", " ")
-        series = []
-        if v.factor.role == "confirmation_wording":
-            for n in [n for n in gated if any(r.stat(n, split, "promoted", lv) for lv in levels)]:
-                for m, dashed, what in (("promoted", False, "all plans"),
-                                        ("promoted_among_staged", True, "among staged")):
-                    series.append(_series(r, n, split, m, levels, f"{n} ({what})", dashed, n))
-            if series:
-                paths.append(levels_png(
-                    levels, series,
-                    f"{label}: promotion of came-true plans by {f}" if v.paper else
-                    f"{label}: promotion of came-true plans ({title})",
-                    "confirmation wording (more implicit ->)", "promotion rate (%)", out / name))
-            continue
-        measure = "end_contamination" if v.factor.role == "plan_wording" else next(
-            iter(_level_measures(r, v, main)), None)
-        if measure is None:
-            continue
-        cols = [n for n in main if any(r.stat(n, split, measure, lv) for lv in levels)]
-        if not cols:
-            continue
-        series = [_series(r, n, split, measure, levels, n) for n in cols]
-        if v.factor.role == "plan_wording":
-            paths.append(levels_png(
-                levels, series,
-                f"{label}: at-end contamination by {f} (95% Wilson CIs)" if v.paper else
-                f"{label}: at-end contamination ({title}; 95% Wilson CIs)",
-                "plan wording (more settled ->)", "% of at-risk plans stored as current",
-                out / name))
-        else:
-            paths.append(levels_png(
-                levels, series, f"{label}: {MEASURE_NAMES[measure].lower()} ({title}; 95% Wilson CIs)",
-                f"{f} (design order ->)" if v.factor.ordered else f,
-                "% of probes answered correctly" if measure == "task_accuracy"
-                else "% of at-risk plans stored as current", out / name))
-    return paths
-
-
-def _series(r: EvalReport, system: str, split: str, measure: str, levels: list[str], label: str,
-            dashed: bool = False, group: str = "") -> Series:
-    st = [r.stat(system, split, measure, lv) for lv in levels]
-    return Series(label, [s.value if s else None for s in st], [s.ci_low if s else None for s in st],
-                  [s.ci_high if s else None for s in st], dashed=dashed, group=group)
 
 
 def write_report(r: EvalReport, out: Path) -> list[Path]:

@@ -15,6 +15,7 @@ from . import store
 from .judges import AnswerVerdict
 from .measures import ArcScore
 from .truth import truth_of
+from ..suggest import did_you_mean
 
 _WRAP = 100
 
@@ -50,16 +51,28 @@ def event_line(e: MemoryEvent) -> str:
     return " -> ".join(parts) + (f" [{e.detail}]" if e.detail else "")
 
 
-def snapshot_lines(s: StoreSnapshot) -> list[str]:
+def turn_labels(sessions) -> list[str]:
+    """'s1 t2' for each turn of a conversation, in order: sessions and turns counted from 0, a
+    turn within its session, as ``data.jsonl`` and ``turns.parquet`` count them. (Traces count
+    turns across the conversation; this is how a reader finds them in the exports.)"""
+    return [f"s{si} t{ti}" for si, sess in enumerate(sessions) for ti in range(len(sess.turns))]
+
+
+def snapshot_lines(s: StoreSnapshot, labels: list[str] | None = None) -> list[str]:
+    """The store after a session; ``labels`` (``turn_labels``) name the turns a history interval
+    starts and ends at."""
+    def at(t: int) -> str:
+        return labels[t] if labels is not None and 0 <= t < len(labels) else f"turn {t}"
+
     out = []
     for f in s.fields:
-        hist = ", ".join(f"{h.value!r} [t{h.t_begin}, {'now' if h.t_end is None else f't{h.t_end}'})"
+        hist = ", ".join(f"{h.value!r} [{at(h.t_begin)}, {'now' if h.t_end is None else at(h.t_end)})"
                          + (" never valid" if h.never_valid else "") + (" plan" if h.plan else "")
                          + (f" via {h.via}" if h.via != "commit" else "") for h in f.history)
         out.append(f"{f.key.attribute} = {_q(f.current)}" + (f"; history: {hist}" if hist else ""))
     for st in s.staged:
-        out.append(f"staged {st.value!r} for {st.key.attribute}: {st.status} (staged at t{st.staged_at}"
-                   + (f", resolved at t{st.resolved_at}" if st.resolved_at is not None else "") + ")")
+        out.append(f"staged {st.value!r} for {st.key.attribute}: {st.status} (staged at {at(st.staged_at)}"
+                   + (f", resolved at {at(st.resolved_at)}" if st.resolved_at is not None else "") + ")")
     return out or ["(empty)"]
 
 
@@ -85,7 +98,8 @@ def show_natural(ws: Workspace, key: str, system: str) -> str:
     item = NaturalItem.model_validate_json(zlib.decompress(row[0]))
     systems = store.latest_systems(ws)
     if system not in systems:
-        raise BadInput(f"No evaluation results for system {system!r}; systems with results: "
+        raise BadInput(f"No evaluation results for system {system!r}{did_you_mean(system, systems)}; "
+                       f"systems with results: "
                        f"{', '.join(sorted(systems)) or 'none (run `amg eval run --natural SET`)'}")
     run_key = systems[system]["run_key"]
     out = [f"Natural item {item_id} of set {set_name} ({item.corpus}; {item.license})",
@@ -99,13 +113,14 @@ def show_natural(ws: Workspace, key: str, system: str) -> str:
                                 f"{set_name}`"]) + "\n"
     by_t = {tt.t: tt for tt in trace.turns}
     evidence = set(item.evidence)
+    labels = turn_labels(item.sessions)
     t = 0
     for si, sess in enumerate(item.sessions):
-        out.append(f"Session {si + 1} ({sess.date})")
+        out.append(f"Session {si} ({sess.date})")
         for turn in sess.turns:
             mark = " [evidence]" if turn.ref in evidence else ""
             text = turn.text if turn.role == "user" else turn.text[:200] + ("..." if len(turn.text) > 200 else "")
-            out += _wrap(f"  t{t} {turn.role}{mark}: ", text, 6)
+            out += _wrap(f"  {labels[t]} {turn.role}{mark}: ", text, 6)
             if (tt := by_t.get(t)) is not None:
                 if tt.read_before is not None:
                     out.append(f"      read as it arrived: {_q(tt.read_before)}")
@@ -113,8 +128,8 @@ def show_natural(ws: Workspace, key: str, system: str) -> str:
                     out += _wrap("      ", event_line(e), 8)
             t += 1
         if si < len(trace.snapshots):
-            out.append(f"  Store after session {si + 1}: "
-                       + "; ".join(snapshot_lines(trace.snapshots[si])))
+            out.append(f"  Store after session {si}: "
+                       + "; ".join(snapshot_lines(trace.snapshots[si], labels)))
         out.append("")
     out.append(f"End read: {_q(trace.end_read)}; {trace.calls} component calls over "
                f"{trace.user_messages} user messages")
@@ -141,8 +156,8 @@ def show_arc(ws: Workspace, arc_id: str, system: str) -> str:
     answer_sets = {r["name"]: r for r in ws.db["eval_answer_sets"].rows}
     if system not in systems and system not in answer_sets:
         known = sorted(systems) + sorted(answer_sets)
-        raise BadInput(f"No evaluation results for system {system!r}; systems with results: "
-                       f"{', '.join(known) or 'none (run `amg eval run`)'}")
+        raise BadInput(f"No evaluation results for system {system!r}{did_you_mean(system, known)}; "
+                       f"systems with results: {', '.join(known) or 'none (run `amg eval run`)'}")
     truth = truth_of(arc)
     s = arc.spec
     marks = {truth.plan_t: "plan turn", truth.outcome_t: "outcome turn"}
@@ -196,12 +211,13 @@ def show_arc(ws: Workspace, arc_id: str, system: str) -> str:
         for r in ws.db["eval_answers"].rows_where("name = ? and arc_id = ?", [system, arc.id],
                                                   order_by="after_session"):
             answers[r["after_session"]] = (r["answer"], r["verdict"])
+    labels = turn_labels(arc.sessions)
     t = 0
     for si, sess in enumerate(arc.sessions):
-        out.append(f"Session {si + 1} ({sess.date.isoformat()})")
+        out.append(f"Session {si} ({sess.date.isoformat()})")
         for turn in sess.turns:
             mark = f" [{marks[t]}]" if t in marks else ""
-            out += _wrap(f"  t{t} {turn.role}{mark}: ", turn.text, 6)
+            out += _wrap(f"  {labels[t]} {turn.role}{mark}: ", turn.text, 6)
             if (tt := by_t.get(t)) is not None:
                 out.append(f"      read as it arrived: {_q(tt.read_before)}")
                 for e in tt.events:
@@ -210,11 +226,11 @@ def show_arc(ws: Workspace, arc_id: str, system: str) -> str:
                     out.append(f"      ({tt.calls} component call{'s' if tt.calls != 1 else ''})")
             t += 1
         if trace and si < len(trace.snapshots):
-            out.append(f"  Store after session {si + 1}:")
-            out += [f"    {x}" for x in snapshot_lines(trace.snapshots[si])]
+            out.append(f"  Store after session {si}:")
+            out += [f"    {x}" for x in snapshot_lines(trace.snapshots[si], labels)]
         if si in answers:
             text, verdict = answers[si]
-            out += _wrap(f"  Answer after session {si + 1}: ", repr(text), 4)
+            out += _wrap(f"  Answer after session {si}: ", repr(text), 4)
             if verdict:
                 v = AnswerVerdict.model_validate_json(verdict)
                 out.append(f"    asserts: {', '.join(map(repr, v.asserted)) or 'nothing'} ({v.rationale})")
@@ -277,25 +293,26 @@ def _show_answering(ws: Workspace, arc: Arc, system: str, row: dict | None, answ
     verdicts = {r["after_session"]: r["verdict"] for r in ws.db["eval_answers"].rows_where(
         "name = ? and arc_id = ?", [system, arc.id])}
     out.append("")
+    labels = turn_labels(arc.sessions)
     t = 0
     for si, sess in enumerate(arc.sessions):
-        out.append(f"Session {si + 1} ({sess.date.isoformat()})")
+        out.append(f"Session {si} ({sess.date.isoformat()})")
         for turn in sess.turns:
             mark = f" [{marks[t]}]" if t in marks else ""
-            out += _wrap(f"  t{t} {turn.role}{mark}: ", turn.text, 6)
+            out += _wrap(f"  {labels[t]} {turn.role}{mark}: ", turn.text, 6)
             t += 1
         got = sessions.get(si)
         if got is None:
             out += ["  (no answer stored after this session)", ""]
             continue
         mems = got["retrieved"]
-        out.append(f"  Retrieved for the probe after session {si + 1}: "
+        out.append(f"  Retrieved for the probe after session {si}: "
                    + (f"{len(mems)} memor{'y' if len(mems) == 1 else 'ies'}" if mems else
                       "nothing (no store)" if row and row["options"].get("store") == "none" else
                       "nothing"))
         for i, r in enumerate(mems, 1):
             out += _wrap("    ", retrieved_line(i, r), 7)
-        out += _wrap(f"  Answer after session {si + 1}: ", repr(got["answer"]), 4)
+        out += _wrap(f"  Answer after session {si}: ", repr(got["answer"]), 4)
         if verdicts.get(si):
             v = AnswerVerdict.model_validate_json(verdicts[si])
             out.append(f"    asserts: {', '.join(map(repr, v.asserted)) or 'nothing'} ({v.rationale})")
@@ -314,4 +331,4 @@ def _show_answering(ws: Workspace, arc: Arc, system: str, row: dict | None, answ
     return "\n".join(out).rstrip() + "\n"
 
 
-__all__ = ["event_line", "retrieved_line", "show_arc", "show_natural", "snapshot_lines"]
+__all__ = ["event_line", "retrieved_line", "show_arc", "show_natural", "snapshot_lines", "turn_labels"]

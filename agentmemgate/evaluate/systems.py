@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from ..errors import BadInput
 from ..memory.system import SystemFactory, SystemInfo
 from ..workspace import Workspace
+from ..suggest import did_you_mean
 
 # The paper's component systems (Section 4, Appendix A.1) and the retry ablation (Section 6.3).
 DEFAULT_SYSTEMS = (
@@ -182,9 +183,10 @@ def _resolve_other(name: str, *, model: str, workspace: Any, base_url: str | Non
             from ..memory.registry import OPTIONS, system_names
 
             plugins = [p.name for p in _plugin_list()]
-            raise BadInput(f"Unknown memory system {name!r}; systems: "
-                           f"{', '.join(system_names() + answering_names() + plugins)} (component "
-                           f"options [{', '.join(OPTIONS)}]; see `amg eval systems`)")
+            known = system_names() + answering_names() + plugins
+            raise BadInput(f"Unknown memory system {name!r}{did_you_mean(name, known)}; systems: "
+                           f"{', '.join(known)} (component options [{', '.join(OPTIONS)}]; see "
+                           "`amg eval systems`)")
         if plugin.contract == "component":
             info, factory, _ = plugin_component(name)
             return system_spec(factory, name=name, info=info,

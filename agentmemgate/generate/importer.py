@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import __version__
 from ..design import OUTCOME_KINDS, Design, paper_design
-from ..errors import BadInput, UnknownLevel
+from ..errors import BadInput, UnknownLevel, unreadable
 from ..schema import (
     Arc,
     ArcSpec,
@@ -224,7 +224,7 @@ def read_arcs(path: str | Path, split: str | None = None, design: Design | None 
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as e:
-        raise BadInput(f"Cannot read {str(path)!r}: {getattr(e, 'strerror', None) or e}") from None
+        raise unreadable(path, e) from None
     out: list[tuple[int, Arc, str]] = []
     ignored: set[str] = set()
     first_line: dict[str, int] = {}

@@ -302,9 +302,7 @@ class LLMExtractor:
         self.name = component_name(model, self.rubric)
 
     def prompt(self, turn: UserTurn, context: list[ContextTurn]) -> str:
-        from ..corpora._prompt import fill
-
-        return fill(self.rubric, date=turn.date.isoformat(), context=format_turns(context, CONTEXT_TURNS),
+        return self.rubric.fill(date=turn.date.isoformat(), context=format_turns(context, CONTEXT_TURNS),
                     message=turn.text)
 
     def plan(self, turn: UserTurn, context: list[ContextTurn]) -> bool:

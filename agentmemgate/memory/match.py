@@ -140,9 +140,7 @@ class LLMMatcher:
         self.name = component_name(model, self.rubric)
 
     def prompt(self, tup: ExtractedTuple, fields: list[FieldSpec]) -> str:
-        from ..corpora._prompt import fill
-
-        return fill(self.rubric, entity=tup.entity, attribute=tup.attribute, value=tup.value,
+        return self.rubric.fill(entity=tup.entity, attribute=tup.attribute, value=tup.value,
                     fields=format_fields(fields))
 
     def match(self, tup: ExtractedTuple, fields: list[FieldSpec]) -> FieldSpec | None:

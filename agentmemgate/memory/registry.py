@@ -37,6 +37,7 @@ from typing import Any, Callable
 from typing import TYPE_CHECKING
 
 from ..errors import BadInput
+from ..suggest import did_you_mean
 
 if TYPE_CHECKING:  # the components are imported when a system is built: names cost nothing
     from ..workspace import Workspace
@@ -90,7 +91,7 @@ def parse_name(name: str) -> tuple[str, bool, bool, bool]:
     choices = f"choose one of: {', '.join(BASES)} (options: [{', '.join(OPTIONS)}], e.g. " \
               f"literal-gated[oracle,permissive])"
     if not m or m.group(1) not in BASES:
-        raise BadInput(f"Unknown memory system {name!r}; {choices}")
+        raise BadInput(f"Unknown memory system {name!r}{did_you_mean(name, list(BASES))}; {choices}")
     base = BASES[m.group(1)]
     opts = [o.strip() for o in (m.group(2) or "").split(",") if o.strip()]
     bad = [o for o in opts if o not in OPTIONS]

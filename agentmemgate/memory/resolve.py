@@ -156,9 +156,7 @@ class LLMPredicateWriter:
 
     def prompt(self, field: FieldSpec, tup: ExtractedTuple, value: str, current: str | None,
                context: list[ContextTurn]) -> str:
-        from ..corpora._prompt import fill
-
-        return fill(self.rubric, fields=format_fields([field]), field=field.attribute, value=value,
+        return self.rubric.fill(fields=format_fields([field]), field=field.attribute, value=value,
                     current=current if current is not None else "(nothing stored yet)",
                     statement=tup.span or tup.value, context=format_turns(context, 2))
 
@@ -180,9 +178,7 @@ class LLMChecker:
 
     def prompt(self, item: StagedState, field: FieldSpec, turn: UserTurn,
                context: list[ContextTurn]) -> str:
-        from ..corpora._prompt import fill
-
-        return fill(self.rubric, fields=format_fields([field]), field=field.attribute,
+        return self.rubric.fill(fields=format_fields([field]), field=field.attribute,
                     value=item.value, confirm_when=item.confirm_when,
                     abandon_when=item.abandon_when, context=format_turns(context, 2),
                     message=turn.text)

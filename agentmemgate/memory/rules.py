@@ -14,13 +14,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from ..corpora._phrases import PhraseMatcher, tokens
+from ..text import PhraseMatcher, sentence_spans, tokens
 from ..versioned import versioned_file
 
 RULES_DIR = Path(__file__).parent
 
-# Sentence ends: . ! ? followed by space; a colon is not an end ("Done: I switched to X").
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
 # Clause breaks inside a sentence: punctuation and coordinating/subordinating words.
 _CLAUSE_PUNCT = re.compile(r"[,;:\u2014\u2013()]|\s-\s")
 CLAUSE_WORDS = frozenset({"but", "and", "or", "so", "because", "though", "although", "while",
@@ -35,20 +33,13 @@ class Sentence:
 
 
 def sentences(text: str) -> list[Sentence]:
-    """Split a turn into sentences (character offsets kept); never returns an empty list."""
-    out: list[Sentence] = []
-    pos = 0
-    for m in _SENTENCE_END.finditer(text):
-        chunk = text[pos:m.start()]
-        if chunk.strip():
-            lead = len(chunk) - len(chunk.lstrip())
-            out.append(Sentence(pos + lead, m.start(), chunk.strip()))
-        pos = m.end()
-    tail = text[pos:]
-    if tail.strip():
-        lead = len(tail) - len(tail.lstrip())
-        out.append(Sentence(pos + lead, pos + lead + len(tail.strip()), tail.strip()))
-    return out or [Sentence(0, len(text), text)]
+    """Split a turn into sentences (character offsets kept); never returns an empty list.
+
+    A sentence ends after . ! ? and a space (a colon is no end: "Done: I switched to X"), not at a
+    line break, and after a title or an initial too; only straight quotes and brackets ride along.
+    """
+    spans = sentence_spans(text, closers="\"')]", newlines=False, abbreviations=False)
+    return [Sentence(a, b, text[a:b]) for a, b in spans] or [Sentence(0, len(text), text)]
 
 
 def clause_ids(text: str, toks: list[tuple[int, str]]) -> list[int]:

@@ -40,6 +40,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from ..atomic import process_alive
 from ..errors import BadInput
 from ..llm import CallFailed, FatalProviderError, get_model
 from ..llm._errors import scrub, shorten
@@ -171,7 +172,7 @@ class Mem0Product:
             return
         for d in self.root.iterdir():
             pid = d.name.split("-", 1)[0]
-            if d.is_dir() and pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            if d.is_dir() and pid.isdigit() and int(pid) != os.getpid() and not process_alive(int(pid)):
                 shutil.rmtree(d, ignore_errors=True)
 
     def config(self, directory: Path, url: str, api_key: str) -> dict[str, Any]:
@@ -221,16 +222,6 @@ def _llm_defaults() -> dict[str, Any]:
 
     c = OpenAIConfig()
     return {"temperature": c.temperature, "max_tokens": c.max_tokens, "top_p": c.top_p}
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class Mem0System(AnsweringSystem):

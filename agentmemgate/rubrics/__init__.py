@@ -17,6 +17,7 @@ from ..errors import BadInput
 
 RUBRIC_DIR = Path(__file__).parent
 _NAME = re.compile(r"^(?P<name>[a-z0-9_]+)\.v(?P<version>\d+)\.txt$")
+_SLOT = re.compile(r"\{\{(\w+)\}\}")
 
 
 class Rubric(BaseModel):
@@ -39,6 +40,14 @@ class Rubric(BaseModel):
         if missing:
             raise BadInput(f"Rubric {self.ref} needs values for: {', '.join(sorted(set(missing)))}")
         return out
+
+    def fill(self, **values: str) -> str:
+        """Fill ``{{key}}`` slots with text from outside (corpus turns, which may hold ``{{...}}``
+        themselves: code in LongMemEval) in one pass, so inserted text is never read for slots."""
+        missing = sorted(set(_SLOT.findall(self.text)) - set(values))
+        if missing:
+            raise BadInput(f"Rubric {self.ref} needs values for: {', '.join(missing)}")
+        return _SLOT.sub(lambda m: str(values[m.group(1)]), self.text)
 
 
 def available() -> dict[str, list[int]]:

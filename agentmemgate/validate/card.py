@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from ..stats import Proportion
 from ..workspace import Workspace
+from ._report_md import criterion_description
 from .diversity import card_lines, measure
-from .report import NATURALNESS_HOW, JudgeBlock, ValidationReport, criterion_description, validation_report
+from .report import NATURALNESS_HOW, validation_report
+from .report_models import JudgeBlock, ValidationReport
 
 
 def _prop(p) -> str:
@@ -82,10 +84,18 @@ def diversity_section(ws: Workspace, splits: list[str]) -> str:
     arcs = [a for s in splits for a in ws.arcs(s)]
     if not arcs:
         return ""
-    d = measure(arcs)
+    from ..design.stored import workspace_design
+    from .judging import judged_together
+
+    sets = judged_together(workspace_design(ws), [(a, "") for a in arcs])
+    groups = [sorted({a.spec.split for a, _ in group}) for group in sets]
+    d = measure(arcs, groups=groups)
+    counted = ("; sentence repeats counted within each set the repetition check judges together: "
+               + " / ".join(", ".join(g) for g in groups)) if len(groups) > 1 else ""
     out = ["## Measured diversity", "",
            f"Over the {d.arcs} arcs of {', '.join(splits)} in the workspace (before any --drop-failing; "
-           "`benchmarks/offline_diversity.py --exports OUT` prints the same figures for any export):", ""]
+           "`benchmarks/offline_diversity.py --exports OUT` prints the same figures for any export"
+           f"{counted}):", ""]
     out += card_lines(d)
     out += ["", "These figures count repeats and shared words; they do not measure whether the arcs "
             "read as natural chat. " + NATURALNESS_HOW, ""]

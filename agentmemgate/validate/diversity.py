@@ -67,8 +67,12 @@ def key_turns(arc: Arc) -> set[tuple[int, int]]:
     return {(r.session, r.turn) for r in refs if r is not None}
 
 
-def measure(arcs: Iterable[Arc], top: int = 10) -> Diversity:
+def measure(arcs: Iterable[Arc], top: int = 10, groups: Iterable[Iterable[str]] | None = None) -> Diversity:
+    """Repetition and reply relevance over ``arcs``. ``groups``: the sets of split names whose
+    arcs the repetition check counts together (``judging.judged_together``); sentence repeats
+    are counted within each, as that check counts them, so the card gives one figure."""
     arcs = list(arcs)
+    group_of = {s: i for i, g in enumerate(groups or ()) for s in g}
     lex = realism_lexicon()
     assistant, small_talk = [], []
     sent_counts: Counter = Counter()
@@ -83,7 +87,7 @@ def measure(arcs: Iterable[Arc], top: int = 10) -> Diversity:
                     assistant.append(norm)
                     display.setdefault(norm, t.text)
                     for sent, k in _counted_sentences(t.text):
-                        sent_counts[k] += 1
+                        sent_counts[(group_of.get(arc.spec.split, -1), k)] += 1
                         display.setdefault(k, sent)
                     prev = s.turns[ti - 1] if ti else None
                     if prev is not None and prev.role == "user" and question_part(prev.text):
@@ -98,7 +102,7 @@ def measure(arcs: Iterable[Arc], top: int = 10) -> Diversity:
         small_talk_turns=len(small_talk), small_talk_distinct=_distinct(small_talk),
         sentence_limit=SENTENCE_LIMIT, assistant_sentences=sum(sent_counts.values()),
         sentences_over_limit=sum(1 for c in sent_counts.values() if c > SENTENCE_LIMIT),
-        top_sentences=[Repeated(text=display[k], count=c) for k, c in sent_counts.most_common(top)],
+        top_sentences=[Repeated(text=display[k], count=c) for (_, k), c in sent_counts.most_common(top)],
         top_turns=[Repeated(text=display[k], count=c) for k, c in turn_counts.most_common(top) if c > 1],
         qa_pairs=pairs, qa_overlap_histogram=dict(hist), qa_no_overlap=wilson(hist["0"], pairs))
 

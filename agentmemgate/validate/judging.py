@@ -33,7 +33,8 @@ from .judges import (
 )
 from ._drive import ask_all
 from .judges.questions import Question, RealismQuestion
-from .report import ValidationReport, generator_families, validation_report
+from .report import generator_families, validation_report
+from .report_models import ValidationReport
 from .run import StructureSummary, validate_structure
 from .store import (VerdictRow, answered, arcs_with_sha, generator_families_of, save_verdicts, sha256_text,
                     start_validation_run)

@@ -4,25 +4,28 @@
 ``validation_report`` reads the workspace; ``write_report`` writes markdown, JSON and PNG heatmaps.
 Proportions are fractions in [0, 1] with n, k and a 95% Wilson interval; statistics that are
 undefined (no items, one label only) stay ``None``.
+
+``report_models`` holds what this module computes; ``_report_md`` renders the Markdown and
+``_plots`` the heatmaps.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from itertools import combinations
 from pathlib import Path
 from typing import Iterable
-
-from pydantic import BaseModel, ConfigDict
 
 from ..design import Design, paper_design
 from ..design.stored import workspace_design
 from ..llm.servers import normalize_family
 from ..stats import Proportion, cohen_kappa, wilson
 from ..workspace import Workspace
+from ._report_md import image_name, report_markdown
 from .judges import OFFLINE_GENERATOR_FAMILY, OFFLINE_JUDGE_FAMILY, REALISM_CRITERIA, JudgeInfo
 from .judges._realism import OFFLINE_REALISM_CHECKS
+from .report_models import (Agreement, FactorRecovery, FailingArc, JudgeBlock, JudgeFailure,
+                            Ordinal, Recovery, ValidationReport)
 from .store import VerdictRow, current_arc_shas, generator_families_of, latest_run, load_verdicts
 
 NATURALNESS_HOW = (
@@ -32,96 +35,9 @@ NATURALNESS_HOW = (
 NATURALNESS_NOTE = (
     "Naturalness (does this read as real chat?) was not judged: the offline heuristic judge is a "
     "lexicon and cannot read for it, so it reports only the named checks it can make. " + NATURALNESS_HOW)
-
-
-def criterion_description(criterion: str, heuristic: bool) -> str:
-    """What a realism criterion checks, as the judge that gave it defines it."""
-    if heuristic and criterion in OFFLINE_REALISM_CHECKS:
-        return OFFLINE_REALISM_CHECKS[criterion]
-    return REALISM_CRITERIA.get(criterion, "")
 HEURISTIC_NOTE = ("`offline` is the offline heuristic judge (family offline-heuristic): a cue-lexicon "
                   "classifier and string rules, not a language model. Its numbers measure agreement "
                   "between two different offline mechanisms and are reported as heuristic.")
-
-
-class Ordinal(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    order: list[str]
-    exact: Proportion
-    off_by_one: Proportion
-
-
-class FactorRecovery(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    value: float | None
-    ci_low: float | None
-    ci_high: float | None
-    n: int
-    k: int
-    levels: list[str]
-    confusion: dict[str, dict[str, int]]  # intended -> recovered -> count
-    ordinal: Ordinal | None = None
-
-
-class Recovery(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    overall: Proportion
-    by_factor: dict[str, FactorRecovery]
-
-
-class JudgeBlock(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    judge: JudgeInfo
-    same_family: bool
-    recovery: Recovery
-    realism: dict[str, Proportion]
-    judge_failures: dict[str, int]
-
-
-class Agreement(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    judges: list[str]
-    task: str
-    scope: str  # a factor, "all", or a realism criterion
-    agreement: Proportion
-    kappa: float | None
-
-
-class FailingArc(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    arc_id: str
-    split: str
-    judge: str
-    check: str
-    intended: str = ""
-    verdict: str
-    rationale: str
-
-
-class JudgeFailure(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    arc_id: str
-    judge: str
-    task: str
-    error: str
-
-
-class ValidationReport(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    splits: list[str]
-    judges: list[JudgeInfo]
-    primary_judge: str | None
-    generator_families: list[str]
-    same_family_judges: list[str]  # judges that judged arcs of their own family (allowed explicitly)
-    notes: list[str]
-    recovery: Recovery
-    realism: dict[str, Proportion]
-    by_judge: dict[str, JudgeBlock]
-    agreement: list[Agreement]
-    failing_arcs: list[FailingArc]
-    judge_failures: list[JudgeFailure]
-    # the judges' calls, tokens and cost from the call log (``llm.cost.usage_rows``)
-    model_calls: dict | None = None
 
 
 # -- computing -------------------------------------------------------------------------------
@@ -338,110 +254,7 @@ def save_validation_report(workspace: str | Path | Workspace, splits: list[str],
     return r, write_report(r, Path(out_dir) if out_dir else ws.path / "reports" / "validation")
 
 
-# -- rendering -------------------------------------------------------------------------------
-def pct(p: Proportion) -> str:
-    return p.fmt()
-
-
-def _kappa(k: float | None) -> str:
-    return "undefined" if k is None else f"{k:.2f}"
-
-
-def confusion_table(f: FactorRecovery) -> list[str]:
-    cols = [c for c in f.levels if any(f.confusion[i][c] for i in f.levels)] or f.levels
-    rows = [i for i in f.levels if any(f.confusion[i].values())]
-    out = ["| intended \\ recovered | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
-    for i in rows:
-        out.append(f"| {i} | " + " | ".join(str(f.confusion[i][c]) for c in cols) + " |")
-    return out
-
-
-def _scale(factor: str) -> str:
-    """How the ordinal line names a factor ('hedge strength')."""
-    return factor.replace("_", " ")
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-zA-Z0-9]+", "-", text).strip("-").lower()
-
-
-def image_name(judge: str, factor: str) -> str:
-    return f"confusion-{_slug(judge)}-{factor}.png"
-
-
-def judge_block_markdown(b: JudgeBlock, images: bool = False, heading: str = "###") -> list[str]:
-    j = b.judge
-    kind = "heuristic" if j.heuristic else "LLM"
-    out = [f"{heading} Judge `{j.spec}` (family {j.family}, {kind})", ""]
-    if b.same_family:
-        out += ["**Same family as the generator** (allowed with --allow-same-family).", ""]
-    rec = b.recovery
-    out += [f"Blind level recovery, all factors: {pct(rec.overall)}", ""]
-    if rec.by_factor:
-        out += ["| factor | recovered | n | 95% CI |", "|---|---|---|---|"]
-        for name, f in rec.by_factor.items():
-            p = Proportion(value=f.value, ci_low=f.ci_low, ci_high=f.ci_high, n=f.n, k=f.k)
-            ci = "undefined" if p.value is None else f"[{100 * p.ci_low:.1f}, {100 * p.ci_high:.1f}]"
-            val = "undefined" if p.value is None else f"{p.k}/{p.n} = {100 * p.value:.1f}%"
-            out.append(f"| {name} | {val} | {p.n} | {ci} |")
-        out.append("")
-        for name, f in rec.by_factor.items():
-            out += [f"Confusion matrix, {name} (rows: intended level; columns: recovered level):", ""]
-            out += confusion_table(f) + [""]
-            if f.ordinal:
-                out += [f"Ordered {_scale(name)} levels ({' < '.join(f.ordinal.order)}): exact "
-                        f"{pct(f.ordinal.exact)}; within one level {pct(f.ordinal.off_by_one)}", ""]
-            if images:
-                out += [f"![{name} confusion, {j.spec}]({image_name(j.spec, name)})", ""]
-    if b.realism:
-        out += ["| realism criterion | what it checks | pass rate | n | 95% CI |", "|---|---|---|---|---|"]
-        for c, p in b.realism.items():
-            ci = "undefined" if p.value is None else f"[{100 * p.ci_low:.1f}, {100 * p.ci_high:.1f}]"
-            val = "undefined" if p.value is None else f"{p.k}/{p.n} = {100 * p.value:.1f}%"
-            out.append(f"| {c} | {criterion_description(c, j.heuristic)} | {val} | {p.n} | {ci} |")
-        out.append("")
-    nf = b.judge_failures
-    if any(nf.values()):
-        out += [f"Judge failures (no valid answer after retries; not counted as verdicts): "
-                f"recovery {nf.get('recovery', 0)}, realism {nf.get('realism', 0)} arcs.", ""]
-    return out
-
-
-def report_markdown(r: ValidationReport, images: bool = False, max_failing: int = 100) -> str:
-    out = ["# Validation report", "", f"Splits: {', '.join(r.splits)}", ""]
-    if not r.judges:
-        return "\n".join(out + ["No judge verdicts stored for these arcs: run `amg validate`.", ""])
-    out += ["| judge | family | kind |", "|---|---|---|"]
-    out += [f"| `{j.spec}` | {j.family} | {'heuristic' if j.heuristic else 'LLM'} |" for j in r.judges]
-    if r.model_calls:
-        from ..llm.usage_log import by_model_lines
-
-        out += ["", "Judge model calls in this workspace (call log, `amg build` and `amg validate`):"]
-        out += [f"- {line}" for line in by_model_lines(r.model_calls)]
-    out += ["", f"Generator families: {', '.join(r.generator_families) or 'none'}", ""]
-    out += [f"- {n}" for n in r.notes] + ([""] if r.notes else [])
-    for b in r.by_judge.values():
-        out += judge_block_markdown(b, images=images, heading="##")
-    if r.agreement:
-        out += ["## Inter-judge agreement", "", "| judges | task | scope | agreement | Cohen's kappa |",
-                "|---|---|---|---|---|"]
-        out += [f"| {' vs '.join(a.judges)} | {a.task} | {a.scope} | {pct(a.agreement)} | {_kappa(a.kappa)} |"
-                for a in r.agreement]
-        out.append("")
-    out += ["## Failing arcs", ""]
-    if not r.failing_arcs:
-        out += ["None.", ""]
-    for f in r.failing_arcs[:max_failing]:
-        what = f"recovered {f.verdict}, intended {f.intended}" if f.check == "recovery" else "fail"
-        out.append(f"- `{f.arc_id}` ({f.judge}, {f.check}: {what}): {f.rationale}")
-    if len(r.failing_arcs) > max_failing:
-        out.append(f"- ... and {len(r.failing_arcs) - max_failing} more (see validation.json)")
-    if r.judge_failures:
-        out += ["", "## Judge failures", ""]
-        out += [f"- `{f.arc_id}` ({f.judge}, {f.task}): {f.error}" for f in r.judge_failures[:max_failing]]
-    return "\n".join(out).rstrip() + "\n"
-
-
+# -- files -----------------------------------------------------------------------------------
 def write_report(r: ValidationReport, out_dir: str | Path) -> list[Path]:
     """``validation.md``, ``validation.json`` and one confusion heatmap PNG per judge and factor."""
     from ._plots import confusion_png

@@ -157,7 +157,7 @@ def test_the_data_file_documents_every_weight_and_the_code_reads_no_renderer_fil
     raw = (CLASSIFY / "evidence_cues.v2.toml").read_text()
     data = tomllib.loads(raw)
     header = "\n".join(line for line in raw.splitlines() if line.startswith("#"))
-    code = (CLASSIFY / "scoped.py").read_text()
+    code = "".join((CLASSIFY / f).read_text() for f in ("scoped.py", "scoped_rules.py", "_scoped_sentence.py"))
     for key in data["evidence"]:
         assert re.search(rf"\b{key}\b", header), f"{key} is not explained in the file header"
         assert f'"{key}"' in code or f'"bare_{{cls}}"' in code and key.startswith("bare_"), key

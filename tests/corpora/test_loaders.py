@@ -100,9 +100,9 @@ def test_turn_without_content_is_named(tmp_path):
 
 
 def test_missing_file_and_directory(tmp_path):
-    with pytest.raises(CorpusError, match="no such file"):
+    with pytest.raises(CorpusError, match="No such file"):
         detect_format("/nonexistent/file.json")
-    with pytest.raises(CorpusError, match="a directory, expected a LongMemEval or LoCoMo JSON file"):
+    with pytest.raises(CorpusError, match="is a folder, not a file: give a LongMemEval or LoCoMo JSON file"):
         detect_format(tmp_path)
 
 

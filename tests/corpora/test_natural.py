@@ -194,7 +194,7 @@ def test_cli_build_list_show(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["--corpus", "longmemeval", NAT_LOCOMO],
      "Error: natural_locomo.json: looks like a locomo file, not longmemeval"),
-    (["--corpus", "locomo", FIXTURES / "nope.json"], f"Error: {FIXTURES / 'nope.json'}: no such file"),
+    (["--corpus", "locomo", FIXTURES / "nope.json"], f"Error: No such file: '{FIXTURES / 'nope.json'}'"),
     (["--corpus", "longmemeval", LONGMEMEVAL],
      "Error: longmemeval_sample.json: 3 LongMemEval instances but no knowledge-update question; "
      "nothing to build"),
@@ -214,7 +214,7 @@ def test_cli_build_errors(tmp_path, args, message):
 
 def test_cli_missing_file_says_so(tmp_path):
     r = cli("natural", "build", tmp_path / "gone.json", "--workspace", tmp_path / "ws")
-    assert r.exit_code == 1 and "gone.json: no such file" in r.output
+    assert r.exit_code == 1 and "No such file: " in r.output and "gone.json" in r.output
 
 
 def test_cli_show_unknown_set(tmp_path):

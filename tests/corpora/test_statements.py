@@ -131,6 +131,6 @@ def test_cli_import_and_list(tmp_path):
     r = runner.invoke(app, ["statements", "list", "s", "--json", "--workspace", ws])
     assert json.loads(r.output)[0]["reference"] == "speculation"
     r = runner.invoke(app, ["statements", "import", "t", str(tmp_path / "missing.jsonl"), "--workspace", ws])
-    assert r.exit_code == 1 and r.output.startswith("Error: Cannot read")
+    assert r.exit_code == 1 and r.output.startswith(f"Error: No such file: '{tmp_path / 'missing.jsonl'}'")
     r = runner.invoke(app, ["statements", "sample", "x", "--size", "3", "--workspace", ws])
     assert r.exit_code == 1 and "run `amg mine hedges` first" in r.output

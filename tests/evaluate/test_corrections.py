@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from agentmemgate.evaluate import compute_report, run_eval, system_spec
-from agentmemgate.evaluate.report import report_markdown
+from agentmemgate.evaluate import compute_report, report_markdown, run_eval, system_spec
 from agentmemgate.evaluate.show import show_arc
 from agentmemgate.evaluate.truth import truth_of
 from agentmemgate.schema import Arc, ArcSpec, CorrectionSpec, Provenance, Session, Turn, TurnRef
@@ -109,7 +108,7 @@ def test_the_offline_gate_marks_the_corrected_value_never_valid_and_show_says_so
     assert r.corrections_control.pairs[0].same_end.k == 1
     gated = show_arc(ws, "g1", "literal-gated")
     assert "classified explicit_correction" in gated
-    assert "'Pandora' [t0, t4) never valid, 'Deezer' [t4, now) via correction" in gated
+    assert "'Pandora' [s0 t0, s0 t4) never valid, 'Deezer' [s0 t4, now) via correction" in gated
     assert "[explicit correction: 'Pandora' -> 'Deezer']" in gated
     assert "corrections_applied: yes" in gated
     assert ") never valid" not in show_arc(ws, "g1", "literal-ungated")  # no interval is

@@ -95,7 +95,7 @@ def test_show_one_arc(copy):
     r = amg("eval", "show", arc.id, "--system", "literal-gated", "--workspace", copy)
     assert r.exit_code == 0, r.output
     assert "read as it arrived" in r.output and "[plan turn]" in r.output
-    assert "Store after session 1" in r.output and "Measures (judge offline)" in r.output
+    assert "Store after session 0" in r.output and "Measures (judge offline)" in r.output
     one_line_error(amg("eval", "show", "nope", "--system", "literal-gated", "--workspace", copy),
                    "No arc 'nope'")
     one_line_error(amg("eval", "show", arc.id, "--system", "mystery", "--workspace", copy),
@@ -154,7 +154,7 @@ def test_answers_command(copy, tmp_path):
                    "duplicate answer")
     assert ws.db["eval_answers"].count == before
     one_line_error(amg("eval", "answers", tmp_path / "missing.jsonl", "--name", "p", "--workspace", copy),
-                   "Cannot read")
+                   f"No such file: '{tmp_path / 'missing.jsonl'}'")
     # v1 stays selectable by name; an unknown version is a one-line error
     r1 = amg("eval", "answers", good, "--name", "product-v1", "--judge", "offline:answer_cues.v1",
              "--workspace", copy, "--no-progress")
@@ -243,10 +243,11 @@ def test_what_a_hand_audit_tripped_on(copy, tmp_path):
     out = amg("eval", "show", arc.id, "--system", "prod", "--workspace", copy).output
     heads = [int(n) for n in re.findall(r"^Session (\d+) ", out, re.M)]
     answered = [int(n) for n in re.findall(r"Answer after session (\d+):", out)]
-    assert heads == answered == list(range(1, len(arc.sessions) + 1))
+    # sessions counted from 0, as the exports count them
+    assert heads == answered == list(range(len(arc.sessions)))
     window = re.search(r"no answer after session ([\d, or]+) asserts", out).group(1)
     assert set(map(int, re.findall(r"\d+", window))) <= set(heads)
-    assert "after session 0" not in out
+    assert f"after session {len(arc.sessions)}" not in out
 
     # Every measure a gated system scores says why, in show and in the store.
     for a in ws.arcs("controlled"):

@@ -8,9 +8,8 @@ import json
 import pytest
 
 from agentmemgate.design import paper_design
-from agentmemgate.evaluate import compute_report, run_eval
-from agentmemgate.evaluate.report import (FIGURE2, FIGURE3, level_views, report_markdown,
-                                          write_report)
+from agentmemgate.evaluate import compute_report, report_markdown, run_eval, write_report
+from agentmemgate.evaluate._report_md import FIGURE2, FIGURE3, level_views
 from agentmemgate.generate import generate, get_renderer
 from agentmemgate.workspace import Workspace
 

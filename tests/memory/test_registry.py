@@ -49,7 +49,8 @@ def test_info_labels_offline_rules_and_oracles():
 
 
 @pytest.mark.parametrize("name,needle", [
-    ("literal", "Unknown memory system 'literal'; choose one of: literal-ungated"),
+    ("literal", "Unknown memory system 'literal'; did you mean 'literal-gated'?; choose one of: literal-ungated"),
+    ("cautious-gatd", "did you mean 'cautious-gated'?"),
     ("literal-gated[fast]", "Unknown option 'fast'"),
     ("cautious-gated[retry,no-retry]", "both on and off"),
     ("", "Unknown memory system ''"),

@@ -1,4 +1,4 @@
-"""Plug-ins: the README's complete plug-in, installed with pip into a temporary directory, listed
+"""Plug-ins: the docs' complete plug-in (docs/how-to/score-systems.md), installed with pip into a temporary directory, listed
 by `amg eval systems` and run by `amg eval run`, beside a component plug-in and a broken one."""
 
 from __future__ import annotations
@@ -56,11 +56,11 @@ class Nothing(MemorySystem):
 '''
 
 
-def readme_plugin() -> tuple[str, str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+def docs_plugin() -> tuple[str, str]:
+    text = (ROOT / "docs" / "how-to" / "score-systems.md").read_text(encoding="utf-8")
     toml = re.search(r"```toml\n# pyproject.toml\n(.*?)```", text, re.S)
     py = re.search(r"```python\n# amg_recent.py\n(.*?)```", text, re.S)
-    assert toml and py, "the README's plug-in example is missing"
+    assert toml and py, "the docs' plug-in example is missing"
     return toml.group(1), py.group(1)
 
 
@@ -68,7 +68,7 @@ def readme_plugin() -> tuple[str, str]:
 def plugins(tmp_path_factory):
     """Both packages built and installed by pip into a directory that is put on PYTHONPATH."""
     root = tmp_path_factory.mktemp("plugins")
-    toml, py = readme_plugin()
+    toml, py = docs_plugin()
     for name, files in (("recent", {"pyproject.toml": toml, "amg_recent.py": py}),
                         ("extra", {"pyproject.toml": EXTRA_TOML, "amg_extra.py": EXTRA_PY})):
         (root / name).mkdir()
@@ -110,7 +110,7 @@ def test_eval_systems_lists_plugins_and_a_broken_one_spoils_nothing(plugins):
     assert len(r.stdout.splitlines()) == len(lines)  # one line each
 
 
-def test_the_readme_plugin_runs_and_is_reported(plugins):
+def test_the_docs_plugin_runs_and_is_reported(plugins):
     target, ws = plugins
     r = amg(target, "eval", "run", "--system", "recent-messages", "--system", "remember-nothing",
             "--split", "core", "--workspace", ws, "--no-progress")
@@ -126,8 +126,8 @@ def test_the_readme_plugin_runs_and_is_reported(plugins):
     show = CliRunner().invoke(app, ["eval", "show", arc, "--system", "recent-messages",
                                     "--workspace", str(ws)])
     assert show.exit_code == 0, show.output
-    assert re.search(r"Answer after session 1: ['\"]Last you told me:", show.output)
-    assert "Retrieved for the probe after session 1:" in show.output
+    assert re.search(r"Answer after session 0: ['\"]Last you told me:", show.output)
+    assert "Retrieved for the probe after session 0:" in show.output
     rep = CliRunner().invoke(app, ["report", "eval", "--json", "--workspace", str(ws)])
     assert rep.exit_code == 0, rep.output
     meta = json.loads(rep.stdout)["meta"]["systems"]

@@ -23,7 +23,7 @@ from agentmemgate.validate.judges import (
 from agentmemgate.validate.judges.heuristic import design_problems
 from agentmemgate.validate.judges.questions import ChatSession, ChatTurn
 from agentmemgate.validate.judging import judge_arcs
-from agentmemgate.validate.report import compute_report, report_markdown, validation_report
+from agentmemgate.validate import compute_report, report_markdown, validation_report
 from agentmemgate.validate.store import VerdictRow
 from agentmemgate.workspace import Workspace
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from agentmemgate.validate import compute_report, report_markdown, write_report
 from agentmemgate.validate.judges import JudgeInfo
-from agentmemgate.validate.report import compute_report, report_markdown, write_report
 from agentmemgate.validate.store import VerdictRow
 
 A = JudgeInfo(spec="anthropic:judge-a", family="anthropic", heuristic=False)

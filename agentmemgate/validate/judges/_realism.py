@@ -22,6 +22,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
+from ...text import MONTH_NUMBERS, MONTHS, WEEKDAYS, nearest_date
+from ...text import sentences as split_sentences
 from ._lexicon import Lexicon, load_lexicon, normalize
 from .questions import ChatSession, RealismQuestion
 from .verdicts import CriterionVerdict
@@ -60,17 +62,13 @@ SENTENCE_MIN_WORDS = 1  # every sentence counts, "Got it." included
 SENTENCE_LIMIT = 8  # an assistant sentence may occur at most this often in the dataset
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _CLAUSE = re.compile(r"[,;:()]|\s(?:and|but|because|so|while|although|though|then)\s")
-_MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september",
-           "october", "november", "december"]
-_WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
-_DATE = re.compile(r"(?:(?P<wd>" + "|".join(_WEEKDAYS) + r"),?\s+(?:the\s+)?)?(?P<mon>" + "|".join(_MONTHS)
+_DATE = re.compile(r"(?:(?P<wd>" + "|".join(WEEKDAYS) + r"),?\s+(?:the\s+)?)?(?P<mon>" + "|".join(MONTHS)
                    + r")\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?\b")
 # A turn has a ``_DATE`` match exactly when it has one of this (the weekday before the month is
 # optional), which starts with a month's first letter and so is found by a quick character scan.
-_HAS_DATE = re.compile(r"(?:" + "|".join(_MONTHS) + r")\s+\d{1,2}(?:st|nd|rd|th)?\b")
-_DAYS = "|".join(_WEEKDAYS)
+_HAS_DATE = re.compile(r"(?:" + "|".join(MONTHS) + r")\s+\d{1,2}(?:st|nd|rd|th)?\b")
+_DAYS = "|".join(WEEKDAYS)
 _TOMORROW = re.compile(rf"\btomorrow,? (?:on )?({_DAYS})\b|\b({_DAYS}),? tomorrow\b")
 _ON_WEEKDAY = re.compile(rf"\bon (?:{_DAYS})\b")
 _NUM = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
@@ -95,7 +93,8 @@ def sentences(text: str) -> list[str]:
 
 @lru_cache(maxsize=65536)
 def _sentences(text: str) -> tuple[str, ...]:
-    return tuple(s for s in _SENTENCE_END.split(text.strip()) if s)
+    """Ends after . ! ? and a space only: no line breaks, titles or closing quotes."""
+    return tuple(split_sentences(text, closers="", newlines=False, abbreviations=False))
 
 
 def clauses(sentence: str) -> list[str]:
@@ -239,18 +238,6 @@ def qa_relevance(sessions: tuple[ChatSession, ...], lex: Lexicon) -> CriterionVe
                "and with no other question more.")
 
 
-def _nearest(date: dt.date, month: int, day: int) -> dt.date | None:
-    best = None
-    for year in (date.year - 1, date.year, date.year + 1):
-        try:
-            cand = dt.date(year, month, day)
-        except ValueError:
-            continue
-        if best is None or abs((cand - date).days) < abs((best - date).days):
-            best = cand
-    return best
-
-
 def _past_interval(expr: str, d: dt.date) -> tuple[dt.date, dt.date] | None:
     """The days a past-time expression can mean, said on day ``d`` (None: not a known one)."""
     e = expr.strip()
@@ -260,11 +247,11 @@ def _past_interval(expr: str, d: dt.date) -> tuple[dt.date, dt.date] | None:
         return d - dt.timedelta(2), d - dt.timedelta(2)
     if e in ("today", "this morning", "tonight", "earlier today"):
         return d, d
-    if e in _WEEKDAYS or e.startswith("on ") and e[3:] in _WEEKDAYS:
-        k = (d.weekday() - _WEEKDAYS.index(e.split()[-1])) % 7 or 7
+    if e in WEEKDAYS or e.startswith("on ") and e[3:] in WEEKDAYS:
+        k = (d.weekday() - WEEKDAYS.index(e.split()[-1])) % 7 or 7
         return d - dt.timedelta(k), d - dt.timedelta(k)
-    if e.startswith("last ") and e[5:] in _WEEKDAYS:
-        k = (d.weekday() - _WEEKDAYS.index(e[5:])) % 7 or 7
+    if e.startswith("last ") and e[5:] in WEEKDAYS:
+        k = (d.weekday() - WEEKDAYS.index(e[5:])) % 7 or 7
         return d - dt.timedelta(k + 7), d - dt.timedelta(k)
     if e == "last week":
         start = d - dt.timedelta(d.weekday() + 7)
@@ -299,7 +286,7 @@ _PAST_WHEN = re.compile(
     r"\b(yesterday|the day before yesterday|today|this morning|earlier today|last week|this week|"
     r"last weekend|over the weekend|this weekend|at the weekend|last month|earlier this month|"
     r"a few days ago|a couple of days ago|a couple of weeks ago|a few weeks ago|"
-    r"(?:on |last )?(?:" + "|".join(_WEEKDAYS) + r")|\w+ (?:days?|weeks?|months?) ago)\b")
+    r"(?:on |last )?(?:" + "|".join(WEEKDAYS) + r")|\w+ (?:days?|weeks?|months?) ago)\b")
 
 
 _WITHIN = re.compile(r"\b(earlier|a minute ago|a few minutes ago|a moment ago|just now|before)\b")
@@ -346,10 +333,10 @@ def time_references(q: RealismQuestion, lex: Lexicon) -> CriterionVerdict:
         for sent in (sentences(t.text) if "tomorrow" in text or _HAS_DATE.search(text) else ()):
             s_norm = normalize(sent)
             for m in _DATE.finditer(s_norm):
-                when = _nearest(d, _MONTHS.index(m["mon"]) + 1, int(m["day"]))
+                when = nearest_date(d, MONTH_NUMBERS[m["mon"]], int(m["day"]))
                 if when is None:
                     return _fail(f"{_where(si, ti)} names a date that does not exist ('{m.group(0)}').")
-                if m["wd"] and _WEEKDAYS[when.weekday()] != m["wd"]:
+                if m["wd"] and WEEKDAYS[when.weekday()] != m["wd"]:
                     return _fail(f"{_where(si, ti)} says '{m.group(0)}', but {when:%B} {when.day}, "
                                  f"{when.year} is a {when:%A}.")
                 if lex.has("future", s_norm) and not lex.has("change_done", s_norm) and when < d:
@@ -357,7 +344,7 @@ def time_references(q: RealismQuestion, lex: Lexicon) -> CriterionVerdict:
                                  f"this session's date ({d.isoformat()}).")
             if "tomorrow" in s_norm and (m := _TOMORROW.search(s_norm)):
                 wd = m.group(1) or m.group(2)
-                real = _WEEKDAYS[(d + dt.timedelta(1)).weekday()]
+                real = WEEKDAYS[(d + dt.timedelta(1)).weekday()]
                 if wd != real:
                     return _fail(f"{_where(si, ti)} calls {wd} 'tomorrow', but the day after "
                                  f"{d.isoformat()} is a {real}.")
