@@ -149,7 +149,7 @@ def _from_test_models(rows: list[dict[str, Any]]) -> str:
 def _cost(r: dict[str, Any]) -> str:
     if r["cost_usd"] is None:
         return "cost unknown (no price)"
-    return money(r["cost_usd"]) + (f" + {r['unpriced_calls']} call(s) without a price"
+    return money(r["cost_usd"]) + (f" + {_n(r['unpriced_calls'], 'call')} without a price"
                                    if r["unpriced_calls"] else "")
 
 

@@ -140,7 +140,7 @@ def test_amg_usage_sums_by_command_model_and_purpose(tmp_path):
         "amg classify",
         "  openai:gpt-4o-mini  classify.evidence_type: 1 call (1 HTTP attempt without a reply), "
         "50 in (0 cached), 5 out; cost unknown (no price)",
-        "total: 3 calls (4 HTTP attempts), 450 in (100 cached), 45 out; $0.0040 + 1 call(s) "
+        "total: 3 calls (4 HTTP attempts), 450 in (100 cached), 45 out; $0.0040 + 1 call "
         "without a price"]
     data = json.loads(runner.invoke(app, ["usage", "--json", "--workspace", str(ws.path)]).output)
     assert data["total"]["calls"] == 3
