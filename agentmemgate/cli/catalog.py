@@ -46,7 +46,8 @@ def check(
 def propose(
     model: Annotated[Optional[str], typer.Option(
         "--model", help="The model that writes the files, provider:model (e.g. "
-                        "openai:gpt-4o-mini; a local server: openai:NAME --base-url URL).")] = None,
+                        "openai:gpt-4o-mini; a local server: openai:NAME --model-base-url "
+                        "URL).")] = None,
     attribute: Annotated[Optional[list[str]], typer.Option(
         "--attribute", help="A new attribute to propose a domain file for, in snake_case (e.g. "
                             "preferred_airline); repeatable.")] = None,

@@ -25,7 +25,7 @@ JudgeBaseUrlOpt = model_server("judge", "OpenAI-compatible server for an openai:
 ModelBaseUrlOpt = model_server("model", "OpenAI-compatible server for an openai: --model.",
                                "--base-url")
 EmbedderBaseUrlOpt = model_server("embedder", "Server of an openai: --embedder, when it is not "
-                                              "--base-url.")
+                                              "--model-base-url's.")
 AllowSameOpt = Annotated[bool, typer.Option(
     "--allow-same-family", help="Allow a judge from the arcs' generator family (reports say so).")]
 ConcurrencyOpt = Annotated[int, typer.Option(
