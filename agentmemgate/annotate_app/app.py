@@ -137,8 +137,11 @@ _PAGE_SCRIPT = """<script>
 # a run redraws it, would reach no handler and be lost without a sign. Here a key whose button is
 # drawn, current and enabled presses it; one that comes while the page is still being drawn waits
 # for its button (in the order pressed, up to KEY_WAIT_S); one the drawn page has no enabled
-# button for is refused with a note on the page. Keys typed into a field, with Ctrl, Alt or Cmd,
-# or on a page without the labeling controls (sign-in) are left alone.
+# button for is refused with a note on the page. After a press, the next key waits for the run
+# it started to end, so a fast "1, Enter" reaches the server as two runs (two presses in one
+# rerun could lose the first). Keys typed into a field, with Ctrl, Alt or Cmd, or on a page
+# without the labeling controls (sign-in) are left alone. What a press does is decided on the
+# server, as for a click.
 _KEY_SCRIPT = """<script>
 (() => {
   /* amg keys */
@@ -147,6 +150,18 @@ _KEY_SCRIPT = """<script>
   const named = {enter: "%(submit)s", b: "%(back)s", n: "%(next)s"};
   const queue = [];
   let timer = null;
+  let sent = null;  /* the last press: {at, ran}, until the run it started has ended */
+  new MutationObserver(() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (sent && app && app.getAttribute("data-test-script-state") === "running") sent.ran = true;
+  }).observe(document.documentElement,
+             {subtree: true, attributes: true, attributeFilter: ["data-test-script-state"]});
+  const answered = () => {  /* the last press's run is over (or none started within a second) */
+    if (sent && ((sent.ran && drawn()) || (!sent.ran && performance.now() - sent.at > 1000))) {
+      sent = null;
+    }
+    return !sent;
+  };
   const note = (text) => {
     let el = document.getElementById("amg-key-note");
     if (!el) {
@@ -184,13 +199,16 @@ _KEY_SCRIPT = """<script>
     timer = null;
     while (queue.length) {
       const k = queue[0];
-      const [what, detail] = state(k.name);
+      const [what, detail] = answered() ? state(k.name) : ["wait"];
       if (what === "wait" && performance.now() - k.at < %(wait_ms)s) {
         timer = setTimeout(pump, 50);
         return;
       }
       queue.shift();
-      if (what === "press") detail.click();
+      if (what === "press") {
+        detail.click();
+        sent = {at: performance.now(), ran: false};
+      }
       else if (what === "refuse") note("Key " + k.label + " did nothing: " + detail + ".");
       else if (what === "wait") note("Key " + k.label + " was not applied: the page was still "
                                      + "loading. Press it again.");
