@@ -44,6 +44,7 @@ from agentmemgate.workspace import DEFAULT_WORKSPACE, Workspace
 WORKSPACE_ENV = "AMG_WORKSPACE"
 # Our own containers' keys; Streamlit gives each the CSS class .st-key-KEY.
 HEAD_KEY, CHAT_KEY, TARGET_KEY, INSTRUCTIONS_KEY = "amg-head", "amg-chat", "amg-target", "amg-instructions"
+READY_KEY = "amg-ready"  # the first page's button that the key script presses
 RELOAD_NOTE = ("Reloading this page or opening it in a new tab signs you out: the token is kept "
                "on the server, not in the address bar. Your saved labels are kept; open your "
                "personal link again to continue where you left off.")
@@ -141,7 +142,9 @@ _PAGE_SCRIPT = """<script>
 # it started to end, so a fast "1, Enter" reaches the server as two runs (two presses in one
 # rerun could lose the first). Keys typed into a field, with Ctrl, Alt or Cmd, or on a page
 # without the labeling controls (sign-in) are left alone. What a press does is decided on the
-# server, as for a click.
+# server, as for a click. Streamlit runs the script only after it has painted the page, so a
+# tab's first page with labeling controls is drawn only once the script has run: the first run
+# draws an "Open" button (_opening), which the script presses as soon as it runs.
 _KEY_SCRIPT = """<script>
 (() => {
   /* amg keys */
@@ -186,10 +189,8 @@ _KEY_SCRIPT = """<script>
   const state = (name) => {  /* [press, button] | [wait] | [skip] | [refuse, why] */
     const box = document.querySelector(".st-key-" + name);
     const button = box && box.querySelector("button");
-    if (button && !button.disabled && box.getAttribute("data-stale") !== "true") {
-      return ["press", button];
-    }
-    if (!drawn()) return ["wait"];
+    if (!drawn()) return ["wait"];  /* a click while a run is busy may be folded into it */
+    if (button && !button.disabled) return ["press", button];
     if (!document.querySelector(".st-key-%(head)s")) return ["skip"];
     if (!button) return ["refuse", "this page has no button for it"];
     const label = box.querySelector('[data-testid="stMarkdownContainer"]') || button;
@@ -226,6 +227,19 @@ _KEY_SCRIPT = """<script>
     queue.push({name, label: key === "enter" ? "Enter" : key.toUpperCase(), at: performance.now()});
     if (!timer) pump();
   }, true);
+  const opener = new MutationObserver(() => {  /* the tab's first page: ask for the labeling
+                                                  page now that keys are taken */
+    const button = document.querySelector(".st-key-%(ready)s button");
+    if (button) {
+      opener.disconnect();
+      button.click();
+    }
+  });
+  opener.observe(document.body, {subtree: true, childList: true});
+  if (document.querySelector(".st-key-%(ready)s button")) {
+    opener.disconnect();
+    document.querySelector(".st-key-%(ready)s button").click();
+  }
 })();
 </script>"""
 KEY_WAIT_S = 10
@@ -248,9 +262,16 @@ def _workspace() -> Workspace:
     return st.session_state._ws
 
 
+def _opening() -> None:
+    """A tab's first run after signing in: only a button the key script presses once it runs
+    (a person whose browser runs no script presses it by hand)."""
+    st.caption("Opening the audit…")
+    st.button("Open", key=READY_KEY)
+
+
 def _key_script() -> None:
     st.html(_KEY_SCRIPT % {"submit": "submit", "back": "back", "next": "next", "choice": "choice_",
-                           "head": HEAD_KEY, "wait_ms": KEY_WAIT_S * 1000},
+                           "head": HEAD_KEY, "ready": READY_KEY, "wait_ms": KEY_WAIT_S * 1000},
             unsafe_allow_javascript=True)  # our constant code: no data
 
 
@@ -397,10 +418,10 @@ def _sign_in(token: str) -> None:
 
 
 def _forget_everything() -> None:
-    """Keeps the connection, the link token already taken from the address (see below) and the
-    press log the buttons' callbacks hold."""
+    """Keeps the connection, the link token already taken from the address (see below), the
+    press log the buttons' callbacks hold and whether the tab has run before."""
     for k in list(st.session_state.keys()):
-        if k not in ("_ws", "_url_token", "_presses"):
+        if k not in ("_ws", "_url_token", "_presses", "_ran"):
             del st.session_state[k]
 
 
@@ -712,6 +733,8 @@ def main() -> None:
     st.set_page_config(page_title="AgentMemGate audit", layout="centered",
                        initial_sidebar_state="expanded")
     st.html(_STYLE)
+    first_run = not st.session_state.get("_ran")  # of this browser tab's session
+    st.session_state._ran = True
     _key_script()
     token = signed_in_token()
     if not token:
@@ -723,6 +746,9 @@ def main() -> None:
     except AmgError as e:
         _forget_everything()
         login_page(str(e))
+        return
+    if first_run:
+        _opening()
         return
     if me.role == "adjudicator":
         adjudication_page(ws, token, me)

@@ -18,7 +18,13 @@ def run(token: str | None = None) -> AppTest:
     at = AppTest.from_file(str(APP), default_timeout=30)
     if token is not None:
         at.query_params["token"] = token
-    return at.run()
+    return opened(at.run())
+
+
+def opened(at: AppTest) -> AppTest:
+    """Press the first page's Open button, as the key script does in a browser."""
+    ready = [b for b in at.button if b.key == "amg-ready"]
+    return ready[0].click().run() if ready else at
 
 
 def rendered(at: AppTest) -> list[str]:
@@ -181,6 +187,23 @@ def test_every_page_draws_the_key_script_first_and_names_its_own_buttons(tmp_pat
                  'n: "next"', '".st-key-amg-head"', '"Key " + k.label + " did nothing: "'):
         assert name in script, name
     assert token_of(made.links["ana"]) not in script
+
+
+def test_a_tabs_first_page_waits_for_the_key_script(tmp_path, monkeypatch):
+    """Streamlit runs a page's scripts only after painting it, so the first run after the link
+    opens draws no item, only the Open button the key script presses once it runs (a person
+    whose browser runs no script presses it); later runs of the tab never show it."""
+    ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"])
+    at = AppTest.from_file(str(APP), default_timeout=30)
+    at.query_params["token"] = token_of(made.links["ana"])
+    at.run()
+    assert [b.key for b in at.button] == ["amg-ready"] and not at.subheader
+    assert ".st-key-amg-ready button" in key_scripts(at)[0]
+    at.button(key="amg-ready").click().run()
+    assert at.subheader[0].value.startswith("Item 1 of") and not [
+        b for b in at.button if b.key == "amg-ready"]
+    submit(at, 1)
+    assert not [b for b in at.button if b.key == "amg-ready"]
 
 
 def test_labeling_going_back_and_progress(tmp_path, monkeypatch):
