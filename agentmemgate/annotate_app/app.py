@@ -227,19 +227,22 @@ _KEY_SCRIPT = """<script>
     queue.push({name, label: key === "enter" ? "Enter" : key.toUpperCase(), at: performance.now()});
     if (!timer) pump();
   }, true);
-  const opener = new MutationObserver(() => {  /* the tab's first page: ask for the labeling
-                                                  page now that keys are taken */
+  /* The tab's first page: ask for the labeling page now that keys are taken, the link's token
+     first taken out of the address bar (as the page script does), so that the run the press
+     starts finds the address as it will leave it and adds no history entry. */
+  const open = () => {
     const button = document.querySelector(".st-key-%(ready)s button");
-    if (button) {
-      opener.disconnect();
-      button.click();
+    if (!button) return false;
+    const url = new URL(window.location.href);
+    if (url.searchParams.has("token")) {
+      url.searchParams.delete("token");
+      window.history.replaceState(window.history.state, "", url.pathname + url.search + url.hash);
     }
-  });
-  opener.observe(document.body, {subtree: true, childList: true});
-  if (document.querySelector(".st-key-%(ready)s button")) {
-    opener.disconnect();
-    document.querySelector(".st-key-%(ready)s button").click();
-  }
+    button.click();
+    return true;
+  };
+  const opener = new MutationObserver(() => { if (open()) opener.disconnect(); });
+  if (!open()) opener.observe(document.body, {subtree: true, childList: true});
 })();
 </script>"""
 KEY_WAIT_S = 10
