@@ -384,3 +384,11 @@ def m021_import_file_sha256(db: sqlite_utils.Database) -> None:
     """The sha256 of the whole file each imported arc came from (``arc_imports`` kept only its
     line's), which the manifest and the dataset card record."""
     db["arc_imports"].add_column("source_sha256", str)
+
+
+@migration
+def m022_audit_base_url(db: sqlite_utils.Database) -> None:
+    """Where an audit's annotators reach ``amg annotate`` (``--base-url``, as its links name it),
+    so ``amg audit relink`` issues a link to the same place; NULL for audits made before, and for
+    audits imported from a file (no links)."""
+    db["audits"].add_column("base_url", str)

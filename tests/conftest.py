@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 
@@ -13,14 +14,21 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 
 @pytest.fixture(autouse=True)
 def _no_keys_no_scripts(monkeypatch):
-    """Every test starts with no API keys or base URLs in the environment and no scripted replies."""
+    """Every test starts with no API keys or base URLs in the environment, no scripted replies
+    and no server remembered as serving the OpenAI Batch API or not."""
     from agentmemgate.llm import reset_scripts
+
+    def forget() -> None:
+        reset_scripts()
+        batch = sys.modules.get("agentmemgate.llm.openai_batch")  # not imported for every test
+        if batch is not None:
+            batch.forget_servers()
 
     for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
         monkeypatch.delenv(var, raising=False)
-    reset_scripts()
+    forget()
     yield
-    reset_scripts()
+    forget()
 
 
 @pytest.fixture

@@ -162,16 +162,17 @@ def test_build_batch_with_only_llm_judges_batches_the_judging(tmp_path, apis):
         ("judge.realism", 3), ("judge.recovery", 3)]
 
 
-def test_build_batch_with_a_compatible_server_is_refused_before_any_work(tmp_path):
+def test_build_batch_at_a_server_without_the_batch_api_is_refused_before_any_work(tmp_path):
     for flags in (["--generator", "openai:smollm2", "--base-url", "http://127.0.0.1:9/v1"],
                   ["--judge", "openai:smollm2", "--judge-base-url", "http://127.0.0.1:9/v1"]):
         r = runner.invoke(app, ["build", "--split", "core", "--n-per-cell", "1", *flags,
                                 "--batch", "--workspace", str(tmp_path / "ws"), "--out",
                                 str(tmp_path / "out")])
         assert r.exit_code == 1
-        assert r.output == ("Error: --batch: openai:smollm2 at 127.0.0.1:9 has no batch API "
-                            "(OpenAI's and Anthropic's own APIs have one; an OpenAI-compatible "
-                            "server does not): run without --batch\n")
+        assert r.output == ("Error: --batch: openai:smollm2 at 127.0.0.1:9 does not serve the "
+                            "OpenAI Batch and Files API (GET http://127.0.0.1:9/v1/batches?limit=1 "
+                            "got no answer: Connection refused): run without --batch, or batch "
+                            "through a gateway that serves it (e.g. a LiteLLM proxy)\n")
         assert not (tmp_path / "ws").exists() and not (tmp_path / "out").exists()
 
 
@@ -209,12 +210,13 @@ def test_build_batch_interrupted_while_polling_then_a_re_run_collects(tmp_path, 
     ["mine", "hedges", str(Path(__file__).parent / "fixtures" / "natural_locomo.json"),
      "--miner", "openai:smollm2", "--base-url", "http://127.0.0.1:9/v1"],
 ])
-def test_every_batch_command_refuses_a_compatible_server_before_any_work(tmp_path, command):
+def test_every_batch_command_refuses_a_server_without_the_batch_api_before_any_work(tmp_path, command):
     """The model is refused as it is made (``--batch`` is known from the start), so a command
     that creates its workspace leaves none behind."""
     r = runner.invoke(app, [*command, "--batch", "--workspace", str(tmp_path / "ws")])
     assert r.exit_code == 1
-    assert r.output.startswith("Error: --batch: openai:smollm2 at 127.0.0.1:9 has no batch API")
+    assert r.output.startswith("Error: --batch: openai:smollm2 at 127.0.0.1:9 does not serve the "
+                               "OpenAI Batch and Files API")
     assert not (tmp_path / "ws").exists()
 
 
@@ -227,7 +229,7 @@ def test_eval_batch_refusal_stores_no_run(tmp_path):
                     ["validate", "equivalence-pairs", "--judge", "openai:smollm2",
                      "--base-url", "http://127.0.0.1:9/v1"]):
         r = runner.invoke(app, [*command, "--batch", "--workspace", str(ws)])
-        assert r.exit_code == 1 and "has no batch API" in r.output, r.output
+        assert r.exit_code == 1 and "does not serve the OpenAI Batch" in r.output, r.output
     db = Workspace(ws, create=False).db
     assert db["eval_runs"].count == 0 and db["eval_systems"].count == 0
     assert db["validation_runs"].count == 1  # the build's own, no equivalence run

@@ -43,6 +43,50 @@ def test_every_model_calling_command_has_all_the_llm_options():
                         else LLM_OPTIONS), name
 
 
+# Every command that calls a model: the option naming each model's server, and the older names
+# it keeps as aliases. One scheme: the model --ROLE is reached at --ROLE-base-url.
+MODEL_SERVERS = {
+    "build": {"--judge-base-url": (), "--generator-base-url": ("--base-url",)},
+    "generate": {"--generator-base-url": ("--base-url",)},
+    "classify": {"--classifier-base-url": ("--base-url",)},
+    "catalog propose": {"--model-base-url": ("--base-url",)},
+    "validate": {"--judge-base-url": ("--base-url",)},
+    "validate equivalence-pairs": {"--judge-base-url": ("--base-url",),
+                                   "--rejudge-base-url": ()},
+    "mine hedges": {"--miner-base-url": ("--base-url",)},
+    "statements label": {"--voters-base-url": ("--base-url",), "--relabel-base-url": ()},
+    "eval run": {"--model-base-url": ("--base-url",), "--embedder-base-url": (),
+                 "--judge-base-url": ()},
+    "eval answers": {"--judge-base-url": ()},
+    "natural build": {"--fielder-base-url": ("--base-url",)},
+}
+
+
+def test_every_model_is_reached_at_the_server_option_named_after_it():
+    found = {}
+    for path, cmd in _walk(get_command(app)):
+        options = {o for p in cmd.params for o in getattr(p, "opts", [])}
+        if "--timeout" not in options:  # calls no model
+            continue
+        servers = {p.opts[0]: tuple(p.opts[1:]) for p in cmd.params
+                   if getattr(p, "param_type_name", "") == "option" and "-base-url" in p.opts[0]}
+        for name in servers:  # --ROLE-base-url serves the model --ROLE names
+            assert name.removesuffix("-base-url") in options, (path, name)
+        found[" ".join(path)] = servers
+    assert found == MODEL_SERVERS
+
+
+def test_the_older_names_set_the_same_option():
+    commands = dict((" ".join(path), cmd) for path, cmd in _walk(get_command(app)))
+    for name, servers in MODEL_SERVERS.items():
+        cmd = commands[name]
+        for option, older in servers.items():
+            param = next(p for p in cmd.params if option in getattr(p, "opts", []))
+            for flag in (option, *older):
+                ctx = cmd.make_context(name, [flag, "http://127.0.0.1:9/v1"], resilient_parsing=True)
+                assert ctx.params[param.name] == "http://127.0.0.1:9/v1", (name, flag)
+
+
 def test_llm_command_lists_the_options_where_llm_stands_and_keeps_those_placed_by_hand():
     import inspect
 

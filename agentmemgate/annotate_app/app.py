@@ -44,6 +44,7 @@ from agentmemgate.workspace import DEFAULT_WORKSPACE, Workspace
 WORKSPACE_ENV = "AMG_WORKSPACE"
 # Our own containers' keys; Streamlit gives each the CSS class .st-key-KEY.
 HEAD_KEY, CHAT_KEY, TARGET_KEY, INSTRUCTIONS_KEY = "amg-head", "amg-chat", "amg-target", "amg-instructions"
+READY_KEY = "amg-ready"  # the first page's button that the key script presses
 RELOAD_NOTE = ("Reloading this page or opening it in a new tab signs you out: the token is kept "
                "on the server, not in the address bar. Your saved labels are kept; open your "
                "personal link again to continue where you left off.")
@@ -131,6 +132,122 @@ _PAGE_SCRIPT = """<script>
 </script>"""
 
 
+# Drawn first on every page, it runs once per browser tab and takes the labeling keys itself
+# (they never reach Streamlit's own shortcut handlers). Streamlit binds a button's shortcut only
+# once the button is drawn and enabled, so a key pressed the moment a page first appears, or while
+# a run redraws it, would reach no handler and be lost without a sign. Here a key whose button is
+# drawn, current and enabled presses it; one that comes while the page is still being drawn waits
+# for its button (in the order pressed, up to KEY_WAIT_S); one the drawn page has no enabled
+# button for is refused with a note on the page. After a press, the next key waits for the run
+# it started to end, so a fast "1, Enter" reaches the server as two runs (two presses in one
+# rerun could lose the first). Keys typed into a field, with Ctrl, Alt or Cmd, or on a page
+# without the labeling controls (sign-in) are left alone. What a press does is decided on the
+# server, as for a click. Streamlit runs the script only after it has painted the page, so a
+# tab's first page with labeling controls is drawn only once the script has run: the first run
+# draws an "Open" button (_opening), which the script presses as soon as it runs.
+_KEY_SCRIPT = """<script>
+(() => {
+  /* amg keys */
+  if (window.amgKeys) return;
+  window.amgKeys = true;
+  const named = {enter: "%(submit)s", b: "%(back)s", n: "%(next)s"};
+  const queue = [];
+  let timer = null;
+  let sent = null;  /* the last press: {at, ran}, until the run it started has ended */
+  new MutationObserver(() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (sent && app && app.getAttribute("data-test-script-state") === "running") sent.ran = true;
+  }).observe(document.documentElement,
+             {subtree: true, attributes: true, attributeFilter: ["data-test-script-state"]});
+  const answered = () => {  /* the last press's run is over (or none started within a second) */
+    if (sent && ((sent.ran && drawn()) || (!sent.ran && performance.now() - sent.at > 1000))) {
+      sent = null;
+    }
+    return !sent;
+  };
+  const note = (text) => {
+    let el = document.getElementById("amg-key-note");
+    if (!el) {
+      el = document.createElement("div");
+      el.id = "amg-key-note";
+      el.setAttribute("role", "status");
+      el.style.cssText = "position: fixed; left: 50%%; bottom: 1.5rem; transform: translateX(-50%%); "
+        + "z-index: 1000000; padding: 0.5rem 1rem; border-radius: 0.5rem; background: #31333f; "
+        + "color: #fff; font: 0.95rem sans-serif; box-shadow: 0 2px 8px rgba(0, 0, 0, 0.3);";
+      document.body.appendChild(el);
+    }
+    el.textContent = text;
+    el.hidden = false;
+    clearTimeout(el.amgHide);
+    el.amgHide = setTimeout(() => { el.hidden = true; }, 4000);
+  };
+  const drawn = () => {  /* the run is over and every element it drew is on the page */
+    const app = document.querySelector('[data-testid="stApp"]');
+    return !!app && app.getAttribute("data-test-script-state") === "notRunning"
+      && !document.querySelector('[data-stale="true"], [data-testid="stSkeleton"]');
+  };
+  const state = (name) => {  /* [press, button] | [wait] | [skip] | [refuse, why] */
+    const box = document.querySelector(".st-key-" + name);
+    const button = box && box.querySelector("button");
+    if (!drawn()) return ["wait"];  /* a click while a run is busy may be folded into it */
+    if (button && !button.disabled) return ["press", button];
+    if (!document.querySelector(".st-key-%(head)s")) return ["skip"];
+    if (!button) return ["refuse", "this page has no button for it"];
+    const label = box.querySelector('[data-testid="stMarkdownContainer"]') || button;
+    return ["refuse", label.innerText.trim() + " is not available here"];
+  };
+  const pump = () => {
+    timer = null;
+    while (queue.length) {
+      const k = queue[0];
+      const [what, detail] = answered() ? state(k.name) : ["wait"];
+      if (what === "wait" && performance.now() - k.at < %(wait_ms)s) {
+        timer = setTimeout(pump, 50);
+        return;
+      }
+      queue.shift();
+      if (what === "press") {
+        detail.click();
+        sent = {at: performance.now(), ran: false};
+      }
+      else if (what === "refuse") note("Key " + k.label + " did nothing: " + detail + ".");
+      else if (what === "wait") note("Key " + k.label + " was not applied: the page was still "
+                                     + "loading. Press it again.");
+    }
+  };
+  window.addEventListener("keydown", (e) => {
+    const t = e.target;
+    if (e.ctrlKey || e.metaKey || e.altKey
+        || (t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName)))) return;
+    const key = e.key.toLowerCase();
+    const name = /^[1-9]$/.test(key) ? "%(choice)s" + key : named[key];
+    if (!name || (!queue.length && state(name)[0] === "skip")) return;
+    e.preventDefault();
+    e.stopImmediatePropagation();
+    queue.push({name, label: key === "enter" ? "Enter" : key.toUpperCase(), at: performance.now()});
+    if (!timer) pump();
+  }, true);
+  /* The tab's first page: ask for the labeling page now that keys are taken, the link's token
+     first taken out of the address bar (as the page script does), so that the run the press
+     starts finds the address as it will leave it and adds no history entry. */
+  const open = () => {
+    const button = document.querySelector(".st-key-%(ready)s button");
+    if (!button) return false;
+    const url = new URL(window.location.href);
+    if (url.searchParams.has("token")) {
+      url.searchParams.delete("token");
+      window.history.replaceState(window.history.state, "", url.pathname + url.search + url.hash);
+    }
+    button.click();
+    return true;
+  };
+  const opener = new MutationObserver(() => { if (open()) opener.disconnect(); });
+  if (!open()) opener.observe(document.body, {subtree: true, childList: true});
+})();
+</script>"""
+KEY_WAIT_S = 10
+
+
 def workspace_path() -> str:
     """From ``AMG_WORKSPACE`` (set by ``amg annotate``) or ``-- --workspace DIR`` after the script."""
     if os.environ.get(WORKSPACE_ENV):
@@ -146,6 +263,19 @@ def _workspace() -> Workspace:
     if st.session_state.get("_ws") is None:
         st.session_state._ws = Workspace(workspace_path())
     return st.session_state._ws
+
+
+def _opening() -> None:
+    """A tab's first run after signing in: only a button the key script presses once it runs
+    (a person whose browser runs no script presses it by hand)."""
+    st.caption("Opening the audit…")
+    st.button("Open", key=READY_KEY)
+
+
+def _key_script() -> None:
+    st.html(_KEY_SCRIPT % {"submit": "submit", "back": "back", "next": "next", "choice": "choice_",
+                           "head": HEAD_KEY, "ready": READY_KEY, "wait_ms": KEY_WAIT_S * 1000},
+            unsafe_allow_javascript=True)  # our constant code: no data
 
 
 def _page_script(nonce: str, *, scroll: bool = False, has_target: bool = False) -> None:
@@ -291,10 +421,10 @@ def _sign_in(token: str) -> None:
 
 
 def _forget_everything() -> None:
-    """Keeps the connection, the link token already taken from the address (see below) and the
-    press log the buttons' callbacks hold."""
+    """Keeps the connection, the link token already taken from the address (see below), the
+    press log the buttons' callbacks hold and whether the tab has run before."""
     for k in list(st.session_state.keys()):
-        if k not in ("_ws", "_url_token", "_presses"):
+        if k not in ("_ws", "_url_token", "_presses", "_ran"):
             del st.session_state[k]
 
 
@@ -606,6 +736,9 @@ def main() -> None:
     st.set_page_config(page_title="AgentMemGate audit", layout="centered",
                        initial_sidebar_state="expanded")
     st.html(_STYLE)
+    first_run = not st.session_state.get("_ran")  # of this browser tab's session
+    st.session_state._ran = True
+    _key_script()
     token = signed_in_token()
     if not token:
         login_page()
@@ -616,6 +749,9 @@ def main() -> None:
     except AmgError as e:
         _forget_everything()
         login_page(str(e))
+        return
+    if first_run:
+        _opening()
         return
     if me.role == "adjudicator":
         adjudication_page(ws, token, me)

@@ -71,6 +71,7 @@ class AuditInfo(BaseModel):
     source: str
     params: dict
     created_at: str
+    base_url: str | None = None  # where its links point (None: not recorded, e.g. imported)
 
 
 class CreatedAudit(BaseModel):
@@ -118,14 +119,15 @@ class AuditSummary(BaseModel):
 
 # -- reading -----------------------------------------------------------------------------------
 def get_audit(ws: "Workspace", name: str) -> AuditInfo:
-    row = ws.db.execute("select name, task, label_set, source, params, created_at from audits "
-                        "where name = ?", [name]).fetchone()
+    row = ws.db.execute("select name, task, label_set, source, params, created_at, base_url "
+                        "from audits where name = ?", [name]).fetchone()
     if row is None:
         known = [r[0] for r in ws.db.execute("select name from audits order by name")]
         raise BadInput(f"No audit named {name!r}; known: {', '.join(known) or 'none'} "
                        "(create one with `amg audit create`)")
     return AuditInfo(name=row[0], task=row[1], label_set=LabelSet.model_validate_json(row[2]),
-                     source=row[3], params=json.loads(row[4] or "{}"), created_at=row[5])
+                     source=row[3], params=json.loads(row[4] or "{}"), created_at=row[5],
+                     base_url=row[6])
 
 
 def list_audits(ws: "Workspace") -> list[AuditSummary]:
@@ -201,7 +203,8 @@ def create_audit(ws: "Workspace", name: str, task: str, source: str, *, sample_n
     with ws.db.conn:
         ws.db["audits"].insert({"name": name, "task": labels.task, "source": source,
                                 "label_set": labels.model_dump_json(),
-                                "params": json.dumps(params, sort_keys=True), "created_at": created})
+                                "params": json.dumps(params, sort_keys=True), "created_at": created,
+                                "base_url": base_url})
         _insert_items(ws, name, chosen)
         for person, token in tokens.items():
             ws.db["audit_annotators"].insert(
@@ -220,10 +223,12 @@ def create_audit(ws: "Workspace", name: str, task: str, source: str, *, sample_n
         notes=list(source_info.get("notes", [])))
 
 
-def relink(ws: "Workspace", name: str, person: str, base_url: str = DEFAULT_BASE_URL) -> str:
-    """Issue a new link for one person of an audit; the old link stops working."""
-    check_base_url(base_url)
-    get_audit(ws, name)
+def relink(ws: "Workspace", name: str, person: str, base_url: str | None = None) -> str:
+    """Issue a new link for one person of an audit; the old link stops working. The link points
+    where the audit's links point (``base_url`` given: there from now on, for later relinks too)."""
+    if base_url is not None:
+        check_base_url(base_url)
+    info = get_audit(ws, name)
     row = ws.db.execute("select name from audit_annotators where audit = ? and name = ?",
                         [name, person]).fetchone()
     if row is None:
@@ -232,7 +237,9 @@ def relink(ws: "Workspace", name: str, person: str, base_url: str = DEFAULT_BASE
     with ws.db.conn:
         ws.db.execute("update audit_annotators set token_hash = ? where audit = ? and name = ?",
                       [hash_token(token), name, person])
-    return link(base_url, token)
+        if base_url is not None:
+            ws.db.execute("update audits set base_url = ? where name = ?", [base_url, name])
+    return link(base_url or info.base_url or DEFAULT_BASE_URL, token)
 
 
 def _check_name(name: str) -> None:

@@ -58,7 +58,10 @@ class _OneLineUsageErrors(TyperGroup):
 
 app = typer.Typer(
     cls=_OneLineUsageErrors,
-    help="AgentMemGate toolkit: build, validate and audit speculation-contamination benchmarks.",
+    help="AgentMemGate toolkit: build, validate and audit speculation-contamination benchmarks.\n\n"
+         "A model named by --ROLE (--generator, --judge, --model, --miner ...) is reached at "
+         "the OpenAI-compatible server --ROLE-base-url names; --base-url, where a command had "
+         "it, still works.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

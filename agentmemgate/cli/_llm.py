@@ -88,8 +88,9 @@ def uses_model(specs: Iterable[str | None]) -> bool:
 BatchOpt = Annotated[bool, typer.Option(
     "--batch",
     help="Send the model calls to the provider's batch API (OpenAI Batch API, Anthropic Message "
-         "Batches: half the price, answers within 24 h): submit, poll with a progress bar, "
-         "collect. Ctrl-C leaves the batches running; re-running the command picks them up.")]
+         "Batches: half the price, answers within 24 h; a server at a base URL is used when it "
+         "serves OpenAI's, as a LiteLLM proxy does): submit, poll with a progress bar, collect. "
+         "Ctrl-C leaves the batches running; re-running the command picks them up.")]
 NoWaitOpt = Annotated[bool, typer.Option(
     "--no-wait", help="With --batch: submit and exit 2 (\"submitted; re-run to collect\").")]
 POLL_ENV = "AMG_BATCH_POLL_SECONDS"

@@ -4,7 +4,7 @@ default). Options one module uses stay in that module."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -21,9 +21,18 @@ CatalogOpt = Annotated[Optional[list[Path]], typer.Option(
     "--catalog", help="A folder of domain files (DOMAIN.toml) added to the built-in catalog (a "
                       "file of the same name replaces the built-in one); repeatable.")]
 NoProgressOpt = Annotated[bool, typer.Option("--no-progress", help="Do not draw progress bars.")]
-BaseUrlOpt = Annotated[Optional[str], typer.Option(
-    "--base-url", help="OpenAI-compatible server for openai:MODEL (vLLM, Ollama, llama.cpp), "
-                       "e.g. http://localhost:8000/v1.")]
+
+
+def model_server(role: str, help: str, *older: str) -> Any:
+    """The option naming the server of the model ``--ROLE`` names: ``--ROLE-base-url`` on every
+    command (``--generator-base-url``, ``--judge-base-url``, ``--model-base-url`` ...), with the
+    names the command had before (``--base-url``) kept as aliases."""
+    return Annotated[Optional[str], typer.Option(f"--{role}-base-url", *older, help=help)]
+
+
+GeneratorBaseUrlOpt = model_server(
+    "generator", "OpenAI-compatible server for openai:MODEL (vLLM, Ollama, llama.cpp), e.g. "
+                 "http://localhost:8000/v1.", "--base-url")
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the report as one JSON object.")]
 HtmlOpt = Annotated[bool, typer.Option(
     "--html", help="Also write the report as one self-contained HTML page beside the Markdown "

@@ -153,7 +153,10 @@ def list_(workspace: WorkspaceOpt = DEFAULT_WORKSPACE) -> None:
 def relink(
     name: NameArg,
     person: Annotated[str, typer.Argument(help="Annotator or adjudicator name.")],
-    base_url: BaseUrlOpt = DEFAULT_BASE_URL,
+    base_url: Annotated[Optional[str], typer.Option(
+        "--base-url", help="Where annotators reach `amg annotate`; links are BASE_URL/?token=... "
+                           "Default: where the audit's links point (its --base-url); a new one "
+                           "is kept for later relinks.")] = None,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """Issue a new secret link for one person (their old link stops working; labels are kept)."""

@@ -9,8 +9,8 @@ import typer
 
 from ._app import app, design_splits, handles_errors, load_rooms, show
 from ._llm import LlmRun, llm_command
-from ._options import (DEFAULT_WORKSPACE, BaseUrlOpt, CatalogOpt, DesignOpt, NoProgressOpt,
-                       SplitOpt, WorkspaceOpt)
+from ._options import (DEFAULT_WORKSPACE, CatalogOpt, DesignOpt, GeneratorBaseUrlOpt,
+                       NoProgressOpt, SplitOpt, WorkspaceOpt)
 
 OutOpt = Annotated[Optional[Path], typer.Option(
     "--out", help="Export folder; files go to OUT/<split>/. Default: ./exports, or WORKSPACE/exports "
@@ -87,7 +87,7 @@ def build(
         "--allow-same-family", help="Allow a judge from the generator's model family (reports say "
                                     "so).")] = False,
     drop_failing: DropFailingOpt = False,
-    base_url: BaseUrlOpt = None,
+    base_url: GeneratorBaseUrlOpt = None,
     concurrency: ConcurrencyOpt = 4,
     max_attempts: MaxAttemptsOpt = 3,
     dry_run: DryRunOpt = False,
@@ -127,7 +127,7 @@ def generate(
     n_per_cell: NPerCellOpt = None,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
     no_progress: NoProgressOpt = False,
-    base_url: BaseUrlOpt = None,
+    base_url: GeneratorBaseUrlOpt = None,
     concurrency: ConcurrencyOpt = 4,
     max_attempts: MaxAttemptsOpt = 3,
     dry_run: DryRunOpt = False,

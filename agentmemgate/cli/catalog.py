@@ -9,7 +9,10 @@ import typer
 
 from ._app import app, fail, handles_errors
 from ._llm import DryRunOpt, LlmRun, PriceOpt, llm_command
-from ._options import DEFAULT_WORKSPACE, BaseUrlOpt, CatalogOpt, WorkspaceOpt
+from ._options import DEFAULT_WORKSPACE, CatalogOpt, WorkspaceOpt, model_server
+
+ModelBaseUrlOpt = model_server("model", "OpenAI-compatible server for openai:MODEL (vLLM, Ollama, "
+                                        "llama.cpp), e.g. http://localhost:8000/v1.", "--base-url")
 
 catalog_app = typer.Typer(help="The domain catalog: check domain files; propose new ones with a "
                                "model.", no_args_is_help=True)
@@ -43,7 +46,8 @@ def check(
 def propose(
     model: Annotated[Optional[str], typer.Option(
         "--model", help="The model that writes the files, provider:model (e.g. "
-                        "openai:gpt-4o-mini; a local server: openai:NAME --base-url URL).")] = None,
+                        "openai:gpt-4o-mini; a local server: openai:NAME --model-base-url "
+                        "URL).")] = None,
     attribute: Annotated[Optional[list[str]], typer.Option(
         "--attribute", help="A new attribute to propose a domain file for, in snake_case (e.g. "
                             "preferred_airline); repeatable.")] = None,
@@ -59,7 +63,7 @@ def propose(
     max_attempts: Annotated[int, typer.Option(
         "--max-attempts", min=1, help="Tries per file: a file that fails the check is asked "
                                       "again with its problems.")] = 3,
-    base_url: BaseUrlOpt = None,
+    base_url: ModelBaseUrlOpt = None,
     dry_run: DryRunOpt = False,
     price: PriceOpt = None,
     llm: LlmRun = LlmRun(),

@@ -10,7 +10,7 @@ import typer
 
 from ._app import app, handles_errors, report_app, show
 from ._llm import DryRunOpt, LlmRun, PriceOpt, llm_command
-from ._options import DEFAULT_WORKSPACE, NoProgressOpt
+from ._options import DEFAULT_WORKSPACE, NoProgressOpt, model_server
 
 mine_app = typer.Typer(help="Mine public corpora (LongMemEval, LoCoMo) for natural hedges.",
                        no_args_is_help=True)
@@ -21,8 +21,13 @@ app.add_typer(statements_app, name="statements")
 
 WorkspaceOpt = Annotated[Path, typer.Option("--workspace", help="Workspace folder.")]
 ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", min=1, help="Parallel model calls.")]
-BaseUrlOpt = Annotated[Optional[str], typer.Option(
-    "--base-url", help="OpenAI-compatible server for openai:MODEL specs (vLLM, Ollama).")]
+_SPEC_SERVER = "OpenAI-compatible server for openai:MODEL specs (vLLM, Ollama)."
+MinerBaseUrlOpt = model_server("miner", _SPEC_SERVER, "--base-url")
+ClassifierBaseUrlOpt = model_server("classifier", _SPEC_SERVER, "--base-url")
+VotersBaseUrlOpt = model_server("voters", "OpenAI-compatible server for the openai:MODEL voters.",
+                                "--base-url")
+RelabelBaseUrlOpt = model_server("relabel", "OpenAI-compatible server for an openai:MODEL "
+                                            "relabeler (a second server counts as another family).")
 
 
 def _existing(path: Path):
@@ -59,7 +64,7 @@ def mine_hedges(
     dry_run: DryRunOpt = False,
     price: PriceOpt = None,
     concurrency: ConcurrencyOpt = 4,
-    base_url: BaseUrlOpt = None,
+    base_url: MinerBaseUrlOpt = None,
     no_progress: NoProgressOpt = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
     llm: LlmRun = LlmRun(),
@@ -148,11 +153,8 @@ def statements_label(
     allow_same_family: Annotated[bool, typer.Option("--allow-same-family", help="Allow a relabel "
                                                     "by the voters' own model family.")] = False,
     concurrency: ConcurrencyOpt = 4,
-    base_url: Annotated[Optional[str], typer.Option(
-        "--base-url", help="OpenAI-compatible server for the openai:MODEL voters.")] = None,
-    relabel_base_url: Annotated[Optional[str], typer.Option(
-        "--relabel-base-url", help="OpenAI-compatible server for an openai:MODEL relabeler (a "
-                                   "second server counts as another family).")] = None,
+    base_url: VotersBaseUrlOpt = None,
+    relabel_base_url: RelabelBaseUrlOpt = None,
     no_progress: NoProgressOpt = False,
     replace: Annotated[bool, typer.Option("--replace", help="Vote on statements whose reference "
                                           "label was imported, and overwrite those labels.")] = False,
@@ -229,7 +231,7 @@ def classify(
     out: Annotated[Optional[Path], typer.Option("--out", help="JSONL: id, reference, probs, "
                                                 "predicted, run.")] = None,
     concurrency: ConcurrencyOpt = 4,
-    base_url: BaseUrlOpt = None,
+    base_url: ClassifierBaseUrlOpt = None,
     no_progress: NoProgressOpt = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
     llm: LlmRun = LlmRun(),

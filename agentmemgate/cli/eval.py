@@ -9,7 +9,7 @@ import typer
 
 from ._app import app, handles_errors, report_app
 from ._llm import BatchOpt, LlmRun, NoWaitOpt, llm_command
-from ._options import DEFAULT_WORKSPACE, HtmlOpt, JsonOpt, NoProgressOpt, WorkspaceOpt
+from ._options import DEFAULT_WORKSPACE, HtmlOpt, JsonOpt, NoProgressOpt, WorkspaceOpt, model_server
 
 eval_app = typer.Typer(help="Score memory systems on the splits (the paper's evaluation protocol).",
                        no_args_is_help=True)
@@ -21,8 +21,11 @@ SplitsOpt = Annotated[Optional[list[str]], typer.Option(
                     "several. Default: all.")]
 JudgeOpt = Annotated[str, typer.Option("--judge", help="Equivalence (and answer) judge: offline "
                                                        "(heuristic rules) or provider:model.")]
-JudgeBaseUrlOpt = Annotated[Optional[str], typer.Option(
-    "--judge-base-url", help="OpenAI-compatible server for an openai: judge.")]
+JudgeBaseUrlOpt = model_server("judge", "OpenAI-compatible server for an openai: judge.")
+ModelBaseUrlOpt = model_server("model", "OpenAI-compatible server for an openai: --model.",
+                               "--base-url")
+EmbedderBaseUrlOpt = model_server("embedder", "Server of an openai: --embedder, when it is not "
+                                              "--model-base-url's.")
 AllowSameOpt = Annotated[bool, typer.Option(
     "--allow-same-family", help="Allow a judge from the arcs' generator family (reports say so).")]
 ConcurrencyOpt = Annotated[int, typer.Option(
@@ -54,14 +57,11 @@ def run(
     model: Annotated[str, typer.Option(
         "--model", help="Components' model: offline (documented rules) or provider:model; "
                         "answering systems (products, baselines) need provider:model.")] = "offline",
-    base_url: Annotated[Optional[str], typer.Option(
-        "--base-url", help="OpenAI-compatible server for an openai: --model.")] = None,
+    base_url: ModelBaseUrlOpt = None,
     embedder: Annotated[Optional[str], typer.Option(
         "--embedder", help="Products' embedder, provider:model (products that embed; others "
                            "ignore it).")] = None,
-    embedder_base_url: Annotated[Optional[str], typer.Option(
-        "--embedder-base-url", help="Server of an openai: --embedder, when it is not "
-                                    "--base-url.")] = None,
+    embedder_base_url: EmbedderBaseUrlOpt = None,
     graph_url: Annotated[Optional[str], typer.Option(
         "--graph-url", help="Graph products' store server (graphiti): a FalkorDB "
                             "(falkor://host:6379) or Neo4j (bolt://host:7687) URL; default: an "

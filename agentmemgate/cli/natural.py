@@ -10,7 +10,10 @@ import typer
 
 from ._app import app, handles_errors, show
 from ._llm import LlmRun, llm_command
-from ._options import DEFAULT_WORKSPACE, NoProgressOpt, WorkspaceOpt
+from ._options import DEFAULT_WORKSPACE, NoProgressOpt, WorkspaceOpt, model_server
+
+FielderBaseUrlOpt = model_server("fielder", "OpenAI-compatible server for an openai: --fielder.",
+                                 "--base-url")
 
 natural_app = typer.Typer(help="Natural evaluation sets: corpus questions whose answer depends on "
                                "a fact that changes during the conversation.",
@@ -33,8 +36,7 @@ def build(
     fielder: Annotated[str, typer.Option("--fielder", help="Who names each question's field: offline "
                                          "(rule natural-field.v1) or provider:model (rubric "
                                          "natural_field).")] = "offline",
-    base_url: Annotated[Optional[str], typer.Option(
-        "--base-url", help="OpenAI-compatible server for an openai: --fielder.")] = None,
+    base_url: FielderBaseUrlOpt = None,
     llm: LlmRun = LlmRun(),
     no_progress: NoProgressOpt = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,

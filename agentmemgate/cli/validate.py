@@ -10,10 +10,10 @@ import typer
 from ._app import app, design_splits, display_spec, fail, handles_errors, report_app
 from ._llm import LlmRun, llm_command
 from ._options import (DEFAULT_WORKSPACE, DesignOpt, HtmlOpt, JsonOpt, NoProgressOpt, SplitOpt,
-                       WorkspaceOpt)
+                       WorkspaceOpt, model_server)
 
-BaseUrlOpt = Annotated[Optional[str], typer.Option(
-    "--base-url", help="OpenAI-compatible server for openai: judges.")]
+JudgeBaseUrlOpt = model_server("judge", "OpenAI-compatible server for openai: judges.", "--base-url")
+RejudgeBaseUrlOpt = model_server("rejudge", "OpenAI-compatible server for the re-judge.")
 ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", min=1,
                                              help="Judge calls in flight at once.")]
 
@@ -37,7 +37,7 @@ def validate(
     allow_same_family: Annotated[bool, typer.Option(
         "--allow-same-family", help="Allow a judge from the generator's model family (reports say "
                                     "so).")] = False,
-    base_url: BaseUrlOpt = None,
+    base_url: JudgeBaseUrlOpt = None,
     concurrency: ConcurrencyOpt = 4,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the per-arc option order "
                                                      "(recorded).")] = 0,
@@ -94,9 +94,8 @@ def equivalence_pairs(
     seed: Annotated[int, typer.Option("--seed", help="Sampling and position-shuffle seed.")] = 0,
     allow_same_family: Annotated[bool, typer.Option(
         "--allow-same-family", help="Allow a re-judge of the first judge's family.")] = False,
-    base_url: BaseUrlOpt = None,
-    rejudge_base_url: Annotated[Optional[str], typer.Option(
-        "--rejudge-base-url", help="OpenAI-compatible server for the re-judge.")] = None,
+    base_url: JudgeBaseUrlOpt = None,
+    rejudge_base_url: RejudgeBaseUrlOpt = None,
     concurrency: ConcurrencyOpt = 4,
     json_: JsonOpt = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,

@@ -67,5 +67,11 @@ class CallStore:
                 "insert or replace into llm_strategies (endpoint, model, strategy, reason, "
                 "updated_at) values (?, ?, ?, ?, ?)", [endpoint, model, strategy, reason, now()])
 
+    def batched_through(self, endpoint: str) -> bool:
+        """Whether a batch was submitted to this server from this workspace."""
+        with self._lock:
+            return self.db.execute("select 1 from llm_batches where endpoint = ? limit 1",
+                                   [endpoint]).fetchone() is not None
+
     def close(self) -> None:
         self.db.conn.close()

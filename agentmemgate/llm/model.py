@@ -270,8 +270,8 @@ class Model(Forwarding, ABC):
         """Refuse ``--batch`` for a model whose server has no batch API (one line, how to fix)."""
         if self.batch_api() is None:
             raise FatalProviderError(f"--batch: {self.label} has no batch API (OpenAI's and "
-                                     "Anthropic's own APIs have one; an OpenAI-compatible server "
-                                     "does not): run without --batch")
+                                     "Anthropic's own APIs have one, and so does a gateway that "
+                                     "serves OpenAI's): run without --batch")
 
     # -- structured output -------------------------------------------------------------------
     def strategy(self) -> str:

@@ -7,11 +7,18 @@ The body of each line is exactly what ``OpenAIModel.execute`` would send live
 file was refused: every request fails with the batch's error), ``expired`` (24 h passed: the
 requests not done are in the error file with code ``batch_expired``), ``cancelling`` ->
 ``cancelled`` (code ``batch_cancelled``).
+
+OpenAI serves it, and so do gateways in front of other servers (a LiteLLM proxy, Azure OpenAI).
+Whether the server at a ``--base-url`` does is asked, not assumed (``unserved``): one cheap
+``GET {base}/batches?limit=1`` per server and process, and none for a server the workspace has
+already batched through.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import threading
 from typing import Any, Iterator
 
 import openai
@@ -22,6 +29,53 @@ from ._errors import from_sdk_error, rejected_field
 ENDPOINT = "/v1/chat/completions"
 ENDED = ("completed", "expired", "cancelled", "failed")
 _ITEM_STATUS = {"batch_expired": "expired", "batch_cancelled": "cancelled"}
+PROBE_TIMEOUT_S = 30.0  # the probe is one small GET: a server that takes longer is not batching
+
+_served: dict[str, str | None] = {}  # server (``model.endpoint``) -> None, or why it does not serve
+_served_lock = threading.Lock()
+
+
+def unserved(model: Any) -> str | None:
+    """Why the server ``model`` talks to does not serve the Batch and Files API, or None when it
+    does. Asked once per server and process; a server this workspace has already submitted a
+    batch to is known to serve it (so a re-run collects its batches without asking again)."""
+    server = model.endpoint
+    with _served_lock:  # held while asking: models of one server ask once between them
+        if server not in _served:
+            store = model._store
+            known = store is not None and store.batched_through(server)
+            _served[server] = None if known else _probe(model)
+        return _served[server]
+
+
+def forget_servers() -> None:
+    """Forget which servers were found to serve the API (test isolation)."""
+    with _served_lock:
+        _served.clear()
+
+
+def _probe(model: Any) -> str | None:
+    url = f"{str(model.client.base_url).rstrip('/')}/batches?limit=1"
+    timeout = min(model.options.timeout, PROBE_TIMEOUT_S)
+    client = model.client.with_options(max_retries=1, timeout=timeout)
+    try:
+        reply = client.batches.with_raw_response.list(limit=1)
+    except openai.APIStatusError as e:
+        refused = " (the server refused the key: set OPENAI_API_KEY)" if e.status_code in (
+            401, 403) else ""
+        return f"GET {url} answered HTTP {e.status_code}{refused}"
+    except openai.APITimeoutError:
+        return f"GET {url} got no answer within {timeout:g} s"
+    except openai.APIError as e:  # no connection
+        detail = re.sub(r"^\[Errno -?\d+\] ", "", str(e.__cause__ or e)).rstrip(".")
+        return f"GET {url} got no answer: {detail}"
+    try:
+        body = reply.http_response.json()
+    except ValueError:
+        body = None
+    if not (isinstance(body, dict) and isinstance(body.get("data"), list)):
+        return f"GET {url} did not answer with a list of batches"
+    return None
 
 
 def _sdk(model: Any, fn, *args, **kwargs):

@@ -90,11 +90,22 @@ class OpenAIModel(Model):
         return {"max_tokens": o.max_tokens, "send_temperature": o.send_temperature}
 
     def batch_api(self) -> Any:
-        if self.base_url:  # a compatible server (or a proxy): no batch API to rely on
-            return None
         from . import openai_batch
 
+        if self.base_url and openai_batch.unserved(self) is not None:
+            return None  # a server without it (vLLM, Ollama, llama.cpp); a gateway may have it
         return openai_batch
+
+    def check_batch_api(self) -> None:
+        if self.base_url:
+            from . import openai_batch
+
+            if (why := openai_batch.unserved(self)) is not None:
+                raise FatalProviderError(
+                    f"--batch: {self.label} does not serve the OpenAI Batch and Files API ({why}): "
+                    "run without --batch, or batch through a gateway that serves it (e.g. a "
+                    "LiteLLM proxy)")
+        super().check_batch_api()
 
     def batch_reply(self, payload: dict[str, Any], tool: str | None) -> RawReply:
         """A batch result's reply body read as ``execute`` reads a live one."""

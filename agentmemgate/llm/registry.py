@@ -30,6 +30,12 @@ def providers() -> list[str]:
     return sorted(_PROVIDERS)
 
 
+def is_test_double(provider: str) -> bool:
+    """Whether ``provider`` is a test double (registered ``user_pickable=False``): it answers
+    without HTTP, and nobody charges for its calls."""
+    return provider in _HIDDEN
+
+
 def get_model(spec: str, *, workspace: Workspace | str | Path | None = None,
               base_url: str | None = None, **options: Any) -> Model:
     """Resolve ``provider:model`` to a Model bound to ``workspace``'s cache and call log.

@@ -26,7 +26,11 @@ def usage_rows(ws, since: str | None = None,
     ``calls``: replies received (an HTTP attempt that brought none, e.g. a 429, is counted in
     ``attempts`` only); tokens as providers reported them (``cached_input_tokens`` is part of
     ``input_tokens``); ``cost_usd`` sums the calls with a price, ``unpriced_calls`` counts the
-    rest (their cost is unknown, not 0); ``cost_usd`` is None when no call had a price.
+    replies without one (their cost is unknown, not 0); ``cost_usd`` is None when every reply
+    was unpriced, and 0 when nothing was charged (no reply came, or only a test double's).
+    ``test_double``: the rows of a test model (``scripted``), which makes no HTTP requests (its
+    ``attempts`` are its calls and failures) and is never charged; the total's ``http_attempts``
+    leaves them out.
     ``batch_calls``: the part of ``calls`` answered through a provider batch API (``--batch``),
     costed at the batch price (the live one where the price data has none).
     ``since``: an ISO date or date-time (UTC); earlier calls are left out. ``commands``: only
@@ -52,20 +56,33 @@ def usage_rows(ws, since: str | None = None,
            "sum(input_tokens is not null and cost_usd is null), min(created_at), max(created_at), "
            "coalesce(sum(batch = 1 and input_tokens is not null), 0) "
            f"from llm_calls {where} group by 1, 2, 3, 4 order by min(id)")
+    from .registry import is_test_double
+
     rows = []
     for (command, family, model, purpose, attempts, calls, tin, tcached, tout, cost, unpriced,
          first, last, batch) in ws.db.execute(sql, args).fetchall():
+        double = is_test_double(family)
+        unpriced = 0 if double else unpriced or 0
         rows.append({"command": command or "(not recorded)", "model": _model_name(family, model),
                      "purpose": purpose or "(none)", "calls": calls, "attempts": attempts,
                      "input_tokens": tin, "cached_input_tokens": tcached, "output_tokens": tout,
-                     "cost_usd": cost, "unpriced_calls": unpriced or 0, "batch_calls": batch,
-                     "first": first, "last": last})
-    priced = [r["cost_usd"] for r in rows if r["cost_usd"] is not None]
+                     "cost_usd": _charged(cost, unpriced), "unpriced_calls": unpriced,
+                     "batch_calls": batch, "test_double": double, "first": first, "last": last})
     total = {k: sum(r[k] for r in rows) for k in ("calls", "attempts", "input_tokens",
                                                   "cached_input_tokens", "output_tokens",
                                                   "unpriced_calls", "batch_calls")}
-    total["cost_usd"] = sum(priced) if priced else None
+    total["http_attempts"] = sum(r["attempts"] for r in rows if not r["test_double"])
+    priced = [r["cost_usd"] for r in rows if r["cost_usd"] is not None]
+    total["cost_usd"] = sum(priced) if priced or not rows else None
     return {"since": since, "rows": rows, "total": total}
+
+
+def _charged(cost: float | None, unpriced: int) -> float | None:
+    """What the calls of one row cost: their priced sum; None (unknown) when every reply was
+    unpriced; 0 when nothing was charged."""
+    if cost is not None:
+        return cost
+    return None if unpriced else 0.0
 
 
 def calls_behind(ws, commands: tuple[str, ...], purposes: tuple[str, ...]) -> dict | None:
@@ -84,12 +101,6 @@ def usage_lines(report: dict[str, Any]) -> list[str]:
         return ["No model calls in the call log" + (f" since {report['since']}" if report["since"]
                                                      else "") + "."]
 
-    def cost(r: dict) -> str:
-        if r["cost_usd"] is None:
-            return "cost unknown (no price)"
-        return money(r["cost_usd"]) + (f" + {r['unpriced_calls']} call(s) without a price"
-                                       if r["unpriced_calls"] else "")
-
     def tokens(r: dict) -> str:
         return (f"{_fmt(r['input_tokens'])} in ({_fmt(r['cached_input_tokens'])} cached), "
                 f"{_fmt(r['output_tokens'])} out")
@@ -98,12 +109,48 @@ def usage_lines(report: dict[str, Any]) -> list[str]:
     for command in dict.fromkeys(r["command"] for r in rows):
         out.append(command)
         for r in (r for r in rows if r["command"] == command):
-            out.append(f"  {r['model']}  {r['purpose']}: {_fmt(r['calls'])} calls"
-                       f"{_batch(r)}, {tokens(r)}; {cost(r)}")
+            out.append(f"  {r['model']}  {r['purpose']}: {_calls(r)}, {tokens(r)}; {_cost(r)}")
     t = report["total"]
-    out.append(f"total: {_fmt(t['calls'])} calls ({_fmt(t['attempts'])} HTTP attempts"
-               f"{_batch(t, ', ')}), {tokens(t)}; {cost(t)}")
+    live = [r for r in rows if not r["test_double"]]
+    doubles = [r for r in rows if r["test_double"]]
+    what = []
+    if live:
+        calls = sum(r["calls"] for r in live)
+        what.append(f"{_n(calls, 'call')} ({_n(t['http_attempts'], 'HTTP attempt')}"
+                    f"{_batch(t, ', ')})")
+    if doubles:
+        what.append(_from_test_models(doubles))
+    out.append(f"total: {' and '.join(what)}, {tokens(t)}; {_cost(t)}")
     return out
+
+
+def _n(n: int, word: str, plural: str | None = None) -> str:
+    return f"{_fmt(n)} {word if n == 1 else plural or word + 's'}"
+
+
+def _calls(r: dict[str, Any]) -> str:
+    """What the calls of one row came to: replies, and the attempts that brought none."""
+    if r["test_double"]:
+        return _from_test_models([r])
+    missed = r["attempts"] - r["calls"]
+    return (_n(r["calls"], "call") + _batch(r)
+            + (f" ({_n(missed, 'HTTP attempt')} without a reply)" if missed else ""))
+
+
+def _from_test_models(rows: list[dict[str, Any]]) -> str:
+    """``60 replies from the scripted test model (no HTTP)``, with the calls that failed."""
+    replies = sum(r["calls"] for r in rows)
+    failed = sum(r["attempts"] - r["calls"] for r in rows)
+    names = " and ".join(dict.fromkeys(r["model"].partition(":")[0] for r in rows))
+    return (_n(replies, "reply", "replies") + (f" and {_n(failed, 'failure')}" if failed else "")
+            + f" from the {names} test model (no HTTP)")
+
+
+def _cost(r: dict[str, Any]) -> str:
+    if r["cost_usd"] is None:
+        return "cost unknown (no price)"
+    return money(r["cost_usd"]) + (f" + {_n(r['unpriced_calls'], 'call')} without a price"
+                                   if r["unpriced_calls"] else "")
 
 
 def by_model_lines(report: dict[str, Any]) -> list[str]:
@@ -120,8 +167,7 @@ def by_model_lines(report: dict[str, Any]) -> list[str]:
             m["cost_usd"] = (m["cost_usd"] or 0.0) + r["cost_usd"]
     out = []
     for name, m in models.items():
-        cost = ("cost unknown (no price)" if m["cost_usd"] is None else money(m["cost_usd"])
-                + (f" + {m['unpriced_calls']} call(s) without a price" if m["unpriced_calls"] else ""))
+        cost = _cost(m)
         out.append(f"{name}: {_fmt(m['calls'])} calls{_batch(m)}, {_fmt(m['input_tokens'])} input tokens "
                    f"({_fmt(m['cached_input_tokens'])} provider-cached), "
                    f"{_fmt(m['output_tokens'])} output tokens; {cost}")

@@ -19,7 +19,13 @@ def run(token: str | None = None) -> AppTest:
     at = AppTest.from_file(str(APP), default_timeout=30)
     if token is not None:
         at.query_params["token"] = token
-    return at.run()
+    return opened(at.run())
+
+
+def opened(at: AppTest) -> AppTest:
+    """Press the first page's Open button, as the key script does in a browser."""
+    ready = [b for b in at.button if b.key == "amg-ready"]
+    return ready[0].click().run() if ready else at
 
 
 def rendered(at: AppTest) -> list[str]:
@@ -49,7 +55,13 @@ def submit(at: AppTest, key_number: int) -> AppTest:
 
 
 def page_scripts(at: AppTest) -> list[str]:
-    return [h.proto.body for h in at.html if h.proto.unsafe_allow_javascript]
+    """The per-page scripts (the key script, the same on every page, left out)."""
+    return [h.proto.body for h in at.html
+            if h.proto.unsafe_allow_javascript and "amg keys" not in h.proto.body]
+
+
+def key_scripts(at: AppTest) -> list[str]:
+    return [h.proto.body for h in at.html if "amg keys" in h.proto.body]
 
 
 def separators(at: AppTest) -> list[str]:
@@ -140,6 +152,50 @@ def test_choices_sit_in_the_sidebar_and_instructions_close_after_the_first_item(
     assert not at.expander[0].proto.expanded  # a label is saved: no longer the first item
     [script] = page_scripts(at)
     assert "item 0" in script  # the position, so it runs once per item; no item data
+
+
+def test_every_page_draws_the_key_script_first_and_names_its_own_buttons(tmp_path, monkeypatch):
+    """Keys pressed before a page is drawn wait for their buttons (or are refused visibly): the
+    script that takes them is the page's first element, the same constant code on every page
+    (sign-in, item, end), and names the buttons the page draws for the keys."""
+    ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"])
+    pages = [run()]  # sign-in
+    at = run(token_of(made.links["ana"]))
+    pages.append(at)
+    shortcuts = {b.key: b.proto.shortcut for b in at.sidebar.button if b.proto.shortcut}
+    assert shortcuts == {**{f"choice_{i}": str(i) for i in range(1, 6)}, "submit": "enter",
+                         "back": "b", "next": "n"}
+    for i in range(4):
+        submit(at, 1)
+    assert "All 4 items are labeled" in at.success[0].value
+    assert {b.key: b.proto.shortcut for b in at.button if b.proto.shortcut} == {"back": "b"}
+    pages.append(at)
+    for page in pages:  # the first element of every page, the same code on each
+        assert "amg keys" in page.main.children[0].proto.body
+    scripts = [key_scripts(p) for p in pages]
+    assert all(len(s) == 1 for s in scripts) and len({s[0] for s in scripts}) == 1
+    script = scripts[0][0]
+    for name in ('".st-key-" + name', '"choice_" + key', 'enter: "submit"', 'b: "back"',
+                 'n: "next"', '".st-key-amg-head"', '"Key " + k.label + " did nothing: "'):
+        assert name in script, name
+    assert token_of(made.links["ana"]) not in script
+
+
+def test_a_tabs_first_page_waits_for_the_key_script(tmp_path, monkeypatch):
+    """Streamlit runs a page's scripts only after painting it, so the first run after the link
+    opens draws no item, only the Open button the key script presses once it runs (a person
+    whose browser runs no script presses it); later runs of the tab never show it."""
+    ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"])
+    at = AppTest.from_file(str(APP), default_timeout=30)
+    at.query_params["token"] = token_of(made.links["ana"])
+    at.run()
+    assert [b.key for b in at.button] == ["amg-ready"] and not at.subheader
+    assert ".st-key-amg-ready button" in key_scripts(at)[0]
+    at.button(key="amg-ready").click().run()
+    assert at.subheader[0].value.startswith("Item 1 of") and not [
+        b for b in at.button if b.key == "amg-ready"]
+    submit(at, 1)
+    assert not [b for b in at.button if b.key == "amg-ready"]
 
 
 def test_labeling_going_back_and_progress(tmp_path, monkeypatch):

@@ -129,6 +129,24 @@ def test_tokens_are_secret_and_per_person(ws, statements_file):
                      adjudicator="ana")
 
 
+def test_relink_points_where_the_audits_links_point(ws, statements_file):
+    made = create_audit(ws, "lab", "evidence_type", str(statements_file), annotators=["ana"],
+                        base_url="http://lab.example:8600/amg")
+    assert made.links["ana"].startswith("http://lab.example:8600/amg/?token=")
+    assert relink(ws, "lab", "ana").startswith("http://lab.example:8600/amg/?token=")
+    moved = relink(ws, "lab", "ana", "https://audit.example")  # the app has moved: kept from now on
+    assert moved.startswith("https://audit.example/?token=")
+    assert relink(ws, "lab", "ana").startswith("https://audit.example/?token=")
+    assert get_audit(ws, "lab").base_url == "https://audit.example"
+    with pytest.raises(BadInput, match="must look like"):
+        relink(ws, "lab", "ana", "ftp://x")
+    assert get_audit(ws, "lab").base_url == "https://audit.example"
+    # an audit that recorded none (made before links were recorded): the default address
+    ws.db.execute("update audits set base_url = null where name = 'lab'")
+    ws.db.conn.commit()
+    assert relink(ws, "lab", "ana").startswith("http://127.0.0.1:8501/?token=")
+
+
 def test_record_label_checks_the_queue_and_the_label(ws, statements_file):
     made = create_audit(ws, "q", "evidence_type", str(statements_file), annotators=["a", "b"],
                         overlap=1)

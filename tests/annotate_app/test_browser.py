@@ -295,3 +295,59 @@ def test_a_long_conversation_fits_a_laptop_screen_and_the_token_leaves_the_addre
         assert [r[0] for r in rows] == ["weakly_hedged", "strongly_hedged"]
     finally:
         _stop(proc)
+
+
+# -- keys pressed before the page is ready ----------------------------------------------------
+def test_a_key_pressed_as_a_page_appears_is_kept_and_one_with_no_button_is_refused(ws, tmp_path):
+    """Streamlit binds a button's key only once the button is drawn, and a page's text can show
+    before its buttons do: B pressed the moment "All 3 items are labeled" appears must still go
+    back. A key the drawn page has no enabled button for says so on the page."""
+    sync_api = _browser_or_skip()
+    from agentmemgate.annotate_app import annotator_queue, create_audit, record_label
+
+    from .conftest import token_of
+
+    src = tmp_path / "three.jsonl"
+    src.write_text("".join(json.dumps({"id": f"ID-{i}", "text": f"Statement {i}",
+                                       "reference": "other"}) + "\n" for i in range(3)))
+    port = _free_port()
+    made = create_audit(ws, "keys", "evidence_type", str(src), annotators=["ana"],
+                        base_url=f"http://127.0.0.1:{port}")
+    token = token_of(made.links["ana"])
+    for item in annotator_queue(ws, token):
+        record_label(ws, token, item.display.id, "other")
+    proc = _serve(ws, port)
+    try:
+        with sync_api.sync_playwright() as pw:
+            browser = _launch(pw)
+            page = browser.new_page()
+            expect = sync_api.expect
+            went_back = 0
+            for _ in range(5):  # each time the page first appears, in a new session
+                page.goto(made.links["ana"])
+                _wait_text(page, "All 3 items are labeled")
+                page.keyboard.press("b")  # at once: its button may not be drawn yet
+                try:
+                    page.get_by_text("Item 3 of 3").wait_for(timeout=WAIT_MS)
+                    went_back += 1
+                except sync_api.TimeoutError:
+                    pass
+            assert went_back == 5, f"B went back {went_back} of 5 times"
+            note = page.locator("#amg-key-note")
+            page.keyboard.press("7")  # five choices: no button for 7
+            expect(note).to_have_text("Key 7 did nothing: this page has no button for it.",
+                                      timeout=WAIT_MS)
+            for n in (2, 1):
+                expect(page.get_by_role("button", name="Back")).to_be_enabled()
+                page.keyboard.press("b")
+                _wait_text(page, f"Item {n} of 3")
+            expect(page.get_by_role("button", name="Back")).to_be_disabled()
+            page.keyboard.press("b")  # the first item: nothing to go back to
+            expect(note).to_have_text("Key B did nothing: ◀ Back is not available here.",
+                                      timeout=WAIT_MS)
+            expect(note).to_be_hidden(timeout=WAIT_MS)  # the note goes away by itself
+            assert page.get_by_text("Item 1 of 3").is_visible()
+            browser.close()
+        assert ws.db.execute("select count(*) from audit_labels").fetchone()[0] == 3  # no re-logs
+    finally:
+        _stop(proc)

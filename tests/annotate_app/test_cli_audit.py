@@ -75,9 +75,13 @@ def test_create_list_label_report_export(tmp_path, statements_file):
 
     res = amg("audit", "relink", "a1", "ben", "--base-url", "http://h:9/", "--workspace", w)
     assert res.exit_code == 0 and res.output.startswith("http://h:9/?token=")
+    res = amg("audit", "relink", "a1", "ana", "--workspace", w)  # the audit's address, kept
+    assert res.exit_code == 0 and res.output.startswith("http://h:9/?token=")
     res = amg("audit", "create", "a2", "--task", "evidence_type", "--from", str(statements_file),
               "--base-url", "http://127.0.0.1:9000", "--workspace", w)
     assert res.output.splitlines()[-1] == f"Serve them with: amg annotate --workspace {w} --port 9000"
+    res = amg("audit", "relink", "a2", "annotator", "--workspace", w)
+    assert res.exit_code == 0 and res.output.startswith("http://127.0.0.1:9000/?token=")
 
 
 def test_import_command(tmp_path):

@@ -149,7 +149,7 @@ def test_cli_label(tmp_path):
         "select count(*) from llm_calls where command in ('amg classify', 'amg statements label')"
     ).fetchone()[0]
     assert logged > 12  # 12 votes, then the classifier's calls
-    assert calls.startswith(f"  scripted:cli: {logged} calls") and "cost unknown (no price)" in calls
+    assert calls.startswith(f"  scripted:cli: {logged} calls") and calls.endswith("; $0.00")
     r = runner.invoke(app, ["statements", "label", "s", "--voters", "scripted:cli",
                             "--relabel", "scripted:x", "--workspace", ws])
     assert r.exit_code == 1 and "Error: Relabeler" in r.output and "--allow-same-family" in r.output

@@ -1,18 +1,23 @@
 """Batch endpoints at the HTTP level, for the real SDK clients over httpx2.MockTransport.
 
 ``OpenAIBatchApi`` serves ``POST /v1/files`` (multipart JSONL upload), ``POST /v1/batches``,
-``GET /v1/batches/{id}`` (stepping through the given states, one per retrieve) and
-``GET /v1/files/{id}/content`` (the output and error files, JSONL). ``AnthropicBatchApi`` serves
+``GET /v1/batches/{id}`` (stepping through the given states, one per retrieve),
+``GET /v1/files/{id}/content`` (the output and error files, JSONL) and ``GET /v1/batches`` (the
+list, which is how a server is asked whether it serves the API; ``lists=False``: a 404, as a
+server without the API answers). ``AnthropicBatchApi`` serves
 ``POST /v1/messages/batches``, ``GET /v1/messages/batches/{id}`` (``processing_status``,
 ``request_counts``, ``results_url`` once ended) and the results JSONL. ``answer(custom_id, body)``
 decides each request's fate: a reply (dict or str), or ``("error", status, message)``,
-``("expired",)``, ``("cancelled",)``.
+``("expired",)``, ``("cancelled",)``. ``LocalServer`` serves any of these handlers over real HTTP
+on 127.0.0.1, for a ``--base-url`` the SDK reaches with its own default HTTP client.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
 import httpx2
@@ -34,8 +39,9 @@ def _chat(content: str, model: str = "gpt-test-2025-01-01", prompt_tokens: int =
 class OpenAIBatchApi:
     def __init__(self, answer: Answer, states: tuple[str, ...] = ("validating", "in_progress",
                                                                    "completed"),
-                 batch_error: dict | None = None):
+                 batch_error: dict | None = None, lists: bool = True):
         self.answer = answer
+        self.lists = lists
         self.states = states
         self.batch_error = batch_error
         self.files: dict[str, str] = {}
@@ -72,6 +78,11 @@ class OpenAIBatchApi:
                                  "request_counts": {"total": len(lines), "completed": 0, "failed": 0}}
             self.polls[bid] = 0
             return httpx2.Response(200, json=self.batches[bid])
+        if request.method == "GET" and path.endswith("/batches") and self.lists:
+            data = list(self.batches.values())[-int(request.url.params.get("limit", 20)):]
+            return httpx2.Response(200, json={"object": "list", "data": data, "has_more": False,
+                                              "first_id": data[0]["id"] if data else None,
+                                              "last_id": data[-1]["id"] if data else None})
         m = re.search(r"/batches/([^/]+)$", path)
         if request.method == "GET" and m:
             bid = m.group(1)
@@ -210,3 +221,50 @@ class AnthropicBatchApi:
         self.batches[bid].update(processing_status="ended", request_counts=counts,
                                  ended_at="2026-12-01T01:00:00Z",
                                  results_url=f"https://api.anthropic.com/v1/messages/batches/{bid}/results")
+
+
+class LocalServer:
+    """An httpx2 handler (``OpenAIBatchApi.handler``, a ``FakeApi``'s) served over real HTTP on
+    127.0.0.1 by a threaded ``http.server``: ``with LocalServer(api.handler) as url:`` gives
+    ``http://127.0.0.1:PORT/v1``; ``requests`` lists ``(method, path with query)`` as received."""
+
+    def __init__(self, handler: Callable[[httpx2.Request], httpx2.Response]):
+        self.handler = handler
+        self.requests: list[tuple[str, str]] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):  # HTTP/1.0: a connection per request, no thread left
+            def _serve(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                outer.requests.append((self.command, self.path))
+                request = httpx2.Request(self.command, f"http://127.0.0.1{self.path}",
+                                         headers=dict(self.headers), content=body)
+                response = outer.handler(request)
+                content = response.read()
+                self.send_response(response.status_code)
+                for k, v in response.headers.items():
+                    if k.lower() not in ("content-length", "transfer-encoding", "connection"):
+                        self.send_header(k, v)
+                self.send_header("Content-Length", str(len(content)))
+                self.end_headers()
+                self.wfile.write(content)
+
+            do_GET = do_POST = do_DELETE = _serve
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __enter__(self) -> str:
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self.url
+
+    def __exit__(self, *exc: Any) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def probes(self) -> int:
+        """How often the server was asked whether it serves the Batch API."""
+        return sum(1 for m, p in self.requests if m == "GET" and p.startswith("/v1/batches?"))

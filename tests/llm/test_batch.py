@@ -248,8 +248,8 @@ def test_waves_every_items_next_step_in_one_batch(ws, openai_model):
     assert all("after" in x["body"]["messages"][-1]["content"] for x in api.lines["batch_2"])
 
 
-def test_a_compatible_server_has_no_batch_api(ws, monkeypatch):
-    api = OpenAIBatchApi(good)
+def test_a_server_without_the_batch_api_is_refused(ws, monkeypatch):
+    api = OpenAIBatchApi(good, lists=False)  # asked whether it serves the API: 404
     model = get_model("openai:local", workspace=ws, base_url="http://127.0.0.1:9/v1",
                       http_client=api.client())
     def many():
@@ -257,12 +257,12 @@ def test_a_compatible_server_has_no_batch_api(ws, monkeypatch):
             return model.complete(f"Judge item {i}.", schema=Verdict, max_tokens=50)
         return list(run_concurrent(one, range(40), concurrency=8, progress=False))
 
-    with pytest.raises(FatalProviderError, match="has no batch API"):
+    with pytest.raises(FatalProviderError, match="does not serve the OpenAI Batch and Files API"):
         run(ws, many)
     import time
 
     time.sleep(0.3)  # workers that were starting when the run stopped never call live either
-    assert not api.requests
+    assert [(r.method, r.url.path) for r in api.requests] == [("GET", "/v1/batches")]
 
 
 # -- Anthropic ---------------------------------------------------------------------------------

@@ -116,5 +116,6 @@ def test_dry_run_with_batch_refuses_what_the_real_run_would(tmp_path):
     assert r.exit_code == 1 and r.output.startswith("Error: --batch applies to model calls")
     r = runner.invoke(app, ["generate", "--split", "core", "--n-per-cell", "1", "--dry-run",
                             "--batch", "--generator", "openai:smollm2", "--base-url",
-                            "http://127.0.0.1:8080/v1", "--workspace", ws])
-    assert r.exit_code == 1 and "has no batch API" in r.output and "Traceback" not in r.output
+                            "http://127.0.0.1:9/v1", "--workspace", ws])
+    assert r.exit_code == 1 and "does not serve the OpenAI Batch and Files API" in r.output
+    assert "Traceback" not in r.output

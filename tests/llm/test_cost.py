@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from agentmemgate.cli import app
 from agentmemgate.errors import BadInput
-from agentmemgate.llm import get_model
+from agentmemgate.llm import CallFailed, get_model
 from agentmemgate.llm.cost import estimate_tokens, lookup, money, parse_price, price_data
 from agentmemgate.llm.usage_log import usage_rows
 
@@ -107,8 +107,8 @@ def test_amg_usage_sums_by_command_model_and_purpose(tmp_path):
 
     ws = Workspace(tmp_path / "ws")
     rows = [  # hand-made call-log rows: two commands, two purposes, one unpriced call
-        ("amg mine hedges", "scripted", "m", "mine.hedge_extract", 100, 10, 0, 0.001),
-        ("amg mine hedges", "scripted", "m", "mine.hedge_extract", 300, 30, 100, 0.003),
+        ("amg mine hedges", "anthropic", "claude-x", "mine.hedge_extract", 100, 10, 0, 0.001),
+        ("amg mine hedges", "anthropic", "claude-x", "mine.hedge_extract", 300, 30, 100, 0.003),
         ("amg classify", "openai", "gpt-4o-mini", "classify.evidence_type", 50, 5, 0, None),
     ]
     for i, (cmd, fam, model, purpose, tin, tout, cached, cost) in enumerate(rows):
@@ -125,7 +125,7 @@ def test_amg_usage_sums_by_command_model_and_purpose(tmp_path):
     mine, cls = r["rows"]
     assert (mine["command"], mine["model"], mine["calls"], mine["input_tokens"],
             mine["cached_input_tokens"], mine["output_tokens"]) == (
-        "amg mine hedges", "scripted:m", 2, 400, 100, 40)
+        "amg mine hedges", "anthropic:claude-x", 2, 400, 100, 40)
     assert mine["cost_usd"] == pytest.approx(0.004)
     assert (cls["calls"], cls["attempts"], cls["cost_usd"], cls["unpriced_calls"]) == (1, 2, None, 1)
     assert r["total"]["cost_usd"] == pytest.approx(0.004) and r["total"]["unpriced_calls"] == 1
@@ -134,13 +134,55 @@ def test_amg_usage_sums_by_command_model_and_purpose(tmp_path):
     runner = CliRunner()
     out = runner.invoke(app, ["usage", "--workspace", str(ws.path)])
     assert out.exit_code == 0, out.output
-    assert "  scripted:m  mine.hedge_extract: 2 calls, 400 in (100 cached), 40 out; $0.0040" in out.output
-    assert "  openai:gpt-4o-mini  classify.evidence_type: 1 calls, 50 in (0 cached), 5 out; cost " \
-           "unknown (no price)" in out.output
+    assert out.output.splitlines() == [
+        "amg mine hedges",
+        "  anthropic:claude-x  mine.hedge_extract: 2 calls, 400 in (100 cached), 40 out; $0.0040",
+        "amg classify",
+        "  openai:gpt-4o-mini  classify.evidence_type: 1 call (1 HTTP attempt without a reply), "
+        "50 in (0 cached), 5 out; cost unknown (no price)",
+        "total: 3 calls (4 HTTP attempts), 450 in (100 cached), 45 out; $0.0040 + 1 call "
+        "without a price"]
     data = json.loads(runner.invoke(app, ["usage", "--json", "--workspace", str(ws.path)]).output)
     assert data["total"]["calls"] == 3
     bad = runner.invoke(app, ["usage", "--since", "last week", "--workspace", str(ws.path)])
     assert bad.exit_code == 1 and bad.output.startswith("Error: --since must be a date")
+
+
+def test_amg_usage_says_what_a_test_model_did_and_what_nothing_cost(tmp_path):
+    """A test double makes no HTTP requests and is never charged; calls that brought no reply
+    cost nothing; only replies without a price are of unknown cost."""
+    from agentmemgate.workspace import Workspace
+
+    ws = Workspace(tmp_path / "ws")
+    model = get_model("scripted:demo", workspace=ws)
+    model.respond_with(lambda r: "fine")
+    for i in range(3):
+        model.complete(f"q{i}", purpose="test.reply")
+    model.respond_with(None)
+    for i in range(2):
+        with pytest.raises(CallFailed, match="no scripted reply left"):
+            model.complete(f"r{i}", purpose="test.fail")
+    ws.db["llm_calls"].insert_all(  # a server that never answered: two attempts, no reply
+        {"created_at": "2026-11-23T10:00:00+00:00", "family": "openai",
+         "requested_model": "gpt-4o-mini", "purpose": "test.down", "attempt": a,
+         "status": "no_response"} for a in (1, 2))
+    out = CliRunner().invoke(app, ["usage", "--workspace", str(ws.path)])
+    assert out.exit_code == 0, out.output
+    assert out.output.splitlines()[1:] == [
+        "  scripted:demo  test.reply: 3 replies from the scripted test model (no HTTP), 3 in "
+        "(0 cached), 3 out; $0.00",
+        "  scripted:demo  test.fail: 0 replies and 2 failures from the scripted test model (no "
+        "HTTP), 0 in (0 cached), 0 out; $0.00",
+        "  openai:gpt-4o-mini  test.down: 0 calls (2 HTTP attempts without a reply), 0 in (0 "
+        "cached), 0 out; $0.00",
+        "total: 0 calls (2 HTTP attempts) and 3 replies and 2 failures from the scripted test "
+        "model (no HTTP), 3 in (0 cached), 3 out; $0.00"]
+    data = json.loads(CliRunner().invoke(app, ["usage", "--json", "--workspace",
+                                               str(ws.path)]).output)
+    assert [(r["test_double"], r["cost_usd"], r["unpriced_calls"]) for r in data["rows"]] == [
+        (True, 0.0, 0), (True, 0.0, 0), (False, 0.0, 0)]
+    assert (data["total"]["attempts"], data["total"]["http_attempts"],
+            data["total"]["cost_usd"]) == (7, 2, 0.0)
 
 
 def test_commands_record_themselves_in_the_call_log(tmp_path):
