@@ -17,7 +17,7 @@ from agentmemgate.llm.batch import run_batched
 from agentmemgate.llm.openai_batch import forget_servers
 from agentmemgate.workspace import Workspace
 
-from batch_fakes import LocalServer, OpenAIBatchApi
+from .batch_fakes import LocalServer, OpenAIBatchApi
 
 runner = CliRunner()
 
