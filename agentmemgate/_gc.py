@@ -17,8 +17,8 @@ collector off for work that is bounded and short (a fully offline build: about 0
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 THRESHOLD = 10_000
 OLDER = 100  # young collections per collection of the next generation (default 10)

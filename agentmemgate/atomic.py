@@ -23,9 +23,9 @@ import secrets
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
 
 from .errors import WorkspaceError
 

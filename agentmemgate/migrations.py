@@ -14,7 +14,7 @@ under the new one, against tables it already has.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from ._sqlite import sqlite_utils
 
@@ -69,7 +69,7 @@ def apply(db: sqlite_utils.Database) -> list[str]:
 def _now() -> str:
     import datetime as dt
 
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
 @migration

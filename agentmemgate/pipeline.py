@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import functools
 import os
-from collections import Counter
 import sys
+from collections import Counter
 from contextlib import nullcontext
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
 from ._gc import fewer_collections, paused
-from .exports import ExportSummary, export
 from .design import Design
-from .design_checks import require_sound_design
 from .design.stored import design_for
+from .design_checks import require_sound_design
+from .exports import ExportSummary, export
 from .generate import GenerateSummary, generate, get_renderer
 from .generate.planner import check_plan
 from .generate.run import pending

@@ -7,11 +7,18 @@ from __future__ import annotations
 import contextlib
 import sys
 import threading
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from rich.console import Console
-from rich.progress import (BarColumn, DownloadColumn, MofNCompleteColumn, Progress, ProgressColumn,
-                           TextColumn, TimeElapsedColumn)
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.text import Text
 
 Usage = Callable[[], dict[str, int]]

@@ -11,7 +11,14 @@ import re
 from functools import lru_cache
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from .errors import BadInput
 
@@ -152,7 +159,7 @@ class CorrectionSpec(BaseModel):
         return f"{self.target}_{self.timing}_{self.marker}"
 
     @model_validator(mode="after")
-    def _differ(self) -> "CorrectionSpec":
+    def _differ(self) -> CorrectionSpec:
         if normalize_text(self.wrong_value) == normalize_text(self.value):
             raise ValueError(f"a correction must change the value (both are {self.value!r})")
         return self
@@ -192,7 +199,7 @@ class ArcSpec(BaseModel):
         return data
 
     @model_validator(mode="after")
-    def _consistent(self) -> "ArcSpec":
+    def _consistent(self) -> ArcSpec:
         # Which splits, factors and levels exist is the design's to say (``Design.check_spec``).
         is_corr = self.outcome == CORRECTION_OUTCOME
         if is_corr != (self.correction is not None):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -43,7 +43,7 @@ def preload_wilson() -> None:
     def load() -> None:
         try:
             import statsmodels.stats.proportion  # noqa: F401
-        except Exception:  # noqa: BLE001 -- ``wilson`` raises it where it is used
+        except Exception:
             pass
 
     threading.Thread(target=load, name="amg-preload-wilson", daemon=True).start()
@@ -77,8 +77,8 @@ def cohen_kappa(a: Sequence, b: Sequence, labels: Sequence | None = None,
 def krippendorff_alpha(reliability_data, level: str = "nominal",
                        value_domain: Sequence | None = None) -> float | None:
     """Krippendorff's alpha over a coders x units matrix with NaN for missing; None if undefined."""
-    import numpy as np
     import krippendorff
+    import numpy as np
 
     data = np.asarray(reliability_data, dtype=float)
     if data.size == 0:

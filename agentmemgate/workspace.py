@@ -7,13 +7,12 @@ import errno
 import json
 import os
 import sqlite3
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator
-
-from ._sqlite import sqlite_utils, upsert_rows
 
 from . import migrations
+from ._sqlite import sqlite_utils, upsert_rows
 from .errors import WorkspaceError
 from .schema import Arc, ArcSpec, CheckResult
 
@@ -61,8 +60,8 @@ def _cannot_open(path: Path, e: Exception) -> str:
 
 
 @contextmanager
-def open_workspace(path: str | Path | "Workspace" = DEFAULT_WORKSPACE, *,
-                   create: bool = False) -> Iterator["Workspace"]:
+def open_workspace(path: str | Path | Workspace = DEFAULT_WORKSPACE, *,
+                   create: bool = False) -> Iterator[Workspace]:
     """A workspace for one command; one it created is removed again if the command fails first.
 
     Only the commands that may create a workspace pass ``create=True``; if such a command is
@@ -78,7 +77,7 @@ def open_workspace(path: str | Path | "Workspace" = DEFAULT_WORKSPACE, *,
 
 
 def now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
 def require_workspace(path: str | Path) -> Path:

@@ -17,8 +17,8 @@ import math
 import multiprocessing
 import re
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable
 
 Responder = Callable[[str], "str | dict"]
 EMBEDDING_DIMS = 64

@@ -81,7 +81,7 @@ def mock_mode(args) -> None:
         for concurrency, arcs in ((1, args.arcs_serial), (16, args.arcs_parallel)):
             ws = Workspace(Path(tmp) / f"ws-c{concurrency}")
             n_per_cell = max(1, arcs // 3)  # the core split has three cells
-            calls, secs, summary = server.calls_during(lambda: build(server.url, ws, n_per_cell, concurrency))
+            calls, secs, summary = server.calls_during(lambda: build(server.url, ws, n_per_cell, concurrency))  # noqa: B023
             assert summary.failed == 0, summary.failures
             rates[concurrency] = summary.rendered_now / secs
             print(f"generation, concurrency {concurrency:>2}: {summary.rendered_now} arcs, {calls} calls, "
@@ -105,7 +105,7 @@ def mock_mode(args) -> None:
         for concurrency, per_cell in ((1, args.judge_serial), (16, args.judge_parallel)):
             jws = Workspace(Path(tmp) / f"judge-c{concurrency}")
             splits = offline_arcs(jws, per_cell)
-            calls, secs, s = server.calls_during(lambda: judge(server.url, jws, splits, concurrency))
+            calls, secs, s = server.calls_during(lambda: judge(server.url, jws, splits, concurrency))  # noqa: B023
             assert s.failures == 0, s.failure_examples
             jrates[concurrency] = s.judged_now / secs
             print(f"judging, concurrency {concurrency:>2}: {s.judged_now} questions, {calls} calls, "
@@ -274,7 +274,7 @@ def real_mode(args) -> None:
                 t0 = time.perf_counter()
                 try:
                     outcome, calls = run_path(name, ws, concurrency)
-                except Exception as e:  # noqa: BLE001 -- a benchmark reports, it does not stop
+                except Exception as e:
                     outcome, calls = f"could not run: {e}", 0
                 secs = time.perf_counter() - t0
                 valid, replies = first_try_share(ws, 0)

@@ -31,11 +31,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from prefilter_throughput import FIXTURE, REAL, synthesize, to_json  # noqa: E402
+from prefilter_throughput import FIXTURE, REAL, synthesize, to_json
 
-from agentmemgate.corpora import Candidate, mine_hedges, source_key  # noqa: E402
-from agentmemgate.corpora import _store  # noqa: E402
-from agentmemgate.workspace import Workspace  # noqa: E402
+from agentmemgate.corpora import (
+    Candidate,
+    _store,
+    mine_hedges,
+    source_key,
+)
+from agentmemgate.workspace import Workspace
 
 
 def _mb(n: float) -> str:

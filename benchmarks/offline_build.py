@@ -64,9 +64,11 @@ def main() -> None:
     # (``pipeline._one_blas_thread``); the in-process figures import them the same way.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     t0, c0 = time.perf_counter(), time.process_time()
-    from agentmemgate.pipeline import build
-    import agentmemgate.stats, agentmemgate.exports.files  # noqa: F401,E401  (statsmodels, pandas)
     from statsmodels.stats import proportion  # noqa: F401
+
+    import agentmemgate.exports.files
+    import agentmemgate.stats  # noqa: F401  (statsmodels, pandas)
+    from agentmemgate.pipeline import build
     imports = time.perf_counter() - t0, time.process_time() - c0
     with tempfile.TemporaryDirectory() as tmp:
         t0, c0 = time.perf_counter(), time.process_time()

@@ -19,8 +19,12 @@ from pathlib import Path
 from agentmemgate.design import paper_design
 from agentmemgate.generate import get_renderer, plan_split
 from agentmemgate.generate.importer import read_arcs
-from agentmemgate.validate.diversity import (ASSISTANT_DISTINCT_GOAL, SMALL_TALK_DISTINCT_GOAL,
-                                             Diversity, measure)
+from agentmemgate.validate.diversity import (
+    ASSISTANT_DISTINCT_GOAL,
+    SMALL_TALK_DISTINCT_GOAL,
+    Diversity,
+    measure,
+)
 from agentmemgate.validate.judging import judged_together
 
 BEFORE = {

@@ -13,15 +13,14 @@ from pathlib import Path
 import anthropic
 import openai
 import pytest
+from llm.batch_fakes import AnthropicBatchApi, OpenAIBatchApi
+from llm.llm_fakes import ANTHROPIC_KEY, OPENAI_KEY
 from typer.testing import CliRunner
 
 from agentmemgate.cli import app
 from agentmemgate.generate.llm_renderer import reference_responder
 from agentmemgate.llm import Request
 from agentmemgate.workspace import Workspace
-
-from llm.batch_fakes import AnthropicBatchApi, OpenAIBatchApi
-from llm.llm_fakes import ANTHROPIC_KEY, OPENAI_KEY
 
 runner = CliRunner()
 

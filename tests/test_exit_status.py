@@ -5,6 +5,7 @@ retries them); 1 could not run (one line, ``Error: ...``). Every LLM command tak
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.main import get_command
@@ -13,8 +14,6 @@ from typer.testing import CliRunner
 from agentmemgate import rubrics
 from agentmemgate.cli import app
 from agentmemgate.llm import CallFailed, get_model
-
-from pathlib import Path
 
 LOCOMO = Path(__file__).parent / "fixtures" / "locomo_sample.json"
 

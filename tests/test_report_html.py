@@ -5,9 +5,15 @@ from __future__ import annotations
 
 import base64
 
-from agentmemgate.report_html import report_html, write_report_html
+from report_pages import (
+    HOSTILE,
+    assert_same_tables,
+    assert_self_contained,
+    assert_shown_as_text,
+    parse,
+)
 
-from report_pages import HOSTILE, assert_same_tables, assert_self_contained, assert_shown_as_text, parse
+from agentmemgate.report_html import report_html, write_report_html
 
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9"
                        "awAAAABJRU5ErkJggg==")

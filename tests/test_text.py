@@ -14,8 +14,15 @@ from agentmemgate.atomic import process_alive
 from agentmemgate.errors import BadInput
 from agentmemgate.memory.rules import sentences as memory_sentences
 from agentmemgate.rubrics import Rubric
-from agentmemgate.text import (MONTH_ABBREVIATIONS, MONTH_NUMBERS, PhraseMatcher, nearest_date,
-                               sentence_spans, sentences, tokens)
+from agentmemgate.text import (
+    MONTH_ABBREVIATIONS,
+    MONTH_NUMBERS,
+    PhraseMatcher,
+    nearest_date,
+    sentence_spans,
+    sentences,
+    tokens,
+)
 from agentmemgate.validate.judges._realism import sentences as realism_sentences
 
 TEXT = ("I'll see Dr. Smith next week. \u201cReally?\u201d she asked. Then I left\n"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..stats import Interval, Proportion
-from .report_models import AgreementReport, Confusion, VsReference
 from .labels import display_name
+from .report_models import AgreementReport, Confusion, VsReference
 
 _MAX_FAST_LISTED = 30
 

@@ -23,14 +23,36 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import WorkspaceError
-from ..stats import (DEFAULT_RESAMPLES, Interval, Proportion, bootstrap, cohen_kappa,
-                     kappa_rows, krippendorff_alpha, macro_f1_rows, wilson)
+from ..stats import (
+    DEFAULT_RESAMPLES,
+    Interval,
+    Proportion,
+    bootstrap,
+    cohen_kappa,
+    kappa_rows,
+    krippendorff_alpha,
+    macro_f1_rows,
+    wilson,
+)
 from ._report_md import render_markdown, write_plots
 from .audits import get_audit
 from .labels import CANT_TELL, HOLD_CLASSES, LabelSet
-from .report_models import (Adjudication, AgreementReport, Alpha, AnnotatorDiag, Binary, Bootstrap,
-                            ClassStats, Confusion, Diagnostics, FastDecision, KappaPair,
-                            PlanAsserted, ReferenceBlock, VsReference)
+from .report_models import (
+    Adjudication,
+    AgreementReport,
+    Alpha,
+    AnnotatorDiag,
+    Binary,
+    Bootstrap,
+    ClassStats,
+    Confusion,
+    Diagnostics,
+    FastDecision,
+    KappaPair,
+    PlanAsserted,
+    ReferenceBlock,
+    VsReference,
+)
 
 if TYPE_CHECKING:
     from ..workspace import Workspace
@@ -39,7 +61,7 @@ FAST_SECONDS = 2.0  # a decision quicker than this is flagged: too fast to have 
 
 
 # -- computing ---------------------------------------------------------------------------------
-def agreement_report(ws: "Workspace", name: str, fast_seconds: float = FAST_SECONDS,
+def agreement_report(ws: Workspace, name: str, fast_seconds: float = FAST_SECONDS,
                      resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> AgreementReport:
     info = get_audit(ws, name)
     boot = Bootstrap(resamples=resamples, seed=seed)
@@ -372,7 +394,7 @@ def _num(x) -> float | None:
 
 
 # -- saving ------------------------------------------------------------------------------------
-def save_agreement_report(ws: "Workspace", name: str, fast_seconds: float = FAST_SECONDS,
+def save_agreement_report(ws: Workspace, name: str, fast_seconds: float = FAST_SECONDS,
                           out: str | Path | None = None, resamples: int = DEFAULT_RESAMPLES,
                           seed: int = 0, html: bool = False) -> tuple[AgreementReport, Path]:
     """Compute the report and write ``report.md``, ``report.json`` and confusion PNGs (and with

@@ -565,7 +565,7 @@ def _mark_shown(item_id: str) -> None:
     if st.session_state.get("shown_item") != item_id:
         st.session_state.shown_item = item_id
         st.session_state.shown_at = time.time()
-        st.session_state.shown_iso = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
+        st.session_state.shown_iso = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
 
 
 def _controls(token: str, item: ItemDisplay, ls: LabelSet, own: str | None, pos: int) -> None:

@@ -37,7 +37,7 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
 def now_ms() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
 
 
 def hash_token(token: str) -> str:
@@ -118,7 +118,7 @@ class AuditSummary(BaseModel):
 
 
 # -- reading -----------------------------------------------------------------------------------
-def get_audit(ws: "Workspace", name: str) -> AuditInfo:
+def get_audit(ws: Workspace, name: str) -> AuditInfo:
     row = ws.db.execute("select name, task, label_set, source, params, created_at, base_url "
                         "from audits where name = ?", [name]).fetchone()
     if row is None:
@@ -130,7 +130,7 @@ def get_audit(ws: "Workspace", name: str) -> AuditInfo:
                      base_url=row[6])
 
 
-def list_audits(ws: "Workspace") -> list[AuditSummary]:
+def list_audits(ws: Workspace) -> list[AuditSummary]:
     out = []
     for (name,) in ws.db.execute("select name from audits order by created_at, name").fetchall():
         info = get_audit(ws, name)
@@ -156,12 +156,12 @@ def list_audits(ws: "Workspace") -> list[AuditSummary]:
     return out
 
 
-def _count(ws: "Workspace", sql: str, *args) -> int:
+def _count(ws: Workspace, sql: str, *args) -> int:
     return int(ws.db.execute(sql, list(args)).fetchone()[0])
 
 
 # -- creating ----------------------------------------------------------------------------------
-def create_audit(ws: "Workspace", name: str, task: str, source: str, *, sample_n: int | None = None,
+def create_audit(ws: Workspace, name: str, task: str, source: str, *, sample_n: int | None = None,
                  stratify_by: str | None = None, annotators: list[str] | None = None,
                  overlap: int | None = None, seed: int = 0, adjudicator: str | None = None,
                  base_url: str = DEFAULT_BASE_URL) -> CreatedAudit:
@@ -223,7 +223,7 @@ def create_audit(ws: "Workspace", name: str, task: str, source: str, *, sample_n
         notes=list(source_info.get("notes", [])))
 
 
-def relink(ws: "Workspace", name: str, person: str, base_url: str | None = None) -> str:
+def relink(ws: Workspace, name: str, person: str, base_url: str | None = None) -> str:
     """Issue a new link for one person of an audit; the old link stops working. The link points
     where the audit's links point (``base_url`` given: there from now on, for later relinks too)."""
     if base_url is not None:
@@ -247,7 +247,7 @@ def _check_name(name: str) -> None:
         raise BadInput(f"Audit name {name!r} must be 1-64 letters, digits, '.', '_' or '-'")
 
 
-def _exists(ws: "Workspace", name: str) -> bool:
+def _exists(ws: Workspace, name: str) -> bool:
     return ws.db.execute("select 1 from audits where name = ?", [name]).fetchone() is not None
 
 
@@ -290,7 +290,7 @@ def _check_references(items: list[SourceItem], labels: LabelSet) -> None:
             it.reference.label = norm
 
 
-def _insert_items(ws: "Workspace", name: str, items: list[SourceItem]) -> None:
+def _insert_items(ws: Workspace, name: str, items: list[SourceItem]) -> None:
     created = now_ms()
     ws.db["audit_items"].insert_all(
         {"audit": name, "item_id": it.id, "position": i, "payload": it.display.model_dump_json()}
@@ -325,7 +325,7 @@ class ImportResult(BaseModel):
                 f"{self.n_rows} {what} for {self.n_items} items."]
 
 
-def import_labels(ws: "Workspace", name: str, path: str | Path, *, reference: bool = False,
+def import_labels(ws: Workspace, name: str, path: str | Path, *, reference: bool = False,
                   task: str | None = None) -> ImportResult:
     """Append labels made elsewhere (long CSV: item_id, annotator, label[, role, active_seconds,
     created_at], as ``export_audit`` writes it) or, with ``reference``, set reference labels
@@ -388,7 +388,7 @@ def import_labels(ws: "Workspace", name: str, path: str | Path, *, reference: bo
                         adjudicators=sorted(p for p, r in roles.items() if r == "adjudicator"))
 
 
-def _import_roles(ws: "Workspace", name: str, rows: list[dict], path: str | Path) -> dict[str, str]:
+def _import_roles(ws: Workspace, name: str, rows: list[dict], path: str | Path) -> dict[str, str]:
     """Each person's one role in this audit; a clash with the file or the audit is refused, since an
     adjudicator's resolution counted as an annotator label would inflate human-human agreement."""
     known = dict(ws.db.execute("select name, role from audit_annotators where audit = ?",
@@ -455,7 +455,7 @@ def _read_csv(path: Path, reference: bool) -> list[dict]:
     return rows
 
 
-def _infer_label_set(found: list[str], task: str | None, design: "Design") -> LabelSet:
+def _infer_label_set(found: list[str], task: str | None, design: Design) -> LabelSet:
     """The label set of ``task``, else the first task (or factor of ``design``) whose labels
     hold every label found, else the labels found."""
     if task is not None:
@@ -471,7 +471,7 @@ def _infer_label_set(found: list[str], task: str | None, design: "Design") -> La
 
 
 # -- exporting ---------------------------------------------------------------------------------
-def export_audit(ws: "Workspace", name: str, out: str | Path | None = None) -> list[Path]:
+def export_audit(ws: Workspace, name: str, out: str | Path | None = None) -> list[Path]:
     """Write the whole label log (``labels.csv``, ``labels.jsonl``, with ``is_latest``) and the
     reference labels (``references.csv``) for analysis elsewhere; returns the paths written."""
     import pandas as pd

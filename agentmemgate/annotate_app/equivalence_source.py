@@ -8,7 +8,7 @@ human agreement with the equivalence judge, as in the paper's 54-pair audit.
 from __future__ import annotations
 
 import random
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..errors import BadInput
 from .items import ItemDisplay, Reference, SourceItem, SourceRequest, ValuePair

@@ -7,7 +7,8 @@ reference label, a model or judge label, or an intended level. Those live in ``R
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field as dc_field
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -62,7 +63,7 @@ class ItemDisplay(BaseModel):
     group: str | None = None  # a neutral sub-task name (e.g. the realism criterion), for reports
 
     @model_validator(mode="after")
-    def _consistent(self) -> "ItemDisplay":
+    def _consistent(self) -> ItemDisplay:
         if self.target is not None and not 0 <= self.target < len(self.turns):
             raise ValueError(f"target {self.target} is not a turn index (0..{len(self.turns) - 1})")
         if self.kind in ("pair", "answer") and self.pair is None:
@@ -99,7 +100,7 @@ class SourceItem(BaseModel):
 class SourceRequest:
     """What an item loader is asked for: ``arg`` is the part after ``PREFIX:`` (None if absent)."""
 
-    workspace: "Workspace"
+    workspace: Workspace
     arg: str | None
     task: str
     factor: str | None = None

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from .. import rubrics
 from ..errors import BadInput, UnknownLevel
-from ..schema import EVIDENCE_TYPES, HOLD_CLASSES
+from ..schema import EVIDENCE_TYPES
 
 if TYPE_CHECKING:
     from ..design import Design
@@ -81,7 +81,7 @@ def display_name(label: str) -> str:
     return _SHOWN.get(label, label.replace("_", " "))
 
 
-def parse_task(task: str, design: "Design | None" = None) -> tuple[str, str | None]:
+def parse_task(task: str, design: Design | None = None) -> tuple[str, str | None]:
     """``difficulty:hedge_strength`` -> ("difficulty", "hedge_strength"); validates the task and,
     given the design whose levels the audit asks for, the factor."""
     name, _, factor = task.partition(":")
@@ -95,7 +95,7 @@ def parse_task(task: str, design: "Design | None" = None) -> tuple[str, str | No
     return name, factor or None
 
 
-def label_set(task: str, factor: str | None = None, *, design: "Design") -> LabelSet:
+def label_set(task: str, factor: str | None = None, *, design: Design) -> LabelSet:
     """The frozen label set of ``task``; difficulty asks for the levels of ``factor`` (or the one
     named in ``task``) as ``design`` declares them."""
     task, parsed_factor = parse_task(task, design)

@@ -50,7 +50,7 @@ class AdjudicationItem(BaseModel):
     own_label: str | None  # the adjudicator's latest resolution
 
 
-def resolve_token(ws: "Workspace", token: str | None) -> Person:
+def resolve_token(ws: Workspace, token: str | None) -> Person:
     if not token:
         raise BadInput("No access token: open the personal link you were given")
     row = ws.db.execute("select audit, name, role from audit_annotators where token_hash = ?",
@@ -60,7 +60,7 @@ def resolve_token(ws: "Workspace", token: str | None) -> Person:
     return Person(audit=row[0], name=row[1], role=row[2], label_set=get_audit(ws, row[0]).label_set)
 
 
-def annotator_queue(ws: "Workspace", token: str) -> list[QueueItem]:
+def annotator_queue(ws: Workspace, token: str) -> list[QueueItem]:
     """The caller's own items, in their own shuffled order, with their own latest labels."""
     me = resolve_token(ws, token)
     rows = ws.db.execute(
@@ -78,7 +78,7 @@ def annotator_queue(ws: "Workspace", token: str) -> list[QueueItem]:
     return [QueueItem(display=ItemDisplay.model_validate_json(p), own_label=lab) for p, lab in rows]
 
 
-def adjudication_queue(ws: "Workspace", token: str) -> list[AdjudicationItem]:
+def adjudication_queue(ws: Workspace, token: str) -> list[AdjudicationItem]:
     """Items labeled by two or more annotators, disagreements first; no names, no references."""
     me = resolve_token(ws, token)
     if me.role != "adjudicator":
@@ -123,7 +123,7 @@ def summarize_given(labels: list[str]) -> list[tuple[str, int]]:
     return sorted(Counter(labels).items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def record_label(ws: "Workspace", token: str, item_id: str, label: str, *,
+def record_label(ws: Workspace, token: str, item_id: str, label: str, *,
                  shown_at: str | None = None, active_seconds: float | None = None) -> None:
     """Append one label by the token's owner; the item must be theirs to label."""
     me = resolve_token(ws, token)

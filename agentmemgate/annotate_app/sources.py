@@ -14,9 +14,10 @@ The built-in sources read the rooms below this one (``arcs``, ``statements:SET``
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -27,8 +28,8 @@ from ..schema import Arc, TurnRef
 from ..suggest import did_you_mean
 from .equivalence_source import load_equivalence_items
 from .items import DisplayTurn, ItemDisplay, Reference, SourceItem, SourceRequest, ValuePair
-from .statement_source import load_statement_items
 from .labels import REALISM_CRITERIA
+from .statement_source import load_statement_items
 
 if TYPE_CHECKING:
     from ..design import Design
@@ -60,7 +61,7 @@ def known_sources() -> dict[str, str]:
     return {p: r.help for p, r in sorted(_SOURCES.items())}
 
 
-def load_source(workspace: "Workspace", spec: str, task: str,
+def load_source(workspace: Workspace, spec: str, task: str,
                 factor: str | None = None, *, seed: int = 0,
                 info: dict | None = None) -> list[SourceItem]:
     """Resolve ``spec`` and load its items, refusing duplicate ids and unknown sources.
@@ -141,7 +142,7 @@ def _arc_strata(arc: Arc) -> dict[str, str]:
             "domain": s.domain}
 
 
-def _split(design: "Design", name: str) -> str:
+def _split(design: Design, name: str) -> str:
     """``name`` if it is a split of the workspace's design, else a one-line error naming them."""
     if name not in design.splits:
         raise UnknownLevel(f"Unknown split {name!r} in design {design.name!r}; choose one of: "

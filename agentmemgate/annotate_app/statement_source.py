@@ -9,7 +9,8 @@ status travel beside the item (hidden), as the audit room requires.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from ..errors import BadInput
 from .items import DisplayTurn, ItemDisplay, Reference, SourceItem, SourceRequest
@@ -26,7 +27,7 @@ def _turn(speaker: str, text: str, date: str | None = None) -> DisplayTurn:
     return DisplayTurn(role=role, speaker="" if role != "other" else speaker, text=text, date=date)
 
 
-def statement_item(st: "Statement") -> SourceItem:
+def statement_item(st: Statement) -> SourceItem:
     turns = [_turn(c.speaker, c.text) for c in st.context[-2:]] + [_turn(st.speaker, st.text, st.date)]
     ref = None
     if st.reference:

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from ..stats import Proportion
 from ..atomic import write_text_atomic
+from ..stats import Proportion
 
 ACCURACY_FILE = Path(__file__).with_name("accuracy.json")
 OFFLINE_PREFIX = "answer_cues."  # offline rule files are named answer_cues.vN

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 import tomllib
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from ..errors import BadInput
@@ -117,6 +117,6 @@ class Cues:
         return re.compile(r"(?<!\S)(?:" + "|".join(alts) + r")(?!\S)")
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_cues(path: Path) -> Cues:
     return Cues(path.read_bytes(), path.name)

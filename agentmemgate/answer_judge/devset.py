@@ -21,8 +21,9 @@ reader blind to the rules). Measures per part and per shape, 95% Wilson interval
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Callable, Iterable, Literal, Sequence
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator, model_validator
 
@@ -48,7 +49,7 @@ class LabelledValues(BaseModel):
     plan: StrictStr = Field(min_length=1)
 
     @model_validator(mode="after")
-    def _distinct(self) -> "LabelledValues":
+    def _distinct(self) -> LabelledValues:
         if self.initial.strip().lower() == self.plan.strip().lower():
             raise ValueError("initial and plan are the same value")
         return self
@@ -270,7 +271,7 @@ def measure(answer_set: AnswerSet, judge: AnswerJudge, value_judge: ValueCompare
             raise BadInput(f"no answers in part {empty[0]!r} in {answer_set.path}")
         parts = [p for p in PARTS if p in set(asked)]
     chosen = [it for it in answer_set.items if it.part in parts]
-    work = lambda it: judge_item(it, judge, value_judge)  # noqa: E731
+    work = lambda it: judge_item(it, judge, value_judge)
     done = {r.id: r for r in (run(work, chosen) if run else map(work, chosen))}
     results = [done[it.id] for it in chosen]
     reports = []

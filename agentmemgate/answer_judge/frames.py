@@ -10,9 +10,9 @@ decided with it. Every word a rule looks for is in the rule file (``Cues``).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable
 
 from ._clauses import Clause, Reading
 from ._tokens import is_value_token, names_a_value, past_form, value_token

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 import tomllib
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from ..schema import normalize_text
@@ -24,7 +24,7 @@ _VALUE = "qqvalue"
 _VALUE_TOKEN = re.compile(_VALUE + r"\d+qq")
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_answer_cues(path: Path = ANSWER_CUES_PATH) -> tuple[dict[str, re.Pattern], str]:
     raw = path.read_bytes()
     data = tomllib.loads(raw.decode("utf-8"))

@@ -11,9 +11,9 @@ from __future__ import annotations
 import datetime as dt
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from ..text import MONTH_ABBREVIATIONS, MONTH_NUMBERS, WEEKDAYS, PhraseMatcher, nearest_date, tokens
 

@@ -8,8 +8,13 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..schema import (COMMIT_CLASSES, EVIDENCE_TYPES, HOLD_CLASSES, check_evidence_type,
-                      normalize_evidence_type)
+from ..schema import (
+    COMMIT_CLASSES,
+    EVIDENCE_TYPES,
+    HOLD_CLASSES,
+    check_evidence_type,
+    normalize_evidence_type,
+)
 
 __all__ = ["BINARY_CLASSES", "COMMIT_CLASSES", "EVIDENCE_TYPES", "HOLD_CLASSES", "Distribution",
            "check_label", "is_commit", "normalize_label"]
@@ -36,7 +41,7 @@ class Distribution(BaseModel):
     predicted: str = ""
 
     @model_validator(mode="after")
-    def _derive(self) -> "Distribution":
+    def _derive(self) -> Distribution:
         total = sum(self.probs.values())
         if total <= 0:
             raise ValueError("a distribution needs positive mass")

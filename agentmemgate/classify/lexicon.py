@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import math
 import tomllib
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from ..corpora.statements import Statement
@@ -57,14 +57,14 @@ class LexiconClassifier:
         return Distribution(probs=exp, method="lexicon")
 
 
-@lru_cache(maxsize=None)
+@cache
 def lexicon_classifier(version: int | None = None):
     """The offline classifier of that cue-file version (default: the highest), one per version."""
     v, _ = versioned_file(CUES_DIR, "evidence_cues", "toml", version, "offline lexicon")
     return _load(v)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load(version: int):
     v, path = versioned_file(CUES_DIR, "evidence_cues", "toml", version, "offline lexicon")
     raw = path.read_bytes()

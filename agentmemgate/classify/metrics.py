@@ -11,13 +11,20 @@ reference is commit) is None, never 0 or 1.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from ..stats import (DEFAULT_RESAMPLES, Interval, Proportion, bootstrap, bootstrap_draws,
-                     percentile_ci, wilson)
+from ..stats import (
+    DEFAULT_RESAMPLES,
+    Interval,
+    Proportion,
+    bootstrap,
+    bootstrap_draws,
+    percentile_ci,
+    wilson,
+)
 from ..stats import macro_f1_rows as _macro_f1_rows
 from .classes import EVIDENCE_TYPES
 

@@ -23,7 +23,7 @@ import json
 import math
 import re
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 from .. import rubrics
 from ..corpora.context import format_context

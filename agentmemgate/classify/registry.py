@@ -9,7 +9,8 @@ weaker rubrics) and ``classify_many``, which reports each answer as soon as it e
 from __future__ import annotations
 
 import re
-from typing import Callable, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 from ..corpora.statements import Statement
 from ..errors import BadInput

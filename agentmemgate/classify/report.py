@@ -18,8 +18,19 @@ from ..llm.usage_log import calls_behind
 from ..stats import Proportion, wilson
 from ..workspace import Workspace
 from .classes import EVIDENCE_TYPES, HOLD_CLASSES
-from .metrics import (DEFAULT_RESAMPLES, ClassMetrics, Interval, Stability, accuracy, auroc_ci,
-                      confusion, macro_f1_ci, paired_auroc_difference, per_class, stability)
+from .metrics import (
+    DEFAULT_RESAMPLES,
+    ClassMetrics,
+    Interval,
+    Stability,
+    accuracy,
+    auroc_ci,
+    confusion,
+    macro_f1_ci,
+    paired_auroc_difference,
+    per_class,
+    stability,
+)
 from .run import StoredDistribution, classifiers_of, stored
 
 

@@ -9,9 +9,10 @@ and 7 (which cues stand, dates, reason clauses) are read into the sentence befor
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 from ._scoped_sentence import BARE, OPERATORS, SOFT, Sentence, Span, blocked, verb_forms
 from .classes import EVIDENCE_TYPES

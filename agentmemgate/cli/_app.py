@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import functools
 import sys
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import typer
 from typer.core import TyperGroup
@@ -166,10 +167,10 @@ def handles_errors(fn: Callable) -> Callable:
         except KeyboardInterrupt:
             typer.echo("Interrupted: finished work is saved; re-run the same command to resume.",
                        err=True)
-            raise typer.Exit(130)
+            raise typer.Exit(130) from None
         except BrokenPipeError:
             sys.stderr.close()
-            raise typer.Exit(0)
+            raise typer.Exit(0) from None
         finally:
             invocation.end()
 

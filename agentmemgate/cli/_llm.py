@@ -9,8 +9,9 @@ import dataclasses
 import functools
 import inspect
 import os
+from collections.abc import Callable, Iterable
 from enum import Enum
-from typing import Annotated, Any, Callable, Iterable, Optional, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 
@@ -20,15 +21,15 @@ from ._app import show
 EXIT_FAILURES = 2
 T = TypeVar("T")
 
-TimeoutOpt = Annotated[Optional[float], typer.Option(
+TimeoutOpt = Annotated[float | None, typer.Option(
     "--timeout", min=1,
     help="Seconds to wait for one model reply (per HTTP attempt; default 120). Raise it for a "
          "slow local server; a timeout is reported as one, never as a model failure.")]
-MaxTokensOpt = Annotated[Optional[int], typer.Option(
+MaxTokensOpt = Annotated[int | None, typer.Option(
     "--max-tokens", min=1,
     help="Output token limit for every model call (default: each call's own budget, e.g. a few "
          "tokens for a class name, 4096 for a generated conversation).")]
-PriceOpt = Annotated[Optional[str], typer.Option(
+PriceOpt = Annotated[str | None, typer.Option(
     "--price", metavar="IN,OUT",
     help="USD per million input and output tokens, e.g. 0.15,0.60, for a model the price "
          "database (genai-prices) has no price for, such as a local server; known models keep "
@@ -45,7 +46,7 @@ StructuredOpt = Annotated[StructuredChoice, typer.Option(
 
 
 def model_options(timeout: float | None, max_tokens: int | None,
-                  structured_output: "StructuredChoice | str", specs: Iterable[str | None] = (),
+                  structured_output: StructuredChoice | str, specs: Iterable[str | None] = (),
                   price: str | None = None) -> dict:
     """The options for ``get_model``; refuses them when no model spec will use them."""
     from ..llm.cost import parse_price

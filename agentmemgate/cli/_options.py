@@ -4,7 +4,7 @@ default). Options one module uses stay in that module."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -14,10 +14,10 @@ WorkspaceOpt = Annotated[Path, typer.Option("--workspace", help="Workspace folde
 SplitOpt = Annotated[str, typer.Option(
     "--split", help="A split or group of the design (the paper's: core, heldout, controlled, "
                     "corrections, paper = the first three) or all.")]
-DesignOpt = Annotated[Optional[str], typer.Option(
+DesignOpt = Annotated[str | None, typer.Option(
     "--design", help="A design: a built-in name (paper) or a design folder or file (amg design "
                      "init DIR). Default: the workspace's, else paper.")]
-CatalogOpt = Annotated[Optional[list[Path]], typer.Option(
+CatalogOpt = Annotated[list[Path] | None, typer.Option(
     "--catalog", help="A folder of domain files (DOMAIN.toml) added to the built-in catalog (a "
                       "file of the same name replaces the built-in one); repeatable.")]
 NoProgressOpt = Annotated[bool, typer.Option("--no-progress", help="Do not draw progress bars.")]
@@ -27,7 +27,7 @@ def model_server(role: str, help: str, *older: str) -> Any:
     """The option naming the server of the model ``--ROLE`` names: ``--ROLE-base-url`` on every
     command (``--generator-base-url``, ``--judge-base-url``, ``--model-base-url`` ...), with the
     names the command had before (``--base-url``) kept as aliases."""
-    return Annotated[Optional[str], typer.Option(f"--{role}-base-url", *older, help=help)]
+    return Annotated[str | None, typer.Option(f"--{role}-base-url", *older, help=help)]
 
 
 GeneratorBaseUrlOpt = model_server(

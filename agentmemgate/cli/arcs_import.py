@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -17,7 +17,7 @@ from ._options import DEFAULT_WORKSPACE, WorkspaceOpt
 def import_cmd(
     file: Annotated[Path, typer.Argument(help="JSONL file, one arc per line, in the data.jsonl "
                                               "export format.")],
-    split: Annotated[Optional[str], typer.Option(
+    split: Annotated[str | None, typer.Option(
         "--split", help="A split of the workspace's design (the paper's: core, heldout, "
                         "controlled, corrections): the split of every arc (default: each line's "
                         "own 'split').")] = None,

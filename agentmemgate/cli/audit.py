@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 from urllib.parse import urlsplit
 
 import typer
@@ -59,18 +59,18 @@ def create(
         "--from", help="Item source: arcs, arcs:SPLIT (a split of the workspace's design), a "
                        "registered PREFIX:ARG (statements:SET, equivalence:NAME, answers:SYSTEM) "
                        "or a JSONL file.")],
-    sample: Annotated[Optional[int], typer.Option(
+    sample: Annotated[int | None, typer.Option(
         "--sample", help="Freeze N items (default: all).")] = None,
-    stratify_by: Annotated[Optional[str], typer.Option(
+    stratify_by: Annotated[str | None, typer.Option(
         "--stratify-by", help="Spread the sample evenly over this item field (e.g. reference, "
                               "level, split, turn; answer_assertion: verdict by default).")] = None,
     annotators: Annotated[str, typer.Option(
         "--annotators", help="Comma-separated annotator names; each gets a link.")] = "annotator",
-    overlap: Annotated[Optional[int], typer.Option(
+    overlap: Annotated[int | None, typer.Option(
         "--overlap", help="Annotators per item (default: all of them).")] = None,
     seed: Annotated[int, typer.Option(
         "--seed", help="Seed for sampling, assignment and queue order.")] = 0,
-    adjudicator: Annotated[Optional[str], typer.Option(
+    adjudicator: Annotated[str | None, typer.Option(
         "--adjudicator", help="Name of the adjudicator (not an annotator); gets an adjudication "
                               "link.")] = None,
     base_url: BaseUrlOpt = DEFAULT_BASE_URL,
@@ -105,7 +105,7 @@ def import_(
              "it; with --reference: item_id,label[,source]).")],
     reference: Annotated[bool, typer.Option(
         "--reference", help="Import reference labels instead of annotator labels.")] = False,
-    task: Annotated[Optional[str], typer.Option(
+    task: Annotated[str | None, typer.Option(
         "--task", help="Task of a new audit (default: inferred from the labels in the "
                        "file).")] = None,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
@@ -124,7 +124,7 @@ def import_(
 @handles_errors
 def export(
     name: NameArg,
-    out: Annotated[Optional[Path], typer.Option(
+    out: Annotated[Path | None, typer.Option(
         "--out", help="Output folder (default: WORKSPACE/audit-exports/NAME).")] = None,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
@@ -153,7 +153,7 @@ def list_(workspace: WorkspaceOpt = DEFAULT_WORKSPACE) -> None:
 def relink(
     name: NameArg,
     person: Annotated[str, typer.Argument(help="Annotator or adjudicator name.")],
-    base_url: Annotated[Optional[str], typer.Option(
+    base_url: Annotated[str | None, typer.Option(
         "--base-url", help="Where annotators reach `amg annotate`; links are BASE_URL/?token=... "
                            "Default: where the audit's links point (its --base-url); a new one "
                            "is kept for later relinks.")] = None,

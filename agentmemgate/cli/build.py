@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from ._app import app, design_splits, handles_errors, load_rooms, show
 from ._llm import LlmRun, llm_command
-from ._options import (DEFAULT_WORKSPACE, CatalogOpt, DesignOpt, GeneratorBaseUrlOpt,
-                       NoProgressOpt, SplitOpt, WorkspaceOpt)
+from ._options import (
+    DEFAULT_WORKSPACE,
+    CatalogOpt,
+    DesignOpt,
+    GeneratorBaseUrlOpt,
+    NoProgressOpt,
+    SplitOpt,
+    WorkspaceOpt,
+)
 
-OutOpt = Annotated[Optional[Path], typer.Option(
+OutOpt = Annotated[Path | None, typer.Option(
     "--out", help="Export folder; files go to OUT/<split>/. Default: ./exports, or WORKSPACE/exports "
                   "when --workspace names another workspace.", show_default=False)]
 
@@ -28,7 +35,7 @@ GeneratorOpt = Annotated[str, typer.Option(
                         "openai:gpt-4o-mini.")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Planner seed; the same seed reproduces the "
                                                      "same arcs.")]
-NPerCellOpt = Annotated[Optional[int], typer.Option(
+NPerCellOpt = Annotated[int | None, typer.Option(
     "--n-per-cell", help="Scale the design's cell sizes so its largest plan cell has N arcs "
                          "(others in proportion, controls by their own count). Default: the "
                          "design's sizes.")]
@@ -77,10 +84,10 @@ def build(
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
     out: OutOpt = None,
     no_progress: NoProgressOpt = False,
-    judge: Annotated[Optional[list[str]], typer.Option(
+    judge: Annotated[list[str] | None, typer.Option(
         "--judge", help="Judge: offline (heuristic judges, the default) or provider:model; "
                         "repeatable.")] = None,
-    judge_base_url: Annotated[Optional[str], typer.Option(
+    judge_base_url: Annotated[str | None, typer.Option(
         "--judge-base-url", help="OpenAI-compatible server for openai:MODEL judges (vLLM, Ollama, "
                                  "llama.cpp).")] = None,
     allow_same_family: Annotated[bool, typer.Option(
@@ -136,9 +143,10 @@ def generate(
     catalog: CatalogOpt = None,
 ) -> None:
     """Plan and render arcs into the workspace (resumes where a previous run stopped)."""
-    from ..generate import generate as run_generate, get_renderer
-    from ..generate.planner import check_plan
     from ..design_checks import require_sound_design
+    from ..generate import generate as run_generate
+    from ..generate import get_renderer
+    from ..generate.planner import check_plan
     from ..workspace import open_workspace
 
     chosen, splits = design_splits(workspace, split, design, catalog)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -22,7 +22,7 @@ app.add_typer(catalog_app, name="catalog")
 @catalog_app.command("check")
 @handles_errors
 def check(
-    folder: Annotated[Optional[Path], typer.Argument(
+    folder: Annotated[Path | None, typer.Argument(
         help="A folder of your domain files (DOMAIN.toml), checked together with the built-in "
              "ones (a file of the same name replaces the built-in one). Default: the built-in "
              "catalog alone.")] = None,
@@ -44,19 +44,19 @@ def check(
 @handles_errors
 @llm_command
 def propose(
-    model: Annotated[Optional[str], typer.Option(
+    model: Annotated[str | None, typer.Option(
         "--model", help="The model that writes the files, provider:model (e.g. "
                         "openai:gpt-4o-mini; a local server: openai:NAME --model-base-url "
                         "URL).")] = None,
-    attribute: Annotated[Optional[list[str]], typer.Option(
+    attribute: Annotated[list[str] | None, typer.Option(
         "--attribute", help="A new attribute to propose a domain file for, in snake_case (e.g. "
                             "preferred_airline); repeatable.")] = None,
-    count: Annotated[Optional[int], typer.Option(
+    count: Annotated[int | None, typer.Option(
         "--count", help="Instead of --attribute: let the model name N new attributes on "
                         "--theme first.")] = None,
-    theme: Annotated[Optional[str], typer.Option(
+    theme: Annotated[str | None, typer.Option(
         "--theme", help="With --count: what the new domains are about (e.g. \"travel\").")] = None,
-    out: Annotated[Optional[Path], typer.Option(
+    out: Annotated[Path | None, typer.Option(
         "--out", help="Folder the files that pass `amg catalog check` are written to "
                       "(OUT/NAME.toml; rejected replies go to OUT/rejected/ for review).")] = None,
     catalog: CatalogOpt = None,

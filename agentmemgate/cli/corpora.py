@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -50,11 +50,11 @@ def mine_hedges(
                                         "from the file's structure).")] = "auto",
     miner: Annotated[str, typer.Option("--miner", help="offline (prefilter + rule-based stage 2) or "
                                        "a model spec provider:model for LLM stage 2.")] = "offline",
-    out: Annotated[Optional[Path], typer.Option("--out", help="Write one candidate per line (JSONL; "
+    out: Annotated[Path | None, typer.Option("--out", help="Write one candidate per line (JSONL; "
                                                 "carries the corpus license).")] = None,
-    limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Only the first N "
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N "
                                                  "conversations (a quick look at a big file).")] = None,
-    lexicon: Annotated[Optional[Path], typer.Option("--lexicon", help="Your own stage-1 cue "
+    lexicon: Annotated[Path | None, typer.Option("--lexicon", help="Your own stage-1 cue "
                                                     "lexicon (TOML, same shape as cues.v2.toml).")] = None,
     prefilter: Annotated[str, typer.Option("--prefilter", help="lexicon (stage 1: the cue "
                                            "lexicon picks the turns stage 2 sees; its held-out "
@@ -94,9 +94,9 @@ def mine_hedges(
 def statements_sample(
     name: Annotated[str, typer.Argument(help="Name of the new statement set.")],
     size: Annotated[int, typer.Option("--size", min=1, help="How many statements to draw.")],
-    source: Annotated[Optional[list[str]], typer.Option(
+    source: Annotated[list[str] | None, typer.Option(
         "--source", help="Mined source(s) to draw from (default: all; see `amg statements list`).")] = None,
-    miner: Annotated[Optional[str], typer.Option(
+    miner: Annotated[str | None, typer.Option(
         "--miner", help="Whose stage-2 verdicts define the strata (default: latest LLM miner, "
                         "else offline-rules).")] = None,
     stratify_by: Annotated[str, typer.Option(
@@ -122,14 +122,13 @@ def statements_import(
     name: Annotated[str, typer.Argument(help="Name of the new statement set.")],
     file: Annotated[Path, typer.Argument(help="JSONL: id, text, optional context [{speaker, text}] "
                                          "and reference label.")],
-    license: Annotated[Optional[str], typer.Option("--license", help="License of the statements "
+    license: Annotated[str | None, typer.Option("--license", help="License of the statements "
                                                    "(kept with every export).")] = None,
     replace: Annotated[bool, typer.Option("--replace", help="Overwrite an existing set.")] = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """Import statements made elsewhere as a statement set."""
     from ..corpora import import_statements
-
     from ..workspace import open_workspace
 
     with open_workspace(workspace, create=True) as ws:
@@ -146,7 +145,7 @@ def statements_label(
                                               "separated: offline or provider:model.")],
     votes: Annotated[int, typer.Option("--votes", min=1, help="Votes per voter (majority wins; "
                                        "ties are flagged).")] = 3,
-    relabel: Annotated[Optional[str], typer.Option("--relabel", help="A model of another family "
+    relabel: Annotated[str | None, typer.Option("--relabel", help="A model of another family "
                                                    "that relabels every statement.")] = None,
     relabel_votes: Annotated[int, typer.Option("--relabel-votes", min=1, help="Votes of the "
                                                "relabeling model (majority).")] = 1,
@@ -179,15 +178,15 @@ def statements_label(
 @statements_app.command("list")
 @handles_errors
 def statements_list(
-    name: Annotated[Optional[str], typer.Argument(help="A set to show item by item.")] = None,
+    name: Annotated[str | None, typer.Argument(help="A set to show item by item.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """List statement sets (and mined sources), or the statements of one set."""
 
     ws = _existing(workspace)
-    from ..corpora.statements import list_sets, load_set
     from ..corpora.mining import sources
+    from ..corpora.statements import list_sets, load_set
     if name:
         items = load_set(ws, name)
         if as_json:
@@ -228,7 +227,7 @@ def classify(
     samples: Annotated[int, typer.Option("--samples", min=1, help="Sampled votes per statement "
                                          "when probabilities come from votes.")] = 5,
     runs: Annotated[int, typer.Option("--runs", min=1, help="Repeated runs (stability).")] = 1,
-    out: Annotated[Optional[Path], typer.Option("--out", help="JSONL: id, reference, probs, "
+    out: Annotated[Path | None, typer.Option("--out", help="JSONL: id, reference, probs, "
                                                 "predicted, run.")] = None,
     concurrency: ConcurrencyOpt = 4,
     base_url: ClassifierBaseUrlOpt = None,
@@ -253,14 +252,14 @@ def classify(
 @handles_errors
 def report_classifier(
     name: Annotated[str, typer.Argument(help="Statement set.")],
-    classifier: Annotated[Optional[list[str]], typer.Option(
+    classifier: Annotated[list[str] | None, typer.Option(
         "--classifier", help="Classifier results to report (repeat; the first is compared with "
                              "the others). Default: all, in the order they were run.")] = None,
     agreed_only: Annotated[bool, typer.Option("--agreed-only", help="Only items both model "
                                               "families agreed on.")] = False,
     resamples: Annotated[int, typer.Option("--resamples", min=0, help="Bootstrap resamples.")] = 2000,
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
-    out_dir: Annotated[Optional[Path], typer.Option("--out-dir", help="Where PNG plots go "
+    out_dir: Annotated[Path | None, typer.Option("--out-dir", help="Where PNG plots go "
                                                     "(default: WORKSPACE/reports/classifier/SET).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -19,10 +19,10 @@ app.add_typer(corpora_app, name="corpora")
 @handles_errors
 def fetch(
     corpus: Annotated[str, typer.Argument(help="longmemeval or locomo.")],
-    to: Annotated[Optional[Path], typer.Option(
+    to: Annotated[Path | None, typer.Option(
         "--to", help="Corpora folder to fetch into (the file goes to TO/CORPUS/); default: "
                      "$AMG_CORPORA, else the user's data folder.")] = None,
-    url: Annotated[Optional[str], typer.Option(
+    url: Annotated[str | None, typer.Option(
         "--url", help="Download from this URL (a mirror) instead of the public home; the sha256 "
                       "is checked all the same.")] = None,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="Do not draw a progress bar.")] = False,
@@ -45,7 +45,7 @@ def fetch(
 @corpora_app.command("list")
 @handles_errors
 def list_files(
-    folder: Annotated[Optional[Path], typer.Option(
+    folder: Annotated[Path | None, typer.Option(
         "--folder", help="Corpora folder to look in (default: $AMG_CORPORA, else the user's data "
                          "folder).")] = None,
 ) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -54,7 +54,7 @@ def describe(design, n_per_cell: int | None = None) -> list[str]:
 @handles_errors
 def show(
     ref: RefArg = "paper",
-    n_per_cell: Annotated[Optional[int], typer.Option(
+    n_per_cell: Annotated[int | None, typer.Option(
         "--n-per-cell", help="Show the counts --n-per-cell N would build.")] = None,
     catalog: CatalogOpt = None,
     json_: Annotated[bool, typer.Option("--json", help="Print the design, where it was read from and its counts as one JSON object.")] = False,
@@ -97,7 +97,7 @@ def init(
     folder: Annotated[Path, typer.Argument(help="Folder for the copy (created; must not hold a "
                                                 "design.toml).")],
     from_: Annotated[str, typer.Option("--from", help="The built-in design to copy.")] = "paper",
-    name: Annotated[Optional[str], typer.Option(
+    name: Annotated[str | None, typer.Option(
         "--name", help="The copy's design name (default: from the folder name).")] = None,
 ) -> None:
     """Write an editable copy of a built-in design, with its phrase banks and recovery rules."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -15,7 +15,7 @@ eval_app = typer.Typer(help="Score memory systems on the splits (the paper's eva
                        no_args_is_help=True)
 app.add_typer(eval_app, name="eval")
 
-SplitsOpt = Annotated[Optional[list[str]], typer.Option(
+SplitsOpt = Annotated[list[str] | None, typer.Option(
     "--split", help="A split or group of the workspace's design (the paper's: core, heldout, "
                     "controlled, corrections, paper = the first three) or all; repeat for "
                     "several. Default: all.")]
@@ -32,7 +32,7 @@ ConcurrencyOpt = Annotated[int, typer.Option(
     "--concurrency", min=1, help="Arcs in flight at once (turns within an arc stay in order).")]
 
 
-def _splits(workspace, values: Optional[list[str]]) -> list[str]:
+def _splits(workspace, values: list[str] | None) -> list[str]:
     from ._app import design_splits
 
     out: list[str] = []
@@ -48,7 +48,7 @@ def _splits(workspace, values: Optional[list[str]]) -> list[str]:
 @llm_command
 def run(
     split: SplitsOpt = None,
-    system: Annotated[Optional[list[str]], typer.Option(
+    system: Annotated[list[str] | None, typer.Option(
         "--system", help="A memory system by name, e.g. literal-gated, "
                          "cautious-gated\\[no-retry], full-context, no-memory, mem0 or a plug-in "
                          "(`amg eval systems` lists them); repeat for several. Default: the "
@@ -58,11 +58,11 @@ def run(
         "--model", help="Components' model: offline (documented rules) or provider:model; "
                         "answering systems (products, baselines) need provider:model.")] = "offline",
     base_url: ModelBaseUrlOpt = None,
-    embedder: Annotated[Optional[str], typer.Option(
+    embedder: Annotated[str | None, typer.Option(
         "--embedder", help="Products' embedder, provider:model (products that embed; others "
                            "ignore it).")] = None,
     embedder_base_url: EmbedderBaseUrlOpt = None,
-    graph_url: Annotated[Optional[str], typer.Option(
+    graph_url: Annotated[str | None, typer.Option(
         "--graph-url", help="Graph products' store server (graphiti): a FalkorDB "
                             "(falkor://host:6379) or Neo4j (bolt://host:7687) URL; default: an "
                             "embedded FalkorDB per conversation.")] = None,
@@ -75,10 +75,10 @@ def run(
     permissive_matcher: Annotated[bool, typer.Option(
         "--permissive-matcher", help="Run the chosen systems with the permissive field matcher "
                                      "of Section 6.3.")] = False,
-    natural: Annotated[Optional[list[str]], typer.Option(
+    natural: Annotated[list[str] | None, typer.Option(
         "--natural", help="Run on a natural set (see `amg natural list`) instead of the splits; "
                           "repeat for several. Default systems: the paper's four.")] = None,
-    limit: Annotated[Optional[int], typer.Option(
+    limit: Annotated[int | None, typer.Option(
         "--limit", min=1, help="With --natural: only the first N items of each set (a quick "
                                "look).")] = None,
     llm: LlmRun = LlmRun(),
@@ -165,7 +165,6 @@ def answers(
 def systems() -> None:
     """Every system `amg eval run --system` can name: components, baselines, products, plug-ins."""
     from ..evaluate import available_systems
-
     from ..memory.registry import OPTIONS
 
     lines = available_systems()
@@ -200,15 +199,15 @@ def show(
 @handles_errors
 def report_eval(
     split: SplitsOpt = None,
-    system: Annotated[Optional[list[str]], typer.Option(
+    system: Annotated[list[str] | None, typer.Option(
         "--system", help="Report only these systems (repeat; default: every system with "
                          "results).")] = None,
-    judge: Annotated[Optional[str], typer.Option(
+    judge: Annotated[str | None, typer.Option(
         "--judge", help="Report the scores of this judge (default: that of the latest eval "
                         "run).")] = None,
     json_: JsonOpt = False,
     html: HtmlOpt = False,
-    out: Annotated[Optional[Path], typer.Option(
+    out: Annotated[Path | None, typer.Option(
         "--out", help="Where eval.md, eval.json, eval.html and the figures go (default: "
                       "WORKSPACE/reports/eval).")] = None,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,

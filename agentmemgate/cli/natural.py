@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -29,9 +29,9 @@ def build(
     path: Annotated[Path, typer.Argument(help="LongMemEval (oracle/_s/_m) or LoCoMo JSON file.")],
     corpus: Annotated[str, typer.Option("--corpus", help="longmemeval, locomo, or auto (detected "
                                         "from the file's structure).")] = "auto",
-    name: Annotated[Optional[str], typer.Option("--name", help="Set name (default: from the corpus "
+    name: Annotated[str | None, typer.Option("--name", help="Set name (default: from the corpus "
                                                 "and form, e.g. longmemeval-oracle-ku).")] = None,
-    limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Keep only the first N "
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Keep only the first N "
                                                  "selected questions.")] = None,
     fielder: Annotated[str, typer.Option("--fielder", help="Who names each question's field: offline "
                                          "(rule natural-field.v1) or provider:model (rubric "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -14,7 +14,7 @@ from ._options import DEFAULT_WORKSPACE, WorkspaceOpt
 @app.command("usage")
 @handles_errors
 def usage(
-    since: Annotated[Optional[str], typer.Option(
+    since: Annotated[str | None, typer.Option(
         "--since", help="Only calls from this date (UTC), e.g. 2026-11-30 or "
                         "2026-11-30T14:00.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the sums as one JSON object.")] = False,

@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from ._app import app, design_splits, display_spec, fail, handles_errors, report_app
 from ._llm import LlmRun, llm_command
-from ._options import (DEFAULT_WORKSPACE, DesignOpt, HtmlOpt, JsonOpt, NoProgressOpt, SplitOpt,
-                       WorkspaceOpt, model_server)
+from ._options import (
+    DEFAULT_WORKSPACE,
+    DesignOpt,
+    HtmlOpt,
+    JsonOpt,
+    NoProgressOpt,
+    SplitOpt,
+    WorkspaceOpt,
+    model_server,
+)
 
 JudgeBaseUrlOpt = model_server("judge", "OpenAI-compatible server for openai: judges.", "--base-url")
 RejudgeBaseUrlOpt = model_server("rejudge", "OpenAI-compatible server for the re-judge.")
@@ -28,7 +36,7 @@ app.add_typer(validate_app, name="validate")
 def validate(
     ctx: typer.Context,
     split: SplitOpt = "all",
-    judge: Annotated[Optional[list[str]], typer.Option(
+    judge: Annotated[list[str] | None, typer.Option(
         "--judge", help="Judge: offline (heuristic judges) or provider:model; repeat for several "
                         "judges. Default: offline.")] = None,
     checks: Annotated[str, typer.Option(
@@ -81,11 +89,11 @@ def equivalence_pairs(
     judge: Annotated[str, typer.Option(
         "--judge", help="First judge: offline (normalized-string, heuristic) or "
                         "provider:model.")] = "offline",
-    rejudge: Annotated[Optional[str], typer.Option(
+    rejudge: Annotated[str | None, typer.Option(
         "--rejudge", help="Second judge, of another family, e.g. "
                           "anthropic:claude-sonnet-4-5.")] = None,
     n: Annotated[int, typer.Option("--n", help="Pairs to sample.")] = 150,
-    borderline_share: Annotated[Optional[float], typer.Option(
+    borderline_share: Annotated[float | None, typer.Option(
         "--borderline-share", help="Share of borderline pairs in the sample (default: halfway "
                                    "between the candidates' share and 1, i.e. over-sampled).")
     ] = None,
@@ -126,12 +134,12 @@ def equivalence_pairs(
 @handles_errors
 def report_validation(
     split: SplitOpt = "all",
-    judge: Annotated[Optional[list[str]], typer.Option(
+    judge: Annotated[list[str] | None, typer.Option(
         "--judge", help="Judges to report (repeat; the first is the headline). Default: those of "
                         "the latest validation run.")] = None,
     json_: JsonOpt = False,
     html: HtmlOpt = False,
-    out_dir: Annotated[Optional[Path], typer.Option(
+    out_dir: Annotated[Path | None, typer.Option(
         "--out-dir", help="Where validation.md, .json, .html and PNG heatmaps go (default: "
                           "WORKSPACE/reports/validation).")] = None,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,

@@ -6,7 +6,7 @@ import hashlib
 import re
 import tomllib
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from ..text import PhraseMatcher, tokens
@@ -96,7 +96,7 @@ class Rules:
         return False
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_rules(version: int | None = None) -> Rules:
     v, path = versioned_file(RULES_DIR, "rules", "toml", version, "stage-2 rules")
     raw = path.read_bytes()

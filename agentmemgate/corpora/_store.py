@@ -21,12 +21,11 @@ import json
 import re
 import sqlite3
 import zlib
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
 
 from .._sqlite import sqlite_utils
-
 from ..errors import BadInput
 from .loaders import iter_conversations
 from .model import Candidate, ContextTurn, Conversation

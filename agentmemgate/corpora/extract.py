@@ -5,7 +5,8 @@ or reject it. Two interchangeable extractors: offline rules (``rules.vN.toml``) 
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterator, Protocol
+from collections.abc import Callable, Iterator
+from typing import Protocol
 
 from ..text import sentence_spans
 from ._rules import Rules, load_rules

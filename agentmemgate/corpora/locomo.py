@@ -9,8 +9,8 @@ empty sessions so numbering and dates stay faithful. Both speakers are mined.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 from ..errors import CorpusError
 from ._dates import iso_date

@@ -8,8 +8,8 @@ are mined. Haystacks of _s/_m reuse sessions across questions; mining skips repe
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 from ..errors import CorpusError
 from ._dates import iso_date

@@ -8,21 +8,20 @@ skips candidates this miner already answered, and outcome linking is redone (che
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 from ..errors import AmgError, BadInput
 from ..llm import CallFailed
-from ..workspace import Workspace, now
 from ..progress import bytes_bar, progress_bar
+from ..workspace import Workspace, now
+from . import _store
 from ._rules import load_rules
 from .extract import OFFLINE_MINER, Extractor, RuleExtractor
 from .loaders import check_corpus, detect_format, iter_conversations, nothing_to_mine
 from .longmemeval import variant_of
-from .model import LICENSES, Candidate, Extraction, MinedStatement, MineSummary
+from .model import LICENSES, Candidate, Extraction, MinedStatement, MinePlan, MineSummary
 from .outcomes import at_risk_measurable, link_outcome
-from . import _store
-from .model import MinePlan
 from .prefilter import PREFILTERS, Lexicon, load_lexicon, prefilter_line, scan_conversation
 
 

@@ -34,8 +34,8 @@ import hashlib
 import json
 import re
 import zlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 from pydantic import BaseModel, ConfigDict
 

@@ -14,7 +14,7 @@ import hashlib
 import re
 import tomllib
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from ..errors import BadInput
@@ -54,7 +54,7 @@ class Lexicon:
         return f"cues.v{self.version}"
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_lexicon(version: int | None = None, path: str | None = None) -> Lexicon:
     """The packaged lexicon (highest version unless pinned), or a user's TOML file."""
     if path is None:

@@ -15,9 +15,9 @@ from pydantic import BaseModel, ConfigDict
 from ..errors import BadInput
 from ..jsonl import read_records
 from ..schema import check_evidence_type
+from ..suggest import did_you_mean
 from ..workspace import Workspace, now
 from .model import LICENSES, ContextTurn, MinedStatement
-from ..suggest import did_you_mean
 
 CONTEXT_TURNS = 2
 REFERENCE_STATUSES = ("imported", "voted", "agreed", "disputed", "tie")

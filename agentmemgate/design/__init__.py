@@ -9,8 +9,18 @@ cells, levels and definitions instead of keeping its own list.
 from .bundle import BUILTIN, CATALOG_DIR, Bundle, NamedFile
 from .catalog import Domain, Exchange, load_catalog, load_domains, second_person
 from .load import DesignError, Problem, design_of_bundle, load_design, paper_design, read_design
-from .model import (OUTCOME_KINDS, PLAN_KINDS, ROLES, Cell, Design, Factor, Level, Split,
-                    Structure, StructureOverride)
+from .model import (
+                    OUTCOME_KINDS,
+                    PLAN_KINDS,
+                    ROLES,
+                    Cell,
+                    Design,
+                    Factor,
+                    Level,
+                    Split,
+                    Structure,
+                    StructureOverride,
+)
 
 __all__ = [
     "BUILTIN", "CATALOG_DIR", "OUTCOME_KINDS", "PLAN_KINDS", "ROLES", "Bundle", "Cell", "Design",

@@ -75,7 +75,7 @@ class Bundle:
                           ensure_ascii=False, sort_keys=True)
 
     @classmethod
-    def from_json(cls, text: str) -> "Bundle":
+    def from_json(cls, text: str) -> Bundle:
         d = json.loads(text)
 
         def dec(x: dict) -> NamedFile:

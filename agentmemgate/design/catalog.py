@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -57,7 +57,7 @@ class Exchange(BaseModel):
     slots: dict[str, list[str]] = Field(default_factory=dict)
 
     @model_validator(mode="after")
-    def _parallel(self) -> "Exchange":
+    def _parallel(self) -> Exchange:
         sizes = {len(v) for v in self.slots.values()}
         if len(sizes) > 1:
             raise ValueError(f"slot lists of {self.q!r} differ in length: {sorted(sizes)}")
@@ -138,7 +138,7 @@ def _parsed(name: str, data: bytes) -> Domain:
     return parse_domain(name, data)
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_catalog(folder: Path = CATALOG_DIR) -> dict[str, Domain]:
     out: dict[str, Domain] = {}
     for path in catalog_files(folder):

@@ -10,17 +10,28 @@ from __future__ import annotations
 
 import functools
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from ..errors import BadInput
 from ..suggest import did_you_mean
 from .bundle import Bundle, read_bundle
-from .model import (CORRECTION_PARTS, PLAN_KINDS, Cell, Design, DesignFiles, Factor, Level, Split,
-                    Structure, StructureOverride)
+from .model import (
+    CORRECTION_PARTS,
+    PLAN_KINDS,
+    Cell,
+    Design,
+    DesignFiles,
+    Factor,
+    Level,
+    Split,
+    Structure,
+    StructureOverride,
+)
 
 
 class DesignError(BadInput):

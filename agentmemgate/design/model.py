@@ -88,7 +88,7 @@ class Structure(StructureOverride):
     first_date_span_days: int = Field(default=700, ge=1)
     gap_days: tuple[int, int] = (3, 21)
 
-    def with_override(self, o: StructureOverride | None) -> "Structure":
+    def with_override(self, o: StructureOverride | None) -> Structure:
         if o is None:
             return self
         return self.model_copy(update={k: v for k, v in o.model_dump().items() if v is not None})

@@ -17,9 +17,8 @@ Importing this package registers the card section with ``agentmemgate.exports`` 
 imports it (``cli._app.load_rooms``) for the commands that write cards or create audits.
 """
 
-from . import card as _card  # noqa: F401  (registers the Evaluation card section)
 from . import audit_source as _audit_source  # noqa: F401  (registers the answers:SYSTEM audit source)
-
+from . import card as _card  # noqa: F401  (registers the Evaluation card section)
 
 # Re-exports resolved on first use (PEP 562), so importing the package costs only what it uses;
 # ``from agentmemgate.ROOM import name`` works as before.

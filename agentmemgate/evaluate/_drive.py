@@ -20,9 +20,10 @@ output made now (``Failure.kept``, stored with no score), and a re-run only scor
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from .._gc import fewer_collections
 from ..errors import AmgError
@@ -37,8 +38,8 @@ if TYPE_CHECKING:
 
 FLUSH_OFFLINE = 200  # offline pairs are cheap to redo: store them in batches
 
-I = TypeVar("I", bound="Item")  # noqa: E741  (an item)
-O = TypeVar("O")  # noqa: E741  (a system's output: a trace, or its answers)
+I = TypeVar("I", bound="Item")
+O = TypeVar("O")
 S = TypeVar("S")  # what scoring gives
 R = TypeVar("R")  # what is stored of a finished item
 

@@ -7,8 +7,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ._files import write_atomic
-from ._report_md import (MEASURE_NAMES, gated_systems, level_measures, level_views, main_systems,
-                         split_title)
+from ._report_md import (
+    MEASURE_NAMES,
+    gated_systems,
+    level_measures,
+    level_views,
+    main_systems,
+    split_title,
+)
 from .report_models import EvalReport
 
 

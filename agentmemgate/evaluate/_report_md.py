@@ -140,7 +140,7 @@ def report_markdown(r: EvalReport, images: bool = False) -> str:
     if r.meta.model_calls:
         out += [f"- Model calls of `amg eval run` and `amg eval answers` in this workspace (call "
                 f"log): {line}" for line in by_model_lines(r.meta.model_calls)]
-    out += [f"- Arcs: " + ", ".join(f"{_title(r, s)} {n}" for s, n in r.meta.arcs.items()),
+    out += ["- Arcs: " + ", ".join(f"{_title(r, s)} {n}" for s, n in r.meta.arcs.items()),
             f"- Proportions are k/n with 95% Wilson intervals (one observation per conversation); "
             f"differences are paired, in points, with a cluster-bootstrap 95% interval "
             f"({r.meta.bootstrap['resamples']} resamples, seed {r.meta.bootstrap['seed']}; one "

@@ -8,7 +8,7 @@ is taken over the arcs both were scored on.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict

@@ -18,14 +18,14 @@ reasons stored beside each measure) counts sessions from 1.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
+from ..answer_judge import AnswerJudge, AnswerQuestion, AnswerVerdict
 from ..errors import BadInput
 from ..jsonl import read_records
-from ..answer_judge import AnswerJudge, AnswerQuestion, AnswerVerdict
 from .measures import ArcScore, Same
 from .truth import Truth
 

@@ -20,14 +20,21 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Iterable
+from collections.abc import Iterable
 
-from ..annotate_app.items import AnswerShown, ItemDisplay, Reference, SourceItem, SourceRequest, ValuePair
+from ..annotate_app.items import (
+    AnswerShown,
+    ItemDisplay,
+    Reference,
+    SourceItem,
+    SourceRequest,
+    ValuePair,
+)
 from ..annotate_app.sources import register_source
+from ..answer_judge import AnswerVerdict, canonical_value
 from ..errors import AmgError, BadInput
 from ..validate.judges import OFFLINE_JUDGE
 from ..validate.store import sha256_text
-from ..answer_judge import AnswerVerdict, canonical_value
 from .judges import ValueJudge, get_value_judge
 
 TASK = "answer_assertion"
@@ -151,7 +158,7 @@ def load_answer_items(req: SourceRequest) -> Iterable[SourceItem]:
         s = arc.spec
         verdict = AnswerVerdict.model_validate_json(raw)
         cls, other = reference_of(verdict, s.initial_value, s.plan_value,
-                                  lambda v, ref: matcher.same(s.field, v, ref))
+                                  lambda v, ref: matcher.same(s.field, v, ref))  # noqa: B023 (called at once)
         iid = item_id_of(system, arc_id, after)
         plan_first = random.Random(options_seed(req.seed, iid)).random() < 0.5
         a, b = (s.plan_value, s.initial_value) if plan_first else (s.initial_value, s.plan_value)

@@ -12,12 +12,12 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from ..answer_judge.base import AnswerJudge
+from ..answer_judge.registry import offline_answer_version
 from ..schema import FieldSpec
 from ..validate.judges import OFFLINE_JUDGE, Judge, JudgeInfo, get_judge
 from ..validate.judges.questions import EquivalenceQuestion
 from ..validate.store import sha256_text as sha256_parts  # one digest of several strings
-from ..answer_judge.base import AnswerJudge
-from ..answer_judge.registry import offline_answer_version
 
 # Part of every score key: a change to how measures or their stored reasons are computed
 # re-scores stored traces and answers (no system is re-run; the judges' cache answers again).

@@ -9,7 +9,7 @@ Aggregation (k/n, Wilson intervals, levels, differences) lives in ``aggregate``.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict, model_serializer
 

@@ -20,8 +20,9 @@ Oracle ablations cannot run here: a natural item has no labelled values to give 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -31,9 +32,9 @@ from ..schema import FieldSpec
 from ..workspace import Workspace
 from . import store
 from ._drive import Tally, drive
+from .answering_protocol import namespace_for
 from .judges import ValueJudge, get_value_judge
 from .measures import ArcScore
-from .answering_protocol import namespace_for
 from .protocol import run_sessions
 from .run import _usage, _UsageView, resolve_systems
 from .systems import PAPER_SYSTEMS, SystemSpec

@@ -26,7 +26,7 @@ def new_system(factory: SystemFactory, info: SystemInfo, arc: Arc) -> MemorySyst
 
 
 def run_arc(system: MemorySystem, arc: Arc, name: str | None = None,
-            turns: "Turns | None" = None) -> Trace:
+            turns: Turns | None = None) -> Trace:
     """Run one conversation through ``system`` and record what it read, did and held.
     ``turns``: ``arc_turns(arc)``, made once and given to every system run on the arc."""
     return run_sessions(system, arc.spec.field, turns if turns is not None else arc_turns(arc),
@@ -57,7 +57,7 @@ def arc_turns(arc: Arc) -> Turns:
 
 
 def run_sessions(system: MemorySystem, field: FieldSpec,
-                 sessions: "list[tuple[dt.date, list[tuple[str, str]]]] | Turns",
+                 sessions: list[tuple[dt.date, list[tuple[str, str]]]] | Turns,
                  conversation_id: str, name: str | None = None) -> Trace:
     """The protocol over any dated sessions of (role, text) turns (or their ``prepare_turns``):
     an arc's or a natural conversation's (``conversation_id`` names the trace only; the system

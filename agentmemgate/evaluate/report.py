@@ -41,19 +41,32 @@ from ..design.stored import workspace_design
 from ..errors import BadInput
 from ..outputs import writable
 from ..report_html import write_report_html
+from ..suggest import did_you_mean
 from ..validate.store import current_arc_shas
 from ..workspace import Workspace
 from . import store
 from ._files import write_text_atomic
 from ._plots import figures
 from ._report_md import report_markdown
-from .aggregate import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, DIFFERENCE_MEASURES, Difference,
-                        paired_difference, proportion, split_block)
+from .aggregate import (
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    DIFFERENCE_MEASURES,
+    Difference,
+    paired_difference,
+    proportion,
+    split_block,
+)
 from .measures import ArcScore
-from .report_models import (CorrectionPair, CorrectionsControl, EvalReport, ReportMeta,
-                            SystemMeta, split_order)
+from .report_models import (
+    CorrectionPair,
+    CorrectionsControl,
+    EvalReport,
+    ReportMeta,
+    SystemMeta,
+    split_order,
+)
 from .systems import DEFAULT_SYSTEMS, PAPER_SYSTEMS, twin_name, variant_base
-from ..suggest import did_you_mean
 
 
 def _order(names: list[str]) -> list[str]:
@@ -140,7 +153,7 @@ def compute_report(ws: Workspace, splits: list[str] | None = None, judge: str | 
                   "heuristic": bool((eq_row or ans_row)["heuristic"]),
                   "equivalence_rubric": eq_row["rubric"] if eq_row else None,
                   "answer_rubric": ans_row["answer_rubric"] if ans_row else None}
-    meta = ReportMeta(generated_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+    meta = ReportMeta(generated_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                       judge=judge_info, splits=splits, arcs=arcs,
                       systems={n: metas[n] for n in _order(list(metas))},
                       bootstrap={"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED},

@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import textwrap
 
+from ..answer_judge import AnswerVerdict
 from ..errors import BadInput
 from ..memory.system import MemoryEvent, StoreSnapshot
 from ..schema import Arc
+from ..suggest import did_you_mean
 from ..validate.store import current_arc_shas
 from ..workspace import Workspace
 from . import store
-from ..answer_judge import AnswerVerdict
 from .measures import ArcScore
 from .truth import truth_of
-from ..suggest import did_you_mean
 
 _WRAP = 100
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from ..memory.system import SystemInfo
 from ..workspace import Workspace, now

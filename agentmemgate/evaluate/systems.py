@@ -11,7 +11,7 @@ import hashlib
 import inspect
 import json
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +19,8 @@ from pydantic import BaseModel, ConfigDict
 
 from ..errors import BadInput
 from ..memory.system import SystemFactory, SystemInfo
-from ..workspace import Workspace
 from ..suggest import did_you_mean
+from ..workspace import Workspace
 
 # The paper's component systems (Section 4, Appendix A.1) and the retry ablation (Section 6.3).
 DEFAULT_SYSTEMS = (
@@ -55,7 +55,7 @@ class SystemSpec:
         return h.hexdigest()[:32]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _sha_of_files(paths: tuple[Path, ...]) -> str:
     h = hashlib.sha256()
     for p in paths:

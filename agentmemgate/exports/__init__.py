@@ -9,8 +9,8 @@ order nor an id tells a model or a memory system under test the labels (they sta
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from pydantic import BaseModel, ConfigDict
 

@@ -20,7 +20,7 @@ def write_jsonl(arcs: list[Arc], path: Path) -> None:
             f.write(json.dumps(arc.export_record(), ensure_ascii=False) + "\n")
 
 
-def turns_frame(arcs: list[Arc]) -> "pd.DataFrame":
+def turns_frame(arcs: list[Arc]) -> pd.DataFrame:
     import pandas as pd  # only here: importing the package stays cheap
 
     columns = ["arc_id", "session", "turn", "date", "role", "text", "is_plan_turn", "is_outcome_turn"]

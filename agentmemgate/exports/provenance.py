@@ -33,7 +33,7 @@ class DesignRecord(BaseModel):
     catalog_builtin: bool  # every domain file it draws from ships with the toolkit
 
     @classmethod
-    def of(cls, design: Design) -> "DesignRecord":
+    def of(cls, design: Design) -> DesignRecord:
         src = design.source
         names = sorted(src.catalog) if design.domains == "all" else list(design.domains)
         return cls(name=design.name, builtin=src.builtin is not None, sha256=src.sha256,

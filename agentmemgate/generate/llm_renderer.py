@@ -14,8 +14,9 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
-from typing import Any, Iterable, Iterator, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -34,7 +35,7 @@ from ..schema import (
     normalize_text,
 )
 from ..validate.structure import check_arc
-from .renderer import RenderError, RenderFailure, Renderer, register_renderer
+from .renderer import Renderer, RenderError, RenderFailure, register_renderer
 
 RUBRIC = "generator_arc"
 # Correction arcs (the corrections split) have their own prompt, so the other splits' prompts,

@@ -25,13 +25,12 @@ from __future__ import annotations
 import datetime as dt
 import random
 import zlib
-from functools import lru_cache
+from functools import cache
 
 from .. import __version__
 from ..design import Design, Domain, load_domains, paper_design, second_person
 from ..schema import Arc, ArcSpec, Provenance, Session, Turn, TurnRef
-from .banks import (DATE_SLOTS, bank_sha256, correction_bank, level_phrasings,  # noqa: F401
-                    phrase_bank, scheduled)
+from .banks import DATE_SLOTS, bank_sha256, correction_bank, level_phrasings, phrase_bank, scheduled  # noqa: F401
 from .inputs import domain_place, rendering_inputs
 from .renderer import Renderer, register_renderer
 
@@ -39,7 +38,7 @@ KIND = "offline template renderer (deterministic grammar, no LLM)"
 EXCHANGES_PER_ARC = 5  # the initial question and up to four small-talk exchanges
 GENERAL_EVERY = 3  # one arc in three gets an off-topic exchange
 # -- dealing the data banks ------------------------------------------------------------------
-@lru_cache(maxsize=None)
+@cache
 def _stream(fillings: tuple[int, ...], key: str) -> tuple[tuple[int, int], ...]:
     """Every (exchange, filling) once, exchanges in a seeded order, fillings advancing per lap
     (``fillings[i]`` is how many fillings exchange i has)."""

@@ -7,7 +7,7 @@ any renderer the same way (resume, progress, failures).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from pydantic import BaseModel, ConfigDict
 

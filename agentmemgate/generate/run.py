@@ -8,13 +8,13 @@ from pydantic import BaseModel, ConfigDict
 
 from ..design import Design
 from ..design.stored import record_plan, store_design, workspace_design
+from ..errors import BadInput
 from ..progress import progress_bar
 from ..schema import Arc, ArcSpec
 from ..workspace import Workspace
-from ..errors import BadInput
 from .importer import imported_count
 from .planner import plan_split
-from .renderer import RenderFailure, Renderer
+from .renderer import Renderer, RenderFailure
 
 if TYPE_CHECKING:
     from ..validate.dry_run import JudgeCalls

@@ -19,7 +19,8 @@ import contextlib
 import json
 import threading
 import time
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from ._errors import QUOTA_CODES, rejected_field
 

@@ -14,7 +14,6 @@ import threading
 from typing import Any
 
 from .._sqlite import sqlite_utils
-
 from ..workspace import DB_NAME, Workspace, now
 
 CACHE_VERSION = 1  # part of every cache key: raising it makes every cached answer unreachable

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 BURST_WINDOW_S = 0.25  # requests sent within this of the first (before any is back) are a burst
 MIN_BURST = 3

@@ -7,7 +7,8 @@ errored, canceled, expired), and a JSONL results file whose lines are ``succeede
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import anthropic
 

@@ -28,7 +28,8 @@ import json
 import sqlite3
 import threading
 import time
-from typing import Any, Callable, Iterator, TypeVar
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 import sqlite_utils
 

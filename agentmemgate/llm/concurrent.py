@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import contextvars
 import threading
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, TypeVar
+from typing import Any, TypeVar
 
 from ..progress import progress_bar
-from ._errors import CallFailed
 from ._batch_state import Deferred
+from ._errors import CallFailed
 from .usage import Usage
 
 T = TypeVar("T")

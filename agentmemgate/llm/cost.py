@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from functools import lru_cache
 from typing import Any
 from urllib.parse import urlparse
@@ -85,7 +85,7 @@ class Price:
 
         usage = Usage(input_tokens=int(input_tokens or 0), output_tokens=int(output_tokens or 0),
                       cache_read_tokens=int(cached_tokens or 0) or None)
-        kwargs: dict[str, Any] = {"genai_request_timestamp": when or datetime.now(timezone.utc)}
+        kwargs: dict[str, Any] = {"genai_request_timestamp": when or datetime.now(UTC)}
         if batch:
             kwargs["price_context"] = {"processing": "batch"}
         if self.provider_id:
@@ -110,7 +110,7 @@ def _has_batch_price(price: Price) -> bool:
         info = calc_price(Usage(input_tokens=1, output_tokens=1), price.model_ref, **kwargs).model
     except LookupError:
         return False
-    today = datetime.now(timezone.utc)
+    today = datetime.now(UTC)
     return any(v.when.get("processing") == "batch"
                and (v.constraint is None or v.constraint.active(today))
                for v in info.price_variants or ())

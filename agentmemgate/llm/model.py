@@ -17,26 +17,34 @@ import json
 import threading
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path, PurePath
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
+from .. import invocation
 from ..errors import AmgError
 from ..progress import say
 from ..workspace import Workspace
-from ._batch_state import active_collector as _batch_collector, plans_batch as _plans_batch
+from ._batch_state import active_collector as _batch_collector
+from ._batch_state import plans_batch as _plans_batch
 from ._errors import CallFailed, FatalProviderError, scrub, shorten
 from ._http import Attempt, recording
 from ._store import CACHE_VERSION, CallStore
 from ._throttle import Slot, Throttle
 from .forwarding import Forwarding
 from .request import RawReply, Request, refuse_in_dry_run
-from .structured import (STRATEGIES, STRATEGY_FIELDS, StructuredOutput, feedback,
-                         schema_instructions, validate_reply)
+from .structured import (
+    STRATEGIES,
+    STRATEGY_FIELDS,
+    StructuredOutput,
+    feedback,
+    schema_instructions,
+    validate_reply,
+)
 from .usage import Usage
-from .. import invocation
 
 _UNRESOLVED = object()
 MAX_BUDGET = 16384  # the most a re-ask after a cut-off reply may raise the output budget to

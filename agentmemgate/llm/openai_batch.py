@@ -19,7 +19,8 @@ from __future__ import annotations
 import json
 import re
 import threading
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import openai
 

@@ -14,8 +14,8 @@ import math
 import re
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from pydantic import Field
 
@@ -60,12 +60,12 @@ class ScriptedModel(Model):
         super().__init__(name, workspace=workspace, options=options)
         self.script = _SCRIPTS.setdefault(name, Script())
 
-    def enqueue(self, *replies: Reply) -> "ScriptedModel":
+    def enqueue(self, *replies: Reply) -> ScriptedModel:
         with self.script.lock:
             self.script.queue.extend(replies)
         return self
 
-    def respond_with(self, fn: Callable[[Request], Reply] | None) -> "ScriptedModel":
+    def respond_with(self, fn: Callable[[Request], Reply] | None) -> ScriptedModel:
         self.script.responder = fn
         return self
 

@@ -70,7 +70,7 @@ class LLMEndpoint:
         with self._lock:
             return dict(self._by_tag.get(tag, {}))
 
-    def start(self) -> "LLMEndpoint":
+    def start(self) -> LLMEndpoint:
         if self._server is not None:
             return self
         server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -91,7 +91,7 @@ class LLMEndpoint:
             self._thread.join(timeout=5)
             self._thread = None
 
-    def __enter__(self) -> "LLMEndpoint":
+    def __enter__(self) -> LLMEndpoint:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:

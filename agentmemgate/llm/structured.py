@@ -25,6 +25,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ValidationError
 
 from .strategies import CHOICES, STRATEGIES  # noqa: F401  (re-exported)
+
 StructuredOutput = Literal["auto", "json_schema", "json_object", "tools", "prompt"]
 # What each strategy sends: the request fields a server that refuses it names in its error.
 STRATEGY_FIELDS = {

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from ..errors import BadInput
@@ -43,9 +43,9 @@ def usage_rows(ws, since: str | None = None,
             raise BadInput(f"--since must be a date such as 2026-11-30 (or 2026-11-30T14:00); "
                            f"got {since!r}") from None
         if when.tzinfo is None:
-            when = when.replace(tzinfo=timezone.utc)
+            when = when.replace(tzinfo=UTC)
         clauses.append("created_at >= ?")
-        args.append(when.astimezone(timezone.utc).isoformat(timespec="seconds"))
+        args.append(when.astimezone(UTC).isoformat(timespec="seconds"))
     if commands is not None:
         clauses.append(f"command in ({', '.join('?' * len(commands))})")
         args += list(commands)

@@ -6,7 +6,7 @@ model; the sha256 recorded in component names is still that of the whole file.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 from .. import rubrics
 from ..rubrics import Rubric
@@ -23,7 +23,7 @@ def strip_header(text: str) -> str:
     return "".join(lines[i:])
 
 
-@lru_cache(maxsize=None)
+@cache
 def memory_rubric(name: str, version: int | None = None) -> Rubric:
     r = rubrics.load(name, version)
     return r.model_copy(update={"text": strip_header(r.text)})
@@ -45,7 +45,7 @@ def budget(model, component: str) -> dict:
     return {"max_tokens": BUDGETS[component]} if _takes_budget(type(getattr(model, "_model", model))) else {}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _takes_budget(cls: type) -> bool:
     import inspect
 

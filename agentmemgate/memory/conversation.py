@@ -6,7 +6,7 @@ outcome, values, turn roles) can reach a system through this path.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from ..schema import Session
 from .system import ContextTurn, UserTurn

@@ -57,8 +57,16 @@ from ..schema import FieldSpec
 from .components import Checker, Extractor, Matcher, PredicateWriter
 from .match import retry_tuple, strip_value
 from .profile_store import ProfileStore, StagingArea, snapshot
-from .system import (ContextTurn, ExtractedTuple, FieldKey, MemoryEvent, MemorySystem,
-                     StoreSnapshot, SystemInfo, UserTurn)
+from .system import (
+    ContextTurn,
+    ExtractedTuple,
+    FieldKey,
+    MemoryEvent,
+    MemorySystem,
+    StoreSnapshot,
+    SystemInfo,
+    UserTurn,
+)
 
 CLASSIFIER_CONTEXT = 2  # preceding turns the classifier sees (paper, Section 3)
 

@@ -20,9 +20,9 @@ import re
 from ..schema import FieldSpec
 from .extract import OfflineExtractor
 from .gazetteer import Hit
+from .profile_store import same_value
 from .resolve import value_core
 from .rules import offline_rules
-from .profile_store import same_value
 from .system import ContextTurn, ExtractedTuple, UserTurn
 
 Truth = dict[str, list[str]]

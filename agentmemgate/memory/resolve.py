@@ -32,8 +32,8 @@ from ._prompts import budget, component_name, memory_rubric
 from .components import Predicates, Verdict, field_noun
 from .extract import OfflineExtractor, format_turns
 from .match import format_fields
-from .rules import cue_hits, offline_rules, sentences, tokens
 from .profile_store import same_value
+from .rules import cue_hits, offline_rules, sentences, tokens
 from .system import ContextTurn, ExtractedTuple, StagedState, UserTurn
 
 

@@ -11,7 +11,7 @@ import hashlib
 import re
 import tomllib
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from ..text import PhraseMatcher, sentence_spans, tokens
@@ -107,7 +107,7 @@ class OfflineRules:
         return f"offline-{component}.v{self.version}#{self.sha256[:8]}"
 
 
-@lru_cache(maxsize=None)
+@cache
 def offline_rules(version: int | None = None) -> OfflineRules:
     return OfflineRules(version)
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import datetime as dt
 from abc import ABC, abstractmethod
-from typing import Callable, Literal
+from collections.abc import Callable
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,7 +32,7 @@ class FieldKey(BaseModel):
     attribute: str
 
     @classmethod
-    def of(cls, field: FieldSpec) -> "FieldKey":
+    def of(cls, field: FieldSpec) -> FieldKey:
         return cls(entity=field.entity, attribute=field.attribute)
 
 

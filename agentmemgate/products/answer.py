@@ -9,7 +9,8 @@ goes into every system's provenance (``answer_provenance``), so a changed prompt
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .. import rubrics
 from ..memory.answering import Retrieved

@@ -21,9 +21,10 @@ model prompt, or a re-run after a kill could not be answered from the LLM cache.
 from __future__ import annotations
 
 import importlib.metadata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..memory.answering import AnsweringFactory
 from ..memory.system import SystemInfo

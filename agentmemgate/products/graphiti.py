@@ -35,8 +35,9 @@ import shutil
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from ..errors import AmgError, BadInput, MissingExtra
@@ -67,7 +68,7 @@ def episode_body(session: SessionInput) -> str:
 
 
 def reference_time(date: dt.date) -> dt.datetime:
-    return dt.datetime.combine(date, dt.time(0), tzinfo=dt.timezone.utc)
+    return dt.datetime.combine(date, dt.time(0), tzinfo=dt.UTC)
 
 
 def group_id(namespace: str) -> str:
@@ -86,8 +87,8 @@ def _iso(value: dt.datetime | None) -> str | None:
     if value is None:
         return None
     if value.tzinfo is None:
-        value = value.replace(tzinfo=dt.timezone.utc)
-    return value.astimezone(dt.timezone.utc).isoformat().replace("+00:00", "Z")
+        value = value.replace(tzinfo=dt.UTC)
+    return value.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")
 
 
 def retrieved_of(edges: list[Any]) -> list[Retrieved]:
@@ -160,7 +161,7 @@ class GraphStore:
         if not parts.hostname:
             raise BadInput(f"--graph-url {self.safe_url(graph_url)!r} names no host")
         try:
-            parts.port
+            parts.port  # noqa: B018 (reading it validates the port)
         except ValueError:
             raise BadInput(f"--graph-url {self.safe_url(graph_url)!r} has a bad port") from None
 

@@ -271,7 +271,7 @@ class Mem0System(AnsweringSystem):
         messages = [{"role": t.role, "content": t.text} for t in session.turns]
         if not messages:
             return
-        when = dt.datetime.combine(session.date, dt.time(0, 0), tzinfo=dt.timezone.utc)
+        when = dt.datetime.combine(session.date, dt.time(0, 0), tzinfo=dt.UTC)
         self._product("add", lambda: self.memory.add(
             messages, user_id=self.namespace,
             metadata={"created_at": when.isoformat(), "session_date": session.date.isoformat()}))

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import importlib.metadata
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import BadInput
 from ..memory.answering import AnsweringSystem

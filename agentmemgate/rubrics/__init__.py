@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -59,7 +59,7 @@ def available() -> dict[str, list[int]]:
     return {k: sorted(v) for k, v in sorted(found.items())}
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(name: str, version: int | None = None) -> Rubric:
     versions = available().get(name)
     if not versions:

@@ -3,7 +3,8 @@ for model judges (progress bar with cache hits and tokens; a failed call comes b
 
 from __future__ import annotations
 
-from typing import Callable, Iterator, TypeVar
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 from ..progress import progress_bar
 from .judges import Judge
@@ -26,5 +27,5 @@ def ask_all(judge: Judge, items: list[T], question_of: Callable[[T], object], de
         return it, judge.ask(question_of(it)), ""
 
     for res in run_concurrent(ask, items, concurrency=judge.concurrency, description=description,
-                              usage=getattr(judge, "model").usage, progress=show_progress):
+                              usage=judge.model.usage, progress=show_progress):
         yield (res.item, None, res.error) if isinstance(res, Failed) else res

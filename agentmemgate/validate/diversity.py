@@ -11,14 +11,21 @@ figures; the dataset card reports them.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from functools import lru_cache
-from typing import Iterable
 
 from pydantic import BaseModel, ConfigDict
 
 from ..schema import Arc, normalize_text
 from ..stats import Proportion, wilson
-from .judges._realism import SENTENCE_LIMIT, SENTENCE_MIN_WORDS, qa_overlap, question_part, realism_lexicon, sentences
+from .judges._realism import (
+    SENTENCE_LIMIT,
+    SENTENCE_MIN_WORDS,
+    qa_overlap,
+    question_part,
+    realism_lexicon,
+    sentences,
+)
 
 # Goals for a full default build.
 ASSISTANT_DISTINCT_GOAL = 0.85

@@ -9,8 +9,8 @@ valid answer after the layer's re-asks is stored as a judge failure, never as a 
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Iterable, Iterator
 
 from pydantic import BaseModel, ConfigDict
 
@@ -20,6 +20,7 @@ from ..errors import BadInput
 from ..schema import Arc
 from ..stats import preload_wilson
 from ..workspace import Workspace
+from ._drive import ask_all
 from .judges import (
     Judge,
     JudgeInfo,
@@ -31,13 +32,19 @@ from .judges import (
     option_seed,
     realism_question,
 )
-from ._drive import ask_all
 from .judges.questions import Question, RealismQuestion
 from .report import generator_families, validation_report
 from .report_models import ValidationReport
 from .run import StructureSummary, validate_structure
-from .store import (VerdictRow, answered, arcs_with_sha, generator_families_of, save_verdicts, sha256_text,
-                    start_validation_run)
+from .store import (
+    VerdictRow,
+    answered,
+    arcs_with_sha,
+    generator_families_of,
+    save_verdicts,
+    sha256_text,
+    start_validation_run,
+)
 
 CHECKS = ("structure", "realism", "recovery")
 JUDGE_TASKS = ("realism", "recovery")

@@ -23,7 +23,7 @@ import hashlib
 import json
 import random
 from collections import defaultdict
-from typing import Iterable
+from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict
 

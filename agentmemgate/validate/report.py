@@ -13,9 +13,9 @@ undefined (no items, one label only) stay ``None``.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from itertools import combinations
 from pathlib import Path
-from typing import Iterable
 
 from ..design import Design, paper_design
 from ..design.stored import workspace_design
@@ -25,8 +25,16 @@ from ..workspace import Workspace
 from ._report_md import image_name, report_markdown
 from .judges import OFFLINE_GENERATOR_FAMILY, OFFLINE_JUDGE_FAMILY, REALISM_CRITERIA, JudgeInfo
 from .judges._realism import OFFLINE_REALISM_CHECKS
-from .report_models import (Agreement, FactorRecovery, FailingArc, JudgeBlock, JudgeFailure,
-                            Ordinal, Recovery, ValidationReport)
+from .report_models import (
+    Agreement,
+    FactorRecovery,
+    FailingArc,
+    JudgeBlock,
+    JudgeFailure,
+    Ordinal,
+    Recovery,
+    ValidationReport,
+)
 from .store import VerdictRow, current_arc_shas, generator_families_of, latest_run, load_verdicts
 
 NATURALNESS_HOW = (
@@ -260,9 +268,9 @@ def save_validation_report(workspace: str | Path | Workspace, splits: list[str],
 def write_report(r: ValidationReport, out_dir: str | Path, html: bool = False) -> list[Path]:
     """``validation.md``, ``validation.json`` (and with ``html`` the self-contained
     ``validation.html``), then one confusion heatmap PNG per judge and factor."""
-    from ._plots import confusion_png
     from ..outputs import writable
     from ..report_html import write_report_html
+    from ._plots import confusion_png
 
     out = writable(Path(out_dir))
     paths = []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from pydantic import BaseModel, ConfigDict
 

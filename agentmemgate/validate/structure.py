@@ -6,10 +6,16 @@ runs them all. LLM generators run the same checks before accepting a reply.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
-
-from ..schema import CORRECTION_MARKER_PHRASES, Arc, CheckResult, TurnRef, contains_value, normalize_text
+from ..schema import (
+    CORRECTION_MARKER_PHRASES,
+    Arc,
+    CheckResult,
+    TurnRef,
+    contains_value,
+    normalize_text,
+)
 
 Check = Callable[[Arc], "str | None"]
 CHECKS: dict[str, Check] = {}

@@ -11,7 +11,7 @@ import functools
 import os
 import re
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 import streamlit as st
 
@@ -20,7 +20,7 @@ from .links import WORKSPACE_ENV
 from .links import page_url as url  # noqa: F401  (the pages' deep links)
 
 ALL = "all"  # the "no filter" option of a select box (never a query parameter: it is the default)
-PAGES: dict[str, "st.Page"] = {}  # page name -> its st.Page (its URL path), filled by app.main
+PAGES: dict[str, st.Page] = {}  # page name -> its st.Page (its URL path), filled by app.main
 
 
 def workspace_path() -> str:

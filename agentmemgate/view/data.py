@@ -645,7 +645,7 @@ def _context_from_file(path: str | None, corpus: str, item: int | None, session:
 
     try:
         conv = next(iter(iter_conversations(path, corpus, skip=item)), None)
-    except Exception as e:  # noqa: BLE001 -- a changed file: say so, show the stored turn
+    except Exception as e:
         return None, f"The mined file could not be read again ({type(e).__name__})."
     if conv is None:
         return None, "The mined file has changed since it was mined."

@@ -16,12 +16,17 @@ import sys
 import tempfile
 from pathlib import Path
 
-from agentmemgate.errors import AmgError, BadInput
 from agentmemgate.answer_judge import get_answer_judge, offline_answer_version
-from agentmemgate.answer_judge.devset import (ANSWER_FILES, PARTS, DevsetReport,
-                                                       first_try_valid, load_answer_set, measure)
+from agentmemgate.answer_judge.devset import (
+    ANSWER_FILES,
+    PARTS,
+    DevsetReport,
+    first_try_valid,
+    load_answer_set,
+    measure,
+)
+from agentmemgate.errors import AmgError, BadInput
 from agentmemgate.evaluate.judges import get_value_judge
-
 
 
 def _row(label: str, p) -> str:

@@ -7,8 +7,14 @@ import math
 import pytest
 from sklearn.metrics import f1_score
 
-from agentmemgate.annotate_app import (agreement_report, annotator_queue, create_audit, import_labels,
-                                       record_label, save_agreement_report)
+from agentmemgate.annotate_app import (
+    agreement_report,
+    annotator_queue,
+    create_audit,
+    import_labels,
+    record_label,
+    save_agreement_report,
+)
 from agentmemgate.stats import krippendorff_alpha, wilson
 
 from .conftest import token_of

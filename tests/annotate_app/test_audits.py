@@ -10,10 +10,21 @@ import threading
 import pandas as pd
 import pytest
 
-from agentmemgate.annotate_app import (ItemDisplay, SourceItem, adjudication_queue, annotator_queue,
-                                       create_audit, export_audit, get_audit, import_labels,
-                                       list_audits, record_label, register_source, relink,
-                                       resolve_token)
+from agentmemgate.annotate_app import (
+    ItemDisplay,
+    SourceItem,
+    adjudication_queue,
+    annotator_queue,
+    create_audit,
+    export_audit,
+    get_audit,
+    import_labels,
+    list_audits,
+    record_label,
+    register_source,
+    relink,
+    resolve_token,
+)
 from agentmemgate.errors import BadInput, UnknownLevel
 from agentmemgate.workspace import Workspace
 

@@ -7,15 +7,19 @@ import hashlib
 import json
 
 import pytest
+from evaluate.test_measures import OPEN
 
+from agentmemgate.answer_judge import (
+    ANSWER_CUES_DIR,
+    AnswerQuestion,
+    OfflineAnswerJudge,
+    ScopedOfflineAnswerJudge,
+    get_answer_judge,
+)
 from agentmemgate.errors import BadInput
-from agentmemgate.answer_judge import (ANSWER_CUES_DIR, AnswerQuestion, OfflineAnswerJudge,
-                                                ScopedOfflineAnswerJudge, get_answer_judge)
 from agentmemgate.evaluate.answer_scoring import assess, score_answers
 from agentmemgate.evaluate.judges import get_value_judge
 from agentmemgate.evaluate.truth import truth_of
-
-from evaluate.test_measures import OPEN
 
 V2 = get_answer_judge("offline:answer_cues.v2")
 EQ = get_value_judge("offline")

@@ -12,14 +12,27 @@ from pathlib import Path
 
 import pytest
 
-from agentmemgate.errors import BadInput
-from agentmemgate.answer_judge import (ANSWER_CUES_PATH, AnswerJudge, AnswerQuestion,
-                                                AnswerVerdict, get_answer_judge)
-from agentmemgate.answer_judge.devset import (ANSWER_FILES, DEVSET, HELDOUT2, PARTS, ROLES,
-                                                       first_try_valid, load_answer_set, measure,
-                                                       split_part)
-from agentmemgate.evaluate.judges import get_value_judge
+from agentmemgate.answer_judge import (
+    ANSWER_CUES_PATH,
+    AnswerJudge,
+    AnswerQuestion,
+    AnswerVerdict,
+    get_answer_judge,
+)
+from agentmemgate.answer_judge.devset import (
+    ANSWER_FILES,
+    DEVSET,
+    HELDOUT2,
+    PARTS,
+    ROLES,
+    first_try_valid,
+    load_answer_set,
+    measure,
+    split_part,
+)
 from agentmemgate.design.catalog import load_catalog
+from agentmemgate.errors import BadInput
+from agentmemgate.evaluate.judges import get_value_judge
 from agentmemgate.llm import CallFailed
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -344,7 +357,7 @@ def test_the_script_chooses_parts_and_files(tmp_path):
               line(id="x2", part="heldout", answer="You live in Boston."))
     b = tmp_path / "h2.jsonl"
     b.write_text(line(id="y1", part="heldout2", answer="You live in Boston.") + "\n", encoding="utf-8")
-    parts = lambda *args: [x["part"] for x in json.loads(run(*args, "--json").stdout)["parts"]]  # noqa: E731
+    parts = lambda *args: [x["part"] for x in json.loads(run(*args, "--json").stdout)["parts"]]
     assert parts("--answers", str(a), str(b), "--part", "both") == ["dev", "heldout"]
     assert parts("--answers", str(a), str(b), "--part", "all") == ["dev", "heldout", "heldout2"]
     assert parts("--answers", str(a), str(b), "--part", "heldout2") == ["heldout2"]

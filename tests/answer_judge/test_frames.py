@@ -8,10 +8,10 @@ import re
 
 import pytest
 
-from agentmemgate.errors import BadInput
 from agentmemgate.answer_judge import ANSWER_CUES_DIR, AnswerQuestion, frames, get_answer_judge
 from agentmemgate.answer_judge._clauses import clauses, drop_ignored, sentences, value_forms
 from agentmemgate.answer_judge.cues import READER_WORDS_V2, Cues, load_cues
+from agentmemgate.errors import BadInput
 
 V2_PATH = ANSWER_CUES_DIR / "answer_cues.v2.toml"
 C = load_cues(V2_PATH)

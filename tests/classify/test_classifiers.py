@@ -7,8 +7,12 @@ import math
 import pytest
 
 from agentmemgate.classify import Distribution, get_classifier, lexicon_classifier
-from agentmemgate.classify.model_classifier import (ANSWERS, distribution_from_logprobs,
-                                                    parse_answer, token_class)
+from agentmemgate.classify.model_classifier import (
+    ANSWERS,
+    distribution_from_logprobs,
+    parse_answer,
+    token_class,
+)
 from agentmemgate.corpora import ContextTurn, Statement
 from agentmemgate.errors import BadInput, ModelSpecError, ProviderError
 from agentmemgate.llm import Model, RawReply, get_model, register_provider

@@ -7,14 +7,13 @@ import json
 
 import anthropic
 import openai
+from llm.batch_fakes import AnthropicBatchApi, OpenAIBatchApi
+from llm.llm_fakes import ANTHROPIC_KEY, OPENAI_KEY
 from typer.testing import CliRunner
 
 from agentmemgate.classify import stored
 from agentmemgate.cli import app
 from agentmemgate.corpora import import_statements
-
-from llm.batch_fakes import AnthropicBatchApi, OpenAIBatchApi
-from llm.llm_fakes import ANTHROPIC_KEY, OPENAI_KEY
 
 from .test_classify_http import ROWS, _statement
 

@@ -8,6 +8,7 @@ import math
 import re
 
 import pytest
+from llm.llm_fakes import OPENAI_KEY, FakeApi, openai_error, openai_ok
 from typer.testing import CliRunner
 
 from agentmemgate.classify import classifier_report, classify_set, label_statements, stored
@@ -16,8 +17,6 @@ from agentmemgate.cli import app
 from agentmemgate.corpora import import_statements
 from agentmemgate.errors import BadInput, SameFamilyJudge
 from agentmemgate.llm import get_model
-
-from llm.llm_fakes import OPENAI_KEY, FakeApi, openai_error, openai_ok
 
 ROWS = {"s0": ("I might move to Seattle next year.", "speculation"),
         "s1": ("I moved to Denver last month.", "completed_event"),

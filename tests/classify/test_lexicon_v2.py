@@ -160,7 +160,7 @@ def test_the_data_file_documents_every_weight_and_the_code_reads_no_renderer_fil
     code = "".join((CLASSIFY / f).read_text() for f in ("scoped.py", "scoped_rules.py", "_scoped_sentence.py"))
     for key in data["evidence"]:
         assert re.search(rf"\b{key}\b", header), f"{key} is not explained in the file header"
-        assert f'"{key}"' in code or f'"bare_{{cls}}"' in code and key.startswith("bare_"), key
+        assert f'"{key}"' in code or '"bare_{cls}"' in code and key.startswith("bare_"), key
     for cat in data["cues"]:
         assert f'"{cat}"' in code, f"cue list {cat} is never read"
     assert "phrases/" not in raw and "catalog" not in raw.replace("or catalog", "")

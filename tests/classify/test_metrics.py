@@ -6,8 +6,18 @@ import numpy as np
 import pytest
 from sklearn.metrics import f1_score, roc_auc_score
 
-from agentmemgate.classify import (EVIDENCE_TYPES, accuracy, auroc, auroc_ci, confusion, macro_f1,
-                                   macro_f1_ci, paired_auroc_difference, per_class, stability)
+from agentmemgate.classify import (
+    EVIDENCE_TYPES,
+    accuracy,
+    auroc,
+    auroc_ci,
+    confusion,
+    macro_f1,
+    macro_f1_ci,
+    paired_auroc_difference,
+    per_class,
+    stability,
+)
 from agentmemgate.classify.metrics import _draws, auroc_rows, macro_f1_rows
 
 # A confusion matrix consistent with every cell of Table 8 (163 natural statements): rows are the

@@ -14,10 +14,19 @@ import pytest
 
 from agentmemgate.classify import lexicon_classifier
 from agentmemgate.classify import scoped_rules as R
-from agentmemgate.classify._scoped_sentence import (DROPS, FORMS, SCOPED_WORDS_V2, V2_SYNTAX, Found,
-                                                    Lexicon, d_as_had, get_a_without_acquiring,
-                                                    going_to_a_place, may_the_month,
-                                                    past_form_as_adjective)
+from agentmemgate.classify._scoped_sentence import (
+    DROPS,
+    FORMS,
+    SCOPED_WORDS_V2,
+    V2_SYNTAX,
+    Found,
+    Lexicon,
+    d_as_had,
+    get_a_without_acquiring,
+    going_to_a_place,
+    may_the_month,
+    past_form_as_adjective,
+)
 from agentmemgate.classify.classes import EVIDENCE_TYPES
 from agentmemgate.text import tokens
 

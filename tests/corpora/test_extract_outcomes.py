@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from agentmemgate.corpora import (Conversation, CorpusSession, CorpusTurn, RuleExtractor,
-                                  at_risk_measurable, link_outcome, load_corpus, scan_conversation)
+from agentmemgate.corpora import (
+    Conversation,
+    CorpusSession,
+    CorpusTurn,
+    RuleExtractor,
+    at_risk_measurable,
+    link_outcome,
+    load_corpus,
+    scan_conversation,
+)
 from agentmemgate.corpora.extract import clean_value
 
 from .paths import LOCOMO

@@ -10,8 +10,14 @@ import pytest
 from agentmemgate.corpora import detect_format, iter_conversations, load_corpus
 from agentmemgate.errors import CorpusError
 
-from .paths import (LOCOMO, LONGMEMEVAL, REAL_LOCOMO, REAL_LONGMEMEVAL, needs_real_locomo,
-                       needs_real_longmemeval)
+from .paths import (
+    LOCOMO,
+    LONGMEMEVAL,
+    REAL_LOCOMO,
+    REAL_LONGMEMEVAL,
+    needs_real_locomo,
+    needs_real_longmemeval,
+)
 
 
 def test_locomo_fixture_keeps_both_speakers_dates_and_empty_sessions():

@@ -4,13 +4,12 @@ OpenAI SDK over a mock Batch API), stored like live answers; a re-run makes no c
 from __future__ import annotations
 
 import openai
+from llm.batch_fakes import OpenAIBatchApi
+from llm.llm_fakes import OPENAI_KEY
 from typer.testing import CliRunner
 
 from agentmemgate.cli import app
 from agentmemgate.workspace import Workspace
-
-from llm.batch_fakes import OpenAIBatchApi
-from llm.llm_fakes import OPENAI_KEY
 
 from .paths import LOCOMO
 

@@ -7,9 +7,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 import agentmemgate.corpora
-
 from agentmemgate.cli import app
-from agentmemgate.corpora import mine_hedges, scan_conversation, load_corpus
+from agentmemgate.corpora import load_corpus, mine_hedges, scan_conversation
 from agentmemgate.corpora.prefilter import load_lexicon, measured_recall
 from agentmemgate.llm import get_model
 

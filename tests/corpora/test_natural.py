@@ -10,8 +10,14 @@ from typer.testing import CliRunner
 
 from agentmemgate.cli import app
 from agentmemgate.corpora.model import LICENSES
-from agentmemgate.corpora.natural import (build_natural_set, iter_selected, list_natural_sets,
-                                          load_items, locomo_reason, natural_set)
+from agentmemgate.corpora.natural import (
+    build_natural_set,
+    iter_selected,
+    list_natural_sets,
+    load_items,
+    locomo_reason,
+    natural_set,
+)
 from agentmemgate.corpora.natural_fields import derive_field, refusal
 from agentmemgate.errors import BadInput, CorpusError
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from agentmemgate.corpora import load_corpus, load_lexicon, scan_conversation, scan_turn, split_sentences
+from agentmemgate.corpora import (
+    load_corpus,
+    load_lexicon,
+    scan_conversation,
+    scan_turn,
+    split_sentences,
+)
 
 from .paths import LOCOMO, LONGMEMEVAL
 

@@ -8,8 +8,13 @@ import pytest
 from typer.testing import CliRunner
 
 from agentmemgate.cli import app
-from agentmemgate.corpora import (import_statements, list_sets, load_set, mine_hedges,
-                                  sample_statements)
+from agentmemgate.corpora import (
+    import_statements,
+    list_sets,
+    load_set,
+    mine_hedges,
+    sample_statements,
+)
 from agentmemgate.corpora.statements import update_reference
 from agentmemgate.errors import BadInput
 

@@ -11,7 +11,13 @@ import pytest
 import sqlite_utils
 
 from agentmemgate import migrations
-from agentmemgate.corpora import load_corpus, mine_hedges, mined_statements, scan_conversation, source_key
+from agentmemgate.corpora import (
+    load_corpus,
+    mine_hedges,
+    mined_statements,
+    scan_conversation,
+    source_key,
+)
 from agentmemgate.corpora.prefilter import load_lexicon
 from agentmemgate.errors import BadInput
 from agentmemgate.workspace import Workspace

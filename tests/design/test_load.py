@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agentmemgate.design import DesignError, load_design, read_design
-from agentmemgate.errors import BadInput
 from agentmemgate.design_checks import check_design
+from agentmemgate.errors import BadInput
 
 
 def _lines(folder) -> list[str]:

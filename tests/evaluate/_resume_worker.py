@@ -14,8 +14,14 @@ from pydantic import BaseModel
 
 from agentmemgate.evaluate import run_eval, system_spec
 from agentmemgate.llm import get_model
-from agentmemgate.memory.system import (FieldKey, FieldState, MemorySystem, MemoryEvent,
-                                        StoreSnapshot, SystemInfo)
+from agentmemgate.memory.system import (
+    FieldKey,
+    FieldState,
+    MemoryEvent,
+    MemorySystem,
+    StoreSnapshot,
+    SystemInfo,
+)
 from agentmemgate.workspace import Workspace
 
 

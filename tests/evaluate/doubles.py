@@ -6,8 +6,16 @@ from __future__ import annotations
 
 import datetime as dt
 
-from agentmemgate.memory.system import (FieldKey, FieldState, MemoryEvent, MemorySystem,
-                                        StagedState, StoreSnapshot, SystemInfo, ValueInterval)
+from agentmemgate.memory.system import (
+    FieldKey,
+    FieldState,
+    MemoryEvent,
+    MemorySystem,
+    StagedState,
+    StoreSnapshot,
+    SystemInfo,
+    ValueInterval,
+)
 from agentmemgate.schema import Arc, ArcSpec, FieldSpec, Provenance, Session, Turn, TurnRef
 
 FIELD = FieldSpec(attribute="music_app", description="The user's current music app.",

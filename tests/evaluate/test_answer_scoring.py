@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from agentmemgate.answer_judge import AnswerQuestion, OfflineAnswerJudge
 from agentmemgate.errors import BadInput
 from agentmemgate.evaluate.answer_scoring import assess, read_answers, score_answers
-from agentmemgate.answer_judge import AnswerQuestion, OfflineAnswerJudge
 from agentmemgate.evaluate.judges import get_value_judge
 from agentmemgate.evaluate.truth import truth_of
 

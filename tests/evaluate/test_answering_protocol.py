@@ -8,7 +8,13 @@ import json
 
 import pytest
 
-from agentmemgate.evaluate import answering_spec, compute_report, report_markdown, run_eval, show_arc
+from agentmemgate.evaluate import (
+    answering_spec,
+    compute_report,
+    report_markdown,
+    run_eval,
+    show_arc,
+)
 from agentmemgate.generate import generate, get_renderer
 from agentmemgate.llm import get_model
 

@@ -10,10 +10,10 @@ from typer.testing import CliRunner
 
 from agentmemgate.annotate_app import agreement_report, annotator_queue, create_audit
 from agentmemgate.annotate_app.agreement import save_agreement_report
+from agentmemgate.answer_judge import AnswerVerdict
 from agentmemgate.cli import app
 from agentmemgate.errors import BadInput
 from agentmemgate.evaluate.audit_source import options_seed, reference_of
-from agentmemgate.answer_judge import AnswerVerdict
 from agentmemgate.workspace import Workspace
 
 from .answer_ws import answers_workspace
@@ -84,8 +84,8 @@ def test_references_map_the_verdict_onto_the_options(aws):
 
 
 def test_reference_of_counts_other_values_as_neither():
-    same = lambda x, ref: x.lower() == ref.lower()  # noqa: E731
-    v = lambda *xs: AnswerVerdict(asserted=list(xs), rationale="r")  # noqa: E731
+    same = lambda x, ref: x.lower() == ref.lower()
+    v = lambda *xs: AnswerVerdict(asserted=list(xs), rationale="r")
     assert reference_of(v("boston"), "Boston", "Seattle", same) == ("initial", [])
     assert reference_of(v("Seattle"), "Boston", "Seattle", same) == ("plan", [])
     assert reference_of(v("Boston", "Seattle"), "Boston", "Seattle", same) == ("both", [])

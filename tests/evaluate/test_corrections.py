@@ -89,7 +89,8 @@ def test_corrections_applied_and_the_control_count_by_hand(ws):
 
 
 def test_no_correction_arcs_no_corrections_section(ws):
-    from .test_run import ARCS as PAPER_ARCS, specs
+    from .test_run import ARCS as PAPER_ARCS
+    from .test_run import specs
 
     _ws(ws, PAPER_ARCS)
     run_eval(ws, ["core", "heldout"], specs(), show_progress=False)

@@ -179,7 +179,7 @@ def test_a_natural_items_answer_survives_its_judge_failing(ws):
 
     build_natural_set(ws, NAT_LME, "longmemeval", "lme", progress=False)  # 3 items
     log: list = []
-    factory = lambda: Recorder(log)  # noqa: E731
+    factory = lambda: Recorder(log)
     factory.info = Recorder([]).info
     spec = answering_spec(factory, name="recorder")
     s = run_natural(ws, ["lme"], [spec], judge=_judge("nat-judge-down", True),

@@ -84,7 +84,7 @@ def test_report_markdown_has_the_papers_tables(copy):
     r = amg("report", "eval", "--workspace", copy)
     assert r.exit_code == 0, r.output
     for title in ("Table 2", "Table 3", "Table 5", "Table 6", "Table 7", "Table 4",
-                  "Retry ablation", "Paired differences", "Overhead", "Offline components"):  # noqa
+                  "Retry ablation", "Paired differences", "Overhead", "Offline components"):
         assert title in r.stdout, title
     assert "wrote " in r.stderr
 

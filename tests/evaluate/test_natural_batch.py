@@ -5,10 +5,11 @@ a mock Batch API, answered by the memory room's scripted responder: the offline 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import openai
+from llm.batch_fakes import OpenAIBatchApi
+from llm.llm_fakes import OPENAI_KEY
 from typer.testing import CliRunner
 
 from agentmemgate.cli import app
@@ -16,9 +17,6 @@ from agentmemgate.corpora.natural import build_natural_set
 from agentmemgate.evaluate import compute_report
 from agentmemgate.llm import Request
 from agentmemgate.memory.scripted import scripted_responder
-
-from llm.batch_fakes import OpenAIBatchApi
-from llm.llm_fakes import OPENAI_KEY
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 runner = CliRunner()

@@ -17,8 +17,13 @@ from agentmemgate.evaluate import compute_report, report_markdown, system_spec
 from agentmemgate.evaluate.aggregate import paired_difference
 from agentmemgate.evaluate.measures import ArcScore
 from agentmemgate.evaluate.natural import run_natural
-from agentmemgate.memory.system import (FieldKey, FieldState, MemoryEvent, MemorySystem,
-                                        StoreSnapshot)
+from agentmemgate.memory.system import (
+    FieldKey,
+    FieldState,
+    MemoryEvent,
+    MemorySystem,
+    StoreSnapshot,
+)
 
 from .doubles import info
 
@@ -70,7 +75,7 @@ UNGATED = [("under my bed", "under my bed"), ("Kansas City Master", "Kansas City
 
 def specs(seen=None):
     def make(rules, i):
-        f = lambda **_: KeywordSystem(rules, i, seen)  # noqa: E731
+        f = lambda **_: KeywordSystem(rules, i, seen)
         f.info = i
         return system_spec(f, name=i.name, info=i)
 
@@ -282,7 +287,7 @@ def test_answering_system_is_asked_the_question_on_every_item(tiny):
     from agentmemgate.evaluate import answering_spec
 
     log: list = []
-    factory = lambda: Recorder(log)  # noqa: E731
+    factory = lambda: Recorder(log)
     factory.info = Recorder([]).info
     spec = answering_spec(factory, name="recorder")
     s = run_natural(tiny, ["lme"], [spec] + specs(), show_progress=False)

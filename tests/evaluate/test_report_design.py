@@ -6,14 +6,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from extend_design import DISTANCE_LEVELS, extended_design
 
 from agentmemgate.design import paper_design
 from agentmemgate.evaluate import compute_report, report_markdown, run_eval, write_report
 from agentmemgate.evaluate._report_md import FIGURE2, FIGURE3, level_views
 from agentmemgate.generate import generate, get_renderer
 from agentmemgate.workspace import Workspace
-
-from extend_design import DISTANCE_LEVELS, extended_design
 
 N = 2  # arcs per plan cell
 SPLITS = ["controlled", "distance"]

@@ -3,14 +3,13 @@ arc's next turn in one batch), through the real OpenAI SDK over a mock Batch API
 
 from __future__ import annotations
 
+from llm.batch_fakes import OpenAIBatchApi
+from llm.llm_fakes import OPENAI_KEY
 from pydantic import BaseModel
 
 from agentmemgate.evaluate import run_eval, system_spec
 from agentmemgate.llm import get_model
 from agentmemgate.llm.batch import run_batched
-
-from llm.batch_fakes import OpenAIBatchApi
-from llm.llm_fakes import OPENAI_KEY
 
 from .doubles import ScriptedSystem, info
 from .test_run import ARCS, LITERAL

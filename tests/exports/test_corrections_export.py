@@ -9,7 +9,6 @@ from agentmemgate.design import paper_design
 from agentmemgate.schema import contains_value
 from agentmemgate.workspace import Workspace
 
-
 N_PER_CELL = 2  # the small_build fixture's
 
 

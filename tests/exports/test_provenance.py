@@ -7,6 +7,7 @@ import hashlib
 import json
 from pathlib import Path
 
+from extend_design import extended_design
 from typer.testing import CliRunner
 
 from agentmemgate import __version__
@@ -15,8 +16,6 @@ from agentmemgate.design import paper_design
 from agentmemgate.exports import export
 from agentmemgate.generate import generate, get_renderer
 from agentmemgate.workspace import Workspace
-
-from extend_design import extended_design
 
 runner = CliRunner()
 

@@ -13,14 +13,20 @@ import re
 from pathlib import Path
 
 import pytest
+from airline_domain import LONG_VALUES, VALUES, airline_domain, replace_key
 from typer.testing import CliRunner
 
-from airline_domain import LONG_VALUES, VALUES, airline_domain, replace_key
 from agentmemgate.cli import app
 from agentmemgate.design import CATALOG_DIR, paper_design
 from agentmemgate.generate.offline import phrase_bank
-from agentmemgate.validate.catalog import (KNOWN_KEYS, LIST_MINIMUMS, catalog_files,
-                                           catalog_problems, check_catalog, small_talk_problems)
+from agentmemgate.validate.catalog import (
+    KNOWN_KEYS,
+    LIST_MINIMUMS,
+    catalog_files,
+    catalog_problems,
+    check_catalog,
+    small_talk_problems,
+)
 
 runner = CliRunner()
 BUILTIN = sorted(p.stem for p in CATALOG_DIR.glob("*.toml"))

@@ -9,10 +9,9 @@ from collections import Counter
 
 import pytest
 
-from agentmemgate.generate import get_renderer, plan_split, resolve_splits
 from agentmemgate.design import paper_design
+from agentmemgate.generate import get_renderer, plan_split, resolve_splits
 from agentmemgate.generate.offline import bank_sha256, correction_bank
-
 from agentmemgate.schema import CORRECTION_MARKER_PHRASES, contains_value, normalize_text
 from agentmemgate.validate import check_arc
 from agentmemgate.validate.judges import get_judge

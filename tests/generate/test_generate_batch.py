@@ -5,15 +5,14 @@ it from a new batch."""
 from __future__ import annotations
 
 import openai
+from llm.batch_fakes import OpenAIBatchApi
+from llm.llm_fakes import OPENAI_KEY
 from typer.testing import CliRunner
 
 from agentmemgate.cli import app
 from agentmemgate.generate.llm_renderer import reference_responder
 from agentmemgate.llm import Request
 from agentmemgate.workspace import Workspace
-
-from llm.batch_fakes import OpenAIBatchApi
-from llm.llm_fakes import OPENAI_KEY
 
 runner = CliRunner()
 

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
+from validate.planted import planted
 
 from agentmemgate.cli import app
+from agentmemgate.errors import AmgError
 from agentmemgate.exports import export
 from agentmemgate.generate import generate, get_renderer
 from agentmemgate.generate.importer import import_arcs
 from agentmemgate.workspace import Workspace
-
-from validate.planted import planted
 
 runner = CliRunner()
 
@@ -97,7 +97,7 @@ def test_a_malformed_line_is_refused_with_its_number_and_nothing_is_imported(exp
     assert res.exit_code == 1 and "already appears on line 1" in res.output
 
     ws = Workspace(tmp_path / "ws2")
-    with pytest.raises(Exception):
+    with pytest.raises(AmgError):
         import_arcs(ws, bad)
     assert ws.arc_ids() == set()
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from extend_design import extended_design
 from typer.testing import CliRunner
 
 from agentmemgate.cli import app
@@ -14,8 +15,6 @@ from agentmemgate.design import paper_design
 from agentmemgate.exports import export
 from agentmemgate.generate import generate, get_renderer
 from agentmemgate.workspace import Workspace
-
-from extend_design import extended_design
 
 runner = CliRunner()
 

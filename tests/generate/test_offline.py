@@ -1,17 +1,20 @@
 import datetime as dt
 import re
 from collections import Counter, defaultdict
-from functools import lru_cache
+from functools import cache
 
 import pytest
 
 from agentmemgate.design import paper_design
-
 from agentmemgate.generate import get_renderer, plan_split
 from agentmemgate.generate.offline import _ahead, _back, level_phrasings
 from agentmemgate.schema import contains_value
 from agentmemgate.validate import check_arc
-from agentmemgate.validate.diversity import ASSISTANT_DISTINCT_GOAL, SMALL_TALK_DISTINCT_GOAL, measure
+from agentmemgate.validate.diversity import (
+    ASSISTANT_DISTINCT_GOAL,
+    SMALL_TALK_DISTINCT_GOAL,
+    measure,
+)
 from agentmemgate.validate.judges import get_judge, realism_question
 
 PAPER = paper_design()
@@ -26,7 +29,7 @@ def _render(split, seed=0, n=None):
     return [r.render(s) for s in plan_split(split, seed=seed, n_per_cell=n)]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _full_build(seed: int = 0):
     """The paper's three splits (the corrections split has its own tests, tests/generate/
     test_corrections.py)."""

@@ -2,10 +2,10 @@ from collections import Counter
 
 import pytest
 
-from agentmemgate.errors import BadInput, UnknownLevel
-from agentmemgate.generate import plan_split, resolve_splits
 from agentmemgate.design import paper_design
 from agentmemgate.design.catalog import load_catalog
+from agentmemgate.errors import BadInput, UnknownLevel
+from agentmemgate.generate import plan_split, resolve_splits
 
 
 def test_each_split_is_planned_cell_by_cell_as_the_design_says():

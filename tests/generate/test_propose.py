@@ -12,18 +12,17 @@ from pathlib import Path
 
 import openai
 import pytest
+from airline_domain import VALUES, airline_domain, ski_domain
+from llm.batch_fakes import OpenAIBatchApi
+from llm.llm_fakes import OPENAI_KEY
 from typer.testing import CliRunner
 
-from airline_domain import VALUES, airline_domain, ski_domain
 from agentmemgate.cli import app
 from agentmemgate.design import CATALOG_DIR
 from agentmemgate.generate.propose import EXAMPLE, RUBRIC, extract_toml, propose_domains
 from agentmemgate.llm import get_model
 from agentmemgate.validate.catalog import KNOWN_KEYS, LIST_MINIMUMS, check_catalog
 from agentmemgate.workspace import Workspace
-
-from llm.batch_fakes import OpenAIBatchApi
-from llm.llm_fakes import OPENAI_KEY
 
 runner = CliRunner()
 MODEL = "scripted:catalog"

@@ -9,7 +9,7 @@ import json
 import pytest
 from pydantic import BaseModel
 
-from agentmemgate.llm import CallFailed, FatalProviderError, Failed, get_model, run_concurrent
+from agentmemgate.llm import Failed, FatalProviderError, get_model, run_concurrent
 from agentmemgate.llm.batch import BatchesPending, run_batched
 
 from .batch_fakes import AnthropicBatchApi, OpenAIBatchApi

@@ -54,6 +54,7 @@ def test_chat_is_forwarded_cached_and_logged(ws, upstream):
         r2 = client.chat.completions.create(model="whatever-the-product-says", messages=MESSAGES,
                                             temperature=0.1, response_format={"type": "json_object"})
         r3 = client.chat.completions.create(model="x", messages=MESSAGES, temperature=0.7)
+    assert r3.choices[0].message.content
     assert r1.choices[0].message.content == r2.choices[0].message.content == '{"memory": []}'
     assert r1.usage.prompt_tokens == 50
     assert len(api.requests) == 2  # the repeat came from the cache; another temperature did not
@@ -172,7 +173,7 @@ def test_scripted_models_serve_chat_and_hashed_embeddings(ws):
                                                        "grocery store"], encoding_format="float")
     assert r.choices[0].message.content == "seen: I might move to Seattle. / Extract facts as JSON."
     v = [d.embedding for d in e.data]
-    dot = lambda a, b: sum(x * y for x, y in zip(a, b))  # noqa: E731
+    dot = lambda a, b: sum(x * y for x, y in zip(a, b))
     assert len(v[0]) == 64 and dot(v[0], v[1]) == pytest.approx(1.0)
     assert dot(v[0], v[2]) < 0.5
 

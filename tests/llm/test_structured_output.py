@@ -14,7 +14,14 @@ from agentmemgate.llm import CallFailed, FatalProviderError, get_model
 from agentmemgate.llm.structured import Prose, extract_json
 from agentmemgate.workspace import Workspace
 
-from .llm_fakes import ANTHROPIC_KEY, FakeApi, anthropic_error, anthropic_ok, openai_error, openai_ok
+from .llm_fakes import (
+    ANTHROPIC_KEY,
+    FakeApi,
+    anthropic_error,
+    anthropic_ok,
+    openai_error,
+    openai_ok,
+)
 
 URL = "http://127.0.0.1:8080/v1"
 # llama-cpp-python names a model by the path of its GGUF file (shortened to the file name in messages)

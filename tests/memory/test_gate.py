@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from agentmemgate.memory import (CueChecker, FieldKey, Gate, OfflineExtractor, TemplatePredicateWriter,
-                                 WordOverlapMatcher, gate_info)
+from agentmemgate.memory import (
+    CueChecker,
+    FieldKey,
+    Gate,
+    OfflineExtractor,
+    TemplatePredicateWriter,
+    WordOverlapMatcher,
+    gate_info,
+)
 
 from .conftest import FIELD, ScriptedClassifier, conversation
 

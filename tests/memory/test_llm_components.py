@@ -6,16 +6,23 @@ import datetime as dt
 import json
 
 import pytest
+from llm.llm_fakes import OPENAI_KEY, FakeApi, all_text, openai_ok
 
 from agentmemgate.generate import get_renderer, plan_split
 from agentmemgate.llm import CallFailed, get_model
-from agentmemgate.memory import (FieldKey, LLMChecker, LLMExtractor, LLMMatcher, LLMPredicateWriter,
-                                 StagedState, UserTurn, get_system)
+from agentmemgate.memory import (
+    FieldKey,
+    LLMChecker,
+    LLMExtractor,
+    LLMMatcher,
+    LLMPredicateWriter,
+    StagedState,
+    UserTurn,
+    get_system,
+)
 from agentmemgate.memory._prompts import RUBRICS, memory_rubric
 from agentmemgate.memory.conversation import user_turns
 from agentmemgate.memory.scripted import scripted_responder
-
-from llm.llm_fakes import OPENAI_KEY, FakeApi, all_text, openai_ok
 
 from .conftest import FIELD, conversation
 

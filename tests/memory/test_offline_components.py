@@ -7,9 +7,20 @@ import datetime as dt
 import pytest
 
 from agentmemgate.generate import get_renderer, plan_split
-from agentmemgate.memory import (CueChecker, ExtractedTuple, FieldKey, OfflineExtractor,
-                                 PermissiveMatcher, StagedState, TemplatePredicateWriter, UserTurn,
-                                 WordOverlapMatcher, retry_tuple, strip_attribute, strip_value)
+from agentmemgate.memory import (
+    CueChecker,
+    ExtractedTuple,
+    FieldKey,
+    OfflineExtractor,
+    PermissiveMatcher,
+    StagedState,
+    TemplatePredicateWriter,
+    UserTurn,
+    WordOverlapMatcher,
+    retry_tuple,
+    strip_attribute,
+    strip_value,
+)
 from agentmemgate.memory.conversation import user_turns
 from agentmemgate.memory.resolve import mentions, value_core
 from agentmemgate.schema import FieldSpec, contains_value

@@ -40,14 +40,15 @@ import re
 import struct
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 __all__ = ["ChatRequest", "MockHTTPError", "MockOpenAI", "Recorded", "Reply", "Responder",
            "embed", "instance_of", "names_in", "refuses_json_schema"]
 
-DEFAULT_DATE = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+DEFAULT_DATE = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 
 
 # --------------------------------------------------------------------------- schema instances
@@ -401,7 +402,7 @@ class MockOpenAI:
             raise RuntimeError("MockOpenAI is not started")
         return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
 
-    def start(self) -> "MockOpenAI":
+    def start(self) -> MockOpenAI:
         mock = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -479,7 +480,7 @@ class MockOpenAI:
             self._httpd.server_close()
             self._httpd = None
 
-    def __enter__(self) -> "MockOpenAI":
+    def __enter__(self) -> MockOpenAI:
         return self.start()
 
     def __exit__(self, *exc) -> None:

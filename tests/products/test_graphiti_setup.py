@@ -15,8 +15,13 @@ from typer.testing import CliRunner
 from agentmemgate.cli import app
 from agentmemgate.errors import BadInput, MissingExtra
 from agentmemgate.memory.answering import SessionInput, SessionTurn
-from agentmemgate.products.graphiti import (GraphStore, episode_body, group_id, reference_time,
-                                            sweep_orphans)
+from agentmemgate.products.graphiti import (
+    GraphStore,
+    episode_body,
+    group_id,
+    reference_time,
+    sweep_orphans,
+)
 
 HAVE_GRAPHITI = importlib.util.find_spec("graphiti_core") is not None
 
@@ -64,7 +69,7 @@ def test_a_session_is_one_message_episode_at_its_date():
         SessionTurn(role="user", text="I might  move\nto Seattle."),
         SessionTurn(role="assistant", text="Seattle is lovely.")))
     assert episode_body(s) == "user: I might move to Seattle.\nassistant: Seattle is lovely."
-    assert reference_time(s.date) == dt.datetime(2024, 5, 1, tzinfo=dt.timezone.utc)
+    assert reference_time(s.date) == dt.datetime(2024, 5, 1, tzinfo=dt.UTC)
 
 
 def test_the_sweep_leaves_live_and_foreign_directories_alone(tmp_path):

@@ -21,16 +21,16 @@ import pytest
 if importlib.util.find_spec("mem0") is None:  # not imported here: the adapter turns telemetry off first
     pytest.skip("mem0ai is not installed: pip install 'agentmemgate[mem0]'", allow_module_level=True)
 
-from agentmemgate.evaluate import run_eval  # noqa: E402
-from agentmemgate.evaluate.run import load_arcs  # noqa: E402
-from agentmemgate.generate import generate, get_renderer  # noqa: E402
-from agentmemgate.llm import FatalProviderError  # noqa: E402
-from agentmemgate.memory.answering import SessionInput, SessionTurn  # noqa: E402
-from agentmemgate.products.contract import AnsweringOptions  # noqa: E402
-from agentmemgate.workspace import Workspace  # noqa: E402
+from agentmemgate.evaluate import run_eval
+from agentmemgate.evaluate.run import load_arcs
+from agentmemgate.generate import generate, get_renderer
+from agentmemgate.llm import FatalProviderError
+from agentmemgate.memory.answering import SessionInput, SessionTurn
+from agentmemgate.products.contract import AnsweringOptions
+from agentmemgate.workspace import Workspace
 
-from .mem0_responders import RESPONDERS, is_extraction, new_messages  # noqa: E402
-from .mock_openai import MockHTTPError, MockOpenAI  # noqa: E402
+from .mem0_responders import RESPONDERS, is_extraction, new_messages
+from .mock_openai import MockHTTPError, MockOpenAI
 
 WORKER = Path(__file__).with_name("_mem0_worker.py")
 MODEL = "openai:mock-model"

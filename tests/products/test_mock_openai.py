@@ -6,14 +6,22 @@ import datetime as dt
 import enum
 import json
 import math
-from typing import Literal, Optional, Union
+from typing import Literal
 
 import openai
 import pytest
 from pydantic import BaseModel, Field, TypeAdapter
 
-from .mock_openai import (ChatRequest, MockHTTPError, MockOpenAI, Reply, embed, instance_of, names_in,
-                          refuses_json_schema)
+from .mock_openai import (
+    ChatRequest,
+    MockHTTPError,
+    MockOpenAI,
+    Reply,
+    embed,
+    instance_of,
+    names_in,
+    refuses_json_schema,
+)
 
 
 class Colour(str, enum.Enum):
@@ -37,8 +45,8 @@ class Person(BaseModel):
     weight: float = Field(gt=0)
     seen_at: dt.datetime
     addresses: list[Address] = Field(min_length=2)
-    previous: Optional[Address] = None  # anyOf [$ref, null], not required
-    best: Union[Address, Pet]  # anyOf of two $refs, required
+    previous: Address | None = None  # anyOf [$ref, null], not required
+    best: Address | Pet  # anyOf of two $refs, required
     favourite: Colour
     tags: list[str] = Field(max_length=1)  # required, capped
     scores: dict[str, int] = {}
@@ -66,7 +74,7 @@ def test_lists_of_models_top_level_arrays_and_overrides():
 
 def test_embeddings_are_deterministic_unit_vectors_near_for_shared_words():
     a, b, c = embed("I live in Seattle now"), embed("Seattle is where I live"), embed("purple cats")
-    cos = lambda x, y: sum(i * j for i, j in zip(x, y))  # noqa: E731
+    cos = lambda x, y: sum(i * j for i, j in zip(x, y))
     assert math.isclose(cos(a, a), 1.0) and embed("I live in Seattle now") == a
     assert cos(a, b) > 0.5 > abs(cos(a, c))
     assert len(embed("", 16)) == 16 and math.isclose(cos(embed(""), embed("")), 1.0)

@@ -15,8 +15,13 @@ from agentmemgate.cli import app
 from agentmemgate.errors import BadInput, MissingExtra
 from agentmemgate.llm import get_model
 from agentmemgate.memory.answering import Retrieved, SessionInput, SessionTurn
-from agentmemgate.products import AnsweringOptions, answer_probe, format_memories, get_answering
-from agentmemgate.products import registry
+from agentmemgate.products import (
+    AnsweringOptions,
+    answer_probe,
+    format_memories,
+    get_answering,
+    registry,
+)
 from agentmemgate.products.contract import Answering
 from agentmemgate.products.full_context import transcript
 
@@ -89,11 +94,11 @@ def test_an_installed_library_without_its_adapter_says_so(monkeypatch):
 
 def test_the_product_hook_gets_the_options_and_its_provenance_is_stored(ws, monkeypatch):
     """What a product module sees (``build(options)``) and what the run keeps of it."""
+    from evaluate.test_measures import OPEN  # tests/ is on the path (rootdir packages)
+
     from agentmemgate.evaluate import run_eval
     from agentmemgate.memory.system import SystemInfo
     from agentmemgate.products.no_memory import NoMemory
-
-    from evaluate.test_measures import OPEN  # tests/ is on the path (rootdir packages)
 
     ws.save_specs([OPEN.spec])
     ws.save_arc(OPEN)

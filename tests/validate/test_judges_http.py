@@ -9,15 +9,14 @@ import json
 import re
 
 import pytest
+from llm.llm_fakes import ANTHROPIC_KEY, OPENAI_KEY, FakeApi, all_text, anthropic_ok, openai_ok
 
 from agentmemgate.design import paper_design
 from agentmemgate.validate import judge_arcs, validation_report
 from agentmemgate.validate.judges import get_judge, option_seed, shuffled_levels, transcript
 from agentmemgate.validate.judges.questions import chat_sessions
-from agentmemgate.validate.pairs import judge_pairs, sample_pairs, build_pairs, save_pairs
+from agentmemgate.validate.pairs import build_pairs, judge_pairs, sample_pairs, save_pairs
 from agentmemgate.validate.store import load_verdicts
-
-from llm.llm_fakes import ANTHROPIC_KEY, OPENAI_KEY, FakeApi, all_text, anthropic_ok, openai_ok
 
 
 def _prompt(request) -> str:

@@ -11,6 +11,7 @@ from extend_design import DISTANCE_LEVELS, conditional_design, distance_design
 from agentmemgate.design import DesignError, load_design, paper_design
 from agentmemgate.generate import generate, get_renderer
 from agentmemgate.stats import wilson
+from agentmemgate.validate import compute_report, report_markdown, validation_report
 from agentmemgate.validate.judges import (
     JudgeInfo,
     LevelOption,
@@ -23,7 +24,6 @@ from agentmemgate.validate.judges import (
 from agentmemgate.validate.judges.heuristic import design_problems
 from agentmemgate.validate.judges.questions import ChatSession, ChatTurn
 from agentmemgate.validate.judging import judge_arcs
-from agentmemgate.validate import compute_report, report_markdown, validation_report
 from agentmemgate.validate.store import VerdictRow
 from agentmemgate.workspace import Workspace
 

@@ -7,13 +7,12 @@ import re
 
 import openai
 import pytest
+from llm.batch_fakes import OpenAIBatchApi
+from llm.llm_fakes import OPENAI_KEY
 from typer.testing import CliRunner
 
 from agentmemgate.cli import app
 from agentmemgate.validate.store import load_verdicts
-
-from llm.batch_fakes import OpenAIBatchApi
-from llm.llm_fakes import OPENAI_KEY
 
 runner = CliRunner()
 
@@ -78,7 +77,6 @@ def test_batch_without_a_model_and_no_wait_without_batch_are_one_line_errors(tin
 
 def test_equivalence_pairs_rejudged_by_anthropic_through_a_message_batch(tiny, monkeypatch):
     import anthropic
-
     from llm.batch_fakes import AnthropicBatchApi
 
     an = AnthropicBatchApi(lambda cid, params: {"verdict": "equivalent", "confidence": 0.8,

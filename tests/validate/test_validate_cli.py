@@ -158,7 +158,7 @@ def test_several_judges_in_one_run_give_a_block_each_and_agreement(tiny):
 
 
 def test_export_drop_failing_removes_flagged_arcs_and_says_why(tiny, tmp_path):
-    three_sessions = lambda prompt: "fail" if "Session 3 (" in prompt else "pass"  # noqa: E731
+    three_sessions = lambda prompt: "fail" if "Session 3 (" in prompt else "pass"
     judge = scripted("strict", natural=three_sessions)
     assert run("validate", "--judge", judge, "--checks", "realism", "--no-progress", ws=tiny).exit_code == 0
     kept = run("export", "--out", str(tmp_path / "all"), ws=tiny)

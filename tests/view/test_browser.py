@@ -7,11 +7,17 @@ from __future__ import annotations
 
 import pytest
 
-from agentmemgate.view.app import TITLES
-
 # The audit app's browser test starts its server and chromium the same way.
-from annotate_app.test_browser import (_amg, _browser_or_skip, _free_port, _launch, _stop,
-                                       _wait_healthy)
+from annotate_app.test_browser import (
+    _amg,
+    _browser_or_skip,
+    _free_port,
+    _launch,
+    _stop,
+    _wait_healthy,
+)
+
+from agentmemgate.view.app import TITLES
 
 from .conftest import HOSTILE, HOSTILE_RATIONALE
 

@@ -6,7 +6,7 @@ import hashlib
 import re
 import tomllib
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 LEXICON_PATH = Path(__file__).with_name("lexicon.v1.toml")
@@ -60,7 +60,7 @@ def _has_any(lex: Lexicon, categories: tuple[str, ...], text: str) -> bool:
     return _union(lex, categories).search(normalize(text)) is not None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _union(lex: Lexicon, categories: tuple[str, ...]) -> re.Pattern:
     return _compile([p for c in categories for p in lex.patterns[c]])
 
@@ -69,7 +69,7 @@ def _compile(patterns: list[str]) -> re.Pattern:
     return re.compile("(?<![\\w'])(?:" + "|".join(f"(?:{p})" for p in patterns) + ")(?!\\w)")
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_lexicon(path: Path = LEXICON_PATH) -> Lexicon:
     raw_bytes = path.read_bytes()
     raw = tomllib.loads(raw_bytes.decode("utf-8"))

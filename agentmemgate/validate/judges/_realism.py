@@ -17,10 +17,10 @@ import datetime as dt
 import hashlib
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable
 
 from ...text import MONTH_NUMBERS, MONTHS, WEEKDAYS, nearest_date
 from ...text import sentences as split_sentences
@@ -174,7 +174,7 @@ class RealismCorpus:
     digest: str = ""
 
     @classmethod
-    def of(cls, conversations: Iterable[tuple[ChatSession, ...]]) -> "RealismCorpus":
+    def of(cls, conversations: Iterable[tuple[ChatSession, ...]]) -> RealismCorpus:
         c = cls()
         h = hashlib.sha256()
         for sessions in conversations:

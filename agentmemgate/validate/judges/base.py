@@ -8,6 +8,7 @@ the family that generated the arcs is refused unless the caller allows it, and r
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+
 from pydantic import BaseModel, ConfigDict
 
 from ...errors import SameFamilyJudge

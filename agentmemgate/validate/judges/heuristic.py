@@ -26,8 +26,15 @@ import re
 from ...design import Design, DesignError, Problem, paper_design
 from ...schema import CORRECTION_MARKER_PHRASES, normalize_text
 from ._lexicon import Lexicon, load_lexicon, normalize
-from ._recovery import PAPER_RULES_DIGEST, FactorRules, RecoveryRules, Rule, read_rules, rule_problems
 from ._realism import OFFLINE_REALISM_CHECKS, REALISM_LEXICON_PATH, RealismCorpus, check_realism
+from ._recovery import (
+    PAPER_RULES_DIGEST,
+    FactorRules,
+    RecoveryRules,
+    Rule,
+    read_rules,
+    rule_problems,
+)
 from .base import OFFLINE_JUDGE, OFFLINE_JUDGE_FAMILY, Judge
 from .questions import (
     ChatSession,

@@ -11,7 +11,7 @@ the output budget it needs; the strategy that produced an answer goes into its v
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, create_model, field_validator
@@ -62,7 +62,7 @@ class EquivalenceAnswer(BaseModel):
         return v
 
 
-@lru_cache(maxsize=None)
+@cache
 def recovery_schema(levels: tuple[str, ...]) -> type[BaseModel]:
     """``{"level": one of levels, "rationale": str}``; other level names fail validation."""
     return create_model("RecoveryAnswer", __config__=ConfigDict(extra="forbid"),

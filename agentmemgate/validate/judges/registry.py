@@ -6,7 +6,8 @@ own implementations.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .base import OFFLINE_JUDGE, Judge
 
