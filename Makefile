@@ -17,7 +17,7 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed
-	@echo "adding the test extras (pytest, datasets, playwright, mem0, mkdocs) to $(VENV) (once; about 1 minute)"
+	@echo "adding the test extras (pytest, datasets, playwright, mem0, mkdocs, ruff) to $(VENV) (once; about 1 minute)"
 	$(call install,$(VENV),-e '.[test$(comma)mem0]')
 	touch $@
 
@@ -45,7 +45,10 @@ build: $(VENV)/.installed
 	$(VENV)/bin/amg build
 
 test: $(VENV)/.installed-test
-	@echo "running the test suite (about 4 minutes on 2 cores)"
+	@echo "checking lint and format (ruff)"
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	@echo "running the test suite (about 5 minutes on 2 cores)"
 	$(VENV)/bin/python -m pytest
 ifneq ($(PYTHON312),)
 	$(MAKE) test-graphiti

@@ -13,7 +13,9 @@ def resolve(namespace: dict, table: dict[str, tuple[str, str | None]], name: str
     try:
         module, attr = table[name]
     except KeyError:
-        raise AttributeError(f"module {namespace['__name__']!r} has no attribute {name!r}") from None
+        raise AttributeError(
+            f"module {namespace['__name__']!r} has no attribute {name!r}"
+        ) from None
     # a submodule by its name, or a neighbouring room as written (``..answer_judge``)
     relative = module if module.startswith(".") else f".{module}"
     value = getattr(importlib.import_module(relative, namespace["__name__"]), attr or name)

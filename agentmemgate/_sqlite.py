@@ -14,8 +14,12 @@ import sys
 import threading
 
 _HIDDEN = ("pandas", "numpy")
-_NUMPY_TYPES = {**{f"{k}{b}": "INTEGER" for k in ("int", "uint") for b in (8, 16, 32, 64)},
-                "float16": "REAL", "float32": "REAL", "float64": "REAL"}
+_NUMPY_TYPES = {
+    **{f"{k}{b}": "INTEGER" for k in ("int", "uint") for b in (8, 16, 32, 64)},
+    "float16": "REAL",
+    "float32": "REAL",
+    "float64": "REAL",
+}
 _lock = threading.Lock()
 
 
@@ -26,7 +30,9 @@ class _LateTypes(dict):
     def _add_late_types(self) -> None:
         np, pd = sys.modules.get("numpy"), sys.modules.get("pandas")
         if np is not None:
-            self.update({getattr(np, name): t for name, t in _NUMPY_TYPES.items() if hasattr(np, name)})
+            self.update(
+                {getattr(np, name): t for name, t in _NUMPY_TYPES.items() if hasattr(np, name)}
+            )
         if pd is not None:
             self[pd.Timestamp] = "TEXT"
 
@@ -81,8 +87,15 @@ def upsert_rows(db, table: str, rows: list[dict], pk: str | tuple[str, ...]) -> 
     pks = [pk] if isinstance(pk, str) else list(pk)
     q = ", ".join(f"[{c}]" for c in cols)
     rest = [c for c in cols if c not in pks]
-    do = ("DO UPDATE SET " + ", ".join(f"[{c}] = excluded.[{c}]" for c in rest)) if rest else "DO NOTHING"
-    sql = (f"INSERT INTO [{table}] ({q}) VALUES ({', '.join('?' * len(cols))}) "
-           f"ON CONFLICT({', '.join(f'[{c}]' for c in pks)}) {do}")
-    db.conn.executemany(sql, [[v if isinstance(v, _PLAIN) else jsonify(v) for v in map(r.get, cols)]
-                              for r in rows])
+    do = (
+        ("DO UPDATE SET " + ", ".join(f"[{c}] = excluded.[{c}]" for c in rest))
+        if rest
+        else "DO NOTHING"
+    )
+    sql = (
+        f"INSERT INTO [{table}] ({q}) VALUES ({', '.join('?' * len(cols))}) "
+        f"ON CONFLICT({', '.join(f'[{c}]' for c in pks)}) {do}"
+    )
+    db.conn.executemany(
+        sql, [[v if isinstance(v, _PLAIN) else jsonify(v) for v in map(r.get, cols)] for r in rows]
+    )

@@ -34,7 +34,9 @@ _NEW, _OLD = "amg-new", "amg-old"
 
 def write_atomic(path: Path, write: Callable[[Path], None]) -> Path:
     """``write(tmp)`` fills a temporary file in ``path``'s folder, which then replaces ``path``."""
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix or ".tmp", dir=path.parent)
+    fd, name = tempfile.mkstemp(
+        prefix=f".{path.name}.", suffix=path.suffix or ".tmp", dir=path.parent
+    )
     os.close(fd)
     tmp = Path(name)
     try:
@@ -104,7 +106,9 @@ def _exchange(a: Path, b: Path) -> bool:
             _libc = ctypes.CDLL(None, use_errno=True)
         if sys.platform.startswith("linux") and hasattr(_libc, "renameat2"):
             at_fdcwd, rename_exchange = -100, 2
-            rc = _libc.renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange)
+            rc = _libc.renameat2(
+                at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange
+            )
         elif sys.platform == "darwin" and hasattr(_libc, "renamex_np"):
             rc = _libc.renamex_np(os.fsencode(a), os.fsencode(b), 0x2)  # RENAME_SWAP
         else:
@@ -152,23 +156,30 @@ def _fsync_tree(root: Path) -> None:
 def _check_target(folder: Path, protect: Iterable[Path]) -> None:
     cwd = Path.cwd().resolve()
     if folder == cwd or folder in cwd.parents:
-        raise WorkspaceError(f"Output folder {str(folder)!r} holds the current folder; choose a "
-                             "folder of its own (e.g. --out exports)")
+        raise WorkspaceError(
+            f"Output folder {str(folder)!r} holds the current folder; choose a "
+            "folder of its own (e.g. --out exports)"
+        )
     for p in protect:
         p = p.resolve()
         if p == folder or folder in p.parents:
-            raise WorkspaceError(f"Output folder {str(folder)!r} holds {str(p)!r}; choose a folder "
-                                 "of its own (e.g. --out exports)")
+            raise WorkspaceError(
+                f"Output folder {str(folder)!r} holds {str(p)!r}; choose a folder "
+                "of its own (e.g. --out exports)"
+            )
     if folder.exists() and not folder.is_dir():
         raise WorkspaceError(f"Cannot write to {str(folder)!r}: it is a file, not a folder")
     if folder.is_dir() and os.path.ismount(folder):
-        raise WorkspaceError(f"Output folder {str(folder)!r} is a mount point, which cannot be "
-                             f"replaced at once; use a folder inside it (e.g. {str(folder / 'exports')!r})")
+        raise WorkspaceError(
+            f"Output folder {str(folder)!r} is a mount point, which cannot be "
+            f"replaced at once; use a folder inside it (e.g. {str(folder / 'exports')!r})"
+        )
 
 
 @contextmanager
-def replaced_folder(folder: str | Path, replace: Iterable[str],
-                    protect: Iterable[Path] = ()) -> Iterator[Path]:
+def replaced_folder(
+    folder: str | Path, replace: Iterable[str], protect: Iterable[Path] = ()
+) -> Iterator[Path]:
     """Yield an empty-but-for-carried-entries copy of ``folder`` to fill; swap it in on success.
 
     Entries named in ``replace`` start absent in the copy (the caller writes them anew); every
@@ -186,8 +197,10 @@ def replaced_folder(folder: str | Path, replace: Iterable[str],
         stage.mkdir()
     except OSError as e:
         what = "replace" if folder.exists() else "create"
-        raise WorkspaceError(f"Cannot {what} output folder {str(folder)!r}: {e.strerror or e} "
-                             f"(the new folder is built beside it, in {str(folder.parent)!r})") from None
+        raise WorkspaceError(
+            f"Cannot {what} output folder {str(folder)!r}: {e.strerror or e} "
+            f"(the new folder is built beside it, in {str(folder.parent)!r})"
+        ) from None
     committed = False
     try:
         skip = set(replace)
@@ -212,7 +225,9 @@ def _signals_held() -> Iterator[None]:
     import threading
 
     held = {signal.SIGINT, signal.SIGTERM}
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+    if threading.current_thread() is not threading.main_thread() or not hasattr(
+        signal, "pthread_sigmask"
+    ):
         yield
         return
     old = signal.pthread_sigmask(signal.SIG_BLOCK, held)

@@ -35,8 +35,13 @@ def checked_domains(design: Design) -> list[str] | None:
 def replaced_domains(design: Design) -> list[str]:
     """Built-in domains the design draws from whose file a user's file of the same name replaced."""
     names = design.source.catalog if design.domains == "all" else design.domains
-    return sorted(n for n in names if n in design.source.catalog
-                  and not design.source.catalog[n].builtin and (CATALOG_DIR / f"{n}.toml").is_file())
+    return sorted(
+        n
+        for n in names
+        if n in design.source.catalog
+        and not design.source.catalog[n].builtin
+        and (CATALOG_DIR / f"{n}.toml").is_file()
+    )
 
 
 def unused_domains(design: Design) -> list[str]:
@@ -45,8 +50,9 @@ def unused_domains(design: Design) -> list[str]:
     return [] if names is None else [n for n in names if n not in design.domains]
 
 
-def require_sound_design(design: Design, offline_renderer: bool = True,
-                         offline_judge: bool = True) -> None:
+def require_sound_design(
+    design: Design, offline_renderer: bool = True, offline_judge: bool = True
+) -> None:
     """Refuse, before anything is planned, a design whose files the build would trip on: its
     domain files (every renderer reads them), and the phrase lists of the offline renderer and
     the recovery rules of the offline judge when the build uses them. One line: the first
@@ -55,13 +61,19 @@ def require_sound_design(design: Design, offline_renderer: bool = True,
     if problems:
         # the user's own files first: a value shared with a built-in domain is theirs to change
         problems.sort(key=lambda p: p.file.startswith(BUILTIN_CATALOG + "/"))
-        folders = sorted({str(PurePath(f.origin).parent) for f in design.source.catalog.values()
-                          if not f.builtin})
+        folders = sorted(
+            {
+                str(PurePath(f.origin).parent)
+                for f in design.source.catalog.values()
+                if not f.builtin
+            }
+        )
         command = " ".join(["amg catalog check", *folders])
         more = f" (and {len(problems) - 1} more: {command})" if len(problems) > 1 else ""
         raise DesignError(f"Catalog problem: {problems[0]}{more}")
-    problems = (phrase_problems(design) if offline_renderer else []) + \
-        (recovery_problems(design) if offline_judge else [])
+    problems = (phrase_problems(design) if offline_renderer else []) + (
+        recovery_problems(design) if offline_judge else []
+    )
     if problems:
         ref = "" if design.source.builtin else f" {PurePath(design.source.design.origin).parent}"
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
@@ -87,6 +99,11 @@ def check_design(ref, catalogs=()) -> tuple[Design | None, list]:
                 check_plan(split, 0, None, design=design)
         except BadInput as e:
             named = re.search(r"in split '(\w+)'", str(e))
-            problems.append(Problem(design.source.design.origin,
-                                    f"splits.{named.group(1) if named else split}", str(e)))
+            problems.append(
+                Problem(
+                    design.source.design.origin,
+                    f"splits.{named.group(1) if named else split}",
+                    str(e),
+                )
+            )
     return design, problems

@@ -14,7 +14,9 @@ class BadInput(AmgError):
     """A command-line value or input file is not acceptable."""
 
 
-def unreadable(path, error: BaseException | None = None, cls: type["BadInput"] | None = None) -> "BadInput":
+def unreadable(
+    path, error: BaseException | None = None, cls: type["BadInput"] | None = None
+) -> "BadInput":
     """The one wording of a file that cannot be read: "No such file: 'PATH'", "'PATH' is a
     folder, not a file", or "Cannot read 'PATH': REASON" (``error``: the OSError or decode error
     met, None when a check found the file missing)."""

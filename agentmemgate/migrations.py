@@ -38,7 +38,14 @@ def m001_arcs(db: sqlite_utils.Database) -> None:
     )
     db["arcs"].create_index(["split"])
     db["render_failures"].create(
-        {"id": str, "split": str, "generator": str, "reason": str, "attempts": int, "created_at": str},
+        {
+            "id": str,
+            "split": str,
+            "generator": str,
+            "reason": str,
+            "attempts": int,
+            "created_at": str,
+        },
         pk="id",
     )
     db["checks"].create(
@@ -46,7 +53,14 @@ def m001_arcs(db: sqlite_utils.Database) -> None:
         pk=("arc_id", "check"),
     )
     db["runs"].create(
-        {"id": int, "command": str, "params": str, "started_at": str, "finished_at": str, "status": str},
+        {
+            "id": int,
+            "command": str,
+            "params": str,
+            "started_at": str,
+            "finished_at": str,
+            "status": str,
+        },
         pk="id",
     )
 
@@ -77,14 +91,23 @@ def m002_audits(db: sqlite_utils.Database) -> None:
     """Blind human audits. Display payloads, hidden references and the label log are separate
     tables so the annotator page can be served by queries that never touch the hidden ones."""
     db["audits"].create(
-        {"name": str, "task": str, "label_set": str, "source": str, "params": str, "created_at": str},
+        {
+            "name": str,
+            "task": str,
+            "label_set": str,
+            "source": str,
+            "params": str,
+            "created_at": str,
+        },
         pk="name",
     )
     db["audit_items"].create(
-        {"audit": str, "item_id": str, "position": int, "payload": str}, pk=("audit", "item_id"),
+        {"audit": str, "item_id": str, "position": int, "payload": str},
+        pk=("audit", "item_id"),
     )
     db["audit_item_strata"].create(
-        {"audit": str, "item_id": str, "strata": str}, pk=("audit", "item_id"),
+        {"audit": str, "item_id": str, "strata": str},
+        pk=("audit", "item_id"),
     )
     db["audit_references"].create(
         {"audit": str, "item_id": str, "label": str, "source": str, "created_at": str},
@@ -100,8 +123,19 @@ def m002_audits(db: sqlite_utils.Database) -> None:
         pk=("audit", "annotator", "item_id"),
     )
     db["audit_labels"].create(
-        {"id": int, "audit": str, "item_id": str, "annotator": str, "role": str, "label": str,
-         "rubric": str, "source": str, "shown_at": str, "created_at": str, "active_seconds": float},
+        {
+            "id": int,
+            "audit": str,
+            "item_id": str,
+            "annotator": str,
+            "role": str,
+            "label": str,
+            "rubric": str,
+            "source": str,
+            "shown_at": str,
+            "created_at": str,
+            "active_seconds": float,
+        },
         pk="id",
     )
     db["audit_labels"].create_index(["audit", "annotator", "item_id"])
@@ -116,17 +150,44 @@ def m002_audits(db: sqlite_utils.Database) -> None:
 def m003_llm_calls(db: sqlite_utils.Database) -> None:
     """The LLM layer's content-addressed response cache and its per-attempt call log (no keys)."""
     db["llm_cache"].create(
-        {"key": str, "family": str, "requested_model": str, "resolved_model": str, "purpose": str,
-         "system": str, "prompt": str, "schema_name": str, "response_text": str,
-         "logprobs_json": str, "input_tokens": int, "output_tokens": int, "cached_tokens": int,
-         "latency_s": float, "created_at": str},
+        {
+            "key": str,
+            "family": str,
+            "requested_model": str,
+            "resolved_model": str,
+            "purpose": str,
+            "system": str,
+            "prompt": str,
+            "schema_name": str,
+            "response_text": str,
+            "logprobs_json": str,
+            "input_tokens": int,
+            "output_tokens": int,
+            "cached_tokens": int,
+            "latency_s": float,
+            "created_at": str,
+        },
         pk="key",
     )
     db["llm_calls"].create(
-        {"id": int, "created_at": str, "cache_key": str, "family": str, "requested_model": str,
-         "resolved_model": str, "purpose": str, "attempt": int, "status": str, "http_status": int,
-         "retry_after_s": float, "input_tokens": int, "output_tokens": int, "cached_tokens": int,
-         "latency_s": float, "error": str},
+        {
+            "id": int,
+            "created_at": str,
+            "cache_key": str,
+            "family": str,
+            "requested_model": str,
+            "resolved_model": str,
+            "purpose": str,
+            "attempt": int,
+            "status": str,
+            "http_status": int,
+            "retry_after_s": float,
+            "input_tokens": int,
+            "output_tokens": int,
+            "cached_tokens": int,
+            "latency_s": float,
+            "error": str,
+        },
         pk="id",
     )
     db["llm_calls"].create_index(["cache_key"])
@@ -137,41 +198,105 @@ def m004_corpora_statements(db: sqlite_utils.Database) -> None:
     """Mined hedges (stage 1 per source, stage 2 per miner), statement sets, their model votes and
     classifier distributions. Results are stored as each finishes, so interrupted runs resume."""
     db["mine_sources"].create(
-        {"source_key": str, "path": str, "corpus": str, "variant": str, "license": str,
-         "lexicon": str, "conversations": int, "duplicate_sessions": int, "turns_scanned": int,
-         "sentences_scanned": int, "stage1_done": int, "created_at": str},
+        {
+            "source_key": str,
+            "path": str,
+            "corpus": str,
+            "variant": str,
+            "license": str,
+            "lexicon": str,
+            "conversations": int,
+            "duplicate_sessions": int,
+            "turns_scanned": int,
+            "sentences_scanned": int,
+            "stage1_done": int,
+            "created_at": str,
+        },
         pk="source_key",
     )
     db["mined_candidates"].create(
-        {"source_key": str, "id": str, "position": int, "corpus": str, "conversation_id": str,
-         "source_ref": str, "speaker": str, "date": str, "json": str},
+        {
+            "source_key": str,
+            "id": str,
+            "position": int,
+            "corpus": str,
+            "conversation_id": str,
+            "source_ref": str,
+            "speaker": str,
+            "date": str,
+            "json": str,
+        },
         pk=("source_key", "id"),
     )
     db["mined_extractions"].create(
-        {"source_key": str, "candidate_id": str, "miner": str, "kept": int, "text": str,
-         "attribute": str, "plan_value": str, "hedge_level": str, "reject_reason": str,
-         "llm_calls": int, "cached_calls": int, "outcome": str, "outcome_ref": str,
-         "outcome_evidence": str, "created_at": str},
+        {
+            "source_key": str,
+            "candidate_id": str,
+            "miner": str,
+            "kept": int,
+            "text": str,
+            "attribute": str,
+            "plan_value": str,
+            "hedge_level": str,
+            "reject_reason": str,
+            "llm_calls": int,
+            "cached_calls": int,
+            "outcome": str,
+            "outcome_ref": str,
+            "outcome_evidence": str,
+            "created_at": str,
+        },
         pk=("source_key", "candidate_id", "miner"),
     )
     db["statement_sets"].create(
-        {"name": str, "origin": str, "params": str, "created_at": str}, pk="name",
+        {"name": str, "origin": str, "params": str, "created_at": str},
+        pk="name",
     )
     db["statements"].create(
-        {"set_name": str, "id": str, "position": int, "text": str, "context": str,
-         "reference": str, "reference_status": str, "relabel": str, "stratum": str,
-         "corpus": str, "license": str, "origin": str},
+        {
+            "set_name": str,
+            "id": str,
+            "position": int,
+            "text": str,
+            "context": str,
+            "reference": str,
+            "reference_status": str,
+            "relabel": str,
+            "stratum": str,
+            "corpus": str,
+            "license": str,
+            "origin": str,
+        },
         pk=("set_name", "id"),
     )
     db["statement_votes"].create(
-        {"set_name": str, "statement_id": str, "role": str, "voter": str, "family": str,
-         "vote": int, "label": str, "rubric": str, "created_at": str},
+        {
+            "set_name": str,
+            "statement_id": str,
+            "role": str,
+            "voter": str,
+            "family": str,
+            "vote": int,
+            "label": str,
+            "rubric": str,
+            "created_at": str,
+        },
         pk=("set_name", "statement_id", "role", "voter", "vote"),
     )
     db["classifications"].create(
-        {"set_name": str, "statement_id": str, "classifier": str, "run": int, "probs": str,
-         "p_commit": float, "predicted": str, "method": str, "rubric": str, "rubric_sha256": str,
-         "created_at": str},
+        {
+            "set_name": str,
+            "statement_id": str,
+            "classifier": str,
+            "run": int,
+            "probs": str,
+            "p_commit": float,
+            "predicted": str,
+            "method": str,
+            "rubric": str,
+            "rubric_sha256": str,
+            "created_at": str,
+        },
         pk=("set_name", "statement_id", "classifier", "run"),
     )
 
@@ -182,23 +307,63 @@ def m005_judge_verdicts(db: sqlite_utils.Database) -> None:
     judge failure -- beside the hidden intended level (never sent to a judge); the runs that name
     which judges a report covers; and equivalence value pairs."""
     db["judge_verdicts"].create(
-        {"task": str, "item_id": str, "criterion": str, "judge": str, "family": str,
-         "heuristic": int, "same_family": int, "split": str, "factor": str, "intended": str,
-         "verdict": str, "confidence": float, "rationale": str, "status": str, "error": str,
-         "options": str, "option_seed": int, "rubric": str, "rubric_sha256": str,
-         "item_sha256": str, "input_sha256": str, "run_id": int, "created_at": str},
+        {
+            "task": str,
+            "item_id": str,
+            "criterion": str,
+            "judge": str,
+            "family": str,
+            "heuristic": int,
+            "same_family": int,
+            "split": str,
+            "factor": str,
+            "intended": str,
+            "verdict": str,
+            "confidence": float,
+            "rationale": str,
+            "status": str,
+            "error": str,
+            "options": str,
+            "option_seed": int,
+            "rubric": str,
+            "rubric_sha256": str,
+            "item_sha256": str,
+            "input_sha256": str,
+            "run_id": int,
+            "created_at": str,
+        },
         pk=("task", "item_id", "criterion", "judge"),
     )
     db["judge_verdicts"].create_index(["judge", "task"])
     db["validation_runs"].create(
-        {"id": int, "kind": str, "splits": str, "checks": str, "judges": str,
-         "allow_same_family": int, "generator_families": str, "params": str, "created_at": str},
+        {
+            "id": int,
+            "kind": str,
+            "splits": str,
+            "checks": str,
+            "judges": str,
+            "allow_same_family": int,
+            "generator_families": str,
+            "params": str,
+            "created_at": str,
+        },
         pk="id",
     )
     db["equivalence_pairs"].create(
-        {"pair_set": str, "id": str, "position": int, "field": str, "description": str,
-         "reference": str, "candidate": str, "kind": str, "borderline": int, "expected": str,
-         "arc_id": str, "split": str},
+        {
+            "pair_set": str,
+            "id": str,
+            "position": int,
+            "field": str,
+            "description": str,
+            "reference": str,
+            "candidate": str,
+            "kind": str,
+            "borderline": int,
+            "expected": str,
+            "arc_id": str,
+            "split": str,
+        },
         pk=("pair_set", "id"),
     )
 
@@ -228,8 +393,14 @@ def m007_llm_strategies(db: sqlite_utils.Database) -> None:
     db["classifications"].add_column("valid_votes", int)
     db["mined_extractions"].add_column("strategy", str)
     db["mined_failures"].create(
-        {"source_key": str, "candidate_id": str, "miner": str, "kind": str, "error": str,
-         "created_at": str},
+        {
+            "source_key": str,
+            "candidate_id": str,
+            "miner": str,
+            "kind": str,
+            "error": str,
+            "created_at": str,
+        },
         pk=("source_key", "candidate_id", "miner"),
     )
 
@@ -246,17 +417,22 @@ def m009_miner_checkpoints_and_turns(db: sqlite_utils.Database) -> None:
     db["mine_sources"].add_column("offline_rules", str)
     db["mined_candidates"].add_column("context_refs", str)
     # WITHOUT ROWID: the key is the table, not a second index beside it (half the key bytes)
-    db.execute("CREATE TABLE mined_sessions (source_key TEXT, session_id TEXT, "
-               "PRIMARY KEY (source_key, session_id)) WITHOUT ROWID")
-    db.execute("CREATE TABLE mined_turns (source_key TEXT, key TEXT, speaker TEXT, text_z BLOB, "
-               "PRIMARY KEY (source_key, key)) WITHOUT ROWID")
+    db.execute(
+        "CREATE TABLE mined_sessions (source_key TEXT, session_id TEXT, "
+        "PRIMARY KEY (source_key, session_id)) WITHOUT ROWID"
+    )
+    db.execute(
+        "CREATE TABLE mined_turns (source_key TEXT, key TEXT, speaker TEXT, text_z BLOB, "
+        "PRIMARY KEY (source_key, key)) WITHOUT ROWID"
+    )
 
 
 @migration
 def m010_arc_imports(db: sqlite_utils.Database) -> None:
     """Where imported arcs came from (``amg import``): file, line and the line's sha256."""
     db["arc_imports"].create(
-        {"arc_id": str, "source": str, "line": int, "sha256": str, "imported_at": str}, pk="arc_id",
+        {"arc_id": str, "source": str, "line": int, "sha256": str, "imported_at": str},
+        pk="arc_id",
     )
 
 
@@ -266,34 +442,84 @@ def m012_eval(db: sqlite_utils.Database) -> None:
     component hashes), one trace per (system run key, arc) stored as it finishes, failures a re-run
     retries, per-arc scores per judge, the judges used, black-box answer sets, and eval runs."""
     db["eval_systems"].create(
-        {"run_key": str, "name": str, "info": str, "options": str, "model": str, "source_sha256": str,
-         "created_at": str, "last_run_at": str},
+        {
+            "run_key": str,
+            "name": str,
+            "info": str,
+            "options": str,
+            "model": str,
+            "source_sha256": str,
+            "created_at": str,
+            "last_run_at": str,
+        },
         pk="run_key",
     )
     db["eval_systems"].create_index(["name"])
     db["eval_traces"].create(
-        {"run_key": str, "arc_id": str, "system": str, "split": str, "arc_sha256": str,
-         "trace": str, "calls": int, "user_messages": int, "created_at": str},
+        {
+            "run_key": str,
+            "arc_id": str,
+            "system": str,
+            "split": str,
+            "arc_sha256": str,
+            "trace": str,
+            "calls": int,
+            "user_messages": int,
+            "created_at": str,
+        },
         pk=("run_key", "arc_id"),
     )
     db["eval_failures"].create(
-        {"run_key": str, "arc_id": str, "system": str, "stage": str, "error": str, "created_at": str},
+        {
+            "run_key": str,
+            "arc_id": str,
+            "system": str,
+            "stage": str,
+            "error": str,
+            "created_at": str,
+        },
         pk=("run_key", "arc_id"),
     )
     db["eval_scores"].create(
-        {"run_key": str, "arc_id": str, "judge_key": str, "system": str, "split": str, "level": str,
-         "arc_sha256": str, "score": str, "created_at": str},
+        {
+            "run_key": str,
+            "arc_id": str,
+            "judge_key": str,
+            "system": str,
+            "split": str,
+            "level": str,
+            "arc_sha256": str,
+            "score": str,
+            "created_at": str,
+        },
         pk=("run_key", "arc_id", "judge_key"),
     )
     db["eval_scores"].create_index(["judge_key", "system"])
     db["eval_judges"].create(
-        {"judge_key": str, "kind": str, "spec": str, "family": str, "heuristic": int, "rubric": str,
-         "rubric_sha256": str, "answer_rubric": str, "created_at": str, "last_used_at": str},
+        {
+            "judge_key": str,
+            "kind": str,
+            "spec": str,
+            "family": str,
+            "heuristic": int,
+            "rubric": str,
+            "rubric_sha256": str,
+            "answer_rubric": str,
+            "created_at": str,
+            "last_used_at": str,
+        },
         pk="judge_key",
     )
     db["eval_answer_sets"].create(
-        {"name": str, "run_key": str, "path": str, "sha256": str, "arcs": int, "lines": int,
-         "created_at": str},
+        {
+            "name": str,
+            "run_key": str,
+            "path": str,
+            "sha256": str,
+            "arcs": int,
+            "lines": int,
+            "created_at": str,
+        },
         pk="name",
     )
     db["eval_answers"].create(
@@ -301,8 +527,16 @@ def m012_eval(db: sqlite_utils.Database) -> None:
         pk=("name", "arc_id", "after_session"),
     )
     db["eval_runs"].create(
-        {"id": int, "params": str, "systems": str, "splits": str, "judge_key": str,
-         "started_at": str, "finished_at": str, "status": str},
+        {
+            "id": int,
+            "params": str,
+            "systems": str,
+            "splits": str,
+            "judge_key": str,
+            "started_at": str,
+            "finished_at": str,
+            "status": str,
+        },
         pk="id",
     )
 
@@ -317,9 +551,19 @@ def m014_product_answers(db: sqlite_utils.Database) -> None:
     db["eval_systems"].add_column("kind", str)
     db["eval_answer_sets"].add_column("kind", str)
     db["eval_product_answers"].create(
-        {"run_key": str, "arc_id": str, "after_session": int, "system": str, "arc_sha256": str,
-         "namespace": str, "date": str, "answer": str, "retrieved": str, "calls": int,
-         "created_at": str},
+        {
+            "run_key": str,
+            "arc_id": str,
+            "after_session": int,
+            "system": str,
+            "arc_sha256": str,
+            "namespace": str,
+            "date": str,
+            "answer": str,
+            "retrieved": str,
+            "calls": int,
+            "created_at": str,
+        },
         pk=("run_key", "arc_id", "after_session"),
     )
 
@@ -337,11 +581,15 @@ def m016_natural_sets(db: sqlite_utils.Database) -> None:
     """Natural evaluation sets (``amg natural build``): one row per set (corpus, license, source
     path and sha256, selection and field rules, counts: JSON in ``info``) and one per selected
     question, its whole item (sessions, question, gold, evidence, field) zlib-compressed JSON."""
-    db["natural_sets"].create({"name": str, "corpus": str, "info": str, "created_at": str}, pk="name")
-    db.execute("CREATE TABLE natural_items (set_name TEXT, item_id TEXT, position INTEGER, "
-               "conversation_id TEXT, question TEXT, gold_answer TEXT, field TEXT, "
-               "field_refused TEXT, turns INTEGER, sha256 TEXT, item_z BLOB, "
-               "PRIMARY KEY (set_name, item_id))")
+    db["natural_sets"].create(
+        {"name": str, "corpus": str, "info": str, "created_at": str}, pk="name"
+    )
+    db.execute(
+        "CREATE TABLE natural_items (set_name TEXT, item_id TEXT, position INTEGER, "
+        "conversation_id TEXT, question TEXT, gold_answer TEXT, field TEXT, "
+        "field_refused TEXT, turns INTEGER, sha256 TEXT, item_z BLOB, "
+        "PRIMARY KEY (set_name, item_id))"
+    )
 
 
 @migration
@@ -351,16 +599,41 @@ def m019_batches(db: sqlite_utils.Database) -> None:
     cache key, try, the body as sent, and what came back: the raw reply, or why it failed), and a
     ``batch`` flag on the call log so batch prices (half the live price) can be applied."""
     db["llm_batches"].create(
-        {"id": str, "provider": str, "model": str, "family": str, "endpoint": str, "state": str,
-         "ended": int, "request_count": int, "counts": str, "input_file_id": str,
-         "output_file_id": str, "error_file_id": str, "error": str, "created_at": str,
-         "updated_at": str, "collected_at": str},
+        {
+            "id": str,
+            "provider": str,
+            "model": str,
+            "family": str,
+            "endpoint": str,
+            "state": str,
+            "ended": int,
+            "request_count": int,
+            "counts": str,
+            "input_file_id": str,
+            "output_file_id": str,
+            "error_file_id": str,
+            "error": str,
+            "created_at": str,
+            "updated_at": str,
+            "collected_at": str,
+        },
         pk="id",
     )
     db["llm_batch_requests"].create(
-        {"batch_id": str, "custom_id": str, "cache_key": str, "purpose": str, "try": int,
-         "request_json": str, "status": str, "http_status": int, "error": str, "raw_json": str,
-         "created_at": str, "updated_at": str},
+        {
+            "batch_id": str,
+            "custom_id": str,
+            "cache_key": str,
+            "purpose": str,
+            "try": int,
+            "request_json": str,
+            "status": str,
+            "http_status": int,
+            "error": str,
+            "raw_json": str,
+            "created_at": str,
+            "updated_at": str,
+        },
         pk=("batch_id", "custom_id"),
     )
     db["llm_batch_requests"].create_index(["cache_key"])
@@ -373,10 +646,20 @@ def m020_designs(db: sqlite_utils.Database) -> None:
     every file it was read with, so later commands read the same design even when its folder has
     changed), and how each split was last planned (``split_plans``: seed, ``--n-per-cell``, the
     design's sha256), which the manifest and the dataset card record."""
-    db["design"].create({"id": int, "name": str, "sha256": str, "bundle": str, "stored_at": str},
-                        pk="id")
-    db["split_plans"].create({"split": str, "design": str, "design_sha256": str, "seed": int,
-                              "n_per_cell": int, "planned_at": str}, pk="split")
+    db["design"].create(
+        {"id": int, "name": str, "sha256": str, "bundle": str, "stored_at": str}, pk="id"
+    )
+    db["split_plans"].create(
+        {
+            "split": str,
+            "design": str,
+            "design_sha256": str,
+            "seed": int,
+            "n_per_cell": int,
+            "planned_at": str,
+        },
+        pk="split",
+    )
 
 
 @migration

@@ -27,14 +27,18 @@ def can_create(out: Path) -> Path:
     while not p.exists() and p != p.parent:
         p = p.parent
     if not p.is_dir():
-        raise WorkspaceError(f"Cannot create output folder {str(out)!r}: {str(p)!r} is not a folder")
+        raise WorkspaceError(
+            f"Cannot create output folder {str(out)!r}: {str(p)!r} is not a folder"
+        )
     if not os.access(p, os.W_OK):
         try:
-            why = "is on a read-only file system" if os.statvfs(p).f_flag & os.ST_RDONLY else \
-                "is not writable"
+            why = (
+                "is on a read-only file system"
+                if os.statvfs(p).f_flag & os.ST_RDONLY
+                else "is not writable"
+            )
         except (OSError, AttributeError):  # no statvfs (Windows)
             why = "is not writable"
         where = "" if p == out else f" in {str(p)!r}, which {why}"
-        raise WorkspaceError(f"Cannot write output folder {str(out)!r}"
-                             + (where or f": it {why}"))
+        raise WorkspaceError(f"Cannot write output folder {str(out)!r}" + (where or f": it {why}"))
     return out

@@ -42,30 +42,43 @@ class BuildSummary(BaseModel):
     @property
     def failures(self) -> int:
         """Render failures, failing arcs and failed judge calls (a re-run retries the calls)."""
-        return (self.generate.failed
-                + len(self.structure.failing_arcs if self.structure else {})
-                + (self.judging.failures if self.judging else 0))
+        return (
+            self.generate.failed
+            + len(self.structure.failing_arcs if self.structure else {})
+            + (self.judging.failures if self.judging else 0)
+        )
 
     def lines(self) -> list[str]:
         """What ``amg build`` prints below its ``table()`` (a dry run: what it would do)."""
         if self.judge_calls is not None:
             return self.generate.plan_lines(self.judge_calls)
         g, s, j = self.generate, self.structure, self.judging
-        out = [f"rendered now: {g.rendered_now}, already done: {g.already_done}, "
-               f"render failures: {g.failed}"]
+        out = [
+            f"rendered now: {g.rendered_now}, already done: {g.already_done}, "
+            f"render failures: {g.failed}"
+        ]
         out += [f"  failed {f.spec_id}: {f.reason}" for f in g.failures[:20]]
         if s:
             out.append(f"structural checks: {s.arcs_passing}/{s.arcs} arcs pass")
-            out += [f"  {arc_id}: {'; '.join(problems)}"
-                    for arc_id, problems in list(s.failing_arcs.items())[:20]]
+            out += [
+                f"  {arc_id}: {'; '.join(problems)}"
+                for arc_id, problems in list(s.failing_arcs.items())[:20]
+            ]
         if j:
-            out += [f"judges: {j.judges_line()}", j.judged_line(),
-                    "  (details: amg report validation)"]
+            out += [
+                f"judges: {j.judges_line()}",
+                j.judged_line(),
+                "  (details: amg report validation)",
+            ]
         if self.export and self.export.dropped:
-            out.append(f"dropped {self.export.dropped} failing arc(s) from the export "
-                       "(--drop-failing)")
-        out += (self.export.lines() if self.export
-                else ["nothing exported: no arc of the chosen splits was rendered"])
+            out.append(
+                f"dropped {self.export.dropped} failing arc(s) from the export (--drop-failing)"
+            )
+        out += (
+            self.export.lines()
+            if self.export
+            else ["nothing exported: no arc of the chosen splits was rendered"]
+        )
         return out
 
     def table(self):
@@ -86,8 +99,9 @@ class BuildSummary(BaseModel):
         for split, cells in self.cells.items():
             for cell, n in cells.items():
                 table.add_row(split, cell, str(n))
-            table.add_row(split, "[bold]total[/bold]", f"[bold]{sum(cells.values())}[/bold]",
-                          end_section=True)
+            table.add_row(
+                split, "[bold]total[/bold]", f"[bold]{sum(cells.values())}[/bold]", end_section=True
+            )
         return table
 
 
@@ -108,13 +122,26 @@ def _one_blas_thread() -> None:
 
 
 @fewer_collections()  # ~0.4 s of the CPU of an offline build was garbage collection
-def build(workspace: str | Path, out: str | Path, split: str = "all", generator: str = "offline",
-          seed: int = 0, n_per_cell: int | None = None, dry_run: bool = False,
-          drop_failing: bool = False, show_progress: bool = True,
-          judges: list[str] | None = None, allow_same_family: bool = False,
-          judge_base_url: str | None = None, model_options: dict | None = None,
-          batch: bool = False, wait: bool = True, poll_interval: float | None = None,
-          design: Design | None = None, **renderer_options) -> BuildSummary:
+def build(
+    workspace: str | Path,
+    out: str | Path,
+    split: str = "all",
+    generator: str = "offline",
+    seed: int = 0,
+    n_per_cell: int | None = None,
+    dry_run: bool = False,
+    drop_failing: bool = False,
+    show_progress: bool = True,
+    judges: list[str] | None = None,
+    allow_same_family: bool = False,
+    judge_base_url: str | None = None,
+    model_options: dict | None = None,
+    batch: bool = False,
+    wait: bool = True,
+    poll_interval: float | None = None,
+    design: Design | None = None,
+    **renderer_options,
+) -> BuildSummary:
     """Build ``design`` (default: the one ``workspace`` was built from, else the paper's).
 
     ``model_options`` (``timeout``, ``max_tokens``, ``structured_output``) go to every model
@@ -132,43 +159,90 @@ def build(workspace: str | Path, out: str | Path, split: str = "all", generator:
     _one_blas_thread()
     design = design or design_for(workspace)
     splits = design.resolve_splits(split)
-    require_sound_design(design, offline_renderer=generator == "offline",
-                         offline_judge=not judges or "offline" in judges)
+    require_sound_design(
+        design,
+        offline_renderer=generator == "offline",
+        offline_judge=not judges or "offline" in judges,
+    )
     for s in splits:  # a size the catalog cannot fill fails here, naming the largest that works
         check_plan(s, seed, n_per_cell, design=design)
     if not dry_run:
         can_create(Path(out))
     with open_workspace(workspace, create=True) as ws:
-        renderer = get_renderer(generator, workspace=ws, design=design, **renderer_options,
-                                **((model_options or {}) if generator != "offline" else {}))
-        judge_objs = resolve_judges(ws, judges, base_url=judge_base_url,  # default: offline heuristic
-                                    model_options=model_options, design=design)
+        renderer = get_renderer(
+            generator,
+            workspace=ws,
+            design=design,
+            **renderer_options,
+            **((model_options or {}) if generator != "offline" else {}),
+        )
+        judge_objs = resolve_judges(
+            ws,
+            judges,
+            base_url=judge_base_url,  # default: offline heuristic
+            model_options=model_options,
+            design=design,
+        )
         check_families(judge_objs, {renderer.family}, allow_same_family)
         if batch:  # a server without a batch API is refused before any work, as --dry-run does
-            for m in [getattr(renderer, "model", None),
-                      *(getattr(j, "model", None) for j in judge_objs if not j.heuristic)]:
+            for m in [
+                getattr(renderer, "model", None),
+                *(getattr(j, "model", None) for j in judge_objs if not j.heuristic),
+            ]:
                 if m is not None:
                     m.check_batch_api()
         if dry_run:  # changes nothing: no plan saved, no run recorded, no new workspace kept
-            gen = generate(ws, renderer, splits, seed=seed, n_per_cell=n_per_cell, dry_run=True,
-                           show_progress=False, design=design)
-            specs, todo = pending(ws, renderer, splits, seed=seed, n_per_cell=n_per_cell, save=False,
-                                  design=design)
+            gen = generate(
+                ws,
+                renderer,
+                splits,
+                seed=seed,
+                n_per_cell=n_per_cell,
+                dry_run=True,
+                show_progress=False,
+                design=design,
+            )
+            specs, todo = pending(
+                ws, renderer, splits, seed=seed, n_per_cell=n_per_cell, save=False, design=design
+            )
             new = {s.id for s in todo}
-            calls = planned_judge_calls(ws, judge_objs, [s.id for s in specs if s.id not in new],
-                                        len(todo))
-            summary = BuildSummary(splits=splits, generator=renderer.name, generate=gen,
-                                   design=design_label(design),
-                                   judge_calls=calls)
+            calls = planned_judge_calls(
+                ws, judge_objs, [s.id for s in specs if s.id not in new], len(todo)
+            )
+            summary = BuildSummary(
+                splits=splits,
+                generator=renderer.name,
+                generate=gen,
+                design=design_label(design),
+                judge_calls=calls,
+            )
             ws.discard_if_unused()
             return summary
         steps = functools.partial(
-            _steps, ws, out, splits, renderer, judge_objs, seed=seed, n_per_cell=n_per_cell,
-            drop_failing=drop_failing, allow_same_family=allow_same_family,
-            show_progress=show_progress, design=design)
-        run_id = ws.start_run("build", {"split": split, "generator": generator, "seed": seed,
-                                        "n_per_cell": n_per_cell, "out": str(out),
-                                        **({"batch": True} if batch else {})})
+            _steps,
+            ws,
+            out,
+            splits,
+            renderer,
+            judge_objs,
+            seed=seed,
+            n_per_cell=n_per_cell,
+            drop_failing=drop_failing,
+            allow_same_family=allow_same_family,
+            show_progress=show_progress,
+            design=design,
+        )
+        run_id = ws.start_run(
+            "build",
+            {
+                "split": split,
+                "generator": generator,
+                "seed": seed,
+                "n_per_cell": n_per_cell,
+                "out": str(out),
+                **({"batch": True} if batch else {}),
+            },
+        )
         status = "failed"
         # Fully offline (template renderer, heuristic judges): seconds of work, no model calls,
         # so no cyclic collection at all; with a model the collector runs, less often.
@@ -176,8 +250,13 @@ def build(workspace: str | Path, out: str | Path, split: str = "all", generator:
         try:
             with paused() if offline else nullcontext():
                 if batch:
-                    summary = _batched(ws, steps, wait=wait, show_progress=show_progress,
-                                       poll_interval=poll_interval)
+                    summary = _batched(
+                        ws,
+                        steps,
+                        wait=wait,
+                        show_progress=show_progress,
+                        poll_interval=poll_interval,
+                    )
                 else:
                     summary = steps()
             status = "ok" if summary.generate.failed == 0 else "partial"
@@ -194,15 +273,37 @@ def build(workspace: str | Path, out: str | Path, split: str = "all", generator:
             ws.finish_run(run_id, status)
 
 
-def _steps(ws: Workspace, out, splits, renderer, judge_objs, *, seed, n_per_cell, drop_failing,
-           allow_same_family, show_progress, design, deferring=lambda: False) -> BuildSummary:
-    gen = generate(ws, renderer, splits, seed=seed, n_per_cell=n_per_cell,
-                   show_progress=show_progress, design=design)
-    summary = BuildSummary(splits=splits, generator=renderer.name, generate=gen,
-                           design=design_label(design))
+def _steps(
+    ws: Workspace,
+    out,
+    splits,
+    renderer,
+    judge_objs,
+    *,
+    seed,
+    n_per_cell,
+    drop_failing,
+    allow_same_family,
+    show_progress,
+    design,
+    deferring=lambda: False,
+) -> BuildSummary:
+    gen = generate(
+        ws,
+        renderer,
+        splits,
+        seed=seed,
+        n_per_cell=n_per_cell,
+        show_progress=show_progress,
+        design=design,
+    )
+    summary = BuildSummary(
+        splits=splits, generator=renderer.name, generate=gen, design=design_label(design)
+    )
     summary.structure = validate_structure(ws, splits)
-    summary.judging = judge_arcs(ws, splits, judge_objs, allow_same_family=allow_same_family,
-                                 show_progress=show_progress)
+    summary.judging = judge_arcs(
+        ws, splits, judge_objs, allow_same_family=allow_same_family, show_progress=show_progress
+    )
     if deferring():  # --batch: calls of this pass are still to be answered; no export yet
         return summary
     if ws.arc_ids(splits=splits):  # with no arc rendered at all there is nothing to export
@@ -211,8 +312,9 @@ def _steps(ws: Workspace, out, splits, renderer, judge_objs, *, seed, n_per_cell
     return summary
 
 
-def _batched(ws: Workspace, steps, *, wait: bool, show_progress: bool,
-             poll_interval: float | None) -> BuildSummary:
+def _batched(
+    ws: Workspace, steps, *, wait: bool, show_progress: bool, poll_interval: float | None
+) -> BuildSummary:
     """``steps`` run by ``run_batched`` until a pass defers nothing; the summary counts what
     every pass rendered and judged (the last pass alone would call it "already done")."""
     from .llm.batch import DEFAULT_POLL_S, deferring, run_batched
@@ -229,14 +331,24 @@ def _batched(ws: Workspace, steps, *, wait: bool, show_progress: bool,
         last.append(steps(deferring=deferring))
         return last[-1]
 
-    summary = run_batched(ws, one_pass, wait=wait, show_progress=show_progress,
-                          poll_interval=DEFAULT_POLL_S if poll_interval is None else poll_interval)
+    summary = run_batched(
+        ws,
+        one_pass,
+        wait=wait,
+        show_progress=show_progress,
+        poll_interval=DEFAULT_POLL_S if poll_interval is None else poll_interval,
+    )
     g = summary.generate
-    summary.generate = g.model_copy(update={"rendered_now": g.rendered_now + rendered,
-                                            "already_done": g.already_done - rendered})
+    summary.generate = g.model_copy(
+        update={
+            "rendered_now": g.rendered_now + rendered,
+            "already_done": g.already_done - rendered,
+        }
+    )
     if (j := summary.judging) is not None:
-        summary.judging = j.model_copy(update={"judged_now": j.judged_now + judged,
-                                               "already_done": j.already_done - judged})
+        summary.judging = j.model_copy(
+            update={"judged_now": j.judged_now + judged, "already_done": j.already_done - judged}
+        )
     return summary
 
 
@@ -245,6 +357,8 @@ def _cells(ws: Workspace, split: str) -> dict[str, int]:
     rows = ws.db.execute(
         "select specs.factor, specs.level, specs.outcome, count(arcs.id) from specs "
         "left join arcs on arcs.id = specs.id where specs.split = ? group by 1, 2, 3 "
-        "order by min(specs.rowid)", [split]).fetchall()
+        "order by min(specs.rowid)",
+        [split],
+    ).fetchall()
     outcomes = Counter((f, lv) for f, lv, _, _ in rows)
     return {f"{f}/{lv}" + (f" ({o})" if outcomes[(f, lv)] > 1 else ""): n for f, lv, o, n in rows}

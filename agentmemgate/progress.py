@@ -74,16 +74,23 @@ def _registered(bar: Progress) -> Iterator[Progress]:
 
 
 @contextlib.contextmanager
-def progress_bar(description: str, total: int, usage: Usage | None = None,
-                 enabled: bool = True) -> Iterator[Callable[..., None]]:
+def progress_bar(
+    description: str, total: int, usage: Usage | None = None, enabled: bool = True
+) -> Iterator[Callable[..., None]]:
     """Yield ``advance(failed=False)``; draws to stderr only when enabled and total > 0."""
     if not enabled or total == 0:
         yield lambda failed=False: None
         return
     failures = [0]
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   _UsageColumn(usage, failures), TimeElapsedColumn(),
-                   console=Console(file=sys.stderr), refresh_per_second=4)
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        _UsageColumn(usage, failures),
+        TimeElapsedColumn(),
+        console=Console(file=sys.stderr),
+        refresh_per_second=4,
+    )
     with _registered(bar):
         task = bar.add_task(description, total=total)
 
@@ -100,9 +107,14 @@ def bytes_bar(description: str, total: int, enabled: bool) -> Iterator[Callable[
     if not enabled:
         yield lambda done, info="": None
         return
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
-                   TextColumn("{task.fields[info]}"), TimeElapsedColumn(),
-                   console=Console(file=sys.stderr))
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TextColumn("{task.fields[info]}"),
+        TimeElapsedColumn(),
+        console=Console(file=sys.stderr),
+    )
     with _registered(bar):
         task = bar.add_task(description, total=total, info="")
 

@@ -29,8 +29,10 @@ from urllib.parse import unquote
 from .atomic import write_text_atomic
 
 # No script, frame, font, fetch or form; styles only from the page itself, images only embedded.
-_CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; "
-        "form-action 'none'")
+_CSP = (
+    "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; "
+    "form-action 'none'"
+)
 _STYLE = """
 body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif;
        color: #1f2328; margin: 0 auto; padding: 1.5em 2em 4em; max-width: 78em; }
@@ -66,8 +68,12 @@ def _embed(tokens, figures: Path | None) -> None:
                 continue
             src = unquote(str(child.attrs.get("src", "")))
             path = figures / src if figures is not None else None
-            if (path is not None and src == Path(src).name and src.lower().endswith(".png")
-                    and path.is_file()):
+            if (
+                path is not None
+                and src == Path(src).name
+                and src.lower().endswith(".png")
+                and path.is_file()
+            ):
                 data = base64.b64encode(path.read_bytes()).decode("ascii")
                 child.attrs["src"] = f"data:image/png;base64,{data}"
             else:
@@ -89,14 +95,18 @@ def report_html(markdown: str, figures: Path | None = None) -> str:
     tokens = md.parse(markdown)
     _embed(tokens, figures)
     body = md.renderer.render(tokens, md.options, {})
-    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-            f"<meta http-equiv=\"Content-Security-Policy\" content=\"{_CSP}\">\n"
-            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-            "<meta name=\"generator\" content=\"agentmemgate\">\n"
-            f"<title>{html.escape(_title(tokens))}</title>\n<style>\n{_STYLE}\n</style>\n"
-            f"</head>\n<body>\n<main>\n{body}</main>\n</body>\n</html>\n")
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{_CSP}\">\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        "<meta name=\"generator\" content=\"agentmemgate\">\n"
+        f"<title>{html.escape(_title(tokens))}</title>\n<style>\n{_STYLE}\n</style>\n"
+        f"</head>\n<body>\n<main>\n{body}</main>\n</body>\n</html>\n"
+    )
 
 
 def write_report_html(markdown: str, path: Path, figures: Path | None = None) -> Path:
     """Write ``report_html`` to ``path`` atomically (figures default to ``path``'s folder)."""
-    return write_text_atomic(path, report_html(markdown, path.parent if figures is None else figures))
+    return write_text_atomic(
+        path, report_html(markdown, path.parent if figures is None else figures)
+    )

@@ -31,9 +31,23 @@ CORRECTION_OUTCOME = "correction"
 # The corrective discourse markers whose presence makes a correction "marked" (whole words or
 # phrases, case-insensitive). An unmarked correction says the earlier statement was wrong in
 # plain words and uses none of these.
-CORRECTION_MARKER_PHRASES = ("actually", "sorry", "oops", "whoops", "wait", "in fact", "i meant",
-                             "scratch that", "my bad", "my mistake", "correction", "to correct",
-                             "let me correct", "i misspoke", "i should have said")
+CORRECTION_MARKER_PHRASES = (
+    "actually",
+    "sorry",
+    "oops",
+    "whoops",
+    "wait",
+    "in fact",
+    "i meant",
+    "scratch that",
+    "my bad",
+    "my mistake",
+    "correction",
+    "to correct",
+    "let me correct",
+    "i misspoke",
+    "i should have said",
+)
 
 
 # The gate's evidence types (paper, A.6) and the commit/hold routing: shared by the statement
@@ -43,11 +57,17 @@ HOLD_CLASSES = ("speculation",)
 COMMIT_CLASSES = ("completed_event", "explicit_correction", "other")
 
 _EVIDENCE_ALIASES = {
-    "speculative": "speculation", "spec": "speculation", "speculation": "speculation",
-    "hedge": "speculation", "plan": "speculation",
-    "completed_event": "completed_event", "completed": "completed_event", "event": "completed_event",
+    "speculative": "speculation",
+    "spec": "speculation",
+    "speculation": "speculation",
+    "hedge": "speculation",
+    "plan": "speculation",
+    "completed_event": "completed_event",
+    "completed": "completed_event",
+    "event": "completed_event",
     "completion": "completed_event",
-    "explicit_correction": "explicit_correction", "correction": "explicit_correction",
+    "explicit_correction": "explicit_correction",
+    "correction": "explicit_correction",
     "corrective": "explicit_correction",
     "other": "other",
 }
@@ -64,8 +84,9 @@ def normalize_evidence_type(label: object) -> str | None:
 def check_evidence_type(label: object, where: str) -> str:
     norm = normalize_evidence_type(label)
     if norm is None:
-        raise BadInput(f"{where}: unknown evidence type {label!r}; choose one of: "
-                       f"{', '.join(EVIDENCE_TYPES)}")
+        raise BadInput(
+            f"{where}: unknown evidence type {label!r}; choose one of: {', '.join(EVIDENCE_TYPES)}"
+        )
     return norm
 
 
@@ -89,7 +110,11 @@ class FieldSpec(BaseModel):
         """Label values that appear in the field text (the paper's value-free check)."""
         text = " ".join([self.attribute.replace("_", " "), self.description, self.probe_question])
         norm = normalize_text(text)
-        return [v for v in values if v and normalize_text(v) and _contains_words(norm, normalize_text(v))]
+        return [
+            v
+            for v in values
+            if v and normalize_text(v) and _contains_words(norm, normalize_text(v))
+        ]
 
 
 _PUNCT = re.compile(r"[^\w\s]")
@@ -203,23 +228,30 @@ class ArcSpec(BaseModel):
         # Which splits, factors and levels exist is the design's to say (``Design.check_spec``).
         is_corr = self.outcome == CORRECTION_OUTCOME
         if is_corr != (self.correction is not None):
-            raise ValueError("a correction arc has outcome 'correction' and a correction block; "
-                             "no other arc has either")
+            raise ValueError(
+                "a correction arc has outcome 'correction' and a correction block; "
+                "no other arc has either"
+            )
         if self.initial_value == self.plan_value:
-            raise ValueError(f"initial_value and plan_value must differ (both are "
-                             f"{self.initial_value!r})")
+            raise ValueError(
+                f"initial_value and plan_value must differ (both are {self.initial_value!r})"
+            )
         if self.correction is not None:
             c = self.correction
             if self.level != c.level:
-                raise ValueError(f"level {self.level!r} does not match the correction block "
-                                 f"({c.level!r})")
+                raise ValueError(
+                    f"level {self.level!r} does not match the correction block ({c.level!r})"
+                )
             wrong = self.initial_value if c.target == "initial" else self.plan_value
             if c.wrong_value != wrong:
-                raise ValueError(f"correction.wrong_value must be the corrected statement's value "
-                                 f"{wrong!r}, got {c.wrong_value!r}")
+                raise ValueError(
+                    f"correction.wrong_value must be the corrected statement's value "
+                    f"{wrong!r}, got {c.wrong_value!r}"
+                )
             if c.target == "initial" and c.value != self.plan_value:
-                raise ValueError("a correction of the initial value carries the corrected value "
-                                 "as plan_value")
+                raise ValueError(
+                    "a correction of the initial value carries the corrected value as plan_value"
+                )
             if c.target == "change" and c.value in (self.initial_value, self.plan_value):
                 raise ValueError("a correction of a reported change names a third value")
         if any(b <= a for a, b in zip(self.session_dates, self.session_dates[1:])):
@@ -253,7 +285,9 @@ class ArcSpec(BaseModel):
                     out.append(self.initial_value)
             elif self.outcome == "control":
                 out.append(self.plan_value if s >= plan_session else self.initial_value)
-            elif self.outcome == "came_true" and outcome_session is not None and s >= outcome_session:
+            elif (
+                self.outcome == "came_true" and outcome_session is not None and s >= outcome_session
+            ):
                 out.append(self.plan_value)
             else:
                 out.append(self.initial_value)
@@ -314,9 +348,16 @@ class Arc(BaseModel):
             "pending_turn": self.pending_turn.model_dump() if self.pending_turn else None,
             "expected_value_after_session": list(self.expected_value_after_session),
             "provenance": self.provenance.model_dump(),
-        } | ({"correction": s.correction.model_dump(),
-              "correction_turn": self.correction_turn.model_dump() if self.correction_turn else None}
-             if s.correction is not None else {})
+        } | (
+            {
+                "correction": s.correction.model_dump(),
+                "correction_turn": self.correction_turn.model_dump()
+                if self.correction_turn
+                else None,
+            }
+            if s.correction is not None
+            else {}
+        )
 
 
 class CheckResult(BaseModel):

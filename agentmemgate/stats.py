@@ -26,8 +26,10 @@ class Proportion(BaseModel):
     def fmt(self) -> str:
         if self.n == 0 or self.value is None:
             return "undefined (n=0)"
-        return (f"{self.k}/{self.n} = {100 * self.value:.1f}% "
-                f"[{100 * self.ci_low:.1f}, {100 * self.ci_high:.1f}]")
+        return (
+            f"{self.k}/{self.n} = {100 * self.value:.1f}% "
+            f"[{100 * self.ci_low:.1f}, {100 * self.ci_high:.1f}]"
+        )
 
 
 def preload_wilson() -> None:
@@ -57,12 +59,18 @@ def wilson(k: int, n: int, alpha: float = 0.05) -> Proportion:
 
     lo, hi = proportion_confint(k, n, alpha=alpha, method="wilson")
     # Round away float noise (an upper bound of 0.9999999999999999 for k == n reads as a bug).
-    return Proportion(value=k / n, ci_low=round(float(max(0.0, lo)), 12),
-                      ci_high=round(float(min(1.0, hi)), 12), n=n, k=k)
+    return Proportion(
+        value=k / n,
+        ci_low=round(float(max(0.0, lo)), 12),
+        ci_high=round(float(min(1.0, hi)), 12),
+        n=n,
+        k=k,
+    )
 
 
-def cohen_kappa(a: Sequence, b: Sequence, labels: Sequence | None = None,
-                weights: str | None = None) -> float | None:
+def cohen_kappa(
+    a: Sequence, b: Sequence, labels: Sequence | None = None, weights: str | None = None
+) -> float | None:
     """Cohen's kappa (scikit-learn); None when undefined (no items, or one label only)."""
     if len(a) == 0 or len(a) != len(b):
         return None
@@ -74,8 +82,9 @@ def cohen_kappa(a: Sequence, b: Sequence, labels: Sequence | None = None,
     return None if k is None or math.isnan(k) else float(k)
 
 
-def krippendorff_alpha(reliability_data, level: str = "nominal",
-                       value_domain: Sequence | None = None) -> float | None:
+def krippendorff_alpha(
+    reliability_data, level: str = "nominal", value_domain: Sequence | None = None
+) -> float | None:
     """Krippendorff's alpha over a coders x units matrix with NaN for missing; None if undefined."""
     import krippendorff
     import numpy as np
@@ -121,9 +130,10 @@ class Interval(BaseModel):
         if self.value is None:
             return f"undefined (n={self.n})"
         f = f"{{:{'+' if signed else ''}.{digits}f}}"
-        ci = ("" if self.ci_low is None else
-              f" [{f.format(self.ci_low)}, {f.format(self.ci_high)}]")
-        return f"{f.format(self.value)}{ci} (n={self.n}, {self.valid_resamples} bootstrap resamples)"
+        ci = "" if self.ci_low is None else f" [{f.format(self.ci_low)}, {f.format(self.ci_high)}]"
+        return (
+            f"{f.format(self.value)}{ci} (n={self.n}, {self.valid_resamples} bootstrap resamples)"
+        )
 
 
 def bootstrap_draws(n: int, resamples: int, seed: int):
@@ -145,15 +155,23 @@ def percentile_ci(values) -> tuple[float | None, float | None, int]:
     return float(lo), float(hi), int(ok.size)
 
 
-def bootstrap(value: float | None, rows, n: int, resamples: int = DEFAULT_RESAMPLES,
-              seed: int = 0) -> Interval:
+def bootstrap(
+    value: float | None, rows, n: int, resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+) -> Interval:
     """``value`` with the percentile interval of ``rows(draws)`` (one statistic per draw, NaN
     where undefined); no interval when the statistic itself is undefined or ``resamples`` is 0."""
     if value is None or resamples <= 0 or n == 0:
         return Interval(value=value, n=n, resamples=resamples, seed=seed)
     lo, hi, valid = percentile_ci(rows(bootstrap_draws(n, resamples, seed)))
-    return Interval(value=value, ci_low=lo, ci_high=hi, n=n, resamples=resamples,
-                    valid_resamples=valid, seed=seed)
+    return Interval(
+        value=value,
+        ci_low=lo,
+        ci_high=hi,
+        n=n,
+        resamples=resamples,
+        valid_resamples=valid,
+        seed=seed,
+    )
 
 
 def _draw_sums(matrix, draws, groups=None):
@@ -171,13 +189,18 @@ def _draw_sums(matrix, draws, groups=None):
         np.add.at(units, groups, matrix)
         matrix = units
     r, m = draws.shape[0], matrix.shape[0]
-    counts = np.bincount((draws + m * np.arange(r)[:, None]).ravel(),
-                         minlength=r * m).reshape(r, m)
+    counts = np.bincount((draws + m * np.arange(r)[:, None]).ravel(), minlength=r * m).reshape(r, m)
     return counts @ matrix
 
 
-def kappa_rows(a: Sequence, b: Sequence, labels: Sequence, draws, weights: str | None = None,
-               groups: Sequence[int] | None = None):
+def kappa_rows(
+    a: Sequence,
+    b: Sequence,
+    labels: Sequence,
+    draws,
+    weights: str | None = None,
+    groups: Sequence[int] | None = None,
+):
     """Cohen's kappa (as ``cohen_kappa``) of every draw at once; NaN where undefined.
 
     ``labels`` fixes the categories and, for ``weights`` "linear"/"quadratic", their order (as
@@ -197,15 +220,23 @@ def kappa_rows(a: Sequence, b: Sequence, labels: Sequence, draws, weights: str |
     with np.errstate(divide="ignore", invalid="ignore"):
         expected = rows[:, :, None] * cols[:, None, :] / total[:, None, None]
         i, j = np.indices((k, k))
-        w = {None: (i != j).astype(float), "linear": np.abs(i - j).astype(float),
-             "quadratic": ((i - j) ** 2).astype(float)}[weights]
+        w = {
+            None: (i != j).astype(float),
+            "linear": np.abs(i - j).astype(float),
+            "quadratic": ((i - j) ** 2).astype(float),
+        }[weights]
         kappa = 1 - (w * cm).sum(axis=(1, 2)) / (w * expected).sum(axis=(1, 2))
     used = ((rows > 0) | (cols > 0)).sum(axis=1)
     return np.where((used >= 2) & np.isfinite(kappa), kappa, np.nan)
 
 
-def macro_f1_rows(reference: Sequence[str], predicted: Sequence[str], draws, labels: Sequence[str],
-                  groups: Sequence[int] | None = None):
+def macro_f1_rows(
+    reference: Sequence[str],
+    predicted: Sequence[str],
+    draws,
+    labels: Sequence[str],
+    groups: Sequence[int] | None = None,
+):
     """Macro-F1 of every draw over the classes present in that draw's reference (F1 of a present
     class never predicted is 0; labels outside ``labels`` belong to no class)."""
     import numpy as np

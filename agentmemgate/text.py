@@ -37,7 +37,9 @@ class PhraseMatcher:
         self.exact: dict[tuple[str, ...], set[str]] = {}
         self.lengths: dict[str, set[int]] = {}  # first word -> n-gram lengths starting with it
         self.stems: dict[str, list[tuple[str, str]]] = {}  # first 3 letters -> (stem, category)
-        self.short_stems: list[tuple[str, str]] = []  # stems under 3 letters (checked on every word)
+        self.short_stems: list[
+            tuple[str, str]
+        ] = []  # stems under 3 letters (checked on every word)
         self.headed: dict[str, list[tuple[tuple[str, ...], str, str]]] = {}  # multi-word stems
         for category, cues in entries.items():
             for cue in cues:
@@ -67,7 +69,7 @@ class PhraseMatcher:
             if ns:
                 for n in ns:
                     if i + n <= n_words:
-                        key = tuple(words[i:i + n]) if n > 1 else (w,)
+                        key = tuple(words[i : i + n]) if n > 1 else (w,)
                         for cat in exact.get(key, ()):
                             out.append((i, i + n, cat, _join(key)))
             st = stems.get(w[:3])
@@ -82,8 +84,12 @@ class PhraseMatcher:
             if hd:
                 for head, stem, cat in hd:
                     n = len(head) + 1
-                    if i + n <= n_words and tuple(words[i:i + n - 1]) == head and words[i + n - 1].startswith(stem):
-                        out.append((i, i + n, cat, _join(tuple(words[i:i + n]))))
+                    if (
+                        i + n <= n_words
+                        and tuple(words[i : i + n - 1]) == head
+                        and words[i + n - 1].startswith(stem)
+                    ):
+                        out.append((i, i + n, cat, _join(tuple(words[i : i + n]))))
         return out
 
     def matches(self, text: str) -> set[str]:
@@ -97,8 +103,10 @@ class PhraseMatcher:
 # -- sentences --------------------------------------------------------------------------------
 CLOSERS = "\"')]\u201d\u2019"  # closing quotes and brackets a sentence end may carry
 # A period after these is not a sentence end ("Dr. Smith", "e.g. a bike", "J. K. Rowling").
-_ABBREVIATION = re.compile(r"(?:\b(?i:dr|mr|mrs|ms|mx|prof|st|jr|sr|mt|vs|approx|e\.g|i\.e|a\.m|p\.m)"
-                           r"|(?<![\w.])[A-HJ-Z])\.$")
+_ABBREVIATION = re.compile(
+    r"(?:\b(?i:dr|mr|mrs|ms|mx|prof|st|jr|sr|mt|vs|approx|e\.g|i\.e|a\.m|p\.m)"
+    r"|(?<![\w.])[A-HJ-Z])\.$"
+)
 _ENDS: dict[tuple[str, bool], re.Pattern] = {}
 
 
@@ -106,20 +114,26 @@ def _sentence_end(closers: str, newlines: bool) -> re.Pattern:
     rx = _ENDS.get((closers, newlines))
     if rx is None:
         carried = f"[{re.escape(closers)}]*" if closers else ""
-        rx = _ENDS[(closers, newlines)] = re.compile(rf"(?<=[.!?]){carried}\s+" + (r"|\n+" if newlines else ""))
+        rx = _ENDS[(closers, newlines)] = re.compile(
+            rf"(?<=[.!?]){carried}\s+" + (r"|\n+" if newlines else "")
+        )
     return rx
 
 
-def sentence_spans(text: str, *, closers: str = CLOSERS, newlines: bool = True,
-                   abbreviations: bool = True) -> list[tuple[int, int]]:
+def sentence_spans(
+    text: str, *, closers: str = CLOSERS, newlines: bool = True, abbreviations: bool = True
+) -> list[tuple[int, int]]:
     """Character spans of the sentences of ``text``, stripped of surrounding space; none for blank
     text. A sentence ends after . ! ? (and any of ``closers``) followed by space; with
     ``newlines`` also at a line break, and with ``abbreviations`` not after a title or an initial
     ("Dr.", "e.g.", "J.")."""
     spans, start = [], 0
     for m in _sentence_end(closers, newlines).finditer(text):
-        if abbreviations and m.group(0)[0] != "\n" and _ABBREVIATION.search(text, max(start, m.start() - 8),
-                                                                           m.start()):
+        if (
+            abbreviations
+            and m.group(0)[0] != "\n"
+            and _ABBREVIATION.search(text, max(start, m.start() - 8), m.start())
+        ):
             continue
         spans.append((start, m.start()))
         start = m.end()
@@ -135,8 +149,9 @@ def sentence_spans(text: str, *, closers: str = CLOSERS, newlines: bool = True,
     return out
 
 
-def sentences(text: str, *, closers: str = CLOSERS, newlines: bool = True,
-              abbreviations: bool = True) -> list[str]:
+def sentences(
+    text: str, *, closers: str = CLOSERS, newlines: bool = True, abbreviations: bool = True
+) -> list[str]:
     """The sentences ``sentence_spans`` finds, as strings."""
     if abbreviations:
         return [text[a:b] for a, b in sentence_spans(text, closers=closers, newlines=newlines)]
@@ -145,8 +160,20 @@ def sentences(text: str, *, closers: str = CLOSERS, newlines: bool = True,
 
 
 # -- months and days --------------------------------------------------------------------------
-MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
-          "october", "november", "december")
+MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 MONTH_NUMBERS = {m: i for i, m in enumerate(MONTHS, start=1)}  # full names only
 MONTH_ABBREVIATIONS = {m[:3]: i for m, i in MONTH_NUMBERS.items()} | {"sept": 9}

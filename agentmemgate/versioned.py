@@ -11,12 +11,14 @@ from pathlib import Path
 from .errors import BadInput
 
 
-def versioned_file(folder: Path, name: str, ext: str, version: int | None = None,
-                   what: str = "file") -> tuple[int, Path]:
+def versioned_file(
+    folder: Path, name: str, ext: str, version: int | None = None, what: str = "file"
+) -> tuple[int, Path]:
     """``(version, path)`` of ``folder/NAME.vN.EXT``; a one-line error for an unknown version."""
     pattern = re.compile(rf"{re.escape(name)}\.v(\d+)\.{re.escape(ext)}")
-    found = sorted(int(m.group(1)) for p in folder.glob(f"{name}.v*.{ext}")
-                   if (m := pattern.fullmatch(p.name)))
+    found = sorted(
+        int(m.group(1)) for p in folder.glob(f"{name}.v*.{ext}") if (m := pattern.fullmatch(p.name))
+    )
     if not found:
         raise BadInput(f"No {what} named {name}.vN.{ext} in {folder}")
     v = version if version is not None else found[-1]

@@ -40,7 +40,9 @@ def _read_only(path: Path) -> str | None:
             return "it is on a read-only file system"
     except (OSError, AttributeError):  # no statvfs (Windows)
         pass
-    if not os.access(p, os.W_OK) or ((p / DB_NAME).exists() and not os.access(p / DB_NAME, os.W_OK)):
+    if not os.access(p, os.W_OK) or (
+        (p / DB_NAME).exists() and not os.access(p / DB_NAME, os.W_OK)
+    ):
         return "it is not writable (permission denied)"
     return None
 
@@ -48,20 +50,27 @@ def _read_only(path: Path) -> str | None:
 def _cannot_open(path: Path, e: Exception) -> str:
     """One plain line for a workspace that cannot be opened (no raw ``[Errno 30]``)."""
     why = _read_only(path)
-    if why is None and isinstance(e, OSError) and e.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+    if (
+        why is None
+        and isinstance(e, OSError)
+        and e.errno in (errno.EROFS, errno.EACCES, errno.EPERM)
+    ):
         why = "it is read-only" if e.errno == errno.EROFS else "permission denied"
     if why is None and "readonly" in str(e).replace("-", "").replace(" ", "").lower():
         why = "its database file is read-only"
     if why:
-        return (f"Workspace {str(path)!r} is read-only: {why}; amg writes to its workspace, so copy "
-                "it to a writable folder or pass another --workspace")
+        return (
+            f"Workspace {str(path)!r} is read-only: {why}; amg writes to its workspace, so copy "
+            "it to a writable folder or pass another --workspace"
+        )
     detail = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
     return f"Cannot open workspace {str(path)!r}: {detail}"
 
 
 @contextmanager
-def open_workspace(path: str | Path | Workspace = DEFAULT_WORKSPACE, *,
-                   create: bool = False) -> Iterator[Workspace]:
+def open_workspace(
+    path: str | Path | Workspace = DEFAULT_WORKSPACE, *, create: bool = False
+) -> Iterator[Workspace]:
     """A workspace for one command; one it created is removed again if the command fails first.
 
     Only the commands that may create a workspace pass ``create=True``; if such a command is
@@ -84,8 +93,10 @@ def require_workspace(path: str | Path) -> Path:
     """The path of an existing workspace, or the one-line error for a mistyped ``--workspace``;
     cheap, so a command can check before importing what its work needs."""
     if not (Path(path) / DB_NAME).is_file():
-        raise WorkspaceError(f"No workspace at {str(path)!r} (no {DB_NAME} there): check "
-                             "--workspace, or create one with `amg build`")
+        raise WorkspaceError(
+            f"No workspace at {str(path)!r} (no {DB_NAME} there): check "
+            "--workspace, or create one with `amg build`"
+        )
     return Path(path)
 
 
@@ -108,7 +119,9 @@ class Workspace:
         self._reads: dict | None = None  # ``read_cache``: parsed reads while nothing is written
         try:
             self.path.mkdir(parents=True, exist_ok=True)
-            if db_path.is_file() and not os.access(db_path, os.W_OK):  # would fail at the first write
+            if db_path.is_file() and not os.access(
+                db_path, os.W_OK
+            ):  # would fail at the first write
                 raise OSError(errno.EACCES, "read-only database file", str(db_path))
             conn = sqlite3.connect(db_path, timeout=30, check_same_thread=False)
             conn.execute("PRAGMA busy_timeout = 30000")
@@ -147,8 +160,11 @@ class Workspace:
 
     def is_unused(self) -> bool:
         """True while nothing but bookkeeping (migrations applied, runs started) is stored."""
-        tables = [t for t in self.db.table_names()
-                  if t not in ("_migrations", "runs") and not t.startswith("sqlite_")]
+        tables = [
+            t
+            for t in self.db.table_names()
+            if t not in ("_migrations", "runs") and not t.startswith("sqlite_")
+        ]
         return not any(self.db.execute(f"select 1 from [{t}] limit 1").fetchone() for t in tables)
 
     def discard_if_unused(self) -> bool:
@@ -172,8 +188,14 @@ class Workspace:
     # -- specs -------------------------------------------------------------------------------
     def save_specs(self, specs: Iterable[ArcSpec]) -> None:
         rows = [
-            {"id": s.id, "split": s.split, "factor": s.factor, "level": s.level,
-             "outcome": s.outcome, "json": s.model_dump_json()}
+            {
+                "id": s.id,
+                "split": s.split,
+                "factor": s.factor,
+                "level": s.level,
+                "outcome": s.outcome,
+                "json": s.model_dump_json(),
+            }
             for s in specs
         ]
         with self.db.conn:
@@ -181,27 +203,48 @@ class Workspace:
 
     def specs(self, split: str | None = None) -> list[ArcSpec]:
         where, args = ("split = ?", [split]) if split else (None, None)
-        return [ArcSpec.model_validate_json(r["json"])
-                for r in self.db["specs"].rows_where(where, args, order_by="rowid")]
+        return [
+            ArcSpec.model_validate_json(r["json"])
+            for r in self.db["specs"].rows_where(where, args, order_by="rowid")
+        ]
 
     # -- arcs --------------------------------------------------------------------------------
     def save_arc(self, arc: Arc) -> None:
         """Store one arc at once, so an interrupted run keeps everything already rendered."""
         with self.db.conn:
-            upsert_rows(self.db, "arcs", [
-                {"id": arc.id, "split": arc.spec.split, "generator": arc.provenance.generator,
-                 "json": arc.model_dump_json(), "created_at": now()}], pk="id")
+            upsert_rows(
+                self.db,
+                "arcs",
+                [
+                    {
+                        "id": arc.id,
+                        "split": arc.spec.split,
+                        "generator": arc.provenance.generator,
+                        "json": arc.model_dump_json(),
+                        "created_at": now(),
+                    }
+                ],
+                pk="id",
+            )
             self.db.conn.execute("delete from render_failures where id = ?", [arc.id])
 
     def save_failure(self, spec: ArcSpec, generator: str, reason: str, attempts: int) -> None:
         with self.db.conn:
             self.db["render_failures"].upsert(
-                {"id": spec.id, "split": spec.split, "generator": generator, "reason": reason,
-                 "attempts": attempts, "created_at": now()},
+                {
+                    "id": spec.id,
+                    "split": spec.split,
+                    "generator": generator,
+                    "reason": reason,
+                    "attempts": attempts,
+                    "created_at": now(),
+                },
                 pk="id",
             )
 
-    def arc_ids(self, generator: str | None = None, splits: Iterable[str] | None = None) -> set[str]:
+    def arc_ids(
+        self, generator: str | None = None, splits: Iterable[str] | None = None
+    ) -> set[str]:
         """Ids of the stored arcs, optionally of one generator and of some splits only."""
         clauses, args = [], []
         if generator:
@@ -211,8 +254,12 @@ class Workspace:
             splits = list(splits)
             clauses.append(f"split in ({','.join('?' * len(splits))})")
             args += splits
-        return {r["id"] for r in self.db["arcs"].rows_where(" and ".join(clauses) or None, args or None,
-                                                          select="id")}
+        return {
+            r["id"]
+            for r in self.db["arcs"].rows_where(
+                " and ".join(clauses) or None, args or None, select="id"
+            )
+        }
 
     def arcs(self, split: str | None = None, ids: Iterable[str] | None = None) -> Iterator[Arc]:
         """Arcs in spec order (the order the planner produced them)."""
@@ -220,12 +267,19 @@ class Workspace:
         if split:
             clauses.append("arcs.split = ?")
             args.append(split)
-        sql = ("select arcs.json from arcs join specs on specs.id = arcs.id"
-               + (" where " + " and ".join(clauses) if clauses else "") + " order by specs.rowid")
+        sql = (
+            "select arcs.json from arcs join specs on specs.id = arcs.id"
+            + (" where " + " and ".join(clauses) if clauses else "")
+            + " order by specs.rowid"
+        )
         wanted = set(ids) if ids is not None else None
         if self._reads is not None:
-            parsed = self.cached(("arcs", split), lambda: [
-                Arc.model_validate_json(raw) for (raw,) in self.db.execute(sql, args).fetchall()])
+            parsed = self.cached(
+                ("arcs", split),
+                lambda: [
+                    Arc.model_validate_json(raw) for (raw,) in self.db.execute(sql, args).fetchall()
+                ],
+            )
             yield from (a for a in parsed if wanted is None or a.id in wanted)
             return
         for (raw,) in self.db.execute(sql, args).fetchall():
@@ -248,7 +302,7 @@ class Workspace:
                 for table in ("arcs", "render_failures"):
                     self.db[table].delete_where("split = ?", [split])
             for i in range(0, len(gone), 500):
-                chunk = gone[i:i + 500]
+                chunk = gone[i : i + 500]
                 marks = ",".join("?" * len(chunk))
                 if keep:
                     for table in ("arcs", "render_failures"):
@@ -257,24 +311,44 @@ class Workspace:
 
     # -- checks ------------------------------------------------------------------------------
     def save_checks(self, results: Iterable[CheckResult]) -> None:
-        rows = [{"arc_id": r.arc_id, "check": r.check, "passed": int(r.passed),
-                 "detail": r.detail, "created_at": now()} for r in results]
+        rows = [
+            {
+                "arc_id": r.arc_id,
+                "check": r.check,
+                "passed": int(r.passed),
+                "detail": r.detail,
+                "created_at": now(),
+            }
+            for r in results
+        ]
         with self.db.conn:
             upsert_rows(self.db, "checks", rows, pk=("arc_id", "check"))
 
     def checks(self, arc_ids: Iterable[str] | None = None) -> list[CheckResult]:
         rows = self.db["checks"].rows
         wanted = set(arc_ids) if arc_ids is not None else None
-        return [CheckResult(arc_id=r["arc_id"], check=r["check"], passed=bool(r["passed"]),
-                            detail=r["detail"] or "")
-                for r in rows if wanted is None or r["arc_id"] in wanted]
+        return [
+            CheckResult(
+                arc_id=r["arc_id"],
+                check=r["check"],
+                passed=bool(r["passed"]),
+                detail=r["detail"] or "",
+            )
+            for r in rows
+            if wanted is None or r["arc_id"] in wanted
+        ]
 
     # -- runs --------------------------------------------------------------------------------
     def start_run(self, command: str, params: dict) -> int:
         with self.db.conn:
             table = self.db["runs"].insert(
-                {"command": command, "params": json.dumps(params, default=str, sort_keys=True),
-                 "started_at": now(), "status": "running"})
+                {
+                    "command": command,
+                    "params": json.dumps(params, default=str, sort_keys=True),
+                    "started_at": now(),
+                    "status": "running",
+                }
+            )
         return table.last_pk
 
     def finish_run(self, run_id: int, status: str) -> None:

@@ -45,11 +45,20 @@ def _serve(latency: float, responder: Responder, counter, port_queue) -> None:
             time.sleep(latency)
             if self.path.rstrip("/").endswith("/embeddings"):
                 texts = [body["input"]] if isinstance(body["input"], str) else body["input"]
-                self._send({"object": "list", "model": body.get("model", "mock"),
-                            "data": [{"object": "embedding", "index": i, "embedding": _embedding(t)}
-                                     for i, t in enumerate(texts)],
-                            "usage": {"prompt_tokens": sum(len(t) // 4 for t in texts),
-                                      "total_tokens": sum(len(t) // 4 for t in texts)}})
+                self._send(
+                    {
+                        "object": "list",
+                        "model": body.get("model", "mock"),
+                        "data": [
+                            {"object": "embedding", "index": i, "embedding": _embedding(t)}
+                            for i, t in enumerate(texts)
+                        ],
+                        "usage": {
+                            "prompt_tokens": sum(len(t) // 4 for t in texts),
+                            "total_tokens": sum(len(t) // 4 for t in texts),
+                        },
+                    }
+                )
                 return
             prompt = body["messages"][-1]["content"]
             reply = responder(prompt)
@@ -58,14 +67,27 @@ def _serve(latency: float, responder: Responder, counter, port_queue) -> None:
             if body.get("logprobs") and isinstance(reply, str):
                 first = {"token": reply, "logprob": -0.05, "bytes": None}
                 logprobs = {"content": [{**first, "top_logprobs": [first]}]}
-            self._send({
-                "id": "mock", "object": "chat.completion", "created": int(time.time()),
-                "model": body["model"] + "-mock",
-                "choices": [{"index": 0, "finish_reason": "stop", "logprobs": logprobs,
-                             "message": {"role": "assistant", "content": content}}],
-                "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": len(content) // 4,
-                          "total_tokens": (len(prompt) + len(content)) // 4},
-            })
+            self._send(
+                {
+                    "id": "mock",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": body["model"] + "-mock",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "logprobs": logprobs,
+                            "message": {"role": "assistant", "content": content},
+                        }
+                    ],
+                    "usage": {
+                        "prompt_tokens": len(prompt) // 4,
+                        "completion_tokens": len(content) // 4,
+                        "total_tokens": (len(prompt) + len(content)) // 4,
+                    },
+                }
+            )
 
         def _send(self, reply: dict) -> None:
             payload = json.dumps(reply).encode()
@@ -95,8 +117,9 @@ class MockServer:
         ctx = multiprocessing.get_context("spawn")
         self.counter = ctx.Value("i", 0)
         ports = ctx.Queue()
-        self.process = ctx.Process(target=_serve, args=(latency, responder, self.counter, ports),
-                                   daemon=True)
+        self.process = ctx.Process(
+            target=_serve, args=(latency, responder, self.counter, ports), daemon=True
+        )
         self.process.start()
         self.url = f"http://127.0.0.1:{ports.get(timeout=60)}/v1"
 

@@ -38,16 +38,30 @@ DEVSET = ROOT / "devsets" / "hedges"
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--locomo", type=Path, default=None,
-                    help="locomo10.json (default: the one in the corpora folder, AMG_CORPORA)")
-    ap.add_argument("--longmemeval", type=Path, default=None,
-                    help="longmemeval_oracle_subset.json (default: the one in the corpora folder)")
+    ap.add_argument(
+        "--locomo",
+        type=Path,
+        default=None,
+        help="locomo10.json (default: the one in the corpora folder, AMG_CORPORA)",
+    )
+    ap.add_argument(
+        "--longmemeval",
+        type=Path,
+        default=None,
+        help="longmemeval_oracle_subset.json (default: the one in the corpora folder)",
+    )
     ap.add_argument("--set", default="both", choices=("dev", "heldout", "both"))
-    ap.add_argument("--classifier", action="append", default=None,
-                    help="offline:lexicon.vN or another classifier spec (repeat; default v1 and v2)")
+    ap.add_argument(
+        "--classifier",
+        action="append",
+        default=None,
+        help="offline:lexicon.vN or another classifier spec (repeat; default v1 and v2)",
+    )
     ap.add_argument("--unit", default="turn", choices=UNITS)
     ap.add_argument("--resamples", type=int, default=2000)
-    ap.add_argument("--show-misses", action="store_true", help="list spec turns committed and none turns held")
+    ap.add_argument(
+        "--show-misses", action="store_true", help="list spec turns committed and none turns held"
+    )
     ap.add_argument("--fit-temperature", action="store_true")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
@@ -56,10 +70,17 @@ def main() -> int:
     try:
         args.locomo = args.locomo or require_file("locomo", "locomo10.json", checkout=True)
         args.longmemeval = args.longmemeval or require_file(
-            "longmemeval", "longmemeval_oracle_subset.json", checkout=True)
+            "longmemeval", "longmemeval_oracle_subset.json", checkout=True
+        )
         clfs = [get_classifier(s) for s in specs]
-        data = {s: devset_turns(load_devset(DEVSET if s == "dev" else DEVSET / "heldout",
-                                            args.locomo, args.longmemeval)) for s in sets}
+        data = {
+            s: devset_turns(
+                load_devset(
+                    DEVSET if s == "dev" else DEVSET / "heldout", args.locomo, args.longmemeval
+                )
+            )
+            for s in sets
+        }
     except AmgError as e:
         print(f"Error: {e}", file=sys.stderr)
         return 1
@@ -71,8 +92,11 @@ def main() -> int:
         out[name] = {"results": [r.model_dump(exclude={"p_commit", "held"}) for r in results]}
         if len(results) == 2:
             out[name]["auroc_difference"] = {
-                g: auroc_difference(results[1], results[0], items, g, resamples=args.resamples).model_dump()
-                for g in ("locomo", "longmemeval", "all")}
+                g: auroc_difference(
+                    results[1], results[0], items, g, resamples=args.resamples
+                ).model_dump()
+                for g in ("locomo", "longmemeval", "all")
+            }
         if not args.json:
             show(name, items, results, args)
     if args.json:
@@ -92,15 +116,21 @@ def show(name, items, results, args) -> None:
             print(f"    speculation precision   {row.precision.fmt()}")
             print(f"    none turns held         {row.none_held.fmt()}")
             print(f"    borderline turns held   {row.borderline_held.fmt()}")
-            print(f"    recall / precision, borderline as spec: {row.recall_with_borderline.fmt()} / "
-                  f"{row.precision_with_borderline.fmt()}")
+            print(
+                f"    recall / precision, borderline as spec: {row.recall_with_borderline.fmt()} / "
+                f"{row.precision_with_borderline.fmt()}"
+            )
             print(f"    commit/hold AUROC       {row.auroc.fmt(3)}")
             if row.log_loss is not None:
-                print(f"    log loss of P(hold)     {row.log_loss:.3f} (class-balanced "
-                      f"{row.balanced_log_loss:.3f})")
+                print(
+                    f"    log loss of P(hold)     {row.log_loss:.3f} (class-balanced "
+                    f"{row.balanced_log_loss:.3f})"
+                )
         if len(results) == 2:
             d = auroc_difference(results[1], results[0], items, g, resamples=args.resamples)
-            print(f"  AUROC {results[1].classifier} - {results[0].classifier}: {d.fmt(3, signed=True)}")
+            print(
+                f"  AUROC {results[1].classifier} - {results[0].classifier}: {d.fmt(3, signed=True)}"
+            )
     if args.show_misses:
         last = results[-1]
         print(f"\n{last.classifier} misses ({name} set):")

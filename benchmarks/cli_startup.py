@@ -77,14 +77,20 @@ def measure(cmd: list[str], repeat: int) -> tuple[float, float, int, str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=5, help="Runs per command (median CPU, min wall).")
-    ap.add_argument("--only", choices=("help", "work"), help="Only the --help runs or the work runs.")
+    ap.add_argument(
+        "--repeat", type=int, default=5, help="Runs per command (median CPU, min wall)."
+    )
+    ap.add_argument(
+        "--only", choices=("help", "work"), help="Only the --help runs or the work runs."
+    )
     args = ap.parse_args()
     amg = [sys.executable, "-c", "from agentmemgate.cli import main; main()"]
     bare_cpu, bare_wall, _, _ = measure([sys.executable, "-c", "pass"], args.repeat)
     print(f"cores: {os.cpu_count()}, load average: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
-    print(f"bare `python -c pass`: {1000 * bare_cpu:.0f} ms CPU, {1000 * bare_wall:.0f} ms wall "
-          f"(the unit of the ratios below)")
+    print(
+        f"bare `python -c pass`: {1000 * bare_cpu:.0f} ms CPU, {1000 * bare_wall:.0f} ms wall "
+        f"(the unit of the ratios below)"
+    )
     print(f"{'command':<58} {'CPU ms':>7} {'x bare':>7} {'wall ms':>8} {'x bare':>7}")
 
     from typer.main import get_command
@@ -101,29 +107,53 @@ def main() -> None:
     rows: list[tuple[str, list[str]]] = []
     if args.only != "work":
         rows += [("amg --help", ["--help"])]
-        rows += [(f"amg {' '.join(p)} --help", [*p, "--help"]) for p in leaves(get_command(app), []) if p]
+        rows += [
+            (f"amg {' '.join(p)} --help", [*p, "--help"]) for p in leaves(get_command(app), []) if p
+        ]
     worst = 0.0
     with tempfile.TemporaryDirectory() as tmp:
         missing = str(Path(tmp) / "no-such-workspace")
         if args.only != "help":
-            rows += [(f"amg {' '.join(w[:2] if not w[1].startswith(('-', '{')) else w[:1])} (to its work)",
-                      [a.format(tmp=tmp, missing=missing) for a in w]) for w in WORK]
+            rows += [
+                (
+                    f"amg {' '.join(w[:2] if not w[1].startswith(('-', '{')) else w[:1])} (to its work)",
+                    [a.format(tmp=tmp, missing=missing) for a in w],
+                )
+                for w in WORK
+            ]
         for label, argv in rows:
             cpu, wall, code, err = measure(amg + argv, args.repeat)
             help_run = argv[-1] == "--help"
             listing = argv[:2] in (["eval", "systems"], ["corpora", "list"])
-            if help_run and code != 0 or listing and code != 0 or not (help_run or listing) and (
-                    code == 0 or not err.startswith("Error: ") or "--help' for help" in err
-                    or "Traceback" in err):
-                raise SystemExit(f"{label}: did not {'print its help' if help_run else 'reach its work'} "
-                                 f"(exit {code}): {err.strip()[:300]}")
+            if (
+                help_run
+                and code != 0
+                or listing
+                and code != 0
+                or not (help_run or listing)
+                and (
+                    code == 0
+                    or not err.startswith("Error: ")
+                    or "--help' for help" in err
+                    or "Traceback" in err
+                )
+            ):
+                raise SystemExit(
+                    f"{label}: did not {'print its help' if help_run else 'reach its work'} "
+                    f"(exit {code}): {err.strip()[:300]}"
+                )
             if not help_run:
                 worst = max(worst, cpu)
-            print(f"{label:<58} {1000 * cpu:7.0f} {cpu / bare_cpu:7.1f} {1000 * wall:8.0f} "
-                  f"{wall / bare_wall:7.1f}", flush=True)
+            print(
+                f"{label:<58} {1000 * cpu:7.0f} {cpu / bare_cpu:7.1f} {1000 * wall:8.0f} "
+                f"{wall / bare_wall:7.1f}",
+                flush=True,
+            )
     if args.only != "help":
-        print(f"slowest command to its work: {1000 * worst:.0f} ms CPU = {worst / bare_cpu:.1f}x a bare "
-              f"start; goal {1000 * GOAL:.0f} ms: {'OK' if worst < GOAL else 'MISSED'}")
+        print(
+            f"slowest command to its work: {1000 * worst:.0f} ms CPU = {worst / bare_cpu:.1f}x a bare "
+            f"start; goal {1000 * GOAL:.0f} ms: {'OK' if worst < GOAL else 'MISSED'}"
+        )
 
 
 if __name__ == "__main__":

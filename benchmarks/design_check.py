@@ -48,8 +48,10 @@ def main() -> int:
                 continue
             cpu, wall = statistics.median(r[0] for r in runs), min(r[1] for r in runs)
             worst = max(worst, cpu)
-            print(f"amg {' '.join(cmd):<40} CPU {cpu:.3f} s ({cpu / bare:.1f}x bare), wall {wall:.3f} s "
-                  f"({wall / bare:.1f}x) {'OK' if cpu < GOAL else 'over the 1 s goal'}")
+            print(
+                f"amg {' '.join(cmd):<40} CPU {cpu:.3f} s ({cpu / bare:.1f}x bare), wall {wall:.3f} s "
+                f"({wall / bare:.1f}x) {'OK' if cpu < GOAL else 'over the 1 s goal'}"
+            )
     return 0 if worst < GOAL else 1
 
 

@@ -43,15 +43,19 @@ def main() -> None:
     pairs = s.ran_now
     print(f"cores: {os.cpu_count()}, load average: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print(f"offline build of {n} arcs: {t_build:.2f} s")
-    print(f"eval run, {len(s.systems)} systems x {s.arcs} arcs = {pairs} traces "
-          f"({s.component_calls} component calls): {t_eval:.2f} s wall, {c_eval:.2f} s CPU "
-          f"({pairs / t_eval:.0f} traces/s)")
+    print(
+        f"eval run, {len(s.systems)} systems x {s.arcs} arcs = {pairs} traces "
+        f"({s.component_calls} component calls): {t_eval:.2f} s wall, {c_eval:.2f} s CPU "
+        f"({pairs / t_eval:.0f} traces/s)"
+    )
     print(f"eval run / build time: {t_eval / t_build:.2f}")
     print(f"re-run (all {again.already_done} stored, {again.ran_now} run): {t_rerun:.2f} s")
     print(f"report (tables, bootstrap): {t_report:.2f} s")
-    print(f"goal 10 s / measured: {10 / t_eval:.1f}x headroom "
-          f"{'OK' if t_eval < 10 else 'BELOW GOAL'}; goal 2 s (CPU): "
-          f"{'OK' if c_eval < 2 else 'MISSED'}")
+    print(
+        f"goal 10 s / measured: {10 / t_eval:.1f}x headroom "
+        f"{'OK' if t_eval < 10 else 'BELOW GOAL'}; goal 2 s (CPU): "
+        f"{'OK' if c_eval < 2 else 'MISSED'}"
+    )
 
 
 if __name__ == "__main__":

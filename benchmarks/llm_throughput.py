@@ -22,6 +22,7 @@ and how the items ended. A small model on a CPU is slow: expect minutes.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 import tempfile
@@ -41,13 +42,21 @@ from agentmemgate.workspace import Workspace
 def mock_answer(prompt: str) -> dict:
     """A valid answer for any of the toolkit's generation and judge prompts."""
     if "Options (in no particular order):" in prompt:
-        level = re.findall(r"^- (\w+): ", prompt.split("Options (in no particular order):")[1], re.M)[0]
+        level = re.findall(
+            r"^- (\w+): ", prompt.split("Options (in no particular order):")[1], re.M
+        )[0]
         return {"level": level, "rationale": "The plan turn decides it."}
     if "Judge two criteria" in prompt:
-        return {"natural": {"verdict": "pass", "rationale": "Reads like real chat."},
-                "motivated": {"verdict": "pass", "rationale": "The context gives a reason."}}
+        return {
+            "natural": {"verdict": "pass", "rationale": "Reads like real chat."},
+            "motivated": {"verdict": "pass", "rationale": "The context gives a reason."},
+        }
     if "Decide whether two values" in prompt:
-        return {"verdict": "equivalent", "confidence": 0.9, "rationale": "They name the same thing."}
+        return {
+            "verdict": "equivalent",
+            "confidence": 0.9,
+            "rationale": "They name the same thing.",
+        }
     return reference_responder(Request(prompt=prompt))
 
 
@@ -64,8 +73,14 @@ def offline_arcs(ws: Workspace, n_per_cell: int) -> list[str]:
     return ["controlled"]
 
 
-def judge(url: str, ws: Workspace, splits: list[str], concurrency: int,
-          tasks=("recovery", "realism"), model: str = "mock-judge"):
+def judge(
+    url: str,
+    ws: Workspace,
+    splits: list[str],
+    concurrency: int,
+    tasks=("recovery", "realism"),
+    model: str = "mock-judge",
+):
     from agentmemgate.validate import judge_arcs
     from agentmemgate.validate.judges import get_judge
 
@@ -81,38 +96,55 @@ def mock_mode(args) -> None:
         for concurrency, arcs in ((1, args.arcs_serial), (16, args.arcs_parallel)):
             ws = Workspace(Path(tmp) / f"ws-c{concurrency}")
             n_per_cell = max(1, arcs // 3)  # the core split has three cells
-            calls, secs, summary = server.calls_during(lambda: build(server.url, ws, n_per_cell, concurrency))  # noqa: B023
+            calls, secs, summary = server.calls_during(
+                functools.partial(build, server.url, ws, n_per_cell, concurrency)
+            )
             assert summary.failed == 0, summary.failures
             rates[concurrency] = summary.rendered_now / secs
-            print(f"generation, concurrency {concurrency:>2}: {summary.rendered_now} arcs, {calls} calls, "
-                  f"{secs:.2f} s, {rates[concurrency]:.2f} arcs/s")
+            print(
+                f"generation, concurrency {concurrency:>2}: {summary.rendered_now} arcs, {calls} calls, "
+                f"{secs:.2f} s, {rates[concurrency]:.2f} arcs/s"
+            )
         ratio = rates[16] / rates[1]
-        print(f"generation speed-up 16 vs 1: {ratio:.1f}x (goal >= 12x) {'OK' if ratio >= 12 else 'BELOW GOAL'}")
+        print(
+            f"generation speed-up 16 vs 1: {ratio:.1f}x (goal >= 12x) {'OK' if ratio >= 12 else 'BELOW GOAL'}"
+        )
 
         calls, secs, summary = server.calls_during(lambda: build(server.url, ws, n_per_cell, 16))
-        print(f"re-run of the finished build: {calls} calls (goal 0), "
-              f"{summary.already_done} arcs already done, {secs:.2f} s")
+        print(
+            f"re-run of the finished build: {calls} calls (goal 0), "
+            f"{summary.already_done} arcs already done, {secs:.2f} s"
+        )
         specs = plan_split("core", 0, n_per_cell)
-        fresh = get_renderer("openai:mock-model", workspace=Workspace(ws.path), base_url=server.url,
-                             concurrency=16)
+        fresh = get_renderer(
+            "openai:mock-model", workspace=Workspace(ws.path), base_url=server.url, concurrency=16
+        )
         planned = fresh.planned_calls(specs)
         calls, secs, results = server.calls_during(lambda: list(fresh.render_many(specs)))
         assert all(isinstance(r, Arc) for r in results)
-        print(f"re-render of all {len(specs)} arcs by a fresh renderer: {calls} calls (goal 0; "
-              f"dry run predicted {planned}), {fresh.usage()['cache_hits']} cache hits, {secs:.2f} s")
+        print(
+            f"re-render of all {len(specs)} arcs by a fresh renderer: {calls} calls (goal 0; "
+            f"dry run predicted {planned}), {fresh.usage()['cache_hits']} cache hits, {secs:.2f} s"
+        )
 
         jrates = {}
         for concurrency, per_cell in ((1, args.judge_serial), (16, args.judge_parallel)):
             jws = Workspace(Path(tmp) / f"judge-c{concurrency}")
             splits = offline_arcs(jws, per_cell)
-            calls, secs, s = server.calls_during(lambda: judge(server.url, jws, splits, concurrency))  # noqa: B023
+            calls, secs, s = server.calls_during(
+                functools.partial(judge, server.url, jws, splits, concurrency)
+            )
             assert s.failures == 0, s.failure_examples
             jrates[concurrency] = s.judged_now / secs
-            print(f"judging, concurrency {concurrency:>2}: {s.judged_now} questions, {calls} calls, "
-                  f"{secs:.2f} s, {jrates[concurrency]:.2f} questions/s")
+            print(
+                f"judging, concurrency {concurrency:>2}: {s.judged_now} questions, {calls} calls, "
+                f"{secs:.2f} s, {jrates[concurrency]:.2f} questions/s"
+            )
         jratio = jrates[16] / jrates[1]
-        print(f"judging speed-up 16 vs 1: {jratio:.1f}x (goal >= 12x, ideal 16x) "
-              f"{'OK' if jratio >= 12 else 'BELOW GOAL'}")
+        print(
+            f"judging speed-up 16 vs 1: {jratio:.1f}x (goal >= 12x, ideal 16x) "
+            f"{'OK' if jratio >= 12 else 'BELOW GOAL'}"
+        )
         if args.profile:
             profile_judging(server, Path(tmp) / "judge-profile", args.judge_parallel)
     server.stop()
@@ -132,33 +164,58 @@ def command_mode(args) -> None:
     env = {**os.environ, "OPENAI_API_KEY": "sk-mock"}
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp) / "base"
-        subprocess.run([*amg, "generate", "--split", "controlled", "--workspace", str(base),
-                        "--no-progress"], check=True, capture_output=True, env=env)
+        subprocess.run(
+            [*amg, "generate", "--split", "controlled", "--workspace", str(base), "--no-progress"],
+            check=True,
+            capture_output=True,
+            env=env,
+        )
         times = {}
         for concurrency in args.levels:
             ws = Path(tmp) / f"c{concurrency}"
             shutil.copytree(base, ws)
             before, t0 = server.requests, time.perf_counter()
-            p = subprocess.Popen([*amg, "validate", "--split", "controlled", "--judge", "openai:mock-judge",
-                                  "--base-url", server.url, "--concurrency", str(concurrency),
-                                  "--workspace", str(ws), "--no-progress"],
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+            p = subprocess.Popen(
+                [
+                    *amg,
+                    "validate",
+                    "--split",
+                    "controlled",
+                    "--judge",
+                    "openai:mock-judge",
+                    "--base-url",
+                    server.url,
+                    "--concurrency",
+                    str(concurrency),
+                    "--workspace",
+                    str(ws),
+                    "--no-progress",
+                ],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                env=env,
+            )
             out = p.stdout.read()
             _, status, ru = os.wait4(p.pid, 0)
             wall, calls = time.perf_counter() - t0, server.requests - before
             if os.waitstatus_to_exitcode(status) != 0:
                 raise SystemExit(f"amg validate failed:\n{out.decode()}")
             times[concurrency] = wall
-            print(f"amg validate --split controlled, concurrency {concurrency:>2}: {calls} calls, "
-                  f"{wall:.2f} s wall, {ru.ru_utime + ru.ru_stime:.2f} s CPU "
-                  f"(ideal {calls * args.latency / concurrency:.2f} s of waiting)", flush=True)
+            print(
+                f"amg validate --split controlled, concurrency {concurrency:>2}: {calls} calls, "
+                f"{wall:.2f} s wall, {ru.ru_utime + ru.ru_stime:.2f} s CPU "
+                f"(ideal {calls * args.latency / concurrency:.2f} s of waiting)",
+                flush=True,
+            )
         if set(times) != {1, 16}:
             server.stop()
             return
         ratio = times[1] / times[16]
-        print(f"whole command, concurrency 16 vs 1: {ratio:.1f}x (goal >= 14x, ideal 16x) "
-              f"{'OK' if ratio >= 14 else 'BELOW GOAL'}; load average "
-              f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+        print(
+            f"whole command, concurrency 16 vs 1: {ratio:.1f}x (goal >= 14x, ideal 16x) "
+            f"{'OK' if ratio >= 14 else 'BELOW GOAL'}; load average "
+            f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}"
+        )
     server.stop()
 
 
@@ -196,8 +253,10 @@ def profile_judging(server: MockServer, path: Path, per_cell: int) -> None:
     s = judge_arcs(ws, splits, [j], ["recovery", "realism"], show_progress=False)
     main.disable()
     cpu = time.process_time() - t0
-    print(f"\nprofile: {s.judged_now} questions, client CPU {1000 * cpu / max(s.judged_now, 1):.1f} ms "
-          "per question (all threads); by function, thread CPU time:")
+    print(
+        f"\nprofile: {s.judged_now} questions, client CPU {1000 * cpu / max(s.judged_now, 1):.1f} ms "
+        "per question (all threads); by function, thread CPU time:"
+    )
     stats = pstats.Stats(main)
     for prof in profs:
         stats.add(prof)
@@ -207,8 +266,9 @@ def profile_judging(server: MockServer, path: Path, per_cell: int) -> None:
 # -- real-server mode --------------------------------------------------------------------------
 def first_try_share(ws: Workspace, since_id: int) -> tuple[int, int]:
     """(calls whose first model reply was valid, calls with a model reply) in the call log."""
-    rows = ws.db.execute("select cache_key, status from llm_calls where id > ? order by id",
-                         [since_id]).fetchall()
+    rows = ws.db.execute(
+        "select cache_key, status from llm_calls where id > ? order by id", [since_id]
+    ).fetchall()
     first: dict[str, str] = {}
     for key, status in rows:
         if status in ("ok", "invalid_output") and key not in first:
@@ -234,8 +294,14 @@ def real_mode(args) -> None:
 
     def run_path(name: str, ws: Workspace, concurrency: int) -> tuple[str, int]:
         if name == "generate":
-            r = get_renderer(f"openai:{model}", workspace=ws, base_url=url, concurrency=concurrency,
-                             max_attempts=1, **options)
+            r = get_renderer(
+                f"openai:{model}",
+                workspace=ws,
+                base_url=url,
+                concurrency=concurrency,
+                max_attempts=1,
+                **options,
+            )
             s = generate(ws, r, ["core"], n_per_cell=1, show_progress=False)
             return f"{s.rendered_now} arcs passed checks, {s.failed} failed", r.model.usage.calls
         if name == "judge":
@@ -246,23 +312,46 @@ def real_mode(args) -> None:
             arcs = list(ws.arcs("controlled"))[: args.items]
             ids = {a.id for a in arcs}
             with ws.db.conn:
-                ws.db.execute("delete from arcs where id not in (%s)" % ",".join("?" * len(ids)), list(ids))
-            j = get_judge(f"openai:{model}", workspace=ws, base_url=url, concurrency=concurrency,
-                          **options)
+                ws.db.execute(
+                    "delete from arcs where id not in (%s)" % ",".join("?" * len(ids)), list(ids)
+                )
+            j = get_judge(
+                f"openai:{model}", workspace=ws, base_url=url, concurrency=concurrency, **options
+            )
             s = judge_arcs(ws, splits, [j], ["recovery"], show_progress=False)
-            return (f"{s.judged_now - s.failures}/{s.judged_now} recovery verdicts parsed",
-                    j.model.usage.calls)
+            return (
+                f"{s.judged_now - s.failures}/{s.judged_now} recovery verdicts parsed",
+                j.model.usage.calls,
+            )
         if name == "mine":
-            s = mine_hedges(ws, fixtures / "locomo_sample.json", miner=f"openai:{model}", base_url=url,
-                            concurrency=concurrency, limit=1, model_options=options)
-            return (f"{s.prefilter_hits - s.errors}/{s.prefilter_hits} stage-2 answers "
-                    f"({s.hedges} hedges kept)", s.llm_calls_now)
+            s = mine_hedges(
+                ws,
+                fixtures / "locomo_sample.json",
+                miner=f"openai:{model}",
+                base_url=url,
+                concurrency=concurrency,
+                limit=1,
+                model_options=options,
+            )
+            return (
+                f"{s.prefilter_hits - s.errors}/{s.prefilter_hits} stage-2 answers "
+                f"({s.hedges} hedges kept)",
+                s.llm_calls_now,
+            )
         f = ws.path / "s.jsonl"
         f.write_text("\n".join(json.dumps({"id": i, "text": t}) for i, t in statements))
         import_statements(ws, "s", f)
         method = "votes" if name == "classify-votes" else "logprobs"
-        r = classify_set(ws, "s", f"openai:{model}", method=method, samples=3, base_url=url,
-                         concurrency=concurrency, model_options=options)
+        r = classify_set(
+            ws,
+            "s",
+            f"openai:{model}",
+            method=method,
+            samples=3,
+            base_url=url,
+            concurrency=concurrency,
+            model_options=options,
+        )
         example = f"; e.g. {r.first_error}" if r.first_error else ""
         return f"{r.new}/{r.statements} distributions ({r.errors} failed){example}", None
 
@@ -279,12 +368,20 @@ def real_mode(args) -> None:
                 secs = time.perf_counter() - t0
                 valid, replies = first_try_share(ws, 0)
                 if calls is None:  # count the model's replies in the call log
-                    calls = ws.db.execute("select count(*) from llm_calls where status in "
-                                          "('ok', 'invalid_output')").fetchone()[0]
+                    calls = ws.db.execute(
+                        "select count(*) from llm_calls where status in ('ok', 'invalid_output')"
+                    ).fetchone()[0]
                 share = f"{valid}/{replies} = {100 * valid / replies:.0f}%" if replies else "n/a"
-                rate = f"{calls / secs:.3f} calls/s, {secs / calls:.1f} s per call" if calls else "no calls"
-                print(f"{name:<17} concurrency {concurrency}: {calls} calls in {secs:.0f} s ({rate}); "
-                      f"valid at first try {share}; {outcome}", flush=True)
+                rate = (
+                    f"{calls / secs:.3f} calls/s, {secs / calls:.1f} s per call"
+                    if calls
+                    else "no calls"
+                )
+                print(
+                    f"{name:<17} concurrency {concurrency}: {calls} calls in {secs:.0f} s ({rate}); "
+                    f"valid at first try {share}; {outcome}",
+                    flush=True,
+                )
 
 
 def main() -> None:
@@ -292,19 +389,47 @@ def main() -> None:
     ap.add_argument("--latency", type=float, default=0.3, help="Seconds per mock request.")
     ap.add_argument("--arcs-serial", type=int, default=15, help="Arcs at concurrency 1 (x3).")
     ap.add_argument("--arcs-parallel", type=int, default=96, help="Arcs at concurrency 16 (x3).")
-    ap.add_argument("--judge-serial", type=int, default=1, help="Arcs per controlled cell judged at concurrency 1.")
-    ap.add_argument("--judge-parallel", type=int, default=8, help="Arcs per controlled cell judged at concurrency 16.")
-    ap.add_argument("--profile", action="store_true", help="Profile the client CPU per judged question.")
-    ap.add_argument("--command", action="store_true",
-                    help="Time the whole `amg validate` command (judging, controlled split) at 1 and 16.")
-    ap.add_argument("--levels", type=lambda v: [int(x) for x in v.split(",")], default=[1, 16],
-                    help="Concurrency levels for --command (default 1,16; the ratio needs both).")
-    ap.add_argument("--base-url", help="A real OpenAI-compatible server: benchmark every LLM path against it.")
+    ap.add_argument(
+        "--judge-serial",
+        type=int,
+        default=1,
+        help="Arcs per controlled cell judged at concurrency 1.",
+    )
+    ap.add_argument(
+        "--judge-parallel",
+        type=int,
+        default=8,
+        help="Arcs per controlled cell judged at concurrency 16.",
+    )
+    ap.add_argument(
+        "--profile", action="store_true", help="Profile the client CPU per judged question."
+    )
+    ap.add_argument(
+        "--command",
+        action="store_true",
+        help="Time the whole `amg validate` command (judging, controlled split) at 1 and 16.",
+    )
+    ap.add_argument(
+        "--levels",
+        type=lambda v: [int(x) for x in v.split(",")],
+        default=[1, 16],
+        help="Concurrency levels for --command (default 1,16; the ratio needs both).",
+    )
+    ap.add_argument(
+        "--base-url", help="A real OpenAI-compatible server: benchmark every LLM path against it."
+    )
     ap.add_argument("--model", default="local", help="Model name for --base-url.")
-    ap.add_argument("--items", type=int, default=3, help="Items per path and concurrency with --base-url.")
-    ap.add_argument("--timeout", type=float, default=600, help="Client timeout per request with --base-url.")
-    ap.add_argument("--paths", default="generate,judge,mine,classify-votes,classify-logprobs",
-                    help="Paths to run with --base-url (comma separated).")
+    ap.add_argument(
+        "--items", type=int, default=3, help="Items per path and concurrency with --base-url."
+    )
+    ap.add_argument(
+        "--timeout", type=float, default=600, help="Client timeout per request with --base-url."
+    )
+    ap.add_argument(
+        "--paths",
+        default="generate,judge,mine,classify-votes,classify-logprobs",
+        help="Paths to run with --base-url (comma separated).",
+    )
     args = ap.parse_args()
     if args.base_url:
         real_mode(args)

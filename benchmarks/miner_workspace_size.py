@@ -61,8 +61,10 @@ def _legacy_bytes(ws: Workspace, key: str) -> int:
     """What the pre-m009 rows (full Candidate JSON, texts inline) would hold for these candidates."""
     total = 0
     source = _store.SourceTexts(ws.db["mine_sources"].get(key)["path"], "longmemeval", key)
-    cursor = ws.db.execute(f"select {_store.COLUMNS} from mined_candidates c where source_key = ? "
-                           "order by position", [key])
+    cursor = ws.db.execute(
+        f"select {_store.COLUMNS} from mined_candidates c where source_key = ? order by position",
+        [key],
+    )
     while rows := cursor.fetchmany(1000):
         for cand in _store.load(ws.db, key, rows, source):
             total += len(Candidate.model_dump_json(cand).encode("utf-8"))
@@ -93,20 +95,30 @@ def main() -> None:
         legacy = _legacy_bytes(ws, source_key(path))
         dt_read = time.perf_counter() - t1
 
-    print(f"cores: {os.cpu_count()}; source: {source.name}; input: {args.instances} questions x "
-          f"{args.sessions} sessions = {_mb(size)}")
-    print(f"mined in {dt:.0f} s: {s.turns_scanned:,} user turns, {s.prefilter_hits:,} candidates "
-          f"({100 * s.prefilter_hits / max(1, s.turns_scanned):.1f}%), {s.hedges:,} kept by offline-rules")
+    print(
+        f"cores: {os.cpu_count()}; source: {source.name}; input: {args.instances} questions x "
+        f"{args.sessions} sessions = {_mb(size)}"
+    )
+    print(
+        f"mined in {dt:.0f} s: {s.turns_scanned:,} user turns, {s.prefilter_hits:,} candidates "
+        f"({100 * s.prefilter_hits / max(1, s.turns_scanned):.1f}%), {s.hedges:,} kept by offline-rules"
+    )
     print(f"workspace: {_mb(used)} = {used / size:.3f} of the input (goal: well under 0.25)")
     if tables:
         top = sorted(tables.items(), key=lambda kv: -kv[1])[:6]
         print("  largest: " + ", ".join(f"{name} {_mb(n)}" for name, n in top))
-    print(f"reading every candidate back with its context (the export path, long context turns "
-          f"from the file): {dt_read:.0f} s")
-    print(f"pre-m009 candidate rows would hold {_mb(legacy)} of JSON alone = {legacy / size:.3f} "
-          f"of the input; ratio new/old = {used / max(1, legacy):.2f}")
-    print("note: oracle sessions are evidence sessions, so the candidate share (and the ratio) "
-          "is an upper bound for real _s haystacks")
+    print(
+        f"reading every candidate back with its context (the export path, long context turns "
+        f"from the file): {dt_read:.0f} s"
+    )
+    print(
+        f"pre-m009 candidate rows would hold {_mb(legacy)} of JSON alone = {legacy / size:.3f} "
+        f"of the input; ratio new/old = {used / max(1, legacy):.2f}"
+    )
+    print(
+        "note: oracle sessions are evidence sessions, so the candidate share (and the ratio) "
+        "is an upper bound for real _s haystacks"
+    )
 
 
 if __name__ == "__main__":

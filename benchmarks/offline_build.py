@@ -41,9 +41,20 @@ def command_run(split: str) -> tuple[float, float]:
     amg = Path(sys.executable).with_name("amg")
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        p = subprocess.Popen([str(amg), "build", "--split", split, "--workspace", f"{tmp}/ws",
-                              "--out", f"{tmp}/out"], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
+        p = subprocess.Popen(
+            [
+                str(amg),
+                "build",
+                "--split",
+                split,
+                "--workspace",
+                f"{tmp}/ws",
+                "--out",
+                f"{tmp}/out",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         _, status, ru = os.wait4(p.pid, 0)
         wall = time.perf_counter() - t0
     if os.waitstatus_to_exitcode(status) != 0:
@@ -53,8 +64,11 @@ def command_run(split: str) -> tuple[float, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--split", default="paper", help="paper (the 386 arcs the goals were set on) "
-                                                     "or all (what `make build` builds: 506).")
+    ap.add_argument(
+        "--split",
+        default="paper",
+        help="paper (the 386 arcs the goals were set on) or all (what `make build` builds: 506).",
+    )
     ap.add_argument("--repeat", type=int, default=3, help="runs of the whole command (median)")
     args = ap.parse_args()
     split = args.split
@@ -69,6 +83,7 @@ def main() -> None:
     import agentmemgate.exports.files
     import agentmemgate.stats  # noqa: F401  (statsmodels, pandas)
     from agentmemgate.pipeline import build
+
     imports = time.perf_counter() - t0, time.process_time() - c0
     with tempfile.TemporaryDirectory() as tmp:
         t0, c0 = time.perf_counter(), time.process_time()
@@ -81,21 +96,33 @@ def main() -> None:
     print(f"cores: {os.cpu_count()}, load average: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print(f"arcs: {n}")
     print(f"imports (pandas, scipy, statsmodels): {imports[0]:.2f} s wall, {imports[1]:.2f} s CPU")
-    print(f"offline build, fresh workspace: {cold:.2f} s wall, {cold_cpu:.2f} s CPU ({n / cold:.0f} arcs/s)")
+    print(
+        f"offline build, fresh workspace: {cold:.2f} s wall, {cold_cpu:.2f} s CPU ({n / cold:.0f} arcs/s)"
+    )
     print(f"offline build, re-run (resume, nothing to render): {warm:.2f} s")
-    print(f"goal 5 s / fresh build: {5 / cold:.2f}x ({'OK' if cold < 5 else 'MISSED'}); with the "
-          f"imports of a cold process: {imports[0] + cold:.2f} s wall")
+    print(
+        f"goal 5 s / fresh build: {5 / cold:.2f}x ({'OK' if cold < 5 else 'MISSED'}); with the "
+        f"imports of a cold process: {imports[0] + cold:.2f} s wall"
+    )
     total_cpu = imports[1] + cold_cpu
-    print(f"in-process imports + build, CPU: {total_cpu:.2f} s (the command adds its CLI); imports "
-          f"{imports[1] / total_cpu:.0%} of it")
+    print(
+        f"in-process imports + build, CPU: {total_cpu:.2f} s (the command adds its CLI); imports "
+        f"{imports[1] / total_cpu:.0%} of it"
+    )
     cpu = sorted(c for c, _ in runs)[len(runs) // 2]
     wall = sorted(w for _, w in runs)[len(runs) // 2]
-    print(f"whole `amg build --split {split}` command, fresh process, {len(runs)} runs: CPU "
-          + ", ".join(f"{c:.2f}" for c, _ in runs) + " s; wall " + ", ".join(f"{w:.2f}" for _, w in runs)
-          + " s")
-    print(f"cold main job (the whole command), CPU median: {cpu:.2f} s = {cpu / bare:.0f}x a bare "
-          f"interpreter start ({1000 * bare:.0f} ms); wall median {wall:.2f} s; goal 3 s: "
-          f"{'OK' if cpu < 3 else 'MISSED'}")
+    print(
+        f"whole `amg build --split {split}` command, fresh process, {len(runs)} runs: CPU "
+        + ", ".join(f"{c:.2f}" for c, _ in runs)
+        + " s; wall "
+        + ", ".join(f"{w:.2f}" for _, w in runs)
+        + " s"
+    )
+    print(
+        f"cold main job (the whole command), CPU median: {cpu:.2f} s = {cpu / bare:.0f}x a bare "
+        f"interpreter start ({1000 * bare:.0f} ms); wall median {wall:.2f} s; goal 3 s: "
+        f"{'OK' if cpu < 3 else 'MISSED'}"
+    )
 
 
 if __name__ == "__main__":

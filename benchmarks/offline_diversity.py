@@ -61,12 +61,18 @@ def _pct(k: int, n: int) -> str:
 def report(d: Diversity, title: str) -> None:
     print(f"== {title}: {d.arcs} arcs")
     a, s = d.assistant_distinct, d.small_talk_distinct
-    print(f"assistant turns distinct:   {a.fmt()}  goal >= {ASSISTANT_DISTINCT_GOAL:.0%}"
-          f"  {'OK' if a.value and a.value >= ASSISTANT_DISTINCT_GOAL else 'MISSED'}")
-    print(f"user small talk distinct:   {s.fmt()}  goal >= {SMALL_TALK_DISTINCT_GOAL:.0%}"
-          f"  {'OK' if s.value and s.value >= SMALL_TALK_DISTINCT_GOAL else 'MISSED'}")
-    print(f"assistant sentences over {d.sentence_limit} uses: {d.sentences_over_limit}"
-          f"  {'OK' if d.sentences_over_limit == 0 else 'MISSED'}")
+    print(
+        f"assistant turns distinct:   {a.fmt()}  goal >= {ASSISTANT_DISTINCT_GOAL:.0%}"
+        f"  {'OK' if a.value and a.value >= ASSISTANT_DISTINCT_GOAL else 'MISSED'}"
+    )
+    print(
+        f"user small talk distinct:   {s.fmt()}  goal >= {SMALL_TALK_DISTINCT_GOAL:.0%}"
+        f"  {'OK' if s.value and s.value >= SMALL_TALK_DISTINCT_GOAL else 'MISSED'}"
+    )
+    print(
+        f"assistant sentences over {d.sentence_limit} uses: {d.sentences_over_limit}"
+        f"  {'OK' if d.sentences_over_limit == 0 else 'MISSED'}"
+    )
     print("most repeated assistant sentences:")
     for r in d.top_sentences:
         print(f"  {r.count:4d}  {r.text}")
@@ -74,9 +80,11 @@ def report(d: Diversity, title: str) -> None:
         print("most repeated assistant turns:")
         for r in d.top_turns[:5]:
             print(f"  {r.count:4d}  {r.text[:110]}")
-    print(f"replies to a question: {d.qa_pairs}; shared content words with the question: "
-          + ", ".join(f"{k}: {v}" for k, v in d.qa_overlap_histogram.items())
-          + f"; none: {d.qa_no_overlap.fmt()}")
+    print(
+        f"replies to a question: {d.qa_pairs}; shared content words with the question: "
+        + ", ".join(f"{k}: {v}" for k, v in d.qa_overlap_histogram.items())
+        + f"; none: {d.qa_no_overlap.fmt()}"
+    )
 
 
 def main() -> None:
@@ -94,18 +102,25 @@ def main() -> None:
     print("== before (the renderer before its dealt data banks, seed 0, 386 arcs)")
     print(f"assistant turns distinct:   {_pct(*BEFORE['assistant_distinct'])}")
     print(f"user small talk distinct:   {_pct(*BEFORE['small_talk_distinct'])}")
-    print(f"assistant sentences over 8 uses: {BEFORE['sentences_over_limit']}; most repeated: "
-          f"\"{BEFORE['max_sentence'][0]}\" ({BEFORE['max_sentence'][1]} times)")
+    print(
+        f"assistant sentences over 8 uses: {BEFORE['sentences_over_limit']}; most repeated: "
+        f"\"{BEFORE['max_sentence'][0]}\" ({BEFORE['max_sentence'][1]} times)"
+    )
     print(f"replies sharing no content word with their question: {_pct(*BEFORE['qa_no_overlap'])}")
     print()
-    report(after, f"now ({'read from ' + str(args.exports) if args.exports else f'rendered, seed {args.seed}'}, "
-                  f"{took:.2f} s)")
+    report(
+        after,
+        f"now ({'read from ' + str(args.exports) if args.exports else f'rendered, seed {args.seed}'}, "
+        f"{took:.2f} s)",
+    )
     for split in SPLITS:
         part = [a for a in arcs if a.spec.split == split]
         if part:
             d = measure(part, top=0)
-            print(f"  {split:10s} assistant distinct {d.assistant_distinct.fmt()}, "
-                  f"small talk distinct {d.small_talk_distinct.fmt()}")
+            print(
+                f"  {split:10s} assistant distinct {d.assistant_distinct.fmt()}, "
+                f"small talk distinct {d.small_talk_distinct.fmt()}"
+            )
 
 
 if __name__ == "__main__":

@@ -35,9 +35,18 @@ def synthesize(source: Path, instances: int, sessions: int) -> list[Conversation
     pool = [s for c in load_corpus(source, "longmemeval") for s in c.sessions]
     out = []
     for i in range(instances):
-        picked = [pool[(i * 7 + j) % len(pool)].model_copy(update={"index": j}) for j in range(sessions)]
-        out.append(Conversation(corpus="longmemeval", conversation_id=f"synthetic-{i}",
-                                speakers=["user", "assistant"], sessions=picked, variant="s"))
+        picked = [
+            pool[(i * 7 + j) % len(pool)].model_copy(update={"index": j}) for j in range(sessions)
+        ]
+        out.append(
+            Conversation(
+                corpus="longmemeval",
+                conversation_id=f"synthetic-{i}",
+                speakers=["user", "assistant"],
+                sessions=picked,
+                variant="s",
+            )
+        )
     return out
 
 
@@ -48,13 +57,24 @@ def to_json(convs: list[Conversation], path: Path) -> None:
     with open(path, "w", encoding="utf-8") as f:
         f.write("[")
         for i, c in enumerate(convs):
-            f.write(("," if i else "") + json.dumps({
-                "question_id": c.conversation_id, "question_type": "synthetic", "question": "",
-                "answer": "", "question_date": "",
-                "haystack_dates": [s.date for s in c.sessions],
-                "haystack_session_ids": [f"{s.session_id}#{i}" for s in c.sessions],
-                "haystack_sessions": [[{"role": t.speaker, "content": t.text} for t in s.turns]
-                                      for s in c.sessions]}))
+            f.write(
+                ("," if i else "")
+                + json.dumps(
+                    {
+                        "question_id": c.conversation_id,
+                        "question_type": "synthetic",
+                        "question": "",
+                        "answer": "",
+                        "question_date": "",
+                        "haystack_dates": [s.date for s in c.sessions],
+                        "haystack_session_ids": [f"{s.session_id}#{i}" for s in c.sessions],
+                        "haystack_sessions": [
+                            [{"role": t.speaker, "content": t.text} for t in s.turns]
+                            for s in c.sessions
+                        ],
+                    }
+                )
+            )
         f.write("]")
 
 
@@ -79,11 +99,15 @@ def main() -> None:
     dt = time.perf_counter() - t0
 
     print(f"cores: {os.cpu_count()}; source: {source.name}; lexicon: {lexicon.ref}")
-    print(f"input: {args.instances} questions x {args.sessions} sessions, {turns} user turns, "
-          f"{sentences} sentences")
+    print(
+        f"input: {args.instances} questions x {args.sessions} sessions, {turns} user turns, "
+        f"{sentences} sentences"
+    )
     print(f"prefilter: {dt:.2f} s = {sentences / dt:,.0f} sentences/s ({turns / dt:,.0f} turns/s)")
-    print(f"reaching the LLM (stage 2): {hits}/{turns} turns = {100 * hits / turns:.1f}% "
-          f"(flagged sentences: {flagged}/{sentences} = {100 * flagged / sentences:.1f}%)")
+    print(
+        f"reaching the LLM (stage 2): {hits}/{turns} turns = {100 * hits / turns:.1f}% "
+        f"(flagged sentences: {flagged}/{sentences} = {100 * flagged / sentences:.1f}%)"
+    )
     print("note: oracle sessions are evidence sessions, so this share is an upper bound for _s")
 
     if args.with_io:
@@ -99,9 +123,11 @@ def main() -> None:
                 unique_turns += scan.turns_scanned
                 unique_hits += len(scan.candidates)
             dt_io = time.perf_counter() - t0
-        print(f"stream + prefilter of a {size / 1e6:.0f} MB file: {dt_io:.2f} s "
-              f"({size / 1e6 / dt_io:.1f} MB/s, {unique_turns / dt_io:,.0f} turns/s); "
-              f"{unique_turns} turns scanned, {unique_hits} reach the LLM")
+        print(
+            f"stream + prefilter of a {size / 1e6:.0f} MB file: {dt_io:.2f} s "
+            f"({size / 1e6 / dt_io:.1f} MB/s, {unique_turns / dt_io:,.0f} turns/s); "
+            f"{unique_turns} turns scanned, {unique_hits} reach the LLM"
+        )
         print(f"ratio: stream + prefilter takes {dt_io / dt:.2f}x the time of the prefilter alone")
 
 

@@ -37,9 +37,11 @@ def answer(prompt: str):
 
 
 def calls_per_arc(ws, arcs: int) -> dict[str, float]:
-    rows = ws.db.execute("select purpose, count(*), sum(coalesce(input_tokens, 0)), "
-                         "sum(coalesce(output_tokens, 0)) from llm_calls where status = 'ok' "
-                         "group by purpose").fetchall()
+    rows = ws.db.execute(
+        "select purpose, count(*), sum(coalesce(input_tokens, 0)), "
+        "sum(coalesce(output_tokens, 0)) from llm_calls where status = 'ok' "
+        "group by purpose"
+    ).fetchall()
     out = {"calls": 0.0, "input_tokens": 0.0, "output_tokens": 0.0}
     for purpose, n, tin, tout in rows:
         out[f"calls[{purpose}]"] = n / arcs
@@ -56,9 +58,15 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--latency", type=float, default=0.3, help="Seconds per mock request.")
-    ap.add_argument("--system", action="append", help="Products to run (default: mem0, full-context).")
-    ap.add_argument("--serial-per-cell", type=int, default=1, help="Core arcs per cell at concurrency 1.")
-    ap.add_argument("--parallel-per-cell", type=int, default=11, help="Core arcs per cell at concurrency 16.")
+    ap.add_argument(
+        "--system", action="append", help="Products to run (default: mem0, full-context)."
+    )
+    ap.add_argument(
+        "--serial-per-cell", type=int, default=1, help="Core arcs per cell at concurrency 1."
+    )
+    ap.add_argument(
+        "--parallel-per-cell", type=int, default=11, help="Core arcs per cell at concurrency 16."
+    )
     args = ap.parse_args()
     systems = args.system or ["mem0", "full-context"]
     server = MockServer(args.latency, answer)
@@ -68,7 +76,9 @@ def main() -> None:
         arcs = {}
         for per_cell in {args.serial_per_cell, args.parallel_per_cell}:
             ws = Workspace(Path(tmp) / f"arcs-{per_cell}")
-            generate(ws, get_renderer("offline"), ["core"], n_per_cell=per_cell, show_progress=False)
+            generate(
+                ws, get_renderer("offline"), ["core"], n_per_cell=per_cell, show_progress=False
+            )
             arcs[per_cell] = ws.path
         if "mem0" in systems:  # import Mem0 (seconds) before timing anything
             from agentmemgate.products.mem0 import _import_mem0
@@ -81,26 +91,47 @@ def main() -> None:
                 shutil.copytree(arcs[per_cell], path)
                 ws = Workspace(path)
                 before, t0 = server.requests, time.perf_counter()
-                s = run_eval(ws, ["core"], [system], model=model, base_url=server.url,
-                             concurrency=concurrency, show_progress=False)
+                s = run_eval(
+                    ws,
+                    ["core"],
+                    [system],
+                    model=model,
+                    base_url=server.url,
+                    concurrency=concurrency,
+                    show_progress=False,
+                )
                 secs, requests = time.perf_counter() - t0, server.requests - before
                 assert s.failed == 0, s.failure_examples
                 rates[concurrency] = requests / secs
                 per_arc = calls_per_arc(ws, s.arcs)
-                print(f"{system:13s} concurrency {concurrency:2d}: {s.arcs} arcs, {requests} requests "
-                      f"in {secs:.1f} s = {rates[concurrency]:.1f} req/s, {secs / s.arcs:.2f} s/arc "
-                      f"(wall), per arc: {per_arc['calls']:.1f} calls, "
-                      f"{per_arc['input_tokens']:.0f} input / {per_arc['output_tokens']:.0f} "
-                      "output tokens")
-                detail = ", ".join(f"{k[6:-1]} {v:.1f}" for k, v in sorted(per_arc.items())
-                                   if k.startswith("calls["))
+                print(
+                    f"{system:13s} concurrency {concurrency:2d}: {s.arcs} arcs, {requests} requests "
+                    f"in {secs:.1f} s = {rates[concurrency]:.1f} req/s, {secs / s.arcs:.2f} s/arc "
+                    f"(wall), per arc: {per_arc['calls']:.1f} calls, "
+                    f"{per_arc['input_tokens']:.0f} input / {per_arc['output_tokens']:.0f} "
+                    "output tokens"
+                )
+                detail = ", ".join(
+                    f"{k[6:-1]} {v:.1f}"
+                    for k, v in sorted(per_arc.items())
+                    if k.startswith("calls[")
+                )
                 print(f"{'':13s}   calls per arc by purpose: {detail}")
                 if concurrency == 16:
                     before = server.requests
-                    again = run_eval(ws, ["core"], [system], model=model, base_url=server.url,
-                                     concurrency=16, show_progress=False)
-                    print(f"{'':13s}   re-run of the finished run: {server.requests - before} "
-                          f"requests, {again.already_done} arcs already stored")
+                    again = run_eval(
+                        ws,
+                        ["core"],
+                        [system],
+                        model=model,
+                        base_url=server.url,
+                        concurrency=16,
+                        show_progress=False,
+                    )
+                    print(
+                        f"{'':13s}   re-run of the finished run: {server.requests - before} "
+                        f"requests, {again.already_done} arcs already stored"
+                    )
             speedup = rates[16] / rates[1]
             results.append((system, speedup))
             print(f"{system:13s} speed-up at concurrency 16: {speedup:.1f}x (goal: at least 8x)")

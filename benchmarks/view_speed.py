@@ -55,7 +55,9 @@ def synthesize(src: Path, dest: Path, n_arcs: int = N_ARCS, n_systems: int = N_S
     a.backup(b)
     a.close()
     db = b
-    arcs = db.execute("select id, split, generator, json, created_at from arcs order by rowid").fetchall()
+    arcs = db.execute(
+        "select id, split, generator, json, created_at from arcs order by rowid"
+    ).fetchall()
     specs = {r[0]: r for r in db.execute("select * from specs")}
     checks = db.execute("select * from checks").fetchall()
     verdicts = db.execute("select * from judge_verdicts").fetchall()
@@ -67,20 +69,30 @@ def synthesize(src: Path, dest: Path, n_arcs: int = N_ARCS, n_systems: int = N_S
         info = json.loads(base[2])
         info["name"] = f"{base[1]}-copy{i}"
         run_key = hashlib.md5(f"{base[0]}:{i}".encode()).hexdigest()
-        db.execute("insert into eval_systems select ?, ?, ?, options, model, source_sha256, "
-                   "created_at, last_run_at, kind from eval_systems where run_key = ?",
-                   [run_key, info["name"], json.dumps(info), base[0]])
-        db.execute("insert into eval_traces select ?, arc_id, ?, split, arc_sha256, trace, calls, "
-                   "user_messages, created_at from eval_traces where run_key = ?",
-                   [run_key, info["name"], base[0]])
-        db.execute("insert into eval_scores select ?, arc_id, judge_key, ?, split, level, "
-                   "arc_sha256, score, created_at from eval_scores where run_key = ?",
-                   [run_key, info["name"], base[0]])
+        db.execute(
+            "insert into eval_systems select ?, ?, ?, options, model, source_sha256, "
+            "created_at, last_run_at, kind from eval_systems where run_key = ?",
+            [run_key, info["name"], json.dumps(info), base[0]],
+        )
+        db.execute(
+            "insert into eval_traces select ?, arc_id, ?, split, arc_sha256, trace, calls, "
+            "user_messages, created_at from eval_traces where run_key = ?",
+            [run_key, info["name"], base[0]],
+        )
+        db.execute(
+            "insert into eval_scores select ?, arc_id, judge_key, ?, split, level, "
+            "arc_sha256, score, created_at from eval_scores where run_key = ?",
+            [run_key, info["name"], base[0]],
+        )
     run_keys = [r[0] for r in db.execute("select run_key from eval_systems")]
-    traces = {(r[0], r[1]): r for r in db.execute(
-        "select * from eval_traces where arc_id not like 'natural:%'")}
-    scores = {(r[0], r[1]): r for r in db.execute(
-        "select * from eval_scores where arc_id not like 'natural:%'")}
+    traces = {
+        (r[0], r[1]): r
+        for r in db.execute("select * from eval_traces where arc_id not like 'natural:%'")
+    }
+    scores = {
+        (r[0], r[1]): r
+        for r in db.execute("select * from eval_scores where arc_id not like 'natural:%'")
+    }
     by_arc_checks: dict[str, list] = {}
     for c in checks:
         by_arc_checks.setdefault(c[0], []).append(c)
@@ -91,8 +103,14 @@ def synthesize(src: Path, dest: Path, n_arcs: int = N_ARCS, n_systems: int = N_S
     for copy in range(n_arcs // len(arcs) + 1):
         if copy == 0:
             continue
-        rows = {"arcs": [], "specs": [], "checks": [], "judge_verdicts": [], "eval_traces": [],
-                "eval_scores": []}
+        rows = {
+            "arcs": [],
+            "specs": [],
+            "checks": [],
+            "judge_verdicts": [],
+            "eval_traces": [],
+            "eval_scores": [],
+        }
         for k, (arc_id, split, gen, raw, created) in enumerate(arcs):
             if copy * len(arcs) + k >= n_arcs:
                 break
@@ -103,21 +121,36 @@ def synthesize(src: Path, dest: Path, n_arcs: int = N_ARCS, n_systems: int = N_S
             s = specs[arc_id]
             rows["specs"].append((new, *s[1:5], s[5].replace(arc_id, new)))
             rows["checks"] += [(new, *c[1:]) for c in by_arc_checks.get(arc_id, [])]
-            rows["judge_verdicts"] += [v[:item] + (new,) + v[item + 1:]
-                                       for v in by_arc_verdicts.get(arc_id, [])]
+            rows["judge_verdicts"] += [
+                v[:item] + (new,) + v[item + 1 :] for v in by_arc_verdicts.get(arc_id, [])
+            ]
             for rk in run_keys:
                 t = traces.get((rk, arc_id))
                 if t is not None:
-                    rows["eval_traces"].append((rk, new, t[2], t[3], sha, t[5].replace(arc_id, new),
-                                                *t[6:]))
+                    rows["eval_traces"].append(
+                        (rk, new, t[2], t[3], sha, t[5].replace(arc_id, new), *t[6:])
+                    )
                 sc = scores.get((rk, arc_id))
                 if sc is not None:
-                    rows["eval_scores"].append((rk, new, sc[2], sc[3], sc[4], sc[5], sha,
-                                                sc[7].replace(arc_id, new), sc[8]))
+                    rows["eval_scores"].append(
+                        (
+                            rk,
+                            new,
+                            sc[2],
+                            sc[3],
+                            sc[4],
+                            sc[5],
+                            sha,
+                            sc[7].replace(arc_id, new),
+                            sc[8],
+                        )
+                    )
         with db:
             for table, got in rows.items():
                 if got:
-                    db.executemany(f"insert into {table} values ({','.join('?' * len(got[0]))})", got)
+                    db.executemany(
+                        f"insert into {table} values ({','.join('?' * len(got[0]))})", got
+                    )
     db.close()
 
 
@@ -143,44 +176,68 @@ print("RESULT " + json.dumps(out))
 
 def measure(ws: Path) -> dict:
     db = sqlite3.connect(ws / "workspace.db")
-    arc = db.execute("select arc_id from eval_traces where system = 'literal-gated' and "
-                     "split = 'core' order by rowid desc limit 1").fetchone()[0]
+    arc = db.execute(
+        "select arc_id from eval_traces where system = 'literal-gated' and "
+        "split = 'core' order by rowid desc limit 1"
+    ).fetchone()[0]
     db.close()
-    pages = [["first page (Overview)", "overview", {}],
-             ["arc page", "arcs", {"arc": arc}],
-             ["trace page (two systems)", "trace",
-              {"arc": arc, "system": "literal-gated", "compare": "literal-ungated"}],
-             ["filtered arc list", "arcs", {"split": "core", "system": "literal-ungated",
-                                            "measure": "end_contamination", "value": "yes"}],
-             ["Results (the eval report, computed once)", "results", {}],
-             ["Results again (cached)", "results", {}]]
+    pages = [
+        ["first page (Overview)", "overview", {}],
+        ["arc page", "arcs", {"arc": arc}],
+        [
+            "trace page (two systems)",
+            "trace",
+            {"arc": arc, "system": "literal-gated", "compare": "literal-ungated"},
+        ],
+        [
+            "filtered arc list",
+            "arcs",
+            {
+                "split": "core",
+                "system": "literal-ungated",
+                "measure": "end_contamination",
+                "value": "yes",
+            },
+        ],
+        ["Results (the eval report, computed once)", "results", {}],
+        ["Results again (cached)", "results", {}],
+    ]
     code = "import streamlit.testing.v1\n" + _PROBE  # Streamlit itself loaded before timing
-    out = subprocess.run([sys.executable, "-c", code, str(ws), json.dumps(pages)],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(ws), json.dumps(pages)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     line = next(x for x in out.stdout.splitlines() if x.startswith("RESULT "))
-    return json.loads(line[len("RESULT "):])
+    return json.loads(line[len("RESULT ") :])
 
 
 def report(name: str, ws: Path, got: dict) -> None:
     db = sqlite3.connect(ws / "workspace.db")
     n_arcs = db.execute("select count(*) from arcs").fetchone()[0]
-    n_traces = db.execute("select count(*) from eval_traces where arc_id not like 'natural:%'").fetchone()[0]
+    n_traces = db.execute(
+        "select count(*) from eval_traces where arc_id not like 'natural:%'"
+    ).fetchone()[0]
     db.close()
     size = (ws / "workspace.db").stat().st_size / 1e6
     print(f"\n{name}: {n_arcs} arcs, {n_traces} traces, {size:.0f} MB")
     for label, m in got.items():
         goal = GOALS.get(label)
         ratio = f"  {m['wall'] / goal:.2f} of the {goal:g} s goal" if goal else ""
-        print(f"  {label:<42} {m['wall']:6.2f} s wall {m['cpu']:6.2f} s CPU{ratio}"
-              + (f"  ERRORS: {m['errors']}" if m["errors"] else ""))
+        print(
+            f"  {label:<42} {m['wall']:6.2f} s wall {m['cpu']:6.2f} s CPU{ratio}"
+            + (f"  ERRORS: {m['errors']}" if m["errors"] else "")
+        )
         if label.startswith("filtered"):
             print(f"    {next((t for t in m['texts'] if 'match' in t), '')}")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--keep", type=Path, help="build the workspaces here and keep them (reused "
-                                              "when present)")
+    ap.add_argument(
+        "--keep", type=Path, help="build the workspaces here and keep them (reused when present)"
+    )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = args.keep or Path(tmp)
@@ -193,8 +250,10 @@ def main() -> None:
             t = time.perf_counter()
             synthesize(small, big)
             print(f"synthesized the big workspace in {time.perf_counter() - t:.1f} s")
-        print(f"cores: {os.cpu_count()}, load average: "
-              f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+        print(
+            f"cores: {os.cpu_count()}, load average: "
+            f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}"
+        )
         for name, ws in (("make build + amg eval run", small), ("synthetic", big)):
             report(name, ws, measure(ws))
 

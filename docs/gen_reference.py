@@ -19,6 +19,7 @@ WORKSPACE_PAGE = "reference/workspace.md"
 
 # -- the CLI ---------------------------------------------------------------------------------------
 
+
 def walk(cmd, path=()):
     """Every command under ``cmd`` with its path of names (typer vendors its own click)."""
     yield path, cmd
@@ -93,7 +94,9 @@ def render_cli() -> str:
                 if getattr(sub, "hidden", False):
                     continue
                 anchor = "-".join(("amg",) + path + (sub_name,))
-                short = sub.get_short_help_str(limit=300) if hasattr(sub, "get_short_help_str") else ""
+                short = (
+                    sub.get_short_help_str(limit=300) if hasattr(sub, "get_short_help_str") else ""
+                )
                 out.append(f"| [`{sub_name}`](#{anchor}) | {_cell(short)} |")
             out.append("")
         args = [p for p in cmd.params if p.param_type_name == "argument"]
@@ -102,7 +105,9 @@ def render_cli() -> str:
             out += ["| Argument | Description |", "|---|---|"]
             for p in args:
                 rec = p.get_help_record(ctx)
-                out.append(f"| {_code(rec[0] if rec else p.name)} | {_cell(rec[1] or '') if rec else ''} |")
+                out.append(
+                    f"| {_code(rec[0] if rec else p.name)} | {_cell(rec[1] or '') if rec else ''} |"
+                )
             out.append("")
         if opts:
             out += ["| Option | Description |", "|---|---|"]
@@ -198,7 +203,9 @@ def render_workspace() -> str:
         "columns.",
         "",
     ]
-    for t in sorted(db.table_names(), key=lambda t: (list(created).index(t) if t in created else 999)):
+    for t in sorted(
+        db.table_names(), key=lambda t: list(created).index(t) if t in created else 999
+    ):
         if t.startswith("sqlite_"):
             continue
         what = TABLES.get(t)
@@ -215,6 +222,7 @@ def render_workspace() -> str:
 
 
 # -- the hook --------------------------------------------------------------------------------------
+
 
 def on_files(files, config):
     from mkdocs.structure.files import File

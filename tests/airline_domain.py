@@ -10,8 +10,16 @@ import re
 from agentmemgate.design.catalog import CATALOG_DIR
 
 BASE = "phone_carrier"
-VALUES = ["Delta", "United", "American Airlines", "Southwest", "JetBlue", "Alaska Airlines",
-          "Spirit", "Hawaiian Airlines"]
+VALUES = [
+    "Delta",
+    "United",
+    "American Airlines",
+    "Southwest",
+    "JetBlue",
+    "Alaska Airlines",
+    "Spirit",
+    "Hawaiian Airlines",
+]
 LONG_VALUES = [
     "the Delta flights out of the hub near my parents",
     "the United flights with the free checked bag on my card",
@@ -22,8 +30,11 @@ LONG_VALUES = [
     "the Spirit flights with the bare fares and paid carry-ons",
     "the Hawaiian Airlines flights with the island hopper passes",
 ]
-FIELD = {"noun": "airline", "probe_question": "Which airline does the user currently fly with?",
-         "oblique_thing": "the new airline"}
+FIELD = {
+    "noun": "airline",
+    "probe_question": "Which airline does the user currently fly with?",
+    "oblique_thing": "the new airline",
+}
 
 
 def replace_key(text: str, key: str, value: str | list[str]) -> str:
@@ -44,13 +55,24 @@ def airline_domain(**changes: str | list[str]) -> str:
     return text
 
 
-SKI_VALUES = ["Vail", "Aspen Snowmass", "Park City", "Jackson Hole", "Big Sky", "Breckenridge",
-              "Killington", "Mammoth Mountain"]
+SKI_VALUES = [
+    "Vail",
+    "Aspen Snowmass",
+    "Park City",
+    "Jackson Hole",
+    "Big Sky",
+    "Breckenridge",
+    "Killington",
+    "Mammoth Mountain",
+]
 
 
 def ski_domain() -> str:
     """A second new domain, for runs that propose two."""
     return airline_domain(
-        noun="ski resort", probe_question="Which ski resort does the user currently go to?",
-        oblique_thing="the new resort", values=SKI_VALUES,
-        long_values=[f"the {v} season pass with the early morning lift access" for v in SKI_VALUES])
+        noun="ski resort",
+        probe_question="Which ski resort does the user currently go to?",
+        oblique_thing="the new resort",
+        values=SKI_VALUES,
+        long_values=[f"the {v} season pass with the early morning lift access" for v in SKI_VALUES],
+    )

@@ -62,9 +62,11 @@ def design_dir(tmp_path):
 def edit_design():
     """``edit_design(folder, old, new, file="design.toml")``: replace ``old`` (which must occur)
     by ``new`` in one of a design's files, as a user editing it would."""
+
     def edit(folder, old: str, new: str, file: str = "design.toml") -> None:
         path = folder / file
         text = path.read_text()
         assert old in text, f"{old!r} not in {file}"
         path.write_text(text.replace(old, new, 1))
+
     return edit

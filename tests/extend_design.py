@@ -116,18 +116,33 @@ def add_conditional(dest: Path, n: int = 20, rule: bool = True) -> Path:
     """The guide's first step, on a design folder: the level, its cell, its phrase lists and
     (``rule``) its recovery rule and cues."""
     design = dest / "design.toml"
-    _edit(design, '[[factors.hedge_strength.levels]]\nname = "confident_no_date"',
-          CONDITIONAL_LEVEL + '[[factors.hedge_strength.levels]]\nname = "confident_no_date"')
+    _edit(
+        design,
+        '[[factors.hedge_strength.levels]]\nname = "confident_no_date"',
+        CONDITIONAL_LEVEL + '[[factors.hedge_strength.levels]]\nname = "confident_no_date"',
+    )
     # appended at the end of the split's cells: the cells before it keep their arcs
-    _edit(design, '  { factor = "confirmation_wording", level = "situational", n = 20 },\n]',
-          '  { factor = "confirmation_wording", level = "situational", n = 20 },\n'
-          f'  {{ factor = "hedge_strength", level = "conditional", outcome = "open", n = {n} }},\n]')
-    _edit(dest / "phrases" / "plan.toml", "weakly_hedged = [", CONDITIONAL_PLANS + "weakly_hedged = [")
-    _edit(dest / "phrases" / "replies.toml", "weakly_hedged = [",
-          CONDITIONAL_REPLIES + "weakly_hedged = [")
+    _edit(
+        design,
+        '  { factor = "confirmation_wording", level = "situational", n = 20 },\n]',
+        '  { factor = "confirmation_wording", level = "situational", n = 20 },\n'
+        f'  {{ factor = "hedge_strength", level = "conditional", outcome = "open", n = {n} }},\n]',
+    )
+    _edit(
+        dest / "phrases" / "plan.toml", "weakly_hedged = [", CONDITIONAL_PLANS + "weakly_hedged = ["
+    )
+    _edit(
+        dest / "phrases" / "replies.toml",
+        "weakly_hedged = [",
+        CONDITIONAL_REPLIES + "weakly_hedged = [",
+    )
     for table, lines in CONDITIONAL_OUTCOMES.items():
         items = "".join(f'  "{t}",\n' for t in lines)
-        _edit(dest / "phrases" / "outcome.toml", f"[{table}]\n", f"[{table}]\nconditional = [\n{items}]\n")
+        _edit(
+            dest / "phrases" / "outcome.toml",
+            f"[{table}]\n",
+            f"[{table}]\nconditional = [\n{items}]\n",
+        )
     if rule:
         add_conditional_rule(dest)
     return dest
@@ -140,8 +155,11 @@ def add_conditional_rule(dest: Path) -> Path:
     start = text.index("\n[cues]\n") + 1
     end = text.index("\n[hedge_strength]\n") + 1
     recovery.write_text(text[:start] + CONDITIONAL_CUES + "\n" + text[end:], encoding="utf-8")
-    _edit(recovery, '[[hedge_strength.rules]]\nlevel = "strongly_hedged"',
-          CONDITIONAL_RULE + '[[hedge_strength.rules]]\nlevel = "strongly_hedged"')
+    _edit(
+        recovery,
+        '[[hedge_strength.rules]]\nlevel = "strongly_hedged"',
+        CONDITIONAL_RULE + '[[hedge_strength.rules]]\nlevel = "strongly_hedged"',
+    )
     return dest
 
 
@@ -200,13 +218,18 @@ def add_distance(dest: Path, n: int = 20, outcomes=("came_true", "abandoned", "o
     and outcome) and its recovery rules."""
     design = dest / "design.toml"
     _edit(design, "# -- splits ---", DISTANCE_FACTOR + "# -- splits ---")
-    cells = "\n".join(f'  {{ factor = "distance", level = "{lv}", outcome = "{o}", n = {n} }},'
-                      for o in outcomes for lv in DISTANCE_LEVELS)
+    cells = "\n".join(
+        f'  {{ factor = "distance", level = "{lv}", outcome = "{o}", n = {n} }},'
+        for o in outcomes
+        for lv in DISTANCE_LEVELS
+    )
     with design.open("a", encoding="utf-8") as f:
-        f.write('\n[splits.distance]\ntitle = "plan-outcome distance"\n'
-                'note = "the number of sessions between the plan and its outcome varies"\n'
-                'structure = { sessions = [2, 3], pending_window = true, values = "short" }\n'
-                f"cells = [\n{cells}\n]\n")
+        f.write(
+            '\n[splits.distance]\ntitle = "plan-outcome distance"\n'
+            'note = "the number of sessions between the plan and its outcome varies"\n'
+            'structure = { sessions = [2, 3], pending_window = true, values = "short" }\n'
+            f"cells = [\n{cells}\n]\n"
+        )
     with (dest / "recovery.toml").open("a", encoding="utf-8") as f:
         f.write(DISTANCE_RULES)
     return dest

@@ -8,10 +8,24 @@ import re
 from html.parser import HTMLParser
 
 # Text that would run, call out or turn into markup if a page passed it through.
-HOSTILE = ("<script>alert(1)</script> <img src=x onerror=alert(2)> [click](javascript:alert(3)) "
-           "![pixel](https://example.com/t.png) <https://example.com/a> **bold**")
-_CALLING = ("script", "iframe", "object", "embed", "link", "base", "form", "frame", "svg", "audio",
-            "video", "source")
+HOSTILE = (
+    "<script>alert(1)</script> <img src=x onerror=alert(2)> [click](javascript:alert(3)) "
+    "![pixel](https://example.com/t.png) <https://example.com/a> **bold**"
+)
+_CALLING = (
+    "script",
+    "iframe",
+    "object",
+    "embed",
+    "link",
+    "base",
+    "form",
+    "frame",
+    "svg",
+    "audio",
+    "video",
+    "source",
+)
 
 
 class _Page(HTMLParser):
@@ -81,8 +95,9 @@ def markdown_tables(md: str) -> list[list[list[str]]]:
                 continue
             if not in_table:
                 tables.append([])
-            cells = [c.strip().replace("**", "").replace("`", "")
-                     for c in line.strip()[1:-1].split("|")]
+            cells = [
+                c.strip().replace("**", "").replace("`", "") for c in line.strip()[1:-1].split("|")
+            ]
             tables[-1].append(cells)
         in_table = line.startswith("|")
     return tables
@@ -100,7 +115,8 @@ def assert_shown_as_text(page: str, hostile: str = HOSTILE) -> None:
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "&lt;img src=x onerror=alert(2)&gt;" in page
     assert "[click](javascript:alert(3))" in page and "javascript:" not in page.replace(
-        "[click](javascript:alert(3))", "")
+        "[click](javascript:alert(3))", ""
+    )
     assert "![pixel](https://example.com/t.png)" in page
     assert "&lt;https://example.com/a&gt;" in page
     assert "<script" not in page and "onerror=alert(2)>" not in page

@@ -54,8 +54,9 @@ def judge(cid: str, params: dict) -> dict:
 
 @pytest.fixture
 def apis(monkeypatch):
-    gen = OpenAIBatchApi(Generator(), states=("validating", "validating", "in_progress",
-                                              "completed"))
+    gen = OpenAIBatchApi(
+        Generator(), states=("validating", "validating", "in_progress", "completed")
+    )
     jud = AnthropicBatchApi(judge, polls_until_ended=2)
     monkeypatch.setattr(openai, "DefaultHttpx2Client", lambda *a, **k: gen.client())
     monkeypatch.setattr(anthropic, "DefaultHttpxClient", lambda *a, **k: jud.client())
@@ -66,9 +67,23 @@ def apis(monkeypatch):
 
 
 def args(tmp_path) -> list[str]:
-    return ["build", "--split", "core", "--n-per-cell", "1", "--generator", "openai:gpt-test",
-            "--judge", "anthropic:claude-test", "--batch", "--no-progress", "--workspace",
-            str(tmp_path / "ws"), "--out", str(tmp_path / "out")]
+    return [
+        "build",
+        "--split",
+        "core",
+        "--n-per-cell",
+        "1",
+        "--generator",
+        "openai:gpt-test",
+        "--judge",
+        "anthropic:claude-test",
+        "--batch",
+        "--no-progress",
+        "--workspace",
+        str(tmp_path / "ws"),
+        "--out",
+        str(tmp_path / "out"),
+    ]
 
 
 def test_build_batch_no_wait_then_a_re_run_collects_in_waves(tmp_path, apis):
@@ -96,20 +111,39 @@ def test_build_batch_no_wait_then_a_re_run_collects_in_waves(tmp_path, apis):
     assert "exported to" in r.output
     assert sum(1 for _ in (tmp_path / "out" / "core" / "data.jsonl").open()) == 3
     # the cost lines: every call through a batch
-    assert ("openai:gpt-test: 4 calls; cost unknown: no price for this model; pass --price IN,OUT "
-            "(sent through a batch API)") in r.output
+    assert (
+        "openai:gpt-test: 4 calls; cost unknown: no price for this model; pass --price IN,OUT "
+        "(sent through a batch API)"
+    ) in r.output
     ws = Workspace(tmp_path / "ws", create=False)
     assert [x["status"] for x in ws.db.query("select status from runs order by id")] == [
-        "batches pending", "ok"]
-    assert ws.db.execute("select count(*) from llm_calls where batch = 1 and status = 'ok'"
-                         ).fetchone()[0] == 10
+        "batches pending",
+        "ok",
+    ]
+    assert (
+        ws.db.execute(
+            "select count(*) from llm_calls where batch = 1 and status = 'ok'"
+        ).fetchone()[0]
+        == 10
+    )
     assert ws.db.execute("select count(*) from llm_calls where batch is not 1").fetchone()[0] == 0
     assert not [x for x in gen.requests if x.url.path.endswith("/chat/completions")]
     assert not [x for x in jud.requests if x.url.path.endswith("/v1/messages")]
     # the validation report's cost lines count the judges' batch calls (the call log records
     # their command)
-    rep = runner.invoke(app, ["report", "validation", "--split", "core", "--workspace",
-                              str(tmp_path / "ws"), "--out-dir", str(tmp_path / "rep")])
+    rep = runner.invoke(
+        app,
+        [
+            "report",
+            "validation",
+            "--split",
+            "core",
+            "--workspace",
+            str(tmp_path / "ws"),
+            "--out-dir",
+            str(tmp_path / "rep"),
+        ],
+    )
     assert rep.exit_code == 0, rep.output
     assert "anthropic:claude-test: 6 calls (6 through a batch API), 240 input tokens" in rep.output
     # a third run: everything is stored; nothing is submitted
@@ -120,22 +154,65 @@ def test_build_batch_no_wait_then_a_re_run_collects_in_waves(tmp_path, apis):
 
 
 def test_build_batch_with_offline_generator_and_judges_is_a_one_line_error(tmp_path):
-    r = runner.invoke(app, ["build", "--split", "core", "--n-per-cell", "1", "--batch",
-                            "--workspace", str(tmp_path / "ws"), "--out", str(tmp_path / "out")])
+    r = runner.invoke(
+        app,
+        [
+            "build",
+            "--split",
+            "core",
+            "--n-per-cell",
+            "1",
+            "--batch",
+            "--workspace",
+            str(tmp_path / "ws"),
+            "--out",
+            str(tmp_path / "out"),
+        ],
+    )
     assert r.exit_code == 1
-    assert r.output == ("Error: --batch applies to model calls; this run uses no model (name one, "
-                        "e.g. openai:MODEL)\n")
+    assert r.output == (
+        "Error: --batch applies to model calls; this run uses no model (name one, "
+        "e.g. openai:MODEL)\n"
+    )
     assert not (tmp_path / "ws").exists()
-    r = runner.invoke(app, ["build", "--split", "core", "--n-per-cell", "1", "--no-wait",
-                            "--workspace", str(tmp_path / "ws"), "--out", str(tmp_path / "out")])
+    r = runner.invoke(
+        app,
+        [
+            "build",
+            "--split",
+            "core",
+            "--n-per-cell",
+            "1",
+            "--no-wait",
+            "--workspace",
+            str(tmp_path / "ws"),
+            "--out",
+            str(tmp_path / "out"),
+        ],
+    )
     assert r.exit_code == 1 and r.output == "Error: --no-wait goes with --batch\n"
 
 
 def test_build_batch_with_only_llm_judges_batches_the_judging(tmp_path, apis):
     _, jud = apis
-    r = runner.invoke(app, ["build", "--split", "core", "--n-per-cell", "1", "--judge",
-                            "anthropic:claude-test", "--batch", "--no-progress", "--workspace",
-                            str(tmp_path / "ws"), "--out", str(tmp_path / "out")])
+    r = runner.invoke(
+        app,
+        [
+            "build",
+            "--split",
+            "core",
+            "--n-per-cell",
+            "1",
+            "--judge",
+            "anthropic:claude-test",
+            "--batch",
+            "--no-progress",
+            "--workspace",
+            str(tmp_path / "ws"),
+            "--out",
+            str(tmp_path / "out"),
+        ],
+    )
     assert r.exit_code == 0, r.output
     # the template renderer makes no call; the judges' 6 (3 realism, 3 recovery) go in one batch
     assert jud.created == 1 and len(jud.reqs["msgbatch_01"]) == 6
@@ -143,35 +220,60 @@ def test_build_batch_with_only_llm_judges_batches_the_judging(tmp_path, apis):
     assert "rendered now: 3, already done: 0, render failures: 0" in r.output
     assert "asked now 6: 6 answered, 0 judge failures; already stored 0" in r.output
     assert re.search(r"exported to \S+: core 3\n", r.output)
-    assert ("anthropic:claude-test: 6 calls; cost unknown: no price for this model; pass --price "
-            "IN,OUT (sent through a batch API)") in r.output
+    assert (
+        "anthropic:claude-test: 6 calls; cost unknown: no price for this model; pass --price "
+        "IN,OUT (sent through a batch API)"
+    ) in r.output
     # what the user gets: the three arcs, and a manifest that counts them and hashes its files
     core = tmp_path / "out" / "core"
     arcs = [json.loads(line) for line in (core / "data.jsonl").read_text().splitlines()]
     manifest = json.loads((core / "manifest.json").read_text())
-    assert manifest["counts"] == {"arcs": 3, "cells": {"outcome/abandoned": 1,
-                                                      "outcome/came_true": 1, "outcome/open": 1}}
+    assert manifest["counts"] == {
+        "arcs": 3,
+        "cells": {"outcome/abandoned": 1, "outcome/came_true": 1, "outcome/open": 1},
+    }
     assert len(arcs) == 3 and len({a["id"] for a in arcs}) == 3
-    assert {name: hashlib.sha256((core / name).read_bytes()).hexdigest()
-            for name in manifest["files"]} == manifest["files"]
+    assert {
+        name: hashlib.sha256((core / name).read_bytes()).hexdigest() for name in manifest["files"]
+    } == manifest["files"]
     assert set(manifest["files"]) == {"README.md", "data.jsonl", "turns.parquet"}
     ws = Workspace(tmp_path / "ws", create=False)
-    assert [tuple(x) for x in ws.db.execute(
-        "select purpose, count(*) from llm_calls where batch = 1 and status = 'ok' group by 1")] == [
-        ("judge.realism", 3), ("judge.recovery", 3)]
+    assert [
+        tuple(x)
+        for x in ws.db.execute(
+            "select purpose, count(*) from llm_calls where batch = 1 and status = 'ok' group by 1"
+        )
+    ] == [("judge.realism", 3), ("judge.recovery", 3)]
 
 
 def test_build_batch_at_a_server_without_the_batch_api_is_refused_before_any_work(tmp_path):
-    for flags in (["--generator", "openai:smollm2", "--base-url", "http://127.0.0.1:9/v1"],
-                  ["--judge", "openai:smollm2", "--judge-base-url", "http://127.0.0.1:9/v1"]):
-        r = runner.invoke(app, ["build", "--split", "core", "--n-per-cell", "1", *flags,
-                                "--batch", "--workspace", str(tmp_path / "ws"), "--out",
-                                str(tmp_path / "out")])
+    for flags in (
+        ["--generator", "openai:smollm2", "--base-url", "http://127.0.0.1:9/v1"],
+        ["--judge", "openai:smollm2", "--judge-base-url", "http://127.0.0.1:9/v1"],
+    ):
+        r = runner.invoke(
+            app,
+            [
+                "build",
+                "--split",
+                "core",
+                "--n-per-cell",
+                "1",
+                *flags,
+                "--batch",
+                "--workspace",
+                str(tmp_path / "ws"),
+                "--out",
+                str(tmp_path / "out"),
+            ],
+        )
         assert r.exit_code == 1
-        assert r.output == ("Error: --batch: openai:smollm2 at 127.0.0.1:9 does not serve the "
-                            "OpenAI Batch and Files API (GET http://127.0.0.1:9/v1/batches?limit=1 "
-                            "got no answer: Connection refused): run without --batch, or batch "
-                            "through a gateway that serves it (e.g. a LiteLLM proxy)\n")
+        assert r.output == (
+            "Error: --batch: openai:smollm2 at 127.0.0.1:9 does not serve the "
+            "OpenAI Batch and Files API (GET http://127.0.0.1:9/v1/batches?limit=1 "
+            "got no answer: Connection refused): run without --batch, or batch "
+            "through a gateway that serves it (e.g. a LiteLLM proxy)\n"
+        )
         assert not (tmp_path / "ws").exists() and not (tmp_path / "out").exists()
 
 
@@ -191,8 +293,14 @@ def test_build_batch_interrupted_while_polling_then_a_re_run_collects(tmp_path, 
         return handler(request)
 
     gen.handler = interrupting
-    kw = dict(split="core", n_per_cell=1, generator="openai:gpt-test", batch=True,
-              poll_interval=0, show_progress=False)
+    kw = dict(
+        split="core",
+        n_per_cell=1,
+        generator="openai:gpt-test",
+        batch=True,
+        poll_interval=0,
+        show_progress=False,
+    )
     with pytest.raises(KeyboardInterrupt):
         build(tmp_path / "ws", tmp_path / "out", **kw)
     ws = Workspace(tmp_path / "ws", create=False)
@@ -203,30 +311,85 @@ def test_build_batch_interrupted_while_polling_then_a_re_run_collects(tmp_path, 
     assert s.generate.rendered_now == 3 and s.export is not None
 
 
-@pytest.mark.parametrize("command", [
-    ["generate", "--split", "core", "--n-per-cell", "1", "--generator", "openai:smollm2",
-     "--base-url", "http://127.0.0.1:9/v1"],
-    ["mine", "hedges", str(Path(__file__).parent / "fixtures" / "natural_locomo.json"),
-     "--miner", "openai:smollm2", "--base-url", "http://127.0.0.1:9/v1"],
-])
-def test_every_batch_command_refuses_a_server_without_the_batch_api_before_any_work(tmp_path, command):
+@pytest.mark.parametrize(
+    "command",
+    [
+        [
+            "generate",
+            "--split",
+            "core",
+            "--n-per-cell",
+            "1",
+            "--generator",
+            "openai:smollm2",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+        ],
+        [
+            "mine",
+            "hedges",
+            str(Path(__file__).parent / "fixtures" / "natural_locomo.json"),
+            "--miner",
+            "openai:smollm2",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+        ],
+    ],
+)
+def test_every_batch_command_refuses_a_server_without_the_batch_api_before_any_work(
+    tmp_path, command
+):
     """The model is refused as it is made (``--batch`` is known from the start), so a command
     that creates its workspace leaves none behind."""
     r = runner.invoke(app, [*command, "--batch", "--workspace", str(tmp_path / "ws")])
     assert r.exit_code == 1
-    assert r.output.startswith("Error: --batch: openai:smollm2 at 127.0.0.1:9 does not serve the "
-                               "OpenAI Batch and Files API")
+    assert r.output.startswith(
+        "Error: --batch: openai:smollm2 at 127.0.0.1:9 does not serve the "
+        "OpenAI Batch and Files API"
+    )
     assert not (tmp_path / "ws").exists()
 
 
 def test_eval_batch_refusal_stores_no_run(tmp_path):
     ws = tmp_path / "ws"
-    assert runner.invoke(app, ["build", "--split", "core", "--n-per-cell", "1", "--no-progress",
-                               "--workspace", str(ws), "--out", str(tmp_path / "out")]).exit_code == 0
-    for command in (["eval", "run", "--system", "full-context", "--model", "openai:smollm2",
-                     "--base-url", "http://127.0.0.1:9/v1"],
-                    ["validate", "equivalence-pairs", "--judge", "openai:smollm2",
-                     "--base-url", "http://127.0.0.1:9/v1"]):
+    assert (
+        runner.invoke(
+            app,
+            [
+                "build",
+                "--split",
+                "core",
+                "--n-per-cell",
+                "1",
+                "--no-progress",
+                "--workspace",
+                str(ws),
+                "--out",
+                str(tmp_path / "out"),
+            ],
+        ).exit_code
+        == 0
+    )
+    for command in (
+        [
+            "eval",
+            "run",
+            "--system",
+            "full-context",
+            "--model",
+            "openai:smollm2",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+        ],
+        [
+            "validate",
+            "equivalence-pairs",
+            "--judge",
+            "openai:smollm2",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+        ],
+    ):
         r = runner.invoke(app, [*command, "--batch", "--workspace", str(ws)])
         assert r.exit_code == 1 and "does not serve the OpenAI Batch" in r.output, r.output
     db = Workspace(ws, create=False).db

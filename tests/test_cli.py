@@ -19,14 +19,21 @@ def test_every_command_has_help():
     root = get_command(app)
     for path, cmd in _walk(root):
         if path:
-            assert (cmd.help or cmd.short_help), f"amg {' '.join(path)} has no help text"
+            assert cmd.help or cmd.short_help, f"amg {' '.join(path)} has no help text"
         for p in cmd.params:
             if getattr(p, "param_type_name", "") == "option" and p.name != "help":
                 assert p.help, f"amg {' '.join(path)} {p.opts[0]} has no help text"
 
 
-LLM_OPTIONS = {"--timeout", "--max-tokens", "--structured-output", "--price", "--dry-run", "--batch",
-               "--no-wait"}
+LLM_OPTIONS = {
+    "--timeout",
+    "--max-tokens",
+    "--structured-output",
+    "--price",
+    "--dry-run",
+    "--batch",
+    "--no-wait",
+}
 
 
 def test_every_model_calling_command_has_all_the_llm_options():
@@ -39,8 +46,9 @@ def test_every_model_calling_command_has_all_the_llm_options():
             having[" ".join(path)] = opts
     assert len(having) == 11
     for name, opts in having.items():
-        assert opts == (LLM_OPTIONS - {"--batch", "--no-wait"} if name == "natural build"
-                        else LLM_OPTIONS), name
+        assert opts == (
+            LLM_OPTIONS - {"--batch", "--no-wait"} if name == "natural build" else LLM_OPTIONS
+        ), name
 
 
 # Every command that calls a model: the option naming each model's server, and the older names
@@ -51,12 +59,14 @@ MODEL_SERVERS = {
     "classify": {"--classifier-base-url": ("--base-url",)},
     "catalog propose": {"--model-base-url": ("--base-url",)},
     "validate": {"--judge-base-url": ("--base-url",)},
-    "validate equivalence-pairs": {"--judge-base-url": ("--base-url",),
-                                   "--rejudge-base-url": ()},
+    "validate equivalence-pairs": {"--judge-base-url": ("--base-url",), "--rejudge-base-url": ()},
     "mine hedges": {"--miner-base-url": ("--base-url",)},
     "statements label": {"--voters-base-url": ("--base-url",), "--relabel-base-url": ()},
-    "eval run": {"--model-base-url": ("--base-url",), "--embedder-base-url": (),
-                 "--judge-base-url": ()},
+    "eval run": {
+        "--model-base-url": ("--base-url",),
+        "--embedder-base-url": (),
+        "--judge-base-url": (),
+    },
     "eval answers": {"--judge-base-url": ()},
     "natural build": {"--fielder-base-url": ("--base-url",)},
 }
@@ -68,8 +78,11 @@ def test_every_model_is_reached_at_the_server_option_named_after_it():
         options = {o for p in cmd.params for o in getattr(p, "opts", [])}
         if "--timeout" not in options:  # calls no model
             continue
-        servers = {p.opts[0]: tuple(p.opts[1:]) for p in cmd.params
-                   if getattr(p, "param_type_name", "") == "option" and "-base-url" in p.opts[0]}
+        servers = {
+            p.opts[0]: tuple(p.opts[1:])
+            for p in cmd.params
+            if getattr(p, "param_type_name", "") == "option" and "-base-url" in p.opts[0]
+        }
         for name in servers:  # --ROLE-base-url serves the model --ROLE names
             assert name.removesuffix("-base-url") in options, (path, name)
         found[" ".join(path)] = servers
@@ -83,7 +96,9 @@ def test_the_older_names_set_the_same_option():
         for option, older in servers.items():
             param = next(p for p in cmd.params if option in getattr(p, "opts", []))
             for flag in (option, *older):
-                ctx = cmd.make_context(name, [flag, "http://127.0.0.1:9/v1"], resilient_parsing=True)
+                ctx = cmd.make_context(
+                    name, [flag, "http://127.0.0.1:9/v1"], resilient_parsing=True
+                )
                 assert ctx.params[param.name] == "http://127.0.0.1:9/v1", (name, flag)
 
 
@@ -97,9 +112,27 @@ def test_llm_command_lists_the_options_where_llm_stands_and_keeps_those_placed_b
         return llm
 
     assert list(inspect.signature(cmd).parameters) == [
-        "a", "dry_run", "timeout", "max_tokens", "structured_output", "price", "batch", "no_wait", "z"]
-    run = cmd(a=1, dry_run=True, timeout=5.0, max_tokens=None, structured_output="auto",
-              price=None, batch=False, no_wait=False, z=2)
+        "a",
+        "dry_run",
+        "timeout",
+        "max_tokens",
+        "structured_output",
+        "price",
+        "batch",
+        "no_wait",
+        "z",
+    ]
+    run = cmd(
+        a=1,
+        dry_run=True,
+        timeout=5.0,
+        max_tokens=None,
+        structured_output="auto",
+        price=None,
+        batch=False,
+        no_wait=False,
+        z=2,
+    )
     assert run == LlmRun(timeout=5.0, dry_run=True)
 
 
@@ -108,14 +141,19 @@ def test_walk_reaches_subcommands():
     assert {"build", "report agreement", "audit create", "mine hedges"} <= paths
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["build", "--split", "nope"], "Unknown split 'nope'"),
-    (["build", "--n-per-cell", "0"], "--n-per-cell"),
-    (["build", "--n-per-cell", "-3"], "--n-per-cell"),
-    (["build", "--generator", "bogus"], "provider:model"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["build", "--split", "nope"], "Unknown split 'nope'"),
+        (["build", "--n-per-cell", "0"], "--n-per-cell"),
+        (["build", "--n-per-cell", "-3"], "--n-per-cell"),
+        (["build", "--generator", "bogus"], "provider:model"),
+    ],
+)
 def test_bad_input_is_one_line(tmp_path, args, needle):
-    result = runner.invoke(app, args + ["--workspace", str(tmp_path / "ws"), "--out", str(tmp_path / "o")])
+    result = runner.invoke(
+        app, args + ["--workspace", str(tmp_path / "ws"), "--out", str(tmp_path / "o")]
+    )
     assert result.exit_code != 0
     assert needle in result.output
     assert "Traceback" not in result.output
@@ -125,17 +163,39 @@ def test_bad_input_is_one_line(tmp_path, args, needle):
 def test_unwritable_output_folder(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    result = runner.invoke(app, ["build", "--split", "core", "--n-per-cell", "1",
-                                 "--workspace", str(tmp_path / "ws"), "--out", str(blocker / "sub"),
-                                 "--no-progress"])
+    result = runner.invoke(
+        app,
+        [
+            "build",
+            "--split",
+            "core",
+            "--n-per-cell",
+            "1",
+            "--workspace",
+            str(tmp_path / "ws"),
+            "--out",
+            str(blocker / "sub"),
+            "--no-progress",
+        ],
+    )
     assert result.exit_code != 0
     assert "Cannot create output folder" in result.output
     assert "Traceback" not in result.output
 
 
 def test_build_via_cli_and_resume(tmp_path):
-    args = ["build", "--split", "core", "--n-per-cell", "2", "--workspace", str(tmp_path / "ws"),
-            "--out", str(tmp_path / "out"), "--no-progress"]
+    args = [
+        "build",
+        "--split",
+        "core",
+        "--n-per-cell",
+        "2",
+        "--workspace",
+        str(tmp_path / "ws"),
+        "--out",
+        str(tmp_path / "out"),
+        "--no-progress",
+    ]
     first = runner.invoke(app, args)
     assert first.exit_code == 0, first.output
     assert "rendered now: 6" in first.output
@@ -145,12 +205,19 @@ def test_build_via_cli_and_resume(tmp_path):
     assert (tmp_path / "out" / "core" / "data.jsonl").read_bytes()
 
 
-@pytest.mark.parametrize("generator, var", [("openai:gpt-4o-mini", "OPENAI_API_KEY"),
-                                            ("anthropic:claude-sonnet-4-5", "ANTHROPIC_API_KEY")])
+@pytest.mark.parametrize(
+    "generator, var",
+    [
+        ("openai:gpt-4o-mini", "OPENAI_API_KEY"),
+        ("anthropic:claude-sonnet-4-5", "ANTHROPIC_API_KEY"),
+    ],
+)
 def test_missing_api_key_names_the_variable(tmp_path, monkeypatch, generator, var):
     monkeypatch.delenv(var, raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    result = runner.invoke(app, ["build", "--generator", generator, "--workspace", str(tmp_path / "ws")])
+    result = runner.invoke(
+        app, ["build", "--generator", generator, "--workspace", str(tmp_path / "ws")]
+    )
     assert result.exit_code == 1
     assert var in result.output and "Traceback" not in result.output
     assert len(result.output.strip().splitlines()) == 1
@@ -158,8 +225,21 @@ def test_missing_api_key_names_the_variable(tmp_path, monkeypatch, generator, va
 
 def test_dry_run_counts_calls_and_base_url_needs_llm(tmp_path):
     ws = str(tmp_path / "ws")
-    result = runner.invoke(app, ["build", "--generator", "scripted:dry", "--split", "core",
-                                 "--n-per-cell", "2", "--dry-run", "--workspace", ws])
+    result = runner.invoke(
+        app,
+        [
+            "build",
+            "--generator",
+            "scripted:dry",
+            "--split",
+            "core",
+            "--n-per-cell",
+            "2",
+            "--dry-run",
+            "--workspace",
+            ws,
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "6 to render, 6 model calls" in result.output
     bad = runner.invoke(app, ["build", "--base-url", "http://127.0.0.1:9/v1", "--workspace", ws])
@@ -183,7 +263,12 @@ def test_failure_reasons_with_brackets_print_verbatim(capsys):
     from agentmemgate.pipeline import BuildSummary
 
     reason = "server said [/INST] and [redacted]"
-    gen = GenerateSummary(planned=1, rendered_now=0, already_done=0, failed=1,
-                          failures=[RenderFailure(spec_id="core-x", reason=reason, attempts=3)])
+    gen = GenerateSummary(
+        planned=1,
+        rendered_now=0,
+        already_done=0,
+        failed=1,
+        failures=[RenderFailure(spec_id="core-x", reason=reason, attempts=3)],
+    )
     show(BuildSummary(splits=["core"], generator="scripted:x", generate=gen))
     assert reason in capsys.readouterr().out

@@ -19,16 +19,22 @@ from agentmemgate.generate import plan_split
 runner = CliRunner()
 
 
-@pytest.mark.parametrize("args, error, hint", [
-    (["build", "--seed", "abc"], "Invalid value for '--seed'", "amg build"),
-    (["build", "--sed", "3"], "No such option: --sed", "amg build"),
-    (["build", "--split"], "Option '--split' requires an argument.", "amg build"),
-    (["bild"], "No such command 'bild'. Did you mean 'build'?", "amg"),
-    (["audit", "create"], "Missing argument", "amg audit create"),
-    (["report", "agreement"], "Missing argument", "amg report agreement"),
-    (["audit", "create", "a", "--task", "realism", "--from", "arcs", "--sample", "many"],
-     "Invalid value for '--sample'", "amg audit create"),
-])
+@pytest.mark.parametrize(
+    "args, error, hint",
+    [
+        (["build", "--seed", "abc"], "Invalid value for '--seed'", "amg build"),
+        (["build", "--sed", "3"], "No such option: --sed", "amg build"),
+        (["build", "--split"], "Option '--split' requires an argument.", "amg build"),
+        (["bild"], "No such command 'bild'. Did you mean 'build'?", "amg"),
+        (["audit", "create"], "Missing argument", "amg audit create"),
+        (["report", "agreement"], "Missing argument", "amg report agreement"),
+        (
+            ["audit", "create", "a", "--task", "realism", "--from", "arcs", "--sample", "many"],
+            "Invalid value for '--sample'",
+            "amg audit create",
+        ),
+    ],
+)
 def test_usage_errors_are_one_line_and_the_help_hint(tmp_path, args, error, hint):
     res = runner.invoke(app, args, prog_name="amg")
     assert res.exit_code == 1
@@ -47,15 +53,30 @@ def test_help_still_works_and_a_bare_group_shows_its_help():
 
 
 def test_n_per_cell_beyond_the_catalog_names_the_largest_that_works(tmp_path):
-    res = runner.invoke(app, ["build", "--split", "controlled", "--n-per-cell", "1000",
-                              "--workspace", str(tmp_path / "ws")])
+    res = runner.invoke(
+        app,
+        [
+            "build",
+            "--split",
+            "controlled",
+            "--n-per-cell",
+            "1000",
+            "--workspace",
+            str(tmp_path / "ws"),
+        ],
+    )
     assert res.exit_code == 1
-    m = re.fullmatch(r"Error: --n-per-cell 1000 is more than the catalog can fill for split "
-                     r"'controlled': the largest value that works there is (\d+) \(each arc needs "
-                     r"an unused attribute, initial and plan value\)\n", res.output)
+    m = re.fullmatch(
+        r"Error: --n-per-cell 1000 is more than the catalog can fill for split "
+        r"'controlled': the largest value that works there is (\d+) \(each arc needs "
+        r"an unused attribute, initial and plan value\)\n",
+        res.output,
+    )
     assert m, res.output
     best = int(m.group(1))
-    assert len(plan_split("controlled", 0, best)) == paper_design().arcs_in("controlled", best)  # that value works
+    assert len(plan_split("controlled", 0, best)) == paper_design().arcs_in(
+        "controlled", best
+    )  # that value works
     with pytest.raises(Exception, match=f"--n-per-cell {best + 1} is more"):
         plan_split("controlled", 0, best + 1)
     assert not (tmp_path / "ws").exists()
@@ -71,9 +92,23 @@ def test_generator_choices_list_only_what_a_user_may_pick():
 def test_build_summary_reads_well_at_80_columns_in_a_plain_log(tmp_path):
     amg = Path(sys.executable).with_name("amg")
     env = {**os.environ, "COLUMNS": "80", "TERM": "dumb"}
-    r = subprocess.run([str(amg), "build", "--split", "controlled", "--n-per-cell", "1",
-                        "--workspace", str(tmp_path / "ws"), "--out", str(tmp_path / "out")],
-                       env=env, capture_output=True, text=True)  # stdout is a pipe: no terminal
+    r = subprocess.run(
+        [
+            str(amg),
+            "build",
+            "--split",
+            "controlled",
+            "--n-per-cell",
+            "1",
+            "--workspace",
+            str(tmp_path / "ws"),
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+    )  # stdout is a pipe: no terminal
     assert r.returncode == 0, r.stderr
     lines = [line.rstrip() for line in r.stdout.splitlines()]
     assert all(len(line) <= 80 for line in lines if str(tmp_path) not in line)

@@ -26,18 +26,20 @@ from agentmemgate.cli import app
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
-FENCE = re.compile(r"^(?P<indent>[ ]*)```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^(?P=indent)```[ ]*$",
-                   re.M | re.S)
+FENCE = re.compile(
+    r"^(?P<indent>[ ]*)```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^(?P=indent)```[ ]*$", re.M | re.S
+)
 RUNNABLE = ("bash", "python")
 # Pages whose runnable-looking blocks are run elsewhere, and why.
 RUN_ELSEWHERE = {
     "how-to/extend.md": "tests/test_extend_benchmark.py walks the guide end to end (its commands "
-                        "need the design edits the page makes by hand)",
+    "need the design edits the page makes by hand)",
 }
 
 pytestmark = pytest.mark.skipif(
     __import__("importlib").util.find_spec("mkdocs") is None,
-    reason="mkdocs is not installed: pip install -e '.[test]' (or '.[docs]')")
+    reason="mkdocs is not installed: pip install -e '.[test]' (or '.[docs]')",
+)
 
 
 def _walk(cmd, path=()):
@@ -47,10 +49,14 @@ def _walk(cmd, path=()):
 
 
 def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.endswith("_API_KEY") and k not in ("AMG_TEST_BASE_URL", "PYTHONPATH")}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + ([os.environ["PYTHONPATH"]]
-                                                        if os.environ.get("PYTHONPATH") else []))
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.endswith("_API_KEY") and k not in ("AMG_TEST_BASE_URL", "PYTHONPATH")
+    }
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(ROOT)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])
+    )
     env.update(NO_MKDOCS_2_WARNING="1", NO_COLOR="1", COLUMNS="100", MPLBACKEND="Agg", **extra)
     return env
 
@@ -58,9 +64,25 @@ def _env(**extra: str) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("site")
-    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet",
-                           "-f", str(ROOT / "mkdocs.yml"), "-d", str(out)],
-                          cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "--quiet",
+            "-f",
+            str(ROOT / "mkdocs.yml"),
+            "-d",
+            str(out),
+        ],
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, f"mkdocs build --strict failed:\n{proc.stdout}\n{proc.stderr}"
     return out
 
@@ -76,8 +98,10 @@ def test_the_site_builds_strict_with_every_page(site):
 def _sections(page_html: str) -> dict[str, str]:
     """The CLI reference page cut at its headings: heading id -> the HTML up to the next one."""
     marks = [(m.start(), m.group(1)) for m in re.finditer(r'<h[23] id="([^"]+)"', page_html)]
-    return {ident: page_html[start:(marks[i + 1][0] if i + 1 < len(marks) else len(page_html))]
-            for i, (start, ident) in enumerate(marks)}
+    return {
+        ident: page_html[start : (marks[i + 1][0] if i + 1 < len(marks) else len(page_html))]
+        for i, (start, ident) in enumerate(marks)
+    }
 
 
 def test_the_cli_reference_names_every_command_and_option(site):
@@ -95,7 +119,11 @@ def test_the_cli_reference_names_every_command_and_option(site):
             for name in names:
                 if html.escape(name, quote=False) not in sections[ident]:
                     missing.append(f"option: amg {' '.join(path)} {name}")
-        if cmd.help and html.escape(cmd.help.split(".")[0].split("`")[0], quote=False) not in sections[ident]:
+        if (
+            cmd.help
+            and html.escape(cmd.help.split(".")[0].split("`")[0], quote=False)
+            not in sections[ident]
+        ):
             missing.append(f"help: amg {' '.join(path)}")
     assert not missing, "missing from the CLI reference:\n" + "\n".join(missing)
 
@@ -114,8 +142,11 @@ def test_every_workspace_table_and_rubric_is_documented(site):
 
 
 def _pages_with_examples() -> list[Path]:
-    return [p for p in sorted(DOCS.rglob("*.md"))
-            if any(m["lang"] in RUNNABLE for m in FENCE.finditer(p.read_text(encoding="utf-8")))]
+    return [
+        p
+        for p in sorted(DOCS.rglob("*.md"))
+        if any(m["lang"] in RUNNABLE for m in FENCE.finditer(p.read_text(encoding="utf-8")))
+    ]
 
 
 def _run_examples(page: Path, tmp: Path) -> str | None:
@@ -123,27 +154,38 @@ def _run_examples(page: Path, tmp: Path) -> str | None:
     bin_dir = tmp / ".bin"
     bin_dir.mkdir()
     amg = "import sys; from agentmemgate.cli import main; sys.argv[0] = 'amg'; sys.exit(main())"
-    for name, line in (("amg", f'"{sys.executable}" -c "{amg}" "$@"'),
-                       ("python", f'"{sys.executable}" "$@"')):
+    for name, line in (
+        ("amg", f'"{sys.executable}" -c "{amg}" "$@"'),
+        ("python", f'"{sys.executable}" "$@"'),
+    ):
         (bin_dir / name).write_text(f"#!/bin/sh\nexec {line}\n")
         (bin_dir / name).chmod(0o755)
     work = tmp / "work"
     (work / "tests").mkdir(parents=True)
     (work / "tests" / "fixtures").symlink_to(ROOT / "tests" / "fixtures")
-    env = _env(PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
-               HF_HOME=str(tmp / ".hf"), HF_DATASETS_OFFLINE="1", AMG_CORPORA=str(tmp / ".corpora"))
+    env = _env(
+        PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+        HF_HOME=str(tmp / ".hf"),
+        HF_DATASETS_OFFLINE="1",
+        AMG_CORPORA=str(tmp / ".corpora"),
+    )
     for m in FENCE.finditer(page.read_text(encoding="utf-8")):
         if m["lang"] not in RUNNABLE:
             continue
-        body = "\n".join(line[len(m["indent"]):] for line in m["body"].splitlines())
-        argv = (["bash", "-euo", "pipefail", "-c", body] if m["lang"] == "bash"
-                else [sys.executable, "-c", body])
+        body = "\n".join(line[len(m["indent"]) :] for line in m["body"].splitlines())
+        argv = (
+            ["bash", "-euo", "pipefail", "-c", body]
+            if m["lang"] == "bash"
+            else [sys.executable, "-c", body]
+        )
         start = time.monotonic()
         proc = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True, timeout=300)
         if proc.returncode != 0:
-            return (f"{page.relative_to(DOCS)}: this {m['lang']} block exited {proc.returncode} "
-                    f"after {time.monotonic() - start:.1f} s:\n{body}\n--- stdout ---\n"
-                    f"{proc.stdout[-3000:]}\n--- stderr ---\n{proc.stderr[-3000:]}")
+            return (
+                f"{page.relative_to(DOCS)}: this {m['lang']} block exited {proc.returncode} "
+                f"after {time.monotonic() - start:.1f} s:\n{body}\n--- stdout ---\n"
+                f"{proc.stdout[-3000:]}\n--- stderr ---\n{proc.stderr[-3000:]}"
+            )
     return None
 
 
@@ -151,11 +193,18 @@ def _run_examples(page: Path, tmp: Path) -> str | None:
 def example_runs(request, tmp_path_factory):
     """Every selected page's examples, two pages at a time (the pages are independent, and the
     suite is sized for 2 cores): page -> a future of its failure or None."""
-    pages = {item.callspec.params["page"] for item in request.session.items
-             if item.module is request.module and hasattr(item, "callspec")
-             and "page" in item.callspec.params}
-    todo = [(p, tmp_path_factory.mktemp("examples")) for p in sorted(pages)
-            if str(p.relative_to(DOCS)) not in RUN_ELSEWHERE]
+    pages = {
+        item.callspec.params["page"]
+        for item in request.session.items
+        if item.module is request.module
+        and hasattr(item, "callspec")
+        and "page" in item.callspec.params
+    }
+    todo = [
+        (p, tmp_path_factory.mktemp("examples"))
+        for p in sorted(pages)
+        if str(p.relative_to(DOCS)) not in RUN_ELSEWHERE
+    ]
     with ThreadPoolExecutor(max_workers=2) as pool:
         yield {page: pool.submit(_run_examples, page, tmp) for page, tmp in todo}
 

@@ -36,7 +36,17 @@ def test_a_new_level_and_a_new_factor_go_through_the_whole_toolkit(tmp_path):
     assert amg("design", "check", str(d)).strip().endswith("no problems")
 
     design = load_design(d)
-    amg("build", "--design", str(d), "--n-per-cell", str(N), "--workspace", str(ws), "--out", str(out))
+    amg(
+        "build",
+        "--design",
+        str(d),
+        "--n-per-cell",
+        str(N),
+        "--workspace",
+        str(ws),
+        "--out",
+        str(out),
+    )
     counts = {s: design.arcs_in(s, N) for s in design.splits}
     for split, n in counts.items():
         assert len((out / split / "data.jsonl").read_text().splitlines()) == n
@@ -51,8 +61,19 @@ def test_a_new_level_and_a_new_factor_go_through_the_whole_toolkit(tmp_path):
     assert dist["n"] == counts["distance"]
 
     # audit: the design's levels, ordinal agreement
-    amg("audit", "create", "distance-check", "--task", "difficulty:distance", "--from",
-        "arcs:distance", "--annotators", "ann,bob", "--workspace", str(ws))
+    amg(
+        "audit",
+        "create",
+        "distance-check",
+        "--task",
+        "difficulty:distance",
+        "--from",
+        "arcs:distance",
+        "--annotators",
+        "ann,bob",
+        "--workspace",
+        str(ws),
+    )
     amg("audit", "export", "distance-check", "--workspace", str(ws))
     refs = list(csv.DictReader(open(ws / "audit-exports" / "distance-check" / "references.csv")))
     assert len(refs) == counts["distance"]
@@ -73,7 +94,9 @@ def test_a_new_level_and_a_new_factor_go_through_the_whole_toolkit(tmp_path):
     amg("report", "eval", "--workspace", str(ws), "--out", str(tmp_path / "report-ext"))
     md = (tmp_path / "report-ext" / "eval.md").read_text()
     table6 = md.split("## Table 6")[1].split("\n## ")[0]
-    n_conditional = next(n for c, n in design.cell_counts("controlled", N) if c.level == "conditional")
+    n_conditional = next(
+        n for c, n in design.cell_counts("controlled", N) if c.level == "conditional"
+    )
     assert f"| conditional (n={n_conditional}) |" in table6
     assert "## By level of distance (plan-outcome distance)" in md
     assert (tmp_path / "report-ext" / "figure_distance_distance.png").is_file()
@@ -82,4 +105,3 @@ def test_a_new_level_and_a_new_factor_go_through_the_whole_toolkit(tmp_path):
     card = (out / "distance" / "README.md").read_text()
     assert "- Design: `my_design`" in card
     assert f"`amg build --design DIR --seed 0 --n-per-cell {N}`" in card
-

@@ -13,19 +13,50 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "agentmemgate"
 
 # Shared pieces beside the rooms: any room may use them; they use no room.
-SHARED = {"agentmemgate", "_gc", "_lazy", "_sqlite", "atomic", "errors", "invocation", "jsonl", "llm",
-          "report_html",
-          "suggest",
-          "migrations", "outputs", "progress",
-          "rubrics", "schema", "stats", "text", "versioned", "workspace"}
+SHARED = {
+    "agentmemgate",
+    "_gc",
+    "_lazy",
+    "_sqlite",
+    "atomic",
+    "errors",
+    "invocation",
+    "jsonl",
+    "llm",
+    "report_html",
+    "suggest",
+    "migrations",
+    "outputs",
+    "progress",
+    "rubrics",
+    "schema",
+    "stats",
+    "text",
+    "versioned",
+    "workspace",
+}
 # The rooms from the bottom up; a room may import the ones before it. Data flows spec -> render ->
 # validate -> audit -> export -> evaluate; code may reuse a room lower in this list: ``validate``
 # (what a valid arc is: structural checks, offline realism checks, judges) sits below ``generate``,
 # whose LLM generator re-asks a draft that fails those checks and whose importer stores their
 # verdicts. The corpora and classifier rooms come where their data enters.
-ROOMS = ["design", "validate", "generate", "design_checks", "corpora", "classify", "annotate_app", "exports", "memory",
-         "answer_judge", "products",
-         "evaluate", "view", "pipeline", "cli"]
+ROOMS = [
+    "design",
+    "validate",
+    "generate",
+    "design_checks",
+    "corpora",
+    "classify",
+    "annotate_app",
+    "exports",
+    "memory",
+    "answer_judge",
+    "products",
+    "evaluate",
+    "view",
+    "pipeline",
+    "cli",
+]
 # Known exceptions, each with its reason. Keep this short.
 ALLOWED_UPWARD: dict[tuple[str, str], str] = {}
 
@@ -45,13 +76,17 @@ def _targets(name: str, is_pkg: bool, node: ast.AST, modules: dict) -> list[str]
     elif isinstance(node, ast.ImportFrom):
         if node.level:
             base = name.split(".") if is_pkg else name.split(".")[:-1]
-            base = base[:len(base) - (node.level - 1)]
+            base = base[: len(base) - (node.level - 1)]
             base = ".".join(base + ([node.module] if node.module else []))
         else:
             base = node.module or ""
         found = [f"{base}.{a.name}" for a in node.names]
-    elif (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", ""))
-          == "import_module" and node.args and isinstance(node.args[0], ast.Constant)):
+    elif (
+        isinstance(node, ast.Call)
+        and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+    ):
         found = [str(node.args[0].value)]
     else:
         return []
@@ -155,7 +190,9 @@ def test_rooms_import_only_rooms_below_them():
                 continue  # within a room, or shared code (whose own circles are caught above)
             if ra in SHARED or rank[rb] > rank[ra]:
                 upward.append(f"{a} -> {b}")
-    assert upward == [], "imports that reach up (or shared code importing a room):\n" + "\n".join(upward)
+    assert upward == [], "imports that reach up (or shared code importing a room):\n" + "\n".join(
+        upward
+    )
 
 
 def test_allowed_exceptions_still_exist():
@@ -170,10 +207,31 @@ import sys  # noqa: E402
 
 import pytest  # noqa: E402
 
-HEAVY = ("pandas", "numpy", "scipy", "statsmodels", "sklearn", "matplotlib", "pyarrow", "openai",
-         "anthropic", "streamlit", "krippendorff")
-LAZY_ROOMS = ["llm", "validate", "generate", "corpora", "classify", "annotate_app", "memory", "view",
-              "products", "evaluate"]
+HEAVY = (
+    "pandas",
+    "numpy",
+    "scipy",
+    "statsmodels",
+    "sklearn",
+    "matplotlib",
+    "pyarrow",
+    "openai",
+    "anthropic",
+    "streamlit",
+    "krippendorff",
+)
+LAZY_ROOMS = [
+    "llm",
+    "validate",
+    "generate",
+    "corpora",
+    "classify",
+    "annotate_app",
+    "memory",
+    "view",
+    "products",
+    "evaluate",
+]
 
 
 def _loaded_after(code: str) -> list[str]:
@@ -183,13 +241,16 @@ def _loaded_after(code: str) -> list[str]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("code", [
-    "import agentmemgate.cli",
-    "import agentmemgate.workspace",  # sqlite_utils, without the pandas and numpy it would load
-    "import agentmemgate.evaluate",  # what every command imports first (its registrations)
-    "from agentmemgate.cli import main\nimport sys\nsys.argv = ['amg', '--help']\ntry:\n    main()\n"
-    "except SystemExit:\n    pass",
-])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import agentmemgate.cli",
+        "import agentmemgate.workspace",  # sqlite_utils, without the pandas and numpy it would load
+        "import agentmemgate.evaluate",  # what every command imports first (its registrations)
+        "from agentmemgate.cli import main\nimport sys\nsys.argv = ['amg', '--help']\ntry:\n    main()\n"
+        "except SystemExit:\n    pass",
+    ],
+)
 def test_start_up_imports_no_heavy_library(code):
     assert _loaded_after(code) == []
 
@@ -211,21 +272,25 @@ def test_every_re_export_of_a_room_resolves(room_name):
 def test_numpy_values_still_get_sqlite_column_types(tmp_path):
     """The sqlite_utils shim: a table created from numpy scalars gets INTEGER/REAL columns, as
     sqlite_utils gives them when it imports numpy itself."""
-    code = ("from agentmemgate._sqlite import sqlite_utils\nimport numpy as np\n"
-            f"db = sqlite_utils.Database({str(tmp_path / 'x.db')!r})\n"
-            "db['t'].insert({'i': np.int64(3), 'f': np.float32(0.5)})\n"
-            "print({c.name: c.type for c in db['t'].columns})")
+    code = (
+        "from agentmemgate._sqlite import sqlite_utils\nimport numpy as np\n"
+        f"db = sqlite_utils.Database({str(tmp_path / 'x.db')!r})\n"
+        "db['t'].insert({'i': np.int64(3), 'f': np.float32(0.5)})\n"
+        "print({c.name: c.type for c in db['t'].columns})"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "{'i': 'INTEGER', 'f': 'REAL'}"
 
 
 def _cli_modules_after(argv: list[str]) -> tuple[list[str], str]:
     """The ``agentmemgate`` modules loaded by ``amg ARGV`` in a fresh interpreter, and its output."""
-    probe = ("import json, sys\nfrom agentmemgate.cli import main\n"
-             f"sys.argv = ['amg', *{argv!r}]\n"
-             "try:\n    main()\nexcept SystemExit:\n    pass\n"
-             "print('\\nMODULES ' + json.dumps(sorted(m for m in sys.modules "
-             "if m.startswith('agentmemgate'))))")
+    probe = (
+        "import json, sys\nfrom agentmemgate.cli import main\n"
+        f"sys.argv = ['amg', *{argv!r}]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print('\\nMODULES ' + json.dumps(sorted(m for m in sys.modules "
+        "if m.startswith('agentmemgate'))))"
+    )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     text, _, mods = out.stdout.rpartition("\nMODULES ")
     return json.loads(mods), text
@@ -235,14 +300,21 @@ def test_a_command_loads_only_its_own_cli_module():
     mods, text = _cli_modules_after(["usage", "--help"])
     assert "Sum cost and tokens" in text
     assert "agentmemgate.cli.usage" in mods
-    assert not {"agentmemgate.cli.corpora", "agentmemgate.cli.eval", "agentmemgate.cli.audit"} & set(mods)
+    assert not {
+        "agentmemgate.cli.corpora",
+        "agentmemgate.cli.eval",
+        "agentmemgate.cli.audit",
+    } & set(mods)
 
 
 def test_a_mistyped_workspace_is_refused_before_the_library_loads(tmp_path):
-    mods, _ = _cli_modules_after(["eval", "show", "x", "--system", "s",
-                                  "--workspace", str(tmp_path / "none")])
+    mods, _ = _cli_modules_after(
+        ["eval", "show", "x", "--system", "s", "--workspace", str(tmp_path / "none")]
+    )
     assert "agentmemgate.cli.eval" in mods and "agentmemgate.workspace" in mods
-    assert not [m for m in mods if m.startswith(("agentmemgate.evaluate", "agentmemgate.annotate_app"))]
+    assert not [
+        m for m in mods if m.startswith(("agentmemgate.evaluate", "agentmemgate.annotate_app"))
+    ]
 
 
 def test_report_help_lists_the_reports_of_every_module():

@@ -24,8 +24,11 @@ ROOMS_OVER: dict[str, str] = {}
 
 def _lines() -> dict[str, int]:
     """Lines of each module, by its path inside the package."""
-    return {p.relative_to(PACKAGE).as_posix(): len(p.read_text(encoding="utf-8").splitlines())
-            for p in sorted(PACKAGE.rglob("*.py")) if "__pycache__" not in p.parts}
+    return {
+        p.relative_to(PACKAGE).as_posix(): len(p.read_text(encoding="utf-8").splitlines())
+        for p in sorted(PACKAGE.rglob("*.py"))
+        if "__pycache__" not in p.parts
+    }
 
 
 def test_no_module_over_900_lines():
@@ -42,8 +45,11 @@ def test_no_room_over_15_percent_of_the_package():
             room = name.split("/")[0]
             rooms[room] = rooms.get(room, 0) + n
     assert len(rooms) > 5 and total > 10_000  # the package was found and its rooms counted
-    over = {room: f"{n} of {total} lines ({n / total:.1%})" for room, n in rooms.items()
-            if n > ROOM_SHARE * total}
+    over = {
+        room: f"{n} of {total} lines ({n / total:.1%})"
+        for room, n in rooms.items()
+        if n > ROOM_SHARE * total
+    }
     assert set(over) == set(ROOMS_OVER), f"rooms over {ROOM_SHARE:.0%} of the package: {over}"
 
 
@@ -53,8 +59,15 @@ def test_every_test_folder_is_a_package():
     name (``from llm.llm_fakes import ...``) and the modules at the root of tests/ by theirs
     (``from extend_design import ...``), with no edit of ``sys.path``."""
     tests = Path(__file__).parent
-    folders = [d for d in tests.rglob("*") if d.is_dir() and "__pycache__" not in d.parts
-               and not any(part.startswith(".") for part in d.relative_to(tests).parts)]
+    folders = [
+        d
+        for d in tests.rglob("*")
+        if d.is_dir()
+        and "__pycache__" not in d.parts
+        and not any(part.startswith(".") for part in d.relative_to(tests).parts)
+    ]
     assert len(folders) > 5
-    assert [d.relative_to(tests).as_posix() for d in folders if not (d / "__init__.py").exists()] == []
+    assert [
+        d.relative_to(tests).as_posix() for d in folders if not (d / "__init__.py").exists()
+    ] == []
     assert not (tests / "__init__.py").exists()

@@ -11,12 +11,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-MACHINE_PATH = re.compile("|".join([
-    r"(?<![\w.~-])/(?:work|root)/",  # a container's or a superuser's tree
-    r"(?<![\w.~-])/home/[A-Za-z_][\w.-]*/",  # a user's home on Linux
-    r"(?<![\w.~-])/Users/[A-Za-z_][\w. -]*/",  # ... on macOS
-    r"\b[A-Za-z]:(?:\\|/)+Users(?:\\|/)+",  # ... on Windows
-]))
+MACHINE_PATH = re.compile(
+    "|".join(
+        [
+            r"(?<![\w.~-])/(?:work|root)/",  # a container's or a superuser's tree
+            r"(?<![\w.~-])/home/[A-Za-z_][\w.-]*/",  # a user's home on Linux
+            r"(?<![\w.~-])/Users/[A-Za-z_][\w. -]*/",  # ... on macOS
+            r"\b[A-Za-z]:(?:\\|/)+Users(?:\\|/)+",  # ... on Windows
+        ]
+    )
+)
 
 
 def tracked_files() -> list[Path]:
@@ -42,15 +46,30 @@ def test_no_tracked_file_names_a_path_of_one_machine():
     assert not found, "absolute paths of one machine:\n" + "\n".join(found)
 
 
-@pytest.mark.parametrize("text", ["/work/shared/corpora-src", '"/root/.pyenv/versions"',
-                                  "/home/alice/models/x.gguf", "see /Users/bob/data",
-                                  r"C:\Users\carol\corpora", "C:/Users/carol"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "/work/shared/corpora-src",
+        '"/root/.pyenv/versions"',
+        "/home/alice/models/x.gguf",
+        "see /Users/bob/data",
+        r"C:\Users\carol\corpora",
+        "C:/Users/carol",
+    ],
+)
 def test_the_patterns_catch_each_kind(text):
     assert MACHINE_PATH.search(text)
 
 
-@pytest.mark.parametrize("text", ["~/.local/share/agentmemgate/corpora", "/models/gemma.gguf",
-                                  "https://example.org/work/x", "%LOCALAPPDATA%\\agentmemgate",
-                                  "datasets/xiaowu0162/longmemeval-cleaned/resolve/main"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "~/.local/share/agentmemgate/corpora",
+        "/models/gemma.gguf",
+        "https://example.org/work/x",
+        "%LOCALAPPDATA%\\agentmemgate",
+        "datasets/xiaowu0162/longmemeval-cleaned/resolve/main",
+    ],
+)
 def test_ordinary_paths_pass(text):
     assert not MACHINE_PATH.search(text)

@@ -22,12 +22,16 @@ import pytest
 from typer.testing import CliRunner
 
 BASE_URL = os.environ.get("AMG_TEST_BASE_URL", "")
-pytestmark = pytest.mark.skipif(not BASE_URL, reason="set AMG_TEST_BASE_URL to run against a real server")
+pytestmark = pytest.mark.skipif(
+    not BASE_URL, reason="set AMG_TEST_BASE_URL to run against a real server"
+)
 FIXTURES = Path(__file__).parent / "fixtures"
 TIMEOUT = os.environ.get("AMG_TEST_TIMEOUT", "900")
-STATEMENTS = [("s1", "I might move to Seattle next year, my dad lives there."),
-              ("s2", "I moved to Denver last month."),
-              ("s3", "I love jazz.")]
+STATEMENTS = [
+    ("s1", "I might move to Seattle next year, my dad lives there."),
+    ("s2", "I moved to Denver last month."),
+    ("s3", "I love jazz."),
+]
 
 
 @pytest.fixture(scope="module")
@@ -69,11 +73,15 @@ def figures(name: str, ws: Path, seconds: float) -> dict:
             first.setdefault(r["cache_key"], r["status"])
     replies = [r for r in rows if r["status"] in ("ok", "invalid_output")]
     strategies = sorted({r["strategy"] for r in rows if r["strategy"]})
-    out = {"path": name, "requests": len(rows), "replies": len(replies),
-           "seconds_per_reply": round(seconds / len(replies), 1) if replies else None,
-           "valid_first_try": f"{sum(s == 'ok' for s in first.values())}/{len(first)}",
-           "strategies": strategies,
-           "statuses": {s: sum(r["status"] == s for r in rows) for s in {r["status"] for r in rows}}}
+    out = {
+        "path": name,
+        "requests": len(rows),
+        "replies": len(replies),
+        "seconds_per_reply": round(seconds / len(replies), 1) if replies else None,
+        "valid_first_try": f"{sum(s == 'ok' for s in first.values())}/{len(first)}",
+        "strategies": strategies,
+        "statuses": {s: sum(r["status"] == s for r in rows) for s in {r["status"] for r in rows}},
+    }
     print(f"\n[real server] {json.dumps(out)}")
     return out
 
@@ -96,17 +104,35 @@ def llm(model: str, *extra: str) -> tuple[str, ...]:
 
 def test_build_with_a_local_generator(tmp_path, model):
     ws = tmp_path / "ws"
-    args = ("build", "--split", "core", "--n-per-cell", "1", "--generator", model,
-            *llm(model), "--max-attempts", "1", "--concurrency", "2", "--workspace", str(ws),
-            "--out", str(tmp_path / "out"), "--no-progress")
+    args = (
+        "build",
+        "--split",
+        "core",
+        "--n-per-cell",
+        "1",
+        "--generator",
+        model,
+        *llm(model),
+        "--max-attempts",
+        "1",
+        "--concurrency",
+        "2",
+        "--workspace",
+        str(ws),
+        "--out",
+        str(tmp_path / "out"),
+        "--no-progress",
+    )
     r = amg(*args)
     from agentmemgate.workspace import Workspace
 
     w = Workspace(ws, create=False)
     arcs, failures = len(list(w.arcs("core"))), w.failures("core")
     failing_checks = {c.arc_id for c in w.checks() if not c.passed}
-    print(f"\n[real server] build: {arcs} arcs rendered and passed the generator's checks, "
-          f"{len(failures)} render failures")
+    print(
+        f"\n[real server] build: {arcs} arcs rendered and passed the generator's checks, "
+        f"{len(failures)} render failures"
+    )
     for f in failures:
         print(f"  {f['id']}: {f['reason'][:300]}")
     assert arcs + len(failures) == 3
@@ -118,16 +144,43 @@ def test_build_with_a_local_generator(tmp_path, model):
 
 def test_validate_with_a_local_judge(tmp_path, model):
     ws = str(tmp_path / "ws")
-    assert amg("build", "--split", "core", "--n-per-cell", "1", "--workspace", ws,
-               "--out", str(tmp_path / "out"), "--no-progress").exit_code == 0
-    args = ("validate", "--split", "core", "--judge", model, "--checks", "recovery,realism",
-            *llm(model), "--workspace", ws, "--no-progress")
+    assert (
+        amg(
+            "build",
+            "--split",
+            "core",
+            "--n-per-cell",
+            "1",
+            "--workspace",
+            ws,
+            "--out",
+            str(tmp_path / "out"),
+            "--no-progress",
+        ).exit_code
+        == 0
+    )
+    args = (
+        "validate",
+        "--split",
+        "core",
+        "--judge",
+        model,
+        "--checks",
+        "recovery,realism",
+        *llm(model),
+        "--workspace",
+        ws,
+        "--no-progress",
+    )
     r = amg(*args)
     from agentmemgate.validate.store import load_verdicts
     from agentmemgate.workspace import Workspace
 
-    rows = [v for v in load_verdicts(Workspace(ws, create=False), ["recovery", "realism"])
-            if v.judge == model]
+    rows = [
+        v
+        for v in load_verdicts(Workspace(ws, create=False), ["recovery", "realism"])
+        if v.judge == model
+    ]
     failed = [v for v in rows if not v.ok]
     print(f"\n[real server] validate: {sum(v.ok for v in rows)}/{len(rows)} verdicts parsed")
     assert len(rows) == 3 + 3 * 2 and all(v.error for v in failed)
@@ -139,8 +192,19 @@ def test_validate_with_a_local_judge(tmp_path, model):
 
 def test_mine_with_a_local_miner(tmp_path, model):
     ws = tmp_path / "ws"
-    args = ("mine", "hedges", str(FIXTURES / "locomo_sample.json"), "--miner", model, "--limit", "1",
-            *llm(model), "--workspace", str(ws), "--no-progress")
+    args = (
+        "mine",
+        "hedges",
+        str(FIXTURES / "locomo_sample.json"),
+        "--miner",
+        model,
+        "--limit",
+        "1",
+        *llm(model),
+        "--workspace",
+        str(ws),
+        "--no-progress",
+    )
     r = amg(*args)
     from agentmemgate.workspace import Workspace
 
@@ -165,16 +229,31 @@ def statement_set(tmp_path):
 @pytest.mark.parametrize("method", ["votes", "logprobs"])
 def test_classify_with_a_local_model(statement_set, model, method):
     ws = statement_set
-    args = ("classify", "--statements", "s", "--classifier", model, "--method", method,
-            "--samples", "3", *llm(model), "--workspace", ws, "--no-progress")
+    args = (
+        "classify",
+        "--statements",
+        "s",
+        "--classifier",
+        model,
+        "--method",
+        method,
+        "--samples",
+        "3",
+        *llm(model),
+        "--workspace",
+        ws,
+        "--no-progress",
+    )
     r = amg(*args)
     from agentmemgate.classify import stored
     from agentmemgate.workspace import Workspace
 
     done = stored(Workspace(ws, create=False), "s")
     failed = len(STATEMENTS) - len(done)
-    print(f"\n[real server] classify {method}: {len(done)}/{len(STATEMENTS)} distributions; "
-          + "; ".join(f"{d.statement_id} {d.predicted} ({d.method})" for d in done))
+    print(
+        f"\n[real server] classify {method}: {len(done)}/{len(STATEMENTS)} distributions; "
+        + "; ".join(f"{d.statement_id} {d.predicted} ({d.method})" for d in done)
+    )
     if failed:
         assert "Failures (" in r.output
     if method == "votes":
@@ -186,8 +265,19 @@ def test_classify_with_a_local_model(statement_set, model, method):
 
 def test_label_with_a_local_model(statement_set, model):
     ws = statement_set
-    args = ("statements", "label", "s", "--voters", model, "--votes", "1", *llm(model),
-            "--workspace", ws, "--no-progress")
+    args = (
+        "statements",
+        "label",
+        "s",
+        "--voters",
+        model,
+        "--votes",
+        "1",
+        *llm(model),
+        "--workspace",
+        ws,
+        "--no-progress",
+    )
     r = amg(*args)
     assert "Reference labels:" in r.output
     failed = "Votes that failed" in r.output

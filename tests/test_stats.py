@@ -7,13 +7,16 @@ import pytest
 from agentmemgate.stats import cohen_kappa, krippendorff_alpha, wilson
 
 
-@pytest.mark.parametrize("k, n, text", [
-    (47, 54, "47/54 = 87.0% [75.6, 93.6]"),      # judge audit (Section 4)
-    (35, 40, "35/40 = 87.5% [73.9, 94.5]"),      # classifier audit
-    (114, 163, "114/163 = 69.9% [62.5, 76.5]"),  # Table 8 accuracy
-    (0, 20, "0/20 = 0.0% [0.0, 16.1]"),          # "each observed zero has a 16.1% upper bound"
-    (0, 40, "0/40 = 0.0% [0.0, 8.8]"),           # Table 2 gated zeros
-])
+@pytest.mark.parametrize(
+    "k, n, text",
+    [
+        (47, 54, "47/54 = 87.0% [75.6, 93.6]"),  # judge audit (Section 4)
+        (35, 40, "35/40 = 87.5% [73.9, 94.5]"),  # classifier audit
+        (114, 163, "114/163 = 69.9% [62.5, 76.5]"),  # Table 8 accuracy
+        (0, 20, "0/20 = 0.0% [0.0, 16.1]"),  # "each observed zero has a 16.1% upper bound"
+        (0, 40, "0/40 = 0.0% [0.0, 8.8]"),  # Table 2 gated zeros
+    ],
+)
 def test_wilson_matches_the_paper(k, n, text):
     assert wilson(k, n).fmt() == text
 

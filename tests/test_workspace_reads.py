@@ -22,7 +22,8 @@ def test_arcs_and_verdicts_read_inside_the_cache_equal_fresh_reads(small_build):
         assert [a.id for a in ws.arcs("core", ids=some)] == [first[0].id]
         assert load_verdicts(ws, ["recovery", "realism"], splits=splits) == fresh
         assert load_verdicts(ws, ["recovery"], splits=["core"]) == [
-            r for r in fresh if r.task == "recovery" and r.split == "core"]
+            r for r in fresh if r.task == "recovery" and r.split == "core"
+        ]
     assert ws._reads is None
     assert list(ws.arcs("core"))[0] is not first[0]  # outside the block: parsed again
 

@@ -5,7 +5,6 @@ only ``queues``, which never reads reference labels or other annotators' labels.
 ``--from`` sources with ``sources.register_source``.
 """
 
-
 # Re-exports resolved on first use (PEP 562), so importing the package costs only what it uses;
 # ``from agentmemgate.ROOM import name`` works as before.
 _LAZY = {
@@ -56,12 +55,37 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "AgreementReport", "agreement_report", "save_agreement_report",
-    "AuditInfo", "AuditSummary", "CreatedAudit", "ImportResult", "create_audit", "export_audit",
-    "get_audit", "import_labels", "list_audits", "relink",
-    "DisplayTurn", "ItemDisplay", "Reference", "SourceItem", "ValuePair",
-    "CANT_TELL", "TASKS", "LabelSet", "label_set",
-    "AdjudicationItem", "Person", "QueueItem", "adjudication_queue", "annotator_queue",
-    "record_label", "resolve_token",
-    "SourceRequest", "known_sources", "load_source", "register_source",
+    "AgreementReport",
+    "agreement_report",
+    "save_agreement_report",
+    "AuditInfo",
+    "AuditSummary",
+    "CreatedAudit",
+    "ImportResult",
+    "create_audit",
+    "export_audit",
+    "get_audit",
+    "import_labels",
+    "list_audits",
+    "relink",
+    "DisplayTurn",
+    "ItemDisplay",
+    "Reference",
+    "SourceItem",
+    "ValuePair",
+    "CANT_TELL",
+    "TASKS",
+    "LabelSet",
+    "label_set",
+    "AdjudicationItem",
+    "Person",
+    "QueueItem",
+    "adjudication_queue",
+    "annotator_queue",
+    "record_label",
+    "resolve_token",
+    "SourceRequest",
+    "known_sources",
+    "load_source",
+    "register_source",
 ]

@@ -42,98 +42,141 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 def _confusion(c: Confusion) -> list[str]:
     names = [display_name(x) for x in c.labels]
-    rows = [[f"**{names[i]}**"] + [str(v) for v in row] for i, row in enumerate(c.matrix)
-            if sum(row) or c.labels[i] != "cant_tell"]
+    rows = [
+        [f"**{names[i]}**"] + [str(v) for v in row]
+        for i, row in enumerate(c.matrix)
+        if sum(row) or c.labels[i] != "cant_tell"
+    ]
     return _table(["reference \\ human"] + names, rows)
 
 
 def _vs(v: VsReference, title: str) -> list[str]:
-    out = [f"### {title}", "",
-           f"- Agreement with the reference: {_p(v.agreement)}",
-           f"- Cohen's kappa: {_ci(v.kappa, v.kappa_ci)} (n={v.agreement.n})",
-           f"- Macro-F1 over the reference's classes: {_ci(v.macro_f1, v.macro_f1_ci)}"]
+    out = [
+        f"### {title}",
+        "",
+        f"- Agreement with the reference: {_p(v.agreement)}",
+        f"- Cohen's kappa: {_ci(v.kappa, v.kappa_ci)} (n={v.agreement.n})",
+        f"- Macro-F1 over the reference's classes: {_ci(v.macro_f1, v.macro_f1_ci)}",
+    ]
     if v.within_one is not None:
         out.append(f"- Within one level of the reference: {_p(v.within_one)}")
     out.append("")
-    rows = [[display_name(c), str(s.support),
-             _pct(s.precision, s.precision_ci_low, s.precision_ci_high) + f" (n={s.precision_n})",
-             _pct(s.recall, s.recall_ci_low, s.recall_ci_high) + f" (n={s.support})"]
-            for c, s in v.per_class.items()]
+    rows = [
+        [
+            display_name(c),
+            str(s.support),
+            _pct(s.precision, s.precision_ci_low, s.precision_ci_high) + f" (n={s.precision_n})",
+            _pct(s.recall, s.recall_ci_low, s.recall_ci_high) + f" (n={s.support})",
+        ]
+        for c, s in v.per_class.items()
+    ]
     out += _table(["class", "support", "precision [95% CI]", "recall [95% CI]"], rows)
     out += ["Confusion matrix (rows: reference, columns: human):", ""] + _confusion(v.confusion)
     if v.binary is not None:
-        out += ["Commit-versus-hold collapse (speculation holds; the other classes commit; "
-                "can't tell stays its own answer and counts as a disagreement):", "",
-                f"- Agreement: {_p(v.binary.agreement)}",
-                f"- Cohen's kappa: {_ci(v.binary.kappa, v.binary.kappa_ci)}", ""] \
-            + _confusion(v.binary.confusion)
+        out += [
+            "Commit-versus-hold collapse (speculation holds; the other classes commit; "
+            "can't tell stays its own answer and counts as a disagreement):",
+            "",
+            f"- Agreement: {_p(v.binary.agreement)}",
+            f"- Cohen's kappa: {_ci(v.binary.kappa, v.binary.kappa_ci)}",
+            "",
+        ] + _confusion(v.binary.confusion)
     if (pa := v.plan_asserted) is not None:
         jy, jn = pa.judge_yes_human_no, pa.judge_no_human_yes
-        out += ["Plan asserted or not (the decision that counts an exposure: the answer asserts the "
-                "plan value, alone or with the other value; can't tell counts as a disagreement):",
-                "",
-                f"- Agreement with the judge: {_p(pa.agreement)}",
-                f"- Cohen's kappa: {_ci(pa.kappa, pa.kappa_ci)}",
-                f"- Judge says plan asserted, human says not (the judge's false plan assertions, "
-                f"which inflate exposure): {jy.k} of the {jy.n} judge-yes observations a human "
-                f"decided: {_p(jy)}",
-                f"- Judge says not asserted, human says asserted (missed plan assertions): {jn.k} of "
-                f"the {jn.n} judge-no observations a human decided: {_p(jn)}",
-                f"- Human can't tell: {pa.human_cant_tell}", ""] + _confusion(pa.confusion)
+        out += [
+            "Plan asserted or not (the decision that counts an exposure: the answer asserts the "
+            "plan value, alone or with the other value; can't tell counts as a disagreement):",
+            "",
+            f"- Agreement with the judge: {_p(pa.agreement)}",
+            f"- Cohen's kappa: {_ci(pa.kappa, pa.kappa_ci)}",
+            f"- Judge says plan asserted, human says not (the judge's false plan assertions, "
+            f"which inflate exposure): {jy.k} of the {jy.n} judge-yes observations a human "
+            f"decided: {_p(jy)}",
+            f"- Judge says not asserted, human says asserted (missed plan assertions): {jn.k} of "
+            f"the {jn.n} judge-no observations a human decided: {_p(jn)}",
+            f"- Human can't tell: {pa.human_cant_tell}",
+            "",
+        ] + _confusion(pa.confusion)
     return out
 
 
 def render_markdown(r: AgreementReport) -> str:
     task = r.task + (f" ({r.factor})" if r.factor else "")
-    out = [f"# Agreement report: {r.audit}", "",
-           f"Task: {task}; labels: {', '.join(display_name(x) for x in r.labels)}"
-           f"{' (ordered)' if r.ordered else ''}; rubric: {r.rubric or 'none'}.", "",
-           f"Items: {r.n_items}; annotators: {r.n_annotators}; labels counted (latest per annotator "
-           f"and item): {r.n_labels}; items with two or more labels: {r.n_items_multi}.", ""]
+    out = [
+        f"# Agreement report: {r.audit}",
+        "",
+        f"Task: {task}; labels: {', '.join(display_name(x) for x in r.labels)}"
+        f"{' (ordered)' if r.ordered else ''}; rubric: {r.rubric or 'none'}.",
+        "",
+        f"Items: {r.n_items}; annotators: {r.n_annotators}; labels counted (latest per annotator "
+        f"and item): {r.n_labels}; items with two or more labels: {r.n_items_multi}.",
+        "",
+    ]
     if r.bootstrap is not None:
         b = r.bootstrap
-        out += [f"Intervals: 95% Wilson for proportions; for kappa, alpha and macro-F1 a 95% "
-                f"percentile bootstrap over {b.unit}s ({b.resamples} resamples, seed {b.seed}; an "
-                f"{b.unit}'s labels are drawn together).", ""]
+        out += [
+            f"Intervals: 95% Wilson for proportions; for kappa, alpha and macro-F1 a 95% "
+            f"percentile bootstrap over {b.unit}s ({b.resamples} resamples, seed {b.seed}; an "
+            f"{b.unit}'s labels are drawn together).",
+            "",
+        ]
     a = r.krippendorff_alpha
-    out += ["## Human-human agreement", "",
-            f"- Percent agreement over all pairs of labels given to the same item: "
-            f"{_p(r.percent_agreement)}",
-            f"- Krippendorff's alpha ({a.level}): {_ci(a.value, a.ci)} "
-            f"(units with two or more labels: {a.n_units}{'; ' + a.note if a.note else ''})"]
+    out += [
+        "## Human-human agreement",
+        "",
+        f"- Percent agreement over all pairs of labels given to the same item: "
+        f"{_p(r.percent_agreement)}",
+        f"- Krippendorff's alpha ({a.level}): {_ci(a.value, a.ci)} "
+        f"(units with two or more labels: {a.n_units}{'; ' + a.note if a.note else ''})",
+    ]
     if r.plan_asserted_human is not None:
-        out.append(f"- Percent agreement on plan asserted or not (all pairs): "
-                   f"{_p(r.plan_asserted_human)}")
+        out.append(
+            f"- Percent agreement on plan asserted or not (all pairs): {_p(r.plan_asserted_human)}"
+        )
     out.append("")
     if r.cohen_kappa_pairs:
         header = ["annotator pair", "n", "agreement [95% CI]", "Cohen's kappa [95% CI]"]
-        rows = [[f"{k.a} / {k.b}", str(k.n), _p(k.agreement), _ci(k.kappa, k.kappa_ci)]
-                for k in r.cohen_kappa_pairs]
+        rows = [
+            [f"{k.a} / {k.b}", str(k.n), _p(k.agreement), _ci(k.kappa, k.kappa_ci)]
+            for k in r.cohen_kappa_pairs
+        ]
         if r.ordered:
             header += ["n on the scale", "linear-weighted kappa", "quadratic-weighted kappa"]
             for row, k in zip(rows, r.cohen_kappa_pairs):
-                row += [str(k.n_weighted), _ci(k.kappa_linear, k.kappa_linear_ci),
-                        _ci(k.kappa_quadratic, k.kappa_quadratic_ci)]
+                row += [
+                    str(k.n_weighted),
+                    _ci(k.kappa_linear, k.kappa_linear_ci),
+                    _ci(k.kappa_quadratic, k.kappa_quadratic_ci),
+                ]
         out += _table(header, rows)
         if r.ordered:
-            out += ["Weighted kappas count how far apart two levels are (linear: by the distance, "
-                    "quadratic: by its square) over the items both labeled on the scale; "
-                    "\"can't tell\" is not on it.", ""]
+            out += [
+                "Weighted kappas count how far apart two levels are (linear: by the distance, "
+                "quadratic: by its square) over the items both labeled on the scale; "
+                "\"can't tell\" is not on it.",
+                "",
+            ]
     else:
         out += ["No two annotators have labeled the same item yet: no pairwise kappa.", ""]
     out += ["## Human vs reference", ""]
     if r.vs_reference is None and r.diagnostics.reference_prevalence:
         out += ["Reference labels exist, but no referenced item has a human label yet.", ""]
     elif r.vs_reference is None:
-        out += ["No reference labels for this audit (add them with `amg audit import NAME FILE.csv "
-                "--reference`).", ""]
+        out += [
+            "No reference labels for this audit (add them with `amg audit import NAME FILE.csv "
+            "--reference`).",
+            "",
+        ]
     else:
         v = r.vs_reference
         srcs = ", ".join(f"{k}: {n}" for k, n in v.sources.items())
         if r.reference_name:
             out += [f"Reference: {r.reference_name}.", ""]
-        out += [f"Reference sources (items): {srcs}. Items with a reference and a human label: "
-                f"{v.n_items}. Pooled: each annotator's label is one observation.", ""]
+        out += [
+            f"Reference sources (items): {srcs}. Items with a reference and a human label: "
+            f"{v.n_items}. Pooled: each annotator's label is one observation.",
+            "",
+        ]
         if "confusion" in r.plots:
             out += [f"![confusion matrix]({Path(r.plots['confusion']).name})", ""]
         if "confusion_plan" in r.plots:
@@ -143,32 +186,65 @@ def render_markdown(r: AgreementReport) -> str:
             out += _vs(va, f"Annotator {a}")
     if r.adjudication is not None:
         a = r.adjudication
-        out += ["## Adjudication", "",
-                f"- Items with two or more labels: {a.n_candidates}; with disagreement: "
-                f"{a.n_disagreements}; resolved: {a.n_resolved}"]
+        out += [
+            "## Adjudication",
+            "",
+            f"- Items with two or more labels: {a.n_candidates}; with disagreement: "
+            f"{a.n_disagreements}; resolved: {a.n_resolved}",
+        ]
         if a.vs_reference is not None:
             out.append(f"- Resolutions agreeing with the reference: {_p(a.vs_reference)}")
         out.append("")
     d = r.diagnostics
     out += ["## Diagnostics", ""]
-    out += _table(["annotator", "assigned", "labeled", "labels logged", "changed", "can't tell",
-                   f"fast (< {d.fast_threshold_seconds:g} s)", "median active s"],
-                  [[x.annotator, str(x.assigned), str(x.labeled), str(x.labels_logged), str(x.changed),
-                    str(x.cant_tell), str(x.fast), _f(x.median_active_seconds, 1)]
-                   for x in d.per_annotator])
+    out += _table(
+        [
+            "annotator",
+            "assigned",
+            "labeled",
+            "labels logged",
+            "changed",
+            "can't tell",
+            f"fast (< {d.fast_threshold_seconds:g} s)",
+            "median active s",
+        ],
+        [
+            [
+                x.annotator,
+                str(x.assigned),
+                str(x.labeled),
+                str(x.labels_logged),
+                str(x.changed),
+                str(x.cant_tell),
+                str(x.fast),
+                _f(x.median_active_seconds, 1),
+            ]
+            for x in d.per_annotator
+        ],
+    )
     out += ["Label prevalence (latest human labels; reference labels where present):", ""]
-    rows = [[display_name(c), _p(p), _p(d.reference_prevalence.get(c)) if d.reference_prevalence
-             else "-"] for c, p in d.prevalence.items()]
+    rows = [
+        [
+            display_name(c),
+            _p(p),
+            _p(d.reference_prevalence.get(c)) if d.reference_prevalence else "-",
+        ]
+        for c, p in d.prevalence.items()
+    ]
     out += _table(["label", "human", "reference"], rows)
     for g, prev in d.prevalence_by_group.items():
         out += [f"Prevalence for {g}:", ""]
         out += _table(["label", "human"], [[display_name(c), _p(p)] for c, p in prev.items()])
     out.append(f"- Items nobody has labeled yet: {d.n_unlabeled_items}")
     if d.fast_decisions:
-        listed = ", ".join(f"{f.annotator}:{f.item_id} ({f.seconds:.1f} s)"
-                           for f in d.fast_decisions[:_MAX_FAST_LISTED])
+        listed = ", ".join(
+            f"{f.annotator}:{f.item_id} ({f.seconds:.1f} s)"
+            for f in d.fast_decisions[:_MAX_FAST_LISTED]
+        )
         more = len(d.fast_decisions) - _MAX_FAST_LISTED
-        out.append(f"- Fast decisions flagged: {listed}" + (f" and {more} more" if more > 0 else ""))
+        out.append(
+            f"- Fast decisions flagged: {listed}" + (f" and {more} more" if more > 0 else "")
+        )
     if d.undefined:
         out.append("- Undefined statistics: " + "; ".join(d.undefined))
     for n in d.notes:
@@ -187,8 +263,9 @@ def confusion_figure(c: Confusion, title: str):
 
     n = len(c.labels)
     fig, ax = plt.subplots(figsize=(1.2 * n + 2.5, 1.0 * n + 2))
-    disp = ConfusionMatrixDisplay(np.array(c.matrix), display_labels=[display_name(x) for x in c.labels]
-                                  ).plot(ax=ax, colorbar=False, cmap="Blues", xticks_rotation=30)
+    disp = ConfusionMatrixDisplay(
+        np.array(c.matrix), display_labels=[display_name(x) for x in c.labels]
+    ).plot(ax=ax, colorbar=False, cmap="Blues", xticks_rotation=30)
     if c.labels[-1] == "cant_tell" and not sum(c.matrix[-1]):
         # References are never "can't tell": crop that empty row, as the markdown table does.
         for t in disp.text_[-1]:

@@ -12,8 +12,9 @@ from .items import SourceItem
 MISSING_STRATUM = "(none)"
 
 
-def sample(items: list[SourceItem], n: int | None, stratify_by: str | None,
-           seed: int) -> list[SourceItem]:
+def sample(
+    items: list[SourceItem], n: int | None, stratify_by: str | None, seed: int
+) -> list[SourceItem]:
     """``n`` items (all if None), spread evenly over the strata of ``stratify_by``.
 
     Equal allocation, not proportional: strata are visited round-robin, so rare classes get as
@@ -23,8 +24,10 @@ def sample(items: list[SourceItem], n: int | None, stratify_by: str | None,
     if stratify_by is not None:
         fields = sorted({k for it in pool for k in it.strata})
         if stratify_by not in fields:
-            raise BadInput(f"Cannot stratify by {stratify_by!r}; this source's items have: "
-                           f"{', '.join(fields) or 'no strata'}")
+            raise BadInput(
+                f"Cannot stratify by {stratify_by!r}; this source's items have: "
+                f"{', '.join(fields) or 'no strata'}"
+            )
     if n is not None and n < 1:
         raise BadInput(f"--sample must be at least 1, got {n}")
     rng = random.Random(f"sample:{seed}")
@@ -47,8 +50,9 @@ def sample(items: list[SourceItem], n: int | None, stratify_by: str | None,
     return out
 
 
-def assign(item_ids: list[str], annotators: list[str], overlap: int,
-           seed: int) -> dict[str, list[str]]:
+def assign(
+    item_ids: list[str], annotators: list[str], overlap: int, seed: int
+) -> dict[str, list[str]]:
     """Each item to ``overlap`` annotators, loads within one of each other, pairs rotated.
 
     Greedy over annotator groups: the next item goes to the least-loaded group whose members have
@@ -57,8 +61,10 @@ def assign(item_ids: list[str], annotators: list[str], overlap: int,
     if overlap < 1:
         raise BadInput(f"--overlap must be at least 1, got {overlap}")
     if overlap > len(annotators):
-        raise BadInput(f"--overlap {overlap} is more than the {len(annotators)} annotator(s); "
-                       "each item can be labeled at most once per annotator")
+        raise BadInput(
+            f"--overlap {overlap} is more than the {len(annotators)} annotator(s); "
+            "each item can be labeled at most once per annotator"
+        )
     rng = random.Random(f"assign:{seed}")
     ids = list(item_ids)
     rng.shuffle(ids)
@@ -68,8 +74,14 @@ def assign(item_ids: list[str], annotators: list[str], overlap: int,
     together: dict[tuple[int, int], int] = defaultdict(int)
     out: dict[str, list[str]] = {a: [] for a in annotators}
     for item in ids:
-        best = min(groups, key=lambda g: (max(load[i] for i in g), sum(load[i] for i in g),
-                                          sum(together[p] for p in itertools.combinations(g, 2))))
+        best = min(
+            groups,
+            key=lambda g: (
+                max(load[i] for i in g),
+                sum(load[i] for i in g),
+                sum(together[p] for p in itertools.combinations(g, 2)),
+            ),
+        )
         for i in best:
             load[i] += 1
             out[annotators[i]].append(item)

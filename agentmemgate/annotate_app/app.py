@@ -43,11 +43,18 @@ from agentmemgate.workspace import DEFAULT_WORKSPACE, Workspace
 
 WORKSPACE_ENV = "AMG_WORKSPACE"
 # Our own containers' keys; Streamlit gives each the CSS class .st-key-KEY.
-HEAD_KEY, CHAT_KEY, TARGET_KEY, INSTRUCTIONS_KEY = "amg-head", "amg-chat", "amg-target", "amg-instructions"
+HEAD_KEY, CHAT_KEY, TARGET_KEY, INSTRUCTIONS_KEY = (
+    "amg-head",
+    "amg-chat",
+    "amg-target",
+    "amg-instructions",
+)
 READY_KEY = "amg-ready"  # the first page's button that the key script presses
-RELOAD_NOTE = ("Reloading this page or opening it in a new tab signs you out: the token is kept "
-               "on the server, not in the address bar. Your saved labels are kept; open your "
-               "personal link again to continue where you left off.")
+RELOAD_NOTE = (
+    "Reloading this page or opening it in a new tab signs you out: the token is kept "
+    "on the server, not in the address bar. Your saved labels are kept; open your "
+    "personal link again to continue where you left off."
+)
 
 # Our own styling. The conversation scrolls in its own panel, sized by the page script to the
 # room left below the title and instructions (unbounded where the script does not run); the
@@ -273,16 +280,34 @@ def _opening() -> None:
 
 
 def _key_script() -> None:
-    st.html(_KEY_SCRIPT % {"submit": "submit", "back": "back", "next": "next", "choice": "choice_",
-                           "head": HEAD_KEY, "ready": READY_KEY, "wait_ms": KEY_WAIT_S * 1000},
-            unsafe_allow_javascript=True)  # our constant code: no data
+    st.html(
+        _KEY_SCRIPT
+        % {
+            "submit": "submit",
+            "back": "back",
+            "next": "next",
+            "choice": "choice_",
+            "head": HEAD_KEY,
+            "ready": READY_KEY,
+            "wait_ms": KEY_WAIT_S * 1000,
+        },
+        unsafe_allow_javascript=True,
+    )  # our constant code: no data
 
 
 def _page_script(nonce: str, *, scroll: bool = False, has_target: bool = False) -> None:
-    st.html(_PAGE_SCRIPT % {"nonce": nonce, "scroll": str(scroll).lower(), "head": HEAD_KEY,
-                            "chat": CHAT_KEY, "target": TARGET_KEY,
-                            "has_target": str(has_target).lower()},
-            unsafe_allow_javascript=True)  # our constant code and a position: no data
+    st.html(
+        _PAGE_SCRIPT
+        % {
+            "nonce": nonce,
+            "scroll": str(scroll).lower(),
+            "head": HEAD_KEY,
+            "chat": CHAT_KEY,
+            "target": TARGET_KEY,
+            "has_target": str(has_target).lower(),
+        },
+        unsafe_allow_javascript=True,
+    )  # our constant code and a position: no data
 
 
 # -- rendering of one item (plain text only) ---------------------------------------------------
@@ -313,7 +338,7 @@ def _parse_date(value: str) -> dt.date | None:
 
 
 def session_label(date: str, previous: str | None) -> str:
-    """"Session of Tue 9 Jan 2024 · 8 days later": our own words, from a date we parse. A date we
+    """ "Session of Tue 9 Jan 2024 · 8 days later": our own words, from a date we parse. A date we
     cannot parse is shown as given (escaped by the caller)."""
     day = _parse_date(date)
     if day is None:
@@ -400,8 +425,10 @@ def render_item(d: ItemDisplay, target_title: str) -> None:
 
 def _instructions(ls: LabelSet, expanded: bool) -> None:
     """Open on the first item only; each label button also carries its definition as a tooltip."""
-    with st.expander("Instructions and label definitions", expanded=expanded), \
-            st.container(key=INSTRUCTIONS_KEY):
+    with (
+        st.expander("Instructions and label definitions", expanded=expanded),
+        st.container(key=INSTRUCTIONS_KEY),
+    ):
         st.markdown(ls.instructions)  # package rubric text: trusted
         for i, lab in enumerate(ls.choices, 1):
             st.markdown(f"**{i} · {display_name(lab)}**: {ls.definitions.get(lab, '')}")
@@ -457,7 +484,9 @@ def signed_in_token() -> str | None:
 #   run in page order, not in the order of the presses. Each run's presses form a batch; batches
 #   are applied in order, a batch only where the order of its presses cannot change the outcome
 #   (otherwise the page says so and saves nothing the annotator may not have meant).
-TOO_FAST = "Keys came faster than the page could follow, so none of them was applied: press them again."
+TOO_FAST = (
+    "Keys came faster than the page could follow, so none of them was applied: press them again."
+)
 
 
 class Presses:
@@ -516,17 +545,24 @@ def _apply_batch(token: str, batch: list[tuple], n_choices: int) -> None:
             st.session_state.pos += sum(moves)
         return
     if len(labels) > 1:
-        st.session_state.flash = (f"Two labels came at once ({display_name(labels[0])} and "
-                                  f"{display_name(labels[1])}): press the one you mean.")
+        st.session_state.flash = (
+            f"Two labels came at once ({display_name(labels[0])} and "
+            f"{display_name(labels[1])}): press the one you mean."
+        )
         return
     if (item_id := _current_item()) is None:
         return
     if labels:
         before = st.session_state.choices.get(item_id) or st.session_state.own.get(item_id)
         st.session_state.choices[item_id] = labels[0]
-        if submit and before not in (None, labels[0]):  # "2, Enter" or "Enter, 2"? Ask, save nothing
-            st.session_state.flash = (f"Keys came faster than the page could follow: your choice "
-                                      f"is now {display_name(labels[0])}. Press Enter to submit it.")
+        if submit and before not in (
+            None,
+            labels[0],
+        ):  # "2, Enter" or "Enter, 2"? Ask, save nothing
+            st.session_state.flash = (
+                f"Keys came faster than the page could follow: your choice "
+                f"is now {display_name(labels[0])}. Press Enter to submit it."
+            )
             return
     if submit:
         _submit(token, item_id, n_choices)
@@ -544,16 +580,26 @@ def _submit(token: str, item_id: str, n_choices: int) -> None:
         return
     started = st.session_state.get("shown_at", time.time())
     try:
-        queues.record_label(_workspace(), token, item_id, label,
-                            shown_at=st.session_state.get("shown_iso"),
-                            active_seconds=time.time() - started)
+        queues.record_label(
+            _workspace(),
+            token,
+            item_id,
+            label,
+            shown_at=st.session_state.get("shown_iso"),
+            active_seconds=time.time() - started,
+        )
     except AmgError as e:  # the page never shows item ids: an arc id names its level
-        st.session_state.flash = (str(e) if item_id not in str(e) else
-                                  "This label was not saved: the item is no longer in your queue. "
-                                  "Open your personal link again to see your queue as it is now.")
+        st.session_state.flash = (
+            str(e)
+            if item_id not in str(e)
+            else "This label was not saved: the item is no longer in your queue. "
+            "Open your personal link again to see your queue as it is now."
+        )
         return
     except sqlite3.OperationalError:  # still locked after the busy timeout
-        st.session_state.flash = "The database is busy; your label was not saved. Press Enter again."
+        st.session_state.flash = (
+            "The database is busy; your label was not saved. Press Enter again."
+        )
         return
     st.session_state.choices.pop(item_id, None)
     st.session_state.pos += 1
@@ -574,26 +620,56 @@ def _controls(token: str, item: ItemDisplay, ls: LabelSet, own: str | None, pos:
     chosen = st.session_state.choices.get(item_id) or own
     st.session_state.own[item_id] = own
     for i, lab in enumerate(ls.choices, 1):
-        st.button(display_name(lab), key=f"choice_{i}",  # Streamlit shows the key beside it
-                  type="primary" if lab == chosen else "secondary",
-                  help=ls.definitions.get(lab) or None, width="stretch",
-                  shortcut=str(i) if i <= 9 else None, on_click=keys.press, args=("choose", lab))
-    st.button("Submit", key="submit", shortcut="Enter", width="stretch",
-              type="primary" if chosen is not None else "secondary",
-              on_click=keys.press, args=("submit",))
+        st.button(
+            display_name(lab),
+            key=f"choice_{i}",  # Streamlit shows the key beside it
+            type="primary" if lab == chosen else "secondary",
+            help=ls.definitions.get(lab) or None,
+            width="stretch",
+            shortcut=str(i) if i <= 9 else None,
+            on_click=keys.press,
+            args=("choose", lab),
+        )
+    st.button(
+        "Submit",
+        key="submit",
+        shortcut="Enter",
+        width="stretch",
+        type="primary" if chosen is not None else "secondary",
+        on_click=keys.press,
+        args=("submit",),
+    )
     if flash := st.session_state.pop("flash", None):
         st.error(flash)
     back, nxt = st.columns(2)
     with back:
-        st.button("◀ Back", key="back", shortcut="B", disabled=pos == 0, on_click=keys.press,
-                  args=("move", -1), width="stretch")
+        st.button(
+            "◀ Back",
+            key="back",
+            shortcut="B",
+            disabled=pos == 0,
+            on_click=keys.press,
+            args=("move", -1),
+            width="stretch",
+        )
     with nxt:
-        st.button("Next ▶", key="next", shortcut="N", disabled=own is None, on_click=keys.press,
-                  args=("move", 1), width="stretch")
-    st.text(f"Your choice: {display_name(chosen)}" + ("" if chosen != own else " (saved)")
-            if chosen is not None else "Your choice: none yet")
-    st.caption(f"Keys: 1-{min(len(ls.choices), 9)} choose · Enter submit · B back · "
-               "N next (labeled items)")
+        st.button(
+            "Next ▶",
+            key="next",
+            shortcut="N",
+            disabled=own is None,
+            on_click=keys.press,
+            args=("move", 1),
+            width="stretch",
+        )
+    st.text(
+        f"Your choice: {display_name(chosen)}" + ("" if chosen != own else " (saved)")
+        if chosen is not None
+        else "Your choice: none yet"
+    )
+    st.caption(
+        f"Keys: 1-{min(len(ls.choices), 9)} choose · Enter submit · B back · N next (labeled items)"
+    )
 
 
 def _account(signed_in: str) -> None:
@@ -629,8 +705,16 @@ def task_title(ls: LabelSet) -> str:
     return display_name(ls.task) + (f" ({display_name(ls.factor)})" if ls.factor else "")
 
 
-def _item_page(items: list, n_done: int, title: str, signed_in: str, progress_word: str,
-               empty_text: str, done_text: str, tag=lambda item: ""):
+def _item_page(
+    items: list,
+    n_done: int,
+    title: str,
+    signed_in: str,
+    progress_word: str,
+    empty_text: str,
+    done_text: str,
+    tag=lambda item: "",
+):
     """The part both pages share: title, progress, end/empty states, the account block. Returns the
     position of the item to show and the sidebar slot for its controls, or None when there is
     no item to show."""
@@ -658,8 +742,14 @@ def _item_page(items: list, n_done: int, title: str, signed_in: str, progress_wo
         with slot:
             if flash := st.session_state.pop("flash", None):
                 st.error(flash)
-            st.button("◀ Back", key="back", shortcut="B", on_click=_presses().press,
-                      args=("move", -1), width="stretch")
+            st.button(
+                "◀ Back",
+                key="back",
+                shortcut="B",
+                on_click=_presses().press,
+                args=("move", -1),
+                width="stretch",
+            )
     if n == 0 or pos >= n:
         _page_script(f"end {pos}")
         return None
@@ -670,14 +760,25 @@ def _items_word(n: int) -> str:
     return f"{n} item is" if n == 1 else f"all {n} items are"
 
 
-def _show_item(token: str, me: queues.Person, display: ItemDisplay, own: str | None, pos: int,
-               slot, head, first: bool, given: list[str] | None = None) -> None:
+def _show_item(
+    token: str,
+    me: queues.Person,
+    display: ItemDisplay,
+    own: str | None,
+    pos: int,
+    slot,
+    head,
+    first: bool,
+    given: list[str] | None = None,
+) -> None:
     """Main area: instructions (open on the first item) and the question above the conversation
     panel; sidebar: the choices."""
     with slot:
         if given is not None:
             st.markdown("**Labels given (names hidden)**")
-            st.text(", ".join(f"{display_name(lab)} x{k}" for lab, k in queues.summarize_given(given)))
+            st.text(
+                ", ".join(f"{display_name(lab)} x{k}" for lab, k in queues.summarize_given(given))
+            )
         if display.question:  # long conversations push the question out of sight: repeat it here
             _question(display)
         if options := options_text(display):  # what "value A" and "value B" stand for
@@ -690,8 +791,9 @@ def _show_item(token: str, me: queues.Person, display: ItemDisplay, own: str | N
         if display.question:
             st.text(f"Question: {display.question}")
     with st.container(key=CHAT_KEY, border=True):
-        render_item(display, "Statement to label" if display.kind == "statement"
-                    else "Highlighted turn")
+        render_item(
+            display, "Statement to label" if display.kind == "statement" else "Highlighted turn"
+        )
     _page_script(f"item {pos}", scroll=True, has_target=display.target is not None)
 
 
@@ -700,11 +802,16 @@ def labeling_page(ws: Workspace, token: str, me: queues.Person) -> None:
     items = queues.annotator_queue(ws, token)
     done = sum(it.own_label is not None for it in items)
     shown = _item_page(
-        items, done, f"Audit: {task_title(me.label_set)}", f"Signed in as {me.name}",
-        "labeled", "No items are assigned to you in this audit. If you expected some, ask the "
+        items,
+        done,
+        f"Audit: {task_title(me.label_set)}",
+        f"Signed in as {me.name}",
+        "labeled",
+        "No items are assigned to you in this audit. If you expected some, ask the "
         "person who sent you the link.",
         f"{_items_word(len(items)).capitalize()} labeled. Thank you! You can go back to change "
-        "a label.")
+        "a label.",
+    )
     if shown is None:
         return
     pos, slot, head = shown
@@ -717,24 +824,38 @@ def adjudication_page(ws: Workspace, token: str, me: queues.Person) -> None:
     items = queues.adjudication_queue(ws, token)
     done = sum(it.own_label is not None for it in items)
     shown = _item_page(
-        items, done, f"Adjudication: {task_title(me.label_set)}",
+        items,
+        done,
+        f"Adjudication: {task_title(me.label_set)}",
         f"Signed in as {me.name} (adjudicator). Disagreements come first; annotator names are "
-        "hidden.", "resolved", "No item has two or more labels yet; come back when the annotators "
-        "have labeled some.",
+        "hidden.",
+        "resolved",
+        "No item has two or more labels yet; come back when the annotators have labeled some.",
         f"{_items_word(len(items)).capitalize()} with two or more labels resolved.",
-        tag=lambda it: " · disagreement" if it.disagreement else " · agreement")
+        tag=lambda it: " · disagreement" if it.disagreement else " · agreement",
+    )
     if shown is None:
         return
     pos, slot, head = shown
     item = items[pos]
-    _show_item(token, me, item.display, item.own_label, pos, slot, head, first=done == 0,
-               given=item.labels_given)
+    _show_item(
+        token,
+        me,
+        item.display,
+        item.own_label,
+        pos,
+        slot,
+        head,
+        first=done == 0,
+        given=item.labels_given,
+    )
 
 
 def main() -> None:
     _presses().close()
-    st.set_page_config(page_title="AgentMemGate audit", layout="centered",
-                       initial_sidebar_state="expanded")
+    st.set_page_config(
+        page_title="AgentMemGate audit", layout="centered", initial_sidebar_state="expanded"
+    )
     st.html(_STYLE)
     first_run = not st.session_state.get("_ran")  # of this browser tab's session
     st.session_state._ran = True

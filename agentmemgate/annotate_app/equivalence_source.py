@@ -21,20 +21,34 @@ def load_equivalence_items(req: SourceRequest) -> Iterable[SourceItem]:
     pair_set = req.arg or "default"
     pairs = load_pairs(req.workspace, pair_set)
     if not pairs:
-        known = ", ".join(pair_sets(req.workspace)) or "none; run `amg validate equivalence-pairs` first"
+        known = (
+            ", ".join(pair_sets(req.workspace))
+            or "none; run `amg validate equivalence-pairs` first"
+        )
         raise BadInput(f"No equivalence pair set {pair_set!r}; sets: {known}")
     run = _latest_pairs_run(req.workspace, pair_set)
     judge = run["judges"][0]["spec"] if run else None
-    verdicts = {r.item_id: r.verdict for r in load_verdicts(req.workspace, ["equivalence"], [judge] if judge else [])
-                if r.ok and r.criterion == pair_set}
+    verdicts = {
+        r.item_id: r.verdict
+        for r in load_verdicts(req.workspace, ["equivalence"], [judge] if judge else [])
+        if r.ok and r.criterion == pair_set
+    }
     for p in pairs:
         a, b = p.reference, p.candidate
         if random.Random(position_seed(p.id, "audit")).random() < 0.5:
             a, b = b, a
         label = verdicts.get(p.id)
         yield SourceItem(
-            display=ItemDisplay(id=p.id, kind="pair",
-                                pair=ValuePair(field=p.field, description=p.description, a=a, b=b)),
+            display=ItemDisplay(
+                id=p.id,
+                kind="pair",
+                pair=ValuePair(field=p.field, description=p.description, a=a, b=b),
+            ),
             reference=Reference(label=label, source="judge") if label else None,
-            strata={"kind": p.kind, "borderline": "yes" if p.borderline else "no", "split": p.split,
-                    **({"judge": judge} if judge else {})})
+            strata={
+                "kind": p.kind,
+                "borderline": "yes" if p.borderline else "no",
+                "split": p.split,
+                **({"judge": judge} if judge else {}),
+            },
+        )

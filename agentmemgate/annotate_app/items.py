@@ -105,4 +105,6 @@ class SourceRequest:
     task: str
     factor: str | None = None
     seed: int = 0  # the audit's --seed, for sources that shuffle what an item shows
-    info: dict = dc_field(default_factory=dict)  # what the loader reports (kept in the audit params)
+    info: dict = dc_field(
+        default_factory=dict
+    )  # what the loader reports (kept in the audit params)

@@ -63,8 +63,9 @@ class LabelSet(BaseModel):
         """Normalize a label as typed in a CSV ("can't tell", "Speculation") or refuse it."""
         norm = normalize_label(label)
         if norm not in self.choices:
-            raise BadInput(f"Label {label!r} is not in the {self.task} label set: "
-                           f"{', '.join(self.choices)}")
+            raise BadInput(
+                f"Label {label!r} is not in the {self.task} label set: {', '.join(self.choices)}"
+            )
         return norm
 
 
@@ -86,8 +87,10 @@ def parse_task(task: str, design: Design | None = None) -> tuple[str, str | None
     given the design whose levels the audit asks for, the factor."""
     name, _, factor = task.partition(":")
     if name not in TASKS:
-        raise UnknownLevel(f"Unknown task {task!r}; choose one of: {', '.join(TASKS)} "
-                           "(difficulty may name its factor, e.g. difficulty:hedge_strength)")
+        raise UnknownLevel(
+            f"Unknown task {task!r}; choose one of: {', '.join(TASKS)} "
+            "(difficulty may name its factor, e.g. difficulty:hedge_strength)"
+        )
     if factor and name != "difficulty":
         raise BadInput(f"Only the difficulty task takes a factor; got {task!r}")
     if factor and design is not None:
@@ -104,28 +107,45 @@ def label_set(task: str, factor: str | None = None, *, design: Design) -> LabelS
     defs = _definitions(rubric.text)
     if task == "difficulty":
         if factor is None:
-            raise BadInput(f"The difficulty task needs a factor: use --task difficulty:FACTOR, "
-                           f"FACTOR one of: {', '.join(design.factors)}")
+            raise BadInput(
+                f"The difficulty task needs a factor: use --task difficulty:FACTOR, "
+                f"FACTOR one of: {', '.join(design.factors)}"
+            )
         f = design.factor(factor)
         labels = f.level_names
         defs = {**{lv.name: lv.definition for lv in f.levels}, **defs}
         ordered = factor in design.ordered_factors
     else:
         labels, ordered, factor = _TASK_LABELS[task], False, None
-    instructions = "\n".join(line for line in rubric.text.splitlines()
-                             if not _DEF_LINE.match(line) or _DEF_LINE.match(line)["label"]
-                             not in set(labels) | {CANT_TELL}).strip()
-    return LabelSet(task=task, factor=factor, labels=tuple(labels), ordered=ordered,
-                    rubric=rubric.ref, rubric_sha256=rubric.sha256, instructions=instructions,
-                    definitions={k: defs.get(k, "") for k in tuple(labels) + (CANT_TELL,)})
+    instructions = "\n".join(
+        line
+        for line in rubric.text.splitlines()
+        if not _DEF_LINE.match(line)
+        or _DEF_LINE.match(line)["label"] not in set(labels) | {CANT_TELL}
+    ).strip()
+    return LabelSet(
+        task=task,
+        factor=factor,
+        labels=tuple(labels),
+        ordered=ordered,
+        rubric=rubric.ref,
+        rubric_sha256=rubric.sha256,
+        instructions=instructions,
+        definitions={k: defs.get(k, "") for k in tuple(labels) + (CANT_TELL,)},
+    )
 
 
 def custom_label_set(labels: list[str]) -> LabelSet:
     """For audits created by importing labels made elsewhere, with labels of no known task."""
     subs = tuple(sorted({normalize_label(x) for x in labels} - {CANT_TELL}))
-    return LabelSet(task="custom", labels=subs, rubric="", rubric_sha256="",
-                    instructions="Labels imported from a file.",
-                    definitions={k: "" for k in subs + (CANT_TELL,)})
+    return LabelSet(
+        task="custom",
+        labels=subs,
+        rubric="",
+        rubric_sha256="",
+        instructions="Labels imported from a file.",
+        definitions={k: "" for k in subs + (CANT_TELL,)},
+    )
 
 
 _DEF_LINE = re.compile(r"^- (?P<label>[a-z_]+): (?P<text>.+)$")

@@ -53,8 +53,10 @@ class AdjudicationItem(BaseModel):
 def resolve_token(ws: Workspace, token: str | None) -> Person:
     if not token:
         raise BadInput("No access token: open the personal link you were given")
-    row = ws.db.execute("select audit, name, role from audit_annotators where token_hash = ?",
-                        [hash_token(token.strip())]).fetchone()
+    row = ws.db.execute(
+        "select audit, name, role from audit_annotators where token_hash = ?",
+        [hash_token(token.strip())],
+    ).fetchone()
     if row is None:
         raise BadInput("This link is not valid (unknown or replaced token); ask for a new link")
     return Person(audit=row[0], name=row[1], role=row[2], label_set=get_audit(ws, row[0]).label_set)
@@ -74,7 +76,9 @@ def annotator_queue(ws: Workspace, token: str) -> list[QueueItem]:
           join audit_items i on i.audit = a.audit and i.item_id = a.item_id
          where a.audit = ? and a.annotator = ? and i.payload is not null
          order by a.position, a.item_id
-        """, [me.audit, me.name]).fetchall()
+        """,
+        [me.audit, me.name],
+    ).fetchall()
     return [QueueItem(display=ItemDisplay.model_validate_json(p), own_label=lab) for p, lab in rows]
 
 
@@ -90,20 +94,29 @@ def adjudication_queue(ws: Workspace, token: str) -> list[AdjudicationItem]:
            and l.id = (select max(id) from audit_labels m where m.audit = l.audit
                         and m.item_id = l.item_id and m.annotator = l.annotator
                         and m.role = 'annotator')
-        """, [me.audit]).fetchall()
+        """,
+        [me.audit],
+    ).fetchall()
     given: dict[str, list[str]] = {}
     for item_id, label in latest:
         given.setdefault(item_id, []).append(label)
-    own = dict(ws.db.execute(
-        """
+    own = dict(
+        ws.db.execute(
+            """
         select item_id, label from audit_labels l
          where audit = ? and annotator = ? and role = 'adjudicator'
            and id = (select max(id) from audit_labels m where m.audit = l.audit
                       and m.item_id = l.item_id and m.annotator = l.annotator
                       and m.role = 'adjudicator')
-        """, [me.audit, me.name]).fetchall())
-    rows = ws.db.execute("select item_id, position, payload from audit_items where audit = ? and "
-                         "payload is not null", [me.audit]).fetchall()
+        """,
+            [me.audit, me.name],
+        ).fetchall()
+    )
+    rows = ws.db.execute(
+        "select item_id, position, payload from audit_items where audit = ? and "
+        "payload is not null",
+        [me.audit],
+    ).fetchall()
     out = []
     for item_id, pos, payload in rows:
         labels = given.get(item_id, [])
@@ -112,9 +125,18 @@ def adjudication_queue(ws: Workspace, token: str) -> list[AdjudicationItem]:
         rng = random.Random(f"adjudicate:{me.audit}:{item_id}")
         shown = sorted(labels)
         rng.shuffle(shown)
-        out.append((0 if len(set(labels)) > 1 else 1, pos, AdjudicationItem(
-            display=ItemDisplay.model_validate_json(payload), labels_given=shown,
-            disagreement=len(set(labels)) > 1, own_label=own.get(item_id))))
+        out.append(
+            (
+                0 if len(set(labels)) > 1 else 1,
+                pos,
+                AdjudicationItem(
+                    display=ItemDisplay.model_validate_json(payload),
+                    labels_given=shown,
+                    disagreement=len(set(labels)) > 1,
+                    own_label=own.get(item_id),
+                ),
+            )
+        )
     return [x for *_, x in sorted(out, key=lambda t: (t[0], t[1]))]
 
 
@@ -123,23 +145,43 @@ def summarize_given(labels: list[str]) -> list[tuple[str, int]]:
     return sorted(Counter(labels).items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def record_label(ws: Workspace, token: str, item_id: str, label: str, *,
-                 shown_at: str | None = None, active_seconds: float | None = None) -> None:
+def record_label(
+    ws: Workspace,
+    token: str,
+    item_id: str,
+    label: str,
+    *,
+    shown_at: str | None = None,
+    active_seconds: float | None = None,
+) -> None:
     """Append one label by the token's owner; the item must be theirs to label."""
     me = resolve_token(ws, token)
     label = me.label_set.check(label)
     if me.role == "annotator":
-        ok = ws.db.execute("select 1 from audit_assignments where audit = ? and annotator = ? and "
-                           "item_id = ?", [me.audit, me.name, item_id]).fetchone()
+        ok = ws.db.execute(
+            "select 1 from audit_assignments where audit = ? and annotator = ? and item_id = ?",
+            [me.audit, me.name, item_id],
+        ).fetchone()
     else:
-        ok = ws.db.execute("select 1 from audit_items where audit = ? and item_id = ?",
-                           [me.audit, item_id]).fetchone()
+        ok = ws.db.execute(
+            "select 1 from audit_items where audit = ? and item_id = ?", [me.audit, item_id]
+        ).fetchone()
     if ok is None:
         raise BadInput(f"Item {item_id!r} is not in this person's queue")
     if active_seconds is not None:
         active_seconds = round(min(max(0.0, float(active_seconds)), ACTIVE_CAP_SECONDS), 3)
     with ws.db.conn:
         ws.db["audit_labels"].insert(
-            {"audit": me.audit, "item_id": item_id, "annotator": me.name, "role": me.role,
-             "label": label, "rubric": me.label_set.rubric, "source": "app", "shown_at": shown_at,
-             "created_at": now_ms(), "active_seconds": active_seconds})
+            {
+                "audit": me.audit,
+                "item_id": item_id,
+                "annotator": me.name,
+                "role": me.role,
+                "label": label,
+                "rubric": me.label_set.rubric,
+                "source": "app",
+                "shown_at": shown_at,
+                "created_at": now_ms(),
+                "active_seconds": active_seconds,
+            }
+        )

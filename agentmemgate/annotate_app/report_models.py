@@ -21,8 +21,13 @@ class Alpha(BaseModel):
     ci: Interval | None = None  # bootstrap over items
 
 
-_WEIGHTED = ("kappa_linear", "kappa_quadratic", "kappa_linear_ci", "kappa_quadratic_ci",
-             "n_weighted")
+_WEIGHTED = (
+    "kappa_linear",
+    "kappa_quadratic",
+    "kappa_linear_ci",
+    "kappa_quadratic_ci",
+    "n_weighted",
+)
 
 
 class KappaPair(BaseModel):

@@ -73,15 +73,18 @@ def remote_warning(host: str, port: int) -> str | None:
     if is_loopback(host):
         return None
     where = "all interfaces" if _is_wildcard(host) else host
-    return "\n".join([
-        f"Warning: listening on {where} (port {port}): other machines can open the app.",
-        "  Personal links are secrets: whoever has one labels as that person",
-        "  (`amg audit relink NAME PERSON` replaces a leaked one).",
-        "  The traffic, links included, is plain HTTP that anyone on the network path can read,",
-        "  unless the app sits behind TLS (an HTTPS reverse proxy) or annotators come in through",
-        "  an SSH tunnel or VPN.",
-        f"Links must name this server: create audits (or relink) with --base-url "
-        f"{server_url(host, port)}"])
+    return "\n".join(
+        [
+            f"Warning: listening on {where} (port {port}): other machines can open the app.",
+            "  Personal links are secrets: whoever has one labels as that person",
+            "  (`amg audit relink NAME PERSON` replaces a leaked one).",
+            "  The traffic, links included, is plain HTTP that anyone on the network path can read,",
+            "  unless the app sits behind TLS (an HTTPS reverse proxy) or annotators come in through",
+            "  an SSH tunnel or VPN.",
+            f"Links must name this server: create audits (or relink) with --base-url "
+            f"{server_url(host, port)}",
+        ]
+    )
 
 
 def streamlit_command(workspace: str | Path, port: int, host: str = DEFAULT_HOST) -> list[str]:
@@ -93,16 +96,42 @@ def streamlit_command(workspace: str | Path, port: int, host: str = DEFAULT_HOST
     arrive during a run are folded into the next one, which the app applies in order."""
     if not 1 <= port <= 65535:
         raise BadInput(f"--port must be 1-65535, got {port}")
-    return [sys.executable, "-m", "streamlit", "run", str(APP),
-            "--server.address", normalize_host(host), "--server.port", str(port),
-            "--server.headless", "true", "--runner.fastReruns", "false",
-            "--server.fileWatcherType", "none", "--server.runOnSave", "false",
-            "--browser.gatherUsageStats", "false", "--global.developmentMode", "false",
-            "--client.toolbarMode", "minimal", "--client.showErrorDetails", "none",
-            # A wildcard address: name this machine, or Streamlit asks checkip.amazonaws.com.
-            *(["--browser.serverAddress", this_machine()] if _is_wildcard(normalize_host(host))
-              else []),
-            "--", "--workspace", str(Path(workspace).resolve())]
+    return [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(APP),
+        "--server.address",
+        normalize_host(host),
+        "--server.port",
+        str(port),
+        "--server.headless",
+        "true",
+        "--runner.fastReruns",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+        "--server.runOnSave",
+        "false",
+        "--browser.gatherUsageStats",
+        "false",
+        "--global.developmentMode",
+        "false",
+        "--client.toolbarMode",
+        "minimal",
+        "--client.showErrorDetails",
+        "none",
+        # A wildcard address: name this machine, or Streamlit asks checkip.amazonaws.com.
+        *(
+            ["--browser.serverAddress", this_machine()]
+            if _is_wildcard(normalize_host(host))
+            else []
+        ),
+        "--",
+        "--workspace",
+        str(Path(workspace).resolve()),
+    ]
 
 
 def check_listen(host: str, port: int) -> None:
@@ -115,17 +144,24 @@ def check_listen(host: str, port: int) -> None:
         try:
             s.bind((host, port))
         except socket.gaierror:
-            raise BadInput(f"--host {host!r} is not an address, or a name that resolves, on this "
-                           "machine; pass one of its addresses, or 0.0.0.0 for all") from None
+            raise BadInput(
+                f"--host {host!r} is not an address, or a name that resolves, on this "
+                "machine; pass one of its addresses, or 0.0.0.0 for all"
+            ) from None
         except OSError as e:
             if e.errno == errno.EADDRINUSE:
-                raise BadInput(f"Port {port} on {host} is in use; choose another with --port") from None
+                raise BadInput(
+                    f"Port {port} on {host} is in use; choose another with --port"
+                ) from None
             if e.errno == errno.EADDRNOTAVAIL:
-                raise BadInput(f"--host {host} is not an address of this machine; pass one of its "
-                               "addresses, or 0.0.0.0 for all") from None
+                raise BadInput(
+                    f"--host {host} is not an address of this machine; pass one of its "
+                    "addresses, or 0.0.0.0 for all"
+                ) from None
             if e.errno == errno.EACCES:
-                raise BadInput(f"Port {port} needs administrator rights; choose one above 1023 "
-                               "with --port") from None
+                raise BadInput(
+                    f"Port {port} needs administrator rights; choose one above 1023 with --port"
+                ) from None
             raise BadInput(f"Cannot listen on {host} port {port}: {e.strerror}") from None
 
 
@@ -139,19 +175,28 @@ def launch(workspace: str | Path, port: int = 8501, host: str = DEFAULT_HOST) ->
     host = normalize_host(host)
     cmd = streamlit_command(workspace, port, host)
     if not (Path(workspace) / "workspace.db").is_file():
-        raise WorkspaceError(f"No workspace at {str(workspace)!r} (no workspace.db); pass the "
-                             "--workspace DIR where you ran `amg audit create`")
+        raise WorkspaceError(
+            f"No workspace at {str(workspace)!r} (no workspace.db); pass the "
+            "--workspace DIR where you ran `amg audit create`"
+        )
     ws = Workspace(workspace)
     n_audits = ws.db.execute("select count(*) from audits").fetchone()[0]
     ws.db.conn.close()
     check_listen(host, port)
-    print(f"Serving audits from {workspace} at {server_url(host, port)}/ (Ctrl+C to stop); "
-          "annotators open their personal links.", file=sys.stderr, flush=True)
+    print(
+        f"Serving audits from {workspace} at {server_url(host, port)}/ (Ctrl+C to stop); "
+        "annotators open their personal links.",
+        file=sys.stderr,
+        flush=True,
+    )
     if warning := remote_warning(host, port):
         print(warning, file=sys.stderr, flush=True)
     if not n_audits:
-        print("No audits yet: create one with `amg audit create` (no restart needed).",
-              file=sys.stderr, flush=True)
+        print(
+            "No audits yet: create one with `amg audit create` (no restart needed).",
+            file=sys.stderr,
+            flush=True,
+        )
     env = {**os.environ, "AMG_WORKSPACE": str(Path(workspace).resolve())}
     if os.name == "posix":
         sys.stdout.flush()

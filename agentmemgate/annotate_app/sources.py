@@ -51,8 +51,9 @@ class _Registered:
 _SOURCES: dict[str, _Registered] = {}
 
 
-def register_source(prefix: str, loader: Loader, *, tasks: Iterable[str] | None = None,
-                    help: str = "") -> None:
+def register_source(
+    prefix: str, loader: Loader, *, tasks: Iterable[str] | None = None, help: str = ""
+) -> None:
     """Make ``--from PREFIX[:ARG]`` load items with ``loader``; ``tasks`` limits where it applies."""
     _SOURCES[prefix] = _Registered(loader, tuple(tasks) if tasks is not None else None, help)
 
@@ -61,9 +62,15 @@ def known_sources() -> dict[str, str]:
     return {p: r.help for p, r in sorted(_SOURCES.items())}
 
 
-def load_source(workspace: Workspace, spec: str, task: str,
-                factor: str | None = None, *, seed: int = 0,
-                info: dict | None = None) -> list[SourceItem]:
+def load_source(
+    workspace: Workspace,
+    spec: str,
+    task: str,
+    factor: str | None = None,
+    *,
+    seed: int = 0,
+    info: dict | None = None,
+) -> list[SourceItem]:
     """Resolve ``spec`` and load its items, refusing duplicate ids and unknown sources.
 
     ``seed`` is the audit's seed (sources that shuffle what an item shows use it); what the
@@ -73,7 +80,9 @@ def load_source(workspace: Workspace, spec: str, task: str,
     if prefix in _SOURCES:
         reg = _SOURCES[prefix]
         if reg.tasks is not None and task not in reg.tasks:
-            raise BadInput(f"Source {prefix!r} has no {task} items; it serves: {', '.join(reg.tasks)}")
+            raise BadInput(
+                f"Source {prefix!r} has no {task} items; it serves: {', '.join(reg.tasks)}"
+            )
         req = SourceRequest(workspace, arg if sep else None, task, factor, seed=seed)
         items = list(reg.loader(req))
         if info is not None:
@@ -81,8 +90,10 @@ def load_source(workspace: Workspace, spec: str, task: str,
     elif Path(spec).suffix.lower() in (".jsonl", ".ndjson") or Path(spec).is_file():
         items = load_jsonl(Path(spec))
     else:
-        raise BadInput(f"Unknown source {spec!r}; use a JSONL file or one of: "
-                       f"{', '.join(f'{p}[:ARG]' for p in sorted(_SOURCES))}")
+        raise BadInput(
+            f"Unknown source {spec!r}; use a JSONL file or one of: "
+            f"{', '.join(f'{p}[:ARG]' for p in sorted(_SOURCES))}"
+        )
     seen: set[str] = set()
     for it in items:
         if it.id in seen:
@@ -106,6 +117,7 @@ def load_source(workspace: Workspace, spec: str, task: str,
 #                    the correction turn ("sorry, I said Boston")  -> explicit_correction
 # Filler turns have no design label and are not offered.
 
+
 def _turn_refs(arc: Arc) -> list[tuple[str, TurnRef, str]]:
     s = arc.spec
     out = [("initial", arc.initial_turn, "other")]
@@ -120,8 +132,13 @@ def _turn_refs(arc: Arc) -> list[tuple[str, TurnRef, str]]:
     else:
         out.append(("plan", arc.plan_turn, "speculation"))
     if arc.outcome_turn is not None and s.outcome in ("came_true", "abandoned"):
-        out.append(("confirmation" if s.outcome == "came_true" else "abandonment", arc.outcome_turn,
-                    "completed_event" if s.outcome == "came_true" else "other"))
+        out.append(
+            (
+                "confirmation" if s.outcome == "came_true" else "abandonment",
+                arc.outcome_turn,
+                "completed_event" if s.outcome == "came_true" else "other",
+            )
+        )
     if arc.pending_turn is not None:
         out.append(("pending", arc.pending_turn, "speculation"))
     return out
@@ -138,15 +155,22 @@ def _flat(arc: Arc) -> tuple[list[DisplayTurn], dict[TurnRef, int]]:
 
 def _arc_strata(arc: Arc) -> dict[str, str]:
     s = arc.spec
-    return {"split": s.split, "factor": s.factor, "level": s.level, "outcome": s.outcome,
-            "domain": s.domain}
+    return {
+        "split": s.split,
+        "factor": s.factor,
+        "level": s.level,
+        "outcome": s.outcome,
+        "domain": s.domain,
+    }
 
 
 def _split(design: Design, name: str) -> str:
     """``name`` if it is a split of the workspace's design, else a one-line error naming them."""
     if name not in design.splits:
-        raise UnknownLevel(f"Unknown split {name!r} in design {design.name!r}; choose one of: "
-                           f"{', '.join(design.splits)}{did_you_mean(name, design.splits)}")
+        raise UnknownLevel(
+            f"Unknown split {name!r} in design {design.name!r}; choose one of: "
+            f"{', '.join(design.splits)}{did_you_mean(name, design.splits)}"
+        )
     return name
 
 
@@ -164,8 +188,10 @@ def _load_arcs(req: SourceRequest) -> Iterable[SourceItem]:
     arcs = list(req.workspace.arcs(split))
     if not arcs:
         where = f" in split {split!r}" if split else ""
-        raise BadInput(f"No arcs{where} in workspace {str(req.workspace.path)!r}; "
-                       "run `amg build` (or `amg generate`) first")
+        raise BadInput(
+            f"No arcs{where} in workspace {str(req.workspace.path)!r}; "
+            "run `amg build` (or `amg generate`) first"
+        )
     for arc in arcs:
         flat, index = _flat(arc)
         strata = _arc_strata(arc)
@@ -174,42 +200,69 @@ def _load_arcs(req: SourceRequest) -> Iterable[SourceItem]:
                 i = index.get(ref)
                 if i is None or flat[i].role != "user":
                     continue
-                ctx = flat[max(0, i - CONTEXT_TURNS):i]
+                ctx = flat[max(0, i - CONTEXT_TURNS) : i]
                 yield SourceItem(
-                    display=ItemDisplay(id=f"{arc.id}:s{ref.session}t{ref.turn}", kind="statement",
-                                        turns=ctx + [flat[i]], target=len(ctx)),
+                    display=ItemDisplay(
+                        id=f"{arc.id}:s{ref.session}t{ref.turn}",
+                        kind="statement",
+                        turns=ctx + [flat[i]],
+                        target=len(ctx),
+                    ),
                     reference=Reference(label=label, source="design"),
-                    strata={**strata, "turn": role, "reference": label})
+                    strata={**strata, "turn": role, "reference": label},
+                )
         elif req.task == "difficulty":
             if req.factor and arc.spec.factor != req.factor:
                 continue
             factor = design.factors.get(arc.spec.factor)
             ref = _judged_turn(arc, factor.role if factor is not None else None)
             yield SourceItem(
-                display=ItemDisplay(id=arc.id, kind="conversation", turns=flat,
-                                    target=index.get(ref) if ref else None),
+                display=ItemDisplay(
+                    id=arc.id,
+                    kind="conversation",
+                    turns=flat,
+                    target=index.get(ref) if ref else None,
+                ),
                 reference=Reference(label=arc.spec.level, source="design"),
-                strata={**strata, "reference": arc.spec.level})
+                strata={**strata, "reference": arc.spec.level},
+            )
         elif req.task == "realism":
             for crit, question in REALISM_CRITERIA.items():
                 yield SourceItem(
-                    display=ItemDisplay(id=f"{arc.id}:{crit}", kind="conversation", turns=flat,
-                                        target=index[arc.plan_turn] if crit == "motivated" else None,
-                                        question=question, group=crit),
-                    strata={**strata, "criterion": crit})
+                    display=ItemDisplay(
+                        id=f"{arc.id}:{crit}",
+                        kind="conversation",
+                        turns=flat,
+                        target=index[arc.plan_turn] if crit == "motivated" else None,
+                        question=question,
+                        group=crit,
+                    ),
+                    strata={**strata, "criterion": crit},
+                )
 
 
-register_source("arcs", _load_arcs, tasks=("evidence_type", "difficulty", "realism"),
-                help="arcs[:SPLIT]  the workspace's arcs: their turns (evidence_type) or whole arcs "
-                     "(difficulty, realism)")
+register_source(
+    "arcs",
+    _load_arcs,
+    tasks=("evidence_type", "difficulty", "realism"),
+    help="arcs[:SPLIT]  the workspace's arcs: their turns (evidence_type) or whole arcs "
+    "(difficulty, realism)",
+)
 # The rooms below this one are audited through loaders kept here (they read those rooms' data;
 # those rooms know nothing of audits).
-register_source("statements", load_statement_items, tasks=("evidence_type",),
-                help="statements:SET[@disputed|@voted|@tie|@all]  a statement set (agreed items "
-                     "by default)")
-register_source("equivalence", load_equivalence_items, tasks=("equivalence",),
-                help="equivalence[:SET]  stored equivalence pairs (default set 'default'); "
-                     "reference = the first judge's verdict")
+register_source(
+    "statements",
+    load_statement_items,
+    tasks=("evidence_type",),
+    help="statements:SET[@disputed|@voted|@tie|@all]  a statement set (agreed items by default)",
+)
+register_source(
+    "equivalence",
+    load_equivalence_items,
+    tasks=("equivalence",),
+    help="equivalence[:SET]  stored equivalence pairs (default set 'default'); "
+    "reference = the first judge's verdict",
+)
 
 
 # -- JSONL -------------------------------------------------------------------------------------
@@ -223,8 +276,9 @@ class _JsonTurn(BaseModel):
     def display(self) -> DisplayTurn:
         sp = self.speaker.strip()
         role = self.role or (sp.lower() if sp.lower() in ("user", "assistant") else "other")
-        return DisplayTurn(role=role, speaker="" if sp.lower() == role else sp, text=self.text,
-                           date=self.date)
+        return DisplayTurn(
+            role=role, speaker="" if sp.lower() == role else sp, text=self.text, date=self.date
+        )
 
 
 class _JsonPair(BaseModel):
@@ -257,17 +311,33 @@ class _JsonItem(BaseModel):
 
     def source_item(self) -> SourceItem:
         if self.pair is not None:
-            display = ItemDisplay(id=self.id, kind="pair", pair=ValuePair(**self.pair.model_dump()),
-                                  question=self.question, group=self.group)
+            display = ItemDisplay(
+                id=self.id,
+                kind="pair",
+                pair=ValuePair(**self.pair.model_dump()),
+                question=self.question,
+                group=self.group,
+            )
         elif self.turns is not None:
-            display = ItemDisplay(id=self.id, kind="conversation",
-                                  turns=[t.display() for t in self.turns], target=self.target,
-                                  question=self.question, group=self.group)
+            display = ItemDisplay(
+                id=self.id,
+                kind="conversation",
+                turns=[t.display() for t in self.turns],
+                target=self.target,
+                question=self.question,
+                group=self.group,
+            )
         elif self.text is not None:
             ctx = [t.display() for t in self.context[-CONTEXT_TURNS:]]
             me = _JsonTurn(text=self.text, speaker=self.speaker, date=self.date).display()
-            display = ItemDisplay(id=self.id, kind="statement", turns=ctx + [me], target=len(ctx),
-                                  question=self.question, group=self.group)
+            display = ItemDisplay(
+                id=self.id,
+                kind="statement",
+                turns=ctx + [me],
+                target=len(ctx),
+                question=self.question,
+                group=self.group,
+            )
         else:
             raise ValueError("needs one of: text, turns, pair")
         strata = {k: str(v) for k, v in self.meta.items()}

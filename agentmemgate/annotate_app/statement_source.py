@@ -18,8 +18,14 @@ from .items import DisplayTurn, ItemDisplay, Reference, SourceItem, SourceReques
 if TYPE_CHECKING:
     from ..corpora.statements import Statement
 
-SELECTORS = {"agreed": ("agreed", "imported"), "disputed": ("disputed",), "voted": ("voted",),
-             "tie": ("tie",), "imported": ("imported",), "all": None}
+SELECTORS = {
+    "agreed": ("agreed", "imported"),
+    "disputed": ("disputed",),
+    "voted": ("voted",),
+    "tie": ("tie",),
+    "imported": ("imported",),
+    "all": None,
+}
 
 
 def _turn(speaker: str, text: str, date: str | None = None) -> DisplayTurn:
@@ -28,17 +34,26 @@ def _turn(speaker: str, text: str, date: str | None = None) -> DisplayTurn:
 
 
 def statement_item(st: Statement) -> SourceItem:
-    turns = [_turn(c.speaker, c.text) for c in st.context[-2:]] + [_turn(st.speaker, st.text, st.date)]
+    turns = [_turn(c.speaker, c.text) for c in st.context[-2:]] + [
+        _turn(st.speaker, st.text, st.date)
+    ]
     ref = None
     if st.reference:
-        ref = Reference(label=st.reference, source="import" if st.reference_status == "imported" else "model")
-    strata = {"corpus": st.corpus or "unknown", "stratum": st.stratum or "none",
-              "reference_status": st.reference_status or "unlabeled"}
+        ref = Reference(
+            label=st.reference, source="import" if st.reference_status == "imported" else "model"
+        )
+    strata = {
+        "corpus": st.corpus or "unknown",
+        "stratum": st.stratum or "none",
+        "reference_status": st.reference_status or "unlabeled",
+    }
     if st.reference:
         strata["reference"] = st.reference
-    return SourceItem(display=ItemDisplay(id=st.id, kind="statement", turns=turns,
-                                          target=len(turns) - 1),
-                      reference=ref, strata=strata)
+    return SourceItem(
+        display=ItemDisplay(id=st.id, kind="statement", turns=turns, target=len(turns) - 1),
+        reference=ref,
+        strata=strata,
+    )
 
 
 def load_statement_items(req: SourceRequest) -> Iterable[SourceItem]:
@@ -47,15 +62,21 @@ def load_statement_items(req: SourceRequest) -> Iterable[SourceItem]:
     name, _, selector = req.arg.partition("@")
     selector = selector or "agreed"
     if selector not in SELECTORS:
-        raise BadInput(f"Unknown selector @{selector}; choose one of: "
-                       f"{', '.join('@' + s for s in SELECTORS)}")
+        raise BadInput(
+            f"Unknown selector @{selector}; choose one of: {', '.join('@' + s for s in SELECTORS)}"
+        )
     from ..corpora.statements import load_set
 
     wanted = SELECTORS[selector]
-    items = [s for s in load_set(req.workspace, name)
-             if wanted is None or (s.reference_status in wanted and s.reference)]
+    items = [
+        s
+        for s in load_set(req.workspace, name)
+        if wanted is None or (s.reference_status in wanted and s.reference)
+    ]
     if not items:
-        raise BadInput(f"Statement set {name!r} has no {selector} items; label it with "
-                       "`amg statements label --relabel SPEC` or use statements:"
-                       f"{name}@all")
+        raise BadInput(
+            f"Statement set {name!r} has no {selector} items; label it with "
+            "`amg statements label --relabel SPEC` or use statements:"
+            f"{name}@all"
+        )
     return [statement_item(s) for s in items]

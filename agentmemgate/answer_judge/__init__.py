@@ -42,8 +42,22 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "ANSWER_CUES_DIR", "ANSWER_CUES_PATH", "AnswerJudge", "AnswerQuestion", "AnswerSet",
-    "AnswerVerdict", "DevsetReport", "LLMAnswerJudge", "MeasuredAccuracy", "OfflineAnswerJudge",
-    "ScopedOfflineAnswerJudge", "accuracy_line", "canonical_value", "get_answer_judge",
-    "load_answer_set", "measure", "offline_answer_judge", "offline_answer_version",
+    "ANSWER_CUES_DIR",
+    "ANSWER_CUES_PATH",
+    "AnswerJudge",
+    "AnswerQuestion",
+    "AnswerSet",
+    "AnswerVerdict",
+    "DevsetReport",
+    "LLMAnswerJudge",
+    "MeasuredAccuracy",
+    "OfflineAnswerJudge",
+    "ScopedOfflineAnswerJudge",
+    "accuracy_line",
+    "canonical_value",
+    "get_answer_judge",
+    "load_answer_set",
+    "measure",
+    "offline_answer_judge",
+    "offline_answer_version",
 ]

@@ -100,10 +100,10 @@ def mark_values(c: Cues, toks: list[Tok], forms: Forms) -> list[Tok]:
     for n, _, vi, ws, kind in flat:
         plurals = {ws[-1] + e for e in c.plural_endings}
         for k in range(len(words) - n + 1):
-            cand = [w for _, w in words[k:k + n]]
+            cand = [w for _, w in words[k : k + n]]
             if cand[:-1] != ws[:-1] or (cand[-1] != ws[-1] and cand[-1] not in plurals):
                 continue
-            idx = [i for i, _ in words[k:k + n]]
+            idx = [i for i, _ in words[k : k + n]]
             if any(i in taken for i in idx):
                 continue
             if kind == "short" and not toks[idx[0]].orig[:1].isupper() and n < 4:
@@ -118,7 +118,7 @@ def mark_values(c: Cues, toks: list[Tok], forms: Forms) -> list[Tok]:
     while i < len(toks):
         if i in starts:
             b, vi = starts[i]
-            out.append(Tok(value_token(vi), " ".join(t.orig for t in toks[i:b + 1]), "v", vi))
+            out.append(Tok(value_token(vi), " ".join(t.orig for t in toks[i : b + 1]), "v", vi))
             i = b + 1
         else:
             out.append(toks[i])
@@ -134,8 +134,11 @@ def sentences(c: Cues, text: str, forms: Forms) -> list[tuple[list[Tok], bool]]:
         toks = mark_values(c, tokenize(sent, c.contractions), forms)
         for i, t in enumerate(toks):  # "in May", "May 3": the month, not the modal
             if t.word in c.sets["modal_months"] and (
-                    i and toks[i - 1].word in c.sets["month_may_before"]
-                    or i + 1 < len(toks) and toks[i + 1].word[:1].isdigit()):
+                i
+                and toks[i - 1].word in c.sets["month_may_before"]
+                or i + 1 < len(toks)
+                and toks[i + 1].word[:1].isdigit()
+            ):
                 t.word = f"{t.word}_month"
         s = " ".join(tok_str(t) for t in toks if t.kind != "p")
         question = False
@@ -145,8 +148,11 @@ def sentences(c: Cues, text: str, forms: Forms) -> list[tuple[list[Tok], bool]]:
             question = not tagged
             if tagged:
                 toks = _strip_tag(toks)
-            elif (first := next((t.word for t in toks if t.kind == "w"), "")) \
-                    and first not in c.sets["interrogative"] and c.rx["hedges"].search(s):
+            elif (
+                (first := next((t.word for t in toks if t.kind == "w"), ""))
+                and first not in c.sets["interrogative"]
+                and c.rx["hedges"].search(s)
+            ):
                 question = False  # "Probably X?": a hedged statement
         out.append((toks, question))
     return out
@@ -164,8 +170,9 @@ def split_sentences(c: Cues, text: str) -> list[str]:
             cur = f"{cur} {p}" if cur else p
             last = cur.rstrip(".!?").split()[-1:] if cur.rstrip(".!?") else []
             w = last[0].lower() if last else ""
-            if cur.endswith(".") and (w in c.sets["titles"]
-                                      or re.fullmatch(r"[A-Z]", last[0] if last else "")):
+            if cur.endswith(".") and (
+                w in c.sets["titles"] or re.fullmatch(r"[A-Z]", last[0] if last else "")
+            ):
                 continue
             out.append(cur)
             cur = ""
@@ -187,7 +194,7 @@ def drop_ignored(c: Cues, toks: list[Tok]) -> list[Tok]:
     joined = " ".join(tok_str(t) for t in toks)
     drop: set[int] = set()
     for m in c.rx["ignore"].finditer(joined):
-        a = joined[:m.start()].count(" ") if m.start() else 0
+        a = joined[: m.start()].count(" ") if m.start() else 0
         n = m.group(0).count(" ") + 1
         drop.update(range(a, a + n))
     return [t for i, t in enumerate(toks) if i not in drop]
@@ -215,10 +222,15 @@ def clauses(c: Cues, toks: list[Tok], k: int, question: bool) -> list[Clause]:
             continue
         if t.kind == "w" and cur and t.word in c.sets["break_words"]:
             flush()
-        elif t.kind == "w" and len(cur) >= 3 and cur[0].word in c.sets["subordinators"] \
-                and t.word in c.sets["main_subjects"] and i + 1 < len(toks) \
-                and toks[i + 1].word in c.sets["main_aux"] \
-                and not any(x.word in c.sets["main_subjects"] for x in cur[2:]):
+        elif (
+            t.kind == "w"
+            and len(cur) >= 3
+            and cur[0].word in c.sets["subordinators"]
+            and t.word in c.sets["main_subjects"]
+            and i + 1 < len(toks)
+            and toks[i + 1].word in c.sets["main_aux"]
+            and not any(x.word in c.sets["main_subjects"] for x in cur[2:])
+        ):
             # "until it comes you're eating X": the main clause starts at its subject
             flush()
         elif t.kind == "w" and cur and t.word in c.sets["coordinators"]:

@@ -37,30 +37,47 @@ def beside_names(c: Cues, readings: list[Reading]) -> list[str]:
         for step in (1, -1):
             j = at + step
             seen_join = False
-            while 0 <= j < len(toks) and toks[j].kind == "w" and (
-                    toks[j].word in glue or toks[j].word in joins) and not toks[j].orig[:1].isupper():
+            while (
+                0 <= j < len(toks)
+                and toks[j].kind == "w"
+                and (toks[j].word in glue or toks[j].word in joins)
+                and not toks[j].orig[:1].isupper()
+            ):
                 seen_join = seen_join or toks[j].word in joins
                 j += step
             if not seen_join or not (0 <= j < len(toks)):
                 continue
             t = toks[j]
-            if t.kind != "w" or not t.orig[:1].isupper() or t.word in c.sets["first_person"] \
-                    or t.word in c.sets["time_names"] or t.word in c.sets["not_names"] \
-                    or (j and toks[j - 1].word in c.sets["other_people"]):
+            if (
+                t.kind != "w"
+                or not t.orig[:1].isupper()
+                or t.word in c.sets["first_person"]
+                or t.word in c.sets["time_names"]
+                or t.word in c.sets["not_names"]
+                or (j and toks[j - 1].word in c.sets["other_people"])
+            ):
                 continue
             k = j
-            while 0 <= k + step < len(toks) and toks[k + step].kind == "w" and \
-                    toks[k + step].orig[:1].isupper():
+            while (
+                0 <= k + step < len(toks)
+                and toks[k + step].kind == "w"
+                and toks[k + step].orig[:1].isupper()
+            ):
                 k += step
             a, b = sorted((j, k))
             if a == 0 and step == -1 and b == a:
                 continue  # a capitalized sentence opener, not a name
-            out.append(" ".join(x.orig for x in toks[a:b + 1]).replace(" 's", "'s"))
+            out.append(" ".join(x.orig for x in toks[a : b + 1]).replace(" 's", "'s"))
     return list(dict.fromkeys(out))
 
 
-def other_value(c: Cues, units: list[Unit], records: bool, forms: Forms,
-                field_words: frozenset[str] = frozenset()) -> str | None:
+def other_value(
+    c: Cues,
+    units: list[Unit],
+    records: bool,
+    forms: Forms,
+    field_words: frozenset[str] = frozenset(),
+) -> str | None:
     """The name of another current value, or None."""
     n_records = sum(1 for u in units if u.kind != "prose")
     for unit in units:
@@ -85,10 +102,20 @@ def other_value(c: Cues, units: list[Unit], records: bool, forms: Forms,
                 if piece is not None and subject:
                     before = f"{said} {cl.s(0, len(cl.toks) - len(piece.toks))}"
                     before = c.rx["abandoned"].sub(" ", before)  # "dropped the idea of X"
-                    verb = next((t.word for t in piece.toks[1:] if t.kind == "w"
-                                 and t.word not in c.sets["adverbs"]), "")
-                    past = verb in c.change_past or verb in c.sets["past_verbs"] or verb.endswith("ed")
-                    if not c.rx["negation"].search(before) and (past or not c.rx["plan"].search(before)):
+                    verb = next(
+                        (
+                            t.word
+                            for t in piece.toks[1:]
+                            if t.kind == "w" and t.word not in c.sets["adverbs"]
+                        ),
+                        "",
+                    )
+                    past = (
+                        verb in c.change_past or verb in c.sets["past_verbs"] or verb.endswith("ed")
+                    )
+                    if not c.rx["negation"].search(before) and (
+                        past or not c.rx["plan"].search(before)
+                    ):
                         name = _other_in(c, piece, True)
                         if name:
                             return name
@@ -103,8 +130,13 @@ def _predicate_after(c: Cues, cl: Clause) -> Clause | None:
     vpos = [i for i, t in enumerate(cl.toks) if t.kind == "v"]
     for k in range((vpos[-1] + 1) if vpos else 1, len(cl.toks) - 1):
         t, n = cl.toks[k], cl.toks[k + 1]
-        if t.word in c.sets["coordinators"] and n.kind == "w" and not n.orig[:1].isupper() \
-                and n.word not in c.sets["determiners"] and n.word not in c.sets["clause_subjects"]:
+        if (
+            t.word in c.sets["coordinators"]
+            and n.kind == "w"
+            and not n.orig[:1].isupper()
+            and n.word not in c.sets["determiners"]
+            and n.word not in c.sets["clause_subjects"]
+        ):
             return Clause(cl.toks[k:], cl.sentence, cl.question, cl.index)
     return None
 
@@ -121,13 +153,29 @@ def _other_in(c: Cues, cl: Clause, record: bool) -> str | None:
         return None
     at, name = found
     before = " ".join(joined[:at])
-    if any(rx[k].search(before) for k in ("plan", "negation", "offer", "pending", "abandoned",
-                                            "choice", "mention", "future_start", "no_answer",
-                                            "ended", "declined", "question_words")):
+    if any(
+        rx[k].search(before)
+        for k in (
+            "plan",
+            "negation",
+            "offer",
+            "pending",
+            "abandoned",
+            "choice",
+            "mention",
+            "future_start",
+            "no_answer",
+            "ended",
+            "declined",
+            "question_words",
+        )
+    ):
         return None
-    after = " ".join(joined[at + len(name.split()):])
+    after = " ".join(joined[at + len(name.split()) :])
     pa = rx["plan_after"].search(" ".join(after.split()[:3]))
-    if pa and not (rx["service_nouns"].fullmatch(pa.group(0)) and after.split()[:1] == [pa.group(0)]):
+    if pa and not (
+        rx["service_nouns"].fullmatch(pa.group(0)) and after.split()[:1] == [pa.group(0)]
+    ):
         return None
     if past_cue(c, before, "", False) and governing_verb(c, before)[0] not in c.change_past:
         return None
@@ -139,15 +187,20 @@ def _other_target(c: Cues, words: list[Tok], joined: list[str]):
     for i, w in enumerate(joined):
         if w in c.change_past:
             # "left X for Y": after a verb of leaving only "for" brings the target
-            preps = c.sets["left_target_preps"] if w in c.sets["left_verbs"] else c.sets["target_preps"]
+            preps = (
+                c.sets["left_target_preps"] if w in c.sets["left_verbs"] else c.sets["target_preps"]
+            )
             for j in range(i + 1, len(joined)):
                 if joined[j] in preps:
                     k = j + 1
                     while k < len(joined) and joined[k] in c.sets["determiners"]:
                         k += 1
                     np = []
-                    while k < len(joined) and joined[k] not in c.sets["np_stop"] \
-                            and not is_value_token(joined[k]):
+                    while (
+                        k < len(joined)
+                        and joined[k] not in c.sets["np_stop"]
+                        and not is_value_token(joined[k])
+                    ):
                         np.append(words[k].orig)
                         k += 1
                     if np:
@@ -163,7 +216,8 @@ def _other_name(c: Cues, words: list[Tok], joined: list[str], record: bool):
     links = c.sets["name_links"]
     bare = len(words) <= 5 and all(
         t.kind == "w" and (t.orig[:1].isupper() or t.orig[:1].isdigit() or t.word in links)
-        for t in words)
+        for t in words
+    )
     if not (bare or record or c.rx["subjects"].search(s)):
         return None
     start = 0 if bare else 1
@@ -172,15 +226,27 @@ def _other_name(c: Cues, words: list[Tok], joined: list[str], record: bool):
         t = words[i]
         if t.kind == "v":
             return None  # only before the labelled values of the clause: the object slot
-        if t.kind == "w" and t.orig[:1].isupper() and t.word not in c.sets["first_person"] \
-                and t.word not in c.sets["time_names"] and t.word not in c.sets["not_names"] \
-                and not (i and words[i - 1].word in c.sets["other_people"]):
+        if (
+            t.kind == "w"
+            and t.orig[:1].isupper()
+            and t.word not in c.sets["first_person"]
+            and t.word not in c.sets["time_names"]
+            and t.word not in c.sets["not_names"]
+            and not (i and words[i - 1].word in c.sets["other_people"])
+        ):
             j = i
-            while j + 1 < len(words) and words[j + 1].kind == "w" and (
-                    words[j + 1].orig[:1].isupper() or words[j + 1].word in links
-                    and j + 2 < len(words) and words[j + 2].orig[:1].isupper()
-                    or words[j + 1].orig[:1].isdigit()):
+            while (
+                j + 1 < len(words)
+                and words[j + 1].kind == "w"
+                and (
+                    words[j + 1].orig[:1].isupper()
+                    or words[j + 1].word in links
+                    and j + 2 < len(words)
+                    and words[j + 2].orig[:1].isupper()
+                    or words[j + 1].orig[:1].isdigit()
+                )
+            ):
                 j += 1
-            return i, " ".join(w.orig for w in words[i:j + 1]).replace(" 's", "'s")
+            return i, " ".join(w.orig for w in words[i : j + 1]).replace(" 's", "'s")
         i += 1
     return None

@@ -29,8 +29,9 @@ def read_units(c: Cues, units: list[Unit], forms: Forms) -> list[Reading]:
                     if not unit.valid:
                         r = Reading(t.value, "invalid", "state", unit.why, False, ui, order)
                     else:
-                        r = read_frame(scope_of(c, cl, ti, sentence, ci, sentence_tail, prev_vi,
-                                                cl.readings))
+                        r = read_frame(
+                            scope_of(c, cl, ti, sentence, ci, sentence_tail, prev_vi, cl.readings)
+                        )
                         r.unit, r.order = ui, order
                         r.conclusion = c.rx["conclusion"].match(cl.s()) is not None
                         r.purpose = purpose(c, cl, ti)
@@ -47,7 +48,7 @@ def read_units(c: Cues, units: list[Unit], forms: Forms) -> list[Reading]:
 def purpose(c: Cues, cl: Clause, ti: int) -> frozenset | None:
     """Step 8: the stems of a purpose phrase right after the value ("X for work")."""
     words = []
-    for t in cl.toks[ti + 1:]:
+    for t in cl.toks[ti + 1 :]:
         if t.kind == "v" or t.word in c.sets["coordinators"]:
             break
         if t.kind == "w":
@@ -56,8 +57,11 @@ def purpose(c: Cues, cl: Clause, ti: int) -> frozenset | None:
         words.pop(0)
     if not words or words[0] not in c.sets["purpose_words"]:
         return None
-    stems = frozenset(w[:5] for w in words[1:] if len(w) >= 3 and w.isalpha()
-                      and w not in c.sets["field_stopwords"])
+    stems = frozenset(
+        w[:5]
+        for w in words[1:]
+        if len(w) >= 3 and w.isalpha() and w not in c.sets["field_stopwords"]
+    )
     return stems or None
 
 
@@ -74,8 +78,14 @@ def _anaphors(c: Cues, all_clauses: list[list[Clause]], k: int, readings: list[R
             continue
         # a coordinated verb phrase after the clause's last value ("gave X a try and stuck
         # with it") is read on its own
-        co = next((i for i in range(vpos[-1] + 1, len(cl.toks))
-                   if cl.toks[i].word in c.sets["coordinators"]), None)
+        co = next(
+            (
+                i
+                for i in range(vpos[-1] + 1, len(cl.toks))
+                if cl.toks[i].word in c.sets["coordinators"]
+            ),
+            None,
+        )
         if co is not None:
             pieces.append((Clause(cl.toks[co:], cl.sentence, cl.question, cl.index), cl))
     for cl, home in pieces:
@@ -86,20 +96,38 @@ def _anaphors(c: Cues, all_clauses: list[list[Clause]], k: int, readings: list[R
                 for p in pool:
                     for r in p.readings:
                         if not r.asserted:
-                            readings.append(Reading(r.value, "current", r.role,
-                                                    f"'both' ('{s}')", True, ui, 10**6))
+                            readings.append(
+                                Reading(
+                                    r.value, "current", r.role, f"'both' ('{s}')", True, ui, 10**6
+                                )
+                            )
             continue
         idx = [i for i, w in enumerate(words) if w in c.sets["anaphors"] and i > 0]
         if not idx:
             continue
-        prior = [r for p in pool[:pool.index(home) + (home is not cl)] for r in p.readings]
+        prior = [r for p in pool[: pool.index(home) + (home is not cl)] for r in p.readings]
         if not prior:
             continue
         ref = prior[-1]
-        fake = Clause([Tok(value_token(ref.value), "", "v", ref.value) if i == idx[0] else t
-                       for i, t in enumerate(cl.toks)], cl.sentence, cl.question, cl.index)
+        fake = Clause(
+            [
+                Tok(value_token(ref.value), "", "v", ref.value) if i == idx[0] else t
+                for i, t in enumerate(cl.toks)
+            ],
+            cl.sentence,
+            cl.question,
+            cl.index,
+        )
         r = read_frame(scope_of(c, fake, idx[0], [fake], 0, [""], None, []))
         if r.asserted and r.frame in ("current", "done"):
-            readings.append(Reading(ref.value, r.frame, r.role,
-                                    f"{r.cue}, through '{words[idx[0]]}' ('{s}')", True, ui,
-                                    10**6))
+            readings.append(
+                Reading(
+                    ref.value,
+                    r.frame,
+                    r.role,
+                    f"{r.cue}, through '{words[idx[0]]}' ('{s}')",
+                    True,
+                    ui,
+                    10**6,
+                )
+            )

@@ -18,9 +18,9 @@ from .cues import Cues
 @dataclass
 class Unit:
     text: str
-    kind: str            # memory, fact, relation, prose
+    kind: str  # memory, fact, relation, prose
     valid: bool = True
-    why: str = ""        # why it is invalid
+    why: str = ""  # why it is invalid
 
 
 def _json_values(text: str) -> tuple[list, str]:
@@ -58,8 +58,10 @@ def _records_from_json(cues: Cues, obj) -> list[Unit]:
                 out += _records_from_json(cues, items)
         for rel in obj.get("relations") or []:
             if isinstance(rel, dict) and rel.get("target"):
-                words = " ".join(str(rel.get(k, "")).replace("_", " ")
-                                 for k in ("source", "relationship", "target"))
+                words = " ".join(
+                    str(rel.get(k, "")).replace("_", " ")
+                    for k in ("source", "relationship", "target")
+                )
                 out.append(Unit(words, "relation"))
         if items is None and not obj.get("relations"):
             if any(k in obj for k in ("fact", "memory", "event")):
@@ -101,8 +103,11 @@ def _records_from_json(cues: Cues, obj) -> list[Unit]:
                 if t and not (e is last and t == last.get("new_memory")):
                     if not any(u.text == t and not u.valid for u in out):
                         out.append(Unit(str(t), "memory", False, "a superseded or deleted memory"))
-        if str(last.get("event", "")).upper() != "DELETE" and last.get("new_memory") \
-                and not last.get("is_deleted"):
+        if (
+            str(last.get("event", "")).upper() != "DELETE"
+            and last.get("new_memory")
+            and not last.get("is_deleted")
+        ):
             out.append(Unit(str(last["new_memory"]), "memory"))
     return out
 
@@ -143,9 +148,15 @@ def read_structure(cues: Cues, answer: str) -> tuple[list[Unit], bool]:
         if stripped != line.strip():
             dr = cues.date_range.search(stripped)
             if dr and cues.range_end.search(dr.group(0)):
-                fact = stripped[:dr.start()].strip()
-                units.append(Unit(fact, "fact", _is_open(cues, dr.group(2)),
-                                  f"a date range ending {dr.group(2)}"))
+                fact = stripped[: dr.start()].strip()
+                units.append(
+                    Unit(
+                        fact,
+                        "fact",
+                        _is_open(cues, dr.group(2)),
+                        f"a date range ending {dr.group(2)}",
+                    )
+                )
             else:
                 units.append(Unit(stripped, "memory"))
         else:

@@ -11,9 +11,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_TOK = re.compile(r"(?<![A-Za-z0-9])'(?:s|re|ve|d|ll|m|t)(?![A-Za-z0-9])"
-                  r"|[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*(?:'[A-Za-z]+)*\+*"
-                  r"|[^\sA-Za-z0-9]", re.I)
+_TOK = re.compile(
+    r"(?<![A-Za-z0-9])'(?:s|re|ve|d|ll|m|t)(?![A-Za-z0-9])"
+    r"|[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*(?:'[A-Za-z]+)*\+*"
+    r"|[^\sA-Za-z0-9]",
+    re.I,
+)
 _CLITICS = ("n't", "'s", "'re", "'ve", "'d", "'ll", "'m")
 # Punctuation that ends a clause (a dash only between words: see ``_clauses.clauses``).
 PUNCT_BREAK = {",", ";", ":", "(", ")", "\u2014", "\u2013", "[", "]", "{", "}", "\u2022", "|"}
@@ -22,8 +25,8 @@ VALUE_MARK = "qqv"
 
 @dataclass
 class Tok:
-    word: str      # normalized form
-    orig: str      # surface form (capitalization)
+    word: str  # normalized form
+    orig: str  # surface form (capitalization)
     kind: str = "w"  # w word, p punctuation, v value placeholder
     value: int = -1  # index of the value (kind v)
 

@@ -81,30 +81,54 @@ def from_report(report, tuned_on: frozenset[str] = frozenset()) -> list[Measured
     sha256 of the answer file holding its part (not of every file loaded); ``tuned_on`` names the
     parts the rules were written on."""
     today = dt.date.today().isoformat()
-    return [MeasuredAccuracy(judge=_key(report.judge, report.rubric)[0], rubric=report.rubric,
-                             rubric_sha256=report.rubric_sha256,
-                             answers_sha256=report.part_sha256.get(p.part, report.answers_sha256),
-                             part=p.part, exact=p.exact,
-                             false_plan=p.false_plan, missed=p.missed, failures=p.failures,
-                             measured_on=today, tuned_on=p.part in tuned_on)
-            for p in report.parts]
+    return [
+        MeasuredAccuracy(
+            judge=_key(report.judge, report.rubric)[0],
+            rubric=report.rubric,
+            rubric_sha256=report.rubric_sha256,
+            answers_sha256=report.part_sha256.get(p.part, report.answers_sha256),
+            part=p.part,
+            exact=p.exact,
+            false_plan=p.false_plan,
+            missed=p.missed,
+            failures=p.failures,
+            measured_on=today,
+            tuned_on=p.part in tuned_on,
+        )
+        for p in report.parts
+    ]
 
 
 def accuracy_line(judge: str, rubric: str) -> str:
     """One sentence for a report: the judge's held-out accuracy, or that it was not measured."""
     m = measured(judge, rubric)
     if m is None:
-        return (f"Answer judge {judge} ({rubric}) is not measured on the held-out answer set: "
-                f"measure it with `devsets/answers/measure.py --judge {judge} --part heldout2` "
-                "before trusting its exposure figures.")
-    tuned = (" The rules were tuned on these answers too, so this is a fit, not an accuracy on "
-             "answers they were not written on." if m.tuned_on else "")
+        return (
+            f"Answer judge {judge} ({rubric}) is not measured on the held-out answer set: "
+            f"measure it with `devsets/answers/measure.py --judge {judge} --part heldout2` "
+            "before trusting its exposure figures."
+        )
+    tuned = (
+        " The rules were tuned on these answers too, so this is a fit, not an accuracy on "
+        "answers they were not written on."
+        if m.tuned_on
+        else ""
+    )
     part = "held-out part" if m.part == "heldout" else f"held-out part {m.part}"
-    return (f"Answer judge {judge} ({rubric}), measured on the {part} of the labelled "
-            f"product-style answers (devsets/answers, n={m.exact.n}, {m.measured_on}): exact set "
-            f"{m.exact.fmt()}; plan read as asserted where it was not (false exposures) "
-            f"{m.false_plan.fmt()}; missed assertions {m.missed.fmt()}.{tuned}")
+    return (
+        f"Answer judge {judge} ({rubric}), measured on the {part} of the labelled "
+        f"product-style answers (devsets/answers, n={m.exact.n}, {m.measured_on}): exact set "
+        f"{m.exact.fmt()}; plan read as asserted where it was not (false exposures) "
+        f"{m.false_plan.fmt()}; missed assertions {m.missed.fmt()}.{tuned}"
+    )
 
 
-__all__ = ["ACCURACY_FILE", "MeasuredAccuracy", "accuracy_line", "from_report", "load_measured",
-           "measured", "record"]
+__all__ = [
+    "ACCURACY_FILE",
+    "MeasuredAccuracy",
+    "accuracy_line",
+    "from_report",
+    "load_measured",
+    "measured",
+    "record",
+]

@@ -26,13 +26,17 @@ def _rule_data(raw: bytes, name: str) -> dict:
     words = tomllib.loads(READER_WORDS_V2.read_text("utf-8"))
     if int(data["version"]) == 2:
         for table, keys in words.items():
-            data[table] = {**data.get(table, {}), **{k: v for k, v in keys.items()
-                                                      if k not in data.get(table, {})}}
+            data[table] = {
+                **data.get(table, {}),
+                **{k: v for k, v in keys.items() if k not in data.get(table, {})},
+            }
     for table, keys in words.items():
         for k in keys:
             if k not in data.get(table, {}):
-                raise BadInput(f"{name} has no [{table}] {k}: from version 3 on a rule file holds "
-                               f"every word its reader reads (see {READER_WORDS_V2.name})")
+                raise BadInput(
+                    f"{name} has no [{table}] {k}: from version 3 on a rule file holds "
+                    f"every word its reader reads (see {READER_WORDS_V2.name})"
+                )
     return data
 
 
@@ -54,7 +58,8 @@ class Cues:
         self.boilerplate = [re.compile(p, re.I) for p in st["boilerplate"]]
         self.date_range = re.compile(st["date_range"])
         self.fact_line, self.valid_line, self.valid_until, self.range_end = (
-            re.compile(st[k], re.I) for k in ("fact_line", "valid_line", "valid_until", "range_end"))
+            re.compile(st[k], re.I) for k in ("fact_line", "valid_line", "valid_until", "range_end")
+        )
         sc = data["scope"]
         self.sets = {k: set(self._words(v)) for k, v in sc.items() if isinstance(v, list)}
         self.rx: dict[str, re.Pattern] = {}
@@ -73,31 +78,59 @@ class Cues:
         dets = sorted(self.sets["noun_determiners"])
         self.rx["past_setting"] = re.compile(
             r"(?<!\S)(?:"
-            + "|".join(re.escape(w) for w in sorted(self.sets["setting_preps"], key=len, reverse=True))
-            + r")(?: (?:" + "|".join(map(re.escape, dets)) + r"))+ (?:"
-            + "|".join(map(re.escape, self._words(frames["past_adjectives"]))) + r")(?!\S)")
+            + "|".join(
+                re.escape(w) for w in sorted(self.sets["setting_preps"], key=len, reverse=True)
+            )
+            + r")(?: (?:"
+            + "|".join(map(re.escape, dets))
+            + r"))+ (?:"
+            + "|".join(map(re.escape, self._words(frames["past_adjectives"])))
+            + r")(?!\S)"
+        )
         # "X or Y": the words between two values (NEAR of the second), and after the first
         joins = "|".join(map(re.escape, self._words(frames["choice_joins"])))
         dets = "|".join(map(re.escape, self._words(frames["choice_determiners"])))
         self.rx["or_before"] = re.compile(rf"(?:\S+ )?(?:{joins})(?: (?:{dets}))?")
         self.rx["or_after"] = re.compile(rf"(?:{joins})(?: (?:{dets}))?")
         self.rx["pending_passive"] = re.compile(
-            r"(?<!\S)(?:" + "|".join(map(re.escape, self._words(frames["pending_passive"])))
-            + r") \S+ed(?!\S)")
+            r"(?<!\S)(?:"
+            + "|".join(map(re.escape, self._words(frames["pending_passive"])))
+            + r") \S+ed(?!\S)"
+        )
         self.change_past = set(self._words(roles["change_past"]))
         self.change_ing = set(self._words(roles["change_ing"]))
-        for k in ("change_present", "source_then_target", "change_present_subjects",
-                  "service_articles", "service_preps"):
+        for k in (
+            "change_present",
+            "source_then_target",
+            "change_present_subjects",
+            "service_articles",
+            "service_preps",
+        ):
             self.sets[k] = set(self._words(roles[k]))
-        for k in ("temporal", "span_openers", "time_units", "near_miss", "declined_adjacent",
-                  "choice_joins", "choice_with_decision", "dating_past", "then_words",
-                  "not_completed_words"):
+        for k in (
+            "temporal",
+            "span_openers",
+            "time_units",
+            "near_miss",
+            "declined_adjacent",
+            "choice_joins",
+            "choice_with_decision",
+            "dating_past",
+            "then_words",
+            "not_completed_words",
+        ):
             self.sets[k] = set(self._words(frames[k]))
         self.sets["aux_past"] = set(self._words(sc["auxiliaries"]))
         self.not_both = self._words(sc["not_both"])
-        self.verb_forms = {w for k in ("change_past", "change_ing", "change_present")
-                           for w in self._words(roles[k]) if " " not in w}
-        self.verb_forms |= {w.rstrip("*") for w in self._words(frames["past_verbs"]) if " " not in w}
+        self.verb_forms = {
+            w
+            for k in ("change_past", "change_ing", "change_present")
+            for w in self._words(roles[k])
+            if " " not in w
+        }
+        self.verb_forms |= {
+            w.rstrip("*") for w in self._words(frames["past_verbs"]) if " " not in w
+        }
 
     def _words(self, cues: list[str]) -> list[str]:
         return [" ".join(t.word for t in tokenize(c, self.contractions)) for c in cues]

@@ -100,14 +100,19 @@ class AnswerSet(BaseModel):
         holding = [f for f in self.files if part in f.parts]
         if len(holding) == 1:
             return holding[0].sha256
-        return hashlib.sha256("".join(f.sha256 for f in holding).encode()).hexdigest() if holding \
+        return (
+            hashlib.sha256("".join(f.sha256 for f in holding).encode()).hexdigest()
+            if holding
             else self.sha256
+        )
 
 
 def split_part(item_id: str, shape_ids: list[str]) -> str:
     """The documented split rule: within a shape, ids ordered by sha256("answers-devset:" + id)
     alternate dev, heldout, dev, ... from the first."""
-    order = sorted(shape_ids, key=lambda i: hashlib.sha256(f"answers-devset:{i}".encode()).hexdigest())
+    order = sorted(
+        shape_ids, key=lambda i: hashlib.sha256(f"answers-devset:{i}".encode()).hexdigest()
+    )
     return SPLIT_PARTS[order.index(item_id) % 2]
 
 
@@ -147,8 +152,13 @@ def load_answer_set(path: str | Path | Sequence[str | Path] = ANSWER_FILES) -> A
             mine.append(item)
         if not mine:
             raise BadInput(f"{p.name}: no answers")
-        files.append(AnswerFile(path=str(p), sha256=hashlib.sha256(p.read_bytes()).hexdigest(),
-                                parts=[x for x in PARTS if any(it.part == x for it in mine)]))
+        files.append(
+            AnswerFile(
+                path=str(p),
+                sha256=hashlib.sha256(p.read_bytes()).hexdigest(),
+                parts=[x for x in PARTS if any(it.part == x for it in mine)],
+            )
+        )
         items += mine
     if len(files) == 1:
         path_s, sha = files[0].path, files[0].sha256
@@ -212,8 +222,12 @@ class DevsetReport(BaseModel):
     usage: dict[str, int] = {}
 
 
-def roles_of(asserted: Iterable[str], item: AnswerItem, field: FieldSpec,
-             same: Callable[[FieldSpec, str, str], bool]) -> list[str]:
+def roles_of(
+    asserted: Iterable[str],
+    item: AnswerItem,
+    field: FieldSpec,
+    same: Callable[[FieldSpec, str, str], bool],
+) -> list[str]:
     """Map a judge's asserted strings to roles, as ``amg eval`` compares them with the values."""
     roles: set[str] = set()
     for x in asserted:
@@ -224,9 +238,13 @@ def roles_of(asserted: Iterable[str], item: AnswerItem, field: FieldSpec,
 
 def judge_item(item: AnswerItem, judge: AnswerJudge, value_judge: ValueComparer) -> ItemResult:
     field = field_spec(item.field, item.question)
-    q = AnswerQuestion(field=field.attribute, description=field.description,
-                       probe_question=field.probe_question, answer=item.answer,
-                       candidates=(item.values.initial, item.values.plan))
+    q = AnswerQuestion(
+        field=field.attribute,
+        description=field.description,
+        probe_question=field.probe_question,
+        answer=item.answer,
+        candidates=(item.values.initial, item.values.plan),
+    )
     base = dict(id=item.id, part=item.part, shape=item.shape, expected=list(item.asserts))
     try:
         v = judge.ask(q)
@@ -244,16 +262,26 @@ def figures(results: list[ItemResult]) -> dict:
         return wilson(sum(role in r.judged for r in pool), len(pool))  # type: ignore[operator]
 
     labelled = [(r, role) for r in judged for role in r.expected]
-    return dict(n=len(results), exact=wilson(sum(r.correct for r in results), len(results)),
-                failures=wilson(len(results) - len(judged), len(results)),
-                false_plan=false("plan"), false_initial=false("initial"), false_other=false("other"),
-                missed=wilson(sum(role not in r.judged for r, role in labelled), len(labelled)))  # type: ignore[operator]
+    return dict(
+        n=len(results),
+        exact=wilson(sum(r.correct for r in results), len(results)),
+        failures=wilson(len(results) - len(judged), len(results)),
+        false_plan=false("plan"),
+        false_initial=false("initial"),
+        false_other=false("other"),
+        missed=wilson(sum(role not in r.judged for r, role in labelled), len(labelled)),
+    )  # type: ignore[operator]
 
 
-def measure(answer_set: AnswerSet, judge: AnswerJudge, value_judge: ValueComparer, *,
-            parts: Iterable[str] | None = None,
-            run: Callable[[Callable[[AnswerItem], ItemResult], list[AnswerItem]], Iterable[ItemResult]] | None = None,
-            ) -> DevsetReport:
+def measure(
+    answer_set: AnswerSet,
+    judge: AnswerJudge,
+    value_judge: ValueComparer,
+    *,
+    parts: Iterable[str] | None = None,
+    run: Callable[[Callable[[AnswerItem], ItemResult], list[AnswerItem]], Iterable[ItemResult]]
+    | None = None,
+) -> DevsetReport:
     """Judge every item of the chosen parts and compute the figures. ``run`` maps the judging
     function over the items (default: in order; the script passes a concurrent runner with a
     progress bar for model judges). ``parts``: default every part the set has; a part asked for
@@ -278,14 +306,31 @@ def measure(answer_set: AnswerSet, judge: AnswerJudge, value_judge: ValueCompare
     for p in parts:
         rs = [r for r in results if r.part == p]
         shapes = sorted({r.shape for r in rs})
-        reports.append(PartReport(part=p, **figures(rs), shapes=[
-            ShapeFigures(shape=s, **figures([r for r in rs if r.shape == s])) for s in shapes]))
-    return DevsetReport(judge=judge.spec, judge_family=judge.family, heuristic=judge.heuristic,
-                        rubric=judge.rubric, rubric_sha256=judge.rubric_sha256,
-                        value_judge=value_judge.judge.spec, value_rubric=value_judge.rubric,
-                        answers_path=answer_set.path, answers_sha256=answer_set.sha256,
-                        part_sha256={p: answer_set.part_sha256(p) for p in parts},
-                        parts=reports, items=results, usage=judge.usage())
+        reports.append(
+            PartReport(
+                part=p,
+                **figures(rs),
+                shapes=[
+                    ShapeFigures(shape=s, **figures([r for r in rs if r.shape == s]))
+                    for s in shapes
+                ],
+            )
+        )
+    return DevsetReport(
+        judge=judge.spec,
+        judge_family=judge.family,
+        heuristic=judge.heuristic,
+        rubric=judge.rubric,
+        rubric_sha256=judge.rubric_sha256,
+        value_judge=value_judge.judge.spec,
+        value_rubric=value_judge.rubric,
+        answers_path=answer_set.path,
+        answers_sha256=answer_set.sha256,
+        part_sha256={p: answer_set.part_sha256(p) for p in parts},
+        parts=reports,
+        items=results,
+        usage=judge.usage(),
+    )
 
 
 def first_try_valid(ws, model: str, purpose: str = "eval.answer") -> Proportion:
@@ -297,7 +342,9 @@ def first_try_valid(ws, model: str, purpose: str = "eval.answer") -> Proportion:
         return wilson(0, 0)
     first: dict[str, str] = {}
     for key, status in ws.db.execute(
-            "select cache_key, status from llm_calls where purpose = ? and requested_model = ? "
-            "order by id", [purpose, model]).fetchall():
+        "select cache_key, status from llm_calls where purpose = ? and requested_model = ? "
+        "order by id",
+        [purpose, model],
+    ).fetchall():
         first.setdefault(key, status)
     return wilson(sum(s == "ok" for s in first.values()), len(first))

@@ -60,8 +60,12 @@ class Scope:
         """``source`` (the value a change leaves), ``target`` (the value it moves to) or
         ``state`` (see ROLE in the header)."""
         c, rx, near = self.c, self.c.rx, self.near
-        if self.prev_vi is not None and near.strip() in c.sets["source_then_target"] \
-                and self.earlier and self.earlier[-1].role == "source":
+        if (
+            self.prev_vi is not None
+            and near.strip() in c.sets["source_then_target"]
+            and self.earlier
+            and self.earlier[-1].role == "source"
+        ):
             return "target"
         core = list(self.near_tail)
         while core and core[-1] in c.sets["noun_determiners"]:
@@ -71,8 +75,10 @@ class Scope:
         joined = " ".join(core)
         if [x for x in rx["replaced_by"].finditer(joined) if joined.endswith(x.group(0))]:
             return "target"  # "X was replaced by Y"
-        if sm and (sm[-1].group(0) not in c.sets["source_needs_change"]
-                   or rx["change_words"].search(self.left)):
+        if sm and (
+            sm[-1].group(0) not in c.sets["source_needs_change"]
+            or rx["change_words"].search(self.left)
+        ):
             return "source"
         if rx["target"].search(near):
             return "target"
@@ -86,12 +92,22 @@ class Scope:
         if not m and self.role != "source" and (m2 := c.rx["plan_after"].search(self.right)):
             m = m2.group(0)
             # "switched to a Mint plan", "on a Kaiser plan": the product's plan, not an intention
-            if c.rx["service_nouns"].fullmatch(m) and self.right.split()[:1] == [m] and (
+            if (
+                c.rx["service_nouns"].fullmatch(m)
+                and self.right.split()[:1] == [m]
+                and (
                     self.verb in c.change_past
-                    or nt[-1:] and nt[-1] in c.sets["service_articles"]
-                    or nt[-1:] and nt[-1] in c.sets["service_preps"]
-                    or (len(nt) >= 2 and nt[-2] in c.sets["service_preps"]
-                        and nt[-1] in c.sets["determiners"])):
+                    or nt[-1:]
+                    and nt[-1] in c.sets["service_articles"]
+                    or nt[-1:]
+                    and nt[-1] in c.sets["service_preps"]
+                    or (
+                        len(nt) >= 2
+                        and nt[-2] in c.sets["service_preps"]
+                        and nt[-1] in c.sets["determiners"]
+                    )
+                )
+            ):
                 m = None
         return m
 
@@ -108,8 +124,16 @@ class Scope:
         return self.reading(frame, cue, self.role == "source", self.role)
 
 
-def scope_of(c: Cues, cl: Clause, ti: int, clauses: list[Clause], ci: int,
-             sentence_tail: list[str], prev_vi: int | None, earlier: list[Reading]) -> Scope:
+def scope_of(
+    c: Cues,
+    cl: Clause,
+    ti: int,
+    clauses: list[Clause],
+    ci: int,
+    sentence_tail: list[str],
+    prev_vi: int | None,
+    earlier: list[Reading],
+) -> Scope:
     """Step 4 for the value at token ``ti`` of clause ``cl`` (``sentence_tail``: the token
     strings of the sentence's clauses)."""
     left = cl.s(0, ti)
@@ -119,7 +143,7 @@ def scope_of(c: Cues, cl: Clause, ti: int, clauses: list[Clause], ci: int,
     nw = near.split()
     co = max((k for k, w in enumerate(nw[:-1]) if w in c.sets["coordinators"]), default=None)
     if co is not None and prev_vi is not None:
-        near = " ".join(nw[co + 1:])
+        near = " ".join(nw[co + 1 :])
     vpos = [j for j, t in enumerate(cl.toks) if t.kind == "v"]
     nxt = next_value = next((j for j in vpos if j > ti), len(cl.toks))
     right = cl.s(ti + 1, nxt)
@@ -134,28 +158,50 @@ def scope_of(c: Cues, cl: Clause, ti: int, clauses: list[Clause], ci: int,
     cut = next((k for k, w in enumerate(rw) if w in c.sets["coordinators"]), None)
     if cut is not None:
         right = " ".join(rw[:cut])
-    later = " ".join(sentence_tail[ci + 1:])
+    later = " ".join(sentence_tail[ci + 1 :])
     # the rest of the sentence after the value, when no other value is named there
     beyond = "" if any(j > ti for j in vpos) or names_a_value(later) else f"{cl.s(ti + 1)} {later}"
-    opens = all(t.word in glue | c.sets["openers"] | c.sets["break_words"]
-                for t in cl.toks[:ti] if t.kind == "w")
+    opens = all(
+        t.word in glue | c.sets["openers"] | c.sets["break_words"]
+        for t in cl.toks[:ti]
+        if t.kind == "w"
+    )
     if opens and not right:
         # a subject before an appositive or a relative clause: its predicate is further on
         rel = None
-        for nc in clauses[ci + 1:]:
+        for nc in clauses[ci + 1 :]:
             first = nc.toks[0].word if nc.toks else ""
             if first in c.sets["relative"]:
                 rel = rel or nc.s()
                 continue
-            if any(t.kind == "v" for t in nc.toks) or first in c.sets["coordinators"] or (
-                    first in c.sets["break_words"] and first not in c.sets["time_subordinators"]):
+            if (
+                any(t.kind == "v" for t in nc.toks)
+                or first in c.sets["coordinators"]
+                or (first in c.sets["break_words"] and first not in c.sets["time_subordinators"])
+            ):
                 break
             right = nc.s()
             break
         if not right and rel:
             right = rel
-    return Scope(c, cl.toks[ti].value, cl, ti, clauses, ci, prev_vi, earlier, left, near, right,
-                 cl.s(), later, beyond, opens, next_value)
+    return Scope(
+        c,
+        cl.toks[ti].value,
+        cl,
+        ti,
+        clauses,
+        ci,
+        prev_vi,
+        earlier,
+        left,
+        near,
+        right,
+        cl.s(),
+        later,
+        beyond,
+        opens,
+        next_value,
+    )
 
 
 # -- step 5: the rules, in the header's order ----------------------------------------------------
@@ -167,23 +213,34 @@ def question(s: Scope) -> Reading | None:
 
 
 def choice(s: Scope) -> Reading | None:
-    """"X or Y", a choice cue in LEFT, a bare value beside a conflict cue, or one of several
+    """ "X or Y", a choice cue in LEFT, a bare value beside a conflict cue, or one of several
     possibilities."""
     c, rx = s.c, s.c.rx
-    if s.prev_vi is not None and rx["or_before"].fullmatch(s.near.strip()) \
-            and any(w in c.sets["choice_joins"] for w in s.near.split()):
+    if (
+        s.prev_vi is not None
+        and rx["or_before"].fullmatch(s.near.strip())
+        and any(w in c.sets["choice_joins"] for w in s.near.split())
+    ):
         return s.reading("choice", "one side of 'X or Y'", False)
-    if s.next_value < len(s.cl.toks) and rx["or_after"].fullmatch(s.cl.s(s.ti + 1, s.next_value).strip()):
+    if s.next_value < len(s.cl.toks) and rx["or_after"].fullmatch(
+        s.cl.s(s.ti + 1, s.next_value).strip()
+    ):
         return s.reading("choice", "one side of 'X or Y'", False)
     m = rx["choice"].search(s.left)
     if m and (m.group(0) not in c.sets["choice_with_decision"] or rx["decision"].search(s.whole)):
         return s.reading("choice", f"'{m.group(0)}'", False)
-    if not s.left.strip() and not s.right.strip() and any(rx["conflict"].search(o.s()) for o in s.clauses):
+    if (
+        not s.left.strip()
+        and not s.right.strip()
+        and any(rx["conflict"].search(o.s()) for o in s.clauses)
+    ):
         m = rx["conflict"].search(" ".join(o.s() for o in s.clauses))
         return s.reading("choice", f"'{m.group(0)}'", False)
     if (m := rx["possibility"].match(s.left)) and any(
-            rx["possibility"].match(o.s()) and any(t.kind == "v" and t.value != s.vi for t in o.toks)
-            for o in s.clauses if o is not s.cl):
+        rx["possibility"].match(o.s()) and any(t.kind == "v" and t.value != s.vi for t in o.toks)
+        for o in s.clauses
+        if o is not s.cl
+    ):
         return s.reading("choice", f"one of several possibilities ('{m.group(0)}')", False)
     return None
 
@@ -201,8 +258,12 @@ def replaced(s: Scope) -> Reading | None:
 
 def coordinated(s: Scope) -> Reading | None:
     """A value right after "and"/"or" takes the reading of the value before it."""
-    if s.prev_vi is not None and s.near.strip() in s.c.sets["coordinators"] and s.earlier \
-            and s.earlier[-1].frame != "invalid":
+    if (
+        s.prev_vi is not None
+        and s.near.strip() in s.c.sets["coordinators"]
+        and s.earlier
+        and s.earlier[-1].frame != "invalid"
+    ):
         e = s.earlier[-1]
         return Reading(s.vi, e.frame, e.role, e.cue + " (coordinated)", e.asserted, 0, 0)
     return None
@@ -219,10 +280,17 @@ def abandoned(s: Scope) -> Reading | None:
     """An abandoned cue in LEFT's last verb phrase or around the value."""
     c = s.c
     lw = s.left.split()
-    vp_start = max((i + 1 for i, w in enumerate(lw) if w in c.sets["coordinators"]
-                    and not (i + 1 < len(lw) and is_value_token(lw[i + 1]))), default=0)
-    if (m := c.rx["abandoned"].search(" ".join(lw[vp_start:]))
-            or c.rx["abandoned"].search(f"{s.near} {value_token(s.vi)} {s.right}")):
+    vp_start = max(
+        (
+            i + 1
+            for i, w in enumerate(lw)
+            if w in c.sets["coordinators"] and not (i + 1 < len(lw) and is_value_token(lw[i + 1]))
+        ),
+        default=0,
+    )
+    if m := c.rx["abandoned"].search(" ".join(lw[vp_start:])) or c.rx["abandoned"].search(
+        f"{s.near} {value_token(s.vi)} {s.right}"
+    ):
         return s.change_not_made("abandoned", f"'{m.group(0)}'")
     return None
 
@@ -235,17 +303,21 @@ def declined(s: Scope) -> Reading | None:
     if not m and nt and nt[-1] in c.sets["declined_adjacent"]:
         m = re.search(re.escape(nt[-1]) + "$", s.near)
     if m and s.role != "source":
-        if (p := plan_before(c, s.left)):
+        if p := plan_before(c, s.left):
             # "you wish you had Y instead of X": only wished, so X stays current
-            return s.reading("plan", f"'{p}' ... '{m.group(0)}': the value a wished change "
-                             "would leave", True, "source")
+            return s.reading(
+                "plan",
+                f"'{p}' ... '{m.group(0)}': the value a wished change would leave",
+                True,
+                "source",
+            )
         return s.reading("declined", f"'{m.group(0)}'", False)
     return None
 
 
 def someone_else(s: Scope) -> Reading | None:
     """Another person is the clause's subject."""
-    if (who := other_person(s.c, s.left)):
+    if who := other_person(s.c, s.left):
         return s.reading("someone_else", f"'{who}'", False, s.role)
     return None
 
@@ -254,7 +326,7 @@ def negated(s: Scope) -> Reading | None:
     """A negation within neg_reach words before the value, or opening RIGHT for a value that
     opens its clause."""
     c = s.c
-    m = c.rx["negation"].search(" ".join(s.left.split()[-c.neg_reach:]))
+    m = c.rx["negation"].search(" ".join(s.left.split()[-c.neg_reach :]))
     if not m and s.opens:
         m = c.rx["negation"].search(" ".join(s.right.split()[:3]))
     if m:
@@ -267,13 +339,15 @@ def joined(s: Scope) -> Reading | None:
     future start when a future_start cue follows before the next value."""
     if s.opens and (m := s.c.rx["joined_by"].search(s.right)):
         upto = []
-        for nc in s.clauses[s.ci + 1:]:
+        for nc in s.clauses[s.ci + 1 :]:
             if any(t.kind == "v" for t in nc.toks):
                 break
             upto.append(nc.s())
-        if (f := s.c.rx["future_start"].search(" ".join([s.right] + upto))):
+        if f := s.c.rx["future_start"].search(" ".join([s.right] + upto)):
             # "X hired you, but your start date is next month"
-            return s.reading("future_start", f"'{m.group(0)}', then '{f.group(0)}'", False, "target")
+            return s.reading(
+                "future_start", f"'{m.group(0)}', then '{f.group(0)}'", False, "target"
+            )
         return s.reading("done", f"a change made ('{m.group(0)}')", True, "target")
     return None
 
@@ -281,7 +355,7 @@ def joined(s: Scope) -> Reading | None:
 def offer(s: Scope) -> Reading | None:
     """An offer cue in NEAR or RIGHT; a source whose first RIGHT words hold it left the offer."""
     rx = s.c.rx
-    if (m := rx["offer"].search(f"{s.near} {s.right}")):
+    if m := rx["offer"].search(f"{s.near} {s.right}"):
         if s.role == "source" and rx["offer"].search(" ".join(s.right.split()[:3])):
             # "cancelled a X trial": what was left is the offer, not a value the user had
             return s.reading("offer", f"'{m.group(0)}' (the offer itself was left)", False, s.role)
@@ -293,8 +367,9 @@ def pending(s: Scope) -> Reading | None:
     """A pending cue in NEAR or RIGHT (not a habit), or a passive progressive in RIGHT; a source
     whose first RIGHT words hold it left the order itself."""
     rx = s.c.rx
-    if (m := pending_cue(s.c, f"{s.near} {s.right}") or (
-            (pp := rx["pending_passive"].search(s.right)) and pp.group(0))):
+    if m := pending_cue(s.c, f"{s.near} {s.right}") or (
+        (pp := rx["pending_passive"].search(s.right)) and pp.group(0)
+    ):
         if s.role == "source" and rx["pending"].search(" ".join(s.right.split()[:3])):
             return s.reading("pending", f"'{m}' (the order itself was left)", False, s.role)
         return s.change_not_made("pending", f"'{m}'")
@@ -309,12 +384,17 @@ def future_start(s: Scope) -> Reading | None:
     m = rx["future_start"].search(f"{s.near} {s.right}")
     cue = m.group(0) if m else None
     if not cue and (d := rx["dated_start"].search(s.right)):
-        if rx["future_time"].search(" ".join(s.right[d.end():].split()[:3])):
+        if rx["future_time"].search(" ".join(s.right[d.end() :].split()[:3])):
             cue = d.group(0)  # "enrolled in X starting January"
     nt = s.near_tail
-    if not cue and s.verb in c.sets["change_present"] and (
+    if (
+        not cue
+        and s.verb in c.sets["change_present"]
+        and (
             rx["future_time"].search(s.whole)
-            or (len(nt) >= 2 and nt[-2] in c.sets["change_present_subjects"])):
+            or (len(nt) >= 2 and nt[-2] in c.sets["change_present_subjects"])
+        )
+    ):
         cue = s.verb  # "you start at X"
     if not cue and s.verb in c.change_past and s.role != "source":
         m = rx["future_start"].search(s.beyond)  # "signed with X ... and start on Monday"
@@ -328,8 +408,11 @@ def future_start(s: Scope) -> Reading | None:
 
 def current_until_end(s: Scope) -> Reading | None:
     """A value opening its clause before a future_end verb is current until then."""
-    if s.opens and (m := s.c.rx["future_end"].match(
-            " ".join(w for w in s.right.split() if w not in s.c.sets["skip"]))):
+    if s.opens and (
+        m := s.c.rx["future_end"].match(
+            " ".join(w for w in s.right.split() if w not in s.c.sets["skip"])
+        )
+    ):
         # "when the X policy renews", "until X expires"
         return s.reading("current", f"current until it ends ('{m.group(0)}')", True, "source")
     return None
@@ -338,10 +421,14 @@ def current_until_end(s: Scope) -> Reading | None:
 def _plan_outcome(s: Scope, cue: str) -> Reading:
     """A plan, unless the sentence says it came true (done) or was dropped (abandoned)."""
     rx = s.c.rx
-    if (done := rx["came_true"].search(s.later) or rx["came_true"].search(s.right)):
-        return s.reading("done", f"a plan ('{cue}') that came true ('{done.group(0)}')",
-                         s.role != "source", s.role)
-    if (ab := rx["abandoned"].search(s.right) or rx["abandoned"].search(s.later)):
+    if done := rx["came_true"].search(s.later) or rx["came_true"].search(s.right):
+        return s.reading(
+            "done",
+            f"a plan ('{cue}') that came true ('{done.group(0)}')",
+            s.role != "source",
+            s.role,
+        )
+    if ab := rx["abandoned"].search(s.right) or rx["abandoned"].search(s.later):
         return s.change_not_made("abandoned", f"a plan ('{cue}') dropped ('{ab.group(0)}')")
     return s.change_not_made("plan", f"'{cue}'")
 
@@ -355,14 +442,21 @@ def described(s: Scope) -> Reading | None:
     """A value that is its clause's subject, with a predicate that does not make it the user's
     ("X is cheaper")."""
     c = s.c
-    subject = all(w in s.glue | c.sets["break_words"] | c.sets["sentence_adverbs"]
-                  for w in s.left.split())
+    subject = all(
+        w in s.glue | c.sets["break_words"] | c.sets["sentence_adverbs"] for w in s.left.split()
+    )
     rfirst = s.right.split()[0] if s.right else ""
-    predicate = rfirst in c.sets["be_present"] | c.sets["have"] | c.sets["aux_past"] \
-        or (rfirst.endswith("s") and len(rfirst) > 3 and rfirst not in c.sets["skip"])
-    if subject and predicate and s.role == "state" \
-            and not c.rx["user_complement"].search(s.right) \
-            and not c.rx["continuation"].search(s.right) and not past_cue(c, s.near, s.right, s.opens):
+    predicate = rfirst in c.sets["be_present"] | c.sets["have"] | c.sets["aux_past"] or (
+        rfirst.endswith("s") and len(rfirst) > 3 and rfirst not in c.sets["skip"]
+    )
+    if (
+        subject
+        and predicate
+        and s.role == "state"
+        and not c.rx["user_complement"].search(s.right)
+        and not c.rx["continuation"].search(s.right)
+        and not past_cue(c, s.near, s.right, s.opens)
+    ):
         return s.reading("described", f"'{s.right}'", False, s.role)
     return None
 
@@ -374,15 +468,20 @@ def plan_signs(s: Scope) -> Reading | None:
     c = s.c
     m = None
     rk = [w for w in s.right.split() if w not in c.sets["skip"]]
-    if s.opens and rk[:1] and rk[0] not in c.sets["clause_subjects"] and (
-            ap := c.rx["appraisal"].search(" ".join(rk[:5]))):
+    if (
+        s.opens
+        and rk[:1]
+        and rk[0] not in c.sets["clause_subjects"]
+        and (ap := c.rx["appraisal"].search(" ".join(rk[:5])))
+    ):
         m = ap.group(0)  # "X looks good to you", "X's free tier sounds good"
     if not m:
         lw = s.left.split()
         for k, w in enumerate(lw[:-1]):
             nx = lw[k + 1]
-            if w in c.sets["near_miss"] and (nx in c.change_past or nx in c.sets["past_verbs"]
-                                             or past_form(nx)):
+            if w in c.sets["near_miss"] and (
+                nx in c.change_past or nx in c.sets["past_verbs"] or past_form(nx)
+            ):
                 m = f"{w} {nx}"  # "almost bought X": it did not happen
     m = m or futurate(c, s.left) or next_step(c, s.clauses, s.ci, s.left, s.right)
     return _plan_outcome(s, m) if m else None
@@ -396,14 +495,14 @@ def past_complement(s: Scope) -> Reading | None:
         rw = s.right.split()
         for k in range(len(rw) - 1):
             if rw[k] in c.sets["subject_words"] and rw[k + 1] in c.sets["past_verbs"]:
-                return s.reading("past", f"'{' '.join(rw[k:k + 3])}'", False, s.role)
+                return s.reading("past", f"'{' '.join(rw[k : k + 3])}'", False, s.role)
     return None
 
 
 def mention(s: Scope) -> Reading | None:
     """The direct object of a mention verb, or a value opening its clause before a
     mentioned_after cue."""
-    if (m := mention_verb(s.c, s.near)):
+    if m := mention_verb(s.c, s.near):
         return s.reading("mention", f"'{m}'", False, s.role)
     if s.opens and (m := s.c.rx["mentioned_after"].match(s.right)):
         return s.reading("mention", f"'{m.group(0)}'", False, s.role)  # "X keeps coming up"
@@ -413,7 +512,7 @@ def mention(s: Scope) -> Reading | None:
 def ended(s: Scope) -> Reading | None:
     """An ended cue in RIGHT or ending NEAR."""
     rx = s.c.rx
-    if (m := rx["ended"].search(s.right) or rx["ended"].search(" ".join(s.near_tail[-3:]))):
+    if m := rx["ended"].search(s.right) or rx["ended"].search(" ".join(s.near_tail[-3:])):
         return s.reading("ended", f"'{m.group(0)}'", False, s.role)
     return None
 
@@ -434,18 +533,21 @@ def done(s: Scope) -> Reading | None:
     if s.verb in s.c.change_past:
         if s.role == "source":
             return s.reading("done", f"left ('{s.verb}')", False, s.role)
-        if (m := not_completed(s.c, s.beyond)):
+        if m := not_completed(s.c, s.beyond):
             return s.reading("pending", f"a change not completed ('{m}')", False, s.role)
         return s.reading("done", f"a change made ('{s.verb}')", True, s.role)
     if s.role == "source":
-        return s.reading("done", f"left ('{s.near_tail[-1] if s.near_tail else ''}')", False, s.role)
+        return s.reading(
+            "done", f"left ('{s.near_tail[-1] if s.near_tail else ''}')", False, s.role
+        )
     return None
 
 
 def current(s: Scope) -> Reading:
     """Otherwise: stated as current."""
-    return s.reading("current", "stated as current" + (" (last known)" if s.last_known else ""),
-                     True, s.role)
+    return s.reading(
+        "current", "stated as current" + (" (last known)" if s.last_known else ""), True, s.role
+    )
 
 
 Rule = Callable[[Scope], "Reading | None"]
@@ -497,7 +599,7 @@ def pending_cue(c: Cues, local: str) -> str | None:
     for m in c.rx["pending"].finditer(local):
         g = m.group(0)
         if " " not in g and not g.endswith(("ed", "ing")):
-            before = local[:m.start()].split()
+            before = local[: m.start()].split()
             while before and before[-1] in c.sets["adverbs"]:
                 before.pop()
             if not before or before[-1] in c.sets["subject_words"]:
@@ -511,7 +613,7 @@ def plan_before(c: Cues, left: str) -> str | None:
     form is a time, not a condition ("when you got X")."""
     for m in reversed(list(c.rx["plan"].finditer(left))):
         if m.group(0) in c.sets["temporal"]:
-            after = left[m.end():].split()
+            after = left[m.end() :].split()
             if any(w in c.change_past or w in c.sets["past_verbs"] or past_form(w) for w in after):
                 continue
         return m.group(0)
@@ -524,16 +626,23 @@ def next_step(c: Cues, clauses: list[Clause], ci: int, left: str, right: str) ->
     [frames] temporal word with no past form in the sentence so far ("X until the lease ends,
     then Y"): the step after the current one."""
     then = c.sets["then_words"]
-    if (right.strip() and right.strip() not in [o.s() for o in clauses[ci + 1:ci + 2]]) or not all(
-            w in c.sets["determiners"] | c.sets["sentence_adverbs"] | then for w in left.split()):
+    if (
+        right.strip() and right.strip() not in [o.s() for o in clauses[ci + 1 : ci + 2]]
+    ) or not all(
+        w in c.sets["determiners"] | c.sets["sentence_adverbs"] | then for w in left.split()
+    ):
         return None
     for oi, o in enumerate(clauses):  # "If the price drops, X." / "X, once your boss agrees."
-        if oi == ci or any(t.kind == "v" for t in o.toks) or any(
-                x.lead == ";" for x in clauses[min(oi, ci) + 1:max(oi, ci) + 1]):
+        if (
+            oi == ci
+            or any(t.kind == "v" for t in o.toks)
+            or any(x.lead == ";" for x in clauses[min(oi, ci) + 1 : max(oi, ci) + 1])
+        ):
             continue
         ow = o.s()
         if (cm := c.rx["condition"].match(ow)) and not any(
-                w in c.sets["past_verbs"] or past_form(w) for w in ow.split()):
+            w in c.sets["past_verbs"] or past_form(w) for w in ow.split()
+        ):
             return f"'{cm.group(0)}' ('{ow}')"
     if left.strip() not in then or right.strip():
         return None
@@ -563,7 +672,7 @@ def mention_verb(c: Cues, near: str) -> str | None:
     while j > 0 and words[j - 1] in c.sets["determiners"]:
         j -= 1
     for n in (3, 2, 1):
-        if j >= n and c.rx["mention"].fullmatch(tail := " ".join(words[j - n:j])):
+        if j >= n and c.rx["mention"].fullmatch(tail := " ".join(words[j - n : j])):
             return tail
     return None
 
@@ -574,9 +683,10 @@ def other_person(c: Cues, left: str) -> str | None:
     words = left.split()
     for i, w in enumerate(words):
         if w in c.sets["other_people"] and not any(
-                x in c.sets["subject_words"] | c.sets["user_possessives"] for x in words[i + 1:]):
+            x in c.sets["subject_words"] | c.sets["user_possessives"] for x in words[i + 1 :]
+        ):
             if i == 0 or words[i - 1] in c.sets["other_people_determiners"]:
-                return " ".join(words[max(0, i - 1):i + 1])
+                return " ".join(words[max(0, i - 1) : i + 1])
     return None
 
 
@@ -591,11 +701,20 @@ def governing_verb(c: Cues, near: str) -> tuple[str, str]:
 
     def known(w: str) -> bool:
         return w in c.verb_forms or past_form(w)
+
     # "you" right after a verb is its object ("your company switched you to X")
-    start = max((i + 1 for i, w in enumerate(words)
-                 if (w in c.sets["subject_words"]
-                     and not (w in c.sets["object_pronouns"] and i and known(words[i - 1])))
-                 or w in c.sets["coordinators"]), default=0)
+    start = max(
+        (
+            i + 1
+            for i, w in enumerate(words)
+            if (
+                w in c.sets["subject_words"]
+                and not (w in c.sets["object_pronouns"] and i and known(words[i - 1]))
+            )
+            or w in c.sets["coordinators"]
+        ),
+        default=0,
+    )
     span = words[start:]
     aux_words = c.sets["be_present"] | c.sets["have"] | c.sets["aux_past"]
 
@@ -614,8 +733,11 @@ def governing_verb(c: Cues, near: str) -> tuple[str, str]:
             if not nxt or nxt in c.sets["skip"]:
                 return w, aux_of(i)
             continue
-        if w in c.verb_forms or c.rx["continuation"].fullmatch(w) \
-                or (len(w) > 4 and (w.endswith("ed") or w.endswith("ing"))):
+        if (
+            w in c.verb_forms
+            or c.rx["continuation"].fullmatch(w)
+            or (len(w) > 4 and (w.endswith("ed") or w.endswith("ing")))
+        ):
             return w, aux_of(i)
     for i, w in enumerate(span):
         if w in c.sets["adverbs"] or w in aux_words:
@@ -631,9 +753,10 @@ def not_completed(c: Cues, beyond: str) -> str | None:
     m = c.rx["negation"].search(beyond)
     if not m:
         return None
-    rest = beyond[m.end():].split()[:4]
+    rest = beyond[m.end() :].split()[:4]
     if any(w in c.sets["not_completed_words"] for w in beyond.split()) or any(
-            w in c.change_past or w in c.sets["change_present"] or past_form(w) for w in rest):
+        w in c.change_past or w in c.sets["change_present"] or past_form(w) for w in rest
+    ):
         return " ".join(beyond.split()[:6])
     return None
 
@@ -646,18 +769,21 @@ def past_cue(c: Cues, near: str, right: str, opens: bool) -> str | None:
     if len(nw) == 1 and nw[0] in c.sets["span_openers"] and not right.strip():
         return nw[0]  # "you joined Y after X"
     m = c.rx["past"].search(" ".join(nw[-4:]))
-    if m and m.group(0) in c.sets["dating_past"] and any(
-            w in c.change_ing for w in nw[nw.index(m.group(0)) + 1:]):
+    if (
+        m
+        and m.group(0) in c.sets["dating_past"]
+        and any(w in c.change_ing for w in nw[nw.index(m.group(0)) + 1 :])
+    ):
         m = None  # "before joining X": the time of a change made, not a past X
     if m:
         return m.group(0)
     for k in range(max(0, len(nw) - 6), len(nw)):
         if nw[k] in c.sets["span_openers"]:
-            rest = nw[k + 1:]
+            rest = nw[k + 1 :]
             u = next((i for i, w in enumerate(rest[:4]) if w in c.sets["time_units"]), None)
             if u is not None and len(rest) - u - 1 <= 1:
                 return " ".join(nw[k:])  # "after four years at X": a span that has ended
-    if (m := c.rx["past_setting"].search(right)):
+    if m := c.rx["past_setting"].search(right):
         return m.group(0)  # "X outages at the old apartment"
     if opens or not near.strip():
         r = right.split()
@@ -667,8 +793,11 @@ def past_cue(c: Cues, near: str, right: str, opens: bool) -> str | None:
         j = 0
         while j < len(r) and r[j] in c.sets["skip"]:
             j += 1
-        if j < len(r) and (r[j] in pv or past_form(r[j])) \
-                and (r[j] not in c.change_past or r[j] in c.sets["left_verbs"]):
+        if (
+            j < len(r)
+            and (r[j] in pv or past_form(r[j]))
+            and (r[j] not in c.change_past or r[j] in c.sets["left_verbs"])
+        ):
             return r[j]  # "X was your old app"; "X dropped you", "X stopped serving ..."
     verb, aux = governing_verb(c, near)
     words = near.split()

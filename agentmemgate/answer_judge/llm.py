@@ -29,9 +29,12 @@ def _not_placeholder(values: list[str]) -> list[str]:
     return [v for v in values if v.strip() and not _NO_VALUE.match(v)]
 
 
-_NO_VALUE = re.compile(r"^\s*(?:i\s+(?:do\s*n[o']?t|dont)\s+know|i\s+have\s+no\s+record(?:\s+of\s+that)?"
-                       r"|unknown|none|nothing|no\s+(?:value|answer|record|information)|n/?a"
-                       r"|not\s+(?:stated|mentioned|known))\W*$", re.I)
+_NO_VALUE = re.compile(
+    r"^\s*(?:i\s+(?:do\s*n[o']?t|dont)\s+know|i\s+have\s+no\s+record(?:\s+of\s+that)?"
+    r"|unknown|none|nothing|no\s+(?:value|answer|record|information)|n/?a"
+    r"|not\s+(?:stated|mentioned|known))\W*$",
+    re.I,
+)
 
 
 _PLACEHOLDER = re.compile(r"^\s*(?:<[^<>]{0,120}>|\.\.\.|…|value|x|y)\s*$", re.I)
@@ -63,9 +66,11 @@ def assertion_schema(answer: str) -> type[AssertionAnswer]:
             for v in values:
                 missing = [w for w in _words(v) if w not in have]
                 if missing:
-                    raise ValueError(f"{v!r} is not in the answer ({', '.join(missing[:3])} "
-                                     "not found): list only values the answer itself gives, in "
-                                     "its words")
+                    raise ValueError(
+                        f"{v!r} is not in the answer ({', '.join(missing[:3])} "
+                        "not found): list only values the answer itself gives, in "
+                        "its words"
+                    )
             return values
 
     _Checked.__name__ = _Checked.__qualname__ = "AssertionAnswer"
@@ -75,8 +80,9 @@ def assertion_schema(answer: str) -> type[AssertionAnswer]:
 class LLMAnswerJudge(AnswerJudge):
     heuristic = False
 
-    def __init__(self, spec: str, *, workspace: Any = None, base_url: str | None = None,
-                 **llm_options: Any):
+    def __init__(
+        self, spec: str, *, workspace: Any = None, base_url: str | None = None, **llm_options: Any
+    ):
         from .. import rubrics
         from ..errors import MissingApiKey
         from ..llm import get_model
@@ -91,17 +97,29 @@ class LLMAnswerJudge(AnswerJudge):
         self.rubric, self.rubric_sha256 = r.ref, r.sha256
 
     def prompt(self, q: AnswerQuestion) -> str:
-        return self._rubric.render(field=q.field, description=q.description,
-                                   probe_question=q.probe_question, answer=q.answer)
+        return self._rubric.render(
+            field=q.field,
+            description=q.description,
+            probe_question=q.probe_question,
+            answer=q.answer,
+        )
 
     def plan(self, q: AnswerQuestion) -> bool:
         """Count the call ``ask`` would make (dry runs, ``model.planned``)."""
-        return self.model.plan(self.prompt(q), schema=assertion_schema(q.answer),
-                               purpose="eval.answer", max_tokens=ANSWER_BUDGET)
+        return self.model.plan(
+            self.prompt(q),
+            schema=assertion_schema(q.answer),
+            purpose="eval.answer",
+            max_tokens=ANSWER_BUDGET,
+        )
 
     def ask(self, q: AnswerQuestion) -> AnswerVerdict:
-        a = self.model.complete(self.prompt(q), schema=assertion_schema(q.answer),
-                                purpose="eval.answer", max_tokens=ANSWER_BUDGET).parsed
+        a = self.model.complete(
+            self.prompt(q),
+            schema=assertion_schema(q.answer),
+            purpose="eval.answer",
+            max_tokens=ANSWER_BUDGET,
+        ).parsed
         return AnswerVerdict(asserted=[v for v in a.asserted if v.strip()], rationale=a.rationale)
 
     def usage(self) -> dict[str, int]:

@@ -34,7 +34,8 @@ def load_answer_cues(path: Path = ANSWER_CUES_PATH) -> tuple[dict[str, re.Patter
 
     cues = {k: rx(v) for k, v in data.items()}
     cues["clause_breaks"] = re.compile(
-        r"(?<!\w)(?:" + _BREAK.strip() + "|" + "|".join(data["clause_breaks"]) + r")(?!\w)")
+        r"(?<!\w)(?:" + _BREAK.strip() + "|" + "|".join(data["clause_breaks"]) + r")(?!\w)"
+    )
     return cues, hashlib.sha256(raw).hexdigest()
 
 
@@ -70,39 +71,50 @@ class OfflineAnswerJudge(AnswerJudge):
         # twice; a comma inside a value may stand where the answer has one) and put a token in
         # their place, so a clause break inside a value ("Crate and Barrel") cannot cut it.
         found: dict[str, str] = {}
-        for i, value in enumerate(sorted(set(q.candidates), key=lambda v: -len(canonical_value(v)))):
+        for i, value in enumerate(
+            sorted(set(q.candidates), key=lambda v: -len(canonical_value(v)))
+        ):
             words = canonical_value(value).split()
             if not words:
                 continue
-            pattern = r"(?<!\w)" + rf"(?:\s+{_BREAK.strip()})?\s+".join(map(re.escape, words)) + r"(?!\w)"
+            pattern = (
+                r"(?<!\w)" + rf"(?:\s+{_BREAK.strip()})?\s+".join(map(re.escape, words)) + r"(?!\w)"
+            )
             token = f" {_VALUE}{i}qq "
             text, n = re.subn(pattern, token, text)
             if n:
                 found[token.strip()] = value
         if not found:
             nothing = cues["no_answer"].search(text)
-            return AnswerVerdict(asserted=[], rationale=(
-                f"Says it does not know ('{nothing.group(0)}')." if nothing else
-                "Names none of the arc's values (the offline rules cannot read other values)."))
+            return AnswerVerdict(
+                asserted=[],
+                rationale=(
+                    f"Says it does not know ('{nothing.group(0)}')."
+                    if nothing
+                    else "Names none of the arc's values (the offline rules cannot read other values)."
+                ),
+            )
         asserted: list[str] = []
         reasons: list[str] = []
         for clause in cues["clause_breaks"].split(text):
             tokens = list(_VALUE_TOKEN.finditer(clause))
             if not tokens:
                 continue
-            choice = (len({m.group(0) for m in tokens}) > 1
-                      and re.search(r"(?<!\w)or(?!\w)", clause) is not None)
+            choice = (
+                len({m.group(0) for m in tokens}) > 1
+                and re.search(r"(?<!\w)or(?!\w)", clause) is not None
+            )
             for m in tokens:
                 value = found[m.group(0)]
                 # Only the words between this value and its neighbours frame it
                 # ("switched from X to Y": 'from' frames X, not Y).
-                before = _VALUE_TOKEN.split(clause[:m.start()])[-1]
-                after = _VALUE_TOKEN.split(clause[m.end():])[0]
+                before = _VALUE_TOKEN.split(clause[: m.start()])[-1]
+                after = _VALUE_TOKEN.split(clause[m.end() :])[0]
                 if choice:
                     reasons.append(f"'{value}' is one side of a choice")
-                elif (c := cues["plan_before"].search(before) or cues["plan_after"].search(after)):
+                elif c := cues["plan_before"].search(before) or cues["plan_after"].search(after):
                     reasons.append(f"'{value}' is framed as a plan ('{c.group(0)}')")
-                elif (c := cues["past_before"].search(before) or cues["past_after"].search(after)):
+                elif c := cues["past_before"].search(before) or cues["past_after"].search(after):
                     reasons.append(f"'{value}' is framed as past or negated ('{c.group(0)}')")
                 else:
                     if value not in asserted:

@@ -34,14 +34,21 @@ def offline_answer_judge(version: int | None = None) -> AnswerJudge:
     ``rubric`` names the file's version either way."""
     from .offline import OfflineAnswerJudge, ScopedOfflineAnswerJudge
 
-    v, path = versioned_file(ANSWER_CUES_DIR, "answer_cues", "toml", version, "offline answer rules")
+    v, path = versioned_file(
+        ANSWER_CUES_DIR, "answer_cues", "toml", version, "offline answer rules"
+    )
     judge: AnswerJudge = OfflineAnswerJudge(path) if v == 1 else ScopedOfflineAnswerJudge(v, path)
     judge.spec = OFFLINE_JUDGE if version is None else f"offline:answer_cues.v{v}"
     return judge
 
 
-def get_answer_judge(spec: str = OFFLINE_JUDGE, *, workspace: Any = None,
-                     base_url: str | None = None, **llm_options: Any) -> AnswerJudge:
+def get_answer_judge(
+    spec: str = OFFLINE_JUDGE,
+    *,
+    workspace: Any = None,
+    base_url: str | None = None,
+    **llm_options: Any,
+) -> AnswerJudge:
     """``offline`` (the newest answer rules), ``offline:answer_cues.vN`` (pinned: v1 stays
     selectable, so results stored under it reproduce) or a model spec."""
     version = offline_answer_version(spec)
@@ -50,8 +57,10 @@ def get_answer_judge(spec: str = OFFLINE_JUDGE, *, workspace: Any = None,
     if spec.startswith("offline"):
         from ..errors import BadInput
 
-        raise BadInput(f"Unknown offline answer judge {spec!r}; use offline (the newest rules) or "
-                       "offline:answer_cues.vN (N a released version, e.g. offline:answer_cues.v1)")
+        raise BadInput(
+            f"Unknown offline answer judge {spec!r}; use offline (the newest rules) or "
+            "offline:answer_cues.vN (N a released version, e.g. offline:answer_cues.v1)"
+        )
     from .llm import LLMAnswerJudge
 
     return LLMAnswerJudge(spec, workspace=workspace, base_url=base_url, **llm_options)

@@ -43,8 +43,12 @@ _FRAME_WORDS = {
 
 def describe(r: Reading, value: str, unit_kind: str) -> str:
     """The rationale's words for the reading that decided a value."""
-    where = {"memory": "a memory line", "fact": "a graph fact", "relation": "a graph relation",
-             "prose": "the answer"}[unit_kind]
+    where = {
+        "memory": "a memory line",
+        "fact": "a graph fact",
+        "relation": "a graph relation",
+        "prose": "the answer",
+    }[unit_kind]
     what = _FRAME_WORDS[r.frame].format(cue=r.cue)
     if r.role == "source" and r.asserted:
         what = f"the value a {r.frame} change would leave, so still current ({r.cue})"
@@ -58,8 +62,11 @@ def field_stems(cues: Cues, *texts: str) -> frozenset[str]:
     """Content words of the field's name, description and question (step 8)."""
     words = set()
     for t in texts:
-        words |= {w[:5] for w in re.findall(r"[a-z]{3,}", t.replace("_", " ").lower())
-                  if w not in cues.sets["field_stopwords"]}
+        words |= {
+            w[:5]
+            for w in re.findall(r"[a-z]{3,}", t.replace("_", " ").lower())
+            if w not in cues.sets["field_stopwords"]
+        }
     return frozenset(words)
 
 
@@ -69,7 +76,11 @@ def _other_purpose(readings: list[Reading], field_words: frozenset[str]) -> None
     elsewhere = {r.value for r in readings if r.purpose and not r.purpose & field_words} - fits
     if fits and elsewhere:
         for r in readings:
-            if r.value in elsewhere and r.asserted and not (r.frame == "done" and r.role == "target"):
+            if (
+                r.value in elsewhere
+                and r.asserted
+                and not (r.frame == "done" and r.role == "target")
+            ):
                 r.asserted, r.frame = False, "other_purpose"
                 r.cue = "a purpose other than the field's, beside a value for it"
 
@@ -83,15 +94,23 @@ def _bare_head_left(cues: Cues, units: list[Unit], readings: list[Reading]) -> N
         if not (r.asserted and r.frame == "current" and r.where and units[r.unit].kind == "prose"):
             continue
         cl, ti = r.where
-        if cl.index != 0 or any(t.kind == "w" and t.word not in glue for t in cl.toks) \
-                or sum(t.kind == "v" for t in cl.toks) != 1:
+        if (
+            cl.index != 0
+            or any(t.kind == "w" and t.word not in glue for t in cl.toks)
+            or sum(t.kind == "v" for t in cl.toks) != 1
+        ):
             continue
         for r2 in readings:
             if r2.value == r.value or r2.unit != r.unit or not r2.where or not r2.asserted:
                 continue
             cl2, _ = r2.where
-            if cl2.sentence == cl.sentence and cl2.index > 0 and r2.frame == "done" \
-                    and r2.role == "target" and not cues.rx["also"].search(cl2.s()):
+            if (
+                cl2.sentence == cl.sentence
+                and cl2.index > 0
+                and r2.frame == "done"
+                and r2.role == "target"
+                and not cues.rx["also"].search(cl2.s())
+            ):
                 r.asserted, r.frame = False, "past"
                 r.cue = f"the value left by the change the answer reports ({r2.cue})"
                 break
@@ -99,7 +118,9 @@ def _bare_head_left(cues: Cues, units: list[Unit], readings: list[Reading]) -> N
 
 def _conclusion(units: list[Unit], readings: list[Reading]) -> None:
     """Step 8: when the answer draws its own conclusion, only what it concludes is asserted."""
-    drawn = {r.value for r in readings if r.conclusion and r.asserted and units[r.unit].kind == "prose"}
+    drawn = {
+        r.value for r in readings if r.conclusion and r.asserted and units[r.unit].kind == "prose"
+    }
     if drawn:
         for r in readings:
             if units[r.unit].kind == "prose" and r.asserted and r.value not in drawn:
@@ -118,15 +139,19 @@ def _deciding(units: list[Unit], mine: list[Reading]) -> Reading | None:
             continue
         if r.asserted:
             decided = r
-        elif decided is not None and units[decided.unit].kind == "prose" and \
-                r.order > decided.order and (r.frame == "ended" or
-                                             (r.frame == "done" and r.role == "source")):
+        elif (
+            decided is not None
+            and units[decided.unit].kind == "prose"
+            and r.order > decided.order
+            and (r.frame == "ended" or (r.frame == "done" and r.role == "source"))
+        ):
             decided = None  # the narrative itself ends it later on
     return decided
 
 
-def judge_answer(cues: Cues, answer: str, values: tuple[str, ...],
-                 field_words: frozenset[str] = frozenset()) -> tuple[list[str], str]:
+def judge_answer(
+    cues: Cues, answer: str, values: tuple[str, ...], field_words: frozenset[str] = frozenset()
+) -> tuple[list[str], str]:
     """(asserted values, rationale): steps 1-9 of the rules file."""
     values = tuple(dict.fromkeys(v for v in values if v.strip()))
     units, records = read_structure(cues, answer)
@@ -162,6 +187,9 @@ def judge_answer(cues: Cues, answer: str, values: tuple[str, ...],
     if not reasons:
         toks = " ".join(t.word for t in tokenize(answer, cues.contractions))
         m = cues.rx["no_answer"].search(toks)
-        return [], (f"Says it does not know ('{m.group(0)}')." if m else
-                    "Names none of the arc's values and no other current value the rules can find.")
+        return [], (
+            f"Says it does not know ('{m.group(0)}')."
+            if m
+            else "Names none of the arc's values and no other current value the rules can find."
+        )
     return asserted, "; ".join(dict.fromkeys(reasons)) + "."

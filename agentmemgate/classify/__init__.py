@@ -5,7 +5,6 @@ classifiers (offline lexicon, LLM under a versioned rubric), statement labeling 
 per-statement distributions and the metrics that compare them with references.
 """
 
-
 # Re-exports resolved on first use (PEP 562), so importing the package costs only what it uses;
 # ``from agentmemgate.ROOM import name`` works as before.
 _LAZY = {
@@ -58,11 +57,39 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "BINARY_CLASSES", "COMMIT_CLASSES", "EVIDENCE_TYPES", "HOLD_CLASSES", "RUBRICS", "Classifier",
-    "ClassifierReport", "ClassifyResult", "Distribution", "Interval", "LabelSummary",
-    "LexiconClassifier", "SetReport", "Stability", "accuracy", "auroc", "auroc_ci", "check_label",
-    "classifier_report", "classifiers_of", "classify_many", "classify_set", "confusion",
-    "export_distributions", "get_classifier", "label_statements", "lexicon_classifier", "macro_f1",
-    "macro_f1_ci", "majority", "normalize_label", "paired_auroc_difference", "per_class",
-    "stability", "stored",
+    "BINARY_CLASSES",
+    "COMMIT_CLASSES",
+    "EVIDENCE_TYPES",
+    "HOLD_CLASSES",
+    "RUBRICS",
+    "Classifier",
+    "ClassifierReport",
+    "ClassifyResult",
+    "Distribution",
+    "Interval",
+    "LabelSummary",
+    "LexiconClassifier",
+    "SetReport",
+    "Stability",
+    "accuracy",
+    "auroc",
+    "auroc_ci",
+    "check_label",
+    "classifier_report",
+    "classifiers_of",
+    "classify_many",
+    "classify_set",
+    "confusion",
+    "export_distributions",
+    "get_classifier",
+    "label_statements",
+    "lexicon_classifier",
+    "macro_f1",
+    "macro_f1_ci",
+    "majority",
+    "normalize_label",
+    "paired_auroc_difference",
+    "per_class",
+    "stability",
+    "stored",
 ]

@@ -18,7 +18,9 @@ from pathlib import Path
 from ..text import MONTH_ABBREVIATIONS, MONTH_NUMBERS, WEEKDAYS, PhraseMatcher, nearest_date, tokens
 
 OPERATORS = ("hedge", "epistemic", "deliberation", "intention", "modal", "conditional")
-SOFT = frozenset({"hedge", "epistemic", "deliberation"})  # a negation under these leaves the change uncertain
+SOFT = frozenset(
+    {"hedge", "epistemic", "deliberation"}
+)  # a negation under these leaves the change uncertain
 FORMS = ("base", "third", "ing", "past", "participle")
 GOVERNABLE = frozenset({"base", "third", "ing"})  # the forms an operator governs
 BARE = ("hedge", "deliberation", "intention", "modal")  # operators that count with no change verb
@@ -90,11 +92,19 @@ class Lexicon:
         self.skip = self.be | self.have | frozenset(words["do"]) | self.adverbs | self.negations
         self.weekday_past = frozenset(words["weekday_past"])
         self.relative_weekday = re.compile(
-            rf"\b({'|'.join(words['weekday_future'] + words['weekday_past'])})\s+(?:{'|'.join(WEEKDAYS)})\b", re.I)
-        self.in_n = re.compile(rf"\bin\s+(?:\d+|{'|'.join(words['in_n_counts'])})"
-                               rf"\s+(?:{'|'.join(u + 's?' for u in words['in_n_units'])})\b", re.I)
-        self.since_time = re.compile(rf"^since\s+(?:{_MONTH_RE}|\d|{'|'.join(words['since_time'])}"
-                                     rf"|the\s+\w+\s+of|{'|'.join(WEEKDAYS)})", re.I)
+            rf"\b({'|'.join(words['weekday_future'] + words['weekday_past'])})\s+(?:{'|'.join(WEEKDAYS)})\b",
+            re.I,
+        )
+        self.in_n = re.compile(
+            rf"\bin\s+(?:\d+|{'|'.join(words['in_n_counts'])})"
+            rf"\s+(?:{'|'.join(u + 's?' for u in words['in_n_units'])})\b",
+            re.I,
+        )
+        self.since_time = re.compile(
+            rf"^since\s+(?:{_MONTH_RE}|\d|{'|'.join(words['since_time'])}"
+            rf"|the\s+\w+\s+of|{'|'.join(WEEKDAYS)})",
+            re.I,
+        )
 
 
 @dataclass
@@ -114,41 +124,69 @@ class Found:
 
     __slots__ = ("lex", "cat", "a", "b", "words", "text", "toks", "prev", "next")
 
-    def __init__(self, lex: Lexicon, cat: str, a: int, b: int, words: list[str], text: str,
-                 toks: list[tuple[int, str]]):
-        self.lex, self.cat, self.a, self.b, self.words, self.text, self.toks = lex, cat, a, b, words, text, toks
+    def __init__(
+        self,
+        lex: Lexicon,
+        cat: str,
+        a: int,
+        b: int,
+        words: list[str],
+        text: str,
+        toks: list[tuple[int, str]],
+    ):
+        self.lex, self.cat, self.a, self.b, self.words, self.text, self.toks = (
+            lex,
+            cat,
+            a,
+            b,
+            words,
+            text,
+            toks,
+        )
         self.prev = words[a - 1] if a > 0 else ""
         self.next = words[b] if b < len(words) else ""
 
 
 def may_the_month(f: Found) -> bool:
     """'may' before or after a number, or after [month_may_before] ("in May"): the month."""
-    return f.words[f.a] == "may" and f.b == f.a + 1 and (
-        f.next[:1].isdigit() or f.prev[:1].isdigit() or f.prev in f.lex.month_may_before)
+    return (
+        f.words[f.a] == "may"
+        and f.b == f.a + 1
+        and (f.next[:1].isdigit() or f.prev[:1].isdigit() or f.prev in f.lex.month_may_before)
+    )
 
 
 def going_to_a_place(f: Found) -> bool:
     """'going to' is the future only after a form of "be" (or [going_to_after]), and not before a
     determiner or a capitalized name ("going to the gym", "going to Boston")."""
-    if f.words[f.a:f.b] != ["going", "to"]:
+    if f.words[f.a : f.b] != ["going", "to"]:
         return False
     j = f.a - 1
     while j >= 0 and f.words[j] in f.lex.adverbs:
         j -= 1
     if j < 0 or f.words[j] not in f.lex.going_to_after:
         return True
-    return f.next in f.lex.determiners or (f.b < len(f.toks) and f.text[f.toks[f.b][0]:f.toks[f.b][0] + 1].isupper())
+    return f.next in f.lex.determiners or (
+        f.b < len(f.toks) and f.text[f.toks[f.b][0] : f.toks[f.b][0] + 1].isupper()
+    )
 
 
 def d_as_had(f: Found) -> bool:
-    """"'d" before a past form ([had_after_d] or a word in -ed) is "had", not a modal."""
-    return f.cat == "modal" and f.words[f.a:f.b] == ["'d"] and (f.next in f.lex.had_after_d
-                                                                 or f.next.endswith("ed"))
+    """ "'d" before a past form ([had_after_d] or a word in -ed) is "had", not a modal."""
+    return (
+        f.cat == "modal"
+        and f.words[f.a : f.b] == ["'d"]
+        and (f.next in f.lex.had_after_d or f.next.endswith("ed"))
+    )
 
 
 def get_a_without_acquiring(f: Found) -> bool:
     """'get a' + a [not_acquired] word acquires nothing ("getting a bit tired")."""
-    return f.cat.startswith("verb:") and f.words[f.b - 1] in f.lex.articles and f.next in f.lex.not_acquired
+    return (
+        f.cat.startswith("verb:")
+        and f.words[f.b - 1] in f.lex.articles
+        and f.next in f.lex.not_acquired
+    )
 
 
 def past_form_as_adjective(f: Found) -> bool:
@@ -157,11 +195,18 @@ def past_form_as_adjective(f: Found) -> bool:
 
 
 # Step 1, in the header's order: a found cue whose reading one of these drops is not a cue.
-DROPS: tuple[Callable[[Found], bool], ...] = (may_the_month, going_to_a_place, d_as_had,
-                                              get_a_without_acquiring, past_form_as_adjective)
+DROPS: tuple[Callable[[Found], bool], ...] = (
+    may_the_month,
+    going_to_a_place,
+    d_as_had,
+    get_a_without_acquiring,
+    past_form_as_adjective,
+)
 
 
-def cue_spans(lex: Lexicon, toks: list[tuple[int, str]], text: str, day: dt.date | None) -> list[Span]:
+def cue_spans(
+    lex: Lexicon, toks: list[tuple[int, str]], text: str, day: dt.date | None
+) -> list[Span]:
     """Longest non-overlapping cue spans (equal spans keep all their categories), plus dates."""
     words = [w for _, w in toks]
     found: dict[tuple[int, int], Span] = {}
@@ -179,7 +224,7 @@ def cue_spans(lex: Lexicon, toks: list[tuple[int, str]], text: str, day: dt.date
     taken = [False] * len(words)
     out = []
     for sp in sorted(found.values(), key=lambda s: (-(s.b - s.a), s.a)):
-        if any(taken[sp.a:sp.b]):
+        if any(taken[sp.a : sp.b]):
             continue
         for i in range(sp.a, sp.b):
             taken[i] = True
@@ -190,6 +235,7 @@ def cue_spans(lex: Lexicon, toks: list[tuple[int, str]], text: str, day: dt.date
 # -- step 3: dates -------------------------------------------------------------------------------
 def date_spans(lex: Lexicon, text: str, toks, day: dt.date | None):
     """Future- and past-time spans from explicit dates, as token ranges."""
+
     def span(m: re.Match) -> tuple[int, int]:
         idx = [i for i, (s, _) in enumerate(toks) if m.start() <= s < m.end()]
         return (idx[0], idx[-1] + 1) if idx else (0, 0)
@@ -251,16 +297,21 @@ def reason_region(lex: Lexicon, text: str, toks, seg: list[int], spans: list[Spa
     n = len(words)
     starts = {sp.a for sp in spans if "reason" in sp.cats}
     starts |= {i for i, w in enumerate(words) if w in lex.reason_words}
-    starts = {i for i in starts
-              if not (words[i] == "since" and lex.since_time.match(text[toks[i][0]:]))
-              and not (words[i] == "while" and i + 1 < n and words[i + 1].endswith("ing"))}
+    starts = {
+        i
+        for i in starts
+        if not (words[i] == "since" and lex.since_time.match(text[toks[i][0] :]))
+        and not (words[i] == "while" and i + 1 < n and words[i + 1].endswith("ing"))
+    }
     out = [False] * n
     for i in sorted(starts):
         fronted = i == 0 or all(w in lex.openers for w in words[:i])
         j = i
         while j < n:
-            if j > i and (words[j] in lex.barrier_words or (fronted and seg[j] != seg[i]
-                                                            and words[j] not in lex.reason_words)):
+            if j > i and (
+                words[j] in lex.barrier_words
+                or (fronted and seg[j] != seg[i] and words[j] not in lex.reason_words)
+            ):
                 break
             if j > i and _semicolon(text, toks, j):
                 break
@@ -308,7 +359,8 @@ class Sentence:
         self.negated = any("negation" in c for c in self.cat_at)
         self.pending = any("pending" in c for c in self.cat_at)
         self.pending_negated = self.negated and any(
-            "pending" in c and w == "yet" for c, w in zip(self.cat_at, self.words))
+            "pending" in c and w == "yet" for c, w in zip(self.cat_at, self.words)
+        )
         self.ops = [sp for sp in self.spans if sp.cats & set(OPERATORS)]
         self.verbs = [sp for sp in self.spans if any(c.startswith("verb:") for c in sp.cats)]
         self.governors: dict[int, Span] = {}  # id(change verb) -> the operator that governs it
@@ -319,8 +371,11 @@ class Sentence:
         self.governing = {id(op) for op in self.governors.values()}
         # operators that govern no change verb and count alone, each with whether a continuation
         # or discourse formula follows it (step 4)
-        self.free_ops = [(op, self.continued(op)) for op in self.ops
-                         if id(op) not in self.governing and op.cats & _BARE]
+        self.free_ops = [
+            (op, self.continued(op))
+            for op in self.ops
+            if id(op) not in self.governing and op.cats & _BARE
+        ]
         self.op_segs = {self.seg[o.a] for o in self.ops}
         self.out: list = []  # the evidence found so far (scoped_rules.Evidence)
 
@@ -330,8 +385,11 @@ class Sentence:
     def future_near(self, i: int) -> bool:
         """A future-time expression in the scope of token ``i``: its sentence, with no scope
         barrier between them."""
-        return any("future_time" in sp.cats and not blocked(min(i, sp.a) + 1, max(i, sp.a) + 1, self.barrier)
-                   for sp in self.spans)
+        return any(
+            "future_time" in sp.cats
+            and not blocked(min(i, sp.a) + 1, max(i, sp.a) + 1, self.barrier)
+            for sp in self.spans
+        )
 
     def governor(self, v: Span, forms: set[str]) -> Span | None:
         """The nearest operator before the verb in its scope; for a subject gerund, also after."""
@@ -350,8 +408,15 @@ class Sentence:
         """Whether only openers and determiners precede token ``i`` in its segment."""
         words, seg, lex = self.words, self.seg, self.lex
         j = i - 1
-        while j >= 0 and seg[j] == seg[i] and (words[j] in lex.openers or words[j] in lex.determiners
-                                               or words[j] in lex.segment_words):
+        while (
+            j >= 0
+            and seg[j] == seg[i]
+            and (
+                words[j] in lex.openers
+                or words[j] in lex.determiners
+                or words[j] in lex.segment_words
+            )
+        ):
             j -= 1
         return j < 0 or seg[j] != seg[i]
 
@@ -398,12 +463,16 @@ class Sentence:
     def operator_subject(self, op: Span) -> str:
         """An operator's subject, or the pronoun right after it ("Maybe you have ...")."""
         subj = self.subject(op.a)
-        if subj == "first" and op.b < len(self.words) and self.words[op.b] in self.lex.second | self.lex.third:
+        if (
+            subj == "first"
+            and op.b < len(self.words)
+            and self.words[op.b] in self.lex.second | self.lex.third
+        ):
             subj = "second" if self.words[op.b] in self.lex.second else "other"
         return subj
 
     def negated_op(self, op: Span) -> bool:
-        if "'t" in self.words[op.a:op.b] and "modal" in op.cats:
+        if "'t" in self.words[op.a : op.b] and "modal" in op.cats:
             return True
         j = op.a - 1
         while j >= 0 and self.words[j] in self.lex.skip:
@@ -416,19 +485,27 @@ class Sentence:
         return self.negated_op(op) or any("negation" in self.cat_at[i] for i in range(op.b, v.a))
 
     def abandoned(self, v: Span) -> bool:
-        return any("abandon" in sp.cats and sp.b <= v.a and (self.seg[sp.a] == self.seg[v.a] or v.a - sp.b <= 3)
-                   for sp in self.spans)
+        return any(
+            "abandon" in sp.cats
+            and sp.b <= v.a
+            and (self.seg[sp.a] == self.seg[v.a] or v.a - sp.b <= 3)
+            for sp in self.spans
+        )
 
     def continued(self, op: Span) -> bool:
         """A [cues] continuation or discourse formula within four words after the operator."""
-        return any(op.b <= sp.a <= op.b + 4 and sp.cats & {"continuation", "discourse"}
-                   and not blocked(op.b, sp.a, self.barrier) for sp in self.spans)
+        return any(
+            op.b <= sp.a <= op.b + 4
+            and sp.cats & {"continuation", "discourse"}
+            and not blocked(op.b, sp.a, self.barrier)
+            for sp in self.spans
+        )
 
     def speaker_attitude(self, prep: int) -> bool:
         """Whether the preposition at ``prep`` closes a speaker's attitude ("I'm undecided about",
         "we're set on"): a first-person subject and a form of "be" within four words before it,
         and no backward-looking word ("congrats on", "proud of")."""
-        window = self.words[max(0, prep - 5):prep]
+        window = self.words[max(0, prep - 5) : prep]
         if any(w in self.lex.retrospective for w in window):
             return False
         for i, w in enumerate(window[:-1]):
@@ -449,8 +526,11 @@ class Sentence:
         if w in lex.light_verbs:
             return False
         if words[op.b - 1] == "to":
-            return w not in lex.determiners and w not in lex.first | lex.second | lex.third \
+            return (
+                w not in lex.determiners
+                and w not in lex.first | lex.second | lex.third
                 and not w.startswith("'")
+            )
         return len(w) > 4 and w.endswith("ing")
 
 
@@ -460,4 +540,4 @@ def blocked(start: int, end: int, barrier: list[bool]) -> bool:
 
 def _semicolon(text: str, toks, i: int) -> bool:
     prev = toks[i - 1]
-    return ";" in text[prev[0] + len(prev[1]):toks[i][0]]
+    return ";" in text[prev[0] + len(prev[1]) : toks[i][0]]

@@ -16,8 +16,16 @@ from ..schema import (
     normalize_evidence_type,
 )
 
-__all__ = ["BINARY_CLASSES", "COMMIT_CLASSES", "EVIDENCE_TYPES", "HOLD_CLASSES", "Distribution",
-           "check_label", "is_commit", "normalize_label"]
+__all__ = [
+    "BINARY_CLASSES",
+    "COMMIT_CLASSES",
+    "EVIDENCE_TYPES",
+    "HOLD_CLASSES",
+    "Distribution",
+    "check_label",
+    "is_commit",
+    "normalize_label",
+]
 
 # Defined with the other shared records (schema), so the statement sets need not import this room.
 normalize_label = normalize_evidence_type

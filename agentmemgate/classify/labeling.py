@@ -40,20 +40,28 @@ class LabelSummary(BaseModel):
     unlabeled: int = 0  # statements with no valid vote at all (every vote failed)
 
     def lines(self) -> list[str]:
-        out = [f"Set {self.set_name}: {self.statements} statements; voters {', '.join(self.voters)} "
-               f"x {self.votes_per_voter} votes"]
+        out = [
+            f"Set {self.set_name}: {self.statements} statements; voters {', '.join(self.voters)} "
+            f"x {self.votes_per_voter} votes"
+        ]
         if self.kept_imported:
-            out.append(f"Imported reference labels kept: {self.kept_imported} (not voted on; pass "
-                       "--replace to vote on them and overwrite them)")
+            out.append(
+                f"Imported reference labels kept: {self.kept_imported} (not voted on; pass "
+                "--replace to vote on them and overwrite them)"
+            )
         out.append(f"Reference labels: {self.labeled} (ties flagged, no reference: {self.ties})")
         if self.unlabeled:
             out.append(f"Statements with no valid vote: {self.unlabeled} (left as they were)")
         if self.relabeler:
-            out.append(f"Relabel by {self.relabeler}: agreement {self.agreement.fmt()}; "
-                       f"commit/hold agreement {self.commit_hold_agreement.fmt()}")
+            out.append(
+                f"Relabel by {self.relabeler}: agreement {self.agreement.fmt()}; "
+                f"commit/hold agreement {self.commit_hold_agreement.fmt()}"
+            )
             out.append(f"Agreed: {self.agreed}; disputed: {self.disputed} (kept apart)")
         if self.errors:
-            out.append(f"Votes that failed: {self.errors} (a re-run asks again): {self.first_error}")
+            out.append(
+                f"Votes that failed: {self.errors} (a re-run asks again): {self.first_error}"
+            )
         return out
 
 
@@ -67,39 +75,85 @@ def majority(labels: list[str]) -> str | None:
     return leaders[0] if len(leaders) == 1 else None
 
 
-def _todo(ws: Workspace, set_name: str, statements: list[Statement], clf: Classifier, role: str,
-          votes: int) -> list[tuple[Statement, int]]:
-    done = {(r[0], r[1]) for r in ws.db.execute(
-        "select statement_id, vote from statement_votes where set_name = ? and role = ? and voter = ?",
-        [set_name, role, clf.name]).fetchall()}
+def _todo(
+    ws: Workspace,
+    set_name: str,
+    statements: list[Statement],
+    clf: Classifier,
+    role: str,
+    votes: int,
+) -> list[tuple[Statement, int]]:
+    done = {
+        (r[0], r[1])
+        for r in ws.db.execute(
+            "select statement_id, vote from statement_votes where set_name = ? and role = ? and voter = ?",
+            [set_name, role, clf.name],
+        ).fetchall()
+    }
     return [(s, v) for v in range(votes) for s in statements if (s.id, v) not in done]
 
 
-def _collect(ws: Workspace, set_name: str, statements: list[Statement], clf: Classifier, role: str,
-             votes: int, concurrency: int, progress: bool, errors: list[str]) -> None:
+def _collect(
+    ws: Workspace,
+    set_name: str,
+    statements: list[Statement],
+    clf: Classifier,
+    role: str,
+    votes: int,
+    concurrency: int,
+    progress: bool,
+    errors: list[str],
+) -> None:
     """Cast ``votes`` votes per statement for one voter, skipping votes already stored."""
     todo = _todo(ws, set_name, statements, clf, role, votes)
     if not todo:
         return
+
     def store(st: Statement, vote: int, dist: Distribution) -> None:
         with ws.db.conn:
             ws.db["statement_votes"].upsert(
-                {"set_name": set_name, "statement_id": st.id, "role": role, "voter": clf.name,
-                 "family": clf.family, "vote": vote, "label": dist.predicted,
-                 "rubric": clf.rubric_ref, "created_at": now()},
-                pk=("set_name", "statement_id", "role", "voter", "vote"))
+                {
+                    "set_name": set_name,
+                    "statement_id": st.id,
+                    "role": role,
+                    "voter": clf.name,
+                    "family": clf.family,
+                    "vote": vote,
+                    "label": dist.predicted,
+                    "rubric": clf.rubric_ref,
+                    "created_at": now(),
+                },
+                pk=("set_name", "statement_id", "role", "voter", "vote"),
+            )
 
-    errors += classify_and_store(clf, todo, store, description=f"{role.title()} votes ({clf.name})",
-                                 concurrency=concurrency, progress=progress)
+    errors += classify_and_store(
+        clf,
+        todo,
+        store,
+        description=f"{role.title()} votes ({clf.name})",
+        concurrency=concurrency,
+        progress=progress,
+    )
 
 
-def label_statements(ws: Workspace, set_name: str, voters: list[str], *, votes: int = 3,
-                     relabel: str | None = None, relabel_votes: int = 1,
-                     allow_same_family: bool = False, concurrency: int = 4,
-                     base_url: str | None = None, relabel_base_url: str | None = None,
-                     progress: bool = False, replace: bool = False,
-                     classifiers: dict[str, Classifier] | None = None,
-                     model_options: dict | None = None, dry_run: bool = False) -> LabelSummary | int:
+def label_statements(
+    ws: Workspace,
+    set_name: str,
+    voters: list[str],
+    *,
+    votes: int = 3,
+    relabel: str | None = None,
+    relabel_votes: int = 1,
+    allow_same_family: bool = False,
+    concurrency: int = 4,
+    base_url: str | None = None,
+    relabel_base_url: str | None = None,
+    progress: bool = False,
+    replace: bool = False,
+    classifiers: dict[str, Classifier] | None = None,
+    model_options: dict | None = None,
+    dry_run: bool = False,
+) -> LabelSummary | int:
     """Vote, take majorities, relabel, and store reference labels with their status.
 
     Statements whose reference label came with the import keep it and are not voted on, unless
@@ -114,54 +168,94 @@ def label_statements(ws: Workspace, set_name: str, voters: list[str], *, votes: 
     if votes < 1 or relabel_votes < 1:
         raise BadInput("--votes and --relabel-votes must be at least 1")
     if base_url and not any(v.startswith("openai:") for v in voters):
-        raise BadInput(f"--base-url {base_url} is for openai: voters (an OpenAI-compatible server); "
-                       "name one with --voters openai:MODEL")
+        raise BadInput(
+            f"--base-url {base_url} is for openai: voters (an OpenAI-compatible server); "
+            "name one with --voters openai:MODEL"
+        )
     if relabel_base_url and not (relabel or "").startswith("openai:"):
-        raise BadInput(f"--relabel-base-url {relabel_base_url} is for an openai: relabeler (an "
-                       f"OpenAI-compatible server); the relabeler is {relabel or 'not set'}")
+        raise BadInput(
+            f"--relabel-base-url {relabel_base_url} is for an openai: relabeler (an "
+            f"OpenAI-compatible server); the relabeler is {relabel or 'not set'}"
+        )
     everything = load_set(ws, set_name)
     statements = [s for s in everything if replace or s.reference_status != "imported"]
     kept_imported = len(everything) - len(statements)
     if not statements:
-        raise BadInput(f"Every statement of set {set_name!r} has an imported reference label; "
-                       "pass --replace to vote on them and overwrite those labels")
+        raise BadInput(
+            f"Every statement of set {set_name!r} has an imported reference label; "
+            "pass --replace to vote on them and overwrite those labels"
+        )
     given = classifiers or {}
 
     def make(spec: str, url: str | None) -> Classifier:
         if spec in given:
             return given[spec]
-        return get_classifier(spec, workspace=ws, rubric="evidence_type", method="votes", samples=1,
-                              base_url=url if spec.startswith("openai:") else None,
-                              progress=progress, **(model_options or {}))
+        return get_classifier(
+            spec,
+            workspace=ws,
+            rubric="evidence_type",
+            method="votes",
+            samples=1,
+            base_url=url if spec.startswith("openai:") else None,
+            progress=progress,
+            **(model_options or {}),
+        )
 
     voter_clfs = [make(v, base_url) for v in voters]
     relabeler = make(relabel, relabel_base_url) if relabel else None
     if relabeler is not None and not allow_same_family:
-        same = [v.name for v in voter_clfs if normalize_family(v.family) == normalize_family(relabeler.family)]
+        same = [
+            v.name
+            for v in voter_clfs
+            if normalize_family(v.family) == normalize_family(relabeler.family)
+        ]
         if same:
-            raise SameFamilyJudge(f"Relabeler {relabeler.name} is from the same family "
-                                  f"({relabeler.family}) as voter {same[0]}; pick another family "
-                                  "or pass --allow-same-family")
+            raise SameFamilyJudge(
+                f"Relabeler {relabeler.name} is from the same family "
+                f"({relabeler.family}) as voter {same[0]}; pick another family "
+                "or pass --allow-same-family"
+            )
     if dry_run:  # count the votes not stored yet on each model (``model.planned``); send nothing
         n = 0
-        for clf, role, k in [*((c, "reference", votes) for c in voter_clfs),
-                             *([(relabeler, "relabel", relabel_votes)] if relabeler else [])]:
+        for clf, role, k in [
+            *((c, "reference", votes) for c in voter_clfs),
+            *([(relabeler, "relabel", relabel_votes)] if relabeler else []),
+        ]:
             for st, v in _todo(ws, set_name, statements, clf, role, k):
                 n += 1
                 if hasattr(clf, "plan"):
                     clf.plan(st, v)
         return n
-    run_id = ws.start_run("statements label", {"set": set_name, "voters": voters, "votes": votes,
-                                               "relabel": relabel, "relabel_votes": relabel_votes,
-                                               "replace": replace})
+    run_id = ws.start_run(
+        "statements label",
+        {
+            "set": set_name,
+            "voters": voters,
+            "votes": votes,
+            "relabel": relabel,
+            "relabel_votes": relabel_votes,
+            "replace": replace,
+        },
+    )
     errors: list[str] = []
     status = "failed"
     try:
         for clf in voter_clfs:
-            _collect(ws, set_name, statements, clf, "reference", votes, concurrency, progress, errors)
+            _collect(
+                ws, set_name, statements, clf, "reference", votes, concurrency, progress, errors
+            )
         if relabeler is not None:
-            _collect(ws, set_name, statements, relabeler, "relabel", relabel_votes, concurrency,
-                     progress, errors)
+            _collect(
+                ws,
+                set_name,
+                statements,
+                relabeler,
+                "relabel",
+                relabel_votes,
+                concurrency,
+                progress,
+                errors,
+            )
         status = "ok" if not errors else "partial"
     except KeyboardInterrupt:
         status = "interrupted"
@@ -197,20 +291,31 @@ def label_statements(ws: Workspace, set_name: str, voters: list[str], *, votes: 
         agree_ch += rel is not None and ((rel in HOLD_CLASSES) == (ref in HOLD_CLASSES))
     with_relabel = agreed + disputed
     return LabelSummary(
-        set_name=set_name, voters=[c.name for c in voter_clfs], votes_per_voter=votes,
-        relabeler=relabeler.name if relabeler else None, statements=len(statements),
-        labeled=labeled, ties=ties, agreed=agreed, disputed=disputed,
+        set_name=set_name,
+        voters=[c.name for c in voter_clfs],
+        votes_per_voter=votes,
+        relabeler=relabeler.name if relabeler else None,
+        statements=len(statements),
+        labeled=labeled,
+        ties=ties,
+        agreed=agreed,
+        disputed=disputed,
         agreement=wilson(agreed, with_relabel) if relabeler else None,
         commit_hold_agreement=wilson(agree_ch, with_relabel) if relabeler else None,
-        errors=len(errors), first_error=errors[0] if errors else None,
-        kept_imported=kept_imported, unlabeled=unlabeled)
+        errors=len(errors),
+        first_error=errors[0] if errors else None,
+        kept_imported=kept_imported,
+        unlabeled=unlabeled,
+    )
 
 
 def _filtered(ws: Workspace, set_name: str, role: str, voters: set[str]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for sid, voter, label in ws.db.execute(
-            "select statement_id, voter, label from statement_votes where set_name = ? and role = ? "
-            "order by voter, vote", [set_name, role]).fetchall():
+        "select statement_id, voter, label from statement_votes where set_name = ? and role = ? "
+        "order by voter, vote",
+        [set_name, role],
+    ).fetchall():
         if voter in voters and label in EVIDENCE_TYPES:
             out.setdefault(sid, []).append(label)
     return out

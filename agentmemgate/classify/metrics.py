@@ -87,19 +87,30 @@ def auroc_rows(y_commit: np.ndarray, p_commit: np.ndarray, draws: np.ndarray) ->
     return np.where((n1 > 0) & (n0 > 0), auc, np.nan)
 
 
-def macro_f1_rows(reference: Sequence[str], predicted: Sequence[str], draws: np.ndarray) -> np.ndarray:
+def macro_f1_rows(
+    reference: Sequence[str], predicted: Sequence[str], draws: np.ndarray
+) -> np.ndarray:
     """Macro-F1 of every draw over the classes present in that draw's reference (as ``macro_f1``)."""
     return _macro_f1_rows(reference, predicted, draws, EVIDENCE_TYPES)
 
 
-def auroc_ci(y_commit: Sequence[int], p_commit: Sequence[float], resamples: int = DEFAULT_RESAMPLES,
-             seed: int = 0) -> Interval:
+def auroc_ci(
+    y_commit: Sequence[int],
+    p_commit: Sequence[float],
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> Interval:
     y, p = np.asarray(y_commit), np.asarray(p_commit, dtype=float)
     return bootstrap(auroc(y, p), lambda draws: auroc_rows(y, p, draws), len(y), resamples, seed)
 
 
-def paired_auroc_difference(y_commit: Sequence[int], p_a: Sequence[float], p_b: Sequence[float],
-                            resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> Interval:
+def paired_auroc_difference(
+    y_commit: Sequence[int],
+    p_a: Sequence[float],
+    p_b: Sequence[float],
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> Interval:
     """AUROC(a) - AUROC(b) on the same statements; each draw resamples statements for both."""
     y, a, b = np.asarray(y_commit), np.asarray(p_a, dtype=float), np.asarray(p_b, dtype=float)
     ra, rb = auroc(y, a), auroc(y, b)
@@ -109,27 +120,44 @@ def paired_auroc_difference(y_commit: Sequence[int], p_a: Sequence[float], p_b: 
         return Interval(value=ra - rb, n=len(y), seed=seed)
     draws = _draws(len(y), resamples, seed)
     lo, hi, valid = percentile_ci(auroc_rows(y, a, draws) - auroc_rows(y, b, draws))
-    return Interval(value=ra - rb, ci_low=lo, ci_high=hi, n=len(y), resamples=resamples,
-                    valid_resamples=valid, seed=seed)
+    return Interval(
+        value=ra - rb,
+        ci_low=lo,
+        ci_high=hi,
+        n=len(y),
+        resamples=resamples,
+        valid_resamples=valid,
+        seed=seed,
+    )
 
 
 def accuracy(reference: Sequence[str], predicted: Sequence[str]) -> Proportion:
     return wilson(sum(r == p for r, p in zip(reference, predicted)), len(reference))
 
 
-def per_class(reference: Sequence[str], predicted: Sequence[str],
-              labels: Sequence[str] = EVIDENCE_TYPES) -> list[ClassMetrics]:
+def per_class(
+    reference: Sequence[str], predicted: Sequence[str], labels: Sequence[str] = EVIDENCE_TYPES
+) -> list[ClassMetrics]:
     out = []
     for c in labels:
         tp = sum(r == c and p == c for r, p in zip(reference, predicted))
         support = sum(r == c for r in reference)
         pred = sum(p == c for p in predicted)
         prec, rec = wilson(tp, pred), wilson(tp, support)
-        f1 = (None if prec.value is None or rec.value is None
-              else (0.0 if prec.value + rec.value == 0
-                    else 2 * prec.value * rec.value / (prec.value + rec.value)))
-        out.append(ClassMetrics(label=c, support=support, predicted=pred, precision=prec,
-                                recall=rec, f1=f1))
+        f1 = (
+            None
+            if prec.value is None or rec.value is None
+            else (
+                0.0
+                if prec.value + rec.value == 0
+                else 2 * prec.value * rec.value / (prec.value + rec.value)
+            )
+        )
+        out.append(
+            ClassMetrics(
+                label=c, support=support, predicted=pred, precision=prec, recall=rec, f1=f1
+            )
+        )
     return out
 
 
@@ -140,19 +168,29 @@ def macro_f1(reference: Sequence[str], predicted: Sequence[str]) -> float | None
         return None
     from sklearn.metrics import f1_score
 
-    return float(f1_score(list(reference), list(predicted), labels=present, average="macro",
-                          zero_division=0))
+    return float(
+        f1_score(list(reference), list(predicted), labels=present, average="macro", zero_division=0)
+    )
 
 
-def macro_f1_ci(reference: Sequence[str], predicted: Sequence[str],
-                resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> Interval:
-    return bootstrap(macro_f1(reference, predicted),
-                     lambda draws: macro_f1_rows(reference, predicted, draws), len(reference),
-                     resamples, seed)
+def macro_f1_ci(
+    reference: Sequence[str],
+    predicted: Sequence[str],
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> Interval:
+    return bootstrap(
+        macro_f1(reference, predicted),
+        lambda draws: macro_f1_rows(reference, predicted, draws),
+        len(reference),
+        resamples,
+        seed,
+    )
 
 
-def confusion(reference: Sequence[str], predicted: Sequence[str],
-              labels: Sequence[str] = EVIDENCE_TYPES) -> list[list[int]]:
+def confusion(
+    reference: Sequence[str], predicted: Sequence[str], labels: Sequence[str] = EVIDENCE_TYPES
+) -> list[list[int]]:
     """Rows: reference label; columns: predicted label (scikit-learn's convention)."""
     if not reference:
         return [[0] * len(labels) for _ in labels]
@@ -161,8 +199,12 @@ def confusion(reference: Sequence[str], predicted: Sequence[str],
     return confusion_matrix(list(reference), list(predicted), labels=list(labels)).tolist()
 
 
-def stability(labels_by_run: list[list[str]], p_commit_by_run: list[list[float]],
-              y_commit: Sequence[int], reported_run: int = 0) -> Stability:
+def stability(
+    labels_by_run: list[list[str]],
+    p_commit_by_run: list[list[float]],
+    y_commit: Sequence[int],
+    reported_run: int = 0,
+) -> Stability:
     """``labels_by_run[r][i]``: argmax of run r on statement i (same statements in every run)."""
     runs, n = len(labels_by_run), len(labels_by_run[0]) if labels_by_run else 0
     same = sum(len({labels_by_run[r][i] for r in range(runs)}) == 1 for i in range(n))
@@ -171,16 +213,24 @@ def stability(labels_by_run: list[list[str]], p_commit_by_run: list[list[float]]
     for i in range(n):
         votes = [labels_by_run[r][i] for r in range(runs)]
         top = max(votes.count(v) for v in set(votes))
-        leaders = sorted({v for v in votes if votes.count(v) == top}, key=lambda v: order.get(v, 99))
+        leaders = sorted(
+            {v for v in votes if votes.count(v) == top}, key=lambda v: order.get(v, 99)
+        )
         majority_ok += len(leaders) == 1 and leaders[0] == labels_by_run[reported_run][i]
     p = np.asarray(p_commit_by_run, dtype=float)
     sds = p.std(axis=0, ddof=1) if runs > 1 and n else np.array([])
     aurocs = [auroc(y_commit, p[r]) for r in range(runs)]
     defined = [a for a in aurocs if a is not None]
     return Stability(
-        runs=runs, n=n, same_label_all_runs=wilson(same, n),
-        majority_matches_run=wilson(majority_ok, n), reported_run=reported_run,
+        runs=runs,
+        n=n,
+        same_label_all_runs=wilson(same, n),
+        majority_matches_run=wilson(majority_ok, n),
+        reported_run=reported_run,
         sd_mean=float(sds.mean()) if sds.size else None,
         sd_median=float(np.median(sds)) if sds.size else None,
-        auroc_min=min(defined) if defined else None, auroc_max=max(defined) if defined else None,
-        auroc_mean=float(np.mean(defined)) if defined else None, aurocs=aurocs)
+        auroc_min=min(defined) if defined else None,
+        auroc_max=max(defined) if defined else None,
+        auroc_mean=float(np.mean(defined)) if defined else None,
+        aurocs=aurocs,
+    )

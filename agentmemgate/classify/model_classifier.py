@@ -41,17 +41,28 @@ ANSWER_TOKENS = 12  # a class name, perhaps with a full stop or a few words afte
 MIN_MAPPED_MASS = 0.5  # of the first answer token's top-k mass, on class tokens
 # rubric -> {answer word the prompt asks for: class stored}
 ANSWERS: dict[str, dict[str, str]] = {
-    "evidence_type": {"speculative": "speculation", "completed_event": "completed_event",
-                      "explicit_correction": "explicit_correction", "other": "other"},
+    "evidence_type": {
+        "speculative": "speculation",
+        "completed_event": "completed_event",
+        "explicit_correction": "explicit_correction",
+        "other": "other",
+    },
     "truth_now": {"yes": "commit", "no": "hold"},
     "should_store": {"yes": "commit", "no": "hold"},
 }
 # Further words a free-text answer may use for a class (parsing votes only).
-_ALSO = {"speculation": "speculation", "completed event": "completed_event",
-         "explicit correction": "explicit_correction", "correction": "explicit_correction"}
+_ALSO = {
+    "speculation": "speculation",
+    "completed event": "completed_event",
+    "explicit correction": "explicit_correction",
+    "correction": "explicit_correction",
+}
 _LIST_ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
-_PREFIX = re.compile(r"^(?:(?:the|my)\s+)?(?:final\s+)?(?:answer|class(?:ification)?|label|"
-                     r"evidence[ _]type|category)(?:\s+is)?\s*[:=\-\u2013\u2014]?\s*", re.I)
+_PREFIX = re.compile(
+    r"^(?:(?:the|my)\s+)?(?:final\s+)?(?:answer|class(?:ification)?|label|"
+    r"evidence[ _]type|category)(?:\s+is)?\s*[:=\-\u2013\u2014]?\s*",
+    re.I,
+)
 _JSON_KEYS = ("answer", "label", "class", "evidence_type", "category", "type")
 
 
@@ -83,11 +94,15 @@ def read_answer(text: str, answers: dict[str, str]) -> str:
         if isinstance(obj, dict):
             value = next((obj[k] for k in _JSON_KEYS if isinstance(obj.get(k), str)), None)
             if value is None:
-                raise ValueError(f"the JSON reply has no answer field; answer with one of: {expected}")
+                raise ValueError(
+                    f"the JSON reply has no answer field; answer with one of: {expected}"
+                )
             line = value
     if _LIST_ITEM.match(line):
-        raise ValueError("the reply is a list item (a copy of the rubric's options?), not an "
-                         f"answer; answer with one word: {expected}")
+        raise ValueError(
+            "the reply is a list item (a copy of the rubric's options?), not an "
+            f"answer; answer with one word: {expected}"
+        )
     low = line.lower().replace("\u2019", "'").strip(" \t*_`#>\"'")
     low = _PREFIX.sub("", low).strip(" \t*_`\"'")
     found = None
@@ -101,15 +116,21 @@ def read_answer(text: str, answers: dict[str, str]) -> str:
         if token == low and len(prefixes) == 1:  # cut off by the output budget mid-word
             return prefixes.pop()
         raise ValueError(f"the reply {shown(line)} is not one of: {expected}")
-    rest = low[len(found):]
+    rest = low[len(found) :]
     if re.match(r"\s*[:=]", rest):
-        raise ValueError(f"the reply {shown(line)} reads like a definition from the rubric, not an "
-                         f"answer; answer with one word: {expected}")
-    others = {c for w, c in words.items()
-              if c != words[found] and re.search(rf"(?<![a-z_]){re.escape(w)}(?![a-z_])", rest)}
+        raise ValueError(
+            f"the reply {shown(line)} reads like a definition from the rubric, not an "
+            f"answer; answer with one word: {expected}"
+        )
+    others = {
+        c
+        for w, c in words.items()
+        if c != words[found] and re.search(rf"(?<![a-z_]){re.escape(w)}(?![a-z_])", rest)
+    }
     if others:
-        raise ValueError(f"the reply {shown(line)} names more than one class; answer with one word: "
-                         f"{expected}")
+        raise ValueError(
+            f"the reply {shown(line)} names more than one class; answer with one word: {expected}"
+        )
     return words[found]
 
 
@@ -131,12 +152,17 @@ def token_class(token: str, answers: dict[str, str]) -> str | None:
     t = token.strip().lower().lstrip("\"'`*([").replace("\u2019", "'")
     if not t:
         return None
-    hits = {cls for word, cls in answers.items()
-            if word.startswith(t) or (t.startswith(word) and not t[len(word):len(word) + 1].isalnum())}
+    hits = {
+        cls
+        for word, cls in answers.items()
+        if word.startswith(t) or (t.startswith(word) and not t[len(word) : len(word) + 1].isalnum())
+    }
     return hits.pop() if len(hits) == 1 else None
 
 
-def distribution_from_logprobs(logprobs: list[dict[str, float]], answers: dict[str, str]) -> Distribution | None:
+def distribution_from_logprobs(
+    logprobs: list[dict[str, float]], answers: dict[str, str]
+) -> Distribution | None:
     """From the first answer position whose top tokens name a class; None if none does, or if
     class tokens hold less than ``MIN_MAPPED_MASS`` of that position's mass (renormalizing a
     sliver would report near-certainty from a reply that was mostly something else)."""
@@ -158,8 +184,11 @@ def distribution_from_logprobs(logprobs: list[dict[str, float]], answers: dict[s
         if not mass or mapped < MIN_MAPPED_MASS * total:
             return None
         probs = {cls: mass.get(cls, 0.0) for cls in dict.fromkeys(answers.values())}
-        return Distribution(probs=probs, method=f"logprobs(top={TOP_LOGPROBS})",
-                            detail=f"mapped mass {mapped:.3f} of {total:.3f}")
+        return Distribution(
+            probs=probs,
+            method=f"logprobs(top={TOP_LOGPROBS})",
+            detail=f"mapped mass {mapped:.3f} of {total:.3f}",
+        )
     return None
 
 
@@ -167,11 +196,23 @@ class ModelClassifier:
     kind = "evidence_type"
     shows_progress = True  # run_concurrent draws the bar (with cache hits and tokens)
 
-    def __init__(self, spec: str, *, workspace: Workspace | None = None, rubric: str = "evidence_type",
-                 method: str = "auto", samples: int = 5, base_url: str | None = None,
-                 model: Model | None = None, progress: bool = True, min_valid_votes: int | None = None,
-                 **model_options):
-        self.model = model or get_model(spec, workspace=workspace, base_url=base_url, **model_options)
+    def __init__(
+        self,
+        spec: str,
+        *,
+        workspace: Workspace | None = None,
+        rubric: str = "evidence_type",
+        method: str = "auto",
+        samples: int = 5,
+        base_url: str | None = None,
+        model: Model | None = None,
+        progress: bool = True,
+        min_valid_votes: int | None = None,
+        **model_options,
+    ):
+        self.model = model or get_model(
+            spec, workspace=workspace, base_url=base_url, **model_options
+        )
         self.rubric = rubrics.load(rubric)
         self.answers = ANSWERS[rubric]
         self.kind = "evidence_type" if rubric == "evidence_type" else "binary"
@@ -188,8 +229,9 @@ class ModelClassifier:
         self._lock = threading.Lock()
 
     def prompt(self, st: Statement) -> str:
-        return self.rubric.fill(context=format_context(st.context), statement=st.text,
-                    speaker=st.speaker or "user")
+        return self.rubric.fill(
+            context=format_context(st.context), statement=st.text, speaker=st.speaker or "user"
+        )
 
     def _read(self, text: str) -> str:
         return read_answer(text, self.answers)
@@ -197,36 +239,49 @@ class ModelClassifier:
     def _votes_instead(self, why: str) -> None:
         with self._lock:
             self._no_logprobs = True
-        self.model.say(f"{self.model.label} {why}: classifying by votes (k={self.samples}) instead "
-                       "of token logprobs (--method votes avoids the attempt)")
+        self.model.say(
+            f"{self.model.label} {why}: classifying by votes (k={self.samples}) instead "
+            "of token logprobs (--method votes avoids the attempt)"
+        )
 
     def _by_logprobs(self, prompt: str, run: int) -> Distribution | None:
         try:
-            resp = self.model.complete(prompt, temperature=0.0, logprobs=True,
-                                       top_logprobs=TOP_LOGPROBS, purpose=f"classify.{self.rubric.name}",
-                                       seed_key=f"run{run}" if run else "", max_tokens=LOGPROB_TOKENS,
-                                       parse=self._read)
+            resp = self.model.complete(
+                prompt,
+                temperature=0.0,
+                logprobs=True,
+                top_logprobs=TOP_LOGPROBS,
+                purpose=f"classify.{self.rubric.name}",
+                seed_key=f"run{run}" if run else "",
+                max_tokens=LOGPROB_TOKENS,
+                parse=self._read,
+            )
         except CallFailed as e:
             rejects = (e.kind == "unsupported" and e.field in ("logprobs", "top_logprobs")) or (
-                e.kind == "bad_request" and "logprob" in str(e).lower())
+                e.kind == "bad_request" and "logprob" in str(e).lower()
+            )
             if rejects and self.method == "auto":
                 self._votes_instead(f"rejects the logprobs request field ({e.field or 'logprobs'})")
                 return None
             if rejects:
-                raise ProviderError(f"{self.model.label} rejects token logprobs: {e}; use --method "
-                                    "votes (or auto)") from None
+                raise ProviderError(
+                    f"{self.model.label} rejects token logprobs: {e}; use --method votes (or auto)"
+                ) from None
             raise
         if not resp.logprobs:
             if self.method == "logprobs":
-                raise ProviderError(f"{self.model.label} returned no token logprobs; "
-                                    "use --method votes (or auto)")
+                raise ProviderError(
+                    f"{self.model.label} returned no token logprobs; use --method votes (or auto)"
+                )
             self._votes_instead("returned no token logprobs")
             return None
         dist = distribution_from_logprobs(resp.logprobs, self.answers)
         if dist is None:
-            raise CallFailed(f"{self.model.label} answered {shown(resp.text)}, but its first answer "
-                             "token's probability mass is mostly on tokens that start no class name",
-                             kind="invalid_output")
+            raise CallFailed(
+                f"{self.model.label} answered {shown(resp.text)}, but its first answer "
+                "token's probability mass is mostly on tokens that start no class name",
+                kind="invalid_output",
+            )
         return dist
 
     def _by_votes(self, prompt: str, run: int) -> Distribution:
@@ -235,10 +290,14 @@ class ModelClassifier:
 
         def vote(i: int) -> None:
             try:
-                resp = self.model.complete(prompt, temperature=VOTE_TEMPERATURE,
-                                           purpose=f"classify.{self.rubric.name}",
-                                           seed_key=f"run{run}:vote{i}", max_tokens=ANSWER_TOKENS,
-                                           parse=self._read)
+                resp = self.model.complete(
+                    prompt,
+                    temperature=VOTE_TEMPERATURE,
+                    purpose=f"classify.{self.rubric.name}",
+                    seed_key=f"run{run}:vote{i}",
+                    max_tokens=ANSWER_TOKENS,
+                    parse=self._read,
+                )
             except CallFailed as e:
                 if e.kind != "invalid_output" or self.samples == 1:
                     raise
@@ -249,41 +308,72 @@ class ModelClassifier:
         independent(vote, range(self.samples))  # --batch: all votes in one batch
         valid = self.samples - len(bad)
         if valid < self.min_valid_votes:
-            raise CallFailed(f"{self.model.label}: only {valid} of {self.samples} votes named a "
-                             f"class (at least {self.min_valid_votes} needed for a probability); "
-                             f"e.g. {bad[0]}", kind="invalid_output", problem=bad[0])
+            raise CallFailed(
+                f"{self.model.label}: only {valid} of {self.samples} votes named a "
+                f"class (at least {self.min_valid_votes} needed for a probability); "
+                f"e.g. {bad[0]}",
+                kind="invalid_output",
+                problem=bad[0],
+            )
         probs = {cls: counts.get(cls, 0) for cls in dict.fromkeys(self.answers.values())}
-        return Distribution(probs=probs, method=f"votes(k={self.samples})",
-                            detail=f"{valid} of {self.samples} votes valid", valid_votes=valid)
+        return Distribution(
+            probs=probs,
+            method=f"votes(k={self.samples})",
+            detail=f"{valid} of {self.samples} votes valid",
+            valid_votes=valid,
+        )
 
     def plan(self, statement: Statement, run: int = 0) -> None:
         """Count the calls ``classify`` would make (dry runs, ``model.planned``): one logprobs
         call (auto, logprobs; with auto a server without logprobs adds the votes), or the votes."""
         prompt = self.prompt(statement)
         kw = dict(purpose=f"classify.{self.rubric.name}", parse=self._read)
-        if self.method in ("auto", "logprobs") and not (self.method == "auto" and self._no_logprobs):
-            self.model.plan(prompt, temperature=0.0, logprobs=True, top_logprobs=TOP_LOGPROBS,
-                            seed_key=f"run{run}" if run else "", max_tokens=LOGPROB_TOKENS, **kw)
+        if self.method in ("auto", "logprobs") and not (
+            self.method == "auto" and self._no_logprobs
+        ):
+            self.model.plan(
+                prompt,
+                temperature=0.0,
+                logprobs=True,
+                top_logprobs=TOP_LOGPROBS,
+                seed_key=f"run{run}" if run else "",
+                max_tokens=LOGPROB_TOKENS,
+                **kw,
+            )
             return
         for i in range(self.samples):
-            self.model.plan(prompt, temperature=VOTE_TEMPERATURE, seed_key=f"run{run}:vote{i}",
-                            max_tokens=ANSWER_TOKENS, **kw)
+            self.model.plan(
+                prompt,
+                temperature=VOTE_TEMPERATURE,
+                seed_key=f"run{run}:vote{i}",
+                max_tokens=ANSWER_TOKENS,
+                **kw,
+            )
 
     def classify(self, statement: Statement, run: int = 0) -> Distribution:
         prompt = self.prompt(statement)
-        if self.method in ("auto", "logprobs") and not (self.method == "auto" and self._no_logprobs):
+        if self.method in ("auto", "logprobs") and not (
+            self.method == "auto" and self._no_logprobs
+        ):
             dist = self._by_logprobs(prompt, run)
             if dist is not None:
                 return dist
         return self._by_votes(prompt, run)
 
-    def classify_many(self, items: list[tuple[Statement, int]],
-                      on_result: Callable[[Statement, int, Distribution | None, str | None], None],
-                      concurrency: int = 4) -> None:
-        for result in run_concurrent(lambda it: (it, self.classify(*it)), items,
-                                     concurrency=concurrency,
-                                     description=f"Classify ({self.model.display}, {self.rubric.ref})",
-                                     usage=self.model.usage, progress=self.progress):
+    def classify_many(
+        self,
+        items: list[tuple[Statement, int]],
+        on_result: Callable[[Statement, int, Distribution | None, str | None], None],
+        concurrency: int = 4,
+    ) -> None:
+        for result in run_concurrent(
+            lambda it: (it, self.classify(*it)),
+            items,
+            concurrency=concurrency,
+            description=f"Classify ({self.model.display}, {self.rubric.ref})",
+            usage=self.model.usage,
+            progress=self.progress,
+        ):
             if isinstance(result, Failed):
                 st, run = result.item
                 on_result(st, run, None, result.error, result.kind)

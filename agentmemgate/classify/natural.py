@@ -48,12 +48,25 @@ def devset_turns(dev: DevSet) -> list[LabelledTurn]:
                     t = labels.get((conv.conversation_id, turn.ref))
                     if t is None:
                         continue
-                    ctx = [ContextTurn(speaker=p.speaker, text=p.text)
-                           for p in session.turns[max(0, i - 2):i]]
+                    ctx = [
+                        ContextTurn(speaker=p.speaker, text=p.text)
+                        for p in session.turns[max(0, i - 2) : i]
+                    ]
                     name = f"{conv.conversation_id}:{turn.ref}" if part == "locomo" else turn.ref
-                    out.append(LabelledTurn(part, name, t.label, Statement(
-                        id=name, text=turn.text, context=ctx, speaker=turn.speaker,
-                        date=session.date)))
+                    out.append(
+                        LabelledTurn(
+                            part,
+                            name,
+                            t.label,
+                            Statement(
+                                id=name,
+                                text=turn.text,
+                                context=ctx,
+                                speaker=turn.speaker,
+                                date=session.date,
+                            ),
+                        )
+                    )
     return out
 
 
@@ -93,15 +106,22 @@ def p_commit_of(classifier, item: LabelledTurn, unit: str) -> tuple[float, bool]
     st = item.statement
     dists: list[Distribution] = [
         classifier.classify(st.model_copy(update={"id": f"{st.id}#{k}", "text": st.text[a:b]}))
-        for k, (a, b) in enumerate(sentence_spans(st.text))]
+        for k, (a, b) in enumerate(sentence_spans(st.text))
+    ]
     if not dists:
         d = classifier.classify(st)
         return d.p_commit, d.routed_commit
     return min(d.p_commit for d in dists), all(d.routed_commit for d in dists)
 
 
-def route(classifier, items: list[LabelledTurn], unit: str = "turn", *,
-          resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> ClassifierRouting:
+def route(
+    classifier,
+    items: list[LabelledTurn],
+    unit: str = "turn",
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> ClassifierRouting:
     if unit not in UNITS:
         raise ValueError(f"unit must be one of {UNITS}")
     answers = {it.name: p_commit_of(classifier, it, unit) for it in items}
@@ -109,9 +129,13 @@ def route(classifier, items: list[LabelledTurn], unit: str = "turn", *,
     for group in sorted({it.part for it in items}) + ["all"]:
         sel = [it for it in items if group in ("all", it.part)]
         groups.append(_routing(group, sel, answers, resamples, seed))
-    return ClassifierRouting(classifier=classifier.name, unit=unit, groups=groups,
-                             p_commit={k: v[0] for k, v in answers.items()},
-                             held={k: not v[1] for k, v in answers.items()})
+    return ClassifierRouting(
+        classifier=classifier.name,
+        unit=unit,
+        groups=groups,
+        p_commit={k: v[0] for k, v in answers.items()},
+        held={k: not v[1] for k, v in answers.items()},
+    )
 
 
 def _routing(group: str, sel: list[LabelledTurn], answers, resamples: int, seed: int) -> Routing:
@@ -124,15 +148,20 @@ def _routing(group: str, sel: list[LabelledTurn], answers, resamples: int, seed:
     y = [int(it.label == "none") for it in scored]
     p = [answers[it.name][0] for it in scored]
     return Routing(
-        group=group, n_spec=len(by["spec"]), n_none=len(by["none"]),
+        group=group,
+        n_spec=len(by["spec"]),
+        n_none=len(by["none"]),
         n_borderline=len(by["borderline"]),
-        recall=wilson(tp, len(by["spec"])), precision=wilson(tp, tp + fp),
-        none_held=wilson(fp, len(by["none"])), borderline_held=wilson(bh, len(by["borderline"])),
+        recall=wilson(tp, len(by["spec"])),
+        precision=wilson(tp, tp + fp),
+        none_held=wilson(fp, len(by["none"])),
+        borderline_held=wilson(bh, len(by["borderline"])),
         recall_with_borderline=wilson(tp + bh, len(by["spec"]) + len(by["borderline"])),
         precision_with_borderline=wilson(tp + bh, tp + bh + fp),
         auroc=auroc_ci(y, p, resamples=resamples, seed=seed),
         log_loss=_log_loss(y, p),
-        balanced_log_loss=_balanced(y, p))
+        balanced_log_loss=_balanced(y, p),
+    )
 
 
 def _log_loss(y_commit: list[int], p_commit: list[float]) -> float | None:
@@ -149,16 +178,31 @@ def _log_loss(y_commit: list[int], p_commit: list[float]) -> float | None:
 def _balanced(y_commit: list[int], p_commit: list[float]) -> float | None:
     """Log loss with each class weighted equally: the natural turns are 95% none, the gate's
     statements are not, so the plain figure would only reward calling everything commit."""
-    parts = [_log_loss([y for y in y_commit if y == c], [p for y, p in zip(y_commit, p_commit) if y == c])
-             for c in (0, 1)]
+    parts = [
+        _log_loss(
+            [y for y in y_commit if y == c], [p for y, p in zip(y_commit, p_commit) if y == c]
+        )
+        for c in (0, 1)
+    ]
     return None if None in parts else (parts[0] + parts[1]) / 2
 
 
-def auroc_difference(a: ClassifierRouting, b: ClassifierRouting, items: list[LabelledTurn],
-                     group: str = "all", *, resamples: int = DEFAULT_RESAMPLES,
-                     seed: int = 0) -> Interval:
+def auroc_difference(
+    a: ClassifierRouting,
+    b: ClassifierRouting,
+    items: list[LabelledTurn],
+    group: str = "all",
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> Interval:
     """AUROC(a) - AUROC(b) on the same spec + none turns, paired bootstrap."""
     sel = [it for it in items if group in ("all", it.part) and it.label in ("spec", "none")]
     y = [int(it.label == "none") for it in sel]
-    return paired_auroc_difference(y, [a.p_commit[it.name] for it in sel],
-                                   [b.p_commit[it.name] for it in sel], resamples=resamples, seed=seed)
+    return paired_auroc_difference(
+        y,
+        [a.p_commit[it.name] for it in sel],
+        [b.p_commit[it.name] for it in sel],
+        resamples=resamples,
+        seed=seed,
+    )

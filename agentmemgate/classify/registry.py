@@ -36,8 +36,12 @@ class Classifier(Protocol):
     def classify(self, statement: Statement, run: int = 0) -> Distribution: ...
 
 
-def classify_many(classifier: Classifier, items: list[tuple[Statement, int]], on_result: OnResult,
-                  concurrency: int = 1) -> None:
+def classify_many(
+    classifier: Classifier,
+    items: list[tuple[Statement, int]],
+    on_result: OnResult,
+    concurrency: int = 1,
+) -> None:
     """Answer (statement, run) pairs, calling ``on_result(statement, run, dist, error)`` for each."""
     many = getattr(classifier, "classify_many", None)
     if many is not None:
@@ -59,19 +63,33 @@ class Failures(list):
         self.kinds[kind] = self.kinds.get(kind, 0) + 1
 
 
-def classify_and_store(classifier: Classifier, items: list[tuple[Statement, int]],
-                       store: Callable[[Statement, int, Distribution], None], *, description: str,
-                       concurrency: int = 1, progress: bool = False) -> Failures:
+def classify_and_store(
+    classifier: Classifier,
+    items: list[tuple[Statement, int]],
+    store: Callable[[Statement, int, Distribution], None],
+    *,
+    description: str,
+    concurrency: int = 1,
+    progress: bool = False,
+) -> Failures:
     """Answer every (statement, run) pair, storing each answer as it lands; return the errors.
 
     Storing one by one is what makes classify and label runs resumable.
     """
     errors = Failures()
-    with progress_bar(description, len(items),
-                      enabled=progress and not getattr(classifier, "shows_progress", False)) as advance:
+    with progress_bar(
+        description,
+        len(items),
+        enabled=progress and not getattr(classifier, "shows_progress", False),
+    ) as advance:
 
-        def on_result(st: Statement, run: int, dist: Distribution | None, error: str | None,
-                      kind: str = "error") -> None:
+        def on_result(
+            st: Statement,
+            run: int,
+            dist: Distribution | None,
+            error: str | None,
+            kind: str = "error",
+        ) -> None:
             if dist is None:
                 errors.add(error or "no answer", kind)
             else:
@@ -82,9 +100,17 @@ def classify_and_store(classifier: Classifier, items: list[tuple[Statement, int]
     return errors
 
 
-def get_classifier(spec: str, *, workspace: Workspace | None = None, rubric: str = "evidence_type",
-                   method: str = "auto", samples: int = 5, base_url: str | None = None,
-                   progress: bool = False, **model_options) -> Classifier:
+def get_classifier(
+    spec: str,
+    *,
+    workspace: Workspace | None = None,
+    rubric: str = "evidence_type",
+    method: str = "auto",
+    samples: int = 5,
+    base_url: str | None = None,
+    progress: bool = False,
+    **model_options,
+) -> Classifier:
     """``offline`` or a model classifier; ``model_options`` (``timeout``, ``max_tokens``, ...) go
     to the model."""
     if rubric not in RUBRICS:
@@ -92,13 +118,17 @@ def get_classifier(spec: str, *, workspace: Workspace | None = None, rubric: str
     if method not in METHODS:
         raise BadInput(f"Unknown method {method!r}; choose one of: {', '.join(METHODS)}")
     if base_url and not spec.startswith("openai:"):
-        raise BadInput(f"--base-url {base_url} is for an openai: classifier (an OpenAI-compatible "
-                       f"server), not {spec}")
+        raise BadInput(
+            f"--base-url {base_url} is for an openai: classifier (an OpenAI-compatible "
+            f"server), not {spec}"
+        )
     pinned = _PINNED.fullmatch(spec)
     if spec in OFFLINE_SPECS or pinned:
         if rubric != "evidence_type":
-            raise BadInput(f"The offline classifier answers the evidence_type rubric only; pass a "
-                           f"model spec (provider:model) for {rubric}")
+            raise BadInput(
+                f"The offline classifier answers the evidence_type rubric only; pass a "
+                f"model spec (provider:model) for {rubric}"
+            )
         from .lexicon import lexicon_classifier
 
         return lexicon_classifier(int(pinned.group(1)) if pinned else None)
@@ -106,5 +136,13 @@ def get_classifier(spec: str, *, workspace: Workspace | None = None, rubric: str
         raise BadInput("--samples must be at least 1")
     from .model_classifier import ModelClassifier
 
-    return ModelClassifier(spec, workspace=workspace, rubric=rubric, method=method,
-                           samples=samples, base_url=base_url, progress=progress, **model_options)
+    return ModelClassifier(
+        spec,
+        workspace=workspace,
+        rubric=rubric,
+        method=method,
+        samples=samples,
+        base_url=base_url,
+        progress=progress,
+        **model_options,
+    )

@@ -95,64 +95,93 @@ class SetReport(BaseModel):
     model_calls: dict | None = None
 
     def lines(self) -> list[str]:
-        out = [f"Statement set {self.set_name}: {self.statements} statements, {self.with_reference} "
-               f"with a reference label, {self.used} used"
-               + (" (agreed items only)" if self.agreed_only else ""),
-               "Reference: " + ", ".join(f"{k} {v}" for k, v in self.reference_counts.items()),
-               "Status: " + ", ".join(f"{k} {v}" for k, v in self.reference_status.items()),
-               f"Bootstrap: percentile 95% CIs, {self.resamples} resamples, seed {self.seed}",
-               f"Source licenses: {'; '.join(self.licenses) or 'unknown'}"]
+        out = [
+            f"Statement set {self.set_name}: {self.statements} statements, {self.with_reference} "
+            f"with a reference label, {self.used} used"
+            + (" (agreed items only)" if self.agreed_only else ""),
+            "Reference: " + ", ".join(f"{k} {v}" for k, v in self.reference_counts.items()),
+            "Status: " + ", ".join(f"{k} {v}" for k, v in self.reference_status.items()),
+            f"Bootstrap: percentile 95% CIs, {self.resamples} resamples, seed {self.seed}",
+            f"Source licenses: {'; '.join(self.licenses) or 'unknown'}",
+        ]
         if self.model_calls:
             from ..llm.usage_log import by_model_lines
 
-            out += ["Model calls in this workspace (call log, `amg classify` and "
-                    "`amg statements label`):"] + [f"  {x}" for x in by_model_lines(self.model_calls)]
+            out += [
+                "Model calls in this workspace (call log, `amg classify` and "
+                "`amg statements label`):"
+            ] + [f"  {x}" for x in by_model_lines(self.model_calls)]
         for c in self.classifiers:
-            out += ["", f"== {c.classifier} ({c.kind}; method {', '.join(c.methods)}; "
-                        f"{c.runs} run{'s' if c.runs != 1 else ''})"]
+            out += [
+                "",
+                f"== {c.classifier} ({c.kind}; method {', '.join(c.methods)}; "
+                f"{c.runs} run{'s' if c.runs != 1 else ''})",
+            ]
             if c.reference_from_same_model:
-                out.append("WARNING: the reference labels are this model's own votes; agreement "
-                           "with them is not a validation")
+                out.append(
+                    "WARNING: the reference labels are this model's own votes; agreement "
+                    "with them is not a validation"
+                )
             if c.missing:
-                out.append(f"No distribution for {c.missing} statement(s) with a reference label "
-                           "(their calls failed; `amg classify` again asks again): they are left "
-                           "out of every figure below")
+                out.append(
+                    f"No distribution for {c.missing} statement(s) with a reference label "
+                    "(their calls failed; `amg classify` again asks again): they are left "
+                    "out of every figure below"
+                )
             if c.valid_votes:
                 v = c.valid_votes
-                out.append(f"Valid votes behind each probability: min {v['min']:g}, median "
-                           f"{v['median']:g}, max {v['max']:g} of {v['samples']:g}")
+                out.append(
+                    f"Valid votes behind each probability: min {v['min']:g}, median "
+                    f"{v['median']:g}, max {v['max']:g} of {v['samples']:g}"
+                )
             out += [
-                    f"n = {c.n} ({c.n_commit} commit, {c.n_hold} hold)",
-                    f"AUROC, P(commit) vs reference commit/hold: {c.auroc.fmt()}",
-                    f"Routing accuracy (commit/hold): {c.routing_accuracy.fmt()}"]
+                f"n = {c.n} ({c.n_commit} commit, {c.n_hold} hold)",
+                f"AUROC, P(commit) vs reference commit/hold: {c.auroc.fmt()}",
+                f"Routing accuracy (commit/hold): {c.routing_accuracy.fmt()}",
+            ]
             if c.accuracy is not None:
                 out.append(f"Argmax accuracy (4 classes): {c.accuracy.fmt()}")
                 out.append(f"Macro-F1: {c.macro_f1.fmt(3) if c.macro_f1 else 'undefined'}")
                 out.append(f"  {'class':<20} {'support':>7}  {'precision':<30} recall")
                 for m in c.per_class:
-                    out.append(f"  {m.label:<20} {m.support:>7}  {m.precision.fmt():<30} {m.recall.fmt()}")
+                    out.append(
+                        f"  {m.label:<20} {m.support:>7}  {m.precision.fmt():<30} {m.recall.fmt()}"
+                    )
                 width = max(len(x) for x in c.confusion_labels)
                 out.append("  Confusion (rows reference, columns predicted):")
-                out.append("  " + " " * width + " " + " ".join(f"{x[:10]:>10}" for x in c.confusion_labels))
+                out.append(
+                    "  " + " " * width + " " + " ".join(f"{x[:10]:>10}" for x in c.confusion_labels)
+                )
                 for lab, row in zip(c.confusion_labels, c.confusion):
                     out.append(f"  {lab:<{width}} " + " ".join(f"{v:>10}" for v in row))
                 if c.confusion_png:
                     out.append(f"  Confusion matrix plot: {c.confusion_png}")
             if c.stability is not None:
                 s = c.stability
-                sd = ("undefined" if s.sd_mean is None
-                      else f"mean {s.sd_mean:.3f}, median {s.sd_median:.3f}")
-                rng = ("undefined" if s.auroc_min is None else
-                       f"{s.auroc_min:.3f} to {s.auroc_max:.3f} (mean {s.auroc_mean:.3f})")
-                out += [f"Stability over {s.runs} runs (n = {s.n}):",
-                        f"  same label in all runs: {s.same_label_all_runs.fmt()}",
-                        f"  majority label matches run {s.reported_run}: {s.majority_matches_run.fmt()}",
-                        f"  per-statement SD of P(commit): {sd}",
-                        f"  AUROC range across runs: {rng}"]
+                sd = (
+                    "undefined"
+                    if s.sd_mean is None
+                    else f"mean {s.sd_mean:.3f}, median {s.sd_median:.3f}"
+                )
+                rng = (
+                    "undefined"
+                    if s.auroc_min is None
+                    else f"{s.auroc_min:.3f} to {s.auroc_max:.3f} (mean {s.auroc_mean:.3f})"
+                )
+                out += [
+                    f"Stability over {s.runs} runs (n = {s.n}):",
+                    f"  same label in all runs: {s.same_label_all_runs.fmt()}",
+                    f"  majority label matches run {s.reported_run}: {s.majority_matches_run.fmt()}",
+                    f"  per-statement SD of P(commit): {sd}",
+                    f"  AUROC range across runs: {rng}",
+                ]
         for name in self.empty:
-            out += ["", f"== {name}: produced no distribution for this set's referenced statements "
-                        "(every call failed, or it has not run on them); see the `amg classify` "
-                        "output and the call log"]
+            out += [
+                "",
+                f"== {name}: produced no distribution for this set's referenced statements "
+                "(every call failed, or it has not run on them); see the `amg classify` "
+                "output and the call log",
+            ]
         if self.differences:
             out.append("")
             for d in self.differences:
@@ -182,8 +211,14 @@ def _plot_confusion(labels: list[str], matrix: list[list[int]], title: str, path
     top = max((v for row in matrix for v in row), default=0)
     for i, row in enumerate(matrix):
         for j, v in enumerate(row):
-            ax.text(j, i, str(v), ha="center", va="center",
-                    color="white" if top and v > top / 2 else "black")
+            ax.text(
+                j,
+                i,
+                str(v),
+                ha="center",
+                va="center",
+                color="white" if top and v > top / 2 else "black",
+            )
     ax.set_title(title, fontsize=9)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -192,7 +227,9 @@ def _plot_confusion(labels: list[str], matrix: list[list[int]], title: str, path
     return str(path)
 
 
-def _plot_roc(curves: list[tuple[str, list[int], list[float], float | None]], path: Path) -> str | None:
+def _plot_roc(
+    curves: list[tuple[str, list[int], list[float], float | None]], path: Path
+) -> str | None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -206,8 +243,13 @@ def _plot_roc(curves: list[tuple[str, list[int], list[float], float | None]], pa
     for k, (name, y, p, a) in enumerate(drawn):
         fpr, tpr, _ = roc_curve(y, p)
         # line styles cycle too, so classifiers with identical curves stay visible
-        ax.plot(fpr, tpr, linestyle=("-", "--", "-.", ":")[k % 4], linewidth=1.6 - 0.2 * (k % 4),
-                label=f"{name[:45]} (AUROC {a:.2f})")
+        ax.plot(
+            fpr,
+            tpr,
+            linestyle=("-", "--", "-.", ":")[k % 4],
+            linewidth=1.6 - 0.2 * (k % 4),
+            label=f"{name[:45]} (AUROC {a:.2f})",
+        )
     ax.plot([0, 1], [0, 1], "--", color="grey", linewidth=0.8)
     ax.set_xlabel("false commit rate (hold statements scored as commit)")
     ax.set_ylabel("true commit rate")
@@ -219,16 +261,27 @@ def _plot_roc(curves: list[tuple[str, list[int], list[float], float | None]], pa
     return str(path)
 
 
-def classifier_report(ws: Workspace, set_name: str, *, classifiers: list[str] | None = None,
-                      agreed_only: bool = False, resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
-                      out_dir: str | Path | None = None, plots: bool = True) -> SetReport:
+def classifier_report(
+    ws: Workspace,
+    set_name: str,
+    *,
+    classifiers: list[str] | None = None,
+    agreed_only: bool = False,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    out_dir: str | Path | None = None,
+    plots: bool = True,
+) -> SetReport:
     statements = load_set(ws, set_name)
     status_counts: dict[str, int] = {}
     for s in statements:
         k = s.reference_status or "unlabeled"
         status_counts[k] = status_counts.get(k, 0) + 1
-    refs = {s.id: s.reference for s in statements
-            if s.reference in EVIDENCE_TYPES and s.reference_status != "tie"}
+    refs = {
+        s.id: s.reference
+        for s in statements
+        if s.reference in EVIDENCE_TYPES and s.reference_status != "tie"
+    }
     with_reference = len(refs)
     if agreed_only:
         keep = {s.id for s in statements if s.reference_status in ("agreed", "imported")}
@@ -238,24 +291,36 @@ def classifier_report(ws: Workspace, set_name: str, *, classifiers: list[str] | 
     names = classifiers or available
     unknown = [c for c in names if c not in available and c not in attempted]
     if unknown:
-        raise BadInput(f"No results for classifier {unknown[0]!r} on set {set_name!r}; "
-                       f"run `amg classify` first; known: {', '.join(available) or 'none'}")
+        raise BadInput(
+            f"No results for classifier {unknown[0]!r} on set {set_name!r}; "
+            f"run `amg classify` first; known: {', '.join(available) or 'none'}"
+        )
     empty = [c for c in (classifiers or attempted) if c in attempted]
     names = [c for c in names if c not in empty]
     if not names and empty:
-        raise BadInput(f"Classifier {empty[0]} produced no distribution on set {set_name!r}: every "
-                       "call failed (see the `amg classify` output and the call log)")
+        raise BadInput(
+            f"Classifier {empty[0]} produced no distribution on set {set_name!r}: every "
+            "call failed (see the `amg classify` output and the call log)"
+        )
     if not names:
-        raise BadInput(f"No classifier results on set {set_name!r}; run `amg classify --statements "
-                       f"{set_name}` first")
+        raise BadInput(
+            f"No classifier results on set {set_name!r}; run `amg classify --statements "
+            f"{set_name}` first"
+        )
     if not refs:
-        raise BadInput(f"Set {set_name!r} has no statements with a reference label"
-                       + (" that both families agreed on" if agreed_only else "")
-                       + "; run `amg statements label` or import references")
+        raise BadInput(
+            f"Set {set_name!r} has no statements with a reference label"
+            + (" that both families agreed on" if agreed_only else "")
+            + "; run `amg statements label` or import references"
+        )
     out_path = Path(out_dir) if out_dir else ws.path / "reports" / "classifier" / _slug(set_name)
-    voters = {_model_of(r[0]) for r in ws.db.execute(
-        "select distinct voter from statement_votes where set_name = ? and role = 'reference'",
-        [set_name]).fetchall()}
+    voters = {
+        _model_of(r[0])
+        for r in ws.db.execute(
+            "select distinct voter from statement_votes where set_name = ? and role = 'reference'",
+            [set_name],
+        ).fetchall()
+    }
     reports, run0, curves = [], {}, []
     for name in names:
         rows = [r for r in stored(ws, set_name, name) if r.statement_id in refs]
@@ -277,12 +342,19 @@ def classifier_report(ws: Workspace, set_name: str, *, classifiers: list[str] | 
         binary = all(x in ("commit", "hold") for x in predicted)
         routed = [x == "commit" if binary else x not in HOLD_CLASSES for x in predicted]
         rep = ClassifierReport(
-            classifier=name, kind="binary" if binary else "evidence_type",
-            methods=sorted({_method(main[i].method) for i in ids}), runs=len(by_run), n=len(ids),
-            n_commit=sum(y), n_hold=len(y) - sum(y), auroc=auroc_ci(y, p, resamples, seed),
+            classifier=name,
+            kind="binary" if binary else "evidence_type",
+            methods=sorted({_method(main[i].method) for i in ids}),
+            runs=len(by_run),
+            n=len(ids),
+            n_commit=sum(y),
+            n_hold=len(y) - sum(y),
+            auroc=auroc_ci(y, p, resamples, seed),
             routing_accuracy=wilson(sum(int(a) == b for a, b in zip(routed, y)), len(y)),
-            reference_from_same_model=_model_of(name) in voters, missing=len(refs) - len(ids),
-            valid_votes=_vote_counts(votes, name))
+            reference_from_same_model=_model_of(name) in voters,
+            missing=len(refs) - len(ids),
+            valid_votes=_vote_counts(votes, name),
+        )
         curves.append((name, y, p, rep.auroc.value))
         if not binary:
             rep.accuracy = accuracy(reference, predicted)
@@ -292,15 +364,20 @@ def classifier_report(ws: Workspace, set_name: str, *, classifiers: list[str] | 
             rep.confusion = confusion(reference, predicted)
             if plots:
                 rep.confusion_png = _plot_confusion(
-                    rep.confusion_labels, rep.confusion, f"{name} on {set_name} (n={len(ids)})",
-                    out_path / f"{_slug(name)}-confusion.png")
+                    rep.confusion_labels,
+                    rep.confusion,
+                    f"{name} on {set_name} (n={len(ids)})",
+                    out_path / f"{_slug(name)}-confusion.png",
+                )
         if len(by_run) > 1:
             runs = sorted(by_run)
             common = [i for i in ids if all(i in by_run[r] for r in runs)]
             rep.stability = stability(
                 [[by_run[r][i].predicted for i in common] for r in runs],
                 [[by_run[r][i].p_commit for i in common] for r in runs],
-                [int(refs[i] not in HOLD_CLASSES) for i in common], reported_run=0)
+                [int(refs[i] not in HOLD_CLASSES) for i in common],
+                reported_run=0,
+            )
         reports.append(rep)
     diffs = []
     if len(reports) > 1:
@@ -308,17 +385,37 @@ def classifier_report(ws: Workspace, set_name: str, *, classifiers: list[str] | 
         for other in reports[1:]:
             b = other.classifier
             shared = [i for i in run0[a] if i in run0[b]]
-            diffs.append(AurocDifference(a=a, b=b, difference=paired_auroc_difference(
-                [int(refs[i] not in HOLD_CLASSES) for i in shared], [run0[a][i] for i in shared],
-                [run0[b][i] for i in shared], resamples, seed)))
+            diffs.append(
+                AurocDifference(
+                    a=a,
+                    b=b,
+                    difference=paired_auroc_difference(
+                        [int(refs[i] not in HOLD_CLASSES) for i in shared],
+                        [run0[a][i] for i in shared],
+                        [run0[b][i] for i in shared],
+                        resamples,
+                        seed,
+                    ),
+                )
+            )
     counts = {c: sum(v == c for v in refs.values()) for c in EVIDENCE_TYPES}
     return SetReport(
-        set_name=set_name, statements=len(statements), with_reference=with_reference,
-        used=len(refs), agreed_only=agreed_only, reference_counts=counts,
-        reference_status=status_counts, resamples=resamples, seed=seed, classifiers=reports,
-        differences=diffs, roc_png=_plot_roc(curves, out_path / "roc.png") if plots else None,
-        licenses=sorted({s.license for s in statements if s.license}), empty=empty,
-        model_calls=calls_behind(ws, ("amg classify", "amg statements label"), ("classify.",)))
+        set_name=set_name,
+        statements=len(statements),
+        with_reference=with_reference,
+        used=len(refs),
+        agreed_only=agreed_only,
+        reference_counts=counts,
+        reference_status=status_counts,
+        resamples=resamples,
+        seed=seed,
+        classifiers=reports,
+        differences=diffs,
+        roc_png=_plot_roc(curves, out_path / "roc.png") if plots else None,
+        licenses=sorted({s.license for s in statements if s.license}),
+        empty=empty,
+        model_calls=calls_behind(ws, ("amg classify", "amg statements label"), ("classify.",)),
+    )
 
 
 def _classifiers_run(ws: Workspace, set_name: str) -> list[str]:
@@ -326,8 +423,9 @@ def _classifiers_run(ws: Workspace, set_name: str) -> list[str]:
     import json
 
     out: list[str] = []
-    for (params,) in ws.db.execute("select params from runs where command = 'classify' "
-                                   "order by id").fetchall():
+    for (params,) in ws.db.execute(
+        "select params from runs where command = 'classify' order by id"
+    ).fetchall():
         p = json.loads(params or "{}")
         if p.get("set") == set_name and p.get("classifier") and p["classifier"] not in out:
             out.append(p["classifier"])
@@ -340,5 +438,9 @@ def _vote_counts(votes: list[int], name: str) -> dict[str, float] | None:
     import statistics
 
     m = re.search(r":k=(\d+)$", name)
-    return {"min": min(votes), "median": statistics.median(votes), "max": max(votes),
-            "samples": int(m.group(1)) if m else max(votes)}
+    return {
+        "min": min(votes),
+        "median": statistics.median(votes),
+        "max": max(votes),
+        "samples": int(m.group(1)) if m else max(votes),
+    }

@@ -29,8 +29,10 @@ class ClassifyResult(BaseModel):
     written: int = 0
 
     def lines(self) -> list[str]:
-        out = [f"{self.classifier} on {self.set_name}: {self.new} new, {self.already_done} already "
-               f"done, {self.errors} failed ({self.statements} statements x {self.runs} runs)"]
+        out = [
+            f"{self.classifier} on {self.set_name}: {self.new} new, {self.already_done} already "
+            f"done, {self.errors} failed ({self.statements} statements x {self.runs} runs)"
+        ]
         if self.errors:
             kinds = ", ".join(f"{k} {n}" for k, n in sorted(self.error_kinds.items()))
             out.append(f"Failures ({kinds}); a re-run asks again. First: {self.first_error}")
@@ -53,8 +55,10 @@ class StoredDistribution(BaseModel):
 
 
 def _done(ws: Workspace, set_name: str, classifier: str) -> set[tuple[str, int]]:
-    rows = ws.db.execute("select statement_id, run from classifications where set_name = ? and "
-                         "classifier = ?", [set_name, classifier]).fetchall()
+    rows = ws.db.execute(
+        "select statement_id, run from classifications where set_name = ? and classifier = ?",
+        [set_name, classifier],
+    ).fetchall()
     return {(r[0], r[1]) for r in rows}
 
 
@@ -63,26 +67,54 @@ def stored(ws: Workspace, set_name: str, classifier: str | None = None) -> list[
     if classifier:
         where += " and classifier = ?"
         args.append(classifier)
-    rows = ws.db.execute(f"select statement_id, classifier, run, probs, p_commit, predicted, method, "
-                         f"rubric, valid_votes from classifications where {where} order by rowid",
-                         args).fetchall()
-    return [StoredDistribution(statement_id=r[0], classifier=r[1], run=r[2], probs=json.loads(r[3]),
-                               p_commit=r[4], predicted=r[5], method=r[6], rubric=r[7],
-                               valid_votes=r[8]) for r in rows]
+    rows = ws.db.execute(
+        f"select statement_id, classifier, run, probs, p_commit, predicted, method, "
+        f"rubric, valid_votes from classifications where {where} order by rowid",
+        args,
+    ).fetchall()
+    return [
+        StoredDistribution(
+            statement_id=r[0],
+            classifier=r[1],
+            run=r[2],
+            probs=json.loads(r[3]),
+            p_commit=r[4],
+            predicted=r[5],
+            method=r[6],
+            rubric=r[7],
+            valid_votes=r[8],
+        )
+        for r in rows
+    ]
 
 
 def classifiers_of(ws: Workspace, set_name: str) -> list[str]:
     """Classifier names with results on a set, in the order they were first run."""
-    rows = ws.db.execute("select classifier, min(rowid) from classifications where set_name = ? "
-                         "group by classifier order by 2", [set_name]).fetchall()
+    rows = ws.db.execute(
+        "select classifier, min(rowid) from classifications where set_name = ? "
+        "group by classifier order by 2",
+        [set_name],
+    ).fetchall()
     return [r[0] for r in rows]
 
 
-def classify_set(ws: Workspace, set_name: str, spec: str = "offline", *, runs: int = 1,
-                 rubric: str = "evidence_type", method: str = "auto", samples: int = 5,
-                 concurrency: int = 4, out: str | Path | None = None, base_url: str | None = None,
-                 progress: bool = False, classifier: Classifier | None = None,
-                 model_options: dict | None = None, dry_run: bool = False) -> ClassifyResult | int:
+def classify_set(
+    ws: Workspace,
+    set_name: str,
+    spec: str = "offline",
+    *,
+    runs: int = 1,
+    rubric: str = "evidence_type",
+    method: str = "auto",
+    samples: int = 5,
+    concurrency: int = 4,
+    out: str | Path | None = None,
+    base_url: str | None = None,
+    progress: bool = False,
+    classifier: Classifier | None = None,
+    model_options: dict | None = None,
+    dry_run: bool = False,
+) -> ClassifyResult | int:
     """Classify every (statement, run) not yet stored; failures are counted, never stored as
     distributions (a re-run asks again). ``model_options`` go to a model classifier.
     ``dry_run``: count the calls on the classifier's model (``model.planned``) and return how
@@ -90,9 +122,16 @@ def classify_set(ws: Workspace, set_name: str, spec: str = "offline", *, runs: i
     if runs < 1:
         raise BadInput("--runs must be at least 1")
     statements = load_set(ws, set_name)
-    clf = classifier or get_classifier(spec, workspace=ws, rubric=rubric, method=method,
-                                       samples=samples, base_url=base_url, progress=progress,
-                                       **(model_options or {}))
+    clf = classifier or get_classifier(
+        spec,
+        workspace=ws,
+        rubric=rubric,
+        method=method,
+        samples=samples,
+        base_url=base_url,
+        progress=progress,
+        **(model_options or {}),
+    )
     done = _done(ws, set_name, clf.name)
     todo = [(s, r) for r in range(runs) for s in statements if (s.id, r) not in done]
     if dry_run:
@@ -104,22 +143,45 @@ def classify_set(ws: Workspace, set_name: str, spec: str = "offline", *, runs: i
     def store(st: Statement, run: int, dist: Distribution) -> None:
         with ws.db.conn:
             ws.db["classifications"].upsert(
-                {"set_name": set_name, "statement_id": st.id, "classifier": clf.name,
-                 "run": run, "probs": json.dumps(dist.probs), "p_commit": dist.p_commit,
-                 "predicted": dist.predicted,
-                 "method": dist.method + (f"; {dist.detail}" if dist.detail else ""),
-                 "rubric": clf.rubric_ref, "rubric_sha256": clf.sha256, "created_at": now(),
-                 "valid_votes": dist.valid_votes},
-                pk=("set_name", "statement_id", "classifier", "run"))
+                {
+                    "set_name": set_name,
+                    "statement_id": st.id,
+                    "classifier": clf.name,
+                    "run": run,
+                    "probs": json.dumps(dist.probs),
+                    "p_commit": dist.p_commit,
+                    "predicted": dist.predicted,
+                    "method": dist.method + (f"; {dist.detail}" if dist.detail else ""),
+                    "rubric": clf.rubric_ref,
+                    "rubric_sha256": clf.sha256,
+                    "created_at": now(),
+                    "valid_votes": dist.valid_votes,
+                },
+                pk=("set_name", "statement_id", "classifier", "run"),
+            )
 
     errors: list[str] = []
     kinds: dict[str, int] = {}
-    run_id = ws.start_run("classify", {"set": set_name, "classifier": clf.name, "runs": runs,
-                                       "method": method, "samples": samples})
+    run_id = ws.start_run(
+        "classify",
+        {
+            "set": set_name,
+            "classifier": clf.name,
+            "runs": runs,
+            "method": method,
+            "samples": samples,
+        },
+    )
     status = "failed"
     try:
-        failures = classify_and_store(clf, todo, store, description=f"Classify ({clf.name})",
-                                      concurrency=concurrency, progress=progress)
+        failures = classify_and_store(
+            clf,
+            todo,
+            store,
+            description=f"Classify ({clf.name})",
+            concurrency=concurrency,
+            progress=progress,
+        )
         errors, kinds = list(failures), failures.kinds
         status = "ok" if not errors else "partial"
     except KeyboardInterrupt:
@@ -127,10 +189,17 @@ def classify_set(ws: Workspace, set_name: str, spec: str = "offline", *, runs: i
         raise
     finally:
         ws.finish_run(run_id, status)
-    result = ClassifyResult(set_name=set_name, classifier=clf.name, runs=runs,
-                            statements=len(statements), new=len(todo) - len(errors),
-                            already_done=len(statements) * runs - len(todo), errors=len(errors),
-                            first_error=errors[0] if errors else None, error_kinds=kinds)
+    result = ClassifyResult(
+        set_name=set_name,
+        classifier=clf.name,
+        runs=runs,
+        statements=len(statements),
+        new=len(todo) - len(errors),
+        already_done=len(statements) * runs - len(todo),
+        errors=len(errors),
+        first_error=errors[0] if errors else None,
+        error_kinds=kinds,
+    )
     if out is not None:
         result.out = str(out)
         result.written = export_distributions(ws, set_name, clf.name, Path(out))
@@ -146,13 +215,25 @@ def export_distributions(ws: Workspace, set_name: str, classifier: str, out: Pat
         with open(out, "w", encoding="utf-8") as f:
             for r in rows:
                 s = by_id.get(r.statement_id)
-                f.write(json.dumps({
-                    "id": r.statement_id, "reference": s.reference if s else None,
-                    "reference_status": s.reference_status if s else None,
-                    "probs": r.probs, "p_commit": r.p_commit, "predicted": r.predicted,
-                    "run": r.run, "classifier": r.classifier, "method": r.method,
-                    "rubric": r.rubric, "license": s.license if s else ""},
-                    ensure_ascii=False) + "\n")
+                f.write(
+                    json.dumps(
+                        {
+                            "id": r.statement_id,
+                            "reference": s.reference if s else None,
+                            "reference_status": s.reference_status if s else None,
+                            "probs": r.probs,
+                            "p_commit": r.p_commit,
+                            "predicted": r.predicted,
+                            "run": r.run,
+                            "classifier": r.classifier,
+                            "method": r.method,
+                            "rubric": r.rubric,
+                            "license": s.license if s else "",
+                        },
+                        ensure_ascii=False,
+                    )
+                    + "\n"
+                )
     except OSError as e:
         raise BadInput(f"Cannot write {str(out)!r}: {e.strerror or e}") from None
     return len(rows)

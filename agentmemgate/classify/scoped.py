@@ -98,7 +98,9 @@ def _evidence(clf: ScopedLexiconClassifier, text: str, day: dt.date | None) -> t
 
 
 @lru_cache(maxsize=4096)
-def _scores(clf: ScopedLexiconClassifier, text: str, day: dt.date | None) -> tuple[tuple[str, float], ...]:
+def _scores(
+    clf: ScopedLexiconClassifier, text: str, day: dt.date | None
+) -> tuple[tuple[str, float], ...]:
     """Revisionary classes sum their evidence (weak evidence: only the strongest piece per class);
     other takes its strongest sentence (header, "Scores")."""
     s = dict(clf.priors)

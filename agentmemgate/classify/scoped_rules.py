@@ -39,7 +39,9 @@ class Reading(NamedTuple):
     cls: str
     weight: float
     rule: str
-    span: Span | None = None  # the cue read: shown, and in a reason clause or not (None: weighed already)
+    span: Span | None = (
+        None  # the cue read: shown, and in a reason clause or not (None: weighed already)
+    )
     weak: bool = False
 
 
@@ -125,15 +127,24 @@ def declined_change(c: Scope) -> Reading | None:
     """UNREALIZED: governed, after an abandon cue, or with a negation between the operator and the
     verb or right before a firm operator ("I won't switch"; after a hedge it changes nothing)."""
     op = c.governor
-    if op is not None and (c.s.abandoned(c.sp) or (c.s.negated_between(op, c.sp) and not op.cats & SOFT)):
-        return Reading(SPEC, c.w["unrealized"] * c.subject_factor, "declined change: not real", c.sp)
+    if op is not None and (
+        c.s.abandoned(c.sp) or (c.s.negated_between(op, c.sp) and not op.cats & SOFT)
+    ):
+        return Reading(
+            SPEC, c.w["unrealized"] * c.subject_factor, "declined change: not real", c.sp
+        )
     return None
 
 
 def governed_change(c: Scope) -> Reading | None:
     """GOVERNED: an operator before the verb in its scope ("I might switch")."""
     if c.governor is not None:
-        return Reading(SPEC, c.w["governed_change"] * c.subject_factor, f"change under {_name(c.governor)}", c.sp)
+        return Reading(
+            SPEC,
+            c.w["governed_change"] * c.subject_factor,
+            f"change under {_name(c.governor)}",
+            c.sp,
+        )
     return None
 
 
@@ -165,7 +176,9 @@ def hedged_recall(c: Scope) -> Reading | None:
 def past_with_future_time(c: Scope) -> Reading | None:
     """A past form with a future time in its scope: scheduled."""
     if c.past and c.s.future_near(c.sp.a):
-        return Reading(SPEC, c.w["scheduled_change"], "past form beside a future time: scheduled", c.sp)
+        return Reading(
+            SPEC, c.w["scheduled_change"], "past form beside a future time: scheduled", c.sp
+        )
     return None
 
 
@@ -176,12 +189,22 @@ def completed_change(c: Scope) -> Reading | None:
         return None
     s, lex, (_, _, _, j, subject) = c.s, c.s.lex, c.before
     v = c.sp
-    if (j < 0 or subject in lex.first or subject in lex.openers
-            or subject in lex.segment_words or s.seg[j] != s.seg[v.a]):
-        bonus = sum(1 for sp in s.spans if s.seg[sp.a] == s.seg[v.a]
-                    and sp.cats & {"completion_adverb", "past_time"})
+    if (
+        j < 0
+        or subject in lex.first
+        or subject in lex.openers
+        or subject in lex.segment_words
+        or s.seg[j] != s.seg[v.a]
+    ):
+        bonus = sum(
+            1
+            for sp in s.spans
+            if s.seg[sp.a] == s.seg[v.a] and sp.cats & {"completion_adverb", "past_time"}
+        )
         w = c.w["completed_change"] + c.w["completion_bonus"] * min(2, bonus)
-        return Reading(DONE, w, "past change, first person" if subject in lex.first else "past change", v)
+        return Reading(
+            DONE, w, "past change, first person" if subject in lex.first else "past change", v
+        )
     return None
 
 
@@ -221,7 +244,11 @@ def futurate_progressive(c: Scope) -> Reading | None:
 def prospective_gerund(c: Scope) -> Reading | None:
     """An -ing form after a [prospective] preposition closing a speaker's attitude ("I'm undecided
     about moving")."""
-    if "ing" in c.forms and c.prev_word in c.s.lex.prospective and c.s.speaker_attitude(c.prev_index):
+    if (
+        "ing" in c.forms
+        and c.prev_word in c.s.lex.prospective
+        and c.s.speaker_attitude(c.prev_index)
+    ):
         return Reading(SPEC, c.w["prospective_gerund"], "prospective gerund", c.sp)
     return None
 
@@ -237,7 +264,8 @@ def present_state(c: Scope) -> Reading | None:
     """A present_state cue or "now" in the verb's segment ("as of May I subscribe to X")."""
     s, v = c.s, c.sp
     if s.in_seg(v.a, "present_state") or any(
-            s.words[i] == "now" for i in range(len(s.words)) if s.seg[i] == s.seg[v.a]):
+        s.words[i] == "now" for i in range(len(s.words)) if s.seg[i] == s.seg[v.a]
+    ):
         return Reading(DONE, c.w["present_state"], "present state", v)
     return None
 
@@ -255,14 +283,22 @@ def bare_operator(c: Scope) -> Reading | None:
         x, why = w[f"bare_{cls}"], f"{cls} with no change verb"
         if cls != "modal" and s.action_follows(op):
             x, why = max(x, w["governed_action"]), f"{cls} over another verb"
-        if any(op.b <= sp.a and not blocked(op.b, sp.a, s.barrier) for sp in s.spans if "future_time" in sp.cats):
+        if any(
+            op.b <= sp.a and not blocked(op.b, sp.a, s.barrier)
+            for sp in s.spans
+            if "future_time" in sp.cats
+        ):
             x, why = max(x, w["bare_with_future"]), f"{cls} with a future time"
         x *= {"second": 0.0, "other": w["other_subject_weight"]}.get(s.operator_subject(op), 1.0)
         if s.reason[op.a]:
             x *= w["reason_factor"]
             why += " (in a reason clause)"
         if x > bare:
-            bare, rule, weak = x, f"{why} '{op.surface}'", why.startswith("modal with no change verb")
+            bare, rule, weak = (
+                x,
+                f"{why} '{op.surface}'",
+                why.startswith("modal with no change verb"),
+            )
     return Reading(SPEC, bare, rule, None, weak) if bare else None
 
 
@@ -273,8 +309,13 @@ def pending_bare(c: Scope) -> Reading | None:
         return None
     verb_segs = {s.seg[v.a] for v in s.verbs}
     for sp in s.spans:
-        if sp.surface == "yet" and s.seg[sp.a] not in verb_segs and any(
-                "negation" in s.cat_at[i] for i in range(len(s.words)) if s.seg[i] == s.seg[sp.a]):
+        if (
+            sp.surface == "yet"
+            and s.seg[sp.a] not in verb_segs
+            and any(
+                "negation" in s.cat_at[i] for i in range(len(s.words)) if s.seg[i] == s.seg[sp.a]
+            )
+        ):
             return Reading(SPEC, c.w["pending_bare"], "negation with 'yet'", sp, weak=True)
     return None
 
@@ -303,8 +344,12 @@ def now_state(c: Scope) -> Reading | None:
     if s.verbs:
         return None
     for sp in s.spans:
-        if sp.surface == "now" and s.seg[sp.a] not in s.op_segs and not s.question \
-                and not s.future_near(sp.a):
+        if (
+            sp.surface == "now"
+            and s.seg[sp.a] not in s.op_segs
+            and not s.question
+            and not s.future_near(sp.a)
+        ):
             return Reading(DONE, c.w["now_state"], "'now' in a present-tense clause", sp)
     return None
 
@@ -338,7 +383,9 @@ def weak_correction(c: Scope) -> Reading | None:
     if not weak:
         return None
     w = c.w["correction_weak_negated"] if s.negated else c.w["correction_weak"]
-    return Reading(CORR, w, "weak corrective marker" + (" with a negation" if s.negated else ""), weak[0])
+    return Reading(
+        CORR, w, "weak corrective marker" + (" with a negation" if s.negated else ""), weak[0]
+    )
 
 
 # -- step 6: other -------------------------------------------------------------------------------------
@@ -347,8 +394,11 @@ def other(c: Scope) -> Reading | None:
     speculates (it reads the evidence found so far, so it comes last); at most other_cap, at least
     the sentence's continuation evidence."""
     s, w = c.s, c.w
-    total = sum(w["other_cue"] * (w["reason_factor"] if s.reason[sp.a] else 1.0)
-                for sp in s.spans if sp.cats & OTHER_CUES)
+    total = sum(
+        w["other_cue"] * (w["reason_factor"] if s.reason[sp.a] else 1.0)
+        for sp in s.spans
+        if sp.cats & OTHER_CUES
+    )
     asks = s.question and not any(e.cls == SPEC for e in s.out)
     if asks:
         total += w["question"]
@@ -362,11 +412,27 @@ def other(c: Scope) -> Reading | None:
 # verb; "sentence": the sentence once; a cue category: each cue of it) and the rules; for each
 # scope the first rule with a reading decides.
 RULES: tuple[tuple[str, str, tuple[Rule, ...]], ...] = (
-    ("2", "verb", (governed_by_you, declined_change, governed_change,
-                   pending_completion, negated_past, hedged_recall, past_with_future_time,
-                   completed_change, completed_other_subject,
-                   abandoned_change, pending_change, futurate_progressive, prospective_gerund,
-                   scheduled_change, present_state)),
+    (
+        "2",
+        "verb",
+        (
+            governed_by_you,
+            declined_change,
+            governed_change,
+            pending_completion,
+            negated_past,
+            hedged_recall,
+            past_with_future_time,
+            completed_change,
+            completed_other_subject,
+            abandoned_change,
+            pending_change,
+            futurate_progressive,
+            prospective_gerund,
+            scheduled_change,
+            present_state,
+        ),
+    ),
     ("4", "sentence", (bare_operator,)),
     ("4", "sentence", (pending_bare,)),
     ("4", "completion_idiom", (completion_idiom,)),

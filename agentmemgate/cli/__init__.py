@@ -11,14 +11,32 @@ import importlib
 import sys
 
 # Top-level command -> the modules that register it, in the order ``amg --help`` lists them.
-MODULES = ("build", "design", "catalog", "validate", "audit", "corpora", "corpora_files", "arcs_import", "eval", "usage", "natural", "view")
+MODULES = (
+    "build",
+    "design",
+    "catalog",
+    "validate",
+    "audit",
+    "corpora",
+    "corpora_files",
+    "arcs_import",
+    "eval",
+    "usage",
+    "natural",
+    "view",
+)
 COMMANDS: dict[str, tuple[str, ...]] = {
-    "build": ("build",), "generate": ("build",), "export": ("build",),
+    "build": ("build",),
+    "generate": ("build",),
+    "export": ("build",),
     "design": ("design",),
     "catalog": ("catalog",),
     "validate": ("validate",),
-    "audit": ("audit",), "annotate": ("audit",),
-    "mine": ("corpora",), "statements": ("corpora",), "classify": ("corpora",),
+    "audit": ("audit",),
+    "annotate": ("audit",),
+    "mine": ("corpora",),
+    "statements": ("corpora",),
+    "classify": ("corpora",),
     "corpora": ("corpora_files",),
     "import": ("arcs_import",),
     "eval": ("eval",),

@@ -48,7 +48,7 @@ class _OneLineUsageErrors(TyperGroup):
     def _path(self, args, prog_name) -> str:
         """``amg audit create`` from the command line, for errors raised without a context."""
         words, cmd = [prog_name or "amg"], self
-        for a in (sys.argv[1:] if args is None else list(args)):
+        for a in sys.argv[1:] if args is None else list(args):
             sub = getattr(cmd, "commands", {}).get(a)
             if sub is None:
                 break
@@ -60,15 +60,16 @@ class _OneLineUsageErrors(TyperGroup):
 app = typer.Typer(
     cls=_OneLineUsageErrors,
     help="AgentMemGate toolkit: build, validate and audit speculation-contamination benchmarks.\n\n"
-         "A model named by --ROLE (--generator, --judge, --model, --miner ...) is reached at "
-         "the OpenAI-compatible server --ROLE-base-url names; --base-url, where a command had "
-         "it, still works.",
+    "A model named by --ROLE (--generator, --judge, --model, --miner ...) is reached at "
+    "the OpenAI-compatible server --ROLE-base-url names; --base-url, where a command had "
+    "it, still works.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-report_app = typer.Typer(help="Reports: validation, equivalence, agreement, classifier, eval.",
-                         no_args_is_help=True)
+report_app = typer.Typer(
+    help="Reports: validation, equivalence, agreement, classifier, eval.", no_args_is_help=True
+)
 app.add_typer(report_app, name="report")
 
 
@@ -108,9 +109,11 @@ def unknown_names_explained(workspace, design: str | None = None):
     except UnknownLevel as e:
         path = Path(getattr(workspace, "path", workspace)) if workspace is not None else None
         if design is None and path is not None and not (path / DB_NAME).is_file():
-            raise UnknownLevel(f"{e} (there is no workspace at {str(workspace)!r} yet, so the "
-                               "paper's design applies: pass --design, or the --workspace that "
-                               "holds yours)") from None
+            raise UnknownLevel(
+                f"{e} (there is no workspace at {str(workspace)!r} yet, so the "
+                "paper's design applies: pass --design, or the --workspace that "
+                "holds yours)"
+            ) from None
         raise
 
 
@@ -158,15 +161,17 @@ def handles_errors(fn: Callable) -> Callable:
 
         gc.enable()  # ``main`` paused it for the start-up imports
 
-        invocation.begin(_command_path(fn), dry_run=bool(kwargs.get("dry_run")),
-                         batch=bool(kwargs.get("batch")))
+        invocation.begin(
+            _command_path(fn), dry_run=bool(kwargs.get("dry_run")), batch=bool(kwargs.get("batch"))
+        )
         try:
             return fn(*args, **kwargs)
         except (AmgError, CallFailed) as e:  # a model call no item records: one line all the same
             fail(str(e).splitlines()[0] if str(e) else type(e).__name__)
         except KeyboardInterrupt:
-            typer.echo("Interrupted: finished work is saved; re-run the same command to resume.",
-                       err=True)
+            typer.echo(
+                "Interrupted: finished work is saved; re-run the same command to resume.", err=True
+            )
             raise typer.Exit(130) from None
         except BrokenPipeError:
             sys.stderr.close()

@@ -21,38 +21,73 @@ from ._app import show
 EXIT_FAILURES = 2
 T = TypeVar("T")
 
-TimeoutOpt = Annotated[float | None, typer.Option(
-    "--timeout", min=1,
-    help="Seconds to wait for one model reply (per HTTP attempt; default 120). Raise it for a "
-         "slow local server; a timeout is reported as one, never as a model failure.")]
-MaxTokensOpt = Annotated[int | None, typer.Option(
-    "--max-tokens", min=1,
-    help="Output token limit for every model call (default: each call's own budget, e.g. a few "
-         "tokens for a class name, 4096 for a generated conversation).")]
-PriceOpt = Annotated[str | None, typer.Option(
-    "--price", metavar="IN,OUT",
-    help="USD per million input and output tokens, e.g. 0.15,0.60, for a model the price "
-         "database (genai-prices) has no price for, such as a local server; known models keep "
-         "their listed price.")]
-DryRunOpt = Annotated[bool, typer.Option(
-    "--dry-run", help="Print the model calls the run would make (cached answers not counted), "
-                      "their expected input and output tokens and estimated cost per model; send "
-                      "nothing and change nothing.")]
+TimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout",
+        min=1,
+        help="Seconds to wait for one model reply (per HTTP attempt; default 120). Raise it for a "
+        "slow local server; a timeout is reported as one, never as a model failure.",
+    ),
+]
+MaxTokensOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-tokens",
+        min=1,
+        help="Output token limit for every model call (default: each call's own budget, e.g. a few "
+        "tokens for a class name, 4096 for a generated conversation).",
+    ),
+]
+PriceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--price",
+        metavar="IN,OUT",
+        help="USD per million input and output tokens, e.g. 0.15,0.60, for a model the price "
+        "database (genai-prices) has no price for, such as a local server; known models keep "
+        "their listed price.",
+    ),
+]
+DryRunOpt = Annotated[
+    bool,
+    typer.Option(
+        "--dry-run",
+        help="Print the model calls the run would make (cached answers not counted), "
+        "their expected input and output tokens and estimated cost per model; send "
+        "nothing and change nothing.",
+    ),
+]
 StructuredChoice = Enum("StructuredChoice", {c: c for c in CHOICES}, type=str)
-StructuredOpt = Annotated[StructuredChoice, typer.Option(
-    "--structured-output",
-    help="How to ask the model for JSON: auto (json_schema, then json_object, tools, prompt; the "
-         "one a server accepts is remembered per server) or force one.")]
+StructuredOpt = Annotated[
+    StructuredChoice,
+    typer.Option(
+        "--structured-output",
+        help="How to ask the model for JSON: auto (json_schema, then json_object, tools, prompt; the "
+        "one a server accepts is remembered per server) or force one.",
+    ),
+]
 
 
-def model_options(timeout: float | None, max_tokens: int | None,
-                  structured_output: StructuredChoice | str, specs: Iterable[str | None] = (),
-                  price: str | None = None) -> dict:
+def model_options(
+    timeout: float | None,
+    max_tokens: int | None,
+    structured_output: StructuredChoice | str,
+    specs: Iterable[str | None] = (),
+    price: str | None = None,
+) -> dict:
     """The options for ``get_model``; refuses them when no model spec will use them."""
     from ..llm.cost import parse_price
 
-    options = {k: v for k, v in (("timeout", timeout), ("max_tokens", max_tokens),
-                                 ("price", parse_price(price))) if v is not None}
+    options = {
+        k: v
+        for k, v in (
+            ("timeout", timeout),
+            ("max_tokens", max_tokens),
+            ("price", parse_price(price)),
+        )
+        if v is not None
+    }
     structured = getattr(structured_output, "value", structured_output)
     if structured != "auto":
         options["structured_output"] = structured
@@ -60,8 +95,9 @@ def model_options(timeout: float | None, max_tokens: int | None,
         from ..errors import BadInput
 
         names = ", ".join(f"--{k.replace('_', '-')}" for k in options)
-        raise BadInput(f"{names} apply to model calls; this run uses no model (name one, e.g. "
-                       "openai:MODEL)")
+        raise BadInput(
+            f"{names} apply to model calls; this run uses no model (name one, e.g. openai:MODEL)"
+        )
     return options
 
 
@@ -73,32 +109,51 @@ def print_costs(*, planned: bool = False, unestimated: bool = False) -> None:
 
     lines = cost_lines(invocation.models(), planned=planned)
     if planned and not lines:
-        lines = (["no call estimated: the calls named above are not estimated"] if unestimated
-                 else ["no model calls: every answer is already in the workspace, or no model "
-                       "is used"])
+        lines = (
+            ["no call estimated: the calls named above are not estimated"]
+            if unestimated
+            else ["no model calls: every answer is already in the workspace, or no model is used"]
+        )
     for line in lines:
         typer.echo(line)
 
 
 def uses_model(specs: Iterable[str | None]) -> bool:
     """Whether any of these specs names a model (not an offline backend)."""
-    return any(s and s not in ("offline", "offline-rules") and ":" in s
-               and not s.startswith("offline:") for s in specs)
+    return any(
+        s and s not in ("offline", "offline-rules") and ":" in s and not s.startswith("offline:")
+        for s in specs
+    )
 
 
-BatchOpt = Annotated[bool, typer.Option(
-    "--batch",
-    help="Send the model calls to the provider's batch API (OpenAI Batch API, Anthropic Message "
-         "Batches: half the price, answers within 24 h; a server at a base URL is used when it "
-         "serves OpenAI's, as a LiteLLM proxy does): submit, poll with a progress bar, collect. "
-         "Ctrl-C leaves the batches running; re-running the command picks them up.")]
-NoWaitOpt = Annotated[bool, typer.Option(
-    "--no-wait", help="With --batch: submit and exit 2 (\"submitted; re-run to collect\").")]
+BatchOpt = Annotated[
+    bool,
+    typer.Option(
+        "--batch",
+        help="Send the model calls to the provider's batch API (OpenAI Batch API, Anthropic Message "
+        "Batches: half the price, answers within 24 h; a server at a base URL is used when it "
+        "serves OpenAI's, as a LiteLLM proxy does): submit, poll with a progress bar, collect. "
+        "Ctrl-C leaves the batches running; re-running the command picks them up.",
+    ),
+]
+NoWaitOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-wait", help="With --batch: submit and exit 2 (\"submitted; re-run to collect\")."
+    ),
+]
 POLL_ENV = "AMG_BATCH_POLL_SECONDS"
 
 
-def batched(ws: Any, batch: bool, no_wait: bool, specs: Iterable[str | None],
-            fn: Callable[[], T], show_progress: bool = True, dry_run: bool = False) -> T:
+def batched(
+    ws: Any,
+    batch: bool,
+    no_wait: bool,
+    specs: Iterable[str | None],
+    fn: Callable[[], T],
+    show_progress: bool = True,
+    dry_run: bool = False,
+) -> T:
     """``fn()``, or with ``--batch`` ``fn`` run until every model call it makes is answered by a
     batch (``llm.batch.run_batched``); ``--no-wait`` with batches still out exits 2. A dry run
     with ``--batch`` sends nothing: it estimates at batch prices."""
@@ -107,8 +162,9 @@ def batched(ws: Any, batch: bool, no_wait: bool, specs: Iterable[str | None],
             return fn()
         from ..llm.batch import run_batched
 
-        return run_batched(ws, fn, wait=not no_wait, show_progress=show_progress,
-                           poll_interval=poll)  # type: ignore[return-value]
+        return run_batched(
+            ws, fn, wait=not no_wait, show_progress=show_progress, poll_interval=poll
+        )  # type: ignore[return-value]
 
 
 class batch_mode:
@@ -116,8 +172,9 @@ class batch_mode:
     (``amg build``): ``with batch_mode(...) as poll``: refusals first, then the poll interval;
     a dry run plans at batch prices; batches still running (``--no-wait``) exit 2."""
 
-    def __init__(self, batch: bool, no_wait: bool, specs: Iterable[str | None],
-                 dry_run: bool = False):
+    def __init__(
+        self, batch: bool, no_wait: bool, specs: Iterable[str | None], dry_run: bool = False
+    ):
         self.poll = batch_poll_interval(batch, no_wait, specs)
         self.batch, self.dry_run = batch, dry_run
         self.planning: Any = None
@@ -151,8 +208,9 @@ def batch_poll_interval(batch: bool, no_wait: bool, specs: Iterable[str | None])
             raise BadInput("--no-wait goes with --batch")
         return 0.0
     if not uses_model(specs):
-        raise BadInput("--batch applies to model calls; this run uses no model (name one, e.g. "
-                       "openai:MODEL)")
+        raise BadInput(
+            "--batch applies to model calls; this run uses no model (name one, e.g. openai:MODEL)"
+        )
     from ..llm.batch import DEFAULT_POLL_S
 
     try:
@@ -200,11 +258,13 @@ class LlmRun:
 
     def options(self, specs: Iterable[str | None]) -> dict:
         """The options for ``get_model`` (``model_options``) of the models ``specs`` name."""
-        return model_options(self.timeout, self.max_tokens, self.structured_output, specs,
-                             self.price)
+        return model_options(
+            self.timeout, self.max_tokens, self.structured_output, specs, self.price
+        )
 
-    def run(self, ws: Any, specs: Iterable[str | None], fn: Callable[[], T],
-            show_progress: bool = True) -> T:
+    def run(
+        self, ws: Any, specs: Iterable[str | None], fn: Callable[[], T], show_progress: bool = True
+    ) -> T:
         """``fn()``, through the batch APIs with ``--batch`` (``batched``)."""
         return batched(ws, self.batch, self.no_wait, specs, fn, show_progress, self.dry_run)
 
@@ -212,8 +272,9 @@ class LlmRun:
         """The ``--batch`` rules around a body that runs its own batches (``amg build``)."""
         return batch_mode(self.batch, self.no_wait, specs, self.dry_run)
 
-    def finish(self, result: Any, failed: int = 0, *, unestimated: bool = False,
-               costs: bool = True) -> None:
+    def finish(
+        self, result: Any, failed: int = 0, *, unestimated: bool = False, costs: bool = True
+    ) -> None:
         """The shared tail: print ``result`` (``_app.show``), then the tokens and cost per model
         (a dry run's estimates; ``costs=False`` for JSON output), and exit 2 when a real run
         recorded ``failed`` failures."""
@@ -238,9 +299,16 @@ def llm_command(fn: Callable | None = None, *, batch: bool = True) -> Callable:
         sig = inspect.signature(fn, eval_str=True)  # typer reads the annotations as given here
         names = [n for n in LLM_OPTIONS if batch or n not in BATCH_OPTIONS]
         own = {n for n in names if n in sig.parameters}
-        added = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                   annotation=LLM_OPTIONS[n][0], default=LLM_OPTIONS[n][1])
-                 for n in names if n not in own]
+        added = [
+            inspect.Parameter(
+                n,
+                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                annotation=LLM_OPTIONS[n][0],
+                default=LLM_OPTIONS[n][1],
+            )
+            for n in names
+            if n not in own
+        ]
         if "llm" not in sig.parameters:
             raise TypeError(f"@llm_command: {fn.__name__} has no `llm: LlmRun` parameter")
         params = [q for p in sig.parameters.values() for q in (added if p.name == "llm" else [p])]

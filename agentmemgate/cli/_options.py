@@ -10,16 +10,33 @@ import typer
 
 DEFAULT_WORKSPACE = Path("amg-workspace")  # workspace.DEFAULT_WORKSPACE, without importing it
 
-WorkspaceOpt = Annotated[Path, typer.Option("--workspace", help="Workspace folder (SQLite database).")]
-SplitOpt = Annotated[str, typer.Option(
-    "--split", help="A split or group of the design (the paper's: core, heldout, controlled, "
-                    "corrections, paper = the first three) or all.")]
-DesignOpt = Annotated[str | None, typer.Option(
-    "--design", help="A design: a built-in name (paper) or a design folder or file (amg design "
-                     "init DIR). Default: the workspace's, else paper.")]
-CatalogOpt = Annotated[list[Path] | None, typer.Option(
-    "--catalog", help="A folder of domain files (DOMAIN.toml) added to the built-in catalog (a "
-                      "file of the same name replaces the built-in one); repeatable.")]
+WorkspaceOpt = Annotated[
+    Path, typer.Option("--workspace", help="Workspace folder (SQLite database).")
+]
+SplitOpt = Annotated[
+    str,
+    typer.Option(
+        "--split",
+        help="A split or group of the design (the paper's: core, heldout, controlled, "
+        "corrections, paper = the first three) or all.",
+    ),
+]
+DesignOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--design",
+        help="A design: a built-in name (paper) or a design folder or file (amg design "
+        "init DIR). Default: the workspace's, else paper.",
+    ),
+]
+CatalogOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--catalog",
+        help="A folder of domain files (DOMAIN.toml) added to the built-in catalog (a "
+        "file of the same name replaces the built-in one); repeatable.",
+    ),
+]
 NoProgressOpt = Annotated[bool, typer.Option("--no-progress", help="Do not draw progress bars.")]
 
 
@@ -31,9 +48,17 @@ def model_server(role: str, help: str, *older: str) -> Any:
 
 
 GeneratorBaseUrlOpt = model_server(
-    "generator", "OpenAI-compatible server for openai:MODEL (vLLM, Ollama, llama.cpp), e.g. "
-                 "http://localhost:8000/v1.", "--base-url")
+    "generator",
+    "OpenAI-compatible server for openai:MODEL (vLLM, Ollama, llama.cpp), e.g. "
+    "http://localhost:8000/v1.",
+    "--base-url",
+)
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the report as one JSON object.")]
-HtmlOpt = Annotated[bool, typer.Option(
-    "--html", help="Also write the report as one self-contained HTML page beside the Markdown "
-                   "(tables and figures embedded; opens with no server and no network).")]
+HtmlOpt = Annotated[
+    bool,
+    typer.Option(
+        "--html",
+        help="Also write the report as one self-contained HTML page beside the Markdown "
+        "(tables and figures embedded; opens with no server and no network).",
+    ),
+]

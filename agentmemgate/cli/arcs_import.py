@@ -15,16 +15,26 @@ from ._options import DEFAULT_WORKSPACE, WorkspaceOpt
 @app.command("import")
 @handles_errors
 def import_cmd(
-    file: Annotated[Path, typer.Argument(help="JSONL file, one arc per line, in the data.jsonl "
-                                              "export format.")],
-    split: Annotated[str | None, typer.Option(
-        "--split", help="A split of the workspace's design (the paper's: core, heldout, "
-                        "controlled, corrections): the split of every arc (default: each line's "
-                        "own 'split').")] = None,
+    file: Annotated[
+        Path, typer.Argument(help="JSONL file, one arc per line, in the data.jsonl export format.")
+    ],
+    split: Annotated[
+        str | None,
+        typer.Option(
+            "--split",
+            help="A split of the workspace's design (the paper's: core, heldout, "
+            "controlled, corrections): the split of every arc (default: each line's "
+            "own 'split').",
+        ),
+    ] = None,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
-    replace: Annotated[bool, typer.Option(
-        "--replace", help="Overwrite arcs whose id is already in the workspace with other "
-                          "content.")] = False,
+    replace: Annotated[
+        bool,
+        typer.Option(
+            "--replace",
+            help="Overwrite arcs whose id is already in the workspace with other content.",
+        ),
+    ] = False,
 ) -> None:
     """Import arcs (ids and provenance kept) for validate, audits, export and evaluation."""
     from ..generate.importer import import_arcs

@@ -11,13 +11,18 @@ import typer
 from ._app import app, handles_errors, load_rooms, report_app, show
 from ._options import DEFAULT_WORKSPACE, HtmlOpt, JsonOpt
 
-audit_app = typer.Typer(help="Blind human audits: create, import, export, list, relink.",
-                        no_args_is_help=True)
+audit_app = typer.Typer(
+    help="Blind human audits: create, import, export, list, relink.", no_args_is_help=True
+)
 app.add_typer(audit_app, name="audit")
 
 WorkspaceOpt = Annotated[Path, typer.Option("--workspace", help="Workspace folder.")]
-BaseUrlOpt = Annotated[str, typer.Option(
-    "--base-url", help="Where annotators reach `amg annotate`; links are BASE_URL/?token=...")]
+BaseUrlOpt = Annotated[
+    str,
+    typer.Option(
+        "--base-url", help="Where annotators reach `amg annotate`; links are BASE_URL/?token=..."
+    ),
+]
 DEFAULT_BASE_URL = "http://127.0.0.1:8501"
 NameArg = Annotated[str, typer.Argument(help="Audit name.")]
 
@@ -51,28 +56,51 @@ def _check_task(task: str, workspace: Path) -> None:
 @handles_errors
 def create(
     name: Annotated[str, typer.Argument(help="Audit name (letters, digits, '.', '_', '-').")],
-    task: Annotated[str, typer.Option(
-        "--task", help="evidence_type, equivalence, realism, answer_assertion or "
-                       "difficulty[:FACTOR] (FACTOR: a factor of the workspace's design, e.g. "
-                       "difficulty:hedge_strength).")],
-    source: Annotated[str, typer.Option(
-        "--from", help="Item source: arcs, arcs:SPLIT (a split of the workspace's design), a "
-                       "registered PREFIX:ARG (statements:SET, equivalence:NAME, answers:SYSTEM) "
-                       "or a JSONL file.")],
-    sample: Annotated[int | None, typer.Option(
-        "--sample", help="Freeze N items (default: all).")] = None,
-    stratify_by: Annotated[str | None, typer.Option(
-        "--stratify-by", help="Spread the sample evenly over this item field (e.g. reference, "
-                              "level, split, turn; answer_assertion: verdict by default).")] = None,
-    annotators: Annotated[str, typer.Option(
-        "--annotators", help="Comma-separated annotator names; each gets a link.")] = "annotator",
-    overlap: Annotated[int | None, typer.Option(
-        "--overlap", help="Annotators per item (default: all of them).")] = None,
-    seed: Annotated[int, typer.Option(
-        "--seed", help="Seed for sampling, assignment and queue order.")] = 0,
-    adjudicator: Annotated[str | None, typer.Option(
-        "--adjudicator", help="Name of the adjudicator (not an annotator); gets an adjudication "
-                              "link.")] = None,
+    task: Annotated[
+        str,
+        typer.Option(
+            "--task",
+            help="evidence_type, equivalence, realism, answer_assertion or "
+            "difficulty[:FACTOR] (FACTOR: a factor of the workspace's design, e.g. "
+            "difficulty:hedge_strength).",
+        ),
+    ],
+    source: Annotated[
+        str,
+        typer.Option(
+            "--from",
+            help="Item source: arcs, arcs:SPLIT (a split of the workspace's design), a "
+            "registered PREFIX:ARG (statements:SET, equivalence:NAME, answers:SYSTEM) "
+            "or a JSONL file.",
+        ),
+    ],
+    sample: Annotated[
+        int | None, typer.Option("--sample", help="Freeze N items (default: all).")
+    ] = None,
+    stratify_by: Annotated[
+        str | None,
+        typer.Option(
+            "--stratify-by",
+            help="Spread the sample evenly over this item field (e.g. reference, "
+            "level, split, turn; answer_assertion: verdict by default).",
+        ),
+    ] = None,
+    annotators: Annotated[
+        str, typer.Option("--annotators", help="Comma-separated annotator names; each gets a link.")
+    ] = "annotator",
+    overlap: Annotated[
+        int | None, typer.Option("--overlap", help="Annotators per item (default: all of them).")
+    ] = None,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed for sampling, assignment and queue order.")
+    ] = 0,
+    adjudicator: Annotated[
+        str | None,
+        typer.Option(
+            "--adjudicator",
+            help="Name of the adjudicator (not an annotator); gets an adjudication link.",
+        ),
+    ] = None,
     base_url: BaseUrlOpt = DEFAULT_BASE_URL,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
@@ -83,31 +111,54 @@ def create(
     load_rooms()  # the answers:SYSTEM source
 
     with _new_ws(workspace) as ws:
-        res = create_audit(ws, name, task, source, sample_n=sample, stratify_by=stratify_by,
-                           annotators=annotators.split(","), overlap=overlap, seed=seed,
-                           adjudicator=adjudicator, base_url=base_url)
+        res = create_audit(
+            ws,
+            name,
+            task,
+            source,
+            sample_n=sample,
+            stratify_by=stratify_by,
+            annotators=annotators.split(","),
+            overlap=overlap,
+            seed=seed,
+            adjudicator=adjudicator,
+            base_url=base_url,
+        )
     show(res)
     from ..annotate_app.server import is_loopback
 
-    url = urlsplit(base_url)  # plain http to another machine: serve beyond 127.0.0.1 (https: a proxy)
+    url = urlsplit(
+        base_url
+    )  # plain http to another machine: serve beyond 127.0.0.1 (https: a proxy)
     lab = url.scheme == "http" and url.hostname and not is_loopback(url.hostname)
-    typer.echo(f"Serve them with: amg annotate --workspace {workspace}"
-               + (" --host 0.0.0.0" if lab else "")
-               + (f" --port {url.port}" if url.port and url.port != 8501 else ""))
+    typer.echo(
+        f"Serve them with: amg annotate --workspace {workspace}"
+        + (" --host 0.0.0.0" if lab else "")
+        + (f" --port {url.port}" if url.port and url.port != 8501 else "")
+    )
 
 
 @audit_app.command("import")
 @handles_errors
 def import_(
     name: Annotated[str, typer.Argument(help="Audit name; created if it does not exist.")],
-    file: Annotated[Path, typer.Argument(
-        help="CSV, long format: item_id,annotator,label[,role] (as `amg audit export` writes "
-             "it; with --reference: item_id,label[,source]).")],
-    reference: Annotated[bool, typer.Option(
-        "--reference", help="Import reference labels instead of annotator labels.")] = False,
-    task: Annotated[str | None, typer.Option(
-        "--task", help="Task of a new audit (default: inferred from the labels in the "
-                       "file).")] = None,
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="CSV, long format: item_id,annotator,label[,role] (as `amg audit export` writes "
+            "it; with --reference: item_id,label[,source])."
+        ),
+    ],
+    reference: Annotated[
+        bool,
+        typer.Option("--reference", help="Import reference labels instead of annotator labels."),
+    ] = False,
+    task: Annotated[
+        str | None,
+        typer.Option(
+            "--task", help="Task of a new audit (default: inferred from the labels in the file)."
+        ),
+    ] = None,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """Import labels made elsewhere, or reference labels, from a CSV file."""
@@ -124,8 +175,10 @@ def import_(
 @handles_errors
 def export(
     name: NameArg,
-    out: Annotated[Path | None, typer.Option(
-        "--out", help="Output folder (default: WORKSPACE/audit-exports/NAME).")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Output folder (default: WORKSPACE/audit-exports/NAME)."),
+    ] = None,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """Write the audit's label log as CSV and JSONL (and its reference labels as CSV)."""
@@ -153,10 +206,15 @@ def list_(workspace: WorkspaceOpt = DEFAULT_WORKSPACE) -> None:
 def relink(
     name: NameArg,
     person: Annotated[str, typer.Argument(help="Annotator or adjudicator name.")],
-    base_url: Annotated[str | None, typer.Option(
-        "--base-url", help="Where annotators reach `amg annotate`; links are BASE_URL/?token=... "
-                           "Default: where the audit's links point (its --base-url); a new one "
-                           "is kept for later relinks.")] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--base-url",
+            help="Where annotators reach `amg annotate`; links are BASE_URL/?token=... "
+            "Default: where the audit's links point (its --base-url); a new one "
+            "is kept for later relinks.",
+        ),
+    ] = None,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """Issue a new secret link for one person (their old link stops working; labels are kept)."""
@@ -170,11 +228,16 @@ def relink(
 def annotate(
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
     port: Annotated[int, typer.Option("--port", help="Port to serve on.")] = 8501,
-    host: Annotated[str, typer.Option(
-        "--host", help="Address to listen on: 127.0.0.1 (this machine only), 0.0.0.0 (every "
-                       "interface, for a lab server) or one of this machine's addresses. Beyond "
-                       "this machine, links are secrets sent over plain HTTP unless the app is "
-                       "behind TLS.")] = "127.0.0.1",
+    host: Annotated[
+        str,
+        typer.Option(
+            "--host",
+            help="Address to listen on: 127.0.0.1 (this machine only), 0.0.0.0 (every "
+            "interface, for a lab server) or one of this machine's addresses. Beyond "
+            "this machine, links are secrets sent over plain HTTP unless the app is "
+            "behind TLS.",
+        ),
+    ] = "127.0.0.1",
 ) -> None:
     """Serve the labeling app (on 127.0.0.1 unless --host); annotators open their personal links."""
     from ..annotate_app.server import launch
@@ -187,11 +250,21 @@ def annotate(
 def agreement(
     name: NameArg,
     json_: JsonOpt = False,
-    fast_seconds: Annotated[float, typer.Option(
-        "--fast-seconds", min=0.0, help="Flag decisions made faster than this many seconds.")] = 2.0,
-    resamples: Annotated[int, typer.Option(
-        "--resamples", min=0, help="Bootstrap resamples over items for the kappa, alpha and "
-                                   "macro-F1 intervals (0: none).")] = 2000,
+    fast_seconds: Annotated[
+        float,
+        typer.Option(
+            "--fast-seconds", min=0.0, help="Flag decisions made faster than this many seconds."
+        ),
+    ] = 2.0,
+    resamples: Annotated[
+        int,
+        typer.Option(
+            "--resamples",
+            min=0,
+            help="Bootstrap resamples over items for the kappa, alpha and "
+            "macro-F1 intervals (0: none).",
+        ),
+    ] = 2000,
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed (reported).")] = 0,
     html: HtmlOpt = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
@@ -200,12 +273,14 @@ def agreement(
     ws = _ws(workspace)
     from ..annotate_app.agreement import save_agreement_report
 
-    report, path = save_agreement_report(ws, name, fast_seconds, resamples=resamples, seed=seed,
-                                         html=html)
+    report, path = save_agreement_report(
+        ws, name, fast_seconds, resamples=resamples, seed=seed, html=html
+    )
     if json_:
         typer.echo(report.model_dump_json(indent=2))
         return
     typer.echo(path.read_text(encoding="utf-8"))
-    files = [path, path.with_name("report.json")] + ([path.with_name("report.html")] if html else [])
-    typer.echo(f"wrote {', '.join(str(p) for p in files)} and {len(report.plots)} PNG(s)",
-               err=True)
+    files = [path, path.with_name("report.json")] + (
+        [path.with_name("report.html")] if html else []
+    )
+    typer.echo(f"wrote {', '.join(str(p) for p in files)} and {len(report.plots)} PNG(s)", err=True)

@@ -19,9 +19,15 @@ from ._options import (
     WorkspaceOpt,
 )
 
-OutOpt = Annotated[Path | None, typer.Option(
-    "--out", help="Export folder; files go to OUT/<split>/. Default: ./exports, or WORKSPACE/exports "
-                  "when --workspace names another workspace.", show_default=False)]
+OutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        help="Export folder; files go to OUT/<split>/. Default: ./exports, or WORKSPACE/exports "
+        "when --workspace names another workspace.",
+        show_default=False,
+    ),
+]
 
 
 def out_folder(out: Path | None, workspace: Path) -> Path:
@@ -30,31 +36,62 @@ def out_folder(out: Path | None, workspace: Path) -> Path:
     if out is not None:
         return out
     return Path("exports") if Path(workspace) == DEFAULT_WORKSPACE else Path(workspace) / "exports"
-GeneratorOpt = Annotated[str, typer.Option(
-    "--generator", help="offline (template renderer, no key) or provider:model, e.g. "
-                        "openai:gpt-4o-mini.")]
-SeedOpt = Annotated[int, typer.Option("--seed", help="Planner seed; the same seed reproduces the "
-                                                     "same arcs.")]
-NPerCellOpt = Annotated[int | None, typer.Option(
-    "--n-per-cell", help="Scale the design's cell sizes so its largest plan cell has N arcs "
-                         "(others in proportion, controls by their own count). Default: the "
-                         "design's sizes.")]
-ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", min=1, help="Model calls in flight at "
-                                                                          "once (LLM generators).")]
-MaxAttemptsOpt = Annotated[int, typer.Option(
-    "--max-attempts", min=1, help="Tries per arc when an LLM reply fails validation (the error "
-                                  "is sent back).")]
+
+
+GeneratorOpt = Annotated[
+    str,
+    typer.Option(
+        "--generator",
+        help="offline (template renderer, no key) or provider:model, e.g. openai:gpt-4o-mini.",
+    ),
+]
+SeedOpt = Annotated[
+    int, typer.Option("--seed", help="Planner seed; the same seed reproduces the same arcs.")
+]
+NPerCellOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--n-per-cell",
+        help="Scale the design's cell sizes so its largest plan cell has N arcs "
+        "(others in proportion, controls by their own count). Default: the "
+        "design's sizes.",
+    ),
+]
+ConcurrencyOpt = Annotated[
+    int,
+    typer.Option("--concurrency", min=1, help="Model calls in flight at once (LLM generators)."),
+]
+MaxAttemptsOpt = Annotated[
+    int,
+    typer.Option(
+        "--max-attempts",
+        min=1,
+        help="Tries per arc when an LLM reply fails validation (the error is sent back).",
+    ),
+]
 # build's and generate's own --dry-run help (placed before the other LLM options)
-DryRunOpt = Annotated[bool, typer.Option(
-    "--dry-run", help="Print the model calls the run would make (cached answers not counted), "
-                      "their expected input and output tokens and estimated cost per model, and "
-                      "stop.")]
-DropFailingOpt = Annotated[bool, typer.Option(
-    "--drop-failing", help="Leave arcs that fail realism or recovery out of the export (the card "
-                           "says which and why).")]
+DryRunOpt = Annotated[
+    bool,
+    typer.Option(
+        "--dry-run",
+        help="Print the model calls the run would make (cached answers not counted), "
+        "their expected input and output tokens and estimated cost per model, and "
+        "stop.",
+    ),
+]
+DropFailingOpt = Annotated[
+    bool,
+    typer.Option(
+        "--drop-failing",
+        help="Leave arcs that fail realism or recovery out of the export (the card "
+        "says which and why).",
+    ),
+]
 
 
-def _renderer_options(generator: str, base_url: str | None, concurrency: int, max_attempts: int) -> dict:
+def _renderer_options(
+    generator: str, base_url: str | None, concurrency: int, max_attempts: int
+) -> dict:
     from ..errors import BadInput
 
     if base_url and generator == "offline":
@@ -68,9 +105,11 @@ def _note_unused_domains(design) -> None:
     from ..design_checks import unused_domains
 
     if unused := unused_domains(design):
-        typer.echo(f"note: design {design.name!r} does not draw from {', '.join(unused)} (checked, "
-                   "not used): list it under `domains` in a design of yours (amg design init DIR)",
-                   err=True)
+        typer.echo(
+            f"note: design {design.name!r} does not draw from {', '.join(unused)} (checked, "
+            "not used): list it under `domains` in a design of yours (amg design init DIR)",
+            err=True,
+        )
 
 
 @app.command()
@@ -84,15 +123,27 @@ def build(
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
     out: OutOpt = None,
     no_progress: NoProgressOpt = False,
-    judge: Annotated[list[str] | None, typer.Option(
-        "--judge", help="Judge: offline (heuristic judges, the default) or provider:model; "
-                        "repeatable.")] = None,
-    judge_base_url: Annotated[str | None, typer.Option(
-        "--judge-base-url", help="OpenAI-compatible server for openai:MODEL judges (vLLM, Ollama, "
-                                 "llama.cpp).")] = None,
-    allow_same_family: Annotated[bool, typer.Option(
-        "--allow-same-family", help="Allow a judge from the generator's model family (reports say "
-                                    "so).")] = False,
+    judge: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--judge",
+            help="Judge: offline (heuristic judges, the default) or provider:model; repeatable.",
+        ),
+    ] = None,
+    judge_base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--judge-base-url",
+            help="OpenAI-compatible server for openai:MODEL judges (vLLM, Ollama, llama.cpp).",
+        ),
+    ] = None,
+    allow_same_family: Annotated[
+        bool,
+        typer.Option(
+            "--allow-same-family",
+            help="Allow a judge from the generator's model family (reports say so).",
+        ),
+    ] = False,
     drop_failing: DropFailingOpt = False,
     base_url: GeneratorBaseUrlOpt = None,
     concurrency: ConcurrencyOpt = 4,
@@ -112,15 +163,26 @@ def build(
     from ..pipeline import build as run_build
 
     with llm.batch_mode(specs) as poll:
-        summary = run_build(workspace, out_folder(out, workspace), split=split,
-                            generator=generator, seed=seed, n_per_cell=n_per_cell,
-                            show_progress=not no_progress,
-                            judges=judge or None, allow_same_family=allow_same_family,
-                            drop_failing=drop_failing, judge_base_url=judge_base_url,
-                            model_options=options, dry_run=llm.dry_run,
-                            batch=llm.batch and not llm.dry_run, wait=not llm.no_wait,
-                            poll_interval=poll, design=chosen,
-                            **_renderer_options(generator, base_url, concurrency, max_attempts))
+        summary = run_build(
+            workspace,
+            out_folder(out, workspace),
+            split=split,
+            generator=generator,
+            seed=seed,
+            n_per_cell=n_per_cell,
+            show_progress=not no_progress,
+            judges=judge or None,
+            allow_same_family=allow_same_family,
+            drop_failing=drop_failing,
+            judge_base_url=judge_base_url,
+            model_options=options,
+            dry_run=llm.dry_run,
+            batch=llm.batch and not llm.dry_run,
+            wait=not llm.no_wait,
+            poll_interval=poll,
+            design=chosen,
+            **_renderer_options(generator, base_url, concurrency, max_attempts),
+        )
     llm.finish(summary, summary.failures)
 
 
@@ -158,9 +220,21 @@ def generate(
         check_plan(s, seed, n_per_cell, design=chosen)
     with open_workspace(workspace, create=True) as ws:
         renderer = get_renderer(generator, workspace=ws, design=chosen, **options, **llm_options)
-        summary = llm.run(ws, [generator], lambda: run_generate(
-            ws, renderer, splits, seed=seed, n_per_cell=n_per_cell, dry_run=llm.dry_run,
-            show_progress=not no_progress, design=chosen), show_progress=not no_progress)
+        summary = llm.run(
+            ws,
+            [generator],
+            lambda: run_generate(
+                ws,
+                renderer,
+                splits,
+                seed=seed,
+                n_per_cell=n_per_cell,
+                dry_run=llm.dry_run,
+                show_progress=not no_progress,
+                design=chosen,
+            ),
+            show_progress=not no_progress,
+        )
         if llm.dry_run:
             ws.discard_if_unused()
     llm.finish(summary.plan_lines() if llm.dry_run else summary, summary.failed)

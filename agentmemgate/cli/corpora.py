@@ -12,10 +12,12 @@ from ._app import app, handles_errors, report_app, show
 from ._llm import DryRunOpt, LlmRun, PriceOpt, llm_command
 from ._options import DEFAULT_WORKSPACE, NoProgressOpt, model_server
 
-mine_app = typer.Typer(help="Mine public corpora (LongMemEval, LoCoMo) for natural hedges.",
-                       no_args_is_help=True)
-statements_app = typer.Typer(help="Statement sets for validating the evidence-type classifier.",
-                             no_args_is_help=True)
+mine_app = typer.Typer(
+    help="Mine public corpora (LongMemEval, LoCoMo) for natural hedges.", no_args_is_help=True
+)
+statements_app = typer.Typer(
+    help="Statement sets for validating the evidence-type classifier.", no_args_is_help=True
+)
 app.add_typer(mine_app, name="mine")
 app.add_typer(statements_app, name="statements")
 
@@ -24,10 +26,14 @@ ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", min=1, help="Paral
 _SPEC_SERVER = "OpenAI-compatible server for openai:MODEL specs (vLLM, Ollama)."
 MinerBaseUrlOpt = model_server("miner", _SPEC_SERVER, "--base-url")
 ClassifierBaseUrlOpt = model_server("classifier", _SPEC_SERVER, "--base-url")
-VotersBaseUrlOpt = model_server("voters", "OpenAI-compatible server for the openai:MODEL voters.",
-                                "--base-url")
-RelabelBaseUrlOpt = model_server("relabel", "OpenAI-compatible server for an openai:MODEL "
-                                            "relabeler (a second server counts as another family).")
+VotersBaseUrlOpt = model_server(
+    "voters", "OpenAI-compatible server for the openai:MODEL voters.", "--base-url"
+)
+RelabelBaseUrlOpt = model_server(
+    "relabel",
+    "OpenAI-compatible server for an openai:MODEL "
+    "relabeler (a second server counts as another family).",
+)
 
 
 def _existing(path: Path):
@@ -45,22 +51,52 @@ def _split(values: list[str] | None) -> list[str]:
 @handles_errors
 @llm_command
 def mine_hedges(
-    path: Annotated[Path, typer.Argument(help="Corpus file: LongMemEval (oracle/_s/_m) or LoCoMo JSON.")],
-    corpus: Annotated[str, typer.Option("--corpus", help="longmemeval, locomo, or auto (detected "
-                                        "from the file's structure).")] = "auto",
-    miner: Annotated[str, typer.Option("--miner", help="offline (prefilter + rule-based stage 2) or "
-                                       "a model spec provider:model for LLM stage 2.")] = "offline",
-    out: Annotated[Path | None, typer.Option("--out", help="Write one candidate per line (JSONL; "
-                                                "carries the corpus license).")] = None,
-    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N "
-                                                 "conversations (a quick look at a big file).")] = None,
-    lexicon: Annotated[Path | None, typer.Option("--lexicon", help="Your own stage-1 cue "
-                                                    "lexicon (TOML, same shape as cues.v2.toml).")] = None,
-    prefilter: Annotated[str, typer.Option("--prefilter", help="lexicon (stage 1: the cue "
-                                           "lexicon picks the turns stage 2 sees; its held-out "
-                                           "recall is in the summary) or none (every turn goes "
-                                           "to stage 2, as the paper's LLM miner; see --dry-run "
-                                           "for the cost).")] = "lexicon",
+    path: Annotated[
+        Path, typer.Argument(help="Corpus file: LongMemEval (oracle/_s/_m) or LoCoMo JSON.")
+    ],
+    corpus: Annotated[
+        str,
+        typer.Option(
+            "--corpus", help="longmemeval, locomo, or auto (detected from the file's structure)."
+        ),
+    ] = "auto",
+    miner: Annotated[
+        str,
+        typer.Option(
+            "--miner",
+            help="offline (prefilter + rule-based stage 2) or "
+            "a model spec provider:model for LLM stage 2.",
+        ),
+    ] = "offline",
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", help="Write one candidate per line (JSONL; carries the corpus license)."
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            "--limit", min=1, help="Only the first N conversations (a quick look at a big file)."
+        ),
+    ] = None,
+    lexicon: Annotated[
+        Path | None,
+        typer.Option(
+            "--lexicon", help="Your own stage-1 cue lexicon (TOML, same shape as cues.v2.toml)."
+        ),
+    ] = None,
+    prefilter: Annotated[
+        str,
+        typer.Option(
+            "--prefilter",
+            help="lexicon (stage 1: the cue "
+            "lexicon picks the turns stage 2 sees; its held-out "
+            "recall is in the summary) or none (every turn goes "
+            "to stage 2, as the paper's LLM miner; see --dry-run "
+            "for the cost).",
+        ),
+    ] = "lexicon",
     dry_run: DryRunOpt = False,
     price: PriceOpt = None,
     concurrency: ConcurrencyOpt = 4,
@@ -79,11 +115,27 @@ def mine_hedges(
     from ..workspace import open_workspace
 
     with open_workspace(workspace, create=True) as ws:
-        summary = llm.run(ws, [miner], lambda: run(
-            ws, path, corpus=corpus, miner=miner, out=out, limit=limit, lexicon=lexicon,
-            concurrency=concurrency, base_url=base_url, progress=not no_progress,
-            echo=typer.echo, model_options=options, prefilter=prefilter, dry_run=llm.dry_run),
-            show_progress=not no_progress)
+        summary = llm.run(
+            ws,
+            [miner],
+            lambda: run(
+                ws,
+                path,
+                corpus=corpus,
+                miner=miner,
+                out=out,
+                limit=limit,
+                lexicon=lexicon,
+                concurrency=concurrency,
+                base_url=base_url,
+                progress=not no_progress,
+                echo=typer.echo,
+                model_options=options,
+                prefilter=prefilter,
+                dry_run=llm.dry_run,
+            ),
+            show_progress=not no_progress,
+        )
         if llm.dry_run:
             ws.discard_if_unused()
     llm.finish(summary, 0 if llm.dry_run else summary.errors)
@@ -94,15 +146,30 @@ def mine_hedges(
 def statements_sample(
     name: Annotated[str, typer.Argument(help="Name of the new statement set.")],
     size: Annotated[int, typer.Option("--size", min=1, help="How many statements to draw.")],
-    source: Annotated[list[str] | None, typer.Option(
-        "--source", help="Mined source(s) to draw from (default: all; see `amg statements list`).")] = None,
-    miner: Annotated[str | None, typer.Option(
-        "--miner", help="Whose stage-2 verdicts define the strata (default: latest LLM miner, "
-                        "else offline-rules).")] = None,
-    stratify_by: Annotated[str, typer.Option(
-        "--stratify-by", help="Comma list from corpus, stage2, speaker, source.")] = "corpus,stage2",
-    allocation: Annotated[str, typer.Option("--allocation", help="equal or proportional.")] = "equal",
-    kept_only: Annotated[bool, typer.Option("--kept-only", help="Only statements stage 2 kept.")] = False,
+    source: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--source",
+            help="Mined source(s) to draw from (default: all; see `amg statements list`).",
+        ),
+    ] = None,
+    miner: Annotated[
+        str | None,
+        typer.Option(
+            "--miner",
+            help="Whose stage-2 verdicts define the strata (default: latest LLM miner, "
+            "else offline-rules).",
+        ),
+    ] = None,
+    stratify_by: Annotated[
+        str, typer.Option("--stratify-by", help="Comma list from corpus, stage2, speaker, source.")
+    ] = "corpus,stage2",
+    allocation: Annotated[
+        str, typer.Option("--allocation", help="equal or proportional.")
+    ] = "equal",
+    kept_only: Annotated[
+        bool, typer.Option("--kept-only", help="Only statements stage 2 kept.")
+    ] = False,
     seed: Annotated[int, typer.Option("--seed", help="Sampling seed.")] = 0,
     replace: Annotated[bool, typer.Option("--replace", help="Overwrite an existing set.")] = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
@@ -110,9 +177,18 @@ def statements_sample(
     """Build a statement set from mined corpora by stratified random sampling."""
     from ..corpora import sample_statements
 
-    n = sample_statements(_existing(workspace), name, size, sources=_split(source) or None,
-                          miner=miner, stratify_by=tuple(_split([stratify_by])),
-                          allocation=allocation, kept_only=kept_only, seed=seed, replace=replace)
+    n = sample_statements(
+        _existing(workspace),
+        name,
+        size,
+        sources=_split(source) or None,
+        miner=miner,
+        stratify_by=tuple(_split([stratify_by])),
+        allocation=allocation,
+        kept_only=kept_only,
+        seed=seed,
+        replace=replace,
+    )
     typer.echo(f"Statement set {name}: {n} statements")
 
 
@@ -120,10 +196,16 @@ def statements_sample(
 @handles_errors
 def statements_import(
     name: Annotated[str, typer.Argument(help="Name of the new statement set.")],
-    file: Annotated[Path, typer.Argument(help="JSONL: id, text, optional context [{speaker, text}] "
-                                         "and reference label.")],
-    license: Annotated[str | None, typer.Option("--license", help="License of the statements "
-                                                   "(kept with every export).")] = None,
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="JSONL: id, text, optional context [{speaker, text}] and reference label."
+        ),
+    ],
+    license: Annotated[
+        str | None,
+        typer.Option("--license", help="License of the statements (kept with every export)."),
+    ] = None,
     replace: Annotated[bool, typer.Option("--replace", help="Overwrite an existing set.")] = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
@@ -141,22 +223,43 @@ def statements_import(
 @llm_command
 def statements_label(
     name: Annotated[str, typer.Argument(help="Statement set to label.")],
-    voters: Annotated[list[str], typer.Option("--voters", help="Classifier or model spec(s), comma "
-                                              "separated: offline or provider:model.")],
-    votes: Annotated[int, typer.Option("--votes", min=1, help="Votes per voter (majority wins; "
-                                       "ties are flagged).")] = 3,
-    relabel: Annotated[str | None, typer.Option("--relabel", help="A model of another family "
-                                                   "that relabels every statement.")] = None,
-    relabel_votes: Annotated[int, typer.Option("--relabel-votes", min=1, help="Votes of the "
-                                               "relabeling model (majority).")] = 1,
-    allow_same_family: Annotated[bool, typer.Option("--allow-same-family", help="Allow a relabel "
-                                                    "by the voters' own model family.")] = False,
+    voters: Annotated[
+        list[str],
+        typer.Option(
+            "--voters",
+            help="Classifier or model spec(s), comma separated: offline or provider:model.",
+        ),
+    ],
+    votes: Annotated[
+        int,
+        typer.Option("--votes", min=1, help="Votes per voter (majority wins; ties are flagged)."),
+    ] = 3,
+    relabel: Annotated[
+        str | None,
+        typer.Option("--relabel", help="A model of another family that relabels every statement."),
+    ] = None,
+    relabel_votes: Annotated[
+        int,
+        typer.Option("--relabel-votes", min=1, help="Votes of the relabeling model (majority)."),
+    ] = 1,
+    allow_same_family: Annotated[
+        bool,
+        typer.Option(
+            "--allow-same-family", help="Allow a relabel by the voters' own model family."
+        ),
+    ] = False,
     concurrency: ConcurrencyOpt = 4,
     base_url: VotersBaseUrlOpt = None,
     relabel_base_url: RelabelBaseUrlOpt = None,
     no_progress: NoProgressOpt = False,
-    replace: Annotated[bool, typer.Option("--replace", help="Vote on statements whose reference "
-                                          "label was imported, and overwrite those labels.")] = False,
+    replace: Annotated[
+        bool,
+        typer.Option(
+            "--replace",
+            help="Vote on statements whose reference "
+            "label was imported, and overwrite those labels.",
+        ),
+    ] = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
     llm: LlmRun = LlmRun(),
 ) -> None:
@@ -165,11 +268,28 @@ def statements_label(
     options = llm.options(specs)
     ws = _existing(workspace)
     from ..classify import label_statements
-    summary = llm.run(ws, specs, lambda: label_statements(
-        ws, name, _split(voters), votes=votes, relabel=relabel, relabel_votes=relabel_votes,
-        allow_same_family=allow_same_family, concurrency=concurrency, base_url=base_url,
-        relabel_base_url=relabel_base_url, progress=not no_progress, replace=replace,
-        model_options=options, dry_run=llm.dry_run), show_progress=not no_progress)
+
+    summary = llm.run(
+        ws,
+        specs,
+        lambda: label_statements(
+            ws,
+            name,
+            _split(voters),
+            votes=votes,
+            relabel=relabel,
+            relabel_votes=relabel_votes,
+            allow_same_family=allow_same_family,
+            concurrency=concurrency,
+            base_url=base_url,
+            relabel_base_url=relabel_base_url,
+            progress=not no_progress,
+            replace=replace,
+            model_options=options,
+            dry_run=llm.dry_run,
+        ),
+        show_progress=not no_progress,
+    )
     if llm.dry_run:
         return llm.finish(f"dry run: {summary} votes to cast")
     llm.finish(summary, summary.errors)
@@ -187,6 +307,7 @@ def statements_list(
     ws = _existing(workspace)
     from ..corpora.mining import sources
     from ..corpora.statements import list_sets, load_set
+
     if name:
         items = load_set(ws, name)
         if as_json:
@@ -194,20 +315,29 @@ def statements_list(
             return
         for s in items:
             text = " ".join(s.text.split())
-            typer.echo(f"{s.id}\t{s.reference_status or 'unlabeled'}\t{s.reference or '-'}\t"
-                       f"{s.relabel or '-'}\t{text[:90]}")
+            typer.echo(
+                f"{s.id}\t{s.reference_status or 'unlabeled'}\t{s.reference or '-'}\t"
+                f"{s.relabel or '-'}\t{text[:90]}"
+            )
         return
     sets, srcs = list_sets(ws), sources(ws)
     if as_json:
-        typer.echo(json.dumps({"sets": [s.model_dump() for s in sets], "mined_sources": srcs},
-                              indent=2, ensure_ascii=False))
+        typer.echo(
+            json.dumps(
+                {"sets": [s.model_dump() for s in sets], "mined_sources": srcs},
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
         return
     for s in sets:
         status = ", ".join(f"{k} {v}" for k, v in sorted(s.by_status.items()))
         typer.echo(f"{s.name}: {s.n} statements ({status}); origin {s.origin}")
     for r in srcs:
-        typer.echo(f"mined source {r['source_key']} ({r['corpus']}): {r['conversations']} "
-                   f"conversations, {r['turns_scanned']} turns scanned")
+        typer.echo(
+            f"mined source {r['source_key']} ({r['corpus']}): {r['conversations']} "
+            f"conversations, {r['turns_scanned']} turns scanned"
+        )
     if not sets and not srcs:
         typer.echo("No statement sets or mined sources yet.")
 
@@ -217,18 +347,39 @@ def statements_list(
 @llm_command
 def classify(
     statements: Annotated[str, typer.Option("--statements", help="Statement set to classify.")],
-    classifier: Annotated[str, typer.Option("--classifier", help="offline (lexicon baseline, "
-                                            "newest version; offline:lexicon.v1 pins one) or "
-                                            "provider:model.")] = "offline",
-    rubric: Annotated[str, typer.Option("--rubric", help="evidence_type (the gate's prompt), "
-                                        "truth_now or should_store.")] = "evidence_type",
-    method: Annotated[str, typer.Option("--method", help="auto (logprobs if the API gives them, "
-                                        "else votes), logprobs or votes.")] = "auto",
-    samples: Annotated[int, typer.Option("--samples", min=1, help="Sampled votes per statement "
-                                         "when probabilities come from votes.")] = 5,
+    classifier: Annotated[
+        str,
+        typer.Option(
+            "--classifier",
+            help="offline (lexicon baseline, "
+            "newest version; offline:lexicon.v1 pins one) or "
+            "provider:model.",
+        ),
+    ] = "offline",
+    rubric: Annotated[
+        str,
+        typer.Option(
+            "--rubric", help="evidence_type (the gate's prompt), truth_now or should_store."
+        ),
+    ] = "evidence_type",
+    method: Annotated[
+        str,
+        typer.Option(
+            "--method", help="auto (logprobs if the API gives them, else votes), logprobs or votes."
+        ),
+    ] = "auto",
+    samples: Annotated[
+        int,
+        typer.Option(
+            "--samples",
+            min=1,
+            help="Sampled votes per statement when probabilities come from votes.",
+        ),
+    ] = 5,
     runs: Annotated[int, typer.Option("--runs", min=1, help="Repeated runs (stability).")] = 1,
-    out: Annotated[Path | None, typer.Option("--out", help="JSONL: id, reference, probs, "
-                                                "predicted, run.")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="JSONL: id, reference, probs, predicted, run.")
+    ] = None,
     concurrency: ConcurrencyOpt = 4,
     base_url: ClassifierBaseUrlOpt = None,
     no_progress: NoProgressOpt = False,
@@ -239,10 +390,27 @@ def classify(
     options = llm.options([classifier])
     ws = _existing(workspace)
     from ..classify import classify_set
-    r = llm.run(ws, [classifier], lambda: classify_set(
-        ws, statements, classifier, runs=runs, rubric=rubric, method=method, samples=samples,
-        concurrency=concurrency, out=out, base_url=base_url, progress=not no_progress,
-        model_options=options, dry_run=llm.dry_run), show_progress=not no_progress)
+
+    r = llm.run(
+        ws,
+        [classifier],
+        lambda: classify_set(
+            ws,
+            statements,
+            classifier,
+            runs=runs,
+            rubric=rubric,
+            method=method,
+            samples=samples,
+            concurrency=concurrency,
+            out=out,
+            base_url=base_url,
+            progress=not no_progress,
+            model_options=options,
+            dry_run=llm.dry_run,
+        ),
+        show_progress=not no_progress,
+    )
     if llm.dry_run:
         return llm.finish(f"dry run: {r} (statement, run) pairs to classify")
     llm.finish(r, r.errors)
@@ -252,15 +420,27 @@ def classify(
 @handles_errors
 def report_classifier(
     name: Annotated[str, typer.Argument(help="Statement set.")],
-    classifier: Annotated[list[str] | None, typer.Option(
-        "--classifier", help="Classifier results to report (repeat; the first is compared with "
-                             "the others). Default: all, in the order they were run.")] = None,
-    agreed_only: Annotated[bool, typer.Option("--agreed-only", help="Only items both model "
-                                              "families agreed on.")] = False,
-    resamples: Annotated[int, typer.Option("--resamples", min=0, help="Bootstrap resamples.")] = 2000,
+    classifier: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--classifier",
+            help="Classifier results to report (repeat; the first is compared with "
+            "the others). Default: all, in the order they were run.",
+        ),
+    ] = None,
+    agreed_only: Annotated[
+        bool, typer.Option("--agreed-only", help="Only items both model families agreed on.")
+    ] = False,
+    resamples: Annotated[
+        int, typer.Option("--resamples", min=0, help="Bootstrap resamples.")
+    ] = 2000,
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
-    out_dir: Annotated[Path | None, typer.Option("--out-dir", help="Where PNG plots go "
-                                                    "(default: WORKSPACE/reports/classifier/SET).")] = None,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out-dir", help="Where PNG plots go (default: WORKSPACE/reports/classifier/SET)."
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
@@ -268,7 +448,13 @@ def report_classifier(
     ws = _existing(workspace)  # before the metrics stack is imported
     from ..classify import classifier_report
 
-    rep = classifier_report(ws, name, classifiers=classifier or None,
-                            agreed_only=agreed_only, resamples=resamples, seed=seed,
-                            out_dir=out_dir)
+    rep = classifier_report(
+        ws,
+        name,
+        classifiers=classifier or None,
+        agreed_only=agreed_only,
+        resamples=resamples,
+        seed=seed,
+        out_dir=out_dir,
+    )
     show(rep.model_dump_json(indent=2) if as_json else rep)

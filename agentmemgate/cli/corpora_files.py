@@ -9,9 +9,11 @@ import typer
 
 from ._app import app, handles_errors
 
-corpora_app = typer.Typer(help="The public corpora (LoCoMo, LongMemEval): where the toolkit looks "
-                               "for them, and fetching them from their public homes.",
-                          no_args_is_help=True)
+corpora_app = typer.Typer(
+    help="The public corpora (LoCoMo, LongMemEval): where the toolkit looks "
+    "for them, and fetching them from their public homes.",
+    no_args_is_help=True,
+)
 app.add_typer(corpora_app, name="corpora")
 
 
@@ -19,13 +21,25 @@ app.add_typer(corpora_app, name="corpora")
 @handles_errors
 def fetch(
     corpus: Annotated[str, typer.Argument(help="longmemeval or locomo.")],
-    to: Annotated[Path | None, typer.Option(
-        "--to", help="Corpora folder to fetch into (the file goes to TO/CORPUS/); default: "
-                     "$AMG_CORPORA, else the user's data folder.")] = None,
-    url: Annotated[str | None, typer.Option(
-        "--url", help="Download from this URL (a mirror) instead of the public home; the sha256 "
-                      "is checked all the same.")] = None,
-    no_progress: Annotated[bool, typer.Option("--no-progress", help="Do not draw a progress bar.")] = False,
+    to: Annotated[
+        Path | None,
+        typer.Option(
+            "--to",
+            help="Corpora folder to fetch into (the file goes to TO/CORPUS/); default: "
+            "$AMG_CORPORA, else the user's data folder.",
+        ),
+    ] = None,
+    url: Annotated[
+        str | None,
+        typer.Option(
+            "--url",
+            help="Download from this URL (a mirror) instead of the public home; the sha256 "
+            "is checked all the same.",
+        ),
+    ] = None,
+    no_progress: Annotated[
+        bool, typer.Option("--no-progress", help="Do not draw a progress bar.")
+    ] = False,
 ) -> None:
     """Download a corpus from its public home, check its sha256, and put it where amg looks (resumable)."""
     from ..corpora.public import fetch as fetch_corpus
@@ -45,9 +59,13 @@ def fetch(
 @corpora_app.command("list")
 @handles_errors
 def list_files(
-    folder: Annotated[Path | None, typer.Option(
-        "--folder", help="Corpora folder to look in (default: $AMG_CORPORA, else the user's data "
-                         "folder).")] = None,
+    folder: Annotated[
+        Path | None,
+        typer.Option(
+            "--folder",
+            help="Corpora folder to look in (default: $AMG_CORPORA, else the user's data folder).",
+        ),
+    ] = None,
 ) -> None:
     """Where the toolkit looks for the corpora, and which of their files are there."""
     from ..corpora.home import described_dir, fetch_hint
@@ -55,7 +73,9 @@ def list_files(
 
     typer.echo(f"Corpora folder: {folder}" if folder else f"Corpora folder: {described_dir()}")
     for f in status(folder):
-        state = {"verified": "present, sha256 verified",
-                 "missing": f"missing: {fetch_hint(f.corpus)}",
-                 "differs": "present, but not the published file (sha256 differs)"}[f.state]
+        state = {
+            "verified": "present, sha256 verified",
+            "missing": f"missing: {fetch_hint(f.corpus)}",
+            "differs": "present, but not the published file (sha256 differs)",
+        }[f.state]
         typer.echo(f"  {f.corpus}/{f.name}: {state}")

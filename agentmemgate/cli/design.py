@@ -11,12 +11,15 @@ import typer
 from ._app import app, fail, handles_errors
 from ._options import CatalogOpt
 
-design_app = typer.Typer(help="Designs: what a benchmark is made of (factors, levels, splits, cells).",
-                         no_args_is_help=True)
+design_app = typer.Typer(
+    help="Designs: what a benchmark is made of (factors, levels, splits, cells).",
+    no_args_is_help=True,
+)
 app.add_typer(design_app, name="design")
 
-RefArg = Annotated[str, typer.Argument(help="A built-in design (paper), a design folder or a "
-                                           "design.toml file.")]
+RefArg = Annotated[
+    str, typer.Argument(help="A built-in design (paper), a design folder or a design.toml file.")
+]
 
 
 def describe(design, n_per_cell: int | None = None) -> list[str]:
@@ -24,12 +27,18 @@ def describe(design, n_per_cell: int | None = None) -> list[str]:
     src = design.source
     where = f"{src.builtin} (built in)" if src.builtin else src.design.origin
     domains = "all catalog domains" if design.domains == "all" else f"{len(design.domains)} domains"
-    lines = [f"design {design.name}: {where}, sha256 {src.sha256[:12]}",
-             f"  {design.description}" if design.description else "",
-             f"ids: {design.ids}; draws from {domains}", "", "factors (levels in order):"]
+    lines = [
+        f"design {design.name}: {where}, sha256 {src.sha256[:12]}",
+        f"  {design.description}" if design.description else "",
+        f"ids: {design.ids}; draws from {domains}",
+        "",
+        "factors (levels in order):",
+    ]
     for f in design.factors.values():
-        levels = ", ".join(lv.name + (" [control]" if lv.control else f" [{lv.group}]" if lv.group else "")
-                           for lv in f.levels)
+        levels = ", ".join(
+            lv.name + (" [control]" if lv.control else f" [{lv.group}]" if lv.group else "")
+            for lv in f.levels
+        )
         lines.append(f"  {f.name} ({f.role}{', ordered' if f.ordered else ''}): {levels}")
     total = 0
     for name, split in design.splits.items():
@@ -37,16 +46,27 @@ def describe(design, n_per_cell: int | None = None) -> list[str]:
         n = sum(k for _, k in counts)
         total += n
         st = split.structure
-        lines += ["", f"split {name}" + (f" ({split.title})" if split.title else "") + f": {n} arcs; "
-                  f"sessions {'/'.join(map(str, st.sessions))}, "
-                  f"{'pending window' if st.pending_window else 'no pending window'}, {st.values} values"]
+        lines += [
+            "",
+            f"split {name}" + (f" ({split.title})" if split.title else "") + f": {n} arcs; "
+            f"sessions {'/'.join(map(str, st.sessions))}, "
+            f"{'pending window' if st.pending_window else 'no pending window'}, {st.values} values",
+        ]
         width = max(len(c.key) for c, _ in counts)
         for cell, k in counts:
             extra = design.factors[cell.factor].level(cell.level).structure
-            note = f"  sessions {'/'.join(map(str, extra.sessions))}" if extra and extra.sessions else ""
+            note = (
+                f"  sessions {'/'.join(map(str, extra.sessions))}"
+                if extra and extra.sessions
+                else ""
+            )
             lines.append(f"  {cell.key:<{width}}  {design.outcome_of(cell):<10} {k:>4}{note}")
     groups = "; ".join(f"{g} = {', '.join(m)}" for g, m in design.groups.items())
-    lines += ["", f"total: {total} arcs in {len(design.splits)} splits" + (f" (groups: {groups})" if groups else "")]
+    lines += [
+        "",
+        f"total: {total} arcs in {len(design.splits)} splits"
+        + (f" (groups: {groups})" if groups else ""),
+    ]
     return [line for line in lines if line is not None]
 
 
@@ -54,10 +74,17 @@ def describe(design, n_per_cell: int | None = None) -> list[str]:
 @handles_errors
 def show(
     ref: RefArg = "paper",
-    n_per_cell: Annotated[int | None, typer.Option(
-        "--n-per-cell", help="Show the counts --n-per-cell N would build.")] = None,
+    n_per_cell: Annotated[
+        int | None, typer.Option("--n-per-cell", help="Show the counts --n-per-cell N would build.")
+    ] = None,
     catalog: CatalogOpt = None,
-    json_: Annotated[bool, typer.Option("--json", help="Print the design, where it was read from and its counts as one JSON object.")] = False,
+    json_: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print the design, where it was read from and its counts as one JSON object.",
+        ),
+    ] = False,
 ) -> None:
     """Print a design's factors, levels, splits, cells and arc counts."""
     from ..design import load_design
@@ -94,11 +121,14 @@ def check(
 @design_app.command("init")
 @handles_errors
 def init(
-    folder: Annotated[Path, typer.Argument(help="Folder for the copy (created; must not hold a "
-                                                "design.toml).")],
+    folder: Annotated[
+        Path, typer.Argument(help="Folder for the copy (created; must not hold a design.toml).")
+    ],
     from_: Annotated[str, typer.Option("--from", help="The built-in design to copy.")] = "paper",
-    name: Annotated[str | None, typer.Option(
-        "--name", help="The copy's design name (default: from the folder name).")] = None,
+    name: Annotated[
+        str | None,
+        typer.Option("--name", help="The copy's design name (default: from the folder name)."),
+    ] = None,
 ) -> None:
     """Write an editable copy of a built-in design, with its phrase banks and recovery rules."""
     from ..design.init import init_design
@@ -107,5 +137,7 @@ def init(
     typer.echo(f"wrote {len(written)} files to {folder}:")
     for p in written:
         typer.echo(f"  {p.relative_to(folder)}")
-    typer.echo(f"next: edit {folder / 'design.toml'}, then `amg design check {folder}` and "
-               f"`amg build --design {folder} --workspace WS`")
+    typer.echo(
+        f"next: edit {folder / 'design.toml'}, then `amg design check {folder}` and "
+        f"`amg build --design {folder} --workspace WS`"
+    )

@@ -11,25 +11,48 @@ from ._app import app, handles_errors, report_app
 from ._llm import BatchOpt, LlmRun, NoWaitOpt, llm_command
 from ._options import DEFAULT_WORKSPACE, HtmlOpt, JsonOpt, NoProgressOpt, WorkspaceOpt, model_server
 
-eval_app = typer.Typer(help="Score memory systems on the splits (the paper's evaluation protocol).",
-                       no_args_is_help=True)
+eval_app = typer.Typer(
+    help="Score memory systems on the splits (the paper's evaluation protocol).",
+    no_args_is_help=True,
+)
 app.add_typer(eval_app, name="eval")
 
-SplitsOpt = Annotated[list[str] | None, typer.Option(
-    "--split", help="A split or group of the workspace's design (the paper's: core, heldout, "
-                    "controlled, corrections, paper = the first three) or all; repeat for "
-                    "several. Default: all.")]
-JudgeOpt = Annotated[str, typer.Option("--judge", help="Equivalence (and answer) judge: offline "
-                                                       "(heuristic rules) or provider:model.")]
+SplitsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--split",
+        help="A split or group of the workspace's design (the paper's: core, heldout, "
+        "controlled, corrections, paper = the first three) or all; repeat for "
+        "several. Default: all.",
+    ),
+]
+JudgeOpt = Annotated[
+    str,
+    typer.Option(
+        "--judge",
+        help="Equivalence (and answer) judge: offline (heuristic rules) or provider:model.",
+    ),
+]
 JudgeBaseUrlOpt = model_server("judge", "OpenAI-compatible server for an openai: judge.")
-ModelBaseUrlOpt = model_server("model", "OpenAI-compatible server for an openai: --model.",
-                               "--base-url")
-EmbedderBaseUrlOpt = model_server("embedder", "Server of an openai: --embedder, when it is not "
-                                              "--model-base-url's.")
-AllowSameOpt = Annotated[bool, typer.Option(
-    "--allow-same-family", help="Allow a judge from the arcs' generator family (reports say so).")]
-ConcurrencyOpt = Annotated[int, typer.Option(
-    "--concurrency", min=1, help="Arcs in flight at once (turns within an arc stay in order).")]
+ModelBaseUrlOpt = model_server(
+    "model", "OpenAI-compatible server for an openai: --model.", "--base-url"
+)
+EmbedderBaseUrlOpt = model_server(
+    "embedder", "Server of an openai: --embedder, when it is not --model-base-url's."
+)
+AllowSameOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-same-family",
+        help="Allow a judge from the arcs' generator family (reports say so).",
+    ),
+]
+ConcurrencyOpt = Annotated[
+    int,
+    typer.Option(
+        "--concurrency", min=1, help="Arcs in flight at once (turns within an arc stay in order)."
+    ),
+]
 
 
 def _splits(workspace, values: list[str] | None) -> list[str]:
@@ -48,39 +71,74 @@ def _splits(workspace, values: list[str] | None) -> list[str]:
 @llm_command
 def run(
     split: SplitsOpt = None,
-    system: Annotated[list[str] | None, typer.Option(
-        "--system", help="A memory system by name, e.g. literal-gated, "
-                         "cautious-gated\\[no-retry], full-context, no-memory, mem0 or a plug-in "
-                         "(`amg eval systems` lists them); repeat for several. Default: the "
-                         "paper's component systems, both plan-typed readings and the retry "
-                         "ablation.")] = None,
-    model: Annotated[str, typer.Option(
-        "--model", help="Components' model: offline (documented rules) or provider:model; "
-                        "answering systems (products, baselines) need provider:model.")] = "offline",
+    system: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--system",
+            help="A memory system by name, e.g. literal-gated, "
+            "cautious-gated\\[no-retry], full-context, no-memory, mem0 or a plug-in "
+            "(`amg eval systems` lists them); repeat for several. Default: the "
+            "paper's component systems, both plan-typed readings and the retry "
+            "ablation.",
+        ),
+    ] = None,
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model",
+            help="Components' model: offline (documented rules) or provider:model; "
+            "answering systems (products, baselines) need provider:model.",
+        ),
+    ] = "offline",
     base_url: ModelBaseUrlOpt = None,
-    embedder: Annotated[str | None, typer.Option(
-        "--embedder", help="Products' embedder, provider:model (products that embed; others "
-                           "ignore it).")] = None,
+    embedder: Annotated[
+        str | None,
+        typer.Option(
+            "--embedder",
+            help="Products' embedder, provider:model (products that embed; others ignore it).",
+        ),
+    ] = None,
     embedder_base_url: EmbedderBaseUrlOpt = None,
-    graph_url: Annotated[str | None, typer.Option(
-        "--graph-url", help="Graph products' store server (graphiti): a FalkorDB "
-                            "(falkor://host:6379) or Neo4j (bolt://host:7687) URL; default: an "
-                            "embedded FalkorDB per conversation.")] = None,
+    graph_url: Annotated[
+        str | None,
+        typer.Option(
+            "--graph-url",
+            help="Graph products' store server (graphiti): a FalkorDB "
+            "(falkor://host:6379) or Neo4j (bolt://host:7687) URL; default: an "
+            "embedded FalkorDB per conversation.",
+        ),
+    ] = None,
     judge: JudgeOpt = "offline",
     judge_base_url: JudgeBaseUrlOpt = None,
     allow_same_family: AllowSameOpt = False,
     concurrency: ConcurrencyOpt = 4,
-    no_retry: Annotated[bool, typer.Option(
-        "--no-retry", help="Run the chosen systems without the plan-frame retry.")] = False,
-    permissive_matcher: Annotated[bool, typer.Option(
-        "--permissive-matcher", help="Run the chosen systems with the permissive field matcher "
-                                     "of Section 6.3.")] = False,
-    natural: Annotated[list[str] | None, typer.Option(
-        "--natural", help="Run on a natural set (see `amg natural list`) instead of the splits; "
-                          "repeat for several. Default systems: the paper's four.")] = None,
-    limit: Annotated[int | None, typer.Option(
-        "--limit", min=1, help="With --natural: only the first N items of each set (a quick "
-                               "look).")] = None,
+    no_retry: Annotated[
+        bool,
+        typer.Option("--no-retry", help="Run the chosen systems without the plan-frame retry."),
+    ] = False,
+    permissive_matcher: Annotated[
+        bool,
+        typer.Option(
+            "--permissive-matcher",
+            help="Run the chosen systems with the permissive field matcher of Section 6.3.",
+        ),
+    ] = False,
+    natural: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--natural",
+            help="Run on a natural set (see `amg natural list`) instead of the splits; "
+            "repeat for several. Default systems: the paper's four.",
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            "--limit",
+            min=1,
+            help="With --natural: only the first N items of each set (a quick look).",
+        ),
+    ] = None,
     llm: LlmRun = LlmRun(),
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
     no_progress: NoProgressOpt = False,
@@ -98,29 +156,63 @@ def run(
         from ..evaluate.natural import run_natural
 
         if split:
-            raise BadInput("--natural runs natural sets, not splits: drop --split (or run the "
-                           "splits in another command)")
+            raise BadInput(
+                "--natural runs natural sets, not splits: drop --split (or run the "
+                "splits in another command)"
+            )
         if llm.dry_run:  # run_natural has no dry run: refused rather than run for real
-            raise BadInput("--dry-run is not available with --natural yet: try --limit N for a "
-                           "small first run")
+            raise BadInput(
+                "--dry-run is not available with --natural yet: try --limit N for a small first run"
+            )
         ws = Workspace(workspace, create=False)
-        ns = llm.run(ws, [model, judge], lambda: run_natural(
-            ws, natural, system or None, model=model, base_url=base_url, judge=judge,
-            judge_base_url=judge_base_url, concurrency=concurrency, variants=variants,
-            limit=limit, llm_options=options, show_progress=not no_progress),
-            show_progress=not no_progress)
+        ns = llm.run(
+            ws,
+            [model, judge],
+            lambda: run_natural(
+                ws,
+                natural,
+                system or None,
+                model=model,
+                base_url=base_url,
+                judge=judge,
+                judge_base_url=judge_base_url,
+                concurrency=concurrency,
+                variants=variants,
+                limit=limit,
+                llm_options=options,
+                show_progress=not no_progress,
+            ),
+            show_progress=not no_progress,
+        )
         return llm.finish(ns, ns.failed)
     if limit is not None:
         raise BadInput("--limit applies to --natural runs only")
     ws = Workspace(workspace, create=False)
     from ..evaluate import run_eval
 
-    s = llm.run(ws, [model, judge], lambda: run_eval(
-        ws, _splits(ws, split), system or None, model=model, base_url=base_url, judge=judge,
-        judge_base_url=judge_base_url, allow_same_family=allow_same_family,
-        concurrency=concurrency, variants=variants, llm_options=options, embedder=embedder,
-        embedder_base_url=embedder_base_url, graph_url=graph_url, show_progress=not no_progress,
-        dry_run=llm.dry_run), show_progress=not no_progress)
+    s = llm.run(
+        ws,
+        [model, judge],
+        lambda: run_eval(
+            ws,
+            _splits(ws, split),
+            system or None,
+            model=model,
+            base_url=base_url,
+            judge=judge,
+            judge_base_url=judge_base_url,
+            allow_same_family=allow_same_family,
+            concurrency=concurrency,
+            variants=variants,
+            llm_options=options,
+            embedder=embedder,
+            embedder_base_url=embedder_base_url,
+            graph_url=graph_url,
+            show_progress=not no_progress,
+            dry_run=llm.dry_run,
+        ),
+        show_progress=not no_progress,
+    )
     if llm.dry_run:
         return llm.finish(s, unestimated=any(a.calls is None for a in s.answering))
     llm.finish(s, s.failed)
@@ -130,10 +222,16 @@ def run(
 @handles_errors
 @llm_command
 def answers(
-    file: Annotated[Path, typer.Argument(help='JSONL, one line per arc and session: {"arc_id": '
-                                              '..., "after_session": 0, "answer": "..."}.')],
-    name: Annotated[str, typer.Option("--name", help="Name of the answering system in reports, "
-                                                     "e.g. mem0.")],
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help='JSONL, one line per arc and session: {"arc_id": '
+            '..., "after_session": 0, "answer": "..."}.'
+        ),
+    ],
+    name: Annotated[
+        str, typer.Option("--name", help="Name of the answering system in reports, e.g. mem0.")
+    ],
     judge: JudgeOpt = "offline",
     judge_base_url: JudgeBaseUrlOpt = None,
     allow_same_family: AllowSameOpt = False,
@@ -150,13 +248,29 @@ def answers(
     options = llm.options([judge])
     ws = Workspace(workspace, create=False)
     from ..evaluate import run_answers
-    s = llm.run(ws, [judge], lambda: run_answers(
-        ws, file, name, judge=judge, judge_base_url=judge_base_url,
-        allow_same_family=allow_same_family, concurrency=concurrency, llm_options=options,
-        show_progress=not no_progress, dry_run=llm.dry_run), show_progress=not no_progress)
+
+    s = llm.run(
+        ws,
+        [judge],
+        lambda: run_answers(
+            ws,
+            file,
+            name,
+            judge=judge,
+            judge_base_url=judge_base_url,
+            allow_same_family=allow_same_family,
+            concurrency=concurrency,
+            llm_options=options,
+            show_progress=not no_progress,
+            dry_run=llm.dry_run,
+        ),
+        show_progress=not no_progress,
+    )
     if llm.dry_run:
-        return llm.finish(f"dry run: {s} answers to judge (one answer-judge call each; the value "
-                          "comparisons that follow depend on the verdicts and are not counted)")
+        return llm.finish(
+            f"dry run: {s} answers to judge (one answer-judge call each; the value "
+            "comparisons that follow depend on the verdicts and are not counted)"
+        )
     llm.finish(s, s.failed)
 
 
@@ -171,16 +285,19 @@ def systems() -> None:
     width = max(len(x.name) for x in lines)
     for x in lines:
         typer.echo(f"{x.name:<{width}}  {x.kind:<9}  {x.note}")
-    typer.echo(f"component systems take options in brackets: [{', '.join(OPTIONS)}], e.g. "
-               "literal-gated[oracle,permissive]")
+    typer.echo(
+        f"component systems take options in brackets: [{', '.join(OPTIONS)}], e.g. "
+        "literal-gated[oracle,permissive]"
+    )
 
 
 @eval_app.command("show")
 @handles_errors
 def show(
     arc_id: Annotated[str, typer.Argument(help="An arc id (as in data.jsonl).")],
-    system: Annotated[str, typer.Option("--system", help="A system with results (run or "
-                                                         "answers).")],
+    system: Annotated[
+        str, typer.Option("--system", help="A system with results (run or answers).")
+    ],
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """One arc turn by turn as a system handled it: extracted, matched, classified, staged, promoted."""
@@ -199,17 +316,30 @@ def show(
 @handles_errors
 def report_eval(
     split: SplitsOpt = None,
-    system: Annotated[list[str] | None, typer.Option(
-        "--system", help="Report only these systems (repeat; default: every system with "
-                         "results).")] = None,
-    judge: Annotated[str | None, typer.Option(
-        "--judge", help="Report the scores of this judge (default: that of the latest eval "
-                        "run).")] = None,
+    system: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--system",
+            help="Report only these systems (repeat; default: every system with results).",
+        ),
+    ] = None,
+    judge: Annotated[
+        str | None,
+        typer.Option(
+            "--judge",
+            help="Report the scores of this judge (default: that of the latest eval run).",
+        ),
+    ] = None,
     json_: JsonOpt = False,
     html: HtmlOpt = False,
-    out: Annotated[Path | None, typer.Option(
-        "--out", help="Where eval.md, eval.json, eval.html and the figures go (default: "
-                      "WORKSPACE/reports/eval).")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Where eval.md, eval.json, eval.html and the figures go (default: "
+            "WORKSPACE/reports/eval).",
+        ),
+    ] = None,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """The paper's Tables 2-7 and Figures 2-3 for whatever systems and splits were run."""
@@ -229,5 +359,7 @@ def report_eval(
         typer.echo(f"wrote {', '.join(str(p) for p in paths)}", err=True)
         from ..view import viewer_hint
 
-        typer.echo(viewer_hint(workspace, "results",
-                               split=splits[0] if len(splits) == 1 else None), err=True)
+        typer.echo(
+            viewer_hint(workspace, "results", split=splits[0] if len(splits) == 1 else None),
+            err=True,
+        )

@@ -12,12 +12,15 @@ from ._app import app, handles_errors, show
 from ._llm import LlmRun, llm_command
 from ._options import DEFAULT_WORKSPACE, NoProgressOpt, WorkspaceOpt, model_server
 
-FielderBaseUrlOpt = model_server("fielder", "OpenAI-compatible server for an openai: --fielder.",
-                                 "--base-url")
+FielderBaseUrlOpt = model_server(
+    "fielder", "OpenAI-compatible server for an openai: --fielder.", "--base-url"
+)
 
-natural_app = typer.Typer(help="Natural evaluation sets: corpus questions whose answer depends on "
-                               "a fact that changes during the conversation.",
-                          no_args_is_help=True)
+natural_app = typer.Typer(
+    help="Natural evaluation sets: corpus questions whose answer depends on "
+    "a fact that changes during the conversation.",
+    no_args_is_help=True,
+)
 app.add_typer(natural_app, name="natural")
 
 
@@ -27,15 +30,31 @@ app.add_typer(natural_app, name="natural")
 @llm_command(batch=False)
 def build(
     path: Annotated[Path, typer.Argument(help="LongMemEval (oracle/_s/_m) or LoCoMo JSON file.")],
-    corpus: Annotated[str, typer.Option("--corpus", help="longmemeval, locomo, or auto (detected "
-                                        "from the file's structure).")] = "auto",
-    name: Annotated[str | None, typer.Option("--name", help="Set name (default: from the corpus "
-                                                "and form, e.g. longmemeval-oracle-ku).")] = None,
-    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Keep only the first N "
-                                                 "selected questions.")] = None,
-    fielder: Annotated[str, typer.Option("--fielder", help="Who names each question's field: offline "
-                                         "(rule natural-field.v1) or provider:model (rubric "
-                                         "natural_field).")] = "offline",
+    corpus: Annotated[
+        str,
+        typer.Option(
+            "--corpus", help="longmemeval, locomo, or auto (detected from the file's structure)."
+        ),
+    ] = "auto",
+    name: Annotated[
+        str | None,
+        typer.Option(
+            "--name",
+            help="Set name (default: from the corpus and form, e.g. longmemeval-oracle-ku).",
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="Keep only the first N selected questions.")
+    ] = None,
+    fielder: Annotated[
+        str,
+        typer.Option(
+            "--fielder",
+            help="Who names each question's field: offline "
+            "(rule natural-field.v1) or provider:model (rubric "
+            "natural_field).",
+        ),
+    ] = "offline",
     base_url: FielderBaseUrlOpt = None,
     llm: LlmRun = LlmRun(),
     no_progress: NoProgressOpt = False,
@@ -50,9 +69,18 @@ def build(
 
     options = llm.options([fielder])
     with open_workspace(workspace, create=True) as ws:
-        info = build_natural_set(ws, path, corpus, name, limit, progress=not no_progress,
-                                 fielder=fielder, base_url=base_url, model_options=options,
-                                 dry_run=llm.dry_run)
+        info = build_natural_set(
+            ws,
+            path,
+            corpus,
+            name,
+            limit,
+            progress=not no_progress,
+            fielder=fielder,
+            base_url=base_url,
+            model_options=options,
+            dry_run=llm.dry_run,
+        )
         if llm.dry_run:
             ws.discard_if_unused()
     llm.finish(info)
@@ -78,8 +106,14 @@ def list_sets(workspace: WorkspaceOpt = DEFAULT_WORKSPACE) -> None:
 @handles_errors
 def show_cmd(
     name: Annotated[str, typer.Argument(help="A natural set's name.")],
-    json_: Annotated[bool, typer.Option("--json", help="Every item as one JSON line (sessions, "
-                                        "question, gold answer, evidence, field, license).")] = False,
+    json_: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Every item as one JSON line (sessions, "
+            "question, gold answer, evidence, field, license).",
+        ),
+    ] = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """One line per item (question, gold answer, field or why it was refused), or JSON lines."""
@@ -94,5 +128,7 @@ def show_cmd(
     show(natural_set(ws, name))
     for item, _ in load_items(ws, name):
         field = item.field.attribute if item.field else f"refused: {item.field_refused}"
-        typer.echo(f"{item.item_id}\t{len(item.sessions)} sessions, {item.turns()} turns\t"
-                   f"{item.question}\tgold: {item.gold_answer}\tfield: {field}")
+        typer.echo(
+            f"{item.item_id}\t{len(item.sessions)} sessions, {item.turns()} turns\t"
+            f"{item.question}\tgold: {item.gold_answer}\tfield: {field}"
+        )

@@ -14,10 +14,15 @@ from ._options import DEFAULT_WORKSPACE, WorkspaceOpt
 @app.command("usage")
 @handles_errors
 def usage(
-    since: Annotated[str | None, typer.Option(
-        "--since", help="Only calls from this date (UTC), e.g. 2026-11-30 or "
-                        "2026-11-30T14:00.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the sums as one JSON object.")] = False,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since", help="Only calls from this date (UTC), e.g. 2026-11-30 or 2026-11-30T14:00."
+        ),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the sums as one JSON object.")
+    ] = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """Sum cost and tokens by command, model and purpose from the workspace's call log."""

@@ -20,13 +20,17 @@ from ._options import (
     model_server,
 )
 
-JudgeBaseUrlOpt = model_server("judge", "OpenAI-compatible server for openai: judges.", "--base-url")
+JudgeBaseUrlOpt = model_server(
+    "judge", "OpenAI-compatible server for openai: judges.", "--base-url"
+)
 RejudgeBaseUrlOpt = model_server("rejudge", "OpenAI-compatible server for the re-judge.")
-ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", min=1,
-                                             help="Judge calls in flight at once.")]
+ConcurrencyOpt = Annotated[
+    int, typer.Option("--concurrency", min=1, help="Judge calls in flight at once.")
+]
 
-validate_app = typer.Typer(help="Validate the benchmark: structural checks and judges.",
-                           invoke_without_command=True)
+validate_app = typer.Typer(
+    help="Validate the benchmark: structural checks and judges.", invoke_without_command=True
+)
 app.add_typer(validate_app, name="validate")
 
 
@@ -36,19 +40,30 @@ app.add_typer(validate_app, name="validate")
 def validate(
     ctx: typer.Context,
     split: SplitOpt = "all",
-    judge: Annotated[list[str] | None, typer.Option(
-        "--judge", help="Judge: offline (heuristic judges) or provider:model; repeat for several "
-                        "judges. Default: offline.")] = None,
-    checks: Annotated[str, typer.Option(
-        "--checks", help="Comma-separated subset of structure, realism, recovery.")
+    judge: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--judge",
+            help="Judge: offline (heuristic judges) or provider:model; repeat for several "
+            "judges. Default: offline.",
+        ),
+    ] = None,
+    checks: Annotated[
+        str,
+        typer.Option("--checks", help="Comma-separated subset of structure, realism, recovery."),
     ] = "structure,realism,recovery",
-    allow_same_family: Annotated[bool, typer.Option(
-        "--allow-same-family", help="Allow a judge from the generator's model family (reports say "
-                                    "so).")] = False,
+    allow_same_family: Annotated[
+        bool,
+        typer.Option(
+            "--allow-same-family",
+            help="Allow a judge from the generator's model family (reports say so).",
+        ),
+    ] = False,
     base_url: JudgeBaseUrlOpt = None,
     concurrency: ConcurrencyOpt = 4,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the per-arc option order "
-                                                     "(recorded).")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed of the per-arc option order (recorded).")
+    ] = 0,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
     no_progress: NoProgressOpt = False,
     llm: LlmRun = LlmRun(),
@@ -63,19 +78,48 @@ def validate(
     options = llm.options(judge or [])
     ws = Workspace(workspace, create=False)
     from ..validate import run_validation
+
     if not ws.arc_ids(splits=splits):  # nothing to check is not a pass
-        fail(f"No arcs in workspace {str(ws.path)!r} (split {split}): run `amg build` or "
-             "`amg generate` first")
+        fail(
+            f"No arcs in workspace {str(ws.path)!r} (split {split}): run `amg build` or "
+            "`amg generate` first"
+        )
     if llm.dry_run:
         from ..validate.dry_run import plan_validation
 
-        return llm.finish(llm.run(ws, judge or [], lambda: plan_validation(
-            ws, splits, judge, checks, allow_same_family=allow_same_family, base_url=base_url,
-            seed=seed, model_options=options)))
-    s = llm.run(ws, judge or [], lambda: run_validation(
-        ws, splits, judge, checks, allow_same_family=allow_same_family, base_url=base_url,
-        concurrency=concurrency, seed=seed, show_progress=not no_progress,
-        model_options=options), show_progress=not no_progress)
+        return llm.finish(
+            llm.run(
+                ws,
+                judge or [],
+                lambda: plan_validation(
+                    ws,
+                    splits,
+                    judge,
+                    checks,
+                    allow_same_family=allow_same_family,
+                    base_url=base_url,
+                    seed=seed,
+                    model_options=options,
+                ),
+            )
+        )
+    s = llm.run(
+        ws,
+        judge or [],
+        lambda: run_validation(
+            ws,
+            splits,
+            judge,
+            checks,
+            allow_same_family=allow_same_family,
+            base_url=base_url,
+            concurrency=concurrency,
+            seed=seed,
+            show_progress=not no_progress,
+            model_options=options,
+        ),
+        show_progress=not no_progress,
+    )
     # Like build: 2 when something needs a look (failing arcs, or judge calls that failed and
     # will be retried by a re-run).
     llm.finish(s, s.failures)
@@ -86,22 +130,35 @@ def validate(
 @llm_command
 def equivalence_pairs(
     split: SplitOpt = "all",
-    judge: Annotated[str, typer.Option(
-        "--judge", help="First judge: offline (normalized-string, heuristic) or "
-                        "provider:model.")] = "offline",
-    rejudge: Annotated[str | None, typer.Option(
-        "--rejudge", help="Second judge, of another family, e.g. "
-                          "anthropic:claude-sonnet-4-5.")] = None,
-    n: Annotated[int, typer.Option("--n", help="Pairs to sample.")] = 150,
-    borderline_share: Annotated[float | None, typer.Option(
-        "--borderline-share", help="Share of borderline pairs in the sample (default: halfway "
-                                   "between the candidates' share and 1, i.e. over-sampled).")
+    judge: Annotated[
+        str,
+        typer.Option(
+            "--judge", help="First judge: offline (normalized-string, heuristic) or provider:model."
+        ),
+    ] = "offline",
+    rejudge: Annotated[
+        str | None,
+        typer.Option(
+            "--rejudge", help="Second judge, of another family, e.g. anthropic:claude-sonnet-4-5."
+        ),
     ] = None,
-    name: Annotated[str, typer.Option("--name", help="Pair set name (audits use "
-                                                     "equivalence:NAME).")] = "default",
+    n: Annotated[int, typer.Option("--n", help="Pairs to sample.")] = 150,
+    borderline_share: Annotated[
+        float | None,
+        typer.Option(
+            "--borderline-share",
+            help="Share of borderline pairs in the sample (default: halfway "
+            "between the candidates' share and 1, i.e. over-sampled).",
+        ),
+    ] = None,
+    name: Annotated[
+        str, typer.Option("--name", help="Pair set name (audits use equivalence:NAME).")
+    ] = "default",
     seed: Annotated[int, typer.Option("--seed", help="Sampling and position-shuffle seed.")] = 0,
-    allow_same_family: Annotated[bool, typer.Option(
-        "--allow-same-family", help="Allow a re-judge of the first judge's family.")] = False,
+    allow_same_family: Annotated[
+        bool,
+        typer.Option("--allow-same-family", help="Allow a re-judge of the first judge's family."),
+    ] = False,
     base_url: JudgeBaseUrlOpt = None,
     rejudge_base_url: RejudgeBaseUrlOpt = None,
     concurrency: ConcurrencyOpt = 4,
@@ -117,31 +174,65 @@ def equivalence_pairs(
     options = llm.options([judge, rejudge])
     ws = Workspace(workspace, create=False)
     from ..validate.pairs import report_markdown, run_equivalence_pairs
-    r = llm.run(ws, [judge, rejudge], lambda: run_equivalence_pairs(
-        ws, splits, judge, rejudge, n=n, borderline_share=borderline_share, seed=seed,
-        pair_set=name, allow_same_family=allow_same_family, base_url=base_url,
-        rejudge_base_url=rejudge_base_url, concurrency=concurrency,
-        show_progress=not no_progress, model_options=options, dry_run=llm.dry_run),
-        show_progress=not no_progress)
+
+    r = llm.run(
+        ws,
+        [judge, rejudge],
+        lambda: run_equivalence_pairs(
+            ws,
+            splits,
+            judge,
+            rejudge,
+            n=n,
+            borderline_share=borderline_share,
+            seed=seed,
+            pair_set=name,
+            allow_same_family=allow_same_family,
+            base_url=base_url,
+            rejudge_base_url=rejudge_base_url,
+            concurrency=concurrency,
+            show_progress=not no_progress,
+            model_options=options,
+            dry_run=llm.dry_run,
+        ),
+        show_progress=not no_progress,
+    )
     if llm.dry_run:  # the calls per judge spec
-        return llm.finish([f"dry run: {sum(r.values())} judge calls",
-                           *(f"  judge {display_spec(s)}: {calls}" for s, calls in r.items())])
-    llm.finish(r.model_dump_json(indent=2) if json_ else report_markdown(r),
-               sum(j.failures for j in r.per_judge.values()), costs=not json_)
+        return llm.finish(
+            [
+                f"dry run: {sum(r.values())} judge calls",
+                *(f"  judge {display_spec(s)}: {calls}" for s, calls in r.items()),
+            ]
+        )
+    llm.finish(
+        r.model_dump_json(indent=2) if json_ else report_markdown(r),
+        sum(j.failures for j in r.per_judge.values()),
+        costs=not json_,
+    )
 
 
 @report_app.command("validation")
 @handles_errors
 def report_validation(
     split: SplitOpt = "all",
-    judge: Annotated[list[str] | None, typer.Option(
-        "--judge", help="Judges to report (repeat; the first is the headline). Default: those of "
-                        "the latest validation run.")] = None,
+    judge: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--judge",
+            help="Judges to report (repeat; the first is the headline). Default: those of "
+            "the latest validation run.",
+        ),
+    ] = None,
     json_: JsonOpt = False,
     html: HtmlOpt = False,
-    out_dir: Annotated[Path | None, typer.Option(
-        "--out-dir", help="Where validation.md, .json, .html and PNG heatmaps go (default: "
-                          "WORKSPACE/reports/validation).")] = None,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out-dir",
+            help="Where validation.md, .json, .html and PNG heatmaps go (default: "
+            "WORKSPACE/reports/validation).",
+        ),
+    ] = None,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """Blind recovery (per factor, confusion), realism, inter-judge agreement, failing arcs."""
@@ -157,8 +248,10 @@ def report_validation(
     else:
         files = [p for p in paths if p.suffix != ".png"]
         typer.echo(paths[0].read_text(encoding="utf-8"))
-        typer.echo(f"wrote {', '.join(str(p) for p in files)} and {len(paths) - len(files)} PNG(s)",
-                   err=True)
+        typer.echo(
+            f"wrote {', '.join(str(p) for p in files)} and {len(paths) - len(files)} PNG(s)",
+            err=True,
+        )
 
 
 @report_app.command("equivalence")

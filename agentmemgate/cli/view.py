@@ -16,10 +16,15 @@ from ._options import DEFAULT_WORKSPACE, WorkspaceOpt
 def view(
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
     port: Annotated[int, typer.Option("--port", help="Port to serve on.")] = DEFAULT_PORT,
-    host: Annotated[str, typer.Option(
-        "--host", help="Address to listen on: 127.0.0.1 (this machine only) or another of this "
-                       "machine's addresses (0.0.0.0: all). Beyond this machine, anyone who can "
-                       "reach the port can read the workspace.")] = "127.0.0.1",
+    host: Annotated[
+        str,
+        typer.Option(
+            "--host",
+            help="Address to listen on: 127.0.0.1 (this machine only) or another of this "
+            "machine's addresses (0.0.0.0: all). Beyond this machine, anyone who can "
+            "reach the port can read the workspace.",
+        ),
+    ] = "127.0.0.1",
 ) -> None:
     """Browse the workspace read-only: arcs, checks and verdicts, results, traces, audits, mining."""
     from ..view.server import launch

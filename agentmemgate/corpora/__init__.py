@@ -6,7 +6,6 @@ Statement sets (``statements``) feed the evidence-type classifier's validation (
 Where the corpus files live (``home``: ``AMG_CORPORA``) and where they come from (``public``).
 """
 
-
 # Re-exports resolved on first use (PEP 562), so importing the package costs only what it uses;
 # ``from agentmemgate.ROOM import name`` works as before.
 _LAZY = {
@@ -63,11 +62,43 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "CORPORA", "LICENSES", "OFFLINE_MINER", "PUBLIC", "Candidate", "ContextTurn", "Conversation",
-    "CorpusSession", "CorpusTurn", "Extraction", "Extractor", "MineSummary", "MinedStatement",
-    "OutcomeLink", "RuleExtractor", "SetInfo", "Statement", "at_risk_measurable", "corpora_dir",
-    "corpus_file", "detect_format", "fetch_corpus",
-    "import_statements", "iter_conversations", "link_outcome", "list_sets", "load_corpus",
-    "load_lexicon", "load_set", "mine_hedges", "mined_statements", "sample_statements", "save_set",
-    "scan_conversation", "scan_turn", "source_key", "sources", "split_sentences", "summary",
+    "CORPORA",
+    "LICENSES",
+    "OFFLINE_MINER",
+    "PUBLIC",
+    "Candidate",
+    "ContextTurn",
+    "Conversation",
+    "CorpusSession",
+    "CorpusTurn",
+    "Extraction",
+    "Extractor",
+    "MineSummary",
+    "MinedStatement",
+    "OutcomeLink",
+    "RuleExtractor",
+    "SetInfo",
+    "Statement",
+    "at_risk_measurable",
+    "corpora_dir",
+    "corpus_file",
+    "detect_format",
+    "fetch_corpus",
+    "import_statements",
+    "iter_conversations",
+    "link_outcome",
+    "list_sets",
+    "load_corpus",
+    "load_lexicon",
+    "load_set",
+    "mine_hedges",
+    "mined_statements",
+    "sample_statements",
+    "save_set",
+    "scan_conversation",
+    "scan_turn",
+    "source_key",
+    "sources",
+    "split_sentences",
+    "summary",
 ]

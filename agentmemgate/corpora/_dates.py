@@ -8,7 +8,9 @@ import re
 from ..text import MONTH_NUMBERS
 
 _LME = re.compile(r"^\s*(\d{4})/(\d{1,2})/(\d{1,2})(?:\s*\(\w+\))?(?:\s+(\d{1,2}):(\d{2}))?\s*$")
-_LOCOMO = re.compile(r"^\s*(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})\s*$", re.I)
+_LOCOMO = re.compile(
+    r"^\s*(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})\s*$", re.I
+)
 
 
 def iso_date(raw: str | None) -> str | None:
@@ -19,13 +21,17 @@ def iso_date(raw: str | None) -> str | None:
     try:
         if m := _LME.match(raw):
             y, mo, d, h, mi = m.groups()
-            return dt.datetime(int(y), int(mo), int(d), int(h or 0), int(mi or 0)).isoformat(timespec="minutes")
+            return dt.datetime(int(y), int(mo), int(d), int(h or 0), int(mi or 0)).isoformat(
+                timespec="minutes"
+            )
         if m := _LOCOMO.match(raw):
             h, mi, ampm, d, month, y = m.groups()
             month_no = MONTH_NUMBERS.get(month.lower())  # full names only, as LoCoMo writes them
             if month_no:
                 hour = int(h) % 12 + (12 if ampm.lower() == "pm" else 0)
-                return dt.datetime(int(y), month_no, int(d), hour, int(mi)).isoformat(timespec="minutes")
+                return dt.datetime(int(y), month_no, int(d), hour, int(mi)).isoformat(
+                    timespec="minutes"
+                )
     except ValueError:
         pass
     return raw.strip() or None

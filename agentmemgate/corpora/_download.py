@@ -30,8 +30,10 @@ def _open(url: str, start: int):
         raise DownloadError(f"Cannot download {url}: HTTP {e.code} {e.reason}") from None
     except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
         reason = getattr(e, "reason", None) or e
-        raise DownloadError(f"Cannot reach {host} ({reason}): check the network connection, "
-                            "or pass --url to download from a mirror") from None
+        raise DownloadError(
+            f"Cannot reach {host} ({reason}): check the network connection, "
+            "or pass --url to download from a mirror"
+        ) from None
 
 
 def download(url: str, part: Path, size: int, label: str, progress: bool = True) -> None:
@@ -72,5 +74,7 @@ def download(url: str, part: Path, size: int, label: str, progress: bool = True)
 
 
 def _interrupted(label: str, done: int, size: int, reason: str) -> str:
-    return (f"Download of {label} interrupted after {done:,} of {size:,} bytes ({reason}): "
-            "run the same command again to resume")
+    return (
+        f"Download of {label} interrupted after {done:,} of {size:,} bytes ({reason}): "
+        "run the same command again to resume"
+    )

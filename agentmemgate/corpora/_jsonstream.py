@@ -37,8 +37,9 @@ def _problem(e: Exception) -> str:
     return text[0].strip() if text else type(e).__name__
 
 
-def iter_items(path: Path, what: str, on_bytes: Callable[[int], None] | None = None,
-               skip: int = 0) -> Iterator[dict]:
+def iter_items(
+    path: Path, what: str, on_bytes: Callable[[int], None] | None = None, skip: int = 0
+) -> Iterator[dict]:
     """Yield the top-level list's items one at a time; malformed JSON -> one-line CorpusError.
 
     ``on_bytes`` gets the bytes read so far after each item (progress over multi-GB files).

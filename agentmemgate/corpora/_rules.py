@@ -37,7 +37,9 @@ class Rules:
     pronouns: dict[str, bool] = field(default_factory=dict)  # subject word -> is the speaker
     # v1: None (every question is rejected); v2: requests and questions opening with these are
     question_openers: PhraseMatcher | None = field(default=None, repr=False)
-    speaker_only: frozenset[int] = frozenset()  # attribute patterns (by index) needing the speaker as subject
+    speaker_only: frozenset[int] = (
+        frozenset()
+    )  # attribute patterns (by index) needing the speaker as subject
     # v2: a cue sentence with one of these also reads the sentence before it ("that's an option")
     antecedents: PhraseMatcher | None = field(default=None, repr=False)
     hedge_order: tuple[str, ...] = ()  # the [hedge_levels] keys, in the file's order
@@ -64,21 +66,26 @@ class Rules:
         words = [w for _, w in toks]
         found = set()
         for a, _, cat, _ in self.outcome.find(toks):
-            if not self.negations.intersection(words[max(0, a - 3):a]):
+            if not self.negations.intersection(words[max(0, a - 3) : a]):
                 found.add(cat)
         return found
 
     def acceptable_value(self, value: str) -> bool:
         words = value.lower().split()
-        return bool(words) and words[0] not in self.reject_first_words \
-            and value.lower() not in self.reject_values and not self.has_date(value) \
+        return (
+            bool(words)
+            and words[0] not in self.reject_first_words
+            and value.lower() not in self.reject_values
+            and not self.has_date(value)
             and self.reject_words.isdisjoint(w for _, w in tokens(value))
+        )
 
     def opens_request(self, sentence: str) -> bool:
         """Whether a question opens with a request or question word ("Can you ...", "What ...")."""
         toks = tokens(sentence)
         return self.question_openers is not None and any(
-            a == 0 for a, _, _, _ in self.question_openers.find(toks[:3]))
+            a == 0 for a, _, _, _ in self.question_openers.find(toks[:3])
+        )
 
     def speaker_subject(self, before: str) -> bool:
         """Whether the nearest subject pronoun before a match is the speaker."""
@@ -114,16 +121,21 @@ def load_rules(version: int | None = None) -> Rules:
         hedge_levels=PhraseMatcher(dict(data["hedge_levels"])),
         dates=[re.compile(p, re.IGNORECASE) for p in data["dates"]["patterns"]],
         negated=PhraseMatcher({"negated": data["reject"]["negated"]}),
-        attributes=[(a["name"], re.compile(expand(a["pattern"]), re.IGNORECASE))
-                    for a in data["attribute"]],
+        attributes=[
+            (a["name"], re.compile(expand(a["pattern"]), re.IGNORECASE)) for a in data["attribute"]
+        ],
         speaker_only=frozenset(i for i, a in enumerate(data["attribute"]) if a.get("speaker")),
         outcome=PhraseMatcher({k: v for k, v in data["outcome"].items() if k != "negations"}),
         negations=frozenset(data["outcome"].get("negations", [])),
-        reject_first_words=frozenset(w.lower() for w in data.get("values", {}).get("reject_first_words", [])),
+        reject_first_words=frozenset(
+            w.lower() for w in data.get("values", {}).get("reject_first_words", [])
+        ),
         reject_values=frozenset(w.lower() for w in data.get("values", {}).get("reject_values", [])),
         reject_words=frozenset(w.lower() for w in data.get("values", {}).get("reject_words", [])),
-        pronouns={**dict.fromkeys(data.get("subjects", {}).get("speaker", []), True),
-                  **dict.fromkeys(data.get("subjects", {}).get("others", []), False)},
+        pronouns={
+            **dict.fromkeys(data.get("subjects", {}).get("speaker", []), True),
+            **dict.fromkeys(data.get("subjects", {}).get("others", []), False),
+        },
         question_openers=PhraseMatcher({"opener": openers}) if openers is not None else None,
         antecedents=PhraseMatcher({"back": back}) if back is not None else None,
         hedge_order=tuple(data["hedge_levels"]),

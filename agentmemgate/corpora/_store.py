@@ -31,7 +31,9 @@ from .loaders import iter_conversations
 from .model import Candidate, ContextTurn, Conversation
 from .prefilter import turn_key
 
-COLUMNS = "c.id, c.corpus, c.conversation_id, c.source_ref, c.speaker, c.date, c.json, c.context_refs"
+COLUMNS = (
+    "c.id, c.corpus, c.conversation_id, c.source_ref, c.speaker, c.date, c.json, c.context_refs"
+)
 _LOOKUP = 500  # keys per SQL lookup (old SQLite builds allow 999 parameters)
 
 
@@ -62,22 +64,41 @@ def _decode_refs(source_ref: str, refs: list[str | int]) -> list[str]:
     return [r if isinstance(r, str) else f"{m.group(1)}{int(m.group(2)) + r}" for r in refs]
 
 
-def candidate_rows(key: str, conv: Conversation, cands: Sequence[Candidate], first_position: int,
-                   item: int) -> tuple[list[dict], list[dict]]:
+def candidate_rows(
+    key: str, conv: Conversation, cands: Sequence[Candidate], first_position: int, item: int
+) -> tuple[list[dict], list[dict]]:
     """(candidate rows, turn rows) for the candidates of ``conv``, item ``item`` of the source."""
     rows, turns = [], {}
     for n, cand in enumerate(cands):
         turns[cand.id] = (cand.speaker, cand.turn_text)
-        rest = {"item": item, "session_index": cand.session_index, "turn_index": cand.turn_index,
-                "prefilter_cues": cand.prefilter_cues, "cue_spans": cand.cue_spans}
-        rows.append({"source_key": key, "id": cand.id, "position": first_position + n,
-                     "corpus": cand.corpus, "conversation_id": cand.conversation_id,
-                     "source_ref": cand.source_ref, "speaker": cand.speaker, "date": cand.date,
-                     "json": json.dumps(rest, separators=(",", ":")),
-                     "context_refs": json.dumps(_encode_refs(cand.source_ref, cand.turn_index,
-                                                             cand.context_refs), separators=(",", ":"))})
-    turn_rows = [{"source_key": key, "key": k, "speaker": sp, "text_z": _z(text)}
-                 for k, (sp, text) in turns.items()]
+        rest = {
+            "item": item,
+            "session_index": cand.session_index,
+            "turn_index": cand.turn_index,
+            "prefilter_cues": cand.prefilter_cues,
+            "cue_spans": cand.cue_spans,
+        }
+        rows.append(
+            {
+                "source_key": key,
+                "id": cand.id,
+                "position": first_position + n,
+                "corpus": cand.corpus,
+                "conversation_id": cand.conversation_id,
+                "source_ref": cand.source_ref,
+                "speaker": cand.speaker,
+                "date": cand.date,
+                "json": json.dumps(rest, separators=(",", ":")),
+                "context_refs": json.dumps(
+                    _encode_refs(cand.source_ref, cand.turn_index, cand.context_refs),
+                    separators=(",", ":"),
+                ),
+            }
+        )
+    turn_rows = [
+        {"source_key": key, "key": k, "speaker": sp, "text_z": _z(text)}
+        for k, (sp, text) in turns.items()
+    ]
     return rows, turn_rows
 
 
@@ -98,8 +119,10 @@ def transaction(conn: sqlite3.Connection) -> Iterator[None]:
 def _insert(conn: sqlite3.Connection, table: str, rows: list[dict], verb: str) -> None:
     if rows:
         cols = list(rows[0])
-        conn.executemany(f"{verb} into {table} ({', '.join(cols)}) values "
-                         f"({', '.join('?' * len(cols))})", [[r[c] for c in cols] for r in rows])
+        conn.executemany(
+            f"{verb} into {table} ({', '.join(cols)}) values ({', '.join('?' * len(cols))})",
+            [[r[c] for c in cols] for r in rows],
+        )
 
 
 def save(conn: sqlite3.Connection, rows: list[dict], turn_rows: list[dict]) -> None:
@@ -108,13 +131,19 @@ def save(conn: sqlite3.Connection, rows: list[dict], turn_rows: list[dict]) -> N
 
 
 def save_sessions(conn: sqlite3.Connection, key: str, session_ids: Iterable[str]) -> None:
-    _insert(conn, "mined_sessions", [{"source_key": key, "session_id": s} for s in session_ids],
-            "insert or ignore")
+    _insert(
+        conn,
+        "mined_sessions",
+        [{"source_key": key, "session_id": s} for s in session_ids],
+        "insert or ignore",
+    )
 
 
 def checkpoint(conn: sqlite3.Connection, key: str, values: dict) -> None:
-    conn.execute(f"update mine_sources set {', '.join(f'{k} = ?' for k in values)} "
-                 "where source_key = ?", [*values.values(), key])
+    conn.execute(
+        f"update mine_sources set {', '.join(f'{k} = ?' for k in values)} where source_key = ?",
+        [*values.values(), key],
+    )
 
 
 def forget(db: sqlite_utils.Database, key: str) -> None:
@@ -137,14 +166,18 @@ class SourceTexts:
         if item != self._item:
             self._seek(item)
         if ref not in self._turns:
-            raise BadInput(f"{self.path}: turn {ref} is not where it was when {self.key} was mined "
-                           "(has the file changed?); mine it again into a new workspace")
+            raise BadInput(
+                f"{self.path}: turn {ref} is not where it was when {self.key} was mined "
+                "(has the file changed?); mine it again into a new workspace"
+            )
         return self._turns[ref]
 
     def _seek(self, item: int) -> None:
         if not self.path.is_file():
-            raise BadInput(f"{self.path}: not found; the candidates of {self.key} read their long "
-                           "context turns from it (run `amg mine hedges` with its new location)")
+            raise BadInput(
+                f"{self.path}: not found; the candidates of {self.key} read their long "
+                "context turns from it (run `amg mine hedges` with its new location)"
+            )
         if self._it is None or item < self._item:
             self._it, self._item = iter_conversations(self.path, self.corpus, skip=item), item - 1
         for conv in self._it:
@@ -152,12 +185,18 @@ class SourceTexts:
             if self._item == item:
                 self._turns = {t.ref: (t.speaker, t.text) for s in conv.sessions for t in s.turns}
                 return
-        raise BadInput(f"{self.path}: has no item {item}; has the file changed since {self.key} "
-                       "was mined?")
+        raise BadInput(
+            f"{self.path}: has no item {item}; has the file changed since {self.key} was mined?"
+        )
 
 
-def load(db: sqlite_utils.Database, key: str, rows: Iterable[Sequence],
-         source: SourceTexts | None = None, context: bool = True) -> list[Candidate]:
+def load(
+    db: sqlite_utils.Database,
+    key: str,
+    rows: Iterable[Sequence],
+    source: SourceTexts | None = None,
+    context: bool = True,
+) -> list[Candidate]:
     """Candidates from rows of ``COLUMNS``. ``context=False`` leaves context turns out (offline
     stage 2 and outcome linking read none); otherwise long ones come from ``source``."""
     rows = list(rows)
@@ -166,7 +205,9 @@ def load(db: sqlite_utils.Database, key: str, rows: Iterable[Sequence],
         if r[7] is not None:
             wanted.add(r[0])
             if context:
-                wanted.update(turn_key(r[1], r[2], ref) for ref in _decode_refs(r[3], json.loads(r[7])))
+                wanted.update(
+                    turn_key(r[1], r[2], ref) for ref in _decode_refs(r[3], json.loads(r[7]))
+                )
     texts = _texts(db, key, sorted(wanted))
     out = []
     for cid, corpus, conv_id, ref, speaker, date, raw, refs in rows:
@@ -181,24 +222,40 @@ def load(db: sqlite_utils.Database, key: str, rows: Iterable[Sequence],
                 sp_text = texts.get(turn_key(corpus, conv_id, r))
                 if sp_text is None:
                     if source is None:
-                        raise BadInput(f"{key}: context turn {r} is stored by reference; its "
-                                       "source file is needed to read it")
+                        raise BadInput(
+                            f"{key}: context turn {r} is stored by reference; its "
+                            "source file is needed to read it"
+                        )
                     sp_text = source.turn(rest["item"], r)
                 ctx.append(ContextTurn(speaker=sp_text[0], text=sp_text[1]))
-        out.append(Candidate(
-            id=cid, corpus=corpus, conversation_id=conv_id, source_ref=ref,
-            session_index=rest["session_index"], turn_index=rest["turn_index"], speaker=speaker,
-            date=date, turn_text=texts[cid][1], context=ctx, prefilter_cues=rest["prefilter_cues"],
-            cue_spans=[tuple(s) for s in rest["cue_spans"]], context_refs=ctx_refs))
+        out.append(
+            Candidate(
+                id=cid,
+                corpus=corpus,
+                conversation_id=conv_id,
+                source_ref=ref,
+                session_index=rest["session_index"],
+                turn_index=rest["turn_index"],
+                speaker=speaker,
+                date=date,
+                turn_text=texts[cid][1],
+                context=ctx,
+                prefilter_cues=rest["prefilter_cues"],
+                cue_spans=[tuple(s) for s in rest["cue_spans"]],
+                context_refs=ctx_refs,
+            )
+        )
     return out
 
 
 def _texts(db: sqlite_utils.Database, key: str, keys: list[str]) -> dict[str, tuple[str, str]]:
     out = {}
     for i in range(0, len(keys), _LOOKUP):
-        chunk = keys[i:i + _LOOKUP]
-        sql = (f"select key, speaker, text_z from mined_turns where source_key = ? and key in "
-               f"({','.join('?' * len(chunk))})")
+        chunk = keys[i : i + _LOOKUP]
+        sql = (
+            f"select key, speaker, text_z from mined_turns where source_key = ? and key in "
+            f"({','.join('?' * len(chunk))})"
+        )
         for k, speaker, blob in db.execute(sql, [key, *chunk]):
             out[k] = (speaker, zlib.decompress(blob).decode("utf-8"))
     return out

@@ -66,21 +66,33 @@ def load_devset(folder: str | Path, locomo: str | Path, longmemeval: str | Path)
     lme_rows, out.sha256["longmemeval"] = _read_tsv(folder / "longmemeval.tsv")
     lo_labels = {(r["conversation"], r["ref"]): r for r in lo_rows}
     lme_labels = {r["ref"]: r for r in lme_rows}
-    wanted_lme = {ref.split("/")[0] for ref in lme_labels} | set(_declared(folder / "longmemeval.tsv",
-                                                                            "# Instances:"))
+    wanted_lme = {ref.split("/")[0] for ref in lme_labels} | set(
+        _declared(folder / "longmemeval.tsv", "# Instances:")
+    )
     scope = _locomo_scope(folder / "locomo.tsv")
 
     convs = [c for c in iter_conversations(locomo, "locomo") if c.conversation_id in scope]
-    convs = [c.model_copy(update={"sessions": [s for s in c.sessions if scope[c.conversation_id](s)]})
-             for c in convs]
+    convs = [
+        c.model_copy(update={"sessions": [s for s in c.sessions if scope[c.conversation_id](s)]})
+        for c in convs
+    ]
     out.conversations["locomo"] = convs
     for c in convs:
         for s in c.sessions:
             for t in s.turns:
                 r = lo_labels.pop((c.conversation_id, t.ref), None)
-                out.turns.append(DevTurn("locomo", c.conversation_id, t.ref,
-                                         r["label"] if r else "none", r["reason"] if r else ""))
-    convs = [c for c in iter_conversations(longmemeval, "longmemeval") if c.conversation_id in wanted_lme]
+                out.turns.append(
+                    DevTurn(
+                        "locomo",
+                        c.conversation_id,
+                        t.ref,
+                        r["label"] if r else "none",
+                        r["reason"] if r else "",
+                    )
+                )
+    convs = [
+        c for c in iter_conversations(longmemeval, "longmemeval") if c.conversation_id in wanted_lme
+    ]
     out.conversations["longmemeval"] = convs
     for c in convs:
         for s in c.sessions:
@@ -88,19 +100,28 @@ def load_devset(folder: str | Path, locomo: str | Path, longmemeval: str | Path)
                 if not t.mined:
                     continue
                 r = lme_labels.pop(t.ref, None)
-                out.turns.append(DevTurn("longmemeval", c.conversation_id, t.ref,
-                                         r["label"] if r else "none", r["reason"] if r else ""))
+                out.turns.append(
+                    DevTurn(
+                        "longmemeval",
+                        c.conversation_id,
+                        t.ref,
+                        r["label"] if r else "none",
+                        r["reason"] if r else "",
+                    )
+                )
     missing = [f"{c}:{r}" for c, r in lo_labels] + list(lme_labels)
     if missing:
-        raise BadInput(f"{len(missing)} labelled turns are not in the corpus files (first: "
-                       f"{missing[0]}); are these the files the labels were made on?")
+        raise BadInput(
+            f"{len(missing)} labelled turns are not in the corpus files (first: "
+            f"{missing[0]}); are these the files the labels were made on?"
+        )
     return out
 
 
 def _declared(path: Path, prefix: str) -> list[str]:
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.startswith(prefix):
-            return line[len(prefix):].split()
+            return line[len(prefix) :].split()
     return []
 
 
@@ -157,8 +178,9 @@ def measure(dev: DevSet, lexicon: Lexicon | None = None, rules: Rules | None = N
                 cands[(c.conversation_id, c.source_ref)] = c
         turns = [t for t in dev.turns if t.part == part]
         by_label = {lab: [t for t in turns if t.label == lab] for lab in LABELS}
-        flagged = {lab: [t for t in by_label[lab] if (t.conversation_id, t.ref) in cands]
-                   for lab in LABELS}
+        flagged = {
+            lab: [t for t in by_label[lab] if (t.conversation_id, t.ref) in cands] for lab in LABELS
+        }
         kept = {lab: [] for lab in LABELS}
         dropped = []
         for lab in LABELS:
@@ -170,20 +192,31 @@ def measure(dev: DevSet, lexicon: Lexicon | None = None, rules: Rules | None = N
                     dropped.append(f"{_name(t)} ({ext.reject_reason})")
         n_flag = sum(len(v) for v in flagged.values())
         sb = len(flagged["spec"]) + len(flagged["borderline"])
-        parts.append(PartReport(
-            part=part, turns=len(turns), spec=len(by_label["spec"]),
-            borderline=len(by_label["borderline"]),
-            flagged=wilson(n_flag, len(turns)),
-            recall_spec=wilson(len(flagged["spec"]), len(by_label["spec"])),
-            recall_spec_borderline=wilson(sb, len(by_label["spec"]) + len(by_label["borderline"])),
-            stage2_keep_spec=wilson(len(kept["spec"]), len(flagged["spec"])),
-            stage2_keep_borderline=wilson(len(kept["borderline"]), len(flagged["borderline"])),
-            stage2_keep_none=wilson(len(kept["none"]), len(flagged["none"])),
-            missed=[_name(t) for t in by_label["spec"]
-                    if (t.conversation_id, t.ref) not in cands],
-            dropped=dropped))
-    return DevReport(lexicon=f"{lex.ref}:{lex.sha256[:12]}", rules=f"{rules.ref}:{rules.sha256[:12]}",
-                     parts=parts)
+        parts.append(
+            PartReport(
+                part=part,
+                turns=len(turns),
+                spec=len(by_label["spec"]),
+                borderline=len(by_label["borderline"]),
+                flagged=wilson(n_flag, len(turns)),
+                recall_spec=wilson(len(flagged["spec"]), len(by_label["spec"])),
+                recall_spec_borderline=wilson(
+                    sb, len(by_label["spec"]) + len(by_label["borderline"])
+                ),
+                stage2_keep_spec=wilson(len(kept["spec"]), len(flagged["spec"])),
+                stage2_keep_borderline=wilson(len(kept["borderline"]), len(flagged["borderline"])),
+                stage2_keep_none=wilson(len(kept["none"]), len(flagged["none"])),
+                missed=[
+                    _name(t) for t in by_label["spec"] if (t.conversation_id, t.ref) not in cands
+                ],
+                dropped=dropped,
+            )
+        )
+    return DevReport(
+        lexicon=f"{lex.ref}:{lex.sha256[:12]}",
+        rules=f"{rules.ref}:{rules.sha256[:12]}",
+        parts=parts,
+    )
 
 
 def share_passed(path: str | Path, lexicon: Lexicon | None = None) -> Proportion:

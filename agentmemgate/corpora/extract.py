@@ -13,9 +13,11 @@ from ._rules import Rules, load_rules
 from .model import Candidate, Extraction
 
 OFFLINE_MINER = "offline-rules"
-_TRAILING = re.compile(r"(?:\s+(?:and|or|but|so|the|a|an|to|for|with|in|on|at|of|my|our|as|too|soon|"
-                       r"now|then|next|this|that|there|some|maybe|probably|eventually|someday))+$",
-                       re.IGNORECASE)
+_TRAILING = re.compile(
+    r"(?:\s+(?:and|or|but|so|the|a|an|to|for|with|in|on|at|of|my|our|as|too|soon|"
+    r"now|then|next|this|that|there|some|maybe|probably|eventually|someday))+$",
+    re.IGNORECASE,
+)
 
 
 class Extractor(Protocol):
@@ -24,8 +26,11 @@ class Extractor(Protocol):
     name: str
     kind: str  # "offline rules" or "LLM"
 
-    def extract_many(self, candidates: list[Candidate],
-                     on_result: Callable[[Candidate, Extraction | None, str | None], None]) -> None:
+    def extract_many(
+        self,
+        candidates: list[Candidate],
+        on_result: Callable[[Candidate, Extraction | None, str | None], None],
+    ) -> None:
         """Call ``on_result(candidate, extraction, error)`` once per candidate, as each finishes."""
 
 
@@ -41,7 +46,7 @@ def _declarative_part(question: str) -> str | None:
     if len(parts) == 2 and parts[0].strip():
         return parts[0]
     m = _REASON.search(question)
-    return question[m.end():] if m else None
+    return question[m.end() :] if m else None
 
 
 def clean_value(raw: str) -> str:
@@ -82,8 +87,13 @@ class RuleExtractor:
             found = self._match(s, speaker_only=question)
             if found:
                 attribute, value = found
-                return Extraction(kept=True, text=s, attribute=attribute, plan_value=value,
-                                  hedge_level=hedge_level(s, self.rules))
+                return Extraction(
+                    kept=True,
+                    text=s,
+                    attribute=attribute,
+                    plan_value=value,
+                    hedge_level=hedge_level(s, self.rules),
+                )
             reasons.append("question" if question else "no attribute change")
         reason = "no attribute change" if "no attribute change" in reasons else reasons[0]
         return Extraction(kept=False, text=sentences[0], reject_reason=reason)
@@ -100,15 +110,17 @@ class RuleExtractor:
             yield s
             i = starts.index(a) if a in starts else -1
             if i > 0 and self.rules.antecedents.matches(s):
-                yield cand.turn_text[spans[i - 1][0]:spans[i - 1][1]]
+                yield cand.turn_text[spans[i - 1][0] : spans[i - 1][1]]
 
     def _match(self, s: str, speaker_only: bool) -> tuple[str, str] | None:
         for i, (attribute, pattern) in enumerate(self.rules.attributes):
             for m in pattern.finditer(s):
-                before = s[:m.start()]
+                before = s[: m.start()]
                 if self.rules.about_someone_else(before):
                     continue
-                if (speaker_only or i in self.rules.speaker_only) and not self.rules.speaker_subject(before):
+                if (
+                    speaker_only or i in self.rules.speaker_only
+                ) and not self.rules.speaker_subject(before):
                     continue
                 raw = m.groupdict().get("value") or m.groupdict().get("value2") or ""
                 value = clean_value(raw)
@@ -116,8 +128,10 @@ class RuleExtractor:
                     return attribute, value
         return None
 
-    def extract_many(self, candidates: list[Candidate],
-                     on_result: Callable[[Candidate, Extraction | None, str | None], None]) -> None:
+    def extract_many(
+        self,
+        candidates: list[Candidate],
+        on_result: Callable[[Candidate, Extraction | None, str | None], None],
+    ) -> None:
         for cand in candidates:
             on_result(cand, self.extract(cand), None)
-

@@ -43,7 +43,9 @@ def corpora_dir() -> Path:
 
 def described_dir() -> str:
     """The folder and where the choice came from, for messages."""
-    how = f"from {ENV}" if os.environ.get(ENV, "").strip() else f"the default; set {ENV} to change it"
+    how = (
+        f"from {ENV}" if os.environ.get(ENV, "").strip() else f"the default; set {ENV} to change it"
+    )
     return f"{corpora_dir()} ({how})"
 
 

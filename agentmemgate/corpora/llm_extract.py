@@ -50,34 +50,44 @@ def answer_schema(levels: tuple[str, ...], design: str = "paper") -> type[HedgeA
 
     def known(value):
         if value is not None and value not in levels:
-            raise ValueError(f"{value!r} is not a hedge level of design {design!r}; choose one "
-                             f"of: {', '.join(levels)}")
+            raise ValueError(
+                f"{value!r} is not a hedge level of design {design!r}; choose one "
+                f"of: {', '.join(levels)}"
+            )
         return value
 
-    return create_model("HedgeAnswer", __base__=HedgeAnswer, __doc__=HedgeAnswer.__doc__,
-                        __validators__={"_known": field_validator("hedge_level", mode="before")(known)},
-                        hedge_level=(Literal[levels] | None, ...))  # type: ignore[valid-type]
+    return create_model(
+        "HedgeAnswer",
+        __base__=HedgeAnswer,
+        __doc__=HedgeAnswer.__doc__,
+        __validators__={"_known": field_validator("hedge_level", mode="before")(known)},
+        hedge_level=(Literal[levels] | None, ...),
+    )  # type: ignore[valid-type]
 
 
 def hedge_factor(design: Design) -> Factor:
     """The design's plan-wording factor, whose levels the LLM miner labels plans with."""
     factor = design.by_role("plan_wording")
     if factor is None or not [lv for lv in factor.levels if not lv.control]:
-        raise BadInput(f"Design {design.name!r} has no plan-wording factor (a factor with "
-                       f"role = \"plan_wording\" and a level that is not a control): the LLM "
-                       "miner labels each plan with one of its levels")
+        raise BadInput(
+            f"Design {design.name!r} has no plan-wording factor (a factor with "
+            f"role = \"plan_wording\" and a level that is not a control): the LLM "
+            "miner labels each plan with one of its levels"
+        )
     return factor
 
 
 def level_lines(design: Design) -> str:
     """The rubric's list of hedge levels: each non-control level of the plan-wording factor,
     in the design's order, with its definition."""
-    return "\n".join(f"  {lv.name}: {lv.definition}" for lv in hedge_factor(design).levels
-                     if not lv.control)
+    return "\n".join(
+        f"  {lv.name}: {lv.definition}" for lv in hedge_factor(design).levels if not lv.control
+    )
 
 
 NO_PREFILTER = "(none: no keyword filter ran on this turn (--prefilter none); read the whole turn)"
 MAX_TOKENS = 300  # a short JSON object: a span copied from one turn, a few words, a reason
+
 
 def find_verbatim(span: str, turn: str) -> str | None:
     """The turn's own text for ``span`` (exact, else whitespace/case-insensitive), or None."""
@@ -88,62 +98,98 @@ def find_verbatim(span: str, turn: str) -> str | None:
         return span
     words = [re.escape(w) for w in span.split()]
     m = re.search(r"\s+".join(words), turn, re.IGNORECASE)
-    return turn[m.start():m.end()] if m else None
+    return turn[m.start() : m.end()] if m else None
 
 
 class LLMExtractor:
     kind = "LLM"
 
-    def __init__(self, spec: str, *, workspace: Workspace, base_url: str | None = None,
-                 concurrency: int = 4, progress: bool = True, model=None,
-                 design: Design | None = None, **model_options):
+    def __init__(
+        self,
+        spec: str,
+        *,
+        workspace: Workspace,
+        base_url: str | None = None,
+        concurrency: int = 4,
+        progress: bool = True,
+        model=None,
+        design: Design | None = None,
+        **model_options,
+    ):
         self.design = workspace_design(workspace, design)
         factor = hedge_factor(self.design)
         self.levels = tuple(lv.name for lv in factor.levels if not lv.control)
         self.schema = answer_schema(self.levels, self.design.name)
         self.hedge_levels = level_lines(self.design)
-        self.model = model or get_model(spec, workspace=workspace, base_url=base_url,
-                                        **model_options)
+        self.model = model or get_model(
+            spec, workspace=workspace, base_url=base_url, **model_options
+        )
         self.rubric = rubrics.load("hedge_extract")
         self.name = f"{self.model.spec}/{self.rubric.ref}"
         self.concurrency = concurrency
         self.progress = progress
 
     def prompt(self, cand: Candidate) -> str:
-        return self.rubric.fill(speaker=cand.speaker, context=format_context(cand.context),
-                    turn=cand.turn_text, hedge_levels=self.hedge_levels,
-                    cue_sentences="\n".join(f"- {s}" for s in cand.cue_sentences())
-                    or NO_PREFILTER)
+        return self.rubric.fill(
+            speaker=cand.speaker,
+            context=format_context(cand.context),
+            turn=cand.turn_text,
+            hedge_levels=self.hedge_levels,
+            cue_sentences="\n".join(f"- {s}" for s in cand.cue_sentences()) or NO_PREFILTER,
+        )
 
     def plan(self, cand: Candidate) -> bool:
         """Count the call ``extract`` would make (dry runs); True unless it is cached."""
-        return self.model.plan(self.prompt(cand), schema=self.schema, temperature=0.0,
-                               seed_key=cand.id, max_tokens=MAX_TOKENS)
+        return self.model.plan(
+            self.prompt(cand),
+            schema=self.schema,
+            temperature=0.0,
+            seed_key=cand.id,
+            max_tokens=MAX_TOKENS,
+        )
 
     def extract(self, cand: Candidate) -> Extraction:
-        resp = self.model.complete(self.prompt(cand), schema=self.schema, temperature=0.0,
-                                   purpose="mine.hedge_extract", seed_key=cand.id,
-                                   max_tokens=MAX_TOKENS)
+        resp = self.model.complete(
+            self.prompt(cand),
+            schema=self.schema,
+            temperature=0.0,
+            purpose="mine.hedge_extract",
+            seed_key=cand.id,
+            max_tokens=MAX_TOKENS,
+        )
         a: HedgeAnswer = resp.parsed
         fallback = (cand.cue_sentences() or [cand.turn_text])[0]
         calls = dict(llm_calls=1, cached_calls=int(resp.cached), strategy=resp.strategy)
         if not a.keep:
-            return Extraction(kept=False, text=fallback, reject_reason=shorten(f"model: {a.reason}"), **calls)
+            return Extraction(
+                kept=False, text=fallback, reject_reason=shorten(f"model: {a.reason}"), **calls
+            )
         span = find_verbatim(a.span or "", cand.turn_text)
         if span is None or not a.plan_value or not a.hedge_level:
-            why = "span not verbatim in the turn" if span is None else "no plan value or hedge level"
-            return Extraction(kept=False, text=fallback, reject_reason=f"model answer unusable: {why}",
-                              **calls)
-        return Extraction(kept=True, text=span, attribute=a.attribute, plan_value=a.plan_value.strip(),
-                          hedge_level=a.hedge_level, **calls)
+            why = (
+                "span not verbatim in the turn" if span is None else "no plan value or hedge level"
+            )
+            return Extraction(
+                kept=False, text=fallback, reject_reason=f"model answer unusable: {why}", **calls
+            )
+        return Extraction(
+            kept=True,
+            text=span,
+            attribute=a.attribute,
+            plan_value=a.plan_value.strip(),
+            hedge_level=a.hedge_level,
+            **calls,
+        )
 
-    def extract_many(self, candidates: list[Candidate],
-                     on_result: Callable[..., None]) -> None:
-        for result in run_concurrent(lambda c: (c, self.extract(c)), candidates,
-                                     concurrency=self.concurrency,
-                                     description=f"Stage 2 ({self.model.display})",
-                                     usage=self.model.usage,
-                                     progress=self.progress):
+    def extract_many(self, candidates: list[Candidate], on_result: Callable[..., None]) -> None:
+        for result in run_concurrent(
+            lambda c: (c, self.extract(c)),
+            candidates,
+            concurrency=self.concurrency,
+            description=f"Stage 2 ({self.model.display})",
+            usage=self.model.usage,
+            progress=self.progress,
+        ):
             if isinstance(result, Failed):
                 on_result(result.item, None, result.error, result.kind)
             else:

@@ -26,7 +26,9 @@ def parse_sample(item: object, i: int, path: Path) -> Conversation:
         raise CorpusError(f"{path.name}: not a JSON list of {WHAT} (item {i} is not an object)")
     conv = item.get("conversation")
     if not isinstance(conv, dict):
-        raise CorpusError(f"{path.name}: not a JSON list of {WHAT} (item {i} has no 'conversation')")
+        raise CorpusError(
+            f"{path.name}: not a JSON list of {WHAT} (item {i} has no 'conversation')"
+        )
     sample_id = str(item.get("sample_id") or f"sample-{i}")
     speakers = [str(conv[k]) for k in ("speaker_a", "speaker_b") if conv.get(k)]
     if not speakers:
@@ -40,21 +42,41 @@ def parse_sample(item: object, i: int, path: Path) -> Conversation:
     for idx, n in enumerate(sorted(numbers)):
         raw = numbers[n].get("turns") or []
         if not isinstance(raw, list):
-            raise CorpusError(f"{path.name}: item {i} ({sample_id}) session_{n} is not a list of turns")
+            raise CorpusError(
+                f"{path.name}: item {i} ({sample_id}) session_{n} is not a list of turns"
+            )
         turns = []
         for k, t in enumerate(raw):
             if not isinstance(t, dict) or "speaker" not in t or "text" not in t:
-                raise CorpusError(f"{path.name}: item {i} ({sample_id}) session_{n} turn {k} "
-                                  "has no 'speaker' and 'text'")
-            turns.append(CorpusTurn(index=k, speaker=str(t["speaker"]), text=str(t["text"] or ""),
-                                    ref=str(t.get("dia_id") or f"D{n}:{k + 1}"), mined=True))
-        sessions.append(CorpusSession(index=idx, session_id=f"session_{n}",
-                                      date=iso_date(numbers[n].get("date")), turns=turns))
-    return Conversation(corpus="locomo", conversation_id=sample_id, speakers=speakers, sessions=sessions)
+                raise CorpusError(
+                    f"{path.name}: item {i} ({sample_id}) session_{n} turn {k} "
+                    "has no 'speaker' and 'text'"
+                )
+            turns.append(
+                CorpusTurn(
+                    index=k,
+                    speaker=str(t["speaker"]),
+                    text=str(t["text"] or ""),
+                    ref=str(t.get("dia_id") or f"D{n}:{k + 1}"),
+                    mined=True,
+                )
+            )
+        sessions.append(
+            CorpusSession(
+                index=idx,
+                session_id=f"session_{n}",
+                date=iso_date(numbers[n].get("date")),
+                turns=turns,
+            )
+        )
+    return Conversation(
+        corpus="locomo", conversation_id=sample_id, speakers=speakers, sessions=sessions
+    )
 
 
-def iter_locomo(path: str | Path, on_bytes: Callable[[int], None] | None = None,
-                skip: int = 0) -> Iterator[Conversation]:
+def iter_locomo(
+    path: str | Path, on_bytes: Callable[[int], None] | None = None, skip: int = 0
+) -> Iterator[Conversation]:
     path = Path(path)
     for i, item in enumerate(iter_items(path, WHAT, on_bytes, skip), start=skip):
         yield parse_sample(item, i, path)

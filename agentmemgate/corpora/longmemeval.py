@@ -47,8 +47,10 @@ def parse_instance(item: object, i: int, path: Path, variant: str = "") -> Conve
     dates = item.get("haystack_dates") or [None] * len(sessions)
     ids = item.get("haystack_session_ids") or [f"s{j}" for j in range(len(sessions))]
     if len(dates) != len(sessions) or len(ids) != len(sessions):
-        raise CorpusError(f"{path.name}: item {i} ({qid}) has {len(sessions)} sessions but "
-                          f"{len(dates)} dates and {len(ids)} session ids")
+        raise CorpusError(
+            f"{path.name}: item {i} ({qid}) has {len(sessions)} sessions but "
+            f"{len(dates)} dates and {len(ids)} session ids"
+        )
     out = []
     for j, (raw_turns, date, sid) in enumerate(zip(sessions, dates, ids)):
         if not isinstance(raw_turns, list):
@@ -56,18 +58,33 @@ def parse_instance(item: object, i: int, path: Path, variant: str = "") -> Conve
         turns = []
         for k, t in enumerate(raw_turns):
             if not isinstance(t, dict) or "role" not in t or "content" not in t:
-                raise CorpusError(f"{path.name}: item {i} ({qid}) session {j} turn {k} "
-                                  "has no 'role' and 'content'")
+                raise CorpusError(
+                    f"{path.name}: item {i} ({qid}) session {j} turn {k} "
+                    "has no 'role' and 'content'"
+                )
             role = str(t["role"])
-            turns.append(CorpusTurn(index=k, speaker=role, text=str(t["content"] or ""),
-                                    ref=f"{qid}/{sid}/{k}", mined=role == "user"))
+            turns.append(
+                CorpusTurn(
+                    index=k,
+                    speaker=role,
+                    text=str(t["content"] or ""),
+                    ref=f"{qid}/{sid}/{k}",
+                    mined=role == "user",
+                )
+            )
         out.append(CorpusSession(index=j, session_id=str(sid), date=iso_date(date), turns=turns))
-    return Conversation(corpus="longmemeval", conversation_id=qid, speakers=["user", "assistant"],
-                        sessions=out, variant=variant)
+    return Conversation(
+        corpus="longmemeval",
+        conversation_id=qid,
+        speakers=["user", "assistant"],
+        sessions=out,
+        variant=variant,
+    )
 
 
-def iter_longmemeval(path: str | Path, on_bytes: Callable[[int], None] | None = None,
-                     skip: int = 0) -> Iterator[Conversation]:
+def iter_longmemeval(
+    path: str | Path, on_bytes: Callable[[int], None] | None = None, skip: int = 0
+) -> Iterator[Conversation]:
     path = Path(path)
     variant = variant_of(path)
     for i, item in enumerate(iter_items(path, WHAT, on_bytes, skip), start=skip):

@@ -31,8 +31,15 @@ def source_key(path: Path, limit: int | None = None) -> str:
     return f"{key}:first{limit}" if limit else key
 
 
-def get_extractor(miner: str, workspace: Workspace, *, base_url: str | None = None,
-                  concurrency: int = 4, progress: bool = False, **model_options) -> Extractor:
+def get_extractor(
+    miner: str,
+    workspace: Workspace,
+    *,
+    base_url: str | None = None,
+    concurrency: int = 4,
+    progress: bool = False,
+    **model_options,
+) -> Extractor:
     """``offline`` (rule-based stage 2) or a model spec ``provider:model`` (LLM stage 2);
     ``model_options`` (``timeout``, ``max_tokens``, ...) go to the model."""
     if miner in ("offline", OFFLINE_MINER):
@@ -41,8 +48,14 @@ def get_extractor(miner: str, workspace: Workspace, *, base_url: str | None = No
         return RuleExtractor()
     from .llm_extract import LLMExtractor
 
-    return LLMExtractor(miner, workspace=workspace, base_url=base_url, concurrency=concurrency,
-                        progress=progress, **model_options)
+    return LLMExtractor(
+        miner,
+        workspace=workspace,
+        base_url=base_url,
+        concurrency=concurrency,
+        progress=progress,
+        **model_options,
+    )
 
 
 # -- stage 1 ---------------------------------------------------------------------------------
@@ -61,8 +74,16 @@ def _lex_ref(lexicon: Lexicon, prefilter: str) -> str:
     return "none" if prefilter == "none" else f"{lexicon.ref}:{lexicon.sha256[:12]}"
 
 
-def _stage1(ws: Workspace, path: Path, corpus: str, key: str, lexicon: Lexicon,
-            limit: int | None, progress: bool, prefilter: str = "lexicon") -> dict:
+def _stage1(
+    ws: Workspace,
+    path: Path,
+    corpus: str,
+    key: str,
+    lexicon: Lexicon,
+    limit: int | None,
+    progress: bool,
+    prefilter: str = "lexicon",
+) -> dict:
     """Prefilter the source, committing each conversation's candidates together with a checkpoint
     (conversations done, counts, sessions seen): a killed run resumes after the last one.
     ``prefilter="none"`` passes every mined turn on (a change of prefilter redoes stage 1)."""
@@ -77,19 +98,35 @@ def _stage1(ws: Workspace, path: Path, corpus: str, key: str, lexicon: Lexicon,
     resume = bool(row and row["lexicon"] == lex_ref and row["stage1_items"])
     if resume:
         done = row["stage1_items"]
-        counts = {k: row[k] for k in ("conversations", "duplicate_sessions", "turns_scanned",
-                                      "sentences_scanned")}
+        counts = {
+            k: row[k]
+            for k in ("conversations", "duplicate_sessions", "turns_scanned", "sentences_scanned")
+        }
         position = ws.db["mined_candidates"].count_where("source_key = ?", [key])
-        seen = {r[0] for r in ws.db.execute(
-            "select session_id from mined_sessions where source_key = ?", [key])}
+        seen = {
+            r[0]
+            for r in ws.db.execute(
+                "select session_id from mined_sessions where source_key = ?", [key]
+            )
+        }
     else:
         done, position, seen = 0, 0, set()
         counts = dict(conversations=0, duplicate_sessions=0, turns_scanned=0, sentences_scanned=0)
         found = detect_format(path)
-        row = {"source_key": key, "path": str(path.resolve()), "corpus": found,
-               "variant": variant_of(path) if found == "longmemeval" else "",
-               "license": LICENSES[found], "lexicon": lex_ref, "stage1_done": 0, "stage1_items": 0,
-               "stage1_bytes": 0, "offline_rules": None, "created_at": now(), **counts}
+        row = {
+            "source_key": key,
+            "path": str(path.resolve()),
+            "corpus": found,
+            "variant": variant_of(path) if found == "longmemeval" else "",
+            "license": LICENSES[found],
+            "lexicon": lex_ref,
+            "stage1_done": 0,
+            "stage1_items": 0,
+            "stage1_bytes": 0,
+            "offline_rules": None,
+            "created_at": now(),
+            **counts,
+        }
         with ws.db.conn:
             _store.forget(ws.db, key)
             ws.db["mine_sources"].upsert(row, pk="source_key")
@@ -105,8 +142,9 @@ def _stage1(ws: Workspace, path: Path, corpus: str, key: str, lexicon: Lexicon,
             for conv in iter_conversations(path, corpus, on_bytes=on_bytes, skip=done):
                 dedup = conv.corpus == "longmemeval"
                 before = set(seen) if dedup else None
-                scan = scan_conversation(conv, lexicon, seen if dedup else None,
-                                         prefilter=prefilter)
+                scan = scan_conversation(
+                    conv, lexicon, seen if dedup else None, prefilter=prefilter
+                )
                 item, done = done, done + 1
                 counts["conversations"] += 1
                 counts["duplicate_sessions"] += scan.duplicate_sessions
@@ -118,8 +156,9 @@ def _stage1(ws: Workspace, path: Path, corpus: str, key: str, lexicon: Lexicon,
                     _store.save(ws.db.conn, rows, turns)
                     if dedup:
                         _store.save_sessions(ws.db.conn, key, seen - before)
-                    _store.checkpoint(ws.db.conn, key, {"stage1_items": done, "stage1_bytes": read,
-                                                        **counts})
+                    _store.checkpoint(
+                        ws.db.conn, key, {"stage1_items": done, "stage1_bytes": read, **counts}
+                    )
                 update(read, f"{counts['conversations']} conversations, {position} hits")
                 if limit and done >= limit:
                     break
@@ -135,9 +174,11 @@ def _stage1(ws: Workspace, path: Path, corpus: str, key: str, lexicon: Lexicon,
 
 
 STAGE2_CHUNK = 2000  # candidates read from the workspace per stage-2 batch (bounded memory)
-_UNANSWERED = ("from mined_candidates c where c.source_key = ? and not exists (select 1 from "
-               "mined_extractions e where e.source_key = c.source_key and e.candidate_id = c.id "
-               "and e.miner = ?)")
+_UNANSWERED = (
+    "from mined_candidates c where c.source_key = ? and not exists (select 1 from "
+    "mined_extractions e where e.source_key = c.source_key and e.candidate_id = c.id "
+    "and e.miner = ?)"
+)
 
 
 def _unanswered(ws: Workspace, key: str, miner: str, chunk: int) -> Iterator[list[Candidate]]:
@@ -147,8 +188,11 @@ def _unanswered(ws: Workspace, key: str, miner: str, chunk: int) -> Iterator[lis
     source = _source_texts(ws, key)
     last = 0
     while True:
-        rows = ws.db.execute(f"select c.rowid, {_store.COLUMNS} {_UNANSWERED} and "
-                             "c.rowid > ? order by c.rowid limit ?", [key, miner, last, chunk]).fetchall()
+        rows = ws.db.execute(
+            f"select c.rowid, {_store.COLUMNS} {_UNANSWERED} and "
+            "c.rowid > ? order by c.rowid limit ?",
+            [key, miner, last, chunk],
+        ).fetchall()
         if not rows:
             return
         last = rows[-1][0]
@@ -164,12 +208,20 @@ def _forget_stale_offline_answers(ws: Workspace, key: str, extractor: Extractor)
     if (_source_row(ws, key) or {}).get("offline_rules") == ref:
         return
     with ws.db.conn:
-        ws.db["mined_extractions"].delete_where("source_key = ? and miner = ?", [key, extractor.name])
+        ws.db["mined_extractions"].delete_where(
+            "source_key = ? and miner = ?", [key, extractor.name]
+        )
         ws.db["mine_sources"].update(key, {"offline_rules": ref})
 
 
-def plan_mining(path: Path, corpus: str, extractor: Extractor, lexicon: Lexicon,
-                limit: int | None, prefilter: str) -> MinePlan:
+def plan_mining(
+    path: Path,
+    corpus: str,
+    extractor: Extractor,
+    lexicon: Lexicon,
+    limit: int | None,
+    prefilter: str,
+) -> MinePlan:
     """A dry run: prefilter the file in memory (nothing stored) and count the stage-2 model calls
     on the extractor's model (``model.planned``; cached answers not counted)."""
     plan = MinePlan(corpus="", prefilter=prefilter_line(prefilter, lexicon))
@@ -177,8 +229,9 @@ def plan_mining(path: Path, corpus: str, extractor: Extractor, lexicon: Lexicon,
     model_plan = getattr(extractor, "plan", None)
     for conv in iter_conversations(path, corpus):
         plan.corpus = conv.corpus
-        scan = scan_conversation(conv, lexicon, seen if conv.corpus == "longmemeval" else None,
-                                 prefilter=prefilter)
+        scan = scan_conversation(
+            conv, lexicon, seen if conv.corpus == "longmemeval" else None, prefilter=prefilter
+        )
         plan.conversations += 1
         plan.turns_scanned += scan.turns_scanned
         plan.stage2 += len(scan.candidates)
@@ -220,33 +273,57 @@ def _stage2(ws: Workspace, key: str, extractor: Extractor, progress: bool) -> St
     def flush() -> None:
         if pending:
             with ws.db.conn:
-                ws.db["mined_extractions"].upsert_all(pending, pk=("source_key", "candidate_id", "miner"))
+                ws.db["mined_extractions"].upsert_all(
+                    pending, pk=("source_key", "candidate_id", "miner")
+                )
                 if llm:
                     for row in pending:
                         ws.db["mined_failures"].delete_where(
                             "source_key = ? and candidate_id = ? and miner = ?",
-                            [key, row["candidate_id"], extractor.name])
+                            [key, row["candidate_id"], extractor.name],
+                        )
             pending.clear()
 
     with progress_bar(f"Stage 2: {extractor.name}", total, enabled=progress and not llm) as advance:
 
-        def on_result(cand: Candidate, ext: Extraction | None, error: str | None,
-                      kind: str = "error") -> None:
+        def on_result(
+            cand: Candidate, ext: Extraction | None, error: str | None, kind: str = "error"
+        ) -> None:
             if ext is None:
                 failures.add(cand.id, error or "no answer", kind)
                 with ws.db.conn:  # recorded with its reason; the candidate stays unanswered
                     ws.db["mined_failures"].upsert(
-                        {"source_key": key, "candidate_id": cand.id, "miner": extractor.name,
-                         "kind": kind, "error": error or "no answer", "created_at": now()},
-                        pk=("source_key", "candidate_id", "miner"))
+                        {
+                            "source_key": key,
+                            "candidate_id": cand.id,
+                            "miner": extractor.name,
+                            "kind": kind,
+                            "error": error or "no answer",
+                            "created_at": now(),
+                        },
+                        pk=("source_key", "candidate_id", "miner"),
+                    )
             else:
                 pending.append(
-                    {"source_key": key, "candidate_id": cand.id, "miner": extractor.name,
-                     "kept": int(ext.kept), "text": ext.text, "attribute": ext.attribute,
-                     "plan_value": ext.plan_value, "hedge_level": ext.hedge_level,
-                     "reject_reason": ext.reject_reason, "llm_calls": ext.llm_calls,
-                     "cached_calls": ext.cached_calls, "outcome": None, "outcome_ref": None,
-                     "outcome_evidence": None, "created_at": now(), "strategy": ext.strategy})
+                    {
+                        "source_key": key,
+                        "candidate_id": cand.id,
+                        "miner": extractor.name,
+                        "kept": int(ext.kept),
+                        "text": ext.text,
+                        "attribute": ext.attribute,
+                        "plan_value": ext.plan_value,
+                        "hedge_level": ext.hedge_level,
+                        "reject_reason": ext.reject_reason,
+                        "llm_calls": ext.llm_calls,
+                        "cached_calls": ext.cached_calls,
+                        "outcome": None,
+                        "outcome_ref": None,
+                        "outcome_evidence": None,
+                        "created_at": now(),
+                        "strategy": ext.strategy,
+                    }
+                )
                 if len(pending) >= batch:
                     flush()
             advance(failed=ext is None)
@@ -261,19 +338,30 @@ def _stage2(ws: Workspace, key: str, extractor: Extractor, progress: bool) -> St
 
 
 # -- outcome linking -------------------------------------------------------------------------
-def _link(ws: Workspace, path: Path, corpus: str, key: str, miner: str, limit: int | None,
-          progress: bool) -> None:
+def _link(
+    ws: Workspace, path: Path, corpus: str, key: str, miner: str, limit: int | None, progress: bool
+) -> None:
     kept = ws.db.execute(
         f"select {_store.COLUMNS}, e.kept, e.text, e.attribute, e.plan_value, e.hedge_level "
         "from mined_extractions e join mined_candidates c on c.source_key = e.source_key "
         "and c.id = e.candidate_id where e.source_key = ? and e.miner = ? and e.kept = 1",
-        [key, miner]).fetchall()
+        [key, miner],
+    ).fetchall()
     by_conv: dict[str, list[tuple[Candidate, Extraction]]] = {}
     cands = _store.load(ws.db, key, [r[:8] for r in kept], context=False)
     for cand, (kept_flag, text, attribute, value, level) in zip(cands, (r[8:] for r in kept)):
         by_conv.setdefault(cand.conversation_id, []).append(
-            (cand, Extraction(kept=bool(kept_flag), text=text, attribute=attribute,
-                              plan_value=value, hedge_level=level)))
+            (
+                cand,
+                Extraction(
+                    kept=bool(kept_flag),
+                    text=text,
+                    attribute=attribute,
+                    plan_value=value,
+                    hedge_level=level,
+                ),
+            )
+        )
     if not by_conv:
         return
     rules = load_rules()
@@ -282,22 +370,34 @@ def _link(ws: Workspace, path: Path, corpus: str, key: str, miner: str, limit: i
     with bytes_bar("Outcome linking", size, progress) as update:
         for conv in iter_conversations(path, corpus, on_bytes=update):
             n += 1
-            links = [(cand, link_outcome(conv, cand, ext, rules))
-                     for cand, ext in by_conv.pop(conv.conversation_id, [])]
-            with ws.db.conn:  # one statement per conversation (sqlite-utils' update commits each row)
+            links = [
+                (cand, link_outcome(conv, cand, ext, rules))
+                for cand, ext in by_conv.pop(conv.conversation_id, [])
+            ]
+            with (
+                ws.db.conn
+            ):  # one statement per conversation (sqlite-utils' update commits each row)
                 ws.db.conn.executemany(
                     "update mined_extractions set outcome = ?, outcome_ref = ?, outcome_evidence = ? "
                     "where source_key = ? and candidate_id = ? and miner = ?",
-                    [(link.outcome, link.outcome_ref, link.evidence, key, cand.id, miner)
-                     for cand, link in links])
+                    [
+                        (link.outcome, link.outcome_ref, link.evidence, key, cand.id, miner)
+                        for cand, link in links
+                    ],
+                )
             if not by_conv or (limit and n >= limit):
                 break
         update(size)
 
 
 # -- summary and export ----------------------------------------------------------------------
-def summary(ws: Workspace, key: str, miner: str, failures: Stage2Failures | None = None,
-            usage: dict[str, int] | None = None) -> MineSummary:
+def summary(
+    ws: Workspace,
+    key: str,
+    miner: str,
+    failures: Stage2Failures | None = None,
+    usage: dict[str, int] | None = None,
+) -> MineSummary:
     """The counts of a mined source for ``miner``; ``failures`` and ``usage`` are this run's."""
     src = _source_row(ws, key)
     if src is None:
@@ -306,23 +406,35 @@ def summary(ws: Workspace, key: str, miner: str, failures: Stage2Failures | None
     rows = ws.db.execute(
         "select e.kept, e.outcome, e.outcome_ref, e.llm_calls, e.cached_calls "
         "from mined_extractions e join mined_candidates c on c.source_key = e.source_key "
-        "and c.id = e.candidate_id where e.source_key = ? and e.miner = ?", [key, miner]).fetchall()
+        "and c.id = e.candidate_id where e.source_key = ? and e.miner = ?",
+        [key, miner],
+    ).fetchall()
     kept = [r for r in rows if r[0]]
     outcomes = [r[1] for r in kept]
     return MineSummary(
-        source=key, corpus=src["corpus"], miner=miner, conversations=src["conversations"],
-        duplicate_sessions_skipped=src["duplicate_sessions"], turns_scanned=src["turns_scanned"],
-        sentences_scanned=src["sentences_scanned"], prefilter_hits=hits,
-        llm_calls=sum(r[3] or 0 for r in rows), llm_cached=sum(r[4] or 0 for r in rows),
-        hedges=len(kept), came_true=outcomes.count("came_true"),
-        abandoned=outcomes.count("abandoned"), unresolved=outcomes.count("unresolved"),
+        source=key,
+        corpus=src["corpus"],
+        miner=miner,
+        conversations=src["conversations"],
+        duplicate_sessions_skipped=src["duplicate_sessions"],
+        turns_scanned=src["turns_scanned"],
+        sentences_scanned=src["sentences_scanned"],
+        prefilter_hits=hits,
+        llm_calls=sum(r[3] or 0 for r in rows),
+        llm_cached=sum(r[4] or 0 for r in rows),
+        hedges=len(kept),
+        came_true=outcomes.count("came_true"),
+        abandoned=outcomes.count("abandoned"),
+        unresolved=outcomes.count("unresolved"),
         at_risk_measurable=sum(at_risk_measurable(r[1], r[2]) for r in kept),
         errors=ws.db["mined_failures"].count_where("source_key = ? and miner = ?", [key, miner]),
         llm_calls_now=(usage or {}).get("calls", 0),
         llm_cache_hits_now=(usage or {}).get("cache_hits", 0),
         failure_kinds=failures.kinds if failures else {},
         failure_reasons=failures.reasons if failures else [],
-        variant=src["variant"] or "", limited=":first" in key)
+        variant=src["variant"] or "",
+        limited=":first" in key,
+    )
 
 
 def mined_statements(ws: Workspace, key: str, miner: str | None = None) -> Iterator[MinedStatement]:
@@ -330,36 +442,61 @@ def mined_statements(ws: Workspace, key: str, miner: str | None = None) -> Itera
     src = _source_row(ws, key)
     if src is None:
         raise BadInput(f"No mined source {key!r} in this workspace; run `amg mine hedges` first")
-    sql = (f"select {_store.COLUMNS}, e.miner, e.kept, e.text, e.attribute, e.plan_value, "
-           "e.hedge_level, e.reject_reason, e.outcome, e.outcome_ref, e.outcome_evidence, f.error "
-           "from mined_candidates c left join mined_extractions e on e.source_key = c.source_key "
-           "and e.candidate_id = c.id and e.miner = ? left join mined_failures f on "
-           "f.source_key = c.source_key and f.candidate_id = c.id and f.miner = ? "
-           "where c.source_key = ? order by c.position")
+    sql = (
+        f"select {_store.COLUMNS}, e.miner, e.kept, e.text, e.attribute, e.plan_value, "
+        "e.hedge_level, e.reject_reason, e.outcome, e.outcome_ref, e.outcome_evidence, f.error "
+        "from mined_candidates c left join mined_extractions e on e.source_key = c.source_key "
+        "and e.candidate_id = c.id and e.miner = ? left join mined_failures f on "
+        "f.source_key = c.source_key and f.candidate_id = c.id and f.miner = ? "
+        "where c.source_key = ? order by c.position"
+    )
     cursor = ws.db.execute(sql, [miner or "", miner or "", key])  # a cursor: big sources stream
     source = _source_texts(ws, key)
     while rows := cursor.fetchmany(500):
         cands = _store.load(ws.db, key, [r[:8] for r in rows], source)
-        for cand, (m, kept, text, attr, value, level, reason, outcome, ref, evidence, failed) in zip(
-                cands, (r[8:] for r in rows)):
+        for cand, (
+            m,
+            kept,
+            text,
+            attr,
+            value,
+            level,
+            reason,
+            outcome,
+            ref,
+            evidence,
+            failed,
+        ) in zip(cands, (r[8:] for r in rows)):
             if m is None and failed is not None:  # asked and failed: say so, not "prefilter-only"
                 m, reason = miner, f"stage 2 failed: {failed}"
             yield MinedStatement(
-                id=cand.id, corpus=cand.corpus, conversation_id=cand.conversation_id,
-                source_ref=cand.source_ref, speaker=cand.speaker, date=cand.date,
+                id=cand.id,
+                corpus=cand.corpus,
+                conversation_id=cand.conversation_id,
+                source_ref=cand.source_ref,
+                speaker=cand.speaker,
+                date=cand.date,
                 text=text if text is not None else _cue_span(cand),
-                context=cand.context, prefilter_cues=cand.prefilter_cues,
-                miner=m or "prefilter-only", kept=None if kept is None else bool(kept),
-                attribute=attr, plan_value=value, hedge_level=level, reject_reason=reason,
-                outcome=outcome, outcome_ref=ref, outcome_evidence=evidence,
-                license=src["license"])
+                context=cand.context,
+                prefilter_cues=cand.prefilter_cues,
+                miner=m or "prefilter-only",
+                kept=None if kept is None else bool(kept),
+                attribute=attr,
+                plan_value=value,
+                hedge_level=level,
+                reject_reason=reason,
+                outcome=outcome,
+                outcome_ref=ref,
+                outcome_evidence=evidence,
+                license=src["license"],
+            )
 
 
 def _cue_span(cand: Candidate) -> str:
     """Before stage 2: the turn from its first to its last cue sentence (a verbatim span)."""
     if not cand.cue_spans:
         return cand.turn_text
-    return cand.turn_text[cand.cue_spans[0][0]:cand.cue_spans[-1][1]]
+    return cand.turn_text[cand.cue_spans[0][0] : cand.cue_spans[-1][1]]
 
 
 def write_jsonl(records: Iterator[MinedStatement], out: Path) -> int:
@@ -379,13 +516,24 @@ def sources(ws: Workspace) -> list[dict]:
     return list(ws.db["mine_sources"].rows_where(order_by="created_at"))
 
 
-def mine_hedges(ws: Workspace, path: str | Path, *, corpus: str = "auto", miner: str = "offline",
-                out: str | Path | None = None, limit: int | None = None, concurrency: int = 4,
-                base_url: str | None = None, progress: bool = False,
-                extractor: Extractor | None = None, lexicon: str | Path | None = None,
-                echo: Callable[[str], None] | None = None,
-                model_options: dict | None = None, prefilter: str = "lexicon",
-                dry_run: bool = False) -> MineSummary | MinePlan:
+def mine_hedges(
+    ws: Workspace,
+    path: str | Path,
+    *,
+    corpus: str = "auto",
+    miner: str = "offline",
+    out: str | Path | None = None,
+    limit: int | None = None,
+    concurrency: int = 4,
+    base_url: str | None = None,
+    progress: bool = False,
+    extractor: Extractor | None = None,
+    lexicon: str | Path | None = None,
+    echo: Callable[[str], None] | None = None,
+    model_options: dict | None = None,
+    prefilter: str = "lexicon",
+    dry_run: bool = False,
+) -> MineSummary | MinePlan:
     """Mine one corpus file end to end; returns the summary (also printed by the CLI).
 
     ``lexicon`` is a cue-lexicon TOML file of your own (default: the packaged ``cues.vN.toml``);
@@ -401,33 +549,55 @@ def mine_hedges(ws: Workspace, path: str | Path, *, corpus: str = "auto", miner:
         raise BadInput(f"Unknown --prefilter {prefilter!r}: choose {' or '.join(PREFILTERS)}")
     if prefilter == "none" and lexicon:
         raise BadInput("--lexicon is the lexicon prefilter's; --prefilter none uses no lexicon")
-    extractor = extractor or get_extractor(miner, ws, base_url=base_url, concurrency=concurrency,
-                                           progress=progress, **(model_options or {}))
+    extractor = extractor or get_extractor(
+        miner,
+        ws,
+        base_url=base_url,
+        concurrency=concurrency,
+        progress=progress,
+        **(model_options or {}),
+    )
     key = source_key(path, limit)
     lex = load_lexicon(path=str(lexicon)) if lexicon else load_lexicon()
     if dry_run:
         return plan_mining(path, corpus, extractor, lex, limit, prefilter)
-    run = ws.start_run("mine hedges", {"path": str(path), "corpus": corpus, "miner": extractor.name,
-                                       "limit": limit, "lexicon": _lex_ref(lex, prefilter),
-                                       "prefilter": prefilter, "rules": load_rules().ref})
+    run = ws.start_run(
+        "mine hedges",
+        {
+            "path": str(path),
+            "corpus": corpus,
+            "miner": extractor.name,
+            "limit": limit,
+            "lexicon": _lex_ref(lex, prefilter),
+            "prefilter": prefilter,
+            "rules": load_rules().ref,
+        },
+    )
     status = "failed"
     try:
         _stage1(ws, path, corpus, key, lex, limit, progress, prefilter)
         _forget_stale_offline_answers(ws, key, extractor)
-        unanswered = ws.db.execute(f"select count(*) {_UNANSWERED}", [key, extractor.name]).fetchone()[0]
-        answered_before = ws.db["mined_candidates"].count_where("source_key = ?", [key]) - unanswered
+        unanswered = ws.db.execute(
+            f"select count(*) {_UNANSWERED}", [key, extractor.name]
+        ).fetchone()[0]
+        answered_before = (
+            ws.db["mined_candidates"].count_where("source_key = ?", [key]) - unanswered
+        )
         failures = _stage2(ws, key, extractor, progress)
         _link(ws, path, corpus, key, extractor.name, limit, progress)
         model = getattr(extractor, "model", None)
-        result = summary(ws, key, extractor.name, failures,
-                         model.usage.as_dict() if model is not None else None)
+        result = summary(
+            ws, key, extractor.name, failures, model.usage.as_dict() if model is not None else None
+        )
         result.prefilter_lines = prefilter_line(prefilter, lex)
         result.answered_before = answered_before
         if out is not None:
             n = write_jsonl(mined_statements(ws, key, extractor.name), Path(out))
             if echo:
-                echo(f"Wrote {n} candidates ({result.hedges} hedge{'s' if result.hedges != 1 else ''}) "
-                     f"to {out} (license: {result.corpus} {LICENSES[result.corpus].split(' (')[0]})")
+                echo(
+                    f"Wrote {n} candidates ({result.hedges} hedge{'s' if result.hedges != 1 else ''}) "
+                    f"to {out} (license: {result.corpus} {LICENSES[result.corpus].split(' (')[0]})"
+                )
         status = "ok" if not result.errors else "partial"
         return result
     except (AmgError, CallFailed, KeyboardInterrupt):
@@ -435,4 +605,3 @@ def mine_hedges(ws: Workspace, path: str | Path, *, corpus: str = "auto", miner:
         raise
     finally:
         ws.finish_run(run, status)
-

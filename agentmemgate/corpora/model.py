@@ -151,8 +151,11 @@ class MinePlan(BaseModel):
     stage2: int = 0
 
     def lines(self) -> list[str]:
-        return [f"dry run: {self.conversations} conversations ({self.corpus}), {self.turns_scanned} "
-                f"turns scanned, {self.stage2} go to stage 2", *self.prefilter]
+        return [
+            f"dry run: {self.conversations} conversations ({self.corpus}), {self.turns_scanned} "
+            f"turns scanned, {self.stage2} go to stage 2",
+            *self.prefilter,
+        ]
 
 
 class MineSummary(BaseModel):
@@ -201,13 +204,17 @@ class MineSummary(BaseModel):
         """The share of turns stage 1 passes on (each one stage-2 call: one LLM call with an LLM
         miner) and, for LongMemEval, what that share would cost on LongMemEval_s."""
         who = "user turns" if self.corpus == "longmemeval" else "turns"
-        out = [f"Prefilter hits: {self.stage2_share().fmt().replace(' = ', f' {who} = ')} "
-               "(one stage-2 call each)"]
+        out = [
+            f"Prefilter hits: {self.stage2_share().fmt().replace(' = ', f' {who} = ')} "
+            "(one stage-2 call each)"
+        ]
         projected = self.projected_longmemeval_s_calls()
         if projected is not None:
-            out.append(f"Projected stage-2 calls on LongMemEval_s: ~{projected:,} "
-                       f"({100 * self.stage2_share().value:.1f}% of ~{LONGMEMEVAL_S_USER_TURNS:,} "
-                       "user turns; upper bound)")
+            out.append(
+                f"Projected stage-2 calls on LongMemEval_s: ~{projected:,} "
+                f"({100 * self.stage2_share().value:.1f}% of ~{LONGMEMEVAL_S_USER_TURNS:,} "
+                "user turns; upper bound)"
+            )
         return out
 
     def lines(self) -> list[str]:
@@ -218,9 +225,14 @@ class MineSummary(BaseModel):
             *self.prefilter_lines,
             *self.cost_lines(),
             self._llm_line(),
-            *([f"Resumed: {self.answered_before} of {self.prefilter_hits} candidates had a stage-2 "
-               "answer from an earlier run of this miner (not asked again)"]
-              if self.answered_before else []),
+            *(
+                [
+                    f"Resumed: {self.answered_before} of {self.prefilter_hits} candidates had a stage-2 "
+                    "answer from an earlier run of this miner (not asked again)"
+                ]
+                if self.answered_before
+                else []
+            ),
             f"Hedges: {self.hedges} (came true {self.came_true}, abandoned {self.abandoned}, "
             f"unresolved {self.unresolved})",
             f"At-risk plans with a measurable outcome: {self.at_risk_measurable}",
@@ -229,13 +241,16 @@ class MineSummary(BaseModel):
     def _llm_line(self) -> str:
         if self.miner.startswith("offline"):
             return "LLM calls: none (stage 2 by offline rules)"
-        return (f"LLM calls: {self.llm_calls_now} this run ({self.llm_cache_hits_now} answered from "
-                f"the cache); {self.llm_calls} behind the stage-2 answers stored for this miner")
+        return (
+            f"LLM calls: {self.llm_calls_now} this run ({self.llm_cache_hits_now} answered from "
+            f"the cache); {self.llm_calls} behind the stage-2 answers stored for this miner"
+        )
 
     def _failure_lines(self) -> list[str]:
         if not self.errors:
             return []
         kinds = ", ".join(f"{k} {n}" for k, n in sorted(self.failure_kinds.items()))
-        return ([f"Stage-2 failures: {self.errors}{f' ({kinds})' if kinds else ''}: these candidates "
-                 "have no stage-2 verdict (exported with kept null); a re-run asks again"]
-                + [f"  {r}" for r in self.failure_reasons[:3]])
+        return [
+            f"Stage-2 failures: {self.errors}{f' ({kinds})' if kinds else ''}: these candidates "
+            "have no stage-2 verdict (exported with kept null); a re-run asks again"
+        ] + [f"  {r}" for r in self.failure_reasons[:3]]

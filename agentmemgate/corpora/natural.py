@@ -55,11 +55,43 @@ from .natural_fields import FIELD_RULE, derive_field, refusal
 
 RULES = {"longmemeval": "longmemeval-knowledge-update.v1", "locomo": "locomo-change.v1"}
 LOCOMO_CHANGE_CUES = (
-    "now", "current", "currently", "still", "anymore", "no longer", "new", "latest", "recent",
-    "recently", "more recently", "before", "after", "first", "initially", "originally",
-    "previous", "previously", "used to", "change", "changed", "switch", "switched", "move",
-    "moved", "replace", "replaced", "stop", "stopped", "quit", "resume", "resumed", "decided",
-    "start", "started", "become", "became",
+    "now",
+    "current",
+    "currently",
+    "still",
+    "anymore",
+    "no longer",
+    "new",
+    "latest",
+    "recent",
+    "recently",
+    "more recently",
+    "before",
+    "after",
+    "first",
+    "initially",
+    "originally",
+    "previous",
+    "previously",
+    "used to",
+    "change",
+    "changed",
+    "switch",
+    "switched",
+    "move",
+    "moved",
+    "replace",
+    "replaced",
+    "stop",
+    "stopped",
+    "quit",
+    "resume",
+    "resumed",
+    "decided",
+    "start",
+    "started",
+    "become",
+    "became",
 )
 _CUES = re.compile(r"\b(?:" + "|".join(re.escape(c) for c in LOCOMO_CHANGE_CUES) + r")\b", re.I)
 _ARITHMETIC = re.compile(r"^\s*(?:when\b|how long\b|how many times\b|after how many\b)", re.I)
@@ -150,8 +182,11 @@ class NaturalSetInfo(BaseModel):
             f"({self.corpus}{', ' + self.variant if self.variant else ''}; {self.conversations_read} "
             f"{what} read; rule {self.rule})",
             f"Fields ({self.field_rule}): {self.fielded} value-free, {self.refused} refused"
-            + (" (" + ", ".join(f"{k} {v}" for k, v in sorted(self.refusals.items())) + ")"
-               if self.refusals else ""),
+            + (
+                " (" + ", ".join(f"{k} {v}" for k, v in sorted(self.refusals.items())) + ")"
+                if self.refusals
+                else ""
+            ),
             f"License: {self.license}",
         ]
 
@@ -182,14 +217,23 @@ def _with_field(item: dict, fielder=None) -> dict:
 
 
 def _sessions(conv: Conversation, role_of: Callable[[str], str]) -> list[NaturalSession]:
-    return [NaturalSession(index=i, session_id=s.session_id, date=s.date,
-                           turns=[NaturalTurn(role=role_of(t.speaker), speaker=t.speaker,
-                                              text=t.text, ref=t.ref) for t in s.turns])
-            for i, s in enumerate(x for x in conv.chronological() if x.turns)]
+    return [
+        NaturalSession(
+            index=i,
+            session_id=s.session_id,
+            date=s.date,
+            turns=[
+                NaturalTurn(role=role_of(t.speaker), speaker=t.speaker, text=t.text, ref=t.ref)
+                for t in s.turns
+            ],
+        )
+        for i, s in enumerate(x for x in conv.chronological() if x.turns)
+    ]
 
 
-def select_longmemeval(raw: dict, i: int, path: Path, variant: str,
-                       fielder=None) -> list[NaturalItem]:
+def select_longmemeval(
+    raw: dict, i: int, path: Path, variant: str, fielder=None
+) -> list[NaturalItem]:
     if not isinstance(raw, dict) or raw.get("question_type") != "knowledge-update":
         return []
     conv = parse_instance(raw, i, path, variant)
@@ -202,14 +246,20 @@ def select_longmemeval(raw: dict, i: int, path: Path, variant: str,
             if isinstance(t, dict) and t.get("has_answer"):
                 evidence.append(conv.sessions[j].turns[k].ref)
     answer_sessions = sorted(str(s) for s in raw.get("answer_session_ids") or [])
-    item = {"item_id": conv.conversation_id, "corpus": "longmemeval",
-            # one cluster per conversation: the evidence sessions (an "initially"/"currently"
-            # pair of questions shares them, in the oracle and the _s form alike)
-            "conversation_id": "+".join(answer_sessions) or conv.conversation_id,
-            "question": str(raw["question"]), "question_date": iso_date(raw.get("question_date")),
-            "gold_answer": str(raw["answer"]), "evidence": evidence, "subject": "user",
-            "sessions": _sessions(conv, lambda sp: "user" if sp == "user" else "assistant"),
-            "license": LICENSES["longmemeval"]}
+    item = {
+        "item_id": conv.conversation_id,
+        "corpus": "longmemeval",
+        # one cluster per conversation: the evidence sessions (an "initially"/"currently"
+        # pair of questions shares them, in the oracle and the _s form alike)
+        "conversation_id": "+".join(answer_sessions) or conv.conversation_id,
+        "question": str(raw["question"]),
+        "question_date": iso_date(raw.get("question_date")),
+        "gold_answer": str(raw["answer"]),
+        "evidence": evidence,
+        "subject": "user",
+        "sessions": _sessions(conv, lambda sp: "user" if sp == "user" else "assistant"),
+        "license": LICENSES["longmemeval"],
+    }
     return [NaturalItem(**_with_field(item, fielder))]
 
 
@@ -248,27 +298,46 @@ def select_locomo(raw: dict, i: int, path: Path, fielder=None) -> list[NaturalIt
         else:
             counts = {sp: sum(turn_speaker.get(r) == sp for r in refs) for sp in conv.speakers}
             subject = max(conv.speakers, key=lambda sp: (counts[sp], -conv.speakers.index(sp)))
-        sessions = _sessions(conv, lambda sp, subject=subject: "user" if sp == subject else "assistant")
-        item = {"item_id": f"{conv.conversation_id}/qa-{n}", "corpus": "locomo",
-                "conversation_id": conv.conversation_id, "question": question,
-                "question_date": sessions[-1].date if sessions else None,
-                "gold_answer": str(qa.get("answer", "")), "evidence": refs, "subject": subject,
-                "sessions": sessions, "license": LICENSES["locomo"]}
+        sessions = _sessions(
+            conv, lambda sp, subject=subject: "user" if sp == subject else "assistant"
+        )
+        item = {
+            "item_id": f"{conv.conversation_id}/qa-{n}",
+            "corpus": "locomo",
+            "conversation_id": conv.conversation_id,
+            "question": question,
+            "question_date": sessions[-1].date if sessions else None,
+            "gold_answer": str(qa.get("answer", "")),
+            "evidence": refs,
+            "subject": subject,
+            "sessions": sessions,
+            "license": LICENSES["locomo"],
+        }
         out.append(NaturalItem(**_with_field(item, fielder)))
     return out
 
 
 def _refusal_kind(reason: str) -> str:
-    return ("no attribute words" if reason.startswith("the rule leaves") else
-            "fielder call failed" if reason.startswith("the fielder call failed") else
-            "fielder named nothing" if reason.startswith("the fielder named") else
-            "contains the answer" if reason.startswith("the field contains the answer") else
-            "shares a word with the gold answer")
+    return (
+        "no attribute words"
+        if reason.startswith("the rule leaves")
+        else "fielder call failed"
+        if reason.startswith("the fielder call failed")
+        else "fielder named nothing"
+        if reason.startswith("the fielder named")
+        else "contains the answer"
+        if reason.startswith("the field contains the answer")
+        else "shares a word with the gold answer"
+    )
 
 
-def iter_selected(path: str | Path, corpus: str = "auto",
-                  on_bytes: Callable[[int], None] | None = None,
-                  counter: list[int] | None = None, fielder=None) -> Iterator[NaturalItem]:
+def iter_selected(
+    path: str | Path,
+    corpus: str = "auto",
+    on_bytes: Callable[[int], None] | None = None,
+    counter: list[int] | None = None,
+    fielder=None,
+) -> Iterator[NaturalItem]:
     """Stream the selected items of a corpus file (``counter[0]``: instances/samples read);
     ``fielder``: an ``LLMFielder`` instead of the offline rule."""
     path = Path(path)
@@ -278,15 +347,20 @@ def iter_selected(path: str | Path, corpus: str = "auto",
     for i, raw in enumerate(iter_items(path, what, on_bytes)):
         if counter is not None:
             counter[0] = i + 1
-        yield from (select_longmemeval(raw, i, path, variant, fielder) if found == "longmemeval"
-                    else select_locomo(raw, i, path, fielder))
+        yield from (
+            select_longmemeval(raw, i, path, variant, fielder)
+            if found == "longmemeval"
+            else select_locomo(raw, i, path, fielder)
+        )
 
 
 def check_name(name: str) -> str:
     name = (name or "").strip()
     if not _NAME.match(name):
-        raise BadInput(f"--name {name!r}: a set name is letters, digits, '.', '_' or '-' "
-                       "(at most 64), e.g. --name lme-oracle-ku")
+        raise BadInput(
+            f"--name {name!r}: a set name is letters, digits, '.', '_' or '-' "
+            "(at most 64), e.g. --name lme-oracle-ku"
+        )
     return name
 
 
@@ -310,10 +384,15 @@ class NaturalPlan(BaseModel):
 
     def lines(self) -> list[str]:
         what = "LongMemEval instances" if self.corpus == "longmemeval" else "LoCoMo samples"
-        calls = (f"{self.field_calls} fielder calls ({self.fielder})" if self.fielder != "offline"
-                 else "no model calls (offline rule)")
-        return [f"dry run: natural set {self.name!r}: {self.items} questions selected from "
-                f"{self.conversations_read} {what}; {calls}"]
+        calls = (
+            f"{self.field_calls} fielder calls ({self.fielder})"
+            if self.fielder != "offline"
+            else "no model calls (offline rule)"
+        )
+        return [
+            f"dry run: natural set {self.name!r}: {self.items} questions selected from "
+            f"{self.conversations_read} {what}; {calls}"
+        ]
 
 
 class _PlanningFielder:
@@ -327,11 +406,18 @@ class _PlanningFielder:
         return None
 
 
-def build_natural_set(ws: Workspace, path: str | Path, corpus: str = "auto",
-                      name: str | None = None, limit: int | None = None,
-                      progress: bool = True, fielder: str = "offline", base_url: str | None = None,
-                      model_options: dict | None = None,
-                      dry_run: bool = False) -> NaturalSetInfo | NaturalPlan:
+def build_natural_set(
+    ws: Workspace,
+    path: str | Path,
+    corpus: str = "auto",
+    name: str | None = None,
+    limit: int | None = None,
+    progress: bool = True,
+    fielder: str = "offline",
+    base_url: str | None = None,
+    model_options: dict | None = None,
+    dry_run: bool = False,
+) -> NaturalSetInfo | NaturalPlan:
     """Select, derive fields, and store the set (replacing a set of the same name atomically).
 
     ``fielder``: ``offline`` (rule ``natural-field.v1``) or ``provider:model`` (rubric
@@ -354,76 +440,124 @@ def build_natural_set(ws: Workspace, path: str | Path, corpus: str = "auto",
     rows: list[dict] = []
     refusals: dict[str, int] = {}
     with bytes_bar(f"natural build {name}", path.stat().st_size, progress) as update:
-        for item in iter_selected(path, found, on_bytes=lambda b: update(b, f"{len(rows)} selected"),
-                                  counter=count, fielder=planner or llm):
+        for item in iter_selected(
+            path,
+            found,
+            on_bytes=lambda b: update(b, f"{len(rows)} selected"),
+            counter=count,
+            fielder=planner or llm,
+        ):
             if limit and len(rows) >= limit:
                 break
             blob = item.model_dump_json()
             if item.field_refused:
                 k = _refusal_kind(item.field_refused)
                 refusals[k] = refusals.get(k, 0) + 1
-            rows.append({"set_name": name, "item_id": item.item_id, "position": len(rows),
-                         "conversation_id": item.conversation_id, "question": item.question,
-                         "gold_answer": item.gold_answer,
-                         "field": item.field.model_dump_json() if item.field else None,
-                         "field_refused": item.field_refused, "turns": item.turns(),
-                         "sha256": hashlib.sha256(blob.encode()).hexdigest(),
-                         "item_z": zlib.compress(blob.encode(), 6)})
+            rows.append(
+                {
+                    "set_name": name,
+                    "item_id": item.item_id,
+                    "position": len(rows),
+                    "conversation_id": item.conversation_id,
+                    "question": item.question,
+                    "gold_answer": item.gold_answer,
+                    "field": item.field.model_dump_json() if item.field else None,
+                    "field_refused": item.field_refused,
+                    "turns": item.turns(),
+                    "sha256": hashlib.sha256(blob.encode()).hexdigest(),
+                    "item_z": zlib.compress(blob.encode(), 6),
+                }
+            )
     if not rows:
         what = "LongMemEval instances" if found == "longmemeval" else "LoCoMo samples"
-        rule = ("no knowledge-update question" if found == "longmemeval"
-                else f"no QA item that {RULES['locomo']} selects")
+        rule = (
+            "no knowledge-update question"
+            if found == "longmemeval"
+            else f"no QA item that {RULES['locomo']} selects"
+        )
         raise CorpusError(f"{path.name}: {count[0]} {what} but {rule}; nothing to build")
     if dry_run:
-        return NaturalPlan(name=name, corpus=found, conversations_read=count[0], items=len(rows),
-                           field_calls=planner.calls if planner else 0,
-                           fielder=llm.model.spec if llm else "offline")
+        return NaturalPlan(
+            name=name,
+            corpus=found,
+            conversations_read=count[0],
+            items=len(rows),
+            field_calls=planner.calls if planner else 0,
+            fielder=llm.model.spec if llm else "offline",
+        )
     info = NaturalSetInfo(
-        name=name, corpus=found, variant=variant_of(path) if found == "longmemeval" else "",
-        license=LICENSES[found], source_path=str(path.resolve()), source_sha256=_sha256(path),
-        rule=RULES[found], field_rule=llm.name if llm else FIELD_RULE, conversations_read=count[0], items=len(rows),
-        fielded=sum(1 for r in rows if r["field"]), refused=sum(1 for r in rows if not r["field"]),
-        refusals=refusals, created_at=now())
+        name=name,
+        corpus=found,
+        variant=variant_of(path) if found == "longmemeval" else "",
+        license=LICENSES[found],
+        source_path=str(path.resolve()),
+        source_sha256=_sha256(path),
+        rule=RULES[found],
+        field_rule=llm.name if llm else FIELD_RULE,
+        conversations_read=count[0],
+        items=len(rows),
+        fielded=sum(1 for r in rows if r["field"]),
+        refused=sum(1 for r in rows if not r["field"]),
+        refusals=refusals,
+        created_at=now(),
+    )
     conn = ws.db.conn
     if conn.in_transaction:
         conn.commit()
     with conn:  # the set and its items replace an old set of this name together
         conn.execute("delete from natural_items where set_name = ?", [name])
-        conn.execute("insert or replace into natural_sets (name, corpus, info, created_at) "
-                     "values (?, ?, ?, ?)", [name, found, info.model_dump_json(), info.created_at])
+        conn.execute(
+            "insert or replace into natural_sets (name, corpus, info, created_at) "
+            "values (?, ?, ?, ?)",
+            [name, found, info.model_dump_json(), info.created_at],
+        )
         cols = list(rows[0])
-        conn.executemany(f"insert into natural_items ({', '.join(cols)}) values "
-                         f"({', '.join('?' * len(cols))})", [[r[c] for c in cols] for r in rows])
+        conn.executemany(
+            f"insert into natural_items ({', '.join(cols)}) values ({', '.join('?' * len(cols))})",
+            [[r[c] for c in cols] for r in rows],
+        )
     return info
 
 
 def list_natural_sets(ws: Workspace) -> list[NaturalSetInfo]:
-    return [NaturalSetInfo.model_validate_json(raw) for (raw,) in
-            ws.db.execute("select info from natural_sets order by created_at, name").fetchall()]
+    return [
+        NaturalSetInfo.model_validate_json(raw)
+        for (raw,) in ws.db.execute(
+            "select info from natural_sets order by created_at, name"
+        ).fetchall()
+    ]
 
 
 def natural_set(ws: Workspace, name: str) -> NaturalSetInfo:
     row = ws.db.execute("select info from natural_sets where name = ?", [name]).fetchone()
     if row is None:
         have = [s.name for s in list_natural_sets(ws)]
-        raise BadInput(f"No natural set {name!r} in workspace {str(ws.path)!r}; sets: "
-                       f"{', '.join(have) or 'none'} (build one with `amg natural build --corpus "
-                       "longmemeval|locomo FILE --name SET`)")
+        raise BadInput(
+            f"No natural set {name!r} in workspace {str(ws.path)!r}; sets: "
+            f"{', '.join(have) or 'none'} (build one with `amg natural build --corpus "
+            "longmemeval|locomo FILE --name SET`)"
+        )
     return NaturalSetInfo.model_validate_json(row[0])
 
 
 def item_shas(ws: Workspace, name: str) -> dict[str, tuple[str, str]]:
     """item id -> (sha256 of its stored JSON, conversation id), without decompressing items."""
-    return {i: (s, c) for i, s, c in ws.db.execute(
-        "select item_id, sha256, conversation_id from natural_items where set_name = ? "
-        "order by position", [name]).fetchall()}
+    return {
+        i: (s, c)
+        for i, s, c in ws.db.execute(
+            "select item_id, sha256, conversation_id from natural_items where set_name = ? "
+            "order by position",
+            [name],
+        ).fetchall()
+    }
 
 
 def load_items(ws: Workspace, name: str) -> Iterator[tuple[NaturalItem, str]]:
     """The set's items in order, each with the sha256 of its stored JSON (one at a time)."""
     natural_set(ws, name)
-    for blob, sha in ws.db.execute("select item_z, sha256 from natural_items where set_name = ? "
-                                   "order by position", [name]):
+    for blob, sha in ws.db.execute(
+        "select item_z, sha256 from natural_items where set_name = ? order by position", [name]
+    ):
         yield NaturalItem.model_validate_json(zlib.decompress(blob)), sha
 
 

@@ -41,13 +41,32 @@ from ..schema import FieldSpec, normalize_text
 FIELD_RULE = "natural-field.v1"
 MAX_WORDS = 6
 _HEADS = (  # (leading words, head), longest first
-    ("how many", "number of"), ("how much", "amount of"), ("how long", "duration of"),
-    ("how often", "frequency of"), ("what time", "time of"), ("what day", "day of"),
-    ("where", "place of"), ("when", "date of"), ("who", "person"), ("whom", "person"),
+    ("how many", "number of"),
+    ("how much", "amount of"),
+    ("how long", "duration of"),
+    ("how often", "frequency of"),
+    ("what time", "time of"),
+    ("what day", "day of"),
+    ("where", "place of"),
+    ("when", "date of"),
+    ("who", "person"),
+    ("whom", "person"),
 )
-_MARKERS = ("since", "when", "before", "after", "during", "while", "if", "compared", "than",
-            "so far", "until")
-STOP = frozenset("""
+_MARKERS = (
+    "since",
+    "when",
+    "before",
+    "after",
+    "during",
+    "while",
+    "if",
+    "compared",
+    "than",
+    "so far",
+    "until",
+)
+STOP = frozenset(
+    """
 a an the of to in on at for from with by about as into over and or but not no
 i me my mine myself we our us you your yours he him his she her they them their it its
 do does did doing done is am are was were be been being have has had having will would shall
@@ -55,7 +74,8 @@ should can could may might must get got getting go going
 what which who whom whose where when why how that this these those there here
 current currently now still today presently anymore again ever yet so far just really
 answer yes
-""".split())
+""".split()
+)
 
 
 def _stem(w: str) -> str:
@@ -75,14 +95,14 @@ def field_words(question: str, subject: str | None = None) -> list[str]:
     q = re.sub(r" ' ", " ", q)
     words = q.split()
     for i, w in enumerate(words):
-        if i >= 2 and (w in _MARKERS or " ".join(words[i:i + 2]) in _MARKERS):
+        if i >= 2 and (w in _MARKERS or " ".join(words[i : i + 2]) in _MARKERS):
             words = words[:i]
             break
     text = " ".join(words)
     head: list[str] = []
     for lead, h in _HEADS:
         if text == lead or text.startswith(lead + " "):
-            head, text = h.split(), text[len(lead):]
+            head, text = h.split(), text[len(lead) :]
             break
     rest = [w for w in text.split() if w not in STOP and not w.isdigit()]
     if not rest and head[-1:] == ["of"]:
@@ -92,15 +112,33 @@ def field_words(question: str, subject: str | None = None) -> list[str]:
 
 def field_from_words(words: list[str]) -> FieldSpec | None:
     """Step 5: the field named by ``words`` (None when they name nothing)."""
-    if not [w for w in words if w not in ("of", "number", "amount", "duration", "frequency",
-                                          "time", "day", "place", "date", "person")]:
+    if not [
+        w
+        for w in words
+        if w
+        not in (
+            "of",
+            "number",
+            "amount",
+            "duration",
+            "frequency",
+            "time",
+            "day",
+            "place",
+            "date",
+            "person",
+        )
+    ]:
         return None
     attribute = "_".join(re.sub(r"[^a-z0-9]", "", w) for w in words if re.sub(r"[^a-z0-9]", "", w))
     if not attribute or not attribute[0].isalpha():
         attribute = "q_" + attribute
     phrase = attribute.replace("_", " ")
-    return FieldSpec(attribute=attribute, description=f"The user's {phrase}",
-                     probe_question=f"What is the user's current {phrase}?")
+    return FieldSpec(
+        attribute=attribute,
+        description=f"The user's {phrase}",
+        probe_question=f"What is the user's current {phrase}?",
+    )
 
 
 def derive_field(question: str, subject: str | None = None) -> FieldSpec | None:
@@ -120,13 +158,15 @@ class LLMFielder:
     """The attribute named by a model (rubric ``natural_field``); ``derive`` raises
     ``llm.CallFailed`` when no valid answer could be had."""
 
-    def __init__(self, spec: str, *, workspace=None, base_url: str | None = None, model=None,
-                 **model_options):
+    def __init__(
+        self, spec: str, *, workspace=None, base_url: str | None = None, model=None, **model_options
+    ):
         from .. import rubrics
         from ..llm import get_model
 
-        self.model = model or get_model(spec, workspace=workspace, base_url=base_url,
-                                        **model_options)
+        self.model = model or get_model(
+            spec, workspace=workspace, base_url=base_url, **model_options
+        )
         self.rubric = rubrics.load("natural_field")
         self.name = f"llm:{self.rubric.ref}@{self.model.spec}"
 
@@ -135,14 +175,20 @@ class LLMFielder:
 
     def plan(self, question: str, subject: str | None = None) -> bool:
         """``derive`` in a dry run: the call counted on ``model.planned``, not made."""
-        return self.model.plan(self.prompt(question, subject), schema=FieldAnswer,
-                               temperature=0.0, max_tokens=64)
+        return self.model.plan(
+            self.prompt(question, subject), schema=FieldAnswer, temperature=0.0, max_tokens=64
+        )
 
     def derive(self, question: str, subject: str | None = None) -> FieldSpec | None:
         """The model's field; None when it names nothing usable (no word, or the template's
         placeholder ``snake_case_name`` echoed back)."""
-        resp = self.model.complete(self.prompt(question, subject), schema=FieldAnswer,
-                                   temperature=0.0, purpose="natural.field", max_tokens=64)
+        resp = self.model.complete(
+            self.prompt(question, subject),
+            schema=FieldAnswer,
+            temperature=0.0,
+            purpose="natural.field",
+            max_tokens=64,
+        )
         words = re.sub(r"[^a-z0-9]+", " ", resp.parsed.attribute.lower()).split()[:MAX_WORDS]
         if words == TEMPLATE_WORDS:  # the rubric's placeholder echoed back (a small model does)
             return None

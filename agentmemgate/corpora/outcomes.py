@@ -21,7 +21,8 @@ from .model import Candidate, Conversation, Extraction, OutcomeLink
 
 _FUNCTION_WORDS = frozenset(
     "a an the my our your his her their to of in at for on with some more new own another "
-    "this that these those and or".split())
+    "this that these those and or".split()
+)
 
 
 def key_words(value: str) -> list[str]:
@@ -60,8 +61,9 @@ def _mentions(norm: str, words: frozenset[str], norm_value: str, keys: list[str]
     return keys[-1] in words and sum(k in words for k in keys) / len(keys) >= 0.6
 
 
-def link_outcome(conv: Conversation, cand: Candidate, extraction: Extraction,
-                 rules: Rules | None = None) -> OutcomeLink | None:
+def link_outcome(
+    conv: Conversation, cand: Candidate, extraction: Extraction, rules: Rules | None = None
+) -> OutcomeLink | None:
     """None for rejected candidates (nothing to link)."""
     if not extraction.kept or not extraction.plan_value:
         return None
@@ -75,7 +77,7 @@ def link_outcome(conv: Conversation, cand: Candidate, extraction: Extraction,
     except StopIteration:
         return OutcomeLink(outcome="unresolved")
     pending_ref = None
-    for session in ordered[pos + 1:]:
+    for session in ordered[pos + 1 :]:
         for turn in session.turns:
             if turn.speaker != cand.speaker:
                 continue
@@ -84,12 +86,19 @@ def link_outcome(conv: Conversation, cand: Candidate, extraction: Extraction,
                     continue
                 cues = rules.outcome_cues(sentence)
                 if "abandonment" in cues:
-                    return OutcomeLink(outcome="abandoned", outcome_ref=turn.ref, evidence="abandonment")
+                    return OutcomeLink(
+                        outcome="abandoned", outcome_ref=turn.ref, evidence="abandonment"
+                    )
                 if "confirmation" in cues and not rules.hedge_levels.matches(sentence):
-                    return OutcomeLink(outcome="came_true", outcome_ref=turn.ref, evidence="confirmation")
+                    return OutcomeLink(
+                        outcome="came_true", outcome_ref=turn.ref, evidence="confirmation"
+                    )
                 pending_ref = pending_ref or turn.ref
-    return OutcomeLink(outcome="unresolved", outcome_ref=pending_ref,
-                       evidence="pending mention" if pending_ref else None)
+    return OutcomeLink(
+        outcome="unresolved",
+        outcome_ref=pending_ref,
+        evidence="pending mention" if pending_ref else None,
+    )
 
 
 def at_risk_measurable(outcome: str | None, outcome_ref: str | None) -> bool:

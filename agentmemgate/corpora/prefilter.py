@@ -43,7 +43,9 @@ class Lexicon:
     # A sentence may drop its subject when it opens with a cue of these categories ("Thinking
     # about moving."; from v2 also "Joining a new class might be a good option.")
     opening: frozenset[str] = frozenset(QUALIFYING)
-    clause_opening: bool = False  # from v2: also at a clause start ("..., and joining a class might")
+    clause_opening: bool = (
+        False  # from v2: also at a clause start ("..., and joining a class might")
+    )
     opening_in_questions: bool = True  # v2: no ("Maybe it's a special deal?" plans nothing)
     # v2: corpora where a weak cue needs a change cue (a user talking to an assistant); elsewhere
     # (LoCoMo's peer chat) a weak cue counts like any other, as in v1
@@ -90,8 +92,9 @@ def load_lexicon(version: int | None = None, path: str | None = None) -> Lexicon
     )
 
 
-_CLAUSE_START = re.compile(r"(?:[,;:\u2013\u2014]|\s-)\s*(?:(?:and|but|so|or|then)\s+)?$",
-                           re.IGNORECASE)
+_CLAUSE_START = re.compile(
+    r"(?:[,;:\u2013\u2014]|\s-)\s*(?:(?:and|but|so|or|then)\s+)?$", re.IGNORECASE
+)
 
 
 def _opens(text: str, start: int, pos: int, clauses: bool) -> bool:
@@ -103,7 +106,7 @@ def _opens(text: str, start: int, pos: int, clauses: bool) -> bool:
 
 
 def _is_question(text: str, span: tuple[int, int]) -> bool:
-    return text[span[0]:span[1]].rstrip(" \t\"')\u201d\u2019").endswith("?")
+    return text[span[0] : span[1]].rstrip(" \t\"')\u201d\u2019").endswith("?")
 
 
 @dataclass
@@ -145,8 +148,9 @@ def scan_turn(text: str, lexicon: Lexicon | None = None, corpus: str = "longmeme
     for i, hits in sorted(found.items()):
         kinds = {k for k, _ in hits}
         question = _is_question(text, sentences[i])
-        if not ("first_person" in kinds
-                or (i in opening and (lex.opening_in_questions or not question))):
+        if not (
+            "first_person" in kinds or (i in opening and (lex.opening_in_questions or not question))
+        ):
             continue
         event, change = EVENT in kinds, "change" in kinds
         strong = not kinds.isdisjoint(QUALIFYING)
@@ -180,15 +184,19 @@ def candidate_id(conv: Conversation, ref: str) -> str:
 
 
 def _context(session: CorpusSession, k: int) -> list[ContextTurn]:
-    return [ContextTurn(speaker=t.speaker, text=t.text) for t in session.turns[max(0, k - 2):k]]
+    return [ContextTurn(speaker=t.speaker, text=t.text) for t in session.turns[max(0, k - 2) : k]]
 
 
 PREFILTERS = ("lexicon", "none")
 
 
-def scan_conversation(conv: Conversation, lexicon: Lexicon | None = None,
-                      seen_sessions: set[str] | None = None, *,
-                      prefilter: str = "lexicon") -> ConversationScan:
+def scan_conversation(
+    conv: Conversation,
+    lexicon: Lexicon | None = None,
+    seen_sessions: set[str] | None = None,
+    *,
+    prefilter: str = "lexicon",
+) -> ConversationScan:
     """Prefilter every mined turn; sessions already in ``seen_sessions`` are skipped and added.
 
     ``prefilter="none"``: every mined turn (every user turn; both speakers of a peer chat) is a
@@ -211,14 +219,23 @@ def scan_conversation(conv: Conversation, lexicon: Lexicon | None = None,
             out.turns_scanned += 1
             out.sentences_scanned += scan.sentences
             if every or scan.hit:
-                out.candidates.append(Candidate(
-                    id=candidate_id(conv, turn.ref), corpus=conv.corpus,
-                    conversation_id=conv.conversation_id, source_ref=turn.ref,
-                    session_index=session.index, turn_index=k, speaker=turn.speaker,
-                    date=session.date, turn_text=turn.text, context=_context(session, k),
-                    prefilter_cues=[] if every else scan.cues,
-                    cue_spans=[] if every else scan.spans,
-                    context_refs=[t.ref for t in session.turns[max(0, k - 2):k]]))
+                out.candidates.append(
+                    Candidate(
+                        id=candidate_id(conv, turn.ref),
+                        corpus=conv.corpus,
+                        conversation_id=conv.conversation_id,
+                        source_ref=turn.ref,
+                        session_index=session.index,
+                        turn_index=k,
+                        speaker=turn.speaker,
+                        date=session.date,
+                        turn_text=turn.text,
+                        context=_context(session, k),
+                        prefilter_cues=[] if every else scan.cues,
+                        cue_spans=[] if every else scan.spans,
+                        context_refs=[t.ref for t in session.turns[max(0, k - 2) : k]],
+                    )
+                )
     return out
 
 
@@ -245,12 +262,17 @@ def prefilter_line(prefilter: str, lexicon: Lexicon) -> list[str]:
 
     if prefilter == "none":
         return ["Prefilter: none (every turn goes to stage 2: nothing is filtered out)"]
-    head = (f"Prefilter: lexicon {lexicon.ref} (misses never reach stage 2; --prefilter none "
-            "sends every turn)")
+    head = (
+        f"Prefilter: lexicon {lexicon.ref} (misses never reach stage 2; --prefilter none "
+        "sends every turn)"
+    )
     data = measured_recall(lexicon)
     if data is None:
         return [head, "  stage-1 recall: not measured for this lexicon on the held-out dev set"]
     parts = data["parts"]
     k, n = sum(p["k"] for p in parts.values()), sum(p["n"] for p in parts.values())
-    return [head, f"  stage-1 recall, held-out dev set: {wilson(k, n).fmt()} of speculation turns",
-            "  (" + "; ".join(f"{c} {wilson(p['k'], p['n']).fmt()}" for c, p in parts.items()) + ")"]
+    return [
+        head,
+        f"  stage-1 recall, held-out dev set: {wilson(k, n).fmt()} of speculation turns",
+        "  (" + "; ".join(f"{c} {wilson(p['k'], p['n']).fmt()}" for c, p in parts.items()) + ")",
+    ]

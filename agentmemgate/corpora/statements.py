@@ -56,8 +56,10 @@ class SetInfo(BaseModel):
 
 def check_name(name: str) -> str:
     if not _NAME.match(name or ""):
-        raise BadInput(f"Bad statement set name {name!r}: use letters, digits, '_', '-', '.' "
-                       "(at most 64 characters)")
+        raise BadInput(
+            f"Bad statement set name {name!r}: use letters, digits, '_', '-', '.' "
+            "(at most 64 characters)"
+        )
     return name
 
 
@@ -65,8 +67,14 @@ def set_exists(ws: Workspace, name: str) -> bool:
     return ws.db["statement_sets"].count_where("name = ?", [name]) > 0
 
 
-def save_set(ws: Workspace, name: str, statements: list[Statement], origin: str, params: dict,
-             replace: bool = False) -> int:
+def save_set(
+    ws: Workspace,
+    name: str,
+    statements: list[Statement],
+    origin: str,
+    params: dict,
+    replace: bool = False,
+) -> int:
     """Store a new set at once (all or nothing); refuse to overwrite unless ``replace``."""
     check_name(name)
     if not statements:
@@ -80,43 +88,88 @@ def save_set(ws: Workspace, name: str, statements: list[Statement], origin: str,
     with ws.db.conn:
         for table in ("statements", "statement_votes", "classifications"):
             ws.db[table].delete_where("set_name = ?", [name])
-        ws.db["statement_sets"].upsert({"name": name, "origin": origin,
-                                        "params": json.dumps(params, sort_keys=True, default=str),
-                                        "created_at": now()}, pk="name")
+        ws.db["statement_sets"].upsert(
+            {
+                "name": name,
+                "origin": origin,
+                "params": json.dumps(params, sort_keys=True, default=str),
+                "created_at": now(),
+            },
+            pk="name",
+        )
         ws.db["statements"].insert_all(
-            [{"set_name": name, "id": s.id, "position": i, "text": s.text,
-              "context": json.dumps([c.model_dump() for c in s.context], ensure_ascii=False),
-              "reference": s.reference, "reference_status": s.reference_status,
-              "relabel": s.relabel, "stratum": s.stratum, "corpus": s.corpus,
-              "license": s.license, "origin": s.origin, "speaker": s.speaker, "date": s.date}
-             for i, s in enumerate(statements)],
-            pk=("set_name", "id"))
+            [
+                {
+                    "set_name": name,
+                    "id": s.id,
+                    "position": i,
+                    "text": s.text,
+                    "context": json.dumps([c.model_dump() for c in s.context], ensure_ascii=False),
+                    "reference": s.reference,
+                    "reference_status": s.reference_status,
+                    "relabel": s.relabel,
+                    "stratum": s.stratum,
+                    "corpus": s.corpus,
+                    "license": s.license,
+                    "origin": s.origin,
+                    "speaker": s.speaker,
+                    "date": s.date,
+                }
+                for i, s in enumerate(statements)
+            ],
+            pk=("set_name", "id"),
+        )
     return len(statements)
 
 
 def load_set(ws: Workspace, name: str) -> list[Statement]:
     if not set_exists(ws, name):
         names = [r["name"] for r in ws.db["statement_sets"].rows]
-        make = ("make one with `amg statements sample NAME --size N` (from mined corpora) or "
-                "`amg statements import NAME FILE.jsonl`")
-        raise BadInput(f"No statement set {name!r}{did_you_mean(name, names)}; "
-                       + (f"sets: {', '.join(names)}; or {make}" if names else make))
+        make = (
+            "make one with `amg statements sample NAME --size N` (from mined corpora) or "
+            "`amg statements import NAME FILE.jsonl`"
+        )
+        raise BadInput(
+            f"No statement set {name!r}{did_you_mean(name, names)}; "
+            + (f"sets: {', '.join(names)}; or {make}" if names else make)
+        )
     rows = ws.db.execute(
         "select id, text, context, reference, reference_status, relabel, stratum, corpus, license, "
-        "origin, speaker, date from statements where set_name = ? order by position", [name]).fetchall()
-    return [Statement(id=r[0], text=r[1], context=[ContextTurn(**c) for c in json.loads(r[2] or "[]")],
-                      reference=r[3], reference_status=r[4], relabel=r[5], stratum=r[6] or "",
-                      corpus=r[7] or "", license=r[8] or "", origin=r[9] or "",
-                      speaker=r[10] or "user", date=r[11])
-            for r in rows]
+        "origin, speaker, date from statements where set_name = ? order by position",
+        [name],
+    ).fetchall()
+    return [
+        Statement(
+            id=r[0],
+            text=r[1],
+            context=[ContextTurn(**c) for c in json.loads(r[2] or "[]")],
+            reference=r[3],
+            reference_status=r[4],
+            relabel=r[5],
+            stratum=r[6] or "",
+            corpus=r[7] or "",
+            license=r[8] or "",
+            origin=r[9] or "",
+            speaker=r[10] or "user",
+            date=r[11],
+        )
+        for r in rows
+    ]
 
 
-def update_reference(ws: Workspace, name: str, statement_id: str, reference: str | None,
-                     status: str, relabel: str | None = None) -> None:
+def update_reference(
+    ws: Workspace,
+    name: str,
+    statement_id: str,
+    reference: str | None,
+    status: str,
+    relabel: str | None = None,
+) -> None:
     with ws.db.conn:
-        ws.db["statements"].update((name, statement_id), {"reference": reference,
-                                                          "reference_status": status,
-                                                          "relabel": relabel})
+        ws.db["statements"].update(
+            (name, statement_id),
+            {"reference": reference, "reference_status": status, "relabel": relabel},
+        )
 
 
 def list_sets(ws: Workspace) -> list[SetInfo]:
@@ -126,12 +179,23 @@ def list_sets(ws: Workspace) -> list[SetInfo]:
         status: dict[str, int] = {}
         refs: dict[str, int] = {}
         for s in items:
-            status[s.reference_status or "unlabeled"] = status.get(s.reference_status or "unlabeled", 0) + 1
+            status[s.reference_status or "unlabeled"] = (
+                status.get(s.reference_status or "unlabeled", 0) + 1
+            )
             if s.reference:
                 refs[s.reference] = refs.get(s.reference, 0) + 1
-        out.append(SetInfo(name=row["name"], origin=row["origin"], created_at=row["created_at"],
-                           n=len(items), with_reference=sum(refs.values()), by_status=status,
-                           by_reference=refs, licenses=sorted({s.license for s in items if s.license})))
+        out.append(
+            SetInfo(
+                name=row["name"],
+                origin=row["origin"],
+                created_at=row["created_at"],
+                n=len(items),
+                with_reference=sum(refs.values()),
+                by_status=status,
+                by_reference=refs,
+                licenses=sorted({s.license for s in items if s.license}),
+            )
+        )
     return out
 
 
@@ -155,8 +219,9 @@ class _ImportLine(BaseModel):
     stratum: str = ""
 
 
-def import_statements(ws: Workspace, name: str, path: str | Path, *, license: str | None = None,
-                      replace: bool = False) -> int:
+def import_statements(
+    ws: Workspace, name: str, path: str | Path, *, license: str | None = None, replace: bool = False
+) -> int:
     """Read a JSONL file into a new set; one bad line -> a one-line error naming it, nothing saved."""
     path = Path(path)
     out = []
@@ -166,10 +231,21 @@ def import_statements(ws: Workspace, name: str, path: str | Path, *, license: st
         raw_ref = rec.reference if rec.reference not in (None, "") else rec.label
         ref = check_evidence_type(raw_ref, where) if raw_ref not in (None, "") else None
         lic = rec.license or license or LICENSES.get(rec.corpus, "")
-        out.append(Statement(id=rec.id, text=rec.text, context=rec.context[-CONTEXT_TURNS:],
-                             speaker=rec.speaker, date=rec.date, reference=ref,
-                             reference_status="imported" if ref else None, stratum=rec.stratum,
-                             corpus=rec.corpus, license=lic, origin=f"import:{path.name}"))
+        out.append(
+            Statement(
+                id=rec.id,
+                text=rec.text,
+                context=rec.context[-CONTEXT_TURNS:],
+                speaker=rec.speaker,
+                date=rec.date,
+                reference=ref,
+                reference_status="imported" if ref else None,
+                stratum=rec.stratum,
+                corpus=rec.corpus,
+                license=lic,
+                origin=f"import:{path.name}",
+            )
+        )
     if not out:
         raise BadInput(f"{path.name}: no statements")
     return save_set(ws, name, out, f"import:{path.name}", {"file": str(path)}, replace)
@@ -200,10 +276,19 @@ def _allocate(sizes: dict[str, int], total: int, allocation: str) -> dict[str, i
     return take
 
 
-def sample_statements(ws: Workspace, name: str, size: int, *, sources: list[str] | None = None,
-                      miner: str | None = None, stratify_by: tuple[str, ...] = ("corpus", "stage2"),
-                      allocation: str = "equal", kept_only: bool = False, seed: int = 0,
-                      replace: bool = False) -> int:
+def sample_statements(
+    ws: Workspace,
+    name: str,
+    size: int,
+    *,
+    sources: list[str] | None = None,
+    miner: str | None = None,
+    stratify_by: tuple[str, ...] = ("corpus", "stage2"),
+    allocation: str = "equal",
+    kept_only: bool = False,
+    seed: int = 0,
+    replace: bool = False,
+) -> int:
     """Draw ``size`` mined candidates into a set, stratified (default: corpus x stage-2 verdict).
 
     The stage-2 stratum is the hedge level of a kept statement, "rejected", or "unextracted";
@@ -217,8 +302,10 @@ def sample_statements(ws: Workspace, name: str, size: int, *, sources: list[str]
         raise BadInput(f"Unknown allocation {allocation!r}; choose equal or proportional")
     unknown = set(stratify_by) - {"corpus", "stage2", "speaker", "source"}
     if unknown:
-        raise BadInput(f"Cannot stratify by {', '.join(sorted(unknown))}; "
-                       "choose from corpus, stage2, speaker, source")
+        raise BadInput(
+            f"Cannot stratify by {', '.join(sorted(unknown))}; "
+            "choose from corpus, stage2, speaker, source"
+        )
     all_sources = [r["source_key"] for r in ws.db["mine_sources"].rows_where(order_by="created_at")]
     if not all_sources:
         raise BadInput("No mined corpora in this workspace; run `amg mine hedges` first")
@@ -261,12 +348,26 @@ def sample_statements(ws: Workspace, name: str, size: int, *, sources: list[str]
         for m in mined_statements(ws, key, miners[key]):
             if (m.id, key) in stratum_of:
                 records[(m.id, key)] = Statement(
-                    id=m.id, text=m.text, context=m.context[-CONTEXT_TURNS:], speaker=m.speaker,
-                    date=m.date, stratum=stratum_of[(m.id, key)], corpus=m.corpus,
-                    license=m.license, origin=f"mined:{key}:{m.miner}")
+                    id=m.id,
+                    text=m.text,
+                    context=m.context[-CONTEXT_TURNS:],
+                    speaker=m.speaker,
+                    date=m.date,
+                    stratum=stratum_of[(m.id, key)],
+                    corpus=m.corpus,
+                    license=m.license,
+                    origin=f"mined:{key}:{m.miner}",
+                )
     picked_statements = [records[item] for item in picked]
-    params = {"size": size, "sources": chosen, "miner": miner, "stratify_by": list(stratify_by),
-              "allocation": allocation, "kept_only": kept_only, "seed": seed}
+    params = {
+        "size": size,
+        "sources": chosen,
+        "miner": miner,
+        "stratify_by": list(stratify_by),
+        "allocation": allocation,
+        "kept_only": kept_only,
+        "seed": seed,
+    }
     return save_set(ws, name, picked_statements, "mined", params, replace)
 
 
@@ -278,6 +379,9 @@ def _stratum(m: MinedStatement, key: str, stratify_by: tuple[str, ...]) -> str:
 
 def _default_miner(ws: Workspace, key: str) -> str | None:
     """The most recent miner that answered this source (an LLM run beats the offline one)."""
-    rows = ws.db.execute("select miner, max(created_at) from mined_extractions where source_key = ? "
-                         "group by miner order by miner = 'offline-rules', 2 desc", [key]).fetchall()
+    rows = ws.db.execute(
+        "select miner, max(created_at) from mined_extractions where source_key = ? "
+        "group by miner order by miner = 'offline-rules', 2 desc",
+        [key],
+    ).fetchall()
     return rows[0][0] if rows else None

@@ -62,17 +62,28 @@ class Bundle:
     def folder(self, rel: str) -> list[tuple[str, NamedFile]]:
         """The files under folder ``rel`` (one level), by relative path, sorted."""
         prefix = rel.rstrip("/") + "/"
-        return sorted((k, v) for k, v in self.files.items()
-                      if k.startswith(prefix) and "/" not in k[len(prefix):])
+        return sorted(
+            (k, v)
+            for k, v in self.files.items()
+            if k.startswith(prefix) and "/" not in k[len(prefix) :]
+        )
 
     def to_json(self) -> str:
         """Text form for the workspace (every file is UTF-8 TOML)."""
+
         def enc(f: NamedFile) -> dict:
             return {"origin": f.origin, "text": f.text()}
-        return json.dumps({"design": enc(self.design), "builtin": self.builtin,
-                           "files": {k: enc(v) for k, v in sorted(self.files.items())},
-                           "catalog": {k: enc(v) for k, v in sorted(self.catalog.items())}},
-                          ensure_ascii=False, sort_keys=True)
+
+        return json.dumps(
+            {
+                "design": enc(self.design),
+                "builtin": self.builtin,
+                "files": {k: enc(v) for k, v in sorted(self.files.items())},
+                "catalog": {k: enc(v) for k, v in sorted(self.catalog.items())},
+            },
+            ensure_ascii=False,
+            sort_keys=True,
+        )
 
     @classmethod
     def from_json(cls, text: str) -> Bundle:
@@ -80,8 +91,13 @@ class Bundle:
 
         def dec(x: dict) -> NamedFile:
             return NamedFile(x["origin"], x["text"].encode("utf-8"))
-        return cls(design=dec(d["design"]), files={k: dec(v) for k, v in d["files"].items()},
-                   catalog={k: dec(v) for k, v in d["catalog"].items()}, builtin=d.get("builtin"))
+
+        return cls(
+            design=dec(d["design"]),
+            files={k: dec(v) for k, v in d["files"].items()},
+            catalog={k: dec(v) for k, v in d["catalog"].items()},
+            builtin=d.get("builtin"),
+        )
 
     def catalog_sha256(self, domains) -> str:
         """One digest over the catalog files of ``domains`` (file name and bytes)."""
@@ -114,15 +130,19 @@ def design_path(ref: str | Path) -> tuple[Path, str | None]:
     if p.is_dir():
         p = p / DESIGN_FILE
         if not p.is_file():
-            raise BadInput(f"No design at {str(ref)!r}: the folder has no {DESIGN_FILE} (create one "
-                           f"with `amg design init {ref} --from paper`)")
+            raise BadInput(
+                f"No design at {str(ref)!r}: the folder has no {DESIGN_FILE} (create one "
+                f"with `amg design init {ref} --from paper`)"
+            )
         return p, None
     if not p.is_file():
         from ..suggest import did_you_mean
 
-        raise BadInput(f"No design {str(ref)!r}: not a built-in design ({', '.join(BUILTIN)}), a "
-                       f"design file or a folder with {DESIGN_FILE}"
-                       f"{did_you_mean(str(ref), list(BUILTIN))}")
+        raise BadInput(
+            f"No design {str(ref)!r}: not a built-in design ({', '.join(BUILTIN)}), a "
+            f"design file or a folder with {DESIGN_FILE}"
+            f"{did_you_mean(str(ref), list(BUILTIN))}"
+        )
     return p, None
 
 
@@ -134,8 +154,9 @@ def catalog_files_in(folder: Path, origin: str) -> dict[str, NamedFile]:
     return {p.stem: _read(p, f"{origin}/{p.name}") for p in sorted(folder.glob("*.toml"))}
 
 
-def read_bundle(ref: str | Path, named: dict[str, list[str]],
-                catalogs: list[Path] | tuple[Path, ...] = ()) -> Bundle:
+def read_bundle(
+    ref: str | Path, named: dict[str, list[str]], catalogs: list[Path] | tuple[Path, ...] = ()
+) -> Bundle:
     """Read the design file ``ref`` and the files ``named`` lists (``{"files": [...],
     "folders": [...], "catalog": [...]}``, relative to it), then the built-in catalog with
     ``catalogs`` on top (a domain file of the same name replaces the earlier one)."""

@@ -33,10 +33,21 @@ from ..schema import FieldSpec
 
 CATALOG_DIR = Path(__file__).with_name("catalog")
 _SLOT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_PERSON = [(re.compile(p), r) for p, r in (
-    (r"\bI'm\b", "you're"), (r"\bI've\b", "you've"), (r"\bI'd\b", "you'd"), (r"\bI'll\b", "you'll"),
-    (r"\bI\b", "you"), (r"\bmy\b", "your"), (r"\bMy\b", "Your"), (r"\bme\b", "you"),
-    (r"\bmine\b", "yours"), (r"\bmyself\b", "yourself"))]
+_PERSON = [
+    (re.compile(p), r)
+    for p, r in (
+        (r"\bI'm\b", "you're"),
+        (r"\bI've\b", "you've"),
+        (r"\bI'd\b", "you'd"),
+        (r"\bI'll\b", "you'll"),
+        (r"\bI\b", "you"),
+        (r"\bmy\b", "your"),
+        (r"\bMy\b", "Your"),
+        (r"\bme\b", "you"),
+        (r"\bmine\b", "yours"),
+        (r"\bmyself\b", "yourself"),
+    )
+]
 
 
 @lru_cache(maxsize=1 << 14)  # pure; the same bank sentences are quoted back many times
@@ -63,7 +74,9 @@ class Exchange(BaseModel):
             raise ValueError(f"slot lists of {self.q!r} differ in length: {sorted(sizes)}")
         used = set(_SLOT.findall(self.q)) | set(_SLOT.findall(self.a))
         if used != set(self.slots):
-            raise ValueError(f"slots of {self.q!r}: used {sorted(used)}, given {sorted(self.slots)}")
+            raise ValueError(
+                f"slots of {self.q!r}: used {sorted(used)}, given {sorted(self.slots)}"
+            )
         return self
 
     @property
@@ -74,8 +87,10 @@ class Exchange(BaseModel):
         """Filling ``i``: the user asks in the first person, the assistant answers in the second
         ("my roommate" in the question is "your roommate" in the answer)."""
         values = {k: v[i % len(v)] for k, v in self.slots.items()}
-        return (self.q.format_map(values),
-                self.a.format_map({k: second_person(v) for k, v in values.items()}))
+        return (
+            self.q.format_map(values),
+            self.a.format_map({k: second_person(v) for k, v in values.items()}),
+        )
 
 
 class Domain(BaseModel):

@@ -20,7 +20,8 @@ _KEYED_NOTE = (
     "# Copied from the built-in {source!r} design. Arc ids are keyed: each arc is drawn from its own\n"
     "# key (split, cell, domain), so adding a cell or a domain leaves the other cells' arcs as they\n"
     "# were wherever the draw allows. (The built-in design keeps the paper's sequential ids: build\n"
-    "# `--design {source}` to reproduce its arcs exactly.)\n")
+    "# `--design {source}` to reproduce its arcs exactly.)\n"
+)
 
 
 def design_name_for(folder: Path) -> str:
@@ -34,12 +35,16 @@ def init_design(dest: str | Path, source: str = "paper", name: str | None = None
     if source not in BUILTIN:
         from ..suggest import did_you_mean
 
-        raise BadInput(f"Unknown built-in design {source!r}; choose one of: {', '.join(BUILTIN)}"
-                       f"{did_you_mean(source, list(BUILTIN))}")
+        raise BadInput(
+            f"Unknown built-in design {source!r}; choose one of: {', '.join(BUILTIN)}"
+            f"{did_you_mean(source, list(BUILTIN))}"
+        )
     dest = Path(dest)
     if (dest / DESIGN_FILE).exists():
-        raise BadInput(f"{str(dest / DESIGN_FILE)!r} exists already: choose an empty folder "
-                       "(nothing was overwritten)")
+        raise BadInput(
+            f"{str(dest / DESIGN_FILE)!r} exists already: choose an empty folder "
+            "(nothing was overwritten)"
+        )
     if dest.exists() and not dest.is_dir():
         raise BadInput(f"{str(dest)!r} is a file, not a folder")
     design = load_design(source)

@@ -111,8 +111,10 @@ def _prepare(data: dict) -> dict:
     data = dict(data)
     for section in ("factors", "splits"):
         if isinstance(data.get(section), dict):
-            data[section] = {k: ({"name": k, **v} if isinstance(v, dict) else v)
-                             for k, v in data[section].items()}
+            data[section] = {
+                k: ({"name": k, **v} if isinstance(v, dict) else v)
+                for k, v in data[section].items()
+            }
     return data
 
 
@@ -122,13 +124,17 @@ def named_files(data: dict) -> dict[str, list[str]]:
     phrases = files.get("phrases", "phrases")
     single = [files.get(k) for k in ("correction_phrases", "recovery")]
     catalog = files.get("catalog", [])
-    return {"files": [s for s in single if isinstance(s, str)],
-            "folders": [phrases] if isinstance(phrases, str) else [],
-            "catalog": [c for c in catalog if isinstance(c, str)] if isinstance(catalog, list) else []}
+    return {
+        "files": [s for s in single if isinstance(s, str)],
+        "folders": [phrases] if isinstance(phrases, str) else [],
+        "catalog": [c for c in catalog if isinstance(c, str)] if isinstance(catalog, list) else [],
+    }
 
 
 # -- reading -------------------------------------------------------------------------------------
-def read_design(ref: str | Path = "paper", catalogs: Sequence[Path] = ()) -> tuple[Design | None, list[Problem]]:
+def read_design(
+    ref: str | Path = "paper", catalogs: Sequence[Path] = ()
+) -> tuple[Design | None, list[Problem]]:
     """The design at ``ref`` (a built-in name, a design file or its folder) and its problems."""
     bundle = _bundle(ref, catalogs)
     return design_from_bundle(bundle)
@@ -193,8 +199,10 @@ def _without(data: dict, errors: list[dict]) -> dict:
         elif err["type"] == "missing" and loc[-1] in _PLACEHOLDERS and isinstance(node, dict):
             node[loc[-1]] = _PLACEHOLDERS[loc[-1]]
         else:
-            cut = max((i for i, part in enumerate(loc) if isinstance(part, int)), default=len(loc) - 1)
-            drops.add(loc[:cut + 1])
+            cut = max(
+                (i for i, part in enumerate(loc) if isinstance(part, int)), default=len(loc) - 1
+            )
+            drops.add(loc[: cut + 1])
     for path in sorted(drops, key=lambda p: [str(x) for x in p], reverse=True):
         node = parent(path)
         try:
@@ -212,8 +220,11 @@ def load_design(ref: str | Path = "paper", catalogs: Sequence[Path] = ()) -> Des
 
 def _checked(design: Design | None, problems: list[Problem], ref) -> Design:
     if problems:
-        more = (f" (and {len(problems) - 1} more problem(s): `amg design check {ref}` lists them)"
-                if len(problems) > 1 else "")
+        more = (
+            f" (and {len(problems) - 1} more problem(s): `amg design check {ref}` lists them)"
+            if len(problems) > 1
+            else ""
+        )
         raise DesignError(f"{problems[0]}{more}")
     assert design is not None
     return design
@@ -244,8 +255,10 @@ def semantic_problems(d: Design, bundle: Bundle) -> list[Problem]:
     for name, fac in d.factors.items():
         if fac.role != "structure":
             if fac.role in seen_roles:
-                p(f"factors.{name}.role", f"a design has one {fac.role} factor; "
-                                          f"{seen_roles[fac.role]!r} already is")
+                p(
+                    f"factors.{name}.role",
+                    f"a design has one {fac.role} factor; {seen_roles[fac.role]!r} already is",
+                )
             seen_roles[fac.role] = name
         names = [lv.name for lv in fac.levels]
         for i, lv in enumerate(fac.levels):
@@ -253,22 +266,37 @@ def semantic_problems(d: Design, bundle: Bundle) -> list[Problem]:
             if names.index(lv.name) != i:
                 p(f"{key}.name", f"level {lv.name!r} appears twice in factor {name!r}")
             if fac.role == "outcome" and not lv.control and (lv.kind or lv.name) not in PLAN_KINDS:
-                p(f"{key}.kind", f"outcome level {lv.name!r} needs kind = came_true, abandoned or open")
+                p(
+                    f"{key}.kind",
+                    f"outcome level {lv.name!r} needs kind = came_true, abandoned or open",
+                )
             if fac.role == "correction":
                 parts = lv.name.split("_")
                 if len(parts) != 3 or any(x not in ok for x, ok in zip(parts, CORRECTION_PARTS)):
-                    p(f"{key}.name", f"correction levels are TARGET_TIMING_MARKER from "
-                                     f"{'/'.join(CORRECTION_PARTS[0])}, {'/'.join(CORRECTION_PARTS[1])}, "
-                                     f"{'/'.join(CORRECTION_PARTS[2])} (e.g. initial_same_marked)")
+                    p(
+                        f"{key}.name",
+                        f"correction levels are TARGET_TIMING_MARKER from "
+                        f"{'/'.join(CORRECTION_PARTS[0])}, {'/'.join(CORRECTION_PARTS[1])}, "
+                        f"{'/'.join(CORRECTION_PARTS[2])} (e.g. initial_same_marked)",
+                    )
             if fac.role == "plan_wording" and not lv.control and not lv.group:
-                p(f"{key}.group", f"plan-wording level {lv.name!r} needs a group (the outcome "
-                                  "phrasings that follow it, e.g. hedged or committed)")
+                p(
+                    f"{key}.group",
+                    f"plan-wording level {lv.name!r} needs a group (the outcome "
+                    "phrasings that follow it, e.g. hedged or committed)",
+                )
             if fac.role == "structure" and lv.structure is None:
-                p(f"{key}.structure", f"a level of structure factor {name!r} sets structure "
-                                      "parameters (e.g. structure = {{sessions = [3]}})")
+                p(
+                    f"{key}.structure",
+                    f"a level of structure factor {name!r} sets structure "
+                    "parameters (e.g. structure = {{sessions = [3]}})",
+                )
         if fac.role in ("plan_wording", "confirmation_wording") and not fac.drawn:
-            p(f"factors.{name}.levels", f"factor {name!r} has no level other cells can draw "
-                                        "(one that is neither a control nor drawn = false)")
+            p(
+                f"factors.{name}.levels",
+                f"factor {name!r} has no level other cells can draw "
+                "(one that is neither a control nor drawn = false)",
+            )
     plan_f, conf_f = d.by_role("plan_wording"), d.by_role("confirmation_wording")
 
     for gname, members in d.groups.items():
@@ -285,13 +313,19 @@ def semantic_problems(d: Design, bundle: Bundle) -> list[Problem]:
             key = f"splits.{sname}.cells#{i + 1}"
             fac = d.factors.get(cell.factor)
             if fac is None:
-                p(f"{key}.factor", f"unknown factor {cell.factor!r}; the design declares: "
-                                   f"{', '.join(d.factors)}{did_you_mean(cell.factor, d.factors)}")
+                p(
+                    f"{key}.factor",
+                    f"unknown factor {cell.factor!r}; the design declares: "
+                    f"{', '.join(d.factors)}{did_you_mean(cell.factor, d.factors)}",
+                )
                 continue
             if not fac.has(cell.level):
-                p(f"{key}.level", f"unknown level {cell.level!r} of factor {cell.factor!r}; "
-                                  f"choose one of: {', '.join(fac.level_names)}"
-                                  f"{did_you_mean(cell.level, fac.level_names)}")
+                p(
+                    f"{key}.level",
+                    f"unknown level {cell.level!r} of factor {cell.factor!r}; "
+                    f"choose one of: {', '.join(fac.level_names)}"
+                    f"{did_you_mean(cell.level, fac.level_names)}",
+                )
                 continue
             lv = fac.level(cell.level)
             try:
@@ -306,36 +340,59 @@ def semantic_problems(d: Design, bundle: Bundle) -> list[Problem]:
             if want is not None and outcome != want:
                 p(f"{key}.outcome", f"a cell of {cell.key} has outcome {want!r}, not {outcome!r}")
             elif outcome not in PLAN_KINDS + ("control", "correction"):
-                p(f"{key}.outcome", f"unknown outcome {outcome!r}; choose one of: "
-                                    f"{', '.join(PLAN_KINDS)}")
+                p(
+                    f"{key}.outcome",
+                    f"unknown outcome {outcome!r}; choose one of: {', '.join(PLAN_KINDS)}",
+                )
             if outcome in PLAN_KINDS and plan_f is None:
                 p(key, "a cell with a plan needs a plan_wording factor in the design")
             if outcome == "control" and (plan_f is None or plan_f.control_level is None):
-                p(key, "a control cell needs a control level (control = true) in the "
-                       "plan_wording factor")
+                p(
+                    key,
+                    "a control cell needs a control level (control = true) in the "
+                    "plan_wording factor",
+                )
             if outcome == "came_true" and fac.role != "confirmation_wording" and conf_f is None:
                 p(key, "a came_true cell needs a confirmation_wording factor in the design")
             if outcome == "correction" and fac.role != "correction":
                 p(f"{key}.outcome", "only cells of the correction factor have outcome 'correction'")
             st = d.structure_of(sname, cell)
-            if lv.structure is not None and lv.structure.sessions and not st.pending_window \
-                    and outcome in PLAN_KINDS and cell.level not in counted:
+            if (
+                lv.structure is not None
+                and lv.structure.sessions
+                and not st.pending_window
+                and outcome in PLAN_KINDS
+                and cell.level not in counted
+            ):
                 counted.append(cell.level)
-            if outcome == "correction" and 3 not in st.sessions and cell.level.split("_")[:2] == ["change", "later"]:
-                p(key, "a correction of a reported change in a later session needs 3 sessions "
-                       "among the structure's sessions")
+            if (
+                outcome == "correction"
+                and 3 not in st.sessions
+                and cell.level.split("_")[:2] == ["change", "later"]
+            ):
+                p(
+                    key,
+                    "a correction of a reported change in a later session needs 3 sessions "
+                    "among the structure's sessions",
+                )
 
         if counted:
-            p(f"splits.{sname}.structure", f"levels {', '.join(counted)} set the session count, but "
-                                           f"split {sname!r} has no pending window: the outcome then "
-                                           "opens the session after the plan's whatever the count "
-                                           "(set pending_window = true)")
+            p(
+                f"splits.{sname}.structure",
+                f"levels {', '.join(counted)} set the session count, but "
+                f"split {sname!r} has no pending window: the outcome then "
+                "opens the session after the plan's whatever the count "
+                "(set pending_window = true)",
+            )
     known = set(bundle.catalog)
     domains = sorted(known) if d.domains == "all" else list(d.domains)
-    for dom in ([] if d.domains == "all" else d.domains):
+    for dom in [] if d.domains == "all" else d.domains:
         if dom not in known:
-            p("domains", f"unknown domain {dom!r} (no {dom}.toml in the catalog: "
-                         f"{len(known)} built-in or --catalog files){did_you_mean(dom, known)}")
+            p(
+                "domains",
+                f"unknown domain {dom!r} (no {dom}.toml in the catalog: "
+                f"{len(known)} built-in or --catalog files){did_you_mean(dom, known)}",
+            )
     if d.domains != "all" and len(set(d.domains)) != len(d.domains):
         p("domains", "a domain is listed twice")
     if len(domains) < 1:
@@ -344,10 +401,18 @@ def semantic_problems(d: Design, bundle: Bundle) -> list[Problem]:
         if rel is not None and rel not in bundle.files:
             p("files", f"{rel!r} does not exist beside the design file")
     if not bundle.folder(d.files.phrases):
-        p("files.phrases", f"no phrase files in {d.files.phrases!r} beside the design file "
-                           "(plan.toml, outcome.toml, replies.toml, chat.toml)")
-    if any(c.factor in d.factors and d.factors[c.factor].role == "correction"
-           for s in d.splits.values() for c in s.cells) and d.files.correction_phrases is None:
+        p(
+            "files.phrases",
+            f"no phrase files in {d.files.phrases!r} beside the design file "
+            "(plan.toml, outcome.toml, replies.toml, chat.toml)",
+        )
+    if (
+        any(
+            c.factor in d.factors and d.factors[c.factor].role == "correction"
+            for s in d.splits.values()
+            for c in s.cells
+        )
+        and d.files.correction_phrases is None
+    ):
         p("files.correction_phrases", "correction cells need a correction_phrases file")
     return out
-

@@ -26,7 +26,13 @@ from ..suggest import did_you_mean
 #                         sessions lie between the plan and its outcome
 #   correction            the explicit-correction cells (what is corrected, where, marked or not)
 Role = Literal["outcome", "plan_wording", "confirmation_wording", "structure", "correction"]
-ROLES: tuple[str, ...] = ("outcome", "plan_wording", "confirmation_wording", "structure", "correction")
+ROLES: tuple[str, ...] = (
+    "outcome",
+    "plan_wording",
+    "confirmation_wording",
+    "structure",
+    "correction",
+)
 # What became of an arc's plan; ``ArcSpec.outcome`` is always one of these.
 OUTCOME_KINDS: tuple[str, ...] = ("came_true", "abandoned", "open", "control", "correction")
 PLAN_KINDS: tuple[str, ...] = ("came_true", "abandoned", "open")
@@ -64,7 +70,9 @@ class StructureOverride(BaseModel):
     @classmethod
     def _gaps(cls, v):
         if v is not None and not 1 <= v[0] <= v[1]:
-            raise ValueError("gap_days is [fewest, most] days between sessions, 1 <= fewest <= most")
+            raise ValueError(
+                "gap_days is [fewest, most] days between sessions, 1 <= fewest <= most"
+            )
         return v
 
 
@@ -146,8 +154,10 @@ class Factor(BaseModel):
         for lv in self.levels:
             if lv.name == name:
                 return lv
-        raise UnknownLevel(f"Unknown level {name!r} of factor {self.name!r}; choose one of: "
-                           f"{', '.join(self.level_names)}{did_you_mean(name, self.level_names)}")
+        raise UnknownLevel(
+            f"Unknown level {name!r} of factor {self.name!r}; choose one of: "
+            f"{', '.join(self.level_names)}{did_you_mean(name, self.level_names)}"
+        )
 
     def has(self, name: str) -> bool:
         return any(lv.name == name for lv in self.levels)
@@ -226,8 +236,10 @@ class Design(BaseModel):
 
     def split(self, name: str) -> Split:
         if name not in self.splits:
-            raise UnknownLevel(f"Unknown split {name!r} in design {self.name!r}; choose one of: "
-                               f"{', '.join(self.split_choices())}{did_you_mean(name, self.split_choices())}")
+            raise UnknownLevel(
+                f"Unknown split {name!r} in design {self.name!r}; choose one of: "
+                f"{', '.join(self.split_choices())}{did_you_mean(name, self.split_choices())}"
+            )
         return self.splits[name]
 
     def split_choices(self) -> list[str]:
@@ -244,8 +256,10 @@ class Design(BaseModel):
 
     def factor(self, name: str) -> Factor:
         if name not in self.factors:
-            raise UnknownLevel(f"Unknown factor {name!r} in design {self.name!r}; choose one of: "
-                               f"{', '.join(self.factors)}{did_you_mean(name, list(self.factors))}")
+            raise UnknownLevel(
+                f"Unknown factor {name!r} in design {self.name!r}; choose one of: "
+                f"{', '.join(self.factors)}{did_you_mean(name, list(self.factors))}"
+            )
         return self.factors[name]
 
     def by_role(self, role: str) -> Factor | None:
@@ -276,8 +290,11 @@ class Design(BaseModel):
 
     def level_identifiers(self) -> set[str]:
         """Every level, factor and split name: what generated text must never contain."""
-        return ({lv.name for f in self.factors.values() for lv in f.levels} | set(self.factors)
-                | set(self.splits))
+        return (
+            {lv.name for f in self.factors.values() for lv in f.levels}
+            | set(self.factors)
+            | set(self.splits)
+        )
 
     # -- cells ---------------------------------------------------------------------------------
     def implied_outcome(self, factor: str, level: str) -> str | None:
@@ -320,17 +337,28 @@ class Design(BaseModel):
         """The design as data (``amg design show --json``): its content, where it was read from
         and the arcs each cell gets (scaled by ``n_per_cell``)."""
         src = self.source
-        counts = {name: {"arcs": self.arcs_in(name, n_per_cell),
-                         "cells": [{"factor": c.factor, "level": c.level,
-                                    "outcome": self.outcome_of(c), "n": n}
-                                   for c, n in self.cell_counts(name, n_per_cell)]}
-                  for name in self.splits}
-        return {"design": self.model_dump(mode="json"),
-                "source": {"builtin": src.builtin, "file": src.design.origin,
-                           "sha256": src.sha256,
-                           "files": {rel: f.sha256 for rel, f in sorted(src.files.items())}},
-                "n_per_cell": n_per_cell, "splits": counts,
-                "arcs": sum(c["arcs"] for c in counts.values())}
+        counts = {
+            name: {
+                "arcs": self.arcs_in(name, n_per_cell),
+                "cells": [
+                    {"factor": c.factor, "level": c.level, "outcome": self.outcome_of(c), "n": n}
+                    for c, n in self.cell_counts(name, n_per_cell)
+                ],
+            }
+            for name in self.splits
+        }
+        return {
+            "design": self.model_dump(mode="json"),
+            "source": {
+                "builtin": src.builtin,
+                "file": src.design.origin,
+                "sha256": src.sha256,
+                "files": {rel: f.sha256 for rel, f in sorted(src.files.items())},
+            },
+            "n_per_cell": n_per_cell,
+            "splits": counts,
+            "arcs": sum(c["arcs"] for c in counts.values()),
+        }
 
     def arcs_in(self, split: str, n_per_cell: int | None = None) -> int:
         return sum(n for _, n in self.cell_counts(split, n_per_cell))

@@ -30,8 +30,10 @@ def workspace_design(ws: Workspace, design: Design | None = None) -> Design:
     if design is None:
         return stored or paper_design()
     if stored is not None and stored.name != design.name:
-        raise BadInput(f"Workspace {str(ws.path)!r} holds design {stored.name!r}; design "
-                       f"{design.name!r} goes into another --workspace")
+        raise BadInput(
+            f"Workspace {str(ws.path)!r} holds design {stored.name!r}; design "
+            f"{design.name!r} goes into another --workspace"
+        )
     return design
 
 
@@ -39,16 +41,34 @@ def store_design(ws: Workspace, design: Design) -> None:
     """Keep ``design`` with the workspace (replacing an earlier version of the same design)."""
     workspace_design(ws, design)
     with ws.db.conn:
-        ws.db["design"].upsert({"id": 1, "name": design.name, "sha256": design.source.sha256,
-                                "bundle": design.source.to_json(), "stored_at": now()}, pk="id")
+        ws.db["design"].upsert(
+            {
+                "id": 1,
+                "name": design.name,
+                "sha256": design.source.sha256,
+                "bundle": design.source.to_json(),
+                "stored_at": now(),
+            },
+            pk="id",
+        )
     ws._design = design  # type: ignore[attr-defined]
 
 
-def record_plan(ws: Workspace, design: Design, split: str, seed: int, n_per_cell: int | None) -> None:
+def record_plan(
+    ws: Workspace, design: Design, split: str, seed: int, n_per_cell: int | None
+) -> None:
     with ws.db.conn:
-        ws.db["split_plans"].upsert({"split": split, "design": design.name,
-                                     "design_sha256": design.source.sha256, "seed": seed,
-                                     "n_per_cell": n_per_cell, "planned_at": now()}, pk="split")
+        ws.db["split_plans"].upsert(
+            {
+                "split": split,
+                "design": design.name,
+                "design_sha256": design.source.sha256,
+                "seed": seed,
+                "n_per_cell": n_per_cell,
+                "planned_at": now(),
+            },
+            pk="split",
+        )
 
 
 def split_plans(ws: Workspace) -> dict[str, dict]:
@@ -75,11 +95,15 @@ def design_for(workspace, ref=None, catalogs=()) -> Design:
         if not catalogs:
             return stored
         if stored.source.builtin is None:
-            raise BadInput(f"--catalog changes a design's files: pass --design again with it "
-                           f"(workspace {str(path)!r} holds design {stored.name!r})")
+            raise BadInput(
+                f"--catalog changes a design's files: pass --design again with it "
+                f"(workspace {str(path)!r} holds design {stored.name!r})"
+            )
         return load_design(stored.source.builtin, catalogs)
     design = load_design(ref, catalogs)
     if stored is not None and stored.name != design.name:
-        raise BadInput(f"Workspace {str(path)!r} holds design {stored.name!r}; build design "
-                       f"{design.name!r} into another --workspace")
+        raise BadInput(
+            f"Workspace {str(path)!r} holds design {stored.name!r}; build design "
+            f"{design.name!r} into another --workspace"
+        )
     return design

@@ -86,8 +86,12 @@ class Failure(Generic[I]):
     kept: Any = None  # what is stored of an output made now whose scoring failed (no score)
 
 
-def attempt(item: I, run: Callable[[I], O] | None, score: Callable[[I, O], S],
-            row: Callable[[I, O, S | None], R]) -> R | Failure[I]:
+def attempt(
+    item: I,
+    run: Callable[[I], O] | None,
+    score: Callable[[I, O], S],
+    row: Callable[[I, O, S | None], R],
+) -> R | Failure[I]:
     """Run ``item`` under the policy above: ``run(item)`` makes the system's output (not called
     when ``item.stored`` holds one; None when every item has one, as an uploaded answer set's
     arcs do), ``score(item, output)`` scores it, and ``row(item, output, scored)`` is what is
@@ -110,9 +114,18 @@ def attempt(item: I, run: Callable[[I], O] | None, score: Callable[[I, O], S],
     return row(item, output, scored)
 
 
-def drive(todo: list[I], *, run: Callable[[I], O] | None, score: Callable[[I, O], S],
-          row: Callable[[I, O, S | None], R], offline: bool, description: str, usage: Any,
-          concurrency: int, show_progress: bool) -> Iterator[R | Failure[I]]:
+def drive(
+    todo: list[I],
+    *,
+    run: Callable[[I], O] | None,
+    score: Callable[[I, O], S],
+    row: Callable[[I, O, S | None], R],
+    offline: bool,
+    description: str,
+    usage: Any,
+    concurrency: int,
+    show_progress: bool,
+) -> Iterator[R | Failure[I]]:
     """Every item of ``todo`` through ``attempt(item, run, score, row)``, results as they finish:
     inline when everything is offline rules (faster than a thread pool for pure Python), else
     through ``run_concurrent``. ``description`` is the progress label without its closing
@@ -120,17 +133,27 @@ def drive(todo: list[I], *, run: Callable[[I], O] | None, score: Callable[[I, O]
     work = partial(attempt, run=run, score=score, row=row)
     if offline:
         # the eval's pure-Python rules make few cycles: young collections every 50,000
-        with fewer_collections(50_000, older=10), progress_bar(f"{description}, offline)", total=len(todo),
-                                               enabled=show_progress) as advance:
+        with (
+            fewer_collections(50_000, older=10),
+            progress_bar(
+                f"{description}, offline)", total=len(todo), enabled=show_progress
+            ) as advance,
+        ):
             for it in todo:
                 r = work(it)
                 advance(failed=isinstance(r, Failure))
                 yield r
         return
     # ``attempt`` returns a failed call as a Failure: run_concurrent never sees one to wrap
-    yield from run_concurrent(work, todo, concurrency=concurrency, description=f"{description})",
-                              usage=usage, progress=show_progress,
-                              is_failure=lambda x: isinstance(x, Failure))
+    yield from run_concurrent(
+        work,
+        todo,
+        concurrency=concurrency,
+        description=f"{description})",
+        usage=usage,
+        progress=show_progress,
+        is_failure=lambda x: isinstance(x, Failure),
+    )
 
 
 class Tally:

@@ -21,9 +21,17 @@ BOOTSTRAP_SEED = 0
 CALLS = "calls_per_user_message"
 # Measures whose paired difference the report gives (gated minus its ungated twin, a variant
 # minus its base system).
-DIFFERENCE_MEASURES = ("pending_contamination", "end_contamination", "task_accuracy",
-                       "staged_at_plan_turn", "promoted", "controls_committed",
-                       "corrections_applied", "exposure", CALLS)
+DIFFERENCE_MEASURES = (
+    "pending_contamination",
+    "end_contamination",
+    "task_accuracy",
+    "staged_at_plan_turn",
+    "promoted",
+    "controls_committed",
+    "corrections_applied",
+    "exposure",
+    CALLS,
+)
 
 
 class Stat(BaseModel):
@@ -40,8 +48,10 @@ class Stat(BaseModel):
     def pct(self) -> str:
         if self.n == 0 or self.value is None:
             return "undefined (n=0)"
-        return (f"{self.k}/{self.n} {100 * self.value:.1f}% "
-                f"[{100 * self.ci_low:.1f}, {100 * self.ci_high:.1f}]")
+        return (
+            f"{self.k}/{self.n} {100 * self.value:.1f}% "
+            f"[{100 * self.ci_low:.1f}, {100 * self.ci_high:.1f}]"
+        )
 
 
 def proportion(outcomes: Iterable[bool]) -> Stat:
@@ -54,8 +64,9 @@ def _resample(n: int, seed: int, resamples: int) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, n, size=(resamples, n))
 
 
-def calls_stat(scores: list[ArcScore], seed: int = BOOTSTRAP_SEED,
-               resamples: int = BOOTSTRAP_RESAMPLES) -> Stat | None:
+def calls_stat(
+    scores: list[ArcScore], seed: int = BOOTSTRAP_SEED, resamples: int = BOOTSTRAP_RESAMPLES
+) -> Stat | None:
     scores = [s for s in scores if s.user_messages]
     if not scores:
         return None
@@ -63,8 +74,13 @@ def calls_stat(scores: list[ArcScore], seed: int = BOOTSTRAP_SEED,
     msgs = np.array([s.user_messages for s in scores], dtype=float)
     idx = _resample(len(scores), seed, resamples)
     boot = calls[idx].sum(axis=1) / msgs[idx].sum(axis=1)
-    return Stat(k=int(calls.sum()), n=int(msgs.sum()), value=float(calls.sum() / msgs.sum()),
-                ci_low=float(np.percentile(boot, 2.5)), ci_high=float(np.percentile(boot, 97.5)))
+    return Stat(
+        k=int(calls.sum()),
+        n=int(msgs.sum()),
+        value=float(calls.sum() / msgs.sum()),
+        ci_low=float(np.percentile(boot, 2.5)),
+        ci_high=float(np.percentile(boot, 97.5)),
+    )
 
 
 def measure_block(scores: list[ArcScore], with_calls: bool = True) -> dict[str, Stat]:
@@ -112,10 +128,18 @@ class Difference(BaseModel):
     clusters: int | None = None  # conversations resampled, when fewer than the paired ids
 
 
-def paired_difference(kind: str, system: str, baseline: str, split: str, measure: str,
-                      a: dict[str, ArcScore], b: dict[str, ArcScore], seed: int = BOOTSTRAP_SEED,
-                      resamples: int = BOOTSTRAP_RESAMPLES,
-                      clusters: dict[str, str] | None = None) -> Difference | None:
+def paired_difference(
+    kind: str,
+    system: str,
+    baseline: str,
+    split: str,
+    measure: str,
+    a: dict[str, ArcScore],
+    b: dict[str, ArcScore],
+    seed: int = BOOTSTRAP_SEED,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    clusters: dict[str, str] | None = None,
+) -> Difference | None:
     """``clusters`` (id -> conversation) when several ids share a conversation (natural sets:
     LoCoMo questions of one sample): the bootstrap then resamples conversations and takes the
     mean paired difference over the ids they hold. Without it every id is its own cluster."""
@@ -125,7 +149,8 @@ def paired_difference(kind: str, system: str, baseline: str, split: str, measure
         if not ids:
             return None
         d = np.array([a[i].values[measure] for i in ids], float) - np.array(
-            [b[i].values[measure] for i in ids], float)
+            [b[i].values[measure] for i in ids], float
+        )
         names = sorted({clusters.get(i, i) for i in ids})
         index = {c: j for j, c in enumerate(names)}
         member = np.array([index[clusters.get(i, i)] for i in ids])
@@ -133,12 +158,22 @@ def paired_difference(kind: str, system: str, baseline: str, split: str, measure
         sizes = np.bincount(member, minlength=len(names)).astype(float)
         idx = _resample(len(names), seed, resamples)
         boot = sums[idx].sum(axis=1) / sizes[idx].sum(axis=1)
-        return Difference(kind=kind, system=system, baseline=baseline, split=split,
-                          measure=measure, n=len(ids), value=float(d.mean()),
-                          ci_low=float(np.percentile(boot, 2.5)),
-                          ci_high=float(np.percentile(boot, 97.5)), n_gained=int((d > 0).sum()),
-                          n_lost=int((d < 0).sum()), resamples=resamples, seed=seed,
-                          clusters=len(names))
+        return Difference(
+            kind=kind,
+            system=system,
+            baseline=baseline,
+            split=split,
+            measure=measure,
+            n=len(ids),
+            value=float(d.mean()),
+            ci_low=float(np.percentile(boot, 2.5)),
+            ci_high=float(np.percentile(boot, 97.5)),
+            n_gained=int((d > 0).sum()),
+            n_lost=int((d < 0).sum()),
+            resamples=resamples,
+            seed=seed,
+            clusters=len(names),
+        )
     if measure == CALLS:
         ids = [i for i in ids if a[i].user_messages and b[i].user_messages]
         if not ids:
@@ -163,7 +198,18 @@ def paired_difference(kind: str, system: str, baseline: str, split: str, measure
         boot = d[idx].mean(axis=1)
         value = d.mean()
         gained, lost = int((d > 0).sum()), int((d < 0).sum())
-    return Difference(kind=kind, system=system, baseline=baseline, split=split, measure=measure,
-                      n=len(ids), value=float(value), ci_low=float(np.percentile(boot, 2.5)),
-                      ci_high=float(np.percentile(boot, 97.5)), n_gained=gained, n_lost=lost,
-                      resamples=resamples, seed=seed)
+    return Difference(
+        kind=kind,
+        system=system,
+        baseline=baseline,
+        split=split,
+        measure=measure,
+        n=len(ids),
+        value=float(value),
+        ci_low=float(np.percentile(boot, 2.5)),
+        ci_high=float(np.percentile(boot, 97.5)),
+        n_gained=gained,
+        n_lost=lost,
+        resamples=resamples,
+        seed=seed,
+    )

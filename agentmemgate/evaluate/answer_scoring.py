@@ -49,27 +49,37 @@ def read_answers(path: str | Path, sessions: dict[str, int]) -> dict[str, list[s
     for where, rec in read_records(path, AnswerLine):
         n = sessions.get(rec.arc_id)
         if n is None:
-            raise BadInput(f"{where}: unknown arc id {rec.arc_id!r} (not an arc of this workspace; "
-                           "the ids are those of `amg export` data.jsonl)")
+            raise BadInput(
+                f"{where}: unknown arc id {rec.arc_id!r} (not an arc of this workspace; "
+                "the ids are those of `amg export` data.jsonl)"
+            )
         if rec.after_session >= n:
-            raise BadInput(f"{where}: after_session {rec.after_session} is out of range: arc "
-                           f"{rec.arc_id} has {n} session(s), numbered 0 to {n - 1}")
+            raise BadInput(
+                f"{where}: after_session {rec.after_session} is out of range: arc "
+                f"{rec.arc_id} has {n} session(s), numbered 0 to {n - 1}"
+            )
         k = (rec.arc_id, rec.after_session)
         if k in first:
-            raise BadInput(f"{where}: duplicate answer for arc {rec.arc_id}, after_session "
-                           f"{rec.after_session} (first given on line {first[k].rsplit(':', 1)[-1]})")
+            raise BadInput(
+                f"{where}: duplicate answer for arc {rec.arc_id}, after_session "
+                f"{rec.after_session} (first given on line {first[k].rsplit(':', 1)[-1]})"
+            )
         first[k] = where
         where_arc.setdefault(rec.arc_id, where)
         texts.setdefault(rec.arc_id, {})[rec.after_session] = rec.answer
     if not texts:
-        raise BadInput(f"{Path(path).name}: no answers (expected one JSON line per arc and session: "
-                       '{"arc_id": ..., "after_session": 0, "answer": "..."})')
+        raise BadInput(
+            f"{Path(path).name}: no answers (expected one JSON line per arc and session: "
+            '{"arc_id": ..., "after_session": 0, "answer": "..."})'
+        )
     for arc_id, have in texts.items():
         missing = [i for i in range(sessions[arc_id]) if i not in have]
         if missing:
-            raise BadInput(f"{where_arc[arc_id]}: arc {arc_id} has no line with after_session "
-                           f"{', '.join(map(str, missing))} (it has {sessions[arc_id]} sessions, "
-                           f"after_session 0 to {sessions[arc_id] - 1}; give one line per session)")
+            raise BadInput(
+                f"{where_arc[arc_id]}: arc {arc_id} has no line with after_session "
+                f"{', '.join(map(str, missing))} (it has {sessions[arc_id]} sessions, "
+                f"after_session 0 to {sessions[arc_id] - 1}; give one line per session)"
+            )
     return {arc_id: [have[i] for i in range(sessions[arc_id])] for arc_id, have in texts.items()}
 
 
@@ -78,22 +88,39 @@ def assess(truth: Truth, answers: list[str], judge: AnswerJudge) -> list[AnswerV
     cands = tuple(dict.fromkeys([truth.initial_value, truth.plan_value, truth.final_value]))
     from ..llm.batch import independent  # --batch: every session's question in one batch
 
-    return independent(lambda a: judge.ask(AnswerQuestion(
-        field=f.attribute, description=f.description, probe_question=f.probe_question, answer=a,
-        candidates=cands)), answers)
+    return independent(
+        lambda a: judge.ask(
+            AnswerQuestion(
+                field=f.attribute,
+                description=f.description,
+                probe_question=f.probe_question,
+                answer=a,
+                candidates=cands,
+            )
+        ),
+        answers,
+    )
 
 
 def questions(truth: Truth, answers: list[str]) -> list[AnswerQuestion]:
     """The questions ``assess`` puts to the answer judge, one per answer."""
     f = truth.field
     cands = tuple(dict.fromkeys([truth.initial_value, truth.plan_value, truth.final_value]))
-    return [AnswerQuestion(field=f.attribute, description=f.description,
-                           probe_question=f.probe_question, answer=a, candidates=cands)
-            for a in answers]
+    return [
+        AnswerQuestion(
+            field=f.attribute,
+            description=f.description,
+            probe_question=f.probe_question,
+            answer=a,
+            candidates=cands,
+        )
+        for a in answers
+    ]
 
 
-def score_answers(truth: Truth, answers: list[str], verdicts: list[AnswerVerdict],
-                  same: Same) -> ArcScore:
+def score_answers(
+    truth: Truth, answers: list[str], verdicts: list[AnswerVerdict], same: Same
+) -> ArcScore:
     def asserts(i: int, value: str) -> bool:
         return any(same(x, value) for x in verdicts[i].asserted)
 
@@ -106,17 +133,31 @@ def score_answers(truth: Truth, answers: list[str], verdicts: list[AnswerVerdict
         window = range(truth.plan_session, stop if stop is not None else truth.n_sessions)
         hits = [i for i in window if asserts(i, plan)]
         v["exposure"] = bool(hits)
-        why["exposure"] = (f"the answer after session {hits[0]} asserts the plan value" if hits
-                           else f"no answer after session {_sessions(window)} asserts the plan value")
+        why["exposure"] = (
+            f"the answer after session {hits[0]} asserts the plan value"
+            if hits
+            else f"no answer after session {_sessions(window)} asserts the plan value"
+        )
         v["end_contamination"] = asserts(last, plan)
-        why["end_contamination"] = (f"the last answer (after session {last}) asserts "
-                                    f"{_values(verdicts[last].asserted)}")
+        why["end_contamination"] = (
+            f"the last answer (after session {last}) asserts {_values(verdicts[last].asserted)}"
+        )
     said = verdicts[last].asserted
     v["task_accuracy"] = bool(said) and all(same(x, truth.final_value) for x in said)
-    why["task_accuracy"] = (f"the last answer (after session {last}) asserts {_values(said)}, "
-                            f"expected {truth.final_value!r}")
-    return ArcScore(arc_id=truth.arc_id, split=truth.split, factor=truth.factor, level=truth.level,
-                    outcome=truth.outcome, values=v, why=why, user_messages=0)
+    why["task_accuracy"] = (
+        f"the last answer (after session {last}) asserts {_values(said)}, "
+        f"expected {truth.final_value!r}"
+    )
+    return ArcScore(
+        arc_id=truth.arc_id,
+        split=truth.split,
+        factor=truth.factor,
+        level=truth.level,
+        outcome=truth.outcome,
+        values=v,
+        why=why,
+        user_messages=0,
+    )
 
 
 def _sessions(window: range) -> str:

@@ -41,9 +41,14 @@ def namespace_for(run_key: str, arc_id: str) -> str:
 
 def session_inputs(arc: Arc) -> list[SessionInput]:
     """What a system is given of an arc: its sessions' turns (role, text) and dates, nothing else."""
-    return [SessionInput(index=i, date=s.date,
-                         turns=tuple(SessionTurn(role=t.role, text=t.text) for t in s.turns))
-            for i, s in enumerate(arc.sessions)]
+    return [
+        SessionInput(
+            index=i,
+            date=s.date,
+            turns=tuple(SessionTurn(role=t.role, text=t.text) for t in s.turns),
+        )
+        for i, s in enumerate(arc.sessions)
+    ]
 
 
 def ask_arc(system: AnsweringSystem, arc: Arc, namespace: str) -> list[dict]:
@@ -57,11 +62,19 @@ def ask_arc(system: AnsweringSystem, arc: Arc, namespace: str) -> list[dict]:
             before = system.calls
             a = system.answer(question, s.date)
             if not isinstance(a, ProbeAnswer):
-                raise TypeError(f"answer() returned {type(a).__name__}, not a "
-                                "memory.answering.ProbeAnswer")
-            out.append({"after_session": s.index, "date": s.date.isoformat(), "answer": a.answer,
-                        "retrieved": [r.model_dump(exclude_defaults=True) for r in a.retrieved],
-                        "calls": system.calls - before, "namespace": namespace})
+                raise TypeError(
+                    f"answer() returned {type(a).__name__}, not a memory.answering.ProbeAnswer"
+                )
+            out.append(
+                {
+                    "after_session": s.index,
+                    "date": s.date.isoformat(),
+                    "answer": a.answer,
+                    "retrieved": [r.model_dump(exclude_defaults=True) for r in a.retrieved],
+                    "calls": system.calls - before,
+                    "namespace": namespace,
+                }
+            )
     finally:
         system.close()
     return out
@@ -73,7 +86,7 @@ def plan_answering_arc(system: AnsweringSystem, arc: Arc) -> int | None:
     system cannot say what it would send."""
     question, sessions, n = arc.spec.field.probe_question, session_inputs(arc), 0
     for i, s in enumerate(sessions):
-        planned = system.plan(sessions[:i + 1], question, s.date)
+        planned = system.plan(sessions[: i + 1], question, s.date)
         if planned is None:
             return None
         n += bool(planned)
@@ -88,10 +101,20 @@ def load_answers(ws: Workspace, run_key: str, arc_id: str) -> list[dict]:
     return rows
 
 
-def run_answering(ws: Workspace, specs: list[SystemSpec], todo: list[ArcItem], vj: ValueJudge,
-                  aj: AnswerJudge, judge_key: str, tally: Tally, *, concurrency: int = 4,
-                  corrections: dict[str, Correction] | None = None, usage: Any = None,
-                  show_progress: bool = True) -> None:
+def run_answering(
+    ws: Workspace,
+    specs: list[SystemSpec],
+    todo: list[ArcItem],
+    vj: ValueJudge,
+    aj: AnswerJudge,
+    judge_key: str,
+    tally: Tally,
+    *,
+    concurrency: int = 4,
+    corrections: dict[str, Correction] | None = None,
+    usage: Any = None,
+    show_progress: bool = True,
+) -> None:
     """Run (or re-score) ``todo``, the pairs of ``specs`` that ``run.plan_eval`` found not stored
     for ``judge_key``, into ``tally``; each arc's answers are kept even when judging them fails."""
     corrections = corrections or {}
@@ -105,25 +128,46 @@ def run_answering(ws: Workspace, specs: list[SystemSpec], todo: list[ArcItem], v
         truth = truth_of(it.arc, corrections.get(it.arc.id))
         answers = [r["answer"] for r in sessions]
         verdicts = assess(truth, answers, aj)
-        return verdicts, score_answers(truth, answers, verdicts,
-                                       lambda v, ref: vj.same(it.arc.spec.field, v, ref))
+        return verdicts, score_answers(
+            truth, answers, verdicts, lambda v, ref: vj.same(it.arc.spec.field, v, ref)
+        )
 
     def answered(it: ArcItem, sessions: list[dict], scored) -> store.Answered:
         verdicts, score = scored or (None, None)
         return store.Answered(
-            run_key=it.run_key, system=it.spec.name, arc_id=it.arc.id,
-            split=it.arc.spec.split, level=it.arc.spec.level, arc_sha=it.sha,
+            run_key=it.run_key,
+            system=it.spec.name,
+            arc_id=it.arc.id,
+            split=it.arc.spec.split,
+            level=it.arc.spec.level,
+            arc_sha=it.sha,
             sessions=sessions if it.stored is None else None,
             answers=[r["answer"] for r in sessions],
-            verdicts=[v.model_dump_json() for v in verdicts] if verdicts else None, score=score,
-            judge_key=judge_key)
+            verdicts=[v.model_dump_json() for v in verdicts] if verdicts else None,
+            score=score,
+            judge_key=judge_key,
+        )
 
     names = ", ".join(dict.fromkeys(s.name for s in specs))
-    for r in drive(todo, run=run, score=score, row=answered, offline=False,
-                   description=f"eval ({names}", usage=usage, concurrency=concurrency,
-                   show_progress=show_progress):
+    for r in drive(
+        todo,
+        run=run,
+        score=score,
+        row=answered,
+        offline=False,
+        description=f"eval ({names}",
+        usage=usage,
+        concurrency=concurrency,
+        show_progress=show_progress,
+    ):
         tally.record(r)
 
 
-__all__ = ["ask_arc", "load_answers", "namespace_for", "plan_answering_arc", "run_answering",
-           "session_inputs"]
+__all__ = [
+    "ask_arc",
+    "load_answers",
+    "namespace_for",
+    "plan_answering_arc",
+    "run_answering",
+    "session_inputs",
+]

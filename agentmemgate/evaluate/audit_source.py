@@ -18,6 +18,7 @@ annotate_app, never the other way round).
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from collections.abc import Iterable
@@ -65,17 +66,28 @@ def _judge_row(ws, system: str) -> tuple[dict | None, dict[str, str]]:
     per_arc: dict[str, str] = {}
     newest = None
     for arc_id, jk in ws.db.execute(
-            "select arc_id, judge_key from eval_scores where run_key = ? "
-            "order by created_at, rowid", [row[0]]).fetchall():
+        "select arc_id, judge_key from eval_scores where run_key = ? order by created_at, rowid",
+        [row[0]],
+    ).fetchall():
         per_arc[arc_id] = newest = jk
     if newest is None:
         return None, per_arc
-    j = ws.db.execute("select judge_key, spec, family, heuristic, rubric, rubric_sha256, "
-                      "answer_rubric from eval_judges where judge_key = ?", [newest]).fetchone()
+    j = ws.db.execute(
+        "select judge_key, spec, family, heuristic, rubric, rubric_sha256, "
+        "answer_rubric from eval_judges where judge_key = ?",
+        [newest],
+    ).fetchone()
     if j is None:
         return None, per_arc
-    keys = ("judge_key", "spec", "family", "heuristic", "equivalence_rubric",
-            "equivalence_rubric_sha256", "answer_rubric")
+    keys = (
+        "judge_key",
+        "spec",
+        "family",
+        "heuristic",
+        "equivalence_rubric",
+        "equivalence_rubric_sha256",
+        "answer_rubric",
+    )
     out = dict(zip(keys, j))
     out["heuristic"] = bool(out["heuristic"])
     return out, per_arc
@@ -100,7 +112,8 @@ class _Matcher:
                     f"These answers were judged by {self.spec}; matching its asserted values to "
                     f"the options needs that judge's equivalence verdicts, and it cannot be "
                     f"reached: {str(e).splitlines()[0]} (an OpenAI-compatible server is named by "
-                    "OPENAI_BASE_URL)") from None
+                    "OPENAI_BASE_URL)"
+                ) from None
         return self._judge.same(field, value, labelled)
 
 
@@ -124,15 +137,20 @@ def load_answer_items(req: SourceRequest) -> Iterable[SourceItem]:
     listing = ", ".join(known) or "none (store some with `amg eval answers FILE --name SYSTEM`)"
     if not system:
         raise BadInput(f"Use --from answers:SYSTEM; systems with answers: {listing}")
-    rows = ws.db.execute("select arc_id, after_session, answer, verdict from eval_answers "
-                         "where name = ? order by arc_id, after_session", [system]).fetchall()
+    rows = ws.db.execute(
+        "select arc_id, after_session, answer, verdict from eval_answers "
+        "where name = ? order by arc_id, after_session",
+        [system],
+    ).fetchall()
     if not rows:
         raise BadInput(f"No stored answers for system {system!r}; systems with answers: {listing}")
     judge, per_arc = _judge_row(ws, system)
     judged = [r for r in rows if r[3]]
     if not judged or judge is None:
-        raise BadInput(f"None of the {len(rows)} stored answers of {system!r} is judged yet; run "
-                       f"`amg eval answers FILE --name {system}` again to judge them")
+        raise BadInput(
+            f"None of the {len(rows)} stored answers of {system!r} is judged yet; run "
+            f"`amg eval answers FILE --name {system}` again to judge them"
+        )
     from ..design.stored import workspace_design
 
     arcs = {a.id: a for split in workspace_design(ws).split_names for a in ws.arcs(split)}
@@ -144,8 +162,10 @@ def load_answer_items(req: SourceRequest) -> Iterable[SourceItem]:
     if skipped_unjudged:
         notes.append(f"Skipped {skipped_unjudged} answer(s) not judged yet.")
     if other_judge:
-        notes.append(f"Skipped {len(other_judge)} answer(s) whose stored verdict is from another "
-                     f"judge than {judge['spec']} (re-run `amg eval answers` to judge them again).")
+        notes.append(
+            f"Skipped {len(other_judge)} answer(s) whose stored verdict is from another "
+            f"judge than {judge['spec']} (re-run `amg eval answers` to judge them again)."
+        )
     if gone:
         notes.append(f"Skipped {len(gone)} answer(s) of arcs no longer in the workspace.")
     if not use:
@@ -157,45 +177,81 @@ def load_answer_items(req: SourceRequest) -> Iterable[SourceItem]:
         arc = arcs[arc_id]
         s = arc.spec
         verdict = AnswerVerdict.model_validate_json(raw)
-        cls, other = reference_of(verdict, s.initial_value, s.plan_value,
-                                  lambda v, ref: matcher.same(s.field, v, ref))  # noqa: B023 (called at once)
+        cls, other = reference_of(
+            verdict, s.initial_value, s.plan_value, functools.partial(matcher.same, s.field)
+        )
         iid = item_id_of(system, arc_id, after)
         plan_first = random.Random(options_seed(req.seed, iid)).random() < 0.5
         a, b = (s.plan_value, s.initial_value) if plan_first else (s.initial_value, s.plan_value)
         plan_option = "value_a" if plan_first else "value_b"
         initial_option = "value_b" if plan_first else "value_a"
-        label = {"initial": initial_option, "plan": plan_option, "both": "both",
-                 "neither": "neither"}[cls]
-        strata = {"verdict": cls, "reference": label, "plan_option": plan_option,
-                  "arc_id": arc_id, "after_session": str(after), "split": s.split,
-                  "factor": s.factor, "level": s.level, "outcome": s.outcome,
-                  "asserted": json.dumps(verdict.asserted)}
+        label = {
+            "initial": initial_option,
+            "plan": plan_option,
+            "both": "both",
+            "neither": "neither",
+        }[cls]
+        strata = {
+            "verdict": cls,
+            "reference": label,
+            "plan_option": plan_option,
+            "arc_id": arc_id,
+            "after_session": str(after),
+            "split": s.split,
+            "factor": s.factor,
+            "level": s.level,
+            "outcome": s.outcome,
+            "asserted": json.dumps(verdict.asserted),
+        }
         if other:
             n_other += 1
             strata["reference_note"] = (
                 f"the judge's asserted value(s) {', '.join(map(repr, other))} match neither "
-                f"labelled value" + ("; the reference is neither" if cls == "neither" else ""))
-        items.append(SourceItem(
-            display=ItemDisplay(
-                id=iid, kind="answer",
-                answer=AnswerShown(question=s.field.probe_question, text=answer),
-                pair=ValuePair(field=s.field.attribute, description=s.field.description, a=a, b=b)),
-            reference=Reference(label=label, source="judge"), strata=strata))
+                f"labelled value" + ("; the reference is neither" if cls == "neither" else "")
+            )
+        items.append(
+            SourceItem(
+                display=ItemDisplay(
+                    id=iid,
+                    kind="answer",
+                    answer=AnswerShown(question=s.field.probe_question, text=answer),
+                    pair=ValuePair(
+                        field=s.field.attribute, description=s.field.description, a=a, b=b
+                    ),
+                ),
+                reference=Reference(label=label, source="judge"),
+                strata=strata,
+            )
+        )
     if n_other:
-        notes.append(f"{n_other} verdict(s) assert a value that is neither labelled value "
-                     "(counted as neither when nothing else is asserted).")
-    req.info.update({
-        "system": system, "notes": notes,
-        "answers": {"stored": len(rows), "audited_from": len(use), "not_judged": skipped_unjudged,
-                    "other_judge": len(other_judge), "arc_missing": len(gone),
-                    "other_value": n_other},
-        "reference_judge": {**judge, "offline": judge["spec"] == OFFLINE_JUDGE},
-        "options_order": "random.Random(f'answer-options:{seed}:{item_id}').random() < 0.5 "
-                         "puts the plan value in Value A",
-    })
+        notes.append(
+            f"{n_other} verdict(s) assert a value that is neither labelled value "
+            "(counted as neither when nothing else is asserted)."
+        )
+    req.info.update(
+        {
+            "system": system,
+            "notes": notes,
+            "answers": {
+                "stored": len(rows),
+                "audited_from": len(use),
+                "not_judged": skipped_unjudged,
+                "other_judge": len(other_judge),
+                "arc_missing": len(gone),
+                "other_value": n_other,
+            },
+            "reference_judge": {**judge, "offline": judge["spec"] == OFFLINE_JUDGE},
+            "options_order": "random.Random(f'answer-options:{seed}:{item_id}').random() < 0.5 "
+            "puts the plan value in Value A",
+        }
+    )
     return items
 
 
-register_source(PREFIX, load_answer_items, tasks=(TASK,),
-                help="answers:SYSTEM  a black-box system's stored answers (amg eval answers); "
-                     "reference = the answer judge's verdict")
+register_source(
+    PREFIX,
+    load_answer_items,
+    tasks=(TASK,),
+    help="answers:SYSTEM  a black-box system's stored answers (amg eval answers); "
+    "reference = the answer judge's verdict",
+)

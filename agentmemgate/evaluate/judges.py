@@ -45,9 +45,13 @@ class ValueJudge:
     @property
     def key(self) -> str:
         """Scores are stored under this: a judge (or rubric) change re-scores stored traces."""
-        return sha256_parts("equivalence", f"scoring-v{SCORING_VERSION}", self.judge.spec,
-                            self.judge.family,
-                            self.judge.rubric_sha256.get("equivalence", ""))
+        return sha256_parts(
+            "equivalence",
+            f"scoring-v{SCORING_VERSION}",
+            self.judge.spec,
+            self.judge.family,
+            self.judge.rubric_sha256.get("equivalence", ""),
+        )
 
     def same(self, field: FieldSpec, value: str | None, reference: str) -> bool:
         if value is None or not value.strip():
@@ -60,16 +64,23 @@ class ValueJudge:
         # Position order is fixed per pair (not by role), so a position-biased judge is not
         # biased toward either the stored value or the reference.
         a, b = sorted((value, reference), key=lambda s: sha256_parts(s, value + reference))
-        verdict = self.judge.ask(EquivalenceQuestion(field=field.attribute,
-                                                     description=field.description,
-                                                     first=a, second=b))
+        verdict = self.judge.ask(
+            EquivalenceQuestion(
+                field=field.attribute, description=field.description, first=a, second=b
+            )
+        )
         with self._lock:
             self._memo[k] = bool(verdict.equivalent)
         return bool(verdict.equivalent)
 
 
-def get_value_judge(spec: str = OFFLINE_JUDGE, *, workspace: Any = None,
-                    base_url: str | None = None, **llm_options: Any) -> ValueJudge:
+def get_value_judge(
+    spec: str = OFFLINE_JUDGE,
+    *,
+    workspace: Any = None,
+    base_url: str | None = None,
+    **llm_options: Any,
+) -> ValueJudge:
     if offline_answer_version(spec) is not False:
         # ``offline:answer_cues.vN`` pins the answer rules; equivalence stays the offline judge
         spec, llm_options = OFFLINE_JUDGE, {}  # the CLI refuses LLM options when no model uses them
@@ -77,5 +88,10 @@ def get_value_judge(spec: str = OFFLINE_JUDGE, *, workspace: Any = None,
 
 
 def answers_key(value_judge: ValueJudge, answer_judge: AnswerJudge) -> str:
-    return sha256_parts(value_judge.key, "answers", answer_judge.spec, answer_judge.family,
-                        answer_judge.rubric_sha256)
+    return sha256_parts(
+        value_judge.key,
+        "answers",
+        answer_judge.spec,
+        answer_judge.family,
+        answer_judge.rubric_sha256,
+    )

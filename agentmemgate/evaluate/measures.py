@@ -19,12 +19,29 @@ from .truth import Truth
 
 # JSON names, in report order (the issue's list; corrections and the among-staged discard rate
 # and black-box exposure are the extras this room adds).
-MEASURES = ("pending_contamination", "end_contamination", "task_accuracy", "staged_at_plan_turn",
-            "promoted", "promoted_among_staged", "discarded", "discarded_among_staged",
-            "controls_committed", "over_holding", "corrections_applied", "exposure",
-            "calls_per_user_message")
-GATE_MEASURES = ("staged_at_plan_turn", "promoted", "promoted_among_staged", "discarded",
-                 "discarded_among_staged", "over_holding")
+MEASURES = (
+    "pending_contamination",
+    "end_contamination",
+    "task_accuracy",
+    "staged_at_plan_turn",
+    "promoted",
+    "promoted_among_staged",
+    "discarded",
+    "discarded_among_staged",
+    "controls_committed",
+    "over_holding",
+    "corrections_applied",
+    "exposure",
+    "calls_per_user_message",
+)
+GATE_MEASURES = (
+    "staged_at_plan_turn",
+    "promoted",
+    "promoted_among_staged",
+    "discarded",
+    "discarded_among_staged",
+    "over_holding",
+)
 
 Same = Callable[[str | None, str], bool]
 """``same(value, reference)``: does a read or answered value name the reference value? (None: no)."""
@@ -63,7 +80,9 @@ class ArcScore(BaseModel):
         return data
 
 
-def _for_field(events: list[MemoryEvent], trace: Trace, kinds: tuple[str, ...]) -> list[MemoryEvent]:
+def _for_field(
+    events: list[MemoryEvent], trace: Trace, kinds: tuple[str, ...]
+) -> list[MemoryEvent]:
     return [e for e in events if e.kind in kinds and e.key == trace.key]
 
 
@@ -88,7 +107,9 @@ def score_trace(trace: Trace, truth: Truth, info: SystemInfo, same: Same) -> Arc
             n_window = sum(1 for t, _ in reads if truth.plan_t < t < stop)
             why["pending_contamination"] = (
                 f"read {hits[0][1]!r} (the plan value) as turn t={hits[0][0]} arrived"
-                if hits else f"no read in the pending window ({n_window} read(s)) gave the plan value")
+                if hits
+                else f"no read in the pending window ({n_window} read(s)) gave the plan value"
+            )
         v["end_contamination"] = same(end, plan)
         why["end_contamination"] = f"end read {end!r}"
 
@@ -97,69 +118,115 @@ def score_trace(trace: Trace, truth: Truth, info: SystemInfo, same: Same) -> Arc
 
     events = trace.events()
     if truth.outcome == "control":
-        committed = [e for e in _for_field(_at(trace, truth.plan_t), trace, ("committed", "corrected"))
-                     if same(e.value, plan)]
+        committed = [
+            e
+            for e in _for_field(_at(trace, truth.plan_t), trace, ("committed", "corrected"))
+            if same(e.value, plan)
+        ]
         v["controls_committed"] = bool(committed)
-        why["controls_committed"] = ("committed the reported change at its turn" if committed else
-                                     "the reported change was not committed at its turn")
+        why["controls_committed"] = (
+            "committed the reported change at its turn"
+            if committed
+            else "the reported change was not committed at its turn"
+        )
 
     if truth.correction is not None:
         c = truth.correction
         after = next((r for t, r in reads if t > c.t), end)
         v["corrections_applied"] = same(after, c.value)
-        why["corrections_applied"] = f"read after the correction: {after!r}, corrected value {c.value!r}"
+        why["corrections_applied"] = (
+            f"read after the correction: {after!r}, corrected value {c.value!r}"
+        )
 
     if info.gated:
         staged_at_plan = _for_field(_at(trace, truth.plan_t), trace, ("staged",))
         if truth.is_plan:
             v["staged_at_plan_turn"] = bool(staged_at_plan)
-            why["staged_at_plan_turn"] = (f"staged {staged_at_plan[0].value!r} at the plan turn"
-                                          if staged_at_plan else "nothing staged at the plan turn")
+            why["staged_at_plan_turn"] = (
+                f"staged {staged_at_plan[0].value!r} at the plan turn"
+                if staged_at_plan
+                else "nothing staged at the plan turn"
+            )
         if truth.outcome == "came_true":
             promos = _for_field(events, trace, ("promoted",))
             valid = [e for e in promos if e.t == truth.outcome_t]
             v["promoted"] = bool(valid)
-            why["promoted"] = ("promoted at the resolution turn" if valid else
-                               f"promoted at t={promos[0].t}, not the resolution turn t={truth.outcome_t}"
-                               if promos else "never promoted")
+            why["promoted"] = (
+                "promoted at the resolution turn"
+                if valid
+                else f"promoted at t={promos[0].t}, not the resolution turn t={truth.outcome_t}"
+                if promos
+                else "never promoted"
+            )
             if staged_at_plan:
                 v["promoted_among_staged"] = bool(valid)
                 why["promoted_among_staged"] = "staged at the plan turn; " + why["promoted"]
         if truth.outcome == "abandoned":
             final = trace.snapshots[-1] if trace.snapshots else None
-            pending = [s for s in (final.staged if final else [])
-                       if s.key == trace.key and s.status == "pending"]
+            pending = [
+                s
+                for s in (final.staged if final else [])
+                if s.key == trace.key and s.status == "pending"
+            ]
             promoted = _for_field(events, trace, ("promoted",))
             # As in the paper's Table 5: an abandoned plan is discarded by the end when nothing
             # for it is still held and nothing was promoted (a plan never staged holds nothing).
             v["discarded"] = not pending and not promoted
-            why["discarded"] = ("still held at the end" if pending else
-                                "promoted although abandoned" if promoted else
-                                "nothing held at the end")
+            why["discarded"] = (
+                "still held at the end"
+                if pending
+                else "promoted although abandoned"
+                if promoted
+                else "nothing held at the end"
+            )
             if staged_at_plan:
                 dropped = _for_field(events, trace, ("discarded",))
                 v["discarded_among_staged"] = bool(dropped) and not pending and not promoted
                 why["discarded_among_staged"] = "staged at the plan turn; " + (
-                    f"discarded by the checker at t={dropped[0].t}" if v["discarded_among_staged"]
-                    else why["discarded"] if pending or promoted else "never discarded by the checker")
+                    f"discarded by the checker at t={dropped[0].t}"
+                    if v["discarded_among_staged"]
+                    else why["discarded"]
+                    if pending or promoted
+                    else "never discarded by the checker"
+                )
         if truth.outcome == "control":
             held = [e for e in _for_field(events, trace, ("staged",)) if e.t >= truth.plan_t]
             v["over_holding"] = bool(held)
-            why["over_holding"] = (f"staged the completed change at t={held[0].t}" if held
-                                   else "the completed change was not staged")
+            why["over_holding"] = (
+                f"staged the completed change at t={held[0].t}"
+                if held
+                else "the completed change was not staged"
+            )
 
-    return ArcScore(arc_id=truth.arc_id, split=truth.split, factor=truth.factor, level=truth.level,
-                    outcome=truth.outcome, values=v, why=why, calls=trace.calls,
-                    user_messages=trace.user_messages,
-                    correction=_correction_read(trace, truth, end, same))
+    return ArcScore(
+        arc_id=truth.arc_id,
+        split=truth.split,
+        factor=truth.factor,
+        level=truth.level,
+        outcome=truth.outcome,
+        values=v,
+        why=why,
+        calls=trace.calls,
+        user_messages=trace.user_messages,
+        correction=_correction_read(trace, truth, end, same),
+    )
 
 
-def _correction_read(trace: Trace, truth: Truth, end: str | None, same: Same) -> CorrectionRead | None:
+def _correction_read(
+    trace: Trace, truth: Truth, end: str | None, same: Same
+) -> CorrectionRead | None:
     c = truth.correction
     if c is None:
         return None
     final = trace.snapshots[-1] if trace.snapshots else None
-    marked = bool(final and c.wrong_value and any(
-        h.never_valid and same(h.value, c.wrong_value)
-        for f in final.fields if f.key == trace.key for h in f.history))
+    marked = bool(
+        final
+        and c.wrong_value
+        and any(
+            h.never_valid and same(h.value, c.wrong_value)
+            for f in final.fields
+            if f.key == trace.key
+            for h in f.history
+        )
+    )
     return CorrectionRead(end=end, never_valid=marked)

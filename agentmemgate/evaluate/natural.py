@@ -68,16 +68,22 @@ class NaturalEvalSummary(BaseModel):
 
     def lines(self) -> list[str]:
         kinds = "offline rules" if self.offline else "LLM"
-        out = [f"systems: {', '.join(self.names)} ({kinds}); judge: {self.judge['spec']}"
-               + (" (heuristic)" if self.judge["heuristic"] else "")]
+        out = [
+            f"systems: {', '.join(self.names)} ({kinds}); judge: {self.judge['spec']}"
+            + (" (heuristic)" if self.judge["heuristic"] else "")
+        ]
         for name, c in self.sets.items():
-            out.append(f"natural set {name}: {c['items']} item{'s' if c['items'] != 1 else ''}, "
-                       f"{c['fielded']} with a value-free "
-                       f"field (component systems run on these), {c['refused']} refused"
-                       + (" (answering systems run on all)" if self.answering else ""))
-        out.append(f"ran now {self.ran_now}, re-scored {self.rescored}, already stored "
-                   f"{self.already_done}, failed {self.failed}; {self.component_calls} component "
-                   f"calls; {self.seconds:.1f} s")
+            out.append(
+                f"natural set {name}: {c['items']} item{'s' if c['items'] != 1 else ''}, "
+                f"{c['fielded']} with a value-free "
+                f"field (component systems run on these), {c['refused']} refused"
+                + (" (answering systems run on all)" if self.answering else "")
+            )
+        out.append(
+            f"ran now {self.ran_now}, re-scored {self.rescored}, already stored "
+            f"{self.already_done}, failed {self.failed}; {self.component_calls} component "
+            f"calls; {self.seconds:.1f} s"
+        )
         out += [f"  failed {e}" for e in self.failure_examples]
         out.append("report: amg report eval")
         return out
@@ -115,8 +121,9 @@ def _answering(spec: SystemSpec) -> bool:
 def judge_field(item: NaturalItem) -> FieldSpec:
     """What the equivalence judge is told an answer is about: the item's field, or for a refused
     one the question itself (the judge is the scorer; no system sees this)."""
-    return item.field or FieldSpec(attribute="answer_to_the_question", description=item.question,
-                                   probe_question=item.question)
+    return item.field or FieldSpec(
+        attribute="answer_to_the_question", description=item.question, probe_question=item.question
+    )
 
 
 def ask_natural(system, item: NaturalItem, namespace: str) -> list[dict]:
@@ -131,13 +138,21 @@ def ask_natural(system, item: NaturalItem, namespace: str) -> list[dict]:
         before = system.calls
         a = system.answer(question, date)
         if not isinstance(a, ProbeAnswer):
-            raise TypeError(f"answer() returned {type(a).__name__}, not a "
-                            "memory.answering.ProbeAnswer")
+            raise TypeError(
+                f"answer() returned {type(a).__name__}, not a memory.answering.ProbeAnswer"
+            )
     finally:
         system.close()
-    return [{"after_session": len(sessions) - 1, "date": date.isoformat(), "answer": a.answer,
-             "retrieved": [r.model_dump(exclude_defaults=True) for r in a.retrieved],
-             "calls": system.calls - before, "namespace": namespace}]
+    return [
+        {
+            "after_session": len(sessions) - 1,
+            "date": date.isoformat(),
+            "answer": a.answer,
+            "retrieved": [r.model_dump(exclude_defaults=True) for r in a.retrieved],
+            "calls": system.calls - before,
+            "namespace": namespace,
+        }
+    ]
 
 
 def answering_inputs(item: NaturalItem):
@@ -147,9 +162,14 @@ def answering_inputs(item: NaturalItem):
     from ..memory.answering import SessionInput, SessionTurn
 
     dates = item.dates()
-    sessions = [SessionInput(index=i, date=dates[i], turns=tuple(
-        SessionTurn(role=t.role, text=t.text) for t in s.turns))  # type: ignore[arg-type]
-        for i, s in enumerate(item.sessions)]
+    sessions = [
+        SessionInput(
+            index=i,
+            date=dates[i],
+            turns=tuple(SessionTurn(role=t.role, text=t.text) for t in s.turns),
+        )  # type: ignore[arg-type]
+        for i, s in enumerate(item.sessions)
+    ]
     return sessions, item.question, as_date(item.question_date) or dates[-1]
 
 
@@ -157,31 +177,52 @@ def score_natural(trace, item: NaturalItem, set_name: str, vj: ValueJudge) -> Ar
     """``task_accuracy``: the field read at the end names the gold answer (the fixed judge)."""
     end = trace.end_read
     ok = vj.same(item.field, end, item.gold_answer)
-    return ArcScore(arc_id=key_of(set_name, item.item_id), split=split_of(set_name),
-                    factor="natural", level="natural", outcome="natural",
-                    values={"task_accuracy": ok},
-                    why={"task_accuracy": f"end read {end!r}, gold answer {item.gold_answer!r}"},
-                    calls=trace.calls, user_messages=trace.user_messages)
+    return ArcScore(
+        arc_id=key_of(set_name, item.item_id),
+        split=split_of(set_name),
+        factor="natural",
+        level="natural",
+        outcome="natural",
+        values={"task_accuracy": ok},
+        why={"task_accuracy": f"end read {end!r}, gold answer {item.gold_answer!r}"},
+        calls=trace.calls,
+        user_messages=trace.user_messages,
+    )
 
 
-def score_answer(answer: str, calls: int, item: NaturalItem, set_name: str,
-                 vj: ValueJudge) -> ArcScore:
+def score_answer(
+    answer: str, calls: int, item: NaturalItem, set_name: str, vj: ValueJudge
+) -> ArcScore:
     """``task_accuracy`` of an answering system: its answer names the gold answer."""
     ok = vj.same(judge_field(item), answer, item.gold_answer)
-    return ArcScore(arc_id=key_of(set_name, item.item_id), split=split_of(set_name),
-                    factor="natural", level="natural", outcome="natural",
-                    values={"task_accuracy": ok},
-                    why={"task_accuracy": f"answer {answer!r}, gold answer {item.gold_answer!r}"},
-                    calls=calls, user_messages=sum(1 for x in item.sessions for t in x.turns
-                                                   if t.role == "user"))
+    return ArcScore(
+        arc_id=key_of(set_name, item.item_id),
+        split=split_of(set_name),
+        factor="natural",
+        level="natural",
+        outcome="natural",
+        values={"task_accuracy": ok},
+        why={"task_accuracy": f"answer {answer!r}, gold answer {item.gold_answer!r}"},
+        calls=calls,
+        user_messages=sum(1 for x in item.sessions for t in x.turns if t.role == "user"),
+    )
 
 
-def run_natural(ws: Workspace, sets: list[str], systems: Iterable[str | SystemSpec] | None = None,
-                *, model: str = "offline", base_url: str | None = None, judge: str = "offline",
-                judge_base_url: str | None = None, concurrency: int = 4,
-                variants: list[str] | None = None, limit: int | None = None,
-                llm_options: dict[str, Any] | None = None,
-                show_progress: bool = True) -> NaturalEvalSummary:
+def run_natural(
+    ws: Workspace,
+    sets: list[str],
+    systems: Iterable[str | SystemSpec] | None = None,
+    *,
+    model: str = "offline",
+    base_url: str | None = None,
+    judge: str = "offline",
+    judge_base_url: str | None = None,
+    concurrency: int = 4,
+    variants: list[str] | None = None,
+    limit: int | None = None,
+    llm_options: dict[str, Any] | None = None,
+    show_progress: bool = True,
+) -> NaturalEvalSummary:
     """Run ``systems`` (default: the paper's four) on every fielded item of ``sets``.
 
     ``limit``: only the first N items of each set (a quick look, e.g. with a real model)."""
@@ -189,26 +230,60 @@ def run_natural(ws: Workspace, sets: list[str], systems: Iterable[str | SystemSp
     if not sets:
         raise BadInput("--natural needs a set name (see `amg natural list`)")
     infos = {n: natural_set(ws, n) for n in dict.fromkeys(sets)}
-    specs = resolve_systems(systems or list(NATURAL_SYSTEMS), model=model, workspace=ws,
-                            base_url=base_url, variants=list(variants or []),
-                            concurrency=max(16, concurrency), llm_options=llm_options)
+    specs = resolve_systems(
+        systems or list(NATURAL_SYSTEMS),
+        model=model,
+        workspace=ws,
+        base_url=base_url,
+        variants=list(variants or []),
+        concurrency=max(16, concurrency),
+        llm_options=llm_options,
+    )
     oracles = [s.name for s in specs if s.info.oracle]
     if oracles:
-        raise BadInput(f"{oracles[0]} is an oracle ablation (it reads labelled values) and a "
-                       "natural item has none; run it on arcs")
+        raise BadInput(
+            f"{oracles[0]} is an oracle ablation (it reads labelled values) and a "
+            "natural item has none; run it on arcs"
+        )
     vj = get_value_judge(judge, workspace=ws, base_url=judge_base_url, **(llm_options or {}))
     jk = vj.key
-    store.save_judge(ws, jk, "equivalence", vj.judge.spec, vj.judge.family, vj.judge.heuristic,
-                     vj.rubric, vj.judge.rubric_sha256.get("equivalence", ""))
+    store.save_judge(
+        ws,
+        jk,
+        "equivalence",
+        vj.judge.spec,
+        vj.judge.family,
+        vj.judge.heuristic,
+        vj.rubric,
+        vj.judge.rubric_sha256.get("equivalence", ""),
+    )
     for s in specs:
-        store.save_system(ws, s.run_key, s.name, s.info, s.options, s.model, s.source_sha,
-                          getattr(s, "kind", "component"))
+        store.save_system(
+            ws,
+            s.run_key,
+            s.name,
+            s.info,
+            s.options,
+            s.model,
+            s.source_sha,
+            getattr(s, "kind", "component"),
+        )
         if _answering(s):
             store.begin_answering(ws, s.name, s.run_key)
-    run_id = store.start_run(ws, {"model": model, "judge": judge, "concurrency": concurrency,
-                                  "natural": list(infos), "limit": limit,
-                                  "base_url": bool(base_url)},
-                             [s.name for s in specs], [split_of(n) for n in infos], jk)
+    run_id = store.start_run(
+        ws,
+        {
+            "model": model,
+            "judge": judge,
+            "concurrency": concurrency,
+            "natural": list(infos),
+            "limit": limit,
+            "base_url": bool(base_url),
+        },
+        [s.name for s in specs],
+        [split_of(n) for n in infos],
+        jk,
+    )
     counts: dict[str, dict[str, int]] = {}
     todo: list[_Job] = []
     done = 0
@@ -244,46 +319,79 @@ def run_natural(ws: Workspace, sets: list[str], systems: Iterable[str | SystemSp
             return ask_natural(job.spec.factory(), job.item, namespace_for(job.run_key, job.arc_id))
         item = job.item
         dates = item.dates()
-        sessions = [(dates[i], [(t.role, t.text) for t in s.turns])
-                    for i, s in enumerate(item.sessions)]
+        sessions = [
+            (dates[i], [(t.role, t.text) for t in s.turns]) for i, s in enumerate(item.sessions)
+        ]
         system = job.spec.factory()  # oracles were refused above
         return run_sessions(system, item.field, sessions, job.arc_id, job.spec.name)
 
     def score(job: _Job, output) -> ArcScore:
         if job.answering:
-            return score_answer(output[-1]["answer"], sum(r["calls"] for r in output), job.item,
-                                job.set_name, vj)
+            return score_answer(
+                output[-1]["answer"], sum(r["calls"] for r in output), job.item, job.set_name, vj
+            )
         return score_natural(output, job.item, job.set_name, vj)
 
     def row(job: _Job, output, score: ArcScore | None) -> store.Answered | store.Finished:
         made_now = job.stored is None
         if job.answering:
-            return store.Answered(run_key=job.run_key, system=job.spec.name, arc_id=job.arc_id,
-                                  split=split_of(job.set_name), level="natural", arc_sha=job.sha,
-                                  sessions=output if made_now else None,
-                                  answers=[r["answer"] for r in output], verdicts=None,
-                                  score=score, judge_key=jk)
-        return store.Finished(run_key=job.run_key, system=job.spec.name, arc_id=job.arc_id,
-                              split=split_of(job.set_name), level="natural", arc_sha=job.sha,
-                              trace=output if made_now else None, score=score, judge_key=jk)
+            return store.Answered(
+                run_key=job.run_key,
+                system=job.spec.name,
+                arc_id=job.arc_id,
+                split=split_of(job.set_name),
+                level="natural",
+                arc_sha=job.sha,
+                sessions=output if made_now else None,
+                answers=[r["answer"] for r in output],
+                verdicts=None,
+                score=score,
+                judge_key=jk,
+            )
+        return store.Finished(
+            run_key=job.run_key,
+            system=job.spec.name,
+            arc_id=job.arc_id,
+            split=split_of(job.set_name),
+            level="natural",
+            arc_sha=job.sha,
+            trace=output if made_now else None,
+            score=score,
+            judge_key=jk,
+        )
 
     offline = vj.judge.heuristic and all(s.info.offline for s in specs)
     t = Tally(ws, offline)
     status = "failed"
     try:
-        for r in drive(todo, run=run, score=score, row=row, offline=offline,
-                       description=f"eval natural ({len(specs)} systems",
-                       usage=_UsageView(_usage(specs, vj)), concurrency=concurrency,
-                       show_progress=show_progress):
+        for r in drive(
+            todo,
+            run=run,
+            score=score,
+            row=row,
+            offline=offline,
+            description=f"eval natural ({len(specs)} systems",
+            usage=_UsageView(_usage(specs, vj)),
+            concurrency=concurrency,
+            show_progress=show_progress,
+        ):
             t.record(r)
         status = "ok" if t.failed == 0 else "partial"
     finally:
         t.flush()
         store.finish_run(ws, run_id, status)
     return NaturalEvalSummary(
-        run_id=run_id, sets=counts, names=[s.name for s in specs], judge=vj.info.model_dump(),
-        offline=all(s.info.offline for s in specs), answering=any(_answering(s) for s in specs),
-        ran_now=t.ran, rescored=t.rescored,
-        already_done=done, failed=t.failed, failure_examples=t.examples, component_calls=t.calls,
-        seconds=round(time.perf_counter() - t0, 3))
-
+        run_id=run_id,
+        sets=counts,
+        names=[s.name for s in specs],
+        judge=vj.info.model_dump(),
+        offline=all(s.info.offline for s in specs),
+        answering=any(_answering(s) for s in specs),
+        ran_now=t.ran,
+        rescored=t.rescored,
+        already_done=done,
+        failed=t.failed,
+        failure_examples=t.examples,
+        component_calls=t.calls,
+        seconds=round(time.perf_counter() - t0, 3),
+    )

@@ -25,12 +25,14 @@ def new_system(factory: SystemFactory, info: SystemInfo, arc: Arc) -> MemorySyst
     return factory()
 
 
-def run_arc(system: MemorySystem, arc: Arc, name: str | None = None,
-            turns: Turns | None = None) -> Trace:
+def run_arc(
+    system: MemorySystem, arc: Arc, name: str | None = None, turns: Turns | None = None
+) -> Trace:
     """Run one conversation through ``system`` and record what it read, did and held.
     ``turns``: ``arc_turns(arc)``, made once and given to every system run on the arc."""
-    return run_sessions(system, arc.spec.field, turns if turns is not None else arc_turns(arc),
-                        arc.id, name)
+    return run_sessions(
+        system, arc.spec.field, turns if turns is not None else arc_turns(arc), arc.id, name
+    )
 
 
 class Turns(tuple):
@@ -45,7 +47,9 @@ def prepare_turns(sessions: list[tuple[dt.date, list[tuple[str, str]]]]) -> Turn
     for si, (date, session_turns) in enumerate(sessions):
         steps = []
         for ti, (role, text) in enumerate(session_turns):
-            user = UserTurn(text=text, session=si, turn=ti, date=date, t=t) if role == "user" else None
+            user = (
+                UserTurn(text=text, session=si, turn=ti, date=date, t=t) if role == "user" else None
+            )
             steps.append((user, ContextTurn(role=role, text=text, session=si, date=date)))
             t += 1
         out.append(tuple(steps))
@@ -56,9 +60,13 @@ def arc_turns(arc: Arc) -> Turns:
     return prepare_turns([(s.date, [(t.role, t.text) for t in s.turns]) for s in arc.sessions])
 
 
-def run_sessions(system: MemorySystem, field: FieldSpec,
-                 sessions: list[tuple[dt.date, list[tuple[str, str]]]] | Turns,
-                 conversation_id: str, name: str | None = None) -> Trace:
+def run_sessions(
+    system: MemorySystem,
+    field: FieldSpec,
+    sessions: list[tuple[dt.date, list[tuple[str, str]]]] | Turns,
+    conversation_id: str,
+    name: str | None = None,
+) -> Trace:
     """The protocol over any dated sessions of (role, text) turns (or their ``prepare_turns``):
     an arc's or a natural conversation's (``conversation_id`` names the trace only; the system
     never sees it)."""
@@ -76,14 +84,29 @@ def run_sessions(system: MemorySystem, field: FieldSpec,
                 read = system.read(key)
                 before = system.calls
                 events = system.process_turn(user, list(context))
-                turns.append(TurnTrace(t=t, session=user.session, turn=user.turn, read_before=read,
-                                       events=list(events), calls=system.calls - before))
+                turns.append(
+                    TurnTrace(
+                        t=t,
+                        session=user.session,
+                        turn=user.turn,
+                        read_before=read,
+                        events=list(events),
+                        calls=system.calls - before,
+                    )
+                )
             context.append(ctx)
             t += 1
         snapshots.append(system.snapshot(t - 1))
-    return Trace(system=name or system.info.name, arc_id=conversation_id, key=key, turns=turns,
-                 end_read=system.read(key), snapshots=snapshots,
-                 calls=system.calls - start_calls, user_messages=len(turns))
+    return Trace(
+        system=name or system.info.name,
+        arc_id=conversation_id,
+        key=key,
+        turns=turns,
+        end_read=system.read(key),
+        snapshots=snapshots,
+        calls=system.calls - start_calls,
+        user_messages=len(turns),
+    )
 
 
 def plan_arc(system: MemorySystem, arc: Arc) -> int:
@@ -98,9 +121,13 @@ def plan_arc(system: MemorySystem, arc: Arc) -> int:
     for si, session in enumerate(arc.sessions):
         for ti, turn in enumerate(session.turns):
             if turn.role == "user":
-                extractor.plan(UserTurn(text=turn.text, session=si, turn=ti, date=session.date, t=t),
-                               list(context))
+                extractor.plan(
+                    UserTurn(text=turn.text, session=si, turn=ti, date=session.date, t=t),
+                    list(context),
+                )
                 n += 1
-            context.append(ContextTurn(role=turn.role, text=turn.text, session=si, date=session.date))
+            context.append(
+                ContextTurn(role=turn.role, text=turn.text, session=si, date=session.date)
+            )
             t += 1
     return n

@@ -70,9 +70,15 @@ from .systems import DEFAULT_SYSTEMS, PAPER_SYSTEMS, twin_name, variant_base
 
 
 def _order(names: list[str]) -> list[str]:
-    rank = {n: i for i, n in enumerate(PAPER_SYSTEMS + tuple(n for n in DEFAULT_SYSTEMS
-                                                             if n not in PAPER_SYSTEMS))}
-    return sorted(names, key=lambda n: (n.partition("@")[2], rank.get(n.partition("@")[0], len(rank)), n))
+    rank = {
+        n: i
+        for i, n in enumerate(
+            PAPER_SYSTEMS + tuple(n for n in DEFAULT_SYSTEMS if n not in PAPER_SYSTEMS)
+        )
+    }
+    return sorted(
+        names, key=lambda n: (n.partition("@")[2], rank.get(n.partition("@")[0], len(rank)), n)
+    )
 
 
 def _judge_key(ws: Workspace, spec: str | None, kind: str) -> tuple[str | None, dict | None]:
@@ -82,9 +88,13 @@ def _judge_key(ws: Workspace, spec: str | None, kind: str) -> tuple[str | None, 
     return None, None
 
 
-def compute_report(ws: Workspace, splits: list[str] | None = None, judge: str | None = None,
-                   systems_wanted: list[str] | None = None,
-                   with_differences: bool = True) -> EvalReport:
+def compute_report(
+    ws: Workspace,
+    splits: list[str] | None = None,
+    judge: str | None = None,
+    systems_wanted: list[str] | None = None,
+    with_differences: bool = True,
+) -> EvalReport:
     """Aggregate the stored scores of every system's latest run (and every answer set)."""
     design = workspace_design(ws)
     splits = list(splits or design.split_names)
@@ -94,110 +104,170 @@ def compute_report(ws: Workspace, splits: list[str] | None = None, judge: str | 
         unknown = [n for n in systems_wanted if n not in systems and n not in answer_sets]
         if unknown:
             have = sorted(systems) + sorted(answer_sets)
-            raise BadInput(f"No evaluation results for system {unknown[0]!r}"
-                           f"{did_you_mean(unknown[0], have)}; systems with results: "
-                           f"{', '.join(have) or 'none'}")
+            raise BadInput(
+                f"No evaluation results for system {unknown[0]!r}"
+                f"{did_you_mean(unknown[0], have)}; systems with results: "
+                f"{', '.join(have) or 'none'}"
+            )
         systems = {n: r for n, r in systems.items() if n in systems_wanted}
         answer_sets = {n: r for n, r in answer_sets.items() if n in systems_wanted}
     if not systems and not answer_sets:
-        raise BadInput(f"No evaluation results in workspace {str(ws.path)!r}: run `amg eval run` "
-                       "(or score answers with `amg eval answers FILE --name NAME`)")
+        raise BadInput(
+            f"No evaluation results in workspace {str(ws.path)!r}: run `amg eval run` "
+            "(or score answers with `amg eval answers FILE --name NAME`)"
+        )
     if judge is None:
         last = store.latest_run(ws)
-        jrow = next((j for j in store.judges(ws) if last and j["judge_key"] == last["judge_key"]), None)
+        jrow = next(
+            (j for j in store.judges(ws) if last and j["judge_key"] == last["judge_key"]), None
+        )
         judge = (jrow or (store.judges(ws) or [{"spec": "offline"}])[0])["spec"]
     eq_key, eq_row = _judge_key(ws, judge, "equivalence")
     ans_key, ans_row = _judge_key(ws, judge, "answers")
     if eq_row is None and ans_row is None:
         used = sorted({j["spec"] for j in store.judges(ws)})
-        raise BadInput(f"No results scored by judge {judge!r}; judges used: {', '.join(used)} "
-                       "(re-score with `amg eval run --judge ...`)")
+        raise BadInput(
+            f"No results scored by judge {judge!r}; judges used: {', '.join(used)} "
+            "(re-score with `amg eval run --judge ...`)"
+        )
     current = current_arc_shas(ws, splits)
     results: dict[str, dict[str, dict]] = {}
     per_arc: dict[str, dict[str, dict[str, ArcScore]]] = {}
     metas: dict[str, SystemMeta] = {}
     fails: dict[str, int] = {}
-    for f in store.failures(ws, [r["run_key"] for r in systems.values()]
-                            + [r["run_key"] for r in answer_sets.values()]):
+    for f in store.failures(
+        ws, [r["run_key"] for r in systems.values()] + [r["run_key"] for r in answer_sets.values()]
+    ):
         fails[f[0]] = fails.get(f[0], 0) + 1
     for name, row in systems.items():
         if row.get("kind") == "answering":
             continue  # an answering system: reported from its answer set below
         info = row["info"]
         got = store.scores(ws, row["run_key"], eq_key, current) if eq_key else []
-        metas[name] = SystemMeta(name=name, kind="component", description=info.description,
-                                 gated=info.gated, ungated_twin=twin_name(name, info.ungated_twin),
-                                 components=info.components, offline=info.offline,
-                                 oracle=info.oracle, model=row["model"], arcs_scored=len(got),
-                                 failures=fails.get(name, 0))
+        metas[name] = SystemMeta(
+            name=name,
+            kind="component",
+            description=info.description,
+            gated=info.gated,
+            ungated_twin=twin_name(name, info.ungated_twin),
+            components=info.components,
+            offline=info.offline,
+            oracle=info.oracle,
+            model=row["model"],
+            arcs_scored=len(got),
+            failures=fails.get(name, 0),
+        )
         _collect(name, got, results, per_arc, design)
     for name, row in answer_sets.items():
         got = store.scores(ws, row["run_key"], ans_key, current) if ans_key else []
         if row.get("kind") == "system" and (srow := systems.get(name)) is not None:
             info = srow["info"]
-            metas[name] = SystemMeta(name=name, kind="product", description=info.description,
-                                     components=info.components, offline=info.offline,
-                                     model=srow["model"], arcs_scored=len(got),
-                                     failures=fails.get(name, 0), provenance=srow["options"])
+            metas[name] = SystemMeta(
+                name=name,
+                kind="product",
+                description=info.description,
+                components=info.components,
+                offline=info.offline,
+                model=srow["model"],
+                arcs_scored=len(got),
+                failures=fails.get(name, 0),
+                provenance=srow["options"],
+            )
             _collect(name, got, results, per_arc, design)
             continue
-        metas[name] = SystemMeta(name=name, kind="answers",
-                                 description=f"black-box answers from {Path(row['path']).name} "
-                                             f"(sha256 {row['sha256'][:12]})",
-                                 arcs_scored=len(got))
+        metas[name] = SystemMeta(
+            name=name,
+            kind="answers",
+            description=f"black-box answers from {Path(row['path']).name} "
+            f"(sha256 {row['sha256'][:12]})",
+            arcs_scored=len(got),
+        )
         _collect(name, got, results, per_arc, design)
     diffs = differences(per_arc, metas, design) if with_differences else []
     natural = _natural_results(ws, systems, eq_key, metas, results, diffs, with_differences)
-    arcs = {s: sum(1 for _ in ws.db.execute("select 1 from arcs where split = ?", [s])) for s in splits}
-    judge_info = {"spec": judge, "family": (eq_row or ans_row)["family"],
-                  "heuristic": bool((eq_row or ans_row)["heuristic"]),
-                  "equivalence_rubric": eq_row["rubric"] if eq_row else None,
-                  "answer_rubric": ans_row["answer_rubric"] if ans_row else None}
-    meta = ReportMeta(generated_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-                      judge=judge_info, splits=splits, arcs=arcs,
-                      systems={n: metas[n] for n in _order(list(metas))},
-                      bootstrap={"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED},
-                      notes=notes(metas, judge_info) + unscored_notes(per_arc, arcs),
-                      model_calls=_model_calls(ws),
-                      natural=natural)
+    arcs = {
+        s: sum(1 for _ in ws.db.execute("select 1 from arcs where split = ?", [s])) for s in splits
+    }
+    judge_info = {
+        "spec": judge,
+        "family": (eq_row or ans_row)["family"],
+        "heuristic": bool((eq_row or ans_row)["heuristic"]),
+        "equivalence_rubric": eq_row["rubric"] if eq_row else None,
+        "answer_rubric": ans_row["answer_rubric"] if ans_row else None,
+    }
+    meta = ReportMeta(
+        generated_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        judge=judge_info,
+        splits=splits,
+        arcs=arcs,
+        systems={n: metas[n] for n in _order(list(metas))},
+        bootstrap={"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED},
+        notes=notes(metas, judge_info) + unscored_notes(per_arc, arcs),
+        model_calls=_model_calls(ws),
+        natural=natural,
+    )
     ordered = {n: results.get(n, {}) for n in _order(list(metas))}
-    report = EvalReport(systems=ordered, differences=diffs, meta=meta,
-                        corrections_control=corrections_control(per_arc, metas))
+    report = EvalReport(
+        systems=ordered,
+        differences=diffs,
+        meta=meta,
+        corrections_control=corrections_control(per_arc, metas),
+    )
     report._design = design
     return report
 
 
-def corrections_control(per_arc: dict[str, dict[str, dict[str, ArcScore]]],
-                        metas: dict[str, SystemMeta]) -> CorrectionsControl:
+def corrections_control(
+    per_arc: dict[str, dict[str, dict[str, ArcScore]]], metas: dict[str, SystemMeta]
+) -> CorrectionsControl:
     """For each gated system with its ungated twin: of the correction arcs both were scored on,
     those where both end with the same value (``same_value``: up to case, punctuation and
     spacing; two empty reads are the same)."""
     from ..memory.profile_store import same_value
 
     def ends(name: str) -> dict[str, str | None]:
-        return {a: sc.correction.end for split in per_arc.get(name, {}).values()
-                for a, sc in split.items() if sc.correction is not None}
+        return {
+            a: sc.correction.end
+            for split in per_arc.get(name, {}).values()
+            for a, sc in split.items()
+            if sc.correction is not None
+        }
 
     pairs: list[CorrectionPair] = []
     k_all = n_all = 0
     for name in _order(list(metas)):
         m = metas[name]
-        if m.kind != "component" or not m.gated or not m.ungated_twin or m.ungated_twin not in per_arc:
+        if (
+            m.kind != "component"
+            or not m.gated
+            or not m.ungated_twin
+            or m.ungated_twin not in per_arc
+        ):
             continue
         mine, theirs = ends(name), ends(m.ungated_twin)
         both = [a for a in mine if a in theirs]
         if not both:
             continue
         same = [same_value(mine[a], theirs[a]) for a in both]
-        pairs.append(CorrectionPair(system=name, ungated_twin=m.ungated_twin,
-                                    same_end=proportion(same), runs=2 * len(both),
-                                    differing_arcs=[a for a, ok in zip(both, same) if not ok][:10]))
+        pairs.append(
+            CorrectionPair(
+                system=name,
+                ungated_twin=m.ungated_twin,
+                same_end=proportion(same),
+                runs=2 * len(both),
+                differing_arcs=[a for a, ok in zip(both, same) if not ok][:10],
+            )
+        )
         k_all, n_all = k_all + sum(same), n_all + len(same)
     pooled = proportion([True] * k_all + [False] * (n_all - k_all)) if n_all else None
     never_valid = {}
     for name in _order(list(metas)):
-        reads = [sc.correction.never_valid for split in per_arc.get(name, {}).values()
-                 for sc in split.values() if sc.correction is not None]
+        reads = [
+            sc.correction.never_valid
+            for split in per_arc.get(name, {}).values()
+            for sc in split.values()
+            if sc.correction is not None
+        ]
         if reads and metas[name].kind == "component":
             never_valid[name] = proportion(reads)
     return CorrectionsControl(pairs=pairs, pooled=pooled, never_valid=never_valid)
@@ -208,14 +278,19 @@ def unscored_notes(per_arc: dict[str, dict[str, dict]], arcs: dict[str, int]) ->
     re-rendered since its run): its tables then count fewer arcs than the split has."""
     by_gap: dict[str, list[str]] = {}
     for name, by_split in per_arc.items():
-        missing = {sp: arcs[sp] - len(scores) for sp, scores in by_split.items()
-                   if sp in arcs and len(scores) < arcs[sp]}
+        missing = {
+            sp: arcs[sp] - len(scores)
+            for sp, scores in by_split.items()
+            if sp in arcs and len(scores) < arcs[sp]
+        }
         if missing:
             where = ", ".join(f"{n} of {arcs[sp]} arcs in {sp}" for sp, n in missing.items())
             by_gap.setdefault(where, []).append(name)
-    return [f"{', '.join(names)} {'has' if len(names) == 1 else 'have'} no result yet for {where} "
-            "(arcs new or changed since the run): run `amg eval run` again to score them"
-            for where, names in by_gap.items()]
+    return [
+        f"{', '.join(names)} {'has' if len(names) == 1 else 'have'} no result yet for {where} "
+        "(arcs new or changed since the run): run `amg eval run` again to score them"
+        for where, names in by_gap.items()
+    ]
 
 
 def _collect(name, got, results, per_arc, design: Design):
@@ -226,9 +301,15 @@ def _collect(name, got, results, per_arc, design: Design):
     per_arc[name] = {sp: {s.arc_id: s for s in ss} for sp, ss in by_split.items()}
 
 
-def _natural_results(ws: Workspace, systems: dict[str, dict], eq_key: str | None,
-                     metas: dict[str, SystemMeta], results: dict[str, dict[str, dict]],
-                     diffs: list[Difference], with_differences: bool) -> dict[str, dict]:
+def _natural_results(
+    ws: Workspace,
+    systems: dict[str, dict],
+    eq_key: str | None,
+    metas: dict[str, SystemMeta],
+    results: dict[str, dict[str, dict]],
+    diffs: list[Difference],
+    with_differences: bool,
+) -> dict[str, dict]:
     """Blocks ``natural:SET`` (task accuracy) per component system, and the paired gate-on minus
     gate-off difference per extraction style with one bootstrap cluster per conversation."""
     from ..corpora.natural import item_shas, list_natural_sets
@@ -248,36 +329,63 @@ def _natural_results(ws: Workspace, systems: dict[str, dict], eq_key: str | None
             got = [g for g in store.scores(ws, row["run_key"], eq_key, current) if g.split == split]
             if got and name not in metas:  # an answering system run on natural sets only
                 info = row["info"]
-                metas[name] = SystemMeta(name=name, kind="product", description=info.description,
-                                         offline=info.offline, model=row["model"])
+                metas[name] = SystemMeta(
+                    name=name,
+                    kind="product",
+                    description=info.description,
+                    offline=info.offline,
+                    model=row["model"],
+                )
             if got:
                 per_system[name] = {g.arc_id: g for g in got}
                 results.setdefault(name, {})[split] = {
-                    "task_accuracy": proportion(g.values["task_accuracy"] for g in got)}
+                    "task_accuracy": proportion(g.values["task_accuracy"] for g in got)
+                }
         if not per_system:
             continue
-        out[info.name] = {**info.model_dump(include={"corpus", "variant", "license", "rule",
-                                                      "field_rule", "source_path",
-                                                      "source_sha256", "items", "fielded",
-                                                      "refused"}),
-                          "conversations": len(set(clusters.values())),
-                          "systems": sorted(per_system)}
+        out[info.name] = {
+            **info.model_dump(
+                include={
+                    "corpus",
+                    "variant",
+                    "license",
+                    "rule",
+                    "field_rule",
+                    "source_path",
+                    "source_sha256",
+                    "items",
+                    "fielded",
+                    "refused",
+                }
+            ),
+            "conversations": len(set(clusters.values())),
+            "systems": sorted(per_system),
+        }
         if not with_differences:
             continue
         for name in _order(list(per_system)):
             m = metas[name]
             if m.kind == "component" and m.ungated_twin in per_system:
-                d = paired_difference("gated_minus_ungated" if m.gated else "minus_ungated_twin",
-                                      name, m.ungated_twin, split, "task_accuracy",
-                                      per_system[name], per_system[m.ungated_twin],
-                                      clusters=clusters)
+                d = paired_difference(
+                    "gated_minus_ungated" if m.gated else "minus_ungated_twin",
+                    name,
+                    m.ungated_twin,
+                    split,
+                    "task_accuracy",
+                    per_system[name],
+                    per_system[m.ungated_twin],
+                    clusters=clusters,
+                )
                 if d is not None:
                     diffs.append(d)
     return out
 
 
-def differences(per_arc: dict[str, dict[str, dict[str, ArcScore]]],
-                metas: dict[str, SystemMeta], design: Design | None = None) -> list[Difference]:
+def differences(
+    per_arc: dict[str, dict[str, dict[str, ArcScore]]],
+    metas: dict[str, SystemMeta],
+    design: Design | None = None,
+) -> list[Difference]:
     """Gated minus its ungated twin, and each bracketed variant minus its base, per split (in the
     design's split order)."""
     design = design or paper_design()
@@ -285,8 +393,9 @@ def differences(per_arc: dict[str, dict[str, dict[str, ArcScore]]],
     pairs: list[tuple[str, str, str]] = []
     for name, m in metas.items():
         if m.kind == "component" and m.ungated_twin and m.ungated_twin in per_arc:
-            pairs.append(("gated_minus_ungated" if m.gated else "minus_ungated_twin", name,
-                          m.ungated_twin))
+            pairs.append(
+                ("gated_minus_ungated" if m.gated else "minus_ungated_twin", name, m.ungated_twin)
+            )
         base = variant_base(name)
         if base and base in per_arc and base != m.ungated_twin:
             pairs.append(("variant_minus_base", name, base))
@@ -311,39 +420,54 @@ def notes(metas: dict[str, SystemMeta], judge: dict) -> list[str]:
             for stage, impl in metas[n].components.items():
                 if impl not in parts.setdefault(stage, []) and impl != "off":
                     parts[stage].append(impl)
-        out.append(f"Offline components (documented rules, not language models) in {len(offline)} "
-                   f"system(s) ({', '.join(offline)}): "
-                   + "; ".join(f"{stage} {', '.join(impls)}" for stage, impls in parts.items()
-                               if impls)
-                   + ". These numbers are what the rules reach on these arcs, not what the "
-                     "paper's LLM pipelines reach.")
+        out.append(
+            f"Offline components (documented rules, not language models) in {len(offline)} "
+            f"system(s) ({', '.join(offline)}): "
+            + "; ".join(f"{stage} {', '.join(impls)}" for stage, impls in parts.items() if impls)
+            + ". These numbers are what the rules reach on these arcs, not what the "
+            "paper's LLM pipelines reach."
+        )
     oracles = [n for n, m in metas.items() if m.oracle]
     if oracles:
-        out.append("Oracle ablations (a component reads the ground-truth values): "
-                   + ", ".join(oracles) + ".")
+        out.append(
+            "Oracle ablations (a component reads the ground-truth values): "
+            + ", ".join(oracles)
+            + "."
+        )
     llm = [n for n, m in metas.items() if m.kind == "component" and not m.offline]
     if llm:
         out.append("LLM components: " + "; ".join(f"{n} ({metas[n].model})" for n in llm) + ".")
     kind = "heuristic rules, not a model" if judge["heuristic"] else "LLM"
-    out.append(f"Equivalence judge: {judge['spec']} ({kind}, family {judge['family']}"
-               + (f", {judge['equivalence_rubric']}" if judge.get("equivalence_rubric") else "") + ").")
+    out.append(
+        f"Equivalence judge: {judge['spec']} ({kind}, family {judge['family']}"
+        + (f", {judge['equivalence_rubric']}" if judge.get("equivalence_rubric") else "")
+        + ")."
+    )
     if any(m.kind in ("answers", "product") for m in metas.values()):
-        out.append(f"Answer judge: {judge['spec']} ({kind}"
-                   + (f", {judge['answer_rubric']}" if judge.get("answer_rubric") else "") + ").")
+        out.append(
+            f"Answer judge: {judge['spec']} ({kind}"
+            + (f", {judge['answer_rubric']}" if judge.get("answer_rubric") else "")
+            + ")."
+        )
         if judge.get("answer_rubric"):
             from ..answer_judge.accuracy import accuracy_line
 
             out.append(accuracy_line(judge["spec"], judge["answer_rubric"]))
     products = [n for n, m in metas.items() if m.kind == "product"]
     if products:
-        out.append("Answering systems run by `amg eval run` (their own storage and retrieval, then "
-                   "one answer call; whole-system measurements, not attributable to one stage): "
-                   + "; ".join(f"{n} ({provenance_line(metas[n].provenance)})" for n in products)
-                   + ".")
+        out.append(
+            "Answering systems run by `amg eval run` (their own storage and retrieval, then "
+            "one answer call; whole-system measurements, not attributable to one stage): "
+            + "; ".join(f"{n} ({provenance_line(metas[n].provenance)})" for n in products)
+            + "."
+        )
     failed = {n: m.failures for n, m in metas.items() if m.failures}
     if failed:
-        out.append("Arcs with a failed run or scoring (not counted; a re-run retries them): "
-                   + ", ".join(f"{n} {k}" for n, k in failed.items()) + ".")
+        out.append(
+            "Arcs with a failed run or scoring (not counted; a re-run retries them): "
+            + ", ".join(f"{n} {k}" for n, k in failed.items())
+            + "."
+        )
     return out
 
 
@@ -354,8 +478,10 @@ def provenance_line(p: dict) -> str:
         if p.get(k) not in (None, "", "none"):
             parts.append(f"{k} {p[k]}")
     if p.get("answer_prompt"):
-        parts.append(f"answer prompt {p['answer_prompt']} sha256 "
-                     f"{str(p.get('answer_prompt_sha256', ''))[:12]}")
+        parts.append(
+            f"answer prompt {p['answer_prompt']} sha256 "
+            f"{str(p.get('answer_prompt_sha256', ''))[:12]}"
+        )
     return ", ".join(parts) or "no provenance recorded"
 
 
@@ -381,10 +507,14 @@ def write_report(r: EvalReport, out: Path, html: bool = False) -> list[Path]:
     return [md, js] + page + pngs
 
 
-def save_eval_report(workspace: str | Path, splits: list[str] | None = None,
-                     judge: str | None = None, out_dir: str | Path | None = None,
-                     systems: list[str] | None = None,
-                     html: bool = False) -> tuple[EvalReport, list[Path]]:
+def save_eval_report(
+    workspace: str | Path,
+    splits: list[str] | None = None,
+    judge: str | None = None,
+    out_dir: str | Path | None = None,
+    systems: list[str] | None = None,
+    html: bool = False,
+) -> tuple[EvalReport, list[Path]]:
     ws = Workspace(workspace, create=False)
     r = compute_report(ws, splits, judge, systems)
     return r, write_report(r, Path(out_dir) if out_dir else ws.path / "reports" / "eval", html)

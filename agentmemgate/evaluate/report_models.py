@@ -93,8 +93,7 @@ class EvalReport(BaseModel):
                 k, n = k + s.k, n + s.n
         return proportion([True] * k + [False] * (n - k)) if n else None
 
-    def pooled_over(self, system: str, splits: list[str], measure: str,
-                    levels) -> Stat | None:
+    def pooled_over(self, system: str, splits: list[str], measure: str, levels) -> Stat | None:
         """``pooled`` over several splits (k and n summed)."""
         k = n = 0
         for split in splits:
@@ -104,12 +103,16 @@ class EvalReport(BaseModel):
 
     def to_json(self) -> dict:
         c = self.corrections_control
-        return {"systems": {n: {sp: _dump_block(b) for sp, b in splits.items()}
-                            for n, splits in self.systems.items()},
-                "differences": [d.model_dump() for d in self.differences],
-                # absent when no correction arc was scored (a measure that does not apply)
-                **({"corrections_control": c.model_dump()} if c.pairs or c.never_valid else {}),
-                "meta": self.meta.model_dump()}
+        return {
+            "systems": {
+                n: {sp: _dump_block(b) for sp, b in splits.items()}
+                for n, splits in self.systems.items()
+            },
+            "differences": [d.model_dump() for d in self.differences],
+            # absent when no correction arc was scored (a measure that does not apply)
+            **({"corrections_control": c.model_dump()} if c.pairs or c.never_valid else {}),
+            "meta": self.meta.model_dump(),
+        }
 
 
 def _dump_block(block: dict) -> dict:

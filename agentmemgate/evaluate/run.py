@@ -60,14 +60,16 @@ class EvalSummary(BaseModel):
 
     def lines(self) -> list[str]:
         kinds = sorted({"offline rules" if i.offline else "LLM" for i in self.systems})
-        return [f"systems: {', '.join(self.names)} ({', '.join(kinds)}); judge: {self.judge.spec}"
-                f"{' (heuristic)' if self.judge.heuristic else ''}",
-                f"{self.arcs} arcs x {len(self.systems)} systems: ran now {self.ran_now}, "
-                f"re-scored {self.rescored}, already stored {self.already_done}, failed {self.failed}; "
-                f"{self.component_calls} {'system' if self.answering else 'component'} calls; "
-                f"{self.seconds:.1f} s",
-                *(f"  failed {e}" for e in self.failure_examples),
-                "report: amg report eval; one arc: amg eval show ARC_ID --system NAME"]
+        return [
+            f"systems: {', '.join(self.names)} ({', '.join(kinds)}); judge: {self.judge.spec}"
+            f"{' (heuristic)' if self.judge.heuristic else ''}",
+            f"{self.arcs} arcs x {len(self.systems)} systems: ran now {self.ran_now}, "
+            f"re-scored {self.rescored}, already stored {self.already_done}, failed {self.failed}; "
+            f"{self.component_calls} {'system' if self.answering else 'component'} calls; "
+            f"{self.seconds:.1f} s",
+            *(f"  failed {e}" for e in self.failure_examples),
+            "report: amg report eval; one arc: amg eval show ARC_ID --system NAME",
+        ]
 
 
 class AnsweringPlan(BaseModel):
@@ -95,13 +97,19 @@ class EvalPlan(BaseModel):
     answer_judge_calls: int = 0  # an LLM answer judge: one call per answer (prompts not known yet)
 
     def lines(self) -> list[str]:
-        out = [f"dry run: {self.pairs + sum(a.arcs for a in self.answering)} (system, arc) pairs "
-               f"to run, {self.rescore} to re-score, {self.already_done} already stored"]
+        out = [
+            f"dry run: {self.pairs + sum(a.arcs for a in self.answering)} (system, arc) pairs "
+            f"to run, {self.rescore} to re-score, {self.already_done} already stored"
+        ]
         if self.llm_systems:
-            out.append(f"  {self.extraction_calls} extraction calls (one per user turn); the "
-                       "matching, resolution and check calls after them depend on what")
-            out.append("  extraction finds and are not counted: the cost below is for the "
-                       "extraction calls alone")
+            out.append(
+                f"  {self.extraction_calls} extraction calls (one per user turn); the "
+                "matching, resolution and check calls after them depend on what"
+            )
+            out.append(
+                "  extraction finds and are not counted: the cost below is for the "
+                "extraction calls alone"
+            )
         for a in self.answering:
             head = f"  {a.system}: {a.arcs} arcs, {a.answers} probe answers"
             if a.unbuilt:
@@ -109,23 +117,36 @@ class EvalPlan(BaseModel):
             elif a.calls is not None:
                 out.append(f"{head}, {a.calls} answer calls (estimated below)")
             else:
-                out.append(f"{head}: the product's calls (its own extraction, embedding and "
-                           "answer calls) depend on its store and are not estimated")
+                out.append(
+                    f"{head}: the product's calls (its own extraction, embedding and "
+                    "answer calls) depend on its store and are not estimated"
+                )
         if self.answer_judge_calls:
-            out.append(f"  the answer judge: {self.answer_judge_calls} calls, one per answer (their "
-                       "prompts hold the answers: counted, not estimated)")
+            out.append(
+                f"  the answer judge: {self.answer_judge_calls} calls, one per answer (their "
+                "prompts hold the answers: counted, not estimated)"
+            )
         if not self.judge_heuristic:
-            out.append("  the judge's value comparisons depend on the systems' answers: not counted")
+            out.append(
+                "  the judge's value comparisons depend on the systems' answers: not counted"
+            )
         return out
 
 
-def resolve_systems(names: Iterable[str | SystemSpec] | None, *, model: str, workspace: Workspace,
-                    base_url: str | None, variants: list[str],
-                    concurrency: int | None = None,
-                    llm_options: dict[str, Any] | None = None, embedder: str | None = None,
-                    embedder_base_url: str | None = None,
-                    graph_url: str | None = None,
-                    unbuilt: dict[str, str] | None = None) -> list[SystemSpec]:
+def resolve_systems(
+    names: Iterable[str | SystemSpec] | None,
+    *,
+    model: str,
+    workspace: Workspace,
+    base_url: str | None,
+    variants: list[str],
+    concurrency: int | None = None,
+    llm_options: dict[str, Any] | None = None,
+    embedder: str | None = None,
+    embedder_base_url: str | None = None,
+    graph_url: str | None = None,
+    unbuilt: dict[str, str] | None = None,
+) -> list[SystemSpec]:
     """``unbuilt`` (dry runs): a system whose building needs a model answer the workspace does
     not have (a product sizing its store by one embedding) is left out and recorded there with
     the reason, instead of stopping the dry run."""
@@ -133,12 +154,24 @@ def resolve_systems(names: Iterable[str | SystemSpec] | None, *, model: str, wor
     from ..llm import DryRunCall
 
     out: list[SystemSpec] = []
-    for n in (list(names) if names else list(DEFAULT_SYSTEMS)):
+    for n in list(names) if names else list(DEFAULT_SYSTEMS):
         try:
-            spec = n if isinstance(n, SystemSpec) else resolve_system(
-                n, model=model, workspace=workspace, base_url=base_url, variants=variants,
-                concurrency=concurrency, llm_options=llm_options, embedder=embedder,
-                embedder_base_url=embedder_base_url, graph_url=graph_url)
+            spec = (
+                n
+                if isinstance(n, SystemSpec)
+                else resolve_system(
+                    n,
+                    model=model,
+                    workspace=workspace,
+                    base_url=base_url,
+                    variants=variants,
+                    concurrency=concurrency,
+                    llm_options=llm_options,
+                    embedder=embedder,
+                    embedder_base_url=embedder_base_url,
+                    graph_url=graph_url,
+                )
+            )
         except MissingApiKey as e:
             raise e.for_flag("--model", model) from None
         except DryRunCall as e:
@@ -158,20 +191,25 @@ def workspace_arcs(ws: Workspace, splits: Iterable[str]) -> list[tuple[Arc, str]
     q = ",".join("?" * len(splits))
     rows = ws.db.execute(
         f"select arcs.json from arcs left join specs on specs.id = arcs.id where arcs.split in ({q}) "
-        "order by specs.rowid is null, specs.rowid, arcs.rowid", splits).fetchall()
+        "order by specs.rowid is null, specs.rowid, arcs.rowid",
+        splits,
+    ).fetchall()
     return [(Arc.model_validate_json(raw), sha256_text(raw)) for (raw,) in rows]
 
 
 def load_arcs(ws: Workspace, splits: list[str]) -> list[tuple[Arc, str]]:
     arcs = workspace_arcs(ws, splits)
     if not arcs:
-        raise BadInput(f"No arcs in split(s) {', '.join(splits)} of workspace {str(ws.path)!r}: "
-                       "build them with `amg build` (or bring them in with `amg import`)")
+        raise BadInput(
+            f"No arcs in split(s) {', '.join(splits)} of workspace {str(ws.path)!r}: "
+            "build them with `amg build` (or bring them in with `amg import`)"
+        )
     return arcs
 
 
-def check_judge_family(ws: Workspace, judge: ValueJudge, arcs: list[tuple[Arc, str]],
-                       allow_same_family: bool) -> None:
+def check_judge_family(
+    ws: Workspace, judge: ValueJudge, arcs: list[tuple[Arc, str]], allow_same_family: bool
+) -> None:
     gens = generator_families_of(ws, [a.provenance.generator for a, _ in arcs])
     families = set().union(*gens.values()) if gens else set()
     check_families([judge.judge], families, allow_same_family, what="the arcs' generator")
@@ -244,56 +282,102 @@ class RunPlan:
         from .protocol import plan_arc
 
         to_run = [it for it in self.components if it.stored is None]
-        calls = sum(plan_arc(new_system(it.spec.factory, it.spec.info, it.arc), it.arc)
-                    for it in to_run if not it.spec.info.offline)
+        calls = sum(
+            plan_arc(new_system(it.spec.factory, it.spec.info, it.arc), it.arc)
+            for it in to_run
+            if not it.spec.info.offline
+        )
         plans, to_judge = [], 0
         for s in self.answering_specs:
             todo = [it.arc for it in self.answering if it.spec is s and it.stored is None]
             system = s.factory() if todo else None
             counted = [plan_answering_arc(system, arc) for arc in todo]
             answers = sum(len(arc.sessions) for arc in todo)
-            plans.append(AnsweringPlan(system=s.name, arcs=len(todo), answers=answers,
-                                       calls=None if None in counted else sum(counted)))
+            plans.append(
+                AnsweringPlan(
+                    system=s.name,
+                    arcs=len(todo),
+                    answers=answers,
+                    calls=None if None in counted else sum(counted),
+                )
+            )
             to_judge += answers
         every = sum(len(arc.sessions) for arc, _ in self.arcs)
         for name, why in self.unbuilt.items():
-            plans.append(AnsweringPlan(system=display_name(name, self.model), arcs=len(self.arcs),
-                                       answers=every, calls=None, unbuilt=why))
+            plans.append(
+                AnsweringPlan(
+                    system=display_name(name, self.model),
+                    arcs=len(self.arcs),
+                    answers=every,
+                    calls=None,
+                    unbuilt=why,
+                )
+            )
             to_judge += every
         judge_calls = 0
         if self.aj is not None and not self.vj.judge.heuristic and not self.aj.heuristic:
             judge_calls = to_judge
             self.aj.model.plan_unknown(judge_calls)
-        return EvalPlan(pairs=len(to_run), rescore=len(self.components) - len(to_run),
-                        already_done=self.components_done, extraction_calls=calls,
-                        llm_systems=sum(not s.info.offline for s in self.component_specs),
-                        judge_heuristic=self.vj.judge.heuristic, answering=plans,
-                        answer_judge_calls=judge_calls)
+        return EvalPlan(
+            pairs=len(to_run),
+            rescore=len(self.components) - len(to_run),
+            already_done=self.components_done,
+            extraction_calls=calls,
+            llm_systems=sum(not s.info.offline for s in self.component_specs),
+            judge_heuristic=self.vj.judge.heuristic,
+            answering=plans,
+            answer_judge_calls=judge_calls,
+        )
 
 
-def plan_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpec] | None = None,
-              *, model: str = "offline", base_url: str | None = None, judge: str = "offline",
-              judge_base_url: str | None = None, allow_same_family: bool = False,
-              concurrency: int = 4, variants: list[str] | None = None,
-              llm_options: dict[str, Any] | None = None, embedder: str | None = None,
-              embedder_base_url: str | None = None, graph_url: str | None = None,
-              dry_run: bool = False) -> RunPlan:
+def plan_eval(
+    ws: Workspace,
+    splits: list[str],
+    systems: Iterable[str | SystemSpec] | None = None,
+    *,
+    model: str = "offline",
+    base_url: str | None = None,
+    judge: str = "offline",
+    judge_base_url: str | None = None,
+    allow_same_family: bool = False,
+    concurrency: int = 4,
+    variants: list[str] | None = None,
+    llm_options: dict[str, Any] | None = None,
+    embedder: str | None = None,
+    embedder_base_url: str | None = None,
+    graph_url: str | None = None,
+    dry_run: bool = False,
+) -> RunPlan:
     """``run_eval``'s first half: every choice checked and every stored result looked up, nothing
     written. ``dry_run``: a plan to count, not to execute: a system that cannot be built without a
     model answer is recorded in ``unbuilt`` instead of stopping the plan."""
     t0 = time.perf_counter()
     variants = list(variants or [])
     unbuilt: dict[str, str] = {}
-    specs = resolve_systems(systems, model=model, workspace=ws, base_url=base_url,
-                            variants=variants, concurrency=max(16, concurrency),
-                            llm_options=llm_options, embedder=embedder,
-                            embedder_base_url=embedder_base_url, graph_url=graph_url,
-                            unbuilt=unbuilt if dry_run else None)
+    specs = resolve_systems(
+        systems,
+        model=model,
+        workspace=ws,
+        base_url=base_url,
+        variants=variants,
+        concurrency=max(16, concurrency),
+        llm_options=llm_options,
+        embedder=embedder,
+        embedder_base_url=embedder_base_url,
+        graph_url=graph_url,
+        unbuilt=unbuilt if dry_run else None,
+    )
     vj = get_value_judge(judge, workspace=ws, base_url=judge_base_url, **(llm_options or {}))
     arcs = load_arcs(ws, splits)
     check_judge_family(ws, vj, arcs, allow_same_family)
-    components, components_done = _pairs(ws, [s for s in specs if s.kind != "answering"], arcs,
-                                         vj.key, store.stored_traces, store.load_trace)
+    components, components_done = _pairs(
+        ws,
+        [s for s in specs if s.kind != "answering"],
+        arcs,
+        vj.key,
+        store.stored_traces,
+        store.load_trace,
+    )
     aj, ajk, answering, answering_done = None, "", [], 0
     if answering_specs := [s for s in specs if s.kind == "answering"]:
         from ..answer_judge import get_answer_judge
@@ -301,22 +385,51 @@ def plan_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSp
         from .judges import answers_key
 
         if not (dry_run and vj.judge.heuristic):  # a dry run counts a model judge's calls only
-            aj = get_answer_judge(judge, workspace=ws, base_url=judge_base_url,
-                                  **(llm_options or {}))
+            aj = get_answer_judge(
+                judge, workspace=ws, base_url=judge_base_url, **(llm_options or {})
+            )
             ajk = answers_key(vj, aj)
-        answering, answering_done = _pairs(ws, answering_specs, arcs, ajk or None,
-                                           store.stored_product_arcs, load_answers)
-    params = {"model": model, "judge": judge, "concurrency": concurrency, "variants": variants,
-              "base_url": bool(base_url), "embedder": embedder,
-              "embedder_base_url": bool(embedder_base_url), "graph_url": bool(graph_url)}
-    return RunPlan(ws=ws, splits=splits, params=params, model=model, concurrency=concurrency,
-                   systems=specs, unbuilt=unbuilt, vj=vj, aj=aj, answers_key=ajk, arcs=arcs,
-                   components=components, answering=answering, components_done=components_done,
-                   answering_done=answering_done, started=t0)
+        answering, answering_done = _pairs(
+            ws, answering_specs, arcs, ajk or None, store.stored_product_arcs, load_answers
+        )
+    params = {
+        "model": model,
+        "judge": judge,
+        "concurrency": concurrency,
+        "variants": variants,
+        "base_url": bool(base_url),
+        "embedder": embedder,
+        "embedder_base_url": bool(embedder_base_url),
+        "graph_url": bool(graph_url),
+    }
+    return RunPlan(
+        ws=ws,
+        splits=splits,
+        params=params,
+        model=model,
+        concurrency=concurrency,
+        systems=specs,
+        unbuilt=unbuilt,
+        vj=vj,
+        aj=aj,
+        answers_key=ajk,
+        arcs=arcs,
+        components=components,
+        answering=answering,
+        components_done=components_done,
+        answering_done=answering_done,
+        started=t0,
+    )
 
 
-def _pairs(ws: Workspace, specs: list[SystemSpec], arcs: list[tuple[Arc, str]],
-           judge_key: str | None, made, load) -> tuple[list[ArcItem], int]:
+def _pairs(
+    ws: Workspace,
+    specs: list[SystemSpec],
+    arcs: list[tuple[Arc, str]],
+    judge_key: str | None,
+    made,
+    load,
+) -> tuple[list[ArcItem], int]:
     """Every (system, arc) pair not stored for ``judge_key``, with the system's stored output
     where it is there to be scored again (``made``: arc id -> the sha its output was made on;
     ``load``: that output), and how many pairs are stored already. ``judge_key`` None (a dry run
@@ -337,24 +450,44 @@ def _pairs(ws: Workspace, specs: list[SystemSpec], arcs: list[tuple[Arc, str]],
     return todo, done
 
 
-def execute(plan: RunPlan, *, corrections: dict[str, Correction] | None = None,
-            show_progress: bool = True) -> EvalSummary:
+def execute(
+    plan: RunPlan, *, corrections: dict[str, Correction] | None = None, show_progress: bool = True
+) -> EvalSummary:
     """``run_eval``'s second half: store the judges and systems, run the component pairs, then the
     answering ones (``evaluate.answering_protocol``), each result stored as it finishes."""
     ws, vj, jk = plan.ws, plan.vj, plan.vj.key
     specs, answering = plan.component_specs, plan.answering_specs
-    store.save_judge(ws, jk, "equivalence", vj.judge.spec, vj.judge.family, vj.judge.heuristic,
-                     vj.rubric, vj.judge.rubric_sha256.get("equivalence", ""))
+    store.save_judge(
+        ws,
+        jk,
+        "equivalence",
+        vj.judge.spec,
+        vj.judge.family,
+        vj.judge.heuristic,
+        vj.rubric,
+        vj.judge.rubric_sha256.get("equivalence", ""),
+    )
     uploaded = {r["name"] for r in ws.db["eval_answer_sets"].rows if r.get("kind") != "system"}
     if clash := [s.name for s in answering if s.name in uploaded]:
-        raise BadInput(f"{clash[0]!r} is already the name of an uploaded answer set "
-                       "(`amg eval answers --name`); rename one of them")
+        raise BadInput(
+            f"{clash[0]!r} is already the name of an uploaded answer set "
+            "(`amg eval answers --name`); rename one of them"
+        )
     for s in plan.systems:
         store.save_system(ws, s.run_key, s.name, s.info, s.options, s.model, s.source_sha, s.kind)
     aj, ajk = plan.aj, plan.answers_key
     if aj is not None:
-        store.save_judge(ws, ajk, "answers", vj.judge.spec, vj.judge.family, vj.judge.heuristic,
-                         vj.rubric, vj.judge.rubric_sha256.get("equivalence", ""), aj.rubric)
+        store.save_judge(
+            ws,
+            ajk,
+            "answers",
+            vj.judge.spec,
+            vj.judge.family,
+            vj.judge.heuristic,
+            vj.rubric,
+            vj.judge.rubric_sha256.get("equivalence", ""),
+            aj.rubric,
+        )
     run_id = store.start_run(ws, plan.params, [s.name for s in plan.systems], plan.splits, jk)
     corrections = corrections or {}
     # Made once per arc for every system: the turns the protocol sends (frozen models; each
@@ -366,8 +499,9 @@ def execute(plan: RunPlan, *, corrections: dict[str, Correction] | None = None,
         turns = shared_turns.get(it.arc.id)
         if turns is None:
             turns = shared_turns[it.arc.id] = arc_turns(it.arc)
-        return run_arc(new_system(it.spec.factory, it.spec.info, it.arc), it.arc, it.spec.name,
-                       turns)
+        return run_arc(
+            new_system(it.spec.factory, it.spec.info, it.arc), it.arc, it.spec.name, turns
+        )
 
     def score(it: ArcItem, trace):
         field = it.arc.spec.field
@@ -377,56 +511,113 @@ def execute(plan: RunPlan, *, corrections: dict[str, Correction] | None = None,
         return score_trace(trace, truth, it.spec.info, lambda v, ref: vj.same(field, v, ref))
 
     def finished(it: ArcItem, trace, score) -> store.Finished:
-        return store.Finished(run_key=it.run_key, system=it.spec.name, arc_id=it.arc.id,
-                              split=it.arc.spec.split, level=it.arc.spec.level, arc_sha=it.sha,
-                              trace=None if it.stored is not None else trace, score=score,
-                              judge_key=jk)
+        return store.Finished(
+            run_key=it.run_key,
+            system=it.spec.name,
+            arc_id=it.arc.id,
+            split=it.arc.spec.split,
+            level=it.arc.spec.level,
+            arc_sha=it.sha,
+            trace=None if it.stored is not None else trace,
+            score=score,
+            judge_key=jk,
+        )
 
     t = Tally(ws, vj.judge.heuristic and all(s.info.offline for s in specs))
     status = "failed"
     try:
-        for r in drive(plan.components, run=run, score=score, row=finished, offline=t.offline,
-                       description=f"eval ({len(specs)} systems",
-                       usage=_UsageView(_usage(specs, vj)), concurrency=plan.concurrency,
-                       show_progress=show_progress and bool(plan.components)):
+        for r in drive(
+            plan.components,
+            run=run,
+            score=score,
+            row=finished,
+            offline=t.offline,
+            description=f"eval ({len(specs)} systems",
+            usage=_UsageView(_usage(specs, vj)),
+            concurrency=plan.concurrency,
+            show_progress=show_progress and bool(plan.components),
+        ):
             t.record(r)
         if aj is not None:  # the answering systems
             from .answering_protocol import run_answering
 
-            run_answering(ws, answering, plan.answering, vj, aj, ajk, t,
-                          concurrency=plan.concurrency, corrections=corrections,
-                          usage=_UsageView(_usage(answering, vj)), show_progress=show_progress)
+            run_answering(
+                ws,
+                answering,
+                plan.answering,
+                vj,
+                aj,
+                ajk,
+                t,
+                concurrency=plan.concurrency,
+                corrections=corrections,
+                usage=_UsageView(_usage(answering, vj)),
+                show_progress=show_progress,
+            )
         status = "ok" if t.failed == 0 else "partial"
     finally:
         t.flush()
         store.finish_run(ws, run_id, status)
-    return EvalSummary(run_id=run_id, names=[s.name for s in plan.systems],
-                       answering=[s.name for s in answering],
-                       systems=[s.info for s in plan.systems], splits=plan.splits,
-                       arcs=len(plan.arcs), judge=vj.info, ran_now=t.ran, rescored=t.rescored,
-                       already_done=plan.components_done + plan.answering_done, failed=t.failed,
-                       failure_examples=t.examples, component_calls=t.calls,
-                       seconds=round(time.perf_counter() - plan.started, 3))
+    return EvalSummary(
+        run_id=run_id,
+        names=[s.name for s in plan.systems],
+        answering=[s.name for s in answering],
+        systems=[s.info for s in plan.systems],
+        splits=plan.splits,
+        arcs=len(plan.arcs),
+        judge=vj.info,
+        ran_now=t.ran,
+        rescored=t.rescored,
+        already_done=plan.components_done + plan.answering_done,
+        failed=t.failed,
+        failure_examples=t.examples,
+        component_calls=t.calls,
+        seconds=round(time.perf_counter() - plan.started, 3),
+    )
 
 
-def run_eval(ws: Workspace, splits: list[str], systems: Iterable[str | SystemSpec] | None = None, *,
-             model: str = "offline", base_url: str | None = None, judge: str = "offline",
-             judge_base_url: str | None = None, allow_same_family: bool = False,
-             concurrency: int = 4, variants: list[str] | None = None,
-             corrections: dict[str, Correction] | None = None,
-             llm_options: dict[str, Any] | None = None, embedder: str | None = None,
-             embedder_base_url: str | None = None, graph_url: str | None = None,
-             show_progress: bool = True, dry_run: bool = False) -> EvalSummary | EvalPlan:
+def run_eval(
+    ws: Workspace,
+    splits: list[str],
+    systems: Iterable[str | SystemSpec] | None = None,
+    *,
+    model: str = "offline",
+    base_url: str | None = None,
+    judge: str = "offline",
+    judge_base_url: str | None = None,
+    allow_same_family: bool = False,
+    concurrency: int = 4,
+    variants: list[str] | None = None,
+    corrections: dict[str, Correction] | None = None,
+    llm_options: dict[str, Any] | None = None,
+    embedder: str | None = None,
+    embedder_base_url: str | None = None,
+    graph_url: str | None = None,
+    show_progress: bool = True,
+    dry_run: bool = False,
+) -> EvalSummary | EvalPlan:
     """``llm_options`` (``timeout``, ``max_tokens``, ``structured_output``) go to every model of
     the run: the components' and an LLM judge's. Answering systems (products, baselines,
     plug-ins; ``embedder``, ``embedder_base_url`` and ``graph_url`` go to their builders) run by
     ``evaluate.answering_protocol`` and are scored from their answers by the answer judge.
     ``dry_run``: the plan with its calls counted (``RunPlan.dry_run``); nothing is stored."""
-    plan = plan_eval(ws, splits, systems, model=model, base_url=base_url, judge=judge,
-                     judge_base_url=judge_base_url, allow_same_family=allow_same_family,
-                     concurrency=concurrency, variants=variants, llm_options=llm_options,
-                     embedder=embedder, embedder_base_url=embedder_base_url, graph_url=graph_url,
-                     dry_run=dry_run)
+    plan = plan_eval(
+        ws,
+        splits,
+        systems,
+        model=model,
+        base_url=base_url,
+        judge=judge,
+        judge_base_url=judge_base_url,
+        allow_same_family=allow_same_family,
+        concurrency=concurrency,
+        variants=variants,
+        llm_options=llm_options,
+        embedder=embedder,
+        embedder_base_url=embedder_base_url,
+        graph_url=graph_url,
+        dry_run=dry_run,
+    )
     if dry_run:
         return plan.dry_run()
     return execute(plan, corrections=corrections, show_progress=show_progress)
@@ -451,15 +642,17 @@ class AnswersSummary(BaseModel):
     def lines(self) -> list[str]:
         from ..answer_judge.accuracy import accuracy_line
 
-        return [f"{self.name}: {self.answers} answers for {self.arcs} arcs ("
-                + ", ".join(f"{k} {v}" for k, v in self.splits.items())
-                + f"); judge {self.judge.spec}{' (heuristic)' if self.judge.heuristic else ''}"
-                + (f", answers read by {self.answer_rubric}" if self.answer_rubric else "")
-                + f": scored now {self.scored_now}, already stored {self.already_done}, failed "
-                f"{self.failed}",
-                *(f"  failed {e}" for e in self.failure_examples),
-                accuracy_line(self.judge.spec, self.answer_rubric),
-                "report: amg report eval"]
+        return [
+            f"{self.name}: {self.answers} answers for {self.arcs} arcs ("
+            + ", ".join(f"{k} {v}" for k, v in self.splits.items())
+            + f"); judge {self.judge.spec}{' (heuristic)' if self.judge.heuristic else ''}"
+            + (f", answers read by {self.answer_rubric}" if self.answer_rubric else "")
+            + f": scored now {self.scored_now}, already stored {self.already_done}, failed "
+            f"{self.failed}",
+            *(f"  failed {e}" for e in self.failure_examples),
+            accuracy_line(self.judge.spec, self.answer_rubric),
+            "report: amg report eval",
+        ]
 
 
 @dataclass
@@ -478,15 +671,26 @@ class _Uploaded:
 
 
 def _old_verdict(conn, name: str, arc_id: str, i: int) -> str | None:
-    row = conn.execute("select verdict from eval_answers where name = ? and arc_id = ? and "
-                       "after_session = ?", [name, arc_id, i]).fetchone()
+    row = conn.execute(
+        "select verdict from eval_answers where name = ? and arc_id = ? and after_session = ?",
+        [name, arc_id, i],
+    ).fetchone()
     return row[0] if row else None
 
 
-def run_answers(ws: Workspace, path: str | Path, name: str, *, judge: str = "offline",
-                judge_base_url: str | None = None, allow_same_family: bool = False,
-                concurrency: int = 4, llm_options: dict[str, Any] | None = None,
-                show_progress: bool = True, dry_run: bool = False) -> AnswersSummary | int:
+def run_answers(
+    ws: Workspace,
+    path: str | Path,
+    name: str,
+    *,
+    judge: str = "offline",
+    judge_base_url: str | None = None,
+    allow_same_family: bool = False,
+    concurrency: int = 4,
+    llm_options: dict[str, Any] | None = None,
+    show_progress: bool = True,
+    dry_run: bool = False,
+) -> AnswersSummary | int:
     """``amg eval answers``: check the whole file first (nothing is stored if any line is bad),
     then judge every answer and store the set and its per-arc scores. ``dry_run``: return how
     many answers would be judged, their answer-judge calls counted on its model
@@ -502,10 +706,15 @@ def run_answers(ws: Workspace, path: str | Path, name: str, *, judge: str = "off
     systems = store.latest_systems(ws)
     taken = set(DEFAULT_SYSTEMS) | set(systems)
     if name in taken:
-        what = ("an answering system run by `amg eval run`"
-                if systems.get(name, {}).get("kind") == "answering" else "a component system")
-        raise BadInput(f"--name {name!r} is already the name of {what}; pick another name "
-                       "for the answering system")
+        what = (
+            "an answering system run by `amg eval run`"
+            if systems.get(name, {}).get("kind") == "answering"
+            else "a component system"
+        )
+        raise BadInput(
+            f"--name {name!r} is already the name of {what}; pick another name "
+            "for the answering system"
+        )
     arcs = {a.id: (a, sha) for a, sha in workspace_arcs(ws, workspace_design(ws).split_names)}
     if not arcs:
         raise BadInput(f"No arcs in workspace {str(ws.path)!r}: build them with `amg build`")
@@ -532,26 +741,52 @@ def run_answers(ws: Workspace, path: str | Path, name: str, *, judge: str = "off
     def score(it: _Uploaded, texts: list[str]):
         truth = truth_of(it.arc)
         verdicts = assess(truth, texts, aj)
-        return verdicts, score_answers(truth, texts, verdicts,
-                                       lambda v, ref: vj.same(it.arc.spec.field, v, ref))
+        return verdicts, score_answers(
+            truth, texts, verdicts, lambda v, ref: vj.same(it.arc.spec.field, v, ref)
+        )
 
     def row(it: _Uploaded, texts: list[str], scored) -> tuple[store.Finished, list[dict]]:
         verdicts, score = scored
         arc = it.arc
-        return (store.Finished(run_key=run_key, system=name, arc_id=arc.id, split=arc.spec.split,
-                               level=arc.spec.level, arc_sha=it.sha, trace=None, score=score,
-                               judge_key=jk),
-                [{"name": name, "arc_id": arc.id, "after_session": i, "answer": texts[i],
-                  "verdict": v.model_dump_json()} for i, v in enumerate(verdicts)])
+        return (
+            store.Finished(
+                run_key=run_key,
+                system=name,
+                arc_id=arc.id,
+                split=arc.spec.split,
+                level=arc.spec.level,
+                arc_sha=it.sha,
+                trace=None,
+                score=score,
+                judge_key=jk,
+            ),
+            [
+                {
+                    "name": name,
+                    "arc_id": arc.id,
+                    "after_session": i,
+                    "answer": texts[i],
+                    "verdict": v.model_dump_json(),
+                }
+                for i, v in enumerate(verdicts)
+            ],
+        )
 
     inline = vj.judge.heuristic and aj.heuristic  # offline judging is quick: no progress bar
     finished: list[store.Finished] = []
     verdict_rows: list[dict] = []
     failed, examples = 0, []
-    for r in drive([_Uploaded(arc, sha, run_key, name, answers[arc.id]) for arc, sha in todo],
-                   run=None, score=score, row=row, offline=inline,
-                   description=f"answers ({name}", usage=None, concurrency=concurrency,
-                   show_progress=show_progress and not inline):
+    for r in drive(
+        [_Uploaded(arc, sha, run_key, name, answers[arc.id]) for arc, sha in todo],
+        run=None,
+        score=score,
+        row=row,
+        offline=inline,
+        description=f"answers ({name}",
+        usage=None,
+        concurrency=concurrency,
+        show_progress=show_progress and not inline,
+    ):
         if isinstance(r, Failure):
             failed += 1
             store.save_failure(ws, run_key, name, r.item.arc_id, r.stage, r.error)
@@ -561,27 +796,70 @@ def run_answers(ws: Workspace, path: str | Path, name: str, *, judge: str = "off
         finished.append(r[0])
         verdict_rows += r[1]
     with store.atomic(ws) as conn:  # the set, its answers and their verdicts together
-        previous = conn.execute("select sha256 from eval_answer_sets where name = ?", [name]).fetchall()
+        previous = conn.execute(
+            "select sha256 from eval_answer_sets where name = ?", [name]
+        ).fetchall()
         if any(p[0] != file_sha for p in previous):
             conn.execute("delete from eval_answers where name = ?", [name])
-        store.put(conn, "eval_answer_sets", [
-            {"name": name, "run_key": run_key, "path": str(path), "sha256": file_sha,
-             "arcs": len(answers), "lines": sum(len(v) for v in answers.values()),
-             "created_at": now()}])
+        store.put(
+            conn,
+            "eval_answer_sets",
+            [
+                {
+                    "name": name,
+                    "run_key": run_key,
+                    "path": str(path),
+                    "sha256": file_sha,
+                    "arcs": len(answers),
+                    "lines": sum(len(v) for v in answers.values()),
+                    "created_at": now(),
+                }
+            ],
+        )
         judged = {(r["arc_id"], r["after_session"]) for r in verdict_rows}
-        store.put(conn, "eval_answers", verdict_rows + [  # every answer is kept, judged or not
-            {"name": name, "arc_id": arc_id, "after_session": i, "answer": t,
-             "verdict": _old_verdict(conn, name, arc_id, i)}
-            for arc_id, texts in answers.items() for i, t in enumerate(texts)
-            if (arc_id, i) not in judged])
-    store.save_judge(ws, jk, "answers", vj.judge.spec, vj.judge.family, vj.judge.heuristic,
-                     vj.rubric, vj.judge.rubric_sha256.get("equivalence", ""), aj.rubric)
+        store.put(
+            conn,
+            "eval_answers",
+            verdict_rows
+            + [  # every answer is kept, judged or not
+                {
+                    "name": name,
+                    "arc_id": arc_id,
+                    "after_session": i,
+                    "answer": t,
+                    "verdict": _old_verdict(conn, name, arc_id, i),
+                }
+                for arc_id, texts in answers.items()
+                for i, t in enumerate(texts)
+                if (arc_id, i) not in judged
+            ],
+        )
+    store.save_judge(
+        ws,
+        jk,
+        "answers",
+        vj.judge.spec,
+        vj.judge.family,
+        vj.judge.heuristic,
+        vj.rubric,
+        vj.judge.rubric_sha256.get("equivalence", ""),
+        aj.rubric,
+    )
     store.save_finished(ws, finished)
     splits: dict[str, int] = {}
     for a, _ in chosen:
         splits[a.spec.split] = splits.get(a.spec.split, 0) + 1
-    return AnswersSummary(name=name, path=str(path), arcs=len(answers),
-                          answers=sum(len(v) for v in answers.values()), splits=splits,
-                          judge=vj.info, answer_rubric=aj.rubric, scored_now=len(finished),
-                          already_done=len(chosen) - len(todo), failed=failed,
-                          failure_examples=examples, seconds=round(time.perf_counter() - t0, 3))
+    return AnswersSummary(
+        name=name,
+        path=str(path),
+        arcs=len(answers),
+        answers=sum(len(v) for v in answers.values()),
+        splits=splits,
+        judge=vj.info,
+        answer_rubric=aj.rubric,
+        scored_now=len(finished),
+        already_done=len(chosen) - len(todo),
+        failed=failed,
+        failure_examples=examples,
+        seconds=round(time.perf_counter() - t0, 3),
+    )

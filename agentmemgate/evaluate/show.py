@@ -28,26 +28,36 @@ def event_line(e: MemoryEvent) -> str:
     parts = []
     if e.extracted is not None:
         x = e.extracted
-        parts.append(f"extracted ({x.entity}, {x.attribute}, {x.value!r})"
-                     + (f" from {x.span!r}" if x.span else ""))
+        parts.append(
+            f"extracted ({x.entity}, {x.attribute}, {x.value!r})"
+            + (f" from {x.span!r}" if x.span else "")
+        )
     if e.kind == "dropped_no_field":
         parts.append("matched no field: dropped before the gate")
     else:
         if e.key is not None and e.extracted is not None:
-            parts.append(f"matched field {e.key.attribute}"
-                         + (" (via the plan-frame retry)" if e.matched_by_retry else ""))
+            parts.append(
+                f"matched field {e.key.attribute}"
+                + (" (via the plan-frame retry)" if e.matched_by_retry else "")
+            )
         if e.evidence_type:
-            p = f" p={e.probs[e.evidence_type]:.2f}" if e.probs and e.evidence_type in e.probs else ""
+            p = (
+                f" p={e.probs[e.evidence_type]:.2f}"
+                if e.probs and e.evidence_type in e.probs
+                else ""
+            )
             parts.append(f"classified {e.evidence_type}{p}")
-        parts.append({
-            "committed": f"committed {e.value!r}",
-            "corrected": f"corrected to {e.value!r} (the old value is marked never valid)",
-            "staged": f"staged {e.value!r} (confirm when: {e.confirm_when}; abandon when: {e.abandon_when})",
-            "plan_committed": f"written as a masked plan-typed value {e.value!r}",
-            "promoted": f"promoted staged {e.value!r} into the store (confirm predicate held)",
-            "discarded": f"discarded staged {e.value!r} (abandon predicate held)",
-            "refreshed": f"masked plan {e.value!r} turned into a fact (refresh-confirm)",
-        }.get(e.kind, e.kind))
+        parts.append(
+            {
+                "committed": f"committed {e.value!r}",
+                "corrected": f"corrected to {e.value!r} (the old value is marked never valid)",
+                "staged": f"staged {e.value!r} (confirm when: {e.confirm_when}; abandon when: {e.abandon_when})",
+                "plan_committed": f"written as a masked plan-typed value {e.value!r}",
+                "promoted": f"promoted staged {e.value!r} into the store (confirm predicate held)",
+                "discarded": f"discarded staged {e.value!r} (abandon predicate held)",
+                "refreshed": f"masked plan {e.value!r} turned into a fact (refresh-confirm)",
+            }.get(e.kind, e.kind)
+        )
     return " -> ".join(parts) + (f" [{e.detail}]" if e.detail else "")
 
 
@@ -61,24 +71,33 @@ def turn_labels(sessions) -> list[str]:
 def snapshot_lines(s: StoreSnapshot, labels: list[str] | None = None) -> list[str]:
     """The store after a session; ``labels`` (``turn_labels``) name the turns a history interval
     starts and ends at."""
+
     def at(t: int) -> str:
         return labels[t] if labels is not None and 0 <= t < len(labels) else f"turn {t}"
 
     out = []
     for f in s.fields:
-        hist = ", ".join(f"{h.value!r} [{at(h.t_begin)}, {'now' if h.t_end is None else at(h.t_end)})"
-                         + (" never valid" if h.never_valid else "") + (" plan" if h.plan else "")
-                         + (f" via {h.via}" if h.via != "commit" else "") for h in f.history)
+        hist = ", ".join(
+            f"{h.value!r} [{at(h.t_begin)}, {'now' if h.t_end is None else at(h.t_end)})"
+            + (" never valid" if h.never_valid else "")
+            + (" plan" if h.plan else "")
+            + (f" via {h.via}" if h.via != "commit" else "")
+            for h in f.history
+        )
         out.append(f"{f.key.attribute} = {_q(f.current)}" + (f"; history: {hist}" if hist else ""))
     for st in s.staged:
-        out.append(f"staged {st.value!r} for {st.key.attribute}: {st.status} (staged at {at(st.staged_at)}"
-                   + (f", resolved at {at(st.resolved_at)}" if st.resolved_at is not None else "") + ")")
+        out.append(
+            f"staged {st.value!r} for {st.key.attribute}: {st.status} (staged at {at(st.staged_at)}"
+            + (f", resolved at {at(st.resolved_at)}" if st.resolved_at is not None else "")
+            + ")"
+        )
     return out or ["(empty)"]
 
 
 def _wrap(prefix: str, text: str, indent: int) -> list[str]:
-    return textwrap.wrap(text, _WRAP, initial_indent=prefix,
-                         subsequent_indent=" " * indent) or [prefix]
+    return textwrap.wrap(text, _WRAP, initial_indent=prefix, subsequent_indent=" " * indent) or [
+        prefix
+    ]
 
 
 def show_natural(ws: Workspace, key: str, system: str) -> str:
@@ -90,27 +109,43 @@ def show_natural(ws: Workspace, key: str, system: str) -> str:
 
     _, set_name, item_id = key.split(":", 2)
     natural_set(ws, set_name)
-    row = ws.db.execute("select item_z from natural_items where set_name = ? and item_id = ?",
-                        [set_name, item_id]).fetchone()
+    row = ws.db.execute(
+        "select item_z from natural_items where set_name = ? and item_id = ?", [set_name, item_id]
+    ).fetchone()
     if row is None:
-        raise BadInput(f"No item {item_id!r} in natural set {set_name!r} (see `amg natural show "
-                       f"{set_name}`)")
+        raise BadInput(
+            f"No item {item_id!r} in natural set {set_name!r} (see `amg natural show {set_name}`)"
+        )
     item = NaturalItem.model_validate_json(zlib.decompress(row[0]))
     systems = store.latest_systems(ws)
     if system not in systems:
-        raise BadInput(f"No evaluation results for system {system!r}{did_you_mean(system, systems)}; "
-                       f"systems with results: "
-                       f"{', '.join(sorted(systems)) or 'none (run `amg eval run --natural SET`)'}")
+        raise BadInput(
+            f"No evaluation results for system {system!r}{did_you_mean(system, systems)}; "
+            f"systems with results: "
+            f"{', '.join(sorted(systems)) or 'none (run `amg eval run --natural SET`)'}"
+        )
     run_key = systems[system]["run_key"]
-    out = [f"Natural item {item_id} of set {set_name} ({item.corpus}; {item.license})",
-           f"Question ({item.question_date}): {item.question}",
-           f"Gold answer: {item.gold_answer!r}; evidence: {', '.join(item.evidence)}",
-           (f"Field {item.field.attribute}: {item.field.description}" if item.field
-            else f"Field refused: {item.field_refused}"), f"System {system}", ""]
+    out = [
+        f"Natural item {item_id} of set {set_name} ({item.corpus}; {item.license})",
+        f"Question ({item.question_date}): {item.question}",
+        f"Gold answer: {item.gold_answer!r}; evidence: {', '.join(item.evidence)}",
+        (
+            f"Field {item.field.attribute}: {item.field.description}"
+            if item.field
+            else f"Field refused: {item.field_refused}"
+        ),
+        f"System {system}",
+        "",
+    ]
     trace = store.load_trace(ws, run_key, key)
     if trace is None:
-        return "\n".join(out + [f"No trace of {system} on this item: run `amg eval run --natural "
-                                f"{set_name}`"]) + "\n"
+        return (
+            "\n".join(
+                out
+                + [f"No trace of {system} on this item: run `amg eval run --natural {set_name}`"]
+            )
+            + "\n"
+        )
     by_t = {tt.t: tt for tt in trace.turns}
     evidence = set(item.evidence)
     labels = turn_labels(item.sessions)
@@ -119,7 +154,11 @@ def show_natural(ws: Workspace, key: str, system: str) -> str:
         out.append(f"Session {si} ({sess.date})")
         for turn in sess.turns:
             mark = " [evidence]" if turn.ref in evidence else ""
-            text = turn.text if turn.role == "user" else turn.text[:200] + ("..." if len(turn.text) > 200 else "")
+            text = (
+                turn.text
+                if turn.role == "user"
+                else turn.text[:200] + ("..." if len(turn.text) > 200 else "")
+            )
             out += _wrap(f"  {labels[t]} {turn.role}{mark}: ", text, 6)
             if (tt := by_t.get(t)) is not None:
                 if tt.read_before is not None:
@@ -128,19 +167,27 @@ def show_natural(ws: Workspace, key: str, system: str) -> str:
                     out += _wrap("      ", event_line(e), 8)
             t += 1
         if si < len(trace.snapshots):
-            out.append(f"  Store after session {si}: "
-                       + "; ".join(snapshot_lines(trace.snapshots[si], labels)))
+            out.append(
+                f"  Store after session {si}: "
+                + "; ".join(snapshot_lines(trace.snapshots[si], labels))
+            )
         out.append("")
-    out.append(f"End read: {_q(trace.end_read)}; {trace.calls} component calls over "
-               f"{trace.user_messages} user messages")
+    out.append(
+        f"End read: {_q(trace.end_read)}; {trace.calls} component calls over "
+        f"{trace.user_messages} user messages"
+    )
     score_row = ws.db.execute(
         "select eval_scores.score, eval_judges.spec from eval_scores join eval_judges on "
         "eval_judges.judge_key = eval_scores.judge_key where run_key = ? and arc_id = ? "
-        "order by eval_judges.last_used_at desc limit 1", [run_key, key]).fetchone()
+        "order by eval_judges.last_used_at desc limit 1",
+        [run_key, key],
+    ).fetchone()
     if score_row:
         sc = ArcScore.model_validate_json(score_row[0])
-        out.append(f"task_accuracy (judge {score_row[1]}): "
-                   f"{'yes' if sc.values['task_accuracy'] else 'no'} ({sc.why['task_accuracy']})")
+        out.append(
+            f"task_accuracy (judge {score_row[1]}): "
+            f"{'yes' if sc.values['task_accuracy'] else 'no'} ({sc.why['task_accuracy']})"
+        )
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -149,15 +196,19 @@ def show_arc(ws: Workspace, arc_id: str, system: str) -> str:
         return show_natural(ws, arc_id, system)
     row = ws.db.execute("select json from arcs where id = ?", [arc_id]).fetchone()
     if row is None:
-        raise BadInput(f"No arc {arc_id!r} in workspace {str(ws.path)!r} (ids are those of "
-                       "`amg export` data.jsonl)")
+        raise BadInput(
+            f"No arc {arc_id!r} in workspace {str(ws.path)!r} (ids are those of "
+            "`amg export` data.jsonl)"
+        )
     arc = Arc.model_validate_json(row[0])
     systems = store.latest_systems(ws)
     answer_sets = {r["name"]: r for r in ws.db["eval_answer_sets"].rows}
     if system not in systems and system not in answer_sets:
         known = sorted(systems) + sorted(answer_sets)
-        raise BadInput(f"No evaluation results for system {system!r}{did_you_mean(system, known)}; "
-                       f"systems with results: {', '.join(known) or 'none (run `amg eval run`)'}")
+        raise BadInput(
+            f"No evaluation results for system {system!r}{did_you_mean(system, known)}; "
+            f"systems with results: {', '.join(known) or 'none (run `amg eval run`)'}"
+        )
     truth = truth_of(arc)
     s = arc.spec
     marks = {truth.plan_t: "plan turn", truth.outcome_t: "outcome turn"}
@@ -171,45 +222,63 @@ def show_arc(ws: Workspace, arc_id: str, system: str) -> str:
         if c.target == "change":
             marks[truth.plan_t] = "reported change (later corrected)"
         marks[truth.correction.t] = f"explicit correction: {c.wrong_value!r} -> {c.value!r}"
-    out = [f"Arc {arc.id}: {s.split}, {s.factor} level {s.level}"
-           + (f", outcome {s.outcome}" if s.factor != "outcome" else ""),
-           f"Field {s.field.attribute}: {s.field.description} Probe: {s.field.probe_question}",
-           (f"Truth: initial {s.initial_value!r}, "
-            + (f"correction {s.correction.wrong_value!r} -> {s.correction.value!r} (the corrected "
-               "value was wrong when said: a gate marks its interval never valid)"
-               if s.correction else f"plan {s.plan_value!r}")
+    out = [
+        f"Arc {arc.id}: {s.split}, {s.factor} level {s.level}"
+        + (f", outcome {s.outcome}" if s.factor != "outcome" else ""),
+        f"Field {s.field.attribute}: {s.field.description} Probe: {s.field.probe_question}",
+        (
+            f"Truth: initial {s.initial_value!r}, "
+            + (
+                f"correction {s.correction.wrong_value!r} -> {s.correction.value!r} (the corrected "
+                "value was wrong when said: a gate marks its interval never valid)"
+                if s.correction
+                else f"plan {s.plan_value!r}"
+            )
             + f"; current value after each session: "
-              f"{', '.join(repr(v) for v in arc.expected_value_after_session)}")]
+            f"{', '.join(repr(v) for v in arc.expected_value_after_session)}"
+        ),
+    ]
     if answer_sets.get(system, {}).get("kind") == "system":
-        return _show_answering(ws, arc, system, systems.get(system), answer_sets[system], out, marks)
+        return _show_answering(
+            ws, arc, system, systems.get(system), answer_sets[system], out, marks
+        )
     row = systems.get(system)
     run_key = row["run_key"] if row else answer_sets[system]["run_key"]
     if row:
         info = row["info"]
-        out.append(f"System {system}: {info.description} ({'gated' if info.gated else 'ungated'}; "
-                   + ", ".join(f"{k} {v}" for k, v in info.components.items())
-                   + ("; offline rules" if info.offline else f"; model {row['model']}")
-                   + ("; ORACLE" if info.oracle else "") + ")")
+        out.append(
+            f"System {system}: {info.description} ({'gated' if info.gated else 'ungated'}; "
+            + ", ".join(f"{k} {v}" for k, v in info.components.items())
+            + ("; offline rules" if info.offline else f"; model {row['model']}")
+            + ("; ORACLE" if info.oracle else "")
+            + ")"
+        )
     else:
         out.append(f"System {system}: black-box answers from {answer_sets[system]['path']}")
     out.append("")
     trace = store.load_trace(ws, run_key, arc.id) if row else None
     fresh = current_arc_shas(ws, [s.split]).get(arc.id)
-    traced_sha = ws.db.execute("select arc_sha256 from eval_traces where run_key = ? and arc_id = ?",
-                               [run_key, arc.id]).fetchone()
+    traced_sha = ws.db.execute(
+        "select arc_sha256 from eval_traces where run_key = ? and arc_id = ?", [run_key, arc.id]
+    ).fetchone()
     if row and trace is None:
-        failure = ws.db.execute("select stage, error from eval_failures where run_key = ? and "
-                                "arc_id = ?", [run_key, arc.id]).fetchone()
-        out.append(f"No trace of {system} on this arc" + (
-            f": it failed ({failure[0]}): {failure[1]}" if failure else ": run `amg eval run`"))
+        failure = ws.db.execute(
+            "select stage, error from eval_failures where run_key = ? and arc_id = ?",
+            [run_key, arc.id],
+        ).fetchone()
+        out.append(
+            f"No trace of {system} on this arc"
+            + (f": it failed ({failure[0]}): {failure[1]}" if failure else ": run `amg eval run`")
+        )
         return "\n".join(out) + "\n"
     if traced_sha and traced_sha[0] != fresh:
         out += ["Note: the arc was rebuilt after this trace was made; re-run `amg eval run`.", ""]
     by_t = {tt.t: tt for tt in trace.turns} if trace else {}
     answers = {}
     if not row:
-        for r in ws.db["eval_answers"].rows_where("name = ? and arc_id = ?", [system, arc.id],
-                                                  order_by="after_session"):
+        for r in ws.db["eval_answers"].rows_where(
+            "name = ? and arc_id = ?", [system, arc.id], order_by="after_session"
+        ):
             answers[r["after_session"]] = (r["answer"], r["verdict"])
     labels = turn_labels(arc.sessions)
     t = 0
@@ -233,15 +302,21 @@ def show_arc(ws: Workspace, arc_id: str, system: str) -> str:
             out += _wrap(f"  Answer after session {si}: ", repr(text), 4)
             if verdict:
                 v = AnswerVerdict.model_validate_json(verdict)
-                out.append(f"    asserts: {', '.join(map(repr, v.asserted)) or 'nothing'} ({v.rationale})")
+                out.append(
+                    f"    asserts: {', '.join(map(repr, v.asserted)) or 'nothing'} ({v.rationale})"
+                )
         out.append("")
     if trace:
-        out.append(f"End read: {_q(trace.end_read)}; {trace.calls} component calls over "
-                   f"{trace.user_messages} user messages")
+        out.append(
+            f"End read: {_q(trace.end_read)}; {trace.calls} component calls over "
+            f"{trace.user_messages} user messages"
+        )
     score_row = ws.db.execute(
         "select eval_scores.score, eval_judges.spec from eval_scores join eval_judges on "
         "eval_judges.judge_key = eval_scores.judge_key where run_key = ? and arc_id = ? "
-        "order by eval_judges.last_used_at desc limit 1", [run_key, arc.id]).fetchone()
+        "order by eval_judges.last_used_at desc limit 1",
+        [run_key, arc.id],
+    ).fetchone()
     if score_row:
         sc = ArcScore.model_validate_json(score_row[0])
         out.append(f"Measures (judge {score_row[1]}):")
@@ -262,8 +337,15 @@ def retrieved_line(i: int, r: dict) -> str:
     return f"{i}. {r['text']!r}" + (f" ({'; '.join(extra)})" if extra else "")
 
 
-def _show_answering(ws: Workspace, arc: Arc, system: str, row: dict | None, answer_set: dict,
-                    out: list[str], marks: dict[int, str]) -> str:
+def _show_answering(
+    ws: Workspace,
+    arc: Arc,
+    system: str,
+    row: dict | None,
+    answer_set: dict,
+    out: list[str],
+    marks: dict[int, str],
+) -> str:
     run_key = answer_set["run_key"]
     if row is not None:
         info, prov = row["info"], row["options"]
@@ -274,24 +356,33 @@ def _show_answering(ws: Workspace, arc: Arc, system: str, row: dict | None, answ
             if prov.get(k) not in (None, "", "none"):
                 desc.append(f"{k} {prov[k]}")
         if prov.get("answer_prompt"):
-            desc.append(f"answer prompt {prov['answer_prompt']} "
-                        f"(sha256 {str(prov.get('answer_prompt_sha256', ''))[:12]})")
+            desc.append(
+                f"answer prompt {prov['answer_prompt']} "
+                f"(sha256 {str(prov.get('answer_prompt_sha256', ''))[:12]})"
+            )
         out.append(f"System {system}: {info.description} ({'; '.join(desc)})")
     else:
         out.append(f"System {system}: answering system")
     sessions = {r["after_session"]: r for r in store.load_product_answers(ws, run_key, arc.id)}
     if not sessions:
-        failure = ws.db.execute("select stage, error from eval_failures where run_key = ? and "
-                                "arc_id = ?", [run_key, arc.id]).fetchone()
-        out += ["", f"No answers of {system} on this arc" + (
-            f": it failed ({failure[0]}): {failure[1]}" if failure else ": run `amg eval run`")]
+        failure = ws.db.execute(
+            "select stage, error from eval_failures where run_key = ? and arc_id = ?",
+            [run_key, arc.id],
+        ).fetchone()
+        out += [
+            "",
+            f"No answers of {system} on this arc"
+            + (f": it failed ({failure[0]}): {failure[1]}" if failure else ": run `amg eval run`"),
+        ]
         return "\n".join(out) + "\n"
     first = next(iter(sessions.values()))
     out.append(f"Namespace {first['namespace']} (opaque; this arc's attempt only)")
     if first["arc_sha256"] != current_arc_shas(ws, [arc.spec.split]).get(arc.id):
         out += ["Note: the arc was rebuilt after these answers were made; re-run `amg eval run`."]
-    verdicts = {r["after_session"]: r["verdict"] for r in ws.db["eval_answers"].rows_where(
-        "name = ? and arc_id = ?", [system, arc.id])}
+    verdicts = {
+        r["after_session"]: r["verdict"]
+        for r in ws.db["eval_answers"].rows_where("name = ? and arc_id = ?", [system, arc.id])
+    }
     out.append("")
     labels = turn_labels(arc.sessions)
     t = 0
@@ -306,23 +397,33 @@ def _show_answering(ws: Workspace, arc: Arc, system: str, row: dict | None, answ
             out += ["  (no answer stored after this session)", ""]
             continue
         mems = got["retrieved"]
-        out.append(f"  Retrieved for the probe after session {si}: "
-                   + (f"{len(mems)} memor{'y' if len(mems) == 1 else 'ies'}" if mems else
-                      "nothing (no store)" if row and row["options"].get("store") == "none" else
-                      "nothing"))
+        out.append(
+            f"  Retrieved for the probe after session {si}: "
+            + (
+                f"{len(mems)} memor{'y' if len(mems) == 1 else 'ies'}"
+                if mems
+                else "nothing (no store)"
+                if row and row["options"].get("store") == "none"
+                else "nothing"
+            )
+        )
         for i, r in enumerate(mems, 1):
             out += _wrap("    ", retrieved_line(i, r), 7)
         out += _wrap(f"  Answer after session {si}: ", repr(got["answer"]), 4)
         if verdicts.get(si):
             v = AnswerVerdict.model_validate_json(verdicts[si])
-            out.append(f"    asserts: {', '.join(map(repr, v.asserted)) or 'nothing'} ({v.rationale})")
+            out.append(
+                f"    asserts: {', '.join(map(repr, v.asserted)) or 'nothing'} ({v.rationale})"
+            )
         if got["calls"]:
             out.append(f"    ({got['calls']} model call{'s' if got['calls'] != 1 else ''})")
         out.append("")
     score_row = ws.db.execute(
         "select eval_scores.score, eval_judges.spec from eval_scores join eval_judges on "
         "eval_judges.judge_key = eval_scores.judge_key where run_key = ? and arc_id = ? "
-        "order by eval_judges.last_used_at desc limit 1", [run_key, arc.id]).fetchone()
+        "order by eval_judges.last_used_at desc limit 1",
+        [run_key, arc.id],
+    ).fetchone()
     if score_row:
         sc = ArcScore.model_validate_json(score_row[0])
         out.append(f"Measures (judge {score_row[1]}):")
@@ -331,4 +432,11 @@ def _show_answering(ws: Workspace, arc: Arc, system: str, row: dict | None, answ
     return "\n".join(out).rstrip() + "\n"
 
 
-__all__ = ["event_line", "retrieved_line", "show_arc", "show_natural", "snapshot_lines", "turn_labels"]
+__all__ = [
+    "event_line",
+    "retrieved_line",
+    "show_arc",
+    "show_natural",
+    "snapshot_lines",
+    "turn_labels",
+]

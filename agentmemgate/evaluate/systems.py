@@ -24,9 +24,15 @@ from ..workspace import Workspace
 
 # The paper's component systems (Section 4, Appendix A.1) and the retry ablation (Section 6.3).
 DEFAULT_SYSTEMS = (
-    "literal-ungated", "literal-gated", "cautious-ungated", "cautious-gated",
-    "plan-typed-literal", "plan-typed-cautious", "plan-typed-literal-strict",
-    "plan-typed-cautious-strict", "cautious-gated[no-retry]",
+    "literal-ungated",
+    "literal-gated",
+    "cautious-ungated",
+    "cautious-gated",
+    "plan-typed-literal",
+    "plan-typed-cautious",
+    "plan-typed-literal-strict",
+    "plan-typed-cautious-strict",
+    "cautious-gated[no-retry]",
 )
 PAPER_SYSTEMS = ("cautious-ungated", "cautious-gated", "literal-ungated", "literal-gated")
 
@@ -48,8 +54,13 @@ class SystemSpec:
     @property
     def run_key(self) -> str:
         h = hashlib.sha256()
-        for part in (self.name, json.dumps(self.options, sort_keys=True, default=str), self.model,
-                     self.info.model_dump_json(), self.source_sha):
+        for part in (
+            self.name,
+            json.dumps(self.options, sort_keys=True, default=str),
+            self.model,
+            self.info.model_dump_json(),
+            self.source_sha,
+        ):
             h.update(part.encode("utf-8"))
             h.update(b"\0")
         return h.hexdigest()[:32]
@@ -69,15 +80,24 @@ def source_sha(extra: Path | None = None) -> str:
     """sha256 over the memory, classifier and rubric files (and ``extra``, a factory's module)."""
     files: list[Path] = []
     for d in _SOURCE_DIRS:
-        files += sorted(p for p in (_PACKAGE / d).rglob("*")
-                        if p.is_file() and p.suffix in (".py", ".toml", ".txt", ".json"))
+        files += sorted(
+            p
+            for p in (_PACKAGE / d).rglob("*")
+            if p.is_file() and p.suffix in (".py", ".toml", ".txt", ".json")
+        )
     if extra is not None and extra.is_file() and not any(extra == f for f in files):
         files.append(extra)
     return _sha_of_files(tuple(files))
 
 
-def system_spec(factory: SystemFactory, *, name: str | None = None, model: str = "offline",
-                options: dict[str, Any] | None = None, info: SystemInfo | None = None) -> SystemSpec:
+def system_spec(
+    factory: SystemFactory,
+    *,
+    name: str | None = None,
+    model: str = "offline",
+    options: dict[str, Any] | None = None,
+    info: SystemInfo | None = None,
+) -> SystemSpec:
     """A spec for any factory: its info comes from ``factory.info`` or from one fresh instance."""
     info = info or getattr(factory, "info", None)
     if info is None:
@@ -86,8 +106,14 @@ def system_spec(factory: SystemFactory, *, name: str | None = None, model: str =
         module = Path(inspect.getsourcefile(factory) or "")
     except TypeError:
         module = None
-    return SystemSpec(name=name or info.name, factory=factory, info=info, model=model,
-                      options=dict(options or {}), source_sha=source_sha(module))
+    return SystemSpec(
+        name=name or info.name,
+        factory=factory,
+        info=info,
+        model=model,
+        options=dict(options or {}),
+        source_sha=source_sha(module),
+    )
 
 
 def with_variants(name: str, variants: list[str]) -> str:
@@ -103,12 +129,19 @@ def with_variants(name: str, variants: list[str]) -> str:
     return f"{base}[{','.join(dict.fromkeys(have + variants))}]"
 
 
-def resolve_system(name: str, *, model: str = "offline", workspace: Any = None,
-                   base_url: str | None = None, variants: list[str] | None = None,
-                   concurrency: int | None = None,
-                   llm_options: dict[str, Any] | None = None, embedder: str | None = None,
-                   embedder_base_url: str | None = None,
-                   graph_url: str | None = None) -> SystemSpec:
+def resolve_system(
+    name: str,
+    *,
+    model: str = "offline",
+    workspace: Any = None,
+    base_url: str | None = None,
+    variants: list[str] | None = None,
+    concurrency: int | None = None,
+    llm_options: dict[str, Any] | None = None,
+    embedder: str | None = None,
+    embedder_base_url: str | None = None,
+    graph_url: str | None = None,
+) -> SystemSpec:
     """``name`` against the component systems (the memory room's registry, e.g.
     ``cautious-gated[no-retry]``; the spec carries the canonical name), then the answering
     systems (baselines, products, plug-ins of either contract); unknown names list what exists."""
@@ -118,11 +151,20 @@ def resolve_system(name: str, *, model: str = "offline", workspace: Any = None,
     base = name.split("[", 1)[0].strip()
     if base not in system_names():
         if variants:
-            raise BadInput(f"--no-retry and --permissive-matcher apply to component systems, not "
-                           f"to {name!r}")
-        return _resolve_other(name, model=model, workspace=workspace, base_url=base_url,
-                              concurrency=concurrency, llm_options=llm_options, embedder=embedder,
-                              embedder_base_url=embedder_base_url, graph_url=graph_url)
+            raise BadInput(
+                f"--no-retry and --permissive-matcher apply to component systems, not to {name!r}"
+            )
+        return _resolve_other(
+            name,
+            model=model,
+            workspace=workspace,
+            base_url=base_url,
+            concurrency=concurrency,
+            llm_options=llm_options,
+            embedder=embedder,
+            embedder_base_url=embedder_base_url,
+            graph_url=graph_url,
+        )
     kwargs: dict[str, Any] = {"model": model, "workspace": workspace}
     if base_url:
         kwargs["base_url"] = base_url
@@ -131,8 +173,13 @@ def resolve_system(name: str, *, model: str = "offline", workspace: Any = None,
     if llm_options and model not in ("offline", "", None):  # --timeout, --max-tokens, ...
         kwargs.update(llm_options)
     info, factory = get_system(with_variants(name, list(variants or [])), **kwargs)
-    return system_spec(factory, name=display_name(info.name, model), model=model, info=info,
-                       options={"base_url": bool(base_url)} if base_url else {})
+    return system_spec(
+        factory,
+        name=display_name(info.name, model),
+        model=model,
+        info=info,
+        options={"base_url": bool(base_url)} if base_url else {},
+    )
 
 
 _PRODUCTS_DIR = _PACKAGE / "products"
@@ -169,10 +216,18 @@ def _answering_sha(source: Path | None, provenance: dict[str, Any]) -> str:
     return _sha_of_files(tuple(dict.fromkeys(f for f in files if f.is_file())))
 
 
-def _resolve_other(name: str, *, model: str, workspace: Any, base_url: str | None,
-                   concurrency: int | None, llm_options: dict[str, Any] | None,
-                   embedder: str | None, embedder_base_url: str | None,
-                   graph_url: str | None = None) -> SystemSpec:
+def _resolve_other(
+    name: str,
+    *,
+    model: str,
+    workspace: Any,
+    base_url: str | None,
+    concurrency: int | None,
+    llm_options: dict[str, Any] | None,
+    embedder: str | None,
+    embedder_base_url: str | None,
+    graph_url: str | None = None,
+) -> SystemSpec:
     from ..products import AnsweringOptions, answering_names
     from ..products.plugins import find, plugin_component
     from ..products.registry import BASELINE_NAMES, PRODUCTS, get_answering
@@ -184,20 +239,32 @@ def _resolve_other(name: str, *, model: str, workspace: Any, base_url: str | Non
 
             plugins = [p.name for p in _plugin_list()]
             known = system_names() + answering_names() + plugins
-            raise BadInput(f"Unknown memory system {name!r}{did_you_mean(name, known)}; systems: "
-                           f"{', '.join(known)} (component options [{', '.join(OPTIONS)}]; see "
-                           "`amg eval systems`)")
+            raise BadInput(
+                f"Unknown memory system {name!r}{did_you_mean(name, known)}; systems: "
+                f"{', '.join(known)} (component options [{', '.join(OPTIONS)}]; see "
+                "`amg eval systems`)"
+            )
         if plugin.contract == "component":
             info, factory, _ = plugin_component(name)
-            return system_spec(factory, name=name, info=info,
-                               options={"plugin": plugin.package, "entry_point": plugin.value})
+            return system_spec(
+                factory,
+                name=name,
+                info=info,
+                options={"plugin": plugin.package, "entry_point": plugin.value},
+            )
     if workspace is not None and not isinstance(workspace, Workspace):
         workspace = Workspace(workspace, create=False)
     offline = model in ("offline", "", None)
-    opts = AnsweringOptions(model=model, workspace=workspace, base_url=base_url, embedder=embedder,
-                            embedder_base_url=embedder_base_url, graph_url=graph_url,
-                            llm_options=dict(llm_options or {}) if not offline else {},
-                            concurrency=concurrency or 16)
+    opts = AnsweringOptions(
+        model=model,
+        workspace=workspace,
+        base_url=base_url,
+        embedder=embedder,
+        embedder_base_url=embedder_base_url,
+        graph_url=graph_url,
+        llm_options=dict(llm_options or {}) if not offline else {},
+        concurrency=concurrency or 16,
+    )
     a = get_answering(name, opts)
     options = {k: v for k, v in a.provenance.items()}
     if base_url:
@@ -206,14 +273,25 @@ def _resolve_other(name: str, *, model: str, workspace: Any, base_url: str | Non
         options["embedder_base_url"] = True
     if graph_url:
         options["graph_url"] = True  # where the graph lives stays out of the key
-    return SystemSpec(name=display_name(a.info.name, a.model), factory=_AnsweringFactory(a),
-                      info=a.info, model=a.model, options=options,
-                      source_sha=_answering_sha(a.source, a.provenance), kind="answering")
+    return SystemSpec(
+        name=display_name(a.info.name, a.model),
+        factory=_AnsweringFactory(a),
+        info=a.info,
+        model=a.model,
+        options=options,
+        source_sha=_answering_sha(a.source, a.provenance),
+        kind="answering",
+    )
 
 
-def answering_spec(factory: Any, *, name: str | None = None, model: str = "offline",
-                   provenance: dict[str, Any] | None = None,
-                   info: SystemInfo | None = None) -> SystemSpec:
+def answering_spec(
+    factory: Any,
+    *,
+    name: str | None = None,
+    model: str = "offline",
+    provenance: dict[str, Any] | None = None,
+    info: SystemInfo | None = None,
+) -> SystemSpec:
     """A spec for any answering factory (``factory()`` -> a ``memory.answering.AnsweringSystem``),
     as ``system_spec`` is for component ones: tests and notebooks hand it to ``run_eval``."""
     info = info or getattr(factory, "info", None) or factory().info
@@ -222,9 +300,15 @@ def answering_spec(factory: Any, *, name: str | None = None, model: str = "offli
     except TypeError:
         module = None
     prov = dict(provenance or {})
-    return SystemSpec(name=display_name(name or info.name, model), factory=factory, info=info,
-                      model=model, options=prov, source_sha=_answering_sha(module, prov),
-                      kind="answering")
+    return SystemSpec(
+        name=display_name(name or info.name, model),
+        factory=factory,
+        info=info,
+        model=model,
+        options=prov,
+        source_sha=_answering_sha(module, prov),
+        kind="answering",
+    )
 
 
 def _plugin_list():
@@ -250,30 +334,55 @@ def available_systems() -> list[SystemLine]:
     from ..memory.registry import BASES
     from ..products.registry import BASELINE_NAMES, PRODUCTS, library_version, product_missing
 
-    out = [SystemLine(name=n, kind="component", contract="component", available=True,
-                      note=b.describe()) for n, b in BASES.items()]
-    notes = {"full-context": "long-context baseline: answers from the whole conversation so far "
-                             "(needs --model)",
-             "no-memory": "floor baseline: answers with no memories (needs --model)"}
-    out += [SystemLine(name=n, kind="baseline", contract="answering", available=True, note=notes[n])
-            for n in BASELINE_NAMES]
+    out = [
+        SystemLine(
+            name=n, kind="component", contract="component", available=True, note=b.describe()
+        )
+        for n, b in BASES.items()
+    ]
+    notes = {
+        "full-context": "long-context baseline: answers from the whole conversation so far "
+        "(needs --model)",
+        "no-memory": "floor baseline: answers with no memories (needs --model)",
+    }
+    out += [
+        SystemLine(name=n, kind="baseline", contract="answering", available=True, note=notes[n])
+        for n in BASELINE_NAMES
+    ]
     for p in PRODUCTS.values():
         why = product_missing(p)
-        out.append(SystemLine(name=p.name, kind="product", contract="answering",
-                              available=why is None,
-                              note=why or f"{p.description} ({p.distribution} "
-                                          f"{library_version(p.distribution)}; needs --model)"))
+        out.append(
+            SystemLine(
+                name=p.name,
+                kind="product",
+                contract="answering",
+                available=why is None,
+                note=why
+                or f"{p.description} ({p.distribution} "
+                f"{library_version(p.distribution)}; needs --model)",
+            )
+        )
     builtin = {line.name for line in out}
     for pl in _plugin_list():
         if pl.error:
-            out.append(SystemLine(name=pl.name, kind="plug-in", contract="?", available=False,
-                                  note=pl.error))
+            out.append(
+                SystemLine(
+                    name=pl.name, kind="plug-in", contract="?", available=False, note=pl.error
+                )
+            )
             continue
         note = f"{pl.contract} system from package {pl.package}: {pl.info.description}"
         if pl.name in builtin:
             note = f"shadowed by the built-in {pl.name} ({note})"
-        out.append(SystemLine(name=pl.name, kind="plug-in", contract=pl.contract,
-                              available=pl.name not in builtin, note=note))
+        out.append(
+            SystemLine(
+                name=pl.name,
+                kind="plug-in",
+                contract=pl.contract,
+                available=pl.name not in builtin,
+                note=note,
+            )
+        )
     return out
 
 
@@ -296,5 +405,5 @@ def variant_base(name: str) -> str | None:
     bracketed variant varies."""
     core, sep, model = name.partition("@")
     if core.endswith("]") and "[" in core:
-        return core[:core.index("[")] + (sep + model)
+        return core[: core.index("[")] + (sep + model)
     return None

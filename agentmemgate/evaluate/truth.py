@@ -57,21 +57,35 @@ class Truth(BaseModel):
 
 
 def position(arc: Arc, ref: TurnRef) -> int:
-    return sum(len(s.turns) for s in arc.sessions[:ref.session]) + ref.turn
+    return sum(len(s.turns) for s in arc.sessions[: ref.session]) + ref.turn
 
 
 def truth_of(arc: Arc, correction: Correction | None = None) -> Truth:
     s = arc.spec
     out = arc.outcome_turn
     if correction is None and arc.correction_turn is not None and s.correction is not None:
-        correction = Correction(t=position(arc, arc.correction_turn), value=s.correction.value,
-                                wrong_value=s.correction.wrong_value)
+        correction = Correction(
+            t=position(arc, arc.correction_turn),
+            value=s.correction.value,
+            wrong_value=s.correction.wrong_value,
+        )
     return Truth(
-        arc_id=arc.id, split=s.split, factor=s.factor, level=s.level, outcome=s.outcome,
-        field=s.field, initial_value=s.initial_value, plan_value=s.plan_value,
+        arc_id=arc.id,
+        split=s.split,
+        factor=s.factor,
+        level=s.level,
+        outcome=s.outcome,
+        field=s.field,
+        initial_value=s.initial_value,
+        plan_value=s.plan_value,
         final_value=arc.expected_value_after_session[-1],
         expected_after_session=tuple(arc.expected_value_after_session),
-        plan_t=position(arc, arc.plan_turn), plan_session=arc.plan_turn.session,
-        outcome_t=position(arc, out) if out else None, outcome_session=out.session if out else None,
-        pending_window=s.pending_window, n_sessions=len(arc.sessions),
-        end_t=sum(len(x.turns) for x in arc.sessions), correction=correction)
+        plan_t=position(arc, arc.plan_turn),
+        plan_session=arc.plan_turn.session,
+        outcome_t=position(arc, out) if out else None,
+        outcome_session=out.session if out else None,
+        pending_window=s.pending_window,
+        n_sessions=len(arc.sessions),
+        end_t=sum(len(x.turns) for x in arc.sessions),
+        correction=correction,
+    )

@@ -77,11 +77,13 @@ class ExportSummary(BaseModel):
     def lines(self) -> list[str]:
         if not any(self.counts.values()):
             return [f"nothing exported to {self.out_dir}: no arcs in the chosen splits"]
-        line = (f"exported to {self.out_dir}: "
-                + ", ".join(f"{k} {v}" for k, v in self.counts.items()))
+        line = f"exported to {self.out_dir}: " + ", ".join(
+            f"{k} {v}" for k, v in self.counts.items()
+        )
         if self.kept:  # the root manifest counts and hashes them too: say where they came from
-            line += ("; kept from an earlier export in that folder: "
-                     + ", ".join(f"{k} {v}" for k, v in self.kept.items()))
+            line += "; kept from an earlier export in that folder: " + ", ".join(
+                f"{k} {v}" for k, v in self.kept.items()
+            )
         return [line]
 
 
@@ -94,8 +96,9 @@ def row_order(arcs: list[Arc], split: str) -> list[Arc]:
     return out
 
 
-def export(ws: Workspace, out_dir: str | Path, splits: list[str],
-           drop_failing: bool = False) -> ExportSummary:
+def export(
+    ws: Workspace, out_dir: str | Path, splits: list[str], drop_failing: bool = False
+) -> ExportSummary:
     """Write ``out_dir/<split>/{data.jsonl, turns.parquet, README.md, manifest.json}`` + a root card.
 
     The folder is replaced as a whole; other splits' folders and other files in it are kept.
@@ -123,14 +126,17 @@ def _export(ws: Workspace, out: Path, splits: list[str], drop_failing: bool) -> 
             split_arcs[s] = row_order([a for a in arcs if a.id not in mine], s)
             split_dropped[s] = mine
     if not split_arcs:
-        raise BadInput(f"No arcs to export in workspace {str(ws.path)!r} (split "
-                       f"{', '.join(splits)}): run `amg build` or `amg generate` first")
+        raise BadInput(
+            f"No arcs to export in workspace {str(ws.path)!r} (split "
+            f"{', '.join(splits)}): run `amg build` or `amg generate` first"
+        )
     checks = ws.checks()
     written: list[str] = []
     kept: dict[str, int] = {}
     try:
-        with replaced_folder(out, replace=list(split_arcs) + list(ROOT_FILES),
-                             protect=[ws.path]) as stage:
+        with replaced_folder(
+            out, replace=list(split_arcs) + list(ROOT_FILES), protect=[ws.path]
+        ) as stage:
             for split, arcs in split_arcs.items():
                 folder = stage / split
                 folder.mkdir()
@@ -140,32 +146,58 @@ def _export(ws: Workspace, out: Path, splits: list[str], drop_failing: bool) -> 
                 sections = [t for f in CARD_SECTIONS if (t := f(ws, [split]))]
                 origin = origin_of(ws, {split: arcs}, split_dropped[split])
                 (folder / "README.md").write_text(
-                    card({split: arcs}, [(split, "data.jsonl")], [c for c in checks if c.arc_id in ids],
-                         ws.failures(split), sections, split_dropped[split], origin),
-                    encoding="utf-8")
-                write_manifest(folder, {"arcs": len(arcs), "cells": cell_counts(arcs)},
-                               {"provenance": origin.manifest()})
+                    card(
+                        {split: arcs},
+                        [(split, "data.jsonl")],
+                        [c for c in checks if c.arc_id in ids],
+                        ws.failures(split),
+                        sections,
+                        split_dropped[split],
+                        origin,
+                    ),
+                    encoding="utf-8",
+                )
+                write_manifest(
+                    folder,
+                    {"arcs": len(arcs), "cells": cell_counts(arcs)},
+                    {"provenance": origin.manifest()},
+                )
                 written += [f"{split}/{n}" for n in SPLIT_FILES]
             sections = [t for f in CARD_SECTIONS if (t := f(ws, list(split_arcs)))]
             all_ids = {a.id for v in split_arcs.values() for a in v}
             origin = origin_of(ws, split_arcs, dropped)
             (stage / "README.md").write_text(
-                card(split_arcs, [(s, f"{s}/data.jsonl") for s in split_arcs],
-                     [c for c in checks if c.arc_id in all_ids],
-                     [f for s in split_arcs for f in ws.failures(s)], sections, dropped or None,
-                     origin),
-                encoding="utf-8")
+                card(
+                    split_arcs,
+                    [(s, f"{s}/data.jsonl") for s in split_arcs],
+                    [c for c in checks if c.arc_id in all_ids],
+                    [f for s in split_arcs for f in ws.failures(s)],
+                    sections,
+                    dropped or None,
+                    origin,
+                ),
+                encoding="utf-8",
+            )
             counts = {s: len(v) for s, v in split_arcs.items()}
             kept = _kept_splits(stage, split_arcs, workspace_design(ws).split_names)
-            write_manifest(stage, {"arcs": {**counts, **kept}},
-                           {"provenance": origin.manifest(),
-                            **({"kept_from_an_earlier_export": sorted(kept)} if kept else {})})
+            write_manifest(
+                stage,
+                {"arcs": {**counts, **kept}},
+                {
+                    "provenance": origin.manifest(),
+                    **({"kept_from_an_earlier_export": sorted(kept)} if kept else {}),
+                },
+            )
             written += list(ROOT_FILES)
     except OSError as e:
         raise WorkspaceError(f"Cannot write export to {str(out)!r}: {e.strerror or e}") from None
-    return ExportSummary(out_dir=str(out), counts={s: len(v) for s, v in split_arcs.items()},
-                         dropped=sum(len(d) for d in split_dropped.values()),
-                         files=[str(out / f) for f in written], kept=kept)
+    return ExportSummary(
+        out_dir=str(out),
+        counts={s: len(v) for s, v in split_arcs.items()},
+        dropped=sum(len(d) for d in split_dropped.values()),
+        files=[str(out / f) for f in written],
+        kept=kept,
+    )
 
 
 def _kept_splits(stage: Path, exported: dict, splits) -> dict[str, int]:
@@ -185,5 +217,15 @@ def _kept_splits(stage: Path, exported: dict, splits) -> dict[str, int]:
     return kept
 
 
-__all__ = ["CARD_SECTIONS", "DROP_RULES", "CardSection", "DropRule", "ExportSummary", "card",
-           "export", "register_card_section", "register_drop_rule", "row_order"]
+__all__ = [
+    "CARD_SECTIONS",
+    "DROP_RULES",
+    "CardSection",
+    "DropRule",
+    "ExportSummary",
+    "card",
+    "export",
+    "register_card_section",
+    "register_drop_rule",
+    "row_order",
+]

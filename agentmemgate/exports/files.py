@@ -23,7 +23,16 @@ def write_jsonl(arcs: list[Arc], path: Path) -> None:
 def turns_frame(arcs: list[Arc]) -> pd.DataFrame:
     import pandas as pd  # only here: importing the package stays cheap
 
-    columns = ["arc_id", "session", "turn", "date", "role", "text", "is_plan_turn", "is_outcome_turn"]
+    columns = [
+        "arc_id",
+        "session",
+        "turn",
+        "date",
+        "role",
+        "text",
+        "is_plan_turn",
+        "is_outcome_turn",
+    ]
     cols: dict[str, list] = {c: [] for c in columns}  # column lists: faster to frame than row dicts
     for arc in arcs:
         plan = (arc.plan_turn.session, arc.plan_turn.turn)
@@ -40,7 +49,8 @@ def turns_frame(arcs: list[Arc]) -> pd.DataFrame:
                 cols["is_plan_turn"].append((si, ti) == plan)
                 cols["is_outcome_turn"].append((si, ti) == outcome)
     return pd.DataFrame(cols, columns=columns).astype(
-        {"session": "int32", "turn": "int32", "is_plan_turn": "bool", "is_outcome_turn": "bool"})
+        {"session": "int32", "turn": "int32", "is_plan_turn": "bool", "is_outcome_turn": "bool"}
+    )
 
 
 def write_parquet(arcs: list[Arc], path: Path) -> None:
@@ -64,7 +74,11 @@ def write_manifest(folder: Path, counts: dict, extra: dict | None = None) -> Pat
     files = {}
     for p in sorted(folder.rglob("*")):
         rel = p.relative_to(folder)
-        if p.is_file() and p.name != "manifest.json" and not any(x.startswith(".") for x in rel.parts):
+        if (
+            p.is_file()
+            and p.name != "manifest.json"
+            and not any(x.startswith(".") for x in rel.parts)
+        ):
             files[rel.as_posix()] = sha256_file(p)
     manifest = {"toolkit_version": __version__, "counts": counts, "files": files, **(extra or {})}
     path = folder / "manifest.json"

@@ -36,12 +36,18 @@ class DesignRecord(BaseModel):
     def of(cls, design: Design) -> DesignRecord:
         src = design.source
         names = sorted(src.catalog) if design.domains == "all" else list(design.domains)
-        return cls(name=design.name, builtin=src.builtin is not None, sha256=src.sha256,
-                   files={src.design.name: src.sha256,
-                          **{rel: f.sha256 for rel, f in sorted(src.files.items())}},
-                   catalog_sha256=src.catalog_sha256(names), domains=len(names),
-                   catalog_builtin=all(src.catalog[d].builtin
-                                       for d in names if d in src.catalog))
+        return cls(
+            name=design.name,
+            builtin=src.builtin is not None,
+            sha256=src.sha256,
+            files={
+                src.design.name: src.sha256,
+                **{rel: f.sha256 for rel, f in sorted(src.files.items())},
+            },
+            catalog_sha256=src.catalog_sha256(names),
+            domains=len(names),
+            catalog_builtin=all(src.catalog[d].builtin for d in names if d in src.catalog),
+        )
 
 
 class PlanRecord(BaseModel):
@@ -71,16 +77,22 @@ class Origin(BaseModel):
 
     def manifest(self) -> dict:
         """The manifest's ``provenance`` entry."""
-        return {"design": self.design.model_dump() if self.design else None,
-                "plans": {s: p.model_dump() for s, p in self.plans.items()},
-                "imports": [i.model_dump() for i in self.imports],
-                "reproduce": ({"commands": self.commands, "toolkit_version": self.toolkit_version}
-                              if self.commands else None),
-                "not_reproducible": self.not_reproducible}
+        return {
+            "design": self.design.model_dump() if self.design else None,
+            "plans": {s: p.model_dump() for s, p in self.plans.items()},
+            "imports": [i.model_dump() for i in self.imports],
+            "reproduce": (
+                {"commands": self.commands, "toolkit_version": self.toolkit_version}
+                if self.commands
+                else None
+            ),
+            "not_reproducible": self.not_reproducible,
+        }
 
 
-def origin_of(ws: Workspace, split_arcs: dict[str, list[Arc]],
-              dropped: dict[str, list[str]] | None = None) -> Origin:
+def origin_of(
+    ws: Workspace, split_arcs: dict[str, list[Arc]], dropped: dict[str, list[str]] | None = None
+) -> Origin:
     """The provenance of ``split_arcs`` (the arcs an export writes, per split)."""
     design = stored_design(ws)
     record = DesignRecord.of(design) if design is not None else None
@@ -88,36 +100,57 @@ def origin_of(ws: Workspace, split_arcs: dict[str, list[Arc]],
     arcs = [a for v in split_arcs.values() for a in v]
     imports = import_sources(ws, [a.id for a in arcs])
     imported = _imported_ids(ws, arcs)
-    plans = {s: PlanRecord(design=r["design"], design_sha256=r["design_sha256"], seed=r["seed"],
-                           n_per_cell=r["n_per_cell"])
-             for s, r in rows.items() if s in split_arcs and any(a.id not in imported
-                                                                 for a in split_arcs[s])}
+    plans = {
+        s: PlanRecord(
+            design=r["design"],
+            design_sha256=r["design_sha256"],
+            seed=r["seed"],
+            n_per_cell=r["n_per_cell"],
+        )
+        for s, r in rows.items()
+        if s in split_arcs and any(a.id not in imported for a in split_arcs[s])
+    }
     versions = sorted({a.provenance.toolkit_version for a in arcs})
     why: list[str] = []
     if imports:
         n = sum(i.arcs for i in imports)
         why.append(f"{n} arc{'s' if n != 1 else ''} imported with `amg import`")
-    others = sorted({a.provenance.generator for a in arcs if a.id not in imported
-                     and a.provenance.generator != OFFLINE})
+    others = sorted(
+        {
+            a.provenance.generator
+            for a in arcs
+            if a.id not in imported and a.provenance.generator != OFFLINE
+        }
+    )
     if others:
-        why.append(f"generator {', '.join(f'`{g}`' for g in others)} (a model's output is not "
-                   "fixed by a seed)")
-    unplanned = [s for s, v in split_arcs.items()
-                 if any(a.id not in imported for a in v) and s not in plans]
+        why.append(
+            f"generator {', '.join(f'`{g}`' for g in others)} (a model's output is not "
+            "fixed by a seed)"
+        )
+    unplanned = [
+        s for s, v in split_arcs.items() if any(a.id not in imported for a in v) and s not in plans
+    ]
     if unplanned:
         why.append(f"no plan recorded for {', '.join(unplanned)}")
     stale = [s for s, p in plans.items() if record is None or p.design_sha256 != record.sha256]
     if stale:
-        why.append(f"{', '.join(stale)} planned with another version of design "
-                   f"`{plans[stale[0]].design}` than the one stored with the workspace")
+        why.append(
+            f"{', '.join(stale)} planned with another version of design "
+            f"`{plans[stale[0]].design}` than the one stored with the workspace"
+        )
     if dropped:
         why.append("arcs left out by --drop-failing")
     if len(versions) > 1:
         why.append(f"arcs from toolkit versions {', '.join(versions)}")
     commands = [] if why or record is None else _commands(record, plans)
-    return Origin(design=record, plans=plans, imports=imports,
-                  toolkit_version=versions[0] if len(versions) == 1 else None,
-                  commands=commands, not_reproducible=why)
+    return Origin(
+        design=record,
+        plans=plans,
+        imports=imports,
+        toolkit_version=versions[0] if len(versions) == 1 else None,
+        commands=commands,
+        not_reproducible=why,
+    )
 
 
 def _imported_ids(ws: Workspace, arcs: list[Arc]) -> set[str]:
@@ -132,8 +165,12 @@ def _commands(design: DesignRecord, plans: dict[str, PlanRecord]) -> list[str]:
     catalog = "" if design.catalog_builtin else " --catalog CATALOG"
 
     def line(p: PlanRecord, split: str | None) -> str:
-        return (f"amg build --design {ref}{catalog}" + (f" --split {split}" if split else "")
-                + f" --seed {p.seed}" + (f" --n-per-cell {p.n_per_cell}" if p.n_per_cell is not None else ""))
+        return (
+            f"amg build --design {ref}{catalog}"
+            + (f" --split {split}" if split else "")
+            + f" --seed {p.seed}"
+            + (f" --n-per-cell {p.n_per_cell}" if p.n_per_cell is not None else "")
+        )
 
     kinds = {(p.seed, p.n_per_cell) for p in plans.values()}
     if len(kinds) == 1:

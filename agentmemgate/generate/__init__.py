@@ -2,7 +2,6 @@
 
 The renderers (``offline``, ``llm_renderer``) register with ``renderer`` on its first use."""
 
-
 # Re-exports resolved on first use (PEP 562), so importing the package costs only what it uses;
 # ``from agentmemgate.ROOM import name`` works as before.
 _LAZY = {
@@ -30,8 +29,18 @@ def __getattr__(name: str):
 def __dir__() -> list[str]:
     return sorted({*globals(), *_LAZY})
 
+
 __all__ = [
-    "Cell", "GenerateSummary", "ImportSummary", "import_arcs", "RenderError", "RenderFailure", "Renderer",
-    "generate", "get_renderer", "plan_split", "register_renderer",
+    "Cell",
+    "GenerateSummary",
+    "ImportSummary",
+    "import_arcs",
+    "RenderError",
+    "RenderFailure",
+    "Renderer",
+    "generate",
+    "get_renderer",
+    "plan_split",
+    "register_renderer",
     "resolve_splits",
 ]

@@ -34,7 +34,9 @@ def correction_bank(design: Design | None = None) -> dict:
     cached = getattr(design, "_correction_phrases", None)
     if cached is None:
         rel = design.files.correction_phrases
-        cached = tomllib.loads(design.source.files[rel].text()) if rel in design.source.files else {}
+        cached = (
+            tomllib.loads(design.source.files[rel].text()) if rel in design.source.files else {}
+        )
         design._correction_phrases = cached
     return cached
 
@@ -64,6 +66,6 @@ def bank_sha256(design: Design | None = None, corrections: bool = False) -> str:
 def scheduled(design: Design, wording: str) -> bool:
     """Whether plans at ``wording`` name a scheduled day (their phrasings use a date slot)."""
     lv = design.by_role("plan_wording").level(wording)  # type: ignore[union-attr]
-    return any(slot in t for t in phrase_bank(design)["plan"].get(lv.phrase_key, ()) for slot in DATE_SLOTS)
-
-
+    return any(
+        slot in t for t in phrase_bank(design)["plan"].get(lv.phrase_key, ()) for slot in DATE_SLOTS
+    )

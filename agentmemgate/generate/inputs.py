@@ -17,8 +17,13 @@ from .banks import correction_bank, phrase_bank
 
 # Lists every arc reads: its opening, the session openers, the acknowledgement of the current
 # value, and the off-topic small talk.
-_ALWAYS = (("chat", "initial"), ("chat", "session_opener"), ("chat", "question_opener"),
-           ("chat", "exchanges"), ("replies", "after_initial"))
+_ALWAYS = (
+    ("chat", "initial"),
+    ("chat", "session_opener"),
+    ("chat", "question_opener"),
+    ("chat", "exchanges"),
+    ("replies", "after_initial"),
+)
 
 
 def domain_place(design: Design, domain: str) -> tuple[int, int]:
@@ -36,26 +41,39 @@ def domain_place(design: Design, domain: str) -> tuple[int, int]:
 def lists_read(design: Design, spec: ArcSpec) -> list[tuple[str, str]]:
     """(phrase file, key) of every list the offline renderer may draw this arc's turns from."""
     out = list(_ALWAYS)
-    plan_f, conf_f, out_f = (design.by_role(r) for r in ("plan_wording", "confirmation_wording",
-                                                         "outcome"))
-    wording = plan_f.level(spec.plan_wording) if plan_f is not None and plan_f.has(spec.plan_wording) else None
+    plan_f, conf_f, out_f = (
+        design.by_role(r) for r in ("plan_wording", "confirmation_wording", "outcome")
+    )
+    wording = (
+        plan_f.level(spec.plan_wording)
+        if plan_f is not None and plan_f.has(spec.plan_wording)
+        else None
+    )
     if wording is not None:
-        out += [("plan", wording.phrase_key), ("replies", wording.reply or wording.name),
-                ("plan", "motivation_done" if wording.control else "motivation")]
+        out += [
+            ("plan", wording.phrase_key),
+            ("replies", wording.reply or wording.name),
+            ("plan", "motivation_done" if wording.control else "motivation"),
+        ]
     if spec.correction is not None:
         c = spec.correction
-        out += [("correction", k) for k in ("said_when_same", "said_when_later", "reply",
-                                            f"{c.target}_{c.marker}")]
+        out += [
+            ("correction", k)
+            for k in ("said_when_same", "said_when_later", "reply", f"{c.target}_{c.marker}")
+        ]
     elif spec.outcome == "came_true" and conf_f is not None and spec.confirmation_wording:
         lv = conf_f.level(spec.confirmation_wording)
         out += [("outcome", lv.phrase_key), ("replies", lv.reply or "came_true")]
     elif spec.outcome in ("abandoned", "open") and out_f is not None:
-        lv = next((x for x in out_f.levels if x.name == spec.level and spec.factor == out_f.name),
-                  None) or next((x for x in out_f.levels if (x.kind or x.name) == spec.outcome), None)
+        lv = next(
+            (x for x in out_f.levels if x.name == spec.level and spec.factor == out_f.name), None
+        ) or next((x for x in out_f.levels if (x.kind or x.name) == spec.outcome), None)
         if lv is not None:
             group = wording.group if wording is not None else None
-            out += [("outcome", lv.phrase_key),
-                    ("replies", (lv.reply or lv.phrase_key).format(group=group))]
+            out += [
+                ("outcome", lv.phrase_key),
+                ("replies", (lv.reply or lv.phrase_key).format(group=group)),
+            ]
     return out
 
 
@@ -77,7 +95,8 @@ def rendering_inputs(design: Design, spec: ArcSpec) -> str:
     for f in design.factors.values():
         if f.role in ("plan_wording", "confirmation_wording", "outcome"):
             for lv in f.levels:
-                if lv.name in (spec.plan_wording, spec.confirmation_wording, spec.level) or \
-                        (f.role == "outcome" and (lv.kind or lv.name) == spec.outcome):
+                if lv.name in (spec.plan_wording, spec.confirmation_wording, spec.level) or (
+                    f.role == "outcome" and (lv.kind or lv.name) == spec.outcome
+                ):
                     h.update(lv.model_dump_json().encode())
     return h.hexdigest()

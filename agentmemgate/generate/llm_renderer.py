@@ -119,8 +119,10 @@ def structure_line(spec: ArcSpec, design: Design) -> str:
     n = len(spec.session_dates)
     if spec.pending_window and spec.outcome != "control":
         between = {0: "no session lies", 1: "1 session lies"}.get(n - 2, f"{n - 2} sessions lie")
-        line += (f" The plan_turn is in session 0 and the outcome_turn (or pending_turn) in "
-                 f"session {n - 1}, the last: {between} between them.")
+        line += (
+            f" The plan_turn is in session 0 and the outcome_turn (or pending_turn) in "
+            f"session {n - 1}, the last: {between} between them."
+        )
     return line
 
 
@@ -139,23 +141,35 @@ def spec_brief(spec: ArcSpec) -> dict[str, Any]:
     """What the generator must realize, as data (no ids or seeds: nothing to leak into text)."""
     if (c := spec.correction) is not None:
         return {
-            "split": spec.split, "structure": "correction", "field": spec.field.description,
-            "attribute": spec.field.attribute, "first_value": spec.initial_value,
-            "wrong_value": c.wrong_value, "right_value": c.value, "corrected_statement": c.target,
-            "timing": c.timing, "marker": c.marker,
+            "split": spec.split,
+            "structure": "correction",
+            "field": spec.field.description,
+            "attribute": spec.field.attribute,
+            "first_value": spec.initial_value,
+            "wrong_value": c.wrong_value,
+            "right_value": c.value,
+            "corrected_statement": c.target,
+            "timing": c.timing,
+            "marker": c.marker,
             "session_dates": [d.isoformat() for d in spec.session_dates],
         }
     return {
-        "split": spec.split, "outcome": spec.outcome, "structure": structure_of(spec),
-        "field": spec.field.description, "attribute": spec.field.attribute,
-        "current_value": spec.initial_value, "new_value": spec.plan_value,
-        "plan_wording": spec.plan_wording, "confirmation_wording": spec.confirmation_wording,
+        "split": spec.split,
+        "outcome": spec.outcome,
+        "structure": structure_of(spec),
+        "field": spec.field.description,
+        "attribute": spec.field.attribute,
+        "current_value": spec.initial_value,
+        "new_value": spec.plan_value,
+        "plan_wording": spec.plan_wording,
+        "confirmation_wording": spec.confirmation_wording,
         "session_dates": [d.isoformat() for d in spec.session_dates],
     }
 
 
-def build_prompt(spec: ArcSpec, rubric: rubrics.Rubric | None = None,
-                 design: Design | None = None) -> str:
+def build_prompt(
+    spec: ArcSpec, rubric: rubrics.Rubric | None = None, design: Design | None = None
+) -> str:
     """The first prompt for ``spec``: the rubric filled from the spec and from ``design`` (the
     paper's by default): its level definitions, split notes and structure."""
     design = design or paper_design()
@@ -173,8 +187,11 @@ def build_prompt(spec: ArcSpec, rubric: rubrics.Rubric | None = None,
         structure=structure_line(spec, design),
         plan_wording=spec.plan_wording,
         plan_wording_definition=_wording_definition(design, "plan_wording", spec.plan_wording),
-        confirmation_wording=(f"{conf} -- {_wording_definition(design, 'confirmation_wording', conf)}"
-                              if conf else "(not used)"),
+        confirmation_wording=(
+            f"{conf} -- {_wording_definition(design, 'confirmation_wording', conf)}"
+            if conf
+            else "(not used)"
+        ),
         split=spec.split,
         split_note=_split_note(design, spec.split),
         brief_json=json.dumps(spec_brief(spec), ensure_ascii=False, sort_keys=True),
@@ -183,8 +200,9 @@ def build_prompt(spec: ArcSpec, rubric: rubrics.Rubric | None = None,
 
 # A correction level's definition names its three parts: "A correction: TARGET; TIMING; MARKER."
 # (the target's may hold a semicolon of its own, the others not).
-_CORRECTION_PARTS = re.compile(r"A correction: (?P<target>.+); (?P<timing>[^;]+); (?P<marker>[^;]+)\.",
-                               re.S)
+_CORRECTION_PARTS = re.compile(
+    r"A correction: (?P<target>.+); (?P<timing>[^;]+); (?P<marker>[^;]+)\.", re.S
+)
 
 
 def correction_definitions(design: Design, spec: ArcSpec) -> tuple[str, str, str]:
@@ -198,20 +216,26 @@ def correction_definitions(design: Design, spec: ArcSpec) -> tuple[str, str, str
     return m["target"], m["timing"], m["marker"]
 
 
-def build_correction_prompt(spec: ArcSpec, rubric: rubrics.Rubric | None = None,
-                            design: Design | None = None) -> str:
+def build_correction_prompt(
+    spec: ArcSpec, rubric: rubrics.Rubric | None = None, design: Design | None = None
+) -> str:
     c = spec.correction
     assert c is not None
     rubric = rubric or rubrics.load(CORRECTION_RUBRIC)
     target, timing, marker = correction_definitions(design or paper_design(), spec)
     return rubric.render(
-        field_description=spec.field.description, initial_value=spec.initial_value,
-        wrong_value=c.wrong_value, right_value=c.value,
+        field_description=spec.field.description,
+        initial_value=spec.initial_value,
+        wrong_value=c.wrong_value,
+        right_value=c.value,
         n_sessions=str(len(spec.session_dates)),
         dates=", ".join(f"session {i}: {d.isoformat()}" for i, d in enumerate(spec.session_dates)),
-        target=c.target, target_definition=target,
-        timing=c.timing, timing_definition=timing,
-        marker=c.marker, marker_definition=marker,
+        target=c.target,
+        target_definition=target,
+        timing=c.timing,
+        timing_definition=timing,
+        marker=c.marker,
+        marker_definition=marker,
         # the structural check's list (validate.structure): an unmarked correction uses none
         marker_phrases=", ".join(f'"{p}"' for p in CORRECTION_MARKER_PHRASES),
         brief_json=json.dumps(spec_brief(spec), ensure_ascii=False, sort_keys=True),
@@ -220,14 +244,23 @@ def build_correction_prompt(spec: ArcSpec, rubric: rubrics.Rubric | None = None,
 
 def with_feedback(prompt: str, problems: list[str]) -> str:
     lines = "\n".join(f"- {p}" for p in problems)
-    return (f"{prompt}\nYOUR PREVIOUS REPLY WAS REJECTED. It failed these checks:\n{lines}\n"
-            "Write the whole log again as one JSON object, fixing every problem.\n")
+    return (
+        f"{prompt}\nYOUR PREVIOUS REPLY WAS REJECTED. It failed these checks:\n{lines}\n"
+        "Write the whole log again as one JSON object, fixing every problem.\n"
+    )
 
 
 # -- draft -> arc, and the checks --------------------------------------------------------------
-def to_arc(spec: ArcSpec, draft: ArcDraft | CorrectionDraft, *, generator: str, prompt_sha256: str,
-           kind: str = "LLM", structured_output: str | None = None,
-           design: Design | None = None) -> tuple[Arc | None, list[str]]:
+def to_arc(
+    spec: ArcSpec,
+    draft: ArcDraft | CorrectionDraft,
+    *,
+    generator: str,
+    prompt_sha256: str,
+    kind: str = "LLM",
+    structured_output: str | None = None,
+    design: Design | None = None,
+) -> tuple[Arc | None, list[str]]:
     """Convert a draft to an ``Arc``; (None, problems) when it cannot be one for this spec (the
     checks are ``design``'s: the paper's by default)."""
     problems: list[str] = []
@@ -248,35 +281,53 @@ def to_arc(spec: ArcSpec, draft: ArcDraft | CorrectionDraft, *, generator: str, 
         if spec.correction.target == "change" and change is None:  # type: ignore[union-attr]
             problems.append("change_turn is null; this log needs the reported change")
         refs: dict[str, DraftRef | None] = {
-            "initial_turn": draft.initial_turn, "plan_turn": change or draft.correction_turn,
-            "outcome_turn": draft.correction_turn, "pending_turn": None,
-            "correction_turn": draft.correction_turn}
+            "initial_turn": draft.initial_turn,
+            "plan_turn": change or draft.correction_turn,
+            "outcome_turn": draft.correction_turn,
+            "pending_turn": None,
+            "correction_turn": draft.correction_turn,
+        }
     else:
-        refs = {"initial_turn": draft.initial_turn, "plan_turn": draft.plan_turn,
-                "outcome_turn": draft.outcome_turn, "pending_turn": draft.pending_turn}
+        refs = {
+            "initial_turn": draft.initial_turn,
+            "plan_turn": draft.plan_turn,
+            "outcome_turn": draft.outcome_turn,
+            "pending_turn": draft.pending_turn,
+        }
     if spec.outcome == "control" and refs["outcome_turn"] is None:
         refs["outcome_turn"] = refs["plan_turn"]  # the one completed-change turn is both
     for name, ref in refs.items():
-        if ref is not None and not (0 <= ref.session < len(draft.sessions)
-                                    and 0 <= ref.turn < len(draft.sessions[ref.session].turns)):
-            problems.append(f"{name} points to session {ref.session} turn {ref.turn}, "
-                            "which does not exist")
+        if ref is not None and not (
+            0 <= ref.session < len(draft.sessions)
+            and 0 <= ref.turn < len(draft.sessions[ref.session].turns)
+        ):
+            problems.append(
+                f"{name} points to session {ref.session} turn {ref.turn}, which does not exist"
+            )
     if problems:
         return None, problems
     turn_refs = {k: TurnRef(session=v.session, turn=v.turn) if v else None for k, v in refs.items()}
     outcome = turn_refs["outcome_turn"]
     try:
         arc = Arc(
-            spec=spec, sessions=sessions, initial_turn=turn_refs["initial_turn"],
-            plan_turn=turn_refs["plan_turn"], outcome_turn=outcome,
+            spec=spec,
+            sessions=sessions,
+            initial_turn=turn_refs["initial_turn"],
+            plan_turn=turn_refs["plan_turn"],
+            outcome_turn=outcome,
             pending_turn=turn_refs["pending_turn"],
             correction_turn=turn_refs.get("correction_turn"),
             expected_value_after_session=spec.expected_timeline(
-                outcome.session if outcome else None, turn_refs["plan_turn"].session),
-            provenance=Provenance(generator=generator, generator_kind=kind,
-                                  prompt_sha256=prompt_sha256, seed=spec.plan_seed,
-                                  toolkit_version=__version__,
-                                  structured_output=structured_output),
+                outcome.session if outcome else None, turn_refs["plan_turn"].session
+            ),
+            provenance=Provenance(
+                generator=generator,
+                generator_kind=kind,
+                prompt_sha256=prompt_sha256,
+                seed=spec.plan_seed,
+                toolkit_version=__version__,
+                structured_output=structured_output,
+            ),
         )
     except ValidationError as e:
         return None, [f"reply cannot form an arc: {e.errors()[0].get('msg')}"]
@@ -297,16 +348,48 @@ _DONE = re.compile(
     r"\b(?:i|we)(?: ve| have| had)?(?: (?:already|just|finally|officially|recently|now))? "
     r"(?:(?P<idiom>made the (?:switch|move|change|jump)|went ahead with (?:it|the (?:switch|move|change)))"
     r"|switched|moved|changed|swapped|transferred|relocated|converted|upgraded|downgraded|bought"
-    r"|purchased|joined|enrolled|signed up|started using|started at|started going to|went with)\b")
-_NOW = re.compile(r"\b(?:i m|i am|we re|we are) now (?:using|at|with|on|in|living in|working at|"
-                  r"driving|running in|shopping at|going to)\b|\b(?:i|we) now (?:use|live|work|drive|"
-                  r"run|shop|go|have)\b")
-_HYPOTHETICAL = {"if", "suppose", "imagine", "whether", "wonder", "would", "could", "might", "once",
-                 "until", "unless"}
+    r"|purchased|joined|enrolled|signed up|started using|started at|started going to|went with)\b"
+)
+_NOW = re.compile(
+    r"\b(?:i m|i am|we re|we are) now (?:using|at|with|on|in|living in|working at|"
+    r"driving|running in|shopping at|going to)\b|\b(?:i|we) now (?:use|live|work|drive|"
+    r"run|shop|go|have)\b"
+)
+_HYPOTHETICAL = {
+    "if",
+    "suppose",
+    "imagine",
+    "whether",
+    "wonder",
+    "would",
+    "could",
+    "might",
+    "once",
+    "until",
+    "unless",
+}
 
 
-_CLAUSE_BREAK = {"and", "but", "or", "might", "may", "could", "would", "will", "maybe", "though",
-                 "although", "while", "then", "if", "try", "trying", "thinking", "considering"}
+_CLAUSE_BREAK = {
+    "and",
+    "but",
+    "or",
+    "might",
+    "may",
+    "could",
+    "would",
+    "will",
+    "maybe",
+    "though",
+    "although",
+    "while",
+    "then",
+    "if",
+    "try",
+    "trying",
+    "thinking",
+    "considering",
+}
 
 
 def asserted_change(text: str, plan_value: str) -> str | None:
@@ -315,15 +398,15 @@ def asserted_change(text: str, plan_value: str) -> str | None:
     norm, value = normalize_text(text), normalize_text(plan_value).split()
     for pattern in (_DONE, _NOW):
         for m in pattern.finditer(norm):
-            if set(norm[:m.start()].split()[-3:]) & _HYPOTHETICAL:
+            if set(norm[: m.start()].split()[-3:]) & _HYPOTHETICAL:
                 continue
             if m.groupdict().get("idiom"):
                 return m.group(0)
-            following = norm[m.end():].split()
+            following = norm[m.end() :].split()
             for i in range(min(len(following), 7)):
                 if set(following[:i]) & _CLAUSE_BREAK:
                     break
-                if following[i:i + len(value)] == value:
+                if following[i : i + len(value)] == value:
                     return m.group(0)
     return None
 
@@ -332,12 +415,20 @@ def no_premature_change(arc: Arc, design: Design | None = None) -> str | None:
     if arc.spec.outcome in ("control", "correction"):
         return None
     phrase = asserted_change(arc.turn(arc.plan_turn).text, arc.spec.plan_value)
-    return (f"the plan turn already says the change happened ({phrase!r}); it must be a plan"
-            if phrase else None)
+    return (
+        f"the plan turn already says the change happened ({phrase!r}); it must be a plan"
+        if phrase
+        else None
+    )
 
 
 # Names from the prompts themselves: the rubric's structures and the draft's turn fields.
-STRUCTURE_NAMES = ("pending_window", "immediate_outcome", "next_session_outcome", "completed_change")
+STRUCTURE_NAMES = (
+    "pending_window",
+    "immediate_outcome",
+    "next_session_outcome",
+    "completed_change",
+)
 TURN_FIELDS = ("initial_turn", "plan_turn", "outcome_turn", "pending_turn")
 CORRECTION_TURN_FIELDS = ("change_turn", "correction_turn")
 # Wording factors: the prompt shows their levels as labels ("PLAN WORDING: weakly_hedged"), so a
@@ -356,8 +447,10 @@ def label_names(design: Design) -> tuple[list[str], list[str]]:
     for f in design.factors.values():
         if f.role in _SPACED_ROLES:
             spaced |= {lv.name for lv in f.levels if not lv.control}
-    return (sorted(n for n in names if "_" in n),
-            sorted(n.replace("_", " ") for n in spaced if "_" in n))
+    return (
+        sorted(n for n in names if "_" in n),
+        sorted(n.replace("_", " ") for n in spaced if "_" in n),
+    )
 
 
 _FORMAT_LEAKS = (
@@ -370,9 +463,14 @@ _FORMAT_LEAKS = (
 
 
 @lru_cache(maxsize=16)
-def _compiled(identifiers: tuple[str, ...], phrases: tuple[str, ...]) -> tuple[tuple[re.Pattern, str], ...]:
-    names = [re.compile(r"(?i)\b(?:" + "|".join(re.escape(n) for n in group) + r")\b")
-             for group in (identifiers, phrases) if group]
+def _compiled(
+    identifiers: tuple[str, ...], phrases: tuple[str, ...]
+) -> tuple[tuple[re.Pattern, str], ...]:
+    names = [
+        re.compile(r"(?i)\b(?:" + "|".join(re.escape(n) for n in group) + r")\b")
+        for group in (identifiers, phrases)
+        if group
+    ]
     return (*((p, "a label name") for p in names), *_FORMAT_LEAKS)
 
 
@@ -409,23 +507,36 @@ def true_time_references(arc: Arc, design: Design | None = None) -> str | None:
     return None if verdict.passed else verdict.rationale
 
 
-GENERATOR_CHECKS = {"no_premature_change": no_premature_change, "no_label_leak": no_label_leak,
-                    "true_time_references": true_time_references}
+GENERATOR_CHECKS = {
+    "no_premature_change": no_premature_change,
+    "no_label_leak": no_label_leak,
+    "true_time_references": true_time_references,
+}
 
 
 # -- the renderer --------------------------------------------------------------------------------
 class LlmRenderer(Renderer):
     """Renders specs with a model from the LLM layer, concurrently, cached and resumable."""
 
-    def __init__(self, model: Model, *, concurrency: int = 4, max_attempts: int = 3,
-                 temperature: float = TEMPERATURE, design: Design | None = None):
+    def __init__(
+        self,
+        model: Model,
+        *,
+        concurrency: int = 4,
+        max_attempts: int = 3,
+        temperature: float = TEMPERATURE,
+        design: Design | None = None,
+    ):
         self.model = model
         self.design = design or paper_design()
         self.name = model.spec
         self.display = model.display  # a GGUF path shortened to its file name
         self.family = model.family
-        self.kind = ("scripted test model (canned replies, no LLM)" if model.provider == "scripted"
-                     else "LLM")
+        self.kind = (
+            "scripted test model (canned replies, no LLM)"
+            if model.provider == "scripted"
+            else "LLM"
+        )
         self.rubric = rubrics.load(RUBRIC)
         self.correction_rubric = rubrics.load(CORRECTION_RUBRIC)
         self.prompt_sha256 = self.rubric.sha256
@@ -438,15 +549,22 @@ class LlmRenderer(Renderer):
         # would otherwise be answered from the cache with the same rejected draft. A resumed run
         # replays the same attempts from the cache.
         seed_key = f"arc:{spec.seed}" if attempt == 1 else f"arc:{spec.seed}:attempt{attempt}"
-        return self.model.complete(prompt, schema=draft_schema(spec), temperature=self.temperature,
-                                   purpose="generate.arc", seed_key=seed_key,
-                                   max_tokens=MAX_TOKENS)
+        return self.model.complete(
+            prompt,
+            schema=draft_schema(spec),
+            temperature=self.temperature,
+            purpose="generate.arc",
+            seed_key=seed_key,
+            max_tokens=MAX_TOKENS,
+        )
 
     def _prompt(self, spec: ArcSpec) -> tuple[str, str]:
         """The first prompt for ``spec`` and the sha256 of the rubric it comes from."""
         if spec.correction is not None:
-            return (build_correction_prompt(spec, self.correction_rubric, self.design),
-                    self.correction_rubric.sha256)
+            return (
+                build_correction_prompt(spec, self.correction_rubric, self.design),
+                self.correction_rubric.sha256,
+            )
         return build_prompt(spec, self.rubric, self.design), self.prompt_sha256
 
     def render_one(self, spec: ArcSpec) -> Arc | RenderFailure:
@@ -460,15 +578,23 @@ class LlmRenderer(Renderer):
                     return RenderFailure(spec_id=spec.id, reason=str(e), attempts=attempt)
                 problems = [e.problem]
             else:
-                arc, problems = to_arc(spec, resp.parsed, generator=self.name,
-                                       prompt_sha256=sha, kind=self.kind,
-                                       structured_output=resp.strategy, design=self.design)
+                arc, problems = to_arc(
+                    spec,
+                    resp.parsed,
+                    generator=self.name,
+                    prompt_sha256=sha,
+                    kind=self.kind,
+                    structured_output=resp.strategy,
+                    design=self.design,
+                )
                 if arc is not None and not problems:
                     return arc
             prompt = with_feedback(base, problems)
-        return RenderFailure(spec_id=spec.id, attempts=self.max_attempts,
-                             reason=f"failed checks after {self.max_attempts} attempts: "
-                                    + "; ".join(problems))
+        return RenderFailure(
+            spec_id=spec.id,
+            attempts=self.max_attempts,
+            reason=f"failed checks after {self.max_attempts} attempts: " + "; ".join(problems),
+        )
 
     def render(self, spec: ArcSpec) -> Arc:
         result = self.render_one(spec)
@@ -478,26 +604,53 @@ class LlmRenderer(Renderer):
 
     def render_many(self, specs: Iterable[ArcSpec]) -> Iterator[Arc | RenderFailure]:
         """Yield each arc as it finishes (the caller stores it at once and draws the progress)."""
-        yield from run_concurrent(self.render_one, specs, concurrency=self.concurrency,
-                                  description=f"render ({self.model.display})",
-                                  usage=self.model.usage, progress=False)
+        yield from run_concurrent(
+            self.render_one,
+            specs,
+            concurrency=self.concurrency,
+            description=f"render ({self.model.display})",
+            usage=self.model.usage,
+            progress=False,
+        )
 
     def planned_calls(self, specs: list[ArcSpec]) -> int:
         """First-attempt calls not already in the cache (re-asks after failed checks come extra)."""
-        return sum(self.model.plan(self._prompt(s)[0], schema=draft_schema(s),
-                                   temperature=self.temperature, seed_key=f"arc:{s.seed}",
-                                   max_tokens=MAX_TOKENS)
-                   for s in specs)
+        return sum(
+            self.model.plan(
+                self._prompt(s)[0],
+                schema=draft_schema(s),
+                temperature=self.temperature,
+                seed_key=f"arc:{s.seed}",
+                max_tokens=MAX_TOKENS,
+            )
+            for s in specs
+        )
 
     def usage(self) -> dict[str, int]:
         d = self.model.usage.live()
-        return {k: d[k] for k in ("calls", "in_flight", "cache_hits", "failures", "input_tokens",
-                                  "output_tokens")}
+        return {
+            k: d[k]
+            for k in (
+                "calls",
+                "in_flight",
+                "cache_hits",
+                "failures",
+                "input_tokens",
+                "output_tokens",
+            )
+        }
 
 
-def make_llm_renderer(spec: str, *, workspace=None, base_url: str | None = None,
-                      concurrency: int = 4, max_attempts: int = 3, design=None,
-                      **model_options: Any) -> LlmRenderer:
+def make_llm_renderer(
+    spec: str,
+    *,
+    workspace=None,
+    base_url: str | None = None,
+    concurrency: int = 4,
+    max_attempts: int = 3,
+    design=None,
+    **model_options: Any,
+) -> LlmRenderer:
     """The registered factory: ``get_renderer("openai:gpt-4o-mini", workspace=ws, design=...)``
     (the design's definitions, notes and checks; the paper's by default)."""
     try:
@@ -508,8 +661,9 @@ def make_llm_renderer(spec: str, *, workspace=None, base_url: str | None = None,
 
 
 for _provider in ("openai", "anthropic", "scripted"):
-    register_renderer(_provider, make_llm_renderer, user_pickable=_provider != "scripted",
-                      builtin=True)
+    register_renderer(
+        _provider, make_llm_renderer, user_pickable=_provider != "scripted", builtin=True
+    )
 
 
 # -- a known-good reply, for the scripted model and the throughput benchmark ----------------------
@@ -543,18 +697,25 @@ def reference_draft(brief: dict[str, Any]) -> dict[str, Any]:
             "paraphrase": f"Good news, {new} is what I use now, it's official.",
             "oblique": "I went ahead with that change I mentioned, no regrets so far.",
             "situational": "Spent the whole weekend getting used to the new routine.",
-        }.get(brief.get("confirmation_wording") or "verbatim", f"The switch to {new} went through."),
+        }.get(
+            brief.get("confirmation_wording") or "verbatim", f"The switch to {new} went through."
+        ),
         "abandoned": f"About {new}: I dropped that idea, I'm staying with {cur}.",
         "open": f"Still haven't made up my mind about {new}, it's on the maybe list.",
     }.get(brief["outcome"], "")
     ok = "Got it, thanks for telling me."
-    chat = ("Can you suggest a quick dinner idea for tonight?",
-            "Sure: a vegetable stir-fry with rice takes about twenty minutes.")
+    chat = (
+        "Can you suggest a quick dinner idea for tonight?",
+        "Sure: a vegetable stir-fry with rice takes about twenty minutes.",
+    )
     initial = (f"Some context first: my {noun} right now is {cur}.", "Thanks, that helps.")
     sessions: list[list[str]] = [[] for _ in dates]
     if brief["structure"] == "completed_change":
         sessions[0] += initial
-        sessions[1] += (f"Small update: I changed from {cur} to {new} the other day, and it's going well.", ok)
+        sessions[1] += (
+            f"Small update: I changed from {cur} to {new} the other day, and it's going well.",
+            ok,
+        )
         plan = outcome = {"session": 1, "turn": 0}
         later = None
     elif brief["structure"] == "pending_window":
@@ -573,9 +734,16 @@ def reference_draft(brief: dict[str, Any]) -> dict[str, Any]:
         if not turns:
             turns += chat
     return {
-        "sessions": [{"date": d, "turns": [{"role": "user" if i % 2 == 0 else "assistant", "text": t}
-                                           for i, t in enumerate(turns)]}
-                     for d, turns in zip(dates, sessions)],
+        "sessions": [
+            {
+                "date": d,
+                "turns": [
+                    {"role": "user" if i % 2 == 0 else "assistant", "text": t}
+                    for i, t in enumerate(turns)
+                ],
+            }
+            for d, turns in zip(dates, sessions)
+        ],
         "initial_turn": {"session": 0, "turn": 0},
         "plan_turn": plan,
         "outcome_turn": outcome,
@@ -589,8 +757,10 @@ def reference_correction_draft(brief: dict[str, Any]) -> dict[str, Any]:
     noun = re.sub(r"^the user's current |\.$", "", brief["field"], flags=re.I) or "setup"
     dates, change = brief["session_dates"], brief["corrected_statement"] == "change"
     ok = "Got it, thanks for telling me."
-    chat = ("Can you suggest a quick dinner idea for tonight?",
-            "Sure: a vegetable stir-fry with rice takes about twenty minutes.")
+    chat = (
+        "Can you suggest a quick dinner idea for tonight?",
+        "Sure: a vegetable stir-fry with rice takes about twenty minutes.",
+    )
     said = 1 if change else 0
     where = said if brief["timing"] == "same" else said + 1
     when = "earlier" if where == said else "last time"
@@ -609,9 +779,16 @@ def reference_correction_draft(brief: dict[str, Any]) -> dict[str, Any]:
         if not turns:
             turns += chat
     return {
-        "sessions": [{"date": d, "turns": [{"role": "user" if i % 2 == 0 else "assistant", "text": t}
-                                           for i, t in enumerate(turns)]}
-                     for d, turns in zip(dates, sessions)],
+        "sessions": [
+            {
+                "date": d,
+                "turns": [
+                    {"role": "user" if i % 2 == 0 else "assistant", "text": t}
+                    for i, t in enumerate(turns)
+                ],
+            }
+            for d, turns in zip(dates, sessions)
+        ],
         "initial_turn": {"session": 0, "turn": 0},
         "change_turn": {"session": 1, "turn": 0} if change else None,
         "correction_turn": {"session": where, "turn": len(sessions[where]) - 2},

@@ -37,6 +37,8 @@ from .renderer import Renderer, register_renderer
 KIND = "offline template renderer (deterministic grammar, no LLM)"
 EXCHANGES_PER_ARC = 5  # the initial question and up to four small-talk exchanges
 GENERAL_EVERY = 3  # one arc in three gets an off-topic exchange
+
+
 # -- dealing the data banks ------------------------------------------------------------------
 @cache
 def _stream(fillings: tuple[int, ...], key: str) -> tuple[tuple[int, int], ...]:
@@ -48,14 +50,18 @@ def _stream(fillings: tuple[int, ...], key: str) -> tuple[tuple[int, int], ...]:
 
 
 def domain_exchanges(domain: Domain, spec: ArcSpec) -> list[tuple[str, str]]:
-    stream = _stream(tuple(e.fillings for e in domain.exchanges),
-                     f"amg-exchanges:{spec.plan_seed}:{domain.attribute}")
+    stream = _stream(
+        tuple(e.fillings for e in domain.exchanges),
+        f"amg-exchanges:{spec.plan_seed}:{domain.attribute}",
+    )
     start = spec.domain_index * EXCHANGES_PER_ARC
     picks = [stream[(start + j) % len(stream)] for j in range(EXCHANGES_PER_ARC)]
     return [domain.exchanges[e].fill(f) for e, f in picks]
 
 
-def general_exchange(domain: Domain, spec: ArcSpec, design: Design | None = None) -> tuple[str, str] | None:
+def general_exchange(
+    domain: Domain, spec: ArcSpec, design: Design | None = None
+) -> tuple[str, str] | None:
     """The off-topic exchange of every third arc (by its place in the build), or None."""
     design = design or paper_design()
     ordinal, stride = domain_place(design, domain.attribute)
@@ -114,7 +120,15 @@ def _gap(days: int) -> str:
     return "about a month"
 
 
-_NUMBERS = {7: "seven", 8: "eight", 9: "nine", 10: "ten", 11: "eleven", 12: "twelve", 13: "thirteen"}
+_NUMBERS = {
+    7: "seven",
+    8: "eight",
+    9: "nine",
+    10: "ten",
+    11: "eleven",
+    12: "twelve",
+    13: "thirteen",
+}
 
 
 def _back(day: dt.date, now: dt.date) -> str:
@@ -180,12 +194,19 @@ class _ArcWriter:
         self.domain = domains[spec.domain]
         bank = phrase_bank(design)
         self.chat_bank, self.plans, self.outcomes, self.replies = (
-            bank["chat"], bank["plan"], bank["outcome"], bank["replies"])
+            bank["chat"],
+            bank["plan"],
+            bank["outcome"],
+            bank["replies"],
+        )
         self.exchanges = domain_exchanges(self.domain, spec)
         self.general = general_exchange(self.domain, spec, design)
         self.ordinal = domain_place(design, spec.domain)[0]
-        self.wording = design.by_role("plan_wording").level(spec.plan_wording) \
-            if spec.outcome != "correction" else None  # type: ignore[union-attr]
+        self.wording = (
+            design.by_role("plan_wording").level(spec.plan_wording)
+            if spec.outcome != "correction"
+            else None
+        )  # type: ignore[union-attr]
         self.sessions = [Session(date=d, turns=[]) for d in spec.session_dates]
         self.slots = self._base_slots()
 
@@ -209,7 +230,9 @@ class _ArcWriter:
         """Prefix the first turn of a later session with a greeting (its weekday is true)."""
         if s == 0 or self.sessions[s].turns:
             return text
-        openers = self.chat_bank["session_opener"] + (self.chat_bank["question_opener"] if question else [])
+        openers = self.chat_bank["session_opener"] + (
+            self.chat_bank["question_opener"] if question else []
+        )
         weekday = f"{self.spec.session_dates[s]:%A}"
         return f"{self.rng.choice(openers).format(weekday=weekday)} {text}"
 
@@ -220,19 +243,31 @@ class _ArcWriter:
         stay = d.stay.format(value=sp.initial_value)
         switching = d.switching.format(value=sp.plan_value)
         return _Slots(
-            initial=sp.initial_value, plan=sp.plan_value, noun=d.noun, change=d.change,
-            stay_initial=stay, switch_plan=d.switch.format(value=sp.plan_value),
-            switching_plan=switching, switched_plan=d.switched.format(value=sp.plan_value),
-            current_initial=current_i, current_plan=current_p,
+            initial=sp.initial_value,
+            plan=sp.plan_value,
+            noun=d.noun,
+            change=d.change,
+            stay_initial=stay,
+            switch_plan=d.switch.format(value=sp.plan_value),
+            switching_plan=switching,
+            switched_plan=d.switched.format(value=sp.plan_value),
+            current_initial=current_i,
+            current_plan=current_p,
             doing_plan=_rotate(d.doing, sp, 9).format(value=sp.plan_value),
             oblique_thing=d.oblique_thing,
-            reason=_rotate(d.reasons, sp, 5), reason_done=_rotate(d.reasons_done, sp, 6),
-            you_initial=second_person(sp.initial_value), you_plan=second_person(sp.plan_value),
-            you_current_initial=second_person(current_i), you_current_plan=second_person(current_p),
-            you_stay_initial=second_person(stay), you_switching_plan=second_person(switching),
+            reason=_rotate(d.reasons, sp, 5),
+            reason_done=_rotate(d.reasons_done, sp, 6),
+            you_initial=second_person(sp.initial_value),
+            you_plan=second_person(sp.plan_value),
+            you_current_initial=second_person(current_i),
+            you_current_plan=second_person(current_p),
+            you_stay_initial=second_person(stay),
+            you_switching_plan=second_person(switching),
             you_change_plan=f"{d.change} to {second_person(sp.plan_value)}",
-            weigh=_rotate(d.weigh, sp, 0), step=_rotate(d.steps, sp, 1),
-            settle=_rotate(d.settle, sp, 2), tip=_rotate(d.tips, sp, 3),
+            weigh=_rotate(d.weigh, sp, 0),
+            step=_rotate(d.steps, sp, 1),
+            settle=_rotate(d.settle, sp, 2),
+            tip=_rotate(d.tips, sp, 3),
             stay_tip=_rotate(d.stay_tips, sp, 4),
         )
 
@@ -291,13 +326,20 @@ class _ArcWriter:
         self.o_day = o_day
         if scheduled(self.design, sp.plan_wording):
             if sp.outcome == "came_true":
-                sched = _between(rng, p_day, o_day - dt.timedelta(days=1)) if (o_day - p_day).days > 1 \
+                sched = (
+                    _between(rng, p_day, o_day - dt.timedelta(days=1))
+                    if (o_day - p_day).days > 1
                     else o_day
+                )
             else:
                 sched = p_day + dt.timedelta(days=rng.randint(1, 28))
             on_date, date_np = _ahead(p_day, sched)
-            sl.update(on_date=on_date, date_np=date_np, sched_abs=f"{sched:%B} {sched.day}",
-                      gap=_gap((sched - p_day).days))
+            sl.update(
+                on_date=on_date,
+                date_np=date_np,
+                sched_abs=f"{sched:%B} {sched.day}",
+                gap=_gap((sched - p_day).days),
+            )
             self.sched = sched
         else:
             self.sched = None
@@ -330,7 +372,9 @@ class _ArcWriter:
         sp, f = self.spec, self.design.by_role("outcome")
         if f is not None and sp.factor == f.name:
             return f.level(sp.level)
-        return next((lv for lv in (f.levels if f else ()) if (lv.kind or lv.name) == sp.outcome), None)
+        return next(
+            (lv for lv in (f.levels if f else ()) if (lv.kind or lv.name) == sp.outcome), None
+        )
 
     def outcome_text(self) -> tuple[str, str]:
         sp, design = self.spec, self.design
@@ -346,8 +390,10 @@ class _ArcWriter:
         key = out.phrase_key if out else sp.outcome
         reply = (out.reply if out and out.reply else key).format(group=group)
         if sp.outcome == "abandoned":
-            return (self.pick(level_phrasings(key, group, design), f"{key}:{group}"),
-                    self.pick(replies[reply], f"reply:{reply}"))
+            return (
+                self.pick(level_phrasings(key, group, design), f"{key}:{group}"),
+                self.pick(replies[reply], f"reply:{reply}"),
+            )
         options = level_phrasings(key, group, design)
         if self.sched is not None:
             passed = "scheduled_passed" if self.sched < self.o_day else "scheduled_ahead"
@@ -382,8 +428,14 @@ class _ArcWriter:
                 if item == "chat":
                     self.exchange(s, *self.chat(s))
                 elif item == "initial":
-                    text = self.rng.choice(self.chat_bank["initial"]).format_map(_Slots(self.slots, q=q0))
-                    ack = self.pick(replies["after_initial"], "ack") + " " if self.rng.random() < 0.5 else ""
+                    text = self.rng.choice(self.chat_bank["initial"]).format_map(
+                        _Slots(self.slots, q=q0)
+                    )
+                    ack = (
+                        self.pick(replies["after_initial"], "ack") + " "
+                        if self.rng.random() < 0.5
+                        else ""
+                    )
                     refs["initial"] = self.exchange(s, text, ack + a0)
                 elif item == "plan":
                     key = self.wording.reply or self.wording.name
@@ -407,12 +459,16 @@ class _ArcWriter:
             plan_turn=plan_ref,
             outcome_turn=outcome,
             pending_turn=pending,
-            expected_value_after_session=sp.expected_timeline(outcome.session if outcome else None,
-                                                              plan_ref.session),
+            expected_value_after_session=sp.expected_timeline(
+                outcome.session if outcome else None, plan_ref.session
+            ),
             provenance=Provenance(
-                generator=renderer.name, generator_kind=renderer.kind,
-                prompt_sha256=renderer.inputs_sha256(sp), seed=sp.plan_seed,
-                toolkit_version=__version__),
+                generator=renderer.name,
+                generator_kind=renderer.kind,
+                prompt_sha256=renderer.inputs_sha256(sp),
+                seed=sp.plan_seed,
+                toolkit_version=__version__,
+            ),
         )
 
     def exchange(self, s: int, user: str, assistant: str) -> TurnRef:
@@ -434,13 +490,17 @@ class _CorrectionWriter(_ArcWriter):
         assert c is not None
         self.bank = correction_bank(design)
         self.control = design.by_role("plan_wording").level(  # type: ignore[union-attr]
-            design.by_role("plan_wording").control_level)  # type: ignore[union-attr]
+            design.by_role("plan_wording").control_level
+        )  # type: ignore[union-attr]
         current_r = _rotate(d.current, spec, 10).format(value=c.value)
         self.slots.update(
-            wrong=c.wrong_value, right=c.value, current_right=current_r,
+            wrong=c.wrong_value,
+            right=c.value,
+            current_right=current_r,
             you_current_right=second_person(current_r),
             switched_wrong=d.switched.format(value=c.wrong_value),
-            switched_right=d.switched.format(value=c.value))
+            switched_right=d.switched.format(value=c.value),
+        )
 
     def layout(self) -> list[list[str]]:
         rng, c = self.rng, self.spec.correction
@@ -487,8 +547,14 @@ class _CorrectionWriter(_ArcWriter):
                 if item == "chat":
                     self.exchange(s, *self.chat(s))
                 elif item == "initial":
-                    text = self.rng.choice(self.chat_bank["initial"]).format_map(_Slots(self.slots, q=q0))
-                    ack = self.pick(replies["after_initial"], "ack") + " " if self.rng.random() < 0.5 else ""
+                    text = self.rng.choice(self.chat_bank["initial"]).format_map(
+                        _Slots(self.slots, q=q0)
+                    )
+                    ack = (
+                        self.pick(replies["after_initial"], "ack") + " "
+                        if self.rng.random() < 0.5
+                        else ""
+                    )
                     refs["initial"] = self.exchange(s, text, ack + a0)
                 elif item == "plan":  # the reported completed change that will be corrected
                     prev, now = sp.session_dates[s - 1], sp.session_dates[s]
@@ -500,24 +566,33 @@ class _CorrectionWriter(_ArcWriter):
                     if "{reason_done}" not in template:
                         text += " " + self.pick(self.plans["motivation_done"], "motivation_done")
                     reply = self.control.reply or self.control.name
-                    refs["plan"] = self.exchange(s, self.greet(s, text),
-                                                 self.pick(replies[reply], f"reply:{reply}"))
+                    refs["plan"] = self.exchange(
+                        s, self.greet(s, text), self.pick(replies[reply], f"reply:{reply}")
+                    )
                 else:
                     self.slots["said_when"] = self.said_when(s)
                     key = f"{c.target}_{c.marker}"
                     text = self.greet(s, self.pick(self.bank[key], key))
-                    refs["correction"] = self.exchange(s, text, self.pick(self.bank["reply"],
-                                                                          "correction_reply"))
+                    refs["correction"] = self.exchange(
+                        s, text, self.pick(self.bank["reply"], "correction_reply")
+                    )
         corr = refs["correction"]
         plan_ref = refs.get("plan", corr)
         return Arc(
-            spec=sp, sessions=self.sessions, initial_turn=refs["initial"], plan_turn=plan_ref,
-            outcome_turn=corr, correction_turn=corr,
+            spec=sp,
+            sessions=self.sessions,
+            initial_turn=refs["initial"],
+            plan_turn=plan_ref,
+            outcome_turn=corr,
+            correction_turn=corr,
             expected_value_after_session=sp.expected_timeline(corr.session, plan_ref.session),
             provenance=Provenance(
-                generator=renderer.name, generator_kind=renderer.kind,
-                prompt_sha256=renderer.inputs_sha256(sp), seed=sp.plan_seed,
-                toolkit_version=__version__),
+                generator=renderer.name,
+                generator_kind=renderer.kind,
+                prompt_sha256=renderer.inputs_sha256(sp),
+                seed=sp.plan_seed,
+                toolkit_version=__version__,
+            ),
         )
 
 

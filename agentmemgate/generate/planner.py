@@ -34,16 +34,20 @@ def resolve_splits(split: str, design: Design | None = None) -> list[str]:
     return (design or paper_design()).resolve_splits(split)
 
 
-def plan_split(split: str, seed: int = 0, n_per_cell: int | None = None,
-               design: Design | None = None) -> list[ArcSpec]:
+def plan_split(
+    split: str, seed: int = 0, n_per_cell: int | None = None, design: Design | None = None
+) -> list[ArcSpec]:
     """All specs of one split; the same (design, split, seed, n_per_cell) always gives the same
     specs. They are copies, nested fields included: a caller may change them (a renderer puts the
     spec into its arc, and tests edit arcs) without changing what the next call returns."""
-    return [s.model_copy(deep=True) for s in _planned(design or paper_design(), split, seed, n_per_cell)]
+    return [
+        s.model_copy(deep=True) for s in _planned(design or paper_design(), split, seed, n_per_cell)
+    ]
 
 
-def check_plan(split: str, seed: int = 0, n_per_cell: int | None = None,
-               design: Design | None = None) -> None:
+def check_plan(
+    split: str, seed: int = 0, n_per_cell: int | None = None, design: Design | None = None
+) -> None:
     """Refuse, as ``plan_split`` would, a split the catalog cannot fill (no copies made)."""
     _planned(design or paper_design(), split, seed, n_per_cell)
 
@@ -56,12 +60,16 @@ def _planned(design: Design, split: str, seed: int, n_per_cell: int | None) -> t
         return _plan_build(_Key(design), seed, n_per_cell)[split]
     except _Exhausted as e:
         if n_per_cell is None:
-            raise BadInput(f"Catalog has too few values for attribute {e.attribute!r} to keep "
-                           f"(attribute, initial, plan) triples unique in split {e.split!r}") from None
+            raise BadInput(
+                f"Catalog has too few values for attribute {e.attribute!r} to keep "
+                f"(attribute, initial, plan) triples unique in split {e.split!r}"
+            ) from None
         best = largest_n_per_cell(split, seed, below=n_per_cell, design=design)
-        raise BadInput(f"--n-per-cell {n_per_cell} is more than the catalog can fill for split "
-                       f"{split!r}: the largest value that works there is {best} (each arc needs an "
-                       "unused attribute, initial and plan value)") from None
+        raise BadInput(
+            f"--n-per-cell {n_per_cell} is more than the catalog can fill for split "
+            f"{split!r}: the largest value that works there is {best} (each arc needs an "
+            "unused attribute, initial and plan value)"
+        ) from None
 
 
 def largest_n_per_cell(split: str, seed: int, below: int, design: Design | None = None) -> int:
@@ -126,26 +134,35 @@ def _plan_build(key: _Key, seed: int, n_per_cell: int | None) -> dict[str, tuple
         return _Keyed(design, seed, n_per_cell).plan()
     seen: Counter = Counter()
     salt = _sequential_salt(design)
-    return {name: tuple(_plan_sequential(design, name, seed, n_per_cell, seen, salt))
-            for name in design.splits}
+    return {
+        name: tuple(_plan_sequential(design, name, seed, n_per_cell, seen, salt))
+        for name in design.splits
+    }
 
 
 # -- what every arc is made of --------------------------------------------------------------------
 def _value_pairs(domain: Domain, long: bool) -> tuple[tuple[str, str], ...]:
     """Every (initial, plan) pair of distinct values that the field text does not give away."""
     f = domain.field()
-    return _pairs(tuple(domain.long_values if long else domain.values), f.attribute,
-                  f.description, f.probe_question)
+    return _pairs(
+        tuple(domain.long_values if long else domain.values),
+        f.attribute,
+        f.description,
+        f.probe_question,
+    )
 
 
 @functools.lru_cache(maxsize=256)
-def _pairs(pool: tuple[str, ...], attribute: str, description: str,
-           probe_question: str) -> tuple[tuple[str, str], ...]:
+def _pairs(
+    pool: tuple[str, ...], attribute: str, description: str, probe_question: str
+) -> tuple[tuple[str, str], ...]:
     field = FieldSpec(attribute=attribute, description=description, probe_question=probe_question)
     return tuple((a, b) for a in pool for b in pool if a != b and not field.leaked_values([a, b]))
 
 
-def _wordings(design: Design, cell: Cell, outcome: str, pick_plan, pick_conf) -> tuple[str, str | None]:
+def _wordings(
+    design: Design, cell: Cell, outcome: str, pick_plan, pick_conf
+) -> tuple[str, str | None]:
     """The plan turn's wording and, for a plan that came true, the confirmation's: the cell's
     own level where its factor decides it, a control for a control, else drawn."""
     role = design.factors[cell.factor].role
@@ -166,7 +183,9 @@ def _dates(rng: random.Random, n_sessions: int, st) -> list[dt.date]:
     start = st.first_date + dt.timedelta(days=rng.randrange(0, st.first_date_span_days))
     dates = [start]
     for _ in range(n_sessions - 1):
-        dates.append(dates[-1] + dt.timedelta(days=rng.randrange(st.gap_days[0], st.gap_days[1] + 1)))
+        dates.append(
+            dates[-1] + dt.timedelta(days=rng.randrange(st.gap_days[0], st.gap_days[1] + 1))
+        )
     return dates
 
 
@@ -183,11 +202,23 @@ def _correction_values(cell: Cell, domain: Domain, first: str, second: str, rng:
     return target, timing, marker, (first, second, second, rng.choice(thirds))
 
 
-def _correction_spec(design: Design, split: str, cell: Cell, arc_id: str, domain: Domain,
-                     draw_sessions, draw_dates, draw_values, draw_seed, seed: int,
-                     first: str, second: str) -> ArcSpec:
+def _correction_spec(
+    design: Design,
+    split: str,
+    cell: Cell,
+    arc_id: str,
+    domain: Domain,
+    draw_sessions,
+    draw_dates,
+    draw_values,
+    draw_seed,
+    seed: int,
+    first: str,
+    second: str,
+) -> ArcSpec:
     target, timing, marker, (initial, plan, wrong, value) = _correction_values(
-        cell, domain, first, second, draw_values)
+        cell, domain, first, second, draw_values
+    )
     st = design.structure_of(split, cell)
     if target == "initial":
         n_sessions = draw_sessions(st.sessions)
@@ -197,12 +228,28 @@ def _correction_spec(design: Design, split: str, cell: Cell, arc_id: str, domain
         n_sessions = 3 if timing == "later" else draw_sessions(st.sessions)
         wording = design.by_role("plan_wording").control_level  # type: ignore[union-attr]
     return ArcSpec(
-        id=arc_id, split=split, factor=cell.factor, level=cell.level, outcome="correction",
-        field=domain.field(), domain=domain.attribute, initial_value=initial, plan_value=plan,
-        plan_wording=wording, session_dates=_dates(draw_dates, n_sessions, st), pending_window=False,
-        seed=draw_seed.randrange(2**31), plan_seed=seed,
-        correction=CorrectionSpec(target=target, timing=timing, marker=marker,  # type: ignore[arg-type]
-                                  wrong_value=wrong, value=value))
+        id=arc_id,
+        split=split,
+        factor=cell.factor,
+        level=cell.level,
+        outcome="correction",
+        field=domain.field(),
+        domain=domain.attribute,
+        initial_value=initial,
+        plan_value=plan,
+        plan_wording=wording,
+        session_dates=_dates(draw_dates, n_sessions, st),
+        pending_window=False,
+        seed=draw_seed.randrange(2**31),
+        plan_seed=seed,
+        correction=CorrectionSpec(
+            target=target,
+            timing=timing,
+            marker=marker,  # type: ignore[arg-type]
+            wrong_value=wrong,
+            value=value,
+        ),
+    )
 
 
 # -- sequential (the paper's) ---------------------------------------------------------------------
@@ -234,8 +281,9 @@ def _sequential_salt(design: Design) -> str:
     return "" if digest == design_digest(paper_design()) else f":{digest[:16]}"
 
 
-def _plan_sequential(design: Design, split: str, seed: int, n_per_cell: int | None, seen: Counter,
-                     salt: str) -> list[ArcSpec]:
+def _plan_sequential(
+    design: Design, split: str, seed: int, n_per_cell: int | None, seen: Counter, salt: str
+) -> list[ArcSpec]:
     from ..design.catalog import load_domains
 
     catalog = load_domains(design)
@@ -258,27 +306,51 @@ def _plan_sequential(design: Design, split: str, seed: int, n_per_cell: int | No
     return specs
 
 
-def _sequential_spec(design: Design, split: str, cell: Cell, arc_id: str, domain: Domain,
-                     rng: random.Random, used: set[tuple[str, str, str]], seed: int) -> ArcSpec:
+def _sequential_spec(
+    design: Design,
+    split: str,
+    cell: Cell,
+    arc_id: str,
+    domain: Domain,
+    rng: random.Random,
+    used: set[tuple[str, str, str]],
+    seed: int,
+) -> ArcSpec:
     st = design.structure_of(split, cell)
-    pairs = [(a, b) for a, b in _value_pairs(domain, st.values == "long")
-             if (domain.attribute, a, b) not in used]
+    pairs = [
+        (a, b)
+        for a, b in _value_pairs(domain, st.values == "long")
+        if (domain.attribute, a, b) not in used
+    ]
     if not pairs:
         raise _Exhausted(domain.attribute, split)
     initial, plan = rng.choice(pairs)
     used.add((domain.attribute, initial, plan))
     outcome = design.outcome_of(cell)
     if outcome == "correction":
-        return _correction_spec(design, split, cell, arc_id, domain, rng.choice, rng, rng, rng,
-                                seed, initial, plan)
+        return _correction_spec(
+            design, split, cell, arc_id, domain, rng.choice, rng, rng, rng, seed, initial, plan
+        )
     n_sessions = rng.choice(st.sessions)
     dates = _dates(rng, n_sessions, st)
     wording, confirmation = _wordings(design, cell, outcome, rng.choice, rng.choice)
     return ArcSpec(
-        id=arc_id, split=split, factor=cell.factor, level=cell.level, outcome=outcome,
-        field=domain.field(), domain=domain.attribute, initial_value=initial, plan_value=plan,
-        plan_wording=wording, confirmation_wording=confirmation, session_dates=dates,
-        pending_window=st.pending_window, seed=rng.randrange(2**31), plan_seed=seed)
+        id=arc_id,
+        split=split,
+        factor=cell.factor,
+        level=cell.level,
+        outcome=outcome,
+        field=domain.field(),
+        domain=domain.attribute,
+        initial_value=initial,
+        plan_value=plan,
+        plan_wording=wording,
+        confirmation_wording=confirmation,
+        session_dates=dates,
+        pending_window=st.pending_window,
+        seed=rng.randrange(2**31),
+        plan_seed=seed,
+    )
 
 
 # -- keyed ----------------------------------------------------------------------------------------
@@ -318,10 +390,15 @@ class _Keyed:
                 laps = -(-n // len(self.names))
                 outcome = self.design.outcome_of(cell)
                 base = f"{self.seed}:{split}:{cell.factor}:{cell.level}:{outcome}"
-                ranked = sorted((lap, _h("amg-keyed-cell", base, d, lap), d)
-                                for lap in range(laps) for d in self.names)[:n]
+                ranked = sorted(
+                    (lap, _h("amg-keyed-cell", base, d, lap), d)
+                    for lap in range(laps)
+                    for d in self.names
+                )[:n]
                 for lap, _, d in ranked:
-                    spec = self._spec(split, cell, outcome, f"{base}:{d}:{lap}", self.catalog[d], used)
+                    spec = self._spec(
+                        split, cell, outcome, f"{base}:{d}:{lap}", self.catalog[d], used
+                    )
                     spec.domain_index = slots[d] + lap
                     spec.id = keyed_id(spec, self.design)
                     specs.append(spec)
@@ -330,28 +407,63 @@ class _Keyed:
             out[split] = tuple(specs)
         return out
 
-    def _spec(self, split: str, cell: Cell, outcome: str, key: str, domain: Domain,
-              used: set[tuple[str, str, str]]) -> ArcSpec:
+    def _spec(
+        self,
+        split: str,
+        cell: Cell,
+        outcome: str,
+        key: str,
+        domain: Domain,
+        used: set[tuple[str, str, str]],
+    ) -> ArcSpec:
         design, seed = self.design, self.seed
 
         def rng(what: str) -> random.Random:
             return random.Random(f"amg-keyed:{key}:{what}")
 
         st = design.structure_of(split, cell)
-        pairs = [p for p in _value_pairs(domain, st.values == "long")
-                 if (domain.attribute, *p) not in used]
+        pairs = [
+            p
+            for p in _value_pairs(domain, st.values == "long")
+            if (domain.attribute, *p) not in used
+        ]
         if not pairs:
             raise _Exhausted(domain.attribute, split)
         initial, plan = min(pairs, key=lambda p: _h("amg-keyed-pair", key, *p))
         used.add((domain.attribute, initial, plan))
         if outcome == "correction":
-            return _correction_spec(design, split, cell, "pending", domain, rng("sessions").choice,
-                                    rng("dates"), rng("values"), rng("seed"), seed, initial, plan)
+            return _correction_spec(
+                design,
+                split,
+                cell,
+                "pending",
+                domain,
+                rng("sessions").choice,
+                rng("dates"),
+                rng("values"),
+                rng("seed"),
+                seed,
+                initial,
+                plan,
+            )
         dates = _dates(rng("dates"), rng("sessions").choice(st.sessions), st)
-        wording, confirmation = _wordings(design, cell, outcome, rng("plan_wording").choice,
-                                          rng("confirmation_wording").choice)
+        wording, confirmation = _wordings(
+            design, cell, outcome, rng("plan_wording").choice, rng("confirmation_wording").choice
+        )
         return ArcSpec(
-            id="pending", split=split, factor=cell.factor, level=cell.level, outcome=outcome,
-            field=domain.field(), domain=domain.attribute, initial_value=initial, plan_value=plan,
-            plan_wording=wording, confirmation_wording=confirmation, session_dates=dates,
-            pending_window=st.pending_window, seed=rng("seed").randrange(2**31), plan_seed=seed)
+            id="pending",
+            split=split,
+            factor=cell.factor,
+            level=cell.level,
+            outcome=outcome,
+            field=domain.field(),
+            domain=domain.attribute,
+            initial_value=initial,
+            plan_value=plan,
+            plan_wording=wording,
+            confirmation_wording=confirmation,
+            session_dates=dates,
+            pending_window=st.pending_window,
+            seed=rng("seed").randrange(2**31),
+            plan_seed=seed,
+        )

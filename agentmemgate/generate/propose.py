@@ -74,24 +74,36 @@ class ProposeSummary(BaseModel):
             if p.status == "written":
                 out.append(f"wrote {p.path} (attempt {p.attempts} of {self.max_attempts})")
             elif p.status == "kept":
-                out.append(f"kept {p.path}: it differs from the proposal (an edited copy?); "
-                           "remove it to write the proposal")
+                out.append(
+                    f"kept {p.path}: it differs from the proposal (an edited copy?); "
+                    "remove it to write the proposal"
+                )
             else:
                 kept = f"; last reply in {p.rejected}" if p.rejected else ""
-                out.append(f"failed {p.attribute} after {p.attempts} "
-                           f"attempt{'s' if p.attempts != 1 else ''}{kept}:")
+                out.append(
+                    f"failed {p.attribute} after {p.attempts} "
+                    f"attempt{'s' if p.attempts != 1 else ''}{kept}:"
+                )
                 shown = p.reasons[:SHOWN_PROBLEMS]
                 out += [f"  {p.attribute}: {r}" for r in shown]
                 if len(p.reasons) > len(shown):
-                    out.append(f"  {p.attribute}: ... and {len(p.reasons) - len(shown)} more "
-                               f"(all of them in {p.rejected})")
+                    out.append(
+                        f"  {p.attribute}: ... and {len(p.reasons) - len(shown)} more "
+                        f"(all of them in {p.rejected})"
+                    )
         if not self.proposals:
             return out
         written = sum(p.status == "written" for p in self.proposals)
         failed = sum(p.status == "failed" for p in self.proposals)
-        out.append(f"{written} written, {failed} failed ({self.model}, rubric {self.rubric})"
-                   + (f"; review them, then `amg catalog check {self.out}` and build with "
-                      f"--catalog {self.out}" if written else ""))
+        out.append(
+            f"{written} written, {failed} failed ({self.model}, rubric {self.rubric})"
+            + (
+                f"; review them, then `amg catalog check {self.out}` and build with "
+                f"--catalog {self.out}"
+                if written
+                else ""
+            )
+        )
         return out
 
 
@@ -115,23 +127,35 @@ class ProposePlan(BaseModel):
         if self.unnamed:
             out.append(f"  {self.unnamed} domain calls, one per attribute the first call names")
         if self.max_attempts > 1:
-            out.append(f"  a proposal that fails the catalog check is asked again: up to "
-                       f"{self.max_attempts - 1} more call{'s' if self.max_attempts > 2 else ''} "
-                       "each, not counted")
+            out.append(
+                f"  a proposal that fails the catalog check is asked again: up to "
+                f"{self.max_attempts - 1} more call{'s' if self.max_attempts > 2 else ''} "
+                "each, not counted"
+            )
         return out
 
 
-def check_request(model: str | None, attributes: Sequence[str] = (), count: int | None = None,
-                  theme: str | None = None, out: Path | None = None,
-                  catalogs: Sequence[Path] = (), max_attempts: int = 3) -> dict[str, NamedFile]:
+def check_request(
+    model: str | None,
+    attributes: Sequence[str] = (),
+    count: int | None = None,
+    theme: str | None = None,
+    out: Path | None = None,
+    catalogs: Sequence[Path] = (),
+    max_attempts: int = 3,
+) -> dict[str, NamedFile]:
     """Refuse what cannot run before anything is made (one line each); the domain files the
     proposals must not clash with (built in and ``catalogs``)."""
     if not model or model == "offline" or model.startswith("offline:"):
-        raise BadInput("catalog propose needs a model: pass --model provider:model (e.g. "
-                       "openai:gpt-4o-mini, or openai:NAME --base-url URL for a local server)")
+        raise BadInput(
+            "catalog propose needs a model: pass --model provider:model (e.g. "
+            "openai:gpt-4o-mini, or openai:NAME --base-url URL for a local server)"
+        )
     if bool(attributes) == (count is not None):
-        raise BadInput("name what to propose: --attribute NAME (repeatable), or --count N with "
-                       "--theme TEXT, not both")
+        raise BadInput(
+            "name what to propose: --attribute NAME (repeatable), or --count N with "
+            "--theme TEXT, not both"
+        )
     if count is not None and not (theme or "").strip():
         raise BadInput("--count needs --theme TEXT (what the new domains are about)")
     if theme is not None and count is None:
@@ -147,10 +171,13 @@ def check_request(model: str | None, attributes: Sequence[str] = (), count: int 
     seen: set[str] = set()
     for name in attributes:
         if not NAME.fullmatch(name):
-            raise BadInput(f"--attribute {name!r} must be a snake_case name (e.g. preferred_airline)")
+            raise BadInput(
+                f"--attribute {name!r} must be a snake_case name (e.g. preferred_airline)"
+            )
         if name in taken:
-            raise BadInput(f"--attribute {name}: already a domain ({taken[name].origin}); name a "
-                           "new attribute")
+            raise BadInput(
+                f"--attribute {name}: already a domain ({taken[name].origin}); name a new attribute"
+            )
         if name in seen:
             raise BadInput(f"--attribute {name} is given twice")
         seen.add(name)
@@ -167,8 +194,14 @@ def extract_toml(reply: str) -> str:
 class Proposer:
     """Asks ``model`` for domain files and checks them; one instance per command run."""
 
-    def __init__(self, model: Model, out: Path, taken: dict[str, NamedFile],
-                 max_attempts: int = 3, dry_run: bool = False):
+    def __init__(
+        self,
+        model: Model,
+        out: Path,
+        taken: dict[str, NamedFile],
+        max_attempts: int = 3,
+        dry_run: bool = False,
+    ):
         self.model, self.out, self.taken = model, Path(out), taken
         self.max_attempts, self.dry_run = max_attempts, dry_run
         self.rubric = rubrics.load(RUBRIC)
@@ -180,24 +213,36 @@ class Proposer:
 
     # -- prompts ----------------------------------------------------------------------------------
     def prompt(self, attribute: str) -> str:
-        return self.rubric.render(attribute=attribute, rules=self.guide, domains=self.domains,
-                                  example_name=self.example.name.removesuffix(".toml"),
-                                  example=self.example.text().strip())
+        return self.rubric.render(
+            attribute=attribute,
+            rules=self.guide,
+            domains=self.domains,
+            example_name=self.example.name.removesuffix(".toml"),
+            example=self.example.text().strip(),
+        )
 
     def reask(self, attribute: str, problems: list[str], reply: str) -> str:
         shown = problems[:SHOWN_PROBLEMS]
         if len(problems) > len(shown):
             shown.append(f"... and {len(problems) - len(shown)} more")
         return self.prompt(attribute) + self.fix.render(
-            problems="\n".join(f"- {p}" for p in shown), reply=reply.strip() or "(empty)")
+            problems="\n".join(f"- {p}" for p in shown), reply=reply.strip() or "(empty)"
+        )
 
     def _ask(self, prompt: str, seed_key: str, max_tokens: int, schema=None):
         """The reply, or None in a dry run when the call would be made (counted on the plan)."""
-        if self.dry_run and self.model.plan(prompt, schema=schema, seed_key=seed_key,
-                                            max_tokens=max_tokens):
+        if self.dry_run and self.model.plan(
+            prompt, schema=schema, seed_key=seed_key, max_tokens=max_tokens
+        ):
             return None
-        return self.model.complete(prompt, schema=schema, temperature=0.0, purpose=PURPOSE,
-                                   seed_key=seed_key, max_tokens=max_tokens)
+        return self.model.complete(
+            prompt,
+            schema=schema,
+            temperature=0.0,
+            purpose=PURPOSE,
+            seed_key=seed_key,
+            max_tokens=max_tokens,
+        )
 
     # -- one attribute -----------------------------------------------------------------------------
     def problems(self, attribute: str, text: str) -> list[str]:
@@ -206,11 +251,19 @@ class Proposer:
         origin = f"{attribute}.toml"
         files = dict(self.taken)
         if self.out.is_dir():
-            files.update({k: v for k, v in catalog_files_in(self.out, str(self.out)).items()
-                          if k != attribute})
+            files.update(
+                {
+                    k: v
+                    for k, v in catalog_files_in(self.out, str(self.out)).items()
+                    if k != attribute
+                }
+            )
         files[attribute] = NamedFile(origin, text.encode("utf-8"))
-        return [f"{p.key + ': ' if p.key else ''}{p.message}"
-                for p in catalog_problems(files) if p.file == origin]
+        return [
+            f"{p.key + ': ' if p.key else ''}{p.message}"
+            for p in catalog_problems(files)
+            if p.file == origin
+        ]
 
     def propose(self, attribute: str) -> Proposal | int:
         """Ask, check, re-ask; write what passes. In a dry run: the calls it would make."""
@@ -229,10 +282,15 @@ class Proposer:
                 return 1
             text = extract_toml(resp.text)
             problems = self.problems(attribute, text) if text else ["the reply is empty"]
-            if problems and problems[0].startswith("TOML syntax error") and not _FENCE.search(
-                    resp.text):
-                problems[0] = f"no ```toml block in the reply, and the whole reply read as TOML " \
-                              f"gives: {problems[0]}"
+            if (
+                problems
+                and problems[0].startswith("TOML syntax error")
+                and not _FENCE.search(resp.text)
+            ):
+                problems[0] = (
+                    f"no ```toml block in the reply, and the whole reply read as TOML "
+                    f"gives: {problems[0]}"
+                )
             if not problems:
                 return 0 if self.dry_run else self._write(attribute, text, attempt)
             prompt = self.reask(attribute, problems, text or resp.text)
@@ -240,8 +298,10 @@ class Proposer:
 
     def _write(self, attribute: str, text: str, attempt: int) -> Proposal:
         path = writable(self.out) / f"{attribute}.toml"
-        header = (f"# {attribute}: proposed by {self.model.display} (rubric {self.rubric.ref}); "
-                  "passed `amg catalog check`. Review it before use.\n")
+        header = (
+            f"# {attribute}: proposed by {self.model.display} (rubric {self.rubric.ref}); "
+            "passed `amg catalog check`. Review it before use.\n"
+        )
         body = header + text
         status: Literal["written", "kept"] = "written"
         if not path.exists() or path.read_text(encoding="utf-8") == body:
@@ -259,9 +319,15 @@ class Proposer:
             rejected = write_text_atomic(
                 folder / f"{attribute}.toml",
                 f"{text.rstrip()}\n\n# Rejected by the catalog check after {attempts} attempt"
-                f"{'s' if attempts != 1 else ''} ({self.model.display}):\n{notes}")
-        return Proposal(attribute=attribute, status="failed", attempts=attempts,
-                        rejected=str(rejected) if rejected else None, reasons=reasons)
+                f"{'s' if attempts != 1 else ''} ({self.model.display}):\n{notes}",
+            )
+        return Proposal(
+            attribute=attribute,
+            status="failed",
+            attempts=attempts,
+            rejected=str(rejected) if rejected else None,
+            reasons=reasons,
+        )
 
     # -- --count --theme ---------------------------------------------------------------------------
     def name_attributes(self, count: int, theme: str) -> tuple[list[str] | None, str | None]:
@@ -281,11 +347,15 @@ class Proposer:
             names, problems = usable_names(resp.parsed.attributes, set(self.taken), count)
             if len(names) >= count:
                 return names[:count], None
-            prompt = (f"{base}\n\nYOUR PREVIOUS ANSWER WAS NOT ACCEPTED: "
-                      f"{'; '.join(problems)}; {len(names)} usable of the {count} asked. Answer "
-                      f"again with {count} usable names.\n")
-        why = f"asked {self.model.display} for {count} new attributes on {theme.strip()!r}, " \
-              f"got {len(names)} usable" + (f": {'; '.join(problems)}" if problems else "")
+            prompt = (
+                f"{base}\n\nYOUR PREVIOUS ANSWER WAS NOT ACCEPTED: "
+                f"{'; '.join(problems)}; {len(names)} usable of the {count} asked. Answer "
+                f"again with {count} usable names.\n"
+            )
+        why = (
+            f"asked {self.model.display} for {count} new attributes on {theme.strip()!r}, "
+            f"got {len(names)} usable" + (f": {'; '.join(problems)}" if problems else "")
+        )
         return names[:count], why
 
 
@@ -312,12 +382,22 @@ def usable_names(raw: list[str], taken: set[str], count: int) -> tuple[list[str]
     return names, problems
 
 
-def propose_domains(ws, model: str, *, out: Path, attributes: Sequence[str] = (),
-                    count: int | None = None, theme: str | None = None,
-                    catalogs: Sequence[Path] = (), max_attempts: int = 3,
-                    base_url: str | None = None, model_options: dict | None = None,
-                    dry_run: bool = False, chosen: Model | None = None,
-                    echo: Callable[[str], None] | None = None) -> ProposeSummary | ProposePlan:
+def propose_domains(
+    ws,
+    model: str,
+    *,
+    out: Path,
+    attributes: Sequence[str] = (),
+    count: int | None = None,
+    theme: str | None = None,
+    catalogs: Sequence[Path] = (),
+    max_attempts: int = 3,
+    base_url: str | None = None,
+    model_options: dict | None = None,
+    dry_run: bool = False,
+    chosen: Model | None = None,
+    echo: Callable[[str], None] | None = None,
+) -> ProposeSummary | ProposePlan:
     """Propose a domain file for each of ``attributes`` (or ``count`` new ones on ``theme``,
     named by the model first), check each, write those that pass to ``out``.
 
@@ -328,16 +408,18 @@ def propose_domains(ws, model: str, *, out: Path, attributes: Sequence[str] = ()
     try:
         m = chosen or get_model(model, workspace=ws, base_url=base_url, **(model_options or {}))
     except MissingApiKey as e:
-        raise BadInput(f"No API key for {model}: set {e.env_var} (catalog propose needs a "
-                       "model)") from None
+        raise BadInput(
+            f"No API key for {model}: set {e.env_var} (catalog propose needs a model)"
+        ) from None
     p = Proposer(m, Path(out), taken, max_attempts=max_attempts, dry_run=dry_run)
     names, naming_failure = list(attributes), None
     if count is not None:
         found, naming_failure = p.name_attributes(count, theme or "")
         if found is None:  # dry run, naming call not cached
             m.plan_unknown(count)
-            return ProposePlan(model=m.display, max_attempts=max_attempts, naming_call=True,
-                               unnamed=count)
+            return ProposePlan(
+                model=m.display, max_attempts=max_attempts, naming_call=True, unnamed=count
+            )
         names = found
         if echo and names:
             echo(f"attributes named by {m.display}: {', '.join(names)}")
@@ -351,9 +433,17 @@ def propose_domains(ws, model: str, *, out: Path, attributes: Sequence[str] = ()
     if deferred:
         raise Deferred()
     if dry_run:
-        return ProposePlan(model=m.display, max_attempts=max_attempts,
-                           calls={k: int(v) for k, v in results.items()},  # type: ignore[arg-type]
-                           naming_call=False)
-    return ProposeSummary(model=m.display, rubric=p.rubric.ref, out=str(out),
-                          max_attempts=max_attempts, naming_failure=naming_failure,
-                          proposals=[v for v in results.values() if isinstance(v, Proposal)])
+        return ProposePlan(
+            model=m.display,
+            max_attempts=max_attempts,
+            calls={k: int(v) for k, v in results.items()},  # type: ignore[arg-type]
+            naming_call=False,
+        )
+    return ProposeSummary(
+        model=m.display,
+        rubric=p.rubric.ref,
+        out=str(out),
+        max_attempts=max_attempts,
+        naming_failure=naming_failure,
+        proposals=[v for v in results.values() if isinstance(v, Proposal)],
+    )

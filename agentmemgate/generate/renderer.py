@@ -83,8 +83,9 @@ def _load_builtin(llm: bool = False) -> None:
             importlib.import_module(f"{__package__}.{name}")
 
 
-def register_renderer(prefix: str, factory: RendererFactory, *, user_pickable: bool = True,
-                      builtin: bool = False) -> None:
+def register_renderer(
+    prefix: str, factory: RendererFactory, *, user_pickable: bool = True, builtin: bool = False
+) -> None:
     """Make ``--generator PREFIX`` (or ``PREFIX:MODEL``) resolve to ``factory``.
 
     ``user_pickable=False`` keeps a test-only renderer (``scripted``) out of the choices that
@@ -100,8 +101,11 @@ def register_renderer(prefix: str, factory: RendererFactory, *, user_pickable: b
 def renderer_choices() -> list[str]:
     """What a user may pick, as error messages show it: ``offline``, ``openai:MODEL``, ..."""
     _load_builtin(llm=True)
-    return [p if p == "offline" else f"{p}:MODEL"
-            for p in sorted(_FACTORIES, key=lambda p: (p != "offline", p)) if p not in _HIDDEN]
+    return [
+        p if p == "offline" else f"{p}:MODEL"
+        for p in sorted(_FACTORIES, key=lambda p: (p != "offline", p))
+        if p not in _HIDDEN
+    ]
 
 
 def get_renderer(spec: str, **options) -> Renderer:
@@ -115,4 +119,5 @@ def get_renderer(spec: str, **options) -> Renderer:
     raise ModelSpecError(
         f"Unknown generator {spec!r}: use 'offline' or 'provider:model' "
         f"(e.g. openai:gpt-4o-mini, anthropic:claude-sonnet-4-5); choose from: "
-        f"{', '.join(renderer_choices()) or 'offline'}")
+        f"{', '.join(renderer_choices()) or 'offline'}"
+    )

@@ -30,15 +30,19 @@ class GenerateSummary(BaseModel):
     planned_calls: int = 0
 
     def lines(self) -> list[str]:
-        return [f"planned {self.planned}, rendered now {self.rendered_now}, already done "
-                f"{self.already_done}, failed {self.failed}",
-                *(f"  failed {f.spec_id}: {f.reason}" for f in self.failures[:20])]
+        return [
+            f"planned {self.planned}, rendered now {self.rendered_now}, already done "
+            f"{self.already_done}, failed {self.failed}",
+            *(f"  failed {f.spec_id}: {f.reason}" for f in self.failures[:20]),
+        ]
 
     def plan_lines(self, judges: JudgeCalls | None = None) -> list[str]:
         """A dry run's counts, with those of the judges that would follow (``amg build``)."""
         total = self.planned_calls + (judges.total if judges else 0)
-        out = [f"dry run: {self.planned} arcs planned, {self.planned - self.already_done} to "
-               f"render, {total} model calls"]
+        out = [
+            f"dry run: {self.planned} arcs planned, {self.planned - self.already_done} to "
+            f"render, {total} model calls"
+        ]
         if judges is not None:
             out.append(f"  generator: {self.planned_calls}")
             out += [f"  judge {spec}: {n}" for spec, n in judges.by_judge.items()]
@@ -46,8 +50,14 @@ class GenerateSummary(BaseModel):
         return out
 
 
-def plan(ws: Workspace, splits: list[str], seed: int, n_per_cell: int | None,
-         save: bool = True, design: Design | None = None) -> tuple[list[ArcSpec], set[str]]:
+def plan(
+    ws: Workspace,
+    splits: list[str],
+    seed: int,
+    n_per_cell: int | None,
+    save: bool = True,
+    design: Design | None = None,
+) -> tuple[list[ArcSpec], set[str]]:
     """Plan each split; return the specs and the splits whose plan differs from the stored one.
 
     With ``save``, a changed plan (seed, sizes, catalog) replaces the split's old work; a dry run
@@ -64,9 +74,11 @@ def plan(ws: Workspace, splits: list[str], seed: int, n_per_cell: int | None,
         if [s.model_dump_json() for s in old] != [s.model_dump_json() for s in new]:
             changed.add(split)
             if save and (n := imported_count(ws, split)):
-                raise BadInput(f"Split {split!r} in workspace {str(ws.path)!r} holds {n} imported "
-                               "arc(s) (amg import); generating it would replace them: build into "
-                               "another --workspace")
+                raise BadInput(
+                    f"Split {split!r} in workspace {str(ws.path)!r} holds {n} imported "
+                    "arc(s) (amg import); generating it would replace them: build into "
+                    "another --workspace"
+                )
             if save:
                 if design.ids == "keyed":  # an unchanged id is an unchanged arc: keep its work
                     ws.clear_split(split, keep={s.id for s in new})
@@ -79,9 +91,16 @@ def plan(ws: Workspace, splits: list[str], seed: int, n_per_cell: int | None,
     return specs, changed
 
 
-def pending(ws: Workspace, renderer: Renderer, splits: list[str], *, seed: int = 0,
-            n_per_cell: int | None = None, save: bool = True,
-            design: Design | None = None) -> tuple[list[ArcSpec], list[ArcSpec]]:
+def pending(
+    ws: Workspace,
+    renderer: Renderer,
+    splits: list[str],
+    *,
+    seed: int = 0,
+    n_per_cell: int | None = None,
+    save: bool = True,
+    design: Design | None = None,
+) -> tuple[list[ArcSpec], list[ArcSpec]]:
     """The planned specs, and those this renderer has not rendered yet (``save``: as ``plan``)."""
     design = workspace_design(ws, design)
     specs, changed = plan(ws, splits, seed, n_per_cell, save=save, design=design)
@@ -92,22 +111,40 @@ def pending(ws: Workspace, renderer: Renderer, splits: list[str], *, seed: int =
     return specs, [s for s in specs if s.id not in done]
 
 
-def generate(ws: Workspace, renderer: Renderer, splits: list[str], *, seed: int = 0,
-             n_per_cell: int | None = None, dry_run: bool = False,
-             show_progress: bool = True, design: Design | None = None) -> GenerateSummary:
+def generate(
+    ws: Workspace,
+    renderer: Renderer,
+    splits: list[str],
+    *,
+    seed: int = 0,
+    n_per_cell: int | None = None,
+    dry_run: bool = False,
+    show_progress: bool = True,
+    design: Design | None = None,
+) -> GenerateSummary:
     """Render every planned arc of ``design`` (default: the workspace's) not already rendered
     by this generator."""
-    specs, todo = pending(ws, renderer, splits, seed=seed, n_per_cell=n_per_cell, save=not dry_run,
-                          design=design)
+    specs, todo = pending(
+        ws, renderer, splits, seed=seed, n_per_cell=n_per_cell, save=not dry_run, design=design
+    )
     if dry_run:
-        return GenerateSummary(planned=len(specs), rendered_now=0, already_done=len(specs) - len(todo),
-                               failed=0, failures=[], planned_calls=renderer.planned_calls(todo))
+        return GenerateSummary(
+            planned=len(specs),
+            rendered_now=0,
+            already_done=len(specs) - len(todo),
+            failed=0,
+            failures=[],
+            planned_calls=renderer.planned_calls(todo),
+        )
     failures: list[RenderFailure] = []
     by_id = {s.id: s for s in todo}
     rendered = 0
-    with progress_bar(f"render ({getattr(renderer, 'display', renderer.name)})", total=len(todo),
-                      usage=renderer.usage,
-                      enabled=show_progress) as advance:
+    with progress_bar(
+        f"render ({getattr(renderer, 'display', renderer.name)})",
+        total=len(todo),
+        usage=renderer.usage,
+        enabled=show_progress,
+    ) as advance:
         for result in renderer.render_many(todo):
             if isinstance(result, Arc):
                 ws.save_arc(result)
@@ -117,5 +154,10 @@ def generate(ws: Workspace, renderer: Renderer, splits: list[str], *, seed: int 
                 ws.save_failure(spec, renderer.name, result.reason, result.attempts)
                 failures.append(result)
             advance(failed=not isinstance(result, Arc))
-    return GenerateSummary(planned=len(specs), rendered_now=rendered, already_done=len(specs) - len(todo),
-                           failed=len(failures), failures=failures)
+    return GenerateSummary(
+        planned=len(specs),
+        rendered_now=rendered,
+        already_done=len(specs) - len(todo),
+        failed=len(failures),
+        failures=failures,
+    )

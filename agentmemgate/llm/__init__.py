@@ -13,7 +13,6 @@ model's concurrency lowered (``_throttle``). ``run_batched`` sends a command's c
 providers' batch APIs instead (``batch``: half the price, answers within 24 hours).
 """
 
-
 # Re-exports resolved on first use (PEP 562), so importing the package costs only what it uses;
 # ``from agentmemgate.ROOM import name`` works as before.
 _LAZY = {
@@ -55,7 +54,28 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "BatchesPending", "CallFailed", "Deferred", "DryRunCall", "Failed", "FatalProviderError", "Model", "ModelOptions", "RawReply", "Request",
-    "Response", "ScriptedModel", "SdkOptions", "Usage", "display_name", "display_spec", "get_model", "providers",
-    "independent", "register_provider", "reset_scripts", "run_batched", "run_concurrent", "scrub",
+    "BatchesPending",
+    "CallFailed",
+    "Deferred",
+    "DryRunCall",
+    "Failed",
+    "FatalProviderError",
+    "Model",
+    "ModelOptions",
+    "RawReply",
+    "Request",
+    "Response",
+    "ScriptedModel",
+    "SdkOptions",
+    "Usage",
+    "display_name",
+    "display_spec",
+    "get_model",
+    "providers",
+    "independent",
+    "register_provider",
+    "reset_scripts",
+    "run_batched",
+    "run_concurrent",
+    "scrub",
 ]

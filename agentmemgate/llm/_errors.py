@@ -33,8 +33,9 @@ class CallFailed(Exception):
     request field, named in ``field``), ...
     """
 
-    def __init__(self, message: str, kind: str = "error", field: str | None = None,
-                 problem: str = ""):
+    def __init__(
+        self, message: str, kind: str = "error", field: str | None = None, problem: str = ""
+    ):
         super().__init__(message)
         self.kind = kind
         self.field = field
@@ -78,16 +79,29 @@ def shorten(text: str, limit: int = 300) -> str:
     text = " ".join(text.split())
     if len(text) <= limit:
         return text
-    cut = text[:limit - 1]
-    if " " in cut[limit // 2:]:
+    cut = text[: limit - 1]
+    if " " in cut[limit // 2 :]:
         cut = cut.rsplit(" ", 1)[0]
     return cut.rstrip(" ,;:") + "\u2026"
 
 
 # Request fields a server may name when it rejects a request no retry can fix.
-REQUEST_FIELDS = ("response_format", "json_schema", "json_object", "tool_choice", "tools",
-                  "functions", "function_call", "input_schema", "logprobs", "top_logprobs",
-                  "max_tokens", "max_completion_tokens", "seed", "temperature")
+REQUEST_FIELDS = (
+    "response_format",
+    "json_schema",
+    "json_object",
+    "tool_choice",
+    "tools",
+    "functions",
+    "function_call",
+    "input_schema",
+    "logprobs",
+    "top_logprobs",
+    "max_tokens",
+    "max_completion_tokens",
+    "seed",
+    "temperature",
+)
 _FIELD = re.compile(r"(?<![A-Za-z_])(" + "|".join(REQUEST_FIELDS) + r")(?![A-Za-z_])")
 _PYDANTIC_LOC = re.compile(r"""['"]loc['"]\s*:\s*[(\[]\s*['"]body['"]\s*,\s*['"](\w+)['"]""")
 
@@ -120,8 +134,15 @@ def _server_message(exc: Exception) -> tuple[str, str]:
     return str(getattr(exc, "message", "") or exc), ""
 
 
-def from_sdk_error(exc: Exception, *, label: str, key_env: str | None, model: str,
-                   attempts: int, secrets: tuple[str, ...] = ()) -> CallFailed | ProviderError:
+def from_sdk_error(
+    exc: Exception,
+    *,
+    label: str,
+    key_env: str | None,
+    model: str,
+    attempts: int,
+    secrets: tuple[str, ...] = (),
+) -> CallFailed | ProviderError:
     """Map an OpenAI/Anthropic SDK exception (same Stainless names in both) to our one-liners."""
     name = type(exc).__name__
     status = getattr(exc, "status_code", None)
@@ -132,25 +153,36 @@ def from_sdk_error(exc: Exception, *, label: str, key_env: str | None, model: st
         fix = f"check {key_env}" if key_env else "check the server's API key"
         return FatalProviderError(f"{label} rejected the API key (HTTP 401): {fix}")
     if status == 402 or code in QUOTA_CODES:
-        return FatalProviderError(f"{label} quota or credit exhausted (HTTP {status}, {code or 'billing'}): "
-                                  "check your plan and billing, then re-run to resume")
+        return FatalProviderError(
+            f"{label} quota or credit exhausted (HTTP {status}, {code or 'billing'}): "
+            "check your plan and billing, then re-run to resume"
+        )
     if status == 403:
         return FatalProviderError(f"{label} denied access (HTTP 403): {detail}")
     if status == 404:
         return FatalProviderError(f"{label} has no model {model!r} (HTTP 404): {detail}")
     body = getattr(exc, "body", None)
     if status in (400, 409, 415, 422, 500, 501) and (field := rejected_field(body, message)):
-        return CallFailed(f"{label} rejected the request field {field!r} (HTTP {status}): {detail}",
-                          kind="unsupported", field=field)
+        return CallFailed(
+            f"{label} rejected the request field {field!r} (HTTP {status}): {detail}",
+            kind="unsupported",
+            field=field,
+        )
     if name == "APITimeoutError" or status == 408:
         return CallFailed(f"{label} timed out {tries}", kind="timeout")
     if name == "APIConnectionError":
         cause = shorten(scrub(str(exc.__cause__ or exc), secrets), 200)
         return FatalProviderError(f"cannot reach {label} {tries}: {cause}")
     if status == 429:
-        return CallFailed(f"{label} rate limit (HTTP 429) persisted {tries}: {detail}", kind="rate_limited")
+        return CallFailed(
+            f"{label} rate limit (HTTP 429) persisted {tries}: {detail}", kind="rate_limited"
+        )
     if status is not None and status >= 500:
-        return CallFailed(f"{label} server error (HTTP {status}) {tries}: {detail}", kind="server_error")
+        return CallFailed(
+            f"{label} server error (HTTP {status}) {tries}: {detail}", kind="server_error"
+        )
     if status is not None:
-        return CallFailed(f"{label} rejected the request (HTTP {status}): {detail}", kind="bad_request")
+        return CallFailed(
+            f"{label} rejected the request (HTTP {status}): {detail}", kind="bad_request"
+        )
     return CallFailed(f"{label} call failed ({name}): {shorten(scrub(str(exc), secrets))}")

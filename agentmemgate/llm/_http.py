@@ -122,7 +122,9 @@ def _names_request_field(response: Any) -> bool:
 def _quota_exhausted(response: Any) -> bool:
     body = _body(response)
     err = body.get("error") if isinstance(body, dict) else None
-    return isinstance(err, dict) and (err.get("code") in QUOTA_CODES or err.get("type") in QUOTA_CODES)
+    return isinstance(err, dict) and (
+        err.get("code") in QUOTA_CODES or err.get("type") in QUOTA_CODES
+    )
 
 
 def install_hooks(http_client: Any) -> Any:

@@ -36,15 +36,19 @@ class CallStore:
 
     def has(self, key: str) -> bool:
         with self._lock:
-            return self.db.execute("select 1 from llm_cache where key = ?", [key]).fetchone() is not None
+            return (
+                self.db.execute("select 1 from llm_cache where key = ?", [key]).fetchone()
+                is not None
+            )
 
     def _insert(self, table: str, rows: list[dict[str, Any]], verb: str = "insert") -> None:
         cols = [c for c in self._cols[table] if c != "id"]
         stamp = now()
         sql = f"{verb} into {table} ({', '.join(cols)}) values ({', '.join('?' * len(cols))})"
         with self._lock, self.db.conn:
-            self.db.conn.executemany(sql, [[{**r, "created_at": stamp}.get(c) for c in cols]
-                                           for r in rows])
+            self.db.conn.executemany(
+                sql, [[{**r, "created_at": stamp}.get(c) for c in cols] for r in rows]
+            )
 
     def put(self, row: dict[str, Any]) -> None:
         self._insert("llm_cache", [row], verb="insert or replace")
@@ -56,21 +60,29 @@ class CallStore:
     def strategy(self, endpoint: str, model: str) -> str | None:
         """The structured-output strategy remembered for this server and model, if any."""
         with self._lock:
-            row = self.db.execute("select strategy from llm_strategies where endpoint = ? and "
-                                  "model = ?", [endpoint, model]).fetchone()
+            row = self.db.execute(
+                "select strategy from llm_strategies where endpoint = ? and model = ?",
+                [endpoint, model],
+            ).fetchone()
         return row[0] if row else None
 
     def remember(self, endpoint: str, model: str, strategy: str, reason: str) -> None:
         with self._lock, self.db.conn:
             self.db.conn.execute(
                 "insert or replace into llm_strategies (endpoint, model, strategy, reason, "
-                "updated_at) values (?, ?, ?, ?, ?)", [endpoint, model, strategy, reason, now()])
+                "updated_at) values (?, ?, ?, ?, ?)",
+                [endpoint, model, strategy, reason, now()],
+            )
 
     def batched_through(self, endpoint: str) -> bool:
         """Whether a batch was submitted to this server from this workspace."""
         with self._lock:
-            return self.db.execute("select 1 from llm_batches where endpoint = ? limit 1",
-                                   [endpoint]).fetchone() is not None
+            return (
+                self.db.execute(
+                    "select 1 from llm_batches where endpoint = ? limit 1", [endpoint]
+                ).fetchone()
+                is not None
+            )
 
     def close(self) -> None:
         self.db.conn.close()

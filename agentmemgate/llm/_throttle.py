@@ -46,8 +46,9 @@ class Slot:
 
 
 class Throttle:
-    def __init__(self, label: Callable[[], str], say: Callable[[str], None],
-                 on_change: Callable[[int], None]):
+    def __init__(
+        self, label: Callable[[], str], say: Callable[[str], None], on_change: Callable[[int], None]
+    ):
         self._label = label
         self._say = say
         self._on_change = on_change  # in-flight count, for progress displays
@@ -77,8 +78,10 @@ class Throttle:
             elif self._burst_latency:
                 if alone and len(self._probes) < PROBES:
                     self._probes.append(slot)
-            elif not self._burst or (slot.sent - self._burst[0].sent <= BURST_WINDOW_S
-                                     and all(s.done is None for s in self._burst)):
+            elif not self._burst or (
+                slot.sent - self._burst[0].sent <= BURST_WINDOW_S
+                and all(s.done is None for s in self._burst)
+            ):
                 self._burst.append(slot)  # sent together: none of them is back yet
             self._on_change(self.in_flight)
         try:
@@ -129,21 +132,27 @@ class Throttle:
         self.limit = None
         if together >= SLOWER * alone:
             shown = ", ".join(f"{x:.1f}" for x in self._burst_latency)
-            self._lower(f"{len(self._burst_latency)} requests sent together took {shown} s, one at "
-                        f"a time {alone:.1f} s each")
+            self._lower(
+                f"{len(self._burst_latency)} requests sent together took {shown} s, one at "
+                f"a time {alone:.1f} s each"
+            )
 
     def timed_out(self, slot: Slot, timeout: float | None) -> None:
         """A request of ``slot`` got no answer within the client's timeout."""
         timeout = timeout or 0.0
         with self._cond:
             if slot.others > 0:
-                self._lower(f"a request timed out client-side after {timeout:g} s while "
-                            f"{slot.others} other(s) were in flight")
+                self._lower(
+                    f"a request timed out client-side after {timeout:g} s while "
+                    f"{slot.others} other(s) were in flight"
+                )
             elif self.reason is None:
                 self.reason = "slow"
-                self._say(f"{self._label()}: a request timed out client-side after {timeout:g} s with "
-                          "no other request in flight; the server may still be computing. Raise "
-                          "--timeout for this server (a timeout is not a model failure).")
+                self._say(
+                    f"{self._label()}: a request timed out client-side after {timeout:g} s with "
+                    "no other request in flight; the server may still be computing. Raise "
+                    "--timeout for this server (a timeout is not a model failure)."
+                )
 
     def _lower(self, why: str) -> None:
         if self.limit == 1:
@@ -151,6 +160,8 @@ class Throttle:
         self.limit = 1
         self.reason = why
         self._decided = True
-        self._say(f"{self._label()} answers one request at a time ({why}): lowering concurrency to 1 "
-                  "so requests do not wait in its queue until they time out.")
+        self._say(
+            f"{self._label()} answers one request at a time ({why}): lowering concurrency to 1 "
+            "so requests do not wait in its queue until they time out."
+        )
         self._cond.notify_all()

@@ -22,13 +22,22 @@ def _sdk(model: Any, fn, *args, **kwargs):
     try:
         return fn(*args, **kwargs)
     except anthropic.APIError as e:
-        raise from_sdk_error(e, label=f"{model.label} (batch API)", key_env="ANTHROPIC_API_KEY",
-                             model=model.name, attempts=1, secrets=model.secrets()) from None
+        raise from_sdk_error(
+            e,
+            label=f"{model.label} (batch API)",
+            key_env="ANTHROPIC_API_KEY",
+            model=model.name,
+            attempts=1,
+            secrets=model.secrets(),
+        ) from None
 
 
 def submit(model: Any, items: list[tuple[str, dict[str, Any]]]) -> BatchInfo:
-    b = _sdk(model, model.client.messages.batches.create,
-             requests=[{"custom_id": cid, "params": body} for cid, body in items])
+    b = _sdk(
+        model,
+        model.client.messages.batches.create,
+        requests=[{"custom_id": cid, "params": body} for cid, body in items],
+    )
     return _info(b)
 
 
@@ -39,9 +48,14 @@ def retrieve(model: Any, batch_id: str) -> BatchInfo:
 def _info(b: Any) -> BatchInfo:
     c = b.request_counts
     total = c.processing + c.succeeded + c.errored + c.canceled + c.expired
-    return BatchInfo(id=b.id, state=b.processing_status, ended=b.processing_status == "ended",
-                     total=total, done=total - c.processing,
-                     failed=c.errored + c.canceled + c.expired)
+    return BatchInfo(
+        id=b.id,
+        state=b.processing_status,
+        ended=b.processing_status == "ended",
+        total=total,
+        done=total - c.processing,
+        failed=c.errored + c.canceled + c.expired,
+    )
 
 
 def results(model: Any, info: BatchInfo) -> Iterator[Outcome]:
@@ -52,10 +66,15 @@ def results(model: Any, info: BatchInfo) -> Iterator[Outcome]:
         elif result.type == "errored":
             e = result.error.error
             message = str(getattr(e, "message", "") or "")
-            yield Outcome(r.custom_id, "errored",
-                          error=f"{getattr(e, 'type', 'error')}: {message}",
-                          field=rejected_field(None, message))
+            yield Outcome(
+                r.custom_id,
+                "errored",
+                error=f"{getattr(e, 'type', 'error')}: {message}",
+                field=rejected_field(None, message),
+            )
         else:
-            yield Outcome(r.custom_id, _ITEM_STATUS.get(result.type, "errored"),
-                          error=f"the request was {result.type} before it was processed")
-
+            yield Outcome(
+                r.custom_id,
+                _ITEM_STATUS.get(result.type, "errored"),
+                error=f"the request was {result.type} before it was processed",
+            )

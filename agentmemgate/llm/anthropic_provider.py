@@ -47,8 +47,14 @@ class AnthropicModel(Model):
     Options = AnthropicOptions
     strategies = ("tools", "prompt")
 
-    def __init__(self, name: str, *, workspace: Workspace | str | Path | None = None,
-                 base_url: str | None = None, options: AnthropicOptions | None = None):
+    def __init__(
+        self,
+        name: str,
+        *,
+        workspace: Workspace | str | Path | None = None,
+        base_url: str | None = None,
+        options: AnthropicOptions | None = None,
+    ):
         super().__init__(name, workspace=workspace, options=options)
         o: AnthropicOptions = self.options  # type: ignore[assignment]
         key = o.api_key.get_secret_value() if o.api_key else os.environ.get(KEY_ENV)
@@ -59,8 +65,13 @@ class AnthropicModel(Model):
         self._key = key
         self.base_url = base_url
         http_client = o.http_client if o.http_client is not None else anthropic.DefaultHttpxClient()
-        self.client = anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=o.max_retries,
-                                          timeout=o.timeout, http_client=install_hooks(http_client))
+        self.client = anthropic.Anthropic(
+            api_key=key,
+            base_url=base_url,
+            max_retries=o.max_retries,
+            timeout=o.timeout,
+            http_client=install_hooks(http_client),
+        )
 
     def secrets(self) -> tuple[str, ...]:
         return (self._key,)
@@ -87,7 +98,8 @@ class AnthropicModel(Model):
         """The Messages API parameters ``execute`` sends (and a batch request carries), and the
         tool name the answer comes in (None: the text)."""
         kwargs: dict[str, Any] = {
-            "model": self.name, "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
+            "model": self.name,
+            "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
             "messages": [{"role": "user", "content": request.prompt}],
         }
         if request.system:
@@ -95,8 +107,13 @@ class AnthropicModel(Model):
         use_tool = request.schema is not None and request.strategy == "tools"
         tool = _tool_name(request.schema) if use_tool else None
         if use_tool:
-            kwargs["tools"] = [{"name": tool, "description": "Record your answer in this structure.",
-                                "input_schema": json.loads(schema_json(request.schema))}]
+            kwargs["tools"] = [
+                {
+                    "name": tool,
+                    "description": "Record your answer in this structure.",
+                    "input_schema": json.loads(schema_json(request.schema)),
+                }
+            ]
             kwargs["tool_choice"] = {"type": "tool", "name": tool}
         return kwargs, tool
 
@@ -105,8 +122,14 @@ class AnthropicModel(Model):
         try:
             message = self.client.messages.create(**kwargs)
         except anthropic.APIError as e:
-            raise from_sdk_error(e, label=self.label, key_env=KEY_ENV, model=self.name,
-                                 attempts=attempts_so_far(), secrets=self.secrets()) from None
+            raise from_sdk_error(
+                e,
+                label=self.label,
+                key_env=KEY_ENV,
+                model=self.name,
+                attempts=attempts_so_far(),
+                secrets=self.secrets(),
+            ) from None
         return _reply(message, tool)
 
 
@@ -130,7 +153,9 @@ def _reply(message: Any, tool: str | None) -> RawReply:
         reply.refusal = " ".join(texts).strip() or "stop_reason refusal"
         return reply
     if tool is not None:
-        uses = [b for b in message.content if getattr(b, "type", "") == "tool_use" and b.name == tool]
+        uses = [
+            b for b in message.content if getattr(b, "type", "") == "tool_use" and b.name == tool
+        ]
         reply.text = json.dumps(uses[0].input, ensure_ascii=False) if uses else " ".join(texts)
     else:
         reply.text = "".join(texts)

@@ -51,9 +51,11 @@ class BatchesPending(AmgError):
 
     def __init__(self, batches: int, requests: int):
         self.batches, self.requests = batches, requests
-        super().__init__(f"submitted; re-run to collect ({requests} request"
-                         f"{'s' if requests != 1 else ''} in {batches} batch"
-                         f"{'es' if batches != 1 else ''} still running)")
+        super().__init__(
+            f"submitted; re-run to collect ({requests} request"
+            f"{'s' if requests != 1 else ''} in {batches} batch"
+            f"{'es' if batches != 1 else ''} still running)"
+        )
 
 
 def independent(fn: Callable[[Any], T], items: Any) -> list[T]:
@@ -116,10 +118,13 @@ class _Store:
             return [dict(zip(names, r)) for r in cur.fetchall()]
 
     def latest(self, key: str) -> dict[str, Any] | None:
-        rows = self.rows("select r.*, b.ended, b.collected_at, b.state as batch_state from "
-                         "llm_batch_requests r join llm_batches b on b.id = r.batch_id where "
-                         "r.cache_key = ? order by r.created_at desc, r.try desc, r.rowid desc "
-                         "limit 1", [key])
+        rows = self.rows(
+            "select r.*, b.ended, b.collected_at, b.state as batch_state from "
+            "llm_batch_requests r join llm_batches b on b.id = r.batch_id where "
+            "r.cache_key = ? order by r.created_at desc, r.try desc, r.rowid desc "
+            "limit 1",
+            [key],
+        )
         return rows[0] if rows else None
 
     def write(self, sql: str, params: list[Any] | list[list[Any]], many: bool = False) -> None:
@@ -133,8 +138,14 @@ class _Store:
 class Collector:
     """Collects deferred calls, submits them as batches, polls, and settles their results."""
 
-    def __init__(self, ws: Workspace, *, show_progress: bool = True,
-                 poll_interval: float = DEFAULT_POLL_S, sleep: Callable[[float], None] = time.sleep):
+    def __init__(
+        self,
+        ws: Workspace,
+        *,
+        show_progress: bool = True,
+        poll_interval: float = DEFAULT_POLL_S,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
         self.ws = ws
         self.store = _Store(ws)
         self.show_progress = show_progress
@@ -188,10 +199,15 @@ class Collector:
             c.tries = row["try"] - 1
             c.sent, c.tool = _request(c, meta["_prompt"], meta.get("_strategy")), meta.get("_tool")
             c.budget = meta.get("_budget") or c.budget
-            self._settle(c, Outcome(row["custom_id"], "returned",
-                                    payload=json.loads(row["raw_json"])), row["batch_id"])
-        elif row["status"] == "invalid_output" and row["try"] < \
-                c.model.options.invalid_output_retries + 1:
+            self._settle(
+                c,
+                Outcome(row["custom_id"], "returned", payload=json.loads(row["raw_json"])),
+                row["batch_id"],
+            )
+        elif (
+            row["status"] == "invalid_output"
+            and row["try"] < c.model.options.invalid_output_retries + 1
+        ):
             c.tries = row["try"]
             text = json.loads(row["raw_json"] or "{}").get("_text", "")
             c.asked = feedback(c.prompt, row["error"] or "", text)
@@ -216,7 +232,7 @@ class Collector:
         n = 0
         for calls in by_model.values():
             for i in range(0, len(calls), MAX_PER_BATCH):
-                self._submit(calls[i:i + MAX_PER_BATCH])
+                self._submit(calls[i : i + MAX_PER_BATCH])
                 n += 1
         return n
 
@@ -236,30 +252,70 @@ class Collector:
             "insert or replace into llm_batches (id, provider, model, family, endpoint, state, "
             "ended, request_count, counts, input_file_id, output_file_id, error_file_id, error, "
             "created_at, updated_at) values (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            [info.id, model.provider, model.name, model.family, model.endpoint, info.state,
-             int(info.ended), len(items), json.dumps(_counts(info)), info.input_file_id,
-             info.output_file_id, info.error_file_id, info.error or None, stamp, stamp])
+            [
+                info.id,
+                model.provider,
+                model.name,
+                model.family,
+                model.endpoint,
+                info.state,
+                int(info.ended),
+                len(items),
+                json.dumps(_counts(info)),
+                info.input_file_id,
+                info.output_file_id,
+                info.error_file_id,
+                info.error or None,
+                stamp,
+                stamp,
+            ],
+        )
         self.store.write(
             "insert or replace into llm_batch_requests (batch_id, custom_id, cache_key, purpose, "
             "try, request_json, status, created_at, updated_at) values (?,?,?,?,?,?,?,?,?)",
-            [[info.id, c.key, c.key, c.purpose, c.tries + 1,
-              json.dumps({"_prompt": c.sent.prompt, "_tool": c.tool,
-                          "_strategy": c.sent.strategy, "_budget": c.budget, "body": body},
-                         ensure_ascii=False), "pending", stamp, stamp]
-             for c, (_, body) in zip(rows, items)], many=True)
+            [
+                [
+                    info.id,
+                    c.key,
+                    c.key,
+                    c.purpose,
+                    c.tries + 1,
+                    json.dumps(
+                        {
+                            "_prompt": c.sent.prompt,
+                            "_tool": c.tool,
+                            "_strategy": c.sent.strategy,
+                            "_budget": c.budget,
+                            "body": body,
+                        },
+                        ensure_ascii=False,
+                    ),
+                    "pending",
+                    stamp,
+                    stamp,
+                ]
+                for c, (_, body) in zip(rows, items)
+            ],
+            many=True,
+        )
         with self.lock:
             for c in calls:
                 c.batch_id, c.queued = info.id, False
             self.models[info.id] = model
         self.submitted += 1
-        say(f"{model.display}: submitted batch {info.id} ({len(items)} request"
-            f"{'s' if len(items) != 1 else ''})")
+        say(
+            f"{model.display}: submitted batch {info.id} ({len(items)} request"
+            f"{'s' if len(items) != 1 else ''})"
+        )
 
     def out(self) -> dict[str, Any]:
         """Batches with calls of this run still waiting on them: id -> model."""
         with self.lock:
-            ids = {c.batch_id for c in self.calls.values()
-                   if c.batch_id and not c.done and c.failure is None}
+            ids = {
+                c.batch_id
+                for c in self.calls.values()
+                if c.batch_id and not c.done and c.failure is None
+            }
             return {i: self.models[i] for i in ids}
 
     def poll(self, wait: bool = True) -> None:
@@ -273,14 +329,16 @@ class Collector:
         progress = dict.fromkeys(out, 0)
         shown = 0
         try:
-            with progress_bar(f"batch ({label})", total=total,
-                              enabled=self.show_progress) as advance:
+            with progress_bar(
+                f"batch ({label})", total=total, enabled=self.show_progress
+            ) as advance:
                 while out:
                     for batch_id, model in list(out.items()):
                         info = model.batch_api().retrieve(model, batch_id)
                         self._update(info)
-                        progress[batch_id] = sizes[batch_id] if info.ended else min(
-                            info.done, sizes[batch_id])
+                        progress[batch_id] = (
+                            sizes[batch_id] if info.ended else min(info.done, sizes[batch_id])
+                        )
                         if info.ended:
                             self._collect(model, info)
                             del out[batch_id]
@@ -291,8 +349,10 @@ class Collector:
                         break
                     self.sleep(self.poll_interval)
         except KeyboardInterrupt:
-            say("the batches keep running at the provider; re-run the same command to collect "
-                "them (nothing is submitted twice)")
+            say(
+                "the batches keep running at the provider; re-run the same command to collect "
+                "them (nothing is submitted twice)"
+            )
             raise
 
     def _request_count(self, batch_id: str) -> int:
@@ -303,31 +363,60 @@ class Collector:
         self.store.write(
             "update llm_batches set state = ?, ended = ?, counts = ?, output_file_id = ?, "
             "error_file_id = ?, error = ?, updated_at = ? where id = ?",
-            [info.state, int(info.ended), json.dumps(_counts(info)), info.output_file_id,
-             info.error_file_id, info.error or None, now(), info.id])
+            [
+                info.state,
+                int(info.ended),
+                json.dumps(_counts(info)),
+                info.output_file_id,
+                info.error_file_id,
+                info.error or None,
+                now(),
+                info.id,
+            ],
+        )
 
     def _collect(self, model: Any, info: BatchInfo) -> None:
         """Store every result of an ended batch, then settle the calls this run made."""
         api = model.batch_api()
-        outcomes = {} if info.state == "failed" else {o.custom_id: o for o in api.results(model, info)}
-        rows = self.store.rows("select custom_id, cache_key from llm_batch_requests where "
-                               "batch_id = ? and status = 'pending'", [info.id])
+        outcomes = (
+            {} if info.state == "failed" else {o.custom_id: o for o in api.results(model, info)}
+        )
+        rows = self.store.rows(
+            "select custom_id, cache_key from llm_batch_requests where "
+            "batch_id = ? and status = 'pending'",
+            [info.id],
+        )
         stamp = now()
         updates = []
         for r in rows:
             o = outcomes.get(r["custom_id"])
             if o is None:
-                why = (f"the batch failed: {info.error}" if info.state == "failed" and info.error
-                       else f"the batch ended {info.state} without a result for this request")
-                o = Outcome(r["custom_id"], "missing" if info.state != "failed" else "errored",
-                            error=why)
+                why = (
+                    f"the batch failed: {info.error}"
+                    if info.state == "failed" and info.error
+                    else f"the batch ended {info.state} without a result for this request"
+                )
+                o = Outcome(
+                    r["custom_id"], "missing" if info.state != "failed" else "errored", error=why
+                )
                 outcomes[r["custom_id"]] = o
-            updates.append([o.status, o.http_status, o.error or None,
-                            json.dumps(o.payload, ensure_ascii=False) if o.payload else None,
-                            stamp, info.id, r["custom_id"]])
-        self.store.write("update llm_batch_requests set status = ?, http_status = ?, error = ?, "
-                         "raw_json = ?, updated_at = ? where batch_id = ? and custom_id = ?",
-                         updates, many=True)
+            updates.append(
+                [
+                    o.status,
+                    o.http_status,
+                    o.error or None,
+                    json.dumps(o.payload, ensure_ascii=False) if o.payload else None,
+                    stamp,
+                    info.id,
+                    r["custom_id"],
+                ]
+            )
+        self.store.write(
+            "update llm_batch_requests set status = ?, http_status = ?, error = ?, "
+            "raw_json = ?, updated_at = ? where batch_id = ? and custom_id = ?",
+            updates,
+            many=True,
+        )
         self.store.write("update llm_batches set collected_at = ? where id = ?", [stamp, info.id])
         with self.lock:
             mine = [c for c in self.calls.values() if c.batch_id == info.id and not c.done]
@@ -335,9 +424,15 @@ class Collector:
             o = outcomes.get(c.key) or Outcome(c.key, "missing", error="no result")
             self._settle(c, o, info.id)
         if info.failed or info.state != "completed" and info.state != "ended":
-            say(f"{model.display}: batch {info.id} ended {info.state}"
-                + (f" ({info.failed} failed request{'s' if info.failed != 1 else ''})"
-                   if info.failed else "") + (f": {info.error}" if info.error else ""))
+            say(
+                f"{model.display}: batch {info.id} ended {info.state}"
+                + (
+                    f" ({info.failed} failed request{'s' if info.failed != 1 else ''})"
+                    if info.failed
+                    else ""
+                )
+                + (f": {info.error}" if info.error else "")
+            )
 
     # -- one result through the live path's checks -------------------------------------------
     def _settle(self, c: _Call, o: Outcome, batch_id: str) -> None:
@@ -349,13 +444,19 @@ class Collector:
             self.settled += 1
         req = c.sent
         note = f"batch {batch_id}" + (f"; {c.note}" if c.note else "")
-        if (o.status == "errored" and req is not None and req.strategy and o.field
-                and o.field in STRATEGY_FIELDS.get(req.strategy, ())):
+        if (
+            o.status == "errored"
+            and req is not None
+            and req.strategy
+            and o.field
+            and o.field in STRATEGY_FIELDS.get(req.strategy, ())
+        ):
             # the server refused this way of asking for JSON: move on, as a live call does
             self._log(c, req, "unsupported", None, o.error, note, o.http_status)
             self._mark(batch_id, c.key, "unsupported", o.error)
-            c.note = model._refused(req.strategy, CallFailed(o.error, kind="unsupported",
-                                                             field=o.field))
+            c.note = model._refused(
+                req.strategy, CallFailed(o.error, kind="unsupported", field=o.field)
+            )
             with self.lock:
                 c.queued = True
                 self.queue.append(c)
@@ -364,8 +465,11 @@ class Collector:
             reason = shorten(scrub(o.error or o.status, model.secrets()), 300)
             self._log(c, req, o.status, None, reason, note, o.http_status)
             model.usage.add(failures=1)
-            c.failure = CallFailed(f"{model.label} batch {batch_id}: request {o.status}: {reason} "
-                                   "(a re-run submits it again)", kind=f"batch_{o.status}")
+            c.failure = CallFailed(
+                f"{model.label} batch {batch_id}: request {o.status}: {reason} "
+                "(a re-run submits it again)",
+                kind=f"batch_{o.status}",
+            )
             return
         raw = model.batch_reply(o.payload, c.tool)
         c.tries += 1
@@ -373,12 +477,21 @@ class Collector:
         # keeps its live price), every reply received: an invalid one is billed too
         cost = model.call_cost(raw.input_tokens, raw.output_tokens, raw.cached_tokens, batch=True)
         live = model.call_cost(raw.input_tokens, raw.output_tokens, raw.cached_tokens)
-        model.usage.add(calls=1, requests=1, input_tokens=raw.input_tokens,
-                        output_tokens=raw.output_tokens, cached_tokens=raw.cached_tokens,
-                        batch_calls=1, batch_input_tokens=raw.input_tokens,
-                        batch_output_tokens=raw.output_tokens,
-                        batch_cached_tokens=raw.cached_tokens, unpriced=cost is None,
-                        cost_usd=cost, batch_cost_usd=cost, batch_live_cost_usd=live)
+        model.usage.add(
+            calls=1,
+            requests=1,
+            input_tokens=raw.input_tokens,
+            output_tokens=raw.output_tokens,
+            cached_tokens=raw.cached_tokens,
+            batch_calls=1,
+            batch_input_tokens=raw.input_tokens,
+            batch_output_tokens=raw.output_tokens,
+            batch_cached_tokens=raw.cached_tokens,
+            unpriced=cost is None,
+            cost_usd=cost,
+            batch_cost_usd=cost,
+            batch_live_cost_usd=live,
+        )
         if raw.refusal is not None:
             reason = shorten(scrub(raw.refusal or "no reason given", model.secrets()))
             self._log(c, req, "refused", raw, reason, note, o.http_status)
@@ -390,8 +503,9 @@ class Collector:
         if problem is not None and not raw.text.strip():
             problem = "the reply is empty"
         if problem is not None and raw.truncated:
-            problem += (f" (the reply was cut off at the output token limit of {c.budget} tokens"
-                        + (": raise --max-tokens)" if c.forced_budget else ")"))
+            problem += f" (the reply was cut off at the output token limit of {c.budget} tokens" + (
+                ": raise --max-tokens)" if c.forced_budget else ")"
+            )
         if problem is None:
             self._log(c, req, "ok", raw, "", note, o.http_status)
             model._cache(c.key, req, raw, 0.0)
@@ -416,39 +530,70 @@ class Collector:
         model.usage.add(failures=1)
         n = model.options.invalid_output_retries + 1
         what = c.schema.__name__ if c.schema else "reply"
-        c.failure = CallFailed(f"{model.label} gave no valid {what} in {n} "
-                               f"tr{'y' if n == 1 else 'ies'}: {problem}", kind="invalid_output",
-                               problem=problem)
+        c.failure = CallFailed(
+            f"{model.label} gave no valid {what} in {n} tr{'y' if n == 1 else 'ies'}: {problem}",
+            kind="invalid_output",
+            problem=problem,
+        )
 
-    def _mark(self, batch_id: str, key: str, status: str, error: str | None,
-              text: str | None = None) -> None:
+    def _mark(
+        self, batch_id: str, key: str, status: str, error: str | None, text: str | None = None
+    ) -> None:
         if text is not None:  # keep the reply text for a re-ask by a later run
-            self.store.write("update llm_batch_requests set raw_json = json_set(coalesce(raw_json,"
-                             " '{}'), '$._text', ?) where batch_id = ? and custom_id = ?",
-                             [text, batch_id, key])
-        self.store.write("update llm_batch_requests set status = ?, error = ?, updated_at = ? "
-                         "where batch_id = ? and custom_id = ?",
-                         [status, error, now(), batch_id, key])
+            self.store.write(
+                "update llm_batch_requests set raw_json = json_set(coalesce(raw_json,"
+                " '{}'), '$._text', ?) where batch_id = ? and custom_id = ?",
+                [text, batch_id, key],
+            )
+        self.store.write(
+            "update llm_batch_requests set status = ?, error = ?, updated_at = ? "
+            "where batch_id = ? and custom_id = ?",
+            [status, error, now(), batch_id, key],
+        )
 
-    def _log(self, c: _Call, req: Any, status: str, raw: Any, error: str, note: str,
-             http_status: int | None) -> None:
+    def _log(
+        self,
+        c: _Call,
+        req: Any,
+        status: str,
+        raw: Any,
+        error: str,
+        note: str,
+        http_status: int | None,
+    ) -> None:
         from .. import invocation
 
         model = c.model
-        cost = (model.call_cost(raw.input_tokens, raw.output_tokens, raw.cached_tokens, batch=True)
-                if raw is not None else None)
-        model._store.log([{
-            "cache_key": c.key, "family": model.family, "requested_model": model.name,
-            "resolved_model": raw.resolved_model if raw else None, "purpose": c.purpose,
-            "attempt": c.tries if raw else c.tries + 1, "status": status,
-            "http_status": http_status, "retry_after_s": None,
-            "input_tokens": raw.input_tokens if raw else None,
-            "output_tokens": raw.output_tokens if raw else None,
-            "cached_tokens": raw.cached_tokens if raw else None, "latency_s": None,
-            "error": shorten(scrub(error, model.secrets()), 1000) if error else None,
-            "strategy": req.strategy if req is not None else None, "note": note, "batch": 1,
-            "cost_usd": cost, "command": invocation.command() or None,
-        }])
+        cost = (
+            model.call_cost(raw.input_tokens, raw.output_tokens, raw.cached_tokens, batch=True)
+            if raw is not None
+            else None
+        )
+        model._store.log(
+            [
+                {
+                    "cache_key": c.key,
+                    "family": model.family,
+                    "requested_model": model.name,
+                    "resolved_model": raw.resolved_model if raw else None,
+                    "purpose": c.purpose,
+                    "attempt": c.tries if raw else c.tries + 1,
+                    "status": status,
+                    "http_status": http_status,
+                    "retry_after_s": None,
+                    "input_tokens": raw.input_tokens if raw else None,
+                    "output_tokens": raw.output_tokens if raw else None,
+                    "cached_tokens": raw.cached_tokens if raw else None,
+                    "latency_s": None,
+                    "error": shorten(scrub(error, model.secrets()), 1000) if error else None,
+                    "strategy": req.strategy if req is not None else None,
+                    "note": note,
+                    "batch": 1,
+                    "cost_usd": cost,
+                    "command": invocation.command() or None,
+                }
+            ]
+        )
 
     def close(self) -> None:
         self.store.close()
@@ -457,19 +602,33 @@ class Collector:
 def _request(c: _Call, prompt: str, strategy: str | None = None) -> Any:
     from .model import Request
 
-    return Request(prompt=prompt, system=c.system, schema=c.schema, temperature=c.temperature,
-                   logprobs=c.logprobs, top_logprobs=c.top_logprobs, seed_key=c.seed_key,
-                   purpose=c.purpose, strategy=strategy if c.schema is not None else None,
-                   max_tokens=c.budget)
+    return Request(
+        prompt=prompt,
+        system=c.system,
+        schema=c.schema,
+        temperature=c.temperature,
+        logprobs=c.logprobs,
+        top_logprobs=c.top_logprobs,
+        seed_key=c.seed_key,
+        purpose=c.purpose,
+        strategy=strategy if c.schema is not None else None,
+        max_tokens=c.budget,
+    )
 
 
 def _counts(info: BatchInfo) -> dict[str, int]:
     return {"total": info.total, "done": info.done, "failed": info.failed}
 
 
-def run_batched(ws: Workspace, fn: Callable[[], T], *, wait: bool = True,
-                show_progress: bool = True, poll_interval: float = DEFAULT_POLL_S,
-                sleep: Callable[[float], None] = time.sleep) -> T | None:
+def run_batched(
+    ws: Workspace,
+    fn: Callable[[], T],
+    *,
+    wait: bool = True,
+    show_progress: bool = True,
+    poll_interval: float = DEFAULT_POLL_S,
+    sleep: Callable[[float], None] = time.sleep,
+) -> T | None:
     """Run ``fn`` until a pass of it defers no model call, answering its calls by batches.
 
     Raises ``BatchesPending`` when ``wait`` is False and batches are still running.
@@ -494,8 +653,9 @@ def run_batched(ws: Workspace, fn: Callable[[], T], *, wait: bool = True,
             c.poll(wait=wait)
             if c.out():
                 n = len(c.out())
-                requests = sum(1 for x in c.calls.values()
-                               if x.batch_id and not x.done and x.failure is None)
+                requests = sum(
+                    1 for x in c.calls.values() if x.batch_id and not x.done and x.failure is None
+                )
                 raise BatchesPending(n, requests)
             idle = idle + 1 if c.settled == settled and not c.queue else 0
             if idle > 1:  # pragma: no cover - a pass that defers without anything to wait for

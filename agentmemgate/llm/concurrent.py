@@ -41,10 +41,17 @@ class Failed:
     kind: str = "error"
 
 
-def run_concurrent(fn: Callable[[T], R], items: Iterable[T], *, concurrency: int = 4,
-                   description: str = "", total: int | None = None, usage: Usage | None = None,
-                   progress: bool = True,
-                   is_failure: Callable[[Any], bool] | None = None) -> Iterator[R | Failed]:
+def run_concurrent(
+    fn: Callable[[T], R],
+    items: Iterable[T],
+    *,
+    concurrency: int = 4,
+    description: str = "",
+    total: int | None = None,
+    usage: Usage | None = None,
+    progress: bool = True,
+    is_failure: Callable[[Any], bool] | None = None,
+) -> Iterator[R | Failed]:
     """Yield ``fn(item)`` (or ``Failed``) for every item, in completion order.
 
     The progress bar shows done/total, failures, and -- from ``usage`` -- cache hits and tokens.
@@ -83,9 +90,12 @@ def run_concurrent(fn: Callable[[T], R], items: Iterable[T], *, concurrency: int
             pending[pool.submit(contextvars.copy_context().run, guarded, item)] = item
 
     try:
-        with progress_bar(description or "calls", total=total,
-                          usage=getattr(usage, "live", None) or usage.as_dict if usage is not None else None,
-                          enabled=progress) as advance:
+        with progress_bar(
+            description or "calls",
+            total=total,
+            usage=getattr(usage, "live", None) or usage.as_dict if usage is not None else None,
+            enabled=progress,
+        ) as advance:
             fill()
             while pending:
                 done, _ = wait(list(pending), return_when=FIRST_COMPLETED)

@@ -53,8 +53,10 @@ def parse_price(text: str | None) -> tuple[float, float] | None:
     except ValueError:
         values = ()
     if len(values) != 2 or any(not math.isfinite(v) or v < 0 for v in values):
-        raise BadInput(f"--price must be two numbers per million tokens, e.g. {PRICE_EXAMPLE} "
-                       f"(input, output USD); got {text!r}")
+        raise BadInput(
+            f"--price must be two numbers per million tokens, e.g. {PRICE_EXAMPLE} "
+            f"(input, output USD); got {text!r}"
+        )
     return values  # type: ignore[return-value]
 
 
@@ -75,16 +77,26 @@ class Price:
     per_million: tuple[float, float] | None = None
     ref: str = ""  # how summaries name the price used
 
-    def cost(self, input_tokens: int, output_tokens: int, cached_tokens: int = 0, *,
-             when: datetime | None = None, batch: bool = False) -> float:
+    def cost(
+        self,
+        input_tokens: int,
+        output_tokens: int,
+        cached_tokens: int = 0,
+        *,
+        when: datetime | None = None,
+        batch: bool = False,
+    ) -> float:
         """USD of one call (``input_tokens`` includes ``cached_tokens``)."""
         if self.per_million is not None:
             pin, pout = self.per_million
             return (input_tokens * pin + output_tokens * pout) / 1e6
         from genai_prices import Usage, calc_price
 
-        usage = Usage(input_tokens=int(input_tokens or 0), output_tokens=int(output_tokens or 0),
-                      cache_read_tokens=int(cached_tokens or 0) or None)
+        usage = Usage(
+            input_tokens=int(input_tokens or 0),
+            output_tokens=int(output_tokens or 0),
+            cache_read_tokens=int(cached_tokens or 0) or None,
+        )
         kwargs: dict[str, Any] = {"genai_request_timestamp": when or datetime.now(UTC)}
         if batch:
             kwargs["price_context"] = {"processing": "batch"}
@@ -104,20 +116,28 @@ class Price:
 def _has_batch_price(price: Price) -> bool:
     from genai_prices import Usage, calc_price
 
-    kwargs = ({"provider_id": price.provider_id} if price.provider_id
-              else {"provider_api_url": price.provider_api_url})
+    kwargs = (
+        {"provider_id": price.provider_id}
+        if price.provider_id
+        else {"provider_api_url": price.provider_api_url}
+    )
     try:
         info = calc_price(Usage(input_tokens=1, output_tokens=1), price.model_ref, **kwargs).model
     except LookupError:
         return False
     today = datetime.now(UTC)
-    return any(v.when.get("processing") == "batch"
-               and (v.constraint is None or v.constraint.active(today))
-               for v in info.price_variants or ())
+    return any(
+        v.when.get("processing") == "batch" and (v.constraint is None or v.constraint.active(today))
+        for v in info.price_variants or ()
+    )
 
 
-def lookup(provider: str, name: str, base_url: str | None = None,
-           override: tuple[float, float] | None = None) -> Price | None:
+def lookup(
+    provider: str,
+    name: str,
+    base_url: str | None = None,
+    override: tuple[float, float] | None = None,
+) -> Price | None:
     """The price of ``provider:name`` (at ``base_url``), or ``--price``'s, or None (unknown)."""
     found = _lookup(provider, name, _remote(base_url))
     if found is not None:
@@ -150,8 +170,11 @@ def _lookup(provider: str, name: str, base_url: str | None) -> Price | None:
     try:
         from genai_prices import Usage, calc_price
 
-        kwargs = ({"provider_id": price.provider_id} if price.provider_id
-                  else {"provider_api_url": price.provider_api_url})
+        kwargs = (
+            {"provider_id": price.provider_id}
+            if price.provider_id
+            else {"provider_api_url": price.provider_api_url}
+        )
         calc = calc_price(Usage(input_tokens=1, output_tokens=1), name, **kwargs)
     except LookupError:
         return None
@@ -209,8 +232,9 @@ def cost_lines(models: list[Any], *, planned: bool = False) -> list[str]:
     for m in models:
         u = m.planned if planned else m.usage
         usage = u.as_dict()
-        g = groups.setdefault(m.label, {"model": m, "cost": 0.0, "batch_cost": 0.0,
-                                        "batch_live_cost": 0.0})
+        g = groups.setdefault(
+            m.label, {"model": m, "cost": 0.0, "batch_cost": 0.0, "batch_live_cost": 0.0}
+        )
         for k, v in usage.items():
             g[k] = g.get(k, 0) + v
         g["cost"] += u.cost_usd
@@ -224,26 +248,36 @@ def cost_lines(models: list[Any], *, planned: bool = False) -> list[str]:
         price = g["model"].price
         hits = ""
         if g["cache_hits"]:
-            hits = (f" ({_fmt(g['cache_hits'])} answered from the workspace cache"
-                    + (" or by an identical call before them)" if planned else ")"))
+            hits = f" ({_fmt(g['cache_hits'])} answered from the workspace cache" + (
+                " or by an identical call before them)" if planned else ")"
+            )
         if planned:
-            tokens = (f"~{_fmt(g['input_tokens'])} input tokens (characters / 4), at most "
-                      f"{_fmt(g['output_tokens'])} output tokens (the calls' output budgets)")
+            tokens = (
+                f"~{_fmt(g['input_tokens'])} input tokens (characters / 4), at most "
+                f"{_fmt(g['output_tokens'])} output tokens (the calls' output budgets)"
+            )
         else:
-            tokens = (f"{_fmt(g['input_tokens'])} input tokens ({_fmt(g['cached_tokens'])} "
-                      f"provider-cached), {_fmt(g['output_tokens'])} output tokens")
+            tokens = (
+                f"{_fmt(g['input_tokens'])} input tokens ({_fmt(g['cached_tokens'])} "
+                f"provider-cached), {_fmt(g['output_tokens'])} output tokens"
+            )
         if g["calls"] and price is None:
             cost = "cost unknown: no price for this model; pass --price IN,OUT"
         elif planned and g["calls"] == g["unestimated"]:
-            cost = ("cost not estimated (their input is not made yet"
-                    + ("; to be sent through a batch API)" if g.get("batch_calls") else ")"))
+            cost = "cost not estimated (their input is not made yet" + (
+                "; to be sent through a batch API)" if g.get("batch_calls") else ")"
+            )
         elif planned and g["unestimated"]:
-            cost = (f"estimated cost at most {money(g['cost'])} for the "
-                    f"{_fmt(g['calls'] - g['unestimated'])} calls estimated")
+            cost = (
+                f"estimated cost at most {money(g['cost'])} for the "
+                f"{_fmt(g['calls'] - g['unestimated'])} calls estimated"
+            )
             priced = priced or price.source == "genai-prices"
         elif g["unpriced"]:
-            cost = (f"cost {'at most ' if planned else ''}{money(g['cost'])} for the priced calls, "
-                    f"{_fmt(g['unpriced'])} call(s) without a price in effect")
+            cost = (
+                f"cost {'at most ' if planned else ''}{money(g['cost'])} for the priced calls, "
+                f"{_fmt(g['unpriced'])} call(s) without a price in effect"
+            )
         else:
             cost = f"{'estimated cost at most' if planned else 'cost'} {money(g['cost'])}"
             priced = priced or bool(g["calls"] and price.source == "genai-prices")
@@ -254,15 +288,19 @@ def cost_lines(models: list[Any], *, planned: bool = False) -> list[str]:
             via += f" ({'to be ' if planned else ''}sent through a batch API)"
         elif g.get("batch_calls"):
             via += _batch_note(g, price, planned)
-        lines.append(f"{label}: {_fmt(g['calls'])} {'planned ' if planned else ''}"
-                     f"call{'' if g['calls'] == 1 else 's'}{hits}; "
-                     f"{cost}{via}")
+        lines.append(
+            f"{label}: {_fmt(g['calls'])} {'planned ' if planned else ''}"
+            f"call{'' if g['calls'] == 1 else 's'}{hits}; "
+            f"{cost}{via}"
+        )
         if g["calls"] > g["unestimated"]:
             lines.append(f"  {tokens}")
         if g["unestimated"]:
-            lines.append(f"  {_fmt(g['unestimated'])} of the calls are on input not made yet (arcs "
-                         "still to render, answers still to give): not in the token and cost "
-                         "estimate")
+            lines.append(
+                f"  {_fmt(g['unestimated'])} of the calls are on input not made yet (arcs "
+                "still to render, answers still to give): not in the token and cost "
+                "estimate"
+            )
     if priced:
         lines.append(f"prices: {price_data()}")
     return lines
@@ -277,8 +315,14 @@ def _batch_note(g: dict[str, Any], price: Price, planned: bool) -> str:
     if price.source == "--price":
         return f" ({some}{sent} through a batch API: --price applied as given)"
     if not price.has_batch_price():
-        return (f" ({some}{sent} through a batch API, at the live price: the price data has no "
-                "batch price for this model)")
-    share = (f": {100 * g['batch_cost'] / g['batch_live_cost']:.0f}% of the live price, "
-             f"{money(g['batch_live_cost'])}" if g["batch_live_cost"] else "")
+        return (
+            f" ({some}{sent} through a batch API, at the live price: the price data has no "
+            "batch price for this model)"
+        )
+    share = (
+        f": {100 * g['batch_cost'] / g['batch_live_cost']:.0f}% of the live price, "
+        f"{money(g['batch_live_cost'])}"
+        if g["batch_live_cost"]
+        else ""
+    )
     return f" ({some}{sent} through a batch API, at batch prices{share})"

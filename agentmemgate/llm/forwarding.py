@@ -33,24 +33,42 @@ class Forwarding:
     def execute_chat(self, body: dict[str, Any]) -> tuple[dict[str, Any], RawReply]:
         """Send one OpenAI chat-completions body as the product built it; return the completion
         (JSON-able, OpenAI's shape) and its token counts. Providers that can, override this."""
-        raise FatalProviderError(f"{self.label} cannot serve a product's chat calls: products "
-                                 "talk to an OpenAI-compatible endpoint, so use an openai: model "
-                                 "(any OpenAI-compatible server via --base-url)")
+        raise FatalProviderError(
+            f"{self.label} cannot serve a product's chat calls: products "
+            "talk to an OpenAI-compatible endpoint, so use an openai: model "
+            "(any OpenAI-compatible server via --base-url)"
+        )
 
-    def execute_embed(self, texts: list[str], dimensions: int | None) -> tuple[list[list[float]], int]:
+    def execute_embed(
+        self, texts: list[str], dimensions: int | None
+    ) -> tuple[list[list[float]], int]:
         """Embed ``texts`` (one vector each, in order) and return (vectors, input tokens)."""
-        raise FatalProviderError(f"{self.label} serves no embeddings: give --embedder with an "
-                                 "openai: model (any OpenAI-compatible server that embeds)")
+        raise FatalProviderError(
+            f"{self.label} serves no embeddings: give --embedder with an "
+            "openai: model (any OpenAI-compatible server that embeds)"
+        )
 
     def chat_key(self, body: dict[str, Any]) -> str:
-        payload = {"v": CACHE_VERSION, "kind": "chat", "family": self.family, "model": self.name,
-                   "body": body, "params": self.cache_params()}
+        payload = {
+            "v": CACHE_VERSION,
+            "kind": "chat",
+            "family": self.family,
+            "model": self.name,
+            "body": body,
+            "params": self.cache_params(),
+        }
         raw = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
         return hashlib.sha256(raw.encode()).hexdigest()
 
     def embed_key(self, text: str, dimensions: int | None) -> str:
-        payload = {"v": CACHE_VERSION, "kind": "embedding", "family": self.family,
-                   "model": self.name, "dimensions": dimensions, "text": text}
+        payload = {
+            "v": CACHE_VERSION,
+            "kind": "embedding",
+            "family": self.family,
+            "model": self.name,
+            "dimensions": dimensions,
+            "text": text,
+        }
         raw = json.dumps(payload, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(raw.encode()).hexdigest()
 
@@ -103,8 +121,10 @@ class Forwarding:
     def _forward_chat(self, key: str, body: dict[str, Any], purpose: str) -> dict[str, Any]:
         refuse_in_dry_run(self.label, purpose)
         req = Request(prompt="", purpose=purpose)
-        with self.throttle.slot() as slot, \
-                recording(on_lost=lambda waited, s=slot: self._lost(s, waited)) as attempts:
+        with (
+            self.throttle.slot() as slot,
+            recording(on_lost=lambda waited, s=slot: self._lost(s, waited)) as attempts,
+        ):
             t0 = time.monotonic()
             try:
                 completion, raw = self.execute_chat(body)
@@ -115,23 +135,42 @@ class Forwarding:
         self._count(attempts, raw, priced=False)
         self._log(key, req, attempts, t0, 0, status="ok", raw=raw)
         if self._store is not None:
-            system = "\n\n".join(str(m.get("content") or "") for m in body.get("messages", [])
-                                  if isinstance(m, dict) and m.get("role") == "system") or None
-            self._store.put({
-                "key": key, "family": self.family, "requested_model": self.name,
-                "resolved_model": raw.resolved_model or self.name, "purpose": purpose,
-                "system": system,
-                "prompt": json.dumps({k: v for k, v in body.items() if k != "model"},
-                                     ensure_ascii=False, sort_keys=True),
-                "schema_name": None, "response_text": json.dumps(completion, ensure_ascii=False),
-                "logprobs_json": None, "input_tokens": raw.input_tokens,
-                "output_tokens": raw.output_tokens, "cached_tokens": raw.cached_tokens,
-                "latency_s": latency, "strategy": None,
-            })
+            system = (
+                "\n\n".join(
+                    str(m.get("content") or "")
+                    for m in body.get("messages", [])
+                    if isinstance(m, dict) and m.get("role") == "system"
+                )
+                or None
+            )
+            self._store.put(
+                {
+                    "key": key,
+                    "family": self.family,
+                    "requested_model": self.name,
+                    "resolved_model": raw.resolved_model or self.name,
+                    "purpose": purpose,
+                    "system": system,
+                    "prompt": json.dumps(
+                        {k: v for k, v in body.items() if k != "model"},
+                        ensure_ascii=False,
+                        sort_keys=True,
+                    ),
+                    "schema_name": None,
+                    "response_text": json.dumps(completion, ensure_ascii=False),
+                    "logprobs_json": None,
+                    "input_tokens": raw.input_tokens,
+                    "output_tokens": raw.output_tokens,
+                    "cached_tokens": raw.cached_tokens,
+                    "latency_s": latency,
+                    "strategy": None,
+                }
+            )
         return completion
 
-    def embed(self, texts: list[str], *, dimensions: int | None = None,
-              purpose: str = "") -> list[list[float]]:
+    def embed(
+        self, texts: list[str], *, dimensions: int | None = None, purpose: str = ""
+    ) -> list[list[float]]:
         """One vector per text, each cached on its own (a text embedded before is not sent
         again); the texts not cached go upstream in one request, logged like a call."""
         keys = [self.embed_key(t, dimensions) for t in texts]
@@ -152,38 +191,62 @@ class Forwarding:
         todo = list(missing)
         key = hashlib.sha256("".join(keys[missing[t][0]] for t in todo).encode()).hexdigest()
         req = Request(prompt="", purpose=purpose)
-        with self.throttle.slot() as slot, \
-                recording(on_lost=lambda waited, s=slot: self._lost(s, waited)) as attempts:
+        with (
+            self.throttle.slot() as slot,
+            recording(on_lost=lambda waited, s=slot: self._lost(s, waited)) as attempts,
+        ):
             t0 = time.monotonic()
             try:
                 vectors, tokens = self.execute_embed(todo, dimensions)
                 if len(vectors) != len(todo):
-                    raise CallFailed(f"{self.label} returned {len(vectors)} embeddings for "
-                                     f"{len(todo)} inputs", kind="invalid_output")
+                    raise CallFailed(
+                        f"{self.label} returned {len(vectors)} embeddings for {len(todo)} inputs",
+                        kind="invalid_output",
+                    )
             except (AmgError, CallFailed) as e:
                 raise self._upstream_failed(e, key, req, attempts, t0, slot) from None
             slot.usable = True
         latency = round(time.monotonic() - t0, 4)
         raw = RawReply(resolved_model=self.name, input_tokens=tokens)
         self._count(attempts, raw, priced=False)
-        self._log(key, req, attempts, t0, 0, status="ok", raw=raw,
-                  note=f"{len(todo)} input(s) embedded, {hits} from the cache")
+        self._log(
+            key,
+            req,
+            attempts,
+            t0,
+            0,
+            status="ok",
+            raw=raw,
+            note=f"{len(todo)} input(s) embedded, {hits} from the cache",
+        )
         for t, vec in zip(todo, vectors):
             for i in missing[t]:
                 out[i] = vec
             if self._store is not None:
-                self._store.put({
-                    "key": keys[missing[t][0]], "family": self.family,
-                    "requested_model": self.name, "resolved_model": self.name,
-                    "purpose": purpose, "system": None, "prompt": t, "schema_name": "embedding",
-                    "response_text": json.dumps(vec), "logprobs_json": None,
-                    "input_tokens": None, "output_tokens": None, "cached_tokens": None,
-                    "latency_s": latency, "strategy": None,
-                })
+                self._store.put(
+                    {
+                        "key": keys[missing[t][0]],
+                        "family": self.family,
+                        "requested_model": self.name,
+                        "resolved_model": self.name,
+                        "purpose": purpose,
+                        "system": None,
+                        "prompt": t,
+                        "schema_name": "embedding",
+                        "response_text": json.dumps(vec),
+                        "logprobs_json": None,
+                        "input_tokens": None,
+                        "output_tokens": None,
+                        "cached_tokens": None,
+                        "latency_s": latency,
+                        "strategy": None,
+                    }
+                )
         return out  # type: ignore[return-value]
 
-    def _upstream_failed(self, e: Exception, key: str, req: Request, attempts: list[Attempt],
-                         t0: float, slot: Any) -> Exception:
+    def _upstream_failed(
+        self, e: Exception, key: str, req: Request, attempts: list[Attempt], t0: float, slot: Any
+    ) -> Exception:
         """A forwarded chat or an embedding request failed: log it, count it, and return the
         error to raise (a timeout reworded by the throttle)."""
         if isinstance(e, CallFailed) and e.kind == "timeout":

@@ -62,8 +62,11 @@ def _probe(model: Any) -> str | None:
     try:
         reply = client.batches.with_raw_response.list(limit=1)
     except openai.APIStatusError as e:
-        refused = " (the server refused the key: set OPENAI_API_KEY)" if e.status_code in (
-            401, 403) else ""
+        refused = (
+            " (the server refused the key: set OPENAI_API_KEY)"
+            if e.status_code in (401, 403)
+            else ""
+        )
         return f"GET {url} answered HTTP {e.status_code}{refused}"
     except openai.APITimeoutError:
         return f"GET {url} got no answer within {timeout:g} s"
@@ -83,17 +86,38 @@ def _sdk(model: Any, fn, *args, **kwargs):
     try:
         return fn(*args, **kwargs)
     except openai.APIError as e:
-        raise from_sdk_error(e, label=f"{model.label} (batch API)", key_env="OPENAI_API_KEY",
-                             model=model.name, attempts=1, secrets=model.secrets()) from None
+        raise from_sdk_error(
+            e,
+            label=f"{model.label} (batch API)",
+            key_env="OPENAI_API_KEY",
+            model=model.name,
+            attempts=1,
+            secrets=model.secrets(),
+        ) from None
 
 
 def submit(model: Any, items: list[tuple[str, dict[str, Any]]]) -> BatchInfo:
-    data = "".join(json.dumps({"custom_id": cid, "method": "POST", "url": ENDPOINT, "body": body},
-                              ensure_ascii=False) + "\n" for cid, body in items).encode()
-    f = _sdk(model, model.client.files.create, file=("amg-batch.jsonl", data, "application/jsonl"),
-             purpose="batch")
-    b = _sdk(model, model.client.batches.create, completion_window="24h", endpoint=ENDPOINT,
-             input_file_id=f.id, metadata={"created_by": "agentmemgate"})
+    data = "".join(
+        json.dumps(
+            {"custom_id": cid, "method": "POST", "url": ENDPOINT, "body": body}, ensure_ascii=False
+        )
+        + "\n"
+        for cid, body in items
+    ).encode()
+    f = _sdk(
+        model,
+        model.client.files.create,
+        file=("amg-batch.jsonl", data, "application/jsonl"),
+        purpose="batch",
+    )
+    b = _sdk(
+        model,
+        model.client.batches.create,
+        completion_window="24h",
+        endpoint=ENDPOINT,
+        input_file_id=f.id,
+        metadata={"created_by": "agentmemgate"},
+    )
     return _info(b)
 
 
@@ -109,11 +133,18 @@ def _info(b: Any) -> BatchInfo:
         error = f"{e.code or 'error'}: {e.message or ''}".strip()
         if e.line is not None:
             error += f" (line {e.line})"
-    return BatchInfo(id=b.id, state=b.status, ended=b.status in ENDED,
-                     total=counts.total if counts else 0,
-                     done=(counts.completed + counts.failed) if counts else 0,
-                     failed=counts.failed if counts else 0, input_file_id=b.input_file_id,
-                     output_file_id=b.output_file_id, error_file_id=b.error_file_id, error=error)
+    return BatchInfo(
+        id=b.id,
+        state=b.status,
+        ended=b.status in ENDED,
+        total=counts.total if counts else 0,
+        done=(counts.completed + counts.failed) if counts else 0,
+        failed=counts.failed if counts else 0,
+        input_file_id=b.input_file_id,
+        output_file_id=b.output_file_id,
+        error_file_id=b.error_file_id,
+        error=error,
+    )
 
 
 def results(model: Any, info: BatchInfo) -> Iterator[Outcome]:
@@ -134,13 +165,20 @@ def results(model: Any, info: BatchInfo) -> Iterator[Outcome]:
                 yield Outcome(cid, "returned", payload=resp["body"], http_status=200)
             elif err:
                 code = err.get("code") or "error"
-                yield Outcome(cid, _ITEM_STATUS.get(code, "errored"),
-                              error=f"{code}: {err.get('message') or ''}".strip(),
-                              http_status=status_code)
+                yield Outcome(
+                    cid,
+                    _ITEM_STATUS.get(code, "errored"),
+                    error=f"{code}: {err.get('message') or ''}".strip(),
+                    http_status=status_code,
+                )
             else:
                 body = resp.get("body") or {}
                 e = body.get("error", body) if isinstance(body, dict) else {}
                 message = e.get("message") if isinstance(e, dict) else str(body)
-                yield Outcome(cid, "errored", error=f"HTTP {status_code}: {message or 'no detail'}",
-                              http_status=status_code, field=rejected_field(body))
-
+                yield Outcome(
+                    cid,
+                    "errored",
+                    error=f"HTTP {status_code}: {message or 'no detail'}",
+                    http_status=status_code,
+                    field=rejected_field(body),
+                )

@@ -36,16 +36,25 @@ PLACEHOLDER_KEY = "not-needed"  # OpenAI-compatible servers usually take no key;
 
 
 class OpenAIOptions(SdkOptions):
-    send_temperature: bool = Field(True, description="Set False for models that only accept the "
-                                                     "default temperature (reasoning models).")
+    send_temperature: bool = Field(
+        True,
+        description="Set False for models that only accept the "
+        "default temperature (reasoning models).",
+    )
 
 
 class OpenAIModel(Model):
     provider = "openai"
     Options = OpenAIOptions
 
-    def __init__(self, name: str, *, workspace: Workspace | str | Path | None = None,
-                 base_url: str | None = None, options: OpenAIOptions | None = None):
+    def __init__(
+        self,
+        name: str,
+        *,
+        workspace: Workspace | str | Path | None = None,
+        base_url: str | None = None,
+        options: OpenAIOptions | None = None,
+    ):
         super().__init__(name, workspace=workspace, options=options)
         o: OpenAIOptions = self.options  # type: ignore[assignment]
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
@@ -58,8 +67,13 @@ class OpenAIModel(Model):
             key = PLACEHOLDER_KEY
         self._key = key
         http_client = o.http_client if o.http_client is not None else openai.DefaultHttpx2Client()
-        self.client = openai.OpenAI(api_key=key, base_url=self.base_url, max_retries=o.max_retries,
-                                    timeout=o.timeout, http_client=install_hooks(http_client))
+        self.client = openai.OpenAI(
+            api_key=key,
+            base_url=self.base_url,
+            max_retries=o.max_retries,
+            timeout=o.timeout,
+            http_client=install_hooks(http_client),
+        )
 
     @property
     def family(self) -> str:
@@ -81,9 +95,11 @@ class OpenAIModel(Model):
     def empty_reply_hint(self) -> str:
         if not self.base_url:
             return ""
-        return ("check the server's chat template: a GGUF model without one gets a generic "
-                "prompt format and answers nothing; start llama-cpp-python's server with the "
-                "model's --chat_format (e.g. gemma), or Ollama/vLLM with the model's template")
+        return (
+            "check the server's chat template: a GGUF model without one gets a generic "
+            "prompt format and answers nothing; start llama-cpp-python's server with the "
+            "model's --chat_format (e.g. gemma), or Ollama/vLLM with the model's template"
+        )
 
     def cache_params(self) -> dict[str, Any]:
         o: OpenAIOptions = self.options  # type: ignore[assignment]
@@ -104,7 +120,8 @@ class OpenAIModel(Model):
                 raise FatalProviderError(
                     f"--batch: {self.label} does not serve the OpenAI Batch and Files API ({why}): "
                     "run without --batch, or batch through a gateway that serves it (e.g. a "
-                    "LiteLLM proxy)")
+                    "LiteLLM proxy)"
+                )
         super().check_batch_api()
 
     def batch_reply(self, payload: dict[str, Any], tool: str | None) -> RawReply:
@@ -127,13 +144,22 @@ class OpenAIModel(Model):
             if request.strategy == "json_schema":
                 kwargs["response_format"] = _response_format(request.schema)
             elif request.strategy == "json_object":
-                kwargs["response_format"] = {"type": "json_object",
-                                             "schema": _schema(request.schema)}
+                kwargs["response_format"] = {
+                    "type": "json_object",
+                    "schema": _schema(request.schema),
+                }
             elif request.strategy == "tools":
                 tool = _tool_name(request.schema)
-                kwargs["tools"] = [{"type": "function", "function": {
-                    "name": tool, "description": "Record your answer in this structure.",
-                    "parameters": _schema(request.schema)}}]
+                kwargs["tools"] = [
+                    {
+                        "type": "function",
+                        "function": {
+                            "name": tool,
+                            "description": "Record your answer in this structure.",
+                            "parameters": _schema(request.schema),
+                        },
+                    }
+                ]
                 kwargs["tool_choice"] = {"type": "function", "function": {"name": tool}}
         if request.logprobs:
             kwargs["logprobs"] = True
@@ -155,11 +181,15 @@ class OpenAIModel(Model):
             # the client's CPU per call (benchmarks/llm_throughput.py --profile).
             completion = self.client.post("/chat/completions", body=kwargs, cast_to=ChatCompletion)
         except openai.APIError as e:
-            raise from_sdk_error(e, label=self.label, key_env=KEY_ENV, model=self.name,
-                                 attempts=attempts_so_far(),
-                                 secrets=self.secrets()) from None
+            raise from_sdk_error(
+                e,
+                label=self.label,
+                key_env=KEY_ENV,
+                model=self.name,
+                attempts=attempts_so_far(),
+                secrets=self.secrets(),
+            ) from None
         return _reply(completion, tool)
-
 
     def execute_chat(self, body: dict[str, Any]) -> tuple[dict[str, Any], RawReply]:
         o: OpenAIOptions = self.options  # type: ignore[assignment]
@@ -168,19 +198,33 @@ class OpenAIModel(Model):
         try:
             completion = self.client.post("/chat/completions", body=body, cast_to=ChatCompletion)
         except openai.APIError as e:
-            raise from_sdk_error(e, label=self.label, key_env=KEY_ENV, model=self.name,
-                                 attempts=attempts_so_far(), secrets=self.secrets()) from None
+            raise from_sdk_error(
+                e,
+                label=self.label,
+                key_env=KEY_ENV,
+                model=self.name,
+                attempts=attempts_so_far(),
+                secrets=self.secrets(),
+            ) from None
         return completion.model_dump(mode="json", exclude_unset=True), _reply(completion)
 
-    def execute_embed(self, texts: list[str], dimensions: int | None) -> tuple[list[list[float]], int]:
+    def execute_embed(
+        self, texts: list[str], dimensions: int | None
+    ) -> tuple[list[list[float]], int]:
         kwargs: dict[str, Any] = {"input": texts, "model": self.name, "encoding_format": "float"}
         if dimensions:
             kwargs["dimensions"] = dimensions
         try:
             reply = self.client.embeddings.create(**kwargs)
         except openai.APIError as e:
-            raise from_sdk_error(e, label=self.label, key_env=KEY_ENV, model=self.name,
-                                 attempts=attempts_so_far(), secrets=self.secrets()) from None
+            raise from_sdk_error(
+                e,
+                label=self.label,
+                key_env=KEY_ENV,
+                model=self.name,
+                attempts=attempts_so_far(),
+                secrets=self.secrets(),
+            ) from None
         data = sorted(reply.data, key=lambda d: d.index)
         tokens = (getattr(reply.usage, "prompt_tokens", 0) or 0) if reply.usage else 0
         vectors = [list(d.embedding) for d in data]
@@ -188,7 +232,8 @@ class OpenAIModel(Model):
             raise FatalProviderError(
                 f"{self.label} returned embeddings that are not one vector of numbers per input "
                 "(a server without pooling returns one vector per token: start llama-cpp-python "
-                "with --embedding true --pooling_type 1, or use an embedding model)")
+                "with --embedding true --pooling_type 1, or use an embedding model)"
+            )
         return vectors, tokens
 
 
@@ -224,8 +269,15 @@ def _reply(completion: Any, tool: str | None = None) -> RawReply:
     elif choice.finish_reason == "content_filter":
         reply.refusal = "the provider's content filter stopped the reply"
     reply.text = msg.content or ""
-    calls = [c for c in (getattr(msg, "tool_calls", None) or [])
-             if getattr(getattr(c, "function", None), "name", None) == tool] if tool else []
+    calls = (
+        [
+            c
+            for c in (getattr(msg, "tool_calls", None) or [])
+            if getattr(getattr(c, "function", None), "name", None) == tool
+        ]
+        if tool
+        else []
+    )
     if calls:
         reply.text = calls[0].function.arguments or ""
     reply.truncated = choice.finish_reason == "length"

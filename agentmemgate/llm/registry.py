@@ -37,8 +37,13 @@ def is_test_double(provider: str) -> bool:
     return provider in _HIDDEN
 
 
-def get_model(spec: str, *, workspace: Workspace | str | Path | None = None,
-              base_url: str | None = None, **options: Any) -> Model:
+def get_model(
+    spec: str,
+    *,
+    workspace: Workspace | str | Path | None = None,
+    base_url: str | None = None,
+    **options: Any,
+) -> Model:
     """Resolve ``provider:model`` to a Model bound to ``workspace``'s cache and call log.
 
     ``base_url`` points ``openai:MODEL`` at any OpenAI-compatible server (vLLM, Ollama,
@@ -48,9 +53,12 @@ def get_model(spec: str, *, workspace: Workspace | str | Path | None = None,
     if not sep or not name.strip() or provider not in _PROVIDERS:
         raise ModelSpecError(
             f"Unknown model {spec!r}: use provider:model (e.g. {EXAMPLES}); "
-            f"providers: {', '.join(p for p in providers() if p not in _HIDDEN)}")
+            f"providers: {', '.join(p for p in providers() if p not in _HIDDEN)}"
+        )
     try:
-        model = _PROVIDERS[provider](name.strip(), workspace=workspace, base_url=base_url, **options)
+        model = _PROVIDERS[provider](
+            name.strip(), workspace=workspace, base_url=base_url, **options
+        )
     except ValidationError as e:
         err = e.errors()[0]
         where = ".".join(str(p) for p in err.get("loc", ())) or "options"
@@ -69,15 +77,17 @@ def _options(cls: type[Model], options: dict[str, Any]):
 def _openai(name: str, *, workspace=None, base_url=None, **options) -> Model:
     from .openai_provider import OpenAIModel
 
-    return OpenAIModel(name, workspace=workspace, base_url=base_url,
-                       options=_options(OpenAIModel, options))
+    return OpenAIModel(
+        name, workspace=workspace, base_url=base_url, options=_options(OpenAIModel, options)
+    )
 
 
 def _anthropic(name: str, *, workspace=None, base_url=None, **options) -> Model:
     from .anthropic_provider import AnthropicModel
 
-    return AnthropicModel(name, workspace=workspace, base_url=base_url,
-                          options=_options(AnthropicModel, options))
+    return AnthropicModel(
+        name, workspace=workspace, base_url=base_url, options=_options(AnthropicModel, options)
+    )
 
 
 def _scripted(name: str, *, workspace=None, base_url=None, **options) -> Model:

@@ -56,5 +56,8 @@ class RawReply(BaseModel):
 def refuse_in_dry_run(label: str, purpose: str) -> None:
     """A dry run sends nothing: a call it reaches that the cache cannot answer stops it."""
     if invocation.dry_run():
-        raise DryRunCall(f"{label}: a dry run sends nothing, and this step ({purpose or 'a call'}) "
-                         "needs an answer not in the workspace", purpose)
+        raise DryRunCall(
+            f"{label}: a dry run sends nothing, and this step ({purpose or 'a call'}) "
+            "needs an answer not in the workspace",
+            purpose,
+        )

@@ -28,8 +28,9 @@ Reply = str | dict | BaseException
 
 class ScriptedOptions(ModelOptions):
     delay: float = Field(0.0, ge=0, description="Seconds each call takes (for concurrency tests).")
-    embedding_dims: int = Field(64, ge=2, le=4096, description="Size of the hashed bag-of-words "
-                                                               "vectors ``embed`` returns.")
+    embedding_dims: int = Field(
+        64, ge=2, le=4096, description="Size of the hashed bag-of-words vectors ``embed`` returns."
+    )
 
 
 class Script:
@@ -55,8 +56,13 @@ class ScriptedModel(Model):
     provider = "scripted"
     Options = ScriptedOptions
 
-    def __init__(self, name: str, *, workspace: Workspace | str | Path | None = None,
-                 options: ScriptedOptions | None = None):
+    def __init__(
+        self,
+        name: str,
+        *,
+        workspace: Workspace | str | Path | None = None,
+        options: ScriptedOptions | None = None,
+    ):
         super().__init__(name, workspace=workspace, options=options)
         self.script = _SCRIPTS.setdefault(name, Script())
 
@@ -87,30 +93,51 @@ class ScriptedModel(Model):
             raise reply
         text = reply if isinstance(reply, str) else json.dumps(reply, ensure_ascii=False)
         words = len(((request.system or "") + " " + request.prompt).split())
-        return RawReply(text=text, resolved_model=self.name, input_tokens=words,
-                        output_tokens=len(text.split()))
+        return RawReply(
+            text=text, resolved_model=self.name, input_tokens=words, output_tokens=len(text.split())
+        )
 
     def execute_chat(self, body: dict) -> tuple[dict, RawReply]:
         """A product's chat call: the system messages become ``system``, the last other message
         the ``prompt`` the script sees; the reply comes back in OpenAI's completion shape."""
         messages = [m for m in body.get("messages", []) if isinstance(m, dict)]
-        system = "\n\n".join(str(m.get("content") or "") for m in messages
-                              if m.get("role") == "system") or None
+        system = (
+            "\n\n".join(str(m.get("content") or "") for m in messages if m.get("role") == "system")
+            or None
+        )
         others = [m for m in messages if m.get("role") != "system"]
         prompt = str(others[-1].get("content") or "") if others else ""
-        raw = self.execute(Request(prompt=prompt, system=system,
-                                   temperature=float(body.get("temperature") or 0.0),
-                                   max_tokens=body.get("max_tokens")))
+        raw = self.execute(
+            Request(
+                prompt=prompt,
+                system=system,
+                temperature=float(body.get("temperature") or 0.0),
+                max_tokens=body.get("max_tokens"),
+            )
+        )
         completion = {
-            "id": "scripted", "object": "chat.completion", "created": 0, "model": self.name,
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": raw.text}}],
-            "usage": {"prompt_tokens": raw.input_tokens, "completion_tokens": raw.output_tokens,
-                      "total_tokens": raw.input_tokens + raw.output_tokens},
+            "id": "scripted",
+            "object": "chat.completion",
+            "created": 0,
+            "model": self.name,
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": raw.text},
+                }
+            ],
+            "usage": {
+                "prompt_tokens": raw.input_tokens,
+                "completion_tokens": raw.output_tokens,
+                "total_tokens": raw.input_tokens + raw.output_tokens,
+            },
         }
         return completion, raw
 
-    def execute_embed(self, texts: list[str], dimensions: int | None) -> tuple[list[list[float]], int]:
+    def execute_embed(
+        self, texts: list[str], dimensions: int | None
+    ) -> tuple[list[list[float]], int]:
         """Hashed bag-of-words vectors (unit length): texts sharing words are near each other."""
         dims = dimensions or self.options.embedding_dims  # type: ignore[attr-defined]
         with self.script.lock:

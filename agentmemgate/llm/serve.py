@@ -33,8 +33,15 @@ from ..errors import AmgError
 from ._errors import CallFailed, FatalProviderError, shorten
 from .model import Model
 
-STATUS = {"rate_limited": 429, "timeout": 504, "bad_request": 400, "unsupported": 400,
-          "refusal": 400, "server_error": 502, "invalid_output": 502}
+STATUS = {
+    "rate_limited": 429,
+    "timeout": 504,
+    "bad_request": 400,
+    "unsupported": 400,
+    "refusal": 400,
+    "server_error": 502,
+    "invalid_output": 502,
+}
 
 
 class LLMEndpoint:
@@ -64,7 +71,7 @@ class LLMEndpoint:
         conversation, so concurrent products' calls are told apart."""
         if not tag.replace("-", "").replace("_", "").isalnum():
             raise ValueError(f"a tag is letters, digits, - and _: {tag!r}")
-        return self.url[:-len("/v1")] + f"/t/{tag}/v1"
+        return self.url[: -len("/v1")] + f"/t/{tag}/v1"
 
     def requests_of(self, tag: str) -> dict[str, int]:
         with self._lock:
@@ -77,8 +84,9 @@ class LLMEndpoint:
         server.daemon_threads = True
         server.request_queue_size = 128
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, name="amg-llm-endpoint",
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=server.serve_forever, name="amg-llm-endpoint", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -113,8 +121,9 @@ class LLMEndpoint:
     def handle_chat(self, body: dict[str, Any], tag: str | None = None) -> dict[str, Any]:
         self._count("chat", tag)
         if body.get("stream"):
-            raise _HttpError(400, "streaming is not served by the agentmemgate endpoint",
-                             "bad_request")
+            raise _HttpError(
+                400, "streaming is not served by the agentmemgate endpoint", "bad_request"
+            )
         if not isinstance(body.get("messages"), list) or not body["messages"]:
             raise _HttpError(400, "messages must be a non-empty list", "bad_request")
         return self.chat.forward_chat(body, purpose=f"{self.purpose}.chat")
@@ -125,26 +134,45 @@ class LLMEndpoint:
         if isinstance(texts, str):
             texts = [texts]
         if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
-            raise _HttpError(400, "input must be a string or a non-empty list of strings "
-                                  "(token arrays are not served)", "bad_request")
+            raise _HttpError(
+                400,
+                "input must be a string or a non-empty list of strings "
+                "(token arrays are not served)",
+                "bad_request",
+            )
         dims = body.get("dimensions")
         if dims is not None and (not isinstance(dims, int) or dims <= 0):
             raise _HttpError(400, "dimensions must be a positive integer", "bad_request")
         vectors = self.embedder.embed(texts, dimensions=dims, purpose=f"{self.purpose}.embed")
         b64 = body.get("encoding_format") == "base64"
-        data = [{"object": "embedding", "index": i,
-                 "embedding": (base64.b64encode(struct.pack(f"<{len(v)}f", *v)).decode()
-                               if b64 else v)}
-                for i, v in enumerate(vectors)]
+        data = [
+            {
+                "object": "embedding",
+                "index": i,
+                "embedding": (
+                    base64.b64encode(struct.pack(f"<{len(v)}f", *v)).decode() if b64 else v
+                ),
+            }
+            for i, v in enumerate(vectors)
+        ]
         tokens = sum(len(t.split()) for t in texts)  # an estimate: cached inputs have no count
-        return {"object": "list", "data": data, "model": self.embedder.name,
-                "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+        return {
+            "object": "list",
+            "data": data,
+            "model": self.embedder.name,
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        }
 
     def handle_models(self) -> dict[str, Any]:
         self._count("models")
         names = dict.fromkeys([self.chat.name, self.embedder.name])
-        return {"object": "list", "data": [{"id": n, "object": "model", "created": 0,
-                                            "owned_by": "agentmemgate"} for n in names]}
+        return {
+            "object": "list",
+            "data": [
+                {"id": n, "object": "model", "created": 0, "owned_by": "agentmemgate"}
+                for n in names
+            ],
+        }
 
 
 class _HttpError(Exception):
@@ -174,14 +202,20 @@ def _handler(ep: LLMEndpoint) -> type[BaseHTTPRequestHandler]:
                 self.close_connection = True
 
         def _error(self, status: int, message: str, kind: str) -> None:
-            self._send(status, {"error": {"message": message, "type": kind, "code": kind,
-                                          "param": None}}, retry=False)
+            self._send(
+                status,
+                {"error": {"message": message, "type": kind, "code": kind, "param": None}},
+                retry=False,
+            )
 
         def _authorized(self) -> bool:
             if self.headers.get("Authorization", "") == f"Bearer {ep.api_key}":
                 return True
-            self._error(401, "this endpoint serves one agentmemgate run; its key was not given",
-                        "invalid_api_key")
+            self._error(
+                401,
+                "this endpoint serves one agentmemgate run; its key was not given",
+                "invalid_api_key",
+            )
             return False
 
         def _path(self) -> str:
@@ -213,9 +247,12 @@ def _handler(ep: LLMEndpoint) -> type[BaseHTTPRequestHandler]:
             if not self._authorized():
                 return
             path, tag = self._route()
-            route = {"/v1/chat/completions": ep.handle_chat, "/chat/completions": ep.handle_chat,
-                     "/v1/embeddings": ep.handle_embeddings,
-                     "/embeddings": ep.handle_embeddings}.get(path)
+            route = {
+                "/v1/chat/completions": ep.handle_chat,
+                "/chat/completions": ep.handle_chat,
+                "/v1/embeddings": ep.handle_embeddings,
+                "/embeddings": ep.handle_embeddings,
+            }.get(path)
             if route is None:
                 self._error(404, f"no route {path}", "not_found")
                 return

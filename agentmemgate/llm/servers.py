@@ -25,8 +25,11 @@ def server_of(url: str) -> str:
         port = None
     if host == "localhost" or host.endswith(".localhost") or _loopback(host):
         host = "localhost"
-    defaults = {_DEFAULT_PORTS[parts.scheme.lower()]} if parts.scheme.lower() in _DEFAULT_PORTS \
-        and "://" in url else set(_DEFAULT_PORTS.values())
+    defaults = (
+        {_DEFAULT_PORTS[parts.scheme.lower()]}
+        if parts.scheme.lower() in _DEFAULT_PORTS and "://" in url
+        else set(_DEFAULT_PORTS.values())
+    )
     return f"{host}:{port}" if port and port not in defaults else host
 
 
@@ -40,5 +43,5 @@ def _loopback(host: str) -> bool:
 def normalize_family(family: str) -> str:
     """A family as the cross-family rule compares it (older workspaces logged raw hosts)."""
     if family.startswith(COMPATIBLE):
-        return COMPATIBLE + server_of(family[len(COMPATIBLE):])
+        return COMPATIBLE + server_of(family[len(COMPATIBLE) :])
     return family

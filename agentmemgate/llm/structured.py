@@ -35,8 +35,11 @@ STRATEGY_FIELDS = {
     "prompt": (),
 }
 
-_PLACEHOLDER = re.compile(r"^\s*(?:<[^<>]{0,120}>|\.\.\.|…|\?+|n/?a|none|null|todo|tbd|string|text"
-                          r"|one sentence|your (?:answer|rationale|reason) here)\s*\.?\s*$", re.I)
+_PLACEHOLDER = re.compile(
+    r"^\s*(?:<[^<>]{0,120}>|\.\.\.|…|\?+|n/?a|none|null|todo|tbd|string|text"
+    r"|one sentence|your (?:answer|rationale|reason) here)\s*\.?\s*$",
+    re.I,
+)
 
 
 def real_text(value: str) -> str:
@@ -61,8 +64,10 @@ def schema_instructions(strategy: str | None, schema_text: str) -> str:
     llama-cpp-python turns it into a decoding grammar, and every rubric shows its format; a small
     context has no room for the schema twice)."""
     if strategy == "prompt":
-        return ("\n\nReply with one JSON object and nothing else (no prose, no code fences). It must "
-                f"match this JSON Schema:\n{schema_text}\n")
+        return (
+            "\n\nReply with one JSON object and nothing else (no prose, no code fences). It must "
+            f"match this JSON Schema:\n{schema_text}\n"
+        )
     if strategy == "json_object":
         return "\n\nReply with one JSON object and nothing else.\n"
     return ""
@@ -75,9 +80,11 @@ def feedback(prompt: str, problem: str, reply: str) -> str:
     """
     shown = " ".join(reply.split())
     shown = shown if len(shown) <= 200 else shown[:200].rsplit(" ", 1)[0] + " ..."
-    return (f"{prompt}\n\nYOUR PREVIOUS REPLY WAS NOT ACCEPTED: {problem}.\n"
-            f"Your reply began: {shown or '(empty)'}\n"
-            "Answer again, following the format exactly and filling every field with a real answer.\n")
+    return (
+        f"{prompt}\n\nYOUR PREVIOUS REPLY WAS NOT ACCEPTED: {problem}.\n"
+        f"Your reply began: {shown or '(empty)'}\n"
+        "Answer again, following the format exactly and filling every field with a real answer.\n"
+    )
 
 
 # -- reading a reply ---------------------------------------------------------------------------
@@ -123,8 +130,10 @@ def validate_reply(text: str, schema: type[BaseModel]) -> tuple[Any, str | None]
         parsed = schema.model_validate(value)
     except ValidationError as e:
         errs = e.errors()
-        first = "; ".join(f"{'.'.join(str(p) for p in x.get('loc', ())) or 'reply'}: {x.get('msg')}"
-                          for x in errs[:3])
+        first = "; ".join(
+            f"{'.'.join(str(p) for p in x.get('loc', ())) or 'reply'}: {x.get('msg')}"
+            for x in errs[:3]
+        )
         return None, f"reply does not match {schema.__name__}: {first}"
     if (same := _one_value_everywhere(parsed)) is not None:
         return None, f"every field of the reply has the same value ({same[:40]!r})"

@@ -17,9 +17,21 @@ class Usage:
     counts its planned calls as batch calls.
     """
 
-    FIELDS = ("calls", "cache_hits", "failures", "requests", "input_tokens", "output_tokens",
-              "cached_tokens", "unpriced", "unestimated", "batch_calls", "batch_input_tokens",
-              "batch_output_tokens", "batch_cached_tokens")
+    FIELDS = (
+        "calls",
+        "cache_hits",
+        "failures",
+        "requests",
+        "input_tokens",
+        "output_tokens",
+        "cached_tokens",
+        "unpriced",
+        "unestimated",
+        "batch_calls",
+        "batch_input_tokens",
+        "batch_output_tokens",
+        "batch_cached_tokens",
+    )
     # ``unestimated``: planned calls (dry runs) whose prompt cannot be known yet (no tokens)
     # ``cost_usd``: USD of the priced calls; ``unpriced``: calls whose cost is unknown (no price)
     COSTS = ("cost_usd", "batch_cost_usd", "batch_live_cost_usd")
@@ -30,8 +42,14 @@ class Usage:
         self.cost_usd = self.batch_cost_usd = self.batch_live_cost_usd = 0.0
         self.in_flight = 0  # a gauge, not a tally: requests waiting on the provider right now
 
-    def add(self, cost_usd: float | None = None, *, batch_cost_usd: float | None = None,
-            batch_live_cost_usd: float | None = None, **amounts: int) -> None:
+    def add(
+        self,
+        cost_usd: float | None = None,
+        *,
+        batch_cost_usd: float | None = None,
+        batch_live_cost_usd: float | None = None,
+        **amounts: int,
+    ) -> None:
         with self._lock:
             for k, v in amounts.items():
                 self._counts[k] += int(v or 0)
@@ -45,8 +63,7 @@ class Usage:
     def as_dict(self) -> dict[str, int]:
         """The tallies; the ``batch_*`` ones only once a batch answered something."""
         with self._lock:
-            return {k: v for k, v in self._counts.items()
-                    if v or not k.startswith("batch_")}
+            return {k: v for k, v in self._counts.items() if v or not k.startswith("batch_")}
 
     def live(self) -> dict[str, int]:
         """The tallies plus calls in flight, for progress displays."""
@@ -60,6 +77,8 @@ class Usage:
 
     def __str__(self) -> str:
         d = self.as_dict()
-        return (f"{d['calls']} calls, {d['cache_hits']} cache hits, {d['failures']} failures, "
-                f"{d['input_tokens']} input tokens ({d['cached_tokens']} cached), "
-                f"{d['output_tokens']} output tokens")
+        return (
+            f"{d['calls']} calls, {d['cache_hits']} cache hits, {d['failures']} failures, "
+            f"{d['input_tokens']} input tokens ({d['cached_tokens']} cached), "
+            f"{d['output_tokens']} output tokens"
+        )

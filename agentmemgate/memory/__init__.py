@@ -6,7 +6,6 @@ swappable components (``extract``, ``match``, ``resolve``, the ``classify`` clas
 with an offline rule implementation and an LLM one.
 """
 
-
 # Re-exports resolved on first use (PEP 562), so importing the package costs only what it uses;
 # ``from agentmemgate.ROOM import name`` works as before.
 _LAZY = {
@@ -69,12 +68,49 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "Checker", "ContextTurn", "CueChecker", "EventKind", "ExtractedTuple", "Extractor", "Factory",
-    "FieldKey", "FieldState", "Gate", "LLMChecker", "LLMExtractor", "LLMMatcher",
-    "LLMPredicateWriter", "Matcher", "MemoryEvent", "MemorySystem", "OfflineExtractor",
-    "OracleExtractor", "OracleMatcher", "PermissiveMatcher", "Pipeline", "PlanTypedMemory",
-    "PredicateWriter", "Predicates", "ProfileStore", "StagedState", "StagingArea", "StoreSnapshot",
-    "SystemFactory", "SystemInfo", "TemplatePredicateWriter", "UserTurn", "ValueInterval", "Verdict",
-    "WordOverlapMatcher", "gate_info", "get_system", "parse_name", "retry_tuple", "strip_attribute",
-    "scripted_responder", "strip_value", "system_names", "user_turns",
+    "Checker",
+    "ContextTurn",
+    "CueChecker",
+    "EventKind",
+    "ExtractedTuple",
+    "Extractor",
+    "Factory",
+    "FieldKey",
+    "FieldState",
+    "Gate",
+    "LLMChecker",
+    "LLMExtractor",
+    "LLMMatcher",
+    "LLMPredicateWriter",
+    "Matcher",
+    "MemoryEvent",
+    "MemorySystem",
+    "OfflineExtractor",
+    "OracleExtractor",
+    "OracleMatcher",
+    "PermissiveMatcher",
+    "Pipeline",
+    "PlanTypedMemory",
+    "PredicateWriter",
+    "Predicates",
+    "ProfileStore",
+    "StagedState",
+    "StagingArea",
+    "StoreSnapshot",
+    "SystemFactory",
+    "SystemInfo",
+    "TemplatePredicateWriter",
+    "UserTurn",
+    "ValueInterval",
+    "Verdict",
+    "WordOverlapMatcher",
+    "gate_info",
+    "get_system",
+    "parse_name",
+    "retry_tuple",
+    "strip_attribute",
+    "scripted_responder",
+    "strip_value",
+    "system_names",
+    "user_turns",
 ]

@@ -11,8 +11,14 @@ from functools import cache
 from .. import rubrics
 from ..rubrics import Rubric
 
-RUBRICS = ("memory_extract_literal", "memory_extract_cautious", "memory_match",
-           "memory_match_permissive", "memory_predicates", "memory_check")
+RUBRICS = (
+    "memory_extract_literal",
+    "memory_extract_cautious",
+    "memory_match",
+    "memory_match_permissive",
+    "memory_predicates",
+    "memory_check",
+)
 
 
 def strip_header(text: str) -> str:
@@ -42,7 +48,11 @@ BUDGETS = {"extract": 512, "match": 48, "predicates": 320, "check": 24}
 def budget(model, component: str) -> dict:
     """``{"max_tokens": N}`` for ``model.complete`` when the LLM layer takes a per-call output
     budget, else ``{}`` (the layer's own default applies)."""
-    return {"max_tokens": BUDGETS[component]} if _takes_budget(type(getattr(model, "_model", model))) else {}
+    return (
+        {"max_tokens": BUDGETS[component]}
+        if _takes_budget(type(getattr(model, "_model", model)))
+        else {}
+    )
 
 
 @cache

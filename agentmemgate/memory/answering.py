@@ -94,5 +94,11 @@ class AnsweringSystem(ABC):
 AnsweringFactory = Callable[[], AnsweringSystem]
 """``factory()`` makes a fresh answering system for one conversation."""
 
-__all__ = ["AnsweringFactory", "AnsweringSystem", "ProbeAnswer", "Retrieved", "SessionInput",
-           "SessionTurn"]
+__all__ = [
+    "AnsweringFactory",
+    "AnsweringSystem",
+    "ProbeAnswer",
+    "Retrieved",
+    "SessionInput",
+    "SessionTurn",
+]

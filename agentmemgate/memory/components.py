@@ -50,15 +50,22 @@ class Matcher(Protocol):
 class PredicateWriter(Protocol):
     name: str
 
-    def write(self, field: FieldSpec, tup: ExtractedTuple, value: str, current: str | None,
-              context: list[ContextTurn]) -> Predicates: ...
+    def write(
+        self,
+        field: FieldSpec,
+        tup: ExtractedTuple,
+        value: str,
+        current: str | None,
+        context: list[ContextTurn],
+    ) -> Predicates: ...
 
 
 class Checker(Protocol):
     name: str
 
-    def check(self, item: StagedState, field: FieldSpec, turn: UserTurn,
-              context: list[ContextTurn]) -> Verdict: ...
+    def check(
+        self, item: StagedState, field: FieldSpec, turn: UserTurn, context: list[ContextTurn]
+    ) -> Verdict: ...
 
 
 def field_noun(field: FieldSpec) -> str:

@@ -19,7 +19,11 @@ def user_turns(sessions: list[Session]) -> Iterator[tuple[UserTurn, list[Context
     for s, session in enumerate(sessions):
         for i, turn in enumerate(session.turns):
             if turn.role == "user":
-                yield (UserTurn(text=turn.text, session=s, turn=i, date=session.date, t=t),
-                       list(context))
-            context.append(ContextTurn(role=turn.role, text=turn.text, session=s, date=session.date))
+                yield (
+                    UserTurn(text=turn.text, session=s, turn=i, date=session.date, t=t),
+                    list(context),
+                )
+            context.append(
+                ContextTurn(role=turn.role, text=turn.text, session=s, date=session.date)
+            )
             t += 1

@@ -50,7 +50,8 @@ from .system import ContextTurn, ExtractedTuple, UserTurn
 STYLES = ("literal", "cautious")
 WINDOW = 4  # words between a role cue's end and the value it governs
 _PATTERN_VALUE = re.compile(
-    r"\s*((?:the\s+)?(?:[A-Z0-9][\w'&.+-]*)(?:\s+(?:of\s+|and\s+|&\s+)?[A-Z0-9][\w'&.+-]*)*)")
+    r"\s*((?:the\s+)?(?:[A-Z0-9][\w'&.+-]*)(?:\s+(?:of\s+|and\s+|&\s+)?[A-Z0-9][\w'&.+-]*)*)"
+)
 _PLACEHOLDER = "zzvalue{}zz"
 _MEMO_CHARS = 20_000_000  # text held as keys by one rule file's memo before it is cleared
 
@@ -105,8 +106,11 @@ class OfflineExtractor:
         # one of the same style (nine systems on one arc extract each turn in two styles). A
         # custom gazetteer (an oracle's truth values) is never memoized: its answers stay with
         # its own instance.
-        self._memo = (_MEMOS.setdefault((patterns, self.rules, self.gazetteer), _Memo())
-                      if values is None else None)
+        self._memo = (
+            _MEMOS.setdefault((patterns, self.rules, self.gazetteer), _Memo())
+            if values is None
+            else None
+        )
 
     def extract(self, turn: UserTurn, context: list[ContextTurn]) -> list[ExtractedTuple]:
         memo = self._memo
@@ -125,9 +129,16 @@ class OfflineExtractor:
 
     def _analysis(self, text: str, nearby: str) -> tuple:
         """Per sentence: its text and the (attribute, surface, plan, firm) of each value kept."""
-        return tuple((sent.text, tuple((v.attribute, v.hit.surface, v.plan, v.firm)
-                                       for v in self._analyse(sent.text, nearby)))
-                     for sent in sentences(text))
+        return tuple(
+            (
+                sent.text,
+                tuple(
+                    (v.attribute, v.hit.surface, v.plan, v.firm)
+                    for v in self._analyse(sent.text, nearby)
+                ),
+            )
+            for sent in sentences(text)
+        )
 
     def _frame(self, analysis: tuple) -> list[ExtractedTuple]:
         out: list[ExtractedTuple] = []
@@ -136,8 +147,9 @@ class OfflineExtractor:
                 if self.style == "cautious" and plan:
                     head = attribute.split("_")[0]
                     frame = "planning to switch to" if firm else "considering"
-                    tup = ExtractedTuple(attribute=f"{head}_plan", value=f"{frame} {surface}",
-                                         span=span)
+                    tup = ExtractedTuple(
+                        attribute=f"{head}_plan", value=f"{frame} {surface}", span=span
+                    )
                 else:
                     tup = ExtractedTuple(attribute=attribute, value=surface, span=span)
                 if tup not in out:
@@ -153,8 +165,12 @@ class OfflineExtractor:
                 continue
             end = toks[b - 1][0] + len(toks[b - 1][1])
             m = _PATTERN_VALUE.match(text, end)
-            if m and m.group(1) and m.group(1) not in ("I",) and not any(
-                    h.start < m.end(1) and m.start(1) < h.end for h in hits):
+            if (
+                m
+                and m.group(1)
+                and m.group(1) not in ("I",)
+                and not any(h.start < m.end(1) and m.start(1) < h.end for h in hits)
+            ):
                 hits.append(Hit(m.start(1), m.end(1), m.group(1), ()))
         values = []
         for h in sorted(hits, key=lambda h: h.start):
@@ -180,7 +196,7 @@ class OfflineExtractor:
             return []
         masked, cut = [], 0
         for i, v in enumerate(values):
-            masked.append(text[cut:v.hit.start])
+            masked.append(text[cut : v.hit.start])
             masked.append(_PLACEHOLDER.format(i))
             cut = v.hit.end
         masked.append(text[cut:])
@@ -193,8 +209,11 @@ class OfflineExtractor:
         value_tokens = [v.token for v in values]
         cues = cue_hits(self.rules.extract, toks)
         plan_spans = [(a, b) for a, b, c in cues if c == "plan"]
-        negations = [(a, b) for a, b, c in cues if c == "negation"
-                     and not any(x <= a and b <= y for x, y in plan_spans)]
+        negations = [
+            (a, b)
+            for a, b, c in cues
+            if c == "negation" and not any(x <= a and b <= y for x, y in plan_spans)
+        ]
         sentence_plan = any(c == "plan" for _, _, c in cues)
         sentence_done = any(c == "completion" for _, _, c in cues)
         firm = any(c == "firm_plan" for _, _, c in cues)
@@ -204,16 +223,23 @@ class OfflineExtractor:
                 continue
             cl = clauses[v.token]
             v.negated = any(b <= v.token and clauses[a] == cl for a, b in negations)
-            roles = [(b, b - a, c, a) for a, b, c in cues
-                     if c in ("target", "departure", "stay") and v.token - WINDOW <= b <= v.token
-                     and clauses[a] == cl and not any(b <= o < v.token for o in value_tokens)]
+            roles = [
+                (b, b - a, c, a)
+                for a, b, c in cues
+                if c in ("target", "departure", "stay")
+                and v.token - WINDOW <= b <= v.token
+                and clauses[a] == cl
+                and not any(b <= o < v.token for o in value_tokens)
+            ]
             target_verb_past = True
             if roles:
                 _, _, v.role, a = max(roles)
                 if v.role == "target":
                     first = toks[a][1]
                     target_verb_past = first.endswith("ed") or first in past or first == "chose"
-            in_clause = [(b, c) for a, b, c in cues if c in ("plan", "completion") and clauses[a] == cl]
+            in_clause = [
+                (b, c) for a, b, c in cues if c in ("plan", "completion") and clauses[a] == cl
+            ]
             kinds = {c for _, c in in_clause}
             if kinds == {"plan"}:
                 v.plan = True
@@ -265,9 +291,13 @@ class ExtractionAnswer(BaseModel):
         elif isinstance(data, dict) and "tuples" not in data and "attribute" in data:
             data = {"tuples": [data]}
         if isinstance(data, dict) and isinstance(data.get("tuples"), list):
-            data = {**data, "tuples": [
-                {"entity": "user", "span": "", **t} if isinstance(t, dict) else t
-                for t in data["tuples"]]}
+            data = {
+                **data,
+                "tuples": [
+                    {"entity": "user", "span": "", **t} if isinstance(t, dict) else t
+                    for t in data["tuples"]
+                ],
+            }
         return data
 
 
@@ -302,27 +332,39 @@ class LLMExtractor:
         self.name = component_name(model, self.rubric)
 
     def prompt(self, turn: UserTurn, context: list[ContextTurn]) -> str:
-        return self.rubric.fill(date=turn.date.isoformat(), context=format_turns(context, CONTEXT_TURNS),
-                    message=turn.text)
+        return self.rubric.fill(
+            date=turn.date.isoformat(),
+            context=format_turns(context, CONTEXT_TURNS),
+            message=turn.text,
+        )
 
     def plan(self, turn: UserTurn, context: list[ContextTurn]) -> bool:
         """Count the call ``extract`` would make (dry runs, ``model.planned``)."""
-        return self.model.plan(self.prompt(turn, context), schema=ExtractionAnswer,
-                               temperature=0.0, purpose=f"memory.extract.{self.style}",
-                               **budget(self.model, "extract"))
+        return self.model.plan(
+            self.prompt(turn, context),
+            schema=ExtractionAnswer,
+            temperature=0.0,
+            purpose=f"memory.extract.{self.style}",
+            **budget(self.model, "extract"),
+        )
 
     def extract(self, turn: UserTurn, context: list[ContextTurn]) -> list[ExtractedTuple]:
-        resp = self.model.complete(self.prompt(turn, context), schema=ExtractionAnswer,
-                                   temperature=0.0, purpose=f"memory.extract.{self.style}",
-                                   **budget(self.model, "extract"))
+        resp = self.model.complete(
+            self.prompt(turn, context),
+            schema=ExtractionAnswer,
+            temperature=0.0,
+            purpose=f"memory.extract.{self.style}",
+            **budget(self.model, "extract"),
+        )
         out: list[ExtractedTuple] = []
         for p in resp.parsed.tuples:
             attribute, value = snake(p.attribute), p.value.strip()
             if not attribute or not value:
                 continue
             span = find_verbatim(p.span, turn.text) or turn.text
-            tup = ExtractedTuple(entity=snake(p.entity) or "user", attribute=attribute, value=value,
-                                 span=span)
+            tup = ExtractedTuple(
+                entity=snake(p.entity) or "user", attribute=attribute, value=value, span=span
+            )
             if tup not in out:
                 out.append(tup)
         return out

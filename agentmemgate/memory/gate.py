@@ -89,8 +89,16 @@ class Matched:
 class Pipeline(MemorySystem):
     """Extraction and matching shared by every routing policy (gate on/off, plan-typed)."""
 
-    def __init__(self, info: SystemInfo, *, extractor: Extractor, matcher: Matcher,
-                 classifier=None, retry: bool = False, permissive: Matcher | None = None):
+    def __init__(
+        self,
+        info: SystemInfo,
+        *,
+        extractor: Extractor,
+        matcher: Matcher,
+        classifier=None,
+        retry: bool = False,
+        permissive: Matcher | None = None,
+    ):
         self.info = info
         self.extractor = extractor
         self.matcher = matcher
@@ -154,16 +162,28 @@ class Pipeline(MemorySystem):
         """The evidence type of the tuple's source span (the original, plan framing and all)."""
         self._calls += 1
         statement = Statement(
-            id=f"turn-{turn.t}", text=m.extracted.span or m.extracted.value, speaker="user",
-            context=[StatementTurn(speaker=c.role, text=c.text) for c in context[-CLASSIFIER_CONTEXT:]],
-            date=turn.date.isoformat())
+            id=f"turn-{turn.t}",
+            text=m.extracted.span or m.extracted.value,
+            speaker="user",
+            context=[
+                StatementTurn(speaker=c.role, text=c.text) for c in context[-CLASSIFIER_CONTEXT:]
+            ],
+            date=turn.date.isoformat(),
+        )
         return self.classifier.classify(statement)
 
     def event(self, kind: str, turn: UserTurn, m: Matched, **kw) -> MemoryEvent:
         key = self.key_of(m.field) if m.field is not None else None
         value = m.filed.value if m.field is not None else None
-        return MemoryEvent(kind=kind, t=turn.t, key=key, value=value, extracted=m.extracted,  # type: ignore[arg-type]
-                           matched_by_retry=m.how == "retry", **kw)
+        return MemoryEvent(
+            kind=kind,
+            t=turn.t,
+            key=key,
+            value=value,
+            extracted=m.extracted,  # type: ignore[arg-type]
+            matched_by_retry=m.how == "retry",
+            **kw,
+        )
 
     @staticmethod
     def typed(dist: Distribution) -> dict:
@@ -173,14 +193,31 @@ class Pipeline(MemorySystem):
 class Gate(Pipeline):
     """Algorithm 1 with the gate on (``gated=True``) or off (every match commits)."""
 
-    def __init__(self, info: SystemInfo, *, extractor: Extractor, matcher: Matcher,
-                 classifier=None, predicates: PredicateWriter | None = None,
-                 checker: Checker | None = None, gated: bool = True, retry: bool = False,
-                 permissive: Matcher | None = None):
+    def __init__(
+        self,
+        info: SystemInfo,
+        *,
+        extractor: Extractor,
+        matcher: Matcher,
+        classifier=None,
+        predicates: PredicateWriter | None = None,
+        checker: Checker | None = None,
+        gated: bool = True,
+        retry: bool = False,
+        permissive: Matcher | None = None,
+    ):
         if gated and (classifier is None or predicates is None or checker is None):
-            raise ValueError("a gated pipeline needs a classifier, a predicate writer and a checker")
-        super().__init__(info, extractor=extractor, matcher=matcher, classifier=classifier,
-                         retry=retry, permissive=permissive)
+            raise ValueError(
+                "a gated pipeline needs a classifier, a predicate writer and a checker"
+            )
+        super().__init__(
+            info,
+            extractor=extractor,
+            matcher=matcher,
+            classifier=classifier,
+            retry=retry,
+            permissive=permissive,
+        )
         self.predicates = predicates
         self.checker = checker
         self.gated = gated
@@ -190,39 +227,77 @@ class Gate(Pipeline):
         t = turn.t
         for m in self.matched(turn, context):
             if m.field is None:
-                events.append(MemoryEvent(kind="dropped_no_field", t=t, extracted=m.extracted,
-                                          detail="no field matched" + (
-                                              " (after the plan-frame retry)" if self.retry else "")))
+                events.append(
+                    MemoryEvent(
+                        kind="dropped_no_field",
+                        t=t,
+                        extracted=m.extracted,
+                        detail="no field matched"
+                        + (" (after the plan-frame retry)" if self.retry else ""),
+                    )
+                )
                 continue
             key, value = self.key_of(m.field), m.filed.value
             if not self.gated:
                 changed = self.store.commit(key, value, t)
-                events.append(self.event("committed", turn, m,
-                                         detail="" if changed else "already the current value"))
+                events.append(
+                    self.event(
+                        "committed", turn, m, detail="" if changed else "already the current value"
+                    )
+                )
                 continue
             dist = self.classify(m, turn, context)
             if dist.predicted == "speculation":
                 existing = self.staging.find_pending(key, value)
                 if existing is not None:
-                    events.append(self.event("staged", turn, m, **self.typed(dist),
-                                             confirm_when=existing.confirm_when,
-                                             abandon_when=existing.abandon_when,
-                                             detail=f"already pending since t={existing.staged_at}; "
-                                                    "not staged twice"))
+                    events.append(
+                        self.event(
+                            "staged",
+                            turn,
+                            m,
+                            **self.typed(dist),
+                            confirm_when=existing.confirm_when,
+                            abandon_when=existing.abandon_when,
+                            detail=f"already pending since t={existing.staged_at}; "
+                            "not staged twice",
+                        )
+                    )
                     continue
                 self._calls += 1
                 p = self.predicates.write(m.field, m.filed, value, self.store.read(key), context)
                 self.staging.stage(key, value, p.confirm_when, p.abandon_when, t)
-                events.append(self.event("staged", turn, m, **self.typed(dist),
-                                         confirm_when=p.confirm_when, abandon_when=p.abandon_when))
+                events.append(
+                    self.event(
+                        "staged",
+                        turn,
+                        m,
+                        **self.typed(dist),
+                        confirm_when=p.confirm_when,
+                        abandon_when=p.abandon_when,
+                    )
+                )
             elif dist.predicted == "explicit_correction":
                 changed = self.store.correct(key, value, t)
-                events.append(self.event("corrected", turn, m, **self.typed(dist),
-                                         detail="" if changed else "already the current value"))
+                events.append(
+                    self.event(
+                        "corrected",
+                        turn,
+                        m,
+                        **self.typed(dist),
+                        detail="" if changed else "already the current value",
+                    )
+                )
             else:
                 changed = self.store.commit(key, value, t)
-                events.append(self.event("committed", turn, m, **self.typed(dist),
-                                         detail="" if changed else "already the current value"))
+                events.append(
+                    self.event(
+                        "committed",
+                        turn,
+                        m,
+                        **self.typed(dist),
+                        detail="" if changed else "already the current value",
+                    )
+                )
         if self.gated:
             events.extend(self.check_staged(turn, context))
         return events
@@ -234,15 +309,29 @@ class Gate(Pipeline):
             self._calls += 1
             field = self.field_of(item.key)
             verdict = self.checker.check(item, field, turn, context)
-            common = dict(t=turn.t, key=item.key, value=item.value, confirm_when=item.confirm_when,
-                          abandon_when=item.abandon_when)
+            common = dict(
+                t=turn.t,
+                key=item.key,
+                value=item.value,
+                confirm_when=item.confirm_when,
+                abandon_when=item.abandon_when,
+            )
             if verdict == "confirm":
                 changed = self.store.commit(item.key, item.value, turn.t, via="promotion")
                 self.staging.resolve(item, "promoted", turn.t)
-                events.append(MemoryEvent(kind="promoted", **common, detail=(
-                    f"staged at t={item.staged_at}" + ("" if changed else "; value was already current"))))
+                events.append(
+                    MemoryEvent(
+                        kind="promoted",
+                        **common,
+                        detail=(
+                            f"staged at t={item.staged_at}"
+                            + ("" if changed else "; value was already current")
+                        ),
+                    )
+                )
             elif verdict == "abandon":
                 self.staging.resolve(item, "discarded", turn.t)
-                events.append(MemoryEvent(kind="discarded", **common,
-                                          detail=f"staged at t={item.staged_at}"))
+                events.append(
+                    MemoryEvent(kind="discarded", **common, detail=f"staged at t={item.staged_at}")
+                )
         return events

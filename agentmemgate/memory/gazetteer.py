@@ -42,8 +42,11 @@ class Gazetteer:
         # One alternation per case rule, longest value first, so each position takes the longest.
         common = sorted((v for v in by_value if _is_common_word(v)), key=len, reverse=True)
         other = sorted((v for v in by_value if not _is_common_word(v)), key=len, reverse=True)
-        self._rx = [re.compile(rf"(?<![\w'])(?:{'|'.join(map(re.escape, vs))})(?![\w'])", flags)
-                    for vs, flags in ((other, re.IGNORECASE), (common, 0)) if vs]
+        self._rx = [
+            re.compile(rf"(?<![\w'])(?:{'|'.join(map(re.escape, vs))})(?![\w'])", flags)
+            for vs, flags in ((other, re.IGNORECASE), (common, 0))
+            if vs
+        ]
         rules = offline_rules()
         self.nouns: dict[str, set[str]] = {}  # stem of a noun word -> domains it names
         for key, domain in catalog.items():

@@ -41,8 +41,9 @@ def field_words(rules: OfflineRules, field: FieldSpec) -> frozenset[str]:
     return _topic(rules, field.attribute) | _topic(rules, field.description)
 
 
-def _best(rules: OfflineRules, topic: set[str], fields: list[FieldSpec],
-          entity: str) -> FieldSpec | None:
+def _best(
+    rules: OfflineRules, topic: set[str], fields: list[FieldSpec], entity: str
+) -> FieldSpec | None:
     best, score = None, 0
     for f in fields:
         if f.entity != entity:
@@ -136,19 +137,29 @@ class LLMMatcher:
     def __init__(self, model, *, permissive: bool = False, rubric=None):
         self.model = model
         self.permissive = permissive
-        self.rubric = rubric or memory_rubric("memory_match_permissive" if permissive else "memory_match")
+        self.rubric = rubric or memory_rubric(
+            "memory_match_permissive" if permissive else "memory_match"
+        )
         self.name = component_name(model, self.rubric)
 
     def prompt(self, tup: ExtractedTuple, fields: list[FieldSpec]) -> str:
-        return self.rubric.fill(entity=tup.entity, attribute=tup.attribute, value=tup.value,
-                    fields=format_fields(fields))
+        return self.rubric.fill(
+            entity=tup.entity,
+            attribute=tup.attribute,
+            value=tup.value,
+            fields=format_fields(fields),
+        )
 
     def match(self, tup: ExtractedTuple, fields: list[FieldSpec]) -> FieldSpec | None:
         if not fields:
             return None
-        resp = self.model.complete(self.prompt(tup, fields), schema=MatchAnswer, temperature=0.0,
-                                   purpose="memory.match.permissive" if self.permissive else "memory.match",
-                                   **budget(self.model, "match"))
+        resp = self.model.complete(
+            self.prompt(tup, fields),
+            schema=MatchAnswer,
+            temperature=0.0,
+            purpose="memory.match.permissive" if self.permissive else "memory.match",
+            **budget(self.model, "match"),
+        )
         answer = (resp.parsed.field or "").strip().strip("`'\"").lower()
         for f in fields:
             if answer == f.attribute.lower() and f.entity == tup.entity:
@@ -156,5 +167,13 @@ class LLMMatcher:
         return None
 
 
-__all__ = ["LLMMatcher", "PermissiveMatcher", "RETRY_NAME", "WordOverlapMatcher", "format_fields",
-           "retry_tuple", "strip_attribute", "strip_value"]
+__all__ = [
+    "LLMMatcher",
+    "PermissiveMatcher",
+    "RETRY_NAME",
+    "WordOverlapMatcher",
+    "format_fields",
+    "retry_tuple",
+    "strip_attribute",
+    "strip_value",
+]

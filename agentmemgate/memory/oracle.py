@@ -29,9 +29,17 @@ Truth = dict[str, list[str]]
 
 
 def check_truth(truth: object) -> Truth:
-    if not isinstance(truth, dict) or not truth or not all(
-            isinstance(k, str) and isinstance(v, (list, tuple)) and v and all(isinstance(x, str) and x for x in v)
-            for k, v in truth.items()):
+    if (
+        not isinstance(truth, dict)
+        or not truth
+        or not all(
+            isinstance(k, str)
+            and isinstance(v, (list, tuple))
+            and v
+            and all(isinstance(x, str) and x for x in v)
+            for k, v in truth.items()
+        )
+    ):
         raise ValueError("an oracle system needs truth={attribute: [initial value, plan value]}")
     return {k: list(v) for k, v in truth.items()}
 
@@ -49,8 +57,10 @@ class TruthValues:
                 core = value_core(v)
                 if core != v and len(core) >= 3:
                     forms.append((core, v, attribute))
-        self._forms = [(re.compile(rf"(?<![\w']){re.escape(f)}(?![\w'])", re.IGNORECASE), v, a)
-                       for f, v, a in forms]
+        self._forms = [
+            (re.compile(rf"(?<![\w']){re.escape(f)}(?![\w'])", re.IGNORECASE), v, a)
+            for f, v, a in forms
+        ]
 
     def find(self, text: str) -> list[Hit]:
         taken: list[Hit] = []
@@ -88,7 +98,8 @@ class OracleMatcher:
 
     def match(self, tup: ExtractedTuple, fields: list[FieldSpec]) -> FieldSpec | None:
         for f in fields:
-            if f.entity == tup.entity and any(same_value(tup.value, v)
-                                              for v in self.truth.get(f.attribute, [])):
+            if f.entity == tup.entity and any(
+                same_value(tup.value, v) for v in self.truth.get(f.attribute, [])
+            ):
                 return f
         return None

@@ -26,37 +26,72 @@ READINGS = ("refresh", "strict")
 
 
 class PlanTypedMemory(Pipeline):
-    def __init__(self, info, *, extractor, matcher, classifier, reading: str = "refresh",
-                 retry: bool = False, permissive=None):
+    def __init__(
+        self,
+        info,
+        *,
+        extractor,
+        matcher,
+        classifier,
+        reading: str = "refresh",
+        retry: bool = False,
+        permissive=None,
+    ):
         if reading not in READINGS:
             raise ValueError(f"unknown reading {reading!r}; choose one of: {', '.join(READINGS)}")
         if classifier is None:
             raise ValueError("the plan-typed baseline needs a classifier")
-        super().__init__(info, extractor=extractor, matcher=matcher, classifier=classifier,
-                         retry=retry, permissive=permissive)
+        super().__init__(
+            info,
+            extractor=extractor,
+            matcher=matcher,
+            classifier=classifier,
+            retry=retry,
+            permissive=permissive,
+        )
         self.reading = reading
 
     def process_turn(self, turn: UserTurn, context: list[ContextTurn]) -> list[MemoryEvent]:
         events: list[MemoryEvent] = []
         for m in self.matched(turn, context):
             if m.field is None:
-                events.append(MemoryEvent(kind="dropped_no_field", t=turn.t, extracted=m.extracted,
-                                          detail="no field matched"))
+                events.append(
+                    MemoryEvent(
+                        kind="dropped_no_field",
+                        t=turn.t,
+                        extracted=m.extracted,
+                        detail="no field matched",
+                    )
+                )
                 continue
             key, value = self.key_of(m.field), m.filed.value
             dist = self.classify(m, turn, context)
             typed = self.typed(dist)
             if dist.predicted == "speculation":
                 added = self.store.commit_plan(key, value, turn.t)
-                events.append(self.event("plan_committed", turn, m, **typed,
-                                         detail="" if added else "the same plan is already masked"))
+                events.append(
+                    self.event(
+                        "plan_committed",
+                        turn,
+                        m,
+                        **typed,
+                        detail="" if added else "the same plan is already masked",
+                    )
+                )
                 continue
             masked = [iv for iv in self.store.open_plans(key) if same_value(iv.value, value)]
             if masked:
                 if self.reading == "refresh":
                     self.store.refresh(key, value, turn.t)
-                    events.append(self.event("refreshed", turn, m, **typed,
-                                             detail=f"masked plan of t={masked[0].t_begin} is now a fact"))
+                    events.append(
+                        self.event(
+                            "refreshed",
+                            turn,
+                            m,
+                            **typed,
+                            detail=f"masked plan of t={masked[0].t_begin} is now a fact",
+                        )
+                    )
                 continue  # strict: a no-op, nothing written
             if dist.predicted == "explicit_correction":
                 changed = self.store.correct(key, value, turn.t)
@@ -64,6 +99,9 @@ class PlanTypedMemory(Pipeline):
             else:
                 changed = self.store.commit(key, value, turn.t)
                 kind = "committed"
-            events.append(self.event(kind, turn, m, **typed,
-                                     detail="" if changed else "already the current value"))
+            events.append(
+                self.event(
+                    kind, turn, m, **typed, detail="" if changed else "already the current value"
+                )
+            )
         return events

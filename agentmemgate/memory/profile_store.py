@@ -62,8 +62,11 @@ class ProfileStore:
 
     def open_plans(self, key: FieldKey) -> list[ValueInterval]:
         """Plan-typed entries not yet resolved (still masked)."""
-        return [iv for iv in self._history.get((key.entity, key.attribute), [])
-                if iv.plan and iv.t_end is None]
+        return [
+            iv
+            for iv in self._history.get((key.entity, key.attribute), [])
+            if iv.plan and iv.t_end is None
+        ]
 
     def _current(self, key: FieldKey) -> ValueInterval | None:
         for iv in reversed(self._history.get((key.entity, key.attribute), [])):
@@ -124,10 +127,12 @@ class StagingArea:
     def __init__(self) -> None:
         self._items: list[StagedState] = []
 
-    def stage(self, key: FieldKey, value: str, confirm_when: str, abandon_when: str,
-              t: int) -> StagedState:
-        item = StagedState(key=key, value=value, confirm_when=confirm_when,
-                           abandon_when=abandon_when, staged_at=t)
+    def stage(
+        self, key: FieldKey, value: str, confirm_when: str, abandon_when: str, t: int
+    ) -> StagedState:
+        item = StagedState(
+            key=key, value=value, confirm_when=confirm_when, abandon_when=abandon_when, staged_at=t
+        )
         self._items.append(item)
         return item
 
@@ -139,8 +144,11 @@ class StagingArea:
 
     def pending(self, before: int | None = None) -> list[StagedState]:
         """Pending items, oldest first; ``before``: only those staged before turn position t."""
-        return [i for i in self._items
-                if i.status == "pending" and (before is None or i.staged_at < before)]
+        return [
+            i
+            for i in self._items
+            if i.status == "pending" and (before is None or i.staged_at < before)
+        ]
 
     def resolve(self, item: StagedState, status: str, t: int) -> None:
         item.status = status  # type: ignore[assignment]
@@ -150,8 +158,10 @@ class StagingArea:
         return [i.model_copy() for i in self._items]
 
 
-def snapshot(store: ProfileStore, staging: StagingArea | None, t: int,
-             keys: list[FieldKey] | None = None) -> StoreSnapshot:
+def snapshot(
+    store: ProfileStore, staging: StagingArea | None, t: int, keys: list[FieldKey] | None = None
+) -> StoreSnapshot:
     """The whole memory after turn position ``t`` (fields registered at ``begin`` listed first)."""
-    return StoreSnapshot(t=t, fields=store.field_states(keys),
-                         staged=staging.states() if staging is not None else [])
+    return StoreSnapshot(
+        t=t, fields=store.field_states(keys), staged=staging.states() if staging is not None else []
+    )

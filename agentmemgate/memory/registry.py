@@ -51,15 +51,17 @@ class _Base:
     retry: bool = False  # the default
 
     def describe(self) -> str:
-        style = {"literal": "literal extraction (records stated values, after Graphiti)",
-                 "cautious": "cautious extraction (records plans as plans, after Mem0)"}[self.style]
+        style = {
+            "literal": "literal extraction (records stated values, after Graphiti)",
+            "cautious": "cautious extraction (records plans as plans, after Mem0)",
+        }[self.style]
         routing = {
             "ungated": "gate off: every matched tuple is committed",
             "gated": "AgentMemGate (Algorithm 1): speculation staged with resolution predicates, "
-                     "promoted or discarded by the checker; completed events, corrections and "
-                     "other statements committed",
+            "promoted or discarded by the checker; completed events, corrections and "
+            "other statements committed",
             "plan-typed": f"plan-typed baseline (A.1): speculation committed as a masked plan, "
-                          f"{'refresh-confirm' if self.reading == 'refresh' else 'strict'} reading",
+            f"{'refresh-confirm' if self.reading == 'refresh' else 'strict'} reading",
         }[self.routing]
         return f"{style}; {routing}"
 
@@ -87,17 +89,23 @@ def system_names() -> list[str]:
 def parse_name(name: str) -> tuple[str, bool, bool, bool]:
     """``"cautious-gated[no-retry,oracle]"`` -> (base, retry, permissive, oracle); one-line errors."""
     m = _NAME.match(name or "")
-    choices = f"choose one of: {', '.join(BASES)} (options: [{', '.join(OPTIONS)}], e.g. " \
-              f"literal-gated[oracle,permissive])"
+    choices = (
+        f"choose one of: {', '.join(BASES)} (options: [{', '.join(OPTIONS)}], e.g. "
+        f"literal-gated[oracle,permissive])"
+    )
     if not m or m.group(1) not in BASES:
-        raise BadInput(f"Unknown memory system {name!r}{did_you_mean(name, list(BASES))}; {choices}")
+        raise BadInput(
+            f"Unknown memory system {name!r}{did_you_mean(name, list(BASES))}; {choices}"
+        )
     base = BASES[m.group(1)]
     opts = [o.strip() for o in (m.group(2) or "").split(",") if o.strip()]
     bad = [o for o in opts if o not in OPTIONS]
     if bad:
         raise BadInput(f"Unknown option {bad[0]!r} in {name!r}; options: {', '.join(OPTIONS)}")
     if "retry" in opts and "no-retry" in opts:
-        raise BadInput(f"{name!r} asks for the retry both on and off; pick one of [retry], [no-retry]")
+        raise BadInput(
+            f"{name!r} asks for the retry both on and off; pick one of [retry], [no-retry]"
+        )
     retry = True if "retry" in opts else False if "no-retry" in opts else base.retry
     return m.group(1), retry, "permissive" in opts, "oracle" in opts
 
@@ -146,7 +154,9 @@ class BoundedModel:
 class Factory:
     """``factory()`` -> a fresh system for one conversation (``factory(truth=...)`` for oracles)."""
 
-    def __init__(self, info: SystemInfo, build: Callable[[dict | None], MemorySystem], models: list):
+    def __init__(
+        self, info: SystemInfo, build: Callable[[dict | None], MemorySystem], models: list
+    ):
         self.info = info
         self._build = build
         self.models = models
@@ -154,8 +164,10 @@ class Factory:
     def __call__(self, *, truth: dict | None = None) -> MemorySystem:
         if self.info.oracle:
             if truth is None:
-                raise BadInput(f"{self.info.name} is an oracle ablation: call its factory with "
-                               "truth={attribute: [initial value, plan value]}")
+                raise BadInput(
+                    f"{self.info.name} is an oracle ablation: call its factory with "
+                    "truth={attribute: [initial value, plan value]}"
+                )
             from .oracle import check_truth
 
             try:
@@ -163,7 +175,9 @@ class Factory:
             except ValueError as e:
                 raise BadInput(f"{self.info.name}: {e}") from None
         elif truth is not None:
-            raise BadInput(f"{self.info.name} is not an oracle: it must not be given the truth values")
+            raise BadInput(
+                f"{self.info.name} is not an oracle: it must not be given the truth values"
+            )
         return self._build(truth)
 
     @property
@@ -181,9 +195,16 @@ class Factory:
         return total
 
 
-def get_system(name: str, *, model: str = "offline", workspace: Workspace | str | None = None,
-               base_url: str | None = None, classifier: str | None = None,
-               concurrency: int = DEFAULT_CONCURRENCY, **llm_options: Any) -> tuple[SystemInfo, Factory]:
+def get_system(
+    name: str,
+    *,
+    model: str = "offline",
+    workspace: Workspace | str | None = None,
+    base_url: str | None = None,
+    classifier: str | None = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    **llm_options: Any,
+) -> tuple[SystemInfo, Factory]:
     """The named system's description and a factory of fresh instances (one per conversation)."""
     from ..workspace import Workspace
     from .extract import LLMExtractor, OfflineExtractor
@@ -201,8 +222,9 @@ def get_system(name: str, *, model: str = "offline", workspace: Workspace | str 
     offline = model in ("offline", "", None)
     if offline and (base_url or llm_options):
         what = "--base-url" if base_url else ", ".join(sorted(llm_options))
-        raise BadInput(f"{what} needs a model: pass provider:model (e.g. openai:gpt-4o-mini), "
-                       "not offline")
+        raise BadInput(
+            f"{what} needs a model: pass provider:model (e.g. openai:gpt-4o-mini), not offline"
+        )
     if workspace is not None and not isinstance(workspace, Workspace):
         workspace = Workspace(workspace, create=False)
     models: list = []
@@ -216,8 +238,9 @@ def get_system(name: str, *, model: str = "offline", workspace: Workspace | str 
     else:
         from ..llm import get_model
 
-        lm = BoundedModel(get_model(model, workspace=workspace, base_url=base_url, **llm_options),
-                          concurrency)
+        lm = BoundedModel(
+            get_model(model, workspace=workspace, base_url=base_url, **llm_options), concurrency
+        )
         models.append(lm)
         make_extractor = lambda: LLMExtractor(lm, base.style)
         matcher = LLMMatcher(lm)
@@ -225,7 +248,11 @@ def get_system(name: str, *, model: str = "offline", workspace: Workspace | str 
         predicates = LLMPredicateWriter(lm)
         checker = LLMChecker(lm)
     needs_classifier = base.routing != "ungated"
-    clf = _classifier(classifier, lm, workspace, base_url, concurrency, models) if needs_classifier else None
+    clf = (
+        _classifier(classifier, lm, workspace, base_url, concurrency, models)
+        if needs_classifier
+        else None
+    )
 
     components: dict[str, str] = {}
     extractor_proto = None if oracle else make_extractor()
@@ -239,12 +266,19 @@ def get_system(name: str, *, model: str = "offline", workspace: Workspace | str 
     if base.routing == "gated":
         components["predicates"] = predicates.name
         components["checker"] = checker.name
-    components["routing"] = {"ungated": "gate-off", "gated": "gate-on (Algorithm 1)",
-                             "plan-typed": f"plan-typed ({base.reading} reading)"}[base.routing]
+    components["routing"] = {
+        "ungated": "gate-off",
+        "gated": "gate-on (Algorithm 1)",
+        "plan-typed": f"plan-typed ({base.reading} reading)",
+    }[base.routing]
     components["store"] = "profile-store.v1"
     llm_parts = []
     if not offline:
-        llm_parts += [] if oracle else ["extractor", "matcher"] + (["permissive_matcher"] if permissive else [])
+        llm_parts += (
+            []
+            if oracle
+            else ["extractor", "matcher"] + (["permissive_matcher"] if permissive else [])
+        )
         llm_parts += ["predicates", "checker"] if base.routing == "gated" else []
     if clf is not None and getattr(clf, "family", "offline") != "offline":
         llm_parts.append("classifier")
@@ -254,22 +288,37 @@ def get_system(name: str, *, model: str = "offline", workspace: Workspace | str 
     if oracle:
         parts += "; ORACLE extractor and matcher (read the ground-truth values)"
     info = SystemInfo(
-        name=canon, description=f"{base.describe()}; {parts}",
-        gated=base.routing == "gated", ungated_twin=twin_of(base_name, permissive, oracle),
-        components=components, offline=not uses_model, oracle=oracle)
+        name=canon,
+        description=f"{base.describe()}; {parts}",
+        gated=base.routing == "gated",
+        ungated_twin=twin_of(base_name, permissive, oracle),
+        components=components,
+        offline=not uses_model,
+        oracle=oracle,
+    )
 
     def build(truth: dict | None) -> MemorySystem:
         if oracle:
-            extractor, match, perm = (OracleExtractor(truth, base.style), OracleMatcher(truth),
-                                      OracleMatcher(truth))
+            extractor, match, perm = (
+                OracleExtractor(truth, base.style),
+                OracleMatcher(truth),
+                OracleMatcher(truth),
+            )
         else:
             extractor, match, perm = make_extractor(), matcher, permissive_matcher
-        common = dict(extractor=extractor, matcher=match, retry=retry,
-                      permissive=perm if permissive else None)
+        common = dict(
+            extractor=extractor, matcher=match, retry=retry, permissive=perm if permissive else None
+        )
         if base.routing == "plan-typed":
             return PlanTypedMemory(info, classifier=clf, reading=base.reading, **common)
-        return Gate(info, classifier=clf, predicates=predicates, checker=checker,
-                    gated=base.routing == "gated", **common)
+        return Gate(
+            info,
+            classifier=clf,
+            predicates=predicates,
+            checker=checker,
+            gated=base.routing == "gated",
+            **common,
+        )
 
     return info, Factory(info, build, models)
 
@@ -283,8 +332,9 @@ def _classifier(spec: str | None, lm, workspace, base_url, concurrency: int, mod
         from ..classify.model_classifier import ModelClassifier
 
         return ModelClassifier(lm.spec, model=lm, progress=False)
-    clf = get_classifier(spec, workspace=workspace,
-                         base_url=base_url if spec.startswith("openai:") else None)
+    clf = get_classifier(
+        spec, workspace=workspace, base_url=base_url if spec.startswith("openai:") else None
+    )
     inner = getattr(clf, "model", None)
     if inner is not None:
         clf.model = BoundedModel(inner, concurrency)

@@ -41,17 +41,27 @@ class TemplatePredicateWriter:
     def __init__(self) -> None:
         self.name = offline_rules().tag("predicates-template")
 
-    def write(self, field: FieldSpec, tup: ExtractedTuple, value: str, current: str | None,
-              context: list[ContextTurn]) -> Predicates:
+    def write(
+        self,
+        field: FieldSpec,
+        tup: ExtractedTuple,
+        value: str,
+        current: str | None,
+        context: list[ContextTurn],
+    ) -> Predicates:
         noun = field_noun(field)
         keep = f"keeping {current}" if current else f"keeping their current {noun}"
         return Predicates(
-            confirm_when=(f"the user reports that the change happened and their {noun} is now "
-                          f"{value}, said outright, in other words, by referring back to the plan "
-                          f"as done, or by describing using {value} as their {noun}. Considering, "
-                          f"planning or scheduling the change is not enough."),
-            abandon_when=(f"the user reports dropping the change to {value}: deciding against it, "
-                          f"cancelling it, {keep}, or choosing a different {noun} instead."),
+            confirm_when=(
+                f"the user reports that the change happened and their {noun} is now "
+                f"{value}, said outright, in other words, by referring back to the plan "
+                f"as done, or by describing using {value} as their {noun}. Considering, "
+                f"planning or scheduling the change is not enough."
+            ),
+            abandon_when=(
+                f"the user reports dropping the change to {value}: deciding against it, "
+                f"cancelling it, {keep}, or choosing a different {noun} instead."
+            ),
         )
 
 
@@ -60,7 +70,11 @@ def value_core(value: str) -> str:
     runs, cur = [], []
     for w in value.split():
         bare = w.strip(".,;:!?()\"")
-        if bare and bare != "I" and (any(c.isupper() for c in bare) or any(c.isdigit() for c in bare)):
+        if (
+            bare
+            and bare != "I"
+            and (any(c.isupper() for c in bare) or any(c.isdigit() for c in bare))
+        ):
             cur.append(bare)
         else:
             if cur:
@@ -93,8 +107,11 @@ class CueChecker:
     def _past(self, toks: list[tuple[int, str]]) -> bool:
         """A simple-past verb not followed by 'to' ('picked up', not 'decided to')."""
         ws = [w for _, w in toks] + [""]
-        return any(((len(w) > 4 and w.endswith("ed")) or w in self.rules.irregular_past)
-                   and ws[i + 1] != "to" for i, w in enumerate(ws[:-1]))
+        return any(
+            ((len(w) > 4 and w.endswith("ed")) or w in self.rules.irregular_past)
+            and ws[i + 1] != "to"
+            for i, w in enumerate(ws[:-1])
+        )
 
     def _units(self, text: str) -> tuple[bool, tuple[tuple[str, frozenset[str], bool], ...]]:
         """What the checker reads in a turn whatever the item (memoized per rule file: every
@@ -108,29 +125,40 @@ class CueChecker:
             units = []
             for unit in sents + [f"{a} {b}" for a, b in zip(sents, sents[1:])]:
                 toks = tokens(unit)
-                units.append((unit, frozenset(c for _, _, c in cue_hits(self.rules.check, toks)),
-                              self._past(toks)))
+                units.append(
+                    (
+                        unit,
+                        frozenset(c for _, _, c in cue_hits(self.rules.check, toks)),
+                        self._past(toks),
+                    )
+                )
             dropping = "abandon" in {c for _, _, c in cue_hits(self.rules.check, tokens(text))}
             if len(memo) >= 5_000:  # 711 turns for all 506 built arcs
                 memo.clear()
             found = memo[text] = (dropping, tuple(units))
         return found
 
-    def check(self, item: StagedState, field: FieldSpec, turn: UserTurn,
-              context: list[ContextTurn]) -> Verdict:
+    def check(
+        self, item: StagedState, field: FieldSpec, turn: UserTurn, context: list[ContextTurn]
+    ) -> Verdict:
         dropping, units = self._units(turn.text)
         verdict: Verdict = "neither"
         for unit, cats, past in units:
             named = mentions(unit, item.value)
             oblique = "oblique" in cats
-            if not dropping and "not_done" not in cats and (
-                    (named and ("completion" in cats or past))
-                    or (oblique and "completion" in cats)):
+            if (
+                not dropping
+                and "not_done" not in cats
+                and (
+                    (named and ("completion" in cats or past)) or (oblique and "completion" in cats)
+                )
+            ):
                 return "confirm"
             if "abandon" in cats and verdict == "neither":
-                other = any(t.attribute == field.attribute and not same_value(t.value, item.value)
-                            for t in self._reader.extract(turn.model_copy(update={"text": unit}),
-                                                          context))
+                other = any(
+                    t.attribute == field.attribute and not same_value(t.value, item.value)
+                    for t in self._reader.extract(turn.model_copy(update={"text": unit}), context)
+                )
                 if named or oblique or other:
                     verdict = "abandon"
         return verdict
@@ -154,20 +182,43 @@ class LLMPredicateWriter:
         self.rubric = rubric or memory_rubric("memory_predicates")
         self.name = component_name(model, self.rubric)
 
-    def prompt(self, field: FieldSpec, tup: ExtractedTuple, value: str, current: str | None,
-               context: list[ContextTurn]) -> str:
-        return self.rubric.fill(fields=format_fields([field]), field=field.attribute, value=value,
-                    current=current if current is not None else "(nothing stored yet)",
-                    statement=tup.span or tup.value, context=format_turns(context, 2))
+    def prompt(
+        self,
+        field: FieldSpec,
+        tup: ExtractedTuple,
+        value: str,
+        current: str | None,
+        context: list[ContextTurn],
+    ) -> str:
+        return self.rubric.fill(
+            fields=format_fields([field]),
+            field=field.attribute,
+            value=value,
+            current=current if current is not None else "(nothing stored yet)",
+            statement=tup.span or tup.value,
+            context=format_turns(context, 2),
+        )
 
-    def write(self, field: FieldSpec, tup: ExtractedTuple, value: str, current: str | None,
-              context: list[ContextTurn]) -> Predicates:
-        resp = self.model.complete(self.prompt(field, tup, value, current, context),
-                                   schema=PredicatesAnswer, temperature=0.0,
-                                   purpose="memory.predicates", **budget(self.model, "predicates"))
+    def write(
+        self,
+        field: FieldSpec,
+        tup: ExtractedTuple,
+        value: str,
+        current: str | None,
+        context: list[ContextTurn],
+    ) -> Predicates:
+        resp = self.model.complete(
+            self.prompt(field, tup, value, current, context),
+            schema=PredicatesAnswer,
+            temperature=0.0,
+            purpose="memory.predicates",
+            **budget(self.model, "predicates"),
+        )
         a: PredicatesAnswer = resp.parsed
-        return Predicates(confirm_when=a.confirm_when.strip() or "(empty)",
-                          abandon_when=a.abandon_when.strip() or "(empty)")
+        return Predicates(
+            confirm_when=a.confirm_when.strip() or "(empty)",
+            abandon_when=a.abandon_when.strip() or "(empty)",
+        )
 
 
 class LLMChecker:
@@ -176,19 +227,37 @@ class LLMChecker:
         self.rubric = rubric or memory_rubric("memory_check")
         self.name = component_name(model, self.rubric)
 
-    def prompt(self, item: StagedState, field: FieldSpec, turn: UserTurn,
-               context: list[ContextTurn]) -> str:
-        return self.rubric.fill(fields=format_fields([field]), field=field.attribute,
-                    value=item.value, confirm_when=item.confirm_when,
-                    abandon_when=item.abandon_when, context=format_turns(context, 2),
-                    message=turn.text)
+    def prompt(
+        self, item: StagedState, field: FieldSpec, turn: UserTurn, context: list[ContextTurn]
+    ) -> str:
+        return self.rubric.fill(
+            fields=format_fields([field]),
+            field=field.attribute,
+            value=item.value,
+            confirm_when=item.confirm_when,
+            abandon_when=item.abandon_when,
+            context=format_turns(context, 2),
+            message=turn.text,
+        )
 
-    def check(self, item: StagedState, field: FieldSpec, turn: UserTurn,
-              context: list[ContextTurn]) -> Verdict:
-        resp = self.model.complete(self.prompt(item, field, turn, context), schema=CheckAnswer,
-                                   temperature=0.0, purpose="memory.check", **budget(self.model, "check"))
+    def check(
+        self, item: StagedState, field: FieldSpec, turn: UserTurn, context: list[ContextTurn]
+    ) -> Verdict:
+        resp = self.model.complete(
+            self.prompt(item, field, turn, context),
+            schema=CheckAnswer,
+            temperature=0.0,
+            purpose="memory.check",
+            **budget(self.model, "check"),
+        )
         return resp.parsed.verdict
 
 
-__all__ = ["CueChecker", "LLMChecker", "LLMPredicateWriter", "TemplatePredicateWriter",
-           "mentions", "value_core"]
+__all__ = [
+    "CueChecker",
+    "LLMChecker",
+    "LLMPredicateWriter",
+    "TemplatePredicateWriter",
+    "mentions",
+    "value_core",
+]

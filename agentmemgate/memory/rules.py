@@ -21,8 +21,9 @@ RULES_DIR = Path(__file__).parent
 
 # Clause breaks inside a sentence: punctuation and coordinating/subordinating words.
 _CLAUSE_PUNCT = re.compile(r"[,;:\u2014\u2013()]|\s-\s")
-CLAUSE_WORDS = frozenset({"but", "and", "or", "so", "because", "though", "although", "while",
-                          "whereas", "yet", "since"})
+CLAUSE_WORDS = frozenset(
+    {"but", "and", "or", "so", "because", "though", "although", "while", "whereas", "yet", "since"}
+)
 
 
 @dataclass(frozen=True)
@@ -86,16 +87,32 @@ class OfflineRules:
     """One version of the rule file, parsed: phrase matchers per cue list, compiled regexes."""
 
     def __init__(self, version: int | None = None):
-        v, path = versioned_file(RULES_DIR, "offline_rules", "toml", version, "offline memory rules")
+        v, path = versioned_file(
+            RULES_DIR, "offline_rules", "toml", version, "offline memory rules"
+        )
         raw = path.read_bytes()
         data = tomllib.loads(raw.decode("utf-8"))
         self.version = v
         self.sha256 = hashlib.sha256(raw).hexdigest()
         self.ref = f"offline_rules.v{v}"
         ex, ma, re_, ch = data["extract"], data["match"], data["retry"], data["check"]
-        self.extract = PhraseMatcher({k: ex[k] for k in ("target", "departure", "stay", "negation",
-                                                         "plan", "firm_plan", "completion")})
-        self.check = PhraseMatcher({k: ch[k] for k in ("completion", "abandon", "oblique", "not_done")})
+        self.extract = PhraseMatcher(
+            {
+                k: ex[k]
+                for k in (
+                    "target",
+                    "departure",
+                    "stay",
+                    "negation",
+                    "plan",
+                    "firm_plan",
+                    "completion",
+                )
+            }
+        )
+        self.check = PhraseMatcher(
+            {k: ch[k] for k in ("completion", "abandon", "oblique", "not_done")}
+        )
         self.irregular_past = frozenset(ch["irregular_past"])
         self.stop_words = frozenset(ma["stop_words"])
         self.plan_words = frozenset(ma["plan_words"])
@@ -117,5 +134,14 @@ def cue_hits(matcher: PhraseMatcher, toks: list[tuple[int, str]]) -> list[tuple[
     return [(a, b, cat) for a, b, cat, _ in matcher.find(toks)]
 
 
-__all__ = ["OfflineRules", "Sentence", "clause_ids", "cue_hits", "offline_rules", "sentences",
-           "stem", "tokens", "words"]
+__all__ = [
+    "OfflineRules",
+    "Sentence",
+    "clause_ids",
+    "cue_hits",
+    "offline_rules",
+    "sentences",
+    "stem",
+    "tokens",
+    "words",
+]

@@ -22,8 +22,12 @@ from .match import PermissiveMatcher, WordOverlapMatcher
 from .resolve import CueChecker, TemplatePredicateWriter
 from .system import ExtractedTuple, FieldKey, StagedState, UserTurn
 
-_ANSWER_WORD = {"speculation": "speculative", "completed_event": "completed_event",
-                "explicit_correction": "explicit_correction", "other": "other"}
+_ANSWER_WORD = {
+    "speculation": "speculative",
+    "completed_event": "completed_event",
+    "explicit_correction": "explicit_correction",
+    "other": "other",
+}
 
 
 def _block(prompt: str, tag: str) -> str | None:
@@ -45,14 +49,20 @@ def _fields(block: str | None) -> list[FieldSpec]:
     for line in (block or "").splitlines():
         m = re.match(r"^- ([a-z][a-z0-9_]*): (.*)$", line.strip())
         if m:
-            fields.append(FieldSpec(attribute=m.group(1), description=m.group(2),
-                                    probe_question="(not shown to the matcher)"))
+            fields.append(
+                FieldSpec(
+                    attribute=m.group(1),
+                    description=m.group(2),
+                    probe_question="(not shown to the matcher)",
+                )
+            )
     return fields
 
 
 def _date(prompt: str) -> dt.date:
     m = re.search(r"(\d{4}-\d{2}-\d{2})", _block(prompt, "REFERENCE_TIME") or "") or re.search(
-        r"Today's date is (\d{4}-\d{2}-\d{2})", prompt)
+        r"Today's date is (\d{4}-\d{2}-\d{2})", prompt
+    )
     return dt.date.fromisoformat(m.group(1)) if m else dt.date(2024, 1, 1)
 
 
@@ -68,10 +78,16 @@ def scripted_responder(request: Any) -> dict | str:
     tup = _block(prompt, "TUPLE")
     if tup is not None:
         d = _lines(tup)
-        candidate = ExtractedTuple(entity=d.get("entity", "user"), attribute=d.get("attribute", "x"),
-                                   value=d.get("value", ""))
-        matcher = PermissiveMatcher() if "stricter matcher" in " ".join(prompt.split()) \
+        candidate = ExtractedTuple(
+            entity=d.get("entity", "user"),
+            attribute=d.get("attribute", "x"),
+            value=d.get("value", ""),
+        )
+        matcher = (
+            PermissiveMatcher()
+            if "stricter matcher" in " ".join(prompt.split())
             else WordOverlapMatcher()
+        )
         found = matcher.match(candidate, _fields(_block(prompt, "FIELDS")))
         return {"field": found.attribute if found else None}
     staged = _block(prompt, "STAGED_ITEM")
@@ -79,18 +95,29 @@ def scripted_responder(request: Any) -> dict | str:
         d = _lines(staged)
         fields = _fields(_block(prompt, "FIELDS"))
         field = next((f for f in fields if f.attribute == d.get("field")), None) or FieldSpec(
-            attribute=d.get("field", "field"), description="The user's current field.",
-            probe_question="?")
+            attribute=d.get("field", "field"),
+            description="The user's current field.",
+            probe_question="?",
+        )
         value = d.get("staged value", "")
         later = _block(prompt, "LATER_MESSAGE")
         if later is None:
             current = d.get("value stored now")
             p = TemplatePredicateWriter().write(
-                field, ExtractedTuple(attribute=field.attribute, value=value), value,
-                None if not current or current.startswith("(") else current, [])
+                field,
+                ExtractedTuple(attribute=field.attribute, value=value),
+                value,
+                None if not current or current.startswith("(") else current,
+                [],
+            )
             return p.model_dump()
-        item = StagedState(key=FieldKey.of(field), value=value, confirm_when=d.get("confirm when", ""),
-                           abandon_when=d.get("abandon when", ""), staged_at=0)
+        item = StagedState(
+            key=FieldKey.of(field),
+            value=value,
+            confirm_when=d.get("confirm when", ""),
+            abandon_when=d.get("abandon when", ""),
+            staged_at=0,
+        )
         turn = UserTurn(text=later, session=0, turn=0, date=dt.date(2024, 1, 1), t=1)
         return {"verdict": CueChecker().check(item, field, turn, [])}
     m = re.search(r"Statement \(([^)]*)\):\n(.*?)\n\nAnswer with", prompt, re.S)

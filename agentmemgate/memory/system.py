@@ -68,13 +68,13 @@ class ExtractedTuple(BaseModel):
 
 
 EventKind = Literal[
-    "committed",         # written as the field's current value (gate off, or not speculation)
-    "corrected",         # committed as a correction: the old value's interval is marked never valid
-    "staged",            # held outside the store with resolution predicates (invisible to reads)
-    "plan_committed",    # plan-typed baseline: written as a plan-typed value, masked from reads
-    "promoted",          # a staged item moved into the store (its confirm predicate held)
-    "discarded",         # a staged item dropped (its abandon predicate held)
-    "refreshed",         # plan-typed baseline: a masked plan turned into a fact (refresh-confirm)
+    "committed",  # written as the field's current value (gate off, or not speculation)
+    "corrected",  # committed as a correction: the old value's interval is marked never valid
+    "staged",  # held outside the store with resolution predicates (invisible to reads)
+    "plan_committed",  # plan-typed baseline: written as a plan-typed value, masked from reads
+    "promoted",  # a staged item moved into the store (its confirm predicate held)
+    "discarded",  # a staged item dropped (its abandon predicate held)
+    "refreshed",  # plan-typed baseline: a masked plan turned into a fact (refresh-confirm)
     "dropped_no_field",  # an extracted tuple that matched no field: nothing written or staged
 ]
 
@@ -143,7 +143,9 @@ class SystemInfo(BaseModel):
     description: str
     gated: bool  # stages speculation (promotion/discard measures apply)
     ungated_twin: str | None = None  # the same pipeline with the gate off (overhead, differences)
-    components: dict[str, str] = {}  # stage -> implementation, e.g. {"extractor": "offline-gazetteer.v1"}
+    components: dict[
+        str, str
+    ] = {}  # stage -> implementation, e.g. {"extractor": "offline-gazetteer.v1"}
     offline: bool = True  # every component is an offline rule (reports say so)
     oracle: bool = False  # some component reads ground truth (reports name it an oracle)
 

@@ -9,7 +9,6 @@
 The contract itself is ``memory.answering``; ``evaluate`` runs these systems by the protocol.
 """
 
-
 # Re-exports resolved on first use (PEP 562), so importing the package costs only what it uses;
 # ``from agentmemgate.ROOM import name`` works as before.
 _LAZY = {
@@ -36,6 +35,15 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *_LAZY})
 
 
-__all__ = ["Answering", "AnsweringOptions", "BASELINE_NAMES", "PRODUCTS", "answer_probe",
-           "answer_provenance", "answering_names", "format_memories", "get_answering",
-           "product_missing"]
+__all__ = [
+    "Answering",
+    "AnsweringOptions",
+    "BASELINE_NAMES",
+    "PRODUCTS",
+    "answer_probe",
+    "answer_provenance",
+    "answering_names",
+    "format_memories",
+    "get_answering",
+    "product_missing",
+]

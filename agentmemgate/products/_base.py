@@ -13,15 +13,36 @@ def make_model(options: AnsweringOptions) -> Any:
     from ..llm import get_model
     from ..memory.registry import BoundedModel
 
-    return BoundedModel(get_model(options.model, workspace=options.workspace,
-                                  base_url=options.base_url, **options.llm_options),
-                        options.concurrency)
+    return BoundedModel(
+        get_model(
+            options.model,
+            workspace=options.workspace,
+            base_url=options.base_url,
+            **options.llm_options,
+        ),
+        options.concurrency,
+    )
 
 
-def provenance(product: str, *, model: str, library: str = "agentmemgate", embedder: str | None = None,
-               dimensions: int | None = None, store: str = "none",
-               **extra: Any) -> dict[str, Any]:
+def provenance(
+    product: str,
+    *,
+    model: str,
+    library: str = "agentmemgate",
+    embedder: str | None = None,
+    dimensions: int | None = None,
+    store: str = "none",
+    **extra: Any,
+) -> dict[str, Any]:
     """The provenance every answering system records (the run key hashes it): product, library
     and version, configuration (model, embedder, dimensions, store) and the prompts' hashes."""
-    return {"product": product, "library": library, "library_version": library_version(library),
-            "model": model, "embedder": embedder, "dimensions": dimensions, "store": store, **extra}
+    return {
+        "product": product,
+        "library": library,
+        "library_version": library_version(library),
+        "model": model,
+        "embedder": embedder,
+        "dimensions": dimensions,
+        "store": store,
+        **extra,
+    }

@@ -104,7 +104,9 @@ def sweep_orphans(tmp: Path | None = None) -> int:
             if proc.info.get("name") == "redis-server" and cwd and os.path.realpath(cwd) in where:
                 for part in proc.info.get("cmdline") or []:
                     if part.startswith("unixsocket:"):
-                        where[os.path.realpath(cwd)].add(os.path.dirname(part[len("unixsocket:"):]))
+                        where[os.path.realpath(cwd)].add(
+                            os.path.dirname(part[len("unixsocket:") :])
+                        )
                 proc.kill()
         except psutil.Error:
             continue

@@ -44,16 +44,19 @@ def format_memories(retrieved: Sequence[Retrieved]) -> str:
 def answer_probe(model: Any, question: str, date: dt.date, retrieved: Sequence[Retrieved]) -> str:
     """One call of ``model`` (an ``llm.Model``): the answer to ``question`` asked on ``date``
     from ``retrieved`` only, as plain text."""
-    prompt = answer_rubric().render(memories=format_memories(retrieved), question=question,
-                                    date=date.isoformat())
-    return model.complete(prompt, purpose="products.answer",
-                          max_tokens=ANSWER_MAX_TOKENS).text.strip()
+    prompt = answer_rubric().render(
+        memories=format_memories(retrieved), question=question, date=date.isoformat()
+    )
+    return model.complete(
+        prompt, purpose="products.answer", max_tokens=ANSWER_MAX_TOKENS
+    ).text.strip()
 
 
 def plan_probe(model: Any, question: str, date: dt.date, retrieved: Sequence[Retrieved]) -> bool:
     """``answer_probe`` in a dry run: the call counted on ``model.planned``, not made."""
-    prompt = answer_rubric().render(memories=format_memories(retrieved), question=question,
-                                    date=date.isoformat())
+    prompt = answer_rubric().render(
+        memories=format_memories(retrieved), question=question, date=date.isoformat()
+    )
     return model.plan(prompt, max_tokens=ANSWER_MAX_TOKENS)
 
 
@@ -63,5 +66,12 @@ def answer_provenance() -> dict[str, str]:
     return {"answer_prompt": r.ref, "answer_prompt_sha256": r.sha256}
 
 
-__all__ = ["ANSWER_RUBRIC", "NO_MEMORIES", "answer_probe", "answer_provenance", "answer_rubric",
-           "format_memories", "plan_probe"]
+__all__ = [
+    "ANSWER_RUBRIC",
+    "NO_MEMORIES",
+    "answer_probe",
+    "answer_provenance",
+    "answer_rubric",
+    "format_memories",
+    "plan_probe",
+]

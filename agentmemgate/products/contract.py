@@ -40,7 +40,9 @@ class AnsweringOptions:
     embedder: str | None = None  # provider:model of the product's embedder (--embedder)
     embedder_base_url: str | None = None  # where the embedder is served, if elsewhere
     graph_url: str | None = None  # a graph product's server (--graph-url); None: embedded
-    llm_options: dict[str, Any] = field(default_factory=dict)  # timeout, max_tokens, structured_output
+    llm_options: dict[str, Any] = field(
+        default_factory=dict
+    )  # timeout, max_tokens, structured_output
     concurrency: int = 16  # model calls in flight at once, across conversations
 
 
@@ -50,7 +52,9 @@ class Answering:
 
     info: SystemInfo
     factory: AnsweringFactory
-    provenance: dict[str, Any]  # product, library, version, model, embedder, dimensions, store, prompt
+    provenance: dict[
+        str, Any
+    ]  # product, library, version, model, embedder, dimensions, store, prompt
     model: str = "offline"
     source: Path | None = None  # the module whose text is part of the run key
     usage: Callable[[], dict[str, int]] | None = None  # model-call totals (progress bars)

@@ -28,8 +28,9 @@ def transcript(sessions: list[SessionInput]) -> str:
 
 
 def _prompt(sessions: list[SessionInput], question: str, date: dt.date) -> str:
-    return rubrics.load(RUBRIC, VERSION).render(transcript=transcript(sessions), question=question,
-                                                date=date.isoformat())
+    return rubrics.load(RUBRIC, VERSION).render(
+        transcript=transcript(sessions), question=question, date=date.isoformat()
+    )
 
 
 class FullContext(AnsweringSystem):
@@ -46,9 +47,11 @@ class FullContext(AnsweringSystem):
 
     def answer(self, question: str, date: dt.date) -> ProbeAnswer:
         self._calls += 1
-        text = self.model.complete(_prompt(self.sessions, question, date),
-                                   purpose="products.full_context",
-                                   max_tokens=ANSWER_MAX_TOKENS).text.strip()
+        text = self.model.complete(
+            _prompt(self.sessions, question, date),
+            purpose="products.full_context",
+            max_tokens=ANSWER_MAX_TOKENS,
+        ).text.strip()
         return ProbeAnswer(answer=text, retrieved=[])
 
     def plan(self, sessions: list[SessionInput], question: str, date: dt.date) -> bool:
@@ -62,12 +65,27 @@ class FullContext(AnsweringSystem):
 def build(options: AnsweringOptions) -> Answering:
     model = make_model(options)
     r = rubrics.load(RUBRIC, VERSION)
-    info = SystemInfo(name="full-context", description="long-context baseline: no store; the model "
-                      "answers each probe from the whole conversation so far",
-                      gated=False, components={"store": "none (whole conversation in the prompt)",
-                                               "answerer": f"{r.ref} on {options.model}"},
-                      offline=False)
-    return Answering(info=info, factory=lambda: FullContext(info, model), model=options.model,
-                     provenance=provenance("full-context (baseline)", model=options.model,
-                                           answer_prompt=r.ref, answer_prompt_sha256=r.sha256),
-                     source=Path(__file__), usage=lambda: model.usage.as_dict())
+    info = SystemInfo(
+        name="full-context",
+        description="long-context baseline: no store; the model "
+        "answers each probe from the whole conversation so far",
+        gated=False,
+        components={
+            "store": "none (whole conversation in the prompt)",
+            "answerer": f"{r.ref} on {options.model}",
+        },
+        offline=False,
+    )
+    return Answering(
+        info=info,
+        factory=lambda: FullContext(info, model),
+        model=options.model,
+        provenance=provenance(
+            "full-context (baseline)",
+            model=options.model,
+            answer_prompt=r.ref,
+            answer_prompt_sha256=r.sha256,
+        ),
+        source=Path(__file__),
+        usage=lambda: model.usage.as_dict(),
+    )

@@ -57,9 +57,11 @@ EMBEDDING_DIM = 1024  # Graphiti's default EmbedderConfig.embedding_dim (vectors
 SOURCE_DESCRIPTION = "conversation between the user and the assistant"
 FALKOR_SCHEMES = ("falkor", "falkordb", "redis", "rediss")
 NEO4J_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
-EMBEDDED_NEEDS = ("graphiti's embedded FalkorDB (falkordblite) needs Python 3.12+ (this is "
-                  "{v}): run on Python 3.12+ with {install}, or give --graph-url for a FalkorDB "
-                  "or Neo4j server")
+EMBEDDED_NEEDS = (
+    "graphiti's embedded FalkorDB (falkordblite) needs Python 3.12+ (this is "
+    "{v}): run on Python 3.12+ with {install}, or give --graph-url for a FalkorDB "
+    "or Neo4j server"
+)
 
 
 def episode_body(session: SessionInput) -> str:
@@ -98,8 +100,11 @@ def retrieved_of(edges: list[Any]) -> list[Retrieved]:
         meta = {"relation": e.name}
         if getattr(e, "expired_at", None) is not None:
             meta["expired_at"] = _iso(e.expired_at)
-        out.append(Retrieved(text=e.fact, valid_at=_iso(e.valid_at), invalid_at=_iso(e.invalid_at),
-                             meta=meta))
+        out.append(
+            Retrieved(
+                text=e.fact, valid_at=_iso(e.valid_at), invalid_at=_iso(e.invalid_at), meta=meta
+            )
+        )
     return out
 
 
@@ -118,9 +123,12 @@ def structured_mode(model: Any, options: AnsweringOptions) -> str:
         ok: bool
 
     try:
-        model.complete('Reply with the JSON object {"ok": true} and nothing else.',
-                       schema=ServerCheck, purpose="product.graphiti.structured_check",
-                       max_tokens=20)
+        model.complete(
+            'Reply with the JSON object {"ok": true} and nothing else.',
+            schema=ServerCheck,
+            purpose="product.graphiti.structured_check",
+            max_tokens=20,
+        )
     except CallFailed:
         pass  # the strategy the server refused is remembered all the same
     return "json_schema" if model.strategy() == "json_schema" else "json_object"
@@ -132,14 +140,16 @@ def embedding_dimensions(embedder: Any, spec: str) -> int:
     try:
         vec = embedder.embed(["dimension check"], purpose="product.graphiti.embed")[0]
     except (CallFailed, FatalProviderError) as e:
-        raise FatalProviderError(f"graphiti needs embeddings from {spec} (--embedder, "
-                                 f"--embedder-base-url): {e}") from None
+        raise FatalProviderError(
+            f"graphiti needs embeddings from {spec} (--embedder, --embedder-base-url): {e}"
+        ) from None
     if not vec:
         raise FatalProviderError(f"{spec} returned an empty embedding")
     return min(len(vec), EMBEDDING_DIM)
 
 
 # --------------------------------------------------------------------------- the store
+
 
 class GraphStore:
     """Where a conversation's graph lives: ``embedded`` or a server URL (``--graph-url``)."""
@@ -156,8 +166,10 @@ class GraphStore:
         elif scheme in NEO4J_SCHEMES:
             self.kind = "neo4j"
         else:
-            raise BadInput(f"--graph-url must be a FalkorDB (falkor://host:6379) or Neo4j "
-                           f"(bolt://host:7687, neo4j://...) URL, not {self.safe_url(graph_url)!r}")
+            raise BadInput(
+                f"--graph-url must be a FalkorDB (falkor://host:6379) or Neo4j "
+                f"(bolt://host:7687, neo4j://...) URL, not {self.safe_url(graph_url)!r}"
+            )
         if not parts.hostname:
             raise BadInput(f"--graph-url {self.safe_url(graph_url)!r} names no host")
         try:
@@ -178,17 +190,22 @@ class GraphStore:
     def describe(self) -> str:
         """For provenance and reports: what the store is, never where or with which password."""
         if self.kind == "embedded":
-            return (f"embedded FalkorDB (falkordblite {library_version('falkordblite')}), a fresh "
-                    "database per conversation")
-        return f"{'FalkorDB' if self.kind == 'falkordb' else 'Neo4j'} server (--graph-url), one " \
-               "group per conversation"
+            return (
+                f"embedded FalkorDB (falkordblite {library_version('falkordblite')}), a fresh "
+                "database per conversation"
+            )
+        return (
+            f"{'FalkorDB' if self.kind == 'falkordb' else 'Neo4j'} server (--graph-url), one "
+            "group per conversation"
+        )
 
     def check_available(self, version: tuple[int, ...] = tuple(sys.version_info[:2])) -> None:
         """A one-line ``MissingExtra`` when this store cannot run here (``version``: Python's)."""
         if self.kind == "embedded":
             if tuple(version[:2]) < (3, 12):
-                raise MissingExtra(EMBEDDED_NEEDS.format(v=".".join(map(str, version[:2])),
-                                                         install=INSTALL))
+                raise MissingExtra(
+                    EMBEDDED_NEEDS.format(v=".".join(map(str, version[:2])), install=INSTALL)
+                )
             _require("redislite", "falkordblite")
         if self.kind in ("embedded", "falkordb"):
             _require("falkordb", "falkordb")
@@ -210,15 +227,22 @@ class GraphStore:
         if self.kind == "falkordb":
             from graphiti_core.driver.falkordb_driver import FalkorDriver
 
-            return FalkorDriver(host=parts.hostname, port=parts.port or 6379, username=user,
-                                password=password, database=gid), None
+            return FalkorDriver(
+                host=parts.hostname,
+                port=parts.port or 6379,
+                username=user,
+                password=password,
+                database=gid,
+            ), None
         from graphiti_core.driver.neo4j_driver import Neo4jDriver
 
         netloc = parts.hostname + (f":{parts.port}" if parts.port else "")
         uri = parts._replace(netloc=netloc).geturl()
-        return Neo4jDriver(uri, user or os.environ.get("NEO4J_USER", "neo4j"),
-                           password if password is not None else os.environ.get("NEO4J_PASSWORD")
-                           ), None
+        return Neo4jDriver(
+            uri,
+            user or os.environ.get("NEO4J_USER", "neo4j"),
+            password if password is not None else os.environ.get("NEO4J_PASSWORD"),
+        ), None
 
 
 def _require(module: str, distribution: str) -> None:
@@ -229,6 +253,7 @@ def _require(module: str, distribution: str) -> None:
 
 
 # --------------------------------------------------------------------------- the system
+
 
 class SharedEndpoint:
     """The LLM-layer endpoint of one run, open while any conversation is (each gets its URL and
@@ -245,8 +270,9 @@ class SharedEndpoint:
 
         with self._lock:
             if self._endpoint is None:
-                self._endpoint = LLMEndpoint(self.chat, self.embedder,
-                                             purpose="product.graphiti").start()
+                self._endpoint = LLMEndpoint(
+                    self.chat, self.embedder, purpose="product.graphiti"
+                ).start()
             self._open += 1
             return self._endpoint
 
@@ -261,10 +287,20 @@ class SharedEndpoint:
 class GraphitiSystem(AnsweringSystem):
     """One conversation in its own Graphiti memory, driven from the calling thread's event loop."""
 
-    def __init__(self, info: SystemInfo, *, store: GraphStore, endpoint: Any, chat_name: str,
-                 embed_name: str, answer: Callable[[str, dt.date, list[Retrieved]], str],
-                 num_results: int = NUM_RESULTS, embedding_dim: int = EMBEDDING_DIM,
-                 structured: str = "json_schema", root: Path | None = None):
+    def __init__(
+        self,
+        info: SystemInfo,
+        *,
+        store: GraphStore,
+        endpoint: Any,
+        chat_name: str,
+        embed_name: str,
+        answer: Callable[[str, dt.date, list[Retrieved]], str],
+        num_results: int = NUM_RESULTS,
+        embedding_dim: int = EMBEDDING_DIM,
+        structured: str = "json_schema",
+        root: Path | None = None,
+    ):
         self.info = info
         self.root = root if root is not None else Path(tempfile.gettempdir())
         self.structured = structured
@@ -319,30 +355,46 @@ class GraphitiSystem(AnsweringSystem):
             record_owner(self._workdir, self._db)
         url, key = self.endpoint.url, self.endpoint.api_key
         self._clients = [AsyncOpenAI(base_url=url, api_key=key) for _ in range(3)]
-        config = LLMConfig(api_key=key, base_url=url, model=self.chat_name,
-                           small_model=self.chat_name)
+        config = LLMConfig(
+            api_key=key, base_url=url, model=self.chat_name, small_model=self.chat_name
+        )
         self._graphiti = Graphiti(
             graph_driver=driver,
-            llm_client=OpenAIGenericClient(config, client=self._clients[0],
-                                           structured_output_mode=self.structured),
-            embedder=OpenAIEmbedder(OpenAIEmbedderConfig(
-                api_key=key, base_url=url, embedding_model=self.embed_name,
-                embedding_dim=self.embedding_dim), client=self._clients[1]),
-            cross_encoder=OpenAIRerankerClient(config=config, client=self._clients[2]))
+            llm_client=OpenAIGenericClient(
+                config, client=self._clients[0], structured_output_mode=self.structured
+            ),
+            embedder=OpenAIEmbedder(
+                OpenAIEmbedderConfig(
+                    api_key=key,
+                    base_url=url,
+                    embedding_model=self.embed_name,
+                    embedding_dim=self.embedding_dim,
+                ),
+                client=self._clients[1],
+            ),
+            cross_encoder=OpenAIRerankerClient(config=config, client=self._clients[2]),
+        )
         self._run(self._graphiti.build_indices_and_constraints())
 
     def ingest(self, session: SessionInput) -> None:
         from graphiti_core.nodes import EpisodeType
 
-        result = self._run(self._graphiti.add_episode(
-            name=f"session {session.index + 1}", episode_body=episode_body(session),
-            source_description=SOURCE_DESCRIPTION, reference_time=reference_time(session.date),
-            source=EpisodeType.message, group_id=self.group))
+        result = self._run(
+            self._graphiti.add_episode(
+                name=f"session {session.index + 1}",
+                episode_body=episode_body(session),
+                source_description=SOURCE_DESCRIPTION,
+                reference_time=reference_time(session.date),
+                source=EpisodeType.message,
+                group_id=self.group,
+            )
+        )
         self.episodes.append(result.episode.uuid)
 
     def search(self, question: str) -> list[Retrieved]:
-        edges = self._run(self._graphiti.search(question, group_ids=[self.group],
-                                                num_results=self.num_results))
+        edges = self._run(
+            self._graphiti.search(question, group_ids=[self.group], num_results=self.num_results)
+        )
         return retrieved_of(edges)
 
     def answer(self, question: str, date: dt.date) -> ProbeAnswer:
@@ -355,6 +407,7 @@ class GraphitiSystem(AnsweringSystem):
         if loop is None:
             return
         try:
+
             async def shut() -> None:
                 if self._graphiti is not None:
                     try:
@@ -390,16 +443,22 @@ def build(options: AnsweringOptions) -> Answering:
 
     store = GraphStore(getattr(options, "graph_url", None))
     store.check_available()
-    root = (Path(options.workspace.path) / "products" / "graphiti" if options.workspace is not None
-            else Path(tempfile.gettempdir()))
+    root = (
+        Path(options.workspace.path) / "products" / "graphiti"
+        if options.workspace is not None
+        else Path(tempfile.gettempdir())
+    )
     if store.kind == "embedded":
         sweep_orphans(root)  # servers a killed run left behind
     model = make_model(options)
     embed_spec = options.embedder or options.model
     if options.embedder:
-        embedder = get_model(options.embedder, workspace=options.workspace,
-                             base_url=options.embedder_base_url or options.base_url,
-                             **options.llm_options)
+        embedder = get_model(
+            options.embedder,
+            workspace=options.workspace,
+            base_url=options.embedder_base_url or options.base_url,
+            **options.llm_options,
+        )
     else:
         embedder = model
     structured = structured_mode(model, options)
@@ -410,20 +469,32 @@ def build(options: AnsweringOptions) -> Answering:
     info = SystemInfo(
         name="graphiti",
         description="Graphiti (graphiti-core): a temporal knowledge graph built from each session "
-                    "by the product's own extraction; its hybrid search answers each probe",
+        "by the product's own extraction; its hybrid search answers each probe",
         gated=False,
-        components={"product": f"graphiti-core {version}", "llm": options.model,
-                    "embedder": embed_spec, "store": store.describe(),
-                    "answerer": f"{prompt['answer_prompt']} on {options.model}"},
-        offline=False)
+        components={
+            "product": f"graphiti-core {version}",
+            "llm": options.model,
+            "embedder": embed_spec,
+            "store": store.describe(),
+            "answerer": f"{prompt['answer_prompt']} on {options.model}",
+        },
+        offline=False,
+    )
 
     def answer(question: str, date: dt.date, retrieved: list[Retrieved]) -> str:
         return answer_probe(model, question, date, retrieved)
 
     def factory() -> GraphitiSystem:
-        return GraphitiSystem(info, store=store, endpoint=endpoint, chat_name=model.name,
-                              embed_name=embedder.name, answer=answer, structured=structured,
-                              root=root)
+        return GraphitiSystem(
+            info,
+            store=store,
+            endpoint=endpoint,
+            chat_name=model.name,
+            embed_name=embedder.name,
+            answer=answer,
+            structured=structured,
+            root=root,
+        )
 
     def usage() -> dict[str, int]:
         totals = dict(model.usage.as_dict())
@@ -433,20 +504,45 @@ def build(options: AnsweringOptions) -> Answering:
         return totals
 
     prov = provenance(
-        "graphiti", library="graphiti-core", model=options.model, embedder=embed_spec,
-        dimensions=dimensions, store=store.describe(),
+        "graphiti",
+        library="graphiti-core",
+        model=options.model,
+        embedder=embed_spec,
+        dimensions=dimensions,
+        store=store.describe(),
         falkordb_client=library_version("falkordb") if store.kind != "neo4j" else None,
         falkordblite=library_version("falkordblite") if store.kind == "embedded" else None,
         llm_client=f"OpenAIGenericClient (chat completions, structured_output_mode={structured})",
-        embedder_client="OpenAIEmbedder", cross_encoder="OpenAIRerankerClient (search uses RRF)",
+        embedder_client="OpenAIEmbedder",
+        cross_encoder="OpenAIRerankerClient (search uses RRF)",
         ingestion="one EpisodeType.message episode per session, 'role: text' per turn, "
-                  "reference_time = session date 00:00 UTC",
+        "reference_time = session date 00:00 UTC",
         retrieval=f"Graphiti.search(question, group_ids=[namespace], num_results={NUM_RESULTS})",
-        telemetry="off", **prompt)
-    return Answering(info=info, factory=factory, provenance=prov, model=options.model,
-                     source=Path(__file__), usage=usage)
+        telemetry="off",
+        **prompt,
+    )
+    return Answering(
+        info=info,
+        factory=factory,
+        provenance=prov,
+        model=options.model,
+        source=Path(__file__),
+        usage=usage,
+    )
 
 
-__all__ = ["EMBEDDING_DIM", "GraphStore", "GraphitiSystem", "INSTALL", "NUM_RESULTS",
-           "SharedEndpoint", "build", "embedding_dimensions",
-           "episode_body", "group_id", "reference_time", "retrieved_of", "sweep_orphans"]
+__all__ = [
+    "EMBEDDING_DIM",
+    "GraphStore",
+    "GraphitiSystem",
+    "INSTALL",
+    "NUM_RESULTS",
+    "SharedEndpoint",
+    "build",
+    "embedding_dimensions",
+    "episode_body",
+    "group_id",
+    "reference_time",
+    "retrieved_of",
+    "sweep_orphans",
+]

@@ -67,8 +67,10 @@ def _import_mem0(workspace: Any) -> Any:
     from mem0.memory import telemetry
 
     if telemetry.MEM0_TELEMETRY:  # imported earlier in this process with telemetry on
-        raise BadInput("mem0 was imported with telemetry on before this run: set "
-                       "MEM0_TELEMETRY=False in the environment")
+        raise BadInput(
+            "mem0 was imported with telemetry on before this run: set "
+            "MEM0_TELEMETRY=False in the environment"
+        )
     _quiet_logs()
     return Memory
 
@@ -114,22 +116,28 @@ class Mem0Product:
 
     def __init__(self, options: AnsweringOptions):
         if os.environ.get("OPENROUTER_API_KEY"):
-            raise BadInput("OPENROUTER_API_KEY is set: Mem0 would send its model calls to "
-                           "OpenRouter instead of through agentmemgate; unset it for this run")
+            raise BadInput(
+                "OPENROUTER_API_KEY is set: Mem0 would send its model calls to "
+                "OpenRouter instead of through agentmemgate; unset it for this run"
+            )
         if options.workspace is None:
             raise BadInput("mem0 needs a workspace (its stores and the LLM cache live there)")
         self.options = options
         self.workspace = options.workspace
         self.Memory = _import_mem0(self.workspace)
         llm_options = dict(options.llm_options)
-        self.chat = get_model(options.model, workspace=self.workspace, base_url=options.base_url,
-                              **llm_options)
+        self.chat = get_model(
+            options.model, workspace=self.workspace, base_url=options.base_url, **llm_options
+        )
         self.embedder_spec = options.embedder or options.model
         if options.embedder:
             llm_options.pop("structured_output", None)
-            self.embedder = get_model(options.embedder, workspace=self.workspace,
-                                      base_url=options.embedder_base_url or options.base_url,
-                                      **llm_options)
+            self.embedder = get_model(
+                options.embedder,
+                workspace=self.workspace,
+                base_url=options.embedder_base_url or options.base_url,
+                **llm_options,
+            )
         else:
             self.embedder = self.chat
         self.answerer = make_model(options)
@@ -144,8 +152,9 @@ class Mem0Product:
         try:
             vec = self.embedder.embed([DIMENSION_PROBE], purpose=f"{PURPOSE}.embed")[0]
         except (CallFailed, FatalProviderError) as e:
-            raise FatalProviderError(f"mem0 needs embeddings from {self.embedder.label} "
-                                     f"(--embedder): {e}") from None
+            raise FatalProviderError(
+                f"mem0 needs embeddings from {self.embedder.label} (--embedder): {e}"
+            ) from None
         if not vec:
             raise FatalProviderError(f"{self.embedder.label} returned an empty embedding")
         return len(vec)
@@ -172,20 +181,35 @@ class Mem0Product:
             return
         for d in self.root.iterdir():
             pid = d.name.split("-", 1)[0]
-            if d.is_dir() and pid.isdigit() and int(pid) != os.getpid() and not process_alive(int(pid)):
+            if (
+                d.is_dir()
+                and pid.isdigit()
+                and int(pid) != os.getpid()
+                and not process_alive(int(pid))
+            ):
                 shutil.rmtree(d, ignore_errors=True)
 
     def config(self, directory: Path, url: str, api_key: str) -> dict[str, Any]:
         """Mem0's configuration for one conversation: everything Mem0's own defaults would be,
         except where its models are and where its stores live."""
         return {
-            "llm": {"provider": "openai", "config": {
-                "model": self.chat.name, "api_key": api_key, "openai_base_url": url}},
-            "embedder": {"provider": "openai", "config": {
-                "model": self.embedder.name, "api_key": api_key, "openai_base_url": url}},
-            "vector_store": {"provider": "qdrant", "config": {
-                "collection_name": COLLECTION, "path": str(directory / "qdrant"),
-                "embedding_model_dims": self.dimensions, "on_disk": True}},
+            "llm": {
+                "provider": "openai",
+                "config": {"model": self.chat.name, "api_key": api_key, "openai_base_url": url},
+            },
+            "embedder": {
+                "provider": "openai",
+                "config": {"model": self.embedder.name, "api_key": api_key, "openai_base_url": url},
+            },
+            "vector_store": {
+                "provider": "qdrant",
+                "config": {
+                    "collection_name": COLLECTION,
+                    "path": str(directory / "qdrant"),
+                    "embedding_model_dims": self.dimensions,
+                    "on_disk": True,
+                },
+            },
             "history_db_path": str(directory / "history.db"),
         }
 
@@ -200,20 +224,24 @@ class Mem0Product:
 
     def provenance(self) -> dict[str, Any]:
         return provenance(
-            "Mem0", library="mem0ai", model=self.options.model, embedder=self.embedder_spec,
+            "Mem0",
+            library="mem0ai",
+            model=self.options.model,
+            embedder=self.embedder_spec,
             dimensions=self.dimensions,
             store="qdrant embedded on disk + sqlite history, fresh per conversation",
             mem0_llm={"provider": "openai", "model": self.chat.name, **_llm_defaults()},
             mem0_embedder={"provider": "openai", "model": self.embedder.name},
             ingest="Memory.add(session turns with roles, user_id=namespace, "
-                   "metadata={created_at, session_date}: session date), infer=True",
+            "metadata={created_at, session_date}: session date), infer=True",
             retrieval="Memory.search(question, filters={user_id}) with Mem0's defaults "
-                      "(top_k 20, threshold 0.1)",
+            "(top_k 20, threshold 0.1)",
             keyword_search="bm25 (fastembed)" if _optional("fastembed") else "off (no fastembed)",
             entities="spaCy" if _optional("spacy") else "off (no spaCy)",
             telemetry="off (MEM0_TELEMETRY=False)",
             models_via="agentmemgate LLM endpoint (llm.serve): cached, logged",
-            **answer_provenance())
+            **answer_provenance(),
+        )
 
 
 def _llm_defaults() -> dict[str, Any]:
@@ -244,9 +272,14 @@ class Mem0System(AnsweringSystem):
         self.endpoint = self.product.acquire()
         self.tag = uuid.uuid4().hex[:16]  # this conversation's requests, counted apart
         try:
-            self.memory = self._product("setup", lambda: self.product.Memory.from_config(
-                self.product.config(self.directory, self.endpoint.url_for(self.tag),
-                                    self.endpoint.api_key)))
+            self.memory = self._product(
+                "setup",
+                lambda: self.product.Memory.from_config(
+                    self.product.config(
+                        self.directory, self.endpoint.url_for(self.tag), self.endpoint.api_key
+                    )
+                ),
+            )
         except BaseException:
             self.close()
             raise
@@ -259,8 +292,10 @@ class Mem0System(AnsweringSystem):
         except Exception as e:
             if self.endpoint is not None:
                 self.endpoint.raise_fatal()
-            raise CallFailed(f"mem0 {what} failed: {shorten(scrub(f'{type(e).__name__}: {e}'))}",
-                             kind="product_error") from None
+            raise CallFailed(
+                f"mem0 {what} failed: {shorten(scrub(f'{type(e).__name__}: {e}'))}",
+                kind="product_error",
+            ) from None
         finally:
             self._calls += self._endpoint_calls() - before
 
@@ -272,13 +307,19 @@ class Mem0System(AnsweringSystem):
         if not messages:
             return
         when = dt.datetime.combine(session.date, dt.time(0, 0), tzinfo=dt.UTC)
-        self._product("add", lambda: self.memory.add(
-            messages, user_id=self.namespace,
-            metadata={"created_at": when.isoformat(), "session_date": session.date.isoformat()}))
+        self._product(
+            "add",
+            lambda: self.memory.add(
+                messages,
+                user_id=self.namespace,
+                metadata={"created_at": when.isoformat(), "session_date": session.date.isoformat()},
+            ),
+        )
 
     def answer(self, question: str, date: dt.date) -> ProbeAnswer:
-        found = self._product("search", lambda: self.memory.search(
-            question, filters={"user_id": self.namespace}))
+        found = self._product(
+            "search", lambda: self.memory.search(question, filters={"user_id": self.namespace})
+        )
         retrieved = [_retrieved(r) for r in (found or {}).get("results", [])]
         self._calls += 1
         text = answer_probe(self.product.answerer, question, date, retrieved)
@@ -287,8 +328,10 @@ class Mem0System(AnsweringSystem):
     def close(self) -> None:
         memory, self.memory = self.memory, None
         if memory is not None:
-            for closing in (memory.close,  # Mem0's history database
-                            getattr(getattr(memory.vector_store, "client", None), "close", None)):
+            for closing in (
+                memory.close,  # Mem0's history database
+                getattr(getattr(memory.vector_store, "client", None), "close", None),
+            ):
                 try:
                     if closing is not None:
                         closing()
@@ -313,23 +356,37 @@ def _retrieved(r: dict[str, Any]) -> Retrieved:
     if extra.get("session_date"):
         meta["session_date"] = extra["session_date"]
     score = r.get("score")
-    return Retrieved(text=str(r.get("memory") or ""),
-                     score=float(score) if isinstance(score, (int, float)) else None, meta=meta)
+    return Retrieved(
+        text=str(r.get("memory") or ""),
+        score=float(score) if isinstance(score, (int, float)) else None,
+        meta=meta,
+    )
 
 
 def build(options: AnsweringOptions) -> Answering:
     product = Mem0Product(options)
     info = SystemInfo(
-        name=NAME, description="Mem0 (mem0ai) as released: its own extraction, storage and "
-                               "search; one answer call over what it retrieved",
-        gated=False, offline=False,
-        components={"product": f"mem0ai {product.provenance()['library_version']}",
-                    "llm": options.model, "embedder": product.embedder_spec,
-                    "store": f"qdrant embedded ({product.dimensions} dims)",
-                    "answerer": f"{answer_provenance()['answer_prompt']} on {options.model}"})
-    return Answering(info=info, factory=lambda: Mem0System(product, info),
-                     provenance=product.provenance(), model=options.model,
-                     source=Path(__file__), usage=lambda: product.usage)
+        name=NAME,
+        description="Mem0 (mem0ai) as released: its own extraction, storage and "
+        "search; one answer call over what it retrieved",
+        gated=False,
+        offline=False,
+        components={
+            "product": f"mem0ai {product.provenance()['library_version']}",
+            "llm": options.model,
+            "embedder": product.embedder_spec,
+            "store": f"qdrant embedded ({product.dimensions} dims)",
+            "answerer": f"{answer_provenance()['answer_prompt']} on {options.model}",
+        },
+    )
+    return Answering(
+        info=info,
+        factory=lambda: Mem0System(product, info),
+        provenance=product.provenance(),
+        model=options.model,
+        source=Path(__file__),
+        usage=lambda: product.usage,
+    )
 
 
 __all__ = ["Mem0Product", "Mem0System", "build"]

@@ -39,11 +39,18 @@ class NoMemory(AnsweringSystem):
 def build(options: AnsweringOptions) -> Answering:
     model = make_model(options)
     prompt = answer_provenance()
-    info = SystemInfo(name="no-memory", description="floor baseline: the model answers each probe "
-                      "with no memories", gated=False,
-                      components={"store": "none", "answerer": f"{prompt['answer_prompt']} on "
-                                                               f"{options.model}"},
-                      offline=False)
-    return Answering(info=info, factory=lambda: NoMemory(info, model), model=options.model,
-                     provenance=provenance("no-memory (baseline)", model=options.model, **prompt),
-                     source=Path(__file__), usage=lambda: model.usage.as_dict())
+    info = SystemInfo(
+        name="no-memory",
+        description="floor baseline: the model answers each probe with no memories",
+        gated=False,
+        components={"store": "none", "answerer": f"{prompt['answer_prompt']} on {options.model}"},
+        offline=False,
+    )
+    return Answering(
+        info=info,
+        factory=lambda: NoMemory(info, model),
+        model=options.model,
+        provenance=provenance("no-memory (baseline)", model=options.model, **prompt),
+        source=Path(__file__),
+        usage=lambda: model.usage.as_dict(),
+    )

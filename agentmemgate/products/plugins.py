@@ -66,11 +66,17 @@ def _contract(obj: Any, make: Callable[[], Any]) -> tuple[str, SystemInfo]:
         kind = "component"
     elif callable(obj):
         inst = make()
-        kind = ("answering" if isinstance(inst, AnsweringSystem) else
-                "component" if isinstance(inst, MemorySystem) else "")
+        kind = (
+            "answering"
+            if isinstance(inst, AnsweringSystem)
+            else "component"
+            if isinstance(inst, MemorySystem)
+            else ""
+        )
         if not kind:
-            raise TypeError(f"it made a {type(inst).__name__}, neither an AnsweringSystem nor a "
-                            "MemorySystem")
+            raise TypeError(
+                f"it made a {type(inst).__name__}, neither an AnsweringSystem nor a MemorySystem"
+            )
         obj = inst if getattr(obj, "info", None) is None else obj
     else:
         raise TypeError(f"{type(obj).__name__} is not a class or factory of systems")
@@ -92,8 +98,10 @@ def load(ep: importlib.metadata.EntryPoint, options: AnsweringOptions | None = N
         p.info = info.model_copy(update={"name": ep.name})
     except Exception as e:  # a broken plug-in says so in one line and spoils nothing else
         msg = " ".join(str(e).split()) or type(e).__name__
-        p.error = (f"plug-in {ep.name!r} from package {p.package} is broken ({ep.value}): "
-                   f"{type(e).__name__}: {msg}")
+        p.error = (
+            f"plug-in {ep.name!r} from package {p.package} is broken ({ep.value}): "
+            f"{type(e).__name__}: {msg}"
+        )
     return p
 
 
@@ -131,8 +139,9 @@ def plugin_answering(name: str, options: AnsweringOptions) -> Answering | None:
     if p is None:
         return None
     if p.contract != "answering":
-        raise BadInput(f"Plug-in {name!r} from package {p.package} is a component system, not an "
-                       "answering one")
+        raise BadInput(
+            f"Plug-in {name!r} from package {p.package} is a component system, not an answering one"
+        )
     info, obj = p.info, p.obj
     model = options.model if p.takes_options else "offline"
 
@@ -141,11 +150,20 @@ def plugin_answering(name: str, options: AnsweringOptions) -> Answering | None:
         s.info = info
         return s
 
-    return Answering(info=info, factory=factory, model=model, source=_source(obj),
-                     provenance={"product": name, "library": p.package,
-                                 "library_version": library_version(p.package),
-                                 "entry_point": p.value, "model": model if model != "offline" else None,
-                                 "embedder": options.embedder if p.takes_options else None})
+    return Answering(
+        info=info,
+        factory=factory,
+        model=model,
+        source=_source(obj),
+        provenance={
+            "product": name,
+            "library": p.package,
+            "library_version": library_version(p.package),
+            "entry_point": p.value,
+            "model": model if model != "offline" else None,
+            "embedder": options.embedder if p.takes_options else None,
+        },
+    )
 
 
 def plugin_component(name: str) -> tuple[SystemInfo, Callable[..., MemorySystem], Plugin] | None:
@@ -158,5 +176,13 @@ def plugin_component(name: str) -> tuple[SystemInfo, Callable[..., MemorySystem]
     return p.info, p.obj, p
 
 
-__all__ = ["GROUP", "Plugin", "entry_points", "find", "load", "plugin_answering",
-           "plugin_component", "plugins"]
+__all__ = [
+    "GROUP",
+    "Plugin",
+    "entry_points",
+    "find",
+    "load",
+    "plugin_answering",
+    "plugin_component",
+    "plugins",
+]

@@ -42,18 +42,31 @@ class Product:
     def install(self) -> str:
         import sys
 
-        note = (" (its embedded FalkorDB needs Python 3.12+; on this Python also pass --graph-url "
-                "to a FalkorDB or Neo4j server)"
-                if self.name == "graphiti" and sys.version_info < (3, 12) else "")
+        note = (
+            " (its embedded FalkorDB needs Python 3.12+; on this Python also pass --graph-url "
+            "to a FalkorDB or Neo4j server)"
+            if self.name == "graphiti" and sys.version_info < (3, 12)
+            else ""
+        )
         return f"pip install 'agentmemgate[{self.name}]'{note}"
 
 
 PRODUCTS: dict[str, Product] = {
-    "mem0": Product("mem0", "agentmemgate.products.mem0", "mem0", "mem0ai",
-                    "Mem0: LLM-extracted memories in a vector store, searched per question"),
-    "graphiti": Product("graphiti", "agentmemgate.products.graphiti", "graphiti_core",
-                        "graphiti-core", "Graphiti: a temporal knowledge graph of episodes, "
-                                         "facts with valid/invalid times, hybrid search"),
+    "mem0": Product(
+        "mem0",
+        "agentmemgate.products.mem0",
+        "mem0",
+        "mem0ai",
+        "Mem0: LLM-extracted memories in a vector store, searched per question",
+    ),
+    "graphiti": Product(
+        "graphiti",
+        "agentmemgate.products.graphiti",
+        "graphiti_core",
+        "graphiti-core",
+        "Graphiti: a temporal knowledge graph of episodes, "
+        "facts with valid/invalid times, hybrid search",
+    ),
 }
 
 
@@ -68,8 +81,10 @@ BASELINE_NAMES = ("full-context", "no-memory")
 
 def require_model(name: str, options: AnsweringOptions) -> None:
     if options.model in ("offline", "", None):
-        raise BadInput(f"{name} needs --model provider:model (e.g. openai:gpt-4o-mini): it answers "
-                       "with a model, and there is no offline answerer")
+        raise BadInput(
+            f"{name} needs --model provider:model (e.g. openai:gpt-4o-mini): it answers "
+            "with a model, and there is no offline answerer"
+        )
 
 
 def product_missing(p: Product) -> str | None:
@@ -88,9 +103,13 @@ def load_product(name: str) -> Builder:
         module = importlib.import_module(p.module)
     except ModuleNotFoundError as e:
         if e.name == p.module:
-            raise BadInput(f"The {name} adapter is not part of this build of agentmemgate "
-                           f"(no module {p.module})") from None
-        raise MissingExtra(f"{name} needs {e.name!r}, which is not installed: {p.install}") from None
+            raise BadInput(
+                f"The {name} adapter is not part of this build of agentmemgate "
+                f"(no module {p.module})"
+            ) from None
+        raise MissingExtra(
+            f"{name} needs {e.name!r}, which is not installed: {p.install}"
+        ) from None
     return module.build
 
 
@@ -111,11 +130,24 @@ def get_answering(name: str, options: AnsweringOptions) -> Answering:
 
     got = plugin_answering(name, options)
     if got is None:
-        raise BadInput(f"Unknown answering system {name!r}; answering systems: "
-                       f"{', '.join(answering_names())} (see `amg eval systems`)")
+        raise BadInput(
+            f"Unknown answering system {name!r}; answering systems: "
+            f"{', '.join(answering_names())} (see `amg eval systems`)"
+        )
     return got
 
 
-__all__ = ["Answering", "AnsweringOptions", "BASELINE_NAMES", "Builder", "PRODUCTS", "Product",
-           "answering_names", "get_answering", "library_version", "load_product",
-           "product_missing", "require_model"]
+__all__ = [
+    "Answering",
+    "AnsweringOptions",
+    "BASELINE_NAMES",
+    "Builder",
+    "PRODUCTS",
+    "Product",
+    "answering_names",
+    "get_answering",
+    "library_version",
+    "load_product",
+    "product_missing",
+    "require_model",
+]

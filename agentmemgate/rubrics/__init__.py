@@ -68,7 +68,9 @@ def load(name: str, version: int | None = None) -> Rubric:
     if v not in versions:
         raise BadInput(f"Rubric {name!r} has no version {v}; known: {versions}")
     raw = (RUBRIC_DIR / f"{name}.v{v}.txt").read_bytes()
-    return Rubric(name=name, version=v, text=raw.decode("utf-8"), sha256=hashlib.sha256(raw).hexdigest())
+    return Rubric(
+        name=name, version=v, text=raw.decode("utf-8"), sha256=hashlib.sha256(raw).hexdigest()
+    )
 
 
 def sha256_files(paths: list[Path]) -> str:

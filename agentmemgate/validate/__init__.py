@@ -5,7 +5,6 @@ The rooms above use what this one stores: the dataset card's validation section 
 (read by ``annotate_app``). Nothing here imports those rooms.
 """
 
-
 # Re-exports resolved on first use (PEP 562), so importing the package costs only what it uses;
 # ``from agentmemgate.ROOM import name`` works as before.
 _LAZY = {
@@ -41,8 +40,22 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "CHECKS", "JudgeInfo", "JudgingSummary", "StructureSummary", "VALIDATION_CHECKS",
-    "ValidationReport", "ValidationSummary", "check_arc", "check_arcs", "compute_report",
-    "get_judge", "judge_arcs", "parse_checks", "report_markdown", "run_validation",
-    "validate_structure", "validation_report", "write_report",
+    "CHECKS",
+    "JudgeInfo",
+    "JudgingSummary",
+    "StructureSummary",
+    "VALIDATION_CHECKS",
+    "ValidationReport",
+    "ValidationSummary",
+    "check_arc",
+    "check_arcs",
+    "compute_report",
+    "get_judge",
+    "judge_arcs",
+    "parse_checks",
+    "report_markdown",
+    "run_validation",
+    "validate_structure",
+    "validation_report",
+    "write_report",
 ]

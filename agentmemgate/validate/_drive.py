@@ -12,8 +12,13 @@ from .judges import Judge
 T = TypeVar("T")
 
 
-def ask_all(judge: Judge, items: list[T], question_of: Callable[[T], object], description: str,
-            show_progress: bool = True) -> Iterator[tuple[T, object | None, str]]:
+def ask_all(
+    judge: Judge,
+    items: list[T],
+    question_of: Callable[[T], object],
+    description: str,
+    show_progress: bool = True,
+) -> Iterator[tuple[T, object | None, str]]:
     """Yield (item, verdict or None, error) as each answer lands."""
     if judge.heuristic:
         with progress_bar(description, total=len(items), enabled=show_progress) as advance:
@@ -26,6 +31,12 @@ def ask_all(judge: Judge, items: list[T], question_of: Callable[[T], object], de
     def ask(it: T):
         return it, judge.ask(question_of(it)), ""
 
-    for res in run_concurrent(ask, items, concurrency=judge.concurrency, description=description,
-                              usage=judge.model.usage, progress=show_progress):
+    for res in run_concurrent(
+        ask,
+        items,
+        concurrency=judge.concurrency,
+        description=description,
+        usage=judge.model.usage,
+        progress=show_progress,
+    ):
         yield (res.item, None, res.error) if isinstance(res, Failed) else res

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def confusion_png(levels: list[str], confusion: dict[str, dict[str, int]], title: str,
-                  path: Path) -> Path:
+def confusion_png(
+    levels: list[str], confusion: dict[str, dict[str, int]], title: str, path: Path
+) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -24,8 +25,15 @@ def confusion_png(levels: list[str], confusion: dict[str, dict[str, int]], title
         top = max((c for row in counts for c in row), default=0)
         for i, row in enumerate(counts):
             for j, c in enumerate(row):
-                ax.text(j, i, str(c), ha="center", va="center", fontsize=9,
-                        color="white" if top and c > top / 2 else "black")
+                ax.text(
+                    j,
+                    i,
+                    str(c),
+                    ha="center",
+                    va="center",
+                    fontsize=9,
+                    color="white" if top and c > top / 2 else "black",
+                )
         from matplotlib.ticker import MaxNLocator
 
         fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, ticks=MaxNLocator(integer=True))  # counts

@@ -25,34 +25,153 @@ from ..design.load import Problem, parse_toml
 from ..schema import normalize_text
 from .judges._realism import qa_overlap
 
-STRING_KEYS = ("noun", "probe_question", "change", "stay", "switch", "switching", "switched",
-               "oblique_thing")
-LIST_MINIMUMS = {"current": 3, "doing": 3, "reasons": 4, "reasons_done": 3, "weigh": 3, "steps": 3,
-                 "settle": 3, "tips": 3, "stay_tips": 2, "exchanges": 10, "values": 8,
-                 "long_values": 8}
+STRING_KEYS = (
+    "noun",
+    "probe_question",
+    "change",
+    "stay",
+    "switch",
+    "switching",
+    "switched",
+    "oblique_thing",
+)
+LIST_MINIMUMS = {
+    "current": 3,
+    "doing": 3,
+    "reasons": 4,
+    "reasons_done": 3,
+    "weigh": 3,
+    "steps": 3,
+    "settle": 3,
+    "tips": 3,
+    "stay_tips": 2,
+    "exchanges": 10,
+    "values": 8,
+    "long_values": 8,
+}
 KNOWN_KEYS = (*STRING_KEYS, *LIST_MINIMUMS)
 SLOTTED = ("current", "stay", "switch", "switching", "switched", "doing")
 CLAUSES = ("reasons", "reasons_done", "weigh", "steps", "settle", "tips", "stay_tips")
 UNSLOTTED = ("noun", "probe_question", "change", "oblique_thing", *CLAUSES, "values", "long_values")
 # Words that signal a hedge level or an outcome; a judge must never meet them where the arc does
 # not intend them (values, statements of fact, small talk, reasons).
-LEVEL_WORDS = ("maybe", "might", "plan", "plans", "planned", "planning", "switch", "switched",
-               "switching", "decide", "decided", "deciding", "considering", "torn", "undecided")
-VALUE_BANNED_WORDS = LEVEL_WORDS + ("new", "old", "current", "currently", "former", "previous",
-                                    "still", "soon")
+LEVEL_WORDS = (
+    "maybe",
+    "might",
+    "plan",
+    "plans",
+    "planned",
+    "planning",
+    "switch",
+    "switched",
+    "switching",
+    "decide",
+    "decided",
+    "deciding",
+    "considering",
+    "torn",
+    "undecided",
+)
+VALUE_BANNED_WORDS = LEVEL_WORDS + (
+    "new",
+    "old",
+    "current",
+    "currently",
+    "former",
+    "previous",
+    "still",
+    "soon",
+)
 VALUE_HISTORY_WORDS = ("ago", "since", "years", "decades", "last", "used")
-DOING_BANNED_WORDS = LEVEL_WORDS + ("change", "changed", "moved", "new", "first", "yesterday",
-                                    "today", "tonight", "morning", "week", "ago")
-SMALL_TALK_BANNED = LEVEL_WORDS + ("move", "moving", "moved", "changing", "changed", "will", "i'll",
-                                   "probably", "perhaps", "finally", "anymore", "already", "decision")
-SMALL_TALK_BANNED_PHRASES = ("going to", "no longer", "keep my", "keep the", "stick with",
-                             "stay with", "sticking with", "staying with", "thinking about",
-                             "not sure")
-IRREGULAR_PAST = {"did", "ran", "took", "got", "had", "made", "sat", "sent", "wrote", "met",
-                  "fell", "found", "paid", "went", "kept", "bought", "drove", "rode",
-                  "spent", "left", "ate", "read", "heard", "caught", "was", "were", "i'd", "wanted",
-                  "felt", "flew", "swam", "wore", "brought", "began", "chose", "saw", "gave", "sold",
-                  "told", "won", "threw", "grew", "built", "stood", "woke", "rang", "sang"}
+DOING_BANNED_WORDS = LEVEL_WORDS + (
+    "change",
+    "changed",
+    "moved",
+    "new",
+    "first",
+    "yesterday",
+    "today",
+    "tonight",
+    "morning",
+    "week",
+    "ago",
+)
+SMALL_TALK_BANNED = LEVEL_WORDS + (
+    "move",
+    "moving",
+    "moved",
+    "changing",
+    "changed",
+    "will",
+    "i'll",
+    "probably",
+    "perhaps",
+    "finally",
+    "anymore",
+    "already",
+    "decision",
+)
+SMALL_TALK_BANNED_PHRASES = (
+    "going to",
+    "no longer",
+    "keep my",
+    "keep the",
+    "stick with",
+    "stay with",
+    "sticking with",
+    "staying with",
+    "thinking about",
+    "not sure",
+)
+IRREGULAR_PAST = {
+    "did",
+    "ran",
+    "took",
+    "got",
+    "had",
+    "made",
+    "sat",
+    "sent",
+    "wrote",
+    "met",
+    "fell",
+    "found",
+    "paid",
+    "went",
+    "kept",
+    "bought",
+    "drove",
+    "rode",
+    "spent",
+    "left",
+    "ate",
+    "read",
+    "heard",
+    "caught",
+    "was",
+    "were",
+    "i'd",
+    "wanted",
+    "felt",
+    "flew",
+    "swam",
+    "wore",
+    "brought",
+    "began",
+    "chose",
+    "saw",
+    "gave",
+    "sold",
+    "told",
+    "won",
+    "threw",
+    "grew",
+    "built",
+    "stood",
+    "woke",
+    "rang",
+    "sang",
+}
 VOWEL_OK = ("one", "uni", "use", "usu", "eu", "ur")  # "a one-pan", "a unique", "a usual"
 NAME = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)*")
 MIN_FILLINGS, MAX_FILLINGS = 4, 8
@@ -116,8 +235,11 @@ def domain_problems(name: str, f: NamedFile) -> tuple[Domain | None, list[Proble
 def _checked(name: str, f: NamedFile) -> _Report:
     r = _Report(f)
     if not NAME.fullmatch(name):
-        r.add("", "name", f"the file name {name!r} must be a snake_case attribute "
-                          "(e.g. preferred_airline.toml)")
+        r.add(
+            "",
+            "name",
+            f"the file name {name!r} must be a snake_case attribute (e.g. preferred_airline.toml)",
+        )
     body, syntax = parse_toml(f.data, f.origin)
     if syntax:
         r.problems.append(Problem(syntax.file, syntax.key, f"{syntax.message} [syntax]"))
@@ -157,12 +279,20 @@ def _shape(body: dict, r: _Report) -> dict:
             continue
         items = body[key]
         if not isinstance(items, list):
-            r.add(key, "shape", "must be a list" + (" of [[exchanges]] tables" if key == "exchanges"
-                                                    else " of strings"))
+            r.add(
+                key,
+                "shape",
+                "must be a list"
+                + (" of [[exchanges]] tables" if key == "exchanges" else " of strings"),
+            )
             continue
         if len(items) < minimum:
-            r.add(key, "enough", f"has {len(items)} item{'s' if len(items) != 1 else ''}; at least "
-                                 f"{minimum} are needed")
+            r.add(
+                key,
+                "enough",
+                f"has {len(items)} item{'s' if len(items) != 1 else ''}; at least "
+                f"{minimum} are needed",
+            )
         if key == "exchanges":
             ok[key] = items
         elif not all(isinstance(s, str) and s.strip() == s != "" for s in items):
@@ -190,9 +320,15 @@ def _parse_exchanges(r: _Report) -> list[tuple[int, Exchange]]:
         except ValidationError as e:
             for err in e.errors():
                 where = ".".join(str(p) for p in err["loc"])
-                what = "missing key" if err["type"] == "missing" else (
-                    "unknown key (known keys: q, a, slots)" if err["type"] == "extra_forbidden"
-                    else err["msg"].removeprefix("Value error, "))
+                what = (
+                    "missing key"
+                    if err["type"] == "missing"
+                    else (
+                        "unknown key (known keys: q, a, slots)"
+                        if err["type"] == "extra_forbidden"
+                        else err["msg"].removeprefix("Value error, ")
+                    )
+                )
                 r.add(key, "shape", f"{where + ': ' if where else ''}{what}")
     return out
 
@@ -201,7 +337,12 @@ def _slots(r: _Report) -> None:
     for key in SLOTTED:
         for s in r.strings(key):
             if re.findall(r"\{[^}]*\}", s) != ["{value}"] or s.count("{") != 1 or s.count("}") != 1:
-                r.add(key, "slots", f"{s!r} must have exactly one {{value}} slot and no other braces", s)
+                r.add(
+                    key,
+                    "slots",
+                    f"{s!r} must have exactly one {{value}} slot and no other braces",
+                    s,
+                )
     for key in UNSLOTTED:
         for s in r.strings(key):
             if "{" in s or "}" in s:
@@ -230,9 +371,12 @@ def _all_values(r: _Report) -> list[tuple[str, str]]:
 
 
 def _value_free(name: str, r: _Report, fillings: list[tuple[int, str, str]]) -> None:
-    texts = [("noun", r.body.get("noun")), ("probe_question", r.body.get("probe_question")),
-             ("the file name", name.replace("_", " ")),
-             ("oblique_thing", r.body.get("oblique_thing"))]
+    texts = [
+        ("noun", r.body.get("noun")),
+        ("probe_question", r.body.get("probe_question")),
+        ("the file name", name.replace("_", " ")),
+        ("oblique_thing", r.body.get("oblique_thing")),
+    ]
     texts += [(k, s) for k in CLAUSES for s in r.strings(k)]
     texts += [(f"exchanges#{n}", t) for n, q, a in fillings for t in (q, a)]
     texts += [(k, s.replace("{value}", " | ")) for k in SLOTTED for s in r.strings(k)]
@@ -242,8 +386,13 @@ def _value_free(name: str, r: _Report, fillings: list[tuple[int, str, str]]) -> 
         needle = f" {normalize_text(value)} "
         for key, text, hay in padded:
             if needle in hay:
-                r.add(group, "value-free", f"value {value!r} appears in the {key} text {text!r}: "
-                      "it could never be a clean label (remove it from one of them)", value)
+                r.add(
+                    group,
+                    "value-free",
+                    f"value {value!r} appears in the {key} text {text!r}: "
+                    "it could never be a clean label (remove it from one of them)",
+                    value,
+                )
 
 
 def _values(r: _Report) -> None:
@@ -260,26 +409,47 @@ def _values(r: _Report) -> None:
                     r.add(group, "distinct", f"value {a!r} is inside value {b!r}", b)
     for group, value in every:
         if _has_word(value, VALUE_BANNED_WORDS) or any(
-                w in value.lower() for w in ("maybe", "plan", "switch", "decided")):
+            w in value.lower() for w in ("maybe", "plan", "switch", "decided")
+        ):
             r.add(group, "unambiguous", f"value {value!r} holds a hedge, plan or time word", value)
         if bad := _has_word(value, VALUE_HISTORY_WORDS):
-            r.add(group, "unambiguous", f"value {value!r} carries its own history "
-                                        f"({', '.join(bad)}): it may become the new value", value)
+            r.add(
+                group,
+                "unambiguous",
+                f"value {value!r} carries its own history "
+                f"({', '.join(bad)}): it may become the new value",
+                value,
+            )
     for value in r.strings("values"):
         if len(value.split()) > 4 or value.lower().startswith("the "):
-            r.add("values", "short", f"value {value!r}: short values have at most 4 words and no "
-                                     "leading 'the'", value)
+            r.add(
+                "values",
+                "short",
+                f"value {value!r}: short values have at most 4 words and no leading 'the'",
+                value,
+            )
     for value in r.strings("long_values"):
         if not (value.startswith("the ") and 6 <= len(value.split()) <= 14):
-            r.add("long_values", "long", f"value {value!r}: long values start with 'the' and have "
-                                         "6 to 14 words", value)
+            r.add(
+                "long_values",
+                "long",
+                f"value {value!r}: long values start with 'the' and have 6 to 14 words",
+                value,
+            )
 
 
 def _probe(r: _Report) -> None:
     probe = r.body.get("probe_question")
-    if probe and (probe.split()[0] not in {"What", "Which", "Where", "How"}
-                  or "currently" not in _words(probe) or not probe.endswith("?")):
-        r.add("probe_question", "probe", f"{probe!r} must read What/Which/Where/How ... currently ...?")
+    if probe and (
+        probe.split()[0] not in {"What", "Which", "Where", "How"}
+        or "currently" not in _words(probe)
+        or not probe.endswith("?")
+    ):
+        r.add(
+            "probe_question",
+            "probe",
+            f"{probe!r} must read What/Which/Where/How ... currently ...?",
+        )
 
 
 def _frames(r: _Report) -> None:
@@ -287,29 +457,45 @@ def _frames(r: _Report) -> None:
     if "noun" in b and b["noun"] != b["noun"].lower():
         r.add("noun", "frame", f"{b['noun']!r} must be lower case")
     if "change" in b and not re.fullmatch(r"[b-df-hj-np-tv-z][a-z]+", b["change"]):
-        r.add("change", "article", f"{b['change']!r} must be one word starting with a consonant "
-                                   "('a {change}'), e.g. switch or move")
+        r.add(
+            "change",
+            "article",
+            f"{b['change']!r} must be one word starting with a consonant "
+            "('a {change}'), e.g. switch or move",
+        )
     for s in r.strings("current"):
         if s.split()[0] not in {"I", "I'm"} or not s.endswith("{value}"):
             r.add("current", "frame", f"{s!r} must start with 'I' and end with {{value}}", s)
         elif bad := _has_word(s, LEVEL_WORDS + ("been", "since", "now", "new", "days", "years")):
-            r.add("current", "frame", f"{s!r} holds {', '.join(bad)} (plain present, no time "
-                                      "words)", s)
+            r.add(
+                "current",
+                "frame",
+                f"{s!r} holds {', '.join(bad)} (plain present, no time words)",
+                s,
+            )
     for key in ("stay", "switching"):
         if key in b and not b[key].split()[0].endswith("ing"):
             r.add(key, "frame", f"{b[key]!r} must be a gerund phrase ('...ing')")
     if "switch" in b and b["switch"].split()[0].endswith(("ing", "ed")):
         r.add("switch", "frame", f"{b['switch']!r} must start with a base-form verb")
     if "switched" in b and not b["switched"].split()[0].endswith("ed"):
-        r.add("switched", "frame", f"{b['switched']!r} must start with a regular past verb "
-                                   "('...ed': its past tense is its participle)")
+        r.add(
+            "switched",
+            "frame",
+            f"{b['switched']!r} must start with a regular past verb "
+            "('...ed': its past tense is its participle)",
+        )
     for s in r.strings("doing"):
         first = s.split()[0]
         if not (first.endswith("ed") or first in IRREGULAR_PAST):
             r.add("doing", "frame", f"{s!r} must start with a simple-past verb", s)
         elif not s.endswith("{value}") or _has_word(s, DOING_BANNED_WORDS):
-            r.add("doing", "frame", f"{s!r} must end with {{value}} and hold no change or time "
-                                    "word", s)
+            r.add(
+                "doing",
+                "frame",
+                f"{s!r} must end with {{value}} and hold no change or time word",
+                s,
+            )
     if "oblique_thing" in b and not b["oblique_thing"].startswith(("the ", "my ")):
         r.add("oblique_thing", "frame", f"{b['oblique_thing']!r} must start with 'the' or 'my'")
 
@@ -318,16 +504,22 @@ def _clauses(r: _Report) -> None:
     for key in CLAUSES:
         for s in r.strings(key):
             first = s.split()[0]
-            if not (s[0].islower() or first in {"I", "I've", "I'm"} or first.isupper()) \
-                    or s[-1] in ".!?":
+            if (
+                not (s[0].islower() or first in {"I", "I've", "I'm"} or first.isupper())
+                or s[-1] in ".!?"
+            ):
                 r.add(key, "clause", f"{s!r} must be a lower-case clause with no final stop", s)
     for key in ("reasons", "reasons_done"):
         for s in r.strings(key):
             if bad := _has_word(s, LEVEL_WORDS):
                 r.add(key, "clause", f"{s!r} holds {', '.join(bad)} (a hedge or plan word)", s)
             elif re.search(r"somewhere else|elsewhere|another (place|chain|one)|the other", s):
-                r.add(key, "clause", f"{s!r} is a vague pull elsewhere, not a reason about the "
-                                     "current situation", s)
+                r.add(
+                    key,
+                    "clause",
+                    f"{s!r} is a vague pull elsewhere, not a reason about the current situation",
+                    s,
+                )
     for s in r.strings("reasons_done"):
         if not any(w.endswith("ed") or w in IRREGULAR_PAST for w in _words(s)):
             r.add("reasons_done", "clause", f"{s!r} must be in the past tense", s)
@@ -338,7 +530,8 @@ def _clauses(r: _Report) -> None:
         for s in r.strings(key):
             first = s.split()[0]
             if first in {"you", "your", "it", "the", "a", "i", "my"} or (
-                    first not in {"bring"} and first.endswith(("ing", "ed"))):
+                first not in {"bring"} and first.endswith(("ing", "ed"))
+            ):
                 r.add(key, "clause", f"{s!r} must start with a base-form verb (an imperative)", s)
 
 
@@ -366,13 +559,18 @@ def small_talk_problems(q: str, a: str) -> list[str]:
     return out
 
 
-def _exchanges(r: _Report, exchanges: list[tuple[int, Exchange]],
-               fillings: list[tuple[int, str, str]]) -> None:
+def _exchanges(
+    r: _Report, exchanges: list[tuple[int, Exchange]], fillings: list[tuple[int, str, str]]
+) -> None:
     for n, ex in exchanges:
         key = f"exchanges#{n}"
         if not ex.slots or not MIN_FILLINGS <= ex.fillings <= MAX_FILLINGS:
-            r.add(key, "small talk", f"{ex.q!r} needs slots with {MIN_FILLINGS} to {MAX_FILLINGS} "
-                                     f"fillings (has {ex.fillings if ex.slots else 0})")
+            r.add(
+                key,
+                "small talk",
+                f"{ex.q!r} needs slots with {MIN_FILLINGS} to {MAX_FILLINGS} "
+                f"fillings (has {ex.fillings if ex.slots else 0})",
+            )
         if not (re.search(r"\{\w+\}", ex.q) and re.search(r"\{\w+\}", ex.a)):
             r.add(key, "small talk", f"{ex.q!r}: question and answer each need a slot")
         if ex.slots and _bad_slots(ex):
@@ -382,7 +580,9 @@ def _exchanges(r: _Report, exchanges: list[tuple[int, Exchange]],
     for n, q, a in fillings:
         key = f"exchanges#{n}"
         if q in seen_q:
-            r.add(key, "small talk", f"the question {q!r} is also a filling of exchanges#{seen_q[q]}")
+            r.add(
+                key, "small talk", f"the question {q!r} is also a filling of exchanges#{seen_q[q]}"
+            )
         if a in seen_a:
             r.add(key, "small talk", f"the answer {a!r} is also a filling of exchanges#{seen_a[a]}")
         seen_q.setdefault(q, n)
@@ -412,15 +612,23 @@ def _fills(r: _Report) -> None:
                 if "the the " in filled.lower():
                     r.add(key, "article", f"{s!r} with {value!r} reads 'the the'", s)
                     continue
-                left = (frame_left | quoted_values[value] if apart
-                        else set(_words(second_person(filled))) & FIRST_PERSON)
+                left = (
+                    frame_left | quoted_values[value]
+                    if apart
+                    else set(_words(second_person(filled))) & FIRST_PERSON
+                )
                 if left:
-                    r.add(key, "second person", f"{filled!r} keeps a first person when the "
-                                                "assistant quotes it", s)
+                    r.add(
+                        key,
+                        "second person",
+                        f"{filled!r} keeps a first person when the assistant quotes it",
+                        s,
+                    )
 
 
-def catalog_problems(files: Mapping[str, NamedFile], domains: Sequence[str] | None = None
-                     ) -> list[Problem]:
+def catalog_problems(
+    files: Mapping[str, NamedFile], domains: Sequence[str] | None = None
+) -> list[Problem]:
     """Every problem of the catalog ``files`` (by domain), and of the values they share.
 
     ``domains`` limits the check to the files a design draws from (all of them by default);
@@ -442,8 +650,13 @@ def catalog_problems(files: Mapping[str, NamedFile], domains: Sequence[str] | No
                 others = ", ".join(w for w, _, _ in where if w != name)
                 r = reports[name]
                 before = len(r.problems)
-                r.add(group, "shared value", f"value {v!r} is also a value of {others}: the "
-                                             "offline extractor could not tell the fields apart", v)
+                r.add(
+                    group,
+                    "shared value",
+                    f"value {v!r} is also a value of {others}: the "
+                    "offline extractor could not tell the fields apart",
+                    v,
+                )
                 out += r.problems[before:]
     if not names:
         out.append(Problem("catalog", "", "holds no domain file [shape]"))
@@ -459,8 +672,10 @@ def catalog_files(dirs: Sequence[Path] = ()) -> dict[str, NamedFile]:
     for d in dirs:
         mine = catalog_files_in(Path(d), str(d))
         if not mine:
-            raise BadInput(f"No domain file in {str(d)!r} (expected DOMAIN.toml files, e.g. "
-                           "preferred_airline.toml)")
+            raise BadInput(
+                f"No domain file in {str(d)!r} (expected DOMAIN.toml files, e.g. "
+                "preferred_airline.toml)"
+            )
         files.update(mine)
     return files
 

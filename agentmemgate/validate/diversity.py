@@ -74,7 +74,9 @@ def key_turns(arc: Arc) -> set[tuple[int, int]]:
     return {(r.session, r.turn) for r in refs if r is not None}
 
 
-def measure(arcs: Iterable[Arc], top: int = 10, groups: Iterable[Iterable[str]] | None = None) -> Diversity:
+def measure(
+    arcs: Iterable[Arc], top: int = 10, groups: Iterable[Iterable[str]] | None = None
+) -> Diversity:
     """Repetition and reply relevance over ``arcs``. ``groups``: the sets of split names whose
     arcs the repetition check counts together (``judging.judged_together``); sentence repeats
     are counted within each, as that check counts them, so the card gives one figure."""
@@ -105,13 +107,24 @@ def measure(arcs: Iterable[Arc], top: int = 10, groups: Iterable[Iterable[str]] 
     turn_counts = Counter(assistant)
     pairs = sum(hist.values())
     return Diversity(
-        arcs=len(arcs), assistant_turns=len(assistant), assistant_distinct=_distinct(assistant),
-        small_talk_turns=len(small_talk), small_talk_distinct=_distinct(small_talk),
-        sentence_limit=SENTENCE_LIMIT, assistant_sentences=sum(sent_counts.values()),
+        arcs=len(arcs),
+        assistant_turns=len(assistant),
+        assistant_distinct=_distinct(assistant),
+        small_talk_turns=len(small_talk),
+        small_talk_distinct=_distinct(small_talk),
+        sentence_limit=SENTENCE_LIMIT,
+        assistant_sentences=sum(sent_counts.values()),
         sentences_over_limit=sum(1 for c in sent_counts.values() if c > SENTENCE_LIMIT),
-        top_sentences=[Repeated(text=display[k], count=c) for (_, k), c in sent_counts.most_common(top)],
-        top_turns=[Repeated(text=display[k], count=c) for k, c in turn_counts.most_common(top) if c > 1],
-        qa_pairs=pairs, qa_overlap_histogram=dict(hist), qa_no_overlap=wilson(hist["0"], pairs))
+        top_sentences=[
+            Repeated(text=display[k], count=c) for (_, k), c in sent_counts.most_common(top)
+        ],
+        top_turns=[
+            Repeated(text=display[k], count=c) for k, c in turn_counts.most_common(top) if c > 1
+        ],
+        qa_pairs=pairs,
+        qa_overlap_histogram=dict(hist),
+        qa_no_overlap=wilson(hist["0"], pairs),
+    )
 
 
 def card_lines(d: Diversity) -> list[str]:

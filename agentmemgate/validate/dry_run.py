@@ -25,14 +25,24 @@ class JudgeCalls(BaseModel):
     def lines(self) -> list[str]:
         from ..llm.model import display_spec
 
-        return [f"dry run: {self.total} judge calls",
-                *(f"  judge {display_spec(spec)}: {n}" for spec, n in self.by_judge.items()),
-                *(f"  judge {display_spec(spec)}: 0 (heuristic, no model calls)"
-                  for spec in self.heuristic)]
+        return [
+            f"dry run: {self.total} judge calls",
+            *(f"  judge {display_spec(spec)}: {n}" for spec, n in self.by_judge.items()),
+            *(
+                f"  judge {display_spec(spec)}: 0 (heuristic, no model calls)"
+                for spec in self.heuristic
+            ),
+        ]
 
 
-def planned_judge_calls(ws: Workspace, judges: list[Judge], rendered_ids: list[str], n_new: int,
-                        tasks: tuple[str, ...] = JUDGE_TASKS, seed: int = 0) -> JudgeCalls:
+def planned_judge_calls(
+    ws: Workspace,
+    judges: list[Judge],
+    rendered_ids: list[str],
+    n_new: int,
+    tasks: tuple[str, ...] = JUDGE_TASKS,
+    seed: int = 0,
+) -> JudgeCalls:
     """Calls ``judge_arcs`` would make on ``rendered_ids`` plus ``n_new`` arcs still to render."""
     wanted = set(rendered_ids)
     splits = [s for (s,) in ws.db.execute("select distinct split from arcs").fetchall()]
@@ -49,18 +59,31 @@ def planned_judge_calls(ws: Workspace, judges: list[Judge], rendered_ids: list[s
             stored = answered(ws, task, judge.spec)
             for it in _items(task, judge, arcs, families, seed, design=design):
                 keys = [(it.arc.id, c) for c in (("",) if task == "recovery" else REALISM_CRITERIA)]
-                if any(stored.get(k) != it.input_sha for k in keys) and judge.would_call(it.question):
+                if any(stored.get(k) != it.input_sha for k in keys) and judge.would_call(
+                    it.question
+                ):
                     n += 1
             n += n_new
             judge.model.plan_unknown(n_new)
         by_judge[judge.spec] = n
-    return JudgeCalls(total=sum(by_judge.values()), by_judge=by_judge,
-                      heuristic=[j.spec for j in judges if j.heuristic])
+    return JudgeCalls(
+        total=sum(by_judge.values()),
+        by_judge=by_judge,
+        heuristic=[j.spec for j in judges if j.heuristic],
+    )
 
 
-def plan_validation(ws: Workspace, splits: list[str], judges, checks, *,
-                    allow_same_family: bool = False, base_url: str | None = None, seed: int = 0,
-                    model_options: dict | None = None) -> JudgeCalls:
+def plan_validation(
+    ws: Workspace,
+    splits: list[str],
+    judges,
+    checks,
+    *,
+    allow_same_family: bool = False,
+    base_url: str | None = None,
+    seed: int = 0,
+    model_options: dict | None = None,
+) -> JudgeCalls:
     """``amg validate --dry-run``: the judge calls ``run_validation`` would make (nothing sent,
     nothing stored); the judges' models hold the token and cost estimates (``model.planned``)."""
     from .judges import check_families
@@ -71,5 +94,6 @@ def plan_validation(ws: Workspace, splits: list[str], judges, checks, *,
     tasks = tuple(t for t in JUDGE_TASKS if t in names)
     judge_objs = resolve_judges(ws, judges, base_url=base_url, model_options=model_options)
     check_families(judge_objs, generator_families(ws, splits), allow_same_family)
-    return planned_judge_calls(ws, judge_objs, sorted(ws.arc_ids(splits=splits)), 0, tasks=tasks,
-                               seed=seed)
+    return planned_judge_calls(
+        ws, judge_objs, sorted(ws.arc_ids(splits=splits)), 0, tasks=tasks, seed=seed
+    )

@@ -69,14 +69,18 @@ class JudgingSummary(BaseModel):
     def judges_line(self) -> str:
         from ..llm.model import display_spec
 
-        return ", ".join(f"{display_spec(x.spec)} ({x.family}{', heuristic' if x.heuristic else ''})"
-                         for x in self.judges)
+        return ", ".join(
+            f"{display_spec(x.spec)} ({x.family}{', heuristic' if x.heuristic else ''})"
+            for x in self.judges
+        )
 
     def judged_line(self) -> str:
         """How many judge questions this run asked and how many got an answer (never "judged"
         for a question whose every call failed)."""
-        return (f"asked now {self.judged_now}: {self.judged_now - self.failures} answered, "
-                f"{self.failures} judge failures; already stored {self.already_done}")
+        return (
+            f"asked now {self.judged_now}: {self.judged_now - self.failures} answered, "
+            f"{self.failures} judge failures; already stored {self.already_done}"
+        )
 
 
 class ValidationSummary(BaseModel):
@@ -88,8 +92,9 @@ class ValidationSummary(BaseModel):
     @property
     def failures(self) -> int:
         """Failing arcs and failed judge calls (a re-run retries the calls)."""
-        return (len(self.structure.failing_arcs if self.structure else {})
-                + (self.judging.failures if self.judging else 0))
+        return len(self.structure.failing_arcs if self.structure else {}) + (
+            self.judging.failures if self.judging else 0
+        )
 
     def lines(self) -> list[str]:
         from ..llm.model import display_spec
@@ -97,35 +102,54 @@ class ValidationSummary(BaseModel):
         out: list[str] = []
         if st := self.structure:
             out.append(f"structural checks: {st.arcs_passing}/{st.arcs} arcs pass")
-            out += [f"  {arc_id}: {'; '.join(problems)}" for arc_id, problems in st.failing_arcs.items()]
+            out += [
+                f"  {arc_id}: {'; '.join(problems)}" for arc_id, problems in st.failing_arcs.items()
+            ]
         if j := self.judging:
-            out.append(f"judges: {j.judges_line()}; generator family: "
-                       f"{', '.join(j.generator_families) or 'none'}")
+            out.append(
+                f"judges: {j.judges_line()}; generator family: "
+                f"{', '.join(j.generator_families) or 'none'}"
+            )
             if j.same_family_judges:
                 out.append(f"same-family judging allowed for: {', '.join(j.same_family_judges)}")
             out.append(f"{', '.join(j.checks)}: {j.judged_line()}")
             out += [f"  judge failure {e}" for e in j.failure_examples]
         if self.report and self.report.judges:
             for spec, b in self.report.by_judge.items():
-                out.append(f"blind level recovery ({display_spec(spec)}): {b.recovery.overall.fmt()}")
-                out += [f"realism {c} ({display_spec(spec)}): {p.fmt()}" for c, p in b.realism.items()]
+                out.append(
+                    f"blind level recovery ({display_spec(spec)}): {b.recovery.overall.fmt()}"
+                )
+                out += [
+                    f"realism {c} ({display_spec(spec)}): {p.fmt()}" for c, p in b.realism.items()
+                ]
             out.append("full report: amg report validation")
         return out
 
 
 def parse_checks(checks: str | Iterable[str]) -> list[str]:
     """``structure,realism,recovery`` (any subset, any order) -> names in canonical order."""
-    names = [c.strip() for c in (checks.split(",") if isinstance(checks, str) else checks) if c.strip()]
+    names = [
+        c.strip() for c in (checks.split(",") if isinstance(checks, str) else checks) if c.strip()
+    ]
     bad = [c for c in names if c not in CHECKS]
     if bad or not names:
-        raise BadInput(f"Unknown check {bad[0]!r}; choose from: {', '.join(CHECKS)}" if bad else
-                       f"No checks given; choose from: {', '.join(CHECKS)}")
+        raise BadInput(
+            f"Unknown check {bad[0]!r}; choose from: {', '.join(CHECKS)}"
+            if bad
+            else f"No checks given; choose from: {', '.join(CHECKS)}"
+        )
     return [c for c in CHECKS if c in names]
 
 
-def resolve_judges(ws: Workspace, specs: Iterable[str] | None, *, base_url: str | None = None,
-                   concurrency: int = 4, model_options: dict | None = None,
-                   design: Design | None = None) -> list[Judge]:
+def resolve_judges(
+    ws: Workspace,
+    specs: Iterable[str] | None,
+    *,
+    base_url: str | None = None,
+    concurrency: int = 4,
+    model_options: dict | None = None,
+    design: Design | None = None,
+) -> list[Judge]:
     """Judge objects for ``specs`` (default: the offline heuristic judges), duplicates dropped,
     made for ``design`` (default: the workspace's; a build passes the one it is building).
 
@@ -134,16 +158,26 @@ def resolve_judges(ws: Workspace, specs: Iterable[str] | None, *, base_url: str 
     ``model_options`` (``timeout``, ``max_tokens``, ``structured_output``) go to the LLM judges.
     """
     seen: list[str] = []
-    for s in (list(specs) if specs else list(DEFAULT_JUDGES)):
+    for s in list(specs) if specs else list(DEFAULT_JUDGES):
         if s not in seen:
             seen.append(s)
     if base_url and not any(s.startswith("openai:") for s in seen):
-        raise BadInput(f"--base-url {base_url} is for openai: judges (an OpenAI-compatible server); "
-                       "name one with --judge openai:MODEL")
+        raise BadInput(
+            f"--base-url {base_url} is for openai: judges (an OpenAI-compatible server); "
+            "name one with --judge openai:MODEL"
+        )
     design = workspace_design(ws, design)
-    return [get_judge(s, workspace=ws, base_url=base_url if s.startswith("openai:") else None,
-                      concurrency=concurrency, design=design,
-                      **({} if s == "offline" else (model_options or {}))) for s in seen]
+    return [
+        get_judge(
+            s,
+            workspace=ws,
+            base_url=base_url if s.startswith("openai:") else None,
+            concurrency=concurrency,
+            design=design,
+            **({} if s == "offline" else (model_options or {})),
+        )
+        for s in seen
+    ]
 
 
 @dataclass
@@ -158,9 +192,15 @@ class _Item:
     same_family: bool
 
 
-def _items(task: str, judge: Judge, arcs: list[tuple[Arc, str]], families: dict[str, set[str]],
-           seed: int, realism: dict[str, RealismQuestion] | None = None,
-           design: Design | None = None) -> Iterator[_Item]:
+def _items(
+    task: str,
+    judge: Judge,
+    arcs: list[tuple[Arc, str]],
+    families: dict[str, set[str]],
+    seed: int,
+    realism: dict[str, RealismQuestion] | None = None,
+    design: Design | None = None,
+) -> Iterator[_Item]:
     """``realism``: each arc's realism question when the caller built them already (frozen: the
     recovery question shares its sessions). ``design``: whose levels recovery offers."""
     realism = {} if realism is None else realism
@@ -173,29 +213,64 @@ def _items(task: str, judge: Judge, arcs: list[tuple[Arc, str]], families: dict[
             opts = [o.level for o in q.options]
         else:
             s, q, opts = None, rq, []
-        yield _Item(task, arc, q, opts, s, sha,
-                    sha256_text(sha, judge.family, judge.rubric_sha256.get(task, ""), ",".join(opts)),
-                    same)
+        yield _Item(
+            task,
+            arc,
+            q,
+            opts,
+            s,
+            sha,
+            sha256_text(sha, judge.family, judge.rubric_sha256.get(task, ""), ",".join(opts)),
+            same,
+        )
 
 
 def _rows(item: _Item, judge: Judge, answer, error: str, run_id: int) -> list[VerdictRow]:
     a = item.arc
-    base = dict(task=item.task, item_id=a.id, judge=judge.spec, family=judge.family,
-                heuristic=judge.heuristic, same_family=item.same_family, split=a.spec.split,
-                factor=a.spec.factor, options=item.options, option_seed=item.seed,
-                rubric=judge.rubric_ref(item.task), rubric_sha256=judge.rubric_sha256.get(item.task, ""),
-                item_sha256=item.item_sha, input_sha256=item.input_sha, run_id=run_id)
+    base = dict(
+        task=item.task,
+        item_id=a.id,
+        judge=judge.spec,
+        family=judge.family,
+        heuristic=judge.heuristic,
+        same_family=item.same_family,
+        split=a.spec.split,
+        factor=a.spec.factor,
+        options=item.options,
+        option_seed=item.seed,
+        rubric=judge.rubric_ref(item.task),
+        rubric_sha256=judge.rubric_sha256.get(item.task, ""),
+        item_sha256=item.item_sha,
+        input_sha256=item.input_sha,
+        run_id=run_id,
+    )
     if item.task == "recovery":
         base["intended"] = a.spec.level
         if isinstance(answer, RecoveryVerdict):
-            return [VerdictRow(**base, verdict=answer.level, rationale=answer.rationale,
-                               strategy=answer.strategy or "")]
+            return [
+                VerdictRow(
+                    **base,
+                    verdict=answer.level,
+                    rationale=answer.rationale,
+                    strategy=answer.strategy or "",
+                )
+            ]
         return [VerdictRow(**base, status="failed", error=error)]
     if isinstance(answer, RealismVerdict):
-        return [VerdictRow(**base, criterion=c, verdict="pass" if v.passed else "fail",
-                           rationale=v.rationale, strategy=answer.strategy or "")
-                for c, v in answer.criteria.items()]
-    return [VerdictRow(**base, criterion=c, status="failed", error=error) for c in judge.realism_criteria]
+        return [
+            VerdictRow(
+                **base,
+                criterion=c,
+                verdict="pass" if v.passed else "fail",
+                rationale=v.rationale,
+                strategy=answer.strategy or "",
+            )
+            for c, v in answer.criteria.items()
+        ]
+    return [
+        VerdictRow(**base, criterion=c, status="failed", error=error)
+        for c in judge.realism_criteria
+    ]
 
 
 def judged_together(design: Design, arcs: list[tuple[Arc, str]]) -> list[list[tuple[Arc, str]]]:
@@ -208,7 +283,9 @@ def judged_together(design: Design, arcs: list[tuple[Arc, str]]) -> list[list[tu
     for a, _ in arcs:
         s = a.spec.split
         if s not in key_of:
-            key_of[s] = next((g for g, members in design.groups.items() if s in members), f"split:{s}")
+            key_of[s] = next(
+                (g for g, members in design.groups.items() if s in members), f"split:{s}"
+            )
             if key_of[s] not in keys:
                 keys.append(key_of[s])
     sets: dict[str, list[tuple[Arc, str]]] = {k: [] for k in keys}
@@ -217,25 +294,41 @@ def judged_together(design: Design, arcs: list[tuple[Arc, str]]) -> list[list[tu
     return [g for g in sets.values() if g]
 
 
-def judge_arcs(ws: Workspace, splits: list[str], judges: Iterable[str] | list[Judge] | None = None,
-               checks: Iterable[str] = JUDGE_TASKS, *, allow_same_family: bool = False,
-               base_url: str | None = None, concurrency: int = 4, seed: int = 0,
-               show_progress: bool = True) -> JudgingSummary:
+def judge_arcs(
+    ws: Workspace,
+    splits: list[str],
+    judges: Iterable[str] | list[Judge] | None = None,
+    checks: Iterable[str] = JUDGE_TASKS,
+    *,
+    allow_same_family: bool = False,
+    base_url: str | None = None,
+    concurrency: int = 4,
+    seed: int = 0,
+    show_progress: bool = True,
+) -> JudgingSummary:
     """Ask every judge every check about every arc of ``splits``; store verdicts and failures."""
     tasks = [t for t in JUDGE_TASKS if t in set(checks)]
     design = workspace_design(ws)
     judge_list = list(judges) if judges else []
     if not judge_list or not isinstance(judge_list[0], Judge):
-        judge_list = resolve_judges(ws, judge_list, base_url=base_url, concurrency=concurrency,
-                                    design=design)
+        judge_list = resolve_judges(
+            ws, judge_list, base_url=base_url, concurrency=concurrency, design=design
+        )
     arcs = list(arcs_with_sha(ws, splits))
     by_generator = generator_families_of(ws, [a.provenance.generator for a, _ in arcs])
     families = {a.id: by_generator[a.provenance.generator] for a, _ in arcs}
     gen_families = sorted(set().union(*families.values()))
     same = check_families(judge_list, set(gen_families), allow_same_family)
     run_id = start_validation_run(
-        ws, "arcs", splits, tasks, [j.info.model_dump() for j in judge_list], allow_same_family,
-        gen_families, {"seed": seed, "base_url": bool(base_url)})
+        ws,
+        "arcs",
+        splits,
+        tasks,
+        [j.info.model_dump() for j in judge_list],
+        allow_same_family,
+        gen_families,
+        {"seed": seed, "base_url": bool(base_url)},
+    )
     now = done = failed = 0
     examples: list[str] = []
     groups = judged_together(design, arcs)
@@ -249,15 +342,23 @@ def judge_arcs(ws: Workspace, splits: list[str], judges: Iterable[str] | list[Ju
         for task in tasks:
             stored = answered(ws, task, judge.spec)
             for it in _items(task, judge, group, families, seed, questions, design):
-                keys = [(it.arc.id, c) for c in (("",) if task == "recovery" else judge.realism_criteria)]
+                keys = [
+                    (it.arc.id, c)
+                    for c in (("",) if task == "recovery" else judge.realism_criteria)
+                ]
                 if all(stored.get(k) == it.input_sha for k in keys):
                     done += 1
                 else:
                     todo.append(it)
         buffer: list[VerdictRow] = []
         try:
-            for it, answer, error in ask_all(judge, todo, lambda i: i.question,
-                                             f"{', '.join(tasks)} ({judge.spec})", show_progress):
+            for it, answer, error in ask_all(
+                judge,
+                todo,
+                lambda i: i.question,
+                f"{', '.join(tasks)} ({judge.spec})",
+                show_progress,
+            ):
                 buffer += _rows(it, judge, answer, error, run_id)
                 now += 1
                 if answer is None:
@@ -269,23 +370,41 @@ def judge_arcs(ws: Workspace, splits: list[str], judges: Iterable[str] | list[Ju
                     buffer = []
         finally:
             save_verdicts(ws, buffer)
-    return JudgingSummary(run_id=run_id, judges=[j.info for j in judge_list], checks=tasks,
-                          arcs=len(arcs), generator_families=gen_families,
-                          allow_same_family=allow_same_family, same_family_judges=sorted(same),
-                          judged_now=now, already_done=done, failures=failed,
-                          failure_examples=examples)
+    return JudgingSummary(
+        run_id=run_id,
+        judges=[j.info for j in judge_list],
+        checks=tasks,
+        arcs=len(arcs),
+        generator_families=gen_families,
+        allow_same_family=allow_same_family,
+        same_family_judges=sorted(same),
+        judged_now=now,
+        already_done=done,
+        failures=failed,
+        failure_examples=examples,
+    )
 
 
-def run_validation(ws: Workspace, splits: list[str], judges: Iterable[str] | None = None,
-                   checks: str | Iterable[str] = CHECKS, *, allow_same_family: bool = False,
-                   base_url: str | None = None, concurrency: int = 4, seed: int = 0,
-                   show_progress: bool = True, model_options: dict | None = None) -> ValidationSummary:
+def run_validation(
+    ws: Workspace,
+    splits: list[str],
+    judges: Iterable[str] | None = None,
+    checks: str | Iterable[str] = CHECKS,
+    *,
+    allow_same_family: bool = False,
+    base_url: str | None = None,
+    concurrency: int = 4,
+    seed: int = 0,
+    show_progress: bool = True,
+    model_options: dict | None = None,
+) -> ValidationSummary:
     """``amg validate``: structural checks, then the judges' realism and blind recovery."""
     names = parse_checks(checks)
     judge_objs = None
     if any(c in names for c in JUDGE_TASKS):  # a bad spec, key or family fails before any work
-        judge_objs = resolve_judges(ws, judges, base_url=base_url, concurrency=concurrency,
-                                    model_options=model_options)
+        judge_objs = resolve_judges(
+            ws, judges, base_url=base_url, concurrency=concurrency, model_options=model_options
+        )
         check_families(judge_objs, generator_families(ws, splits), allow_same_family)
     summary = ValidationSummary()
     if "structure" in names:
@@ -293,7 +412,14 @@ def run_validation(ws: Workspace, splits: list[str], judges: Iterable[str] | Non
     if judge_objs is not None:
         if any(not j.heuristic for j in judge_objs):
             preload_wilson()  # the report's intervals: imported while the judges' calls are out
-        summary.judging = judge_arcs(ws, splits, judge_objs, names, allow_same_family=allow_same_family,
-                                     seed=seed, show_progress=show_progress)
+        summary.judging = judge_arcs(
+            ws,
+            splits,
+            judge_objs,
+            names,
+            allow_same_family=allow_same_family,
+            seed=seed,
+            show_progress=show_progress,
+        )
         summary.report = validation_report(ws, splits)
     return summary

@@ -70,12 +70,25 @@ def is_borderline(a: str, b: str, kind: str = "") -> bool:
     return na != nb and bool(set(na.split()) & set(nb.split()))
 
 
-def _pair(arc: Arc, reference: str, candidate: str, kind: str, expected: str | None) -> EquivalencePair:
+def _pair(
+    arc: Arc, reference: str, candidate: str, kind: str, expected: str | None
+) -> EquivalencePair:
     f = arc.spec.field
-    pid = "eq-" + hashlib.sha256(f"{f.attribute}\0{reference}\0{candidate}".encode()).hexdigest()[:12]
-    return EquivalencePair(id=pid, field=f.attribute, description=f.description, reference=reference,
-                           candidate=candidate, kind=kind, borderline=is_borderline(reference, candidate, kind),
-                           expected=expected, arc_id=arc.id, split=arc.spec.split)
+    pid = (
+        "eq-" + hashlib.sha256(f"{f.attribute}\0{reference}\0{candidate}".encode()).hexdigest()[:12]
+    )
+    return EquivalencePair(
+        id=pid,
+        field=f.attribute,
+        description=f.description,
+        reference=reference,
+        candidate=candidate,
+        kind=kind,
+        borderline=is_borderline(reference, candidate, kind),
+        expected=expected,
+        arc_id=arc.id,
+        split=arc.spec.split,
+    )
 
 
 def _jaccard(a: str, b: str) -> float:
@@ -105,12 +118,21 @@ def build_pairs(arcs: Iterable[Arc]) -> list[EquivalencePair]:
             words = v.split()
             if len(words) >= 3:
                 add(_pair(a, v, " ".join(words[: max(1, len(words) // 2)]), "truncated", None))
-            others = sorted(by_field[s.field.attribute] - set(s.label_values),  # other arcs' values
-                            key=lambda o: (-_jaccard(v, o), o))
+            others = sorted(
+                by_field[s.field.attribute] - set(s.label_values),  # other arcs' values
+                key=lambda o: (-_jaccard(v, o), o),
+            )
             if others:
                 add(_pair(a, v, others[0], "near_miss", "not_equivalent"))
-        add(_pair(a, s.plan_value, _PLANS[h % len(_PLANS)].format(v=s.plan_value), "plan_worded",
-                  "not_equivalent"))
+        add(
+            _pair(
+                a,
+                s.plan_value,
+                _PLANS[h % len(_PLANS)].format(v=s.plan_value),
+                "plan_worded",
+                "not_equivalent",
+            )
+        )
         add(_pair(a, s.initial_value, s.plan_value, "plan_vs_current", "not_equivalent"))
     return list(out.values())
 
@@ -120,8 +142,9 @@ def default_borderline_share(pairs: list[EquivalencePair]) -> float:
     return (1 + sum(p.borderline for p in pairs) / len(pairs)) / 2 if pairs else 0.5
 
 
-def sample_pairs(pairs: list[EquivalencePair], n: int, borderline_share: float | None,
-                 seed: int) -> list[EquivalencePair]:
+def sample_pairs(
+    pairs: list[EquivalencePair], n: int, borderline_share: float | None, seed: int
+) -> list[EquivalencePair]:
     """``n`` pairs, ``borderline_share`` of them borderline where possible, kinds interleaved."""
     if n < 1:
         raise BadInput(f"--n must be a positive whole number, got {n}")
@@ -158,67 +181,120 @@ def save_pairs(ws: Workspace, pair_set: str, pairs: list[EquivalencePair]) -> No
     with ws.db.conn:
         ws.db["equivalence_pairs"].delete_where("pair_set = ?", [pair_set])
         ws.db["equivalence_pairs"].insert_all(
-            [{**p.model_dump(), "pair_set": pair_set, "position": i, "borderline": int(p.borderline)}
-             for i, p in enumerate(pairs)], pk=("pair_set", "id"))
+            [
+                {
+                    **p.model_dump(),
+                    "pair_set": pair_set,
+                    "position": i,
+                    "borderline": int(p.borderline),
+                }
+                for i, p in enumerate(pairs)
+            ],
+            pk=("pair_set", "id"),
+        )
 
 
 def load_pairs(ws: Workspace, pair_set: str) -> list[EquivalencePair]:
     rows = ws.db["equivalence_pairs"].rows_where("pair_set = ?", [pair_set], order_by="position")
-    return [EquivalencePair(**{k: (bool(v) if k == "borderline" else v) for k, v in r.items()
-                               if k not in ("pair_set", "position")}) for r in rows]
+    return [
+        EquivalencePair(
+            **{
+                k: (bool(v) if k == "borderline" else v)
+                for k, v in r.items()
+                if k not in ("pair_set", "position")
+            }
+        )
+        for r in rows
+    ]
 
 
 def pair_sets(ws: Workspace) -> list[str]:
-    return [r[0] for r in ws.db.execute(
-        "select pair_set from equivalence_pairs group by pair_set order by min(rowid)").fetchall()]
+    return [
+        r[0]
+        for r in ws.db.execute(
+            "select pair_set from equivalence_pairs group by pair_set order by min(rowid)"
+        ).fetchall()
+    ]
 
 
 def position_seed(pair_id: str, judge: str, seed: int = 0) -> int:
-    return int(hashlib.sha256(f"amg-positions:{seed}:{judge}:{pair_id}".encode()).hexdigest()[:8], 16)
+    return int(
+        hashlib.sha256(f"amg-positions:{seed}:{judge}:{pair_id}".encode()).hexdigest()[:8], 16
+    )
 
 
-def question(p: EquivalencePair, judge: str, seed: int = 0) -> tuple[EquivalenceQuestion, list[str]]:
+def question(
+    p: EquivalencePair, judge: str, seed: int = 0
+) -> tuple[EquivalenceQuestion, list[str]]:
     """The pair as the judge sees it, values in a seeded order; returns the order too."""
     order = ["reference", "candidate"]
     random.Random(position_seed(p.id, judge, seed)).shuffle(order)
     first, second = (getattr(p, k) for k in order)
-    return EquivalenceQuestion(field=p.field, description=p.description, first=first, second=second), order
+    return EquivalenceQuestion(
+        field=p.field, description=p.description, first=first, second=second
+    ), order
 
 
-def _pair_todo(ws: Workspace, pair_set: str, pairs: list[EquivalencePair], judge: Judge,
-               seed: int) -> list[tuple]:
+def _pair_todo(
+    ws: Workspace, pair_set: str, pairs: list[EquivalencePair], judge: Judge, seed: int
+) -> list[tuple]:
     stored = answered(ws, "equivalence", judge.spec)
     todo = []
     for p in pairs:
         q, order = question(p, judge.spec, seed)
         item_sha = sha256_text(p.field, p.description, p.reference, p.candidate)
-        input_sha = sha256_text(item_sha, judge.family, judge.rubric_sha256.get("equivalence", ""),
-                                ",".join(order))
+        input_sha = sha256_text(
+            item_sha, judge.family, judge.rubric_sha256.get("equivalence", ""), ",".join(order)
+        )
         if stored.get((p.id, pair_set)) != input_sha:
             todo.append((p, q, order, item_sha, input_sha))
     return todo
 
 
-def judge_pairs(ws: Workspace, pair_set: str, pairs: list[EquivalencePair], judge: Judge, *,
-                seed: int = 0, show_progress: bool = True) -> tuple[int, int, int]:
+def judge_pairs(
+    ws: Workspace,
+    pair_set: str,
+    pairs: list[EquivalencePair],
+    judge: Judge,
+    *,
+    seed: int = 0,
+    show_progress: bool = True,
+) -> tuple[int, int, int]:
     """Judge every pair not yet answered by ``judge``: (judged now, already stored, failures)."""
     todo = _pair_todo(ws, pair_set, pairs, judge, seed)
     rows: list[VerdictRow] = []
     failed = 0
     try:
         for (p, q, order, item_sha, input_sha), answer, error in ask_all(
-                judge, todo, lambda t: t[1], f"equivalence ({judge.spec})", show_progress):
-            base = dict(task="equivalence", item_id=p.id, criterion=pair_set, judge=judge.spec,
-                        family=judge.family, heuristic=judge.heuristic, split=p.split,
-                        factor=p.kind, intended=p.expected or "", options=order,
-                        option_seed=position_seed(p.id, judge.spec, seed),
-                        rubric=judge.rubric_ref("equivalence"),
-                        rubric_sha256=judge.rubric_sha256.get("equivalence", ""),
-                        item_sha256=item_sha, input_sha256=input_sha)
+            judge, todo, lambda t: t[1], f"equivalence ({judge.spec})", show_progress
+        ):
+            base = dict(
+                task="equivalence",
+                item_id=p.id,
+                criterion=pair_set,
+                judge=judge.spec,
+                family=judge.family,
+                heuristic=judge.heuristic,
+                split=p.split,
+                factor=p.kind,
+                intended=p.expected or "",
+                options=order,
+                option_seed=position_seed(p.id, judge.spec, seed),
+                rubric=judge.rubric_ref("equivalence"),
+                rubric_sha256=judge.rubric_sha256.get("equivalence", ""),
+                item_sha256=item_sha,
+                input_sha256=input_sha,
+            )
             if isinstance(answer, EquivalenceVerdict):
-                rows.append(VerdictRow(**base, verdict="equivalent" if answer.equivalent else "not_equivalent",
-                                       confidence=answer.confidence, rationale=answer.rationale,
-                                       strategy=answer.strategy or ""))
+                rows.append(
+                    VerdictRow(
+                        **base,
+                        verdict="equivalent" if answer.equivalent else "not_equivalent",
+                        confidence=answer.confidence,
+                        rationale=answer.rationale,
+                        strategy=answer.strategy or "",
+                    )
+                )
             else:
                 failed += 1
                 rows.append(VerdictRow(**base, status="failed", error=error))
@@ -285,9 +361,15 @@ def equivalence_report(ws: Workspace, pair_set: str = "default") -> EquivalenceR
         raise BadInput(f"No equivalence pair set {pair_set!r} in the workspace; sets: {known}")
     run = _latest_pairs_run(ws, pair_set)
     ids = {p.id: p for p in pairs}
-    rows = [r for r in load_verdicts(ws, ["equivalence"]) if r.criterion == pair_set and r.item_id in ids]
+    rows = [
+        r
+        for r in load_verdicts(ws, ["equivalence"])
+        if r.criterion == pair_set and r.item_id in ids
+    ]
     specs = [j["spec"] for j in run["judges"]] if run else []
-    specs = [s for s in specs if any(r.judge == s for r in rows)] or list(dict.fromkeys(r.judge for r in rows))
+    specs = [s for s in specs if any(r.judge == s for r in rows)] or list(
+        dict.fromkeys(r.judge for r in rows)
+    )
     infos = {r.judge: JudgeInfo(spec=r.judge, family=r.family, heuristic=r.heuristic) for r in rows}
     per: dict[str, PairJudge] = {}
     labels: dict[str, dict[str, str]] = {}
@@ -296,9 +378,12 @@ def equivalence_report(ws: Workspace, pair_set: str = "default") -> EquivalenceR
         ok = [r for r in mine if r.ok]
         labels[s] = {r.item_id: r.verdict for r in ok}
         known = [r for r in ok if r.intended]
-        per[s] = PairJudge(judge=infos[s], equivalent_rate=wilson(sum(r.verdict == "equivalent" for r in ok), len(ok)),
-                           matches_construction=wilson(sum(r.verdict == r.intended for r in known), len(known)),
-                           failures=sum(not r.ok for r in mine))
+        per[s] = PairJudge(
+            judge=infos[s],
+            equivalent_rate=wilson(sum(r.verdict == "equivalent" for r in ok), len(ok)),
+            matches_construction=wilson(sum(r.verdict == r.intended for r in known), len(known)),
+            failures=sum(not r.ok for r in mine),
+        )
     agreement, disagreements = None, []
     if len(specs) >= 2:
         a, b = specs[0], specs[1]
@@ -308,40 +393,63 @@ def equivalence_report(ws: Workspace, pair_set: str = "default") -> EquivalenceR
             return wilson(sum(labels[a][i] == labels[b][i] for i in sel), len(sel))
 
         agreement = PairAgreement(
-            judges=[a, b], overall=agree(common),
+            judges=[a, b],
+            overall=agree(common),
             kappa=cohen_kappa([labels[a][i] for i in common], [labels[b][i] for i in common]),
-            by_kind={k: agree([i for i in common if ids[i].kind == k]) for k in KINDS
-                     if any(ids[i].kind == k for i in common)},
+            by_kind={
+                k: agree([i for i in common if ids[i].kind == k])
+                for k in KINDS
+                if any(ids[i].kind == k for i in common)
+            },
             borderline=agree([i for i in common if ids[i].borderline]),
-            not_borderline=agree([i for i in common if not ids[i].borderline]))
+            not_borderline=agree([i for i in common if not ids[i].borderline]),
+        )
         for i in common:
             if labels[a][i] != labels[b][i]:
                 p = ids[i]
-                disagreements.append(Disagreement(
-                    pair_id=i, kind=p.kind, borderline=p.borderline, field=p.field, reference=p.reference,
-                    candidate=p.candidate, verdicts={a: labels[a][i], b: labels[b][i]},
-                    stricter=a if labels[a][i] == "not_equivalent" else b))
+                disagreements.append(
+                    Disagreement(
+                        pair_id=i,
+                        kind=p.kind,
+                        borderline=p.borderline,
+                        field=p.field,
+                        reference=p.reference,
+                        candidate=p.candidate,
+                        verdicts={a: labels[a][i], b: labels[b][i]},
+                        stricter=a if labels[a][i] == "not_equivalent" else b,
+                    )
+                )
     notes = []
     if any(infos[s].heuristic for s in specs):
-        notes.append("`offline` is normalized-string equivalence (case, punctuation, leading articles, "
-                     "word order): a heuristic judge of family offline-heuristic, not a language model.")
+        notes.append(
+            "`offline` is normalized-string equivalence (case, punctuation, leading articles, "
+            "word order): a heuristic judge of family offline-heuristic, not a language model."
+        )
     if len(specs) < 2:
-        notes.append("Only one judge family has judged these pairs; re-judge with another family "
-                     "(--rejudge provider:model) to measure agreement.")
+        notes.append(
+            "Only one judge family has judged these pairs; re-judge with another family "
+            "(--rejudge provider:model) to measure agreement."
+        )
     elif normalize_family(infos[specs[0]].family) == normalize_family(infos[specs[1]].family):
         notes.append("Both judges are of the same family (allowed with --allow-same-family).")
     kinds: dict[str, int] = defaultdict(int)
     for p in pairs:
         kinds[p.kind] += 1
     params = json.loads(run["params"] or "{}") if run else {}
-    return EquivalenceReport(pair_set=pair_set, pairs=len(pairs), borderline=sum(p.borderline for p in pairs),
-                             population=params.get("population"),
-                             population_borderline=params.get("population_borderline"),
-                             by_kind={k: kinds[k] for k in KINDS if kinds.get(k)},
-                             judges=[infos[s] for s in specs], notes=notes, per_judge=per,
-                             agreement=agreement, disagreements=disagreements,
-                             model_calls=calls_behind(ws, ("amg validate equivalence-pairs",),
-                                                      ("judge.equivalence",)))
+    return EquivalenceReport(
+        pair_set=pair_set,
+        pairs=len(pairs),
+        borderline=sum(p.borderline for p in pairs),
+        population=params.get("population"),
+        population_borderline=params.get("population_borderline"),
+        by_kind={k: kinds[k] for k in KINDS if kinds.get(k)},
+        judges=[infos[s] for s in specs],
+        notes=notes,
+        per_judge=per,
+        agreement=agreement,
+        disagreements=disagreements,
+        model_calls=calls_behind(ws, ("amg validate equivalence-pairs",), ("judge.equivalence",)),
+    )
 
 
 def _latest_pairs_run(ws: Workspace, pair_set: str) -> dict | None:
@@ -353,65 +461,114 @@ def _latest_pairs_run(ws: Workspace, pair_set: str) -> dict | None:
 
 
 def report_markdown(r: EquivalenceReport, max_rows: int = 60) -> str:
-    pop = (f" sampled from {r.population} candidate pairs "
-           f"({100 * r.population_borderline / r.population:.0f}% borderline)" if r.population else "")
-    out = [f"# Equivalence judge validation (pair set `{r.pair_set}`)", "",
-           f"{r.pairs} pairs, {r.borderline} borderline ({100 * r.borderline / r.pairs:.0f}%),{pop}; "
-           "by kind: " + ", ".join(f"{k} {n}" for k, n in r.by_kind.items()), ""]
+    pop = (
+        f" sampled from {r.population} candidate pairs "
+        f"({100 * r.population_borderline / r.population:.0f}% borderline)"
+        if r.population
+        else ""
+    )
+    out = [
+        f"# Equivalence judge validation (pair set `{r.pair_set}`)",
+        "",
+        f"{r.pairs} pairs, {r.borderline} borderline ({100 * r.borderline / r.pairs:.0f}%),{pop}; "
+        "by kind: " + ", ".join(f"{k} {n}" for k, n in r.by_kind.items()),
+        "",
+    ]
     out += [f"- {n}" for n in r.notes] + ([""] if r.notes else [])
     if r.model_calls:
         out += ["Judge model calls in this workspace (call log, `amg validate equivalence-pairs`):"]
         out += [f"- {line}" for line in by_model_lines(r.model_calls)] + [""]
-    out += ["| judge | family | kind | says equivalent | matches construction label | failures |",
-            "|---|---|---|---|---|---|"]
+    out += [
+        "| judge | family | kind | says equivalent | matches construction label | failures |",
+        "|---|---|---|---|---|---|",
+    ]
     for s, p in r.per_judge.items():
-        out.append(f"| `{s}` | {p.judge.family} | {'heuristic' if p.judge.heuristic else 'LLM'} | "
-                   f"{p.equivalent_rate.fmt()} | {p.matches_construction.fmt()} | {p.failures} |")
+        out.append(
+            f"| `{s}` | {p.judge.family} | {'heuristic' if p.judge.heuristic else 'LLM'} | "
+            f"{p.equivalent_rate.fmt()} | {p.matches_construction.fmt()} | {p.failures} |"
+        )
     if r.agreement:
         a = r.agreement
         k = "undefined" if a.kappa is None else f"{a.kappa:.2f}"
-        out += ["", f"Agreement {' vs '.join(a.judges)}: {a.overall.fmt()}, Cohen's kappa {k}", "",
-                f"- borderline pairs: {a.borderline.fmt()}", f"- other pairs: {a.not_borderline.fmt()}"]
+        out += [
+            "",
+            f"Agreement {' vs '.join(a.judges)}: {a.overall.fmt()}, Cohen's kappa {k}",
+            "",
+            f"- borderline pairs: {a.borderline.fmt()}",
+            f"- other pairs: {a.not_borderline.fmt()}",
+        ]
         out += [f"- {kind}: {p.fmt()}" for kind, p in a.by_kind.items()]
         if r.disagreements:
             stricter = defaultdict(int)
             for d in r.disagreements:
                 stricter[d.stricter] += 1
-            out += ["", f"{len(r.disagreements)} disagreements; the stricter judge (not equivalent): "
-                    + ", ".join(f"{s} {n}" for s, n in stricter.items()), ""]
-            out += [f"- `{d.pair_id}` ({d.kind}{', borderline' if d.borderline else ''}) {d.field}: "
-                    f"{d.reference!r} vs {d.candidate!r}: "
-                    + ", ".join(f"{s} {v}" for s, v in d.verdicts.items()) for d in r.disagreements[:max_rows]]
+            out += [
+                "",
+                f"{len(r.disagreements)} disagreements; the stricter judge (not equivalent): "
+                + ", ".join(f"{s} {n}" for s, n in stricter.items()),
+                "",
+            ]
+            out += [
+                f"- `{d.pair_id}` ({d.kind}{', borderline' if d.borderline else ''}) {d.field}: "
+                f"{d.reference!r} vs {d.candidate!r}: "
+                + ", ".join(f"{s} {v}" for s, v in d.verdicts.items())
+                for d in r.disagreements[:max_rows]
+            ]
     return "\n".join(out).rstrip() + "\n"
 
 
-def run_equivalence_pairs(ws: Workspace, splits: list[str], judge: str = "offline",
-                          rejudge: str | None = None, *, n: int = 150, borderline_share: float | None = None,
-                          seed: int = 0, pair_set: str = "default", allow_same_family: bool = False,
-                          base_url: str | None = None, rejudge_base_url: str | None = None,
-                          concurrency: int = 4, show_progress: bool = True,
-                          model_options: dict | None = None,
-                          dry_run: bool = False) -> EquivalenceReport | dict[str, int]:
+def run_equivalence_pairs(
+    ws: Workspace,
+    splits: list[str],
+    judge: str = "offline",
+    rejudge: str | None = None,
+    *,
+    n: int = 150,
+    borderline_share: float | None = None,
+    seed: int = 0,
+    pair_set: str = "default",
+    allow_same_family: bool = False,
+    base_url: str | None = None,
+    rejudge_base_url: str | None = None,
+    concurrency: int = 4,
+    show_progress: bool = True,
+    model_options: dict | None = None,
+    dry_run: bool = False,
+) -> EquivalenceReport | dict[str, int]:
     """Build and sample pairs from ``splits``, judge them, re-judge with another family, report.
     ``dry_run``: the calls per judge spec (counted on the judges' models, ``model.planned``);
     nothing is sent or stored."""
     from .judges import get_judge
     from .store import start_validation_run
 
-    for option, url, spec in (("--base-url", base_url, judge), ("--rejudge-base-url", rejudge_base_url, rejudge)):
+    for option, url, spec in (
+        ("--base-url", base_url, judge),
+        ("--rejudge-base-url", rejudge_base_url, rejudge),
+    ):
         if url and not (spec or "").startswith("openai:"):
-            raise BadInput(f"{option} {url} is for an openai: judge (an OpenAI-compatible server); "
-                           f"the {'re-judge' if option.startswith('--re') else 'judge'} is {spec or 'not set'}")
+            raise BadInput(
+                f"{option} {url} is for an openai: judge (an OpenAI-compatible server); "
+                f"the {'re-judge' if option.startswith('--re') else 'judge'} is {spec or 'not set'}"
+            )
+
     def options(spec: str) -> dict:
         return {} if spec == "offline" else (model_options or {})
 
-    first = get_judge(judge, workspace=ws, base_url=base_url, concurrency=concurrency,
-                      **options(judge))
+    first = get_judge(
+        judge, workspace=ws, base_url=base_url, concurrency=concurrency, **options(judge)
+    )
     judges = [first]
     if rejudge:
-        second = get_judge(rejudge, workspace=ws, base_url=rejudge_base_url,
-                           concurrency=concurrency, **options(rejudge))
-        check_families([second], {first.family}, allow_same_family, what=f"the first judge {first.spec}")
+        second = get_judge(
+            rejudge,
+            workspace=ws,
+            base_url=rejudge_base_url,
+            concurrency=concurrency,
+            **options(rejudge),
+        )
+        check_families(
+            [second], {first.family}, allow_same_family, what=f"the first judge {first.spec}"
+        )
         judges.append(second)
     arcs = [a for a, _ in arcs_with_sha(ws, splits)]
     if not arcs:
@@ -419,17 +576,34 @@ def run_equivalence_pairs(ws: Workspace, splits: list[str], judge: str = "offlin
     population = build_pairs(arcs)
     pairs = sample_pairs(population, n, borderline_share, seed)
     if dry_run:
-        return {j.spec: (0 if j.heuristic else
-                         sum(j.would_call(t[1]) for t in _pair_todo(ws, pair_set, pairs, j, seed)))
-                for j in judges}
+        return {
+            j.spec: (
+                0
+                if j.heuristic
+                else sum(j.would_call(t[1]) for t in _pair_todo(ws, pair_set, pairs, j, seed))
+            )
+            for j in judges
+        }
     if [p.id for p in load_pairs(ws, pair_set)] != [p.id for p in pairs]:
         save_pairs(ws, pair_set, pairs)
-    start_validation_run(ws, "equivalence", splits, ["equivalence"], [j.info.model_dump() for j in judges],
-                         allow_same_family, [], {"pair_set": pair_set, "n": n, "seed": seed,
-                                                 "borderline_share": borderline_share, "at": now(),
-                                                 "population": len(population),
-                                                 "population_borderline": sum(p.borderline for p in population)})
+    start_validation_run(
+        ws,
+        "equivalence",
+        splits,
+        ["equivalence"],
+        [j.info.model_dump() for j in judges],
+        allow_same_family,
+        [],
+        {
+            "pair_set": pair_set,
+            "n": n,
+            "seed": seed,
+            "borderline_share": borderline_share,
+            "at": now(),
+            "population": len(population),
+            "population_borderline": sum(p.borderline for p in population),
+        },
+    )
     for j in judges:
         judge_pairs(ws, pair_set, pairs, j, seed=seed, show_progress=show_progress)
     return equivalence_report(ws, pair_set)
-

@@ -76,7 +76,9 @@ class ValidationReport(BaseModel):
     judges: list[JudgeInfo]
     primary_judge: str | None
     generator_families: list[str]
-    same_family_judges: list[str]  # judges that judged arcs of their own family (allowed explicitly)
+    same_family_judges: list[
+        str
+    ]  # judges that judged arcs of their own family (allowed explicitly)
     notes: list[str]
     recovery: Recovery
     realism: dict[str, Proportion]

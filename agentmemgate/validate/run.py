@@ -29,5 +29,9 @@ def validate_structure(ws: Workspace, splits: list[str]) -> StructureSummary:
         if not r.passed:
             failing.setdefault(r.arc_id, []).append(f"{r.check}: {r.detail}")
     by_check = Counter(r.check for r in results if not r.passed)
-    return StructureSummary(arcs=len(arcs), arcs_passing=len(arcs) - len(failing),
-                            failures_by_check=dict(by_check), failing_arcs=failing)
+    return StructureSummary(
+        arcs=len(arcs),
+        arcs_passing=len(arcs) - len(failing),
+        failures_by_check=dict(by_check),
+        failing_arcs=failing,
+    )

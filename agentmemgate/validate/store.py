@@ -67,7 +67,9 @@ def arcs_with_sha(ws: Workspace, splits: Iterable[str]) -> Iterator[tuple[Arc, s
     for split in splits:
         rows = ws.db.execute(
             "select arcs.json from arcs join specs on specs.id = arcs.id where arcs.split = ? "
-            "order by specs.rowid", [split]).fetchall()
+            "order by specs.rowid",
+            [split],
+        ).fetchall()
         for (raw,) in rows:
             yield Arc.model_validate_json(raw), sha256_text(raw)
 
@@ -76,7 +78,9 @@ def current_arc_shas(ws: Workspace, splits: Iterable[str]) -> dict[str, str]:
     """arc id -> sha256 of its stored JSON, without parsing the arcs (cheap, for reports)."""
     out: dict[str, str] = {}
     for split in splits:
-        for arc_id, raw in ws.db.execute("select id, json from arcs where split = ?", [split]).fetchall():
+        for arc_id, raw in ws.db.execute(
+            "select id, json from arcs where split = ?", [split]
+        ).fetchall():
             out[arc_id] = sha256_text(raw)
     return out
 
@@ -97,10 +101,16 @@ def generator_families_of(ws: Workspace, generators: Iterable[str]) -> dict[str,
         found: set[str] = set()
         if sep and name:
             for table in ("llm_cache", "llm_calls"):
-                found.update(normalize_family(f) for (f,) in ws.db.execute(
-                    f"select distinct family from {table} where purpose = 'generate.arc' "
-                    "and requested_model = ?", [name]).fetchall()
-                    if f == provider or (provider == "openai" and f.startswith("openai-compatible:")))
+                found.update(
+                    normalize_family(f)
+                    for (f,) in ws.db.execute(
+                        f"select distinct family from {table} where purpose = 'generate.arc' "
+                        "and requested_model = ?",
+                        [name],
+                    ).fetchall()
+                    if f == provider
+                    or (provider == "openai" and f.startswith("openai-compatible:"))
+                )
         out[g] = found or {generator_family(g)}
     return out
 
@@ -110,16 +120,34 @@ def save_verdicts(ws: Workspace, rows: Iterable[VerdictRow]) -> None:
     stamp = now()  # one time for the batch (seconds resolution)
     for r in rows:
         d = r.model_dump()
-        d.update(heuristic=int(r.heuristic), same_family=int(r.same_family),
-                 options=json.dumps(r.options), created_at=stamp)
+        d.update(
+            heuristic=int(r.heuristic),
+            same_family=int(r.same_family),
+            options=json.dumps(r.options),
+            created_at=stamp,
+        )
         records.append(d)
     if records:
         with ws.db.conn:
-            upsert_rows(ws.db, "judge_verdicts", records, pk=("task", "item_id", "criterion", "judge"))
+            upsert_rows(
+                ws.db, "judge_verdicts", records, pk=("task", "item_id", "criterion", "judge")
+            )
 
 
-_TEXT_COLUMNS = ("criterion", "split", "factor", "intended", "verdict", "rationale", "error", "rubric",
-                 "rubric_sha256", "item_sha256", "input_sha256", "strategy")
+_TEXT_COLUMNS = (
+    "criterion",
+    "split",
+    "factor",
+    "intended",
+    "verdict",
+    "rationale",
+    "error",
+    "rubric",
+    "rubric_sha256",
+    "item_sha256",
+    "input_sha256",
+    "strategy",
+)
 
 
 def _row(d: dict) -> VerdictRow:
@@ -132,9 +160,12 @@ def _row(d: dict) -> VerdictRow:
     return VerdictRow.model_validate(d)
 
 
-def load_verdicts(ws: Workspace, tasks: Iterable[str] = TASKS,
-                  judges: Iterable[str] | None = None,
-                  splits: Iterable[str] | None = None) -> list[VerdictRow]:
+def load_verdicts(
+    ws: Workspace,
+    tasks: Iterable[str] = TASKS,
+    judges: Iterable[str] | None = None,
+    splits: Iterable[str] | None = None,
+) -> list[VerdictRow]:
     """Stored verdict rows of ``tasks`` (and ``judges``), in the order they were stored.
 
     ``splits``: only rows about arcs the workspace has in those splits now (recovery and realism
@@ -151,13 +182,16 @@ def load_verdicts(ws: Workspace, tasks: Iterable[str] = TASKS,
         args += judges
     if splits is not None and ws._reads is not None:  # ``read_cache``: every split's rows once
         rows = ws.cached(("verdicts", where, tuple(args)), lambda: _select(ws, where, args))
-        split_of = ws.cached(("arc_splits",), lambda: dict(
-            ws.db.execute("select id, split from arcs").fetchall()))
+        split_of = ws.cached(
+            ("arc_splits",), lambda: dict(ws.db.execute("select id, split from arcs").fetchall())
+        )
         wanted = set(splits)
         return [r for r in rows if split_of.get(r.item_id) in wanted]
     if splits is not None:
         splits = list(splits)
-        where += f" and item_id in (select id from arcs where split in ({','.join('?' * len(splits))}))"
+        where += (
+            f" and item_id in (select id from arcs where split in ({','.join('?' * len(splits))}))"
+        )
         args += splits
     return _select(ws, where, args)
 
@@ -170,26 +204,46 @@ def _select(ws: Workspace, where: str, args: list) -> list[VerdictRow]:
 
 def answered(ws: Workspace, task: str, judge: str) -> dict[tuple[str, str], str]:
     """(item id, criterion) -> input sha of this judge's stored *answers* (failures are retried)."""
-    return {(r["item_id"], r["criterion"] or ""): r["input_sha256"]
-            for r in ws.db["judge_verdicts"].rows_where(
-                "task = ? and judge = ? and status = 'ok'", [task, judge],
-                select="item_id, criterion, input_sha256")}
+    return {
+        (r["item_id"], r["criterion"] or ""): r["input_sha256"]
+        for r in ws.db["judge_verdicts"].rows_where(
+            "task = ? and judge = ? and status = 'ok'",
+            [task, judge],
+            select="item_id, criterion, input_sha256",
+        )
+    }
 
 
-def start_validation_run(ws: Workspace, kind: str, splits: list[str], checks: list[str],
-                         judges: list[dict], allow_same_family: bool,
-                         generator_families: list[str], params: dict | None = None) -> int:
+def start_validation_run(
+    ws: Workspace,
+    kind: str,
+    splits: list[str],
+    checks: list[str],
+    judges: list[dict],
+    allow_same_family: bool,
+    generator_families: list[str],
+    params: dict | None = None,
+) -> int:
     with ws.db.conn:
-        t = ws.db["validation_runs"].insert({
-            "kind": kind, "splits": json.dumps(splits), "checks": json.dumps(checks),
-            "judges": json.dumps(judges), "allow_same_family": int(allow_same_family),
-            "generator_families": json.dumps(sorted(generator_families)),
-            "params": json.dumps(params or {}, sort_keys=True, default=str), "created_at": now()})
+        t = ws.db["validation_runs"].insert(
+            {
+                "kind": kind,
+                "splits": json.dumps(splits),
+                "checks": json.dumps(checks),
+                "judges": json.dumps(judges),
+                "allow_same_family": int(allow_same_family),
+                "generator_families": json.dumps(sorted(generator_families)),
+                "params": json.dumps(params or {}, sort_keys=True, default=str),
+                "created_at": now(),
+            }
+        )
     return t.last_pk
 
 
 def latest_run(ws: Workspace, kind: str) -> dict | None:
-    rows = list(ws.db["validation_runs"].rows_where("kind = ?", [kind], order_by="id desc", limit=1))
+    rows = list(
+        ws.db["validation_runs"].rows_where("kind = ?", [kind], order_by="id desc", limit=1)
+    )
     if not rows:
         return None
     r = rows[0]

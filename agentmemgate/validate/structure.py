@@ -48,9 +48,13 @@ def _position(arc: Arc, ref: TurnRef) -> int:
 
 @check("turn_refs")
 def turn_refs(arc: Arc) -> str | None:
-    for what, ref in (("initial turn", arc.initial_turn), ("plan turn", arc.plan_turn),
-                      ("outcome turn", arc.outcome_turn), ("pending turn", arc.pending_turn),
-                      ("correction turn", arc.correction_turn)):
+    for what, ref in (
+        ("initial turn", arc.initial_turn),
+        ("plan turn", arc.plan_turn),
+        ("outcome turn", arc.outcome_turn),
+        ("pending turn", arc.pending_turn),
+        ("correction turn", arc.correction_turn),
+    ):
         if problem := _user_turn(arc, ref, what):
             return problem
     return None
@@ -144,7 +148,7 @@ def pending_window(arc: Arc) -> str | None:
     start, end = _position(arc, arc.plan_turn), _position(arc, later)
     if end <= start:
         return "outcome comes before the plan"
-    between = [t for s in arc.sessions for t in s.turns][start + 1:end]
+    between = [t for s in arc.sessions for t in s.turns][start + 1 : end]
     users_between = sum(t.role == "user" for t in between)
     if arc.spec.pending_window:
         if later.session <= arc.plan_turn.session:
@@ -153,16 +157,22 @@ def pending_window(arc: Arc) -> str | None:
             return "no user turn between plan and outcome"
         return None
     plan_s = arc.plan_turn.session
-    after_plan = sum(t.role == "user" for t in arc.sessions[plan_s].turns[arc.plan_turn.turn + 1:])
+    after_plan = sum(t.role == "user" for t in arc.sessions[plan_s].turns[arc.plan_turn.turn + 1 :])
     if after_plan:
-        return (f"held-out plan must be the last user turn of its session ({after_plan} user "
-                f"turn(s) follow it in session {plan_s})")
+        return (
+            f"held-out plan must be the last user turn of its session ({after_plan} user "
+            f"turn(s) follow it in session {plan_s})"
+        )
     if later.session != plan_s + 1:
-        return (f"held-out outcome must open the session after the plan's (plan in session {plan_s}, "
-                f"outcome in session {later.session})")
+        return (
+            f"held-out outcome must open the session after the plan's (plan in session {plan_s}, "
+            f"outcome in session {later.session})"
+        )
     if users_between:
-        return (f"held-out outcome must be the first user turn of session {later.session} "
-                f"({users_between} user turn(s) come before it)")
+        return (
+            f"held-out outcome must be the first user turn of session {later.session} "
+            f"({users_between} user turn(s) come before it)"
+        )
     return None
 
 
@@ -185,14 +195,55 @@ def _has_phrase(text: str, phrases) -> str | None:
 
 # Words by which a turn says the value changed since (a new change), not that the earlier
 # statement was wrong when made.
-CHANGE_SINCE = ("now", "anymore", "any more", "no longer", "since then", "changed my mind",
-                "switched again", "moved again", "changed again", "instead", "switched back", "moved back", "these days", "from now on",
-                "recently", "finally", "going to", "plan to", "planning", "decided to")
+CHANGE_SINCE = (
+    "now",
+    "anymore",
+    "any more",
+    "no longer",
+    "since then",
+    "changed my mind",
+    "switched again",
+    "moved again",
+    "changed again",
+    "instead",
+    "switched back",
+    "moved back",
+    "these days",
+    "from now on",
+    "recently",
+    "finally",
+    "going to",
+    "plan to",
+    "planning",
+    "decided to",
+)
 # Words by which a turn says an earlier statement was wrong (one is needed besides the values).
-WRONG_SAID = ("wrong", "wasn't right", "not right", "was not true", "wasn't true", "not true",
-              "mistake", "misspoke", "mix up", "mixed up", "mixed something up", "misremembered",
-              "never", "slip", "meant", "scratch", "correction", "confusing", "not", "didn't",
-              "wasn't", "ignore", "fix", "correct")
+WRONG_SAID = (
+    "wrong",
+    "wasn't right",
+    "not right",
+    "was not true",
+    "wasn't true",
+    "not true",
+    "mistake",
+    "misspoke",
+    "mix up",
+    "mixed up",
+    "mixed something up",
+    "misremembered",
+    "never",
+    "slip",
+    "meant",
+    "scratch",
+    "correction",
+    "confusing",
+    "not",
+    "didn't",
+    "wasn't",
+    "ignore",
+    "fix",
+    "correct",
+)
 
 
 def _corrected_ref(arc: Arc) -> TurnRef:
@@ -216,7 +267,7 @@ def correction_values(arc: Arc) -> str | None:
     if not contains_value(arc.turn(said).text, c.wrong_value):
         return f"the corrected statement (session {said.session} turn {said.turn}) does not say {c.wrong_value!r}"
     flat = [t for s in arc.sessions for t in s.turns]
-    for i, t in enumerate(flat[:_position(arc, ref)]):
+    for i, t in enumerate(flat[: _position(arc, ref)]):
         if contains_value(t.text, c.value):
             return f"the corrected value {c.value!r} appears before the correction (turn {i})"
     return None
@@ -237,14 +288,20 @@ def correction_order(arc: Arc) -> str | None:
         return "the reported change comes before the initial value"
     if c.timing == "same":
         if ref.session != said.session:
-            return (f"same-session correction in session {ref.session}, the corrected statement "
-                    f"in session {said.session}")
-        between = [t for t in [t for s in arc.sessions for t in s.turns][a + 1:b] if t.role == "user"]
+            return (
+                f"same-session correction in session {ref.session}, the corrected statement "
+                f"in session {said.session}"
+            )
+        between = [
+            t for t in [t for s in arc.sessions for t in s.turns][a + 1 : b] if t.role == "user"
+        ]
         if not between:
             return "no other user turn between the statement and its correction"
     elif ref.session <= said.session:
-        return (f"later-session correction in session {ref.session}, not after the corrected "
-                f"statement's session {said.session}")
+        return (
+            f"later-session correction in session {ref.session}, not after the corrected "
+            f"statement's session {said.session}"
+        )
     return None
 
 
@@ -282,15 +339,20 @@ def cell_structure(arc: Arc, design) -> str | None:
     if st.pending_window and sp.outcome not in ("control", "correction") and later is not None:
         if arc.plan_turn.session != 0 or later.session != n - 1:
             between = later.session - arc.plan_turn.session - 1
-            return (f"{between} session(s) between the plan (session {arc.plan_turn.session}) and "
-                    f"its outcome (session {later.session}); level {sp.level!r} has {n - 2}")
+            return (
+                f"{between} session(s) between the plan (session {arc.plan_turn.session}) and "
+                f"its outcome (session {later.session}); level {sp.level!r} has {n - 2}"
+            )
     return None
 
 
 def _cell_of(design, spec):
     split = design.splits.get(spec.split)
-    return next((c for c in split.cells if c.factor == spec.factor and c.level == spec.level),
-                None) if split is not None else None
+    return (
+        next((c for c in split.cells if c.factor == spec.factor and c.level == spec.level), None)
+        if split is not None
+        else None
+    )
 
 
 def _sets_structure(arc: Arc, design) -> bool:
@@ -307,12 +369,24 @@ def check_arc(arc: Arc, design=None) -> list[CheckResult]:
     checks = CHECKS | CORRECTION_CHECKS if arc.spec.correction is not None else CHECKS
     for name, fn in checks.items():
         problem = fn(arc)
-        out.append(CheckResult(arc_id=arc.id, check=f"structure.{name}", passed=problem is None,
-                               detail=problem or ""))
+        out.append(
+            CheckResult(
+                arc_id=arc.id,
+                check=f"structure.{name}",
+                passed=problem is None,
+                detail=problem or "",
+            )
+        )
     if _sets_structure(arc, design):
         problem = cell_structure(arc, design)
-        out.append(CheckResult(arc_id=arc.id, check="structure.cell_structure",
-                               passed=problem is None, detail=problem or ""))
+        out.append(
+            CheckResult(
+                arc_id=arc.id,
+                check="structure.cell_structure",
+                passed=problem is None,
+                detail=problem or "",
+            )
+        )
     return out
 
 

@@ -70,8 +70,11 @@ def md(text: object) -> str:
 
 def link(page: str, label: str, **params) -> None:
     """A link to another page of the app (``label``: our own words)."""
-    q = {k: ("true" if v is True else str(v)) for k, v in params.items()
-         if v not in (None, "", False)}
+    q = {
+        k: ("true" if v is True else str(v))
+        for k, v in params.items()
+        if v not in (None, "", False)
+    }
     st.page_link(PAGES[page], label=label, query_params=q or None)
 
 
@@ -94,8 +97,11 @@ def facts(pairs: list[tuple[str, str]]) -> None:
     st.text("\n".join(f"{what}: {value}" for what, value in pairs))
 
 
-def dialog(d: Dialog, under: Callable[[int, int, int], None] | None = None,
-           after_session: Callable[[int], None] | None = None) -> None:
+def dialog(
+    d: Dialog,
+    under: Callable[[int, int, int], None] | None = None,
+    after_session: Callable[[int], None] | None = None,
+) -> None:
     """The conversation as a chat, marked turns flagged; ``under(t, session, turn)`` adds what
     happened at a turn, ``after_session(i)`` what came after session ``i``."""
     t = 0
@@ -114,10 +120,19 @@ def dialog(d: Dialog, under: Callable[[int, int, int], None] | None = None,
             after_session(si)
 
 
-def table(rows: list[dict], *, links: dict[str, str] | None = None, key: str | None = None,
-          height: int | str = "auto", **kw):
+def table(
+    rows: list[dict],
+    *,
+    links: dict[str, str] | None = None,
+    key: str | None = None,
+    height: int | str = "auto",
+    **kw,
+):
     """Rows as a table. ``links``: column -> the label its link cells show (the cell holds a
     ``url``; the label may use ``\\1`` from a regex over the URL, see ``LinkColumn``)."""
-    config = {c: st.column_config.LinkColumn(c, display_text=text) for c, text in (links or {}).items()}
-    return st.dataframe(rows, hide_index=True, column_config=config or None, key=key,
-                        height=height, **kw)
+    config = {
+        c: st.column_config.LinkColumn(c, display_text=text) for c, text in (links or {}).items()
+    }
+    return st.dataframe(
+        rows, hide_index=True, column_config=config or None, key=key, height=height, **kw
+    )

@@ -11,11 +11,22 @@ from __future__ import annotations
 
 import streamlit as st
 
-TITLES = {"overview": "Overview", "arcs": "Arcs", "results": "Results", "trace": "Trace",
-          "audits": "Audits", "mining": "Mining"}
-ICONS = {"overview": ":material/dashboard:", "arcs": ":material/forum:",
-         "results": ":material/bar_chart:", "trace": ":material/timeline:",
-         "audits": ":material/fact_check:", "mining": ":material/search:"}
+TITLES = {
+    "overview": "Overview",
+    "arcs": "Arcs",
+    "results": "Results",
+    "trace": "Trace",
+    "audits": "Audits",
+    "mining": "Mining",
+}
+ICONS = {
+    "overview": ":material/dashboard:",
+    "arcs": ":material/forum:",
+    "results": ":material/bar_chart:",
+    "trace": ":material/timeline:",
+    "audits": ":material/fact_check:",
+    "mining": ":material/search:",
+}
 
 
 def _page(name: str):
@@ -40,8 +51,9 @@ def main(default: str = "overview") -> None:
 
     st.set_page_config(page_title="amg view", layout="wide")
     for name, title in TITLES.items():
-        _ui.PAGES[name] = st.Page(_page(name), title=title, icon=ICONS[name],
-                                  url_path=name, default=name == default)
+        _ui.PAGES[name] = st.Page(
+            _page(name), title=title, icon=ICONS[name], url_path=name, default=name == default
+        )
     st.navigation(list(_ui.PAGES.values()), position="top").run()
 
 

@@ -17,9 +17,13 @@ def measures() -> list[str]:
 
 
 def _filter_options(r: Reader) -> dict[str, list[str]]:
-    return {"split": r.splits() + [f"natural:{s}" for s in r.natural_sets()],
-            "factor": r.choices("factor"), "level": r.choices("level"),
-            "outcome": r.choices("outcome"), "system": list(r.systems())}
+    return {
+        "split": r.splits() + [f"natural:{s}" for s in r.natural_sets()],
+        "factor": r.choices("factor"),
+        "level": r.choices("level"),
+        "outcome": r.choices("outcome"),
+        "system": list(r.systems()),
+    }
 
 
 _options = _ui.cached(_filter_options)
@@ -38,15 +42,19 @@ def read_filter() -> ArcFilter:
             factor=_ui.none_if_all(_ui.choose("Factor", o["factor"], "factor")),
             level=_ui.none_if_all(_ui.choose("Level", o["level"], "level")),
             outcome=_ui.none_if_all(_ui.choose("Outcome", o["outcome"], "outcome")),
-            check_failed=st.checkbox("A structural check failed", key="check_failed",
-                                     bind="query-params"),
-            verdict_failed=st.checkbox("A realism judge did not pass it", key="verdict_failed",
-                                       bind="query-params"),
-            recovery_error=st.checkbox("Blind recovery named another level", key="recovery_error",
-                                       bind="query-params"),
+            check_failed=st.checkbox(
+                "A structural check failed", key="check_failed", bind="query-params"
+            ),
+            verdict_failed=st.checkbox(
+                "A realism judge did not pass it", key="verdict_failed", bind="query-params"
+            ),
+            recovery_error=st.checkbox(
+                "Blind recovery named another level", key="recovery_error", bind="query-params"
+            ),
             system=_ui.none_if_all(_ui.choose("System", o["system"], "system")),
             measure=_ui.none_if_all(_ui.choose("Measure", measures(), "measure")),
-            query=st.text_input("Arc id contains", key="q", bind="query-params") or None)
+            query=st.text_input("Arc id contains", key="q", bind="query-params") or None,
+        )
         value = st.selectbox("Measure outcome", VALUES, key="value", bind="query-params")
         f.value = None if value == "any" else value == "yes"
         f.vs = _ui.none_if_all(_ui.choose("Outcome differs from system", o["system"], "vs"))
@@ -64,8 +72,12 @@ def _open(rows: list[dict]) -> None:
 def render() -> None:
     r = _ui.reader()
     f = read_filter()
-    arc = st.text_input("Open an arc by id", key="arc", bind="query-params",
-                        placeholder="an arc id (as in data.jsonl) or natural:SET:ITEM")
+    arc = st.text_input(
+        "Open an arc by id",
+        key="arc",
+        bind="query-params",
+        placeholder="an arc id (as in data.jsonl) or natural:SET:ITEM",
+    )
     if arc:
         show_arc(r, arc.strip())
         return
@@ -79,8 +91,10 @@ def render() -> None:
     page = st.number_input("Page", min_value=1, value=1, step=1, key="page", bind="query-params")
     rows, total = _page(r, f, int(page) - 1, PAGE_SIZE)
     first = (int(page) - 1) * PAGE_SIZE
-    st.markdown(f"**{total}** arc{'s' if total != 1 else ''} match"
-                + (f" · showing {first + 1}–{first + len(rows)}" if rows else ""))
+    st.markdown(
+        f"**{total}** arc{'s' if total != 1 else ''} match"
+        + (f" · showing {first + 1}–{first + len(rows)}" if rows else "")
+    )
     if not rows:
         return
     if f.system and f.measure:
@@ -91,8 +105,13 @@ def render() -> None:
             x["why"] = sc.get("why", {}).get(f.measure, "")
     for x in rows:
         x["open"] = _ui.url("arcs", arc=x["id"])
-    _ui.table(rows, links={"open": "open"}, key="arc_table", on_select=lambda: _open(rows),
-              selection_mode="single-row")
+    _ui.table(
+        rows,
+        links={"open": "open"},
+        key="arc_table",
+        on_select=lambda: _open(rows),
+        selection_mode="single-row",
+    )
 
 
 # -- one arc -----------------------------------------------------------------------------------
@@ -118,8 +137,9 @@ def _side(r: Reader, d: Dialog) -> None:
     st.subheader("Ground truth")
     _ui.facts(d.facts)
     if d.truth_after_session:
-        _ui.table([{"after session": i, "current value": v}
-                   for i, v in enumerate(d.truth_after_session)])
+        _ui.table(
+            [{"after session": i, "current value": v} for i, v in enumerate(d.truth_after_session)]
+        )
 
     systems = r.systems_on(d.id)
     st.subheader("Systems")
@@ -131,8 +151,14 @@ def _side(r: Reader, d: Dialog) -> None:
             sc = r.scores(name, [d.id]).get(d.id, {})
             yes = [m for m, v in sc.get("values", {}).items() if v]
             no = [m for m, v in sc.get("values", {}).items() if not v]
-            rows.append({"system": name, "yes": ", ".join(yes), "no": ", ".join(no),
-                         "trace": _ui.url("trace", arc=d.id, system=name)})
+            rows.append(
+                {
+                    "system": name,
+                    "yes": ", ".join(yes),
+                    "no": ", ".join(no),
+                    "trace": _ui.url("trace", arc=d.id, system=name),
+                }
+            )
         _ui.table(rows, links={"trace": "turn by turn"})
 
     if d.kind == "arc":
@@ -157,8 +183,11 @@ def _side(r: Reader, d: Dialog) -> None:
             else:
                 line += v["verdict"] or ""
                 if v["task"] == "recovery":
-                    line += (" (recovered)" if v["verdict"] == v["intended"]
-                             else f" (intended {v['intended']})")
+                    line += (
+                        " (recovered)"
+                        if v["verdict"] == v["intended"]
+                        else f" (intended {v['intended']})"
+                    )
             with st.expander(line):
                 st.text(v["rationale"] or "(no rationale)")
         labels, still_open = r.arc_labels(d.id)
@@ -166,9 +195,21 @@ def _side(r: Reader, d: Dialog) -> None:
         if not labels and not still_open:
             st.text("No audit labels on this arc.")
         if labels:
-            _ui.table([{"audit": x["audit"], "item": x["item_id"], "who": x["annotator"],
-                        "role": x["role"], "label": x["label"], "reference": x["reference"]}
-                       for x in labels])
+            _ui.table(
+                [
+                    {
+                        "audit": x["audit"],
+                        "item": x["item_id"],
+                        "who": x["annotator"],
+                        "role": x["role"],
+                        "label": x["label"],
+                        "reference": x["reference"],
+                    }
+                    for x in labels
+                ]
+            )
         for a in still_open:
-            st.text(f"Audit {a} is still open: its labels show here once every annotator has "
-                    "labeled every item assigned to them.")
+            st.text(
+                f"Audit {a} is still open: its labels show here once every annotator has "
+                "labeled every item assigned to them."
+            )

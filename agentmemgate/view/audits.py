@@ -50,9 +50,13 @@ def _item(payload: dict) -> None:
             st.text(t.get("text", ""))
     if payload.get("pair"):
         p = payload["pair"]
-        st.text(f"{p.get('field')}: {p.get('a_name')} {p.get('a')!r} / {p.get('b_name')} {p.get('b')!r}")
+        st.text(
+            f"{p.get('field')}: {p.get('a_name')} {p.get('a')!r} / {p.get('b_name')} {p.get('b')!r}"
+        )
     if payload.get("answer"):
-        st.text(f"Asked: {payload['answer'].get('question')}\nAnswer: {payload['answer'].get('text')}")
+        st.text(
+            f"Asked: {payload['answer'].get('question')}\nAnswer: {payload['answer'].get('text')}"
+        )
 
 
 def render() -> None:
@@ -60,19 +64,29 @@ def render() -> None:
     st.title("Audits")
     audits = r.audits()
     if not audits:
-        _ui.empty("No audits yet.", f"amg audit create NAME --task realism --from arcs "
-                                    f"--workspace {r.path}")
+        _ui.empty(
+            "No audits yet.",
+            f"amg audit create NAME --task realism --from arcs --workspace {r.path}",
+        )
         return
     names = [a["name"] for a in audits]
     name = st.selectbox("Audit", names, key="audit", bind="query-params")
     a = next(x for x in audits if x["name"] == name)
-    st.text(f"{a['task']} audit of {a['items']} items from {a['source']} (created {a['created_at']})")
-    st.caption("Who labeled what is shown here, to the workspace's owner, once the audit is closed "
-               "(every assigned item labeled); the annotation app never shows it.")
+    st.text(
+        f"{a['task']} audit of {a['items']} items from {a['source']} (created {a['created_at']})"
+    )
+    st.caption(
+        "Who labeled what is shown here, to the workspace's owner, once the audit is closed "
+        "(every assigned item labeled); the annotation app never shows it."
+    )
 
     st.header("Progress")
-    _ui.table([{**p, "done": f"{100 * p['labeled'] / p['assigned']:.0f}%" if p["assigned"] else ""}
-               for p in r.audit_progress(name)])
+    _ui.table(
+        [
+            {**p, "done": f"{100 * p['labeled'] / p['assigned']:.0f}%" if p["assigned"] else ""}
+            for p in r.audit_progress(name)
+        ]
+    )
 
     st.header("Agreement")
     rep = _agreement(r, name)
@@ -80,42 +94,66 @@ def render() -> None:
         _ui.empty("No labels yet.", f"amg annotate --workspace {r.path}")
     else:
         alpha = rep["krippendorff_alpha"]
-        st.text(f"{rep['n_labels']} labels on {rep['n_items']} items by {rep['n_annotators']} "
-                f"annotator(s); {rep['n_items_multi']} items labeled by two or more.\n"
-                f"Percent agreement: {_prop(rep['percent_agreement'])}\n"
-                f"Krippendorff's alpha ({alpha['level']}): {_interval(alpha['value'], alpha.get('ci'))}"
-                f" over {alpha['n_units']} items")
+        st.text(
+            f"{rep['n_labels']} labels on {rep['n_items']} items by {rep['n_annotators']} "
+            f"annotator(s); {rep['n_items_multi']} items labeled by two or more.\n"
+            f"Percent agreement: {_prop(rep['percent_agreement'])}\n"
+            f"Krippendorff's alpha ({alpha['level']}): {_interval(alpha['value'], alpha.get('ci'))}"
+            f" over {alpha['n_units']} items"
+        )
         pairs = rep["cohen_kappa_pairs"]
         if pairs:
             st.subheader("Cohen's kappa per pair (95% bootstrap interval)")
-            _ui.table([{"annotators": f"{p['a']} / {p['b']}", "items": p["n"],
+            _ui.table(
+                [
+                    {
+                        "annotators": f"{p['a']} / {p['b']}",
+                        "items": p["n"],
                         "kappa": _interval(p["kappa"], p.get("kappa_ci")),
-                        "agreement": _prop(p["agreement"])} for p in pairs])
+                        "agreement": _prop(p["agreement"]),
+                    }
+                    for p in pairs
+                ]
+            )
         ref = rep.get("vs_reference")
         if ref:
             st.subheader("Against the reference")
-            st.text(f"{ref['n_items']} items: agreement {_prop(ref['agreement'])}, kappa "
-                    f"{_interval(ref['kappa'], ref.get('kappa_ci'))}")
-            _ui.table([{"annotator": who, "agreement": _prop(v["agreement"]),
-                        "kappa": _interval(v["kappa"], v.get("kappa_ci"))}
-                       for who, v in ref["per_annotator"].items()])
+            st.text(
+                f"{ref['n_items']} items: agreement {_prop(ref['agreement'])}, kappa "
+                f"{_interval(ref['kappa'], ref.get('kappa_ci'))}"
+            )
+            _ui.table(
+                [
+                    {
+                        "annotator": who,
+                        "agreement": _prop(v["agreement"]),
+                        "kappa": _interval(v["kappa"], v.get("kappa_ci")),
+                    }
+                    for who, v in ref["per_annotator"].items()
+                ]
+            )
         undefined = rep["diagnostics"]["undefined"]
         if undefined:
             st.caption("Undefined: " + _ui.md("; ".join(undefined)))
 
     st.header("Disagreements")
     if not r.audit_closed(name):
-        st.text("The audit is still open: the items where annotators disagree, and who said "
-                "what, show here once every annotator has labeled every item assigned to them.")
+        st.text(
+            "The audit is still open: the items where annotators disagree, and who said "
+            "what, show here once every annotator has labeled every item assigned to them."
+        )
         return
     rows = _disagreements(r, name)
     if not rows:
         st.text("No item where annotators disagree or differ from the reference.")
         return
-    st.text(f"{len(rows)} item(s)" + (f"; the first {SHOWN} are listed" if len(rows) > SHOWN else ""))
+    st.text(
+        f"{len(rows)} item(s)" + (f"; the first {SHOWN} are listed" if len(rows) > SHOWN else "")
+    )
     shown = rows[:SHOWN]
-    picked = _ui.table(shown, key="disagreement_table", on_select="rerun",
-                       selection_mode="single-row")
+    picked = _ui.table(
+        shown, key="disagreement_table", on_select="rerun", selection_mode="single-row"
+    )
     sel = picked.selection.rows if picked is not None and hasattr(picked, "selection") else []
     if sel:
         item = shown[sel[0]]

@@ -87,11 +87,14 @@ class Reader:
         self.path = Path(path)
         file = self.path / DB_NAME
         if not file.is_file():
-            raise WorkspaceError(f"No workspace at {str(path)!r} (no {DB_NAME} there): pass the "
-                                 "--workspace DIR that `amg build` made")
+            raise WorkspaceError(
+                f"No workspace at {str(path)!r} (no {DB_NAME} there): pass the "
+                "--workspace DIR that `amg build` made"
+            )
         self.file = file
-        conn = sqlite3.connect(file.resolve().as_uri() + "?mode=ro", uri=True, timeout=30,
-                               check_same_thread=False)
+        conn = sqlite3.connect(
+            file.resolve().as_uri() + "?mode=ro", uri=True, timeout=30, check_same_thread=False
+        )
         conn.execute("PRAGMA query_only = 1")
         conn.create_function("amg_sha", 1, _sha_text, deterministic=True)
         self.conn = conn
@@ -103,8 +106,9 @@ class Reader:
     def refresh(self) -> None:
         """Forget what was read of the workspace's shape (another command may have added tables
         or runs since)."""
-        self.tables = {r[0] for r in self.conn.execute(
-            "select name from sqlite_master where type = 'table'")}
+        self.tables = {
+            r[0] for r in self.conn.execute("select name from sqlite_master where type = 'table'")
+        }
         self._systems = None
 
     def close(self) -> None:
@@ -141,7 +145,8 @@ class Reader:
     def has(self, *tables: str) -> bool:
         """Whether every table exists and the first holds a row."""
         return all(t in self.tables for t in tables) and bool(
-            self.one(f'select exists (select 1 from "{tables[0]}")'))
+            self.one(f'select exists (select 1 from "{tables[0]}")')
+        )
 
     # -- design and build ----------------------------------------------------------------------
     def design(self):
@@ -157,7 +162,8 @@ class Reader:
         return self.dicts(
             "select s.split, s.factor, s.level, s.outcome, count(*) as planned, count(a.id) as "
             "rendered from specs s left join arcs a on a.id = s.id group by 1, 2, 3, 4 "
-            "order by min(s.rowid)")
+            "order by min(s.rowid)"
+        )
 
     def splits(self) -> list[str]:
         """The splits that hold arcs, in build order (from the index on ``arcs.split``)."""
@@ -173,23 +179,40 @@ class Reader:
         if column not in ("factor", "level", "outcome") or "specs" not in self.tables:
             return []
         where, args = ("where split = ?", [split]) if split else ("", [])
-        return [r[0] for r in self.rows(f"select distinct {column} from specs {where} "
-                                        f"order by {column}", args)]
+        return [
+            r[0]
+            for r in self.rows(
+                f"select distinct {column} from specs {where} order by {column}", args
+            )
+        ]
 
     def checks_by_split(self) -> list[dict]:
         """Per split: arcs checked, arcs passing every check, and failures per check."""
         if not self.has("checks", "specs"):
             return []
-        rows = self.rows('select s.split, c."check", count(*), sum(c.passed) from checks c '
-                         "join specs s on s.id = c.arc_id group by 1, 2 order by 1, 2")
-        arcs = {sp: (n, ok) for sp, n, ok in self.rows(
-            "select s.split, count(*), sum(c.ok) from (select arc_id, min(passed) as ok from "
-            "checks group by arc_id) c join specs s on s.id = c.arc_id group by 1")}
+        rows = self.rows(
+            'select s.split, c."check", count(*), sum(c.passed) from checks c '
+            "join specs s on s.id = c.arc_id group by 1, 2 order by 1, 2"
+        )
+        arcs = {
+            sp: (n, ok)
+            for sp, n, ok in self.rows(
+                "select s.split, count(*), sum(c.ok) from (select arc_id, min(passed) as ok from "
+                "checks group by arc_id) c join specs s on s.id = c.arc_id group by 1"
+            )
+        }
         out: dict[str, dict] = {}
         for split, check, n, passed in rows:
-            row = out.setdefault(split, {"split": split, "arcs": arcs.get(split, (0, 0))[0],
-                                         "passing every check": arcs.get(split, (0, 0))[1],
-                                         "checks": 0, "failed checks": {}})
+            row = out.setdefault(
+                split,
+                {
+                    "split": split,
+                    "arcs": arcs.get(split, (0, 0))[0],
+                    "passing every check": arcs.get(split, (0, 0))[1],
+                    "checks": 0,
+                    "failed checks": {},
+                },
+            )
             row["checks"] += 1
             if passed < n:
                 row["failed checks"][check] = n - passed
@@ -202,7 +225,8 @@ class Reader:
         return self.dicts(
             "select judge, criterion, sum(status = 'ok' and verdict = 'pass') as passed, "
             "sum(status = 'ok' and verdict <> 'pass') as failed, sum(status <> 'ok') as errors "
-            "from judge_verdicts where task = 'realism' group by 1, 2 order by 1, 2")
+            "from judge_verdicts where task = 'realism' group by 1, 2 order by 1, 2"
+        )
 
     def recovery(self) -> list[dict]:
         """Blind level recovery: (judge, split, factor, intended, verdict) -> arcs."""
@@ -210,7 +234,8 @@ class Reader:
             return []
         return self.dicts(
             "select judge, split, factor, intended, verdict, count(*) as arcs from judge_verdicts "
-            "where task = 'recovery' and status = 'ok' group by 1, 2, 3, 4, 5 order by 1, 2, 3")
+            "where task = 'recovery' and status = 'ok' group by 1, 2, 3, 4, 5 order by 1, 2, 3"
+        )
 
     # -- the call log ----------------------------------------------------------------------------
     def usage(self) -> dict | None:
@@ -230,7 +255,9 @@ class Reader:
         rows = self.dicts(
             "select family || ':' || requested_model as model, coalesce(purpose, '') as purpose, "
             "status, coalesce(error, '') as reason, count(*) as attempts from llm_calls "
-            "where status <> 'ok' group by 1, 2, 3, 4 order by 5 desc limit ?", [limit])
+            "where status <> 'ok' group by 1, 2, 3, 4 order by 5 desc limit ?",
+            [limit],
+        )
         for r in rows:
             r["reason"] = scrub(r["reason"])
         return rows
@@ -249,18 +276,29 @@ class Reader:
             from ..memory import SystemInfo
 
             for name, run_key, info, model, kind in self.rows(
-                    "select name, run_key, info, model, kind from eval_systems "
-                    "order by last_run_at, rowid"):
-                out[name] = {"run_key": run_key, "info": SystemInfo.model_validate_json(info),
-                             "model": model, "kind": kind or "component"}
+                "select name, run_key, info, model, kind from eval_systems "
+                "order by last_run_at, rowid"
+            ):
+                out[name] = {
+                    "run_key": run_key,
+                    "info": SystemInfo.model_validate_json(info),
+                    "model": model,
+                    "kind": kind or "component",
+                }
         if "eval_answer_sets" in self.tables:
             for name, run_key, kind, path in self.rows(
-                    "select name, run_key, kind, path from eval_answer_sets"):
+                "select name, run_key, kind, path from eval_answer_sets"
+            ):
                 if kind == "system" and name in out:
                     out[name]["kind"] = "answering"
                 elif kind != "system":
-                    out[name] = {"run_key": run_key, "info": None, "model": "", "kind": "answers",
-                                 "path": path}
+                    out[name] = {
+                        "run_key": run_key,
+                        "info": None,
+                        "model": "",
+                        "kind": "answers",
+                        "path": path,
+                    }
         return out
 
     def judge_keys(self) -> dict[str, str]:
@@ -268,10 +306,14 @@ class Reader:
         judge of the latest eval run (by its spec), else the judge used last."""
         if "eval_judges" not in self.tables:
             return {}
-        judges = self.rows("select judge_key, kind, spec from eval_judges "
-                           "order by last_used_at desc, rowid desc")
-        last = self.one("select judge_key from eval_runs order by id desc limit 1") \
-            if "eval_runs" in self.tables else None
+        judges = self.rows(
+            "select judge_key, kind, spec from eval_judges order by last_used_at desc, rowid desc"
+        )
+        last = (
+            self.one("select judge_key from eval_runs order by id desc limit 1")
+            if "eval_runs" in self.tables
+            else None
+        )
         spec = next((s for k, _, s in judges if k == last), judges[0][2] if judges else None)
         out: dict[str, str] = {}
         for k, kind, s in judges:
@@ -292,19 +334,26 @@ class Reader:
         """The systems with a trace or answers on this arc (primary-key lookups per system)."""
         out = []
         for name, row in self.systems().items():
-            table = {"component": "eval_traces", "answering": "eval_product_answers",
-                     "answers": "eval_answers"}[row["kind"]]
+            table = {
+                "component": "eval_traces",
+                "answering": "eval_product_answers",
+                "answers": "eval_answers",
+            }[row["kind"]]
             if table not in self.tables:
                 continue
             col = "name" if table == "eval_answers" else "run_key"
             key = name if table == "eval_answers" else row["run_key"]
-            if self.one(f"select exists (select 1 from {table} where {col} = ? and arc_id = ?)",
-                        [key, arc_id]):
+            if self.one(
+                f"select exists (select 1 from {table} where {col} = ? and arc_id = ?)",
+                [key, arc_id],
+            ):
                 out.append(name)
         return out
 
     # -- arcs: the paged list and one arc ---------------------------------------------------------
-    def arc_page(self, f: ArcFilter, page: int = 0, size: int = PAGE_SIZE) -> tuple[list[dict], int]:
+    def arc_page(
+        self, f: ArcFilter, page: int = 0, size: int = PAGE_SIZE
+    ) -> tuple[list[dict], int]:
         """One page of the arcs ``f`` selects, and how many it selects in all."""
         if f.split and f.split.startswith(_NATURAL):
             return self._natural_page(f, page, size)
@@ -321,19 +370,26 @@ class Reader:
         if f.check_failed and "checks" in self.tables:
             where.append("exists (select 1 from checks c where c.arc_id = s.id and c.passed = 0)")
         if f.verdict_failed and "judge_verdicts" in self.tables:
-            where.append("exists (select 1 from judge_verdicts j where j.task = 'realism' and "
-                         "j.item_id = s.id and (j.status <> 'ok' or j.verdict <> 'pass'))")
+            where.append(
+                "exists (select 1 from judge_verdicts j where j.task = 'realism' and "
+                "j.item_id = s.id and (j.status <> 'ok' or j.verdict <> 'pass'))"
+            )
         if f.recovery_error and "judge_verdicts" in self.tables:
-            where.append("exists (select 1 from judge_verdicts j where j.task = 'recovery' and "
-                         "j.item_id = s.id and j.status = 'ok' and j.verdict <> j.intended)")
+            where.append(
+                "exists (select 1 from judge_verdicts j where j.task = 'recovery' and "
+                "j.item_id = s.id and j.status = 'ok' and j.verdict <> j.intended)"
+            )
         if f.measure:
             cond, cargs = self._measure_condition(f, "s.id", "amg_sha(a.json)")
             where.append(cond)
             args += cargs
         sql = f"from specs s join arcs a on a.id = s.id where {' and '.join(where)}"
         total = self.one(f"select count(*) {sql}", args)
-        rows = self.dicts(f"select s.id, s.split, s.factor, s.level, s.outcome {sql} "
-                          "order by a.rowid limit ? offset ?", args + [size, page * size])
+        rows = self.dicts(
+            f"select s.id, s.split, s.factor, s.level, s.outcome {sql} "
+            "order by a.rowid limit ? offset ?",
+            args + [size, page * size],
+        )
         return rows, total
 
     def _measure_condition(self, f: ArcFilter, id_expr: str, sha_expr: str) -> tuple[str, list]:
@@ -342,25 +398,31 @@ class Reader:
         those the arcs where ``f.vs`` also has the measure with the other outcome (the arcs
         behind a paired difference)."""
         if not f.system or not _MEASURE.match(f.measure or ""):
-            raise BadInput("a measure filter names a system and a measure (e.g. "
-                           "system=literal-ungated&measure=end_contamination)")
+            raise BadInput(
+                "a measure filter names a system and a measure (e.g. "
+                "system=literal-ungated&measure=end_contamination)"
+            )
         src = self.score_source(f.system)
         base = self.score_source(f.vs) if f.vs else None
         if src is None or "eval_scores" not in self.tables or (f.vs and base is None):
             return "0", []
         path = f"$.values.{f.measure}"
-        sql = (f"exists (select 1 from eval_scores e where e.run_key = ? and e.arc_id = {id_expr} "
-               f"and e.judge_key = ? and e.arc_sha256 = {sha_expr} and "
-               "json_type(e.score, ?) is not null")
+        sql = (
+            f"exists (select 1 from eval_scores e where e.run_key = ? and e.arc_id = {id_expr} "
+            f"and e.judge_key = ? and e.arc_sha256 = {sha_expr} and "
+            "json_type(e.score, ?) is not null"
+        )
         args: list = [src[0], src[1], path]
         if f.value is not None:
             sql += " and json_extract(e.score, ?) = ?"
             args += [path, int(f.value)]
         if base is not None:
-            sql += (" and exists (select 1 from eval_scores b where b.run_key = ? and "
-                    "b.arc_id = e.arc_id and b.judge_key = ? and b.arc_sha256 = e.arc_sha256 and "
-                    "json_type(b.score, ?) is not null and "
-                    "json_extract(b.score, ?) <> json_extract(e.score, ?))")
+            sql += (
+                " and exists (select 1 from eval_scores b where b.run_key = ? and "
+                "b.arc_id = e.arc_id and b.judge_key = ? and b.arc_sha256 = e.arc_sha256 and "
+                "json_type(b.score, ?) is not null and "
+                "json_extract(b.score, ?) <> json_extract(e.score, ?))"
+            )
             args += [base[0], base[1], path, path, path]
         return sql + ")", args
 
@@ -371,8 +433,10 @@ class Reader:
             return {}
         out = {}
         for a in arc_ids:
-            raw = self.one("select score from eval_scores where run_key = ? and arc_id = ? and "
-                           "judge_key = ?", [src[0], a, src[1]])
+            raw = self.one(
+                "select score from eval_scores where run_key = ? and arc_id = ? and judge_key = ?",
+                [src[0], a, src[1]],
+            )
             if raw:
                 out[a] = json.loads(raw)
         return out
@@ -380,7 +444,7 @@ class Reader:
     def _natural_page(self, f: ArcFilter, page: int, size: int) -> tuple[list[dict], int]:
         if not self.has("natural_items"):
             return [], 0
-        where, args = ["n.set_name = ?"], [f.split[len(_NATURAL):]]
+        where, args = ["n.set_name = ?"], [f.split[len(_NATURAL) :]]
         if f.query:
             where.append("instr(n.item_id, ?) > 0")
             args.append(f.query)
@@ -391,19 +455,28 @@ class Reader:
             args += cargs
         sql = f"from natural_items n where {' and '.join(where)}"
         total = self.one(f"select count(*) {sql}", args)
-        rows = self.dicts(f"select {key} as id, '{_NATURAL}' || n.set_name as split, n.question, "
-                          f"n.gold_answer, n.turns {sql} order by n.position limit ? offset ?",
-                          args + [size, page * size])
+        rows = self.dicts(
+            f"select {key} as id, '{_NATURAL}' || n.set_name as split, n.question, "
+            f"n.gold_answer, n.turns {sql} order by n.position limit ? offset ?",
+            args + [size, page * size],
+        )
         return rows, total
 
     def natural_sets(self) -> list[str]:
-        return [r[0] for r in self.rows("select name from natural_sets order by created_at, name")] \
-            if "natural_sets" in self.tables else []
+        return (
+            [r[0] for r in self.rows("select name from natural_sets order by created_at, name")]
+            if "natural_sets" in self.tables
+            else []
+        )
 
     def dialog(self, arc_id: str) -> Dialog | None:
         if arc_id.startswith(_NATURAL) and arc_id.count(":") >= 2:
             return self._natural_dialog(arc_id)
-        raw = self.one("select json from arcs where id = ?", [arc_id]) if "arcs" in self.tables else None
+        raw = (
+            self.one("select json from arcs where id = ?", [arc_id])
+            if "arcs" in self.tables
+            else None
+        )
         if raw is None:
             return None
         from ..schema import Arc
@@ -414,28 +487,55 @@ class Reader:
         from ..corpora.natural import NaturalItem
 
         _, set_name, item_id = key.split(":", 2)
-        blob = self.one("select item_z from natural_items where set_name = ? and item_id = ?",
-                        [set_name, item_id]) if "natural_items" in self.tables else None
+        blob = (
+            self.one(
+                "select item_z from natural_items where set_name = ? and item_id = ?",
+                [set_name, item_id],
+            )
+            if "natural_items" in self.tables
+            else None
+        )
         if blob is None:
             return None
         item = NaturalItem.model_validate_json(zlib.decompress(blob))
         evidence = set(item.evidence)
-        sessions = [(s.date or "", [Turn(role=t.role, text=t.text, speaker=t.speaker,
-                                         mark="evidence" if t.ref in evidence else "")
-                                    for t in s.turns]) for s in item.sessions]
-        facts = [("Question", f"{item.question} ({item.question_date or 'undated'})"),
-                 ("Gold answer", item.gold_answer),
-                 ("Field", f"{item.field.attribute}: {item.field.description}" if item.field
-                  else f"refused: {item.field_refused}"),
-                 ("Corpus", item.corpus), ("Conversation", item.conversation_id)]
-        return Dialog(id=key, kind="natural", split=f"{_NATURAL}{set_name}", facts=facts,
-                      sessions=sessions)
+        sessions = [
+            (
+                s.date or "",
+                [
+                    Turn(
+                        role=t.role,
+                        text=t.text,
+                        speaker=t.speaker,
+                        mark="evidence" if t.ref in evidence else "",
+                    )
+                    for t in s.turns
+                ],
+            )
+            for s in item.sessions
+        ]
+        facts = [
+            ("Question", f"{item.question} ({item.question_date or 'undated'})"),
+            ("Gold answer", item.gold_answer),
+            (
+                "Field",
+                f"{item.field.attribute}: {item.field.description}"
+                if item.field
+                else f"refused: {item.field_refused}",
+            ),
+            ("Corpus", item.corpus),
+            ("Conversation", item.conversation_id),
+        ]
+        return Dialog(
+            id=key, kind="natural", split=f"{_NATURAL}{set_name}", facts=facts, sessions=sessions
+        )
 
     def arc_checks(self, arc_id: str) -> list[dict]:
         if "checks" not in self.tables:
             return []
-        return self.dicts('select "check", passed, detail from checks where arc_id = ? order by 1',
-                          [arc_id])
+        return self.dicts(
+            'select "check", passed, detail from checks where arc_id = ? order by 1', [arc_id]
+        )
 
     def arc_verdicts(self, arc_id: str) -> list[dict]:
         """Every judge verdict on the arc (realism criteria, blind recovery), with rationales."""
@@ -447,7 +547,8 @@ class Reader:
             out += self.dicts(
                 "select task, criterion, judge, verdict, intended, confidence, rationale, status, "
                 "error from judge_verdicts where task = ? and item_id = ? order by criterion, judge",
-                [task, arc_id])
+                [task, arc_id],
+            )
         return out
 
     def arc_labels(self, arc_id: str) -> tuple[list[dict], list[str]]:
@@ -461,7 +562,9 @@ class Reader:
             "select l.audit, l.item_id, l.annotator, l.role, l.label, r.label as reference, "
             "l.created_at from audit_labels l left join audit_references r on r.audit = l.audit "
             "and r.item_id = l.item_id where l.item_id = ? or l.item_id like ? escape '\\' "
-            "order by l.audit, l.item_id, l.id", [arc_id, like])
+            "order by l.audit, l.item_id, l.id",
+            [arc_id, like],
+        )
         closed = {a: self.audit_closed(a) for a in dict.fromkeys(x["audit"] for x in rows)}
         return [x for x in rows if closed[x["audit"]]], [a for a, c in closed.items() if not c]
 
@@ -473,11 +576,22 @@ class Reader:
         if row is None:
             return None
         run_key, kind = row["run_key"], row["kind"]
-        out: dict = {"system": system, "kind": kind, "info": row["info"], "model": row["model"],
-                     "trace": None, "sessions": [], "score": None, "failure": None, "stale": False}
+        out: dict = {
+            "system": system,
+            "kind": kind,
+            "info": row["info"],
+            "model": row["model"],
+            "trace": None,
+            "sessions": [],
+            "score": None,
+            "failure": None,
+            "stale": False,
+        }
         if kind == "component" and "eval_traces" in self.tables:
-            got = self.conn.execute("select trace, arc_sha256 from eval_traces where run_key = ? "
-                                    "and arc_id = ?", [run_key, arc_id]).fetchone()
+            got = self.conn.execute(
+                "select trace, arc_sha256 from eval_traces where run_key = ? and arc_id = ?",
+                [run_key, arc_id],
+            ).fetchone()
             if got:
                 out["trace"] = json.loads(got[0])
                 out["stale"] = got[1] != self._current_sha(arc_id)
@@ -485,29 +599,39 @@ class Reader:
             out["sessions"] = self.dicts(
                 "select after_session, date, answer, retrieved, calls, arc_sha256 from "
                 "eval_product_answers where run_key = ? and arc_id = ? order by after_session",
-                [run_key, arc_id])
+                [run_key, arc_id],
+            )
             for s in out["sessions"]:
                 s["retrieved"] = json.loads(s["retrieved"] or "[]")
-            out["stale"] = bool(out["sessions"]) and \
-                out["sessions"][0]["arc_sha256"] != self._current_sha(arc_id)
+            out["stale"] = bool(out["sessions"]) and out["sessions"][0][
+                "arc_sha256"
+            ] != self._current_sha(arc_id)
         if kind in ("answering", "answers") and "eval_answers" in self.tables:
-            answers = self.dicts("select after_session, answer, verdict from eval_answers "
-                                 "where name = ? and arc_id = ? order by after_session",
-                                 [system, arc_id])
+            answers = self.dicts(
+                "select after_session, answer, verdict from eval_answers "
+                "where name = ? and arc_id = ? order by after_session",
+                [system, arc_id],
+            )
             by = {s["after_session"]: s for s in out["sessions"]}
             for a in answers:
-                s = by.setdefault(a["after_session"], {"after_session": a["after_session"],
-                                                       "answer": a["answer"], "retrieved": None})
+                s = by.setdefault(
+                    a["after_session"],
+                    {"after_session": a["after_session"], "answer": a["answer"], "retrieved": None},
+                )
                 s["verdict"] = json.loads(a["verdict"]) if a["verdict"] else None
             out["sessions"] = [by[k] for k in sorted(by)]
         src = self.score_source(system)
         if src and "eval_scores" in self.tables:
-            got = self.one("select score from eval_scores where run_key = ? and arc_id = ? and "
-                           "judge_key = ?", [src[0], arc_id, src[1]])
+            got = self.one(
+                "select score from eval_scores where run_key = ? and arc_id = ? and judge_key = ?",
+                [src[0], arc_id, src[1]],
+            )
             out["score"] = json.loads(got) if got else None
         if "eval_failures" in self.tables:
-            fail = self.conn.execute("select stage, error from eval_failures where run_key = ? "
-                                     "and arc_id = ?", [run_key, arc_id]).fetchone()
+            fail = self.conn.execute(
+                "select stage, error from eval_failures where run_key = ? and arc_id = ?",
+                [run_key, arc_id],
+            ).fetchone()
             if fail:
                 from ..llm import scrub
 
@@ -517,17 +641,21 @@ class Reader:
     def _current_sha(self, arc_id: str) -> str | None:
         if arc_id.startswith(_NATURAL):
             _, set_name, item_id = arc_id.split(":", 2)
-            return self.one("select sha256 from natural_items where set_name = ? and item_id = ?",
-                            [set_name, item_id])
+            return self.one(
+                "select sha256 from natural_items where set_name = ? and item_id = ?",
+                [set_name, item_id],
+            )
         return _sha_text(self.one("select json from arcs where id = ?", [arc_id]))
 
     # -- audits --------------------------------------------------------------------------------
     def audits(self) -> list[dict]:
         if "audits" not in self.tables:
             return []
-        return self.dicts("select name, task, source, created_at, (select count(*) from "
-                          "audit_items i where i.audit = a.name) as items from audits a "
-                          "order by created_at, name")
+        return self.dicts(
+            "select name, task, source, created_at, (select count(*) from "
+            "audit_items i where i.audit = a.name) as items from audits a "
+            "order by created_at, name"
+        )
 
     def audit_closed(self, audit: str) -> bool:
         """Whether every annotator has labeled every item assigned to them (an imported audit,
@@ -537,7 +665,9 @@ class Reader:
         return not self.one(
             "select exists (select 1 from audit_assignments s where s.audit = ? and not exists "
             "(select 1 from audit_labels l where l.audit = s.audit and l.annotator = s.annotator "
-            "and l.item_id = s.item_id))", [audit])
+            "and l.item_id = s.item_id))",
+            [audit],
+        )
 
     def audit_progress(self, audit: str) -> list[dict]:
         """Per person: role, items assigned, items labeled (never the token hash)."""
@@ -546,31 +676,42 @@ class Reader:
             "s.audit = p.audit and s.annotator = p.name) as assigned, (select count(distinct "
             "l.item_id) from audit_labels l where l.audit = p.audit and l.annotator = p.name and "
             "l.role = p.role) as labeled from audit_annotators p where p.audit = ? order by "
-            "p.role desc, p.name", [audit])
+            "p.role desc, p.name",
+            [audit],
+        )
 
     def audit_disagreements(self, audit: str) -> list[dict]:
         """Items where annotators' latest labels differ, or a human's differs from the reference."""
         latest: dict[str, dict[str, str]] = {}
         for item, person, label in self.rows(
-                "select item_id, annotator, label from audit_labels where audit = ? and "
-                "role = 'annotator' order by id", [audit]):
+            "select item_id, annotator, label from audit_labels where audit = ? and "
+            "role = 'annotator' order by id",
+            [audit],
+        ):
             latest.setdefault(item, {})[person] = label
-        refs = dict(self.rows("select item_id, label from audit_references where audit = ?",
-                              [audit]))
+        refs = dict(
+            self.rows("select item_id, label from audit_references where audit = ?", [audit])
+        )
         out = []
         for item, labels in latest.items():
             humans = len(set(labels.values())) > 1
             vs_ref = item in refs and any(v != refs[item] for v in labels.values())
             if humans or vs_ref:
-                out.append({"item_id": item, "labels": "; ".join(f"{p}: {v}" for p, v in
-                                                                 sorted(labels.items())),
-                            "reference": refs.get(item), "annotators_differ": humans,
-                            "differs_from_reference": vs_ref})
+                out.append(
+                    {
+                        "item_id": item,
+                        "labels": "; ".join(f"{p}: {v}" for p, v in sorted(labels.items())),
+                        "reference": refs.get(item),
+                        "annotators_differ": humans,
+                        "differs_from_reference": vs_ref,
+                    }
+                )
         return out
 
     def audit_item(self, audit: str, item_id: str) -> dict | None:
-        raw = self.one("select payload from audit_items where audit = ? and item_id = ?",
-                       [audit, item_id])
+        raw = self.one(
+            "select payload from audit_items where audit = ? and item_id = ?", [audit, item_id]
+        )
         return json.loads(raw) if raw else None
 
     # -- mining ----------------------------------------------------------------------------------
@@ -581,10 +722,12 @@ class Reader:
             "select m.source_key, m.corpus, m.variant, m.license, m.conversations, m.turns_scanned, "
             "(select count(*) from mined_candidates c where c.source_key = m.source_key) as "
             "candidates, (select count(*) from mined_extractions e where e.source_key = "
-            "m.source_key and e.kept = 1) as hedges from mine_sources m order by m.created_at")
+            "m.source_key and e.kept = 1) as hedges from mine_sources m order by m.created_at"
+        )
 
-    def hedge_page(self, source_key: str | None, hedges_only: bool = True, page: int = 0,
-                   size: int = PAGE_SIZE) -> tuple[list[dict], int]:
+    def hedge_page(
+        self, source_key: str | None, hedges_only: bool = True, page: int = 0, size: int = PAGE_SIZE
+    ) -> tuple[list[dict], int]:
         if not self.has("mined_extractions"):
             return [], 0
         where, args = ["1"], []
@@ -598,7 +741,9 @@ class Reader:
         rows = self.dicts(
             "select e.source_key, e.candidate_id, e.miner, e.kept, e.text, e.attribute, "
             f"e.plan_value, e.hedge_level, e.reject_reason, e.outcome {sql} "
-            "order by e.rowid limit ? offset ?", args + [size, page * size])
+            "order by e.rowid limit ? offset ?",
+            args + [size, page * size],
+        )
         return rows, total
 
     def candidate(self, source_key: str, candidate_id: str) -> dict | None:
@@ -608,7 +753,8 @@ class Reader:
             "select c.corpus, c.conversation_id, c.source_ref, c.speaker, c.date, c.json, "
             "c.context_refs, m.path from mined_candidates c join mine_sources m on "
             "m.source_key = c.source_key where c.source_key = ? and c.id = ?",
-            [source_key, candidate_id]).fetchone()
+            [source_key, candidate_id],
+        ).fetchone()
         if row is None:
             return None
         corpus, conv_id, ref, speaker, date, raw, refs, path = row
@@ -616,31 +762,50 @@ class Reader:
         extractions = self.dicts(
             "select miner, kept, text, attribute, plan_value, hedge_level, reject_reason, outcome, "
             "outcome_ref, outcome_evidence from mined_extractions where source_key = ? and "
-            "candidate_id = ?", [source_key, candidate_id])
-        out = {"id": candidate_id, "corpus": corpus, "conversation": conv_id, "ref": ref,
-               "speaker": speaker, "date": date, "cues": rest.get("prefilter_cues", []),
-               "extractions": extractions, "context": None, "context_note": ""}
+            "candidate_id = ?",
+            [source_key, candidate_id],
+        )
+        out = {
+            "id": candidate_id,
+            "corpus": corpus,
+            "conversation": conv_id,
+            "ref": ref,
+            "speaker": speaker,
+            "date": date,
+            "cues": rest.get("prefilter_cues", []),
+            "extractions": extractions,
+            "context": None,
+            "context_note": "",
+        }
         if refs is None:  # stored before turn references: the turn and its context are inline
             out["text"] = rest.get("turn_text", "")
-            out["context"] = [(c.get("speaker", ""), c.get("text", ""), False)
-                              for c in rest.get("context", [])] + [(speaker, out["text"], True)]
+            out["context"] = [
+                (c.get("speaker", ""), c.get("text", ""), False) for c in rest.get("context", [])
+            ] + [(speaker, out["text"], True)]
             return out
-        blob = self.one("select text_z from mined_turns where source_key = ? and key = ?",
-                        [source_key, candidate_id])
+        blob = self.one(
+            "select text_z from mined_turns where source_key = ? and key = ?",
+            [source_key, candidate_id],
+        )
         out["text"] = zlib.decompress(blob).decode("utf-8") if blob else ""
         out["context"], out["context_note"] = _context_from_file(
-            path, corpus, rest.get("item"), rest.get("session_index"), ref)
+            path, corpus, rest.get("item"), rest.get("session_index"), ref
+        )
         if out["context"] is None:
             out["context"] = [(speaker, out["text"], True)]
         return out
 
 
-def _context_from_file(path: str | None, corpus: str, item: int | None, session: int | None,
-                       ref: str, around: int = 3) -> tuple[list | None, str]:
+def _context_from_file(
+    path: str | None, corpus: str, item: int | None, session: int | None, ref: str, around: int = 3
+) -> tuple[list | None, str]:
     """The turns around ``ref`` in item ``item`` of the mined file: (turns, note)."""
     if not path or item is None or not Path(path).is_file():
-        return None, (f"The turns around it are read from the mined file, which is no longer at "
-                      f"{path!r}." if path else "")
+        return None, (
+            f"The turns around it are read from the mined file, which is no longer at {path!r}."
+            if path
+            else ""
+        )
     from ..corpora import iter_conversations
 
     try:
@@ -660,8 +825,9 @@ def _context_from_file(path: str | None, corpus: str, item: int | None, session:
 
 def _arc_dialog(arc) -> Dialog:
     s = arc.spec
-    marks: dict[tuple[int, int], str] = {(arc.initial_turn.session, arc.initial_turn.turn):
-                                         "initial turn"}
+    marks: dict[tuple[int, int], str] = {
+        (arc.initial_turn.session, arc.initial_turn.turn): "initial turn"
+    }
     if s.outcome == "control":
         marks[(arc.plan_turn.session, arc.plan_turn.turn)] = "completed change (control)"
     elif s.correction is not None and s.correction.target == "initial":
@@ -676,18 +842,42 @@ def _arc_dialog(arc) -> Dialog:
         marks[(arc.pending_turn.session, arc.pending_turn.turn)] = "still-pending mention"
     if arc.correction_turn is not None:
         marks[(arc.correction_turn.session, arc.correction_turn.turn)] = "correction turn"
-    sessions = [(x.date.isoformat(), [Turn(role=t.role, text=t.text, mark=marks.get((si, ti), ""))
-                                     for ti, t in enumerate(x.turns)])
-                for si, x in enumerate(arc.sessions)]
-    facts = [("Split", s.split), ("Factor", s.factor), ("Level", s.level), ("Outcome", s.outcome),
-             ("Field", f"{s.field.attribute}: {s.field.description}"),
-             ("Probe", s.field.probe_question), ("Initial value", s.initial_value),
-             ("Plan value", s.plan_value), ("Plan wording", s.plan_wording)]
+    sessions = [
+        (
+            x.date.isoformat(),
+            [
+                Turn(role=t.role, text=t.text, mark=marks.get((si, ti), ""))
+                for ti, t in enumerate(x.turns)
+            ],
+        )
+        for si, x in enumerate(arc.sessions)
+    ]
+    facts = [
+        ("Split", s.split),
+        ("Factor", s.factor),
+        ("Level", s.level),
+        ("Outcome", s.outcome),
+        ("Field", f"{s.field.attribute}: {s.field.description}"),
+        ("Probe", s.field.probe_question),
+        ("Initial value", s.initial_value),
+        ("Plan value", s.plan_value),
+        ("Plan wording", s.plan_wording),
+    ]
     if s.confirmation_wording:
         facts.append(("Confirmation wording", s.confirmation_wording))
     if s.correction is not None:
-        facts.append(("Correction", (f"{s.correction.wrong_value} -> {s.correction.value} "
-                                     f"({s.correction.level})")))
+        facts.append(
+            (
+                "Correction",
+                (f"{s.correction.wrong_value} -> {s.correction.value} ({s.correction.level})"),
+            )
+        )
     facts.append(("Generator", f"{arc.provenance.generator} ({arc.provenance.generator_kind})"))
-    return Dialog(id=s.id, kind="arc", split=s.split, facts=facts, sessions=sessions,
-                  truth_after_session=list(arc.expected_value_after_session))
+    return Dialog(
+        id=s.id,
+        kind="arc",
+        split=s.split,
+        facts=facts,
+        sessions=sessions,
+        truth_after_session=list(arc.expected_value_after_session),
+    )

@@ -25,8 +25,11 @@ def page_url(page: str, **params) -> str:
     out, True written as ``true``), relative to the viewer's address."""
     if page not in PAGES:
         raise ValueError(f"no viewer page {page!r}")
-    q = {k: ("true" if v is True else str(v)) for k, v in params.items()
-         if v not in (None, "", False)}
+    q = {
+        k: ("true" if v is True else str(v))
+        for k, v in params.items()
+        if v not in (None, "", False)
+    }
     return page + (f"?{urlencode(q)}" if q else "")
 
 
@@ -49,8 +52,9 @@ def register(workspace: str | Path, url: str, pid: int) -> None:
                 pass
         port = urlsplit(url).port
         tmp = folder / f".{port}.{pid}.tmp"
-        tmp.write_text(json.dumps({"workspace": str(Path(workspace).resolve()), "url": url,
-                                   "pid": pid}))
+        tmp.write_text(
+            json.dumps({"workspace": str(Path(workspace).resolve()), "url": url, "pid": pid})
+        )
         os.replace(tmp, folder / f"{port}.json")
     except OSError:
         pass  # links are a convenience: a viewer that cannot note itself still serves
@@ -91,8 +95,11 @@ def running_viewer(workspace: str | Path) -> str | None:
             note = json.loads(f.read_text())
         except (OSError, ValueError):
             continue
-        if note.get("workspace") == want and _alive(int(note.get("pid", 0))) \
-                and _listening(note.get("url", "")):
+        if (
+            note.get("workspace") == want
+            and _alive(int(note.get("pid", 0)))
+            and _listening(note.get("url", ""))
+        ):
             return note["url"]
     return None
 
@@ -106,5 +113,7 @@ def viewer_hint(workspace: str | Path, page: str, **params) -> str:
     url = running_viewer(workspace)
     if url:
         return f"In the viewer: {url}/{target}"
-    return (f"To browse it: amg view --workspace {shlex.quote(str(workspace))}, then open "
-            f"http://127.0.0.1:{DEFAULT_PORT}/{target}")
+    return (
+        f"To browse it: amg view --workspace {shlex.quote(str(workspace))}, then open "
+        f"http://127.0.0.1:{DEFAULT_PORT}/{target}"
+    )

@@ -16,8 +16,11 @@ from .data import Reader
 def design_rows(r: Reader) -> tuple[dict | None, list[dict], list[dict]]:
     """(design summary, one row per split, one row per cell) with planned and stored counts."""
     design = r.design()
-    plans = {row["split"]: row for row in r.dicts("select split, seed, n_per_cell from split_plans")} \
-        if "split_plans" in r.tables else {}
+    plans = (
+        {row["split"]: row for row in r.dicts("select split, seed, n_per_cell from split_plans")}
+        if "split_plans" in r.tables
+        else {}
+    )
     cells = r.cells()
     stored: dict[str, list[int]] = {}
     for c in cells:
@@ -30,16 +33,33 @@ def design_rows(r: Reader) -> tuple[dict | None, list[dict], list[dict]]:
     for name in names:
         sp = design.splits.get(name) if design else None
         plan = plans.get(name, {})
-        splits.append({"split": name, "title": sp.title if sp else "",
-                       "design arcs": design.arcs_in(name, plan.get("n_per_cell")) if sp else None,
-                       "planned": stored.get(name, [0, 0])[0], "rendered": stored.get(name, [0, 0])[1],
-                       "seed": plan.get("seed"), "arcs": _ui.url("arcs", split=name)})
-    rows = [{**c, "arcs": _ui.url("arcs", split=c["split"], factor=c["factor"], level=c["level"],
-                                  outcome=c["outcome"])} for c in cells]
+        splits.append(
+            {
+                "split": name,
+                "title": sp.title if sp else "",
+                "design arcs": design.arcs_in(name, plan.get("n_per_cell")) if sp else None,
+                "planned": stored.get(name, [0, 0])[0],
+                "rendered": stored.get(name, [0, 0])[1],
+                "seed": plan.get("seed"),
+                "arcs": _ui.url("arcs", split=name),
+            }
+        )
+    rows = [
+        {
+            **c,
+            "arcs": _ui.url(
+                "arcs", split=c["split"], factor=c["factor"], level=c["level"], outcome=c["outcome"]
+            ),
+        }
+        for c in cells
+    ]
     summary = None
     if design is not None:
-        summary = {"name": design.name, "sha256": design.source.sha256[:12],
-                   "description": design.description}
+        summary = {
+            "name": design.name,
+            "sha256": design.source.sha256[:12],
+            "description": design.description,
+        }
     return summary, splits, rows
 
 
@@ -47,11 +67,17 @@ def checks_rows(r: Reader) -> list[dict]:
     out = []
     for c in r.checks_by_split():
         failed = c["arcs"] - c["passing every check"]
-        out.append({"split": c["split"], "checks": c["checks"],
-                     "arcs passing every check": f"{c['passing every check']}/{c['arcs']}",
-                     "failures": "; ".join(f"{k}: {n}" for k, n in c["failed checks"].items()),
-                     "failing arcs": _ui.url("arcs", split=c["split"], check_failed=True)
-                     if failed else None})
+        out.append(
+            {
+                "split": c["split"],
+                "checks": c["checks"],
+                "arcs passing every check": f"{c['passing every check']}/{c['arcs']}",
+                "failures": "; ".join(f"{k}: {n}" for k, n in c["failed checks"].items()),
+                "failing arcs": _ui.url("arcs", split=c["split"], check_failed=True)
+                if failed
+                else None,
+            }
+        )
     return out
 
 
@@ -59,9 +85,16 @@ def recovery_matrices(r: Reader) -> list[dict]:
     """One confusion matrix per (judge, factor): {judge, factor, cells, recovered, judged}."""
     out: dict[tuple[str, str], dict] = {}
     for row in r.recovery():
-        m = out.setdefault((row["judge"], row["factor"]), {"judge": row["judge"],
-                                                           "factor": row["factor"], "cells": {},
-                                                           "recovered": 0, "judged": 0})
+        m = out.setdefault(
+            (row["judge"], row["factor"]),
+            {
+                "judge": row["judge"],
+                "factor": row["factor"],
+                "cells": {},
+                "recovered": 0,
+                "judged": 0,
+            },
+        )
         cell = (row["intended"], row["verdict"])
         m["cells"][cell] = m["cells"].get(cell, 0) + row["arcs"]
         m["judged"] += row["arcs"]
@@ -78,9 +111,19 @@ def usage_rows(r: Reader) -> tuple[list[dict], dict | None]:
         return [], None
     by: dict[tuple[str, str], dict] = {}
     for row in usage["rows"]:
-        m = by.setdefault((row["model"], row["purpose"]), {
-            "model": row["model"], "purpose": row["purpose"], "calls": 0, "attempts": 0,
-            "input tokens": 0, "output tokens": 0, "cost (USD)": None, "calls without a price": 0})
+        m = by.setdefault(
+            (row["model"], row["purpose"]),
+            {
+                "model": row["model"],
+                "purpose": row["purpose"],
+                "calls": 0,
+                "attempts": 0,
+                "input tokens": 0,
+                "output tokens": 0,
+                "cost (USD)": None,
+                "calls without a price": 0,
+            },
+        )
         m["calls"] += row["calls"]
         m["attempts"] += row["attempts"]
         m["input tokens"] += row["input_tokens"]
@@ -101,15 +144,30 @@ _failures = _ui.cached(Reader.call_failures)
 
 def _heatmap(m: dict) -> None:
     """Intended level (rows) by the judge's answer (columns), counts written in the cells."""
-    st.vega_lite_chart(spec={
-        "data": {"values": m["cells"]},
-        "encoding": {"x": {"field": "verdict", "type": "nominal", "title": "judge's answer"},
-                     "y": {"field": "intended", "type": "nominal", "title": "intended level"}},
-        "layer": [{"mark": "rect", "encoding": {"color": {
-                      "field": "arcs", "type": "quantitative", "scale": {"scheme": "blues"},
-                      "legend": None}}},
-                  {"mark": "text", "encoding": {"text": {"field": "arcs", "type": "quantitative"}}}],
-    }, width="stretch")
+    st.vega_lite_chart(
+        spec={
+            "data": {"values": m["cells"]},
+            "encoding": {
+                "x": {"field": "verdict", "type": "nominal", "title": "judge's answer"},
+                "y": {"field": "intended", "type": "nominal", "title": "intended level"},
+            },
+            "layer": [
+                {
+                    "mark": "rect",
+                    "encoding": {
+                        "color": {
+                            "field": "arcs",
+                            "type": "quantitative",
+                            "scale": {"scheme": "blues"},
+                            "legend": None,
+                        }
+                    },
+                },
+                {"mark": "text", "encoding": {"text": {"field": "arcs", "type": "quantitative"}}},
+            ],
+        },
+        width="stretch",
+    )
 
 
 def render() -> None:
@@ -141,8 +199,10 @@ def render() -> None:
     if not realism:
         _ui.empty("No realism verdicts yet.", f"amg validate --checks realism --workspace {ws}")
     else:
-        st.caption("Every stored verdict; `amg report validation` gives the current ones with "
-                   "their intervals.")
+        st.caption(
+            "Every stored verdict; `amg report validation` gives the current ones with "
+            "their intervals."
+        )
         _ui.table(realism)
         if any(x["failed"] or x["errors"] for x in realism):
             _ui.link("arcs", "Arcs a realism judge did not pass", verdict_failed=True)
@@ -150,7 +210,9 @@ def render() -> None:
     st.header("Blind level recovery")
     matrices = _recovery(r)
     if not matrices:
-        _ui.empty("No blind-recovery verdicts yet.", f"amg validate --checks recovery --workspace {ws}")
+        _ui.empty(
+            "No blind-recovery verdicts yet.", f"amg validate --checks recovery --workspace {ws}"
+        )
     for m in matrices:
         st.subheader(f"{_ui.md(m['factor'])} · judge {_ui.md(m['judge'])}")
         st.text(f"{m['recovered']} of {m['judged']} arcs recovered")
@@ -161,15 +223,22 @@ def render() -> None:
     st.header("Model calls")
     usage, total = _usage(r)
     if not usage:
-        st.info("No model calls in the call log: every command so far ran offline.",
-                icon=":material/info:")
+        st.info(
+            "No model calls in the call log: every command so far ran offline.",
+            icon=":material/info:",
+        )
     else:
         cost = total["cost_usd"]
-        st.text(f"{total['calls']} calls ({total['attempts']} HTTP attempts), "
-                f"{total['input_tokens']} input and {total['output_tokens']} output tokens, "
-                + ("cost unknown (no price)" if cost is None else f"${cost:.4f}")
-                + (f" + {total['unpriced_calls']} calls without a price" if total["unpriced_calls"]
-                   else ""))
+        st.text(
+            f"{total['calls']} calls ({total['attempts']} HTTP attempts), "
+            f"{total['input_tokens']} input and {total['output_tokens']} output tokens, "
+            + ("cost unknown (no price)" if cost is None else f"${cost:.4f}")
+            + (
+                f" + {total['unpriced_calls']} calls without a price"
+                if total["unpriced_calls"]
+                else ""
+            )
+        )
         _ui.table(usage)
         failures = _failures(r)
         if failures:

@@ -53,16 +53,29 @@ def stat_rows(report: dict, split: str, systems: list[str], level: str | None = 
                 continue
             row = {"system": name, "measure": m}
             if m == CALLS:
-                row.update({"k/n": f"{s['k']}/{s['n']}",
-                            "value [95% CI]": f"{s['value']:.2f} [{s['ci_low']:.2f}, {s['ci_high']:.2f}]"
-                            if s.get("value") is not None else "undefined",
-                            "arcs where it holds": None, "arcs where it does not": None})
+                row.update(
+                    {
+                        "k/n": f"{s['k']}/{s['n']}",
+                        "value [95% CI]": f"{s['value']:.2f} [{s['ci_low']:.2f}, {s['ci_high']:.2f}]"
+                        if s.get("value") is not None
+                        else "undefined",
+                        "arcs where it holds": None,
+                        "arcs where it does not": None,
+                    }
+                )
             else:
-                row.update({"k/n": f"{s['k']}/{s['n']}", "value [95% CI]": pct(s),
-                            "arcs where it holds": _ui.url("arcs", split=split, level=level,
-                                                           system=name, measure=m, value="yes"),
-                            "arcs where it does not": _ui.url("arcs", split=split, level=level,
-                                                              system=name, measure=m, value="no")})
+                row.update(
+                    {
+                        "k/n": f"{s['k']}/{s['n']}",
+                        "value [95% CI]": pct(s),
+                        "arcs where it holds": _ui.url(
+                            "arcs", split=split, level=level, system=name, measure=m, value="yes"
+                        ),
+                        "arcs where it does not": _ui.url(
+                            "arcs", split=split, level=level, system=name, measure=m, value="no"
+                        ),
+                    }
+                )
             out.append(row)
     return out
 
@@ -77,11 +90,19 @@ def level_chart_rows(report: dict, split: str, measure: str, order: list[str]) -
             s = block.get(measure)
             if not s or not s.get("n") or s.get("value") is None:
                 continue
-            rows.append({"system": name, "level": level, "percent": round(100 * s["value"], 2),
-                         "low": round(100 * s["ci_low"], 2), "high": round(100 * s["ci_high"], 2),
-                         "k/n": f"{s['k']}/{s['n']}",
-                         "url": _ui.url("arcs", split=split, level=level, system=name,
-                                        measure=measure, value="yes")})
+            rows.append(
+                {
+                    "system": name,
+                    "level": level,
+                    "percent": round(100 * s["value"], 2),
+                    "low": round(100 * s["ci_low"], 2),
+                    "high": round(100 * s["ci_high"], 2),
+                    "k/n": f"{s['k']}/{s['n']}",
+                    "url": _ui.url(
+                        "arcs", split=split, level=level, system=name, measure=measure, value="yes"
+                    ),
+                }
+            )
     rank = {lv: i for i, lv in enumerate(order)}
     return sorted(rows, key=lambda x: (rank.get(x["level"], len(rank)), x["level"]))
 
@@ -93,61 +114,116 @@ def difference_rows(report: dict, split: str) -> list[dict]:
             continue
         unit = "" if d["measure"] == CALLS else " pts"
         scale = 1 if d["measure"] == CALLS else 100
-        out.append({"system": d["system"], "baseline": d["baseline"], "measure": d["measure"],
-                    "pair": f"{d['system']} − {d['baseline']}",
-                    "difference": round(scale * d["value"], 2), "low": round(scale * d["ci_low"], 2),
-                    "high": round(scale * d["ci_high"], 2),
-                    "difference [95% CI]": f"{scale * d['value']:+.1f} [{scale * d['ci_low']:+.1f}, "
-                                           f"{scale * d['ci_high']:+.1f}]{unit}",
-                    "n": d["n"], "up": d["n_gained"], "down": d["n_lost"],
-                    "arcs where they differ": None if d["measure"] == CALLS or
-                    not (d["n_gained"] or d["n_lost"]) else
-                    _ui.url("arcs", split=split, system=d["system"], vs=d["baseline"],
-                            measure=d["measure"])})
+        out.append(
+            {
+                "system": d["system"],
+                "baseline": d["baseline"],
+                "measure": d["measure"],
+                "pair": f"{d['system']} − {d['baseline']}",
+                "difference": round(scale * d["value"], 2),
+                "low": round(scale * d["ci_low"], 2),
+                "high": round(scale * d["ci_high"], 2),
+                "difference [95% CI]": f"{scale * d['value']:+.1f} [{scale * d['ci_low']:+.1f}, "
+                f"{scale * d['ci_high']:+.1f}]{unit}",
+                "n": d["n"],
+                "up": d["n_gained"],
+                "down": d["n_lost"],
+                "arcs where they differ": None
+                if d["measure"] == CALLS or not (d["n_gained"] or d["n_lost"])
+                else _ui.url(
+                    "arcs", split=split, system=d["system"], vs=d["baseline"], measure=d["measure"]
+                ),
+            }
+        )
     return out
 
 
-def _errorbar_chart(rows: list[dict], x: str, order: list[str] | None, y_title: str,
-                    domain: list[float] | None = None) -> None:
+def _errorbar_chart(
+    rows: list[dict],
+    x: str,
+    order: list[str] | None,
+    y_title: str,
+    domain: list[float] | None = None,
+) -> None:
     """Bars (or points) with their interval as a rule; clicking a bar opens its arcs."""
     y = {"field": "percent", "type": "quantitative", "title": y_title}
     if domain:
         y["scale"] = {"domain": domain}
-    st.vega_lite_chart(spec={
-        "data": {"values": rows},
-        "encoding": {"x": {"field": x, "type": "nominal", "sort": order, "title": None,
-                           "axis": {"labelAngle": 0}},
-                     "xOffset": {"field": "system"},
-                     "color": {"field": "system", "type": "nominal"},
-                     "tooltip": [{"field": "system"}, {"field": x}, {"field": "k/n"},
-                                 {"field": "percent", "title": "%"}, {"field": "low"},
-                                 {"field": "high"}]},
-        "layer": [{"mark": {"type": "bar", "cursor": "pointer"},
-                   "encoding": {"y": y, "href": {"field": "url"}}},
-                  {"mark": {"type": "rule", "color": "black"},
-                   "encoding": {"x": {"field": x, "type": "nominal", "sort": order,
-                                      "bandPosition": 0.5},
-                                "xOffset": {"field": "system", "bandPosition": 0.5},
-                                "y": {"field": "low", "type": "quantitative"},
-                                "y2": {"field": "high"}}}],
-    }, width="stretch")
+    st.vega_lite_chart(
+        spec={
+            "data": {"values": rows},
+            "encoding": {
+                "x": {
+                    "field": x,
+                    "type": "nominal",
+                    "sort": order,
+                    "title": None,
+                    "axis": {"labelAngle": 0},
+                },
+                "xOffset": {"field": "system"},
+                "color": {"field": "system", "type": "nominal"},
+                "tooltip": [
+                    {"field": "system"},
+                    {"field": x},
+                    {"field": "k/n"},
+                    {"field": "percent", "title": "%"},
+                    {"field": "low"},
+                    {"field": "high"},
+                ],
+            },
+            "layer": [
+                {
+                    "mark": {"type": "bar", "cursor": "pointer"},
+                    "encoding": {"y": y, "href": {"field": "url"}},
+                },
+                {
+                    "mark": {"type": "rule", "color": "black"},
+                    "encoding": {
+                        "x": {"field": x, "type": "nominal", "sort": order, "bandPosition": 0.5},
+                        "xOffset": {"field": "system", "bandPosition": 0.5},
+                        "y": {"field": "low", "type": "quantitative"},
+                        "y2": {"field": "high"},
+                    },
+                },
+            ],
+        },
+        width="stretch",
+    )
 
 
 def _difference_chart(rows: list[dict]) -> None:
-    st.vega_lite_chart(spec={
-        "data": {"values": rows},
-        "encoding": {"y": {"field": "pair", "type": "nominal", "title": None},
-                     "color": {"field": "pair", "type": "nominal", "legend": None},
-                     "tooltip": [{"field": "pair"}, {"field": "difference [95% CI]"},
-                                 {"field": "n"}]},
-        "layer": [{"mark": {"type": "rule"},
-                   "encoding": {"x": {"field": "low", "type": "quantitative",
-                                      "title": "difference (points)"}, "x2": {"field": "high"}}},
-                  {"mark": {"type": "point", "filled": True, "size": 80},
-                   "encoding": {"x": {"field": "difference", "type": "quantitative"}}},
-                  {"mark": {"type": "rule", "strokeDash": [4, 4], "color": "gray"},
-                   "encoding": {"x": {"datum": 0}}}],
-    }, width="stretch")
+    st.vega_lite_chart(
+        spec={
+            "data": {"values": rows},
+            "encoding": {
+                "y": {"field": "pair", "type": "nominal", "title": None},
+                "color": {"field": "pair", "type": "nominal", "legend": None},
+                "tooltip": [{"field": "pair"}, {"field": "difference [95% CI]"}, {"field": "n"}],
+            },
+            "layer": [
+                {
+                    "mark": {"type": "rule"},
+                    "encoding": {
+                        "x": {
+                            "field": "low",
+                            "type": "quantitative",
+                            "title": "difference (points)",
+                        },
+                        "x2": {"field": "high"},
+                    },
+                },
+                {
+                    "mark": {"type": "point", "filled": True, "size": 80},
+                    "encoding": {"x": {"field": "difference", "type": "quantitative"}},
+                },
+                {
+                    "mark": {"type": "rule", "strokeDash": [4, 4], "color": "gray"},
+                    "encoding": {"x": {"datum": 0}},
+                },
+            ],
+        },
+        width="stretch",
+    )
 
 
 def _level_order(r: Reader) -> list[str]:
@@ -177,18 +253,33 @@ def render() -> None:
         return
     if splits:
         split = st.selectbox("Split", splits, key="split", bind="query-params")
-        measures = sorted({m for b in report["systems"].values() for lv in
-                           b.get(split, {}).get("by_level", {}).values() for m in lv})
+        measures = sorted(
+            {
+                m
+                for b in report["systems"].values()
+                for lv in b.get(split, {}).get("by_level", {}).values()
+                for m in lv
+            }
+        )
         st.header("By level, with 95% Wilson intervals")
         if measures:
-            measure = st.selectbox("Measure", measures, key="measure", bind="query-params",
-                                   index=measures.index(DEFAULT_MEASURE)
-                                   if DEFAULT_MEASURE in measures else 0)
+            measure = st.selectbox(
+                "Measure",
+                measures,
+                key="measure",
+                bind="query-params",
+                index=measures.index(DEFAULT_MEASURE) if DEFAULT_MEASURE in measures else 0,
+            )
             rows = level_chart_rows(report, split, measure, _level_order(r))
             if rows:
                 st.caption("Each bar is the share of arcs at that level; click one for its arcs.")
-                _errorbar_chart(rows, "level", list(dict.fromkeys(x["level"] for x in rows)),
-                                f"{measure} (%)", [0, 100])
+                _errorbar_chart(
+                    rows,
+                    "level",
+                    list(dict.fromkeys(x["level"] for x in rows)),
+                    f"{measure} (%)",
+                    [0, 100],
+                )
             else:
                 st.text(f"No system has {measure} by level on this split.")
         st.header("Every measure")
@@ -197,25 +288,38 @@ def render() -> None:
         st.header("Paired differences (gated minus ungated, variant minus base)")
         diffs = difference_rows(report, split)
         if not diffs:
-            st.text("No pair of systems (a gated system and its ungated twin, a variant and its "
-                    "base) was run on this split.")
+            st.text(
+                "No pair of systems (a gated system and its ungated twin, a variant and its "
+                "base) was run on this split."
+            )
         else:
-            st.caption("Points are the mean paired difference; lines its cluster-bootstrap 95% "
-                       "interval (one cluster per conversation).")
+            st.caption(
+                "Points are the mean paired difference; lines its cluster-bootstrap 95% "
+                "interval (one cluster per conversation)."
+            )
             for m in dict.fromkeys(d["measure"] for d in diffs if d["measure"] != CALLS):
                 st.subheader(_ui.md(m))
                 _difference_chart([d for d in diffs if d["measure"] == m])
-            _ui.table([{k: v for k, v in d.items() if k not in ("pair", "difference", "low", "high")}
-                       for d in diffs], links={"arcs where they differ": "arcs"})
+            _ui.table(
+                [
+                    {k: v for k, v in d.items() if k not in ("pair", "difference", "low", "high")}
+                    for d in diffs
+                ],
+                links={"arcs where they differ": "arcs"},
+            )
 
     st.header("Products and other answering systems")
     if not products:
-        _ui.empty("No answering system has results (products, baselines, uploaded answers).",
-                  f"amg eval run --system mem0 --workspace {r.path}")
+        _ui.empty(
+            "No answering system has results (products, baselines, uploaded answers).",
+            f"amg eval run --system mem0 --workspace {r.path}",
+        )
     else:
         for name in products:
             m = meta["systems"][name]
-            st.text(f"{name}: {m['description']}" + (f" (model {m['model']})" if m.get("model") else ""))
+            st.text(
+                f"{name}: {m['description']}" + (f" (model {m['model']})" if m.get("model") else "")
+            )
         for s in splits:
             rows = stat_rows(report, s, products)
             if rows:
@@ -225,14 +329,23 @@ def render() -> None:
     st.header("Natural sets")
     natural = meta.get("natural") or {}
     if not natural:
-        _ui.empty("No natural set was evaluated.", f"amg eval run --natural SET --workspace {r.path}")
+        _ui.empty(
+            "No natural set was evaluated.", f"amg eval run --natural SET --workspace {r.path}"
+        )
     for name, info in natural.items():
         split = f"natural:{name}"
         st.subheader(_ui.md(name))
-        st.text(f"{info.get('corpus')} ({info.get('license')}): {info.get('items')} items, "
-                f"{info.get('fielded')} with a field, {info.get('conversations')} conversations")
+        st.text(
+            f"{info.get('corpus')} ({info.get('license')}): {info.get('items')} items, "
+            f"{info.get('fielded')} with a field, {info.get('conversations')} conversations"
+        )
         _ui.table(stat_rows(report, split, list(report["systems"])), links=_LINK_TEXT)
         diffs = difference_rows(report, split)
         if diffs:
-            _ui.table([{k: v for k, v in d.items() if k not in ("pair", "difference", "low", "high")}
-                       for d in diffs], links={"arcs where they differ": "arcs"})
+            _ui.table(
+                [
+                    {k: v for k, v in d.items() if k not in ("pair", "difference", "low", "high")}
+                    for d in diffs
+                ],
+                links={"arcs where they differ": "arcs"},
+            )

@@ -33,8 +33,10 @@ def remote_warning(host: str, port: int) -> str | None:
     if is_loopback(host):
         return None
     where = "every interface" if _wildcard(host) else host
-    return (f"Warning: listening on {where} (port {port}): anyone who can reach this port can read "
-            "the whole workspace (arcs, results, audit labels), over plain HTTP.")
+    return (
+        f"Warning: listening on {where} (port {port}): anyone who can reach this port can read "
+        "the whole workspace (arcs, results, audit labels), over plain HTTP."
+    )
 
 
 def streamlit_command(workspace: str | Path, port: int, host: str = DEFAULT_HOST) -> list[str]:
@@ -42,14 +44,35 @@ def streamlit_command(workspace: str | Path, port: int, host: str = DEFAULT_HOST
     if not 1 <= port <= 65535:
         raise BadInput(f"--port must be 1-65535, got {port}")
     host = normalize_host(host)
-    return [sys.executable, "-m", "streamlit", "run", str(APP),
-            "--server.address", host, "--server.port", str(port),
-            "--server.headless", "true", "--server.fileWatcherType", "none",
-            "--server.runOnSave", "false", "--browser.gatherUsageStats", "false",
-            "--global.developmentMode", "false", "--client.toolbarMode", "minimal",
-            "--client.showErrorDetails", "none",
-            *(["--browser.serverAddress", this_machine()] if _wildcard(host) else []),
-            "--", "--workspace", str(Path(workspace).resolve())]
+    return [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(APP),
+        "--server.address",
+        host,
+        "--server.port",
+        str(port),
+        "--server.headless",
+        "true",
+        "--server.fileWatcherType",
+        "none",
+        "--server.runOnSave",
+        "false",
+        "--browser.gatherUsageStats",
+        "false",
+        "--global.developmentMode",
+        "false",
+        "--client.toolbarMode",
+        "minimal",
+        "--client.showErrorDetails",
+        "none",
+        *(["--browser.serverAddress", this_machine()] if _wildcard(host) else []),
+        "--",
+        "--workspace",
+        str(Path(workspace).resolve()),
+    ]
 
 
 def launch(workspace: str | Path, port: int = DEFAULT_PORT, host: str = DEFAULT_HOST) -> int:
@@ -58,11 +81,15 @@ def launch(workspace: str | Path, port: int = DEFAULT_PORT, host: str = DEFAULT_
     host = normalize_host(host)
     cmd = streamlit_command(workspace, port, host)
     if not (Path(workspace) / DB_NAME).is_file():
-        raise WorkspaceError(f"No workspace at {str(workspace)!r} (no {DB_NAME}); pass the "
-                             "--workspace DIR that `amg build` made")
+        raise WorkspaceError(
+            f"No workspace at {str(workspace)!r} (no {DB_NAME}); pass the "
+            "--workspace DIR that `amg build` made"
+        )
     check_listen(host, port)
     local = f"http://{'127.0.0.1' if _wildcard(host) else (f'[{host}]' if ':' in host else host)}:{port}"
-    print(f"Serving {workspace} read-only at {local}/ (Ctrl+C to stop).", file=sys.stderr, flush=True)
+    print(
+        f"Serving {workspace} read-only at {local}/ (Ctrl+C to stop).", file=sys.stderr, flush=True
+    )
     if warning := remote_warning(host, port):
         print(warning, file=sys.stderr, flush=True)
     links.register(workspace, local, os.getpid())

@@ -41,8 +41,13 @@ def snapshot_lines(s: dict, labels: list[str]) -> list[str]:
 def _turn_signature(tt: dict | None) -> tuple:
     if tt is None:
         return ()
-    return (tt.get("read_before"), tuple((e.get("kind"), (e.get("key") or {}).get("attribute"),
-                                          e.get("value")) for e in tt.get("events", [])))
+    return (
+        tt.get("read_before"),
+        tuple(
+            (e.get("kind"), (e.get("key") or {}).get("attribute"), e.get("value"))
+            for e in tt.get("events", [])
+        ),
+    )
 
 
 def first_difference(a: dict | None, b: dict | None) -> int | None:
@@ -73,12 +78,16 @@ def _describe(x: dict) -> str:
         return f"{x['system']}: black-box answers (uploaded)"
     if info is None:
         return x["system"]
-    kind = "answering system" if x["kind"] == "answering" else (
-        "gated" if info.gated else "ungated")
+    kind = (
+        "answering system" if x["kind"] == "answering" else ("gated" if info.gated else "ungated")
+    )
     parts = ", ".join(f"{k} {v}" for k, v in info.components.items())
-    return (f"{x['system']}: {info.description} ({kind}; {parts}"
-            + ("; offline rules" if info.offline else f"; model {x['model']}")
-            + ("; ORACLE" if info.oracle else "") + ")")
+    return (
+        f"{x['system']}: {info.description} ({kind}; {parts}"
+        + ("; offline rules" if info.offline else f"; model {x['model']}")
+        + ("; ORACLE" if info.oracle else "")
+        + ")"
+    )
 
 
 def _header(x: dict) -> None:
@@ -91,15 +100,21 @@ def _header(x: dict) -> None:
     if x["kind"] == "component" and x["trace"] is None and not x["failure"]:
         st.info("No trace of this system on this arc: run `amg eval run`.", icon=":material/info:")
     if x["kind"] != "component" and not x["sessions"] and not x["failure"]:
-        st.info("No answers of this system on this arc: run `amg eval run`.", icon=":material/info:")
+        st.info(
+            "No answers of this system on this arc: run `amg eval run`.", icon=":material/info:"
+        )
 
 
 def _measures(x: dict) -> None:
     sc = x["score"]
     if not sc:
         return
-    _ui.table([{"measure": m, "outcome": "yes" if v else "no", "why": sc.get("why", {}).get(m, "")}
-               for m, v in sc.get("values", {}).items()])
+    _ui.table(
+        [
+            {"measure": m, "outcome": "yes" if v else "no", "why": sc.get("why", {}).get(m, "")}
+            for m, v in sc.get("values", {}).items()
+        ]
+    )
 
 
 def _turn_details(x: dict, t: int) -> None:
@@ -119,8 +134,10 @@ def _session_details(x: dict, si: int, labels: list[str]) -> None:
     if x["kind"] == "component":
         snaps = (x.get("trace") or {}).get("snapshots", [])
         if si < len(snaps):
-            st.text(f"Store after session {si} ({x['system']}):\n" + "\n".join(
-                "  " + line for line in snapshot_lines(snaps[si], labels)))
+            st.text(
+                f"Store after session {si} ({x['system']}):\n"
+                + "\n".join("  " + line for line in snapshot_lines(snaps[si], labels))
+            )
         return
     got = next((s for s in x["sessions"] if s["after_session"] == si), None)
     if got is None:
@@ -129,20 +146,27 @@ def _session_details(x: dict, si: int, labels: list[str]) -> None:
     lines = [f"{x['system']} after session {si}"]
     if got.get("retrieved") is not None:
         mems = got["retrieved"]
-        lines.append(f"retrieved: {len(mems)} memor{'y' if len(mems) == 1 else 'ies'}"
-                     if mems else "retrieved: nothing")
+        lines.append(
+            f"retrieved: {len(mems)} memor{'y' if len(mems) == 1 else 'ies'}"
+            if mems
+            else "retrieved: nothing"
+        )
         for i, m in enumerate(mems, 1):
             extra = []
             if m.get("score") is not None:
                 extra.append(f"score {m['score']:.3g}")
             if m.get("valid_at") or m.get("invalid_at"):
                 extra.append(f"valid {m.get('valid_at') or '?'} to {m.get('invalid_at') or 'now'}")
-            lines.append(f"  {i}. {m.get('text', '')!r}" + (f" ({'; '.join(extra)})" if extra else ""))
+            lines.append(
+                f"  {i}. {m.get('text', '')!r}" + (f" ({'; '.join(extra)})" if extra else "")
+            )
     lines.append(f"answer: {got.get('answer')!r}")
     v = got.get("verdict")
     if v:
-        lines.append(f"judge: asserts {', '.join(map(repr, v.get('asserted', []))) or 'nothing'} "
-                     f"({v.get('rationale', '')})")
+        lines.append(
+            f"judge: asserts {', '.join(map(repr, v.get('asserted', []))) or 'nothing'} "
+            f"({v.get('rationale', '')})"
+        )
     st.text("\n".join(lines))
 
 
@@ -163,19 +187,23 @@ def render() -> None:
     systems = list(r.systems())
     c1, c2, c3 = st.columns([3, 2, 2])
     with c1:
-        arc = st.text_input("Arc id", key="arc", bind="query-params",
-                            placeholder="an arc id, or natural:SET:ITEM").strip()
+        arc = st.text_input(
+            "Arc id", key="arc", bind="query-params", placeholder="an arc id, or natural:SET:ITEM"
+        ).strip()
     if not systems:
         _ui.empty("No evaluation results yet.", f"amg eval run --workspace {r.path}")
         return
     with c2:
         system = st.selectbox("System", systems, key="system", bind="query-params")
     with c3:
-        compare = st.selectbox("Side by side with", [NONE, *systems], key="compare",
-                               bind="query-params")
+        compare = st.selectbox(
+            "Side by side with", [NONE, *systems], key="compare", bind="query-params"
+        )
     if not arc:
-        st.info("Open an arc from the Arcs page (its Systems table links here), or type its id.",
-                icon=":material/info:")
+        st.info(
+            "Open an arc from the Arcs page (its Systems table links here), or type its id.",
+            icon=":material/info:",
+        )
         return
     d = r.dialog(arc)
     if d is None:
@@ -204,9 +232,16 @@ def render() -> None:
         if diff_t is None and diff_s is None:
             st.success("The two systems read and wrote the same at every turn.")
         else:
-            where = (f"the answer after session {diff_s}" if diff_t is None else
-                     f"turn {labels[diff_t]}" if diff_t < len(labels) else "the end read")
-            st.warning(f"First difference: {where} (marked below).", icon=":material/compare_arrows:")
+            where = (
+                f"the answer after session {diff_s}"
+                if diff_t is None
+                else f"turn {labels[diff_t]}"
+                if diff_t < len(labels)
+                else "the end read"
+            )
+            st.warning(
+                f"First difference: {where} (marked below).", icon=":material/compare_arrows:"
+            )
 
     traced = {tt["t"] for x in shown if x.get("trace") for tt in x["trace"]["turns"]}
 
@@ -242,5 +277,7 @@ def render() -> None:
     for x in shown:
         if x.get("trace"):
             tr = x["trace"]
-            st.text(f"{x['system']}: end read {_q(tr.get('end_read'))}; {tr.get('calls', 0)} "
-                    f"component calls over {tr.get('user_messages', 0)} user messages")
+            st.text(
+                f"{x['system']}: end read {_q(tr.get('end_read'))}; {tr.get('calls', 0)} "
+                f"component calls over {tr.get('user_messages', 0)} user messages"
+            )

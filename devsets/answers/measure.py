@@ -40,23 +40,31 @@ def _cell(p) -> str:
 def print_report(r: DevsetReport, show_errors: bool) -> None:
     kind = " (heuristic)" if r.heuristic else ""
     print(f"answers {r.answers_path} (sha256 {r.answers_sha256[:12]})")
-    print(f"answer judge {r.judge}{kind}, rubric {r.rubric} (sha256 {r.rubric_sha256[:12]}); "
-          f"equivalence judge {r.value_judge}, rubric {r.value_rubric}")
+    print(
+        f"answer judge {r.judge}{kind}, rubric {r.rubric} (sha256 {r.rubric_sha256[:12]}); "
+        f"equivalence judge {r.value_judge}, rubric {r.value_rubric}"
+    )
     for p in r.parts:
         print(f"\n{p.part}: {p.n} answers")
         print(_row("exact set", p.exact))
-        print(_row("false plan assertion", p.false_plan) + "   (over answers whose label lacks plan)")
+        print(
+            _row("false plan assertion", p.false_plan) + "   (over answers whose label lacks plan)"
+        )
         print(_row("missed assertion", p.missed) + "   (over labelled roles)")
         print(_row("false initial", p.false_initial))
         print(_row("false other", p.false_other))
         print(_row("judge failures", p.failures) + "   (counted wrong in exact set)")
-        print(f"\n  {'shape':<22} {'n':>3}  {'exact':>6} {'%':>5}  {'false plan':>10}  {'missed':>7}  "
-              f"{'false init':>10}  {'false other':>11}  {'failed':>6}")
+        print(
+            f"\n  {'shape':<22} {'n':>3}  {'exact':>6} {'%':>5}  {'false plan':>10}  {'missed':>7}  "
+            f"{'false init':>10}  {'false other':>11}  {'failed':>6}"
+        )
         for s in p.shapes:
             pct = f"{100 * s.exact.value:.0f}" if s.exact.value is not None else "-"
-            print(f"  {s.shape:<22} {s.n:>3}  {_cell(s.exact):>6} {pct:>5}  {_cell(s.false_plan):>10}  "
-                  f"{_cell(s.missed):>7}  {_cell(s.false_initial):>10}  {_cell(s.false_other):>11}  "
-                  f"{s.failures.k:>6}")
+            print(
+                f"  {s.shape:<22} {s.n:>3}  {_cell(s.exact):>6} {pct:>5}  {_cell(s.false_plan):>10}  "
+                f"{_cell(s.missed):>7}  {_cell(s.false_initial):>10}  {_cell(s.false_other):>11}  "
+                f"{s.failures.k:>6}"
+            )
     if show_errors:
         wrong = [i for i in r.items if not i.correct]
         print(f"\n{len(wrong)} answers judged wrong:")
@@ -71,39 +79,73 @@ def print_report(r: DevsetReport, show_errors: bool) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--judge", default="offline",
-                    help="offline (the newest answer rules), offline:answer_cues.vN, or provider:model")
-    ap.add_argument("--base-url", default=None, help="an OpenAI-compatible server for an openai: judge")
-    ap.add_argument("--part", default="dev", choices=(*PARTS, "both", "all"),
-                    help="dev: for writing rules; heldout, heldout2: for reporting them (do not tune "
-                         "on them); both: dev and heldout; all: every part")
-    ap.add_argument("--answers", type=Path, nargs="+", default=list(ANSWER_FILES),
-                    help="the labelled answer files (default: answers.jsonl and heldout2.jsonl)")
-    ap.add_argument("--workspace", type=Path, default=None,
-                    help="workspace for a model judge's cache and call log (default: a new temporary "
-                         "one); a re-run with the same workspace asks nothing twice")
-    ap.add_argument("--concurrency", type=int, default=2, help="model calls in flight (model judges)")
+    ap.add_argument(
+        "--judge",
+        default="offline",
+        help="offline (the newest answer rules), offline:answer_cues.vN, or provider:model",
+    )
+    ap.add_argument(
+        "--base-url", default=None, help="an OpenAI-compatible server for an openai: judge"
+    )
+    ap.add_argument(
+        "--part",
+        default="dev",
+        choices=(*PARTS, "both", "all"),
+        help="dev: for writing rules; heldout, heldout2: for reporting them (do not tune "
+        "on them); both: dev and heldout; all: every part",
+    )
+    ap.add_argument(
+        "--answers",
+        type=Path,
+        nargs="+",
+        default=list(ANSWER_FILES),
+        help="the labelled answer files (default: answers.jsonl and heldout2.jsonl)",
+    )
+    ap.add_argument(
+        "--workspace",
+        type=Path,
+        default=None,
+        help="workspace for a model judge's cache and call log (default: a new temporary "
+        "one); a re-run with the same workspace asks nothing twice",
+    )
+    ap.add_argument(
+        "--concurrency", type=int, default=2, help="model calls in flight (model judges)"
+    )
     ap.add_argument("--timeout", type=float, default=None, help="seconds per model call")
     ap.add_argument("--max-tokens", type=int, default=None, help="token budget per model call")
-    ap.add_argument("--record", action="store_true",
-                    help="store the figures (with the rule/rubric and answer-set sha256) in "
-                         "agentmemgate/answer_judge/accuracy.json, which eval reports quote")
-    ap.add_argument("--tuned-on", action="store_true",
-                    help="with --record: the rules were written on both parts (the held-out errors "
-                         "were read too); reports then call its figures a fit")
+    ap.add_argument(
+        "--record",
+        action="store_true",
+        help="store the figures (with the rule/rubric and answer-set sha256) in "
+        "agentmemgate/answer_judge/accuracy.json, which eval reports quote",
+    )
+    ap.add_argument(
+        "--tuned-on",
+        action="store_true",
+        help="with --record: the rules were written on both parts (the held-out errors "
+        "were read too); reports then call its figures a fit",
+    )
     ap.add_argument("--json", action="store_true", help="print the whole report as JSON")
-    ap.add_argument("--show-errors", action="store_true",
-                    help="list the answers judged wrong (read only the dev part's while writing rules)")
+    ap.add_argument(
+        "--show-errors",
+        action="store_true",
+        help="list the answers judged wrong (read only the dev part's while writing rules)",
+    )
     args = ap.parse_args()
     ws = None
     try:
         answers = load_answer_set(args.answers)
         offline = offline_answer_version(args.judge) is not False
-        options = {k: v for k, v in (("timeout", args.timeout), ("max_tokens", args.max_tokens))
-                   if v is not None}
+        options = {
+            k: v
+            for k, v in (("timeout", args.timeout), ("max_tokens", args.max_tokens))
+            if v is not None
+        }
         if offline and (args.base_url or options or args.workspace):
-            raise BadInput("--base-url, --timeout, --max-tokens and --workspace are for a model judge "
-                           f"(provider:model); {args.judge} makes no model calls")
+            raise BadInput(
+                "--base-url, --timeout, --max-tokens and --workspace are for a model judge "
+                f"(provider:model); {args.judge} makes no model calls"
+            )
         if args.tuned_on and not args.record:
             raise BadInput("--tuned-on marks recorded figures: use it with --record")
         if args.record and args.part == "dev":
@@ -126,9 +168,15 @@ def main() -> int:
 
             def run(work, items):
                 usage = getattr(getattr(judge, "model", None), "usage", None)
-                return run_concurrent(work, items, concurrency=args.concurrency,
-                                      description=f"answers ({args.judge})", usage=usage,
-                                      progress=True)
+                return run_concurrent(
+                    work,
+                    items,
+                    concurrency=args.concurrency,
+                    description=f"answers ({args.judge})",
+                    usage=usage,
+                    progress=True,
+                )
+
         parts = {"both": ("dev", "heldout"), "all": PARTS}.get(args.part, (args.part,))
         report = measure(answers, judge, value_judge, parts=parts, run=run)
     except AmgError as e:
@@ -138,13 +186,19 @@ def main() -> int:
         return 1
     first = first_try_valid(ws, args.judge.split(":", 1)[1]) if ws is not None else None
     if args.json:
-        print(json.dumps({**report.model_dump(),
-                          "first_try_valid": first.model_dump() if first else None}, indent=2))
+        print(
+            json.dumps(
+                {**report.model_dump(), "first_try_valid": first.model_dump() if first else None},
+                indent=2,
+            )
+        )
     else:
         print_report(report, args.show_errors)
         if first is not None:
-            print(f"answer verdicts valid at the first try (questions asked in this workspace, "
-                  f"call log): {first.fmt()}")
+            print(
+                f"answer verdicts valid at the first try (questions asked in this workspace, "
+                f"call log): {first.fmt()}"
+            )
     if args.record:
         from agentmemgate.answer_judge.accuracy import from_report, record
 

@@ -27,10 +27,13 @@ def save_recall(report) -> None:
 
     from agentmemgate.corpora.prefilter import RECALL_FILE
 
-    data = {"lexicon": report.lexicon, "set": "heldout",
-            "measured_by": "devsets/hedges/measure.py --set heldout --save-recall",
-            "what": "stage-1 recall of the turns labelled speculation (spec), by corpus",
-            "parts": {p.part: {"k": p.recall_spec.k, "n": p.recall_spec.n} for p in report.parts}}
+    data = {
+        "lexicon": report.lexicon,
+        "set": "heldout",
+        "measured_by": "devsets/hedges/measure.py --set heldout --save-recall",
+        "what": "stage-1 recall of the turns labelled speculation (spec), by corpus",
+        "parts": {p.part: {"k": p.recall_spec.k, "n": p.recall_spec.n} for p in report.parts},
+    }
     tmp = RECALL_FILE.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, RECALL_FILE)
@@ -39,28 +42,52 @@ def save_recall(report) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--locomo", type=Path, default=None,
-                    help="locomo10.json (default: the one in the corpora folder, AMG_CORPORA)")
-    ap.add_argument("--longmemeval", type=Path, default=None,
-                    help="longmemeval_oracle_subset.json (default: the one in the corpora folder)")
+    ap.add_argument(
+        "--locomo",
+        type=Path,
+        default=None,
+        help="locomo10.json (default: the one in the corpora folder, AMG_CORPORA)",
+    )
+    ap.add_argument(
+        "--longmemeval",
+        type=Path,
+        default=None,
+        help="longmemeval_oracle_subset.json (default: the one in the corpora folder)",
+    )
     ap.add_argument("--cues", type=int, default=None, help="cue lexicon version (default: latest)")
-    ap.add_argument("--lexicon", type=Path, default=None, help="a cue-lexicon TOML file of your own")
-    ap.add_argument("--rules", type=int, default=None, help="stage-2 rules version (default: latest)")
-    ap.add_argument("--set", default="dev", choices=("dev", "heldout"),
-                    help="dev: the tuning set; heldout: labelled after v2 was frozen")
+    ap.add_argument(
+        "--lexicon", type=Path, default=None, help="a cue-lexicon TOML file of your own"
+    )
+    ap.add_argument(
+        "--rules", type=int, default=None, help="stage-2 rules version (default: latest)"
+    )
+    ap.add_argument(
+        "--set",
+        default="dev",
+        choices=("dev", "heldout"),
+        help="dev: the tuning set; heldout: labelled after v2 was frozen",
+    )
     ap.add_argument("--json", action="store_true")
-    ap.add_argument("--save-recall", action="store_true",
-                    help="with --set heldout: store the stage-1 recall (k/n per corpus) that "
-                         "`amg mine hedges` reports for this lexicon")
-    ap.add_argument("--show-misses", action="store_true",
-                    help="list the spec turns stage 1 misses and stage 2 drops")
+    ap.add_argument(
+        "--save-recall",
+        action="store_true",
+        help="with --set heldout: store the stage-1 recall (k/n per corpus) that "
+        "`amg mine hedges` reports for this lexicon",
+    )
+    ap.add_argument(
+        "--show-misses",
+        action="store_true",
+        help="list the spec turns stage 1 misses and stage 2 drops",
+    )
     args = ap.parse_args()
     try:
         args.locomo = args.locomo or require_file("locomo", "locomo10.json", checkout=True)
         args.longmemeval = args.longmemeval or require_file(
-            "longmemeval", "longmemeval_oracle_subset.json", checkout=True)
-        dev = load_devset(HERE if args.set == "dev" else HERE / "heldout", args.locomo,
-                          args.longmemeval)
+            "longmemeval", "longmemeval_oracle_subset.json", checkout=True
+        )
+        dev = load_devset(
+            HERE if args.set == "dev" else HERE / "heldout", args.locomo, args.longmemeval
+        )
         lex = load_lexicon(path=str(args.lexicon)) if args.lexicon else load_lexicon(args.cues)
         rules = load_rules(args.rules)
         report = measure(dev, lex, rules)
@@ -70,15 +97,25 @@ def main() -> int:
         return 1
     for part, path in (("locomo", args.locomo), ("longmemeval", args.longmemeval)):
         if dev.sha256.get(part) and file_sha256(path) != dev.sha256[part]:
-            print(f"warning: {path.name} differs from the file the labels were made on", file=sys.stderr)
+            print(
+                f"warning: {path.name} differs from the file the labels were made on",
+                file=sys.stderr,
+            )
     if args.save_recall:
         if args.set != "heldout" or args.lexicon:
-            print("Error: --save-recall stores the packaged lexicon's held-out recall: use "
-                  "--set heldout without --lexicon", file=sys.stderr)
+            print(
+                "Error: --save-recall stores the packaged lexicon's held-out recall: use "
+                "--set heldout without --lexicon",
+                file=sys.stderr,
+            )
             return 1
         save_recall(report)
     if args.json:
-        print(json.dumps({**report.model_dump(), "longmemeval_file_share": oracle.model_dump()}, indent=2))
+        print(
+            json.dumps(
+                {**report.model_dump(), "longmemeval_file_share": oracle.model_dump()}, indent=2
+            )
+        )
         return 0
     print(f"{args.set} set; lexicon {report.lexicon}; rules {report.rules} (offline-rules stage 2)")
     for p in report.parts:
@@ -92,7 +129,9 @@ def main() -> int:
         if args.show_misses:
             print("  missed by stage 1: " + (", ".join(p.missed) or "-"))
             print("  dropped by stage 2: " + ("; ".join(p.dropped) or "-"))
-    print(f"\n{args.longmemeval.name}: stage 1 passes {oracle.fmt()} of user turns (sessions deduplicated)")
+    print(
+        f"\n{args.longmemeval.name}: stage 1 passes {oracle.fmt()} of user turns (sessions deduplicated)"
+    )
     return 0
 
 

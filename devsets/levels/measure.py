@@ -41,25 +41,43 @@ def measure(design_ref: str = "paper", rows: list[dict] | None = None) -> dict:
     levels = [lv for lv in factor.level_names if any(r["level"] == lv for r in rows)]
     rows = [r for r in rows if r["level"] in levels]
     judge = HeuristicJudge(design=design)
-    options = tuple(LevelOption(level=lv, definition=design.definition(factor.name, lv)) for lv in levels)
+    options = tuple(
+        LevelOption(level=lv, definition=design.definition(factor.name, lv)) for lv in levels
+    )
     confusion: Counter = Counter()
     guesses = 0
     for i, r in enumerate(rows):
         shuffled = list(options)  # in a seeded order per statement, as blind recovery shows them
         random.Random(option_seed(f"statement-{i}")).shuffle(shuffled)
-        q = RecoveryQuestion(sessions=(ChatSession(date="2024-03-04", turns=(
-            ChatTurn(role="user", text=r["text"]), ChatTurn(role="assistant", text="I see."))),),
-            options=tuple(shuffled))
+        q = RecoveryQuestion(
+            sessions=(
+                ChatSession(
+                    date="2024-03-04",
+                    turns=(
+                        ChatTurn(role="user", text=r["text"]),
+                        ChatTurn(role="assistant", text="I see."),
+                    ),
+                ),
+            ),
+            options=tuple(shuffled),
+        )
         verdict = judge.ask(q)
         guesses += "is a guess" in verdict.rationale
         confusion[(r["level"], verdict.level)] += 1
-    per = {lv: wilson(confusion[(lv, lv)], sum(n for (i, _), n in confusion.items() if i == lv))
-           for lv in levels}
+    per = {
+        lv: wilson(confusion[(lv, lv)], sum(n for (i, _), n in confusion.items() if i == lv))
+        for lv in levels
+    }
     overall = wilson(sum(confusion[(lv, lv)] for lv in levels), len(rows))
-    return {"design": design.name, "factor": factor.name, "levels": levels,
-            "per_level": {lv: p.model_dump() for lv, p in per.items()},
-            "overall": overall.model_dump(), "guesses": guesses,
-            "confusion": {i: {j: confusion[(i, j)] for j in levels} for i in levels}}
+    return {
+        "design": design.name,
+        "factor": factor.name,
+        "levels": levels,
+        "per_level": {lv: p.model_dump() for lv, p in per.items()},
+        "overall": overall.model_dump(),
+        "guesses": guesses,
+        "confusion": {i: {j: confusion[(i, j)] for j in levels} for i in levels},
+    }
 
 
 def main() -> int:
@@ -78,9 +96,13 @@ def main() -> int:
     print(f"design {r['design']}, factor {r['factor']}: {SET.name}")
     for lv in r["levels"]:
         p = r["per_level"][lv]
-        print(f"  {lv:<22} {p['k']}/{p['n']} = {100 * p['value']:.1f}% [{100 * p['ci_low']:.1f}, {100 * p['ci_high']:.1f}]")
+        print(
+            f"  {lv:<22} {p['k']}/{p['n']} = {100 * p['value']:.1f}% [{100 * p['ci_low']:.1f}, {100 * p['ci_high']:.1f}]"
+        )
     o = r["overall"]
-    print(f"  {'all':<22} {o['k']}/{o['n']} = {100 * o['value']:.1f}% [{100 * o['ci_low']:.1f}, {100 * o['ci_high']:.1f}]")
+    print(
+        f"  {'all':<22} {o['k']}/{o['n']} = {100 * o['value']:.1f}% [{100 * o['ci_low']:.1f}, {100 * o['ci_high']:.1f}]"
+    )
     print(f"  no cue decided (a recorded guess among the options): {r['guesses']} of {o['n']}")
     print("confusion (rows: labelled level; columns: recovered):")
     print("  " + " ".join(f"{lv[:10]:>10}" for lv in r["levels"]))

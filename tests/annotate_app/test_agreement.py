@@ -41,8 +41,12 @@ def test_krippendorff_published_example(ws, tmp_path):
     assert krippendorff_alpha(matrix, "ordinal") == pytest.approx(0.815, abs=5e-4)
     assert krippendorff_alpha(matrix, "interval") == pytest.approx(0.849, abs=5e-4)
 
-    rows = [(f"u{j + 1}", coder, f"v{v}") for coder, vals in KRIPPENDORFF.items()
-            for j, v in enumerate(vals) if v is not None]
+    rows = [
+        (f"u{j + 1}", coder, f"v{v}")
+        for coder, vals in KRIPPENDORFF.items()
+        for j, v in enumerate(vals)
+        if v is not None
+    ]
     import_labels(ws, "kripp", write_csv(tmp_path / "k.csv", rows))
     r = agreement_report(ws, "kripp")
     assert r.task == "custom" and r.krippendorff_alpha.level == "nominal"
@@ -53,9 +57,15 @@ def test_krippendorff_published_example(ws, tmp_path):
 
 def test_cohen_kappa_textbook_example(ws, tmp_path):
     # 50 proposals, two readers: yes/yes 20, yes/no 5, no/yes 10, no/no 15 -> po .70, pe .50, kappa .40
-    pairs = [("equivalent", "equivalent")] * 20 + [("equivalent", "not_equivalent")] * 5 \
-        + [("not_equivalent", "equivalent")] * 10 + [("not_equivalent", "not_equivalent")] * 15
-    rows = [(f"p{i}", who, lab) for i, (a, b) in enumerate(pairs) for who, lab in (("A", a), ("B", b))]
+    pairs = (
+        [("equivalent", "equivalent")] * 20
+        + [("equivalent", "not_equivalent")] * 5
+        + [("not_equivalent", "equivalent")] * 10
+        + [("not_equivalent", "not_equivalent")] * 15
+    )
+    rows = [
+        (f"p{i}", who, lab) for i, (a, b) in enumerate(pairs) for who, lab in (("A", a), ("B", b))
+    ]
     import_labels(ws, "kappa", write_csv(tmp_path / "c.csv", rows))
     r = agreement_report(ws, "kappa")
     assert r.task == "equivalence"
@@ -71,16 +81,29 @@ def test_paper_judge_audit_interval(ws, tmp_path):
     """The paper's 54-pair judge audit: 47/54 = 87.0% [75.6, 93.6]."""
     p = wilson(47, 54)
     assert (round(100 * p.value, 1), round(100 * p.ci_low, 1), round(100 * p.ci_high, 1)) == (
-        87.0, 75.6, 93.6)
+        87.0,
+        75.6,
+        93.6,
+    )
     verdicts = ["equivalent"] * 30 + ["not_equivalent"] * 24
     human = verdicts[:]
     for i in (0, 1, 2, 3, 4, 30, 31):  # seven disagreements
         human[i] = "not_equivalent" if human[i] == "equivalent" else "equivalent"
-    import_labels(ws, "judge", write_csv(tmp_path / "h.csv",
-                                         [(f"j{i}", "ann", h) for i, h in enumerate(human)]))
-    import_labels(ws, "judge", write_csv(tmp_path / "r.csv",
-                                         [(f"j{i}", v, "judge") for i, v in enumerate(verdicts)],
-                                         "item_id,label,source"), reference=True)
+    import_labels(
+        ws,
+        "judge",
+        write_csv(tmp_path / "h.csv", [(f"j{i}", "ann", h) for i, h in enumerate(human)]),
+    )
+    import_labels(
+        ws,
+        "judge",
+        write_csv(
+            tmp_path / "r.csv",
+            [(f"j{i}", v, "judge") for i, v in enumerate(verdicts)],
+            "item_id,label,source",
+        ),
+        reference=True,
+    )
     v = agreement_report(ws, "judge").vs_reference
     assert (v.agreement.k, v.agreement.n) == (47, 54)
     assert (round(v.agreement.ci_low, 3), round(v.agreement.ci_high, 3)) == (0.756, 0.936)
@@ -90,19 +113,36 @@ def test_paper_judge_audit_interval(ws, tmp_path):
 def test_evidence_type_vs_reference_and_commit_hold_collapse(ws, tmp_path):
     """The paper's classifier audit shape: 35/40 exact (87.5% [73.9, 94.5]) and 37/40 on the
     binary routing decision (92.5% [80.1, 97.4])."""
-    ref = ["speculation"] * 12 + ["completed_event"] * 12 + ["other"] * 12 + ["explicit_correction"] * 4
+    ref = (
+        ["speculation"] * 12
+        + ["completed_event"] * 12
+        + ["other"] * 12
+        + ["explicit_correction"] * 4
+    )
     human = ref[:]
-    human[24], human[25] = "completed_event", "completed_event"  # other -> completed_event: both commit
-    human[0], human[1] = "other", "completed_event"              # speculation -> commit
-    human[26] = "speculation"                                    # other -> hold
-    import_labels(ws, "ev", write_csv(tmp_path / "h.csv", [(f"s{i}", "ann", h) for i, h in enumerate(human)]))
-    import_labels(ws, "ev", write_csv(tmp_path / "r.csv", [(f"s{i}", x) for i, x in enumerate(ref)],
-                                      "item_id,label"), reference=True)
+    human[24], human[25] = (
+        "completed_event",
+        "completed_event",
+    )  # other -> completed_event: both commit
+    human[0], human[1] = "other", "completed_event"  # speculation -> commit
+    human[26] = "speculation"  # other -> hold
+    import_labels(
+        ws, "ev", write_csv(tmp_path / "h.csv", [(f"s{i}", "ann", h) for i, h in enumerate(human)])
+    )
+    import_labels(
+        ws,
+        "ev",
+        write_csv(tmp_path / "r.csv", [(f"s{i}", x) for i, x in enumerate(ref)], "item_id,label"),
+        reference=True,
+    )
     v = agreement_report(ws, "ev").vs_reference
     assert (v.agreement.k, v.agreement.n) == (35, 40)
     assert (round(v.agreement.ci_low, 3), round(v.agreement.ci_high, 3)) == (0.739, 0.945)
     assert (v.binary.agreement.k, v.binary.agreement.n) == (37, 40)
-    assert (round(v.binary.agreement.ci_low, 3), round(v.binary.agreement.ci_high, 3)) == (0.801, 0.974)
+    assert (round(v.binary.agreement.ci_low, 3), round(v.binary.agreement.ci_high, 3)) == (
+        0.801,
+        0.974,
+    )
     spec = v.per_class["speculation"]
     assert (spec.support, spec.precision_n) == (12, 11)
     assert spec.recall == pytest.approx(10 / 12) and spec.precision == pytest.approx(10 / 11)
@@ -120,16 +160,21 @@ def test_evidence_type_vs_reference_and_commit_hold_collapse(ws, tmp_path):
     fig = confusion_figure(v.confusion, "ev")
     ax = fig.axes[0]
     assert ax.get_ylim() == (3.5, -0.5)  # rows 0..3 of 5 (labels 0..4)
-    assert [t.get_text() for t in ax.get_yticklabels()
-            if -0.5 < t.get_position()[1] < 3.5][-1] == "other"
+    assert [t.get_text() for t in ax.get_yticklabels() if -0.5 < t.get_position()[1] < 3.5][
+        -1
+    ] == "other"
     assert ax.get_title() == "ev, n=40"
 
 
 def test_undefined_statistics_stay_undefined(ws, tmp_path):
     rows = [(f"x{i}", who, "equivalent") for i in range(5) for who in ("A", "B")]
     import_labels(ws, "same", write_csv(tmp_path / "s.csv", rows))
-    import_labels(ws, "same", write_csv(tmp_path / "r.csv", [(f"x{i}", "equivalent") for i in range(5)],
-                                        "item_id,label"), reference=True)
+    import_labels(
+        ws,
+        "same",
+        write_csv(tmp_path / "r.csv", [(f"x{i}", "equivalent") for i in range(5)], "item_id,label"),
+        reference=True,
+    )
     report, path = save_agreement_report(ws, "same")
     assert report.cohen_kappa_pairs[0].kappa is None
     assert report.krippendorff_alpha.value is None
@@ -143,10 +188,16 @@ def test_undefined_statistics_stay_undefined(ws, tmp_path):
 
 
 def test_ordinal_difficulty_treats_cant_tell_as_missing(ws, tmp_path):
-    rows = [("a1", "A", "strongly_hedged"), ("a1", "B", "weakly_hedged"),
-            ("a2", "A", "scheduled_with_date"), ("a2", "B", "scheduled_with_date"),
-            ("a3", "A", "confident_no_date"), ("a3", "B", "can't tell"),
-            ("a4", "A", "weakly_hedged"), ("a4", "B", "weakly_hedged")]
+    rows = [
+        ("a1", "A", "strongly_hedged"),
+        ("a1", "B", "weakly_hedged"),
+        ("a2", "A", "scheduled_with_date"),
+        ("a2", "B", "scheduled_with_date"),
+        ("a3", "A", "confident_no_date"),
+        ("a3", "B", "can't tell"),
+        ("a4", "A", "weakly_hedged"),
+        ("a4", "B", "weakly_hedged"),
+    ]
     import_labels(ws, "diff", write_csv(tmp_path / "d.csv", rows), task="difficulty:hedge_strength")
     r = agreement_report(ws, "diff")
     assert r.ordered and r.krippendorff_alpha.level == "ordinal"
@@ -157,8 +208,14 @@ def test_ordinal_difficulty_treats_cant_tell_as_missing(ws, tmp_path):
 
 
 def test_report_from_app_labels_with_diagnostics(ws, statements_file, tmp_path):
-    made = create_audit(ws, "live", "evidence_type", str(statements_file), annotators=["ana", "ben"],
-                        adjudicator="dee")
+    made = create_audit(
+        ws,
+        "live",
+        "evidence_type",
+        str(statements_file),
+        annotators=["ana", "ben"],
+        adjudicator="dee",
+    )
     ana, ben = token_of(made.links["ana"]), token_of(made.links["ben"])
     for q in annotator_queue(ws, ana):
         record_label(ws, ana, q.display.id, "speculation", active_seconds=0.4)  # too fast
@@ -190,12 +247,20 @@ def test_html_page_has_the_markdowns_tables_and_plots_and_shows_labels_as_text(w
     from report_pages import HOSTILE, assert_same_tables, assert_shown_as_text
 
     labels = ["v1", HOSTILE]  # a custom audit's labels are what its CSV says
-    rows = [(f"p{i}", who, labels[(i + k * (i % 3 == 0)) % 2])
-            for i in range(12) for k, who in enumerate(("A", "B"))]
+    rows = [
+        (f"p{i}", who, labels[(i + k * (i % 3 == 0)) % 2])
+        for i in range(12)
+        for k, who in enumerate(("A", "B"))
+    ]
     import_labels(ws, "h", write_csv(tmp_path / "h.csv", rows))
-    import_labels(ws, "h", write_csv(tmp_path / "r.csv", [(f"p{i}", labels[i % 4 == 0])
-                                                          for i in range(12)], "item_id,label"),
-                  reference=True)
+    import_labels(
+        ws,
+        "h",
+        write_csv(
+            tmp_path / "r.csv", [(f"p{i}", labels[i % 4 == 0]) for i in range(12)], "item_id,label"
+        ),
+        reference=True,
+    )
     report, path = save_agreement_report(ws, "h", resamples=50, html=True)
     page = path.with_name("report.html").read_text(encoding="utf-8")
     md = path.read_text(encoding="utf-8")

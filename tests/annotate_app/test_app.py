@@ -56,8 +56,11 @@ def submit(at: AppTest, key_number: int) -> AppTest:
 
 def page_scripts(at: AppTest) -> list[str]:
     """The per-page scripts (the key script, the same on every page, left out)."""
-    return [h.proto.body for h in at.html
-            if h.proto.unsafe_allow_javascript and "amg keys" not in h.proto.body]
+    return [
+        h.proto.body
+        for h in at.html
+        if h.proto.unsafe_allow_javascript and "amg keys" not in h.proto.body
+    ]
 
 
 def key_scripts(at: AppTest) -> list[str]:
@@ -66,8 +69,11 @@ def key_scripts(at: AppTest) -> list[str]:
 
 def separators(at: AppTest) -> list[str]:
     """The session breaks' labels, in page order."""
-    return [h.proto.body.split(">", 1)[1].rsplit("<", 1)[0] for h in at.html
-            if 'class="amg-session"' in h.proto.body]
+    return [
+        h.proto.body.split(">", 1)[1].rsplit("<", 1)[0]
+        for h in at.html
+        if 'class="amg-session"' in h.proto.body
+    ]
 
 
 def test_pasted_token_signs_in_without_touching_the_address(tmp_path, monkeypatch):
@@ -139,8 +145,9 @@ def test_sign_out(tmp_path, monkeypatch):
     assert ws.db.execute("select count(*) from audit_labels").fetchone()[0] == 1
 
 
-def test_choices_sit_in_the_sidebar_and_instructions_close_after_the_first_item(tmp_path,
-                                                                               monkeypatch):
+def test_choices_sit_in_the_sidebar_and_instructions_close_after_the_first_item(
+    tmp_path, monkeypatch
+):
     ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"])
     at = run(token_of(made.links["ana"]))
     in_sidebar = {b.key for b in at.sidebar.button}
@@ -163,8 +170,12 @@ def test_every_page_draws_the_key_script_first_and_names_its_own_buttons(tmp_pat
     at = run(token_of(made.links["ana"]))
     pages.append(at)
     shortcuts = {b.key: b.proto.shortcut for b in at.sidebar.button if b.proto.shortcut}
-    assert shortcuts == {**{f"choice_{i}": str(i) for i in range(1, 6)}, "submit": "enter",
-                         "back": "b", "next": "n"}
+    assert shortcuts == {
+        **{f"choice_{i}": str(i) for i in range(1, 6)},
+        "submit": "enter",
+        "back": "b",
+        "next": "n",
+    }
     for i in range(4):
         submit(at, 1)
     assert "All 4 items are labeled" in at.success[0].value
@@ -175,8 +186,15 @@ def test_every_page_draws_the_key_script_first_and_names_its_own_buttons(tmp_pat
     scripts = [key_scripts(p) for p in pages]
     assert all(len(s) == 1 for s in scripts) and len({s[0] for s in scripts}) == 1
     script = scripts[0][0]
-    for name in ('".st-key-" + name', '"choice_" + key', 'enter: "submit"', 'b: "back"',
-                 'n: "next"', '".st-key-amg-head"', '"Key " + k.label + " did nothing: "'):
+    for name in (
+        '".st-key-" + name',
+        '"choice_" + key',
+        'enter: "submit"',
+        'b: "back"',
+        'n: "next"',
+        '".st-key-amg-head"',
+        '"Key " + k.label + " did nothing: "',
+    ):
         assert name in script, name
     assert token_of(made.links["ana"]) not in script
 
@@ -193,7 +211,8 @@ def test_a_tabs_first_page_waits_for_the_key_script(tmp_path, monkeypatch):
     assert ".st-key-amg-ready button" in key_scripts(at)[0]
     at.button(key="amg-ready").click().run()
     assert at.subheader[0].value.startswith("Item 1 of") and not [
-        b for b in at.button if b.key == "amg-ready"]
+        b for b in at.button if b.key == "amg-ready"
+    ]
     submit(at, 1)
     assert not [b for b in at.button if b.key == "amg-ready"]
 
@@ -214,7 +233,8 @@ def test_labeling_going_back_and_progress(tmp_path, monkeypatch):
     assert at.subheader[0].value == "Item 2 of 4"
     assert at.get("progress")[0].proto.text == "1 of 4 labeled"
     assert ws.db.execute("select item_id, label, annotator, role from audit_labels").fetchall() == [
-        (queue[0], "speculation", "ana", "annotator")]
+        (queue[0], "speculation", "ana", "annotator")
+    ]
 
     at.button(key="back").click().run()  # back to item 1: the saved label is shown
     assert at.subheader[0].value == "Item 1 of 4"
@@ -245,7 +265,10 @@ def test_conversation_text_is_plain(tmp_path, monkeypatch):
     ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"])
     token = token_of(made.links["ana"])
     at = run(token)
-    while "ID-spec-1" != annotator_queue(ws, token)[int(at.subheader[0].value.split()[1]) - 1].display.id:
+    while (
+        "ID-spec-1"
+        != annotator_queue(ws, token)[int(at.subheader[0].value.split()[1]) - 1].display.id
+    ):
         submit(at, 4)
     hostile = STATEMENTS[0]["text"]
     assert hostile in texts(at)  # st.text: shown literally, no markdown or HTML
@@ -270,8 +293,14 @@ def test_annotator_page_never_carries_references_or_other_labels(tmp_path, monke
     pages1 = _walk_pages(run(token_of(made1.links["ana"])), 4, 4)
 
     flipped = {x["id"]: "explicit_correction" for x in STATEMENTS}
-    ws2, made2 = make(tmp_path, monkeypatch, "two", references=flipped, annotators=["ana", "ben"],
-                      adjudicator="dee")
+    ws2, made2 = make(
+        tmp_path,
+        monkeypatch,
+        "two",
+        references=flipped,
+        annotators=["ana", "ben"],
+        adjudicator="dee",
+    )
     ben = token_of(made2.links["ben"])
     for q in annotator_queue(ws2, ben):
         record_label(ws2, ben, q.display.id, "explicit_correction")
@@ -298,8 +327,11 @@ def test_difficulty_page_hides_the_intended_level(arcs_ws, monkeypatch):
 
 def test_adjudication_page(tmp_path, monkeypatch):
     ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana", "ben"], adjudicator="dee")
-    ana, ben, dee = (token_of(made.links["ana"]), token_of(made.links["ben"]),
-                     token_of(made.adjudicator_link))
+    ana, ben, dee = (
+        token_of(made.links["ana"]),
+        token_of(made.links["ben"]),
+        token_of(made.adjudicator_link),
+    )
     ids = [x["id"] for x in STATEMENTS]
     for i in ids:
         record_label(ws, ana, i, "speculation")
@@ -315,15 +347,22 @@ def test_adjudication_page(tmp_path, monkeypatch):
     submit(at, 4)  # resolve as other
     assert at.subheader[0].value == "Item 2 of 4 · agreement"
     assert "speculation x2" in texts(at)
-    assert ws.db.execute("select item_id, annotator, role, label from audit_labels where role = "
-                         "'adjudicator'").fetchall() == [("ID-other-3", "dee", "adjudicator", "other")]
+    assert ws.db.execute(
+        "select item_id, annotator, role, label from audit_labels where role = 'adjudicator'"
+    ).fetchall() == [("ID-other-3", "dee", "adjudicator", "other")]
 
 
 def test_adjudication_page_is_blind_to_references(tmp_path, monkeypatch):
     pages = []
     for name, refs in [("one", None), ("two", {x["id"]: "other" for x in STATEMENTS})]:
-        ws, made = make(tmp_path, monkeypatch, name, references=refs, annotators=["ana", "ben"],
-                        adjudicator="dee")
+        ws, made = make(
+            tmp_path,
+            monkeypatch,
+            name,
+            references=refs,
+            annotators=["ana", "ben"],
+            adjudicator="dee",
+        )
         for who in ("ana", "ben"):
             tok = token_of(made.links[who])
             for q in annotator_queue(ws, tok):
@@ -334,8 +373,7 @@ def test_adjudication_page_is_blind_to_references(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("who", ["ana", "dee"])
 def test_empty_queue_pages(tmp_path, monkeypatch, who):
-    ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"], adjudicator="dee",
-                    sample_n=1)
+    ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"], adjudicator="dee", sample_n=1)
     token = token_of(made.links[who] if who == "ana" else made.adjudicator_link)
     if who == "ana":
         record_label(ws, token, annotator_queue(ws, token)[0].display.id, "other")
@@ -350,8 +388,9 @@ def test_empty_queue_pages(tmp_path, monkeypatch, who):
 
 def test_annotator_with_no_items_is_told_so(tmp_path, monkeypatch):
     """overlap 1 over three people and one item: two of them have nothing to label."""
-    ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana", "ben", "cy"], overlap=1,
-                    sample_n=1)
+    ws, made = make(
+        tmp_path, monkeypatch, "w", annotators=["ana", "ben", "cy"], overlap=1, sample_n=1
+    )
     idle = next(p for p, n in made.assignments.items() if n == 0)
     at = run(token_of(made.links[idle]))
     assert not at.exception
@@ -391,7 +430,9 @@ def test_label_buttons_carry_definitions_and_full_names(tmp_path, monkeypatch):
     ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"])
     at = run(token_of(made.links["ana"]))
     b = at.button(key="choice_3")
-    assert b.label == "explicit correction" and b.proto.shortcut == "3"  # the key is drawn beside it
+    assert (
+        b.label == "explicit correction" and b.proto.shortcut == "3"
+    )  # the key is drawn beside it
     assert b.help.startswith("asserts, with corrective intent")
     assert at.button(key="choice_5").help == "the statement and its context do not let you decide."
 
@@ -401,7 +442,10 @@ def test_session_header_does_not_split_a_statement_from_its_context(tmp_path, mo
     ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"])
     token = token_of(made.links["ana"])
     at = run(token)
-    while annotator_queue(ws, token)[int(at.subheader[0].value.split()[1]) - 1].display.id != "ID-spec-1":
+    while (
+        annotator_queue(ws, token)[int(at.subheader[0].value.split()[1]) - 1].display.id
+        != "ID-spec-1"
+    ):
         submit(at, 4)
     chat = at.container(key="amg-chat")  # the conversation panel (CSS class .st-key-amg-chat)
     elements = [n for n in chat if not isinstance(n, Block)]  # its elements, in page order
@@ -414,7 +458,10 @@ def test_sessions_are_separated_by_dated_rules(arcs_ws, monkeypatch):
     made = create_audit(arcs_ws, "diff", "difficulty:outcome", "arcs", annotators=["ana"])
     monkeypatch.setenv("AMG_WORKSPACE", str(arcs_ws.path))
     at = run(token_of(made.links["ana"]))
-    assert separators(at) == ["Session of Mon 1 Jan 2024", "Session of Tue 9 Jan 2024 · 8 days later"]
+    assert separators(at) == [
+        "Session of Mon 1 Jan 2024",
+        "Session of Tue 9 Jan 2024 · 8 days later",
+    ]
 
 
 def test_a_session_label_is_our_words_or_the_escaped_date():
@@ -427,13 +474,24 @@ def test_a_session_label_is_our_words_or_the_escaped_date():
 
 def test_an_odd_date_is_shown_inert(tmp_path, monkeypatch):
     src = tmp_path / "odd.jsonl"
-    src.write_text(json.dumps({"id": "x1", "text": "I might move", "date": "<img src=x onerror=1>",
-                               "reference": "speculation"}) + "\n")
+    src.write_text(
+        json.dumps(
+            {
+                "id": "x1",
+                "text": "I might move",
+                "date": "<img src=x onerror=1>",
+                "reference": "speculation",
+            }
+        )
+        + "\n"
+    )
     ws = Workspace(tmp_path / "odd")
     made = create_audit(ws, "odd", "evidence_type", str(src), annotators=["ana"])
     monkeypatch.setenv("AMG_WORKSPACE", str(ws.path))
     at = run(token_of(made.links["ana"]))
-    [body] = [h.proto.body for h in at.html if "amg-session" in h.proto.body and "<div" in h.proto.body]
+    [body] = [
+        h.proto.body for h in at.html if "amg-session" in h.proto.body and "<div" in h.proto.body
+    ]
     assert "<img" not in body and "&lt;img src=x onerror=1&gt;" in body
 
 
@@ -458,8 +516,10 @@ def test_a_refused_label_does_not_echo_the_item_id(tmp_path, monkeypatch):
         ws.db.execute("delete from audit_assignments where item_id = ?", [shown])
     at.button(key="submit").click().run()
     assert not at.exception
-    assert at.error[0].value == ("This label was not saved: the item is no longer in your queue. "
-                                 "Open your personal link again to see your queue as it is now.")
+    assert at.error[0].value == (
+        "This label was not saved: the item is no longer in your queue. "
+        "Open your personal link again to see your queue as it is now."
+    )
     assert shown not in "\n".join(rendered(at))
 
 
@@ -478,7 +538,8 @@ def test_a_choice_and_enter_in_one_rerun_save_the_choice(tmp_path, monkeypatch):
     at.run()  # one batch: "2, Enter" is the only order that labels a fresh item
     assert _item_no(at) == 2
     assert ws.db.execute("select item_id, label from audit_labels").fetchall() == [
-        (first, "completed_event")]
+        (first, "completed_event")
+    ]
 
 
 def test_presses_whose_order_matters_save_nothing(tmp_path, monkeypatch):
@@ -489,15 +550,17 @@ def test_presses_whose_order_matters_save_nothing(tmp_path, monkeypatch):
     at.button(key="submit").click()
     at.run()  # "4, Enter" (save other) or "Enter, 4" (save speculation)? Ask.
     assert _item_no(at) == 1
-    assert at.error[0].value.startswith("Keys came faster than the page could follow: your "
-                                        "choice is now other.")
+    assert at.error[0].value.startswith(
+        "Keys came faster than the page could follow: your choice is now other."
+    )
     assert "Your choice: other" in texts(at)
 
     at.button(key="choice_2").click()
     at.button(key="choice_3").click()
     at.run()
-    assert at.error[0].value == ("Two labels came at once (completed event and explicit "
-                                 "correction): press the one you mean.")
+    assert at.error[0].value == (
+        "Two labels came at once (completed event and explicit correction): press the one you mean."
+    )
     assert "Your choice: other" in texts(at)
 
     at.button(key="submit").click().run()  # now alone: saves "other"
@@ -548,26 +611,41 @@ def _answers_audit(small_build, tmp_path, monkeypatch, name: str, verdicts=None,
 
     ws = answers_workspace(small_build, tmp_path / name)
     for arc in ws.arcs("core"):  # every answer after session 0 (a stratum of the sample)
-        ws.db.execute("update eval_answers set answer = ? where arc_id = ? and after_session = 0",
-                      [HOSTILE_ANSWER.format(v=arc.spec.plan_value), arc.id])
+        ws.db.execute(
+            "update eval_answers set answer = ? where arc_id = ? and after_session = 0",
+            [HOSTILE_ANSWER.format(v=arc.spec.plan_value), arc.id],
+        )
     if verdicts is not None:
         ws.db.execute("update eval_answers set verdict = ?", [verdicts])
     ws.db.conn.commit()
-    made = create_audit(ws, "ans", "answer_assertion", "answers:mem0", annotators=["ana", "ben"],
-                        sample_n=4, stratify_by="after_session", seed=2, **kw)
+    made = create_audit(
+        ws,
+        "ans",
+        "answer_assertion",
+        "answers:mem0",
+        annotators=["ana", "ben"],
+        sample_n=4,
+        stratify_by="after_session",
+        seed=2,
+        **kw,
+    )
     monkeypatch.setenv("AMG_WORKSPACE", str(ws.path))
     return ws, made
 
 
-def test_answer_items_show_question_answer_and_lettered_options(small_build, tmp_path,
-                                                                 monkeypatch):
+def test_answer_items_show_question_answer_and_lettered_options(small_build, tmp_path, monkeypatch):
     ws, made = _answers_audit(small_build, tmp_path, monkeypatch, "w")
     token = token_of(made.links["ana"])
     at = run(token)
     assert not at.exception
     assert at.title[0].value == "Audit: answer assertion"
     assert [at.button(key=f"choice_{i}").label for i in range(1, 6)] == [
-        "value A", "value B", "both", "neither", "can't tell"]
+        "value A",
+        "value B",
+        "both",
+        "neither",
+        "can't tell",
+    ]
     assert at.button(key="choice_1").help.startswith("the answer asserts Value A")
     hostile = 0
     for _ in range(4):
@@ -576,7 +654,8 @@ def test_answer_items_show_question_answer_and_lettered_options(small_build, tmp
         assert d.answer.question in main and d.answer.text in main  # plain text, as stored
         hostile += "<script>alert(1)</script>" in d.answer.text
         assert ["Value A", d.pair.a, "Value B", d.pair.b] == [
-            t for t in main if t in ("Value A", "Value B", d.pair.a, d.pair.b)]
+            t for t in main if t in ("Value A", "Value B", d.pair.a, d.pair.b)
+        ]
         assert side[:2] == [f"A: {d.pair.a}", f"B: {d.pair.b}"]  # beside the buttons
         assert any("What does this answer assert" in m.value for m in at.markdown)
         assert not any("script" in m.value or "x.example" in m.value for m in at.markdown)
@@ -587,23 +666,36 @@ def test_answer_items_show_question_answer_and_lettered_options(small_build, tmp
     assert hostile >= 1  # markup in an answer was shown literally, never as markdown or HTML
 
 
-def test_answer_pages_never_carry_the_verdict_the_plan_or_the_arc(small_build, tmp_path,
-                                                                   monkeypatch):
+def test_answer_pages_never_carry_the_verdict_the_plan_or_the_arc(
+    small_build, tmp_path, monkeypatch
+):
     """Same answers, a different judge's verdicts: ana's pages are identical and name nothing the
     judge said, which option is the plan value, the arc, its split, level or outcome."""
     ws1, made1 = _answers_audit(small_build, tmp_path, monkeypatch, "one")
     pages1 = _walk_pages(run(token_of(made1.links["ana"])), 4, 1)
     other = json.dumps({"asserted": [], "rationale": "A different judge said nothing."})
     ws2, made2 = _answers_audit(small_build, tmp_path, monkeypatch, "two", verdicts=other)
-    assert ws1.db.execute("select item_id, label from audit_references").fetchall() != \
-        ws2.db.execute("select item_id, label from audit_references").fetchall()
+    assert (
+        ws1.db.execute("select item_id, label from audit_references").fetchall()
+        != ws2.db.execute("select item_id, label from audit_references").fetchall()
+    )
     pages2 = _walk_pages(run(token_of(made2.links["ana"])), 4, 1)
     assert pages1 == pages2
     blob = re.sub(r"\$\$ID-[0-9a-f]+-", "$$ID-", "\n".join(p for page in pages1 for p in page))
-    secrets = {"plan_option", "verdict", "rationale", "offline", "answer_cues", "came_true",
-               "abandoned", "heuristic", "ben"}
-    for arc_id, raw, after in ws1.db.execute("select arc_id, verdict, after_session "
-                                             "from eval_answers").fetchall():
+    secrets = {
+        "plan_option",
+        "verdict",
+        "rationale",
+        "offline",
+        "answer_cues",
+        "came_true",
+        "abandoned",
+        "heuristic",
+        "ben",
+    }
+    for arc_id, raw, after in ws1.db.execute(
+        "select arc_id, verdict, after_session from eval_answers"
+    ).fetchall():
         secrets |= {arc_id, json.loads(raw)["rationale"]}
     for item_id, strata in ws1.db.execute("select item_id, strata from audit_item_strata"):
         secrets.add(item_id)

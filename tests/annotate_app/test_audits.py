@@ -32,34 +32,43 @@ from .conftest import STATEMENTS, token_of
 
 
 def refs(ws, audit):
-    return dict(ws.db.execute("select item_id, label from audit_references where audit = ?", [audit]))
+    return dict(
+        ws.db.execute("select item_id, label from audit_references where audit = ?", [audit])
+    )
 
 
 def payloads(ws, audit):
-    return {i: ItemDisplay.model_validate_json(p) for i, p in ws.db.execute(
-        "select item_id, payload from audit_items where audit = ?", [audit])}
+    return {
+        i: ItemDisplay.model_validate_json(p)
+        for i, p in ws.db.execute(
+            "select item_id, payload from audit_items where audit = ?", [audit]
+        )
+    }
 
 
 def test_evidence_type_items_from_arcs_follow_the_design(arcs_ws):
     made = create_audit(arcs_ws, "ev", "evidence_type", "arcs:core")
     assert refs(arcs_ws, "ev") == {
-        "core-outcome-came_true-000:s0t0": "other",             # initial value
-        "core-outcome-came_true-000:s0t2": "speculation",       # plan
-        "core-outcome-came_true-000:s1t0": "completed_event",   # confirmation
+        "core-outcome-came_true-000:s0t0": "other",  # initial value
+        "core-outcome-came_true-000:s0t2": "speculation",  # plan
+        "core-outcome-came_true-000:s1t0": "completed_event",  # confirmation
         "core-outcome-abandoned-001:s0t0": "other",
         "core-outcome-abandoned-001:s0t2": "speculation",
-        "core-outcome-abandoned-001:s1t0": "other",             # abandonment
+        "core-outcome-abandoned-001:s1t0": "other",  # abandonment
         "core-outcome-open-002:s0t0": "other",
         "core-outcome-open-002:s0t2": "speculation",
-        "core-outcome-open-002:s1t0": "speculation",            # still pending
+        "core-outcome-open-002:s1t0": "speculation",  # still pending
         "core-outcome-completed_change-003:s0t0": "other",
         "core-outcome-completed_change-003:s0t2": "completed_event",  # control: change reported done
     }
     assert made.n_items == made.n_references == 11
     shown = payloads(arcs_ws, "ev")["core-outcome-came_true-000:s1t0"]
     # Up to two preceding turns, across the session boundary, each with its date; target last.
-    assert [t.text for t in shown.turns] == ["I might switch to Gold's Gym.", "Tell me more.",
-                                            "Switching to Gold's Gym happened this week."]
+    assert [t.text for t in shown.turns] == [
+        "I might switch to Gold's Gym.",
+        "Tell me more.",
+        "Switching to Gold's Gym happened this week.",
+    ]
     assert shown.target == 2 and shown.turns[2].date == "2024-01-09"
     assert payloads(arcs_ws, "ev")["core-outcome-came_true-000:s0t0"].turns[0].role == "user"
 
@@ -71,7 +80,9 @@ def test_difficulty_and_realism_from_arcs(built_ws):
     info = get_audit(built_ws, "d")
     assert info.label_set.ordered and info.label_set.labels[0] == "strongly_hedged"
     arcs = {a.id: a for a in built_ws.arcs("controlled") if a.spec.factor == "hedge_strength"}
-    assert made.n_items == len(arcs) and refs(built_ws, "d") == {i: a.spec.level for i, a in arcs.items()}
+    assert made.n_items == len(arcs) and refs(built_ws, "d") == {
+        i: a.spec.level for i, a in arcs.items()
+    }
     for item_id, d in payloads(built_ws, "d").items():
         a = arcs[item_id]
         assert d.kind == "conversation" and d.turns[d.target].text == a.turn(a.plan_turn).text
@@ -98,33 +109,49 @@ def test_ids_and_samples_do_not_depend_on_row_order(ws, tmp_path):
 
 
 def test_stratified_sample_is_even_across_strata(ws, tmp_path):
-    rows = ([{"id": f"s{i}", "text": "maybe", "reference": "speculation"} for i in range(20)]
-            + [{"id": f"c{i}", "text": "done", "reference": "explicit_correction"} for i in range(3)])
+    rows = [{"id": f"s{i}", "text": "maybe", "reference": "speculation"} for i in range(20)] + [
+        {"id": f"c{i}", "text": "done", "reference": "explicit_correction"} for i in range(3)
+    ]
     src = tmp_path / "s.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in rows))
     create_audit(ws, "st", "evidence_type", str(src), sample_n=8, stratify_by="reference")
-    assert collections.Counter(refs(ws, "st").values()) == {"speculation": 5, "explicit_correction": 3}
+    assert collections.Counter(refs(ws, "st").values()) == {
+        "speculation": 5,
+        "explicit_correction": 3,
+    }
     with pytest.raises(BadInput, match="Cannot stratify by 'colour'"):
         create_audit(ws, "st2", "evidence_type", str(src), stratify_by="colour")
 
 
 def test_overlap_assigns_each_item_to_k_annotators(ws, statements_file):
-    made = create_audit(ws, "o", "evidence_type", str(statements_file), annotators=["a", "b", "c"],
-                        overlap=2, seed=1)
-    per_item = collections.Counter(i for (i,) in ws.db.execute(
-        "select item_id from audit_assignments where audit = 'o'"))
+    made = create_audit(
+        ws,
+        "o",
+        "evidence_type",
+        str(statements_file),
+        annotators=["a", "b", "c"],
+        overlap=2,
+        seed=1,
+    )
+    per_item = collections.Counter(
+        i for (i,) in ws.db.execute("select item_id from audit_assignments where audit = 'o'")
+    )
     assert set(per_item.values()) == {2} and len(per_item) == 4
     assert sorted(made.assignments.values()) == [2, 3, 3]
-    orders = {p: [q.display.id for q in annotator_queue(ws, token_of(u))] for p, u in made.links.items()}
+    orders = {
+        p: [q.display.id for q in annotator_queue(ws, token_of(u))] for p, u in made.links.items()
+    }
     assert all(len(v) == made.assignments[p] for p, v in orders.items())
     with pytest.raises(BadInput, match="--overlap 4 is more than the 3"):
-        create_audit(ws, "o2", "evidence_type", str(statements_file), annotators=["a", "b", "c"],
-                     overlap=4)
+        create_audit(
+            ws, "o2", "evidence_type", str(statements_file), annotators=["a", "b", "c"], overlap=4
+        )
 
 
 def test_tokens_are_secret_and_per_person(ws, statements_file):
-    made = create_audit(ws, "t", "evidence_type", str(statements_file), annotators=["ana", "ben"],
-                        adjudicator="dee")
+    made = create_audit(
+        ws, "t", "evidence_type", str(statements_file), annotators=["ana", "ben"], adjudicator="dee"
+    )
     dump = "\n".join(ws.db.conn.iterdump())
     for url in list(made.links.values()) + [made.adjudicator_link]:
         assert url.startswith("http://127.0.0.1:8501/?token=")
@@ -136,13 +163,20 @@ def test_tokens_are_secret_and_per_person(ws, statements_file):
         resolve_token(ws, token_of(made.links["ben"]))
     assert resolve_token(ws, token_of(new)).name == "ben"
     with pytest.raises(BadInput, match="also an annotator"):
-        create_audit(ws, "t2", "evidence_type", str(statements_file), annotators=["ana"],
-                     adjudicator="ana")
+        create_audit(
+            ws, "t2", "evidence_type", str(statements_file), annotators=["ana"], adjudicator="ana"
+        )
 
 
 def test_relink_points_where_the_audits_links_point(ws, statements_file):
-    made = create_audit(ws, "lab", "evidence_type", str(statements_file), annotators=["ana"],
-                        base_url="http://lab.example:8600/amg")
+    made = create_audit(
+        ws,
+        "lab",
+        "evidence_type",
+        str(statements_file),
+        annotators=["ana"],
+        base_url="http://lab.example:8600/amg",
+    )
     assert made.links["ana"].startswith("http://lab.example:8600/amg/?token=")
     assert relink(ws, "lab", "ana").startswith("http://lab.example:8600/amg/?token=")
     moved = relink(ws, "lab", "ana", "https://audit.example")  # the app has moved: kept from now on
@@ -159,8 +193,9 @@ def test_relink_points_where_the_audits_links_point(ws, statements_file):
 
 
 def test_record_label_checks_the_queue_and_the_label(ws, statements_file):
-    made = create_audit(ws, "q", "evidence_type", str(statements_file), annotators=["a", "b"],
-                        overlap=1)
+    made = create_audit(
+        ws, "q", "evidence_type", str(statements_file), annotators=["a", "b"], overlap=1
+    )
     a = token_of(made.links["a"])
     mine = {q.display.id for q in annotator_queue(ws, a)}
     other = next(x["id"] for x in STATEMENTS if x["id"] not in mine)
@@ -245,12 +280,15 @@ def test_other_rooms_register_sources(ws, monkeypatch):
 
     def pairs(req):
         assert req.arg == "judge-v1" and req.task == "equivalence"
-        for i, (a, b, verdict) in enumerate([("NYC", "New York City", "equivalent"),
-                                             ("Boston", "Seattle", "not_equivalent")]):
+        for i, (a, b, verdict) in enumerate(
+            [("NYC", "New York City", "equivalent"), ("Boston", "Seattle", "not_equivalent")]
+        ):
             yield SourceItem(
-                display=ItemDisplay(id=f"{req.arg}:{i}", kind="pair",
-                                    pair={"field": "home_city", "a": a, "b": b}),
-                reference={"label": verdict, "source": "judge"})
+                display=ItemDisplay(
+                    id=f"{req.arg}:{i}", kind="pair", pair={"field": "home_city", "a": a, "b": b}
+                ),
+                reference={"label": verdict, "source": "judge"},
+            )
 
     register_source("testpairs", pairs, tasks=("equivalence",), help="testpairs:NAME")
     made = create_audit(ws, "eq", "equivalence", "testpairs:judge-v1")
@@ -258,15 +296,19 @@ def test_other_rooms_register_sources(ws, monkeypatch):
     q = annotator_queue(ws, token_of(made.links["annotator"]))
     assert {x.display.pair.b for x in q} == {"New York City", "Seattle"}
     assert dict(ws.db.execute("select item_id, source from audit_references")) == {
-        "judge-v1:0": "judge", "judge-v1:1": "judge"}
+        "judge-v1:0": "judge",
+        "judge-v1:1": "judge",
+    }
     with pytest.raises(BadInput, match="has no evidence_type items"):
         create_audit(ws, "eq2", "evidence_type", "testpairs:judge-v1")
 
 
 def test_import_creates_an_audit_and_export_writes_the_log(ws, tmp_path):
     labels = tmp_path / "labels.csv"
-    labels.write_text("item_id,annotator,label\nx1,ana,equivalent\nx2,ana,Not_Equivalent\n"
-                      "x1,ben,can't tell\nx2,ben,not_equivalent\n")
+    labels.write_text(
+        "item_id,annotator,label\nx1,ana,equivalent\nx2,ana,Not_Equivalent\n"
+        "x1,ben,can't tell\nx2,ben,not_equivalent\n"
+    )
     res = import_labels(ws, "imp", labels)
     assert res.created and res.task == "equivalence" and res.n_items == 2
     reference = tmp_path / "ref.csv"
@@ -280,8 +322,10 @@ def test_import_creates_an_audit_and_export_writes_the_log(ws, tmp_path):
     assert [p.name for p in paths] == ["labels.csv", "labels.jsonl", "references.csv"]
     df = pd.read_csv(paths[0])
     assert len(df) == 5 and df["is_latest"].sum() == 4
-    assert df.loc[df["is_latest"] & (df.annotator == "ana") & (df.item_id == "x1"), "label"].item() \
+    assert (
+        df.loc[df["is_latest"] & (df.annotator == "ana") & (df.item_id == "x1"), "label"].item()
         == "not_equivalent"
+    )
     assert len(pd.read_json(paths[1], lines=True)) == 5
     summary = {s.name: s for s in list_audits(ws)}["imp"]
     assert summary.n_labels == 5 and summary.annotators == {"ana": "2/2", "ben": "2/2"}
@@ -290,8 +334,9 @@ def test_import_creates_an_audit_and_export_writes_the_log(ws, tmp_path):
 def test_import_keeps_each_person_to_one_role(ws, tmp_path, statements_file):
     """An adjudicator's name in an annotator CSV would count their resolutions as annotator labels
     and inflate human-human agreement; an exported log (with its role column) imports back whole."""
-    made = create_audit(ws, "a", "evidence_type", str(statements_file), annotators=["ana", "ben"],
-                        adjudicator="dee")
+    made = create_audit(
+        ws, "a", "evidence_type", str(statements_file), annotators=["ana", "ben"], adjudicator="dee"
+    )
     for who in ("ana", "ben"):
         tok = token_of(made.links[who])
         for q in annotator_queue(ws, tok):
@@ -319,14 +364,17 @@ def test_import_keeps_each_person_to_one_role(ws, tmp_path, statements_file):
     assert after.adjudication.n_resolved == 1
 
 
-@pytest.mark.parametrize("content, needle", [
-    ("item_id,label\nx1,equivalent\n", "missing column(s) annotator"),
-    ("item_id,annotator,label\nx1,ana,\n", "row 2: empty label"),
-    ("item_id,annotator,label\nx1,ana,bogus\n", "row 2: Label 'bogus'"),
-    ("item_id,annotator,label\nzzz,ana,equivalent\n", "not in audit 'base'"),
-    ("", "not a readable CSV"),
-    ('item_id,annotator,label\n"x1,ana\n', "not a readable CSV"),
-])
+@pytest.mark.parametrize(
+    "content, needle",
+    [
+        ("item_id,label\nx1,equivalent\n", "missing column(s) annotator"),
+        ("item_id,annotator,label\nx1,ana,\n", "row 2: empty label"),
+        ("item_id,annotator,label\nx1,ana,bogus\n", "row 2: Label 'bogus'"),
+        ("item_id,annotator,label\nzzz,ana,equivalent\n", "not in audit 'base'"),
+        ("", "not a readable CSV"),
+        ('item_id,annotator,label\n"x1,ana\n', "not a readable CSV"),
+    ],
+)
 def test_import_refuses_bad_files(ws, tmp_path, content, needle):
     ok = tmp_path / "ok.csv"
     ok.write_text("item_id,annotator,label\nx1,ana,equivalent\n")
@@ -346,5 +394,12 @@ def test_queue_carries_no_reference_and_no_colleague_label(ws, statements_file):
     queue = annotator_queue(ws, ana)
     assert len(queue) == 4 and all(q.own_label is None for q in queue)
     dumped = json.dumps([q.model_dump() for q in queue])
-    for hidden in ("speculation", "completed_event", "explicit_correction", "ben", "design", "import"):
+    for hidden in (
+        "speculation",
+        "completed_event",
+        "explicit_correction",
+        "ben",
+        "design",
+        "import",
+    ):
         assert hidden not in dumped

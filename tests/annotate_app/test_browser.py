@@ -23,7 +23,6 @@ CHROMIUM = "/usr/bin/chromium"
 HOSTILE = "I might move to <b>Seattle</b> **soon** <img src=x onerror=alert(1)>"
 
 
-
 WAIT_MS = 30000  # generous: the app and chromium share 2 cores with the rest of the suite
 
 
@@ -33,8 +32,10 @@ def _wait_text(page, text: str) -> None:
         page.get_by_text(text).wait_for(timeout=WAIT_MS)
     except Exception:
         shown = " ".join(page.inner_text("body").split())[:600]
-        raise AssertionError(f"{text!r} did not appear within {WAIT_MS / 1000:.0f} s; the page "
-                             f"showed: {shown}") from None
+        raise AssertionError(
+            f"{text!r} did not appear within {WAIT_MS / 1000:.0f} s; the page showed: {shown}"
+        ) from None
+
 
 def _free_port() -> int:
     with socket.socket() as s:
@@ -75,14 +76,25 @@ def _browser_or_skip():
 def _launch(pw):
     return pw.chromium.launch(
         executable_path=CHROMIUM,
-        args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-              "--disable-component-update", "--disable-sync"])
+        args=[
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ],
+    )
 
 
 def _serve(ws, port: int) -> subprocess.Popen:
-    proc = subprocess.Popen(_amg() + ["annotate", "--workspace", str(ws.path), "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True, env={**os.environ, "AMG_WORKSPACE": ""})
+    proc = subprocess.Popen(
+        _amg() + ["annotate", "--workspace", str(ws.path), "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env={**os.environ, "AMG_WORKSPACE": ""},
+    )
     _wait_healthy(port, proc)
     return proc
 
@@ -104,23 +116,47 @@ def test_keyboard_labeling_in_a_real_browser(ws, tmp_path):
     from agentmemgate.annotate_app import create_audit
 
     src = tmp_path / "one.jsonl"
-    src.write_text(json.dumps({
-        "id": "ID-spec-1", "text": HOSTILE, "date": "2024-03-01", "reference": "other",
-        "context": [{"speaker": "assistant", "text": "<i>hello</i> __there__"}]}) + "\n")
+    src.write_text(
+        json.dumps(
+            {
+                "id": "ID-spec-1",
+                "text": HOSTILE,
+                "date": "2024-03-01",
+                "reference": "other",
+                "context": [{"speaker": "assistant", "text": "<i>hello</i> __there__"}],
+            }
+        )
+        + "\n"
+    )
     port = _free_port()
-    made = create_audit(ws, "browser", "evidence_type", str(src), annotators=["ana"],
-                        base_url=f"http://127.0.0.1:{port}")
-    proc = subprocess.Popen(_amg() + ["annotate", "--workspace", str(ws.path), "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True, env={**os.environ, "AMG_WORKSPACE": ""})
+    made = create_audit(
+        ws,
+        "browser",
+        "evidence_type",
+        str(src),
+        annotators=["ana"],
+        base_url=f"http://127.0.0.1:{port}",
+    )
+    proc = subprocess.Popen(
+        _amg() + ["annotate", "--workspace", str(ws.path), "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env={**os.environ, "AMG_WORKSPACE": ""},
+    )
     try:
         _wait_healthy(port, proc)
         with sync_api.sync_playwright() as pw:
             browser = _launch(pw)
             page = browser.new_page()
             frames: list[bytes] = []  # everything the server pushes to the page
-            page.on("websocket", lambda w: w.on(
-                "framereceived", lambda f: frames.append(f if isinstance(f, bytes) else f.encode())))
+            page.on(
+                "websocket",
+                lambda w: w.on(
+                    "framereceived",
+                    lambda f: frames.append(f if isinstance(f, bytes) else f.encode()),
+                ),
+            )
             dialogs: list[str] = []
             page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
             page.goto(made.links["ana"])
@@ -153,8 +189,9 @@ def test_keyboard_labeling_in_a_real_browser(ws, tmp_path):
             assert dialogs == []
             assert frames and not any(b"ID-spec-1" in f for f in frames)  # the id names the level
             browser.close()
-        rows = ws.db.execute("select annotator, item_id, label, active_seconds from audit_labels"
-                             ).fetchall()
+        rows = ws.db.execute(
+            "select annotator, item_id, label, active_seconds from audit_labels"
+        ).fetchall()
         assert [(a, i, lab) for a, i, lab, _ in rows] == [("ana", "ID-spec-1", "other")]
         assert rows[0][3] is not None and rows[0][3] >= 0
 
@@ -188,8 +225,9 @@ def _box(page, locator) -> dict:
 def _assert_in_view(page, locator, what: str) -> None:
     b = _box(page, locator)
     assert b["x"] >= 0 and b["y"] >= 0, (what, b)
-    assert b["x"] + b["width"] <= VIEWPORT["width"] and b["y"] + b["height"] <= VIEWPORT["height"], (
-        what, b)
+    assert (
+        b["x"] + b["width"] <= VIEWPORT["width"] and b["y"] + b["height"] <= VIEWPORT["height"]
+    ), (what, b)
 
 
 def _assert_decision_in_view(page, n_choices: int) -> None:
@@ -217,14 +255,22 @@ def test_a_long_conversation_fits_a_laptop_screen_and_the_token_leaves_the_addre
 
     from .conftest import make_long_arc
 
-    arcs = [make_long_arc(i, lvl) for i, lvl in
-            enumerate(["weakly_hedged", "strongly_hedged", "confident_no_date"])]
+    arcs = [
+        make_long_arc(i, lvl)
+        for i, lvl in enumerate(["weakly_hedged", "strongly_hedged", "confident_no_date"])
+    ]
     ws.save_specs([a.spec for a in arcs])
     for a in arcs:
         ws.save_arc(a)
     port = _free_port()
-    made = create_audit(ws, "long", "difficulty:hedge_strength", "arcs", annotators=["ana"],
-                        base_url=f"http://127.0.0.1:{port}")
+    made = create_audit(
+        ws,
+        "long",
+        "difficulty:hedge_strength",
+        "arcs",
+        annotators=["ana"],
+        base_url=f"http://127.0.0.1:{port}",
+    )
     link = made.links["ana"]
     token = link.split("token=", 1)[1]
     proc = _serve(ws, port)
@@ -233,8 +279,13 @@ def test_a_long_conversation_fits_a_laptop_screen_and_the_token_leaves_the_addre
             browser = _launch(pw)
             page = browser.new_page(viewport=VIEWPORT)
             frames: list[bytes] = []
-            page.on("websocket", lambda w: w.on(
-                "framereceived", lambda f: frames.append(f if isinstance(f, bytes) else f.encode())))
+            page.on(
+                "websocket",
+                lambda w: w.on(
+                    "framereceived",
+                    lambda f: frames.append(f if isinstance(f, bytes) else f.encode()),
+                ),
+            )
             expect = sync_api.expect
             page.goto(link)
             _wait_text(page, "Item 1 of 3")
@@ -251,9 +302,13 @@ def test_a_long_conversation_fits_a_laptop_screen_and_the_token_leaves_the_addre
             _shot(page, tmp_path, "item-1-instructions-open")
 
             # Sessions are separated by dated rules.
-            expect(page.locator(".amg-session")).to_have_text([
-                "Session of Mon 1 Jan 2024", "Session of Tue 9 Jan 2024 · 8 days later",
-                "Session of Fri 2 Feb 2024 · 24 days later"])
+            expect(page.locator(".amg-session")).to_have_text(
+                [
+                    "Session of Mon 1 Jan 2024",
+                    "Session of Tue 9 Jan 2024 · 8 days later",
+                    "Session of Fri 2 Feb 2024 · 24 days later",
+                ]
+            )
 
             # A fast "2, Enter" is not lost; the next item starts with the instructions closed.
             expect(page.get_by_role("button", name="weakly hedged")).to_be_enabled()
@@ -308,11 +363,21 @@ def test_a_key_pressed_as_a_page_appears_is_kept_and_one_with_no_button_is_refus
     from .conftest import token_of
 
     src = tmp_path / "three.jsonl"
-    src.write_text("".join(json.dumps({"id": f"ID-{i}", "text": f"Statement {i}",
-                                       "reference": "other"}) + "\n" for i in range(3)))
+    src.write_text(
+        "".join(
+            json.dumps({"id": f"ID-{i}", "text": f"Statement {i}", "reference": "other"}) + "\n"
+            for i in range(3)
+        )
+    )
     port = _free_port()
-    made = create_audit(ws, "keys", "evidence_type", str(src), annotators=["ana"],
-                        base_url=f"http://127.0.0.1:{port}")
+    made = create_audit(
+        ws,
+        "keys",
+        "evidence_type",
+        str(src),
+        annotators=["ana"],
+        base_url=f"http://127.0.0.1:{port}",
+    )
     token = token_of(made.links["ana"])
     for item in annotator_queue(ws, token):
         record_label(ws, token, item.display.id, "other")
@@ -335,16 +400,18 @@ def test_a_key_pressed_as_a_page_appears_is_kept_and_one_with_no_button_is_refus
             assert went_back == 5, f"B went back {went_back} of 5 times"
             note = page.locator("#amg-key-note")
             page.keyboard.press("7")  # five choices: no button for 7
-            expect(note).to_have_text("Key 7 did nothing: this page has no button for it.",
-                                      timeout=WAIT_MS)
+            expect(note).to_have_text(
+                "Key 7 did nothing: this page has no button for it.", timeout=WAIT_MS
+            )
             for n in (2, 1):
                 expect(page.get_by_role("button", name="Back")).to_be_enabled()
                 page.keyboard.press("b")
                 _wait_text(page, f"Item {n} of 3")
             expect(page.get_by_role("button", name="Back")).to_be_disabled()
             page.keyboard.press("b")  # the first item: nothing to go back to
-            expect(note).to_have_text("Key B did nothing: ◀ Back is not available here.",
-                                      timeout=WAIT_MS)
+            expect(note).to_have_text(
+                "Key B did nothing: ◀ Back is not available here.", timeout=WAIT_MS
+            )
             expect(note).to_be_hidden(timeout=WAIT_MS)  # the note goes away by itself
             assert page.get_by_text("Item 1 of 3").is_visible()
             browser.close()

@@ -21,11 +21,27 @@ def amg(*args: str):
 
 def test_create_list_label_report_export(tmp_path, statements_file):
     w = str(tmp_path / "ws")
-    res = amg("audit", "create", "a1", "--task", "evidence_type", "--from", str(statements_file),
-              "--annotators", "ana,ben", "--adjudicator", "dee", "--seed", "3", "--workspace", w)
+    res = amg(
+        "audit",
+        "create",
+        "a1",
+        "--task",
+        "evidence_type",
+        "--from",
+        str(statements_file),
+        "--annotators",
+        "ana,ben",
+        "--adjudicator",
+        "dee",
+        "--seed",
+        "3",
+        "--workspace",
+        w,
+    )
     assert res.exit_code == 0, res.output
-    links = dict(line.strip().split(": ", 1) for line in res.output.splitlines()
-                 if "?token=" in line)
+    links = dict(
+        line.strip().split(": ", 1) for line in res.output.splitlines() if "?token=" in line
+    )
     assert set(links) == {"ana (4 items)", "ben (4 items)", "dee (adjudicator)"}
     assert "4 evidence_type items, 4 with a reference label" in res.output
 
@@ -44,13 +60,16 @@ def test_create_list_label_report_export(tmp_path, statements_file):
     assert res.stdout.startswith("# Agreement report: a1\n")  # the report itself, as markdown
     assert "## Human-human agreement" in res.stdout and "Cohen's kappa" in res.stdout
     folder = tmp_path / "ws" / "reports" / "agreement-a1"
-    assert res.stderr.strip() == (f"wrote {folder / 'report.md'}, {folder / 'report.json'} "
-                                  "and 2 PNG(s)")
+    assert res.stderr.strip() == (
+        f"wrote {folder / 'report.md'}, {folder / 'report.json'} and 2 PNG(s)"
+    )
     assert (folder / "report.md").read_text() + "\n" == res.stdout
     res = amg("report", "agreement", "a1", "--html", "--workspace", w)
     assert res.exit_code == 0, res.output
-    assert res.stderr.strip() == (f"wrote {folder / 'report.md'}, {folder / 'report.json'}, "
-                                  f"{folder / 'report.html'} and 2 PNG(s)")
+    assert res.stderr.strip() == (
+        f"wrote {folder / 'report.md'}, {folder / 'report.json'}, "
+        f"{folder / 'report.html'} and 2 PNG(s)"
+    )
     assert "<h1>Agreement report: a1</h1>" in (folder / "report.html").read_text()
 
     res = amg("report", "agreement", "a1", "--json", "--workspace", w)
@@ -64,22 +83,44 @@ def test_create_list_label_report_export(tmp_path, statements_file):
     assert set(v) >= {"agreement", "kappa", "per_class", "macro_f1", "confusion"}
     assert set(v["agreement"]) >= {"value", "ci_low", "ci_high", "n"}
     assert set(v["per_class"]["speculation"]) >= {
-        "precision", "precision_ci_low", "precision_ci_high", "recall", "recall_ci_low",
-        "recall_ci_high", "support"}
+        "precision",
+        "precision_ci_low",
+        "precision_ci_high",
+        "recall",
+        "recall_ci_low",
+        "recall_ci_high",
+        "support",
+    }
     assert 0 <= v["agreement"]["value"] <= 1
 
     res = amg("audit", "export", "a1", "--out", str(tmp_path / "x"), "--workspace", w)
     assert res.exit_code == 0
     assert [p.rsplit("/", 1)[1] for p in res.output.split()] == [
-        "labels.csv", "labels.jsonl", "references.csv"]
+        "labels.csv",
+        "labels.jsonl",
+        "references.csv",
+    ]
 
     res = amg("audit", "relink", "a1", "ben", "--base-url", "http://h:9/", "--workspace", w)
     assert res.exit_code == 0 and res.output.startswith("http://h:9/?token=")
     res = amg("audit", "relink", "a1", "ana", "--workspace", w)  # the audit's address, kept
     assert res.exit_code == 0 and res.output.startswith("http://h:9/?token=")
-    res = amg("audit", "create", "a2", "--task", "evidence_type", "--from", str(statements_file),
-              "--base-url", "http://127.0.0.1:9000", "--workspace", w)
-    assert res.output.splitlines()[-1] == f"Serve them with: amg annotate --workspace {w} --port 9000"
+    res = amg(
+        "audit",
+        "create",
+        "a2",
+        "--task",
+        "evidence_type",
+        "--from",
+        str(statements_file),
+        "--base-url",
+        "http://127.0.0.1:9000",
+        "--workspace",
+        w,
+    )
+    assert (
+        res.output.splitlines()[-1] == f"Serve them with: amg annotate --workspace {w} --port 9000"
+    )
     res = amg("audit", "relink", "a2", "annotator", "--workspace", w)
     assert res.exit_code == 0 and res.output.startswith("http://127.0.0.1:9000/?token=")
 
@@ -93,22 +134,66 @@ def test_import_command(tmp_path):
     assert "Created realism audit 'r1': 2 labels by ana, ben for 1 items." in res.output
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["audit", "create", "x", "--task", "vibes", "--from", "arcs"], "Unknown task 'vibes'"),
-    (["audit", "create", "x", "--task", "evidence_type", "--from", "nowhere:1"], "Unknown source"),
-    (["audit", "create", "x", "--task", "evidence_type", "--from", "STATEMENTS",
-      "--annotators", "a,b", "--overlap", "3"], "--overlap 3 is more than the 2"),
-    (["audit", "create", "bad name", "--task", "realism", "--from", "arcs"], "Audit name"),
-    (["audit", "export", "nope"], "No audit named 'nope'"),
-    (["report", "agreement", "nope"], "No audit named 'nope'"),
-    (["audit", "import", "x", "MALFORMED"], "missing column(s) annotator"),
-    (["audit", "import", "x", "missing.csv"], "No such file"),
-    (["annotate", "--port", "0"], "--port must be 1-65535"),
-    (["audit", "create", "x", "--task", "evidence_type", "--from", "STATEMENTS",
-      "--base-url", "http://h:notaport"], "--base-url 'http://h:notaport' is not a usable URL"),
-    (["audit", "create", "x", "--task", "evidence_type", "--from", "STATEMENTS",
-      "--base-url", "127.0.0.1:8501"], "must look like http://HOST[:PORT]"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["audit", "create", "x", "--task", "vibes", "--from", "arcs"], "Unknown task 'vibes'"),
+        (
+            ["audit", "create", "x", "--task", "evidence_type", "--from", "nowhere:1"],
+            "Unknown source",
+        ),
+        (
+            [
+                "audit",
+                "create",
+                "x",
+                "--task",
+                "evidence_type",
+                "--from",
+                "STATEMENTS",
+                "--annotators",
+                "a,b",
+                "--overlap",
+                "3",
+            ],
+            "--overlap 3 is more than the 2",
+        ),
+        (["audit", "create", "bad name", "--task", "realism", "--from", "arcs"], "Audit name"),
+        (["audit", "export", "nope"], "No audit named 'nope'"),
+        (["report", "agreement", "nope"], "No audit named 'nope'"),
+        (["audit", "import", "x", "MALFORMED"], "missing column(s) annotator"),
+        (["audit", "import", "x", "missing.csv"], "No such file"),
+        (["annotate", "--port", "0"], "--port must be 1-65535"),
+        (
+            [
+                "audit",
+                "create",
+                "x",
+                "--task",
+                "evidence_type",
+                "--from",
+                "STATEMENTS",
+                "--base-url",
+                "http://h:notaport",
+            ],
+            "--base-url 'http://h:notaport' is not a usable URL",
+        ),
+        (
+            [
+                "audit",
+                "create",
+                "x",
+                "--task",
+                "evidence_type",
+                "--from",
+                "STATEMENTS",
+                "--base-url",
+                "127.0.0.1:8501",
+            ],
+            "must look like http://HOST[:PORT]",
+        ),
+    ],
+)
 def test_bad_input_is_one_line(tmp_path, statements_file, args, needle):
     bad = tmp_path / "bad.csv"
     bad.write_text("item_id,label\nx,yes\n")
@@ -142,8 +227,17 @@ def test_annotate_refuses_a_missing_workspace_and_a_busy_port(tmp_path, statemen
     assert res.exit_code == 1 and "No workspace at" in res.output
     assert not (tmp_path / "nowhere").exists()  # not silently created
     w = str(tmp_path / "ws")
-    amg("audit", "create", "a1", "--task", "evidence_type", "--from", str(statements_file),
-        "--workspace", w)
+    amg(
+        "audit",
+        "create",
+        "a1",
+        "--task",
+        "evidence_type",
+        "--from",
+        str(statements_file),
+        "--workspace",
+        w,
+    )
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
@@ -151,7 +245,8 @@ def test_annotate_refuses_a_missing_workspace_and_a_busy_port(tmp_path, statemen
         res = amg("annotate", "--workspace", w, "--port", str(port))
     assert res.exit_code == 1
     assert res.output.strip().splitlines()[-1] == (
-        f"Error: Port {port} on 127.0.0.1 is in use; choose another with --port")
+        f"Error: Port {port} on 127.0.0.1 is in use; choose another with --port"
+    )
 
 
 def test_annotate_host_warns_that_links_are_secrets(tmp_path, statements_file, monkeypatch):
@@ -160,8 +255,17 @@ def test_annotate_host_warns_that_links_are_secrets(tmp_path, statements_file, m
     import os
 
     w = str(tmp_path / "ws")
-    amg("audit", "create", "a1", "--task", "evidence_type", "--from", str(statements_file),
-        "--workspace", w)
+    amg(
+        "audit",
+        "create",
+        "a1",
+        "--task",
+        "evidence_type",
+        "--from",
+        str(statements_file),
+        "--workspace",
+        w,
+    )
     seen = {}
 
     def fake_exec(path, cmd, env):
@@ -195,11 +299,22 @@ def test_remote_warning_only_beyond_this_machine():
 
 def test_annotate_names_a_host_that_is_not_this_machine(tmp_path, statements_file):
     w = str(tmp_path / "ws")
-    amg("audit", "create", "a1", "--task", "evidence_type", "--from", str(statements_file),
-        "--workspace", w)
-    for host, needle in [("nosuch.invalid", "--host 'nosuch.invalid' is not an address"),
-                         ("192.0.2.1", "--host 192.0.2.1 is not an address of this machine"),
-                         ("", "--host is empty")]:
+    amg(
+        "audit",
+        "create",
+        "a1",
+        "--task",
+        "evidence_type",
+        "--from",
+        str(statements_file),
+        "--workspace",
+        w,
+    )
+    for host, needle in [
+        ("nosuch.invalid", "--host 'nosuch.invalid' is not an address"),
+        ("192.0.2.1", "--host 192.0.2.1 is not an address of this machine"),
+        ("", "--host is empty"),
+    ]:
         res = amg("annotate", "--workspace", w, "--host", host)
         assert res.exit_code == 1, host
         assert res.output.strip().splitlines()[-1].startswith(f"Error: {needle}"), res.output
@@ -226,11 +341,34 @@ def test_a_port_just_released_is_not_busy():
 
 def test_links_for_another_machine_get_a_serve_hint_with_host(tmp_path, statements_file):
     w = str(tmp_path / "ws")
-    res = amg("audit", "create", "a1", "--task", "evidence_type", "--from", str(statements_file),
-              "--base-url", "http://10.1.2.3:8790", "--workspace", w)
+    res = amg(
+        "audit",
+        "create",
+        "a1",
+        "--task",
+        "evidence_type",
+        "--from",
+        str(statements_file),
+        "--base-url",
+        "http://10.1.2.3:8790",
+        "--workspace",
+        w,
+    )
     assert res.exit_code == 0, res.output
     assert res.output.strip().splitlines()[-1] == (
-        f"Serve them with: amg annotate --workspace {w} --host 0.0.0.0 --port 8790")
-    res = amg("audit", "create", "a2", "--task", "evidence_type", "--from", str(statements_file),
-              "--base-url", "https://audit.example.org", "--workspace", w)  # behind a TLS proxy
+        f"Serve them with: amg annotate --workspace {w} --host 0.0.0.0 --port 8790"
+    )
+    res = amg(
+        "audit",
+        "create",
+        "a2",
+        "--task",
+        "evidence_type",
+        "--from",
+        str(statements_file),
+        "--base-url",
+        "https://audit.example.org",
+        "--workspace",
+        w,
+    )  # behind a TLS proxy
     assert res.output.strip().splitlines()[-1] == f"Serve them with: amg annotate --workspace {w}"

@@ -26,8 +26,10 @@ def designs(tmp_path_factory):
     between weakly hedged and confident), and an ordered structure factor ``distance`` in a
     split of its own (``extend_design``)."""
     root = tmp_path_factory.mktemp("designs")
-    return {"conditional": load_design(conditional_design(root / "conditional")),
-            "distance": load_design(distance_design(root / "distance"))}
+    return {
+        "conditional": load_design(conditional_design(root / "conditional")),
+        "distance": load_design(distance_design(root / "distance")),
+    }
 
 
 def built(design, path) -> Workspace:
@@ -39,8 +41,14 @@ def built(design, path) -> Workspace:
     ws = Workspace(path)
     store_design(ws, design)
     splits = ["core", "controlled"] if design.name == "conditional" else ["distance"]
-    generate(ws, get_renderer("offline", design=design), splits, n_per_cell=2, design=design,
-             show_progress=False)
+    generate(
+        ws,
+        get_renderer("offline", design=design),
+        splits,
+        n_per_cell=2,
+        design=design,
+        show_progress=False,
+    )
     return ws
 
 
@@ -60,11 +68,18 @@ def test_the_extensions_are_in_the_designs(designs):
     assert "distance" in designs["distance"].ordered_factors
 
 
-@pytest.mark.parametrize("name, factor", [("conditional", "hedge_strength"),
-                                          ("conditional", "confirmation_wording"),
-                                          ("conditional", "outcome"), ("distance", "distance")])
-def test_difficulty_labels_are_the_design_levels_with_its_definitions(designs, tmp_path, name,
-                                                                      factor):
+@pytest.mark.parametrize(
+    "name, factor",
+    [
+        ("conditional", "hedge_strength"),
+        ("conditional", "confirmation_wording"),
+        ("conditional", "outcome"),
+        ("distance", "distance"),
+    ],
+)
+def test_difficulty_labels_are_the_design_levels_with_its_definitions(
+    designs, tmp_path, name, factor
+):
     design = designs[name]
     ws = built(design, tmp_path / "ws")
     made = create_audit(ws, "d", f"difficulty:{factor}", "arcs", annotators=["ana"])
@@ -73,7 +88,8 @@ def test_difficulty_labels_are_the_design_levels_with_its_definitions(designs, t
     assert ls.labels == f.level_names and ls.choices[-1] == "cant_tell"
     assert ls.ordered is (factor in design.ordered_factors)
     assert {k: v for k, v in ls.definitions.items() if k != "cant_tell"} == {
-        lv.name: lv.definition for lv in f.levels}
+        lv.name: lv.definition for lv in f.levels
+    }
     arcs = [a for a in ws.arcs() if a.spec.factor == factor]
     assert made.n_items == made.n_references == len(arcs)
     refs = dict(ws.db.execute("select item_id, label from audit_references where audit = 'd'"))
@@ -103,36 +119,73 @@ def test_mistyped_factor_and_split_name_the_design_choices(dws, designs, tmp_pat
     design = designs["distance"]
     with pytest.raises(UnknownLevel) as e:
         create_audit(dws, "x", "difficulty:distanse", "arcs")
-    assert str(e.value) == (f"Unknown factor 'distanse' in design 'distance'; choose one of: "
-                            f"{', '.join(design.factors)}; did you mean 'distance'?")
+    assert str(e.value) == (
+        f"Unknown factor 'distanse' in design 'distance'; choose one of: "
+        f"{', '.join(design.factors)}; did you mean 'distance'?"
+    )
     with pytest.raises(UnknownLevel) as e:
         create_audit(dws, "x", "difficulty:distance", "arcs:distanse")
-    assert str(e.value) == (f"Unknown split 'distanse' in design 'distance'; choose one of: "
-                            f"{', '.join(design.splits)}; did you mean 'distance'?")
-    assert create_audit(dws, "x", "difficulty:distance", "arcs:distance").n_items == \
-        design.arcs_in("distance", 2)
+    assert str(e.value) == (
+        f"Unknown split 'distanse' in design 'distance'; choose one of: "
+        f"{', '.join(design.splits)}; did you mean 'distance'?"
+    )
+    assert create_audit(dws, "x", "difficulty:distance", "arcs:distance").n_items == design.arcs_in(
+        "distance", 2
+    )
 
     runner = CliRunner()
-    res = runner.invoke(app, ["audit", "create", "y", "--task", "difficulty:distanse", "--from",
-                              "arcs", "--workspace", str(dws.path)])
+    res = runner.invoke(
+        app,
+        [
+            "audit",
+            "create",
+            "y",
+            "--task",
+            "difficulty:distanse",
+            "--from",
+            "arcs",
+            "--workspace",
+            str(dws.path),
+        ],
+    )
     assert res.exit_code == 1 and "did you mean 'distance'?" in res.output
     assert len(res.output.strip().splitlines()) == 1
     # the paper's design has no distance factor: refused before a workspace is made
     assert "distance" not in paper_design().factors
     fresh = tmp_path / "fresh"
-    res = runner.invoke(app, ["audit", "create", "y", "--task", "difficulty:distance", "--from",
-                              "arcs", "--workspace", str(fresh)])
+    res = runner.invoke(
+        app,
+        [
+            "audit",
+            "create",
+            "y",
+            "--task",
+            "difficulty:distance",
+            "--from",
+            "arcs",
+            "--workspace",
+            str(fresh),
+        ],
+    )
     assert res.exit_code == 1 and "Unknown factor 'distance' in design 'paper'" in res.output
     assert not fresh.exists()
 
 
 def _labels(ws, tmp_path, name: str, task: str | None, pairs, refs) -> None:
-    rows = [(f"i{k}", who, lab) for k, (a, b) in enumerate(pairs) for who, lab in (("ana", a),
-                                                                                    ("ben", b))]
+    rows = [
+        (f"i{k}", who, lab)
+        for k, (a, b) in enumerate(pairs)
+        for who, lab in (("ana", a), ("ben", b))
+    ]
     import_labels(ws, name, write_csv(tmp_path / f"{name}.csv", rows), task=task)
-    import_labels(ws, name, write_csv(tmp_path / f"{name}-r.csv",
-                                      [(f"i{k}", r) for k, r in enumerate(refs)], "item_id,label"),
-                  reference=True)
+    import_labels(
+        ws,
+        name,
+        write_csv(
+            tmp_path / f"{name}-r.csv", [(f"i{k}", r) for k, r in enumerate(refs)], "item_id,label"
+        ),
+        reference=True,
+    )
 
 
 def test_agreement_is_ordinal_for_distance_in_the_design_order(dws, designs, tmp_path):
@@ -140,8 +193,16 @@ def test_agreement_is_ordinal_for_distance_in_the_design_order(dws, designs, tmp
 
     scale = list(designs["distance"].ordered_factors["distance"])
     adj, one, two = scale
-    pairs = [(adj, adj), (adj, one), (one, two), (two, adj), (one, one), (two, two), (adj, two),
-             (one, "can't tell")]
+    pairs = [
+        (adj, adj),
+        (adj, one),
+        (one, two),
+        (two, adj),
+        (one, one),
+        (two, two),
+        (adj, two),
+        (one, "can't tell"),
+    ]
     refs = [adj, adj, one, two, two, one, adj, one]
     _labels(dws, tmp_path, "dist", "difficulty:distance", pairs, refs)
     r = agreement_report(dws, "dist", resamples=0)
@@ -150,8 +211,9 @@ def test_agreement_is_ordinal_for_distance_in_the_design_order(dws, designs, tmp
     (pair,) = r.cohen_kappa_pairs
     on_scale = [(a, b) for a, b in pairs if b in scale]
     assert pair.n_weighted == len(on_scale)
-    assert pair.kappa_linear == pytest.approx(cohen_kappa_score(
-        *zip(*on_scale), labels=scale, weights="linear"))
+    assert pair.kappa_linear == pytest.approx(
+        cohen_kappa_score(*zip(*on_scale), labels=scale, weights="linear")
+    )
     # off by one: one step along the design's order (adjacent -> two_between is two steps)
     humans = [h for p in pairs for h in p]
     ref_of = [r_ for r_ in refs for _ in range(2)]
@@ -166,9 +228,14 @@ def test_agreement_is_ordinal_for_distance_in_the_design_order(dws, designs, tmp
 
 
 def test_the_new_hedge_level_sits_on_the_scale_where_the_design_puts_it(cws, designs, tmp_path):
-    _labels(cws, tmp_path, "hedge", "difficulty:hedge_strength",
-            [("conditional", "weakly_hedged"), ("conditional", "confident_no_date")],
-            ["weakly_hedged", "strongly_hedged"])
+    _labels(
+        cws,
+        tmp_path,
+        "hedge",
+        "difficulty:hedge_strength",
+        [("conditional", "weakly_hedged"), ("conditional", "confident_no_date")],
+        ["weakly_hedged", "strongly_hedged"],
+    )
     r = agreement_report(cws, "hedge", resamples=0)
     assert r.labels == list(designs["conditional"].levels("hedge_strength")) + ["cant_tell"]
     # ref weakly_hedged: conditional and weakly are within one; ref strongly_hedged: conditional
@@ -177,8 +244,14 @@ def test_the_new_hedge_level_sits_on_the_scale_where_the_design_puts_it(cws, des
 
 
 def test_a_factor_the_design_leaves_unordered_is_nominal(dws, tmp_path):
-    _labels(dws, tmp_path, "out", "difficulty:outcome", [("came_true", "open"), ("open", "open")],
-            ["came_true", "open"])
+    _labels(
+        dws,
+        tmp_path,
+        "out",
+        "difficulty:outcome",
+        [("came_true", "open"), ("open", "open")],
+        ["came_true", "open"],
+    )
     r = agreement_report(dws, "out", resamples=0)
     assert not r.ordered and r.krippendorff_alpha.level == "nominal"
     assert r.vs_reference.within_one is None

@@ -40,10 +40,17 @@ SCRIPT = ROOT / "devsets" / "answers" / "measure.py"
 
 
 def line(**over) -> str:
-    rec = {"id": "x1", "part": "dev", "shape": "s", "field": "home_city",
-           "question": "Which city does the user live in?",
-           "values": {"initial": "Boston", "plan": "Seattle"}, "answer": "Boston.",
-           "asserts": ["initial"], "note": ""}
+    rec = {
+        "id": "x1",
+        "part": "dev",
+        "shape": "s",
+        "field": "home_city",
+        "question": "Which city does the user live in?",
+        "values": {"initial": "Boston", "plan": "Seattle"},
+        "answer": "Boston.",
+        "asserts": ["initial"],
+        "note": "",
+    }
     rec.update(over)
     return json.dumps(rec)
 
@@ -55,17 +62,26 @@ def write(tmp_path, *lines: str) -> Path:
 
 
 # -- the loader -----------------------------------------------------------------------------
-@pytest.mark.parametrize("bad, message", [
-    ("{not json", "answers.jsonl:2: not JSON"),
-    (line(id="x2", asserts=["current"]), "answers.jsonl:2: asserts.0"),
-    (line(id="x2", asserts=["plan", "plan"]), "a role is listed twice"),
-    (line(id="x2", part="test"), "answers.jsonl:2: part"),
-    (line(id="x2", field="favourite_colour"), "answers.jsonl:2: unknown field 'favourite_colour'"),
-    (line(id="x1"), "answers.jsonl:2: duplicate id 'x1' (first on answers.jsonl:1)"),
-    (line(id="x2", values={"initial": "Boston", "plan": "boston"}), "initial and plan are the same"),
-    (line(id="x2", values={"initial": "Boston"}), "answers.jsonl:2: values.plan"),
-    (json.dumps({**json.loads(line(id="x2")), "label": "plan"}), "answers.jsonl:2: label"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ("{not json", "answers.jsonl:2: not JSON"),
+        (line(id="x2", asserts=["current"]), "answers.jsonl:2: asserts.0"),
+        (line(id="x2", asserts=["plan", "plan"]), "a role is listed twice"),
+        (line(id="x2", part="test"), "answers.jsonl:2: part"),
+        (
+            line(id="x2", field="favourite_colour"),
+            "answers.jsonl:2: unknown field 'favourite_colour'",
+        ),
+        (line(id="x1"), "answers.jsonl:2: duplicate id 'x1' (first on answers.jsonl:1)"),
+        (
+            line(id="x2", values={"initial": "Boston", "plan": "boston"}),
+            "initial and plan are the same",
+        ),
+        (line(id="x2", values={"initial": "Boston"}), "answers.jsonl:2: values.plan"),
+        (json.dumps({**json.loads(line(id="x2")), "label": "plan"}), "answers.jsonl:2: label"),
+    ],
+)
 def test_loader_refuses_a_malformed_line(tmp_path, bad, message):
     with pytest.raises(BadInput, match=message.replace("(", r"\(").replace(")", r"\)")) as e:
         load_answer_set(write(tmp_path, line(), bad))
@@ -103,12 +119,36 @@ def test_the_labelled_set_is_well_formed_and_split_by_the_documented_rule():
 
 # the shapes of answers.jsonl (its README table); held-out 2 must cover every one of them
 README_SHAPES = {
-    "mem0_list", "mem0_list_ts", "mem0_json", "mem0_history", "graphiti_facts", "graphiti_json",
-    "prose_from_memories", "plan_second_clause", "plan_parenthetical", "wish", "offer_not_taken",
-    "pending_order", "future_start", "dropped_declined", "replaced", "after_leaving",
-    "old_service", "either_or", "no_answer", "hedged_current", "plan_as_done",
-    "came_true_confirmed", "negation", "question_back", "multi_memory_list", "long_answer",
-    "third_value", "short_answer", "contradiction"}
+    "mem0_list",
+    "mem0_list_ts",
+    "mem0_json",
+    "mem0_history",
+    "graphiti_facts",
+    "graphiti_json",
+    "prose_from_memories",
+    "plan_second_clause",
+    "plan_parenthetical",
+    "wish",
+    "offer_not_taken",
+    "pending_order",
+    "future_start",
+    "dropped_declined",
+    "replaced",
+    "after_leaving",
+    "old_service",
+    "either_or",
+    "no_answer",
+    "hedged_current",
+    "plan_as_done",
+    "came_true_confirmed",
+    "negation",
+    "question_back",
+    "multi_memory_list",
+    "long_answer",
+    "third_value",
+    "short_answer",
+    "contradiction",
+}
 
 
 def test_the_readme_shapes_are_the_shapes_of_the_first_file():
@@ -146,7 +186,9 @@ def test_an_id_repeated_in_a_second_file_is_refused(tmp_path):
     a = write(tmp_path, line(id="x1"))
     b = tmp_path / "more.jsonl"
     b.write_text(line(id="x1", part="heldout2") + "\n", encoding="utf-8")
-    with pytest.raises(BadInput, match=r"more.jsonl:1: duplicate id 'x1' \(first on answers.jsonl:1\)"):
+    with pytest.raises(
+        BadInput, match=r"more.jsonl:1: duplicate id 'x1' \(first on answers.jsonl:1\)"
+    ):
         load_answer_set([a, b])
 
 
@@ -174,40 +216,53 @@ class FakeJudge(AnswerJudge):
         if "FAIL" in q.answer:
             raise CallFailed("no valid verdict", kind="invalid_output")
         said = q.answer.split("SAY:", 1)[1].strip()
-        return AnswerVerdict(asserted=[x.strip() for x in said.split("|") if x.strip()], rationale="r")
+        return AnswerVerdict(
+            asserted=[x.strip() for x in said.split("|") if x.strip()], rationale="r"
+        )
 
 
 def test_measure_computes_the_figures(tmp_path):
     rows = [  # (part, shape, label, what the fake judge asserts)
-        ("dev", "a", ["initial"], "boston"),            # right (equivalence maps case)
-        ("dev", "a", ["initial"], "Seattle"),           # false plan, missed initial
-        ("dev", "a", [], "Seattle | Boston"),           # false plan, false initial
-        ("dev", "b", ["plan"], "Seattle"),              # right
-        ("dev", "b", ["initial", "plan"], "Boston"),    # missed plan
-        ("dev", "b", ["other"], "Portland"),            # right: a third value is other
-        ("dev", "b", [], "FAIL"),                       # judge failure
-        ("heldout", "a", [], ""),                       # right
-        ("heldout", "b", ["plan"], "Denver"),           # false other, missed plan
-        ("heldout2", "a", ["plan"], "Seattle"),         # right
+        ("dev", "a", ["initial"], "boston"),  # right (equivalence maps case)
+        ("dev", "a", ["initial"], "Seattle"),  # false plan, missed initial
+        ("dev", "a", [], "Seattle | Boston"),  # false plan, false initial
+        ("dev", "b", ["plan"], "Seattle"),  # right
+        ("dev", "b", ["initial", "plan"], "Boston"),  # missed plan
+        ("dev", "b", ["other"], "Portland"),  # right: a third value is other
+        ("dev", "b", [], "FAIL"),  # judge failure
+        ("heldout", "a", [], ""),  # right
+        ("heldout", "b", ["plan"], "Denver"),  # false other, missed plan
+        ("heldout2", "a", ["plan"], "Seattle"),  # right
     ]
-    p = write(tmp_path, *[line(id=f"x{i}", part=part, shape=shape, asserts=label,
-                               answer=f"SAY: {said}")
-                          for i, (part, shape, label, said) in enumerate(rows)])
+    p = write(
+        tmp_path,
+        *[
+            line(id=f"x{i}", part=part, shape=shape, asserts=label, answer=f"SAY: {said}")
+            for i, (part, shape, label, said) in enumerate(rows)
+        ],
+    )
     judge = FakeJudge()
     r = measure(load_answer_set(p), judge, get_value_judge("offline"))
     dev, held, held2 = r.parts  # default: every part the set has
     assert (dev.part, dev.n, held.part, held.n) == ("dev", 7, "heldout", 2)
     assert (held2.part, held2.n, held2.exact.k) == ("heldout2", 1, 1)
-    assert (dev.exact.k, dev.exact.n) == (3, 7)                 # the failure counts wrong
+    assert (dev.exact.k, dev.exact.n) == (3, 7)  # the failure counts wrong
     assert (dev.failures.k, dev.failures.n) == (1, 7)
-    assert (dev.false_plan.k, dev.false_plan.n) == (2, 4)       # judged labels lacking plan: 4
+    assert (dev.false_plan.k, dev.false_plan.n) == (2, 4)  # judged labels lacking plan: 4
     assert (dev.false_initial.k, dev.false_initial.n) == (1, 3)  # lacking initial: 3 judged
     assert (dev.false_other.k, dev.false_other.n) == (0, 5)
-    assert (dev.missed.k, dev.missed.n) == (2, 6)               # labelled roles of judged items
+    assert (dev.missed.k, dev.missed.n) == (2, 6)  # labelled roles of judged items
     assert round(dev.exact.ci_low, 3) == 0.158 and round(dev.exact.ci_high, 3) == 0.750  # Wilson
     a, b = dev.shapes
     assert (a.shape, a.exact.k, a.exact.n, a.false_plan.k, a.false_plan.n) == ("a", 1, 3, 2, 3)
-    assert (b.shape, b.exact.k, b.exact.n, b.failures.k, b.missed.k, b.missed.n) == ("b", 2, 4, 1, 1, 4)
+    assert (b.shape, b.exact.k, b.exact.n, b.failures.k, b.missed.k, b.missed.n) == (
+        "b",
+        2,
+        4,
+        1,
+        1,
+        4,
+    )
     assert (held.exact.k, held.false_other.k, held.false_other.n, held.missed.k) == (1, 1, 2, 1)
     failed = next(i for i in r.items if i.judged is None)
     assert failed.error == "no valid verdict" and not failed.correct
@@ -223,7 +278,9 @@ def test_measure_computes_the_figures(tmp_path):
 
 def test_an_empty_pool_is_undefined_not_zero(tmp_path):
     p = write(tmp_path, line(asserts=["plan"], answer="SAY: Seattle"))
-    part = measure(load_answer_set(p), FakeJudge(), get_value_judge("offline"), parts=["dev"]).parts[0]
+    part = measure(
+        load_answer_set(p), FakeJudge(), get_value_judge("offline"), parts=["dev"]
+    ).parts[0]
     assert part.false_plan.n == 0 and part.false_plan.value is None
     assert part.false_plan.fmt() == "undefined (n=0)"
 
@@ -254,8 +311,11 @@ def test_a_model_judge_is_cached_and_its_garbage_is_a_counted_failure(tmp_path):
 
     reset_scripts()
     ws = Workspace(tmp_path / "ws")
-    p = write(tmp_path, line(id="x1", answer="You live in Boston."),
-              line(id="x2", answer="GARBAGE", asserts=[]))
+    p = write(
+        tmp_path,
+        line(id="x1", answer="You live in Boston."),
+        line(id="x2", answer="GARBAGE", asserts=[]),
+    )
 
     def respond(req):
         if "GARBAGE" in req.prompt:
@@ -264,18 +324,27 @@ def test_a_model_judge_is_cached_and_its_garbage_is_a_counted_failure(tmp_path):
             assert "Seattle" not in req.prompt  # the rubric never shows the labelled values
             return {"asserted": ["Boston"], "rationale": "Boston is stated as current."}
         same = req.prompt.count("Boston") >= 2  # Boston against Boston (never Seattle)
-        return {"verdict": "equivalent" if same else "not_equivalent", "confidence": 0.9,
-                "rationale": "The two values name the same city." if same else "Different cities."}
+        return {
+            "verdict": "equivalent" if same else "not_equivalent",
+            "confidence": 0.9,
+            "rationale": "The two values name the same city." if same else "Different cities.",
+        }
 
     model = get_model("scripted:devset", workspace=ws).respond_with(respond)
-    r = measure(load_answer_set(p), get_answer_judge("scripted:devset", workspace=ws),
-                get_value_judge("scripted:devset", workspace=ws))
+    r = measure(
+        load_answer_set(p),
+        get_answer_judge("scripted:devset", workspace=ws),
+        get_value_judge("scripted:devset", workspace=ws),
+    )
     part = r.parts[0]
     assert (part.exact.k, part.exact.n, part.failures.k) == (1, 2, 1)
     assert not r.heuristic and r.judge == "scripted:devset"
     asked = len(model.history)
-    again = measure(load_answer_set(p), get_answer_judge("scripted:devset", workspace=ws),
-                    get_value_judge("scripted:devset", workspace=ws))
+    again = measure(
+        load_answer_set(p),
+        get_answer_judge("scripted:devset", workspace=ws),
+        get_value_judge("scripted:devset", workspace=ws),
+    )
     # the valid verdicts come from the cache; only the failed one is asked again
     assert again.parts[0].exact.k == 1
     assert len(model.history) > asked
@@ -297,13 +366,18 @@ def test_a_model_verdict_that_copies_the_example_or_invents_a_value_is_asked_aga
     reset_scripts()
     ws = Workspace(tmp_path / "ws")
     model = get_model("scripted:smol", workspace=ws)
-    q = AnswerQuestion(field="home_city", description="The city the user lives in.",
-                       probe_question="Where does the user live?",
-                       answer="You live in Boston and might move to Seattle.")
+    q = AnswerQuestion(
+        field="home_city",
+        description="The city the user lives in.",
+        probe_question="Where does the user live?",
+        answer="You live in Boston and might move to Seattle.",
+    )
     judge = get_answer_judge("scripted:smol", workspace=ws)
-    model.enqueue({"asserted": ["<value>", "1.0"], "rationale": "<one sentence>"},
-                  {"asserted": ["Portland"], "rationale": "The user lives in Portland."},
-                  {"asserted": ["Boston"], "rationale": "Boston is where the user lives now."})
+    model.enqueue(
+        {"asserted": ["<value>", "1.0"], "rationale": "<one sentence>"},
+        {"asserted": ["Portland"], "rationale": "The user lives in Portland."},
+        {"asserted": ["Boston"], "rationale": "Boston is where the user lives now."},
+    )
     v = judge.ask(q)
     assert v.asserted == ["Boston"]
     asks = [r.prompt for r in model.history]
@@ -320,8 +394,9 @@ def test_a_model_verdict_that_copies_the_example_or_invents_a_value_is_asked_aga
 
 # -- the script -----------------------------------------------------------------------------
 def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=120)
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *args], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
 
 
 def test_the_script_measures_the_real_set_with_the_offline_rules():
@@ -338,11 +413,14 @@ def test_the_script_measures_the_real_set_with_the_offline_rules():
     assert "heldout:" not in text.stdout and "judged wrong" in text.stdout
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--judge", "offline:answer_cues.v99"], "No offline answer rules version 99"),
-    (["--answers", "/no/such/answers.jsonl"], "No answer set at"),
-    (["--judge", "offline", "--base-url", "http://127.0.0.1:1/v1"], "are for a model judge"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--judge", "offline:answer_cues.v99"], "No offline answer rules version 99"),
+        (["--answers", "/no/such/answers.jsonl"], "No answer set at"),
+        (["--judge", "offline", "--base-url", "http://127.0.0.1:1/v1"], "are for a model judge"),
+    ],
+)
 def test_the_script_gives_a_one_line_error(args, message):
     p = run(*args)
     assert p.returncode == 1
@@ -353,10 +431,15 @@ def test_the_script_gives_a_one_line_error(args, message):
 def test_the_script_chooses_parts_and_files(tmp_path):
     """On hand-written lines (not the labelled set): --part both is dev and heldout, all adds
     heldout2; several --answers files are read together; a part a file lacks is an Error."""
-    a = write(tmp_path, line(id="x1", answer="You live in Boston."),
-              line(id="x2", part="heldout", answer="You live in Boston."))
+    a = write(
+        tmp_path,
+        line(id="x1", answer="You live in Boston."),
+        line(id="x2", part="heldout", answer="You live in Boston."),
+    )
     b = tmp_path / "h2.jsonl"
-    b.write_text(line(id="y1", part="heldout2", answer="You live in Boston.") + "\n", encoding="utf-8")
+    b.write_text(
+        line(id="y1", part="heldout2", answer="You live in Boston.") + "\n", encoding="utf-8"
+    )
     parts = lambda *args: [x["part"] for x in json.loads(run(*args, "--json").stdout)["parts"]]
     assert parts("--answers", str(a), str(b), "--part", "both") == ["dev", "heldout"]
     assert parts("--answers", str(a), str(b), "--part", "all") == ["dev", "heldout", "heldout2"]
@@ -367,7 +450,11 @@ def test_the_script_chooses_parts_and_files(tmp_path):
 
 def test_the_script_names_a_malformed_line(tmp_path):
     p = run("--answers", str(write(tmp_path, line(), "{oops")))
-    assert p.returncode == 1 and p.stderr.strip() == "Error: answers.jsonl:2: not JSON (Expecting property name enclosed in double quotes)"
+    assert (
+        p.returncode == 1
+        and p.stderr.strip()
+        == "Error: answers.jsonl:2: not JSON (Expecting property name enclosed in double quotes)"
+    )
 
 
 def test_recorded_held_out_accuracy_matches_the_rules_as_they_are():
@@ -385,8 +472,9 @@ def test_recorded_held_out_accuracy_matches_the_rules_as_they_are():
         judge = get_answer_judge(f"offline:{m.rubric}")
         assert judge.rubric_sha256 == m.rubric_sha256, m.rubric
         assert answers.part_sha256(m.part) == m.answers_sha256
-        part = next(p for p in measure(answers, judge, get_value_judge("offline"),
-                                       parts=[m.part]).parts)
+        part = next(
+            p for p in measure(answers, judge, get_value_judge("offline"), parts=[m.part]).parts
+        )
         assert (part.exact, part.false_plan, part.missed) == (m.exact, m.false_plan, m.missed)
 
 
@@ -400,4 +488,6 @@ def test_reports_quote_the_answer_judges_measured_accuracy(tmp_path):
     v2 = accuracy_line("offline", "answer_cues.v2")  # the part written blind to v2, not a fit
     assert "heldout2" in v2 and "/142 = " in v2 and "tuned on these answers too" not in v2
     unknown = accuracy_line("openai:gpt-x", "answer_assertion.v1")
-    assert "not measured" in unknown and "measure.py --judge openai:gpt-x --part heldout2" in unknown
+    assert (
+        "not measured" in unknown and "measure.py --judge openai:gpt-x --part heldout2" in unknown
+    )

@@ -22,7 +22,7 @@ WORDS_SHA = "c8f1deb69f0d98eb1edfa22b1f32c9d4c0b3b8d027b79e4bb82eecc9ccbe44ed"
 def scopes(answer: str, values=("Pandora", "Deezer")) -> list[frames.Scope]:
     """The scope of each value occurrence of a one-sentence answer, in order; the occurrences
     before one are read first, as the reader reads them."""
-    (toks, question), = sentences(C, answer, value_forms(C, values))
+    ((toks, question),) = sentences(C, answer, value_forms(C, values))
     cls = clauses(C, drop_ignored(C, toks), 0, question)
     tail = [cl.s() for cl in cls]
     out = []
@@ -42,31 +42,34 @@ def one(answer: str, at: int = 0) -> frames.Scope:
 
 
 # -- each rule alone: it reads its own sign, and says nothing about a plain statement -----------
-@pytest.mark.parametrize("rule, answer, at, frame, asserted", [
-    (frames.question, "Do you still use Deezer?", 0, "question", False),
-    (frames.choice, "You can't decide between Pandora or Deezer.", 1, "choice", False),
-    (frames.choice, "Either Deezer works for you.", 0, "choice", False),
-    (frames.replaced, "Pandora was replaced by Deezer.", 0, "done", False),
-    (frames.coordinated, "You dropped Pandora and Deezer.", 1, "done", False),
-    (frames.kept, "You stayed with Deezer.", 0, "current", True),
-    (frames.abandoned, "You gave up on Deezer.", 0, "abandoned", False),
-    (frames.declined, "You picked Pandora instead of Deezer.", 1, "declined", False),
-    (frames.someone_else, "Your partner listens on Deezer.", 0, "someone_else", False),
-    (frames.negated, "You don't use Deezer.", 0, "negated", False),
-    (frames.joined, "Deezer hired you last month.", 0, "done", True),
-    (frames.offer, "Deezer mailed you a promo code.", 0, "offer", False),
-    (frames.pending, "Your Deezer order is in transit.", 0, "pending", False),
-    (frames.future_start, "Your Deezer plan begins June 1.", 0, "future_start", False),
-    (frames.current_until_end, "Deezer expires in May.", 0, "current", True),
-    (frames.plan, "You're planning to switch to Deezer.", 0, "plan", False),
-    (frames.described, "Deezer is cheaper.", 0, "described", False),
-    (frames.plan_signs, "You almost bought Deezer.", 0, "plan", False),
-    (frames.mention, "You talked about Deezer.", 0, "mention", False),
-    (frames.ended, "Your Deezer contract ended.", 0, "ended", False),
-    (frames.past, "You used to have Deezer.", 0, "past", False),
-    (frames.done, "You switched to Deezer.", 0, "done", True),
-    (frames.current, "You use Deezer.", 0, "current", True),
-])
+@pytest.mark.parametrize(
+    "rule, answer, at, frame, asserted",
+    [
+        (frames.question, "Do you still use Deezer?", 0, "question", False),
+        (frames.choice, "You can't decide between Pandora or Deezer.", 1, "choice", False),
+        (frames.choice, "Either Deezer works for you.", 0, "choice", False),
+        (frames.replaced, "Pandora was replaced by Deezer.", 0, "done", False),
+        (frames.coordinated, "You dropped Pandora and Deezer.", 1, "done", False),
+        (frames.kept, "You stayed with Deezer.", 0, "current", True),
+        (frames.abandoned, "You gave up on Deezer.", 0, "abandoned", False),
+        (frames.declined, "You picked Pandora instead of Deezer.", 1, "declined", False),
+        (frames.someone_else, "Your partner listens on Deezer.", 0, "someone_else", False),
+        (frames.negated, "You don't use Deezer.", 0, "negated", False),
+        (frames.joined, "Deezer hired you last month.", 0, "done", True),
+        (frames.offer, "Deezer mailed you a promo code.", 0, "offer", False),
+        (frames.pending, "Your Deezer order is in transit.", 0, "pending", False),
+        (frames.future_start, "Your Deezer plan begins June 1.", 0, "future_start", False),
+        (frames.current_until_end, "Deezer expires in May.", 0, "current", True),
+        (frames.plan, "You're planning to switch to Deezer.", 0, "plan", False),
+        (frames.described, "Deezer is cheaper.", 0, "described", False),
+        (frames.plan_signs, "You almost bought Deezer.", 0, "plan", False),
+        (frames.mention, "You talked about Deezer.", 0, "mention", False),
+        (frames.ended, "Your Deezer contract ended.", 0, "ended", False),
+        (frames.past, "You used to have Deezer.", 0, "past", False),
+        (frames.done, "You switched to Deezer.", 0, "done", True),
+        (frames.current, "You use Deezer.", 0, "current", True),
+    ],
+)
 def test_each_rule_reads_its_sign_alone(rule, answer, at, frame, asserted):
     r = rule(one(answer, at))
     assert r is not None and (r.frame, r.asserted) == (frame, asserted), r
@@ -100,7 +103,7 @@ def test_the_rule_table_follows_the_header():
     table = [name.split()[0] for name, _ in frames.FRAME_RULES]
     # the header's plan rule is two entries: a plan cue before ``described``, its other signs after
     first, second = (i for i, name in enumerate(table) if name == "plan")
-    assert table[first + 1:second + 1] == ["described", "plan"]
+    assert table[first + 1 : second + 1] == ["described", "plan"]
     del table[second]
     assert table == names
     assert frames.FRAME_RULES[-1][1] is frames.current
@@ -122,9 +125,15 @@ def test_the_released_rules_and_the_reader_words_are_pinned():
 
 def test_the_reader_words_are_read_with_version_2():
     assert C.sets["not_completed_words"] == {"yet"} and C.sets["first_person"] == {"i"}
-    v = get_answer_judge("offline").ask(AnswerQuestion(
-        field="music_app", description="The user's music app.", probe_question="Which app?",
-        answer="You switched to Deezer, but haven't paid yet.", candidates=("Pandora", "Deezer")))
+    v = get_answer_judge("offline").ask(
+        AnswerQuestion(
+            field="music_app",
+            description="The user's music app.",
+            probe_question="Which app?",
+            answer="You switched to Deezer, but haven't paid yet.",
+            candidates=("Pandora", "Deezer"),
+        )
+    )
     assert v.asserted == [] and "a change not completed" in v.rationale
 
 

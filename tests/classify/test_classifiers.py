@@ -18,8 +18,10 @@ from agentmemgate.errors import BadInput, ModelSpecError, ProviderError
 from agentmemgate.llm import Model, RawReply, get_model, register_provider
 
 EV = ANSWERS["evidence_type"]
-GATE_QUESTION = ("The gate question: does this statement license revising the entity\u2019s "
-                 "canonical current state right now?")
+GATE_QUESTION = (
+    "The gate question: does this statement license revising the entity\u2019s "
+    "canonical current state right now?"
+)
 
 
 class LogprobModel(Model):
@@ -35,7 +37,10 @@ class LogprobModel(Model):
         return RawReply(text=text, resolved_model=self.name, logprobs=lps)
 
 
-register_provider("lpfake", lambda name, *, workspace=None, base_url=None, **o: LogprobModel(name, workspace=workspace))
+register_provider(
+    "lpfake",
+    lambda name, *, workspace=None, base_url=None, **o: LogprobModel(name, workspace=workspace),
+)
 
 
 def st(text, **kw):
@@ -55,7 +60,11 @@ def test_lexicon_returns_a_distribution():
         d = clf.classify(st(text))
         assert d.predicted == label, text
         assert sum(d.probs.values()) == pytest.approx(1.0) and set(d.probs) == {
-            "speculation", "completed_event", "explicit_correction", "other"}
+            "speculation",
+            "completed_event",
+            "explicit_correction",
+            "other",
+        }
         assert d.p_commit == pytest.approx(1 - d.probs["speculation"])
         assert d.method == "lexicon"
     assert clf.classify(st("I might move.")) == clf.classify(st("I might move."), run=4)
@@ -87,15 +96,27 @@ def test_answer_parsing():
     assert parse_answer("other (a preference)", EV) == "other"
     assert parse_answer("I cannot tell", EV) is None
     assert parse_answer("Yes.", ANSWERS["truth_now"]) == "commit"
-    assert token_class("spec", EV) == "speculation" and token_class(" completed", EV) == "completed_event"
+    assert (
+        token_class("spec", EV) == "speculation"
+        and token_class(" completed", EV) == "completed_event"
+    )
     assert token_class("ex", EV) == "explicit_correction" and token_class("The", EV) is None
-    assert token_class("other.", EV) == "other" and token_class("No", ANSWERS["should_store"]) == "hold"
+    assert (
+        token_class("other.", EV) == "other"
+        and token_class("No", ANSWERS["should_store"]) == "hold"
+    )
 
 
 def test_distribution_from_logprobs():
-    lps = [{"\n": -0.01, "**": -5.0},  # leading whitespace is skipped
-           {"spec": math.log(0.6), "other": math.log(0.2), "completed": math.log(0.1),
-            "The": math.log(0.05)}]
+    lps = [
+        {"\n": -0.01, "**": -5.0},  # leading whitespace is skipped
+        {
+            "spec": math.log(0.6),
+            "other": math.log(0.2),
+            "completed": math.log(0.1),
+            "The": math.log(0.05),
+        },
+    ]
     d = distribution_from_logprobs(lps, EV)
     assert d.probs["speculation"] == pytest.approx(0.6 / 0.9)
     assert d.probs["explicit_correction"] == 0 and d.predicted == "speculation"
@@ -108,8 +129,11 @@ def test_llm_classifier_by_logprobs(ws):
     clf = get_classifier("lpfake:m1", workspace=ws)
     LogprobModel.replies[:] = [("speculative", [{"spec": math.log(0.7), "other": math.log(0.3)}])]
     LogprobModel.prompts.clear()
-    s = st("I might move to Seattle.", speaker="user",
-           context=[ContextTurn(speaker="assistant", text="How is work?")])
+    s = st(
+        "I might move to Seattle.",
+        speaker="user",
+        context=[ContextTurn(speaker="assistant", text="How is work?")],
+    )
     d = clf.classify(s)
     assert d.probs["speculation"] == pytest.approx(0.7) and d.method == "logprobs(top=20)"
     prompt = LogprobModel.prompts[0]
@@ -121,12 +145,23 @@ def test_llm_classifier_by_logprobs(ws):
 def test_llm_classifier_by_votes_with_scripted_model(ws):
     model = get_model("scripted:voter")
     # the fifth vote never names a class: two re-asks carry the problem back, then it fails
-    model.enqueue("speculative", "Speculative.", "other", "completed_event", "I am not sure",
-                  "- speculative: asserts a possible change", "no idea")
+    model.enqueue(
+        "speculative",
+        "Speculative.",
+        "other",
+        "completed_event",
+        "I am not sure",
+        "- speculative: asserts a possible change",
+        "no idea",
+    )
     clf = get_classifier("scripted:voter", workspace=ws, method="votes", samples=5)
     d = clf.classify(st("I might move to Seattle."), run=2)
-    assert d.probs == {"speculation": 0.5, "completed_event": 0.25, "explicit_correction": 0.0,
-                       "other": 0.25}
+    assert d.probs == {
+        "speculation": 0.5,
+        "completed_event": 0.25,
+        "explicit_correction": 0.0,
+        "other": 0.25,
+    }
     assert d.method == "votes(k=5)" and d.detail == "4 of 5 votes valid" and d.valid_votes == 4
     assert [r.seed_key for r in model.history] == [f"run2:vote{i}" for i in (0, 1, 2, 3, 4, 4, 4)]
     assert all(r.temperature == 1.0 for r in model.history)
@@ -166,8 +201,13 @@ def test_auto_falls_back_when_logprobs_are_rejected(ws):
     from agentmemgate.llm import CallFailed
 
     model = get_model("scripted:nolp")
-    model.respond_with(lambda r: CallFailed("logprobs not supported", kind="bad_request")
-                       if r.logprobs else "completed_event")
+    model.respond_with(
+        lambda r: (
+            CallFailed("logprobs not supported", kind="bad_request")
+            if r.logprobs
+            else "completed_event"
+        )
+    )
     d = get_classifier("scripted:nolp", workspace=ws, samples=2).classify(st("I moved."))
     assert d.predicted == "completed_event" and d.method == "votes(k=2)"
 
@@ -175,7 +215,9 @@ def test_auto_falls_back_when_logprobs_are_rejected(ws):
 def test_binary_rubrics(ws):
     model = get_model("scripted:truth")
     model.enqueue("yes", "no", "no")
-    clf = get_classifier("scripted:truth", workspace=ws, rubric="truth_now", method="votes", samples=3)
+    clf = get_classifier(
+        "scripted:truth", workspace=ws, rubric="truth_now", method="votes", samples=3
+    )
     d = clf.classify(st("I might move to Seattle."))
     assert d.probs == pytest.approx({"commit": 1 / 3, "hold": 2 / 3})
     assert d.p_commit == pytest.approx(1 / 3) and d.predicted == "hold" and not d.routed_commit

@@ -38,12 +38,28 @@ def setup(ws, tmp_path, monkeypatch):
     return oa, an
 
 
-def test_statements_label_batch_votes_in_one_batch_and_relabel_by_anthropic(ws, tmp_path,
-                                                                            monkeypatch):
+def test_statements_label_batch_votes_in_one_batch_and_relabel_by_anthropic(
+    ws, tmp_path, monkeypatch
+):
     oa, an = setup(ws, tmp_path, monkeypatch)
-    r = runner.invoke(app, ["statements", "label", "gold", "--voters", "openai:gpt-test",
-                            "--votes", "3", "--relabel", "anthropic:claude-test", "--batch",
-                            "--no-progress", "--workspace", str(ws.path)])
+    r = runner.invoke(
+        app,
+        [
+            "statements",
+            "label",
+            "gold",
+            "--voters",
+            "openai:gpt-test",
+            "--votes",
+            "3",
+            "--relabel",
+            "anthropic:claude-test",
+            "--batch",
+            "--no-progress",
+            "--workspace",
+            str(ws.path),
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert oa.created == 1 and len(oa.lines["batch_1"]) == 4 * 3  # all votes of all statements
     assert an.created == 1 and len(an.reqs["msgbatch_01"]) == 4
@@ -51,11 +67,27 @@ def test_statements_label_batch_votes_in_one_batch_and_relabel_by_anthropic(ws, 
     assert not [q for q in an.requests if q.url.path.endswith("/v1/messages")]
     assert "Agreed: 4; disputed: 0" in r.output
 
+
 def test_classify_batch_by_votes(ws, tmp_path, monkeypatch):
     oa, _ = setup(ws, tmp_path, monkeypatch)
-    r = runner.invoke(app, ["classify", "--statements", "gold", "--classifier", "openai:gpt-test",
-                            "--method", "votes", "--samples", "3", "--batch", "--no-progress",
-                            "--workspace", str(ws.path)])
+    r = runner.invoke(
+        app,
+        [
+            "classify",
+            "--statements",
+            "gold",
+            "--classifier",
+            "openai:gpt-test",
+            "--method",
+            "votes",
+            "--samples",
+            "3",
+            "--batch",
+            "--no-progress",
+            "--workspace",
+            str(ws.path),
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert oa.created == 1 and len(oa.lines["batch_1"]) == 12
     dists = {x.statement_id: x.probs for x in stored(ws, "gold")}

@@ -14,10 +14,18 @@ from agentmemgate.errors import SameFamilyJudge
 from agentmemgate.llm import get_model
 
 runner = CliRunner()
-TEXTS = {"s1": "I might move to Seattle next year.", "s2": "I love jazz.",
-         "s3": "I saw the new museum.", "s4": "I moved to Denver last month."}
-VOTES = {"s1": ["speculative"] * 3, "s2": ["other", "other", "completed_event"],
-         "s3": ["speculative", "other", "completed_event"], "s4": ["other"] * 3}
+TEXTS = {
+    "s1": "I might move to Seattle next year.",
+    "s2": "I love jazz.",
+    "s3": "I saw the new museum.",
+    "s4": "I moved to Denver last month.",
+}
+VOTES = {
+    "s1": ["speculative"] * 3,
+    "s2": ["other", "other", "completed_event"],
+    "s3": ["speculative", "other", "completed_event"],
+    "s4": ["other"] * 3,
+}
 
 
 def _set(ws, tmp_path, name="set"):
@@ -51,12 +59,18 @@ def test_votes_ties_and_cross_family_relabel(ws, tmp_path):
     assert (items["s2"].reference, items["s2"].reference_status) == ("other", "agreed")
     assert (items["s3"].reference, items["s3"].reference_status) == (None, "tie")
     assert (items["s4"].reference, items["s4"].relabel, items["s4"].reference_status) == (
-        "other", "completed_event", "disputed")
+        "other",
+        "completed_event",
+        "disputed",
+    )
     assert (s.labeled, s.ties, s.agreed, s.disputed) == (3, 1, 2, 1)
     assert (s.agreement.k, s.agreement.n) == (2, 3)
     assert s.commit_hold_agreement.k == 3  # other vs completed_event both commit
     assert len(model.history) == 12 and {r.seed_key for r in model.history} == {
-        "run0:vote0", "run1:vote0", "run2:vote0"}
+        "run0:vote0",
+        "run1:vote0",
+        "run2:vote0",
+    }
     text = "\n".join(s.lines())
     assert "agreement 2/3 = 66.7%" in text and "Agreed: 2; disputed: 1" in text
     # resumable: nothing is asked again
@@ -103,8 +117,12 @@ def test_failed_votes_leave_statements_unlabeled_and_are_retried(ws, tmp_path):
 
 def test_imported_reference_labels_are_kept_without_replace(ws, tmp_path):
     f = tmp_path / "mixed.jsonl"
-    f.write_text("\n".join(json.dumps({"id": k, "text": v, **({"reference": "other"} if k == "s2" else {})})
-                           for k, v in TEXTS.items()))
+    f.write_text(
+        "\n".join(
+            json.dumps({"id": k, "text": v, **({"reference": "other"} if k == "s2" else {})})
+            for k, v in TEXTS.items()
+        )
+    )
     import_statements(ws, "mixed", f)
     model = _scripted("keep")
     s = label_statements(ws, "mixed", ["scripted:keep"], votes=3)
@@ -117,10 +135,14 @@ def test_imported_reference_labels_are_kept_without_replace(ws, tmp_path):
     items = {x.id: x for x in load_set(ws, "mixed")}
     assert items["s2"].reference_status == "voted" and s.kept_imported == 0
     all_imported = tmp_path / "gold.jsonl"
-    all_imported.write_text(json.dumps({"id": "g1", "text": "I moved.", "reference": "completed_event"}))
+    all_imported.write_text(
+        json.dumps({"id": "g1", "text": "I moved.", "reference": "completed_event"})
+    )
     import_statements(ws, "gold", all_imported)
-    r = runner.invoke(app, ["statements", "label", "gold", "--voters", "scripted:keep",
-                            "--workspace", str(ws.path)])
+    r = runner.invoke(
+        app,
+        ["statements", "label", "gold", "--voters", "scripted:keep", "--workspace", str(ws.path)],
+    )
     assert r.exit_code == 1 and "imported reference label; pass --replace" in r.output
     assert {x.reference_status for x in load_set(ws, "gold")} == {"imported"}
 
@@ -129,27 +151,83 @@ def test_cli_label(tmp_path):
     ws = str(tmp_path / "ws")
     f = tmp_path / "s.jsonl"
     f.write_text("\n".join(json.dumps({"id": k, "text": v}) for k, v in TEXTS.items()))
-    assert runner.invoke(app, ["statements", "import", "s", str(f), "--workspace", ws]).exit_code == 0
+    assert (
+        runner.invoke(app, ["statements", "import", "s", str(f), "--workspace", ws]).exit_code == 0
+    )
     _scripted("cli")
-    r = runner.invoke(app, ["statements", "label", "s", "--voters", "scripted:cli", "--votes", "3",
-                            "--relabel", "offline", "--workspace", ws])
+    r = runner.invoke(
+        app,
+        [
+            "statements",
+            "label",
+            "s",
+            "--voters",
+            "scripted:cli",
+            "--votes",
+            "3",
+            "--relabel",
+            "offline",
+            "--workspace",
+            ws,
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert "Reference labels: 3 (ties flagged, no reference: 1)" in r.output
-    r = runner.invoke(app, ["classify", "--statements", "s", "--classifier", "scripted:cli",
-                            "--no-progress", "--workspace", ws])
+    r = runner.invoke(
+        app,
+        [
+            "classify",
+            "--statements",
+            "s",
+            "--classifier",
+            "scripted:cli",
+            "--no-progress",
+            "--workspace",
+            ws,
+        ],
+    )
     assert r.exit_code == 0, r.output
-    r = runner.invoke(app, ["report", "classifier", "s", "--resamples", "20", "--workspace", ws,
-                            "--out-dir", str(tmp_path / "plots")])
+    r = runner.invoke(
+        app,
+        [
+            "report",
+            "classifier",
+            "s",
+            "--resamples",
+            "20",
+            "--workspace",
+            ws,
+            "--out-dir",
+            str(tmp_path / "plots"),
+        ],
+    )
     assert r.exit_code == 0, r.output
-    calls = r.output.split("Model calls in this workspace (call log, `amg classify` and "
-                           "`amg statements label`):\n")[1].splitlines()[0]
+    calls = r.output.split(
+        "Model calls in this workspace (call log, `amg classify` and `amg statements label`):\n"
+    )[1].splitlines()[0]
     import sqlite3
 
-    logged = sqlite3.connect(f"{ws}/workspace.db").execute(
-        "select count(*) from llm_calls where command in ('amg classify', 'amg statements label')"
-    ).fetchone()[0]
+    logged = (
+        sqlite3.connect(f"{ws}/workspace.db")
+        .execute(
+            "select count(*) from llm_calls where command in ('amg classify', 'amg statements label')"
+        )
+        .fetchone()[0]
+    )
     assert logged > 12  # 12 votes, then the classifier's calls
     assert calls.startswith(f"  scripted:cli: {logged} calls") and calls.endswith("; $0.00")
-    r = runner.invoke(app, ["statements", "label", "s", "--voters", "scripted:cli",
-                            "--relabel", "scripted:x", "--workspace", ws])
+    r = runner.invoke(
+        app,
+        [
+            "statements",
+            "label",
+            "s",
+            "--voters",
+            "scripted:cli",
+            "--relabel",
+            "scripted:x",
+            "--workspace",
+            ws,
+        ],
+    )
     assert r.exit_code == 1 and "Error: Relabeler" in r.output and "--allow-same-family" in r.output

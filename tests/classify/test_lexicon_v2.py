@@ -77,10 +77,16 @@ def test_offline_is_the_newest_version_and_every_version_stays_selectable():
     v2 = get_classifier("offline")
     assert v2.name == "offline:lexicon.v2" and v2.rubric_ref == "evidence_cues.v2"
     assert get_classifier("offline:lexicon") is v2 and get_classifier("offline:lexicon.v2") is v2
-    assert v2.sha256 == hashlib.sha256((CLASSIFY / "evidence_cues.v2.toml").read_bytes()).hexdigest()
+    assert (
+        v2.sha256 == hashlib.sha256((CLASSIFY / "evidence_cues.v2.toml").read_bytes()).hexdigest()
+    )
     v1 = get_classifier("offline:lexicon.v1")
     assert (v1.name, v1.rubric_ref, v1.family, v2.family) == (
-        "offline:lexicon.v1", "evidence_cues.v1", "offline", "offline")
+        "offline:lexicon.v1",
+        "evidence_cues.v1",
+        "offline",
+        "offline",
+    )
     with pytest.raises(BadInput, match=r"No offline lexicon version 9; known: \[1, 2\]"):
         get_classifier("offline:lexicon.v9")
     with pytest.raises(BadInput, match="evidence_type rubric only"):
@@ -89,19 +95,39 @@ def test_offline_is_the_newest_version_and_every_version_stays_selectable():
 
 def test_v1_is_unchanged():
     """Results stored under offline:lexicon.v1 must stay reproducible: same file, same numbers."""
-    assert hashlib.sha256((CLASSIFY / "evidence_cues.v1.toml").read_bytes()).hexdigest() == V1_SHA256
+    assert (
+        hashlib.sha256((CLASSIFY / "evidence_cues.v1.toml").read_bytes()).hexdigest() == V1_SHA256
+    )
     v1 = get_classifier("offline:lexicon.v1")
     assert v1.sha256 == V1_SHA256
     expected = {
-        "The plan is to switch to our credit union on Friday, November 15.":
-            ("other", {"speculation": 0.248967, "completed_event": 0.248967,
-                       "explicit_correction": 0.09159, "other": 0.410477}),
-        "I just need to find the time.":
-            ("completed_event", {"speculation": 0.174371, "completed_event": 0.473991,
-                                 "explicit_correction": 0.064148, "other": 0.28749}),
-        "I might move to Tucson next year.":
-            ("speculation", {"speculation": 0.869423, "completed_event": 0.043286,
-                             "explicit_correction": 0.015924, "other": 0.071367}),
+        "The plan is to switch to our credit union on Friday, November 15.": (
+            "other",
+            {
+                "speculation": 0.248967,
+                "completed_event": 0.248967,
+                "explicit_correction": 0.09159,
+                "other": 0.410477,
+            },
+        ),
+        "I just need to find the time.": (
+            "completed_event",
+            {
+                "speculation": 0.174371,
+                "completed_event": 0.473991,
+                "explicit_correction": 0.064148,
+                "other": 0.28749,
+            },
+        ),
+        "I might move to Tucson next year.": (
+            "speculation",
+            {
+                "speculation": 0.869423,
+                "completed_event": 0.043286,
+                "explicit_correction": 0.015924,
+                "other": 0.071367,
+            },
+        ),
     }
     for text, (label, probs) in expected.items():
         d = v1.classify(st(text))
@@ -113,9 +139,11 @@ def test_v2_fixes_what_v1_misroutes():
     """The cues v1 counted anywhere ("just", "since", "now", "got", "left") and plans with no
     v1 cue; v2 reads them in scope."""
     v1, v2 = get_classifier("offline:lexicon.v1"), get_classifier("offline")
-    for text in ("The plan is to switch to our credit union on Friday, November 15.",
-                 "Since I've been with them for years, I might just leave the credit union.",
-                 "I've got to decide whether to leave my job now."):
+    for text in (
+        "The plan is to switch to our credit union on Friday, November 15.",
+        "Since I've been with them for years, I might just leave the credit union.",
+        "I've got to decide whether to leave my job now.",
+    ):
         assert v1.classify(st(text)).predicted != "speculation", text
         assert v2.classify(st(text)).predicted == "speculation", text
     assert v1.classify(st("I just need a minute to think.")).predicted == "completed_event"
@@ -127,18 +155,27 @@ def test_a_calendar_date_is_read_against_the_statement_date():
     assert clf.classify(st(text, "2024-11-20")).predicted == "speculation"  # still ahead
     assert clf.classify(st(text, "2024-12-10")).routed_commit  # a week past: no plan left
     assert clf.classify(st(text, None)).routed_commit  # no date: the date is neutral
-    assert clf.classify(st("I switched to the night shift last Friday.")).predicted == "completed_event"
+    assert (
+        clf.classify(st("I switched to the night shift last Friday.")).predicted
+        == "completed_event"
+    )
     assert clf.classify(st("I switch to the night shift next Friday.")).predicted == "speculation"
 
 
 def test_a_reason_clause_does_not_outvote_the_main_clause():
     clf = get_classifier("offline")
-    d = clf.classify(st("I'm thinking about switching insurers because mine just raised the price "
-                        "and I've already paid too much."))
+    d = clf.classify(
+        st(
+            "I'm thinking about switching insurers because mine just raised the price "
+            "and I've already paid too much."
+        )
+    )
     assert d.predicted == "speculation"
     ev = clf.explain("I switched insurers because I was thinking about saving money.", DAY)
-    assert clf.classify(st("I switched insurers because I was thinking about saving money.")
-                        ).predicted == "completed_event"
+    assert (
+        clf.classify(st("I switched insurers because I was thinking about saving money.")).predicted
+        == "completed_event"
+    )
     assert any("reason clause" in e.rule for e in ev)
 
 
@@ -147,7 +184,8 @@ def test_explain_names_the_rule_and_is_deterministic():
     text = "The plan is to switch to our credit union on Friday, November 15."
     ev = clf.explain(text, DAY)
     assert [(e.cls, e.rule, e.surface) for e in ev] == [
-        ("speculation", "change under intention 'the plan is'", "switch")]
+        ("speculation", "change under intention 'the plan is'", "switch")
+    ]
     assert clf.classify(st(text)) == clf.classify(st(text))
     probs = clf.classify(st(text)).probs
     assert 0.5 < probs["speculation"] < 0.99 and sum(probs.values()) == pytest.approx(1.0)
@@ -157,7 +195,9 @@ def test_the_data_file_documents_every_weight_and_the_code_reads_no_renderer_fil
     raw = (CLASSIFY / "evidence_cues.v2.toml").read_text()
     data = tomllib.loads(raw)
     header = "\n".join(line for line in raw.splitlines() if line.startswith("#"))
-    code = "".join((CLASSIFY / f).read_text() for f in ("scoped.py", "scoped_rules.py", "_scoped_sentence.py"))
+    code = "".join(
+        (CLASSIFY / f).read_text() for f in ("scoped.py", "scoped_rules.py", "_scoped_sentence.py")
+    )
     for key in data["evidence"]:
         assert re.search(rf"\b{key}\b", header), f"{key} is not explained in the file header"
         assert f'"{key}"' in code or '"bare_{cls}"' in code and key.startswith("bare_"), key
@@ -174,37 +214,55 @@ def test_test_sentences_are_not_renderer_output():
     from agentmemgate.generate import get_renderer, plan_split
 
     renderer = get_renderer("offline")
-    rendered = {t.text for split in ("core", "heldout", "controlled") for spec in plan_split(split, 0)
-                for s in renderer.render(spec).sessions for t in s.turns}
+    rendered = {
+        t.text
+        for split in ("core", "heldout", "controlled")
+        for spec in plan_split(split, 0)
+        for s in renderer.render(spec).sessions
+        for t in s.turns
+    }
     mine = [t for ts in CASES.values() for t in ts]
     assert not [m for m in mine if any(m in r for r in rendered)]
 
 
 def test_results_are_stored_under_each_versions_name(ws, tmp_path):
-    rows = [{"id": f"s{i}", "text": t, "reference": lab, "license": "MIT"}
-            for i, (lab, t) in enumerate((lab, t) for lab, ts in CASES.items() for t in ts[:2])]
+    rows = [
+        {"id": f"s{i}", "text": t, "reference": lab, "license": "MIT"}
+        for i, (lab, t) in enumerate((lab, t) for lab, ts in CASES.items() for t in ts[:2])
+    ]
     f = tmp_path / "g.jsonl"
     f.write_text("\n".join(json.dumps(r) for r in rows))
     import_statements(ws, "g", f)
     assert classify_set(ws, "g", "offline:lexicon.v1").new == len(rows)
     assert classify_set(ws, "g", "offline").new == len(rows)  # v2: its own rows, v1's untouched
     assert classify_set(ws, "g", "offline:lexicon.v2").new == 0
-    got = {r[0]: (r[1], r[2]) for r in ws.db.execute(
-        "select classifier, rubric, rubric_sha256 from classifications where set_name = 'g' "
-        "group by classifier").fetchall()}
-    assert got == {"offline:lexicon.v1": ("evidence_cues.v1", V1_SHA256),
-                   "offline:lexicon.v2": ("evidence_cues.v2", get_classifier("offline").sha256)}
+    got = {
+        r[0]: (r[1], r[2])
+        for r in ws.db.execute(
+            "select classifier, rubric, rubric_sha256 from classifications where set_name = 'g' "
+            "group by classifier"
+        ).fetchall()
+    }
+    assert got == {
+        "offline:lexicon.v1": ("evidence_cues.v1", V1_SHA256),
+        "offline:lexicon.v2": ("evidence_cues.v2", get_classifier("offline").sha256),
+    }
     assert len(stored(ws, "g", "offline:lexicon.v1")) == len(rows)
 
 
 def test_natural_routing_figures():
-    items = [LabelledTurn("locomo", f"c:{i}", lab, st(t, None)) for i, (lab, t) in enumerate([
-        ("spec", "I might move to Tucson next year."),
-        ("spec", "Thinking of getting a bike. What do you think?"),
-        ("none", "I love hiking on weekends."),
-        ("none", "Talk to you soon!"),
-        ("borderline", "We're planning a trip to the coast next week."),
-    ])]
+    items = [
+        LabelledTurn("locomo", f"c:{i}", lab, st(t, None))
+        for i, (lab, t) in enumerate(
+            [
+                ("spec", "I might move to Tucson next year."),
+                ("spec", "Thinking of getting a bike. What do you think?"),
+                ("none", "I love hiking on weekends."),
+                ("none", "Talk to you soon!"),
+                ("borderline", "We're planning a trip to the coast next week."),
+            ]
+        )
+    ]
     r = route(get_classifier("offline"), items, resamples=200)
     assert [g.group for g in r.groups] == ["locomo", "all"]
     g = r.groups[-1]

@@ -22,10 +22,7 @@ from agentmemgate.classify.metrics import _draws, auroc_rows, macro_f1_rows
 
 # A confusion matrix consistent with every cell of Table 8 (163 natural statements): rows are the
 # reference, columns the argmax, in EVIDENCE_TYPES order; "other" -> completed_event is 35 of 68.
-TABLE8 = [[37, 4, 0, 1],
-          [0, 46, 0, 2],
-          [0, 2, 2, 1],
-          [3, 35, 1, 29]]
+TABLE8 = [[37, 4, 0, 1], [0, 46, 0, 2], [0, 2, 2, 1], [3, 35, 1, 29]]
 
 
 def _labels(matrix):
@@ -90,7 +87,9 @@ def test_bootstrap_draws_equal_sklearn_per_draw():
             assert np.isnan(fast_auc[k])
         r, q = [ref[i] for i in idx], [pred[i] for i in idx]
         present = [c for c in EVIDENCE_TYPES if c in r]
-        assert fast_f1[k] == pytest.approx(f1_score(r, q, labels=present, average="macro", zero_division=0))
+        assert fast_f1[k] == pytest.approx(
+            f1_score(r, q, labels=present, average="macro", zero_division=0)
+        )
 
 
 def test_bootstrap_intervals_are_seeded_and_report_their_resamples():
@@ -121,9 +120,11 @@ def test_paired_difference():
 
 
 def test_stability_by_hand():
-    labels = [["speculation", "other", "other"],
-              ["speculation", "completed_event", "other"],
-              ["speculation", "completed_event", "speculation"]]
+    labels = [
+        ["speculation", "other", "other"],
+        ["speculation", "completed_event", "other"],
+        ["speculation", "completed_event", "speculation"],
+    ]
     p = [[0.1, 0.8, 0.6], [0.2, 0.9, 0.6], [0.3, 0.7, 0.3]]
     s = stability(labels, p, [0, 1, 1])
     assert (s.runs, s.n) == (3, 3)
@@ -156,7 +157,10 @@ def test_bootstrap_intervals_equal_a_plain_sklearn_loop():
     f1s = []
     for idx in draws:
         r, s = [ref[i] for i in idx], [pred[i] for i in idx]
-        f1s.append(f1_score(r, s, labels=[c for c in EVIDENCE_TYPES if c in r], average="macro",
-                            zero_division=0))
+        f1s.append(
+            f1_score(
+                r, s, labels=[c for c in EVIDENCE_TYPES if c in r], average="macro", zero_division=0
+            )
+        )
     f = macro_f1_ci(ref, pred, resamples=100, seed=9)
     assert (f.ci_low, f.ci_high) == pytest.approx(tuple(np.percentile(f1s, [2.5, 97.5])))

@@ -15,24 +15,30 @@ from agentmemgate.errors import BadInput
 from agentmemgate.llm import get_model
 
 runner = CliRunner()
-ROWS = [("I might move to Seattle next year.", "speculation"),
-        ("I'm thinking about adopting a dog.", "speculation"),
-        ("We're planning to switch to a new bank soon.", "speculation"),
-        ("Not sure whether to take the Denver job.", "speculation"),
-        ("I moved to Denver last month.", "completed_event"),
-        ("I finally bought a new bike yesterday.", "completed_event"),
-        ("I just started at Acme.", "completed_event"),
-        ("Actually, I was wrong: I live in Boston.", "explicit_correction"),
-        ("I love jazz.", "other"),
-        ("Can you recommend a hotel?", "other"),
-        ("I usually run in the morning.", "other"),
-        ("My favorite color is green.", "other")]
+ROWS = [
+    ("I might move to Seattle next year.", "speculation"),
+    ("I'm thinking about adopting a dog.", "speculation"),
+    ("We're planning to switch to a new bank soon.", "speculation"),
+    ("Not sure whether to take the Denver job.", "speculation"),
+    ("I moved to Denver last month.", "completed_event"),
+    ("I finally bought a new bike yesterday.", "completed_event"),
+    ("I just started at Acme.", "completed_event"),
+    ("Actually, I was wrong: I live in Boston.", "explicit_correction"),
+    ("I love jazz.", "other"),
+    ("Can you recommend a hotel?", "other"),
+    ("I usually run in the morning.", "other"),
+    ("My favorite color is green.", "other"),
+]
 
 
 def _import(ws, tmp_path, rows=ROWS, name="gold"):
     f = tmp_path / f"{name}.jsonl"
-    f.write_text("\n".join(json.dumps({"id": f"s{i}", "text": t, "reference": r, "license": "MIT"})
-                           for i, (t, r) in enumerate(rows)))
+    f.write_text(
+        "\n".join(
+            json.dumps({"id": f"s{i}", "text": t, "reference": r, "license": "MIT"})
+            for i, (t, r) in enumerate(rows)
+        )
+    )
     import_statements(ws, name, f)
 
 
@@ -60,8 +66,14 @@ def test_classify_offline_runs_and_report(ws, tmp_path):
     assert (tmp_path / "plots" / "offline_lexicon.v2-confusion.png").stat().st_size > 1000
     assert (tmp_path / "plots" / "roc.png").is_file()
     text = "\n".join(rep.lines())
-    for needle in ("AUROC, P(commit) vs reference commit/hold:", "Argmax accuracy (4 classes): ",
-                   "Macro-F1:", "Stability over 2 runs", "200 resamples, seed 0", "Source licenses: MIT"):
+    for needle in (
+        "AUROC, P(commit) vs reference commit/hold:",
+        "Argmax accuracy (4 classes): ",
+        "Macro-F1:",
+        "Stability over 2 runs",
+        "200 resamples, seed 0",
+        "Source licenses: MIT",
+    ):
         assert needle in text
 
 
@@ -114,23 +126,77 @@ def test_report_errors(ws, tmp_path):
 def test_cli_classify_and_report(tmp_path):
     ws = str(tmp_path / "ws")
     f = tmp_path / "g.jsonl"
-    f.write_text("\n".join(json.dumps({"id": f"s{i}", "text": t, "reference": r})
-                           for i, (t, r) in enumerate(ROWS)))
-    assert runner.invoke(app, ["statements", "import", "g", str(f), "--workspace", ws]).exit_code == 0
-    r = runner.invoke(app, ["classify", "--statements", "g", "--runs", "3", "--workspace", ws,
-                            "--out", str(tmp_path / "d.jsonl")])
+    f.write_text(
+        "\n".join(
+            json.dumps({"id": f"s{i}", "text": t, "reference": r}) for i, (t, r) in enumerate(ROWS)
+        )
+    )
+    assert (
+        runner.invoke(app, ["statements", "import", "g", str(f), "--workspace", ws]).exit_code == 0
+    )
+    r = runner.invoke(
+        app,
+        [
+            "classify",
+            "--statements",
+            "g",
+            "--runs",
+            "3",
+            "--workspace",
+            ws,
+            "--out",
+            str(tmp_path / "d.jsonl"),
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert "offline:lexicon.v2 on g: 36 new, 0 already done, 0 failed" in r.output
-    r = runner.invoke(app, ["report", "classifier", "g", "--json", "--resamples", "100",
-                            "--workspace", ws, "--out-dir", str(tmp_path / "p")])
+    r = runner.invoke(
+        app,
+        [
+            "report",
+            "classifier",
+            "g",
+            "--json",
+            "--resamples",
+            "100",
+            "--workspace",
+            ws,
+            "--out-dir",
+            str(tmp_path / "p"),
+        ],
+    )
     assert r.exit_code == 0, r.output
     data = json.loads(r.output)
     assert data["classifiers"][0]["stability"]["runs"] == 3 and data["resamples"] == 100
-    r = runner.invoke(app, ["report", "classifier", "g", "--resamples", "100", "--workspace", ws,
-                            "--out-dir", str(tmp_path / "p")])
+    r = runner.invoke(
+        app,
+        [
+            "report",
+            "classifier",
+            "g",
+            "--resamples",
+            "100",
+            "--workspace",
+            ws,
+            "--out-dir",
+            str(tmp_path / "p"),
+        ],
+    )
     assert "Confusion (rows reference, columns predicted):" in r.output
     r = runner.invoke(app, ["classify", "--statements", "nope", "--workspace", ws])
     assert r.exit_code == 1 and r.output.startswith("Error: No statement set 'nope'")
-    r = runner.invoke(app, ["classify", "--statements", "g", "--classifier", "offline",
-                            "--rubric", "should_store", "--workspace", ws])
+    r = runner.invoke(
+        app,
+        [
+            "classify",
+            "--statements",
+            "g",
+            "--classifier",
+            "offline",
+            "--rubric",
+            "should_store",
+            "--workspace",
+            ws,
+        ],
+    )
     assert r.exit_code == 1 and "evidence_type rubric only" in r.output

@@ -23,12 +23,16 @@ def _conv(*sessions: list[str]) -> Conversation:
     """A conversation where the user says each string; one session per list."""
     out = []
     for i, texts in enumerate(sessions):
-        turns = [CorpusTurn(index=k, speaker="user", text=t, ref=f"q/s{i}/{k}", mined=True)
-                 for k, t in enumerate(texts)]
-        out.append(CorpusSession(index=i, session_id=f"s{i}", date=f"2024-0{i + 1}-01T10:00",
-                                 turns=turns))
-    return Conversation(corpus="longmemeval", conversation_id="q", speakers=["user", "assistant"],
-                        sessions=out)
+        turns = [
+            CorpusTurn(index=k, speaker="user", text=t, ref=f"q/s{i}/{k}", mined=True)
+            for k, t in enumerate(texts)
+        ]
+        out.append(
+            CorpusSession(index=i, session_id=f"s{i}", date=f"2024-0{i + 1}-01T10:00", turns=turns)
+        )
+    return Conversation(
+        corpus="longmemeval", conversation_id="q", speakers=["user", "assistant"], sessions=out
+    )
 
 
 def _mine(conv: Conversation):
@@ -38,66 +42,122 @@ def _mine(conv: Conversation):
     return cand, ext, link_outcome(conv, cand, ext)
 
 
-@pytest.mark.parametrize("text, attribute, value, level", [
-    ("I'm torn between staying in Boston and moving to Seattle.", "home_city", "Seattle", "strongly_hedged"),
-    ("I've been thinking about adopting a rescue dog.", "pet", "rescue dog", "weakly_hedged"),
-    ("I'm going to buy an electric car.", "vehicle", "electric car", "confident_no_date"),
-    ("I'm moving to Austin next month.", "home_city", "Austin", "scheduled_with_date"),
-    ("I'm planning to go vegan.", "diet", "vegan", "confident_no_date"),
-])
+@pytest.mark.parametrize(
+    "text, attribute, value, level",
+    [
+        (
+            "I'm torn between staying in Boston and moving to Seattle.",
+            "home_city",
+            "Seattle",
+            "strongly_hedged",
+        ),
+        ("I've been thinking about adopting a rescue dog.", "pet", "rescue dog", "weakly_hedged"),
+        ("I'm going to buy an electric car.", "vehicle", "electric car", "confident_no_date"),
+        ("I'm moving to Austin next month.", "home_city", "Austin", "scheduled_with_date"),
+        ("I'm planning to go vegan.", "diet", "vegan", "confident_no_date"),
+    ],
+)
 def test_rules_keep_plans_with_attribute_value_and_hedge_level(text, attribute, value, level):
     cand, ext, _ = _mine(_conv([text]))
     assert ext.kept and ext.text == text
     assert (ext.attribute, ext.plan_value, ext.hedge_level) == (attribute, value, level)
 
 
-@pytest.mark.parametrize("text, reason", [
-    ("Can you tell me more about what might be causing it?", "question"),
-    ("I'm not going to move to Denver.", "negated plan"),
-    ("I can't wait to see you next week.", "no attribute change"),
-])
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        ("Can you tell me more about what might be causing it?", "question"),
+        ("I'm not going to move to Denver.", "negated plan"),
+        ("I can't wait to see you next week.", "no attribute change"),
+    ],
+)
 def test_rules_reject_with_a_reason(text, reason):
     cand, ext, link = _mine(_conv([text]))
     assert not ext.kept and ext.reject_reason == reason and link is None
 
 
-@pytest.mark.parametrize("text, attribute, value, level", [
-    ("I'm leaning towards the Godox V1, but how does it compare to the Sony?", "choice", "Godox V1",
-     "weakly_hedged"),
-    ("Is it crazy that I might move to Lisbon?", "home_city", "Lisbon", "strongly_hedged"),
-    ("Could you suggest neighborhoods, since I'm planning to move to Denver?", "home_city",
-     "Denver", "confident_no_date"),
-    ("I'm looking to upgrade my camera flash.", "choice", "camera flash", "weakly_hedged"),
-    ("I'm thinking of getting a new tripod, specifically the Gitzo.", "purchase", "new tripod",
-     "weakly_hedged"),
-    ("Thinking of trying RPGs or MOBAs.", "activity", "RPGs", "weakly_hedged"),
-    ("Will be cool to build an app for dog walking and pet care.", "project",
-     "app for dog walking", "confident_no_date"),
-    ("I'm considering going into policymaking because of my degree.", "occupation",
-     "policymaking", "weakly_hedged"),
-    ("I'll also make sure to keep a symptom journal.", "regime", "symptom journal",
-     "confident_no_date"),
-    ("I'm thinking of asking her out on a date!", "relationship_status", "asking her out",
-     "weakly_hedged"),
-])
+@pytest.mark.parametrize(
+    "text, attribute, value, level",
+    [
+        (
+            "I'm leaning towards the Godox V1, but how does it compare to the Sony?",
+            "choice",
+            "Godox V1",
+            "weakly_hedged",
+        ),
+        ("Is it crazy that I might move to Lisbon?", "home_city", "Lisbon", "strongly_hedged"),
+        (
+            "Could you suggest neighborhoods, since I'm planning to move to Denver?",
+            "home_city",
+            "Denver",
+            "confident_no_date",
+        ),
+        ("I'm looking to upgrade my camera flash.", "choice", "camera flash", "weakly_hedged"),
+        (
+            "I'm thinking of getting a new tripod, specifically the Gitzo.",
+            "purchase",
+            "new tripod",
+            "weakly_hedged",
+        ),
+        ("Thinking of trying RPGs or MOBAs.", "activity", "RPGs", "weakly_hedged"),
+        (
+            "Will be cool to build an app for dog walking and pet care.",
+            "project",
+            "app for dog walking",
+            "confident_no_date",
+        ),
+        (
+            "I'm considering going into policymaking because of my degree.",
+            "occupation",
+            "policymaking",
+            "weakly_hedged",
+        ),
+        (
+            "I'll also make sure to keep a symptom journal.",
+            "regime",
+            "symptom journal",
+            "confident_no_date",
+        ),
+        (
+            "I'm thinking of asking her out on a date!",
+            "relationship_status",
+            "asking her out",
+            "weakly_hedged",
+        ),
+    ],
+)
 def test_v2_rules_read_the_plan_shapes_of_real_conversations(text, attribute, value, level):
     _, ext, _ = _mine(_conv([text]))
     assert ext.kept, ext.reject_reason
     assert (ext.attribute, ext.plan_value, ext.hedge_level) == (attribute, value, level)
 
 
-@pytest.mark.parametrize("text, value", [
-    ("I'm exploring endorsement opportunities with a few brands.", "endorsement opportunities"),
-    ("We might relocate abroad.", "relocate abroad"),
-    ("Exploring new places with the dogs was awesome!", None),  # no speaker subject: not a plan
-    ("I'd love to help you with that.", None),  # small talk
-])
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("I'm exploring endorsement opportunities with a few brands.", "endorsement opportunities"),
+        ("We might relocate abroad.", "relocate abroad"),
+        ("Exploring new places with the dogs was awesome!", None),  # no speaker subject: not a plan
+        ("I'd love to help you with that.", None),  # small talk
+    ],
+)
 def test_v2_fallback_names_a_plan_it_cannot_classify_unspecified(text, value):
     from agentmemgate.corpora import Candidate
 
-    cand = Candidate(id="t", corpus="locomo", conversation_id="c", source_ref="D1:1", session_index=0,
-                     turn_index=0, speaker="A", date=None, turn_text=text, context=[],
-                     prefilter_cues=[], cue_spans=[(0, len(text))])
+    cand = Candidate(
+        id="t",
+        corpus="locomo",
+        conversation_id="c",
+        source_ref="D1:1",
+        session_index=0,
+        turn_index=0,
+        speaker="A",
+        date=None,
+        turn_text=text,
+        context=[],
+        prefilter_cues=[],
+        cue_spans=[(0, len(text))],
+    )
     ext = RuleExtractor().extract(cand)
     assert (ext.attribute, ext.plan_value) == (("unspecified", value) if value else (None, None))
 
@@ -134,7 +194,11 @@ def test_abandoned_pending_and_silent_outcomes():
     assert (link.outcome, link.outcome_ref) == ("abandoned", "q/s1/0")
     assert at_risk_measurable(link.outcome, link.outcome_ref)
     _, _, link = _mine(_conv([plan], ["Denver is still on my mind, no decision yet."]))
-    assert (link.outcome, link.outcome_ref, link.evidence) == ("unresolved", "q/s1/0", "pending mention")
+    assert (link.outcome, link.outcome_ref, link.evidence) == (
+        "unresolved",
+        "q/s1/0",
+        "pending mention",
+    )
     assert at_risk_measurable(link.outcome, link.outcome_ref)
     _, _, link = _mine(_conv([plan], ["What a rainy week."]))
     assert (link.outcome, link.outcome_ref) == ("unresolved", None)
@@ -151,18 +215,27 @@ def test_clean_value_trims_function_words():
     assert clean_value("Seattle soon.") == "Seattle"
 
 
-@pytest.mark.parametrize("text, attribute, value", [
-    # locomo10.json conv-41 D15:1: "petition" is not a pet
-    ("Trying to get a petition going, I'm hoping it works.", None, None),
-    # conv-42 D28:26: Joanna speaks about Nate's turtle, not her own plan
-    ("I bet just last week you would have never thought you would be getting a third turtle this year!",
-     None, None),
-    # conv-30 D1:2: the past job is no plan; the business is
-    ("Lost my job as a banker yesterday, so I'm gonna take a shot at starting my own business.",
-     "employment_status", "starting my own business"),
-    # conv-43 D12:5: "learn as much as I can" names no value
-    ("I'm trying to stay upbeat and learn as much as I can.", None, None),
-])
+@pytest.mark.parametrize(
+    "text, attribute, value",
+    [
+        # locomo10.json conv-41 D15:1: "petition" is not a pet
+        ("Trying to get a petition going, I'm hoping it works.", None, None),
+        # conv-42 D28:26: Joanna speaks about Nate's turtle, not her own plan
+        (
+            "I bet just last week you would have never thought you would be getting a third turtle this year!",
+            None,
+            None,
+        ),
+        # conv-30 D1:2: the past job is no plan; the business is
+        (
+            "Lost my job as a banker yesterday, so I'm gonna take a shot at starting my own business.",
+            "employment_status",
+            "starting my own business",
+        ),
+        # conv-43 D12:5: "learn as much as I can" names no value
+        ("I'm trying to stay upbeat and learn as much as I can.", None, None),
+    ],
+)
 def test_rules_on_real_locomo_quirks(text, attribute, value):
     cand = scan_conversation(_conv([text])).candidates[0]
     ext = RuleExtractor().extract(cand)
@@ -174,9 +247,20 @@ def test_a_later_restatement_of_the_plan_is_not_its_confirmation():
     """LongMemEval 0db4c65d: 'I've been using a physical notebook, but I'm considering switching
     to digital' repeated later has the confirmation cue 'been using' but confirms nothing."""
     plan = "I've been using a physical notebook, but I'm considering switching to digital."
-    _, ext, link = _mine(_conv([plan], ["I've been using a physical notebook, but I'm still "
-                                        "considering switching to digital."]))
+    _, ext, link = _mine(
+        _conv(
+            [plan],
+            [
+                "I've been using a physical notebook, but I'm still "
+                "considering switching to digital."
+            ],
+        )
+    )
     assert ext.plan_value == "digital"
-    assert (link.outcome, link.outcome_ref, link.evidence) == ("unresolved", "q/s1/0", "pending mention")
+    assert (link.outcome, link.outcome_ref, link.evidence) == (
+        "unresolved",
+        "q/s1/0",
+        "pending mention",
+    )
     _, _, link = _mine(_conv([plan], ["I made the switch to digital last month, love it."]))
     assert link.outcome == "came_true"

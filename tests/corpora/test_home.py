@@ -35,7 +35,9 @@ def test_other_platforms_use_their_own_data_folder(monkeypatch, tmp_path):
     assert default_dir() == tmp_path / "agentmemgate" / "corpora"
     monkeypatch.setattr(home.sys, "platform", "darwin")
     monkeypatch.setenv("HOME", str(tmp_path))
-    assert default_dir() == tmp_path / "Library" / "Application Support" / "agentmemgate" / "corpora"
+    assert (
+        default_dir() == tmp_path / "Library" / "Application Support" / "agentmemgate" / "corpora"
+    )
 
 
 @pytest.fixture
@@ -57,7 +59,9 @@ def test_the_checkout_copy_is_a_fallback_for_tests_and_benchmarks_only(checkout)
     found = corpus_file("locomo", "locomo10.json", checkout=True)
     assert found == checkout / "shared" / "corpora-src" / "locomo" / "locomo10.json"
     # commands never look there
-    assert corpus_file("locomo", "locomo10.json") == checkout / "setting" / "locomo" / "locomo10.json"
+    assert (
+        corpus_file("locomo", "locomo10.json") == checkout / "setting" / "locomo" / "locomo10.json"
+    )
     # the setting comes first
     mine = checkout / "setting" / "locomo" / "locomo10.json"
     mine.parent.mkdir(parents=True)

@@ -52,7 +52,9 @@ def test_format_is_detected_by_structure_not_name(tmp_path):
     shutil.copy(LONGMEMEVAL, misleading)
     assert detect_format(misleading) == "longmemeval"
     assert detect_format(LOCOMO) == "locomo"
-    with pytest.raises(CorpusError, match=r"^locomo10.json: looks like a longmemeval file, not locomo"):
+    with pytest.raises(
+        CorpusError, match=r"^locomo10.json: looks like a longmemeval file, not locomo"
+    ):
         list(iter_conversations(misleading, "locomo"))
 
 
@@ -67,14 +69,17 @@ def test_loading_is_lazy(tmp_path):
         next(it)
 
 
-@pytest.mark.parametrize("content, message", [
-    ("", "empty file"),
-    ('{"a": 1}', "a JSON object, expected a JSON list"),
-    ("not json", "not JSON"),
-    ('[{"foo": 1}]', "unknown structure (item 0 has keys foo"),
-    ("[1, 2]", "a list of non-objects"),
-    ('[{"question_id": "q", "haystack_sessions": [[{"role": "user"', "malformed JSON"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("", "empty file"),
+        ('{"a": 1}', "a JSON object, expected a JSON list"),
+        ("not json", "not JSON"),
+        ('[{"foo": 1}]', "unknown structure (item 0 has keys foo"),
+        ("[1, 2]", "a list of non-objects"),
+        ('[{"question_id": "q", "haystack_sessions": [[{"role": "user"', "malformed JSON"),
+    ],
+)
 def test_bad_files_give_one_line_errors(tmp_path, content, message):
     path = tmp_path / "corpus.json"
     path.write_text(content)
@@ -92,8 +97,10 @@ def test_item_without_haystack_is_named(tmp_path):
     path.write_text(json.dumps(bad))
     with pytest.raises(CorpusError) as e:
         list(iter_conversations(path))
-    assert str(e.value) == ("longmemeval.json: not a JSON list of LongMemEval instances "
-                            "(item 4 has no 'haystack_sessions')")
+    assert str(e.value) == (
+        "longmemeval.json: not a JSON list of LongMemEval instances "
+        "(item 4 has no 'haystack_sessions')"
+    )
 
 
 def test_turn_without_content_is_named(tmp_path):
@@ -101,14 +108,18 @@ def test_turn_without_content_is_named(tmp_path):
     del items[1]["haystack_sessions"][0][2]["content"]
     path = tmp_path / "lme_s.json"
     path.write_text(json.dumps(items))
-    with pytest.raises(CorpusError, match=r"item 1 \(06f04340\) session 0 turn 2 has no 'role' and 'content'"):
+    with pytest.raises(
+        CorpusError, match=r"item 1 \(06f04340\) session 0 turn 2 has no 'role' and 'content'"
+    ):
         list(iter_conversations(path))
 
 
 def test_missing_file_and_directory(tmp_path):
     with pytest.raises(CorpusError, match="No such file"):
         detect_format("/nonexistent/file.json")
-    with pytest.raises(CorpusError, match="is a folder, not a file: give a LongMemEval or LoCoMo JSON file"):
+    with pytest.raises(
+        CorpusError, match="is a folder, not a file: give a LongMemEval or LoCoMo JSON file"
+    ):
         detect_format(tmp_path)
 
 

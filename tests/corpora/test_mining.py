@@ -16,30 +16,59 @@ from agentmemgate.llm import CallFailed, get_model
 from .paths import LOCOMO, LONGMEMEVAL, REAL_LOCOMO, needs_real_locomo
 
 runner = CliRunner()
-FIELDS = {"id", "corpus", "conversation_id", "source_ref", "speaker", "date", "text", "context",
-          "prefilter_cues", "kept", "attribute", "plan_value", "hedge_level", "outcome",
-          "outcome_ref", "miner", "license"}
+FIELDS = {
+    "id",
+    "corpus",
+    "conversation_id",
+    "source_ref",
+    "speaker",
+    "date",
+    "text",
+    "context",
+    "prefilter_cues",
+    "kept",
+    "attribute",
+    "plan_value",
+    "hedge_level",
+    "outcome",
+    "outcome_ref",
+    "miner",
+    "license",
+}
 
 
 def test_offline_mining_summary_and_jsonl(ws, tmp_path):
     out = tmp_path / "hedges.jsonl"
     s = mine_hedges(ws, LOCOMO, corpus="locomo", out=out)
-    assert (s.corpus, s.miner, s.conversations, s.turns_scanned) == ("locomo", "offline-rules", 2, 21)
+    assert (s.corpus, s.miner, s.conversations, s.turns_scanned) == (
+        "locomo",
+        "offline-rules",
+        2,
+        21,
+    )
     assert s.prefilter_hits >= 3 and s.llm_calls == 0
     assert s.hedges >= 1 and s.came_true >= 1  # the dance studio
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(rows) == s.prefilter_hits
     assert all(FIELDS <= set(r) for r in rows)
-    assert all(r["miner"] == "offline-rules" and r["license"].startswith("CC BY-NC 4.0") for r in rows)
+    assert all(
+        r["miner"] == "offline-rules" and r["license"].startswith("CC BY-NC 4.0") for r in rows
+    )
     studio = next(r for r in rows if r["source_ref"] == "D1:6")
     assert studio["kept"] and studio["outcome"] == "came_true" and studio["outcome_ref"] == "D11:3"
     turns = {t.ref: t for t in load_corpus(LOCOMO)[0].sessions[0].turns}
-    assert studio["context"] == [{"speaker": turns[r].speaker, "text": turns[r].text}
-                                 for r in ("D1:4", "D1:5")]  # the two turns before D1:6
+    assert studio["context"] == [
+        {"speaker": turns[r].speaker, "text": turns[r].text} for r in ("D1:4", "D1:5")
+    ]  # the two turns before D1:6
     assert studio["text"] in turns["D1:6"].text and studio["date"] == "2023-01-20T16:04"
     lines = "\n".join(s.lines())
-    for needle in ("Turns scanned: 21", "Prefilter hits:", "LLM calls: none (stage 2 by offline rules)", "Hedges:",
-                   "At-risk plans with a measurable outcome:"):
+    for needle in (
+        "Turns scanned: 21",
+        "Prefilter hits:",
+        "LLM calls: none (stage 2 by offline rules)",
+        "Hedges:",
+        "At-risk plans with a measurable outcome:",
+    ):
         assert needle in lines
 
 
@@ -60,7 +89,9 @@ def test_rerun_resumes_without_duplicates(ws):
     first = mine_hedges(ws, LONGMEMEVAL)
     again = mine_hedges(ws, LONGMEMEVAL)
     assert first.answered_before == 0 and again.answered_before == again.prefilter_hits
-    assert f"Resumed: {again.prefilter_hits} of {again.prefilter_hits} candidates" in "\n".join(again.lines())
+    assert f"Resumed: {again.prefilter_hits} of {again.prefilter_hits} candidates" in "\n".join(
+        again.lines()
+    )
     assert first.model_copy(update={"answered_before": again.answered_before}) == again
     key = source_key(LONGMEMEVAL)
     assert ws.db["mined_candidates"].count_where("source_key = ?", [key]) == first.prefilter_hits
@@ -72,13 +103,31 @@ def test_llm_stage_2_with_scripted_model(ws):
 
     def answer(request):
         if "dance studio so I can teach" in request.prompt:
-            return {"keep": True, "span": "I wanna start a dance studio", "attribute": "business",
-                    "plan_value": "dance studio", "hedge_level": "weakly_hedged", "reason": "a business plan"}
+            return {
+                "keep": True,
+                "span": "I wanna start a dance studio",
+                "attribute": "business",
+                "plan_value": "dance studio",
+                "hedge_level": "weakly_hedged",
+                "reason": "a business plan",
+            }
         if "Caroline" in request.prompt:  # a kept answer whose span is not in the turn
-            return {"keep": True, "span": "I will open a bakery", "attribute": "business",
-                    "plan_value": "bakery", "hedge_level": "confident_no_date", "reason": "a firm plan"}
-        return {"keep": False, "span": None, "attribute": None, "plan_value": None,
-                "hedge_level": None, "reason": "no plan"}
+            return {
+                "keep": True,
+                "span": "I will open a bakery",
+                "attribute": "business",
+                "plan_value": "bakery",
+                "hedge_level": "confident_no_date",
+                "reason": "a firm plan",
+            }
+        return {
+            "keep": False,
+            "span": None,
+            "attribute": None,
+            "plan_value": None,
+            "hedge_level": None,
+            "reason": "no plan",
+        }
 
     model.respond_with(answer)
     s = mine_hedges(ws, LOCOMO, miner="scripted:miner")
@@ -100,8 +149,14 @@ def test_llm_stage_2_with_scripted_model(ws):
 
 def test_failed_calls_are_counted_and_retried_on_rerun(ws):
     model = get_model("scripted:flaky")
-    no = {"keep": False, "span": None, "attribute": None, "plan_value": None, "hedge_level": None,
-          "reason": "no plan"}
+    no = {
+        "keep": False,
+        "span": None,
+        "attribute": None,
+        "plan_value": None,
+        "hedge_level": None,
+        "reason": "no plan",
+    }
     model.enqueue(CallFailed("server error", kind="server_error"))
     model.respond_with(lambda r: no)
     first = mine_hedges(ws, LOCOMO, miner="scripted:flaky")
@@ -114,15 +169,31 @@ def test_failed_calls_are_counted_and_retried_on_rerun(ws):
 def test_cli_mine_and_errors(tmp_path):
     ws = str(tmp_path / "ws")
     out = tmp_path / "o.jsonl"
-    r = runner.invoke(app, ["mine", "hedges", "--corpus", "longmemeval", str(LONGMEMEVAL),
-                            "--out", str(out), "--workspace", ws])
+    r = runner.invoke(
+        app,
+        [
+            "mine",
+            "hedges",
+            "--corpus",
+            "longmemeval",
+            str(LONGMEMEVAL),
+            "--out",
+            str(out),
+            "--workspace",
+            ws,
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert "Turns scanned: 31" in r.output and "license: longmemeval MIT" in r.output
     assert out.read_text().count("\n") >= 1
-    r = runner.invoke(app, ["mine", "hedges", "--corpus", "locomo", str(LONGMEMEVAL), "--workspace", ws])
+    r = runner.invoke(
+        app, ["mine", "hedges", "--corpus", "locomo", str(LONGMEMEVAL), "--workspace", ws]
+    )
     assert r.exit_code == 1
-    assert r.output.strip() == ("Error: longmemeval_sample.json: looks like a longmemeval file, "
-                                "not locomo (pass --corpus longmemeval or auto)")
+    assert r.output.strip() == (
+        "Error: longmemeval_sample.json: looks like a longmemeval file, "
+        "not locomo (pass --corpus longmemeval or auto)"
+    )
     bad = tmp_path / "bad.json"
     bad.write_text("[{")
     r = runner.invoke(app, ["mine", "hedges", str(bad), "--workspace", ws])
@@ -185,7 +256,9 @@ def test_stage_2_streams_candidates_in_bounded_chunks(ws, monkeypatch):
     assert ws.db["mined_extractions"].count == s.prefilter_hits
     rec.batches.clear()
     resumed = mine_hedges(ws, LONGMEMEVAL, extractor=rec)
-    assert resumed == s.model_copy(update={"answered_before": s.prefilter_hits}) and rec.batches == []
+    assert (
+        resumed == s.model_copy(update={"answered_before": s.prefilter_hits}) and rec.batches == []
+    )
 
 
 def test_statements_before_stage_2_are_verbatim_spans(ws):

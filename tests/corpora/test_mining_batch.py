@@ -19,11 +19,22 @@ runner = CliRunner()
 def answer(cid, body):
     prompt = body["messages"][-1]["content"]
     if "dance studio so I can teach" in prompt:
-        return {"keep": True, "span": "I wanna start a dance studio", "attribute": "business",
-                "plan_value": "dance studio", "hedge_level": "weakly_hedged",
-                "reason": "a business plan"}
-    return {"keep": False, "span": None, "attribute": None, "plan_value": None,
-            "hedge_level": None, "reason": "no plan"}
+        return {
+            "keep": True,
+            "span": "I wanna start a dance studio",
+            "attribute": "business",
+            "plan_value": "dance studio",
+            "hedge_level": "weakly_hedged",
+            "reason": "a business plan",
+        }
+    return {
+        "keep": False,
+        "span": None,
+        "attribute": None,
+        "plan_value": None,
+        "hedge_level": None,
+        "reason": "no plan",
+    }
 
 
 def test_mine_hedges_batch(tmp_path, monkeypatch):
@@ -31,8 +42,17 @@ def test_mine_hedges_batch(tmp_path, monkeypatch):
     monkeypatch.setattr(openai, "DefaultHttpx2Client", lambda *a, **k: api.client())
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
     monkeypatch.setenv("AMG_BATCH_POLL_SECONDS", "0")
-    args = ["mine", "hedges", str(LOCOMO), "--miner", "openai:gpt-test", "--batch",
-            "--no-progress", "--workspace", str(tmp_path / "ws")]
+    args = [
+        "mine",
+        "hedges",
+        str(LOCOMO),
+        "--miner",
+        "openai:gpt-test",
+        "--batch",
+        "--no-progress",
+        "--workspace",
+        str(tmp_path / "ws"),
+    ]
     r = runner.invoke(app, args)
     assert r.exit_code == 0, r.output
     assert api.created == 1

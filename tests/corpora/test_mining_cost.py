@@ -14,8 +14,14 @@ from agentmemgate.llm import get_model
 
 from .paths import LOCOMO, LONGMEMEVAL
 
-NO = {"keep": False, "span": None, "attribute": None, "plan_value": None, "hedge_level": None,
-      "reason": "no plan here"}
+NO = {
+    "keep": False,
+    "span": None,
+    "attribute": None,
+    "plan_value": None,
+    "hedge_level": None,
+    "reason": "no plan here",
+}
 
 
 def _user_turns(path) -> int:
@@ -50,9 +56,23 @@ def test_dry_run_counts_stage_2_calls_and_cost_and_stores_nothing(tmp_path):
     ws = tmp_path / "ws"
     runner = CliRunner()
     get_model("scripted:dry").respond_with(lambda r: NO)
-    r = runner.invoke(app, ["mine", "hedges", str(LOCOMO), "--miner", "scripted:dry",
-                            "--prefilter", "none", "--dry-run", "--price", "1,2",
-                            "--workspace", str(ws)])
+    r = runner.invoke(
+        app,
+        [
+            "mine",
+            "hedges",
+            str(LOCOMO),
+            "--miner",
+            "scripted:dry",
+            "--prefilter",
+            "none",
+            "--dry-run",
+            "--price",
+            "1,2",
+            "--workspace",
+            str(ws),
+        ],
+    )
     assert r.exit_code == 0, r.output
     turns = _user_turns(LOCOMO)
     assert f"{turns} go to stage 2" in r.output
@@ -61,19 +81,53 @@ def test_dry_run_counts_stage_2_calls_and_cost_and_stores_nothing(tmp_path):
     assert not ws.exists()  # nothing stored, no workspace left behind
     assert get_model("scripted:dry").history == []  # nothing sent
     # after a real run the same dry run plans no call: every answer is cached
-    r = runner.invoke(app, ["mine", "hedges", str(LOCOMO), "--miner", "scripted:dry",
-                            "--prefilter", "none", "--workspace", str(ws)])
+    r = runner.invoke(
+        app,
+        [
+            "mine",
+            "hedges",
+            str(LOCOMO),
+            "--miner",
+            "scripted:dry",
+            "--prefilter",
+            "none",
+            "--workspace",
+            str(ws),
+        ],
+    )
     assert r.exit_code == 0, r.output
-    assert "Prefilter: none" in r.output and "scripted:dry: " in r.output and "cost unknown: no price for this model" in r.output
-    r = runner.invoke(app, ["mine", "hedges", str(LOCOMO), "--miner", "scripted:dry",
-                            "--prefilter", "none", "--dry-run", "--workspace", str(ws)])
-    assert (f"scripted:dry: 0 planned calls ({turns} answered from the workspace cache or by an "
-            "identical call before them)") in r.output
+    assert (
+        "Prefilter: none" in r.output
+        and "scripted:dry: " in r.output
+        and "cost unknown: no price for this model" in r.output
+    )
+    r = runner.invoke(
+        app,
+        [
+            "mine",
+            "hedges",
+            str(LOCOMO),
+            "--miner",
+            "scripted:dry",
+            "--prefilter",
+            "none",
+            "--dry-run",
+            "--workspace",
+            str(ws),
+        ],
+    )
+    assert (
+        f"scripted:dry: 0 planned calls ({turns} answered from the workspace cache or by an "
+        "identical call before them)"
+    ) in r.output
 
 
 def test_bad_prefilter_is_one_line(tmp_path):
-    r = CliRunner().invoke(app, ["mine", "hedges", str(LOCOMO), "--prefilter", "llm",
-                                 "--workspace", str(tmp_path / "ws")])
+    r = CliRunner().invoke(
+        app,
+        ["mine", "hedges", str(LOCOMO), "--prefilter", "llm", "--workspace", str(tmp_path / "ws")],
+    )
     assert r.exit_code == 1
-    assert r.output.strip().splitlines()[0] == ("Error: Unknown --prefilter 'llm': choose lexicon "
-                                                "or none")
+    assert r.output.strip().splitlines()[0] == (
+        "Error: Unknown --prefilter 'llm': choose lexicon or none"
+    )

@@ -47,7 +47,9 @@ def with_hedge_levels(tmp_path: Path, name: str, reorder=lambda blocks: blocks, 
     for level in re.findall(r'name = "(\w+)"', extra):
         for bank in ("plan.toml", "replies.toml"):
             path = d / "phrases" / bank
-            path.write_text(path.read_text() + f'\n{level} = ["If it works out, I will {{switch_plan}}."]\n')
+            path.write_text(
+                path.read_text() + f'\n{level} = ["If it works out, I will {{switch_plan}}."]\n'
+            )
     return load_design(d)
 
 
@@ -74,10 +76,23 @@ def workspace(tmp_path: Path, design=None) -> Workspace:
 def answer_studio(level: str):
     def answer(request):
         if "dance studio so I can teach" in request.prompt:
-            return {"keep": True, "span": SPAN, "attribute": "business", "plan_value": "dance studio",
-                    "hedge_level": level, "reason": "a business plan"}
-        return {"keep": False, "span": None, "attribute": None, "plan_value": None,
-                "hedge_level": None, "reason": "no plan here"}
+            return {
+                "keep": True,
+                "span": SPAN,
+                "attribute": "business",
+                "plan_value": "dance studio",
+                "hedge_level": level,
+                "reason": "a business plan",
+            }
+        return {
+            "keep": False,
+            "span": None,
+            "attribute": None,
+            "plan_value": None,
+            "hedge_level": None,
+            "reason": "no plan here",
+        }
+
     return answer
 
 
@@ -95,7 +110,8 @@ def test_llm_miner_rubric_lists_the_design_levels_and_definitions(tmp_path, cond
     assert factor.control_level not in prompt  # the control is no hedge level
     # in the design's order
     assert [prompt.index(f"  {lv.name}: ") for lv in listed] == sorted(
-        prompt.index(f"  {lv.name}: ") for lv in listed)
+        prompt.index(f"  {lv.name}: ") for lv in listed
+    )
     studio = next(m for m in mined_statements(ws, source_key(LOCOMO), s.miner) if m.text == SPAN)
     assert studio.kept and studio.hedge_level == "conditional"
     assert s.errors == 0
@@ -120,8 +136,9 @@ def test_llm_miner_refuses_a_design_without_a_plan_wording_factor(tmp_path):
     from agentmemgate.errors import BadInput
 
     paper = paper_design()
-    bare = paper.model_copy(update={"factors": {k: f for k, f in paper.factors.items()
-                                                if f.role != "plan_wording"}})
+    bare = paper.model_copy(
+        update={"factors": {k: f for k, f in paper.factors.items() if f.role != "plan_wording"}}
+    )
     with pytest.raises(BadInput, match="no plan-wording factor"):
         LLMExtractor("scripted:bare", workspace=workspace(tmp_path), design=bare)
 
@@ -131,31 +148,34 @@ def _offline(tmp_path, design) -> list[tuple]:
     out = []
     for path in (LOCOMO, LONGMEMEVAL):
         s = mine_hedges(ws, path)
-        out += [(m.id, m.kept, m.text, m.attribute, m.plan_value, m.hedge_level, m.outcome)
-                for m in mined_statements(ws, source_key(path), s.miner)]
+        out += [
+            (m.id, m.kept, m.text, m.attribute, m.plan_value, m.hedge_level, m.outcome)
+            for m in mined_statements(ws, source_key(path), s.miner)
+        ]
     return out
 
 
 def test_offline_miner_labels_by_name_whatever_the_design_order_or_extra_levels(tmp_path):
     paper = _offline(tmp_path, None)
     assert {r[5] for r in paper if r[1]} >= {"weakly_hedged", "confident_no_date"}
-    reversed_levels = with_hedge_levels(tmp_path, "reversed",
-                                        reorder=lambda b: list(reversed(b)))
+    reversed_levels = with_hedge_levels(tmp_path, "reversed", reorder=lambda b: list(reversed(b)))
     factor = reversed_levels.by_role("plan_wording")
     assert factor.level_names != paper_design().by_role("plan_wording").level_names
     assert _offline(tmp_path, reversed_levels) == paper
-    first = with_hedge_levels(tmp_path, "first", reorder=lambda b: b,
-                              extra=CONDITIONAL_LEVEL)
+    first = with_hedge_levels(tmp_path, "first", reorder=lambda b: b, extra=CONDITIONAL_LEVEL)
     assert "conditional" in first.by_role("plan_wording").level_names
     assert _offline(tmp_path, first) == paper
 
 
-@pytest.mark.parametrize("sentence, level", [
-    ("I'm torn between staying and moving to Denver.", "strongly_hedged"),
-    ("I'm thinking about moving to Denver.", "weakly_hedged"),
-    ("I'm moving to Denver next month.", "scheduled_with_date"),
-    ("I'm going to move to Denver.", "confident_no_date"),
-])
+@pytest.mark.parametrize(
+    "sentence, level",
+    [
+        ("I'm torn between staying and moving to Denver.", "strongly_hedged"),
+        ("I'm thinking about moving to Denver.", "weakly_hedged"),
+        ("I'm moving to Denver next month.", "scheduled_with_date"),
+        ("I'm going to move to Denver.", "confident_no_date"),
+    ],
+)
 def test_rules_name_the_paper_levels(sentence, level):
     assert hedge_level(sentence, load_rules()) == level
     assert level in paper_design().by_role("plan_wording").level_names

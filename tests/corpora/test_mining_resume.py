@@ -30,12 +30,25 @@ def _synthetic_longmemeval(path: Path, instances: int, sessions: int) -> None:
         for i in range(instances):
             tag = i - 1 if i % 10 == 9 else i
             picked = [pool[(tag + j) % len(pool)] for j in range(sessions)]
-            f.write(("," if i else "") + json.dumps({
-                "question_id": f"q{i}", "question_type": "synthetic", "question": "", "answer": "",
-                "haystack_dates": [s.date for s in picked],
-                "haystack_session_ids": [f"{s.session_id}#{tag}.{j}" for j, s in enumerate(picked)],
-                "haystack_sessions": [[{"role": t.speaker, "content": t.text} for t in s.turns]
-                                      for s in picked]}))
+            f.write(
+                ("," if i else "")
+                + json.dumps(
+                    {
+                        "question_id": f"q{i}",
+                        "question_type": "synthetic",
+                        "question": "",
+                        "answer": "",
+                        "haystack_dates": [s.date for s in picked],
+                        "haystack_session_ids": [
+                            f"{s.session_id}#{tag}.{j}" for j, s in enumerate(picked)
+                        ],
+                        "haystack_sessions": [
+                            [{"role": t.speaker, "content": t.text} for t in s.turns]
+                            for s in picked
+                        ],
+                    }
+                )
+            )
         f.write("]")
 
 
@@ -52,8 +65,17 @@ def test_killed_stage_1_resumes_from_its_checkpoint(tmp_path):
     src = tmp_path / "longmemeval_s_synthetic.json"
     _synthetic_longmemeval(src, INSTANCES, 6)
     ws_dir = tmp_path / "ws"
-    cmd = [sys.executable, "-c", "from agentmemgate.cli import main; main()", "mine", "hedges",
-           str(src), "--workspace", str(ws_dir), "--no-progress"]
+    cmd = [
+        sys.executable,
+        "-c",
+        "from agentmemgate.cli import main; main()",
+        "mine",
+        "hedges",
+        str(src),
+        "--workspace",
+        str(ws_dir),
+        "--no-progress",
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     try:
@@ -72,17 +94,24 @@ def test_killed_stage_1_resumes_from_its_checkpoint(tmp_path):
     key = source_key(src)
     row = ws.db["mine_sources"].get(key)
     assert not row["stage1_done"] and 0 < row["stage1_items"] < INSTANCES
-    before = dict(ws.db.execute("select id, rowid from mined_candidates where source_key = ?", [key]))
+    before = dict(
+        ws.db.execute("select id, rowid from mined_candidates where source_key = ?", [key])
+    )
     # every stored candidate belongs to a checkpointed instance: nothing half-written survives
-    assert {cid.split("/")[0].split(":")[1] for cid in before} <= {f"q{i}" for i in range(row["stage1_items"])}
+    assert {cid.split("/")[0].split(":")[1] for cid in before} <= {
+        f"q{i}" for i in range(row["stage1_items"])
+    }
 
     resumed = mine_hedges(ws, src)
-    after = dict(ws.db.execute("select id, rowid from mined_candidates where source_key = ?", [key]))
+    after = dict(
+        ws.db.execute("select id, rowid from mined_candidates where source_key = ?", [key])
+    )
     assert all(after[cid] == rowid for cid, rowid in before.items())  # kept, not redone
 
     fresh = mine_hedges(Workspace(tmp_path / "fresh"), src)
     assert resumed == fresh
-    fresh_ids = {r[0] for r in Workspace(tmp_path / "fresh").db.execute(
-        "select id from mined_candidates")}
+    fresh_ids = {
+        r[0] for r in Workspace(tmp_path / "fresh").db.execute("select id from mined_candidates")
+    }
     assert set(after) == fresh_ids
     assert resumed.duplicate_sessions_skipped == fresh.duplicate_sessions_skipped > 0

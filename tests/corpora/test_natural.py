@@ -73,21 +73,32 @@ def test_locomo_rule_selects_the_change_question_and_says_why_others_are_not():
     raw = json.loads(NAT_LOCOMO.read_text())[0]
     dates = {3: "a", 5: "b", 6: "c"}
     reasons = [locomo_reason(qa, dates) for qa in raw["qa"]]
-    assert reasons == ["answer is a list or empty",  # "early August, 2023" (a when-question too)
-                       "asks when / how long / how many times",
-                       "answer is a list or empty", None,
-                       "evidence not in two sessions with different dates",
-                       "adversarial (category 5)"]
+    assert reasons == [
+        "answer is a list or empty",  # "early August, 2023" (a when-question too)
+        "asks when / how long / how many times",
+        "answer is a list or empty",
+        None,
+        "evidence not in two sessions with different dates",
+        "adversarial (category 5)",
+    ]
 
 
 def test_locomo_rule_needs_different_dates():
-    qa = {"question": "Which city was John in before Chicago?", "answer": "Seattle",
-          "evidence": ["D3:19", "D5:2"], "category": 2}
-    assert locomo_reason(qa, {3: "2023-07-16", 5: "2023-07-16"}) == \
-        "evidence not in two sessions with different dates"
+    qa = {
+        "question": "Which city was John in before Chicago?",
+        "answer": "Seattle",
+        "evidence": ["D3:19", "D5:2"],
+        "category": 2,
+    }
+    assert (
+        locomo_reason(qa, {3: "2023-07-16", 5: "2023-07-16"})
+        == "evidence not in two sessions with different dates"
+    )
     assert locomo_reason(qa, {3: "2023-07-16", 5: "2023-08-09"}) is None
-    assert locomo_reason({**qa, "question": "Which city did John like?"},
-                         {3: "x", 5: "y"}) == "question names no change"
+    assert (
+        locomo_reason({**qa, "question": "Which city did John like?"}, {3: "x", 5: "y"})
+        == "question names no change"
+    )
 
 
 # -- streaming ----------------------------------------------------------------------------------
@@ -109,15 +120,21 @@ def test_selection_streams_the_file(tmp_path):
 
 
 # -- fields -------------------------------------------------------------------------------------
-@pytest.mark.parametrize("question, subject, attribute", [
-    ("Where do I currently keep my old sneakers?", None, "place_of_keep_old_sneakers"),
-    ("What brand of BBQ sauce am I currently obsessed with?", None, "brand_bbq_sauce_obsessed"),
-    ("How many new postcards have I added to my collection since I started collecting again?",
-     None, "number_of_new_postcards_added_collection"),
-    ("How long have I had my cat, Luna?", None, "duration_of_cat_luna"),
-    ("Which city was John in before traveling to Chicago?", "John", "city"),
-    ("What is Caroline's relationship status?", "Caroline", "relationship_status"),
-])
+@pytest.mark.parametrize(
+    "question, subject, attribute",
+    [
+        ("Where do I currently keep my old sneakers?", None, "place_of_keep_old_sneakers"),
+        ("What brand of BBQ sauce am I currently obsessed with?", None, "brand_bbq_sauce_obsessed"),
+        (
+            "How many new postcards have I added to my collection since I started collecting again?",
+            None,
+            "number_of_new_postcards_added_collection",
+        ),
+        ("How long have I had my cat, Luna?", None, "duration_of_cat_luna"),
+        ("Which city was John in before traveling to Chicago?", "John", "city"),
+        ("What is Caroline's relationship status?", "Caroline", "relationship_status"),
+    ],
+)
 def test_field_rule(question, subject, attribute):
     f = derive_field(question, subject)
     assert f.attribute == attribute
@@ -128,8 +145,10 @@ def test_field_rule(question, subject, attribute):
 
 def test_field_refused_when_it_names_the_answer():
     f = derive_field("How many engineers do I lead now?")
-    assert refusal(f, "You lead 5 engineers") == \
-        "the field contains word(s) of the gold answer: engineers, lead"
+    assert (
+        refusal(f, "You lead 5 engineers")
+        == "the field contains word(s) of the gold answer: engineers, lead"
+    )
     pet = derive_field("Which pet did Jolene adopt first - Susie or Seraphim?", "Jolene")
     assert refusal(pet, "Susie") == "the field contains the answer 'Susie'"
     assert refusal(derive_field("Where do I keep my sneakers?"), "under my bed") is None
@@ -179,8 +198,18 @@ def test_unknown_set(ws):
 # -- CLI: output and one-line errors ------------------------------------------------------------
 def test_cli_build_list_show(tmp_path):
     w = tmp_path / "ws"
-    r = cli("natural", "build", "--corpus", "locomo", NAT_LOCOMO, "--name", "loc",
-            "--workspace", w, "--no-progress")
+    r = cli(
+        "natural",
+        "build",
+        "--corpus",
+        "locomo",
+        NAT_LOCOMO,
+        "--name",
+        "loc",
+        "--workspace",
+        w,
+        "--no-progress",
+    )
     assert r.exit_code == 0, r.output
     assert "Natural set 'loc': 1 question from natural_locomo.json" in r.output
     assert "Fields (natural-field.v1): 1 value-free, 0 refused" in r.output
@@ -197,18 +226,33 @@ def test_cli_build_list_show(tmp_path):
     assert d["evidence"] == ["D3:19", "D5:2", "D6:1", "D6:3"] and len(d["sha256"]) == 64
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--corpus", "longmemeval", NAT_LOCOMO],
-     "Error: natural_locomo.json: looks like a locomo file, not longmemeval"),
-    (["--corpus", "locomo", FIXTURES / "nope.json"], f"Error: No such file: '{FIXTURES / 'nope.json'}'"),
-    (["--corpus", "longmemeval", LONGMEMEVAL],
-     "Error: longmemeval_sample.json: 3 LongMemEval instances but no knowledge-update question; "
-     "nothing to build"),
-    (["--corpus", "locomo", LOCOMO],
-     "Error: locomo_sample.json: 2 LoCoMo samples but no QA item that locomo-change.v1 selects"),
-    (["--corpus", "fb", NAT_LOCOMO], "Error: Unknown corpus 'fb'; choose one of: auto, longmemeval, locomo"),
-    (["--name", "a b", NAT_LOCOMO], "Error: --name 'a b': a set name is letters"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["--corpus", "longmemeval", NAT_LOCOMO],
+            "Error: natural_locomo.json: looks like a locomo file, not longmemeval",
+        ),
+        (
+            ["--corpus", "locomo", FIXTURES / "nope.json"],
+            f"Error: No such file: '{FIXTURES / 'nope.json'}'",
+        ),
+        (
+            ["--corpus", "longmemeval", LONGMEMEVAL],
+            "Error: longmemeval_sample.json: 3 LongMemEval instances but no knowledge-update question; "
+            "nothing to build",
+        ),
+        (
+            ["--corpus", "locomo", LOCOMO],
+            "Error: locomo_sample.json: 2 LoCoMo samples but no QA item that locomo-change.v1 selects",
+        ),
+        (
+            ["--corpus", "fb", NAT_LOCOMO],
+            "Error: Unknown corpus 'fb'; choose one of: auto, longmemeval, locomo",
+        ),
+        (["--name", "a b", NAT_LOCOMO], "Error: --name 'a b': a set name is letters"),
+    ],
+)
 def test_cli_build_errors(tmp_path, args, message):
     r = cli("natural", "build", *args, "--workspace", tmp_path / "ws", "--no-progress")
     assert r.exit_code == 1
@@ -244,14 +288,17 @@ def test_llm_fielder_names_the_field_from_the_question_only(ws):
         return {"attribute": "snake_case_name"}  # the template echoed back (SmolLM2 does)
 
     model.respond_with(answer)
-    info = build_natural_set(ws, NAT_LME, "longmemeval", "llm", fielder="scripted:fielder",
-                             progress=False)
+    info = build_natural_set(
+        ws, NAT_LME, "longmemeval", "llm", fielder="scripted:fielder", progress=False
+    )
     assert info.field_rule == "llm:natural_field.v1@scripted:fielder"
     items = {i.item_id: i for i, _ in load_items(ws, "llm")}
     assert items["07741c45"].field.attribute == "sneaker_storage_place"
     assert items["07741c45"].field.description == "The user's sneaker storage place"
     assert items["18bc8abd"].field is None
-    assert items["18bc8abd"].field_refused == "the field contains the answer 'Kansas City Masterpiece'"
+    assert (
+        items["18bc8abd"].field_refused == "the field contains the answer 'Kansas City Masterpiece'"
+    )
     assert items["031748ae"].field_refused == "the fielder named no usable attribute"
     assert (info.fielded, info.refused) == (1, 2)
     assert info.refusals == {"contains the answer": 1, "fielder named nothing": 1}
@@ -266,8 +313,9 @@ def test_llm_fielder_failure_refuses_that_field(ws):
     from agentmemgate.llm import get_model
 
     get_model("scripted:broken").respond_with(lambda r: "not json at all")
-    info = build_natural_set(ws, NAT_LOCOMO, "locomo", "llm", fielder="scripted:broken",
-                             progress=False)
+    info = build_natural_set(
+        ws, NAT_LOCOMO, "locomo", "llm", fielder="scripted:broken", progress=False
+    )
     item = next(i for i, _ in load_items(ws, "llm"))
     assert item.field is None and item.field_refused.startswith("the fielder call failed")
     assert info.refusals == {"fielder call failed": 1}
@@ -277,12 +325,25 @@ def test_cli_build_dry_run_counts_the_fielder_calls_and_stores_nothing(tmp_path)
     from agentmemgate.llm import get_model
 
     w = tmp_path / "ws"
-    r = cli("natural", "build", NAT_LME, "--fielder", "scripted:planned", "--price", "1,2",
-            "--dry-run", "--workspace", w, "--no-progress")
+    r = cli(
+        "natural",
+        "build",
+        NAT_LME,
+        "--fielder",
+        "scripted:planned",
+        "--price",
+        "1,2",
+        "--dry-run",
+        "--workspace",
+        w,
+        "--no-progress",
+    )
     assert r.exit_code == 0, r.output
     lines = r.output.splitlines()
-    assert lines[0] == ("dry run: natural set 'longmemeval-ku': 3 questions selected from "
-                        "4 LongMemEval instances; 3 fielder calls (scripted:planned)")
+    assert lines[0] == (
+        "dry run: natural set 'longmemeval-ku': 3 questions selected from "
+        "4 LongMemEval instances; 3 fielder calls (scripted:planned)"
+    )
     assert lines[1].startswith("scripted:planned: 3 planned calls; estimated cost at most $")
     assert get_model("scripted:planned").history == []
     assert not w.exists()  # nothing stored, no workspace left behind

@@ -87,19 +87,28 @@ def test_sentence_splitting_keeps_titles_and_initials():
     """LongMemEval users name doctors: "Dr." must not cut the statement span short."""
     text = "I'll see Dr. Smith next week. J. K. Rowling is next. I should, shouldn't I. Yes."
     assert [text[a:b] for a, b in split_sentences(text)] == [
-        "I'll see Dr. Smith next week.", "J. K. Rowling is next.", "I should, shouldn't I.", "Yes."]
+        "I'll see Dr. Smith next week.",
+        "J. K. Rowling is next.",
+        "I should, shouldn't I.",
+        "Yes.",
+    ]
 
 
 def test_sentence_splitting_keeps_decimals_and_splits_lines():
     text = "I paid 3.50 for it. Then I left\nand came back"
-    assert [text[a:b] for a, b in split_sentences(text)] == ["I paid 3.50 for it.", "Then I left",
-                                                             "and came back"]
+    assert [text[a:b] for a, b in split_sentences(text)] == [
+        "I paid 3.50 for it.",
+        "Then I left",
+        "and came back",
+    ]
 
 
 def test_lexicon_is_a_versioned_data_file():
     lex = load_lexicon()
     assert lex.ref == "cues.v2" and len(lex.sha256) == 64
-    assert {"hedge", "intention", "future_time", "change", "first_person", "weak", "event"} <= set(lex.cues)
+    assert {"hedge", "intention", "future_time", "change", "first_person", "weak", "event"} <= set(
+        lex.cues
+    )
     assert "torn between" in lex.cues["hedge"] and "could you" in lex.stop
 
 
@@ -112,15 +121,21 @@ def test_released_v1_lexicon_still_applies_its_own_rule():
     assert not scan_turn("Yoga is fun, and joining a new class might be a good option.", v1).hit
 
 
-@pytest.mark.parametrize("text, hit", [
-    ("I'll get a dash cam for the car.", True),  # weak modal + change cue
-    ("I'll definitely call you later.", False),  # weak modal alone
-    ("Should I get a dash cam?", False),  # weak cues never count in a question
-    ("Is it crazy that I might move to Lisbon?", True),  # a hedge in a question, speaker's own
-    ("Yoga is fun, and joining a new class might be a good option.", True),  # clause opening
-    ("I'm thinking of hosting a gathering at my place.", False),  # one-off event, no change
-    ("I'm thinking of visiting colleges to apply for a degree.", True),  # event, but a change too
-])
+@pytest.mark.parametrize(
+    "text, hit",
+    [
+        ("I'll get a dash cam for the car.", True),  # weak modal + change cue
+        ("I'll definitely call you later.", False),  # weak modal alone
+        ("Should I get a dash cam?", False),  # weak cues never count in a question
+        ("Is it crazy that I might move to Lisbon?", True),  # a hedge in a question, speaker's own
+        ("Yoga is fun, and joining a new class might be a good option.", True),  # clause opening
+        ("I'm thinking of hosting a gathering at my place.", False),  # one-off event, no change
+        (
+            "I'm thinking of visiting colleges to apply for a degree.",
+            True,
+        ),  # event, but a change too
+    ],
+)
 def test_v2_weak_cues_questions_events_and_clause_openings(text, hit):
     assert scan_turn(text).hit is hit, text
 

@@ -63,7 +63,7 @@ def host():
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             if state.cut_next is not None:
-                body, state.cut_next = body[:state.cut_next], None
+                body, state.cut_next = body[: state.cut_next], None
                 self.wfile.write(body)
                 self.wfile.flush()
                 self.close_connection = True
@@ -83,8 +83,13 @@ def host():
 def serve(monkeypatch, host, corpus="locomo", data=DATA, name="locomo10.json") -> PublicFile:
     """The public file of ``corpus``, as the fake host publishes ``data``."""
     host.files[f"/{name}"] = data
-    spec = PUBLIC[corpus].model_copy(update={"url": f"{host.url}/{name}", "size": len(data),
-                                             "sha256": hashlib.sha256(data).hexdigest()})
+    spec = PUBLIC[corpus].model_copy(
+        update={
+            "url": f"{host.url}/{name}",
+            "size": len(data),
+            "sha256": hashlib.sha256(data).hexdigest(),
+        }
+    )
     monkeypatch.setitem(PUBLIC, corpus, spec)
     return spec
 
@@ -209,8 +214,9 @@ def test_no_network_is_one_line(monkeypatch, host, tmp_path):
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    line = one_error_line(fetch("locomo", "--to", str(tmp_path), "--url",
-                                f"http://127.0.0.1:{port}/locomo10.json"))
+    line = one_error_line(
+        fetch("locomo", "--to", str(tmp_path), "--url", f"http://127.0.0.1:{port}/locomo10.json")
+    )
     assert f"Cannot reach 127.0.0.1:{port}" in line and "check the network connection" in line
     assert list((tmp_path / "locomo").iterdir()) == []
 
@@ -229,15 +235,25 @@ def test_progress_is_drawn_while_downloading(monkeypatch, host, tmp_path, capsys
 
 # -- LongMemEval: the oracle file, and the dev sets' subset cut from it -------------------------
 
+
 def instance(q: str, published_order: bool = True) -> dict:
     """A LongMemEval instance; as published here its keys come in another order than the cut's."""
     turn = {"content": "I might move.", "role": "user", "has_answer": True}
-    row = {"question_id": q, "question_type": "multi-session", "question": f"q {q}", "answer": "a",
-           "question_date": "2023/05/30 (Tue) 23:40", "haystack_dates": ["2023/05/20 (Sat) 02:21"],
-           "haystack_session_ids": [f"s-{q}"], "answer_session_ids": [f"s-{q}"],
-           "haystack_sessions": [[turn]]}
+    row = {
+        "question_id": q,
+        "question_type": "multi-session",
+        "question": f"q {q}",
+        "answer": "a",
+        "question_date": "2023/05/30 (Tue) 23:40",
+        "haystack_dates": ["2023/05/20 (Sat) 02:21"],
+        "haystack_session_ids": [f"s-{q}"],
+        "answer_session_ids": [f"s-{q}"],
+        "haystack_sessions": [[turn]],
+    }
     if not published_order:
-        row["haystack_sessions"] = [[{"role": "user", "content": "I might move.", "has_answer": True}]]
+        row["haystack_sessions"] = [
+            [{"role": "user", "content": "I might move.", "has_answer": True}]
+        ]
         row["answer_session_ids"] = row.pop("answer_session_ids")
     return row
 
@@ -256,8 +272,11 @@ def serve_longmemeval(monkeypatch, host, extra=("zz-not-in-the-subset",)):
 def test_longmemeval_fetch_also_cuts_the_dev_set_subset(monkeypatch, host, tmp_path):
     cut, data = serve_longmemeval(monkeypatch, host)
     expected = json.dumps([instance(q, published_order=False) for q in cut.ids], indent=2) + "\n"
-    monkeypatch.setitem(CUTS, "longmemeval", (cut.model_copy(
-        update={"sha256": hashlib.sha256(expected.encode()).hexdigest()}),))
+    monkeypatch.setitem(
+        CUTS,
+        "longmemeval",
+        (cut.model_copy(update={"sha256": hashlib.sha256(expected.encode()).hexdigest()}),),
+    )
     res = fetch("longmemeval", "--to", str(tmp_path))
     assert res.exit_code == 0, res.output
     folder = tmp_path / "longmemeval"
@@ -279,7 +298,9 @@ def test_a_cut_that_is_not_the_expected_subset_is_refused(monkeypatch, host, tmp
 def test_a_source_without_the_subset_questions_is_named(tmp_path):
     path = tmp_path / "longmemeval_oracle.json"
     path.write_bytes(oracle(["only-one"]))
-    with pytest.raises(DownloadError, match="lacks 61 of the questions of longmemeval_oracle_subset"):
+    with pytest.raises(
+        DownloadError, match="lacks 61 of the questions of longmemeval_oracle_subset"
+    ):
         cut_text(path, CUTS["longmemeval"][0])
 
 
@@ -307,6 +328,7 @@ def test_the_registered_checksum_is_the_real_locomo_file():
 
 # -- amg corpora list --------------------------------------------------------------------------
 
+
 def test_list_says_where_it_looks_and_what_is_there(monkeypatch, tmp_path):
     monkeypatch.setenv("AMG_CORPORA", str(tmp_path))
     dest = tmp_path / "locomo" / "locomo10.json"
@@ -315,12 +337,22 @@ def test_list_says_where_it_looks_and_what_is_there(monkeypatch, tmp_path):
     res = runner.invoke(app, ["corpora", "list"])
     assert res.exit_code == 0, res.output
     assert f"Corpora folder: {tmp_path} (from AMG_CORPORA)" in res.output
-    assert "locomo/locomo10.json: present, but not the published file (sha256 differs)" in res.output
-    assert ("longmemeval/longmemeval_oracle.json: missing: run `amg corpora fetch longmemeval`"
-            in res.output)
-    monkeypatch.setitem(PUBLIC, "locomo", PUBLIC["locomo"].model_copy(
-        update={"sha256": hashlib.sha256(b"[]").hexdigest()}))
-    assert "locomo/locomo10.json: present, sha256 verified" in runner.invoke(app, ["corpora", "list"]).output
+    assert (
+        "locomo/locomo10.json: present, but not the published file (sha256 differs)" in res.output
+    )
+    assert (
+        "longmemeval/longmemeval_oracle.json: missing: run `amg corpora fetch longmemeval`"
+        in res.output
+    )
+    monkeypatch.setitem(
+        PUBLIC,
+        "locomo",
+        PUBLIC["locomo"].model_copy(update={"sha256": hashlib.sha256(b"[]").hexdigest()}),
+    )
+    assert (
+        "locomo/locomo10.json: present, sha256 verified"
+        in runner.invoke(app, ["corpora", "list"]).output
+    )
 
 
 def test_every_registered_file_names_its_home_version_and_license():
@@ -328,5 +360,8 @@ def test_every_registered_file_names_its_home_version_and_license():
         assert spec.corpus == corpus and spec.url.startswith("https://")
         assert spec.version.split()[-1] in spec.url  # pinned, not a moving branch
         assert len(spec.sha256) == 64 and spec.size > 0 and spec.license
-    assert all(isinstance(c, CutFile) and c.source == PUBLIC[c.corpus].name
-               for cuts in CUTS.values() for c in cuts)
+    assert all(
+        isinstance(c, CutFile) and c.source == PUBLIC[c.corpus].name
+        for cuts in CUTS.values()
+        for c in cuts
+    )

@@ -29,18 +29,33 @@ def _write(path, rows):
 
 
 def test_import_normalizes_labels_and_keeps_two_context_turns(ws, tmp_path):
-    f = _write(tmp_path / "s.jsonl", [
-        {"id": "a", "text": "I might move to Seattle.", "reference": "Speculative",
-         "context": [{"speaker": "user", "text": "one"}, {"speaker": "assistant", "text": "two"},
-                     {"speaker": "user", "text": "three"}]},
-        {"id": "b", "text": "I moved last week.", "label": "completed event", "extra": 1},
-        {"id": "c", "text": "Actually it was Tuesday.", "reference": "correction"},
-        {"id": "d", "text": "I love jazz."},
-        "",
-    ])
+    f = _write(
+        tmp_path / "s.jsonl",
+        [
+            {
+                "id": "a",
+                "text": "I might move to Seattle.",
+                "reference": "Speculative",
+                "context": [
+                    {"speaker": "user", "text": "one"},
+                    {"speaker": "assistant", "text": "two"},
+                    {"speaker": "user", "text": "three"},
+                ],
+            },
+            {"id": "b", "text": "I moved last week.", "label": "completed event", "extra": 1},
+            {"id": "c", "text": "Actually it was Tuesday.", "reference": "correction"},
+            {"id": "d", "text": "I love jazz."},
+            "",
+        ],
+    )
     assert import_statements(ws, "mine", f, license="CC BY 4.0") == 4
     items = load_set(ws, "mine")
-    assert [s.reference for s in items] == ["speculation", "completed_event", "explicit_correction", None]
+    assert [s.reference for s in items] == [
+        "speculation",
+        "completed_event",
+        "explicit_correction",
+        None,
+    ]
     assert [s.reference_status for s in items] == ["imported"] * 3 + [None]
     assert [c.text for c in items[0].context] == ["two", "three"]
     assert items[0].license == "CC BY 4.0" and items[0].origin == "import:s.jsonl"
@@ -48,13 +63,19 @@ def test_import_normalizes_labels_and_keeps_two_context_turns(ws, tmp_path):
     assert (info.name, info.n, info.with_reference) == ("mine", 4, 3)
 
 
-@pytest.mark.parametrize("rows, message", [
-    (['{"id": "a", "text": "x"}', "{nope"], "s.jsonl:2: not JSON"),
-    ([{"id": "a"}], "s.jsonl:1: text: Field required"),
-    ([{"id": "a", "text": "x", "reference": "maybe"}], "s.jsonl:1: unknown evidence type 'maybe'"),
-    ([{"id": "a", "text": "x"}, {"id": "a", "text": "y"}], "Statement id 'a' occurs twice"),
-    ([{"id": "a", "text": "  "}], "s.jsonl:1: empty text"),
-])
+@pytest.mark.parametrize(
+    "rows, message",
+    [
+        (['{"id": "a", "text": "x"}', "{nope"], "s.jsonl:2: not JSON"),
+        ([{"id": "a"}], "s.jsonl:1: text: Field required"),
+        (
+            [{"id": "a", "text": "x", "reference": "maybe"}],
+            "s.jsonl:1: unknown evidence type 'maybe'",
+        ),
+        ([{"id": "a", "text": "x"}, {"id": "a", "text": "y"}], "Statement id 'a' occurs twice"),
+        ([{"id": "a", "text": "  "}], "s.jsonl:1: empty text"),
+    ],
+)
 def test_bad_import_lines_are_named_and_nothing_is_saved(ws, tmp_path, rows, message):
     f = _write(tmp_path / "s.jsonl", rows)
     with pytest.raises(BadInput, match=message.replace("(", r"\(")):
@@ -100,9 +121,18 @@ def test_sample_needs_mined_sources(ws):
 def test_audit_source_serves_agreed_items_without_their_labels(ws, tmp_path):
     from agentmemgate.annotate_app import create_audit, load_source
 
-    f = _write(tmp_path / "s.jsonl", [{"id": f"s{i}", "text": f"I might move to town {i}.",
-                                       "speaker": "Jon", "context": [{"speaker": "Gina", "text": "hi"}]}
-                                      for i in range(4)])
+    f = _write(
+        tmp_path / "s.jsonl",
+        [
+            {
+                "id": f"s{i}",
+                "text": f"I might move to town {i}.",
+                "speaker": "Jon",
+                "context": [{"speaker": "Gina", "text": "hi"}],
+            }
+            for i in range(4)
+        ],
+    )
     import_statements(ws, "set", f)
     update_reference(ws, "set", "s0", "speculation", "agreed", "speculation")
     update_reference(ws, "set", "s1", "other", "agreed", "other")
@@ -126,7 +156,9 @@ def test_audit_source_serves_agreed_items_without_their_labels(ws, tmp_path):
 
 def test_cli_import_and_list(tmp_path):
     ws = str(tmp_path / "ws")
-    f = _write(tmp_path / "s.jsonl", [{"id": "a", "text": "I might move.", "reference": "speculation"}])
+    f = _write(
+        tmp_path / "s.jsonl", [{"id": "a", "text": "I might move.", "reference": "speculation"}]
+    )
     r = runner.invoke(app, ["statements", "import", "s", str(f), "--workspace", ws])
     assert r.exit_code == 0 and "1 statements imported" in r.output
     r = runner.invoke(app, ["statements", "list", "--workspace", ws])
@@ -135,7 +167,11 @@ def test_cli_import_and_list(tmp_path):
     assert r.output.startswith("a\timported\tspeculation\t-\tI might move.")
     r = runner.invoke(app, ["statements", "list", "s", "--json", "--workspace", ws])
     assert json.loads(r.output)[0]["reference"] == "speculation"
-    r = runner.invoke(app, ["statements", "import", "t", str(tmp_path / "missing.jsonl"), "--workspace", ws])
-    assert r.exit_code == 1 and r.output.startswith(f"Error: No such file: '{tmp_path / 'missing.jsonl'}'")
+    r = runner.invoke(
+        app, ["statements", "import", "t", str(tmp_path / "missing.jsonl"), "--workspace", ws]
+    )
+    assert r.exit_code == 1 and r.output.startswith(
+        f"Error: No such file: '{tmp_path / 'missing.jsonl'}'"
+    )
     r = runner.invoke(app, ["statements", "sample", "x", "--size", "3", "--workspace", ws])
     assert r.exit_code == 1 and "run `amg mine hedges` first" in r.output

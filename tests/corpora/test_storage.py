@@ -36,14 +36,24 @@ def _context_by_ref(path):
 def test_context_turns_are_references_and_read_back_verbatim(ws):
     s = mine_hedges(ws, LONGMEMEVAL)
     key = source_key(LONGMEMEVAL)
-    refs = [json.loads(r[0]) for r in ws.db.execute(
-        "select context_refs from mined_candidates where source_key = ?", [key])]
+    refs = [
+        json.loads(r[0])
+        for r in ws.db.execute(
+            "select context_refs from mined_candidates where source_key = ?", [key]
+        )
+    ]
     assert len(refs) == s.prefilter_hits and all(len(r) <= 2 for r in refs) and any(refs)
-    stored = {r[0] for r in ws.db.execute("select key from mined_turns where source_key = ?", [key])}
-    ids = {r[0] for r in ws.db.execute("select id from mined_candidates where source_key = ?", [key])}
+    stored = {
+        r[0] for r in ws.db.execute("select key from mined_turns where source_key = ?", [key])
+    }
+    ids = {
+        r[0] for r in ws.db.execute("select id from mined_candidates where source_key = ?", [key])
+    }
     assert stored == ids  # only candidates' own turns; assistant answers stay in the source file
     expected = _context_by_ref(LONGMEMEVAL)
-    assert {m.id: [t.model_dump() for t in m.context] for m in mined_statements(ws, key)} == expected
+    assert {
+        m.id: [t.model_dump() for t in m.context] for m in mined_statements(ws, key)
+    } == expected
 
 
 def test_a_moved_source_is_named_and_a_rerun_with_its_new_place_recovers(ws, tmp_path):
@@ -75,16 +85,36 @@ def _old_workspace(path):
     rows = []
     for conv in load_corpus(LOCOMO):
         for c in scan_conversation(conv, lex).candidates:
-            rows.append({"source_key": key, "id": c.id, "position": len(rows), "corpus": c.corpus,
-                         "conversation_id": c.conversation_id, "source_ref": c.source_ref,
-                         "speaker": c.speaker, "date": c.date,
-                         "json": c.model_dump_json(exclude={"context_refs"})})
+            rows.append(
+                {
+                    "source_key": key,
+                    "id": c.id,
+                    "position": len(rows),
+                    "corpus": c.corpus,
+                    "conversation_id": c.conversation_id,
+                    "source_ref": c.source_ref,
+                    "speaker": c.speaker,
+                    "date": c.date,
+                    "json": c.model_dump_json(exclude={"context_refs"}),
+                }
+            )
     db["mined_candidates"].insert_all(rows)
-    db["mine_sources"].insert({"source_key": key, "path": str(LOCOMO.resolve()), "corpus": "locomo",
-                               "variant": "", "license": "CC BY-NC 4.0", "conversations": 2,
-                               "lexicon": f"{lex.ref}:{lex.sha256[:12]}", "duplicate_sessions": 0,
-                               "turns_scanned": 21, "sentences_scanned": 40, "stage1_done": 1,
-                               "created_at": "2026-01-01T00:00:00+00:00"})
+    db["mine_sources"].insert(
+        {
+            "source_key": key,
+            "path": str(LOCOMO.resolve()),
+            "corpus": "locomo",
+            "variant": "",
+            "license": "CC BY-NC 4.0",
+            "conversations": 2,
+            "lexicon": f"{lex.ref}:{lex.sha256[:12]}",
+            "duplicate_sessions": 0,
+            "turns_scanned": 21,
+            "sentences_scanned": 40,
+            "stage1_done": 1,
+            "created_at": "2026-01-01T00:00:00+00:00",
+        }
+    )
     db.conn.commit()
     db.conn.close()
     return len(rows)

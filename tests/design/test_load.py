@@ -18,13 +18,27 @@ def test_a_fresh_copy_of_the_paper_design_has_no_problems(design_dir):
     assert problems == []
     assert design.name == "my_design" and design.ids == "keyed"
     paper = load_design("paper")
-    assert {s: design.arcs_in(s) for s in design.splits} == {s: paper.arcs_in(s) for s in paper.splits}
+    assert {s: design.arcs_in(s) for s in design.splits} == {
+        s: paper.arcs_in(s) for s in paper.splits
+    }
 
 
 def test_every_mistake_of_one_file_is_reported_in_one_run(design_dir, edit_design):
-    edit_design(design_dir, 'definition = "The user is torn or undecided between keeping the current value and the new one."\n', "")
-    edit_design(design_dir, '{ factor = "outcome", level = "came_true", n = 20 }', '{ factor = "outcome", level = "came_tru", n = 20 }')
-    edit_design(design_dir, '{ factor = "outcome", level = "abandoned", n = 20 }', '{ factor = "outcome", level = "abandoned", nn = 20 }')
+    edit_design(
+        design_dir,
+        'definition = "The user is torn or undecided between keeping the current value and the new one."\n',
+        "",
+    )
+    edit_design(
+        design_dir,
+        '{ factor = "outcome", level = "came_true", n = 20 }',
+        '{ factor = "outcome", level = "came_tru", n = 20 }',
+    )
+    edit_design(
+        design_dir,
+        '{ factor = "outcome", level = "abandoned", n = 20 }',
+        '{ factor = "outcome", level = "abandoned", nn = 20 }',
+    )
     edit_design(design_dir, '"yoga_studio",', '"yoga_studo",')
     lines = _lines(design_dir)
     origin = str(design_dir / "design.toml")
@@ -44,22 +58,37 @@ def test_every_mistake_of_one_file_is_reported_in_one_run(design_dir, edit_desig
 def test_a_toml_syntax_error_names_its_line(design_dir, edit_design):
     edit_design(design_dir, "ordered = true", "ordered = tru")
     (line,) = _lines(design_dir)
-    assert line.startswith(f"{design_dir / 'design.toml'}: TOML syntax error: Invalid value (at line ")
+    assert line.startswith(
+        f"{design_dir / 'design.toml'}: TOML syntax error: Invalid value (at line "
+    )
 
 
 def test_a_new_level_without_its_phrase_lists_is_named(design_dir, edit_design):
-    edit_design(design_dir, '[[factors.hedge_strength.levels]]\nname = "completed_change"',
-         '[[factors.hedge_strength.levels]]\nname = "conditional"\ngroup = "hedged"\n'
-         'definition = "The user plans the change only if a condition is met."\n\n'
-         '[[factors.hedge_strength.levels]]\nname = "completed_change"')
+    edit_design(
+        design_dir,
+        '[[factors.hedge_strength.levels]]\nname = "completed_change"',
+        '[[factors.hedge_strength.levels]]\nname = "conditional"\ngroup = "hedged"\n'
+        'definition = "The user plans the change only if a condition is met."\n\n'
+        '[[factors.hedge_strength.levels]]\nname = "completed_change"',
+    )
     lines = _lines(design_dir)
     phrases = design_dir / "phrases"
-    assert f"{phrases / 'plan.toml'}: conditional: missing or empty list of phrasings (plan turns at level 'conditional')" in lines
-    assert f"{phrases / 'replies.toml'}: conditional: missing or empty list of phrasings (the assistant's reply to a plan at level 'conditional')" in lines
+    assert (
+        f"{phrases / 'plan.toml'}: conditional: missing or empty list of phrasings (plan turns at level 'conditional')"
+        in lines
+    )
+    assert (
+        f"{phrases / 'replies.toml'}: conditional: missing or empty list of phrasings (the assistant's reply to a plan at level 'conditional')"
+        in lines
+    )
 
 
 def test_cells_the_catalog_cannot_fill_name_their_split(design_dir, edit_design):
-    edit_design(design_dir, '{ factor = "outcome", level = "came_true", n = 20 }', '{ factor = "outcome", level = "came_true", n = 5000 }')
+    edit_design(
+        design_dir,
+        '{ factor = "outcome", level = "came_true", n = 20 }',
+        '{ factor = "outcome", level = "came_true", n = 5000 }',
+    )
     (line,) = _lines(design_dir)
     assert line.startswith(f"{design_dir / 'design.toml'}: splits.core: Catalog has too few values")
 

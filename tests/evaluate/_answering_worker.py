@@ -28,8 +28,14 @@ def main(ws_path: str, log_path: str, delay: float) -> None:
         return "I don't know."
 
     model.respond_with(responder)
-    s = run_eval(ws, ["core"], ["full-context"], model="scripted:resume-fc", concurrency=2,
-                 show_progress=False)
+    s = run_eval(
+        ws,
+        ["core"],
+        ["full-context"],
+        model="scripted:resume-fc",
+        concurrency=2,
+        show_progress=False,
+    )
     print(s.model_dump_json())
 
 

@@ -29,8 +29,13 @@ class Reply(BaseModel):
     value: str | None
 
 
-INFO = SystemInfo(name="llm-echo", description="commits the last capitalised phrase a model finds",
-                  gated=False, components={"extractor": "scripted:resume"}, offline=False)
+INFO = SystemInfo(
+    name="llm-echo",
+    description="commits the last capitalised phrase a model finds",
+    gated=False,
+    components={"extractor": "scripted:resume"},
+    offline=False,
+)
 
 
 class LLMEcho(MemorySystem):
@@ -44,8 +49,9 @@ class LLMEcho(MemorySystem):
 
     def process_turn(self, turn, context):
         self._calls += 1
-        r = self.model.complete(f"{len(context)} turns before. User: {turn.text}", schema=Reply,
-                                purpose="test.extract").parsed
+        r = self.model.complete(
+            f"{len(context)} turns before. User: {turn.text}", schema=Reply, purpose="test.extract"
+        ).parsed
         if r.value:
             self.current = r.value
             return [MemoryEvent(kind="committed", t=turn.t, key=self.key, value=r.value)]

@@ -11,8 +11,13 @@ from agentmemgate.evaluate import run_answers
 from agentmemgate.workspace import Workspace
 
 # One template per verdict class of the offline answer judge, cycled over arcs and sessions.
-TEMPLATES = ["You go to {i}.", "{p}.", "Still {i}, but thinking about switching to {p}.",
-             "I don't know.", "Both {i} and {p}."]
+TEMPLATES = [
+    "You go to {i}.",
+    "{p}.",
+    "Still {i}, but thinking about switching to {p}.",
+    "I don't know.",
+    "Both {i} and {p}.",
+]
 
 
 def answers_workspace(small_build, dest: Path, system: str = "mem0") -> Workspace:
@@ -26,8 +31,9 @@ def answers_workspace(small_build, dest: Path, system: str = "mem0") -> Workspac
     lines = []
     for k, arc in enumerate(sorted(ws.arcs("core"), key=lambda a: a.id)):
         for s in range(len(arc.sessions)):
-            text = TEMPLATES[(k + s) % len(TEMPLATES)].format(i=arc.spec.initial_value,
-                                                               p=arc.spec.plan_value)
+            text = TEMPLATES[(k + s) % len(TEMPLATES)].format(
+                i=arc.spec.initial_value, p=arc.spec.plan_value
+            )
             lines.append({"arc_id": arc.id, "after_session": s, "answer": text})
     path = dest / "answers.jsonl"
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))

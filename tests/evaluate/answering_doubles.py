@@ -8,8 +8,13 @@ import threading
 from agentmemgate.memory.answering import AnsweringSystem, ProbeAnswer, Retrieved
 from agentmemgate.memory.system import SystemInfo
 
-INFO = SystemInfo(name="toy-keyword", description="keyword memory over a shared backend",
-                  gated=False, components={"store": "shared dict"}, offline=True)
+INFO = SystemInfo(
+    name="toy-keyword",
+    description="keyword memory over a shared backend",
+    gated=False,
+    components={"store": "shared dict"},
+    offline=True,
+)
 VALUES = ("Deezer", "Pandora")
 
 
@@ -40,10 +45,16 @@ class ToyKeyword(AnsweringSystem):
         with self.b.lock:
             self.b.received.append({"ingest": session.model_dump(mode="json"), "ns": self.ns})
             for t in session.turns:
-                self.b.rows.setdefault(self.ns, []).append((session.date.isoformat(), t.role, t.text))
+                self.b.rows.setdefault(self.ns, []).append(
+                    (session.date.isoformat(), t.role, t.text)
+                )
         self.seen.append(session)
         fw = self.b.fail_when
-        if fw and session.index == fw[1] and any(fw[0] in t.text for s in self.seen for t in s.turns):
+        if (
+            fw
+            and session.index == fw[1]
+            and any(fw[0] in t.text for s in self.seen for t in s.turns)
+        ):
             raise RuntimeError("the toy backend went away")
 
     def answer(self, question, date):
@@ -53,8 +64,10 @@ class ToyKeyword(AnsweringSystem):
             mine = [r for r in self.b.rows.get(self.ns, []) if r[1] == "user"]
         hits = [r for r in mine if any(v in r[2] for v in VALUES)]
         last = next((v for r in reversed(hits) for v in VALUES if v in r[2]), None)
-        return ProbeAnswer(answer=f"You use {last}." if last else "I don't know.",
-                           retrieved=[Retrieved(text=r[2], valid_at=r[0]) for r in hits])
+        return ProbeAnswer(
+            answer=f"You use {last}." if last else "I don't know.",
+            retrieved=[Retrieved(text=r[2], valid_at=r[0]) for r in hits],
+        )
 
     @property
     def calls(self):

@@ -21,24 +21,35 @@ EQ = get_value_judge("offline")
 def scored(arc, answers):
     truth = truth_of(arc)
     verdicts = assess(truth, answers, JUDGE)
-    return score_answers(truth, answers, verdicts,
-                         lambda v, ref: EQ.same(arc.spec.field, v, ref)).values
+    return score_answers(
+        truth, answers, verdicts, lambda v, ref: EQ.same(arc.spec.field, v, ref)
+    ).values
 
 
-@pytest.mark.parametrize("answer, asserted", [
-    ("The user uses Pandora.", ["Pandora"]),
-    ("Still Pandora, but thinking about switching to Deezer.", ["Pandora"]),
-    ("They might move to Deezer soon; for now it's Pandora.", ["Pandora"]),
-    ("Deezer is on the maybe list.", []),
-    ("I don't know.", []),
-    ("Either Pandora or Deezer.", []),
-    ("They switched from Pandora to Deezer.", ["Deezer"]),
-    ("They no longer use Pandora and now use Deezer.", ["Deezer"]),
-    ("Spotify.", []),  # a value the offline rules cannot name
-])
+@pytest.mark.parametrize(
+    "answer, asserted",
+    [
+        ("The user uses Pandora.", ["Pandora"]),
+        ("Still Pandora, but thinking about switching to Deezer.", ["Pandora"]),
+        ("They might move to Deezer soon; for now it's Pandora.", ["Pandora"]),
+        ("Deezer is on the maybe list.", []),
+        ("I don't know.", []),
+        ("Either Pandora or Deezer.", []),
+        ("They switched from Pandora to Deezer.", ["Deezer"]),
+        ("They no longer use Pandora and now use Deezer.", ["Deezer"]),
+        ("Spotify.", []),  # a value the offline rules cannot name
+    ],
+)
 def test_offline_answer_rules(answer, asserted):
-    v = JUDGE.ask(AnswerQuestion(field="music_app", description="d", probe_question="q",
-                                 answer=answer, candidates=("Pandora", "Deezer")))
+    v = JUDGE.ask(
+        AnswerQuestion(
+            field="music_app",
+            description="d",
+            probe_question="q",
+            answer=answer,
+            candidates=("Pandora", "Deezer"),
+        )
+    )
     assert v.asserted == asserted, v.rationale
 
 
@@ -57,12 +68,18 @@ def test_abandoned_plan_window_ends_before_the_outcome_session():
     # Plan in session 0, abandonment in session 1: only the answer after session 0 counts.
     assert scored(ABANDONED, ["Deezer.", "Pandora."])["exposure"] is True
     assert scored(ABANDONED, ["Pandora.", "Deezer."]) == {
-        "exposure": False, "end_contamination": True, "task_accuracy": False}
+        "exposure": False,
+        "end_contamination": True,
+        "task_accuracy": False,
+    }
 
 
 def test_heldout_plans_can_be_exposed_from_answers():
     assert scored(HELDOUT, ["Deezer.", "Pandora."]) == {
-        "exposure": True, "end_contamination": False, "task_accuracy": True}
+        "exposure": True,
+        "end_contamination": False,
+        "task_accuracy": True,
+    }
 
 
 def test_i_dont_know_asserts_nothing():
@@ -89,16 +106,25 @@ def test_reads_a_complete_file_in_session_order(tmp_path):
     assert read_answers(p, SESSIONS) == {"a1": ["A", "B"], "o1": ["Pandora", "Pandora"]}
 
 
-@pytest.mark.parametrize("lines, needle", [
-    ([line("zz", 0)], "answers.jsonl:1: unknown arc id 'zz'"),
-    ([line("a1", 0), line("a1", 0)], "answers.jsonl:2: duplicate answer for arc a1, after_session 0 (first given on line 1)"),
-    ([line("a1", 0), line("o1", 0), line("o1", 1)], "answers.jsonl:1: arc a1 has no line with after_session 1"),
-    ([line("a1", 2)], "answers.jsonl:1: after_session 2 is out of range"),
-    (["{not json"], "answers.jsonl:1: not JSON"),
-    ([{"arc_id": "a1", "after_session": "0", "answer": "x"}], "answers.jsonl:1: after_session"),
-    ([{"arc_id": "a1", "session": 0, "answer": "x"}], "answers.jsonl:1:"),
-    ([""], "no answers"),
-])
+@pytest.mark.parametrize(
+    "lines, needle",
+    [
+        ([line("zz", 0)], "answers.jsonl:1: unknown arc id 'zz'"),
+        (
+            [line("a1", 0), line("a1", 0)],
+            "answers.jsonl:2: duplicate answer for arc a1, after_session 0 (first given on line 1)",
+        ),
+        (
+            [line("a1", 0), line("o1", 0), line("o1", 1)],
+            "answers.jsonl:1: arc a1 has no line with after_session 1",
+        ),
+        ([line("a1", 2)], "answers.jsonl:1: after_session 2 is out of range"),
+        (["{not json"], "answers.jsonl:1: not JSON"),
+        ([{"arc_id": "a1", "after_session": "0", "answer": "x"}], "answers.jsonl:1: after_session"),
+        ([{"arc_id": "a1", "session": 0, "answer": "x"}], "answers.jsonl:1:"),
+        ([""], "no answers"),
+    ],
+)
 def test_bad_files_name_the_line(tmp_path, lines, needle):
     with pytest.raises(BadInput) as e:
         read_answers(write(tmp_path, lines), SESSIONS)

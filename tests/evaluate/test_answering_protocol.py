@@ -43,16 +43,24 @@ def test_probe_after_every_session_answers_scored_and_stored(hand_ws):
     questions = [r for r in b.received if "question" in r]
     assert len(questions) == sum(len(a.sessions) for a in ARCS)  # one probe per session
     for a in ARCS:  # each probe asked on its session's date, in order
-        ns = hand_ws.db.execute("select namespace from eval_product_answers where arc_id = ?",
-                                [a.id]).fetchone()[0]
-        assert [q["date"] for q in questions if q["ns"] == ns] == [x.date.isoformat() for x in a.sessions]
+        ns = hand_ws.db.execute(
+            "select namespace from eval_product_answers where arc_id = ?", [a.id]
+        ).fetchone()[0]
+        assert [q["date"] for q in questions if q["ns"] == ns] == [
+            x.date.isoformat() for x in a.sessions
+        ]
     rows = list(hand_ws.db["eval_answers"].rows_where("name = ?", ["toy-keyword"]))
     assert len(rows) == 11 and all(r["verdict"] for r in rows)
-    stored = list(hand_ws.db["eval_product_answers"].rows_where("arc_id = ?", ["a1"],
-                                                                order_by="after_session"))
+    stored = list(
+        hand_ws.db["eval_product_answers"].rows_where(
+            "arc_id = ?", ["a1"], order_by="after_session"
+        )
+    )
     assert [r["answer"] for r in stored] == ["You use Deezer.", "You use Deezer."]
-    assert json.loads(stored[0]["retrieved"])[0] == {"text": "I use Pandora for music.",
-                                                     "valid_at": "2024-01-01"}
+    assert json.loads(stored[0]["retrieved"])[0] == {
+        "text": "I use Pandora for music.",
+        "valid_at": "2024-01-01",
+    }
     r = compute_report(hand_ws, ["core", "heldout"])
     meta = r.meta.systems["toy-keyword"]
     assert meta.kind == "product" and meta.arcs_scored == 5
@@ -74,9 +82,13 @@ def test_rerun_runs_nothing_and_another_judge_rescores_without_running(hand_ws):
     assert (again.ran_now, again.rescored, again.already_done) == (0, 0, 4)
     assert len(b.begun) == begun
     judge = get_model("scripted:ans-judge")
-    judge.respond_with(lambda req: {"asserted": [], "rationale": "reads nothing"}
-                       if "assistant's answer" in req.prompt else
-                       {"verdict": "not_equivalent", "confidence": 0.9, "rationale": "x"})
+    judge.respond_with(
+        lambda req: (
+            {"asserted": [], "rationale": "reads nothing"}
+            if "assistant's answer" in req.prompt
+            else {"verdict": "not_equivalent", "confidence": 0.9, "rationale": "x"}
+        )
+    )
     s = run_eval(hand_ws, ["core"], [toy(b)], judge="scripted:ans-judge", show_progress=False)
     assert (s.ran_now, s.rescored) == (0, 4) and len(b.begun) == begun
     r = compute_report(hand_ws, ["core"], judge="scripted:ans-judge")
@@ -94,7 +106,7 @@ def test_a_crash_mid_arc_loses_only_that_arc_and_the_rerun_redoes_only_it(hand_w
     before = list(b.begun)
     s = run_eval(hand_ws, ["core"], [toy(b)], show_progress=False)
     assert (s.ran_now, s.already_done, s.failed) == (1, 3, 0)
-    new = b.begun[len(before):]
+    new = b.begun[len(before) :]
     assert len(new) == 1 and new[0] not in before  # a fresh namespace for the new attempt
     assert hand_ws.db["eval_failures"].count == 0
     assert hand_ws.db["eval_product_answers"].count_where("arc_id = 'c1'") == 3
@@ -122,15 +134,22 @@ def test_the_system_receives_no_label(ws):
     b = Backend()
     model = get_model("scripted:blind", workspace=ws)
     model.respond_with(lambda req: "I don't know.")
-    run_eval(ws, ["core"], [toy(b), "full-context", "no-memory"], model="scripted:blind",
-             show_progress=False)
+    run_eval(
+        ws,
+        ["core"],
+        [toy(b), "full-context", "no-memory"],
+        model="scripted:blind",
+        show_progress=False,
+    )
     from agentmemgate.evaluate.run import workspace_arcs
 
     arcs = [a for a, _ in workspace_arcs(ws, ["core"])]
     sent = json.dumps(b.received) + "\n".join(r.prompt + (r.system or "") for r in model.history)
     assert {k for r in b.received for k in r.get("ingest", {})} == {"index", "date", "turns"}
-    assert {k for r in b.received for t in r.get("ingest", {}).get("turns", []) for k in t} == \
-        {"role", "text"}
+    assert {k for r in b.received for t in r.get("ingest", {}).get("turns", []) for k in t} == {
+        "role",
+        "text",
+    }
     for a in arcs:
         s = a.spec
         assert a.id not in sent and s.id.split("-")[-1] not in sent
@@ -143,8 +162,9 @@ def test_the_system_receives_no_label(ws):
 def test_full_context_sees_the_whole_conversation_and_no_memory_sees_nothing(hand_ws):
     model = get_model("scripted:fc", workspace=hand_ws)
     model.respond_with(lambda req: "You use Deezer." if "Deezer" in req.prompt else "I don't know.")
-    s = run_eval(hand_ws, ["core"], ["full-context", "no-memory"], model="scripted:fc",
-                 show_progress=False)
+    s = run_eval(
+        hand_ws, ["core"], ["full-context", "no-memory"], model="scripted:fc", show_progress=False
+    )
     assert s.names == ["full-context@scripted:fc", "no-memory@scripted:fc"] and s.failed == 0
     prompts = [r.prompt for r in model.history]
     fc = [p for p in prompts if "whole of your conversation" in p]
@@ -153,7 +173,9 @@ def test_full_context_sees_the_whole_conversation_and_no_memory_sees_nothing(han
     # The same question on 3 dates: identical prompts come from the cache (two arcs in flight at
     # once may both miss it, so count distinct prompts).
     assert len(set(nm)) == 3 and len(nm) <= 9
-    assert hand_ws.db["eval_product_answers"].count_where("system = ?", ["no-memory@scripted:fc"]) == 9
+    assert (
+        hand_ws.db["eval_product_answers"].count_where("system = ?", ["no-memory@scripted:fc"]) == 9
+    )
     last = next(p for p in fc if "I switched to Deezer!" in p)
     assert "Session 1 (2024-01-01)\nuser: I use Pandora.\nassistant: Noted." in last
     assert "Session 3 (2024-01-15)" in last and "Today is 2024-01-15." in last
@@ -163,8 +185,9 @@ def test_full_context_sees_the_whole_conversation_and_no_memory_sees_nothing(han
     assert prov["model"] == "scripted:fc" and prov["answer_prompt"] == "answer_full_context.v1"
     assert len(prov["answer_prompt_sha256"]) == 64 and prov["library"] == "agentmemgate"
     calls = len(model.history)  # 9 + len(nm): 12, or more when two arcs missed the cache at once
-    again = run_eval(hand_ws, ["core"], ["full-context", "no-memory"], model="scripted:fc",
-                     show_progress=False)
+    again = run_eval(
+        hand_ws, ["core"], ["full-context", "no-memory"], model="scripted:fc", show_progress=False
+    )
     assert again.ran_now == 0 and len(model.history) == calls  # 0 model calls on a re-run
     r = compute_report(hand_ws, ["core"]).to_json()
     assert r["meta"]["systems"]["no-memory@scripted:fc"]["kind"] == "product"
@@ -189,8 +212,12 @@ def test_a_run_never_takes_an_uploaded_answer_sets_name(hand_ws, tmp_path):
     from agentmemgate.evaluate import run_answers
 
     f = tmp_path / "a.jsonl"
-    f.write_text("\n".join(json.dumps({"arc_id": "a1", "after_session": i, "answer": "Pandora."})
-                           for i in range(2)) + "\n")
+    f.write_text(
+        "\n".join(
+            json.dumps({"arc_id": "a1", "after_session": i, "answer": "Pandora."}) for i in range(2)
+        )
+        + "\n"
+    )
     run_answers(hand_ws, f, "toy-keyword", show_progress=False)
     with pytest.raises(BadInput, match="already the name of an uploaded answer set"):
         run_eval(hand_ws, ["core"], [toy(Backend())], show_progress=False)

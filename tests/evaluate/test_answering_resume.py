@@ -25,8 +25,12 @@ def test_kill_9_mid_arc_then_resume(tmp_path):
     n_arcs = ws.db["arcs"].count
     log = tmp_path / "requests.log"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    proc = subprocess.Popen([sys.executable, str(WORKER), str(ws.path), str(log), "0.15"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, str(WORKER), str(ws.path), str(log), "0.15"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.time() + 60
     try:
         while time.time() < deadline:
@@ -43,27 +47,47 @@ def test_kill_9_mid_arc_then_resume(tmp_path):
     finished = {r["arc_id"] for r in db["eval_scores"].rows}
     assert 2 <= len(finished) < n_arcs
     # every stored arc has all its sessions; no half arc was stored
-    for arc_id, n in db.execute("select arc_id, count(*) from eval_product_answers group by arc_id"):
+    for arc_id, n in db.execute(
+        "select arc_id, count(*) from eval_product_answers group by arc_id"
+    ):
         assert arc_id in finished
     answered = {hashlib.sha256(r["prompt"].encode()).hexdigest() for r in db["llm_cache"].rows}
     first = log.read_text().split()
     begun_before = {r[0] for r in db.execute("select distinct namespace from eval_product_answers")}
 
-    out = subprocess.run([sys.executable, str(WORKER), str(ws.path), str(log), "0"], env=env,
-                         capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, str(WORKER), str(ws.path), str(log), "0"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     summary = json.loads(out.stdout.strip().splitlines()[-1])
-    second = log.read_text().split()[len(first):]
+    second = log.read_text().split()[len(first) :]
     assert not set(second) & answered  # the cache answered every call already made
     assert summary["already_done"] == len(finished) and summary["ran_now"] == n_arcs - len(finished)
     assert summary["failed"] == 0
     db = Workspace(ws.path).db
     assert db["eval_scores"].count == n_arcs
     # finished arcs were not redone: their namespaces are unchanged
-    kept = {r[0] for r in db.execute("select distinct namespace from eval_product_answers where "
-                                     "arc_id in (%s)" % ",".join("?" * len(finished)), list(finished))}
+    kept = {
+        r[0]
+        for r in db.execute(
+            "select distinct namespace from eval_product_answers where "
+            "arc_id in (%s)" % ",".join("?" * len(finished)),
+            list(finished),
+        )
+    }
     assert kept == begun_before
 
-    third = subprocess.run([sys.executable, str(WORKER), str(ws.path), str(log), "0"], env=env,
-                           capture_output=True, text=True, timeout=120, check=True)
+    third = subprocess.run(
+        [sys.executable, str(WORKER), str(ws.path), str(log), "0"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     assert json.loads(third.stdout.strip().splitlines()[-1])["ran_now"] == 0
     assert len(log.read_text().split()) == len(first) + len(second)  # 0 model calls

@@ -31,12 +31,16 @@ def items_of(ws, audit):
     rows = ws.db.execute(
         "select i.item_id, i.payload, s.strata, r.label from audit_items i "
         "join audit_item_strata s using (audit, item_id) "
-        "left join audit_references r using (audit, item_id) where i.audit = ?", [audit]).fetchall()
+        "left join audit_references r using (audit, item_id) where i.audit = ?",
+        [audit],
+    ).fetchall()
     return {i: (json.loads(p), json.loads(s), lab) for i, p, s, lab in rows}
 
 
 def test_one_item_per_judged_answer_with_the_judge_recorded(aws):
-    n_answers = aws.db.execute("select count(*) from eval_answers where name = 'mem0'").fetchone()[0]
+    n_answers = aws.db.execute("select count(*) from eval_answers where name = 'mem0'").fetchone()[
+        0
+    ]
     made = create_audit(aws, "a", "answer_assertion", "answers:mem0", annotators=["ana"])
     assert made.n_items == made.n_references == n_answers and made.notes == []
     params = json.loads(aws.db.execute("select params from audits where name = 'a'").fetchone()[0])
@@ -48,13 +52,17 @@ def test_one_item_per_judged_answer_with_the_judge_recorded(aws):
     for iid, (payload, strata, _) in items_of(aws, "a").items():
         assert iid.startswith("ans-") and strata["arc_id"] not in iid
         arc = arcs[strata["arc_id"]]
-        stored = aws.db.execute("select answer from eval_answers where name = 'mem0' and arc_id = ? "
-                                "and after_session = ?",
-                                [arc.id, int(strata["after_session"])]).fetchone()[0]
+        stored = aws.db.execute(
+            "select answer from eval_answers where name = 'mem0' and arc_id = ? "
+            "and after_session = ?",
+            [arc.id, int(strata["after_session"])],
+        ).fetchone()[0]
         assert payload["kind"] == "answer"
         assert payload["answer"] == {"question": arc.spec.field.probe_question, "text": stored}
-        assert {payload["pair"]["a"], payload["pair"]["b"]} == {arc.spec.initial_value,
-                                                               arc.spec.plan_value}
+        assert {payload["pair"]["a"], payload["pair"]["b"]} == {
+            arc.spec.initial_value,
+            arc.spec.plan_value,
+        }
         assert (payload["pair"]["a_name"], payload["pair"]["b_name"]) == ("Value A", "Value B")
         plan_letter = "a" if payload["pair"]["a"] == arc.spec.plan_value else "b"
         assert strata["plan_option"] == f"value_{plan_letter}"
@@ -96,19 +104,30 @@ def test_reference_of_counts_other_values_as_neither():
 
 def test_a_value_neither_option_is_recorded_beside_the_reference(aws):
     # An LLM answer judge may name a value that is neither labelled value.
-    (arc_id,) = aws.db.execute("select arc_id from eval_answers where name = 'mem0' and "
-                               "after_session = 0 order by arc_id limit 1").fetchone()
-    aws.db.execute("update eval_answers set verdict = ? where name = 'mem0' and arc_id = ? and "
-                   "after_session = 0",
-                   [AnswerVerdict(asserted=["Planet Fitness"], rationale="r").model_dump_json(), arc_id])
+    (arc_id,) = aws.db.execute(
+        "select arc_id from eval_answers where name = 'mem0' and "
+        "after_session = 0 order by arc_id limit 1"
+    ).fetchone()
+    aws.db.execute(
+        "update eval_answers set verdict = ? where name = 'mem0' and arc_id = ? and "
+        "after_session = 0",
+        [AnswerVerdict(asserted=["Planet Fitness"], rationale="r").model_dump_json(), arc_id],
+    )
     aws.db.conn.commit()
     made = create_audit(aws, "a", "answer_assertion", "answers:mem0", annotators=["ana"])
-    assert any("1 verdict(s) assert a value that is neither labelled value" in n for n in made.notes)
-    (hit,) = [(s, lab) for _, s, lab in items_of(aws, "a").values()
-              if s["arc_id"] == arc_id and s["after_session"] == "0"]
+    assert any(
+        "1 verdict(s) assert a value that is neither labelled value" in n for n in made.notes
+    )
+    (hit,) = [
+        (s, lab)
+        for _, s, lab in items_of(aws, "a").values()
+        if s["arc_id"] == arc_id and s["after_session"] == "0"
+    ]
     assert hit[1] == "neither" and hit[0]["verdict"] == "neither"
-    assert "'Planet Fitness' match neither labelled value; the reference is neither" in \
-        hit[0]["reference_note"]
+    assert (
+        "'Planet Fitness' match neither labelled value; the reference is neither"
+        in hit[0]["reference_note"]
+    )
 
 
 def test_option_order_is_recorded_and_stable_for_a_seed(aws):
@@ -120,6 +139,7 @@ def test_option_order_is_recorded_and_stable_for_a_seed(aws):
     flipped = [i for i in s0 if s0[i][0]["pair"]["a"] != s1[i][0]["pair"]["a"]]
     assert flipped and len(flipped) < len(s0)
     import random
+
     for seed, items in ((0, s0), (1, s1)):
         for i, (payload, strata, _) in items.items():
             plan_first = random.Random(options_seed(seed, i)).random() < 0.5
@@ -132,15 +152,27 @@ def test_sample_is_stratified_by_the_verdict_class(aws):
     create_audit(aws, "a", "answer_assertion", "answers:mem0", annotators=["ana"], sample_n=8)
     classes = Counter(s["verdict"] for _, s, _ in items_of(aws, "a").values())
     assert classes == {"initial": 2, "plan": 2, "both": 2, "neither": 2}
-    create_audit(aws, "b", "answer_assertion", "answers:mem0", annotators=["ana"], sample_n=3,
-                 stratify_by="outcome")  # --stratify-by still works
-    assert {s["outcome"] for _, s, _ in items_of(aws, "b").values()} == {"came_true", "abandoned",
-                                                                          "open"}
+    create_audit(
+        aws,
+        "b",
+        "answer_assertion",
+        "answers:mem0",
+        annotators=["ana"],
+        sample_n=3,
+        stratify_by="outcome",
+    )  # --stratify-by still works
+    assert {s["outcome"] for _, s, _ in items_of(aws, "b").values()} == {
+        "came_true",
+        "abandoned",
+        "open",
+    }
 
 
 def test_unjudged_answers_are_skipped_with_a_count_or_refused(aws):
-    aws.db.execute("update eval_answers set verdict = null where rowid in "
-                   "(select rowid from eval_answers order by arc_id, after_session limit 3)")
+    aws.db.execute(
+        "update eval_answers set verdict = null where rowid in "
+        "(select rowid from eval_answers order by arc_id, after_session limit 3)"
+    )
     aws.db.conn.commit()
     made = create_audit(aws, "a", "answer_assertion", "answers:mem0", annotators=["ana"])
     assert "Skipped 3 answer(s) not judged yet." in made.notes
@@ -150,35 +182,94 @@ def test_unjudged_answers_are_skipped_with_a_count_or_refused(aws):
         create_audit(aws, "b", "answer_assertion", "answers:mem0")
 
 
-@pytest.mark.parametrize("source, needle", [
-    ("answers:nobody", "Error: No stored answers for system 'nobody'; systems with answers: mem0"),
-    ("answers", "Error: Use --from answers:SYSTEM; systems with answers: mem0"),
-])
+@pytest.mark.parametrize(
+    "source, needle",
+    [
+        (
+            "answers:nobody",
+            "Error: No stored answers for system 'nobody'; systems with answers: mem0",
+        ),
+        ("answers", "Error: Use --from answers:SYSTEM; systems with answers: mem0"),
+    ],
+)
 def test_unknown_system_is_one_line_listing_systems(aws, source, needle):
-    res = runner.invoke(app, ["audit", "create", "x", "--task", "answer_assertion", "--from",
-                              source, "--workspace", str(aws.path)])
+    res = runner.invoke(
+        app,
+        [
+            "audit",
+            "create",
+            "x",
+            "--task",
+            "answer_assertion",
+            "--from",
+            source,
+            "--workspace",
+            str(aws.path),
+        ],
+    )
     assert res.exit_code == 1 and "Traceback" not in res.output
     assert res.output.strip().splitlines() == [needle]
 
 
 def test_a_workspace_with_no_answers_says_how_to_store_some(tmp_path):
-    res = runner.invoke(app, ["audit", "create", "x", "--task", "answer_assertion", "--from",
-                              "answers:mem0", "--workspace", str(tmp_path / "ws")])
+    res = runner.invoke(
+        app,
+        [
+            "audit",
+            "create",
+            "x",
+            "--task",
+            "answer_assertion",
+            "--from",
+            "answers:mem0",
+            "--workspace",
+            str(tmp_path / "ws"),
+        ],
+    )
     assert res.exit_code == 1
-    assert res.output.strip() == ("Error: No stored answers for system 'mem0'; systems with "
-                                  "answers: none (store some with `amg eval answers FILE --name "
-                                  "SYSTEM`)")
-    res = runner.invoke(app, ["audit", "create", "x", "--task", "evidence_type", "--from",
-                              "answers:mem0", "--workspace", str(tmp_path / "ws")])
+    assert res.output.strip() == (
+        "Error: No stored answers for system 'mem0'; systems with "
+        "answers: none (store some with `amg eval answers FILE --name "
+        "SYSTEM`)"
+    )
+    res = runner.invoke(
+        app,
+        [
+            "audit",
+            "create",
+            "x",
+            "--task",
+            "evidence_type",
+            "--from",
+            "answers:mem0",
+            "--workspace",
+            str(tmp_path / "ws"),
+        ],
+    )
     assert "Source 'answers' has no evidence_type items; it serves: answer_assertion" in res.output
 
 
 def test_import_labels_and_the_agreement_report(aws, tmp_path):
     """One item per verdict class; ana agrees with the judge, ben flips the plan decision twice."""
     w = str(aws.path)
-    res = runner.invoke(app, ["audit", "create", "aa", "--task", "answer_assertion", "--from",
-                              "answers:mem0", "--sample", "4", "--annotators", "ana,ben",
-                              "--workspace", w])
+    res = runner.invoke(
+        app,
+        [
+            "audit",
+            "create",
+            "aa",
+            "--task",
+            "answer_assertion",
+            "--from",
+            "answers:mem0",
+            "--sample",
+            "4",
+            "--annotators",
+            "ana,ben",
+            "--workspace",
+            w,
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "Audit 'aa': 4 answer_assertion items, 4 with a reference label" in res.output
     items = items_of(Workspace(w), "aa")
@@ -216,9 +307,11 @@ def test_import_labels_and_the_agreement_report(aws, tmp_path):
     assert res.exit_code == 0, res.output
     md = res.stdout
     assert "Reference: the answer judge offline (answer_cues.v2; heuristic rules)" in md
-    assert "Judge says plan asserted, human says not (the judge's false plan assertions, which " \
-           "inflate exposure): 1 of the 4 judge-yes observations a human decided: " \
-           "1/4 = 25.0% [4.6, 69.9]" in md
+    assert (
+        "Judge says plan asserted, human says not (the judge's false plan assertions, which "
+        "inflate exposure): 1 of the 4 judge-yes observations a human decided: "
+        "1/4 = 25.0% [4.6, 69.9]" in md
+    )
     assert "Percent agreement on plan asserted or not (all pairs): 2/4 = 50.0%" in md
     assert "| value A | value B | both | neither |" in md.replace("can't tell |", "")
     folder = aws.path / "reports" / "agreement-aa"
@@ -232,6 +325,7 @@ def test_other_tasks_reports_have_no_plan_block(tmp_path):
     f.write_text("item_id,annotator,label\nx,ana,yes\nx,ben,no\n")
     ws = Workspace(tmp_path / "ws")
     from agentmemgate.annotate_app import import_labels
+
     import_labels(ws, "r", f)
     report, _ = save_agreement_report(ws, "r", resamples=0)
     obj = json.loads(report.model_dump_json())
@@ -242,8 +336,19 @@ def test_queue_payload_hides_the_verdict_and_the_arc(aws):
     made = create_audit(aws, "a", "answer_assertion", "answers:mem0", annotators=["ana"])
     token = made.links["ana"].split("token=")[1]
     dumped = json.dumps([q.model_dump() for q in annotator_queue(aws, token)])
-    secrets = {"plan_option", "verdict", "judge", "rationale", "reference", "framed",
-               "stated as current", "came_true", "abandoned", "after_session", "arc_id"}
+    secrets = {
+        "plan_option",
+        "verdict",
+        "judge",
+        "rationale",
+        "reference",
+        "framed",
+        "stated as current",
+        "came_true",
+        "abandoned",
+        "after_session",
+        "arc_id",
+    }
     for arc_id, raw in aws.db.execute("select arc_id, verdict from eval_answers").fetchall():
         secrets.add(arc_id)
         secrets.add(json.loads(raw)["rationale"])
@@ -267,8 +372,11 @@ def test_an_llm_judges_verdicts_are_mapped_with_its_equivalence_judge(ws, tmp_pa
             v2 = req.prompt.split("Value 2: ")[1].split("\n")[0].strip().lower()
             asked.append((v1, v2))
             same = v1 in v2 or v2 in v1
-            return {"verdict": "equivalent" if same else "not_equivalent", "confidence": 0.9,
-                    "rationale": "compared the two values"}
+            return {
+                "verdict": "equivalent" if same else "not_equivalent",
+                "confidence": 0.9,
+                "rationale": "compared the two values",
+            }
         answer = req.prompt.split("<<<\n")[1].split("\n>>>")[0]
         return {"asserted": [answer.rstrip(".")], "rationale": "read the answer"}
 
@@ -276,8 +384,13 @@ def test_an_llm_judges_verdicts_are_mapped_with_its_equivalence_judge(ws, tmp_pa
     ws.save_specs([OPEN.spec])
     ws.save_arc(OPEN)
     p = tmp_path / "a.jsonl"
-    p.write_text("\n".join(json.dumps({"arc_id": OPEN.id, "after_session": i, "answer": a})
-                           for i, a in enumerate(["the Deezer app.", "Spotify."])) + "\n")
+    p.write_text(
+        "\n".join(
+            json.dumps({"arc_id": OPEN.id, "after_session": i, "answer": a})
+            for i, a in enumerate(["the Deezer app.", "Spotify."])
+        )
+        + "\n"
+    )
     s = run_answers(ws, p, "product", judge="scripted:audit-judge", show_progress=False)
     assert s.failed == 0, s.failure_examples
     asked.clear()
@@ -290,12 +403,16 @@ def test_an_llm_judges_verdicts_are_mapped_with_its_equivalence_judge(ws, tmp_pa
     assert ("deezer", "the deezer app") not in asked and ("the deezer app", "deezer") not in asked
     assert asked and all("the deezer app" in pair or "spotify" in pair for pair in asked)
     j = json.loads(ws.db.execute("select params from audits").fetchone()[0])["reference_judge"]
-    assert (j["spec"], j["answer_rubric"], j["heuristic"]) == ("scripted:audit-judge",
-                                                                "answer_assertion.v2", False)
+    assert (j["spec"], j["answer_rubric"], j["heuristic"]) == (
+        "scripted:audit-judge",
+        "answer_assertion.v2",
+        False,
+    )
     assert made.n_references == 2
     r = agreement_report(ws, "a", resamples=0)
-    assert r.reference_name.startswith("the answer judge scripted:audit-judge "
-                                       "(answer_assertion.v2; a model)")
+    assert r.reference_name.startswith(
+        "the answer judge scripted:audit-judge (answer_assertion.v2; a model)"
+    )
 
 
 def test_an_unreachable_llm_judge_is_one_line(aws, monkeypatch):
@@ -303,11 +420,25 @@ def test_an_unreachable_llm_judge_is_one_line(aws, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     aws.db.execute("update eval_judges set spec = 'openai:gpt-4o-mini'")
-    aws.db.execute("update eval_answers set verdict = ?",
-                   [AnswerVerdict(asserted=["the place"], rationale="r").model_dump_json()])
+    aws.db.execute(
+        "update eval_answers set verdict = ?",
+        [AnswerVerdict(asserted=["the place"], rationale="r").model_dump_json()],
+    )
     aws.db.conn.commit()
-    res = runner.invoke(app, ["audit", "create", "x", "--task", "answer_assertion", "--from",
-                              "answers:mem0", "--workspace", str(aws.path)])
+    res = runner.invoke(
+        app,
+        [
+            "audit",
+            "create",
+            "x",
+            "--task",
+            "answer_assertion",
+            "--from",
+            "answers:mem0",
+            "--workspace",
+            str(aws.path),
+        ],
+    )
     assert res.exit_code == 1 and "Traceback" not in res.output
     [line] = res.output.strip().splitlines()
     assert line.startswith("Error: These answers were judged by openai:gpt-4o-mini; matching")
@@ -324,8 +455,11 @@ def test_a_failed_judge_call_that_reaches_the_command_is_one_line(ws, tmp_path):
 
     def respond(req):
         if "Value 1:" in req.prompt:
-            return {"verdict": "not_equivalent", "confidence": 0.9,
-                    "rationale": "compared the two values"}
+            return {
+                "verdict": "not_equivalent",
+                "confidence": 0.9,
+                "rationale": "compared the two values",
+            }
         answer = req.prompt.split("<<<\n")[1].split("\n>>>")[0]
         return {"asserted": [answer.rstrip(".")], "rationale": "read the answer"}
 
@@ -333,14 +467,34 @@ def test_a_failed_judge_call_that_reaches_the_command_is_one_line(ws, tmp_path):
     ws.save_specs([OPEN.spec])
     ws.save_arc(OPEN)
     p = tmp_path / "a.jsonl"
-    p.write_text("\n".join(json.dumps({"arc_id": OPEN.id, "after_session": i, "answer": a})
-                           for i, a in enumerate(["the Deezer app.", "Spotify."])) + "\n")
-    assert run_answers(ws, p, "product", judge="scripted:audit-judge-down",
-                       show_progress=False).failed == 0
-    judge.respond_with(lambda req: CallFailed("scripted server error (HTTP 503)",
-                                              kind="server_error"))
-    res = runner.invoke(app, ["audit", "create", "x", "--task", "answer_assertion", "--from",
-                              "answers:product", "--workspace", str(ws.path)])
+    p.write_text(
+        "\n".join(
+            json.dumps({"arc_id": OPEN.id, "after_session": i, "answer": a})
+            for i, a in enumerate(["the Deezer app.", "Spotify."])
+        )
+        + "\n"
+    )
+    assert (
+        run_answers(ws, p, "product", judge="scripted:audit-judge-down", show_progress=False).failed
+        == 0
+    )
+    judge.respond_with(
+        lambda req: CallFailed("scripted server error (HTTP 503)", kind="server_error")
+    )
+    res = runner.invoke(
+        app,
+        [
+            "audit",
+            "create",
+            "x",
+            "--task",
+            "answer_assertion",
+            "--from",
+            "answers:product",
+            "--workspace",
+            str(ws.path),
+        ],
+    )
     assert res.exit_code == 1 and "Traceback" not in res.output
     assert res.output.strip().splitlines() == ["Error: scripted server error (HTTP 503)"]
 

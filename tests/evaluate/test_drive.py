@@ -29,6 +29,7 @@ def row(item, output, scored):
 def raises(error):
     def fn(*_):
         raise error
+
     return fn
 
 
@@ -47,8 +48,9 @@ def test_a_finished_item_is_its_row_and_a_stored_output_is_scored_not_made_again
 
 
 def test_a_failed_call_while_the_system_runs_is_recorded_at_that_stage():
-    r = attempt(Item(), raises(CallFailed("server error (HTTP 503)", kind="server_error")), half,
-                row)
+    r = attempt(
+        Item(), raises(CallFailed("server error (HTTP 503)", kind="server_error")), half, row
+    )
     assert isinstance(r, Failure)
     assert (r.item, r.stage, r.error, r.kept) == (Item(), "system", "server error (HTTP 503)", None)
 
@@ -64,8 +66,9 @@ def test_a_stored_output_whose_scoring_fails_is_not_stored_again():
     assert isinstance(r, Failure) and (r.stage, r.kept) == ("scoring", None)
 
 
-@pytest.mark.parametrize("error", [FatalProviderError("the API key was rejected"),
-                                   BadInput("a bad value")])
+@pytest.mark.parametrize(
+    "error", [FatalProviderError("the API key was rejected"), BadInput("a bad value")]
+)
 @pytest.mark.parametrize("stage", ["system", "scoring"])
 def test_an_amg_error_stops_the_run(error, stage):
     run, score = (raises(error), half) if stage == "system" else (answer, raises(error))
@@ -76,8 +79,11 @@ def test_an_amg_error_stops_the_run(error, stage):
 def test_a_bug_in_the_system_is_recorded_against_the_item():
     r = attempt(Item(system="buggy"), raises(ValueError("index out of range")), half, row)
     assert isinstance(r, Failure)
-    assert (r.stage, r.error, r.kept) == ("system", "buggy raised ValueError: index out of range",
-                                          None)
+    assert (r.stage, r.error, r.kept) == (
+        "system",
+        "buggy raised ValueError: index out of range",
+        None,
+    )
 
 
 def test_a_bug_while_scoring_is_the_toolkits_and_raised():
@@ -89,19 +95,33 @@ def test_a_bug_while_scoring_is_the_toolkits_and_raised():
 def test_the_drive_gives_every_item_its_result_or_its_failure(offline):
     """Inline (offline rules) or through the thread pool, a failed call is a ``Failure`` of its
     item and the others finish."""
+
     def run(item):
         if item.arc_id == "a2":
             raise CallFailed("server error (HTTP 503)", kind="server_error")
         return [item.arc_id]
 
     items = [Item(arc_id=f"a{i}") for i in range(5)]
-    results = list(drive(items, run=run, score=half, row=row, offline=offline, description="toy",
-                         usage=None, concurrency=2, show_progress=False))
+    results = list(
+        drive(
+            items,
+            run=run,
+            score=half,
+            row=row,
+            offline=offline,
+            description="toy",
+            usage=None,
+            concurrency=2,
+            show_progress=False,
+        )
+    )
     failed = [r for r in results if isinstance(r, Failure)]
     assert [(f.item.arc_id, f.stage, f.error) for f in failed] == [
-        ("a2", "system", "server error (HTTP 503)")]
+        ("a2", "system", "server error (HTTP 503)")
+    ]
     assert sorted(r for r in results if not isinstance(r, Failure)) == [
-        ("row", [f"a{i}"], 0.5) for i in (0, 1, 3, 4)]
+        ("row", [f"a{i}"], 0.5) for i in (0, 1, 3, 4)
+    ]
 
 
 def test_a_failed_call_is_not_an_amg_error():
@@ -111,11 +131,29 @@ def test_a_failed_call_is_not_an_amg_error():
 
 
 def answered(score=None, sessions=True) -> store.Answered:
-    rows = [{"after_session": 0, "date": "2024-01-01", "answer": "You use Deezer.",
-             "retrieved": [], "calls": 1, "namespace": "amg-x"}]
-    return store.Answered(run_key="rk", system="toy", arc_id="a1", split="core", level="open",
-                          arc_sha="sha", sessions=rows if sessions else None,
-                          answers=["You use Deezer."], verdicts=None, score=score, judge_key="jk")
+    rows = [
+        {
+            "after_session": 0,
+            "date": "2024-01-01",
+            "answer": "You use Deezer.",
+            "retrieved": [],
+            "calls": 1,
+            "namespace": "amg-x",
+        }
+    ]
+    return store.Answered(
+        run_key="rk",
+        system="toy",
+        arc_id="a1",
+        split="core",
+        level="open",
+        arc_sha="sha",
+        sessions=rows if sessions else None,
+        answers=["You use Deezer."],
+        verdicts=None,
+        score=score,
+        judge_key="jk",
+    )
 
 
 def test_the_tally_stores_a_failure_with_the_answers_it_kept(ws):
@@ -125,10 +163,12 @@ def test_the_tally_stores_a_failure_with_the_answers_it_kept(ws):
     assert t.examples == ["toy on a1 (scoring): the judge timed out"]
     assert [r["answer"] for r in ws.db["eval_product_answers"].rows] == ["You use Deezer."]
     assert [(r["answer"], r["verdict"]) for r in ws.db["eval_answers"].rows] == [
-        ("You use Deezer.", None)]
+        ("You use Deezer.", None)
+    ]
     assert ws.db["eval_scores"].count == 0
     assert [(r["stage"], r["error"]) for r in ws.db["eval_failures"].rows] == [
-        ("scoring", "the judge timed out")]
+        ("scoring", "the judge timed out")
+    ]
 
 
 # -- end to end --------------------------------------------------------------------------------
@@ -140,9 +180,15 @@ def _judge(name: str, down: bool):
         if down:
             return CallFailed("the judge's server error (HTTP 503)", kind="server_error")
         if "assistant's answer" in req.prompt:
-            return {"asserted": ["Deezer"] if "Deezer" in req.prompt.split("<<<")[-1] else [],
-                    "rationale": "read the answer"}
-        return {"verdict": "not_equivalent", "confidence": 0.9, "rationale": "compared the two values"}
+            return {
+                "asserted": ["Deezer"] if "Deezer" in req.prompt.split("<<<")[-1] else [],
+                "rationale": "read the answer",
+            }
+        return {
+            "verdict": "not_equivalent",
+            "confidence": 0.9,
+            "rationale": "compared the two values",
+        }
 
     get_model(f"scripted:{name}").respond_with(respond)
     return f"scripted:{name}"
@@ -166,7 +212,9 @@ def test_an_answering_systems_answers_survive_its_judge_failing(ws):
     assert {r["verdict"] for r in ws.db["eval_answers"].rows} == {None}
     begun = len(b.begun)
     s = run_eval(ws, ["core"], [spec], judge=_judge("judge-down", False), show_progress=False)
-    assert (s.ran_now, s.rescored, s.failed) == (0, 2, 0) and len(b.begun) == begun, s.failure_examples
+    assert (s.ran_now, s.rescored, s.failed) == (0, 2, 0) and len(b.begun) == begun, (
+        s.failure_examples
+    )
     assert ws.db["eval_failures"].count == 0 and ws.db["eval_scores"].count == 2
 
 
@@ -182,13 +230,13 @@ def test_a_natural_items_answer_survives_its_judge_failing(ws):
     factory = lambda: Recorder(log)
     factory.info = Recorder([]).info
     spec = answering_spec(factory, name="recorder")
-    s = run_natural(ws, ["lme"], [spec], judge=_judge("nat-judge-down", True),
-                    show_progress=False)
+    s = run_natural(ws, ["lme"], [spec], judge=_judge("nat-judge-down", True), show_progress=False)
     assert (s.ran_now, s.failed) == (0, 3)
     assert {r["stage"] for r in ws.db["eval_failures"].rows} == {"scoring"}
     assert ws.db["eval_product_answers"].count == 3  # every item's answer kept
     asked = len(log)
-    again = run_natural(ws, ["lme"], [spec], judge=_judge("nat-judge-down", False),
-                        show_progress=False)
+    again = run_natural(
+        ws, ["lme"], [spec], judge=_judge("nat-judge-down", False), show_progress=False
+    )
     assert (again.ran_now, again.rescored, again.failed) == (0, 3, 0) and len(log) == asked
     assert ws.db["eval_failures"].count == 0 and ws.db["eval_scores"].count == 3

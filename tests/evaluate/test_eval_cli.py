@@ -61,30 +61,57 @@ def test_report_json_layout(copy, tmp_path):
     r = amg("report", "eval", "--json", "--workspace", copy, "--out", tmp_path / "rep")
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
-    assert set(data["systems"]) >= {"literal-ungated", "literal-gated", "cautious-ungated",
-                                    "cautious-gated", "plan-typed-literal", "plan-typed-cautious",
-                                    "plan-typed-literal-strict", "plan-typed-cautious-strict",
-                                    "cautious-gated[no-retry]"}
+    assert set(data["systems"]) >= {
+        "literal-ungated",
+        "literal-gated",
+        "cautious-ungated",
+        "cautious-gated",
+        "plan-typed-literal",
+        "plan-typed-cautious",
+        "plan-typed-literal-strict",
+        "plan-typed-cautious-strict",
+        "cautious-gated[no-retry]",
+    }
     lg = data["systems"]["literal-gated"]
     assert "pending_contamination" in lg["core"] and "pending_contamination" not in lg["heldout"]
-    assert {"staged_at_plan_turn", "promoted", "discarded", "calls_per_user_message"} <= set(lg["core"])
+    assert {"staged_at_plan_turn", "promoted", "discarded", "calls_per_user_message"} <= set(
+        lg["core"]
+    )
     assert "promoted" not in data["systems"]["literal-ungated"]["core"]
     assert set(lg["controlled"]["by_level"]) >= {"strongly_hedged", "verbatim", "completed_change"}
-    assert any(d["system"] == "literal-gated" and d["baseline"] == "literal-ungated"
-               for d in data["differences"])
-    assert any(d["kind"] == "variant_minus_base" and d["system"] == "cautious-gated[no-retry]"
-               for d in data["differences"])
+    assert any(
+        d["system"] == "literal-gated" and d["baseline"] == "literal-ungated"
+        for d in data["differences"]
+    )
+    assert any(
+        d["kind"] == "variant_minus_base" and d["system"] == "cautious-gated[no-retry]"
+        for d in data["differences"]
+    )
     files = sorted(p.name for p in (tmp_path / "rep").iterdir())
-    assert files == ["eval.json", "eval.md", "figure2_contamination_by_hedge.png",
-                     "figure3_promotion_by_wording.png"]
+    assert files == [
+        "eval.json",
+        "eval.md",
+        "figure2_contamination_by_hedge.png",
+        "figure3_promotion_by_wording.png",
+    ]
     assert json.loads((tmp_path / "rep" / "eval.json").read_text())["systems"] == data["systems"]
 
 
 def test_report_markdown_has_the_papers_tables(copy):
     r = amg("report", "eval", "--workspace", copy)
     assert r.exit_code == 0, r.output
-    for title in ("Table 2", "Table 3", "Table 5", "Table 6", "Table 7", "Table 4",
-                  "Retry ablation", "Paired differences", "Overhead", "Offline components"):
+    for title in (
+        "Table 2",
+        "Table 3",
+        "Table 5",
+        "Table 6",
+        "Table 7",
+        "Table 4",
+        "Retry ablation",
+        "Paired differences",
+        "Overhead",
+        "Offline components",
+    ):
         assert title in r.stdout, title
     assert "wrote " in r.stderr
 
@@ -96,26 +123,37 @@ def test_show_one_arc(copy):
     assert r.exit_code == 0, r.output
     assert "read as it arrived" in r.output and "[plan turn]" in r.output
     assert "Store after session 0" in r.output and "Measures (judge offline)" in r.output
-    one_line_error(amg("eval", "show", "nope", "--system", "literal-gated", "--workspace", copy),
-                   "No arc 'nope'")
-    one_line_error(amg("eval", "show", arc.id, "--system", "mystery", "--workspace", copy),
-                   "No evaluation results for system 'mystery'")
+    one_line_error(
+        amg("eval", "show", "nope", "--system", "literal-gated", "--workspace", copy),
+        "No arc 'nope'",
+    )
+    one_line_error(
+        amg("eval", "show", arc.id, "--system", "mystery", "--workspace", copy),
+        "No evaluation results for system 'mystery'",
+    )
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["eval", "run", "--system", "bogus-system"], "Unknown memory system 'bogus-system'"),
-    (["eval", "run", "--split", "nope"], "Unknown split 'nope'"),
-    (["eval", "run", "--judge", "bogus"], "provider:model"),
-    (["eval", "run", "--judge", "openai:gpt-4o-mini"], "No API key"),
-    (["eval", "run", "--timeout", "30"], "--timeout apply to model calls"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["eval", "run", "--system", "bogus-system"], "Unknown memory system 'bogus-system'"),
+        (["eval", "run", "--split", "nope"], "Unknown split 'nope'"),
+        (["eval", "run", "--judge", "bogus"], "provider:model"),
+        (["eval", "run", "--judge", "openai:gpt-4o-mini"], "No API key"),
+        (["eval", "run", "--timeout", "30"], "--timeout apply to model calls"),
+    ],
+)
 def test_bad_run_arguments(copy, args, needle):
     one_line_error(amg(*args, "--workspace", copy, "--no-progress"), needle)
 
 
 def test_missing_workspace_is_refused(tmp_path):
-    for args in (["eval", "run"], ["report", "eval"], ["eval", "show", "x", "--system", "y"],
-                 ["eval", "answers", tmp_path / "a.jsonl", "--name", "n"]):
+    for args in (
+        ["eval", "run"],
+        ["report", "eval"],
+        ["eval", "show", "x", "--system", "y"],
+        ["eval", "answers", tmp_path / "a.jsonl", "--name", "n"],
+    ):
         one_line_error(amg(*args, "--workspace", tmp_path / "nope"), "No workspace at")
     assert not (tmp_path / "nope").exists()
 
@@ -132,36 +170,76 @@ def test_answers_command(copy, tmp_path):
     ws = Workspace(copy, create=False)
     arcs = list(ws.arcs("heldout"))
     good = tmp_path / "good.jsonl"
-    good.write_text("".join(json.dumps({"arc_id": a.id, "after_session": i,
-                                        "answer": a.spec.plan_value if i == 0 else "I don't know"}) + "\n"
-                            for a in arcs for i in range(len(a.sessions))))
+    good.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "arc_id": a.id,
+                    "after_session": i,
+                    "answer": a.spec.plan_value if i == 0 else "I don't know",
+                }
+            )
+            + "\n"
+            for a in arcs
+            for i in range(len(a.sessions))
+        )
+    )
     r = amg("eval", "answers", good, "--name", "product-x", "--workspace", copy, "--no-progress")
     assert r.exit_code == 0, r.output
     assert f"for {len(arcs)} arcs" in r.output
     assert "Answer judge offline (answer_cues.v2" in r.output and "held-out part" in r.output
     assert "answers read by answer_cues.v2" in r.output  # offline: the newest answer rules
-    rep = json.loads(amg("report", "eval", "--json", "--workspace", copy,
-                         "--out", tmp_path / "rep").stdout)
+    rep = json.loads(
+        amg("report", "eval", "--json", "--workspace", copy, "--out", tmp_path / "rep").stdout
+    )
     assert any("held-out part" in n and "exact set" in n for n in rep["meta"]["notes"])
     px = rep["systems"]["product-x"]["heldout"]
     assert px["task_accuracy"]["k"] == 0  # "I don't know" asserts nothing
     assert px["exposure"]["n"] == sum(a.spec.outcome in ("abandoned", "open") for a in arcs)
     bad = tmp_path / "bad.jsonl"
-    bad.write_text(good.read_text() + json.dumps({"arc_id": arcs[0].id, "after_session": 0,
-                                                  "answer": "again"}) + "\n")
+    bad.write_text(
+        good.read_text()
+        + json.dumps({"arc_id": arcs[0].id, "after_session": 0, "answer": "again"})
+        + "\n"
+    )
     before = ws.db["eval_answers"].count
-    one_line_error(amg("eval", "answers", bad, "--name", "product-y", "--workspace", copy),
-                   "duplicate answer")
+    one_line_error(
+        amg("eval", "answers", bad, "--name", "product-y", "--workspace", copy), "duplicate answer"
+    )
     assert ws.db["eval_answers"].count == before
-    one_line_error(amg("eval", "answers", tmp_path / "missing.jsonl", "--name", "p", "--workspace", copy),
-                   f"No such file: '{tmp_path / 'missing.jsonl'}'")
+    one_line_error(
+        amg("eval", "answers", tmp_path / "missing.jsonl", "--name", "p", "--workspace", copy),
+        f"No such file: '{tmp_path / 'missing.jsonl'}'",
+    )
     # v1 stays selectable by name; an unknown version is a one-line error
-    r1 = amg("eval", "answers", good, "--name", "product-v1", "--judge", "offline:answer_cues.v1",
-             "--workspace", copy, "--no-progress")
+    r1 = amg(
+        "eval",
+        "answers",
+        good,
+        "--name",
+        "product-v1",
+        "--judge",
+        "offline:answer_cues.v1",
+        "--workspace",
+        copy,
+        "--no-progress",
+    )
     assert r1.exit_code == 0, r1.output
     assert "judge offline (heuristic), answers read by answer_cues.v1" in r1.output
-    one_line_error(amg("eval", "answers", good, "--name", "product-v9", "--judge",
-                       "offline:answer_cues.v9", "--workspace", copy), "No offline answer rules version 9")
+    one_line_error(
+        amg(
+            "eval",
+            "answers",
+            good,
+            "--name",
+            "product-v9",
+            "--judge",
+            "offline:answer_cues.v9",
+            "--workspace",
+            copy,
+        ),
+        "No offline answer rules version 9",
+    )
 
 
 def test_export_card_has_an_evaluation_section(copy, tmp_path):
@@ -188,8 +266,21 @@ def test_llm_path_through_the_scripted_model_matches_offline(copy):
 
     model = get_model("scripted:eval-cli")
     model.respond_with(scripted_responder)
-    args = ["eval", "run", "--system", "literal-gated", "--model", "scripted:eval-cli",
-            "--split", "core", "--workspace", copy, "--no-progress", "--concurrency", "4"]
+    args = [
+        "eval",
+        "run",
+        "--system",
+        "literal-gated",
+        "--model",
+        "scripted:eval-cli",
+        "--split",
+        "core",
+        "--workspace",
+        copy,
+        "--no-progress",
+        "--concurrency",
+        "4",
+    ]
     r = amg(*args)
     assert r.exit_code == 0, r.output
     assert "(LLM)" in r.output
@@ -205,11 +296,24 @@ def test_llm_path_through_the_scripted_model_matches_offline(copy):
     llm = rows["literal-gated@scripted:eval-cli"]
     assert llm["model"] == "scripted:eval-cli" and not llm["info"].offline
     assert rows["literal-gated"]["info"].offline  # the offline run keeps its own name
-    rep = json.loads(amg("report", "eval", "--json", "--split", "core", "--workspace", copy,
-                         "--out", copy.parent / "rep").stdout)
+    rep = json.loads(
+        amg(
+            "report",
+            "eval",
+            "--json",
+            "--split",
+            "core",
+            "--workspace",
+            copy,
+            "--out",
+            copy.parent / "rep",
+        ).stdout
+    )
     assert rep["systems"]["literal-gated@scripted:eval-cli"] == rep["systems"]["literal-gated"]
-    assert rep["meta"]["systems"]["literal-gated@scripted:eval-cli"]["ungated_twin"] == \
-        "literal-ungated@scripted:eval-cli"
+    assert (
+        rep["meta"]["systems"]["literal-gated@scripted:eval-cli"]["ungated_twin"]
+        == "literal-ungated@scripted:eval-cli"
+    )
     assert any("LLM components" in n for n in rep["meta"]["notes"])
 
 
@@ -221,8 +325,21 @@ def test_llm_options_reach_the_component_models(copy):
 
     model = get_model("scripted:eval-budget")
     model.respond_with(scripted_responder)
-    r = amg("eval", "run", "--system", "literal-gated", "--model", "scripted:eval-budget",
-            "--split", "core", "--max-tokens", "777", "--workspace", copy, "--no-progress")
+    r = amg(
+        "eval",
+        "run",
+        "--system",
+        "literal-gated",
+        "--model",
+        "scripted:eval-budget",
+        "--split",
+        "core",
+        "--max-tokens",
+        "777",
+        "--workspace",
+        copy,
+        "--no-progress",
+    )
     assert r.exit_code == 0, r.output
     assert model.history and {q.max_tokens for q in model.history} == {777}
 
@@ -234,11 +351,22 @@ def test_what_a_hand_audit_tripped_on(copy, tmp_path):
     ws = Workspace(copy, create=False)
     arcs = list(ws.arcs("heldout"))
     path = tmp_path / "answers.jsonl"
-    path.write_text("".join(json.dumps({"arc_id": a.id, "after_session": i,
-                                        "answer": f"They use {a.spec.initial_value}."}) + "\n"
-                            for a in arcs for i in range(len(a.sessions))))
-    assert amg("eval", "answers", path, "--name", "prod", "--workspace", copy,
-               "--no-progress").exit_code == 0
+    path.write_text(
+        "".join(
+            json.dumps(
+                {"arc_id": a.id, "after_session": i, "answer": f"They use {a.spec.initial_value}."}
+            )
+            + "\n"
+            for a in arcs
+            for i in range(len(a.sessions))
+        )
+    )
+    assert (
+        amg(
+            "eval", "answers", path, "--name", "prod", "--workspace", copy, "--no-progress"
+        ).exit_code
+        == 0
+    )
     arc = next(a for a in arcs if a.spec.outcome == "open")
     out = amg("eval", "show", arc.id, "--system", "prod", "--workspace", copy).output
     heads = [int(n) for n in re.findall(r"^Session (\d+) ", out, re.M)]
@@ -271,8 +399,13 @@ def test_report_html_is_one_page_with_the_markdowns_tables_and_figures(copy, tmp
 
     ws = Workspace(copy, create=False)
     answers = tmp_path / "<img src=x onerror=alert(2)>.jsonl"  # its name is in the report
-    answers.write_text("".join(json.dumps({"arc_id": a.id, "after_session": i, "answer": "no idea"})
-                               + "\n" for a in ws.arcs("heldout") for i in range(len(a.sessions))))
+    answers.write_text(
+        "".join(
+            json.dumps({"arc_id": a.id, "after_session": i, "answer": "no idea"}) + "\n"
+            for a in ws.arcs("heldout")
+            for i in range(len(a.sessions))
+        )
+    )
     r = amg("eval", "answers", answers, "--name", HOSTILE, "--workspace", copy, "--no-progress")
     assert r.exit_code == 0, r.output
     rep = tmp_path / "rep"

@@ -16,61 +16,120 @@ UNGATED = info("toy-ungated", gated=False)
 GATED = info("toy-gated", gated=True, twin="toy-ungated")
 
 # t0 u "I use Pandora"  t2 u plan  t4 u small talk | session 1: t6 u abandonment. End read at t8.
-ABANDONED = make_arc("a1", "abandoned", [
-    ["I use Pandora for music.", "Noted.", "I might switch to Deezer.", "Sure.", "Any podcast tips?", "Try one."],
-    ["I decided against Deezer, staying with Pandora.", "Got it."]],
-    plan=(0, 2), outcome_turn=(1, 0))
+ABANDONED = make_arc(
+    "a1",
+    "abandoned",
+    [
+        [
+            "I use Pandora for music.",
+            "Noted.",
+            "I might switch to Deezer.",
+            "Sure.",
+            "Any podcast tips?",
+            "Try one.",
+        ],
+        ["I decided against Deezer, staying with Pandora.", "Got it."],
+    ],
+    plan=(0, 2),
+    outcome_turn=(1, 0),
+)
 # t0 initial, t2 plan | session 1: t4 still-pending mention. End read at t6.
-OPEN = make_arc("o1", "open", [
-    ["I use Pandora.", "Noted.", "Maybe Deezer someday.", "Okay."],
-    ["Still thinking about Deezer.", "No rush."]], plan=(0, 2), pending=(1, 0))
+OPEN = make_arc(
+    "o1",
+    "open",
+    [
+        ["I use Pandora.", "Noted.", "Maybe Deezer someday.", "Okay."],
+        ["Still thinking about Deezer.", "No rush."],
+    ],
+    plan=(0, 2),
+    pending=(1, 0),
+)
 # t0 initial, t2 plan | t4 pending mention, t6 small talk | t8 confirmation.
-CAME_TRUE = make_arc("c1", "came_true", [
-    ["I use Pandora.", "Noted.", "Thinking of Deezer.", "Okay."],
-    ["Still on the fence about Deezer.", "Fine.", "Random question.", "Answer."],
-    ["I switched to Deezer!", "Nice."]], plan=(0, 2), outcome_turn=(2, 0))
+CAME_TRUE = make_arc(
+    "c1",
+    "came_true",
+    [
+        ["I use Pandora.", "Noted.", "Thinking of Deezer.", "Okay."],
+        ["Still on the fence about Deezer.", "Fine.", "Random question.", "Answer."],
+        ["I switched to Deezer!", "Nice."],
+    ],
+    plan=(0, 2),
+    outcome_turn=(2, 0),
+)
 # t0 initial | session 1: t2 the completed change.
-CONTROL = make_arc("k1", "control", [["I use Pandora.", "Noted."],
-                                     ["I switched to Deezer last week.", "Great."]],
-                   plan=(1, 0), outcome_turn=(1, 0))
+CONTROL = make_arc(
+    "k1",
+    "control",
+    [["I use Pandora.", "Noted."], ["I switched to Deezer last week.", "Great."]],
+    plan=(1, 0),
+    outcome_turn=(1, 0),
+)
 # Held-out structure: the plan ends session 0 (t2), the outcome opens session 1 (t4): no read
 # lies strictly between them, so pending contamination does not apply.
-HELDOUT = make_arc("h1", "abandoned", [["I use Pandora.", "Noted.", "I might switch to Deezer.", "Okay."],
-                                       ["Decided against Deezer.", "Got it."]],
-                   plan=(0, 2), outcome_turn=(1, 0), split="heldout", pending_window=False)
+HELDOUT = make_arc(
+    "h1",
+    "abandoned",
+    [
+        ["I use Pandora.", "Noted.", "I might switch to Deezer.", "Okay."],
+        ["Decided against Deezer.", "Got it."],
+    ],
+    plan=(0, 2),
+    outcome_turn=(1, 0),
+    split="heldout",
+    pending_window=False,
+)
 
 
 def score(arc, script, system_info, correction=None):
     judge = get_value_judge("offline")
     trace = run_arc(ScriptedSystem(script, system_info), arc)
-    return score_trace(trace, truth_of(arc, correction), system_info,
-                       lambda v, ref: judge.same(arc.spec.field, v, ref)), trace
+    return score_trace(
+        trace,
+        truth_of(arc, correction),
+        system_info,
+        lambda v, ref: judge.same(arc.spec.field, v, ref),
+    ), trace
 
 
 def test_plan_stored_then_discarded_by_a_confirmation_commit():
     # Ungated: Deezer is committed at t2, so the read as t4 arrives gives Deezer (inside the
     # window 2 < t < 6); the abandonment re-commits Pandora at t6, so the end is right.
-    s, trace = score(ABANDONED, {0: [("commit", "Pandora")], 1: [("commit", "Deezer")],
-                                 3: [("commit", "Pandora")]}, UNGATED)
+    s, trace = score(
+        ABANDONED,
+        {0: [("commit", "Pandora")], 1: [("commit", "Deezer")], 3: [("commit", "Pandora")]},
+        UNGATED,
+    )
     assert [r for _, r in trace.reads()] == [None, "Pandora", "Deezer", "Deezer", "Pandora"]
-    assert s.values == {"pending_contamination": True, "end_contamination": False,
-                        "task_accuracy": True}  # no gate measures for an ungated system
+    assert s.values == {
+        "pending_contamination": True,
+        "end_contamination": False,
+        "task_accuracy": True,
+    }  # no gate measures for an ungated system
 
 
 def test_the_read_at_the_outcome_turn_is_outside_the_pending_window():
     # The plan is committed only at t4 (the turn before the outcome): the only read that shows
     # it is the one taken as the outcome turn t6 arrives, which is not strictly before it.
-    s, _ = score(ABANDONED, {0: [("commit", "Pandora")], 2: [("commit", "Deezer")],
-                             3: [("commit", "Pandora")]}, UNGATED)
+    s, _ = score(
+        ABANDONED,
+        {0: [("commit", "Pandora")], 2: [("commit", "Deezer")], 3: [("commit", "Pandora")]},
+        UNGATED,
+    )
     assert s.values["pending_contamination"] is False
 
 
 def test_gated_stage_then_discard():
-    s, _ = score(ABANDONED, {0: [("commit", "Pandora")], 1: [("stage", "Deezer")], 3: [("discard",)]},
-                 GATED)
-    assert s.values == {"pending_contamination": False, "end_contamination": False,
-                        "task_accuracy": True, "staged_at_plan_turn": True, "discarded": True,
-                        "discarded_among_staged": True}
+    s, _ = score(
+        ABANDONED, {0: [("commit", "Pandora")], 1: [("stage", "Deezer")], 3: [("discard",)]}, GATED
+    )
+    assert s.values == {
+        "pending_contamination": False,
+        "end_contamination": False,
+        "task_accuracy": True,
+        "staged_at_plan_turn": True,
+        "discarded": True,
+        "discarded_among_staged": True,
+    }
 
 
 def test_gated_plan_that_misses_the_gate_and_is_committed():
@@ -89,8 +148,9 @@ def test_still_held_abandoned_plan_is_not_discarded():
 
 def test_promotion_at_the_wrong_turn_does_not_count():
     # Staged at t2, promoted at t4 (a still-pending mention), not at the confirmation t8.
-    s, _ = score(CAME_TRUE, {0: [("commit", "Pandora")], 1: [("stage", "Deezer")], 2: [("promote",)]},
-                 GATED)
+    s, _ = score(
+        CAME_TRUE, {0: [("commit", "Pandora")], 1: [("stage", "Deezer")], 2: [("promote",)]}, GATED
+    )
     assert s.values["staged_at_plan_turn"] is True
     assert s.values["promoted"] is False and s.values["promoted_among_staged"] is False
     assert "t=4" in s.why["promoted"]
@@ -99,8 +159,9 @@ def test_promotion_at_the_wrong_turn_does_not_count():
 
 
 def test_promotion_at_the_resolution_turn():
-    s, _ = score(CAME_TRUE, {0: [("commit", "Pandora")], 1: [("stage", "Deezer")], 4: [("promote",)]},
-                 GATED)
+    s, _ = score(
+        CAME_TRUE, {0: [("commit", "Pandora")], 1: [("stage", "Deezer")], 4: [("promote",)]}, GATED
+    )
     assert s.values["promoted"] is True and s.values["promoted_among_staged"] is True
 
 
@@ -115,8 +176,11 @@ def test_open_plan_exposed_only_at_the_end():
     # Pandora; only the end read (open plans: the window runs to the end) shows Deezer.
     s, trace = score(OPEN, {0: [("commit", "Pandora")], 2: [("commit", "Deezer")]}, UNGATED)
     assert [r for _, r in trace.reads()] == [None, "Pandora", "Pandora", "Deezer"]
-    assert s.values == {"pending_contamination": True, "end_contamination": True,
-                        "task_accuracy": False}
+    assert s.values == {
+        "pending_contamination": True,
+        "end_contamination": True,
+        "task_accuracy": False,
+    }
 
 
 def test_cautious_plan_phrasing_is_not_the_plan_value():
@@ -127,20 +191,43 @@ def test_cautious_plan_phrasing_is_not_the_plan_value():
 
 def test_controls_committed_and_over_holding():
     held, _ = score(CONTROL, {0: [("commit", "Pandora")], 1: [("stage", "Deezer")]}, GATED)
-    assert held.values == {"task_accuracy": False, "controls_committed": False, "over_holding": True}
+    assert held.values == {
+        "task_accuracy": False,
+        "controls_committed": False,
+        "over_holding": True,
+    }
     ok, _ = score(CONTROL, {0: [("commit", "Pandora")], 1: [("commit", "Deezer")]}, UNGATED)
     assert ok.values == {"task_accuracy": True, "controls_committed": True}
-    wrong_value, _ = score(CONTROL, {0: [("commit", "Pandora")], 1: [("commit", "Spotify")]}, UNGATED)
+    wrong_value, _ = score(
+        CONTROL, {0: [("commit", "Pandora")], 1: [("commit", "Spotify")]}, UNGATED
+    )
     assert wrong_value.values["controls_committed"] is False
 
 
 def test_correction_applied_only_where_the_arc_has_one():
-    arc = make_arc("r1", "open", [
-        ["I use Pandora.", "Noted.", "Sorry, I misspoke: it's Spotify, not Pandora.", "Fixed.",
-         "Might try Deezer.", "Okay."], ["Still thinking about Deezer.", "Sure."]],
-        plan=(0, 4), pending=(1, 0), initial_value="Spotify", expected=["Spotify", "Spotify"])
+    arc = make_arc(
+        "r1",
+        "open",
+        [
+            [
+                "I use Pandora.",
+                "Noted.",
+                "Sorry, I misspoke: it's Spotify, not Pandora.",
+                "Fixed.",
+                "Might try Deezer.",
+                "Okay.",
+            ],
+            ["Still thinking about Deezer.", "Sure."],
+        ],
+        plan=(0, 4),
+        pending=(1, 0),
+        initial_value="Spotify",
+        expected=["Spotify", "Spotify"],
+    )
     corr = Correction(t=2, value="Spotify")
-    applied, _ = score(arc, {0: [("commit", "Pandora")], 1: [("correct", "Spotify")]}, UNGATED, corr)
+    applied, _ = score(
+        arc, {0: [("commit", "Pandora")], 1: [("correct", "Spotify")]}, UNGATED, corr
+    )
     assert applied.values["corrections_applied"] is True and applied.values["task_accuracy"] is True
     missed, _ = score(arc, {0: [("commit", "Pandora")]}, UNGATED, corr)
     assert missed.values["corrections_applied"] is False
@@ -149,8 +236,11 @@ def test_correction_applied_only_where_the_arc_has_one():
 
 
 def test_heldout_has_no_pending_measure():
-    s, trace = score(HELDOUT, {0: [("commit", "Pandora")], 1: [("commit", "Deezer")],
-                               2: [("commit", "Pandora")]}, UNGATED)
+    s, trace = score(
+        HELDOUT,
+        {0: [("commit", "Pandora")], 1: [("commit", "Deezer")], 2: [("commit", "Pandora")]},
+        UNGATED,
+    )
     assert trace.reads()[2] == (4, "Deezer")  # the plan is visible as the outcome turn arrives...
     assert "pending_contamination" not in s.values  # ...but there is no pending window
     assert s.values == {"end_contamination": False, "task_accuracy": True}

@@ -36,26 +36,45 @@ def figures(ws, name: str):
     from agentmemgate.evaluate import store
 
     run_key = store.latest_systems(ws)[name]["run_key"]
-    traces = {a: _no_probs(store.load_trace(ws, run_key, a).model_dump(exclude={"system"}))
-              for a in store.stored_traces(ws, run_key)}
+    traces = {
+        a: _no_probs(store.load_trace(ws, run_key, a).model_dump(exclude={"system"}))
+        for a in store.stored_traces(ws, run_key)
+    }
     return compute_report(ws).systems[name], traces
 
 
 def test_natural_eval_batch_no_wait_then_collect_matches_the_offline_run(ws, monkeypatch):
-    build_natural_set(ws, FIXTURES / "natural_longmemeval.json", "longmemeval", "lme",
-                      progress=False)  # 2 fielded items
+    build_natural_set(
+        ws, FIXTURES / "natural_longmemeval.json", "longmemeval", "lme", progress=False
+    )  # 2 fielded items
     build_natural_set(ws, FIXTURES / "natural_locomo.json", "locomo", "loc", progress=False)
-    base = ["eval", "run", "--natural", "lme", "--natural", "loc", "--system", "literal-gated",
-            "--system", "cautious-gated", "--no-progress", "--workspace", str(ws.path)]
+    base = [
+        "eval",
+        "run",
+        "--natural",
+        "lme",
+        "--natural",
+        "loc",
+        "--system",
+        "literal-gated",
+        "--system",
+        "cautious-gated",
+        "--no-progress",
+        "--workspace",
+        str(ws.path),
+    ]
     r = runner.invoke(app, base)
     assert r.exit_code == 0, r.output
     offline = {n: figures(ws, n) for n in ("literal-gated", "cautious-gated")}
-    assert all(len(traces) == 3 and any(t["end_read"] == "Chicago" for t in traces.values())
-               for _, traces in offline.values())  # three fielded items; a value was stored
+    assert all(
+        len(traces) == 3 and any(t["end_read"] == "Chicago" for t in traces.values())
+        for _, traces in offline.values()
+    )  # three fielded items; a value was stored
 
-    api = OpenAIBatchApi(lambda cid, body: scripted_responder(
-        Request(prompt=body["messages"][-1]["content"])),
-        states=("validating", "validating", "in_progress", "completed"))
+    api = OpenAIBatchApi(
+        lambda cid, body: scripted_responder(Request(prompt=body["messages"][-1]["content"])),
+        states=("validating", "validating", "in_progress", "completed"),
+    )
     monkeypatch.setattr(openai, "DefaultHttpx2Client", lambda *a, **k: api.client())
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
     monkeypatch.setenv("AMG_BATCH_POLL_SECONDS", "0")
@@ -85,8 +104,9 @@ def test_natural_eval_batch_no_wait_then_collect_matches_the_offline_run(ws, mon
 
 
 def test_natural_batch_and_dry_run_refusals(ws):
-    build_natural_set(ws, FIXTURES / "natural_longmemeval.json", "longmemeval", "lme",
-                      progress=False)
+    build_natural_set(
+        ws, FIXTURES / "natural_longmemeval.json", "longmemeval", "lme", progress=False
+    )
     base = ["eval", "run", "--natural", "lme", "--workspace", str(ws.path)]
     r = runner.invoke(app, base + ["--batch"])
     assert r.exit_code == 1 and r.output.startswith("Error: --batch applies to model calls")

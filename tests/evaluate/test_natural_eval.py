@@ -67,10 +67,16 @@ class KeywordSystem(MemorySystem):
 
 
 # gated: right on the sneakers and on Seattle; ungated: right on the BBQ sauce only
-GATED = [("shoe rack", "in a shoe rack in my closet"), ("Sweet Baby Ray", "Sweet Baby Ray's"),
-         ("It's Seattle", "Seattle")]
-UNGATED = [("under my bed", "under my bed"), ("Kansas City Master", "Kansas City Masterpiece"),
-           ("Chicago", "Chicago")]
+GATED = [
+    ("shoe rack", "in a shoe rack in my closet"),
+    ("Sweet Baby Ray", "Sweet Baby Ray's"),
+    ("It's Seattle", "Seattle"),
+]
+UNGATED = [
+    ("under my bed", "under my bed"),
+    ("Kansas City Master", "Kansas City Masterpiece"),
+    ("Chicago", "Chicago"),
+]
 
 
 def specs(seen=None):
@@ -79,8 +85,10 @@ def specs(seen=None):
         f.info = i
         return system_spec(f, name=i.name, info=i)
 
-    return [make(UNGATED, info("kw-ungated", False)),
-            make(GATED, info("kw-gated", True, "kw-ungated"))]
+    return [
+        make(UNGATED, info("kw-ungated", False)),
+        make(GATED, info("kw-gated", True, "kw-ungated")),
+    ]
 
 
 @pytest.fixture
@@ -92,12 +100,17 @@ def tiny(ws):
 
 def test_figures_by_hand(tiny):
     s = run_natural(tiny, ["lme", "loc"], specs(), show_progress=False)
-    assert s.sets == {"lme": {"items": 3, "fielded": 2, "refused": 1},
-                      "loc": {"items": 1, "fielded": 1, "refused": 0}}
+    assert s.sets == {
+        "lme": {"items": 3, "fielded": 2, "refused": 1},
+        "loc": {"items": 1, "fielded": 1, "refused": 0},
+    }
     assert (s.ran_now, s.failed, s.already_done) == (6, 0, 0)
     r = compute_report(tiny)
-    acc = {(n, sp): r.stat(n, sp, "task_accuracy") for n in ("kw-gated", "kw-ungated")
-           for sp in ("natural:lme", "natural:loc")}
+    acc = {
+        (n, sp): r.stat(n, sp, "task_accuracy")
+        for n in ("kw-gated", "kw-ungated")
+        for sp in ("natural:lme", "natural:loc")
+    }
     assert (acc["kw-gated", "natural:lme"].k, acc["kw-gated", "natural:lme"].n) == (1, 2)
     assert (acc["kw-ungated", "natural:lme"].k, acc["kw-ungated", "natural:lme"].n) == (1, 2)
     assert (acc["kw-gated", "natural:loc"].k, acc["kw-ungated", "natural:loc"].k) == (1, 0)
@@ -106,7 +119,11 @@ def test_figures_by_hand(tiny):
     assert round(100 * acc["kw-gated", "natural:lme"].ci_high, 1) == 90.5
     d = {x.split: x for x in r.differences if x.system == "kw-gated"}
     lme, loc = d["natural:lme"], d["natural:loc"]
-    assert (lme.kind, lme.baseline, lme.measure) == ("gated_minus_ungated", "kw-ungated", "task_accuracy")
+    assert (lme.kind, lme.baseline, lme.measure) == (
+        "gated_minus_ungated",
+        "kw-ungated",
+        "task_accuracy",
+    )
     assert (lme.n, lme.value, lme.n_gained, lme.n_lost, lme.clusters) == (2, 0.0, 1, 1, 2)
     assert lme.ci_low == -1.0 and lme.ci_high == 1.0  # two clusters: +1 or -1 or both
     assert (loc.n, loc.value, loc.ci_low, loc.ci_high, loc.clusters) == (1, 1.0, 1.0, 1.0, 1)
@@ -119,11 +136,15 @@ def test_report_paragraph_and_json(tiny):
     r = compute_report(tiny)
     md = report_markdown(r)
     assert "## Natural conversations: lme (Section 6.1)" in md
-    assert ("We also test 3 questions from LongMemEval whose answers depend on a fact that "
-            "changes during the conversation (set lme, rule longmemeval-knowledge-update.v1; 3 "
-            "conversations). 2 have a value-free field") in md
-    assert ("The paired gate-on minus gate-off difference in task accuracy is +0.0 points "
-            "[-100.0, +100.0] for the kw-gated style (n=2; 1 up, 1 down; 2 clusters)") in md
+    assert (
+        "We also test 3 questions from LongMemEval whose answers depend on a fact that "
+        "changes during the conversation (set lme, rule longmemeval-knowledge-update.v1; 3 "
+        "conversations). 2 have a value-free field"
+    ) in md
+    assert (
+        "The paired gate-on minus gate-off difference in task accuracy is +0.0 points "
+        "[-100.0, +100.0] for the kw-gated style (n=2; 1 up, 1 down; 2 clusters)"
+    ) in md
     assert "| kw-gated | 1/2 50.0% [9.5, 90.5] |" in md
     assert "License: MIT (LongMemEval" in md
     assert "offline equivalence judge compares normalized strings" in md
@@ -159,13 +180,27 @@ def test_rerun_is_skipped_and_a_rebuilt_item_reruns(tiny):
 
 def test_cluster_bootstrap_by_hand():
     def score(i, ok):
-        return ArcScore(arc_id=i, split="natural:x", factor="natural", level="natural",
-                        outcome="natural", values={"task_accuracy": ok})
+        return ArcScore(
+            arc_id=i,
+            split="natural:x",
+            factor="natural",
+            level="natural",
+            outcome="natural",
+            values={"task_accuracy": ok},
+        )
 
     a = {"a1": score("a1", True), "a2": score("a2", True), "b1": score("b1", False)}
     b = {"a1": score("a1", False), "a2": score("a2", False), "b1": score("b1", False)}
-    d = paired_difference("gated_minus_ungated", "g", "u", "natural:x", "task_accuracy", a, b,
-                          clusters={"a1": "A", "a2": "A", "b1": "B"})
+    d = paired_difference(
+        "gated_minus_ungated",
+        "g",
+        "u",
+        "natural:x",
+        "task_accuracy",
+        a,
+        b,
+        clusters={"a1": "A", "a2": "A", "b1": "B"},
+    )
     # resampled pairs of clusters: AA -> 1, AB/BA -> 2/3, BB -> 0
     assert (d.value, d.n, d.clusters, d.n_gained, d.n_lost) == (2 / 3, 3, 2, 2, 0)
     assert (d.ci_low, d.ci_high) == (0.0, 1.0)
@@ -173,15 +208,23 @@ def test_cluster_bootstrap_by_hand():
 
 def test_offline_systems_from_the_cli(tmp_path):
     w = tmp_path / "ws"
-    runner.invoke(app, ["natural", "build", str(NAT_LME), "--name", "lme", "--workspace", str(w),
-                        "--no-progress"])
-    r = runner.invoke(app, ["eval", "run", "--natural", "lme", "--workspace", str(w), "--no-progress"])
+    runner.invoke(
+        app,
+        ["natural", "build", str(NAT_LME), "--name", "lme", "--workspace", str(w), "--no-progress"],
+    )
+    r = runner.invoke(
+        app, ["eval", "run", "--natural", "lme", "--workspace", str(w), "--no-progress"]
+    )
     assert r.exit_code == 0, r.output
-    assert ("systems: cautious-ungated, cautious-gated, literal-ungated, literal-gated (offline "
-            "rules); judge: offline (heuristic)") in r.output
+    assert (
+        "systems: cautious-ungated, cautious-gated, literal-ungated, literal-gated (offline "
+        "rules); judge: offline (heuristic)"
+    ) in r.output
     assert "natural set lme: 3 items, 2 with a value-free field" in r.output
     assert "ran now 8, re-scored 0, already stored 0, failed 0" in r.output
-    r = runner.invoke(app, ["report", "eval", "--workspace", str(w), "--out", str(tmp_path / "rep")])
+    r = runner.invoke(
+        app, ["report", "eval", "--workspace", str(w), "--out", str(tmp_path / "rep")]
+    )
     assert r.exit_code == 0, r.output
     assert "The components are offline rules, not language models" in r.output
     j = json.loads((tmp_path / "rep" / "eval.json").read_text())
@@ -191,17 +234,24 @@ def test_offline_systems_from_the_cli(tmp_path):
     assert styles == {"cautious-gated", "literal-gated"}
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--natural", "nope"], "Error: No natural set 'nope' in workspace"),
-    (["--natural", "lme", "--split", "core"], "Error: --natural runs natural sets, not splits"),
-    (["--limit", "2"], "Error: --limit applies to --natural runs only"),
-    (["--natural", "lme", "--system", "literal-gated[oracle]"],
-     "Error: literal-gated[oracle] is an oracle ablation"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--natural", "nope"], "Error: No natural set 'nope' in workspace"),
+        (["--natural", "lme", "--split", "core"], "Error: --natural runs natural sets, not splits"),
+        (["--limit", "2"], "Error: --limit applies to --natural runs only"),
+        (
+            ["--natural", "lme", "--system", "literal-gated[oracle]"],
+            "Error: literal-gated[oracle] is an oracle ablation",
+        ),
+    ],
+)
 def test_cli_errors(tmp_path, args, message):
     w = tmp_path / "ws"
-    runner.invoke(app, ["natural", "build", str(NAT_LME), "--name", "lme", "--workspace", str(w),
-                        "--no-progress"])
+    runner.invoke(
+        app,
+        ["natural", "build", str(NAT_LME), "--name", "lme", "--workspace", str(w), "--no-progress"],
+    )
     r = runner.invoke(app, ["eval", "run", *args, "--workspace", str(w), "--no-progress"])
     assert r.exit_code == 1
     lines = r.output.strip().splitlines()
@@ -241,8 +291,9 @@ def test_show_a_natural_item(tiny):
     assert "Gold answer: 'Seattle'; evidence: D3:19, D5:2, D6:1, D6:3" in text
     assert "[evidence]: It's Seattle, I'm stoked" in text
     assert "committed 'Seattle'" in text
-    assert text.rstrip().endswith("task_accuracy (judge offline): yes (end read 'Seattle', gold "
-                                  "answer 'Seattle')")
+    assert text.rstrip().endswith(
+        "task_accuracy (judge offline): yes (end read 'Seattle', gold answer 'Seattle')"
+    )
     with pytest.raises(BadInput, match="No item 'nope' in natural set 'loc'"):
         show_arc(tiny, "natural:loc:nope", "kw-gated")
     with pytest.raises(BadInput, match="No natural set 'zzz'"):
@@ -272,8 +323,9 @@ class Recorder:
         from agentmemgate.memory.answering import ProbeAnswer
 
         self.log.append(("answer", question, date))
-        return ProbeAnswer(answer="in a shoe rack in my closet" if "shoe rack" in self.text
-                           else "I don't know")
+        return ProbeAnswer(
+            answer="in a shoe rack in my closet" if "shoe rack" in self.text else "I don't know"
+        )
 
     def close(self):
         self.log.append(("close",))
@@ -304,7 +356,9 @@ def test_answering_system_is_asked_the_question_on_every_item(tiny):
     st = r.stat("recorder", "natural:lme", "task_accuracy")
     assert (st.k, st.n) == (1, 3)  # right on the sneakers only (offline judge, exact strings)
     md = report_markdown(r)
-    assert "Answering systems (recorder) ingest the sessions and are asked the question itself" in md
+    assert (
+        "Answering systems (recorder) ingest the sessions and are asked the question itself" in md
+    )
     assert "component systems run on those (2 scored)" in md
     again = run_natural(tiny, ["lme"], [spec], show_progress=False)
     assert (again.ran_now, again.already_done) == (0, 3)

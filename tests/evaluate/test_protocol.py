@@ -5,9 +5,16 @@ from agentmemgate.memory.system import ContextTurn, UserTurn
 
 from .doubles import ScriptedSystem, factory, info, make_arc
 
-ARC = make_arc("secret-abandoned-id", "abandoned", [
-    ["I use Pandora.", "Noted.", "I might switch to Deezer.", "Okay."],
-    ["Any tips?", "Some.", "Decided against Deezer.", "Got it."]], plan=(0, 2), outcome_turn=(1, 2))
+ARC = make_arc(
+    "secret-abandoned-id",
+    "abandoned",
+    [
+        ["I use Pandora.", "Noted.", "I might switch to Deezer.", "Okay."],
+        ["Any tips?", "Some.", "Decided against Deezer.", "Got it."],
+    ],
+    plan=(0, 2),
+    outcome_turn=(1, 2),
+)
 
 
 def test_system_sees_user_turns_with_all_earlier_turns_as_context():
@@ -16,13 +23,23 @@ def test_system_sees_user_turns_with_all_earlier_turns_as_context():
     trace = run_arc(system, ARC)
     assert seen[0] == ("begin", [ARC.spec.field])
     turns = [x for x in seen if x[0] == "turn"]
-    assert [t.text for _, t, _ in turns] == ["I use Pandora.", "I might switch to Deezer.",
-                                              "Any tips?", "Decided against Deezer."]
+    assert [t.text for _, t, _ in turns] == [
+        "I use Pandora.",
+        "I might switch to Deezer.",
+        "Any tips?",
+        "Decided against Deezer.",
+    ]
     _, last, context = turns[-1]
     assert isinstance(last, UserTurn) and (last.session, last.turn, last.t) == (1, 2, 6)
     assert last.date == ARC.sessions[1].date
-    assert [c.text for c in context] == ["I use Pandora.", "Noted.", "I might switch to Deezer.",
-                                         "Okay.", "Any tips?", "Some."]
+    assert [c.text for c in context] == [
+        "I use Pandora.",
+        "Noted.",
+        "I might switch to Deezer.",
+        "Okay.",
+        "Any tips?",
+        "Some.",
+    ]
     assert all(isinstance(c, ContextTurn) for c in context)
     # Nothing that names the arc, its labels or the design's turn roles is ever sent.
     sent = repr(seen)

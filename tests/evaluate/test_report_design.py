@@ -23,7 +23,8 @@ def test_the_paper_design_has_the_papers_tables_6_and_7():
     views = level_views(design, list(design.splits))
     assert [(v.factor.name, v.split, v.paper and v.paper[0], v.figure[1]) for v in views] == [
         ("hedge_strength", "controlled", "Table 6", FIGURE2),
-        ("confirmation_wording", "controlled", "Table 7", FIGURE3)]
+        ("confirmation_wording", "controlled", "Table 7", FIGURE3),
+    ]
     hedge = design.factor("hedge_strength")
     assert views[0].levels == tuple(lv.name for lv in hedge.levels if not lv.control)
     assert views[1].levels == design.levels("confirmation_wording")
@@ -36,8 +37,14 @@ def extended(tmp_path_factory):
     root = tmp_path_factory.mktemp("extended")
     folder, design = extended_design(root)
     ws = Workspace(root / "ws")
-    generate(ws, get_renderer("offline", design=design), SPLITS, n_per_cell=N, design=design,
-             show_progress=False)
+    generate(
+        ws,
+        get_renderer("offline", design=design),
+        SPLITS,
+        n_per_cell=N,
+        design=design,
+        show_progress=False,
+    )
     run_eval(ws, SPLITS, ["literal-ungated", "literal-gated"], show_progress=False)
     return root, design, ws
 
@@ -45,9 +52,13 @@ def extended(tmp_path_factory):
 def _rows(md: str, heading: str) -> list[str]:
     """The first cells of the table under ``heading``."""
     part = md.split(heading, 1)[1].split("\n## ", 1)[0]
-    return [line.split(" | ")[0].lstrip("| ") for line in part.splitlines()
-            if line.startswith("| ") and not line.startswith("| Level")
-            and not line.startswith("| Wording level")]
+    return [
+        line.split(" | ")[0].lstrip("| ")
+        for line in part.splitlines()
+        if line.startswith("| ")
+        and not line.startswith("| Level")
+        and not line.startswith("| Wording level")
+    ]
 
 
 def test_a_new_hedge_level_gets_its_row_in_design_order(extended):
@@ -55,8 +66,9 @@ def test_a_new_hedge_level_gets_its_row_in_design_order(extended):
     md = report_markdown(compute_report(ws))
     hedge = [lv for lv in design.factor("hedge_strength").levels if not lv.control]
     counts = {c.level: n for c, n in design.cell_counts("controlled", N)}
-    assert _rows(md, "## Table 6: at-end contamination by hedge-strength level (controlled-difficulty)") \
-        == [f"{lv.name.replace('_', ' ')} (n={counts[lv.name]})" for lv in hedge]
+    assert _rows(
+        md, "## Table 6: at-end contamination by hedge-strength level (controlled-difficulty)"
+    ) == [f"{lv.name.replace('_', ' ')} (n={counts[lv.name]})" for lv in hedge]
     assert "conditional" in [lv.name for lv in hedge]
 
 
@@ -71,7 +83,8 @@ def test_a_structure_factor_gets_a_by_level_table_and_figure(extended, tmp_path)
     rows = _rows(md, heading)
     for measure in ("Contamination while pending", "Contamination at end", "Task probes correct"):
         assert [x for x in rows if measure in x] == [
-            f"{lv.replace('_', ' ')}: {measure} (n={counts[lv]})" for lv in DISTANCE_LEVELS]
+            f"{lv.replace('_', ' ')}: {measure} (n={counts[lv]})" for lv in DISTANCE_LEVELS
+        ]
     assert "![By level of distance](figure_distance_distance.png)" in md
     arcs = next(x for x in md.splitlines() if x.startswith("- Arcs: "))
     for split in SPLITS:
@@ -79,9 +92,11 @@ def test_a_structure_factor_gets_a_by_level_table_and_figure(extended, tmp_path)
 
     paths = write_report(r, tmp_path / "rep")
     assert sorted(p.name for p in paths if p.suffix == ".png") == sorted(
-        [FIGURE2, FIGURE3, "figure_distance_distance.png"])
-    by_level = json.loads((tmp_path / "rep" / "eval.json").read_text())[
-        "systems"]["literal-gated"]["distance"]["by_level"]
+        [FIGURE2, FIGURE3, "figure_distance_distance.png"]
+    )
+    by_level = json.loads((tmp_path / "rep" / "eval.json").read_text())["systems"]["literal-gated"][
+        "distance"
+    ]["by_level"]
     assert list(by_level) == list(DISTANCE_LEVELS)
     assert {lv: by_level[lv]["end_contamination"]["n"] for lv in by_level} == counts
 

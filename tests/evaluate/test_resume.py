@@ -23,8 +23,12 @@ def test_kill_9_then_resume_repeats_no_answered_call(tmp_path):
     generate(ws, get_renderer("offline"), ["core"], n_per_cell=3, show_progress=False)
     log = tmp_path / "requests.log"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    proc = subprocess.Popen([sys.executable, str(WORKER), str(ws.path), str(log), "0.15"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, str(WORKER), str(ws.path), str(log), "0.15"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.time() + 60
     try:
         while time.time() < deadline:
@@ -44,10 +48,16 @@ def test_kill_9_then_resume_repeats_no_answered_call(tmp_path):
     first = log.read_text().split()
     assert answered and set(first) >= answered
 
-    out = subprocess.run([sys.executable, str(WORKER), str(ws.path), str(log), "0"], env=env,
-                         capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, str(WORKER), str(ws.path), str(log), "0"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     summary = json.loads(out.stdout.strip().splitlines()[-1])
-    second = log.read_text().split()[len(first):]
+    second = log.read_text().split()[len(first) :]
     assert not set(second) & answered  # no answered call was made again
     assert summary["already_done"] == stored and summary["ran_now"] == 9 - stored
     assert summary["failed"] == 0

@@ -63,12 +63,14 @@ def test_the_plan_says_what_will_run_and_a_dry_run_stores_nothing(hand_ws):
     assert [s.name for s in plan.systems] == ["toy-gated", "toy-ungated"]
     assert plan.components_done == 4 and len(plan.arcs) == 5
     assert sorted((it.system, it.arc_id) for it in plan.components) == sorted(
-        [("toy-gated", a.id) for a in ARCS] + [("toy-ungated", HELDOUT.id)])
+        [("toy-gated", a.id) for a in ARCS] + [("toy-ungated", HELDOUT.id)]
+    )
     assert all(it.stored is None for it in plan.components)  # nothing to re-score
     counted = plan.dry_run()
     assert (counted.pairs, counted.rescore, counted.already_done) == (6, 0, 4)
-    assert counted.lines()[0] == ("dry run: 6 (system, arc) pairs to run, 0 to re-score, 4 already "
-                                  "stored")
+    assert counted.lines()[0] == (
+        "dry run: 6 (system, arc) pairs to run, 0 to re-score, 4 already stored"
+    )
     assert {t: hand_ws.db[t].count for t in tables} == before
 
 
@@ -77,8 +79,9 @@ def test_another_judge_rescores_stored_traces_without_running_systems(hand_ws):
     run_eval(hand_ws, ["core"], [system_spec(make)], show_progress=False)
     n = len(made)
     get_model("scripted:eq-judge").respond_with(_equal_judge)
-    s = run_eval(hand_ws, ["core"], [system_spec(make)], judge="scripted:eq-judge",
-                 show_progress=False)
+    s = run_eval(
+        hand_ws, ["core"], [system_spec(make)], judge="scripted:eq-judge", show_progress=False
+    )
     assert (s.ran_now, s.rescored, s.already_done) == (0, 4, 0)
     assert len(made) == n  # no system was made again
     r = compute_report(hand_ws, ["core"], judge="scripted:eq-judge")
@@ -90,8 +93,11 @@ def test_another_judge_rescores_stored_traces_without_running_systems(hand_ws):
 def _equal_judge(req):
     v1 = req.prompt.split("Value 1: ")[1].split("\n")[0].strip().lower()
     v2 = req.prompt.split("Value 2: ")[1].split("\n")[0].strip().lower()
-    return {"verdict": "equivalent" if v1 == v2 else "not_equivalent", "confidence": 0.9,
-            "rationale": "compared the values"}
+    return {
+        "verdict": "equivalent" if v1 == v2 else "not_equivalent",
+        "confidence": 0.9,
+        "rationale": "compared the values",
+    }
 
 
 def test_rebuilt_arc_is_run_again(hand_ws):
@@ -153,8 +159,14 @@ def test_same_family_judge_is_refused_unless_allowed(ws):
     with pytest.raises(SameFamilyJudge, match="--allow-same-family"):
         run_eval(ws, ["core"], specs(), judge="scripted:eq-judge", show_progress=False)
     assert ws.db["eval_traces"].count == 0
-    s = run_eval(ws, ["core"], specs(), judge="scripted:eq-judge", allow_same_family=True,
-                 show_progress=False)
+    s = run_eval(
+        ws,
+        ["core"],
+        specs(),
+        judge="scripted:eq-judge",
+        allow_same_family=True,
+        show_progress=False,
+    )
     assert s.ran_now == 2
 
 
@@ -173,7 +185,11 @@ def test_report_layout_and_absent_measures(hand_ws):
     gated = r["systems"]["toy-gated"]["core"]
     assert gated["staged_at_plan_turn"]["n"] == 3  # came-true, abandoned, open
     assert gated["calls_per_user_message"]["n"] == 4 + 3 + 5 + 2  # user turns of the core arcs
-    d = [x for x in r["differences"] if x["measure"] == "pending_contamination" and x["split"] == "core"]
+    d = [
+        x
+        for x in r["differences"]
+        if x["measure"] == "pending_contamination" and x["split"] == "core"
+    ]
     assert d and d[0]["system"] == "toy-gated" and d[0]["baseline"] == "toy-ungated"
     assert d[0]["value"] == -1.0 and d[0]["n"] == 2 and d[0]["n_lost"] == 2
     json.dumps(r)  # JSON-native all the way down
@@ -189,9 +205,13 @@ def test_answers_are_checked_before_anything_is_stored(hand_ws, tmp_path):
 
 def test_answers_scored_and_reported(hand_ws, tmp_path):
     lines = []
-    for arc, answers in ((OPEN, ["Pandora", "Still Pandora, thinking about Deezer"]),
-                         (HELDOUT, ["Deezer", "Pandora"])):
-        lines += [{"arc_id": arc.id, "after_session": i, "answer": a} for i, a in enumerate(answers)]
+    for arc, answers in (
+        (OPEN, ["Pandora", "Still Pandora, thinking about Deezer"]),
+        (HELDOUT, ["Deezer", "Pandora"]),
+    ):
+        lines += [
+            {"arc_id": arc.id, "after_session": i, "answer": a} for i, a in enumerate(answers)
+        ]
     p = tmp_path / "answers.jsonl"
     p.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     s = run_answers(hand_ws, p, "product", show_progress=False)
@@ -213,16 +233,31 @@ def test_answers_with_an_llm_answer_judge(hand_ws, tmp_path):
         if "Value 1:" in req.prompt:
             return _equal_judge(req)
         answer = req.prompt.split("<<<\n")[1].split("\n>>>")[0]
-        return {"asserted": [] if "know" in answer else [answer.rstrip(".")], "rationale": "read the answer"}
+        return {
+            "asserted": [] if "know" in answer else [answer.rstrip(".")],
+            "rationale": "read the answer",
+        }
 
     get_model("scripted:answers").respond_with(respond)
     j = LLMAnswerJudge("scripted:answers")
-    prompt = j.prompt(AnswerQuestion(field="music_app", description="d", probe_question="Which?",
-                                     answer="Deezer", candidates=("Pandora", "Deezer")))
+    prompt = j.prompt(
+        AnswerQuestion(
+            field="music_app",
+            description="d",
+            probe_question="Which?",
+            answer="Deezer",
+            candidates=("Pandora", "Deezer"),
+        )
+    )
     assert "Pandora" not in prompt and "Deezer" in prompt  # candidates are never rendered
     p = tmp_path / "a.jsonl"
-    p.write_text("\n".join(json.dumps({"arc_id": "h1", "after_session": i, "answer": a})
-                           for i, a in enumerate(["Deezer.", "I don't know."])) + "\n")
+    p.write_text(
+        "\n".join(
+            json.dumps({"arc_id": "h1", "after_session": i, "answer": a})
+            for i, a in enumerate(["Deezer.", "I don't know."])
+        )
+        + "\n"
+    )
     s = run_answers(hand_ws, p, "product", judge="scripted:answers", show_progress=False)
     assert s.scored_now == 1 and s.failed == 0
     r = compute_report(hand_ws, judge="scripted:answers").to_json()["systems"]["product"]["heldout"]
@@ -255,19 +290,38 @@ def test_default_splits_give_the_designs_n(ws):
         return sum(k for c, k in design.cell_counts(split) if design.outcome_of(c) in outcomes)
 
     plans = ("came_true", "abandoned", "open")
-    assert n["core"]["pending_contamination"] == n["core"]["end_contamination"] == arcs("core", "abandoned", "open")
+    assert (
+        n["core"]["pending_contamination"]
+        == n["core"]["end_contamination"]
+        == arcs("core", "abandoned", "open")
+    )
     assert n["core"]["task_accuracy"] == design.arcs_in("core")
     h = n["heldout"]
     assert "pending_contamination" not in h
-    assert (h["end_contamination"], h["staged_at_plan_turn"], h["promoted"], h["discarded"],
-            h["controls_committed"], h["over_holding"], h["task_accuracy"]) == (
-        arcs("heldout", "abandoned", "open"), arcs("heldout", *plans), arcs("heldout", "came_true"),
-        arcs("heldout", "abandoned"), arcs("heldout", "control"), arcs("heldout", "control"),
-        design.arcs_in("heldout"))
+    assert (
+        h["end_contamination"],
+        h["staged_at_plan_turn"],
+        h["promoted"],
+        h["discarded"],
+        h["controls_committed"],
+        h["over_holding"],
+        h["task_accuracy"],
+    ) == (
+        arcs("heldout", "abandoned", "open"),
+        arcs("heldout", *plans),
+        arcs("heldout", "came_true"),
+        arcs("heldout", "abandoned"),
+        arcs("heldout", "control"),
+        arcs("heldout", "control"),
+        design.arcs_in("heldout"),
+    )
     levels = r["controlled"]["by_level"]
     for cell, k in design.cell_counts("controlled"):
-        measure = {"open": "end_contamination", "came_true": "promoted",
-                   "control": "controls_committed"}[design.outcome_of(cell)]
+        measure = {
+            "open": "end_contamination",
+            "came_true": "promoted",
+            "control": "controls_committed",
+        }[design.outcome_of(cell)]
         assert levels[cell.level][measure]["n"] == k, cell.key
 
 
@@ -281,14 +335,16 @@ def test_a_judge_failure_keeps_the_trace_and_a_rerun_only_rescores(hand_ws):
         return _equal_judge(req)
 
     get_model("scripted:flaky-judge").respond_with(judge)
-    s = run_eval(hand_ws, ["core"], [system_spec(make)], judge="scripted:flaky-judge",
-                 show_progress=False)
+    s = run_eval(
+        hand_ws, ["core"], [system_spec(make)], judge="scripted:flaky-judge", show_progress=False
+    )
     assert s.failed == 4 and "(scoring)" in s.failure_examples[0]
     assert hand_ws.db["eval_traces"].count == 4 and hand_ws.db["eval_scores"].count == 0
     runs = len(made)
     broken["on"] = False
-    s = run_eval(hand_ws, ["core"], [system_spec(make)], judge="scripted:flaky-judge",
-                 show_progress=False)
+    s = run_eval(
+        hand_ws, ["core"], [system_spec(make)], judge="scripted:flaky-judge", show_progress=False
+    )
     assert (s.failed, s.ran_now, s.rescored) == (0, 0, 4) and len(made) == runs
 
 

@@ -25,8 +25,19 @@ from agentmemgate.generate import generate, get_renderer
 from agentmemgate.workspace import Workspace
 
 SPLITS = paper_design().resolve_splits("paper")
-MUTATING = {"os.mkdir", "os.rename", "os.replace", "os.link", "os.symlink", "os.remove",
-            "os.unlink", "os.rmdir", "shutil.rmtree", "ctypes.call_function", "shutil.copyfile"}
+MUTATING = {
+    "os.mkdir",
+    "os.rename",
+    "os.replace",
+    "os.link",
+    "os.symlink",
+    "os.remove",
+    "os.unlink",
+    "os.rmdir",
+    "shutil.rmtree",
+    "ctypes.call_function",
+    "shutil.copyfile",
+}
 
 
 def snapshot(out: Path) -> dict[str, dict[str, str]]:
@@ -36,14 +47,18 @@ def snapshot(out: Path) -> dict[str, dict[str, str]]:
         if folder.is_dir():
             state[folder.relative_to(out).as_posix()] = {
                 p.name: hashlib.sha256(p.read_bytes()).hexdigest()
-                for p in sorted(folder.iterdir()) if p.is_file()}
+                for p in sorted(folder.iterdir())
+                if p.is_file()
+            }
     return state
 
 
 def manifest_matches(folder: Path) -> bool:
     m = json.loads((folder / "manifest.json").read_text())
-    return all(hashlib.sha256((folder / name).read_bytes()).hexdigest() == digest
-               for name, digest in m["files"].items())
+    return all(
+        hashlib.sha256((folder / name).read_bytes()).hexdigest() == digest
+        for name, digest in m["files"].items()
+    )
 
 
 def assert_old_or_new(out: Path, old: dict, new: dict) -> str:
@@ -105,8 +120,10 @@ def _export_killed_at(ws_path: Path, out: Path, step: int, no_exchange: bool = F
 
 def _writes(args) -> bool:
     _path, mode, flags = (list(args) + [None, None, 0])[:3]
-    return bool((isinstance(mode, str) and set(mode) & set("wax+"))
-                or (flags or 0) & (os.O_WRONLY | os.O_RDWR | os.O_CREAT))
+    return bool(
+        (isinstance(mode, str) and set(mode) & set("wax+"))
+        or (flags or 0) & (os.O_WRONLY | os.O_RDWR | os.O_CREAT)
+    )
 
 
 @pytest.mark.parametrize("no_exchange", [False, True], ids=["exchange", "two-renames"])

@@ -14,8 +14,9 @@ N_PER_CELL = 2  # the small_build fixture's
 
 def _arcs(split: str, prefix: str = "") -> int:
     """Arcs of ``split`` in the small build (those of cells whose level starts with ``prefix``)."""
-    return sum(n for c, n in paper_design().cell_counts(split, N_PER_CELL)
-               if c.level.startswith(prefix))
+    return sum(
+        n for c, n in paper_design().cell_counts(split, N_PER_CELL) if c.level.startswith(prefix)
+    )
 
 
 def _rows(out, split):
@@ -42,8 +43,11 @@ def test_correction_rows_carry_their_correction_and_others_do_not(small_build):
     assert "Blind level recovery, correction" in card
     core = (out / "core" / "README.md").read_text().split("## Fields")[0]
     design_files = [x for x in core.splitlines() if x.startswith("  - `")]  # the provenance
-    assert design_files and "correction" not in "\n".join(
-        x for x in core.splitlines() if x not in design_files).lower()
+    assert (
+        design_files
+        and "correction"
+        not in "\n".join(x for x in core.splitlines() if x not in design_files).lower()
+    )
 
 
 def test_audit_items_of_the_corrections_split_have_design_labels(small_build):

@@ -5,9 +5,22 @@ import pandas as pd
 
 from agentmemgate.design import paper_design
 
-REQUIRED = {"id", "split", "factor", "level", "outcome", "field", "initial_value", "plan_value",
-            "sessions", "initial_turn", "plan_turn", "outcome_turn", "expected_value_after_session",
-            "provenance"}
+REQUIRED = {
+    "id",
+    "split",
+    "factor",
+    "level",
+    "outcome",
+    "field",
+    "initial_value",
+    "plan_value",
+    "sessions",
+    "initial_turn",
+    "plan_turn",
+    "outcome_turn",
+    "expected_value_after_session",
+    "provenance",
+}
 
 
 def test_export_files_and_keys(small_build):
@@ -26,8 +39,16 @@ def test_export_files_and_keys(small_build):
         assert len(r["expected_value_after_session"]) == len(r["sessions"])
         assert all(t["role"] in ("user", "assistant") for s in r["sessions"] for t in s["turns"])
         turns = pd.read_parquet(folder / "turns.parquet")
-        assert list(turns.columns) == ["arc_id", "session", "turn", "date", "role", "text",
-                                       "is_plan_turn", "is_outcome_turn"]
+        assert list(turns.columns) == [
+            "arc_id",
+            "session",
+            "turn",
+            "date",
+            "role",
+            "text",
+            "is_plan_turn",
+            "is_outcome_turn",
+        ]
         assert turns["is_plan_turn"].sum() == len(rows)
         manifest = json.loads((folder / "manifest.json").read_text())
         assert manifest["counts"]["arcs"] == len(rows)
@@ -45,8 +66,12 @@ def test_pandas_and_datasets_read_the_export(small_build):
     assert len(df) == paper_design().arcs_in("core", 2)
     import datasets
 
-    ds = datasets.load_dataset("json", data_files=str(root / "out" / "controlled" / "data.jsonl"),
-                               split="train", cache_dir=str(root / "hf-cache"))
+    ds = datasets.load_dataset(
+        "json",
+        data_files=str(root / "out" / "controlled" / "data.jsonl"),
+        split="train",
+        cache_dir=str(root / "hf-cache"),
+    )
     assert ds.num_rows == paper_design().arcs_in("controlled", 2)
     assert ds[0]["field"]["entity"] == "user"
 
@@ -55,23 +80,44 @@ def test_same_seed_byte_identical_exports(tmp_path):
     from agentmemgate.pipeline import build
 
     for name in ("a", "b"):
-        build(tmp_path / name / "ws", tmp_path / name / "out", split="heldout", n_per_cell=2,
-              seed=11, show_progress=False)
+        build(
+            tmp_path / name / "ws",
+            tmp_path / name / "out",
+            split="heldout",
+            n_per_cell=2,
+            seed=11,
+            show_progress=False,
+        )
     for f in ("data.jsonl", "turns.parquet", "README.md", "manifest.json"):
-        assert (tmp_path / "a/out/heldout" / f).read_bytes() == (tmp_path / "b/out/heldout" / f).read_bytes(), f
-    build(tmp_path / "c" / "ws", tmp_path / "c" / "out", split="heldout", n_per_cell=2, seed=12,
-          show_progress=False)
-    assert (tmp_path / "a/out/heldout/data.jsonl").read_bytes() != (tmp_path / "c/out/heldout/data.jsonl").read_bytes()
+        assert (tmp_path / "a/out/heldout" / f).read_bytes() == (
+            tmp_path / "b/out/heldout" / f
+        ).read_bytes(), f
+    build(
+        tmp_path / "c" / "ws",
+        tmp_path / "c" / "out",
+        split="heldout",
+        n_per_cell=2,
+        seed=12,
+        show_progress=False,
+    )
+    assert (tmp_path / "a/out/heldout/data.jsonl").read_bytes() != (
+        tmp_path / "c/out/heldout/data.jsonl"
+    ).read_bytes()
 
 
 def test_changed_seed_replans_the_split(tmp_path):
     from agentmemgate.pipeline import build
 
-    first = build(tmp_path / "ws", tmp_path / "out", split="core", n_per_cell=1, seed=1, show_progress=False)
-    second = build(tmp_path / "ws", tmp_path / "out", split="core", n_per_cell=1, seed=2, show_progress=False)
+    first = build(
+        tmp_path / "ws", tmp_path / "out", split="core", n_per_cell=1, seed=1, show_progress=False
+    )
+    second = build(
+        tmp_path / "ws", tmp_path / "out", split="core", n_per_cell=1, seed=2, show_progress=False
+    )
     n = paper_design().arcs_in("core", 1)
     assert first.generate.rendered_now == n and second.generate.rendered_now == n
     import json
+
     seeds = {json.loads(l)["provenance"]["seed"] for l in open(tmp_path / "out/core/data.jsonl")}
     assert seeds == {2}
 

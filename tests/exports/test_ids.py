@@ -13,8 +13,11 @@ from agentmemgate.generate import plan_split
 DESIGN = paper_design()
 SPLITS = DESIGN.split_names
 # every split, factor and level name, every outcome, and the words they are made of
-LABEL_WORDS = DESIGN.level_identifiers() | set(OUTCOME_KINDS) \
+LABEL_WORDS = (
+    DESIGN.level_identifiers()
+    | set(OUTCOME_KINDS)
     | {"outcome", "hedge", "strength", "confirmation", "wording", "control", "completed"}
+)
 
 
 def _leaks(arc_id: str) -> set[str]:
@@ -32,8 +35,11 @@ def test_planned_ids_are_opaque_unique_and_stable():
         ids[split] = {s.id for s in specs}
         assert len(ids[split]) == len(specs)
         assert not ids[split] & {s.id for s in plan_split(split, seed=1)}  # another seed: others
-    assert not (ids["core"] & ids["heldout"]) | (ids["core"] & ids["controlled"]) | \
-        (ids["heldout"] & ids["controlled"])
+    assert (
+        not (ids["core"] & ids["heldout"])
+        | (ids["core"] & ids["controlled"])
+        | (ids["heldout"] & ids["controlled"])
+    )
 
 
 def test_exported_rows_carry_labels_as_fields_only(small_build):
@@ -61,8 +67,9 @@ def test_row_order_is_shuffled_not_grouped_by_label(tmp_path):
     assert [r["id"] for r in rows] != planned and sorted(r["id"] for r in rows) == sorted(planned)
     again = tmp_path / "again"
     build(again / "ws", again / "out", split="controlled", n_per_cell=6, show_progress=False)
-    assert (again / "out/controlled/data.jsonl").read_bytes() == \
-        (tmp_path / "out/controlled/data.jsonl").read_bytes()
+    assert (again / "out/controlled/data.jsonl").read_bytes() == (
+        tmp_path / "out/controlled/data.jsonl"
+    ).read_bytes()
 
 
 def test_audit_items_and_reports_show_no_label_in_ids(small_build, tmp_path):
@@ -81,5 +88,7 @@ def test_audit_items_and_reports_show_no_label_in_ids(small_build, tmp_path):
     _, paths = save_validation_report(ws, list(SPLITS), out_dir=tmp_path / "rep")
     md = paths[0].read_text()
     assert re.search(r"arc-[0-9a-f]{12}", md)  # failing arcs are listed by their opaque id
-    for arc_id in re.findall(r"arc-[0-9a-f]{12}|\b(?:core|heldout|controlled)-[a-z_]+-[a-z_]+-\d+", md):
+    for arc_id in re.findall(
+        r"arc-[0-9a-f]{12}|\b(?:core|heldout|controlled)-[a-z_]+-[a-z_]+-\d+", md
+    ):
         assert re.fullmatch(r"arc-[0-9a-f]{12}", arc_id), arc_id

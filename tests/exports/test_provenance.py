@@ -43,23 +43,35 @@ def test_a_paper_build_records_its_design_catalog_seed_and_the_command(small_bui
         for rel, f in src.files.items():
             assert f"  - `{rel}` `{f.sha256}`" in lines
         catalog = src.catalog_sha256(design.domains)
-        assert (f"- Catalog: the {len(design.domains)} domain files the design draws from "
-                f"(built in), sha256 `{catalog}`") in lines
+        assert (
+            f"- Catalog: the {len(design.domains)} domain files the design draws from "
+            f"(built in), sha256 `{catalog}`"
+        ) in lines
         assert "- Seed: 0; `--n-per-cell`: 2" in lines
-        assert (f"- Reproduce: with toolkit {__version__}, `amg build --design paper --seed 0 "
-                "--n-per-cell 2` rebuilds these arcs (data.jsonl and turns.parquet) byte for "
-                "byte.") in lines
+        assert (
+            f"- Reproduce: with toolkit {__version__}, `amg build --design paper --seed 0 "
+            "--n-per-cell 2` rebuilds these arcs (data.jsonl and turns.parquet) byte for "
+            "byte."
+        ) in lines
         assert any("template realizations of the paper's design" in x for x in lines)
         p = _provenance(folder)
         assert p["design"]["name"] == "paper" and p["design"]["sha256"] == src.sha256
-        assert p["design"]["files"] == {"design.toml": src.sha256,
-                                        **{k: f.sha256 for k, f in src.files.items()}}
+        assert p["design"]["files"] == {
+            "design.toml": src.sha256,
+            **{k: f.sha256 for k, f in src.files.items()},
+        }
         assert p["design"]["catalog_sha256"] == catalog
-        assert {s: (x["seed"], x["n_per_cell"], x["design_sha256"]) for s, x in p["plans"].items()} \
-            == {s: (0, 2, src.sha256) for s in (design.splits if folder == root / "out" else [folder.name])}
+        assert {
+            s: (x["seed"], x["n_per_cell"], x["design_sha256"]) for s, x in p["plans"].items()
+        } == {
+            s: (0, 2, src.sha256)
+            for s in (design.splits if folder == root / "out" else [folder.name])
+        }
         assert p["imports"] == [] and p["not_reproducible"] == []
-        assert p["reproduce"] == {"commands": ["amg build --design paper --seed 0 --n-per-cell 2"],
-                                  "toolkit_version": __version__}
+        assert p["reproduce"] == {
+            "commands": ["amg build --design paper --seed 0 --n-per-cell 2"],
+            "toolkit_version": __version__,
+        }
 
 
 def test_a_filtered_import_says_where_it_came_from_and_claims_no_rebuild(small_build, tmp_path):
@@ -84,7 +96,9 @@ def test_a_filtered_import_says_where_it_came_from_and_claims_no_rebuild(small_b
 
 def test_an_import_without_provenance_shows_no_empty_sha(small_build, tmp_path):
     root, _ = small_build
-    records = [json.loads(x) for x in (root / "out" / "heldout" / "data.jsonl").read_text().splitlines()]
+    records = [
+        json.loads(x) for x in (root / "out" / "heldout" / "data.jsonl").read_text().splitlines()
+    ]
     for r in records:
         del r["provenance"]
     bare = tmp_path / "bare.jsonl"
@@ -95,15 +109,25 @@ def test_an_import_without_provenance_shows_no_empty_sha(small_build, tmp_path):
     assert "- Generator: `imported` (imported arcs (the file gave no provenance))" in built
     assert "``" not in "\n".join(built) and not any(x.startswith("- Seed") for x in built)
     sha = hashlib.sha256(bare.read_bytes()).hexdigest()
-    assert f"- Imported with `amg import`: {len(records)} arcs from `bare.jsonl` (sha256 `{sha}`)" in built
+    assert (
+        f"- Imported with `amg import`: {len(records)} arcs from `bare.jsonl` (sha256 `{sha}`)"
+        in built
+    )
 
 
 def test_a_users_design_is_named_with_its_files_and_rebuilt_from_a_folder(tmp_path):
     folder, design = extended_design(tmp_path)
     ws = Workspace(tmp_path / "ws")
     splits = ["controlled", "distance"]
-    generate(ws, get_renderer("offline", design=design), splits, seed=4, n_per_cell=1,
-             design=design, show_progress=False)
+    generate(
+        ws,
+        get_renderer("offline", design=design),
+        splits,
+        seed=4,
+        n_per_cell=1,
+        design=design,
+        show_progress=False,
+    )
     export(ws, tmp_path / "out", splits)
     built = _built((tmp_path / "out" / "distance" / "README.md").read_text())
     assert any(f"template realizations of design `{design.name}`" in x for x in built)
@@ -111,9 +135,11 @@ def test_a_users_design_is_named_with_its_files_and_rebuilt_from_a_folder(tmp_pa
     plan = hashlib.sha256((folder / "phrases" / "plan.toml").read_bytes()).hexdigest()
     assert f"  - `phrases/plan.toml` `{plan}`" in built
     assert plan != paper_design().source.files["phrases/plan.toml"].sha256  # the user's own file
-    assert (f"- Reproduce: with toolkit {__version__}, `amg build --design DIR --seed 4 "
-            "--n-per-cell 1` rebuilds these arcs (data.jsonl and turns.parquet) byte for byte "
-            f"(DIR is a folder holding design `{design.name}` with the files above).") in built
+    assert (
+        f"- Reproduce: with toolkit {__version__}, `amg build --design DIR --seed 4 "
+        "--n-per-cell 1` rebuilds these arcs (data.jsonl and turns.parquet) byte for byte "
+        f"(DIR is a folder holding design `{design.name}` with the files above)."
+    ) in built
     p = _provenance(tmp_path / "out")
     assert p["design"]["name"] == design.name and p["design"]["sha256"] == design.source.sha256
     assert set(p["plans"]) == set(splits)
@@ -128,9 +154,11 @@ def test_splits_planned_apart_or_by_an_older_design_version(tmp_path):
     export(ws, tmp_path / "out", ["core", "distance"])
     built = _built((tmp_path / "out" / "README.md").read_text())
     assert "- Seed and `--n-per-cell` per split: core 1 (1), distance 2 (1)" in built
-    assert ("- Reproduce: with toolkit " + __version__ + ", `amg build --design DIR --split core "
-            "--seed 1 --n-per-cell 1` then `amg build --design DIR --split distance --seed 2 "
-            "--n-per-cell 1` rebuilds") in "\n".join(built)
+    assert (
+        "- Reproduce: with toolkit " + __version__ + ", `amg build --design DIR --split core "
+        "--seed 1 --n-per-cell 1` then `amg build --design DIR --split distance --seed 2 "
+        "--n-per-cell 1` rebuilds"
+    ) in "\n".join(built)
 
     # The design file is edited and only one split built again: the other was planned by the
     # earlier version, which the workspace no longer holds.
@@ -139,11 +167,20 @@ def test_splits_planned_apart_or_by_an_older_design_version(tmp_path):
     from agentmemgate.design import load_design
 
     edited = load_design(folder)
-    generate(ws, get_renderer("offline", design=edited), ["distance"], seed=2, n_per_cell=1,
-             design=edited, show_progress=False)
+    generate(
+        ws,
+        get_renderer("offline", design=edited),
+        ["distance"],
+        seed=2,
+        n_per_cell=1,
+        design=edited,
+        show_progress=False,
+    )
     export(ws, tmp_path / "out", ["core", "distance"])
     built = _built((tmp_path / "out" / "README.md").read_text())
-    assert (f"- Not reproducible from a seed: core planned with another version of design "
-            f"`{design.name}` than the one stored with the workspace.") in built
+    assert (
+        f"- Not reproducible from a seed: core planned with another version of design "
+        f"`{design.name}` than the one stored with the workspace."
+    ) in built
     assert _provenance(tmp_path / "out" / "distance")["reproduce"] is not None
     assert _provenance(tmp_path / "out" / "core")["reproduce"] is None

@@ -32,15 +32,32 @@ def main(ws_path: str, log_path: str, delay: float) -> None:
             f.write(prompt_hash(prompt) + "\n")
         time.sleep(delay)
         draft = reference_responder(Request(prompt=prompt))
-        return httpx2.Response(200, json={
-            "id": "c", "object": "chat.completion", "created": 1, "model": "gpt-test-2025",
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": json.dumps(draft)}}],
-            "usage": {"prompt_tokens": 900, "completion_tokens": 300, "total_tokens": 1200}})
+        return httpx2.Response(
+            200,
+            json={
+                "id": "c",
+                "object": "chat.completion",
+                "created": 1,
+                "model": "gpt-test-2025",
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": json.dumps(draft)},
+                    }
+                ],
+                "usage": {"prompt_tokens": 900, "completion_tokens": 300, "total_tokens": 1200},
+            },
+        )
 
     ws = Workspace(ws_path)
-    renderer = get_renderer("openai:gpt-test", workspace=ws, concurrency=2, api_key=KEY,
-                            http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
+    renderer = get_renderer(
+        "openai:gpt-test",
+        workspace=ws,
+        concurrency=2,
+        api_key=KEY,
+        http_client=httpx2.Client(transport=httpx2.MockTransport(handler)),
+    )
     summary = generate(ws, renderer, ["core"], n_per_cell=3, show_progress=False)
     print(summary.model_dump_json())
 

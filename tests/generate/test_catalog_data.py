@@ -81,16 +81,19 @@ def test_a_toml_syntax_error_names_its_line(tmp_path):
     text = airline_domain().replace('noun = "airline"', 'noun = "airline')
     f, problems = check(tmp_path, text)
     n = line(text, 'noun = "airline')
-    assert problems == [f"{f}: TOML syntax error: Illegal character '\\n' (at line {n}, column 16) "
-                        "[syntax]"]
+    assert problems == [
+        f"{f}: TOML syntax error: Illegal character '\\n' (at line {n}, column 16) [syntax]"
+    ]
 
 
 def test_too_few_values(tmp_path):
     text = airline_domain(values=VALUES[:5])
     f, problems = check(tmp_path, text)
     at = line(text, "values = [")
-    assert problems == [f"{f}: values (line {at}): has 5 items; at least "
-                        f"{LIST_MINIMUMS['values']} are needed [enough]"]
+    assert problems == [
+        f"{f}: values (line {at}): has 5 items; at least "
+        f"{LIST_MINIMUMS['values']} are needed [enough]"
+    ]
 
 
 def test_a_value_in_the_probe_question(tmp_path):
@@ -98,9 +101,11 @@ def test_a_value_in_the_probe_question(tmp_path):
     text = airline_domain(probe_question=probe)
     f, problems = check(tmp_path, text)
     at = line(text, '"Delta"', "values = [")
-    assert problems == [f"{f}: values (line {at}): value 'Delta' "
-                        f"appears in the probe_question text {probe!r}: it could never be a clean "
-                        "label (remove it from one of them) [value-free]"]
+    assert problems == [
+        f"{f}: values (line {at}): value 'Delta' "
+        f"appears in the probe_question text {probe!r}: it could never be a clean "
+        "label (remove it from one of them) [value-free]"
+    ]
 
 
 def test_a_value_shared_with_another_domain(tmp_path):
@@ -114,15 +119,18 @@ def test_a_value_shared_with_another_domain(tmp_path):
         "is also a value of preferred_airline: the offline extractor could not tell the fields "
         "apart [shared value]",
         f"{f}: values (line {mine_at}): value 'Frontier' is also a value of internet_provider: "
-        "the offline extractor could not tell the fields apart [shared value]"]
+        "the offline extractor could not tell the fields apart [shared value]",
+    ]
 
 
 def test_a_key_nothing_reads(tmp_path):
     text = airline_domain().replace('change = "switch"', 'change = "switch"\nloyalty = ["miles"]')
     f, problems = check(tmp_path, text)
     at = line(text, "loyalty")
-    assert problems == [f"{f}: loyalty (line {at}): unknown key: nothing reads "
-                        f"it (known keys: {', '.join(KNOWN_KEYS)}) [shape]"]
+    assert problems == [
+        f"{f}: loyalty (line {at}): unknown key: nothing reads "
+        f"it (known keys: {', '.join(KNOWN_KEYS)}) [shape]"
+    ]
 
 
 def test_every_problem_at_once(tmp_path):
@@ -135,40 +143,85 @@ def test_every_problem_at_once(tmp_path):
 # One rule each: the change to the user's file, the key and item the message points at, the
 # message and the rule.
 RULES = [
-    ({"change": "upgrade"}, "change", None,
-     "'upgrade' must be one word starting with a consonant ('a {change}'), e.g. switch or move",
-     "article"),
-    ({"switch": "switch to {airline}"}, "switch", None,
-     "'switch to {airline}' must have exactly one {value} slot and no other braces", "slots"),
-    ({"probe_question": "Which airline does the user fly with?"}, "probe_question", None,
-     "'Which airline does the user fly with?' must read What/Which/Where/How ... currently ...?",
-     "probe"),
+    (
+        {"change": "upgrade"},
+        "change",
+        None,
+        "'upgrade' must be one word starting with a consonant ('a {change}'), e.g. switch or move",
+        "article",
+    ),
+    (
+        {"switch": "switch to {airline}"},
+        "switch",
+        None,
+        "'switch to {airline}' must have exactly one {value} slot and no other braces",
+        "slots",
+    ),
+    (
+        {"probe_question": "Which airline does the user fly with?"},
+        "probe_question",
+        None,
+        "'Which airline does the user fly with?' must read What/Which/Where/How ... currently ...?",
+        "probe",
+    ),
     ({"noun": "Airline"}, "noun", None, "'Airline' must be lower case", "frame"),
-    ({"switched": "flew with {value}"}, "switched", None,
-     "'flew with {value}' must start with a regular past verb ('...ed': its past tense is its "
-     "participle)", "frame"),
-    ({"oblique_thing": "a new airline"}, "oblique_thing", None,
-     "'a new airline' must start with 'the' or 'my'", "frame"),
-    ({"values": [*VALUES[:7], "Sun Country Airlines Economy Plus"]}, "values", "Sun Country",
-     "value 'Sun Country Airlines Economy Plus': short values have at most 4 words and no leading 'the'",
-     "short"),
-    ({"values": [*VALUES[:7], "Delta"]}, "values", "Delta",
-     "'Delta' is listed twice", "distinct"),
-    ({"values": [*VALUES[:7], "New Frontier Air"]}, "values", "New Frontier Air",
-     "value 'New Frontier Air' holds a hedge, plan or time word", "unambiguous"),
-    ({"long_values": [*LONG_VALUES[:7], "the Hawaiian Airlines flights I have taken since college"]},
-     "long_values", "since college",
-     "value 'the Hawaiian Airlines flights I have taken since college' carries its own history "
-     "(since): it may become the new value", "unambiguous"),
-    ({"long_values": [*LONG_VALUES[:7], "Hawaiian Airlines island hopper passes"]},
-     "long_values", "island hopper passes",
-     "value 'Hawaiian Airlines island hopper passes': long values start with 'the' and have 6 to "
-     "14 words", "long"),
+    (
+        {"switched": "flew with {value}"},
+        "switched",
+        None,
+        "'flew with {value}' must start with a regular past verb ('...ed': its past tense is its "
+        "participle)",
+        "frame",
+    ),
+    (
+        {"oblique_thing": "a new airline"},
+        "oblique_thing",
+        None,
+        "'a new airline' must start with 'the' or 'my'",
+        "frame",
+    ),
+    (
+        {"values": [*VALUES[:7], "Sun Country Airlines Economy Plus"]},
+        "values",
+        "Sun Country",
+        "value 'Sun Country Airlines Economy Plus': short values have at most 4 words and no leading 'the'",
+        "short",
+    ),
+    ({"values": [*VALUES[:7], "Delta"]}, "values", "Delta", "'Delta' is listed twice", "distinct"),
+    (
+        {"values": [*VALUES[:7], "New Frontier Air"]},
+        "values",
+        "New Frontier Air",
+        "value 'New Frontier Air' holds a hedge, plan or time word",
+        "unambiguous",
+    ),
+    (
+        {
+            "long_values": [
+                *LONG_VALUES[:7],
+                "the Hawaiian Airlines flights I have taken since college",
+            ]
+        },
+        "long_values",
+        "since college",
+        "value 'the Hawaiian Airlines flights I have taken since college' carries its own history "
+        "(since): it may become the new value",
+        "unambiguous",
+    ),
+    (
+        {"long_values": [*LONG_VALUES[:7], "Hawaiian Airlines island hopper passes"]},
+        "long_values",
+        "island hopper passes",
+        "value 'Hawaiian Airlines island hopper passes': long values start with 'the' and have 6 to "
+        "14 words",
+        "long",
+    ),
 ]
 
 
-@pytest.mark.parametrize("changes, key, item, message, rule", RULES,
-                         ids=[f"{r[4]}-{r[1]}" for r in RULES])
+@pytest.mark.parametrize(
+    "changes, key, item, message, rule", RULES, ids=[f"{r[4]}-{r[1]}" for r in RULES]
+)
 def test_each_rule_fires_with_its_message(tmp_path, changes, key, item, message, rule):
     text = airline_domain(**changes)
     f, problems = check(tmp_path, text)
@@ -182,8 +235,9 @@ def test_a_clause_rule(tmp_path):
     text = text.replace(f'"{first}",', f'"{first}.",', 1)
     f, problems = check(tmp_path, text)
     at, bad = line(text, first + "."), first + "."
-    assert problems == [f"{f}: reasons (line {at}): {bad!r} must be "
-                        "a lower-case clause with no final stop [clause]"]
+    assert problems == [
+        f"{f}: reasons (line {at}): {bad!r} must be a lower-case clause with no final stop [clause]"
+    ]
 
 
 def test_the_article_rule_of_the_frames(tmp_path):
@@ -191,16 +245,21 @@ def test_the_article_rule_of_the_frames(tmp_path):
     text = airline_domain(stay="staying with the {value}")
     f, problems = check(tmp_path, text)
     at = line(text, "stay = ")
-    assert problems == [f"{f}: stay (line {at}): 'staying with the {{value}}' with {v!r} reads "
-                        "'the the' [article]" for v in LONG_VALUES]
+    assert problems == [
+        f"{f}: stay (line {at}): 'staying with the {{value}}' with {v!r} reads 'the the' [article]"
+        for v in LONG_VALUES
+    ]
 
 
 def test_a_first_person_left_when_the_assistant_quotes_a_frame(tmp_path):
     text = airline_domain(stay="staying with Me and {value}")
     f, problems = check(tmp_path, text)
     at = line(text, "stay = ")
-    assert problems == [f"{f}: stay (line {at}): 'staying with Me and {v}' keeps a first person "
-                        "when the assistant quotes it [second person]" for v in VALUES + LONG_VALUES]
+    assert problems == [
+        f"{f}: stay (line {at}): 'staying with Me and {v}' keeps a first person "
+        "when the assistant quotes it [second person]"
+        for v in VALUES + LONG_VALUES
+    ]
 
 
 def test_small_talk_with_too_few_fillings(tmp_path):
@@ -214,8 +273,9 @@ def test_small_talk_with_too_few_fillings(tmp_path):
     text = head + block + "\n\n" + tail
     f, problems = check(tmp_path, text)
     at = line(text, "[[exchanges]]")
-    assert problems == [f"{f}: exchanges#1 (line {at}): {q!r} needs slots "
-                        "with 4 to 8 fillings (has 3) [small talk]"]
+    assert problems == [
+        f"{f}: exchanges#1 (line {at}): {q!r} needs slots with 4 to 8 fillings (has 3) [small talk]"
+    ]
 
 
 def test_small_talk_slot_lists_of_different_lengths(tmp_path):
@@ -225,32 +285,57 @@ def test_small_talk_slot_lists_of_different_lengths(tmp_path):
     q = re.search(r'(?m)^q = "(.*)"$', text).group(1)
     assert len(problems) == 1
     at = line(text, "[[exchanges]]")
-    assert problems[0].startswith(f"{f}: exchanges#1 (line {at}): "
-                                  f"slot lists of {q!r} differ in length: [")
+    assert problems[0].startswith(
+        f"{f}: exchanges#1 (line {at}): slot lists of {q!r} differ in length: ["
+    )
     assert problems[0].endswith("[shape]")
 
 
-@pytest.mark.parametrize("q, a, message", [
-    ("Is it worth it to fly {x}?", "Flying {x} is fine.", "must be a question with every slot filled"),
-    ("Should I maybe fly red-eye?", "A red-eye flight saves a hotel night.",
-     "holds maybe (a hedge, plan or outcome word)"),
-    ("Am I going to like red-eye flights?", "Red-eye flights suit some people.",
-     "holds going to (a hedge, plan or outcome phrase)"),
-    ("What do I pack for a overnight flight?", "For an overnight flight, pack socks.",
-     "'a overnight' in"),
-    ("How early should I get to the airport?", "Two hours is enough for most trips.",
-     "the answer shares no content word with its question"),
-    ("How early should I get to the airport?", "get to the airport early. Check the line. Eat. "
-     "Relax.", "must have one to three sentences"),
-])
+@pytest.mark.parametrize(
+    "q, a, message",
+    [
+        (
+            "Is it worth it to fly {x}?",
+            "Flying {x} is fine.",
+            "must be a question with every slot filled",
+        ),
+        (
+            "Should I maybe fly red-eye?",
+            "A red-eye flight saves a hotel night.",
+            "holds maybe (a hedge, plan or outcome word)",
+        ),
+        (
+            "Am I going to like red-eye flights?",
+            "Red-eye flights suit some people.",
+            "holds going to (a hedge, plan or outcome phrase)",
+        ),
+        (
+            "What do I pack for a overnight flight?",
+            "For an overnight flight, pack socks.",
+            "'a overnight' in",
+        ),
+        (
+            "How early should I get to the airport?",
+            "Two hours is enough for most trips.",
+            "the answer shares no content word with its question",
+        ),
+        (
+            "How early should I get to the airport?",
+            "get to the airport early. Check the line. Eat. Relax.",
+            "must have one to three sentences",
+        ),
+    ],
+)
 def test_small_talk_rules(q, a, message):
     assert any(message in p for p in small_talk_problems(q, a)), small_talk_problems(q, a)
 
 
 def test_a_file_name_that_is_no_attribute(tmp_path):
     f, problems = check(tmp_path, airline_domain(), name="PreferredAirline")
-    assert problems == [f"{f}: the file name 'PreferredAirline' must be a snake_case attribute "
-                        "(e.g. preferred_airline.toml) [name]"]
+    assert problems == [
+        f"{f}: the file name 'PreferredAirline' must be a snake_case attribute "
+        "(e.g. preferred_airline.toml) [name]"
+    ]
 
 
 def test_a_user_file_replaces_the_builtin_one_of_its_name(tmp_path):
@@ -283,5 +368,7 @@ def test_catalog_check_prints_every_problem_and_exits_1(tmp_path):
 def test_catalog_check_of_a_folder_with_no_domain_file(tmp_path):
     r = runner.invoke(app, ["catalog", "check", str(tmp_path)])
     assert r.exit_code == 1
-    assert r.output.splitlines() == [f"Error: No domain file in {str(tmp_path)!r} (expected "
-                                     "DOMAIN.toml files, e.g. preferred_airline.toml)"]
+    assert r.output.splitlines() == [
+        f"Error: No domain file in {str(tmp_path)!r} (expected "
+        "DOMAIN.toml files, e.g. preferred_airline.toml)"
+    ]

@@ -23,7 +23,6 @@ PAPER_SPLITS = paper_design().resolve_splits("paper")
 SPLITS = paper_design().split_names
 
 
-
 def _has(text: str, phrases) -> str | None:
     norm = f" {normalize_text(text)} "
     return next((p for p in phrases if f" {normalize_text(p)} " in norm), None)
@@ -35,7 +34,7 @@ def _render(seed=0, n=None):
 
 
 def _flat_position(arc, ref):
-    return sum(len(s.turns) for s in arc.sessions[:ref.session]) + ref.turn
+    return sum(len(s.turns) for s in arc.sessions[: ref.session]) + ref.turn
 
 
 def test_planner_cells_and_counts():
@@ -54,8 +53,11 @@ def test_planner_cells_and_counts():
             assert len(s.session_dates) >= (3 if c.timing == "later" else 2)
         assert not s.field.leaked_values(s.label_values)
     assert [s.model_dump_json() for s in plan_split("corrections", 0)] == [
-        s.model_dump_json() for s in specs]
-    assert Counter(s.level for s in plan_split("corrections", 0, 2)) == {lv: 2 for lv in CORRECTION_LEVELS}
+        s.model_dump_json() for s in specs
+    ]
+    assert Counter(s.level for s in plan_split("corrections", 0, 2)) == {
+        lv: 2 for lv in CORRECTION_LEVELS
+    }
     assert resolve_splits("all") == list(SPLITS) == list(PAPER_SPLITS) + ["corrections"]
 
 
@@ -74,9 +76,11 @@ def test_paper_specs_carry_no_correction_and_corrections_come_after_them():
 def test_every_offline_correction_arc_passes_its_checks_and_realizes_its_cell(seed):
     for arc in _render(seed):
         assert all(r.passed for r in check_arc(arc)), [r for r in check_arc(arc) if not r.passed]
-        assert {r.check for r in check_arc(arc)} >= {"structure.correction_values",
-                                                     "structure.correction_order",
-                                                     "structure.correction_wording"}
+        assert {r.check for r in check_arc(arc)} >= {
+            "structure.correction_values",
+            "structure.correction_order",
+            "structure.correction_wording",
+        }
         c, ref = arc.spec.correction, arc.correction_turn
         text = arc.turn(ref).text
         assert contains_value(text, c.value) and contains_value(text, c.wrong_value)
@@ -88,9 +92,16 @@ def test_every_offline_correction_arc_passes_its_checks_and_realizes_its_cell(se
         assert _flat_position(arc, ref) > _flat_position(arc, said)
         assert arc.outcome_turn == ref
         assert (arc.plan_turn == ref) == (c.target == "initial")
-        expected = [c.value if s >= ref.session else
-                    (arc.spec.plan_value if c.target == "change" and s >= arc.plan_turn.session
-                     else arc.spec.initial_value) for s in range(len(arc.sessions))]
+        expected = [
+            c.value
+            if s >= ref.session
+            else (
+                arc.spec.plan_value
+                if c.target == "change" and s >= arc.plan_turn.session
+                else arc.spec.initial_value
+            )
+            for s in range(len(arc.sessions))
+        ]
         assert arc.expected_value_after_session == expected
         assert arc.provenance.prompt_sha256 == bank_sha256(corrections=True) != bank_sha256()
 
@@ -100,15 +111,29 @@ def test_a_corrections_build_passes_every_offline_realism_check():
     judge = get_judge("offline")
     questions = [realism_question(a) for a in arcs]
     judge.prepare(questions)
-    failed = [f"{a.id} {k}: {v.rationale}" for a, q in zip(arcs, questions)
-              for k, v in judge.ask(q).criteria.items() if not v.passed]
+    failed = [
+        f"{a.id} {k}: {v.rationale}"
+        for a, q in zip(arcs, questions)
+        for k, v in judge.ask(q).criteria.items()
+        if not v.passed
+    ]
     assert not failed, failed[:5]
 
 
 def test_correction_phrase_banks():
     bank = correction_bank()
-    slots_known = {"wrong", "right", "current_right", "switched_wrong", "switched_right",
-                   "said_when", "noun", "change", "you_current_right", "tip"}
+    slots_known = {
+        "wrong",
+        "right",
+        "current_right",
+        "switched_wrong",
+        "switched_right",
+        "said_when",
+        "noun",
+        "change",
+        "you_current_right",
+        "tip",
+    }
     for key in ("initial_marked", "initial_unmarked", "change_marked", "change_unmarked"):
         frames = bank[key]
         assert len(set(frames)) >= 8, key
@@ -122,7 +147,9 @@ def test_correction_phrase_banks():
             assert _has(t, CHANGE_SINCE) is None, t
     for t in bank["reply"]:  # every assistant sentence carries a slot that differs by domain
         for sentence in re.split(r"(?<=[.!?])\s+", t):
-            assert re.search(r"\{(wrong|right|you_current_right|noun|tip|Tip)\}", sentence), sentence
+            assert re.search(r"\{(wrong|right|you_current_right|noun|tip|Tip)\}", sentence), (
+                sentence
+            )
     design = paper_design()  # outside the phrase folder: the other arcs' hash stays
     assert not design.files.correction_phrases.startswith(design.files.phrases)
 

@@ -32,8 +32,19 @@ def test_generate_batch_renders_every_arc_and_retries_failures_on_a_re_run(tmp_p
     monkeypatch.setattr(openai, "DefaultHttpx2Client", lambda *a, **k: api.client())
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
     monkeypatch.setenv("AMG_BATCH_POLL_SECONDS", "0")
-    args = ["generate", "--split", "core", "--n-per-cell", "1", "--generator", "openai:gpt-test",
-            "--batch", "--no-progress", "--workspace", str(tmp_path / "ws")]
+    args = [
+        "generate",
+        "--split",
+        "core",
+        "--n-per-cell",
+        "1",
+        "--generator",
+        "openai:gpt-test",
+        "--batch",
+        "--no-progress",
+        "--workspace",
+        str(tmp_path / "ws"),
+    ]
     r = runner.invoke(app, args)
     assert r.exit_code == 2, r.output  # one render failure, recorded
     assert "failed 1" in r.output and "request errored" in r.output

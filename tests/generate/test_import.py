@@ -28,8 +28,14 @@ def exported(tmp_path_factory):
     """A small offline build exported once: OUT/<split>/data.jsonl."""
     root = tmp_path_factory.mktemp("exp")
     ws = Workspace(root / "ws")
-    generate(ws, get_renderer("offline"), ["core", "heldout", "controlled", "corrections"], seed=3,
-             n_per_cell=1, show_progress=False)
+    generate(
+        ws,
+        get_renderer("offline"),
+        ["core", "heldout", "controlled", "corrections"],
+        seed=3,
+        n_per_cell=1,
+        show_progress=False,
+    )
     export(ws, root / "out", ["core", "heldout", "controlled", "corrections"])
     return root / "out"
 
@@ -46,7 +52,9 @@ def _write(path: Path, records: list[dict]) -> Path:
 def test_round_trip_keeps_ids_provenance_and_bytes(exported, tmp_path):
     splits = ("core", "heldout", "controlled", "corrections")
     for split in splits:
-        res = amg("import", str(exported / split / "data.jsonl"), "--workspace", str(tmp_path / "ws"))
+        res = amg(
+            "import", str(exported / split / "data.jsonl"), "--workspace", str(tmp_path / "ws")
+        )
         assert res.exit_code == 0, res.output
         assert "structural checks:" in res.output and "new" in res.output
         n = len(_lines(exported / split / "data.jsonl"))
@@ -54,12 +62,22 @@ def test_round_trip_keeps_ids_provenance_and_bytes(exported, tmp_path):
     ws = Workspace(tmp_path / "ws", create=False)
     export(ws, tmp_path / "again", list(splits))
     for split in splits:
-        assert (tmp_path / "again" / split / "data.jsonl").read_bytes() == \
-            (exported / split / "data.jsonl").read_bytes(), split
+        assert (tmp_path / "again" / split / "data.jsonl").read_bytes() == (
+            exported / split / "data.jsonl"
+        ).read_bytes(), split
     # available to validation and audits like generated arcs
     assert amg("validate", "--workspace", str(tmp_path / "ws"), "--no-progress").exit_code == 0
-    res = amg("audit", "create", "imp", "--task", "realism", "--from", "arcs:heldout",
-              "--workspace", str(tmp_path / "ws"))
+    res = amg(
+        "audit",
+        "create",
+        "imp",
+        "--task",
+        "realism",
+        "--from",
+        "arcs:heldout",
+        "--workspace",
+        str(tmp_path / "ws"),
+    )
     assert res.exit_code == 0, res.output
 
 
@@ -74,26 +92,54 @@ def test_a_malformed_line_is_refused_with_its_number_and_nothing_is_imported(exp
 
     record = _lines(exported / "core" / "data.jsonl")[0]
     del record["plan_turn"]
-    res = amg("import", str(_write(tmp_path / "missing.jsonl", [_lines(exported / "core" / "data.jsonl")[1], record])),
-              "--workspace", str(tmp_path / "ws"))
-    assert res.exit_code == 1 and (f"missing.jsonl line 2 (arc {record['id']!r}): plan_turn: "
-                                   "Field required") in res.output
+    res = amg(
+        "import",
+        str(
+            _write(
+                tmp_path / "missing.jsonl", [_lines(exported / "core" / "data.jsonl")[1], record]
+            )
+        ),
+        "--workspace",
+        str(tmp_path / "ws"),
+    )
+    assert (
+        res.exit_code == 1
+        and (f"missing.jsonl line 2 (arc {record['id']!r}): plan_turn: Field required")
+        in res.output
+    )
 
     record = _lines(exported / "core" / "data.jsonl")[0]
     record["plan_value"] = record["initial_value"]
-    res = amg("import", str(_write(tmp_path / "same.jsonl", [record])), "--workspace", str(tmp_path / "ws"))
+    res = amg(
+        "import",
+        str(_write(tmp_path / "same.jsonl", [record])),
+        "--workspace",
+        str(tmp_path / "ws"),
+    )
     assert res.exit_code == 1 and res.output.count("\n") == 1
-    assert (f"same.jsonl line 1 (arc {record['id']!r}): initial_value and plan_value must differ "
-            f"(both are {record['initial_value']!r})") in res.output
+    assert (
+        f"same.jsonl line 1 (arc {record['id']!r}): initial_value and plan_value must differ "
+        f"(both are {record['initial_value']!r})"
+    ) in res.output
     assert "Value error" not in res.output
 
     record = _lines(exported / "core" / "data.jsonl")[0]
     record["plan_turn"] = {"session": 9, "turn": 0}
-    res = amg("import", str(_write(tmp_path / "ref.jsonl", [record])), "--workspace", str(tmp_path / "ws"))
-    assert res.exit_code == 1 and "plan_turn points to session 9 turn 0, which does not exist" in res.output
+    res = amg(
+        "import", str(_write(tmp_path / "ref.jsonl", [record])), "--workspace", str(tmp_path / "ws")
+    )
+    assert (
+        res.exit_code == 1
+        and "plan_turn points to session 9 turn 0, which does not exist" in res.output
+    )
 
     first = _lines(exported / "core" / "data.jsonl")[0]
-    res = amg("import", str(_write(tmp_path / "dup.jsonl", [first, first])), "--workspace", str(tmp_path / "ws"))
+    res = amg(
+        "import",
+        str(_write(tmp_path / "dup.jsonl", [first, first])),
+        "--workspace",
+        str(tmp_path / "ws"),
+    )
     assert res.exit_code == 1 and "already appears on line 1" in res.output
 
     ws = Workspace(tmp_path / "ws2")
@@ -113,7 +159,10 @@ def test_same_content_is_left_alone_other_content_needs_replace(exported, tmp_pa
     records[1]["sessions"][0]["turns"][0]["text"] += " Edited by hand."
     edited = _write(tmp_path / "edited.jsonl", records)
     res = amg("import", str(edited), "--workspace", str(ws))
-    assert res.exit_code == 1 and f"id '{records[1]['id']}' is already in the workspace with other content" in res.output
+    assert (
+        res.exit_code == 1
+        and f"id '{records[1]['id']}' is already in the workspace with other content" in res.output
+    )
     assert "--replace" in res.output
     res = amg("import", str(edited), "--workspace", str(ws), "--replace")
     assert res.exit_code == 0 and "replaced 1" in res.output
@@ -136,9 +185,22 @@ def test_split_option_and_lines_without_a_split(exported, tmp_path):
 
 
 def test_a_build_will_not_replace_imported_arcs(exported, tmp_path):
-    assert amg("import", str(exported / "core" / "data.jsonl"), "--workspace", str(tmp_path / "ws")).exit_code == 0
-    res = amg("build", "--split", "core", "--workspace", str(tmp_path / "ws"), "--out", str(tmp_path / "o"),
-              "--no-progress")
+    assert (
+        amg(
+            "import", str(exported / "core" / "data.jsonl"), "--workspace", str(tmp_path / "ws")
+        ).exit_code
+        == 0
+    )
+    res = amg(
+        "build",
+        "--split",
+        "core",
+        "--workspace",
+        str(tmp_path / "ws"),
+        "--out",
+        str(tmp_path / "o"),
+        "--no-progress",
+    )
     n = len(_lines(exported / "core" / "data.jsonl"))
     assert res.exit_code == 1 and f"holds {n} imported arc(s)" in res.output
     assert len(list(Workspace(tmp_path / "ws", create=False).arcs("core"))) == n
@@ -150,9 +212,13 @@ def test_planted_bad_arcs_import_and_their_checks_flag_them(tmp_path):
     path = _write(tmp_path / "planted.jsonl", records)
     res = amg("import", str(path), "--workspace", str(tmp_path / "ws"))
     assert res.exit_code in (0, 2), res.output
-    res = amg("validate", "--checks", "realism", "--workspace", str(tmp_path / "ws"), "--no-progress")
+    res = amg(
+        "validate", "--checks", "realism", "--workspace", str(tmp_path / "ws"), "--no-progress"
+    )
     assert res.exit_code == 0, res.output
-    data = json.loads(amg("report", "validation", "--json", "--workspace", str(tmp_path / "ws")).stdout)
+    data = json.loads(
+        amg("report", "validation", "--json", "--workspace", str(tmp_path / "ws")).stdout
+    )
     flagged = {(f["arc_id"], f["check"]) for f in data["failing_arcs"]}
     for name, (arcs, check) in cases.items():
         for arc in arcs:

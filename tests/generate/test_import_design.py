@@ -31,8 +31,14 @@ def extended(tmp_path_factory):
     _, design = extended_design(root)
     ws = Workspace(root / "ws")
     splits = ["controlled", "distance"]
-    generate(ws, get_renderer("offline", design=design), splits, n_per_cell=1, design=design,
-             show_progress=False)
+    generate(
+        ws,
+        get_renderer("offline", design=design),
+        splits,
+        n_per_cell=1,
+        design=design,
+        show_progress=False,
+    )
     export(ws, root / "out", splits)
     return root, design
 
@@ -56,44 +62,86 @@ def test_a_paper_workspace_refuses_what_its_design_lacks(extended, tmp_path):
     root, _ = extended
     paper = paper_design()
     distance = _records(root / "out" / "distance" / "data.jsonl")[:1]
-    _one_line(amg("import", _write(tmp_path / "d.jsonl", distance), "--workspace", tmp_path / "ws"),
-              "Unknown split 'distance'; choose one of: " + ", ".join(paper.split_names))
-    moved = amg("import", tmp_path / "d.jsonl", "--split", "controlled", "--workspace", tmp_path / "ws")
+    _one_line(
+        amg("import", _write(tmp_path / "d.jsonl", distance), "--workspace", tmp_path / "ws"),
+        "Unknown split 'distance'; choose one of: " + ", ".join(paper.split_names),
+    )
+    moved = amg(
+        "import", tmp_path / "d.jsonl", "--split", "controlled", "--workspace", tmp_path / "ws"
+    )
     _one_line(moved, "Unknown factor 'distance'; choose one of: " + ", ".join(paper.factors))
-    conditional = [r for r in _records(root / "out" / "controlled" / "data.jsonl")
-                   if r["level"] == "conditional"][:1]
-    _one_line(amg("import", _write(tmp_path / "c.jsonl", conditional), "--workspace", tmp_path / "ws"),
-              "Unknown level 'conditional' of factor 'hedge_strength'; choose one of: "
-              + ", ".join(paper.levels("hedge_strength")))
+    conditional = [
+        r
+        for r in _records(root / "out" / "controlled" / "data.jsonl")
+        if r["level"] == "conditional"
+    ][:1]
+    _one_line(
+        amg("import", _write(tmp_path / "c.jsonl", conditional), "--workspace", tmp_path / "ws"),
+        "Unknown level 'conditional' of factor 'hedge_strength'; choose one of: "
+        + ", ".join(paper.levels("hedge_strength")),
+    )
     assert not (tmp_path / "ws").exists()
 
 
-@pytest.mark.parametrize("field, value, needle", [
-    ("split", "cor", "Unknown split 'cor'; choose one of: {splits}; did you mean 'core'?"),
-    ("factor", "outcomes", "Unknown factor 'outcomes'; choose one of: {factors}; did you mean 'outcome'?"),
-    ("level", "came_tru", "Unknown level 'came_tru' of factor 'outcome'; choose one of: "
-                          "{outcome_levels}; did you mean 'came_true'?"),
-    ("outcome", "abandon", "Unknown outcome 'abandon'; choose one of: came_true, abandoned, open, "
-                           "control, correction; did you mean 'abandoned'?"),
-    ("plan_wording", "weakly_hedge", "Unknown plan_wording 'weakly_hedge'; choose one of: "
-                                     "{plan_wordings}; did you mean 'weakly_hedged'?"),
-    ("confirmation_wording", "verbatum", "Unknown confirmation_wording 'verbatum'; choose one of: "
-                                         "{confirmations}; did you mean 'verbatim'?"),
-])
+@pytest.mark.parametrize(
+    "field, value, needle",
+    [
+        ("split", "cor", "Unknown split 'cor'; choose one of: {splits}; did you mean 'core'?"),
+        (
+            "factor",
+            "outcomes",
+            "Unknown factor 'outcomes'; choose one of: {factors}; did you mean 'outcome'?",
+        ),
+        (
+            "level",
+            "came_tru",
+            "Unknown level 'came_tru' of factor 'outcome'; choose one of: "
+            "{outcome_levels}; did you mean 'came_true'?",
+        ),
+        (
+            "outcome",
+            "abandon",
+            "Unknown outcome 'abandon'; choose one of: came_true, abandoned, open, "
+            "control, correction; did you mean 'abandoned'?",
+        ),
+        (
+            "plan_wording",
+            "weakly_hedge",
+            "Unknown plan_wording 'weakly_hedge'; choose one of: "
+            "{plan_wordings}; did you mean 'weakly_hedged'?",
+        ),
+        (
+            "confirmation_wording",
+            "verbatum",
+            "Unknown confirmation_wording 'verbatum'; choose one of: "
+            "{confirmations}; did you mean 'verbatim'?",
+        ),
+    ],
+)
 def test_a_mistyped_label_names_field_value_and_choices(extended, tmp_path, field, value, needle):
     root, _ = extended
     paper = paper_design()
-    record = next(r for r in _records(root / "out" / "controlled" / "data.jsonl")
-                  if r["factor"] == "confirmation_wording"
-                  and r["plan_wording"] in paper.levels("hedge_strength"))
+    record = next(
+        r
+        for r in _records(root / "out" / "controlled" / "data.jsonl")
+        if r["factor"] == "confirmation_wording"
+        and r["plan_wording"] in paper.levels("hedge_strength")
+    )
     record = {**record, "factor": "outcome", "level": "came_true", "split": "core"}
     record[field] = value
-    needle = needle.format(splits=", ".join(paper.split_names), factors=", ".join(paper.factors),
-                           outcome_levels=", ".join(paper.levels("outcome")),
-                           plan_wordings=", ".join(paper.levels("hedge_strength") + ("correction",)),
-                           confirmations=", ".join(paper.levels("confirmation_wording")))
-    _one_line(amg("import", _write(tmp_path / "x.jsonl", [record]), "--workspace", tmp_path / "ws"),
-              "x.jsonl line 1", needle, "nothing was imported")
+    needle = needle.format(
+        splits=", ".join(paper.split_names),
+        factors=", ".join(paper.factors),
+        outcome_levels=", ".join(paper.levels("outcome")),
+        plan_wordings=", ".join(paper.levels("hedge_strength") + ("correction",)),
+        confirmations=", ".join(paper.levels("confirmation_wording")),
+    )
+    _one_line(
+        amg("import", _write(tmp_path / "x.jsonl", [record]), "--workspace", tmp_path / "ws"),
+        "x.jsonl line 1",
+        needle,
+        "nothing was imported",
+    )
 
 
 def test_a_workspace_of_the_extended_design_takes_its_splits_and_levels(extended, tmp_path):
@@ -108,5 +156,6 @@ def test_a_workspace_of_the_extended_design_takes_its_splits_and_levels(extended
     copies = [a for a in arcs if a.id.endswith("-copy")]
     assert len(copies) == len(distance)
     # the pending window comes from the split's structure when the record has none
-    assert all(a.spec.pending_window == design.split("distance").structure.pending_window
-               for a in copies)
+    assert all(
+        a.spec.pending_window == design.split("distance").structure.pending_window for a in copies
+    )

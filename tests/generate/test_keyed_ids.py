@@ -16,19 +16,33 @@ from agentmemgate.generate.planner import plan_split
 
 def _arcs(design) -> dict[str, str]:
     r = OfflineRenderer(design=design)
-    return {s.id: r.render(s).model_dump_json(exclude={"provenance"})
-            for split in design.splits for s in plan_split(split, 0, None, design=design)}
+    return {
+        s.id: r.render(s).model_dump_json(exclude={"provenance"})
+        for split in design.splits
+        for s in plan_split(split, 0, None, design=design)
+    }
 
 
 def _new_domain(folder: Path, edit) -> None:
     """A domain file a user adds: the bank's file with values no other domain has."""
     (folder / "cat").mkdir()
-    values = ["Alder Federal", "Birch Savings", "Cobalt Trust", "Dune Bank", "Ember Credit Union",
-              "Fjord Bank", "Garnet Savings", "Harbor Light Bank"]
+    values = [
+        "Alder Federal",
+        "Birch Savings",
+        "Cobalt Trust",
+        "Dune Bank",
+        "Ember Credit Union",
+        "Fjord Bank",
+        "Garnet Savings",
+        "Harbor Light Bank",
+    ]
     longs = [f"the {v} branch next to the old post office on Main Street" for v in values]
     text = (CATALOG_DIR / "bank.toml").read_text()
-    text = re.sub(r"(?s)values = \[.*?\]\nlong_values = \[.*?\]",
-                  f"values = {values!r}\nlong_values = {longs!r}".replace("'", '"'), text)
+    text = re.sub(
+        r"(?s)values = \[.*?\]\nlong_values = \[.*?\]",
+        f"values = {values!r}\nlong_values = {longs!r}".replace("'", '"'),
+        text,
+    )
     (folder / "cat" / "credit_union.toml").write_text(text)
     edit(folder, '"web_browser", "yoga_studio",', '"web_browser", "yoga_studio", "credit_union",')
     edit(folder, "[files]\n", '[files]\ncatalog = ["cat"]\n')
@@ -50,9 +64,12 @@ def test_appending_a_domain_changes_only_the_arcs_it_takes(design_dir, edit_desi
 
 def test_appending_a_cell_keeps_every_other_arc(design_dir, edit_design):
     before = _arcs(load_design(design_dir))
-    edit_design(design_dir, '  { factor = "confirmation_wording", level = "situational", n = 20 },',
-         '  { factor = "confirmation_wording", level = "situational", n = 20 },\n'
-         '  { factor = "outcome", level = "abandoned", n = 20 },')
+    edit_design(
+        design_dir,
+        '  { factor = "confirmation_wording", level = "situational", n = 20 },',
+        '  { factor = "confirmation_wording", level = "situational", n = 20 },\n'
+        '  { factor = "outcome", level = "abandoned", n = 20 },',
+    )
     after = _arcs(load_design(design_dir))
     assert set(before) <= set(after) and all(before[i] == after[i] for i in before)
     assert len(after) - len(before) == 20
@@ -60,7 +77,9 @@ def test_appending_a_cell_keeps_every_other_arc(design_dir, edit_design):
 
 def test_an_edited_phrase_bank_gives_new_ids(design_dir, edit_design):
     before = _arcs(load_design(design_dir))
-    edit_design(design_dir, "[[exchanges]]", "[[exchanges]]", file="phrases/chat.toml")  # unchanged: same ids
+    edit_design(
+        design_dir, "[[exchanges]]", "[[exchanges]]", file="phrases/chat.toml"
+    )  # unchanged: same ids
     assert set(_arcs(load_design(design_dir))) == set(before)
     text = (design_dir / "phrases" / "replies.toml").read_text()
     (design_dir / "phrases" / "replies.toml").write_text(text.replace("Thanks", "Thank you"))
@@ -68,20 +87,29 @@ def test_an_edited_phrase_bank_gives_new_ids(design_dir, edit_design):
 
 
 def test_a_workspace_rebuilt_after_an_edit_renders_only_the_new_arcs_and_equals_a_fresh_build(
-        tmp_path, design_dir, edit_design):
+    tmp_path, design_dir, edit_design
+):
     from agentmemgate.pipeline import build
 
     ws = tmp_path / "ws"
-    first = build(ws, tmp_path / "out", design=load_design(design_dir), n_per_cell=2, show_progress=False)
-    edit_design(design_dir, '  { factor = "confirmation_wording", level = "situational", n = 20 },',
-                '  { factor = "confirmation_wording", level = "situational", n = 20 },\n'
-                '  { factor = "outcome", level = "abandoned", n = 20 },')
+    first = build(
+        ws, tmp_path / "out", design=load_design(design_dir), n_per_cell=2, show_progress=False
+    )
+    edit_design(
+        design_dir,
+        '  { factor = "confirmation_wording", level = "situational", n = 20 },',
+        '  { factor = "confirmation_wording", level = "situational", n = 20 },\n'
+        '  { factor = "outcome", level = "abandoned", n = 20 },',
+    )
     design = load_design(design_dir)
     again = build(ws, tmp_path / "out", design=design, n_per_cell=2, show_progress=False)
     new_cell = dict(design.cell_counts("controlled", 2))[design.splits["controlled"].cells[-1]]
     assert again.generate.rendered_now == new_cell
     assert again.generate.already_done == first.generate.rendered_now
-    build(tmp_path / "fresh", tmp_path / "fresh-out", design=design, n_per_cell=2, show_progress=False)
+    build(
+        tmp_path / "fresh", tmp_path / "fresh-out", design=design, n_per_cell=2, show_progress=False
+    )
     for split in design.splits:
-        assert (tmp_path / "out" / split / "data.jsonl").read_bytes() == \
-            (tmp_path / "fresh-out" / split / "data.jsonl").read_bytes(), split
+        assert (tmp_path / "out" / split / "data.jsonl").read_bytes() == (
+            tmp_path / "fresh-out" / split / "data.jsonl"
+        ).read_bytes(), split

@@ -67,11 +67,19 @@ def test_renders_every_kind_of_arc_with_provenance(ws):
     for arc in results:
         assert all(c.passed for c in check_arc(arc)), arc.id
         p = arc.provenance
-        assert (p.generator, p.prompt_sha256) == ("scripted:gen", rubrics.load("generator_arc").sha256)
+        assert (p.generator, p.prompt_sha256) == (
+            "scripted:gen",
+            rubrics.load("generator_arc").sha256,
+        )
     assert r.family == "scripted" and r.name == "scripted:gen"
-    assert r.usage() == {"calls": len(specs), "in_flight": 0, "cache_hits": 0, "failures": 0,
-                         "input_tokens": r.model.usage.input_tokens,
-                         "output_tokens": r.model.usage.output_tokens}
+    assert r.usage() == {
+        "calls": len(specs),
+        "in_flight": 0,
+        "cache_hits": 0,
+        "failures": 0,
+        "input_tokens": r.model.usage.input_tokens,
+        "output_tokens": r.model.usage.output_tokens,
+    }
 
 
 def test_prompt_carries_the_spec_and_level_definitions():
@@ -123,7 +131,10 @@ def test_invalid_json_from_the_model_is_asked_again(ws):
     r = renderer(ws)
     r.model.enqueue("sure! here it is", "{broken", '{"sessions": []}', _draft(spec))
     assert isinstance(r.render(spec), Arc)
-    assert "not valid JSON" in r.model.history[3].prompt or "does not match" in r.model.history[3].prompt
+    assert (
+        "not valid JSON" in r.model.history[3].prompt
+        or "does not match" in r.model.history[3].prompt
+    )
 
 
 def test_an_arc_that_keeps_failing_is_a_failure_and_the_run_goes_on(ws):
@@ -135,7 +146,8 @@ def test_an_arc_that_keeps_failing_is_a_failure_and_the_run_goes_on(ws):
         if bad.plan_value in req.prompt:
             p = draft["plan_turn"]
             draft["sessions"][p["session"]]["turns"][p["turn"]]["text"] = (
-                f"I already switched to {bad.plan_value} last week.")
+                f"I already switched to {bad.plan_value} last week."
+            )
         return draft
 
     r = renderer(ws, max_attempts=3)
@@ -155,16 +167,23 @@ def test_an_arc_that_keeps_failing_is_a_failure_and_the_run_goes_on(ws):
     assert len(r.model.history) == len(specs) + 2 and again.usage()["cache_hits"] == 3
 
 
-@pytest.mark.parametrize("text, value, flagged", [
-    ("I already switched to Pegasus 39 last week.", "Pegasus 39", True),
-    ("I've moved to Seattle, finally!", "Seattle", True),
-    ("We made the switch over the weekend.", "Pegasus 39", True),
-    ("I'm now using Pegasus 39 for every run.", "Pegasus 39", True),
-    ("I'm torn between staying with Ghost 14 and switching to Pegasus 39.", "Pegasus 39", False),
-    ("What if I switched to Pegasus 39 next month?", "Pegasus 39", False),
-    ("I've decided I'm going to switch to Pegasus 39.", "Pegasus 39", False),
-    ("I moved to Boston two years ago and might try Seattle next.", "Seattle", False),
-])
+@pytest.mark.parametrize(
+    "text, value, flagged",
+    [
+        ("I already switched to Pegasus 39 last week.", "Pegasus 39", True),
+        ("I've moved to Seattle, finally!", "Seattle", True),
+        ("We made the switch over the weekend.", "Pegasus 39", True),
+        ("I'm now using Pegasus 39 for every run.", "Pegasus 39", True),
+        (
+            "I'm torn between staying with Ghost 14 and switching to Pegasus 39.",
+            "Pegasus 39",
+            False,
+        ),
+        ("What if I switched to Pegasus 39 next month?", "Pegasus 39", False),
+        ("I've decided I'm going to switch to Pegasus 39.", "Pegasus 39", False),
+        ("I moved to Boston two years ago and might try Seattle next.", "Seattle", False),
+    ],
+)
 def test_premature_change_detector(text, value, flagged):
     assert (asserted_change(text, value) is not None) is flagged
 
@@ -179,7 +198,9 @@ def test_plan_value_match_tolerates_case_and_punctuation_not_paraphrase(ws):
     r.model.enqueue(draft)
     assert isinstance(r.render(spec), Arc)
     paraphrased = copy.deepcopy(draft)
-    paraphrased["sessions"][p["session"]]["turns"][p["turn"]]["text"] = "I'm leaning toward the other one."
+    paraphrased["sessions"][p["session"]]["turns"][p["turn"]]["text"] = (
+        "I'm leaning toward the other one."
+    )
     r2 = renderer(ws, name="strict", max_attempts=1)
     r2.model.enqueue(paraphrased)
     [failure] = list(r2.render_many([spec]))
@@ -224,8 +245,11 @@ def _db_rows(path: Path, sql: str) -> list:
 def test_killed_run_resumes_with_nothing_lost_and_no_call_repeated(tmp_path, capsys):
     ws = tmp_path / "ws"
     log1, log2 = tmp_path / "run1.log", tmp_path / "run2.log"
-    proc = subprocess.Popen([sys.executable, str(WORKER), str(ws), str(log1), "0.25"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, str(WORKER), str(ws), str(log1), "0.25"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 60
     while len(_db_rows(ws, "select id from arcs")) < 3:
         assert proc.poll() is None, proc.stderr.read().decode()
@@ -234,8 +258,10 @@ def test_killed_run_resumes_with_nothing_lost_and_no_call_repeated(tmp_path, cap
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     before = dict(_db_rows(ws, "select id, json from arcs"))
-    answered = {hashlib.sha256(p.encode()).hexdigest()
-                for (p,) in _db_rows(ws, "select prompt from llm_cache")}
+    answered = {
+        hashlib.sha256(p.encode()).hexdigest()
+        for (p,) in _db_rows(ws, "select prompt from llm_cache")
+    }
     assert 3 <= len(before) < 9
 
     worker = runpy.run_path(str(WORKER))  # the re-run, in this process: same code, no kill
@@ -265,14 +291,32 @@ def test_missing_key_and_bad_spec_from_get_renderer(ws):
         get_renderer("mistral:large", workspace=ws)
 
 
-@pytest.mark.parametrize("generator, needle", [
-    ("openai:gpt-4o-mini", "No API key: set OPENAI_API_KEY or pass --generator offline"),
-    ("anthropic:claude-sonnet-4-5", "No API key: set ANTHROPIC_API_KEY or pass --generator offline"),
-    ("nope:model", "provider:model"),
-])
+@pytest.mark.parametrize(
+    "generator, needle",
+    [
+        ("openai:gpt-4o-mini", "No API key: set OPENAI_API_KEY or pass --generator offline"),
+        (
+            "anthropic:claude-sonnet-4-5",
+            "No API key: set ANTHROPIC_API_KEY or pass --generator offline",
+        ),
+        ("nope:model", "provider:model"),
+    ],
+)
 def test_cli_gives_one_line_errors(tmp_path, generator, needle):
-    result = CliRunner().invoke(app, ["build", "--generator", generator, "--split", "core",
-                                      "--workspace", str(tmp_path / "ws"), "--out", str(tmp_path / "o")])
+    result = CliRunner().invoke(
+        app,
+        [
+            "build",
+            "--generator",
+            generator,
+            "--split",
+            "core",
+            "--workspace",
+            str(tmp_path / "ws"),
+            "--out",
+            str(tmp_path / "o"),
+        ],
+    )
     assert result.exit_code == 1
     assert needle in result.output and "Traceback" not in result.output
     assert len([line for line in result.output.splitlines() if line.strip()]) == 1
@@ -295,11 +339,15 @@ def test_correction_arcs_render_with_their_own_prompt_and_checks(ws):
     assert all("WRONG VALUE" in p for p in prompts)
     for spec in specs:  # rendered concurrently: the prompts come in any order
         c = spec.correction
-        assert any(f"RIGHT VALUE: {c.value}\n" in p and f"WRONG VALUE: {c.wrong_value}\n" in p
-                   for p in prompts), spec.level
+        assert any(
+            f"RIGHT VALUE: {c.value}\n" in p and f"WRONG VALUE: {c.wrong_value}\n" in p
+            for p in prompts
+        ), spec.level
     assert draft_schema(specs[0]) is CorrectionDraft
     # the paper splits keep generator_arc v2: their prompts and cache keys did not move
-    assert build_prompt(plan_split("core", 0, 1)[0]).startswith(rubrics.load("generator_arc", 2).text[:200])
+    assert build_prompt(plan_split("core", 0, 1)[0]).startswith(
+        rubrics.load("generator_arc", 2).text[:200]
+    )
     assert rubrics.load("generator_arc").version == 2
 
 
@@ -310,7 +358,8 @@ def test_a_reply_that_fails_the_correction_checks_is_asked_again(ws):
     bad = copy.deepcopy(good)
     bad["sessions"][ref["session"]]["turns"][ref["turn"]]["text"] = (
         f"Sorry, I said {spec.correction.wrong_value}. I switched to {spec.correction.value} "
-        "since then, anyway.")
+        "since then, anyway."
+    )
     r = renderer(ws)
     r.model.enqueue(bad, good)
     arc = r.render(spec)

@@ -50,7 +50,10 @@ def conditional_design(tmp_path: Path):
     d = paper_copy(tmp_path)
     toml = d / "design.toml"
     edit(toml, 'name = "paper"', 'name = "extended"')
-    edit(toml, "[factors.confirmation_wording]", f'''[[factors.hedge_strength.levels]]
+    edit(
+        toml,
+        "[factors.confirmation_wording]",
+        f'''[[factors.hedge_strength.levels]]
 name = "conditional"
 group = "hedged"
 definition = "{CONDITIONAL}"
@@ -69,13 +72,22 @@ name = "two_between"
 structure = {{ sessions = [4] }}
 definition = "Two whole sessions pass between the plan and its outcome."
 
-[factors.confirmation_wording]''')
-    edit(toml, '  { factor = "hedge_strength", level = "completed_change", n = 19 },',
-         '  { factor = "hedge_strength", level = "conditional", outcome = "open", n = 20 },\n'
-         '  { factor = "hedge_strength", level = "completed_change", n = 19 },')
-    edit(toml, 'note = "balanced plan outcomes; the plan stays pending across sessions"',
-         'note = "our own note for the core split"')
-    toml.write_text(toml.read_text() + '''
+[factors.confirmation_wording]''',
+    )
+    edit(
+        toml,
+        '  { factor = "hedge_strength", level = "completed_change", n = 19 },',
+        '  { factor = "hedge_strength", level = "conditional", outcome = "open", n = 20 },\n'
+        '  { factor = "hedge_strength", level = "completed_change", n = 19 },',
+    )
+    edit(
+        toml,
+        'note = "balanced plan outcomes; the plan stays pending across sessions"',
+        'note = "our own note for the core split"',
+    )
+    toml.write_text(
+        toml.read_text()
+        + '''
 [splits.distance]
 title = "distance"
 note = "the outcome comes right after the plan or two sessions later"
@@ -84,7 +96,8 @@ cells = [
   { factor = "distance", level = "next_one", outcome = "open", n = 2 },
   { factor = "distance", level = "two_between", outcome = "came_true", n = 2 },
 ]
-''')
+'''
+    )
     for name, lines in PHRASES.items():
         path = d / "phrases" / name
         path.write_text(path.read_text() + "\n" + lines)
@@ -103,7 +116,9 @@ def renderer(ws, design, name="gen", **kw) -> LlmRenderer:
 
 
 def test_prompt_shows_the_design_definition_of_a_new_level(extended):
-    spec = next(s for s in plan_split("controlled", 0, 1, design=extended) if s.level == "conditional")
+    spec = next(
+        s for s in plan_split("controlled", 0, 1, design=extended) if s.level == "conditional"
+    )
     prompt = build_prompt(spec, design=extended)
     assert f"PLAN WORDING: conditional -- {CONDITIONAL}\n" in prompt
     with pytest.raises(Exception, match="conditional"):
@@ -159,24 +174,30 @@ def test_structure_level_arcs_render_and_a_misplaced_outcome_is_asked_again(ws, 
     assert "structure.cell_structure" in again.model.history[1].prompt
 
 
-@pytest.mark.parametrize("text", [
-    "If I get the job, it's conditional on the offer, but I'd move to Denver.",
-    "The offer is still open and the hint was oblique.",
-    "Whatever happens, my plan came true in the end.",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "If I get the job, it's conditional on the offer, but I'd move to Denver.",
+        "The offer is still open and the hint was oblique.",
+        "Whatever happens, my plan came true in the end.",
+    ],
+)
 def test_leak_check_lets_english_words_that_are_level_names_through(extended, text):
     assert extended.factor("hedge_strength").has("conditional")
     assert label_leak(text, extended) is None
     assert label_leak(text) is None
 
 
-@pytest.mark.parametrize("text, found", [
-    ("I'm strongly_hedged about it.", "strongly_hedged"),
-    ("Honestly I'm weakly hedged on this.", "weakly hedged"),
-    ("This is the plan_turn, I guess.", "plan_turn"),
-    ("I'd call it two_between.", "two_between"),
-    ("the hedge_strength here is low", "hedge_strength"),
-])
+@pytest.mark.parametrize(
+    "text, found",
+    [
+        ("I'm strongly_hedged about it.", "strongly_hedged"),
+        ("Honestly I'm weakly hedged on this.", "weakly hedged"),
+        ("This is the plan_turn, I guess.", "plan_turn"),
+        ("I'd call it two_between.", "two_between"),
+        ("the hedge_strength here is low", "hedge_strength"),
+    ],
+)
 def test_leak_check_refuses_the_design_identifiers(extended, text, found):
     assert label_leak(text, extended) == f"a label name ({found!r})"
 
@@ -190,11 +211,14 @@ def test_leak_check_follows_the_design(extended):
 
 
 def test_a_reply_that_uses_the_new_level_as_a_word_is_accepted(ws, extended):
-    spec = next(s for s in plan_split("controlled", 0, 1, design=extended) if s.level == "conditional")
+    spec = next(
+        s for s in plan_split("controlled", 0, 1, design=extended) if s.level == "conditional"
+    )
     draft = reference_draft(spec_brief(spec))
     p = draft["plan_turn"]
     draft["sessions"][p["session"]]["turns"][p["turn"]]["text"] = (
-        f"It's conditional on the price: if it drops, I'll probably switch to {spec.plan_value}.")
+        f"It's conditional on the price: if it drops, I'll probably switch to {spec.plan_value}."
+    )
     r = renderer(ws, extended, max_attempts=1)
     r.model.enqueue(draft)
     assert isinstance(r.render_one(spec), Arc)

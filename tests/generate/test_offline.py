@@ -23,7 +23,6 @@ CONFIRMATION_LEVELS = PAPER.levels("confirmation_wording")
 PAPER_SPLITS = PAPER.resolve_splits("paper")
 
 
-
 def _render(split, seed=0, n=None):
     r = get_renderer("offline")
     return [r.render(s) for s in plan_split(split, seed=seed, n_per_cell=n)]
@@ -72,7 +71,9 @@ def test_confirmation_levels_differ_as_described():
             assert contains_value(text, arc.spec.plan_value), (level, text)
         if level == "oblique":
             assert not contains_value(text, arc.spec.plan_value), text
-            assert not contains_value(reply, arc.spec.plan_value), reply  # the reply keeps it oblique
+            assert not contains_value(reply, arc.spec.plan_value), (
+                reply
+            )  # the reply keeps it oblique
         if level in ("paraphrase", "situational"):
             assert "switch" not in text.lower(), text
         if level == "situational":  # the reply does not turn it into a reported change
@@ -92,9 +93,13 @@ def test_open_arcs_stay_open_and_plans_do_not_assert_change():
 def test_initial_value_first_appears_in_the_initial_turn_and_plan_value_in_the_plan_turn():
     for arc in _full_build():
         flat = [(si, ti, t) for si, s in enumerate(arc.sessions) for ti, t in enumerate(s.turns)]
-        first = next((si, ti) for si, ti, t in flat if contains_value(t.text, arc.spec.initial_value))
+        first = next(
+            (si, ti) for si, ti, t in flat if contains_value(t.text, arc.spec.initial_value)
+        )
         assert first == (arc.initial_turn.session, arc.initial_turn.turn), arc.id
-        before_plan = [t for si, ti, t in flat if (si, ti) < (arc.plan_turn.session, arc.plan_turn.turn)]
+        before_plan = [
+            t for si, ti, t in flat if (si, ti) < (arc.plan_turn.session, arc.plan_turn.turn)
+        ]
         assert not any(contains_value(t.text, arc.spec.plan_value) for t in before_plan), arc.id
         assert contains_value(arc.turn(arc.plan_turn).text, arc.spec.plan_value), arc.id
 
@@ -126,7 +131,9 @@ def test_turns_read_as_sentences():
                 assert t.text[0].isupper() or t.text[0].isdigit(), t.text
                 assert "{" not in t.text and "}" not in t.text
                 assert "_" not in t.text, t.text
-                assert not re.search(r"\b[Aa] (?!one|uni|use|usu)[aeio]\w", t.text), t.text  # "a espresso"
+                assert not re.search(r"\b[Aa] (?!one|uni|use|usu)[aeio]\w", t.text), (
+                    t.text
+                )  # "a espresso"
                 assert "  " not in t.text and " ." not in t.text and "..." not in t.text, t.text
 
 
@@ -178,8 +185,11 @@ def test_scheduled_dates_lie_after_the_plan_and_before_a_confirmed_change():
             continue
         text = arc.turn(arc.plan_turn).text
         said = arc.sessions[arc.plan_turn.session].date
-        m = re.search(r"(January|February|March|April|May|June|July|August|September|October|"
-                      r"November|December) (\d{1,2})", text)
+        m = re.search(
+            r"(January|February|March|April|May|June|July|August|September|October|"
+            r"November|December) (\d{1,2})",
+            text,
+        )
         if m:
             day = dt.date(said.year, dt.datetime.strptime(m.group(1), "%B").month, int(m.group(2)))
             if day < said:

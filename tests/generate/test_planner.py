@@ -13,9 +13,15 @@ def test_each_split_is_planned_cell_by_cell_as_the_design_says():
     for split in design.splits:
         specs = plan_split(split, seed=0)
         got = Counter((s.factor, s.level, s.outcome) for s in specs)
-        assert got == {(c.factor, c.level, design.outcome_of(c)): c.n for c in design.splits[split].cells}
+        assert got == {
+            (c.factor, c.level, design.outcome_of(c)): c.n for c in design.splits[split].cells
+        }
     ctrl = plan_split("controlled", seed=0)
-    assert all(s.outcome == "open" for s in ctrl if s.factor == "hedge_strength" and s.level != "completed_change")
+    assert all(
+        s.outcome == "open"
+        for s in ctrl
+        if s.factor == "hedge_strength" and s.level != "completed_change"
+    )
     assert all(s.outcome == "came_true" for s in ctrl if s.factor == "confirmation_wording")
 
 

@@ -33,9 +33,20 @@ def fenced(text: str) -> str:
 
 
 def propose(tmp_path: Path, *args: str):
-    return runner.invoke(app, ["catalog", "propose", "--model", MODEL, "--out",
-                               str(tmp_path / "out"), "--workspace", str(tmp_path / "ws"),
-                               *args])
+    return runner.invoke(
+        app,
+        [
+            "catalog",
+            "propose",
+            "--model",
+            MODEL,
+            "--out",
+            str(tmp_path / "out"),
+            "--workspace",
+            str(tmp_path / "ws"),
+            *args,
+        ],
+    )
 
 
 def calls(tmp_path: Path) -> int:
@@ -69,8 +80,9 @@ def test_an_invalid_proposal_is_asked_again_with_its_problems(tmp_path):
     at = five.splitlines().index("values = [") + 1
     reask = model.history[1].prompt
     assert model.history[0].prompt in reask  # the same request, then what was wrong
-    assert (f"- values (line {at}): has 5 items; at least {LIST_MINIMUMS['values']} are needed "
-            "[enough]") in reask
+    assert (
+        f"- values (line {at}): has 5 items; at least {LIST_MINIMUMS['values']} are needed [enough]"
+    ) in reask
     assert five.strip() in reask  # the rejected file, which the line numbers refer to
     # a re-run repeats no call: both attempts come from the cache
     r = propose(tmp_path, "--attribute", "preferred_airline")
@@ -80,14 +92,18 @@ def test_an_invalid_proposal_is_asked_again_with_its_problems(tmp_path):
 
 
 def test_garbage_is_a_recorded_failure_with_one_line_reasons(tmp_path):
-    model = get_model(MODEL).enqueue("I am a small model.", fenced("noun = ["), fenced('noun = "x"\n'))
+    model = get_model(MODEL).enqueue(
+        "I am a small model.", fenced("noun = ["), fenced('noun = "x"\n')
+    )
     r = propose(tmp_path, "--attribute", "preferred_airline")
     assert r.exit_code == 2, r.output
     assert "Traceback" not in r.output
     out = tmp_path / "out"
     lines = r.output.splitlines()
-    assert lines[0] == (f"failed preferred_airline after 3 attempts; last reply in "
-                        f"{out}/rejected/preferred_airline.toml:")
+    assert lines[0] == (
+        f"failed preferred_airline after 3 attempts; last reply in "
+        f"{out}/rejected/preferred_airline.toml:"
+    )
     reasons = [x for x in lines if x.startswith("  preferred_airline: ")]
     # the last reply misses every key but one, and the lines name them
     missing = [x for x in reasons if x.endswith(": missing key [shape]")]
@@ -98,10 +114,14 @@ def test_garbage_is_a_recorded_failure_with_one_line_reasons(tmp_path):
     assert kept.startswith('noun = "x"\n') and "# switched: missing key [shape]" in kept
     assert list(out.glob("*.toml")) == []  # rejected/ is outside what --catalog OUT reads
     # what each re-ask said of the reply before
-    assert ("- no ```toml block in the reply, and the whole reply read as TOML gives: TOML syntax "
-            "error: ") in model.history[1].prompt
-    assert "- TOML syntax error: Invalid value (at end of document) [syntax]" in \
-        model.history[2].prompt
+    assert (
+        "- no ```toml block in the reply, and the whole reply read as TOML gives: TOML syntax "
+        "error: "
+    ) in model.history[1].prompt
+    assert (
+        "- TOML syntax error: Invalid value (at end of document) [syntax]"
+        in model.history[2].prompt
+    )
     assert len(model.history) == 3
 
 
@@ -115,8 +135,9 @@ def test_a_value_of_another_domain_is_sent_back(tmp_path):
 
 def test_two_proposals_of_one_run_may_not_share_a_value(tmp_path):
     """Each proposal is checked beside the files already written to --out."""
-    model = get_model(MODEL).enqueue(fenced(airline_domain()), fenced(airline_domain()),
-                                     fenced(ski_domain()))
+    model = get_model(MODEL).enqueue(
+        fenced(airline_domain()), fenced(airline_domain()), fenced(ski_domain())
+    )
     r = propose(tmp_path, "--attribute", "preferred_airline", "--attribute", "ski_resort")
     assert r.exit_code == 0, r.output
     assert "value 'Delta' is also a value of preferred_airline" in model.history[2].prompt
@@ -137,24 +158,42 @@ def test_an_edited_file_in_out_is_kept(tmp_path):
 def test_count_and_theme_let_the_model_name_the_attributes(tmp_path):
     model = get_model(MODEL).enqueue(
         {"attributes": ["Preferred Airline", "bank", "ski_resort", "ski_resort"]},
-        fenced(airline_domain()), fenced(ski_domain()))
+        fenced(airline_domain()),
+        fenced(ski_domain()),
+    )
     r = propose(tmp_path, "--count", "2", "--theme", "travel")
     assert r.exit_code == 0, r.output
-    assert r.output.splitlines()[0] == "attributes named by scripted:catalog: preferred_airline, ski_resort"
+    assert (
+        r.output.splitlines()[0]
+        == "attributes named by scripted:catalog: preferred_airline, ski_resort"
+    )
     assert "Propose 2 new domains on this theme: travel" in model.history[0].prompt
-    assert sorted(p.stem for p in (tmp_path / "out").glob("*.toml")) == ["preferred_airline",
-                                                                         "ski_resort"]
+    assert sorted(p.stem for p in (tmp_path / "out").glob("*.toml")) == [
+        "preferred_airline",
+        "ski_resort",
+    ]
 
 
 def test_a_dry_run_makes_no_call_and_prints_the_planned_ones(tmp_path):
     model = get_model(MODEL)
-    r = propose(tmp_path, "--attribute", "preferred_airline", "--attribute", "ski_resort",
-                "--dry-run", "--price", "1,2")
+    r = propose(
+        tmp_path,
+        "--attribute",
+        "preferred_airline",
+        "--attribute",
+        "ski_resort",
+        "--dry-run",
+        "--price",
+        "1,2",
+    )
     assert r.exit_code == 0, r.output
     assert r.output.splitlines()[:4] == [
-        f"dry run: 2 model calls to {MODEL}", "  preferred_airline: 1 call", "  ski_resort: 1 call",
+        f"dry run: 2 model calls to {MODEL}",
+        "  preferred_airline: 1 call",
+        "  ski_resort: 1 call",
         "  a proposal that fails the catalog check is asked again: up to 2 more calls each, not "
-        "counted"]
+        "counted",
+    ]
     assert f"{MODEL}: 2 planned calls" in r.output
     assert model.history == []
     assert not (tmp_path / "out").exists() and not (tmp_path / "ws").exists()
@@ -163,28 +202,51 @@ def test_a_dry_run_makes_no_call_and_prints_the_planned_ones(tmp_path):
 def test_a_dry_run_after_a_run_counts_only_what_is_not_cached(tmp_path):
     model = get_model(MODEL).enqueue(fenced(airline_domain()))
     assert propose(tmp_path, "--attribute", "preferred_airline").exit_code == 0
-    r = propose(tmp_path, "--attribute", "preferred_airline", "--attribute", "ski_resort",
-                "--dry-run")
+    r = propose(
+        tmp_path, "--attribute", "preferred_airline", "--attribute", "ski_resort", "--dry-run"
+    )
     assert r.output.splitlines()[:3] == [
-        f"dry run: 1 model call to {MODEL}", "  preferred_airline: no call (answered from the cache)",
-        "  ski_resort: 1 call"]
+        f"dry run: 1 model call to {MODEL}",
+        "  preferred_airline: no call (answered from the cache)",
+        "  ski_resort: 1 call",
+    ]
     assert len(model.history) == 1
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--attribute", "x"], "catalog propose needs a model: pass --model provider:model"),
-    (["--model", "offline", "--attribute", "x"], "catalog propose needs a model"),
-    (["--model", MODEL], "name what to propose: --attribute NAME (repeatable), or --count N with "
-                         "--theme TEXT, not both"),
-    (["--model", MODEL, "--count", "2"], "--count needs --theme TEXT"),
-    (["--model", MODEL, "--attribute", "bank"], "--attribute bank: already a domain "
-                                                "(catalog (built in)/bank.toml)"),
-    (["--model", MODEL, "--attribute", "Pet Insurer"], "--attribute 'Pet Insurer' must be a "
-                                                       "snake_case name"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--attribute", "x"], "catalog propose needs a model: pass --model provider:model"),
+        (["--model", "offline", "--attribute", "x"], "catalog propose needs a model"),
+        (
+            ["--model", MODEL],
+            "name what to propose: --attribute NAME (repeatable), or --count N with "
+            "--theme TEXT, not both",
+        ),
+        (["--model", MODEL, "--count", "2"], "--count needs --theme TEXT"),
+        (
+            ["--model", MODEL, "--attribute", "bank"],
+            "--attribute bank: already a domain (catalog (built in)/bank.toml)",
+        ),
+        (
+            ["--model", MODEL, "--attribute", "Pet Insurer"],
+            "--attribute 'Pet Insurer' must be a snake_case name",
+        ),
+    ],
+)
 def test_refusals_are_one_line_and_make_nothing(tmp_path, args, message):
-    r = runner.invoke(app, ["catalog", "propose", *args, "--out", str(tmp_path / "out"),
-                            "--workspace", str(tmp_path / "ws")])
+    r = runner.invoke(
+        app,
+        [
+            "catalog",
+            "propose",
+            *args,
+            "--out",
+            str(tmp_path / "out"),
+            "--workspace",
+            str(tmp_path / "ws"),
+        ],
+    )
     assert r.exit_code == 1
     assert r.output.startswith(f"Error: {message}") and len(r.output.splitlines()) == 1
     assert not (tmp_path / "ws").exists() and not (tmp_path / "out").exists()
@@ -194,7 +256,8 @@ def test_the_library_call(ws, tmp_path):
     get_model(MODEL).enqueue(fenced(airline_domain()))
     summary = propose_domains(ws, MODEL, out=tmp_path / "out", attributes=["preferred_airline"])
     assert [(p.attribute, p.status, p.attempts) for p in summary.proposals] == [
-        ("preferred_airline", "written", 1)]
+        ("preferred_airline", "written", 1)
+    ]
     assert summary.failures == 0
 
 
@@ -208,6 +271,7 @@ def test_extract_toml():
 
 def test_batch_sends_every_attribute_in_one_batch(tmp_path, monkeypatch):
     """--batch: the first attempt of every attribute goes out in one batch; a re-run sends none."""
+
     def answer(cid, body):
         prompt = body["messages"][-1]["content"]
         return fenced(ski_domain() if '"ski_resort"' in prompt else airline_domain())
@@ -216,14 +280,28 @@ def test_batch_sends_every_attribute_in_one_batch(tmp_path, monkeypatch):
     monkeypatch.setattr(openai, "DefaultHttpx2Client", lambda *a, **k: api.client())
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
     monkeypatch.setenv("AMG_BATCH_POLL_SECONDS", "0")
-    args = ["catalog", "propose", "--model", "openai:gpt-test", "--attribute", "preferred_airline",
-            "--attribute", "ski_resort", "--out", str(tmp_path / "out"), "--workspace",
-            str(tmp_path / "ws"), "--batch"]
+    args = [
+        "catalog",
+        "propose",
+        "--model",
+        "openai:gpt-test",
+        "--attribute",
+        "preferred_airline",
+        "--attribute",
+        "ski_resort",
+        "--out",
+        str(tmp_path / "out"),
+        "--workspace",
+        str(tmp_path / "ws"),
+        "--batch",
+    ]
     r = runner.invoke(app, args)
     assert r.exit_code == 0, r.output
     assert api.created == 1 and len(api.lines["batch_1"]) == 2
-    assert sorted(p.stem for p in (tmp_path / "out").glob("*.toml")) == ["preferred_airline",
-                                                                         "ski_resort"]
+    assert sorted(p.stem for p in (tmp_path / "out").glob("*.toml")) == [
+        "preferred_airline",
+        "ski_resort",
+    ]
     r = runner.invoke(app, args)
     assert r.exit_code == 0, r.output
     assert api.created == 1

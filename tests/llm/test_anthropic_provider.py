@@ -36,8 +36,9 @@ def statuses(ws) -> list[str]:
 
 
 def test_forced_tool_use_and_cache_aware_token_counts(ws, model_for):
-    api = FakeApi(anthropic_ok(GOOD, input_tokens=30, output_tokens=25, cache_read=2000,
-                               cache_write=100))
+    api = FakeApi(
+        anthropic_ok(GOOD, input_tokens=30, output_tokens=25, cache_read=2000, cache_write=100)
+    )
     r = model_for(api).complete("Classify.", system="You label.", schema=Verdict)
     assert r.parsed == Verdict(**GOOD)
     assert (r.model, r.family) == ("claude-test-20250101", "anthropic")
@@ -47,15 +48,19 @@ def test_forced_tool_use_and_cache_aware_token_counts(ws, model_for):
     assert body["tool_choice"] == {"type": "tool", "name": "record_Verdict"}
     assert body["tools"][0]["input_schema"]["required"] == ["label", "score"]
     assert body["system"] == "You label."
-    assert api.requests[0].headers["authorization"] == f"Bearer {ANTHROPIC_KEY}"  # sent, never stored
+    assert (
+        api.requests[0].headers["authorization"] == f"Bearer {ANTHROPIC_KEY}"
+    )  # sent, never stored
     assert "temperature" not in body  # API version 2026-10-21 rejects sampling parameters
     row = next(ws.db["llm_calls"].rows)
     assert (row["input_tokens"], row["cached_tokens"], row["status"]) == (2130, 2000, "ok")
 
 
 def test_reply_without_the_tool_is_asked_again(ws, model_for):
-    api = FakeApi(anthropic_ok(None, text="Sure! It is speculation.", stop_reason="end_turn"),
-                  anthropic_ok(GOOD))
+    api = FakeApi(
+        anthropic_ok(None, text="Sure! It is speculation.", stop_reason="end_turn"),
+        anthropic_ok(GOOD),
+    )
     assert model_for(api).complete("x", schema=Verdict).parsed.score == 2
     assert statuses(ws) == ["invalid_output", "ok"]
 
@@ -67,22 +72,30 @@ def test_schema_invalid_tool_input_is_asked_again(ws, model_for):
 
 
 def test_429_honours_retry_after(ws, model_for):
-    api = FakeApi(anthropic_error(429, "rate_limit_error", "Number of requests exceeded",
-                                  headers={"retry-after": "0.05"}), anthropic_ok(GOOD))
+    api = FakeApi(
+        anthropic_error(
+            429, "rate_limit_error", "Number of requests exceeded", headers={"retry-after": "0.05"}
+        ),
+        anthropic_ok(GOOD),
+    )
     model_for(api).complete("x", schema=Verdict)
     assert 0.05 <= api.times[1] - api.times[0] < 0.3
     assert statuses(ws) == ["http_429", "ok"]
 
 
 def test_overloaded_529_then_success(ws, model_for):
-    api = FakeApi(anthropic_error(529, "overloaded_error", "Overloaded",
-                                  headers={"retry-after-ms": "10"}), anthropic_ok(GOOD))
+    api = FakeApi(
+        anthropic_error(529, "overloaded_error", "Overloaded", headers={"retry-after-ms": "10"}),
+        anthropic_ok(GOOD),
+    )
     model_for(api).complete("x", schema=Verdict)
     assert statuses(ws) == ["http_529", "ok"]
 
 
 def test_401_is_immediate_and_keyless(ws, model_for):
-    api = FakeApi(anthropic_error(401, "authentication_error", f"invalid x-api-key {ANTHROPIC_KEY}"))
+    api = FakeApi(
+        anthropic_error(401, "authentication_error", f"invalid x-api-key {ANTHROPIC_KEY}")
+    )
     with pytest.raises(FatalProviderError) as e:
         model_for(api).complete("x")
     assert "ANTHROPIC_API_KEY" in str(e.value) and ANTHROPIC_KEY not in str(e.value)

@@ -51,17 +51,19 @@ def anthropic_model(ws, monkeypatch):
 
     def make(api, **options):
         options.setdefault("max_retries", 0)
-        return get_model("anthropic:claude-test", workspace=ws, http_client=api.client(),
-                         **options)
+        return get_model("anthropic:claude-test", workspace=ws, http_client=api.client(), **options)
 
     return make
 
 
 def judge_all(model, n: int, schema=Verdict):
     """A room in miniature: n calls fanned out by run_concurrent; failures come back as Failed."""
+
     def one(i):
-        return i, model.complete(f"Judge item {i}.", schema=schema, purpose="test.batch",
-                                 max_tokens=50)
+        return i, model.complete(
+            f"Judge item {i}.", schema=schema, purpose="test.batch", max_tokens=50
+        )
+
     out = {}
     for r in run_concurrent(one, range(n), concurrency=3, progress=False):
         if isinstance(r, Failed):
@@ -100,8 +102,12 @@ def test_openai_batch_validating_in_progress_completed_answers_every_call(ws, op
     assert all("batch batch_1" in r["note"] for r in rows)
     assert ws.db["llm_cache"].count == 5
     (b,) = ws.db["llm_batches"].rows
-    assert (b["provider"], b["model"], b["state"], b["request_count"]) == ("openai", "gpt-test",
-                                                                          "completed", 5)
+    assert (b["provider"], b["model"], b["state"], b["request_count"]) == (
+        "openai",
+        "gpt-test",
+        "completed",
+        5,
+    )
     assert b["collected_at"]
     u = model.usage.as_dict()
     assert (u["batch_calls"], u["batch_input_tokens"], u["batch_output_tokens"]) == (5, 500, 100)
@@ -139,8 +145,9 @@ def test_openai_partial_failure_is_recorded_and_retried_on_a_re_run(ws, openai_m
 
 
 @pytest.mark.parametrize("state,status", [("expired", "expired"), ("cancelled", "cancelled")])
-def test_openai_expired_and_cancelled_requests_are_recorded_with_reasons(ws, openai_model,
-                                                                        state, status):
+def test_openai_expired_and_cancelled_requests_are_recorded_with_reasons(
+    ws, openai_model, state, status
+):
     api = OpenAIBatchApi(good, states=("validating", "in_progress", state))
     model = openai_model(api)
     result = run(ws, lambda: judge_all(model, 4))
@@ -154,9 +161,11 @@ def test_openai_expired_and_cancelled_requests_are_recorded_with_reasons(ws, ope
 
 
 def test_openai_failed_batch_fails_every_request_with_the_batch_error(ws, openai_model):
-    api = OpenAIBatchApi(good, states=("validating", "failed"),
-                         batch_error={"code": "invalid_json_line", "message": "line 1 is not JSON",
-                                      "line": 1})
+    api = OpenAIBatchApi(
+        good,
+        states=("validating", "failed"),
+        batch_error={"code": "invalid_json_line", "message": "line 1 is not JSON", "line": 1},
+    )
     model = openai_model(api)
     result = run(ws, lambda: judge_all(model, 2))
     assert all("invalid_json_line: line 1 is not JSON (line 1)" in e for e in result.values())
@@ -221,8 +230,9 @@ def test_interrupted_poll_leaves_the_batch_and_a_re_run_collects_it(ws, openai_m
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        run_batched(ws, lambda: judge_all(model, 2), poll_interval=1, sleep=interrupt,
-                    show_progress=False)
+        run_batched(
+            ws, lambda: judge_all(model, 2), poll_interval=1, sleep=interrupt, show_progress=False
+        )
     assert api.created == 1
     model = openai_model(api)
     assert run(ws, lambda: judge_all(model, 2)) == {0: 0, 1: 1}
@@ -237,9 +247,11 @@ def test_waves_every_items_next_step_in_one_batch(ws, openai_model):
     def arcs():
         def arc(i):
             first = model.complete(f"Judge item {i}.", schema=Verdict, max_tokens=50).parsed
-            second = model.complete(f"Judge item {first.score + 10} after {i}.", schema=Verdict,
-                                    max_tokens=50).parsed
+            second = model.complete(
+                f"Judge item {first.score + 10} after {i}.", schema=Verdict, max_tokens=50
+            ).parsed
             return i, second.score
+
         return dict(r for r in run_concurrent(arc, range(3), progress=False))
 
     assert run(ws, arcs) == {0: 10, 1: 11, 2: 12}
@@ -250,11 +262,14 @@ def test_waves_every_items_next_step_in_one_batch(ws, openai_model):
 
 def test_a_server_without_the_batch_api_is_refused(ws, monkeypatch):
     api = OpenAIBatchApi(good, lists=False)  # asked whether it serves the API: 404
-    model = get_model("openai:local", workspace=ws, base_url="http://127.0.0.1:9/v1",
-                      http_client=api.client())
+    model = get_model(
+        "openai:local", workspace=ws, base_url="http://127.0.0.1:9/v1", http_client=api.client()
+    )
+
     def many():
         def one(i):
             return model.complete(f"Judge item {i}.", schema=Verdict, max_tokens=50)
+
         return list(run_concurrent(one, range(40), concurrency=8, progress=False))
 
     with pytest.raises(FatalProviderError, match="does not serve the OpenAI Batch and Files API"):
@@ -316,8 +331,12 @@ def test_anthropic_re_run_picks_up_a_batch_still_processing(ws, anthropic_model)
 def test_a_refused_structured_output_strategy_moves_on_in_a_follow_up_batch(ws, openai_model):
     def answer(cid, body):
         if body.get("response_format", {}).get("type") == "json_schema":
-            return ("error", 400, "Invalid parameter: 'response_format' of type 'json_schema' "
-                                  "is not supported with this model.")
+            return (
+                "error",
+                400,
+                "Invalid parameter: 'response_format' of type 'json_schema' "
+                "is not supported with this model.",
+            )
         return good(cid, body)
 
     api = OpenAIBatchApi(answer)

@@ -43,6 +43,7 @@ def no_batch_api(request: httpx2.Request) -> httpx2.Response:
 def judge_all(model, n: int) -> dict[int, int]:
     def one(i):
         return i, model.complete(f"Judge item {i}.", schema=Verdict, max_tokens=50).parsed.score
+
     return dict(run_concurrent(one, range(n), concurrency=3, progress=False))
 
 
@@ -51,8 +52,7 @@ def test_a_gateway_that_serves_the_batch_api_gets_the_batch(ws):
     with LocalServer(api.handler) as url:
         model = get_model("openai:gpt-test", workspace=ws, base_url=url)
         model.check_batch_api()
-        result = run_batched(ws, lambda: judge_all(model, 4), poll_interval=0,
-                             show_progress=False)
+        result = run_batched(ws, lambda: judge_all(model, 4), poll_interval=0, show_progress=False)
     assert result == {i: i for i in range(4)}
     assert api.created == 1 and len(api.lines["batch_1"]) == 4
     assert not [r for r in api.requests if r.url.path.endswith("/chat/completions")]
@@ -80,16 +80,24 @@ def test_a_server_without_the_api_is_refused_in_one_line(ws):
     assert str(e.value) == (
         f"--batch: openai:smollm2 at 127.0.0.1:{port} does not serve the OpenAI Batch and Files "
         f"API (GET {url}/batches?limit=1 answered HTTP 404): run without --batch, or batch "
-        "through a gateway that serves it (e.g. a LiteLLM proxy)")
+        "through a gateway that serves it (e.g. a LiteLLM proxy)"
+    )
     assert local.requests == [("GET", "/v1/batches?limit=1")]  # the probe, nothing else
 
 
-@pytest.mark.parametrize("reply, why", [
-    (httpx2.Response(401, json={"error": {"message": "no key"}}),
-     "answered HTTP 401 (the server refused the key: set OPENAI_API_KEY)"),
-    (httpx2.Response(200, text="<html>a web page</html>"),
-     "did not answer with a list of batches"),
-])
+@pytest.mark.parametrize(
+    "reply, why",
+    [
+        (
+            httpx2.Response(401, json={"error": {"message": "no key"}}),
+            "answered HTTP 401 (the server refused the key: set OPENAI_API_KEY)",
+        ),
+        (
+            httpx2.Response(200, text="<html>a web page</html>"),
+            "did not answer with a list of batches",
+        ),
+    ],
+)
 def test_what_the_refusal_says_when_the_server_answers_otherwise(ws, reply, why):
     with LocalServer(lambda request: reply) as url:
         with pytest.raises(FatalProviderError, match="does not serve the OpenAI Batch"):
@@ -102,7 +110,9 @@ def test_what_the_refusal_says_when_the_server_answers_otherwise(ws, reply, why)
 def test_a_server_that_is_not_there_is_refused():
     with LocalServer(no_batch_api) as url:
         pass  # the port is closed again
-    with pytest.raises(FatalProviderError, match=r"batches\?limit=1 got no answer: Connection refused\)"):
+    with pytest.raises(
+        FatalProviderError, match=r"batches\?limit=1 got no answer: Connection refused\)"
+    ):
         get_model("openai:m", base_url=url).check_batch_api()
 
 
@@ -121,10 +131,27 @@ def test_a_server_the_workspace_batched_through_is_not_asked_again(ws):
 
 # -- the commands ------------------------------------------------------------------------------
 def _build(tmp_path, url: str, *extra: str):
-    return runner.invoke(app, ["build", "--split", "core", "--n-per-cell", "1", "--generator",
-                               "openai:gpt-test", "--base-url", url, "--batch", "--no-progress",
-                               "--workspace", str(tmp_path / "ws"), "--out",
-                               str(tmp_path / "out"), *extra])
+    return runner.invoke(
+        app,
+        [
+            "build",
+            "--split",
+            "core",
+            "--n-per-cell",
+            "1",
+            "--generator",
+            "openai:gpt-test",
+            "--base-url",
+            url,
+            "--batch",
+            "--no-progress",
+            "--workspace",
+            str(tmp_path / "ws"),
+            "--out",
+            str(tmp_path / "out"),
+            *extra,
+        ],
+    )
 
 
 def test_build_batch_through_a_gateway(tmp_path, monkeypatch):

@@ -22,8 +22,13 @@ def openai_model(ws, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
 
     def make(api: FakeApi, workspace=None, **options):
-        return get_model("openai:gpt-test", workspace=workspace or ws, http_client=api.client(),
-                         max_retries=1, **options)
+        return get_model(
+            "openai:gpt-test",
+            workspace=workspace or ws,
+            http_client=api.client(),
+            max_retries=1,
+            **options,
+        )
 
     return make
 
@@ -37,8 +42,16 @@ def test_second_identical_call_is_served_from_the_cache(ws, openai_model):
     assert second.cached and not first.cached
     assert second.parsed == first.parsed and second.model == first.model
     assert fresh_model.usage.as_dict() == {
-        "calls": 0, "cache_hits": 1, "failures": 0, "requests": 0, "input_tokens": 0,
-        "output_tokens": 0, "cached_tokens": 0, "unpriced": 0, "unestimated": 0}
+        "calls": 0,
+        "cache_hits": 1,
+        "failures": 0,
+        "requests": 0,
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "cached_tokens": 0,
+        "unpriced": 0,
+        "unestimated": 0,
+    }
     row = next(ws.db["llm_cache"].rows)
     assert (row["prompt"], row["schema_name"], row["requested_model"]) == ("p", "Label", "gpt-test")
 
@@ -51,7 +64,9 @@ def test_seed_key_temperature_system_and_schema_each_make_a_new_entry(ws, openai
     m.complete("p", schema=Label, temperature=1.0)
     m.complete("p", schema=Label, system="s")
     m.complete("p")
-    m.complete("p", schema=Label, seed_key="vote-2", purpose="other purpose")  # purpose is not a key
+    m.complete(
+        "p", schema=Label, seed_key="vote-2", purpose="other purpose"
+    )  # purpose is not a key
     assert len(api.requests) == 5
     seeds = [b.get("seed") for b in api.bodies()]
     assert seeds[0] is None and isinstance(seeds[1], int)

@@ -28,8 +28,16 @@ def test_runs_items_concurrently_and_yields_every_result(ws):
             with lock:
                 active[0] -= 1
 
-    out = list(run_concurrent(work, [f"p{i}" for i in range(16)], concurrency=4, description="demo",
-                              usage=model.usage, progress=False))
+    out = list(
+        run_concurrent(
+            work,
+            [f"p{i}" for i in range(16)],
+            concurrency=4,
+            description="demo",
+            usage=model.usage,
+            progress=False,
+        )
+    )
     assert sorted(out) == sorted(f"P{i}" for i in range(16))
     assert peak[0] == 4  # that many at once, never more than asked for
     assert model.usage.as_dict()["calls"] == 16

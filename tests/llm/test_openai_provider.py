@@ -37,8 +37,9 @@ def calls(ws) -> list[dict]:
 
 def test_structured_success_uses_json_schema_and_counts_tokens(ws, model_for):
     api = FakeApi(openai_ok(GOOD, prompt_tokens=1200, completion_tokens=40, cached=1024))
-    r = model_for(api).complete("Classify this.", system="You label.", schema=Verdict,
-                                purpose="test", seed_key="vote-1")
+    r = model_for(api).complete(
+        "Classify this.", system="You label.", schema=Verdict, purpose="test", seed_key="vote-1"
+    )
     assert r.parsed == Verdict(**GOOD)
     assert (r.model, r.requested_model, r.family) == ("gpt-test-2025-01-01", "gpt-test", "openai")
     assert (r.input_tokens, r.output_tokens, r.cached_tokens, r.cached) == (1200, 40, 1024, False)
@@ -49,13 +50,20 @@ def test_structured_success_uses_json_schema_and_counts_tokens(ws, model_for):
     assert body["messages"][0] == {"role": "system", "content": "You label."}
     assert isinstance(body["seed"], int)
     (row,) = calls(ws)
-    assert (row["status"], row["http_status"], row["attempt"], row["purpose"]) == ("ok", 200, 1, "test")
+    assert (row["status"], row["http_status"], row["attempt"], row["purpose"]) == (
+        "ok",
+        200,
+        1,
+        "test",
+    )
     assert (row["input_tokens"], row["output_tokens"], row["cached_tokens"]) == (1200, 40, 1024)
     assert row["resolved_model"] == "gpt-test-2025-01-01"
 
 
 def test_invalid_json_is_asked_again_then_accepted(ws, model_for):
-    api = FakeApi(openai_ok('{"label": "speculation", "sco'), openai_ok({"label": 5}), openai_ok(GOOD))
+    api = FakeApi(
+        openai_ok('{"label": "speculation", "sco'), openai_ok({"label": 5}), openai_ok(GOOD)
+    )
     model = model_for(api)
     r = model.complete("Classify.", schema=Verdict)
     assert r.parsed.score == 3
@@ -77,15 +85,21 @@ def test_invalid_json_every_time_is_a_clear_call_failure(ws, model_for):
 
 
 def test_429_honours_retry_after(ws, model_for):
-    api = FakeApi(openai_error(429, "Rate limit reached", code="rate_limit_exceeded",
-                               headers={"retry-after": "0.05"}), openai_ok(GOOD))
+    api = FakeApi(
+        openai_error(
+            429, "Rate limit reached", code="rate_limit_exceeded", headers={"retry-after": "0.05"}
+        ),
+        openai_ok(GOOD),
+    )
     r = model_for(api).complete("x", schema=Verdict)
     assert r.parsed.label == "speculation"
     gap = api.times[1] - api.times[0]
     assert 0.05 <= gap < 0.3  # the SDK's own backoff would wait at least 0.375 s
     rows = calls(ws)
     assert [(c["attempt"], c["status"], c["http_status"]) for c in rows] == [
-        (1, "http_429", 429), (2, "ok", 200)]
+        (1, "http_429", 429),
+        (2, "ok", 200),
+    ]
     assert rows[0]["retry_after_s"] == pytest.approx(0.05)
 
 
@@ -105,8 +119,14 @@ def test_persistent_500_is_a_call_failure_after_the_sdk_retries(ws, model_for):
 
 
 def test_401_fails_at_once_with_a_clear_message_and_no_key(ws, model_for):
-    api = FakeApi(openai_error(401, f"Incorrect API key provided: {OPENAI_KEY}.",
-                               code="invalid_api_key", etype="invalid_request_error"))
+    api = FakeApi(
+        openai_error(
+            401,
+            f"Incorrect API key provided: {OPENAI_KEY}.",
+            code="invalid_api_key",
+            etype="invalid_request_error",
+        )
+    )
     with pytest.raises(FatalProviderError) as e:
         model_for(api).complete("x", schema=Verdict)
     msg = str(e.value)
@@ -151,9 +171,17 @@ def test_timeout_every_time_is_a_call_failure(ws, model_for):
 
 
 def test_logprobs_are_returned_per_token(ws, model_for):
-    lp = [{"token": "yes", "logprob": -0.1, "bytes": None,
-           "top_logprobs": [{"token": "yes", "logprob": -0.1, "bytes": None},
-                            {"token": "no", "logprob": -2.3, "bytes": None}]}]
+    lp = [
+        {
+            "token": "yes",
+            "logprob": -0.1,
+            "bytes": None,
+            "top_logprobs": [
+                {"token": "yes", "logprob": -0.1, "bytes": None},
+                {"token": "no", "logprob": -2.3, "bytes": None},
+            ],
+        }
+    ]
     api = FakeApi(openai_ok("yes", logprobs=lp))
     r = model_for(api).complete("Is it?", logprobs=True, top_logprobs=2)
     assert r.logprobs == [{"yes": -0.1, "no": -2.3}]
@@ -164,8 +192,9 @@ def test_logprobs_are_returned_per_token(ws, model_for):
 
 def test_openai_compatible_server_needs_no_key(ws):
     api = FakeApi(openai_ok(GOOD))
-    model = get_model("openai:llama3", workspace=ws, base_url="http://127.0.0.1:8000/v1",
-                      http_client=api.client())
+    model = get_model(
+        "openai:llama3", workspace=ws, base_url="http://127.0.0.1:8000/v1", http_client=api.client()
+    )
     assert model.family == "openai-compatible:localhost:8000"
     r = model.complete("x", schema=Verdict)
     assert r.family == "openai-compatible:localhost:8000"
@@ -176,4 +205,7 @@ def test_openai_compatible_server_needs_no_key(ws):
 def test_missing_key_names_the_variable():
     with pytest.raises(MissingApiKey) as e:
         get_model("openai:gpt-4o-mini")
-    assert str(e.value) == "No API key for openai:gpt-4o-mini: set OPENAI_API_KEY or use the offline backend"
+    assert (
+        str(e.value)
+        == "No API key for openai:gpt-4o-mini: set OPENAI_API_KEY or use the offline backend"
+    )

@@ -19,8 +19,13 @@ def test_unknown_spec_shows_the_format(spec):
     assert "provider:model" in msg and "openai:gpt-4o-mini" in msg and "\n" not in msg
 
 
-@pytest.mark.parametrize("spec, var", [("openai:gpt-4o-mini", "OPENAI_API_KEY"),
-                                       ("anthropic:claude-sonnet-4-5", "ANTHROPIC_API_KEY")])
+@pytest.mark.parametrize(
+    "spec, var",
+    [
+        ("openai:gpt-4o-mini", "OPENAI_API_KEY"),
+        ("anthropic:claude-sonnet-4-5", "ANTHROPIC_API_KEY"),
+    ],
+)
 def test_missing_key_is_one_line_naming_the_variable(spec, var):
     with pytest.raises(MissingApiKey) as e:
         get_model(spec)
@@ -42,7 +47,9 @@ def test_a_plugin_provider_registers_like_the_built_ins(ws):
         def execute(self, request):
             return RawReply(text=request.prompt.upper(), resolved_model="echo-1")
 
-    register_provider("echo", lambda name, workspace=None, base_url=None, **o: Echo(name, workspace=workspace))
+    register_provider(
+        "echo", lambda name, workspace=None, base_url=None, **o: Echo(name, workspace=workspace)
+    )
     assert {"openai", "anthropic", "scripted", "echo"} <= set(providers())
     m = get_model("echo:loud", workspace=ws)
     assert (m.complete("hi").text, m.family, m.spec) == ("HI", "echo", "echo:loud")
@@ -50,9 +57,11 @@ def test_a_plugin_provider_registers_like_the_built_ins(ws):
 
 
 def test_provider_sdks_are_imported_only_when_used():
-    code = ("import sys; from agentmemgate.llm import get_model; "
-            "from agentmemgate.generate import get_renderer; get_renderer('scripted:x'); "
-            "get_model('scripted:x').enqueue('a').complete('p'); "
-            "print('openai' in sys.modules, 'anthropic' in sys.modules)")
+    code = (
+        "import sys; from agentmemgate.llm import get_model; "
+        "from agentmemgate.generate import get_renderer; get_renderer('scripted:x'); "
+        "get_model('scripted:x').enqueue('a').complete('p'); "
+        "print('openai' in sys.modules, 'anthropic' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]

@@ -18,10 +18,19 @@ from .llm_fakes import OPENAI_KEY, FakeApi, openai_error, openai_ok
 
 def embeddings_ok(request: httpx2.Request) -> httpx2.Response:
     body = json.loads(request.content)
-    data = [{"object": "embedding", "index": i, "embedding": [float(len(t)), 1.0, 0.5]}
-            for i, t in enumerate(body["input"])]
-    return httpx2.Response(200, json={"object": "list", "data": data, "model": body["model"],
-                                      "usage": {"prompt_tokens": 7, "total_tokens": 7}})
+    data = [
+        {"object": "embedding", "index": i, "embedding": [float(len(t)), 1.0, 0.5]}
+        for i, t in enumerate(body["input"])
+    ]
+    return httpx2.Response(
+        200,
+        json={
+            "object": "list",
+            "data": data,
+            "model": body["model"],
+            "usage": {"prompt_tokens": 7, "total_tokens": 7},
+        },
+    )
 
 
 @pytest.fixture
@@ -36,12 +45,15 @@ def upstream(ws, monkeypatch):
 
 
 def product_client(ep: LLMEndpoint, **kw) -> openai.OpenAI:
-    return openai.OpenAI(base_url=ep.url, api_key=ep.api_key, max_retries=kw.pop("max_retries", 0),
-                         **kw)
+    return openai.OpenAI(
+        base_url=ep.url, api_key=ep.api_key, max_retries=kw.pop("max_retries", 0), **kw
+    )
 
 
-MESSAGES = [{"role": "system", "content": "Extract facts as JSON."},
-            {"role": "user", "content": "I might move to Seattle."}]
+MESSAGES = [
+    {"role": "system", "content": "Extract facts as JSON."},
+    {"role": "user", "content": "I might move to Seattle."},
+]
 
 
 def test_chat_is_forwarded_cached_and_logged(ws, upstream):
@@ -49,10 +61,18 @@ def test_chat_is_forwarded_cached_and_logged(ws, upstream):
     model = upstream(api)
     with LLMEndpoint(model, purpose="product.test") as ep:
         client = product_client(ep)
-        r1 = client.chat.completions.create(model="whatever-the-product-says", messages=MESSAGES,
-                                            temperature=0.1, response_format={"type": "json_object"})
-        r2 = client.chat.completions.create(model="whatever-the-product-says", messages=MESSAGES,
-                                            temperature=0.1, response_format={"type": "json_object"})
+        r1 = client.chat.completions.create(
+            model="whatever-the-product-says",
+            messages=MESSAGES,
+            temperature=0.1,
+            response_format={"type": "json_object"},
+        )
+        r2 = client.chat.completions.create(
+            model="whatever-the-product-says",
+            messages=MESSAGES,
+            temperature=0.1,
+            response_format={"type": "json_object"},
+        )
         r3 = client.chat.completions.create(model="x", messages=MESSAGES, temperature=0.7)
     assert r3.choices[0].message.content
     assert r1.choices[0].message.content == r2.choices[0].message.content == '{"memory": []}'
@@ -64,7 +84,9 @@ def test_chat_is_forwarded_cached_and_logged(ws, upstream):
     assert api.requests[0].headers["authorization"] == f"Bearer {OPENAI_KEY}"
     rows = list(ws.db["llm_calls"].rows_where(order_by="id"))
     assert [(r["purpose"], r["status"], r["input_tokens"]) for r in rows] == [
-        ("product.test.chat", "ok", 50), ("product.test.chat", "ok", 50)]
+        ("product.test.chat", "ok", 50),
+        ("product.test.chat", "ok", 50),
+    ]
     u = model.usage.as_dict()
     assert (u["calls"], u["cache_hits"], u["input_tokens"]) == (2, 1, 100)
 
@@ -131,8 +153,11 @@ def test_only_the_runs_key_is_accepted_and_bad_requests_are_400(ws, upstream):
         with pytest.raises(openai.AuthenticationError):
             openai.OpenAI(base_url=ep.url, api_key="guess", max_retries=0).models.list()
         assert [m.id for m in product_client(ep).models.list().data] == ["gpt-test"]
-        raw = httpx2.post(f"{ep.url}/chat/completions", content=b"{not json",
-                          headers={"Authorization": f"Bearer {ep.api_key}"})
+        raw = httpx2.post(
+            f"{ep.url}/chat/completions",
+            content=b"{not json",
+            headers={"Authorization": f"Bearer {ep.api_key}"},
+        )
         assert raw.status_code == 400 and "not JSON" in raw.json()["error"]["message"]
         with pytest.raises(openai.BadRequestError, match="streaming"):
             product_client(ep).chat.completions.create(model="m", messages=MESSAGES, stream=True)
@@ -147,11 +172,13 @@ def test_concurrent_products_share_the_endpoint_safely(ws, upstream):
     model = upstream(api)
     results: dict[int, str] = {}
     with LLMEndpoint(model) as ep:
+
         def product(i: int) -> None:
             client = product_client(ep)
             for j in range(5):
                 r = client.chat.completions.create(
-                    model="m", messages=[{"role": "user", "content": f"arc {i} call {j}"}])
+                    model="m", messages=[{"role": "user", "content": f"arc {i} call {j}"}]
+                )
                 results[i * 10 + j] = r.choices[0].message.content
 
         threads = [threading.Thread(target=product, args=(i,)) for i in range(8)]
@@ -169,8 +196,11 @@ def test_scripted_models_serve_chat_and_hashed_embeddings(ws):
     with LLMEndpoint(model) as ep:
         client = product_client(ep)
         r = client.chat.completions.create(model="m", messages=MESSAGES)
-        e = client.embeddings.create(model="m", input=["move to Seattle", "Seattle, move to",
-                                                       "grocery store"], encoding_format="float")
+        e = client.embeddings.create(
+            model="m",
+            input=["move to Seattle", "Seattle, move to", "grocery store"],
+            encoding_format="float",
+        )
     assert r.choices[0].message.content == "seen: I might move to Seattle. / Extract facts as JSON."
     v = [d.embedding for d in e.data]
     dot = lambda a, b: sum(x * y for x, y in zip(a, b))
@@ -189,18 +219,29 @@ def test_anthropic_models_refuse_with_one_line(ws, monkeypatch):
 
 def test_token_level_embeddings_are_refused_with_the_fix(ws, upstream):
     def per_token(request: httpx2.Request) -> httpx2.Response:
-        return httpx2.Response(200, json={"object": "list", "model": "m", "data": [
-            {"object": "embedding", "index": 0, "embedding": [[0.1, 0.2], [0.3, 0.4]]}]})
+        return httpx2.Response(
+            200,
+            json={
+                "object": "list",
+                "model": "m",
+                "data": [
+                    {"object": "embedding", "index": 0, "embedding": [[0.1, 0.2], [0.3, 0.4]]}
+                ],
+            },
+        )
 
     with LLMEndpoint(upstream(FakeApi(per_token))) as ep:
         with pytest.raises(openai.APIStatusError):
-            product_client(ep).embeddings.create(model="m", input="two tokens",
-                                                 encoding_format="float")
+            product_client(ep).embeddings.create(
+                model="m", input="two tokens", encoding_format="float"
+            )
         assert "one vector per token" in ep.fatal
     assert ws.db["llm_cache"].count == 0
 
 
-def test_a_product_retry_waits_for_the_call_under_way_instead_of_a_second_upstream_call(ws, upstream):
+def test_a_product_retry_waits_for_the_call_under_way_instead_of_a_second_upstream_call(
+    ws, upstream
+):
     import time
 
     def slow(request: httpx2.Request) -> httpx2.Response:

@@ -48,13 +48,25 @@ def parallel(service_s: float):
 
 
 def model(ws, api, **options):
-    return get_model("openai:tiny", workspace=ws, base_url=URL, http_client=api.client(),
-                     structured_output="json_object", **options)
+    return get_model(
+        "openai:tiny",
+        workspace=ws,
+        base_url=URL,
+        http_client=api.client(),
+        structured_output="json_object",
+        **options,
+    )
 
 
 def _ask_all(m, n, concurrency=4):
-    return list(run_concurrent(lambda i: m.complete(f"q{i}", schema=Answer), range(n),
-                               concurrency=concurrency, progress=False))
+    return list(
+        run_concurrent(
+            lambda i: m.complete(f"q{i}", schema=Answer),
+            range(n),
+            concurrency=concurrency,
+            progress=False,
+        )
+    )
 
 
 def test_a_serial_server_is_detected_and_concurrency_lowered_to_one(ws, capsys):
@@ -121,7 +133,8 @@ def test_a_lone_timeout_says_to_raise_the_timeout(ws, capsys):
 
 def test_progress_shows_calls_in_flight():
     assert usage_text({"calls": 3, "in_flight": 4, "cache_hits": 1}, 0) == (
-        "failures 0  calls 3 done, 4 in flight  cache hits 1")
+        "failures 0  calls 3 done, 4 in flight  cache hits 1"
+    )
     assert "in flight" not in usage_text({"calls": 3, "in_flight": 0}, 0)
 
 
@@ -167,7 +180,9 @@ def test_a_serial_server_is_detected_after_it_refused_the_first_strategy(ws, cap
             refused.append(1)
             if len(refused) > 1:
                 time.sleep(0.03)  # the first refusal's retry leaves before the others are back
-            return httpx2.Response(500, json={"error": {"message": "('body', 'response_format', 'type')"}})
+            return httpx2.Response(
+                500, json={"error": {"message": "('body', 'response_format', 'type')"}}
+            )
         with lock:
             time.sleep(0.15)
             return openai_ok({"answer": "ok"})

@@ -26,10 +26,12 @@ from .llm_fakes import (
 URL = "http://127.0.0.1:8080/v1"
 # llama-cpp-python names a model by the path of its GGUF file (shortened to the file name in messages)
 GGUF = "/models/gemma-3-270m-q4_k_m.gguf"
-LLAMA_CPP_500 = ("1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', "
-                 "'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', "
-                 "'ctx': {'expected': \"'text' or 'json_object'\"}}\n\n  File \"/llama_cpp/server/app.py\", "
-                 "line 376, in create_chat_completion\n    POST /v1/chat/completions")
+LLAMA_CPP_500 = (
+    "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', "
+    "'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', "
+    "'ctx': {'expected': \"'text' or 'json_object'\"}}\n\n  File \"/llama_cpp/server/app.py\", "
+    "line 376, in create_chat_completion\n    POST /v1/chat/completions"
+)
 
 
 class Verdict(BaseModel):
@@ -65,7 +67,9 @@ def llama_cpp(reply=lambda request: openai_ok(GOOD)):
 
 def local(ws, api, name=GGUF, **options):
     options.setdefault("max_retries", 4)
-    return get_model(f"openai:{name}", workspace=ws, base_url=URL, http_client=api.client(), **options)
+    return get_model(
+        f"openai:{name}", workspace=ws, base_url=URL, http_client=api.client(), **options
+    )
 
 
 def calls(ws) -> list[dict]:
@@ -81,11 +85,16 @@ def test_llama_cpp_refuses_json_schema_once_and_the_move_is_remembered(ws, capsy
     assert len(api.requests) == 2
     sent = api.bodies()[1]
     assert sent["response_format"]["type"] == "json_object"
-    assert sent["response_format"]["schema"]["properties"]["level"] == {"title": "Level", "type": "string"}
+    assert sent["response_format"]["schema"]["properties"]["level"] == {
+        "title": "Level",
+        "type": "string",
+    }
     assert sent["max_tokens"] == 300
     rows = calls(ws)
-    assert [(c["status"], c["strategy"]) for c in rows] == [("http_500", "json_schema"),
-                                                            ("ok", "json_object")]
+    assert [(c["status"], c["strategy"]) for c in rows] == [
+        ("http_500", "json_schema"),
+        ("ok", "json_object"),
+    ]
     assert "rejected the request field 'response_format' (HTTP 500)" in rows[0]["error"]
     assert rows[1]["note"] == "json_schema refused (response_format): moved to json_object"
     assert ws.db["llm_strategies"].get((URL, GGUF))["strategy"] == "json_object"
@@ -96,18 +105,26 @@ def test_llama_cpp_refuses_json_schema_once_and_the_move_is_remembered(ws, capsy
     # a new run against the same server starts with what worked
     again = FakeApi(llama_cpp())
     local(Workspace(ws.path), again).complete("Another question?", schema=Verdict)
-    assert len(again.requests) == 1 and again.bodies()[0]["response_format"]["type"] == "json_object"
+    assert (
+        len(again.requests) == 1 and again.bodies()[0]["response_format"]["type"] == "json_object"
+    )
 
 
 def test_a_transient_500_is_still_retried_by_the_sdk(ws):
-    api = FakeApi(openai_error(500, "upstream hiccup", headers={"retry-after-ms": "1"}), openai_ok(GOOD))
+    api = FakeApi(
+        openai_error(500, "upstream hiccup", headers={"retry-after-ms": "1"}), openai_ok(GOOD)
+    )
     r = local(ws, api).complete("x", schema=Verdict)
     assert r.strategy == "json_schema" and len(api.requests) == 2
 
 
 def test_429_is_retried_even_when_it_names_a_field(ws):
-    api = FakeApi(openai_error(429, "Too many requests for max_tokens budget",
-                               headers={"retry-after-ms": "1"}), openai_ok(GOOD))
+    api = FakeApi(
+        openai_error(
+            429, "Too many requests for max_tokens budget", headers={"retry-after-ms": "1"}
+        ),
+        openai_ok(GOOD),
+    )
     assert local(ws, api).complete("x", schema=Verdict).parsed.level == "came_true"
     assert len(api.requests) == 2
 
@@ -119,19 +136,45 @@ def test_a_server_without_response_format_gets_a_forced_tool_call(ws):
             return openai_error(400, "response_format is not supported by this server")
         assert b["tool_choice"] == {"type": "function", "function": {"name": "record_Verdict"}}
         assert b["tools"][0]["function"]["parameters"]["required"] == ["level", "rationale"]
-        return httpx2.Response(200, json={
-            "id": "c", "object": "chat.completion", "created": 1, "model": "m",
-            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
-                "role": "assistant", "content": None, "tool_calls": [{
-                    "id": "call_0", "type": "function",
-                    "function": {"name": "record_Verdict", "arguments": json.dumps(GOOD)}}]}}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+        return httpx2.Response(
+            200,
+            json={
+                "id": "c",
+                "object": "chat.completion",
+                "created": 1,
+                "model": "m",
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "tool_calls",
+                        "message": {
+                            "role": "assistant",
+                            "content": None,
+                            "tool_calls": [
+                                {
+                                    "id": "call_0",
+                                    "type": "function",
+                                    "function": {
+                                        "name": "record_Verdict",
+                                        "arguments": json.dumps(GOOD),
+                                    },
+                                }
+                            ],
+                        },
+                    }
+                ],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+            },
+        )
 
     api = FakeApi(handler)
     r = local(ws, api, name="toolsonly").complete("x", schema=Verdict)
     assert r.strategy == "tools" and r.parsed.level == "came_true"
     assert [b.get("response_format", {}).get("type") for b in api.bodies()] == [
-        "json_schema", "json_object", None]
+        "json_schema",
+        "json_object",
+        None,
+    ]
 
 
 def test_prompt_strategy_reads_json_wrapped_in_prose_and_fences(ws):
@@ -151,18 +194,24 @@ def test_a_forced_strategy_the_server_refuses_stops_the_run(ws):
     assert len(api.requests) == 1
 
 
-@pytest.mark.parametrize("bad, problem", [
-    ("", "the reply is empty"),
-    ('Here you go: {"level": "came_true", "rationale": "<one sentence saying which words decided it>"}',
-     "copies the format example"),
-    ('{"level": "came_true"}', "rationale: Field required"),
-    ('{"level": "came_true", "rationale": "pass"}', "is one word"),
-    ('{"level": "came_true", "rationale": "The user', "object is opened but never closed"),
-    ("I think it came true.", "contains no JSON object"),
-])
+@pytest.mark.parametrize(
+    "bad, problem",
+    [
+        ("", "the reply is empty"),
+        (
+            'Here you go: {"level": "came_true", "rationale": "<one sentence saying which words decided it>"}',
+            "copies the format example",
+        ),
+        ('{"level": "came_true"}', "rationale: Field required"),
+        ('{"level": "came_true", "rationale": "pass"}', "is one word"),
+        ('{"level": "came_true", "rationale": "The user', "object is opened but never closed"),
+        ("I think it came true.", "contains no JSON object"),
+    ],
+)
 def test_messy_replies_are_re_asked_with_the_problem(ws, bad, problem):
-    api = FakeApi(llama_cpp(lambda r: openai_ok(bad)), llama_cpp(lambda r: openai_ok(bad)),
-                  llama_cpp())
+    api = FakeApi(
+        llama_cpp(lambda r: openai_ok(bad)), llama_cpp(lambda r: openai_ok(bad)), llama_cpp()
+    )
     model = local(ws, api)
     r = model.complete("Which level?", schema=Verdict)
     assert r.parsed.level == "came_true" and r.tries == 2
@@ -175,12 +224,19 @@ def test_messy_replies_are_re_asked_with_the_problem(ws, bad, problem):
 
 
 def test_the_same_value_in_every_field_is_invalid(ws):
-    same = {"span": "maybe Seattle", "attribute": "maybe Seattle", "plan_value": "maybe Seattle",
-            "reason": "maybe Seattle"}
+    same = {
+        "span": "maybe Seattle",
+        "attribute": "maybe Seattle",
+        "plan_value": "maybe Seattle",
+        "reason": "maybe Seattle",
+    }
     api = FakeApi(openai_ok(same))
     with pytest.raises(CallFailed) as e:
         local(ws, api, invalid_output_retries=1).complete("x", schema=Hedge)
-    assert e.value.kind == "invalid_output" and "every field of the reply has the same value" in str(e.value)
+    assert (
+        e.value.kind == "invalid_output"
+        and "every field of the reply has the same value" in str(e.value)
+    )
     assert ws.db["llm_cache"].count == 0  # a re-run asks again
 
 
@@ -207,8 +263,9 @@ def test_max_tokens_option_overrides_every_budget_and_is_never_raised(ws):
     cut = '{"level": "came_true", "rationale": "The user'
     api = FakeApi(openai_ok(cut, finish="length"))
     with pytest.raises(CallFailed, match="raise --max-tokens"):
-        local(ws, api, max_tokens=10, invalid_output_retries=1).complete("x", schema=Verdict,
-                                                                          max_tokens=300)
+        local(ws, api, max_tokens=10, invalid_output_retries=1).complete(
+            "x", schema=Verdict, max_tokens=300
+        )
     assert [b["max_tokens"] for b in api.bodies()] == [10, 10]
 
 
@@ -218,13 +275,20 @@ def test_anthropic_compatible_server_without_tools_falls_back_to_json_in_text(ws
     def handler(request):
         b = body(request)
         if "tools" in b:
-            return anthropic_error(400, "invalid_request_error", "tools: Extra inputs are not permitted")
+            return anthropic_error(
+                400, "invalid_request_error", "tools: Extra inputs are not permitted"
+            )
         assert "It must match this JSON Schema" in b["messages"][0]["content"]
         return anthropic_ok(text="```json\n" + json.dumps(GOOD) + "\n```", stop_reason="end_turn")
 
     api = FakeApi(handler)
-    model = get_model("anthropic:local", workspace=ws, base_url="http://127.0.0.1:8090",
-                      http_client=api.client(), max_retries=3)
+    model = get_model(
+        "anthropic:local",
+        workspace=ws,
+        base_url="http://127.0.0.1:8090",
+        http_client=api.client(),
+        max_retries=3,
+    )
     r = model.complete("x", schema=Verdict, max_tokens=200)
     assert r.strategy == "prompt" and r.parsed.level == "came_true" and len(api.requests) == 2
     assert [b["max_tokens"] for b in api.bodies()] == [200, 200]

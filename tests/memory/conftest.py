@@ -10,8 +10,11 @@ from agentmemgate.classify.classes import Distribution
 from agentmemgate.memory import ContextTurn, UserTurn
 from agentmemgate.schema import FieldSpec
 
-FIELD = FieldSpec(attribute="grocery_store", description="The user's current grocery store.",
-                  probe_question="Which grocery store does the user currently shop at?")
+FIELD = FieldSpec(
+    attribute="grocery_store",
+    description="The user's current grocery store.",
+    probe_question="Which grocery store does the user currently shop at?",
+)
 
 
 class ScriptedClassifier:
@@ -31,9 +34,17 @@ class ScriptedClassifier:
     def classify(self, statement, run: int = 0) -> Distribution:
         self.seen.append(statement)
         label = next((v for k, v in self.answers.items() if k in statement.text), self.default)
-        return Distribution(probs={label: 0.9, **{c: 0.1 / 3 for c in (
-            "speculation", "completed_event", "explicit_correction", "other") if c != label}},
-            method="scripted")
+        return Distribution(
+            probs={
+                label: 0.9,
+                **{
+                    c: 0.1 / 3
+                    for c in ("speculation", "completed_event", "explicit_correction", "other")
+                    if c != label
+                },
+            },
+            method="scripted",
+        )
 
 
 def conversation(*user_texts: str, start: dt.date = dt.date(2024, 3, 1)):
@@ -47,8 +58,12 @@ def conversation(*user_texts: str, start: dt.date = dt.date(2024, 3, 1)):
             session += 1
             turn_in_session = 0
         date = start + dt.timedelta(days=7 * session)
-        out.append((UserTurn(text=text, session=session, turn=turn_in_session, date=date, t=t),
-                    list(context)))
+        out.append(
+            (
+                UserTurn(text=text, session=session, turn=turn_in_session, date=date, t=t),
+                list(context),
+            )
+        )
         context.append(ContextTurn(role="user", text=text, session=session, date=date))
         context.append(ContextTurn(role="assistant", text="Noted.", session=session, date=date))
         t += 2

@@ -16,7 +16,9 @@ from agentmemgate.schema import FieldSpec, contains_value
 @pytest.fixture(scope="module")
 def arcs():
     r = get_renderer("offline")
-    return [r.render(s) for split in ("core", "heldout") for s in plan_split(split, 0, n_per_cell=1)]
+    return [
+        r.render(s) for split in ("core", "heldout") for s in plan_split(split, 0, n_per_cell=1)
+    ]
 
 
 def test_prompts_carry_no_label_and_no_value_before_the_conversation_names_it(ws, arcs):
@@ -34,11 +36,20 @@ def test_prompts_carry_no_label_and_no_value_before_the_conversation_names_it(ws
                 start = len(model.history)
                 system.process_turn(turn, context)
                 for req in model.history[start:]:
-                    labels = [arc.id, arc.spec.level, arc.spec.outcome, arc.spec.plan_wording,
-                              arc.spec.confirmation_wording or "verbatim", arc.spec.field.probe_question]
+                    labels = [
+                        arc.id,
+                        arc.spec.level,
+                        arc.spec.outcome,
+                        arc.spec.plan_wording,
+                        arc.spec.confirmation_wording or "verbatim",
+                        arc.spec.field.probe_question,
+                    ]
                     # snake_case labels and ids never occur in chat; plain words ("open") may
-                    assert not any(lbl in req.prompt for lbl in labels
-                                   if lbl and ("_" in lbl or "-" in lbl or " " in lbl))
+                    assert not any(
+                        lbl in req.prompt
+                        for lbl in labels
+                        if lbl and ("_" in lbl or "-" in lbl or " " in lbl)
+                    )
                     for value in arc.spec.label_values:
                         if contains_value(req.prompt, value):
                             assert contains_value(said, value), (arc.id, req.purpose, value)
@@ -57,12 +68,17 @@ def test_components_are_called_with_turns_contexts_and_fields_only(arcs):
             def call(*args):
                 seen.append(args)
                 return fn(*args)
+
             return call
 
     _, factory = get_system("literal-gated")
     arc = arcs[0]
     system = factory()
-    system.extractor, system.matcher, system.checker = Spy(system.extractor), Spy(system.matcher), Spy(system.checker)
+    system.extractor, system.matcher, system.checker = (
+        Spy(system.extractor),
+        Spy(system.matcher),
+        Spy(system.checker),
+    )
     system.predicates = Spy(system.predicates)
     system.begin([arc.spec.field])
     for turn, context in user_turns(arc.sessions):
@@ -73,7 +89,9 @@ def test_components_are_called_with_turns_contexts_and_fields_only(arcs):
     for args in seen:
         for a in args:
             items = a if isinstance(a, list) else [a]
-            assert all(isinstance(x, allowed + (ContextTurn, ExtractedTuple, StagedState)) for x in items)
+            assert all(
+                isinstance(x, allowed + (ContextTurn, ExtractedTuple, StagedState)) for x in items
+            )
     assert seen
 
 

@@ -21,9 +21,17 @@ KEY = FieldKey.of(FIELD)
 
 def make(style="literal", gated=True, retry=False, answers=None, **kw):
     clf = ScriptedClassifier(answers)
-    gate = Gate(gate_info("test", gated=gated), extractor=OfflineExtractor(style),
-                matcher=WordOverlapMatcher(), classifier=clf, predicates=TemplatePredicateWriter(),
-                checker=CueChecker(), gated=gated, retry=retry, **kw)
+    gate = Gate(
+        gate_info("test", gated=gated),
+        extractor=OfflineExtractor(style),
+        matcher=WordOverlapMatcher(),
+        classifier=clf,
+        predicates=TemplatePredicateWriter(),
+        checker=CueChecker(),
+        gated=gated,
+        retry=retry,
+        **kw,
+    )
     gate.begin([FIELD])
     return gate, clf
 
@@ -32,12 +40,15 @@ def run(gate, *texts):
     return [gate.process_turn(turn, ctx) for turn, ctx in conversation(*texts)]
 
 
-@pytest.mark.parametrize("label,kind,current", [
-    ("speculation", "staged", "Safeway"),
-    ("completed_event", "committed", "Aldi"),
-    ("explicit_correction", "corrected", "Aldi"),
-    ("other", "committed", "Aldi"),
-])
+@pytest.mark.parametrize(
+    "label,kind,current",
+    [
+        ("speculation", "staged", "Safeway"),
+        ("completed_event", "committed", "Aldi"),
+        ("explicit_correction", "corrected", "Aldi"),
+        ("other", "committed", "Aldi"),
+    ],
+)
 def test_gate_on_routes_by_evidence_type(label, kind, current):
     gate, _ = make(answers={"Aldi": label})
     _, events = run(gate, "I buy my groceries at Safeway.", "I switched to Aldi.")
@@ -61,8 +72,13 @@ def test_gate_off_commits_every_match_and_never_classifies():
 
 def test_promotion_happens_at_the_confirming_turn_and_only_for_earlier_items():
     gate, _ = make(answers={"might": "speculation"})
-    out = run(gate, "I buy my groceries at Safeway.", "I might switch to Aldi.",
-              "How do I keep bread fresh?", "Well, I finally switched to Aldi last week.")
+    out = run(
+        gate,
+        "I buy my groceries at Safeway.",
+        "I might switch to Aldi.",
+        "How do I keep bread fresh?",
+        "Well, I finally switched to Aldi last week.",
+    )
     assert [e.kind for e in out[1]] == ["staged"]
     assert out[2] == []
     assert [e.kind for e in out[3]] == ["committed", "promoted"]
@@ -74,8 +90,12 @@ def test_promotion_happens_at_the_confirming_turn_and_only_for_earlier_items():
 
 def test_an_abandoned_plan_is_discarded_and_the_store_never_held_it():
     gate, _ = make(answers={"might": "speculation"})
-    run(gate, "I buy my groceries at Safeway.", "I might switch to Aldi.",
-        "I decided against switching to Aldi, I'm sticking with Safeway.")
+    run(
+        gate,
+        "I buy my groceries at Safeway.",
+        "I might switch to Aldi.",
+        "I decided against switching to Aldi, I'm sticking with Safeway.",
+    )
     snap = gate.snapshot(4)
     assert snap.staged[0].status == "discarded"
     assert [iv.value for iv in snap.fields[0].history] == ["Safeway"]
@@ -83,22 +103,35 @@ def test_an_abandoned_plan_is_discarded_and_the_store_never_held_it():
 
 def test_an_unresolved_plan_stays_pending_and_invisible():
     gate, _ = make(answers={"might": "speculation", "Still": "speculation"})
-    run(gate, "I buy my groceries at Safeway.", "I might switch to Aldi.",
-        "Still haven't decided about Aldi.", "What's a good soup for winter?")
+    run(
+        gate,
+        "I buy my groceries at Safeway.",
+        "I might switch to Aldi.",
+        "Still haven't decided about Aldi.",
+        "What's a good soup for winter?",
+    )
     snap = gate.snapshot(6)
     assert snap.staged[0].status == "pending" and gate.read(KEY) == "Safeway"
 
 
 def test_calls_count_one_per_would_be_model_call():
     gate, _ = make(answers={"might": "speculation"})
-    run(gate, "I buy my groceries at Safeway.",  # extract 1 + match 1 + classify 1
+    run(
+        gate,
+        "I buy my groceries at Safeway.",  # extract 1 + match 1 + classify 1
         "I might switch to Aldi.",  # extract 1 + match 1 + classify 1 + predicates 1
         "How do I keep bread fresh?",  # extract 1 + check 1
-        "Any soup ideas?")  # extract 1 + check 1
+        "Any soup ideas?",
+    )  # extract 1 + check 1
     assert gate.calls == 3 + 4 + 2 + 2
     ungated, _ = make(gated=False)
-    run(ungated, "I buy my groceries at Safeway.", "I might switch to Aldi.",
-        "How do I keep bread fresh?", "Any soup ideas?")
+    run(
+        ungated,
+        "I buy my groceries at Safeway.",
+        "I might switch to Aldi.",
+        "How do I keep bread fresh?",
+        "Any soup ideas?",
+    )
     assert ungated.calls == 2 + 2 + 1 + 1
 
 
@@ -168,21 +201,32 @@ def test_permissive_matcher_is_a_second_call_after_a_decline():
 def plan_typed(reading, answers):
     from agentmemgate.memory import PlanTypedMemory
 
-    system = PlanTypedMemory(gate_info("pt", gated=False), extractor=OfflineExtractor("literal"),
-                             matcher=WordOverlapMatcher(), classifier=ScriptedClassifier(answers),
-                             reading=reading)
+    system = PlanTypedMemory(
+        gate_info("pt", gated=False),
+        extractor=OfflineExtractor("literal"),
+        matcher=WordOverlapMatcher(),
+        classifier=ScriptedClassifier(answers),
+        reading=reading,
+    )
     system.begin([FIELD])
     return system
 
 
-@pytest.mark.parametrize("reading,final,kinds", [
-    ("refresh", "Aldi", ["refreshed"]),
-    ("strict", "Safeway", []),
-])
+@pytest.mark.parametrize(
+    "reading,final,kinds",
+    [
+        ("refresh", "Aldi", ["refreshed"]),
+        ("strict", "Safeway", []),
+    ],
+)
 def test_plan_typed_masks_plans_and_resolves_them_only_under_refresh(reading, final, kinds):
     system = plan_typed(reading, {"might": "speculation"})
-    out = run(system, "I buy my groceries at Safeway.", "I might switch to Aldi.",
-              "Update: I switched to Aldi.")
+    out = run(
+        system,
+        "I buy my groceries at Safeway.",
+        "I might switch to Aldi.",
+        "Update: I switched to Aldi.",
+    )
     assert [e.kind for e in out[1]] == ["plan_committed"]
     assert system.read(KEY) == "Safeway" or reading == "refresh"
     assert [e.kind for e in out[2]] == kinds
@@ -195,5 +239,9 @@ def test_plan_typed_masks_plans_and_resolves_them_only_under_refresh(reading, fi
 
 def test_plan_typed_commits_other_values_as_facts():
     system = plan_typed("strict", {"might": "speculation"})
-    run(system, "I buy my groceries at Safeway.", "I might switch to Aldi.", "I switched to Kroger.")
-    assert system.read(KEY) == "Kroger" and [iv.value for iv in system.store.open_plans(KEY)] == ["Aldi"]
+    run(
+        system, "I buy my groceries at Safeway.", "I might switch to Aldi.", "I switched to Kroger."
+    )
+    assert system.read(KEY) == "Kroger" and [iv.value for iv in system.store.open_plans(KEY)] == [
+        "Aldi"
+    ]

@@ -26,8 +26,13 @@ from agentmemgate.memory.scripted import scripted_responder
 
 from .conftest import FIELD, conversation
 
-TURN = UserTurn(text="Honestly I might switch to Aldi. Prices keep going up.", session=0, turn=2,
-                date=dt.date(2024, 5, 1), t=2)
+TURN = UserTurn(
+    text="Honestly I might switch to Aldi. Prices keep going up.",
+    session=0,
+    turn=2,
+    date=dt.date(2024, 5, 1),
+    t=2,
+)
 
 
 @pytest.fixture
@@ -47,12 +52,32 @@ def test_rubric_headers_say_where_the_prompts_come_from_and_are_not_sent():
 
 
 def test_extractor_keeps_verbatim_spans_and_replaces_invented_ones(model):
-    model.enqueue({"tuples": [
-        {"entity": "User", "attribute": "Grocery Store", "value": " Aldi ", "span": "i might switch to aldi."},
-        {"entity": "user", "attribute": "grocery_store", "value": "Aldi", "span": "I said Aldi, didn't I"},
-        {"entity": "user", "attribute": "", "value": "x", "span": ""}]})
+    model.enqueue(
+        {
+            "tuples": [
+                {
+                    "entity": "User",
+                    "attribute": "Grocery Store",
+                    "value": " Aldi ",
+                    "span": "i might switch to aldi.",
+                },
+                {
+                    "entity": "user",
+                    "attribute": "grocery_store",
+                    "value": "Aldi",
+                    "span": "I said Aldi, didn't I",
+                },
+                {"entity": "user", "attribute": "", "value": "x", "span": ""},
+            ]
+        }
+    )
     a, b = LLMExtractor(model, "literal").extract(TURN, [])
-    assert (a.entity, a.attribute, a.value, a.span) == ("user", "grocery_store", "Aldi", "I might switch to Aldi.")
+    assert (a.entity, a.attribute, a.value, a.span) == (
+        "user",
+        "grocery_store",
+        "Aldi",
+        "I might switch to Aldi.",
+    )
     assert b.span == TURN.text  # not found in the message: the whole message, never invented
     (req,) = model.history
     assert "<CURRENT_MESSAGE>\n" + TURN.text in req.prompt and "2024-05-01" in req.prompt
@@ -82,13 +107,22 @@ def test_matcher_accepts_only_a_listed_field(model):
 
 
 def test_predicates_and_checker(model):
-    model.enqueue({"confirm_when": "the user reports shopping at Aldi now", "abandon_when": "the user keeps Safeway"},
-                  {"verdict": "abandon"})
+    model.enqueue(
+        {
+            "confirm_when": "the user reports shopping at Aldi now",
+            "abandon_when": "the user keeps Safeway",
+        },
+        {"verdict": "abandon"},
+    )
     from agentmemgate.memory import ExtractedTuple
 
-    p = LLMPredicateWriter(model).write(FIELD, ExtractedTuple(attribute="grocery_store", value="Aldi",
-                                                              span="I might switch to Aldi."),
-                                        "Aldi", "Safeway", [])
+    p = LLMPredicateWriter(model).write(
+        FIELD,
+        ExtractedTuple(attribute="grocery_store", value="Aldi", span="I might switch to Aldi."),
+        "Aldi",
+        "Safeway",
+        [],
+    )
     assert p.confirm_when.startswith("the user reports")
     item = StagedState(key=FieldKey.of(FIELD), value="Aldi", staged_at=2, **p.model_dump())
     later = TURN.model_copy(update={"text": "Nah, staying with Safeway.", "t": 8})
@@ -109,18 +143,23 @@ def _trace(factory, arc):
     system.begin([arc.spec.field])
     events = []
     for turn, context in user_turns(arc.sessions):
-        events += [(e.kind, e.t, e.value, e.evidence_type) for e in system.process_turn(turn, context)]
+        events += [
+            (e.kind, e.t, e.value, e.evidence_type) for e in system.process_turn(turn, context)
+        ]
     return events, system.calls, system.snapshot(99)
 
 
-@pytest.mark.parametrize("name", ["literal-gated", "cautious-gated", "plan-typed-cautious",
-                                  "cautious-gated[permissive]"])
+@pytest.mark.parametrize(
+    "name", ["literal-gated", "cautious-gated", "plan-typed-cautious", "cautious-gated[permissive]"]
+)
 def test_llm_path_on_the_scripted_model_gives_the_offline_traces(ws, name):
     get_model("scripted:mem").respond_with(scripted_responder)
     arcs = [get_renderer("offline").render(s) for s in plan_split("controlled", 0, n_per_cell=1)]
     info, llm = get_system(name, model="scripted:mem", workspace=ws)
     _, offline = get_system(name)
-    assert not info.offline and info.components["extractor"].startswith("scripted:mem|memory_extract_")
+    assert not info.offline and info.components["extractor"].startswith(
+        "scripted:mem|memory_extract_"
+    )
     for arc in arcs:
         a, b = _trace(llm, arc), _trace(offline, arc)
         assert a[0] == b[0] and a[1] == b[1]
@@ -164,20 +203,36 @@ def test_through_the_real_openai_sdk(ws, monkeypatch):
         return openai_ok(answer if isinstance(answer, str) else json.dumps(answer))
 
     api = FakeApi(reply)
-    info, factory = get_system("literal-gated", model="openai:gpt-test", workspace=ws,
-                               http_client=api.client(), max_retries=0)
+    info, factory = get_system(
+        "literal-gated",
+        model="openai:gpt-test",
+        workspace=ws,
+        http_client=api.client(),
+        max_retries=0,
+    )
     system = factory()
     system.begin([FIELD])
     events = []
-    for turn, context in conversation("I buy my groceries at Safeway.", "I might switch to Aldi.",
-                                      "What's good for lunch?", "Update: I switched to Aldi last week."):
+    for turn, context in conversation(
+        "I buy my groceries at Safeway.",
+        "I might switch to Aldi.",
+        "What's good for lunch?",
+        "Update: I switched to Aldi last week.",
+    ):
         events += system.process_turn(turn, context)
     kinds = [e.kind for e in events]
     assert "staged" in kinds and "promoted" in kinds and system.read(FieldKey.of(FIELD)) == "Aldi"
     bodies = api.bodies()
-    schemas = {b["response_format"]["json_schema"]["name"] for b in bodies if "response_format" in b}
+    schemas = {
+        b["response_format"]["json_schema"]["name"] for b in bodies if "response_format" in b
+    }
     assert {"ExtractionAnswer", "MatchAnswer", "PredicatesAnswer", "CheckAnswer"} <= schemas
     assert OPENAI_KEY not in all_text(ws)
     purposes = {r["purpose"] for r in ws.db["llm_calls"].rows}
-    assert {"memory.extract.literal", "memory.match", "memory.predicates", "memory.check",
-            "classify.evidence_type"} <= purposes
+    assert {
+        "memory.extract.literal",
+        "memory.match",
+        "memory.predicates",
+        "memory.check",
+        "classify.evidence_type",
+    } <= purposes

@@ -36,22 +36,54 @@ def pairs(style: str, text: str) -> list[tuple[str, str]]:
     return [(x.attribute, x.value) for x in OfflineExtractor(style).extract(turn(text), [])]
 
 
-@pytest.mark.parametrize("text,literal,cautious", [
-    ("I buy my groceries at Safeway.", [("grocery_store", "Safeway")], [("grocery_store", "Safeway")]),
-    ("I might switch to Trader Joe's next month.", [("grocery_store", "Trader Joe's")],
-     [("grocery_plan", "considering Trader Joe's")]),
-    ("I'm definitely going to switch to Aldi.", [("grocery_store", "Aldi")],
-     [("grocery_plan", "planning to switch to Aldi")]),
-    ("Torn between staying with Safeway and switching to Aldi.", [("grocery_store", "Aldi")],
-     [("grocery_plan", "considering Aldi")]),
-    ("Last week I switched from Safeway to Aldi.", [("grocery_store", "Aldi")], [("grocery_store", "Aldi")]),
-    ("I decided against switching to Aldi.", [], []),
-    ("I haven't moved to Denver yet.", [], []),
-    ("I'm not sure whether to move to Denver.", [("home_city", "Denver")], [("home_plan", "considering Denver")]),
-    ("Nope, I'm sticking with Safeway.", [("grocery_store", "Safeway")], [("grocery_store", "Safeway")]),
-    ("What's a good recipe for soup?", [], []),
-    ("I get my prescriptions from Walgreens.", [("pharmacy", "Walgreens")], [("pharmacy", "Walgreens")]),
-])
+@pytest.mark.parametrize(
+    "text,literal,cautious",
+    [
+        (
+            "I buy my groceries at Safeway.",
+            [("grocery_store", "Safeway")],
+            [("grocery_store", "Safeway")],
+        ),
+        (
+            "I might switch to Trader Joe's next month.",
+            [("grocery_store", "Trader Joe's")],
+            [("grocery_plan", "considering Trader Joe's")],
+        ),
+        (
+            "I'm definitely going to switch to Aldi.",
+            [("grocery_store", "Aldi")],
+            [("grocery_plan", "planning to switch to Aldi")],
+        ),
+        (
+            "Torn between staying with Safeway and switching to Aldi.",
+            [("grocery_store", "Aldi")],
+            [("grocery_plan", "considering Aldi")],
+        ),
+        (
+            "Last week I switched from Safeway to Aldi.",
+            [("grocery_store", "Aldi")],
+            [("grocery_store", "Aldi")],
+        ),
+        ("I decided against switching to Aldi.", [], []),
+        ("I haven't moved to Denver yet.", [], []),
+        (
+            "I'm not sure whether to move to Denver.",
+            [("home_city", "Denver")],
+            [("home_plan", "considering Denver")],
+        ),
+        (
+            "Nope, I'm sticking with Safeway.",
+            [("grocery_store", "Safeway")],
+            [("grocery_store", "Safeway")],
+        ),
+        ("What's a good recipe for soup?", [], []),
+        (
+            "I get my prescriptions from Walgreens.",
+            [("pharmacy", "Walgreens")],
+            [("pharmacy", "Walgreens")],
+        ),
+    ],
+)
 def test_extractor_styles_on_hand_written_sentences(text, literal, cautious):
     assert pairs("literal", text) == literal
     assert pairs("cautious", text) == cautious
@@ -59,9 +91,12 @@ def test_extractor_styles_on_hand_written_sentences(text, literal, cautious):
 
 def test_extractor_finds_values_the_catalog_does_not_know_after_change_verbs():
     got = OfflineExtractor("literal").extract(
-        turn("I switched to Helix Editor for my code editor work."), [])
+        turn("I switched to Helix Editor for my code editor work."), []
+    )
     assert [(x.attribute, x.value) for x in got] == [("code_editor", "Helix Editor")]
-    assert OfflineExtractor("literal").extract(turn("I switched to Fooble."), []) == []  # no attribute
+    assert (
+        OfflineExtractor("literal").extract(turn("I switched to Fooble."), []) == []
+    )  # no attribute
 
 
 def test_common_word_values_need_their_capital_letter():
@@ -71,7 +106,8 @@ def test_common_word_values_need_their_capital_letter():
 
 def test_span_is_the_sentence_the_value_came_from():
     (x,) = OfflineExtractor("cautious").extract(
-        turn("Hi there! I might switch to Aldi. Any soup ideas?"), [])
+        turn("Hi there! I might switch to Aldi. Any soup ideas?"), []
+    )
     assert x.span == "I might switch to Aldi."
 
 
@@ -79,48 +115,81 @@ def test_matcher_accepts_by_word_overlap_and_declines_plan_slots():
     m = WordOverlapMatcher()
     assert m.match(ExtractedTuple(attribute="grocery_store", value="Aldi"), [FIELD]) == FIELD
     assert m.match(ExtractedTuple(attribute="groceries", value="Aldi"), [FIELD]) == FIELD
-    assert m.match(ExtractedTuple(attribute="grocery_plan", value="considering Aldi"), [FIELD]) is None
+    assert (
+        m.match(ExtractedTuple(attribute="grocery_plan", value="considering Aldi"), [FIELD]) is None
+    )
     assert m.match(ExtractedTuple(attribute="home_city", value="Denver"), [FIELD]) is None
-    assert m.match(ExtractedTuple(entity="mom", attribute="grocery_store", value="Aldi"), [FIELD]) is None
+    assert (
+        m.match(ExtractedTuple(entity="mom", attribute="grocery_store", value="Aldi"), [FIELD])
+        is None
+    )
 
 
 def test_the_matcher_sees_only_name_and_description():
-    blind = FIELD.model_copy(update={"probe_question": "Where does the user buy groceries at Aldi?"})
+    blind = FIELD.model_copy(
+        update={"probe_question": "Where does the user buy groceries at Aldi?"}
+    )
     assert WordOverlapMatcher().match(ExtractedTuple(attribute="aldi", value="x"), [blind]) is None
 
 
 def test_permissive_matcher_files_plans_and_known_values_under_the_same_quantity():
     p = PermissiveMatcher()
-    assert p.match(ExtractedTuple(attribute="grocery_plan", value="considering Aldi"), [FIELD]) == FIELD
-    assert p.match(ExtractedTuple(attribute="shopping_interest", value="maybe Aldi"), [FIELD]) == FIELD
-    assert p.match(ExtractedTuple(attribute="bag_interest", value="a black messenger"), [FIELD]) is None
+    assert (
+        p.match(ExtractedTuple(attribute="grocery_plan", value="considering Aldi"), [FIELD])
+        == FIELD
+    )
+    assert (
+        p.match(ExtractedTuple(attribute="shopping_interest", value="maybe Aldi"), [FIELD]) == FIELD
+    )
+    assert (
+        p.match(ExtractedTuple(attribute="bag_interest", value="a black messenger"), [FIELD])
+        is None
+    )
 
 
-@pytest.mark.parametrize("attribute,stripped", [
-    ("grocery_plan", "grocery"), ("planned_home_city", "home_city"), ("possible_gym_switch", "gym"),
-    ("grocery_store", "grocery_store"), ("plan", "plan")])
+@pytest.mark.parametrize(
+    "attribute,stripped",
+    [
+        ("grocery_plan", "grocery"),
+        ("planned_home_city", "home_city"),
+        ("possible_gym_switch", "gym"),
+        ("grocery_store", "grocery_store"),
+        ("plan", "plan"),
+    ],
+)
 def test_retry_strips_plan_words_from_the_attribute(attribute, stripped):
     assert strip_attribute(attribute) == stripped
 
 
-@pytest.mark.parametrize("value,stripped", [
-    ("considering Trader Joe's", "Trader Joe's"), ("planning to switch to Aldi", "Aldi"),
-    ("thinking about moving to Denver", "Denver"), ("might switch to Aldi", "Aldi"),
-    ("Aldi (planned)", "Aldi"), ("a possible move to Denver", "Denver"), ("Aldi", "Aldi")])
+@pytest.mark.parametrize(
+    "value,stripped",
+    [
+        ("considering Trader Joe's", "Trader Joe's"),
+        ("planning to switch to Aldi", "Aldi"),
+        ("thinking about moving to Denver", "Denver"),
+        ("might switch to Aldi", "Aldi"),
+        ("Aldi (planned)", "Aldi"),
+        ("a possible move to Denver", "Denver"),
+        ("Aldi", "Aldi"),
+    ],
+)
 def test_retry_strips_plan_framing_from_the_value(value, stripped):
     assert strip_value(value) == stripped
 
 
 def test_retry_resubmits_only_when_the_attribute_changes():
-    again = retry_tuple(ExtractedTuple(attribute="grocery_plan", value="considering Aldi", span="s"))
+    again = retry_tuple(
+        ExtractedTuple(attribute="grocery_plan", value="considering Aldi", span="s")
+    )
     assert (again.attribute, again.value, again.span) == ("grocery", "Aldi", "s")
     assert WordOverlapMatcher().match(again, [FIELD]) == FIELD
     assert retry_tuple(ExtractedTuple(attribute="grocery_store", value="considering Aldi")) is None
 
 
 def staged(value="Aldi"):
-    p = TemplatePredicateWriter().write(FIELD, ExtractedTuple(attribute="grocery_store", value=value),
-                                        value, "Safeway", [])
+    p = TemplatePredicateWriter().write(
+        FIELD, ExtractedTuple(attribute="grocery_store", value=value), value, "Safeway", []
+    )
     return StagedState(key=FieldKey.of(FIELD), value=value, staged_at=2, **p.model_dump())
 
 
@@ -130,20 +199,23 @@ def test_template_predicates_name_the_value_the_field_and_the_kept_value():
     assert "keeping Safeway" in item.abandon_when
 
 
-@pytest.mark.parametrize("text,verdict", [
-    ("Update: I switched to Aldi last week.", "confirm"),
-    ("Picked up the week's groceries at Aldi on Sunday.", "confirm"),  # situational
-    ("Things changed. I shop at Aldi now.", "confirm"),
-    ("I went ahead with the switch I mentioned. No regrets!", "confirm"),  # oblique
-    ("I decided against Aldi, staying with Safeway.", "abandon"),
-    ("Forget what I said about Aldi, not happening.", "abandon"),
-    ("Never mind the switch, I'm sticking with Safeway.", "abandon"),
-    ("Still haven't made up my mind about Aldi.", "neither"),
-    ("I'm still thinking about switching to Aldi.", "neither"),
-    ("Decided to skip switching to Aldi.", "abandon"),
-    ("What's a good soup recipe?", "neither"),
-    ("I did my long run yesterday and it went great.", "neither"),
-])
+@pytest.mark.parametrize(
+    "text,verdict",
+    [
+        ("Update: I switched to Aldi last week.", "confirm"),
+        ("Picked up the week's groceries at Aldi on Sunday.", "confirm"),  # situational
+        ("Things changed. I shop at Aldi now.", "confirm"),
+        ("I went ahead with the switch I mentioned. No regrets!", "confirm"),  # oblique
+        ("I decided against Aldi, staying with Safeway.", "abandon"),
+        ("Forget what I said about Aldi, not happening.", "abandon"),
+        ("Never mind the switch, I'm sticking with Safeway.", "abandon"),
+        ("Still haven't made up my mind about Aldi.", "neither"),
+        ("I'm still thinking about switching to Aldi.", "neither"),
+        ("Decided to skip switching to Aldi.", "abandon"),
+        ("What's a good soup recipe?", "neither"),
+        ("I did my long run yesterday and it went great.", "neither"),
+    ],
+)
 def test_checker_rules(text, verdict):
     assert CueChecker().check(staged(), FIELD, turn(text, 8), []) == verdict
 
@@ -158,8 +230,11 @@ def test_long_values_are_recognized_by_their_capitalized_core():
 @pytest.fixture(scope="module")
 def arcs():
     r = get_renderer("offline")
-    return [r.render(s) for split in ("core", "controlled", "heldout")
-            for s in plan_split(split, 0, n_per_cell=2)]
+    return [
+        r.render(s)
+        for split in ("core", "controlled", "heldout")
+        for s in plan_split(split, 0, n_per_cell=2)
+    ]
 
 
 def test_on_real_arcs_the_literal_extractor_reads_the_initial_statement(arcs):
@@ -169,7 +244,9 @@ def test_on_real_arcs_the_literal_extractor_reads_the_initial_statement(arcs):
         turns = dict(((t.session, t.turn), (t, c)) for t, c in user_turns(arc.sessions))
         t, c = turns[(ref.session, ref.turn)]
         got = ex.extract(t, c)
-        assert (arc.spec.field.attribute, arc.spec.initial_value) in [(x.attribute, x.value) for x in got], arc.id
+        assert (arc.spec.field.attribute, arc.spec.initial_value) in [
+            (x.attribute, x.value) for x in got
+        ], arc.id
 
 
 def test_on_real_arcs_each_plan_value_is_extracted_in_both_styles(arcs):
@@ -178,7 +255,11 @@ def test_on_real_arcs_each_plan_value_is_extracted_in_both_styles(arcs):
         if arc.spec.outcome == "control":
             continue
         ref = arc.plan_turn
-        t, c = next((t, c) for t, c in user_turns(arc.sessions) if (t.session, t.turn) == (ref.session, ref.turn))
+        t, c = next(
+            (t, c)
+            for t, c in user_turns(arc.sessions)
+            if (t.session, t.turn) == (ref.session, ref.turn)
+        )
         lit = OfflineExtractor("literal").extract(t, c)
         assert any(contains_value(x.value, arc.spec.plan_value) for x in lit), arc.id
         cau = OfflineExtractor("cautious").extract(t, c)
@@ -191,10 +272,18 @@ def test_on_real_arcs_the_checker_never_promotes_on_an_abandonment(arcs):
         if arc.spec.outcome != "abandoned":
             continue
         field = arc.spec.field
-        item = StagedState(key=FieldKey.of(field), value=arc.spec.plan_value, confirm_when="",
-                           abandon_when="", staged_at=0)
-        t, c = next((t, c) for t, c in user_turns(arc.sessions)
-                    if (t.session, t.turn) == (arc.outcome_turn.session, arc.outcome_turn.turn))
+        item = StagedState(
+            key=FieldKey.of(field),
+            value=arc.spec.plan_value,
+            confirm_when="",
+            abandon_when="",
+            staged_at=0,
+        )
+        t, c = next(
+            (t, c)
+            for t, c in user_turns(arc.sessions)
+            if (t.session, t.turn) == (arc.outcome_turn.session, arc.outcome_turn.turn)
+        )
         assert checker.check(item, field, t, c) != "confirm", arc.id
 
 
@@ -233,8 +322,9 @@ def test_on_real_arcs_the_checker_memo_answers_as_a_fresh_reading(arcs):
         field = arc.spec.field
         turns = list(user_turns(arc.sessions))
         for value in (arc.spec.plan_value, arc.spec.initial_value):
-            item = StagedState(key=FieldKey.of(field), value=value, confirm_when="",
-                               abandon_when="", staged_at=0)
+            item = StagedState(
+                key=FieldKey.of(field), value=value, confirm_when="", abandon_when="", staged_at=0
+            )
             for t, c in turns:
                 resolve._UNITS.clear()
                 mentions.cache_clear()

@@ -17,7 +17,9 @@ def test_commits_make_half_open_intervals_and_reads_return_the_current_value():
     assert s.read(K) == "Trader Joe's"
     h = s.history(K)
     assert [(iv.value, iv.t_begin, iv.t_end, iv.never_valid, iv.via) for iv in h] == [
-        ("Safeway", 2, 7, False, "commit"), ("Trader Joe's", 7, None, False, "commit")]
+        ("Safeway", 2, 7, False, "commit"),
+        ("Trader Joe's", 7, None, False, "commit"),
+    ]
 
 
 def test_restating_the_current_value_writes_nothing():
@@ -56,8 +58,10 @@ def test_plan_entries_are_masked_and_refresh_turns_them_into_facts():
     assert s.read(K) == "Aldi" and s.open_plans(K) == []
     h = s.history(K)
     assert [(iv.value, iv.plan, iv.t_begin, iv.t_end, iv.via) for iv in h] == [
-        ("Safeway", False, 0, 9, "commit"), ("Aldi", True, 3, 9, "commit"),
-        ("Aldi", False, 9, None, "refresh")]
+        ("Safeway", False, 0, 9, "commit"),
+        ("Aldi", True, 3, 9, "commit"),
+        ("Aldi", False, 9, None, "refresh"),
+    ]
     assert not s.refresh(K, "Kroger", 10)
 
 
@@ -79,7 +83,10 @@ def test_staged_items_end_promoted_discarded_or_pending_and_snapshots_serialize(
     h.resolve(b, "discarded", 7)
     snap = snapshot(s, h, 7, [K])
     assert [(x.value, x.status, x.resolved_at) for x in snap.staged] == [
-        ("Aldi", "promoted", 6), ("Equinox", "discarded", 7), ("Kroger", "pending", None)]
+        ("Aldi", "promoted", 6),
+        ("Equinox", "discarded", 7),
+        ("Kroger", "pending", None),
+    ]
     assert snap.fields[0].current == "Safeway"  # staged items never show in reads
     again = type(snap).model_validate_json(snap.model_dump_json())
     assert again == snap

@@ -13,21 +13,37 @@ PAPER = ["literal-ungated", "literal-gated", "cautious-ungated", "cautious-gated
 
 
 def test_names_cover_the_paper_systems():
-    assert system_names() == PAPER + ["plan-typed-literal", "plan-typed-cautious",
-                                      "plan-typed-literal-strict", "plan-typed-cautious-strict"]
+    assert system_names() == PAPER + [
+        "plan-typed-literal",
+        "plan-typed-cautious",
+        "plan-typed-literal-strict",
+        "plan-typed-cautious-strict",
+    ]
 
 
-@pytest.mark.parametrize("name,canon,twin,gated", [
-    ("literal-gated", "literal-gated", "literal-ungated", True),
-    ("cautious-gated", "cautious-gated", "cautious-ungated", True),
-    ("cautious-gated[retry]", "cautious-gated", "cautious-ungated", True),
-    ("cautious-gated[no-retry]", "cautious-gated[no-retry]", "cautious-ungated", True),
-    ("cautious-ungated[retry]", "cautious-ungated[retry]", None, False),
-    ("literal-gated[permissive, oracle]", "literal-gated[permissive,oracle]",
-     "literal-ungated[permissive,oracle]", True),
-    ("plan-typed-cautious-strict", "plan-typed-cautious-strict", "cautious-ungated", False),
-    ("plan-typed-literal[oracle]", "plan-typed-literal[oracle]", "literal-ungated[oracle]", False),
-])
+@pytest.mark.parametrize(
+    "name,canon,twin,gated",
+    [
+        ("literal-gated", "literal-gated", "literal-ungated", True),
+        ("cautious-gated", "cautious-gated", "cautious-ungated", True),
+        ("cautious-gated[retry]", "cautious-gated", "cautious-ungated", True),
+        ("cautious-gated[no-retry]", "cautious-gated[no-retry]", "cautious-ungated", True),
+        ("cautious-ungated[retry]", "cautious-ungated[retry]", None, False),
+        (
+            "literal-gated[permissive, oracle]",
+            "literal-gated[permissive,oracle]",
+            "literal-ungated[permissive,oracle]",
+            True,
+        ),
+        ("plan-typed-cautious-strict", "plan-typed-cautious-strict", "cautious-ungated", False),
+        (
+            "plan-typed-literal[oracle]",
+            "plan-typed-literal[oracle]",
+            "literal-ungated[oracle]",
+            False,
+        ),
+    ],
+)
 def test_canonical_names_and_twins(name, canon, twin, gated):
     info, _ = get_system(name)
     assert (info.name, info.ungated_twin, info.gated) == (canon, twin, gated)
@@ -48,13 +64,19 @@ def test_info_labels_offline_rules_and_oracles():
     assert oracle.components["extractor"].startswith("oracle-extract-literal.v1#")
 
 
-@pytest.mark.parametrize("name,needle", [
-    ("literal", "Unknown memory system 'literal'; did you mean 'literal-gated'?; choose one of: literal-ungated"),
-    ("cautious-gatd", "did you mean 'cautious-gated'?"),
-    ("literal-gated[fast]", "Unknown option 'fast'"),
-    ("cautious-gated[retry,no-retry]", "both on and off"),
-    ("", "Unknown memory system ''"),
-])
+@pytest.mark.parametrize(
+    "name,needle",
+    [
+        (
+            "literal",
+            "Unknown memory system 'literal'; did you mean 'literal-gated'?; choose one of: literal-ungated",
+        ),
+        ("cautious-gatd", "did you mean 'cautious-gated'?"),
+        ("literal-gated[fast]", "Unknown option 'fast'"),
+        ("cautious-gated[retry,no-retry]", "both on and off"),
+        ("", "Unknown memory system ''"),
+    ],
+)
 def test_unknown_names_and_options_are_one_line_errors(name, needle):
     with pytest.raises(BadInput) as e:
         get_system(name)
@@ -93,8 +115,11 @@ def arcs():
 def _run(name, arc):
     info, factory = get_system(name)
     spec = arc.spec
-    system = factory(truth={spec.field.attribute: [spec.initial_value, spec.plan_value]}) \
-        if info.oracle else factory()
+    system = (
+        factory(truth={spec.field.attribute: [spec.initial_value, spec.plan_value]})
+        if info.oracle
+        else factory()
+    )
     system.begin([spec.field])
     events = []
     for turn, context in user_turns(arc.sessions):
@@ -103,23 +128,31 @@ def _run(name, arc):
     return system, events
 
 
-@pytest.mark.parametrize("name", system_names() + ["cautious-gated[no-retry]",
-                                                   "literal-gated[oracle,permissive]"])
+@pytest.mark.parametrize(
+    "name", system_names() + ["cautious-gated[no-retry]", "literal-gated[oracle,permissive]"]
+)
 def test_every_system_runs_every_core_arc(name, arcs):
     for arc in arcs.values():
         system, events = _run(name, arc)
         assert system.calls >= sum(1 for s in arc.sessions for t in s.turns if t.role == "user")
         for e in events:
-            assert e.kind in ("committed", "corrected", "staged", "plan_committed", "promoted",
-                              "discarded", "refreshed", "dropped_no_field")
+            assert e.kind in (
+                "committed",
+                "corrected",
+                "staged",
+                "plan_committed",
+                "promoted",
+                "discarded",
+                "refreshed",
+                "dropped_no_field",
+            )
 
 
 def test_on_a_real_open_arc_ungated_literal_stores_the_plan_and_the_gate_does_not():
     """An open plan stated with a hedge the offline lexicon calls speculation."""
     r = get_renderer("offline")
     opens = [r.render(s) for s in plan_split("core", 0, n_per_cell=8) if s.outcome == "open"]
-    arc = next(a for a in opens if
-               any(e.kind == "staged" for e in _run("literal-gated", a)[1]))
+    arc = next(a for a in opens if any(e.kind == "staged" for e in _run("literal-gated", a)[1]))
     key = FieldKey.of(arc.spec.field)
     ungated, _ = _run("literal-ungated", arc)
     gated, events = _run("literal-gated", arc)
@@ -137,13 +170,16 @@ def test_the_same_arc_gives_the_same_trace(arcs):
     assert ea == eb and a.snapshot(99) == b.snapshot(99)
 
 
-@pytest.mark.parametrize("kwargs,needle", [
-    (dict(model="nonsense"), "use provider:model"),
-    (dict(model="openai:gpt-x"), "No API key"),
-    (dict(model="scripted:x", workspace="/nonexistent/ws"), "No workspace"),
-    (dict(model="scripted:x", concurrency=0), "concurrency must be at least 1"),
-    (dict(model="scripted:x", bogus=1), "Bad option 'bogus'"),
-])
+@pytest.mark.parametrize(
+    "kwargs,needle",
+    [
+        (dict(model="nonsense"), "use provider:model"),
+        (dict(model="openai:gpt-x"), "No API key"),
+        (dict(model="scripted:x", workspace="/nonexistent/ws"), "No workspace"),
+        (dict(model="scripted:x", concurrency=0), "concurrency must be at least 1"),
+        (dict(model="scripted:x", bogus=1), "Bad option 'bogus'"),
+    ],
+)
 def test_bad_model_settings_are_one_line_errors(kwargs, needle):
     from agentmemgate.errors import AmgError
 

@@ -14,9 +14,17 @@ from agentmemgate.workspace import Workspace
 
 def main() -> None:
     ws, url = Workspace(sys.argv[1], create=False), sys.argv[2]
-    s = run_eval(ws, ["core"], ["graphiti"], model="openai:mock-model", base_url=url,
-                 embedder="openai:mock-embedder", judge="offline", concurrency=1,
-                 show_progress=False)
+    s = run_eval(
+        ws,
+        ["core"],
+        ["graphiti"],
+        model="openai:mock-model",
+        base_url=url,
+        embedder="openai:mock-embedder",
+        judge="offline",
+        concurrency=1,
+        show_progress=False,
+    )
     print(json.dumps({"ran_now": s.ran_now, "already_done": s.already_done, "failed": s.failed}))
 
 

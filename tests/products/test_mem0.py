@@ -18,8 +18,12 @@ from pathlib import Path
 
 import pytest
 
-if importlib.util.find_spec("mem0") is None:  # not imported here: the adapter turns telemetry off first
-    pytest.skip("mem0ai is not installed: pip install 'agentmemgate[mem0]'", allow_module_level=True)
+if (
+    importlib.util.find_spec("mem0") is None
+):  # not imported here: the adapter turns telemetry off first
+    pytest.skip(
+        "mem0ai is not installed: pip install 'agentmemgate[mem0]'", allow_module_level=True
+    )
 
 from agentmemgate.evaluate import run_eval
 from agentmemgate.evaluate.run import load_arcs
@@ -50,19 +54,25 @@ def arcs_ws(tmp_path):
 
 
 def chat_requests(mock, extraction=True):
-    return [r for r in mock.requests if r.path == "/chat/completions"
-            and is_extraction(r.chat) == extraction]
+    return [
+        r
+        for r in mock.requests
+        if r.path == "/chat/completions" and is_extraction(r.chat) == extraction
+    ]
 
 
 def product_rows(ws):
-    return [dict(r) for r in ws.db["eval_product_answers"].rows_where(order_by="arc_id, after_session")]
+    return [
+        dict(r) for r in ws.db["eval_product_answers"].rows_where(order_by="arc_id, after_session")
+    ]
 
 
 def test_a_mem0_run_ingests_in_order_probes_every_session_scores_and_reruns_free(arcs_ws, mock):
     ws = arcs_ws
     arcs = {a.id: a for a, _ in load_arcs(ws, ["core"])}
-    s = run_eval(ws, ["core"], ["mem0"], model=MODEL, base_url=mock.url, concurrency=2,
-                 show_progress=False)
+    s = run_eval(
+        ws, ["core"], ["mem0"], model=MODEL, base_url=mock.url, concurrency=2, show_progress=False
+    )
     assert (s.ran_now, s.failed, s.already_done) == (len(arcs), 0, 0)
 
     # Every session went to Mem0 once, its turns in order with their roles.
@@ -120,8 +130,9 @@ def test_a_mem0_run_ingests_in_order_probes_every_session_scores_and_reruns_free
 
     # A re-run of the finished run makes no model call at all.
     before = len(mock.requests)
-    again = run_eval(ws, ["core"], ["mem0"], model=MODEL, base_url=mock.url, concurrency=2,
-                     show_progress=False)
+    again = run_eval(
+        ws, ["core"], ["mem0"], model=MODEL, base_url=mock.url, concurrency=2, show_progress=False
+    )
     assert (again.ran_now, again.already_done, again.failed) == (0, len(arcs), 0)
     assert len(mock.requests) == before
 
@@ -136,10 +147,20 @@ def test_arcs_in_one_process_are_isolated(tmp_path, mock):
     two.begin("amg-two")
     try:
         day = dt.date(2024, 3, 1)
-        one.ingest(SessionInput(index=0, date=day, turns=(
-            SessionTurn(role="user", text="I live in Boston and my gym is Equinox."),)))
-        two.ingest(SessionInput(index=0, date=day, turns=(
-            SessionTurn(role="user", text="Where can I buy running shoes?"),)))
+        one.ingest(
+            SessionInput(
+                index=0,
+                date=day,
+                turns=(SessionTurn(role="user", text="I live in Boston and my gym is Equinox."),),
+            )
+        )
+        two.ingest(
+            SessionInput(
+                index=0,
+                date=day,
+                turns=(SessionTurn(role="user", text="Where can I buy running shoes?"),),
+            )
+        )
         got_one = one.answer("Which gym is the user a member of?", day)
         got_two = two.answer("Which gym is the user a member of?", day)
         # one extraction and one answer each, though both talk to one endpoint
@@ -147,7 +168,9 @@ def test_arcs_in_one_process_are_isolated(tmp_path, mock):
     finally:
         one.close()
         two.close()
-    assert [r.text for r in got_one.retrieved] == ["User said: I live in Boston and my gym is Equinox."]
+    assert [r.text for r in got_one.retrieved] == [
+        "User said: I live in Boston and my gym is Equinox."
+    ]
     assert all("Equinox" not in r.text for r in got_two.retrieved)
     assert "Equinox" not in got_two.answer
     assert a.provenance["library"] == "mem0ai" and a.provenance["dimensions"] == 64
@@ -162,8 +185,15 @@ def test_a_fatal_upstream_error_stops_the_run_with_one_line(arcs_ws, mock):
 
     mock.responders.insert(0, reject)
     with pytest.raises(FatalProviderError, match="rejected the API key"):
-        run_eval(arcs_ws, ["core"], ["mem0"], model=MODEL, base_url=mock.url, concurrency=1,
-                 show_progress=False)
+        run_eval(
+            arcs_ws,
+            ["core"],
+            ["mem0"],
+            model=MODEL,
+            base_url=mock.url,
+            concurrency=1,
+            show_progress=False,
+        )
     assert len(chat_requests(mock)) == 1  # the product got the error at once: no retries
 
 
@@ -173,8 +203,12 @@ def test_kill_9_mid_arc_then_resume_rebuilds_that_arc_and_keeps_finished_ones(ar
     total_sessions = sum(len(a.sessions) for a, _ in arcs)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     with MockOpenAI(list(RESPONDERS), dim=64, latency=0.08) as mock:
-        proc = subprocess.Popen([sys.executable, str(WORKER), str(ws.path), mock.url], env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(
+            [sys.executable, str(WORKER), str(ws.path), mock.url],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         deadline = time.time() + 120
         try:
             while time.time() < deadline:  # an arc is stored and the next one has begun
@@ -194,14 +228,20 @@ def test_kill_9_mid_arc_then_resume_rebuilds_that_arc_and_keeps_finished_ones(ar
         db = Workspace(ws.path).db
         finished = {r["arc_id"]: r["namespace"] for r in db["eval_product_answers"].rows}
         assert 1 <= len(finished) < len(arcs)
-        cached_bodies = {r["prompt"] for r in db["llm_cache"].rows_where(
-            "purpose = 'product.mem0.chat'")}
+        cached_bodies = {
+            r["prompt"] for r in db["llm_cache"].rows_where("purpose = 'product.mem0.chat'")
+        }
         left = [d for d in (ws.path / "products" / "mem0").iterdir()]
         assert left  # the killed arc's store is still on disk
         first_run = len(mock.requests)
 
-        out = subprocess.run([sys.executable, str(WORKER), str(ws.path), mock.url], env=env,
-                             capture_output=True, text=True, timeout=240)
+        out = subprocess.run(
+            [sys.executable, str(WORKER), str(ws.path), mock.url],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
         assert out.returncode == 0, out.stderr[-2000:]
         summary = json.loads(out.stdout.strip().splitlines()[-1])
         rerun = mock.requests[first_run:]
@@ -214,9 +254,15 @@ def test_kill_9_mid_arc_then_resume_rebuilds_that_arc_and_keeps_finished_ones(ar
     assert len(after) == len(arcs)
     assert all(after[a] == ns for a, ns in finished.items())  # finished arcs not redone
     # The killed arc was rebuilt from scratch, and the cache answered every call made before.
-    resent = [r for r in rerun if r.path == "/chat/completions" and json.dumps(
-        {k: v for k, v in r.body.items() if k != "model"}, ensure_ascii=False,
-        sort_keys=True) in cached_bodies]
+    resent = [
+        r
+        for r in rerun
+        if r.path == "/chat/completions"
+        and json.dumps(
+            {k: v for k, v in r.body.items() if k != "model"}, ensure_ascii=False, sort_keys=True
+        )
+        in cached_bodies
+    ]
     assert resent == []
     extraction_rerun = [r for r in rerun if r.path == "/chat/completions" and is_extraction(r.chat)]
     assert len(extraction_rerun) <= total_sessions - len(cached_bodies)

@@ -81,36 +81,57 @@ def test_embeddings_are_deterministic_unit_vectors_near_for_shared_words():
 
 
 def test_names_in_finds_speakers_and_places():
-    assert names_in("user: Maybe I will move to Seattle.\nassistant: Seattle is lovely, Dana.") == \
-        ["Seattle", "Dana"]
-    assert names_in("What's good at Gold's Gym? I'm at Equinox New York.") == \
-        ["Gold's Gym", "Equinox New York"]
-    assert names_in("Quick question. Equinox Gym is near. Glad you asked, Ana.") == \
-        ["Equinox Gym", "Ana"]
+    assert names_in("user: Maybe I will move to Seattle.\nassistant: Seattle is lovely, Dana.") == [
+        "Seattle",
+        "Dana",
+    ]
+    assert names_in("What's good at Gold's Gym? I'm at Equinox New York.") == [
+        "Gold's Gym",
+        "Equinox New York",
+    ]
+    assert names_in("Quick question. Equinox Gym is near. Glad you asked, Ana.") == [
+        "Equinox Gym",
+        "Ana",
+    ]
 
 
 def test_the_real_sdk_gets_schema_valid_json_text_tools_and_embeddings():
     with MockOpenAI(dim=32) as server:
         client = openai.OpenAI(base_url=server.url, api_key="dummy", max_retries=0)
         out = client.chat.completions.create(
-            model="m", messages=[{"role": "user", "content": "who?"}],
-            response_format={"type": "json_schema",
-                             "json_schema": {"name": "Person", "schema": Person.model_json_schema()}})
+            model="m",
+            messages=[{"role": "user", "content": "who?"}],
+            response_format={
+                "type": "json_schema",
+                "json_schema": {"name": "Person", "schema": Person.model_json_schema()},
+            },
+        )
         Person.model_validate_json(out.choices[0].message.content)
 
-        text = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+        text = client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "hi"}]
+        )
         assert text.choices[0].message.content == "OK"
 
-        obj = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}],
-                                             response_format={"type": "json_object"})
+        obj = client.chat.completions.create(
+            model="m",
+            messages=[{"role": "user", "content": "x"}],
+            response_format={"type": "json_object"},
+        )
         assert json.loads(obj.choices[0].message.content) == {}
 
         tool = client.chat.completions.create(
-            model="m", messages=[{"role": "user", "content": "x"}],
-            tools=[{"type": "function", "function": {"name": "other", "parameters": {}}},
-                   {"type": "function", "function": {"name": "save_pet",
-                                                     "parameters": Pet.model_json_schema()}}],
-            tool_choice={"type": "function", "function": {"name": "save_pet"}})
+            model="m",
+            messages=[{"role": "user", "content": "x"}],
+            tools=[
+                {"type": "function", "function": {"name": "other", "parameters": {}}},
+                {
+                    "type": "function",
+                    "function": {"name": "save_pet", "parameters": Pet.model_json_schema()},
+                },
+            ],
+            tool_choice={"type": "function", "function": {"name": "save_pet"}},
+        )
         call = tool.choices[0].message.tool_calls[0]
         assert call.function.name == "save_pet"
         Pet.model_validate_json(call.function.arguments)
@@ -119,8 +140,9 @@ def test_the_real_sdk_gets_schema_valid_json_text_tools_and_embeddings():
         emb = client.embeddings.create(model="e", input=["Seattle", "I live in Seattle"])
         assert [len(d.embedding) for d in emb.data] == [32, 32]
         assert emb.data[0].embedding == pytest.approx(embed("Seattle", 32), abs=1e-6)
-        floats = client.embeddings.create(model="e", input="Seattle", encoding_format="float",
-                                          dimensions=8)
+        floats = client.embeddings.create(
+            model="e", input="Seattle", encoding_format="float", dimensions=8
+        )
         assert floats.data[0].embedding == pytest.approx(embed("Seattle", 8))
 
         assert [m.id for m in client.models.list()] == ["mock-model", "mock-embedder"]
@@ -145,25 +167,39 @@ def test_responders_pick_on_the_prompt_pass_on_none_and_can_fail_or_give_logprob
             raise MockHTTPError(429, "slow down")
         return None
 
-    schema = {"type": "object", "required": ["names"],
-              "properties": {"names": {"type": "array", "items": {"type": "string"}}}}
+    schema = {
+        "type": "object",
+        "required": ["names"],
+        "properties": {"names": {"type": "array", "items": {"type": "string"}}},
+    }
     with MockOpenAI([entities, rerank], latency=0.01) as server:
         client = openai.OpenAI(base_url=server.url, api_key="dummy", max_retries=0)
         out = client.chat.completions.create(
-            model="m", messages=[{"role": "system", "content": "extract"},
-                                 {"role": "user", "content": "user: I met Ana in Lisbon."}],
-            response_format={"type": "json_schema", "json_schema": {"name": "Entities",
-                                                                    "schema": schema}})
+            model="m",
+            messages=[
+                {"role": "system", "content": "extract"},
+                {"role": "user", "content": "user: I met Ana in Lisbon."},
+            ],
+            response_format={
+                "type": "json_schema",
+                "json_schema": {"name": "Entities", "schema": schema},
+            },
+        )
         assert json.loads(out.choices[0].message.content) == {"names": ["Ana", "Lisbon"]}
 
         ranked = client.chat.completions.create(
-            model="m", messages=[{"role": "user", "content": "is this relevant?"}],
-            logprobs=True, top_logprobs=2)
+            model="m",
+            messages=[{"role": "user", "content": "is this relevant?"}],
+            logprobs=True,
+            top_logprobs=2,
+        )
         top = ranked.choices[0].logprobs.content[0].top_logprobs[0]
         assert (top.token, top.logprob) == ("True", -0.5)
 
         with pytest.raises(openai.RateLimitError, match="slow down"):
-            client.chat.completions.create(model="m", messages=[{"role": "user", "content": "boom"}])
+            client.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "boom"}]
+            )
         assert [r.status for r in server.requests] == [200, 200, 429]
         assert seen == ["json_schema", "text", "text"]
 
@@ -180,17 +216,25 @@ def test_bad_requests_get_api_errors_not_hangs():
 
 
 def test_json_object_requests_with_a_schema_in_the_prompt_and_llama_cpp_refusals():
-    prompt = ("Extract the pet.\n\nRespond with a JSON object in the following format:\n\n"
-              + json.dumps(Pet.model_json_schema()))
+    prompt = (
+        "Extract the pet.\n\nRespond with a JSON object in the following format:\n\n"
+        + json.dumps(Pet.model_json_schema())
+    )
     with MockOpenAI([refuses_json_schema]) as server:
         client = openai.OpenAI(base_url=server.url, api_key="dummy", max_retries=0)
-        out = client.chat.completions.create(model="m", messages=[{"role": "user",
-                                                                   "content": prompt}],
-                                             response_format={"type": "json_object"})
+        out = client.chat.completions.create(
+            model="m",
+            messages=[{"role": "user", "content": prompt}],
+            response_format={"type": "json_object"},
+        )
         Pet.model_validate_json(out.choices[0].message.content)
         assert server.chats()[0].schema_name == "Pet"
         with pytest.raises(openai.InternalServerError, match="Input should be 'text' or"):
             client.chat.completions.create(
-                model="m", messages=[{"role": "user", "content": "x"}],
-                response_format={"type": "json_schema",
-                                 "json_schema": {"name": "Pet", "schema": Pet.model_json_schema()}})
+                model="m",
+                messages=[{"role": "user", "content": "x"}],
+                response_format={
+                    "type": "json_schema",
+                    "json_schema": {"name": "Pet", "schema": Pet.model_json_schema()},
+                },
+            )

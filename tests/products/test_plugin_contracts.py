@@ -17,11 +17,15 @@ GROUP = plugins.GROUP
 
 @pytest.fixture
 def entry_points(monkeypatch):
-    eps = [importlib.metadata.EntryPoint(name=n, value=v, group=GROUP) for n, v in (
-        ("asks-the-model", "products.plugin_doubles:AsksTheModel"),
-        ("quiet", "products.plugin_doubles:make_quiet"),
-        ("forty-two", "products.plugin_doubles:not_a_system"),
-        ("full-context", "products.plugin_doubles:make_quiet"))]
+    eps = [
+        importlib.metadata.EntryPoint(name=n, value=v, group=GROUP)
+        for n, v in (
+            ("asks-the-model", "products.plugin_doubles:AsksTheModel"),
+            ("quiet", "products.plugin_doubles:make_quiet"),
+            ("forty-two", "products.plugin_doubles:not_a_system"),
+            ("full-context", "products.plugin_doubles:make_quiet"),
+        )
+    ]
     monkeypatch.setattr(plugins, "entry_points", lambda: eps)
     return eps
 
@@ -39,10 +43,15 @@ def test_an_answering_plugin_with_options_gets_the_run_model(entry_points, ws):
 
 def test_a_factory_function_is_told_apart_by_what_it_makes(entry_points):
     found = {p.name: p for p in plugins.plugins()}
-    assert found["quiet"].contract == "answering" and found["quiet"].info.description == "never knows"
+    assert (
+        found["quiet"].contract == "answering" and found["quiet"].info.description == "never knows"
+    )
     assert found["asks-the-model"].contract == "answering"
     a = get_answering("quiet", AnsweringOptions())
-    assert a.model == "offline" and a.factory().answer("q", dt.date(2024, 1, 1)).answer == "I don't know."
+    assert (
+        a.model == "offline"
+        and a.factory().answer("q", dt.date(2024, 1, 1)).answer == "I don't know."
+    )
 
 
 def test_neither_contract_is_one_line_and_lists_the_rest(entry_points):

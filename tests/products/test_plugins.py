@@ -69,16 +69,32 @@ def plugins(tmp_path_factory):
     """Both packages built and installed by pip into a directory that is put on PYTHONPATH."""
     root = tmp_path_factory.mktemp("plugins")
     toml, py = docs_plugin()
-    for name, files in (("recent", {"pyproject.toml": toml, "amg_recent.py": py}),
-                        ("extra", {"pyproject.toml": EXTRA_TOML, "amg_extra.py": EXTRA_PY})):
+    for name, files in (
+        ("recent", {"pyproject.toml": toml, "amg_recent.py": py}),
+        ("extra", {"pyproject.toml": EXTRA_TOML, "amg_extra.py": EXTRA_PY}),
+    ):
         (root / name).mkdir()
         for f, text in files.items():
             (root / name / f).write_text(text, encoding="utf-8")
     target = root / "site"
-    r = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
-                        "--disable-pip-version-check", "--target", str(target),
-                        str(root / "recent"), str(root / "extra")],
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "--target",
+            str(target),
+            str(root / "recent"),
+            str(root / "extra"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     assert (target / "amg_recent.py").is_file()
     ws = root / "ws"
@@ -91,8 +107,13 @@ def plugins(tmp_path_factory):
 
 def amg(target: Path, *args) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(target), str(ROOT)])}
-    return subprocess.run([sys.executable, "-c", "from agentmemgate.cli import main; main()",
-                           *map(str, args)], capture_output=True, text=True, env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", "from agentmemgate.cli import main; main()", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
 
 
 def test_eval_systems_lists_plugins_and_a_broken_one_spoils_nothing(plugins):
@@ -100,8 +121,10 @@ def test_eval_systems_lists_plugins_and_a_broken_one_spoils_nothing(plugins):
     r = amg(target, "eval", "systems")
     assert r.returncode == 0, r.stderr
     lines = {line.split()[0]: line for line in r.stdout.splitlines()}
-    assert "answering system from package amg-recent: the user's last 3 messages" in \
-        lines["recent-messages"]
+    assert (
+        "answering system from package amg-recent: the user's last 3 messages"
+        in lines["recent-messages"]
+    )
     assert "component system from package amg-extra" in lines["remember-nothing"]
     assert "plug-in 'broken-one' from package amg-extra is broken" in lines["broken-one"]
     assert "ModuleNotFoundError" in lines["broken-one"]
@@ -112,8 +135,20 @@ def test_eval_systems_lists_plugins_and_a_broken_one_spoils_nothing(plugins):
 
 def test_the_docs_plugin_runs_and_is_reported(plugins):
     target, ws = plugins
-    r = amg(target, "eval", "run", "--system", "recent-messages", "--system", "remember-nothing",
-            "--split", "core", "--workspace", ws, "--no-progress")
+    r = amg(
+        target,
+        "eval",
+        "run",
+        "--system",
+        "recent-messages",
+        "--system",
+        "remember-nothing",
+        "--split",
+        "core",
+        "--workspace",
+        ws,
+        "--no-progress",
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     assert "systems: recent-messages, remember-nothing" in r.stdout
     assert "ran now 6" in r.stdout and "failed 0" in r.stdout
@@ -123,8 +158,9 @@ def test_the_docs_plugin_runs_and_is_reported(plugins):
     from agentmemgate.cli import app
 
     arc = _arc_ids(ws)[0]
-    show = CliRunner().invoke(app, ["eval", "show", arc, "--system", "recent-messages",
-                                    "--workspace", str(ws)])
+    show = CliRunner().invoke(
+        app, ["eval", "show", arc, "--system", "recent-messages", "--workspace", str(ws)]
+    )
     assert show.exit_code == 0, show.output
     assert re.search(r"Answer after session 0: ['\"]Last you told me:", show.output)
     assert "Retrieved for the probe after session 0:" in show.output
@@ -135,8 +171,18 @@ def test_the_docs_plugin_runs_and_is_reported(plugins):
     assert meta["recent-messages"]["provenance"]["library"] == "amg-recent"
     assert meta["recent-messages"]["provenance"]["library_version"] == "0.1.0"
     assert meta["remember-nothing"]["kind"] == "component"
-    again = amg(target, "eval", "run", "--system", "recent-messages", "--split", "core",
-                "--workspace", ws, "--no-progress")
+    again = amg(
+        target,
+        "eval",
+        "run",
+        "--system",
+        "recent-messages",
+        "--split",
+        "core",
+        "--workspace",
+        ws,
+        "--no-progress",
+    )
     assert "ran now 0" in again.stdout and "already stored 3" in again.stdout
 
 

@@ -38,28 +38,48 @@ def one_line_error(result, needle):
 
 def test_answer_probe_sends_the_memories_the_question_and_the_date_only(ws):
     model = get_model("scripted:answer", workspace=ws).enqueue("  You use Deezer.  ")
-    mems = [Retrieved(text="User uses Pandora", score=0.9),
-            Retrieved(text="User  plans to\nswitch to Deezer", valid_at="2024-01-08",
-                      invalid_at="2024-02-01", meta={"id": "m-17"})]
+    mems = [
+        Retrieved(text="User uses Pandora", score=0.9),
+        Retrieved(
+            text="User  plans to\nswitch to Deezer",
+            valid_at="2024-01-08",
+            invalid_at="2024-02-01",
+            meta={"id": "m-17"},
+        ),
+    ]
     assert answer_probe(model, "Which music app does the user use?", DAY, mems) == "You use Deezer."
     sent = model.history[0]
     expected = rubrics.load("product_answer", 1).render(
         memories="1. User uses Pandora\n2. User plans to switch to Deezer (true from 2024-01-08; "
-                 "no longer true from 2024-02-01)",
-        question="Which music app does the user use?", date="2024-03-05")
+        "no longer true from 2024-02-01)",
+        question="Which music app does the user use?",
+        date="2024-03-05",
+    )
     assert sent.prompt == expected and sent.system is None  # nothing else: no score, no ids
     assert "m-17" not in sent.prompt and "0.9" not in sent.prompt
     assert format_memories([]) == "(no memories were retrieved)"
 
 
 def test_full_context_transcript_has_every_session_date_and_role():
-    s = [SessionInput(index=0, date=dt.date(2024, 1, 1),
-                      turns=(SessionTurn(role="user", text="I use Pandora."),
-                             SessionTurn(role="assistant", text="Noted."))),
-         SessionInput(index=1, date=dt.date(2024, 1, 8),
-                      turns=(SessionTurn(role="user", text="I might switch to Deezer."),))]
-    assert transcript(s) == ("Session 1 (2024-01-01)\nuser: I use Pandora.\nassistant: Noted.\n\n"
-                             "Session 2 (2024-01-08)\nuser: I might switch to Deezer.")
+    s = [
+        SessionInput(
+            index=0,
+            date=dt.date(2024, 1, 1),
+            turns=(
+                SessionTurn(role="user", text="I use Pandora."),
+                SessionTurn(role="assistant", text="Noted."),
+            ),
+        ),
+        SessionInput(
+            index=1,
+            date=dt.date(2024, 1, 8),
+            turns=(SessionTurn(role="user", text="I might switch to Deezer."),),
+        ),
+    ]
+    assert transcript(s) == (
+        "Session 1 (2024-01-01)\nuser: I use Pandora.\nassistant: Noted.\n\n"
+        "Session 2 (2024-01-08)\nuser: I might switch to Deezer."
+    )
     assert transcript([]) == "(no conversation yet)"
 
 
@@ -71,23 +91,32 @@ def test_answering_systems_refuse_the_offline_model(name):
 
 def _without(monkeypatch, library):
     real = importlib.util.find_spec
-    monkeypatch.setattr(registry.importlib.util, "find_spec",
-                        lambda n, *a: None if n == library else real(n, *a))
+    monkeypatch.setattr(
+        registry.importlib.util, "find_spec", lambda n, *a: None if n == library else real(n, *a)
+    )
 
 
 def test_a_missing_product_names_its_install_command(monkeypatch):
     _without(monkeypatch, "mem0")
-    with pytest.raises(MissingExtra, match=r"^mem0 is not installed: pip install 'agentmemgate\[mem0\]'$"):
+    with pytest.raises(
+        MissingExtra, match=r"^mem0 is not installed: pip install 'agentmemgate\[mem0\]'$"
+    ):
         get_answering("mem0", AnsweringOptions(model="scripted:x"))
     from agentmemgate.evaluate import available_systems
 
     line = next(x for x in available_systems() if x.name == "mem0")
-    assert not line.available and line.note == "mem0 is not installed: pip install 'agentmemgate[mem0]'"
+    assert (
+        not line.available
+        and line.note == "mem0 is not installed: pip install 'agentmemgate[mem0]'"
+    )
 
 
 def test_an_installed_library_without_its_adapter_says_so(monkeypatch):
-    monkeypatch.setitem(registry.PRODUCTS, "mem0", registry.Product(
-        "mem0", "agentmemgate.products.no_such_adapter", "json", "json", "test"))
+    monkeypatch.setitem(
+        registry.PRODUCTS,
+        "mem0",
+        registry.Product("mem0", "agentmemgate.products.no_such_adapter", "json", "json", "test"),
+    )
     with pytest.raises(BadInput, match="The mem0 adapter is not part of this build"):
         get_answering("mem0", AnsweringOptions(model="scripted:x"))
 
@@ -108,21 +137,41 @@ def test_the_product_hook_gets_the_options_and_its_provenance_is_stored(ws, monk
         seen.append(options)
         model = get_model(options.model, workspace=options.workspace)
         info = SystemInfo(name="mem0", description="a stand-in product", gated=False, offline=False)
-        return Answering(info=info, factory=lambda: NoMemory(info, model), model=options.model,
-                         provenance={"product": "mem0", "library": "mem0ai",
-                                     "library_version": "9.9", "model": options.model,
-                                     "embedder": options.embedder, "dimensions": 8,
-                                     "store": "in-memory"})
+        return Answering(
+            info=info,
+            factory=lambda: NoMemory(info, model),
+            model=options.model,
+            provenance={
+                "product": "mem0",
+                "library": "mem0ai",
+                "library_version": "9.9",
+                "model": options.model,
+                "embedder": options.embedder,
+                "dimensions": 8,
+                "store": "in-memory",
+            },
+        )
 
     monkeypatch.setattr(registry, "load_product", lambda name: build)
     get_model("scripted:prod").respond_with(lambda req: "I don't know.")
-    s = run_eval(ws, ["core"], ["mem0"], model="scripted:prod", base_url="http://10.0.0.1:9/v1",
-                 embedder="openai:embed-small", embedder_base_url="http://10.0.0.2:9/v1",
-                 show_progress=False)
+    s = run_eval(
+        ws,
+        ["core"],
+        ["mem0"],
+        model="scripted:prod",
+        base_url="http://10.0.0.1:9/v1",
+        embedder="openai:embed-small",
+        embedder_base_url="http://10.0.0.2:9/v1",
+        show_progress=False,
+    )
     assert s.names == ["mem0@scripted:prod"] and s.ran_now == 1
     o = seen[0]
     assert (o.model, o.embedder, o.embedder_base_url, o.base_url) == (
-        "scripted:prod", "openai:embed-small", "http://10.0.0.2:9/v1", "http://10.0.0.1:9/v1")
+        "scripted:prod",
+        "openai:embed-small",
+        "http://10.0.0.2:9/v1",
+        "http://10.0.0.1:9/v1",
+    )
     assert o.workspace is not None and o.workspace.path == ws.path
     row = next(ws.db["eval_systems"].rows_where("name = ?", ["mem0@scripted:prod"]))
     prov = json.loads(row["options"])
@@ -135,19 +184,29 @@ def test_the_product_hook_gets_the_options_and_its_provenance_is_stored(ws, monk
 
 def test_cli_one_line_errors(ws, monkeypatch):
     w = str(ws.path)
-    one_line_error(runner.invoke(app, ["eval", "run", "--system", "nonesuch", "--workspace", w]),
-                   "Unknown memory system 'nonesuch'; systems: literal-ungated,")
+    one_line_error(
+        runner.invoke(app, ["eval", "run", "--system", "nonesuch", "--workspace", w]),
+        "Unknown memory system 'nonesuch'; systems: literal-ungated,",
+    )
     r = runner.invoke(app, ["eval", "run", "--system", "nonesuch", "--workspace", w])
     assert "full-context, no-memory, mem0, graphiti" in r.output and "amg eval systems" in r.output
-    one_line_error(runner.invoke(app, ["eval", "run", "--system", "full-context", "--workspace", w]),
-                   "full-context needs --model provider:model")
-    one_line_error(runner.invoke(app, ["eval", "run", "--system", "no-memory", "--no-retry",
-                                       "--workspace", w]),
-                   "apply to component systems")
+    one_line_error(
+        runner.invoke(app, ["eval", "run", "--system", "full-context", "--workspace", w]),
+        "full-context needs --model provider:model",
+    )
+    one_line_error(
+        runner.invoke(
+            app, ["eval", "run", "--system", "no-memory", "--no-retry", "--workspace", w]
+        ),
+        "apply to component systems",
+    )
     _without(monkeypatch, "mem0")
-    one_line_error(runner.invoke(app, ["eval", "run", "--system", "mem0", "--model",
-                                       "scripted:x", "--workspace", w]),
-                   "mem0 is not installed: pip install 'agentmemgate[mem0]'")
+    one_line_error(
+        runner.invoke(
+            app, ["eval", "run", "--system", "mem0", "--model", "scripted:x", "--workspace", w]
+        ),
+        "mem0 is not installed: pip install 'agentmemgate[mem0]'",
+    )
 
 
 def test_cli_eval_systems_one_line_each():

@@ -15,8 +15,14 @@ def _tiny_template(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("tiny")
     ws = Workspace(root / "ws")
-    generate(ws, get_renderer("offline"), ["core", "heldout", "controlled"], seed=0, n_per_cell=1,
-             show_progress=False)
+    generate(
+        ws,
+        get_renderer("offline"),
+        ["core", "heldout", "controlled"],
+        seed=0,
+        n_per_cell=1,
+        show_progress=False,
+    )
     ws.db.conn.close()
     return root / "ws"
 

@@ -17,15 +17,24 @@ from agentmemgate.validate.pairs import (
 from agentmemgate.validate.store import load_verdicts
 
 
-@pytest.mark.parametrize("a, b, equivalent", [
-    ("The Ghost 14", "ghost 14.", True),           # case, punctuation, leading article
-    ("Counter Culture, Hologram", "hologram counter culture", True),  # word order
-    ("Ghost 14", "Ghost 15", False),
-    ("Ghost 14", "thinking about switching to Ghost 14", False),  # a plan is not a current value
-    ("oat milk", "almond milk", False),
-])
+@pytest.mark.parametrize(
+    "a, b, equivalent",
+    [
+        ("The Ghost 14", "ghost 14.", True),  # case, punctuation, leading article
+        ("Counter Culture, Hologram", "hologram counter culture", True),  # word order
+        ("Ghost 14", "Ghost 15", False),
+        (
+            "Ghost 14",
+            "thinking about switching to Ghost 14",
+            False,
+        ),  # a plan is not a current value
+        ("oat milk", "almond milk", False),
+    ],
+)
 def test_normalized_string_judge(a, b, equivalent):
-    v = get_judge("offline").ask(EquivalenceQuestion(field="shoe", description="d", first=a, second=b))
+    v = get_judge("offline").ask(
+        EquivalenceQuestion(field="shoe", description="d", first=a, second=b)
+    )
     assert v.equivalent is equivalent and 0 <= v.confidence <= 1 and v.rationale
 
 
@@ -46,7 +55,11 @@ def test_pairs_from_the_splits_and_over_sampled_borderline(tiny):
     for p in pairs:
         s = by_arc[p.arc_id].spec
         if p.kind == "plan_vs_current":
-            assert (p.reference, p.candidate, p.expected) == (s.initial_value, s.plan_value, "not_equivalent")
+            assert (p.reference, p.candidate, p.expected) == (
+                s.initial_value,
+                s.plan_value,
+                "not_equivalent",
+            )
         if p.kind == "near_miss":
             assert p.candidate not in s.label_values and p.field == s.field.attribute
     population_share = sum(p.borderline for p in pairs) / len(pairs)
@@ -63,8 +76,10 @@ def test_one_family_only_is_reported_and_same_family_rejudge_refused(tiny):
     assert r.pairs == 20 and r.agreement is None
     assert any("heuristic" in n for n in r.notes) and any("--rejudge" in n for n in r.notes)
     rows = load_verdicts(tiny, ["equivalence"])
-    assert len(rows) == 20 and {tuple(x.options) for x in rows} == {("reference", "candidate"),
-                                                                     ("candidate", "reference")}
+    assert len(rows) == 20 and {tuple(x.options) for x in rows} == {
+        ("reference", "candidate"),
+        ("candidate", "reference"),
+    }
     with pytest.raises(SameFamilyJudge, match="same family as the first judge offline"):
         run_equivalence_pairs(tiny, ["core"], rejudge="offline", n=5, show_progress=False)
     assert equivalence_report(tiny).pairs == 20  # the refused run changed nothing

@@ -40,32 +40,65 @@ def openai_judge(tiny, monkeypatch):
 
 
 def test_recovery_request_bodies_are_blind(tiny, openai_judge):
-    api = FakeApi(lambda req: openai_ok({"level": _listed(_prompt(req))[0], "rationale": "First listed."}))
-    summary = judge_arcs(tiny, ["controlled"], [openai_judge(api)], ["recovery"], show_progress=False)
+    api = FakeApi(
+        lambda req: openai_ok({"level": _listed(_prompt(req))[0], "rationale": "First listed."})
+    )
+    summary = judge_arcs(
+        tiny, ["controlled"], [openai_judge(api)], ["recovery"], show_progress=False
+    )
     arcs = list(tiny.arcs("controlled"))
     assert summary.judged_now == len(arcs) == len(api.requests) == 9
     rows = {r.item_id: r for r in load_verdicts(tiny, ["recovery"])}
     orders = set()
     for arc in arcs:
-        (body,) = [b for b in api.bodies() if transcript(chat_sessions(arc)) in b["messages"][-1]["content"]]
+        (body,) = [
+            b
+            for b in api.bodies()
+            if transcript(chat_sessions(arc)) in b["messages"][-1]["content"]
+        ]
         raw, prompt = json.dumps(body), body["messages"][-1]["content"]
         s = arc.spec
-        hidden = [arc.id, s.split, s.factor, s.field.description, s.field.probe_question,
-                  "plan_turn", "outcome_turn", "pending_turn", "came_true", "abandoned", "expected_value",
-                  "hedge_strength", "confirmation_wording", "controlled", "heldout", '"intended"',
-                  '"split"', '"factor"', '"outcome"', '"field"', "plan_value", "initial_value"]
+        hidden = [
+            arc.id,
+            s.split,
+            s.factor,
+            s.field.description,
+            s.field.probe_question,
+            "plan_turn",
+            "outcome_turn",
+            "pending_turn",
+            "came_true",
+            "abandoned",
+            "expected_value",
+            "hedge_strength",
+            "confirmation_wording",
+            "controlled",
+            "heldout",
+            '"intended"',
+            '"split"',
+            '"factor"',
+            '"outcome"',
+            '"field"',
+            "plan_value",
+            "initial_value",
+        ]
         if "_" in s.field.attribute:  # a one-word attribute ("gym") is ordinary conversation text
             hidden.append(s.field.attribute)
         assert not [h for h in hidden if h in raw], arc.id
         assert ">>" not in prompt and not re.search(r"\bturn \d", prompt, re.I)
         assert [m["role"] for m in body["messages"]] == ["user"]  # no system prompt carrying more
         listed = _listed(prompt)
-        assert sorted(listed) == sorted(paper_design().levels(s.factor))  # every level once: none singled out
+        assert sorted(listed) == sorted(
+            paper_design().levels(s.factor)
+        )  # every level once: none singled out
         if s.factor == "hedge_strength":
             assert "completed_change" in listed
         assert listed == rows[arc.id].options == shuffled_levels(s.factor, option_seed(arc.id))
         assert rows[arc.id].option_seed == option_seed(arc.id)
-        assert body["response_format"]["json_schema"]["schema"]["properties"]["level"]["enum"] == listed
+        assert (
+            body["response_format"]["json_schema"]["schema"]["properties"]["level"]["enum"]
+            == listed
+        )
         orders.add(tuple(listed))
     assert len(orders) > 2  # shuffled per arc
     assert OPENAI_KEY not in all_text(tiny)
@@ -73,11 +106,12 @@ def test_recovery_request_bodies_are_blind(tiny, openai_judge):
 
 def test_invalid_json_and_unknown_levels_are_retried_then_stored_as_failures(tiny, openai_judge):
     api = FakeApi(
-        openai_ok('{"level": "came_tr'),                              # arc 1: invalid JSON,
-        openai_ok({"level": "very_hedged", "rationale": "x"}),        # then a level that does not exist,
-        openai_ok({"level": "CAME TRUE", "rationale": "x"}),          # and again: a judge failure
-        openai_ok({"level": "nonsense", "rationale": "x"}),           # arc 2: bad once,
-        lambda req: openai_ok({"level": _listed(_prompt(req))[0], "rationale": "First listed."}))
+        openai_ok('{"level": "came_tr'),  # arc 1: invalid JSON,
+        openai_ok({"level": "very_hedged", "rationale": "x"}),  # then a level that does not exist,
+        openai_ok({"level": "CAME TRUE", "rationale": "x"}),  # and again: a judge failure
+        openai_ok({"level": "nonsense", "rationale": "x"}),  # arc 2: bad once,
+        lambda req: openai_ok({"level": _listed(_prompt(req))[0], "rationale": "First listed."}),
+    )
     judge = openai_judge(api, concurrency=1)
     s = judge_arcs(tiny, ["core"], [judge], ["recovery"], show_progress=False)
     assert (s.judged_now, s.failures) == (3, 1)
@@ -103,12 +137,21 @@ def test_realism_and_equivalence_through_anthropic(tiny, monkeypatch):
         body = json.loads(req.content)
         tool = body["tool_choice"]["name"]
         if tool == "record_RealismAnswer":
-            return anthropic_ok({"natural": {"verdict": "pass", "rationale": "Reads like chat."},
-                                 "motivated": {"verdict": "fail", "rationale": "No reason given."}}, tool=tool)
-        return anthropic_ok({"verdict": "equivalent", "confidence": 0.7, "rationale": "Same value."}, tool=tool)
+            return anthropic_ok(
+                {
+                    "natural": {"verdict": "pass", "rationale": "Reads like chat."},
+                    "motivated": {"verdict": "fail", "rationale": "No reason given."},
+                },
+                tool=tool,
+            )
+        return anthropic_ok(
+            {"verdict": "equivalent", "confidence": 0.7, "rationale": "Same value."}, tool=tool
+        )
 
     api = FakeApi(reply)
-    judge = get_judge("anthropic:claude-test", workspace=tiny, http_client=api.client(), max_retries=0)
+    judge = get_judge(
+        "anthropic:claude-test", workspace=tiny, http_client=api.client(), max_retries=0
+    )
     assert judge.family == "anthropic"
     judge_arcs(tiny, ["core"], [judge], ["realism"], show_progress=False)
     for b in api.bodies():
@@ -128,7 +171,10 @@ def test_realism_and_equivalence_through_anthropic(tiny, monkeypatch):
     assert len(eq_bodies) == 6
     rows = load_verdicts(tiny, ["equivalence"])
     assert {r.confidence for r in rows} == {0.7} and {r.verdict for r in rows} == {"equivalent"}
-    assert {tuple(r.options) for r in rows} == {("reference", "candidate"), ("candidate", "reference")}
+    assert {tuple(r.options) for r in rows} == {
+        ("reference", "candidate"),
+        ("candidate", "reference"),
+    }
     prompts = [b["messages"][0]["content"] for b in eq_bodies]
     for r in rows:  # the stored order is the order the judge saw
         p = next(p for p in pairs if p.id == r.item_id)
@@ -170,8 +216,9 @@ def _first_listed_judge(ws, base_url: str):
         return openai_ok({"natural": ok, "motivated": ok})
 
     api = FakeApi(reply)
-    return get_judge("openai:judge", workspace=ws, base_url=base_url, http_client=api.client(),
-                     max_retries=0), api
+    return get_judge(
+        "openai:judge", workspace=ws, base_url=base_url, http_client=api.client(), max_retries=0
+    ), api
 
 
 def test_a_judge_on_the_generators_own_server_is_the_same_family(ws):
@@ -190,7 +237,10 @@ def test_a_judge_on_the_generators_own_server_is_the_same_family(ws):
     assert s.generator_families == ["openai-compatible:gen.local:8000"] and not s.same_family_judges
     assert len(api.requests) == 3
     rep = validation_report(ws, ["core"])
-    assert rep.generator_families == ["openai-compatible:gen.local:8000"] and not rep.same_family_judges
+    assert (
+        rep.generator_families == ["openai-compatible:gen.local:8000"]
+        and not rep.same_family_judges
+    )
 
     # the same model name at another server is another judge: asked again, not "already stored"
     s = judge_arcs(ws, ["core"], [same], ["recovery"], allow_same_family=True, show_progress=False)
@@ -208,7 +258,10 @@ def test_base_url_goes_to_openai_judges_only_and_a_missing_key_names_the_judge_f
         resolve_judges(ws, ["anthropic:claude-x", "offline"], base_url=OTHER_URL)
     with pytest.raises(MissingApiKey) as e:
         resolve_judges(ws, ["anthropic:claude-x"])
-    assert str(e.value) == "No API key for judge anthropic:claude-x: set ANTHROPIC_API_KEY or pass --judge offline"
+    assert (
+        str(e.value)
+        == "No API key for judge anthropic:claude-x: set ANTHROPIC_API_KEY or pass --judge offline"
+    )
     monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
     claude, local = resolve_judges(ws, ["anthropic:claude-x", "openai:local"], base_url=OTHER_URL)
     assert claude.model.base_url is None and claude.family == "anthropic"

@@ -57,8 +57,15 @@ def test_one_repeat_is_not_a_pattern_but_three_are():
 def _chat(*sessions, plan=(0, 2), dates=("2024-03-01", "2024-03-09")):
     out = []
     for date, turns in zip(dates, sessions):
-        out.append(ChatSession(date=date, turns=tuple(
-            ChatTurn(role="user" if i % 2 == 0 else "assistant", text=t) for i, t in enumerate(turns))))
+        out.append(
+            ChatSession(
+                date=date,
+                turns=tuple(
+                    ChatTurn(role="user" if i % 2 == 0 else "assistant", text=t)
+                    for i, t in enumerate(turns)
+                ),
+            )
+        )
     return RealismQuestion(sessions=tuple(out), plan_session=plan[0], plan_turn=plan[1])
 
 
@@ -67,12 +74,17 @@ def _ask(q):
 
 
 GOOD = _chat(
-    ["I shop at the co-op on Elm. How do I make spinach last longer?",
-     "Spinach lasts longer wrapped loosely in a dry towel in the crisper drawer.",
-     "I'm thinking of trying the market downtown instead, because the co-op keeps running out of things.",
-     "Worth a look. Compare the prices on what you buy every week before you decide."],
-    ["Remember the market I brought up last time? I tried it on Wednesday and I'm shopping there now.",
-     "Glad it worked out. Keep an eye on the receipts for the first month."])
+    [
+        "I shop at the co-op on Elm. How do I make spinach last longer?",
+        "Spinach lasts longer wrapped loosely in a dry towel in the crisper drawer.",
+        "I'm thinking of trying the market downtown instead, because the co-op keeps running out of things.",
+        "Worth a look. Compare the prices on what you buy every week before you decide.",
+    ],
+    [
+        "Remember the market I brought up last time? I tried it on Wednesday and I'm shopping there now.",
+        "Glad it worked out. Keep an eye on the receipts for the first month.",
+    ],
+)
 
 
 def test_a_hand_written_good_conversation_passes():
@@ -82,39 +94,86 @@ def test_a_hand_written_good_conversation_passes():
 
 def test_hand_written_defects_are_flagged():
     # "like I said" in the very first session
-    q = _chat(["Like I said, I shop at the co-op. Any tips for storing herbs?",
-               "Stand herbs in a glass of water in the fridge door.",
-               "I might try the market downtown.", "Sure, compare a few prices first."], ["Hi again.", "Hello!"])
+    q = _chat(
+        [
+            "Like I said, I shop at the co-op. Any tips for storing herbs?",
+            "Stand herbs in a glass of water in the fridge door.",
+            "I might try the market downtown.",
+            "Sure, compare a few prices first.",
+        ],
+        ["Hi again.", "Hello!"],
+    )
     assert not _ask(q)["time_references"].passed
     # an answer about something else
-    q = _chat(["How do I make spinach last longer?", "Your car tires need rotating every 5,000 miles.",
-               "I might try the market downtown.", "Compare a few prices first."], ["Hi.", "Hello!"])
+    q = _chat(
+        [
+            "How do I make spinach last longer?",
+            "Your car tires need rotating every 5,000 miles.",
+            "I might try the market downtown.",
+            "Compare a few prices first.",
+        ],
+        ["Hi.", "Hello!"],
+    )
     assert not _ask(q)["qa_relevance"].passed
     # a past change with a future time; present perfect with a finished time
     for text in ("I switched to the market tomorrow.", "I've switched to the market yesterday."):
-        q = _chat(["I shop at the co-op.", "Okay.", "I might try the market downtown.", "Sure."],
-                  [text, "Nice."])
+        q = _chat(
+            ["I shop at the co-op.", "Okay.", "I might try the market downtown.", "Sure."],
+            [text, "Nice."],
+        )
         assert not _ask(q)["tense_agreement"].passed, text
     # torn and decided at once; a congratulation for an undecided plan
-    q = _chat(["I shop at the co-op.", "Okay.",
-               "I've decided to go to the market, but honestly I can't decide.", "Sure."], ["Hi.", "Hello!"])
+    q = _chat(
+        [
+            "I shop at the co-op.",
+            "Okay.",
+            "I've decided to go to the market, but honestly I can't decide.",
+            "Sure.",
+        ],
+        ["Hi.", "Hello!"],
+    )
     assert not _ask(q)["frame_consistency"].passed
-    q = _chat(["I shop at the co-op.", "Okay.", "I'm torn between the co-op and the market.",
-               "Congrats on the new store!"], ["Hi.", "Hello!"])
+    q = _chat(
+        [
+            "I shop at the co-op.",
+            "Okay.",
+            "I'm torn between the co-op and the market.",
+            "Congrats on the new store!",
+        ],
+        ["Hi.", "Hello!"],
+    )
     assert not _ask(q)["frame_consistency"].passed
     # placeholder text
-    q = _chat(["I shop at {store}.", "Okay.", "I might try the market.", "Sure."], ["Hi.", "Hello!"])
+    q = _chat(
+        ["I shop at {store}.", "Okay.", "I might try the market.", "Sure."], ["Hi.", "Hello!"]
+    )
     assert not _ask(q)["chat_form"].passed
 
 
 def test_weekdays_are_checked_against_the_calendar():
     # 2024-03-15 is a Friday; 2024-03-14 a Thursday.
-    ok = _chat(["I shop at the co-op.", "Okay.", "I'm going to try the market on Friday, March 15.", "Good."],
-               ["Hi.", "Hello!"])
-    bad = _chat(["I shop at the co-op.", "Okay.", "I'm going to try the market on Thursday, March 15.", "Good."],
-                ["Hi.", "Hello!"])
-    past = _chat(["I shop at the co-op.", "Okay.", "I'm going to try the market on February 20.", "Good."],
-                 ["Hi.", "Hello!"])
+    ok = _chat(
+        [
+            "I shop at the co-op.",
+            "Okay.",
+            "I'm going to try the market on Friday, March 15.",
+            "Good.",
+        ],
+        ["Hi.", "Hello!"],
+    )
+    bad = _chat(
+        [
+            "I shop at the co-op.",
+            "Okay.",
+            "I'm going to try the market on Thursday, March 15.",
+            "Good.",
+        ],
+        ["Hi.", "Hello!"],
+    )
+    past = _chat(
+        ["I shop at the co-op.", "Okay.", "I'm going to try the market on February 20.", "Good."],
+        ["Hi.", "Hello!"],
+    )
     assert _ask(ok)["time_references"].passed
     assert "is a Friday" in _ask(bad)["time_references"].rationale
     assert "before this session" in _ask(past)["time_references"].rationale
@@ -127,10 +186,14 @@ def _all_texts():
     arcs = good_arcs() + [a for bad, _ in PLANTED.values() for a in bad]
     texts = [t.text for a in arcs for s in a.sessions for t in s.turns]
     texts += [x for t in texts for x in sentences(t)]
-    return texts + ["I've switched yesterday, since Monday, it's been great.",
-                    "Last time I said I'd maybe move; that's still up in the air.",
-                    "We'll see. Ill, will; shell'll? {name} [todo] lorem ipsum", "", "'last time'",
-                    "Monday, March 3rd or march 33 or May 1, tomorrow, Tuesday tomorrow"]
+    return texts + [
+        "I've switched yesterday, since Monday, it's been great.",
+        "Last time I said I'd maybe move; that's still up in the air.",
+        "We'll see. Ill, will; shell'll? {name} [todo] lorem ipsum",
+        "",
+        "'last time'",
+        "Monday, March 3rd or march 33 or May 1, tomorrow, Tuesday tomorrow",
+    ]
 
 
 def test_has_any_is_any_has_for_every_cue_group_the_checks_use():
@@ -141,9 +204,14 @@ def test_has_any_is_any_has_for_every_cue_group_the_checks_use():
     from agentmemgate.validate.judges.heuristic import _PLAN_CUES
 
     realism, recovery = R.realism_lexicon(), load_lexicon()
-    groups = [(realism, R._REFERENCE_CUES), (realism, R._FRAME_CUES), (realism, R._TENSE_CUES),
-              (recovery, _PLAN_CUES), (realism, tuple(realism.categories)),
-              (recovery, tuple(recovery.categories))]
+    groups = [
+        (realism, R._REFERENCE_CUES),
+        (realism, R._FRAME_CUES),
+        (realism, R._TENSE_CUES),
+        (recovery, _PLAN_CUES),
+        (realism, tuple(realism.categories)),
+        (recovery, tuple(recovery.categories)),
+    ]
     texts = _all_texts()
     for lex, cats in groups:
         found = [lex.has_any(cats, t) for t in texts]

@@ -16,7 +16,7 @@ from agentmemgate.design import paper_design
 from agentmemgate.validate.judges import LevelOption, RecoveryQuestion, get_judge
 from agentmemgate.validate.judges.questions import ChatSession, ChatTurn
 
-FILLER = ("Sounds good. Let me know if you want to compare options or talk through costs.")
+FILLER = "Sounds good. Let me know if you want to compare options or talk through costs."
 
 
 def question(factor: str, *sessions: list[str], order: list[str] | None = None) -> RecoveryQuestion:
@@ -28,8 +28,12 @@ def question(factor: str, *sessions: list[str], order: list[str] | None = None) 
             turns += [ChatTurn(role="user", text=u), ChatTurn(role="assistant", text=FILLER)]
         out.append(ChatSession(date=f"2024-0{i + 1}-1{i}", turns=tuple(turns)))
     levels = order or list(paper_design().levels(factor))
-    return RecoveryQuestion(sessions=tuple(out), options=tuple(
-        LevelOption(level=lv, definition=paper_design().definition(factor, lv)) for lv in levels))
+    return RecoveryQuestion(
+        sessions=tuple(out),
+        options=tuple(
+            LevelOption(level=lv, definition=paper_design().definition(factor, lv)) for lv in levels
+        ),
+    )
 
 
 CURRENT = "I do my weekday workouts at the Planet Fitness near the office."
@@ -94,8 +98,11 @@ CONFIRMATION = {
 
 @pytest.mark.parametrize("level,confirm", [(lv, c) for lv, cs in CONFIRMATION.items() for c in cs])
 def test_confirmation_wording_from_hand_written_confirmations(level, confirm):
-    q = question("confirmation_wording",
-                 ["My usual is a can of Folgers from the grocery store.", PLAN, CHAT], [CHAT, confirm])
+    q = question(
+        "confirmation_wording",
+        ["My usual is a can of Folgers from the grocery store.", PLAN, CHAT],
+        [CHAT, confirm],
+    )
     v = get_judge("offline").ask(q)
     assert v.level == level, v.rationale
 
@@ -104,9 +111,18 @@ CARRIER = "My phone plan is with T-Mobile right now."
 CARRIER_PLAN = "I might switch to Verizon, the coverage at my parents' place is awful."
 OUTCOME = {
     "came_true": [[CARRIER, CARRIER_PLAN], [CHAT, "I ended up signing with Verizon after all."]],
-    "abandoned": [[CARRIER, CARRIER_PLAN], [CHAT, "I decided against Verizon, staying with T-Mobile for now."]],
-    "open": [[CARRIER, CARRIER_PLAN], [CHAT, "Still mulling over the Verizon thing, nothing decided."]],
-    "completed_change": [[CARRIER, CHAT], ["Heads up: I moved my phone plan over to Verizon two weeks ago.", CHAT]],
+    "abandoned": [
+        [CARRIER, CARRIER_PLAN],
+        [CHAT, "I decided against Verizon, staying with T-Mobile for now."],
+    ],
+    "open": [
+        [CARRIER, CARRIER_PLAN],
+        [CHAT, "Still mulling over the Verizon thing, nothing decided."],
+    ],
+    "completed_change": [
+        [CARRIER, CHAT],
+        ["Heads up: I moved my phone plan over to Verizon two weeks ago.", CHAT],
+    ],
 }
 
 
@@ -117,8 +133,16 @@ def test_outcome_from_hand_written_arcs(level):
 
 
 def test_no_cue_is_a_recorded_guess_of_the_first_option():
-    order = ["weakly_hedged", "completed_change", "strongly_hedged", "scheduled_with_date", "confident_no_date"]
-    v = get_judge("offline").ask(question("hedge_strength", ["Nice weather today.", CHAT], order=order))
+    order = [
+        "weakly_hedged",
+        "completed_change",
+        "strongly_hedged",
+        "scheduled_with_date",
+        "confident_no_date",
+    ]
+    v = get_judge("offline").ask(
+        question("hedge_strength", ["Nice weather today.", CHAT], order=order)
+    )
     assert v.level == "weakly_hedged"
     assert "guess" in v.rationale
 
@@ -127,10 +151,19 @@ def test_wordings_are_not_renderer_output():
     from agentmemgate.generate import get_renderer, plan_split
 
     renderer = get_renderer("offline")
-    rendered = {t.text for split in ("core", "heldout", "controlled") for spec in plan_split(split, 0)
-                for s in renderer.render(spec).sessions for t in s.turns}
-    mine = ([p for ps in HEDGE.values() for p in ps] + [c for cs in CONFIRMATION.values() for c in cs]
-            + [CURRENT, PLAN, CARRIER, CARRIER_PLAN] + [t for arc in OUTCOME.values() for s in arc for t in s])
+    rendered = {
+        t.text
+        for split in ("core", "heldout", "controlled")
+        for spec in plan_split(split, 0)
+        for s in renderer.render(spec).sessions
+        for t in s.turns
+    }
+    mine = (
+        [p for ps in HEDGE.values() for p in ps]
+        + [c for cs in CONFIRMATION.values() for c in cs]
+        + [CURRENT, PLAN, CARRIER, CARRIER_PLAN]
+        + [t for arc in OUTCOME.values() for s in arc for t in s]
+    )
     assert not [m for m in mine if any(m in r for r in rendered)]
 
 

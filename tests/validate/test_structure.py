@@ -43,7 +43,6 @@ def test_pending_window_required_in_core():
     assert "structure.pending_window" in _failed(arc)
 
 
-
 def test_heldout_plan_ends_its_session_and_outcome_opens_the_next():
     for outcome in ("came_true", "abandoned", "open"):
         held = _arc("heldout", outcome)
@@ -63,8 +62,10 @@ def test_heldout_plan_ends_its_session_and_outcome_opens_the_next():
     # The outcome in the plan's own session, right after it (the old immediate structure).
     s, t = held.plan_turn.session, held.plan_turn.turn
     outcome_text = held.turn(held.outcome_turn).text
-    held.sessions[s].turns[t + 2:t + 2] = [held.sessions[s].turns[0].model_copy(update={"text": outcome_text}),
-                                           held.sessions[s].turns[1].model_copy()]
+    held.sessions[s].turns[t + 2 : t + 2] = [
+        held.sessions[s].turns[0].model_copy(update={"text": outcome_text}),
+        held.sessions[s].turns[1].model_copy(),
+    ]
     held.outcome_turn = TurnRef(session=s, turn=t + 2)
     assert "structure.pending_window" in _failed(held)
 
@@ -82,7 +83,9 @@ def test_dates_roles_and_timeline():
     arc.sessions[0].turns[1].role = "user"
     arc.expected_value_after_session[-1] = arc.spec.initial_value
     failed = _failed(arc)
-    assert {"structure.dates_increase", "structure.roles_alternate", "structure.timeline"} <= set(failed)
+    assert {"structure.dates_increase", "structure.roles_alternate", "structure.timeline"} <= set(
+        failed
+    )
 
 
 def test_value_leak_into_field_is_caught():
@@ -101,8 +104,11 @@ def test_a_clean_correction_arc_passes_and_gets_its_own_checks():
     arc = _correction()
     assert _failed(arc) == {}
     names = {r.check for r in check_arc(arc)}
-    assert {"structure.correction_values", "structure.correction_order",
-            "structure.correction_wording"} <= names
+    assert {
+        "structure.correction_values",
+        "structure.correction_order",
+        "structure.correction_wording",
+    } <= names
     assert "structure.correction_values" not in {r.check for r in check_arc(_arc())}
 
 
@@ -129,9 +135,12 @@ def test_a_correction_before_the_statement_it_corrects_is_caught():
 def test_a_same_session_correction_in_a_later_session_is_caught():
     arc = _correction("initial_same_marked")
     later = _correction("initial_later_marked")
-    arc.spec = arc.spec.model_copy(update={
-        "level": "initial_later_marked",
-        "correction": arc.spec.correction.model_copy(update={"timing": "later"})})
+    arc.spec = arc.spec.model_copy(
+        update={
+            "level": "initial_later_marked",
+            "correction": arc.spec.correction.model_copy(update={"timing": "later"}),
+        }
+    )
     assert "later-session correction" in _failed(arc)["structure.correction_order"]
     assert _failed(later) == {}
 
@@ -139,13 +148,16 @@ def test_a_same_session_correction_in_a_later_session_is_caught():
 def test_marker_and_change_wording_are_checked():
     marked, unmarked = _correction("change_same_marked"), _correction("change_same_unmarked")
     c = marked.spec.correction
-    marked.turn(marked.correction_turn).text = (
-        f"I told you {c.wrong_value} earlier, and that was wrong. It is {c.value}.")
+    marked.turn(
+        marked.correction_turn
+    ).text = f"I told you {c.wrong_value} earlier, and that was wrong. It is {c.value}."
     assert "no corrective marker" in _failed(marked)["structure.correction_wording"]
     u = unmarked.spec.correction
-    unmarked.turn(unmarked.correction_turn).text = (
-        f"Actually, I said {u.wrong_value} earlier, but it is {u.value}.")
+    unmarked.turn(
+        unmarked.correction_turn
+    ).text = f"Actually, I said {u.wrong_value} earlier, but it is {u.value}."
     assert "'actually'" in _failed(unmarked)["structure.correction_wording"]
-    unmarked.turn(unmarked.correction_turn).text = (
-        f"I said {u.wrong_value} earlier. I changed my mind and now use {u.value}.")
+    unmarked.turn(
+        unmarked.correction_turn
+    ).text = f"I said {u.wrong_value} earlier. I changed my mind and now use {u.value}."
     assert "changed since" in _failed(unmarked)["structure.correction_wording"]

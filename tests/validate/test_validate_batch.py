@@ -34,8 +34,17 @@ def batch_api(monkeypatch):
     return install
 
 
-ARGS = ["validate", "--split", "controlled", "--checks", "recovery", "--judge",
-        "openai:gpt-4o-mini", "--no-progress", "--batch"]
+ARGS = [
+    "validate",
+    "--split",
+    "controlled",
+    "--checks",
+    "recovery",
+    "--judge",
+    "openai:gpt-4o-mini",
+    "--no-progress",
+    "--batch",
+]
 
 
 def test_validate_batch_end_to_end(tiny, batch_api):
@@ -46,14 +55,21 @@ def test_validate_batch_end_to_end(tiny, batch_api):
     assert "blind level recovery (openai:gpt-4o-mini)" in r.output
     assert api.created == 1 and len(api.lines["batch_1"]) == 9
     assert len(load_verdicts(tiny, ["recovery"])) == 9
-    assert tiny.db.execute("select count(*) from llm_calls where batch = 1 and status = 'ok'"
-                           ).fetchone()[0] == 9
+    assert (
+        tiny.db.execute(
+            "select count(*) from llm_calls where batch = 1 and status = 'ok'"
+        ).fetchone()[0]
+        == 9
+    )
     assert not [x for x in api.requests if x.url.path.endswith("/chat/completions")]  # no live call
 
 
 def test_validate_batch_no_wait_exits_2_and_a_re_run_collects(tiny, batch_api):
-    api = batch_api(OpenAIBatchApi(first_listed, states=("validating", "validating",
-                                                         "in_progress", "completed")))
+    api = batch_api(
+        OpenAIBatchApi(
+            first_listed, states=("validating", "validating", "in_progress", "completed")
+        )
+    )
     args = ARGS + ["--workspace", str(tiny.path)]
     r = runner.invoke(app, args + ["--no-wait"])
     assert r.exit_code == 2, r.output
@@ -67,11 +83,13 @@ def test_validate_batch_no_wait_exits_2_and_a_re_run_collects(tiny, batch_api):
 
 
 def test_batch_without_a_model_and_no_wait_without_batch_are_one_line_errors(tiny):
-    r = runner.invoke(app, ["validate", "--split", "controlled", "--batch", "--workspace",
-                            str(tiny.path)])
+    r = runner.invoke(
+        app, ["validate", "--split", "controlled", "--batch", "--workspace", str(tiny.path)]
+    )
     assert r.exit_code == 1 and "Error: --batch applies to model calls" in r.output
-    r = runner.invoke(app, ["validate", "--split", "controlled", "--no-wait", "--workspace",
-                            str(tiny.path)])
+    r = runner.invoke(
+        app, ["validate", "--split", "controlled", "--no-wait", "--workspace", str(tiny.path)]
+    )
     assert r.exit_code == 1 and "Error: --no-wait goes with --batch" in r.output
 
 
@@ -79,17 +97,32 @@ def test_equivalence_pairs_rejudged_by_anthropic_through_a_message_batch(tiny, m
     import anthropic
     from llm.batch_fakes import AnthropicBatchApi
 
-    an = AnthropicBatchApi(lambda cid, params: {"verdict": "equivalent", "confidence": 0.8,
-                                                "rationale": "Same value."})
+    an = AnthropicBatchApi(
+        lambda cid, params: {"verdict": "equivalent", "confidence": 0.8, "rationale": "Same value."}
+    )
     monkeypatch.setattr(anthropic, "DefaultHttpxClient", lambda *a, **k: an.client())
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-DONOTLEAK-0123456789")
     monkeypatch.setenv("AMG_BATCH_POLL_SECONDS", "0")
-    r = runner.invoke(app, ["validate", "equivalence-pairs", "--n", "10", "--rejudge",
-                            "anthropic:claude-test", "--batch", "--no-progress", "--workspace",
-                            str(tiny.path)])
+    r = runner.invoke(
+        app,
+        [
+            "validate",
+            "equivalence-pairs",
+            "--n",
+            "10",
+            "--rejudge",
+            "anthropic:claude-test",
+            "--batch",
+            "--no-progress",
+            "--workspace",
+            str(tiny.path),
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert an.created == 1 and len(an.reqs["msgbatch_01"]) == 10
-    assert all(x["params"]["tool_choice"]["name"] == "record_EquivalenceAnswer"
-               for x in an.reqs["msgbatch_01"])
+    assert all(
+        x["params"]["tool_choice"]["name"] == "record_EquivalenceAnswer"
+        for x in an.reqs["msgbatch_01"]
+    )
     assert "Agreement offline vs anthropic:claude-test" in r.output
     assert len(load_verdicts(tiny, ["equivalence"])) == 20  # both judges, every pair

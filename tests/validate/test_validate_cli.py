@@ -24,11 +24,17 @@ def scripted(name: str, natural="pass"):
             return {"level": re.findall(r"^- (\w+): ", opts, re.M)[0], "rationale": "First listed."}
         if req.purpose == "judge.realism":
             verdict = natural(req.prompt) if callable(natural) else natural
-            return {"natural": {"verdict": verdict, "rationale": "Scripted answer."},
-                    "motivated": {"verdict": "pass", "rationale": "Scripted answer."}}
+            return {
+                "natural": {"verdict": verdict, "rationale": "Scripted answer."},
+                "motivated": {"verdict": "pass", "rationale": "Scripted answer."},
+            }
         a, b = re.search(r"Value 1: (.*)\nValue 2: (.*)\n", req.prompt).groups()
         same = a.lower() in b.lower() or b.lower() in a.lower()
-        return {"verdict": "equivalent" if same else "not_equivalent", "confidence": 0.8, "rationale": "Scripted answer."}
+        return {
+            "verdict": "equivalent" if same else "not_equivalent",
+            "confidence": 0.8,
+            "rationale": "Scripted answer.",
+        }
 
     get_model(f"scripted:{name}").respond_with(respond)
     return f"scripted:{name}"
@@ -50,16 +56,26 @@ def test_default_build_runs_the_offline_judges_and_the_card_reports_them(small_b
     root, summary = small_build
     assert [j.spec for j in summary.judging.judges] == ["offline"]
     card = (root / "out" / "controlled" / "README.md").read_text()
-    section = card[card.index("## Validation by judges"):]
-    assert "offline-template" in section and "offline-heuristic" in section and "heuristic" in section
-    assert re.search(r"Blind level recovery, hedge_strength: \d+/10 = [\d.]+% \[[\d.]+, [\d.]+\]", section)
+    section = card[card.index("## Validation by judges") :]
+    assert (
+        "offline-template" in section and "offline-heuristic" in section and "heuristic" in section
+    )
+    assert re.search(
+        r"Blind level recovery, hedge_strength: \d+/10 = [\d.]+% \[[\d.]+, [\d.]+\]", section
+    )
     assert "Blind level recovery, confirmation_wording" in section
     assert "Realism, natural" not in section  # a lexicon cannot judge naturalness, and says so
-    for check in ("qa_relevance", "time_references", "repetition", "frame_consistency", "tense_agreement"):
+    for check in (
+        "qa_relevance",
+        "time_references",
+        "repetition",
+        "frame_consistency",
+        "tense_agreement",
+    ):
         assert f"Realism, {check}: " in section, check
     assert "Naturalness (does this read as real chat?) was not judged" in section
     assert "amg audit create NAME --task realism --from arcs:SPLIT" in section
-    diversity = card[card.index("## Measured diversity"):]
+    diversity = card[card.index("## Measured diversity") :]
     assert re.search(r"Assistant turns distinct: \d+/\d+ = [\d.]+%", diversity)
     assert "User small-talk turns distinct" in diversity and "more than 8 times" in diversity
     assert "## Validation by judges" in (root / "out" / "README.md").read_text()
@@ -77,38 +93,59 @@ def test_validate_stores_verdicts_resumes_and_reports(tiny, tmp_path):
     data = json.loads(rep.stdout)
     assert data["judges"] == [{"spec": "offline", "family": "offline-heuristic", "heuristic": True}]
     assert data["recovery"]["overall"]["n"] == 16
-    assert set(data["recovery"]["by_factor"]) == {"outcome", "hedge_strength", "confirmation_wording"}
+    assert set(data["recovery"]["by_factor"]) == {
+        "outcome",
+        "hedge_strength",
+        "confirmation_wording",
+    }
     assert "natural" not in data["realism"]  # the offline judge does not claim to judge it
     assert data["realism"]["qa_relevance"]["n"] == data["realism"]["motivated"]["n"] == 16
     assert any("Naturalness" in n and "amg audit create" in n for n in data["notes"])
     assert sorted(p.name for p in (tmp_path / "rep").glob("*.png")) == [
-        "confusion-offline-confirmation_wording.png", "confusion-offline-hedge_strength.png",
-        "confusion-offline-outcome.png"]
+        "confusion-offline-confirmation_wording.png",
+        "confusion-offline-hedge_strength.png",
+        "confusion-offline-outcome.png",
+    ]
     md = run("report", "validation", ws=tiny)
     assert md.exit_code == 0 and "# Validation report" in md.stdout
     assert (tiny.path / "reports" / "validation" / "validation.md").exists()
     folder = tiny.path / "reports" / "validation"
     page = run("report", "validation", "--html", ws=tiny)
     assert page.exit_code == 0 and page.stdout == md.stdout
-    assert page.stderr.strip() == (f"wrote {folder / 'validation.md'}, {folder / 'validation.json'}, "
-                                   f"{folder / 'validation.html'} and 3 PNG(s)")
+    assert page.stderr.strip() == (
+        f"wrote {folder / 'validation.md'}, {folder / 'validation.json'}, "
+        f"{folder / 'validation.html'} and 3 PNG(s)"
+    )
     assert "<h1>Validation report</h1>" in (folder / "validation.html").read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["validate", "--checks", "structure,bogus"], "Unknown check 'bogus'"),
-    (["validate", "--judge", "nope"], "provider:model"),
-    (["validate", "--judge", "anthropic:claude-x"],
-     "No API key for judge anthropic:claude-x: set ANTHROPIC_API_KEY or pass --judge offline"),
-    (["validate", "--split", "nope"], "Unknown split 'nope'"),
-    (["report", "validation", "--judge", "openai:nope"], "No stored verdicts from judge 'openai:nope'"),
-    (["validate", "equivalence-pairs", "--n", "0"], "--n must be a positive"),
-    (["validate", "equivalence-pairs", "--rejudge", "offline"], "same family"),
-    (["report", "equivalence", "--name", "nope"], "No equivalence pair set 'nope'"),
-    (["validate", "--base-url", "http://127.0.0.1:9/v1"], "--base-url http://127.0.0.1:9/v1 is for openai: judges"),
-    (["validate", "equivalence-pairs", "--rejudge-base-url", "http://127.0.0.1:9/v1"],
-     "the re-judge is not set"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["validate", "--checks", "structure,bogus"], "Unknown check 'bogus'"),
+        (["validate", "--judge", "nope"], "provider:model"),
+        (
+            ["validate", "--judge", "anthropic:claude-x"],
+            "No API key for judge anthropic:claude-x: set ANTHROPIC_API_KEY or pass --judge offline",
+        ),
+        (["validate", "--split", "nope"], "Unknown split 'nope'"),
+        (
+            ["report", "validation", "--judge", "openai:nope"],
+            "No stored verdicts from judge 'openai:nope'",
+        ),
+        (["validate", "equivalence-pairs", "--n", "0"], "--n must be a positive"),
+        (["validate", "equivalence-pairs", "--rejudge", "offline"], "same family"),
+        (["report", "equivalence", "--name", "nope"], "No equivalence pair set 'nope'"),
+        (
+            ["validate", "--base-url", "http://127.0.0.1:9/v1"],
+            "--base-url http://127.0.0.1:9/v1 is for openai: judges",
+        ),
+        (
+            ["validate", "equivalence-pairs", "--rejudge-base-url", "http://127.0.0.1:9/v1"],
+            "the re-judge is not set",
+        ),
+    ],
+)
 def test_bad_input_is_one_line(tiny, args, needle):
     one_line_error(run(*args, ws=tiny), needle)
 
@@ -135,8 +172,17 @@ def test_same_family_judge_is_refused_unless_allowed_and_reported(tiny):
 
 def test_several_judges_in_one_run_give_a_block_each_and_agreement(tiny):
     judge = scripted("second")
-    r = run("validate", "--judge", "offline", "--judge", judge, "--checks", "recovery,realism",
-            "--no-progress", ws=tiny)
+    r = run(
+        "validate",
+        "--judge",
+        "offline",
+        "--judge",
+        judge,
+        "--checks",
+        "recovery,realism",
+        "--no-progress",
+        ws=tiny,
+    )
     assert r.exit_code == 0, r.output
     data = json.loads(run("report", "validation", "--json", ws=tiny).stdout)
     assert [j["spec"] for j in data["judges"]] == ["offline", "scripted:second"]
@@ -152,15 +198,27 @@ def test_several_judges_in_one_run_give_a_block_each_and_agreement(tiny):
         assert a["agreement"]["n"] > 0
     # the scripted judge saw every arc once per task; nothing is asked again on a re-run
     calls = tiny.db["llm_calls"].count
-    run("validate", "--judge", "offline", "--judge", judge, "--checks", "recovery,realism",
-        "--no-progress", ws=tiny)
+    run(
+        "validate",
+        "--judge",
+        "offline",
+        "--judge",
+        judge,
+        "--checks",
+        "recovery,realism",
+        "--no-progress",
+        ws=tiny,
+    )
     assert tiny.db["llm_calls"].count == calls == 32
 
 
 def test_export_drop_failing_removes_flagged_arcs_and_says_why(tiny, tmp_path):
     three_sessions = lambda prompt: "fail" if "Session 3 (" in prompt else "pass"
     judge = scripted("strict", natural=three_sessions)
-    assert run("validate", "--judge", judge, "--checks", "realism", "--no-progress", ws=tiny).exit_code == 0
+    assert (
+        run("validate", "--judge", judge, "--checks", "realism", "--no-progress", ws=tiny).exit_code
+        == 0
+    )
     kept = run("export", "--out", str(tmp_path / "all"), ws=tiny)
     assert "core 3, heldout 4, controlled 9" in kept.output
     dropped = run("export", "--drop-failing", "--out", str(tmp_path / "drop"), ws=tiny)
@@ -169,16 +227,36 @@ def test_export_drop_failing_removes_flagged_arcs_and_says_why(tiny, tmp_path):
     kept_now = sum(int(n) for n in re.findall(r"\w+ (\d+)", dropped.output.split(":", 1)[1]))
     assert 0 < n_failing < 16 and kept_now == 16 - n_failing
     card = (tmp_path / "drop" / "README.md").read_text()
-    assert f"{n_failing} arc(s) were dropped from this export for failing validation (--drop-failing)" in card
+    assert (
+        f"{n_failing} arc(s) were dropped from this export for failing validation (--drop-failing)"
+        in card
+    )
     assert "realism.natural (scripted:strict): Scripted answer." in card
     assert "dropped" not in (tmp_path / "all" / "README.md").read_text()
 
 
 def test_build_with_an_llm_judge_and_drop_failing(tmp_path):
-    judge = scripted("builder", natural=lambda prompt: "fail" if "Session 3 (" in prompt else "pass")
-    r = runner.invoke(app, ["build", "--split", "controlled", "--n-per-cell", "1", "--judge", judge,
-                            "--drop-failing", "--workspace", str(tmp_path / "ws"),
-                            "--out", str(tmp_path / "out"), "--no-progress"])
+    judge = scripted(
+        "builder", natural=lambda prompt: "fail" if "Session 3 (" in prompt else "pass"
+    )
+    r = runner.invoke(
+        app,
+        [
+            "build",
+            "--split",
+            "controlled",
+            "--n-per-cell",
+            "1",
+            "--judge",
+            judge,
+            "--drop-failing",
+            "--workspace",
+            str(tmp_path / "ws"),
+            "--out",
+            str(tmp_path / "out"),
+            "--no-progress",
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert "judges: scripted:builder (scripted)" in r.output
     from agentmemgate.validate.card import failing_arcs
@@ -195,7 +273,9 @@ def test_build_with_an_llm_judge_and_drop_failing(tmp_path):
 
 def test_equivalence_pairs_judge_rejudge_and_audit_source(tiny):
     rejudge = scripted("eq")
-    r = run("validate", "equivalence-pairs", "--n", "30", "--rejudge", rejudge, "--no-progress", ws=tiny)
+    r = run(
+        "validate", "equivalence-pairs", "--n", "30", "--rejudge", rejudge, "--no-progress", ws=tiny
+    )
     assert r.exit_code == 0, r.output
     assert "Agreement offline vs scripted:eq:" in r.output
     assert "normalized-string equivalence" in r.output and "heuristic" in r.output
@@ -203,10 +283,15 @@ def test_equivalence_pairs_judge_rejudge_and_audit_source(tiny):
     assert data["pairs"] == 30
     assert [(x["model"], x["calls"]) for x in data["model_calls"]["rows"]] == [("scripted:eq", 30)]
     assert "- scripted:eq: 30 calls" in run("report", "equivalence", ws=tiny).stdout
-    assert data["borderline"] / 30 > data["population_borderline"] / data["population"]  # over-sampled
+    assert (
+        data["borderline"] / 30 > data["population_borderline"] / data["population"]
+    )  # over-sampled
     ag = data["agreement"]
     assert ag["overall"]["n"] == 30 and 0 <= ag["overall"]["value"] <= 1
-    assert ag["borderline"]["n"] == data["borderline"] and ag["not_borderline"]["n"] == 30 - data["borderline"]
+    assert (
+        ag["borderline"]["n"] == data["borderline"]
+        and ag["not_borderline"]["n"] == 30 - data["borderline"]
+    )
     assert [j["family"] for j in data["judges"]] == ["offline-heuristic", "scripted"]
     for d in data["disagreements"]:
         assert d["stricter"] == next(k for k, v in d["verdicts"].items() if v == "not_equivalent")
@@ -217,7 +302,9 @@ def test_equivalence_pairs_judge_rejudge_and_audit_source(tiny):
     assert len(items) == 30
     assert {i.reference.source for i in items} == {"judge"}
     assert {i.reference.label for i in items} <= {"equivalent", "not_equivalent"}
-    assert all(i.display.kind == "pair" and "judge" not in i.display.model_dump_json() for i in items)
+    assert all(
+        i.display.kind == "pair" and "judge" not in i.display.model_dump_json() for i in items
+    )
 
 
 def test_a_stopped_run_keeps_finished_verdicts_and_resumes_without_repeating_calls(tiny):
@@ -243,7 +330,9 @@ def test_a_stopped_run_keeps_finished_verdicts_and_resumes_without_repeating_cal
     assert tiny.db["judge_verdicts"].count == 5  # finished work is kept
     model.respond_with(healthy)
     before = len(model.history)
-    s = judge_arcs(tiny, ["controlled"], [get_judge(spec, workspace=tiny)], ["recovery"], show_progress=False)
+    s = judge_arcs(
+        tiny, ["controlled"], [get_judge(spec, workspace=tiny)], ["recovery"], show_progress=False
+    )
     assert (s.already_done, s.judged_now) == (5, 4)
     assert len(model.history) - before == 4  # no finished call is asked again
 
@@ -260,24 +349,44 @@ def local_server():
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            seen.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
+            seen.append(
+                {"path": self.path, "auth": self.headers.get("Authorization"), "body": body}
+            )
             prompt = body["messages"][-1]["content"]
             if "Options (in no particular order):" in prompt:
-                answer = {"level": re.findall(r"^- (\w+): ", prompt.split("Options (in no particular order):")[1],
-                                              re.M)[0], "rationale": "First listed."}
+                answer = {
+                    "level": re.findall(
+                        r"^- (\w+): ", prompt.split("Options (in no particular order):")[1], re.M
+                    )[0],
+                    "rationale": "First listed.",
+                }
             elif "Value 1:" in prompt:
                 a, b = re.search(r"Value 1: (.*)\nValue 2: (.*)\n", prompt).groups()
                 same = a.lower() in b.lower() or b.lower() in a.lower()
-                answer = {"verdict": "equivalent" if same else "not_equivalent", "confidence": 0.6,
-                          "rationale": "A substring."}
+                answer = {
+                    "verdict": "equivalent" if same else "not_equivalent",
+                    "confidence": 0.6,
+                    "rationale": "A substring.",
+                }
             else:
                 ok = {"verdict": "pass", "rationale": "Reads fine."}
                 answer = {"natural": ok, "motivated": ok}
-            payload = json.dumps({
-                "id": "c", "object": "chat.completion", "created": 1, "model": body["model"],
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": json.dumps(answer)}}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}).encode()
+            payload = json.dumps(
+                {
+                    "id": "c",
+                    "object": "chat.completion",
+                    "created": 1,
+                    "model": body["model"],
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": json.dumps(answer)},
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+                }
+            ).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(payload)))
@@ -295,13 +404,26 @@ def local_server():
     server.server_close()
 
 
-def test_validate_and_equivalence_pairs_against_a_local_server_via_base_url(tiny, local_server, monkeypatch):
+def test_validate_and_equivalence_pairs_against_a_local_server_via_base_url(
+    tiny, local_server, monkeypatch
+):
     url, seen = local_server
     secret = "sk-test-LOCALSERVER-DONOTLEAK-123456"
     monkeypatch.setenv("OPENAI_API_KEY", secret)
-    family = f"openai-compatible:localhost:{url.split(':')[-1].split('/')[0]}"  # 127.0.0.1 is localhost
-    r = run("validate", "--judge", "openai:local", "--base-url", url, "--checks", "recovery,realism",
-            "--no-progress", ws=tiny)
+    family = (
+        f"openai-compatible:localhost:{url.split(':')[-1].split('/')[0]}"  # 127.0.0.1 is localhost
+    )
+    r = run(
+        "validate",
+        "--judge",
+        "openai:local",
+        "--base-url",
+        url,
+        "--checks",
+        "recovery,realism",
+        "--no-progress",
+        ws=tiny,
+    )
     assert r.exit_code == 0, r.output
     assert f"openai:local ({family})" in r.output
     assert "asked now 32: 32 answered, 0 judge failures; already stored 0" in r.output
@@ -310,12 +432,35 @@ def test_validate_and_equivalence_pairs_against_a_local_server_via_base_url(tiny
     data = json.loads(run("report", "validation", "--json", ws=tiny).stdout)
     assert data["judges"] == [{"spec": "openai:local", "family": family, "heuristic": False}]
     assert data["realism"]["natural"]["value"] == 1.0 and data["recovery"]["overall"]["n"] == 16
-    again = run("validate", "--judge", "openai:local", "--base-url", url, "--checks", "recovery,realism",
-                "--no-progress", ws=tiny)
-    assert "asked now 0: 0 answered, 0 judge failures; already stored 32" in again.output and len(seen) == 32
+    again = run(
+        "validate",
+        "--judge",
+        "openai:local",
+        "--base-url",
+        url,
+        "--checks",
+        "recovery,realism",
+        "--no-progress",
+        ws=tiny,
+    )
+    assert (
+        "asked now 0: 0 answered, 0 judge failures; already stored 32" in again.output
+        and len(seen) == 32
+    )
 
-    pairs = run("validate", "equivalence-pairs", "--n", "8", "--rejudge", "openai:local",
-                "--rejudge-base-url", url, "--no-progress", "--json", ws=tiny)
+    pairs = run(
+        "validate",
+        "equivalence-pairs",
+        "--n",
+        "8",
+        "--rejudge",
+        "openai:local",
+        "--rejudge-base-url",
+        url,
+        "--no-progress",
+        "--json",
+        ws=tiny,
+    )
     assert pairs.exit_code == 0, pairs.output
     rep = json.loads(pairs.stdout)
     assert [j["family"] for j in rep["judges"]] == ["offline-heuristic", family]
@@ -335,9 +480,21 @@ def test_validate_exits_2_when_judge_calls_fail(tmp_path):
     build(tmp_path / "ws", tmp_path / "out", split="core", n_per_cell=1, show_progress=False)
     reset_scripts()
     ScriptedModel("garbage-judge").respond_with(lambda request: "not json at all")
-    result = CliRunner().invoke(app, ["validate", "--split", "core", "--judge", "scripted:garbage-judge",
-                                      "--checks", "recovery", "--no-progress",
-                                      "--workspace", str(tmp_path / "ws")])
+    result = CliRunner().invoke(
+        app,
+        [
+            "validate",
+            "--split",
+            "core",
+            "--judge",
+            "scripted:garbage-judge",
+            "--checks",
+            "recovery",
+            "--no-progress",
+            "--workspace",
+            str(tmp_path / "ws"),
+        ],
+    )
     reset_scripts()
     assert result.exit_code == 2, result.output
     assert "3 judge failures" in result.output

@@ -15,25 +15,48 @@ B = JudgeInfo(spec="offline", family="offline-heuristic", heuristic=True)
 
 
 def rec(i, intended, verdict, judge=A, factor="hedge_strength", status="ok"):
-    return VerdictRow(task="recovery", item_id=f"arc-{i:03d}", judge=judge.spec, family=judge.family,
-                      heuristic=judge.heuristic, split="controlled", factor=factor, intended=intended,
-                      verdict=verdict if status == "ok" else "", status=status,
-                      rationale=f"why {i}", error="bad JSON" if status != "ok" else "")
+    return VerdictRow(
+        task="recovery",
+        item_id=f"arc-{i:03d}",
+        judge=judge.spec,
+        family=judge.family,
+        heuristic=judge.heuristic,
+        split="controlled",
+        factor=factor,
+        intended=intended,
+        verdict=verdict if status == "ok" else "",
+        status=status,
+        rationale=f"why {i}",
+        error="bad JSON" if status != "ok" else "",
+    )
 
 
 def real(i, criterion, passed, judge=A):
-    return VerdictRow(task="realism", item_id=f"arc-{i:03d}", criterion=criterion, judge=judge.spec,
-                      family=judge.family, heuristic=judge.heuristic, split="core",
-                      verdict="pass" if passed else "fail", rationale=f"r{i}")
+    return VerdictRow(
+        task="realism",
+        item_id=f"arc-{i:03d}",
+        criterion=criterion,
+        judge=judge.spec,
+        family=judge.family,
+        heuristic=judge.heuristic,
+        split="core",
+        verdict="pass" if passed else "fail",
+        rationale=f"r{i}",
+    )
 
 
 def rows_47_of_54():
     """54 hedge arcs: 47 recovered exactly; 4 one level off, 3 two or more levels off."""
     rows = [rec(i, "weakly_hedged", "weakly_hedged") for i in range(47)]
-    rows += [rec(47, "weakly_hedged", "strongly_hedged"), rec(48, "weakly_hedged", "confident_no_date"),
-             rec(49, "scheduled_with_date", "completed_change"), rec(50, "strongly_hedged", "weakly_hedged"),
-             rec(51, "strongly_hedged", "scheduled_with_date"), rec(52, "strongly_hedged", "completed_change"),
-             rec(53, "completed_change", "weakly_hedged")]
+    rows += [
+        rec(47, "weakly_hedged", "strongly_hedged"),
+        rec(48, "weakly_hedged", "confident_no_date"),
+        rec(49, "scheduled_with_date", "completed_change"),
+        rec(50, "strongly_hedged", "weakly_hedged"),
+        rec(51, "strongly_hedged", "scheduled_with_date"),
+        rec(52, "strongly_hedged", "completed_change"),
+        rec(53, "completed_change", "weakly_hedged"),
+    ]
     return rows
 
 
@@ -42,11 +65,20 @@ def test_recovery_overall_factor_ci_confusion_and_off_by_one():
     r = compute_report(rows, [A], ["controlled"])
     o = r.recovery.overall
     assert (o.k, o.n) == (47, 54)  # the judge failure is not a verdict
-    assert (round(100 * o.value, 1), round(100 * o.ci_low, 1), round(100 * o.ci_high, 1)) == (87.0, 75.6, 93.6)
+    assert (round(100 * o.value, 1), round(100 * o.ci_low, 1), round(100 * o.ci_high, 1)) == (
+        87.0,
+        75.6,
+        93.6,
+    )
     f = r.recovery.by_factor["hedge_strength"]
     assert (f.k, f.n, f.value) == (47, 54, o.value)
-    assert f.confusion["weakly_hedged"] == {"strongly_hedged": 1, "weakly_hedged": 47, "confident_no_date": 1,
-                                            "scheduled_with_date": 0, "completed_change": 0}
+    assert f.confusion["weakly_hedged"] == {
+        "strongly_hedged": 1,
+        "weakly_hedged": 47,
+        "confident_no_date": 1,
+        "scheduled_with_date": 0,
+        "completed_change": 0,
+    }
     assert f.confusion["strongly_hedged"]["completed_change"] == 1
     assert sum(sum(v.values()) for v in f.confusion.values()) == 54
     assert (f.ordinal.exact.k, f.ordinal.off_by_one.k, f.ordinal.off_by_one.n) == (47, 51, 54)
@@ -59,7 +91,9 @@ def test_recovery_overall_factor_ci_confusion_and_off_by_one():
 
 
 def test_realism_per_criterion_and_undefined_when_empty():
-    rows = [real(i, "natural", i < 9) for i in range(10)] + [real(i, "motivated", True) for i in range(4)]
+    rows = [real(i, "natural", i < 9) for i in range(10)] + [
+        real(i, "motivated", True) for i in range(4)
+    ]
     r = compute_report(rows, [A], ["core"])
     nat, mot = r.realism["natural"], r.realism["motivated"]
     assert (nat.k, nat.n, nat.value) == (9, 10, 0.9)
@@ -73,7 +107,9 @@ def test_inter_judge_percent_agreement_and_kappa():
     # realism 'natural' on 10 arcs: both pass 6, both fail 2, A pass/B fail 1, A fail/B pass 1
     a = [True] * 6 + [False] * 2 + [True, False]
     b = [True] * 6 + [False] * 2 + [False, True]
-    rows = [real(i, "natural", x, A) for i, x in enumerate(a)] + [real(i, "natural", x, B) for i, x in enumerate(b)]
+    rows = [real(i, "natural", x, A) for i, x in enumerate(a)] + [
+        real(i, "natural", x, B) for i, x in enumerate(b)
+    ]
     r = compute_report(rows, [A, B], ["core"])
     (ag,) = [x for x in r.agreement if x.task == "realism" and x.scope == "natural"]
     assert (ag.agreement.k, ag.agreement.n) == (8, 10)
@@ -83,7 +119,9 @@ def test_inter_judge_percent_agreement_and_kappa():
 
 
 def test_kappa_is_undefined_with_one_label_only():
-    rows = [real(i, "natural", True, A) for i in range(5)] + [real(i, "natural", True, B) for i in range(5)]
+    rows = [real(i, "natural", True, A) for i in range(5)] + [
+        real(i, "natural", True, B) for i in range(5)
+    ]
     (ag,) = compute_report(rows, [A, B], ["core"]).agreement
     assert ag.agreement.value == 1.0 and ag.kappa is None
 
@@ -99,8 +137,10 @@ def test_json_has_the_documented_keys_and_a_block_per_judge(tmp_path):
     assert set(hs) >= {"value", "ci_low", "ci_high", "n", "confusion"}
     assert hs["confusion"]["weakly_hedged"]["weakly_hedged"] == 47
     assert set(data["realism"]["natural"]) >= {"value", "ci_low", "ci_high", "n"}
-    assert data["judges"] == [{"spec": A.spec, "family": "anthropic", "heuristic": False},
-                              {"spec": "offline", "family": "offline-heuristic", "heuristic": True}]
+    assert data["judges"] == [
+        {"spec": A.spec, "family": "anthropic", "heuristic": False},
+        {"spec": "offline", "family": "offline-heuristic", "heuristic": True},
+    ]
     assert 0 <= data["recovery"]["overall"]["value"] <= 1
     assert data["by_judge"]["offline"]["recovery"]["overall"]["k"] == 0  # always "strongly_hedged"
     assert data["by_judge"]["offline"]["recovery"]["overall"]["n"] == 54

@@ -8,9 +8,11 @@ import sqlite3
 import pytest
 
 # Text that would run or render as HTML if any page treated it as HTML or Markdown.
-HOSTILE = ('<script>window.amgPwned = 1</script> <img src=x onerror="window.amgPwned = 2"> '
-           '[click me](javascript:window.amgPwned=3) **not bold** <b>not bold either</b> '
-           ':red[not red] $x^2$')
+HOSTILE = (
+    '<script>window.amgPwned = 1</script> <img src=x onerror="window.amgPwned = 2"> '
+    '[click me](javascript:window.amgPwned=3) **not bold** <b>not bold either</b> '
+    ':red[not red] $x^2$'
+)
 HOSTILE_RATIONALE = '<img src=y onerror="window.amgPwned = 4"> <a href="javascript:alert(1)">a</a>'
 SYSTEMS = ["literal-gated", "literal-ungated"]
 
@@ -41,13 +43,16 @@ def viewed(small_build, tmp_path_factory):
     arc.sessions[0].turns[0].text = HOSTILE
     ws.save_arc(arc)
     with ws.db.conn:
-        ws.db.execute("update judge_verdicts set rationale = ? where item_id = ?",
-                      [HOSTILE_RATIONALE, arc.spec.id])
+        ws.db.execute(
+            "update judge_verdicts set rationale = ? where item_id = ?",
+            [HOSTILE_RATIONALE, arc.spec.id],
+        )
     run_eval(ws, ["core", "heldout", "controlled", "corrections"], SYSTEMS, show_progress=False)
     tokens = {}
     for name, n in (("done", None), ("open", None)):
-        made = create_audit(ws, name, "realism", "arcs:core", sample_n=3, annotators=["ana", "bo"],
-                            seed=1)
+        made = create_audit(
+            ws, name, "realism", "arcs:core", sample_n=3, annotators=["ana", "bo"], seed=1
+        )
         tokens[name] = {who: link.split("token=", 1)[1] for who, link in made.links.items()}
     for who, token in tokens["done"].items():
         for i, item in enumerate(annotator_queue(ws, token)):

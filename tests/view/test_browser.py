@@ -34,11 +34,13 @@ def browser_page(viewed, tmp_path_factory):
     sync_api = _browser_or_skip()
     path, _, _ = viewed
     port = _free_port()
-    proc = subprocess.Popen(_amg() + ["view", "--workspace", str(path), "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True,  # its note of where it serves goes to a temp dir
-                            env={**os.environ, "AMG_WORKSPACE": "",
-                                 "TMPDIR": str(tmp_path_factory.mktemp("notes"))})
+    proc = subprocess.Popen(
+        _amg() + ["view", "--workspace", str(path), "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # its note of where it serves goes to a temp dir
+        env={**os.environ, "AMG_WORKSPACE": "", "TMPDIR": str(tmp_path_factory.mktemp("notes"))},
+    )
     try:
         _wait_healthy(port, proc)
         with sync_api.sync_playwright() as pw:
@@ -62,7 +64,8 @@ def _open(page, url: str, text: str, sync_api) -> None:
         shown = " ".join(page.inner_text("body").split())[:600]
         raise AssertionError(f"{text!r} did not appear; the page showed: {shown}") from None
     sync_api.expect(page.locator('[data-testid="stStatusWidget"]')).to_have_count(
-        0, timeout=WAIT_MS)
+        0, timeout=WAIT_MS
+    )
 
 
 def test_every_page_loads_without_error_text(browser_page):
@@ -85,8 +88,12 @@ def test_a_deep_link_and_the_side_by_side_trace(browser_page):
     sync_api.expect(page.get_by_role("combobox", name="System")).to_have_value("literal-ungated")
 
     label = [f"s{si} t{ti}" for si, ti, _ in Reader(path).dialog(arc).turns()][t]
-    _open(page, f"{base}/trace?arc={arc}&system=literal-gated&compare=literal-ungated",
-          "First difference", sync_api)
+    _open(
+        page,
+        f"{base}/trace?arc={arc}&system=literal-gated&compare=literal-ungated",
+        "First difference",
+        sync_api,
+    )
     sync_api.expect(page.locator("body")).to_contain_text(f"First difference: turn {label}")
     marked = page.locator(".st-key-amg-first-diff")
     sync_api.expect(marked).to_have_count(1)
@@ -100,9 +107,14 @@ def test_a_filter_returns_the_arcs_the_report_counted(browser_page):
 
     page, base, path, sync_api = browser_page
     k = compute_report(Reader(path)).to_json()["systems"]["literal-ungated"]["core"][
-        "end_contamination"]["k"]
-    _open(page, f"{base}/arcs?split=core&system=literal-ungated&measure=end_contamination"
-                "&value=yes", " match", sync_api)
+        "end_contamination"
+    ]["k"]
+    _open(
+        page,
+        f"{base}/arcs?split=core&system=literal-ungated&measure=end_contamination&value=yes",
+        " match",
+        sync_api,
+    )
     sync_api.expect(page.locator("body")).to_contain_text(f"{k} arc{'s' if k != 1 else ''} match")
 
 

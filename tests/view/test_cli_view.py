@@ -31,13 +31,29 @@ def test_eval_show_and_report_eval_print_where_to_browse(viewed, tmp_path, monke
     monkeypatch.setattr(links, "_folder", lambda: tmp_path / "notes")
     path, _, _ = viewed
     ws = copy_workspace(path, tmp_path / "ws")
-    arc = sqlite3.connect(ws / "workspace.db").execute(
-        "select arc_id from eval_traces limit 1").fetchone()[0]
-    r = runner.invoke(app, ["eval", "show", arc, "--system", "literal-gated", "--workspace", str(ws)])
+    arc = (
+        sqlite3.connect(ws / "workspace.db")
+        .execute("select arc_id from eval_traces limit 1")
+        .fetchone()[0]
+    )
+    r = runner.invoke(
+        app, ["eval", "show", arc, "--system", "literal-gated", "--workspace", str(ws)]
+    )
     assert r.exit_code == 0, r.output
     assert r.stderr.strip().endswith(f"/trace?arc={arc}&system=literal-gated")
     assert "amg view --workspace" in r.stderr and "amg view" not in r.stdout
-    r = runner.invoke(app, ["report", "eval", "--split", "core", "--workspace", str(ws),
-                            "--out", str(tmp_path / "rep")])
+    r = runner.invoke(
+        app,
+        [
+            "report",
+            "eval",
+            "--split",
+            "core",
+            "--workspace",
+            str(ws),
+            "--out",
+            str(tmp_path / "rep"),
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert r.stderr.strip().splitlines()[-1].endswith("/results?split=core")

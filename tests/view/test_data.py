@@ -36,8 +36,14 @@ def test_pages_read_while_another_command_writes_and_change_nothing(monkeypatch,
         for page in TITLES:
             at = run(monkeypatch, path, page)
             assert not at.error, (page, [e.value for e in at.error])
-        at = run(monkeypatch, path, "arcs", split="core", system="literal-ungated",
-                 measure="end_contamination")
+        at = run(
+            monkeypatch,
+            path,
+            "arcs",
+            split="core",
+            system="literal-ungated",
+            measure="end_contamination",
+        )
         assert not at.markdown[0].value.startswith("**0**")
     finally:
         writer.rollback()

@@ -17,7 +17,9 @@ def notes(tmp_path, monkeypatch):
 
 
 def test_page_urls_are_query_parameters():
-    assert links.page_url("trace", arc="a&b", system="x", compare=None) == "trace?arc=a%26b&system=x"
+    assert (
+        links.page_url("trace", arc="a&b", system="x", compare=None) == "trace?arc=a%26b&system=x"
+    )
     assert links.page_url("arcs", check_failed=True, value=False) == "arcs?check_failed=true"
     with pytest.raises(ValueError):
         links.page_url("admin")
@@ -26,8 +28,10 @@ def test_page_urls_are_query_parameters():
 def test_the_hint_links_a_running_viewer_else_says_how_to_start_one(notes, tmp_path):
     ws = tmp_path / "ws"
     hint = links.viewer_hint(ws, "trace", arc="A", system="s")
-    assert hint == (f"To browse it: amg view --workspace {ws}, then open "
-                    f"http://127.0.0.1:{links.DEFAULT_PORT}/trace?arc=A&system=s")
+    assert hint == (
+        f"To browse it: amg view --workspace {ws}, then open "
+        f"http://127.0.0.1:{links.DEFAULT_PORT}/trace?arc=A&system=s"
+    )
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         s.listen()

@@ -12,8 +12,14 @@ from agentmemgate.view.app import TITLES
 from ._apptest import run, shown, texts
 from .conftest import HOSTILE, HOSTILE_RATIONALE
 
-FILLS = {"overview": "amg build", "arcs": "amg build", "results": "amg eval run",
-         "trace": "amg eval run", "audits": "amg audit create", "mining": "amg mine hedges"}
+FILLS = {
+    "overview": "amg build",
+    "arcs": "amg build",
+    "results": "amg eval run",
+    "trace": "amg eval run",
+    "audits": "amg audit create",
+    "mining": "amg mine hedges",
+}
 
 
 @pytest.mark.parametrize("page", list(TITLES))
@@ -37,8 +43,9 @@ def _gated_vs_ungated(path) -> tuple[str, int]:
     from agentmemgate.view.trace import first_difference
 
     r = Reader(path)
-    for (arc,) in r.rows("select arc_id from eval_traces where system = 'literal-gated' "
-                         "order by rowid"):
+    for (arc,) in r.rows(
+        "select arc_id from eval_traces where system = 'literal-gated' order by rowid"
+    ):
         t = first_difference(r.trace(arc, "literal-gated"), r.trace(arc, "literal-ungated"))
         if t is not None:
             return arc, t
@@ -79,9 +86,11 @@ def test_no_token_hash_or_key_is_ever_shown(monkeypatch, viewed):
     secrets = [h for (h,) in db.execute("select token_hash from audit_annotators")]
     secrets += [t for people in tokens.values() for t in people.values()]
     labeled = db.execute("select item_id from audit_labels limit 1").fetchone()[0].split(":")[0]
-    views = [(page, {}) for page in TITLES] + [("audits", {"audit": "done"}),
-                                               ("audits", {"audit": "open"}),
-                                               ("arcs", {"arc": labeled})]
+    views = [(page, {}) for page in TITLES] + [
+        ("audits", {"audit": "done"}),
+        ("audits", {"audit": "open"}),
+        ("arcs", {"arc": labeled}),
+    ]
     for page, params in views:
         page_text = shown(run(monkeypatch, path, page, **params))
         assert not any(s in page_text for s in secrets), (page, params)
@@ -93,8 +102,7 @@ def test_the_side_by_side_trace_marks_the_first_differing_turn(monkeypatch, view
     path, _, _ = viewed
     arc, t = _gated_vs_ungated(path)
     label = [f"s{si} t{ti}" for si, ti, _ in Reader(path).dialog(arc).turns()][t]
-    at = run(monkeypatch, path, "trace", arc=arc, system="literal-gated",
-             compare="literal-ungated")
+    at = run(monkeypatch, path, "trace", arc=arc, system="literal-gated", compare="literal-ungated")
     assert [w.value for w in at.warning] == [f"First difference: turn {label} (marked below)."]
     marked = [m.value for m in at.markdown if "First turn where the systems differ" in m.value]
     assert len(marked) == 1
@@ -118,13 +126,27 @@ def test_a_filter_returns_the_arcs_the_report_counted(monkeypatch, viewed):
     path, _, _ = viewed
     report = compute_report(Reader(path)).to_json()
     s = report["systems"]["literal-ungated"]["core"]["end_contamination"]
-    at = run(monkeypatch, path, "arcs", split="core", system="literal-ungated",
-             measure="end_contamination", value="yes")
+    at = run(
+        monkeypatch,
+        path,
+        "arcs",
+        split="core",
+        system="literal-ungated",
+        measure="end_contamination",
+        value="yes",
+    )
     assert at.markdown[0].value.startswith(f"**{s['k']}** arc")
     rows = next(df.value for df in at.dataframe)
     assert len(rows) == s["k"] and set(rows["end_contamination"]) == {"yes"}
-    at = run(monkeypatch, path, "arcs", split="core", system="literal-ungated",
-             measure="end_contamination", value="no")
+    at = run(
+        monkeypatch,
+        path,
+        "arcs",
+        split="core",
+        system="literal-ungated",
+        measure="end_contamination",
+        value="no",
+    )
     assert at.markdown[0].value.startswith(f"**{s['n'] - s['k']}** arc")
 
 
@@ -134,7 +156,8 @@ def test_results_link_each_number_to_its_arcs(monkeypatch, viewed):
     table = next(df.value for df in at.dataframe if "arcs where it holds" in df.value.columns)
     row = table[(table.system == "literal-ungated") & (table.measure == "end_contamination")]
     assert row["arcs where it holds"].iloc[0] == (
-        "arcs?split=core&system=literal-ungated&measure=end_contamination&value=yes")
+        "arcs?split=core&system=literal-ungated&measure=end_contamination&value=yes"
+    )
 
 
 def test_hostile_text_is_shown_as_written(monkeypatch, viewed):

@@ -75,5 +75,10 @@ def load_lexicon(path: Path = LEXICON_PATH) -> Lexicon:
     raw = tomllib.loads(raw_bytes.decode("utf-8"))
     stop = frozenset(raw.pop("stopwords", []))
     cats = {name: _compile(pats) for name, pats in raw.items()}
-    return Lexicon(path=path, sha256=hashlib.sha256(raw_bytes).hexdigest(), categories=cats,
-                   stopwords=stop, patterns={name: tuple(pats) for name, pats in raw.items()})
+    return Lexicon(
+        path=path,
+        sha256=hashlib.sha256(raw_bytes).hexdigest(),
+        categories=cats,
+        stopwords=stop,
+        patterns={name: tuple(pats) for name, pats in raw.items()},
+    )

@@ -33,25 +33,25 @@ REALISM_LEXICON_PATH = Path(__file__).with_name("realism.v1.toml")
 # Named checks of the offline judge (the LLM judges keep "natural" and "motivated").
 OFFLINE_REALISM_CHECKS: dict[str, str] = {
     "qa_relevance": "Each assistant reply to a question shares content words with that question, "
-                    "and not two or more words more with another question of the conversation "
-                    "(lexical).",
+    "and not two or more words more with another question of the conversation "
+    "(lexical).",
     "time_references": "'Last time', 'like I said', 'still pending' point to an earlier session; "
-                       "weekdays match their dates; scheduled dates lie ahead of the session; a "
-                       "reported change is not dated before the plan (or the previous session).",
+    "weekdays match their dates; scheduled dates lie ahead of the session; a "
+    "reported change is not dated before the plan (or the previous session).",
     "repetition": "No turn repeats within the conversation; no turn of 6+ words is shared with 2 "
-                  "or more other conversations; no assistant sentence occurs more than 8 times in "
-                  "the dataset.",
+    "or more other conversations; no assistant sentence occurs more than 8 times in "
+    "the dataset.",
     "frame_consistency": "No turn combines contradictory frames (a firm decision 'one of these "
-                         "days', decided and undecided at once, 'no date' with a date), and no "
-                         "reply treats a decided plan as open, an open plan as done, or a done "
-                         "change as still ahead.",
+    "days', decided and undecided at once, 'no date' with a date), and no "
+    "reply treats a decided plan as open, an open plan as done, or a done "
+    "change as still ahead.",
     "tense_agreement": "No 'since <time>' without the perfect, no present perfect with a finished "
-                       "time ('I've switched yesterday'), no future with a past time or a past "
-                       "change with a future time in one clause.",
+    "time ('I've switched yesterday'), no future with a past time or a past "
+    "change with a future time in one clause.",
     "chat_form": "Turns have chat length (1-150 user words, 1-350 assistant words) and contain no "
-                 "placeholder or template text.",
+    "placeholder or template text.",
     "motivated": "A reason cue near the plan statement, or a topic it shares with the user's "
-                 "earlier turns (lexical).",
+    "earlier turns (lexical).",
 }
 
 MAX_USER_WORDS = 150
@@ -63,22 +63,46 @@ SENTENCE_LIMIT = 8  # an assistant sentence may occur at most this often in the 
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _CLAUSE = re.compile(r"[,;:()]|\s(?:and|but|because|so|while|although|though|then)\s")
-_DATE = re.compile(r"(?:(?P<wd>" + "|".join(WEEKDAYS) + r"),?\s+(?:the\s+)?)?(?P<mon>" + "|".join(MONTHS)
-                   + r")\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?\b")
+_DATE = re.compile(
+    r"(?:(?P<wd>"
+    + "|".join(WEEKDAYS)
+    + r"),?\s+(?:the\s+)?)?(?P<mon>"
+    + "|".join(MONTHS)
+    + r")\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?\b"
+)
 # A turn has a ``_DATE`` match exactly when it has one of this (the weekday before the month is
 # optional), which starts with a month's first letter and so is found by a quick character scan.
 _HAS_DATE = re.compile(r"(?:" + "|".join(MONTHS) + r")\s+\d{1,2}(?:st|nd|rd|th)?\b")
 _DAYS = "|".join(WEEKDAYS)
 _TOMORROW = re.compile(rf"\btomorrow,? (?:on )?({_DAYS})\b|\b({_DAYS}),? tomorrow\b")
 _ON_WEEKDAY = re.compile(rf"\bon (?:{_DAYS})\b")
-_NUM = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-        "eight": 8, "nine": 9, "ten": 10}
+_NUM = {
+    "a": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+}
 
 
 # The cue categories a check needs before it looks closer (``Lexicon.has_any``: one scan).
 _REFERENCE_CUES = ("back_reference", "still_open")
-_FRAME_CUES = ("firm_decision", "undecided", "indefinite_time", "no_date", "future", "change_done",
-               "abandon", "still_open")
+_FRAME_CUES = (
+    "firm_decision",
+    "undecided",
+    "indefinite_time",
+    "no_date",
+    "future",
+    "change_done",
+    "abandon",
+    "still_open",
+)
 _TENSE_CUES = ("since_time", "past_time", "future_time", "present_perfect")
 
 
@@ -119,8 +143,11 @@ def content_stems(text: str, lex: Lexicon) -> frozenset[str]:
 
 @lru_cache(maxsize=65536)
 def _content_stems(text: str, stopwords: frozenset[str]) -> frozenset[str]:
-    return frozenset(stem(w) for w in _WORD.findall(normalize(text))
-                     if w not in stopwords and len(w) > 2 and not w.isdigit())
+    return frozenset(
+        stem(w)
+        for w in _WORD.findall(normalize(text))
+        if w not in stopwords and len(w) > 2 and not w.isdigit()
+    )
 
 
 def question_part(text: str, lex: Lexicon | None = None) -> str:
@@ -212,8 +239,11 @@ def _turns(sessions: tuple[ChatSession, ...]):
 
 def qa_relevance(sessions: tuple[ChatSession, ...], lex: Lexicon) -> CriterionVerdict:
     flat = _turns(sessions)
-    asked = [(i, q) for i, (_, _, t) in enumerate(flat)
-             if t.role == "user" and (q := question_part(t.text, lex))]
+    asked = [
+        (i, q)
+        for i, (_, _, t) in enumerate(flat)
+        if t.role == "user" and (q := question_part(t.text, lex))
+    ]
     if not asked:
         return _ok("No user turn asks a question, so there is no reply to check against one.")
     stems = {i: content_stems(q, lex) for i, q in asked}
@@ -226,16 +256,22 @@ def qa_relevance(sessions: tuple[ChatSession, ...], lex: Lexicon) -> CriterionVe
         own = stems[i] & reply
         si, ti, t = flat[i]
         if not own:
-            return _fail(f"The reply in {_where(*flat[i + 1][:2])} shares no content word with the "
-                         f"question before it ('{_snip(question_part(t.text, lex))}').")
+            return _fail(
+                f"The reply in {_where(*flat[i + 1][:2])} shares no content word with the "
+                f"question before it ('{_snip(question_part(t.text, lex))}')."
+            )
         for j, _ in asked:
             other = stems[j] & reply
             if j != i and len(other) >= len(own) + 2:
-                return _fail(f"The reply in {_where(*flat[i + 1][:2])} fits the question in "
-                             f"{_where(*flat[j][:2])} ({', '.join(sorted(other))}) better than its own "
-                             f"({', '.join(sorted(own))}).")
-    return _ok(f"Each of the {checked} replies to a question shares content words with that question "
-               "and with no other question more.")
+                return _fail(
+                    f"The reply in {_where(*flat[i + 1][:2])} fits the question in "
+                    f"{_where(*flat[j][:2])} ({', '.join(sorted(other))}) better than its own "
+                    f"({', '.join(sorted(own))})."
+                )
+    return _ok(
+        f"Each of the {checked} replies to a question shares content words with that question "
+        "and with no other question more."
+    )
 
 
 def _past_interval(expr: str, d: dt.date) -> tuple[dt.date, dt.date] | None:
@@ -271,7 +307,9 @@ def _past_interval(expr: str, d: dt.date) -> tuple[dt.date, dt.date] | None:
     if e in ("a few days ago", "a couple of days ago"):
         return d - dt.timedelta(6 if "few" in e else 3), d - dt.timedelta(2)
     if e in ("a couple of weeks ago", "a few weeks ago"):
-        return d - dt.timedelta(35 if "few" in e else 18), d - dt.timedelta(10 if "couple" in e else 14)
+        return d - dt.timedelta(35 if "few" in e else 18), d - dt.timedelta(
+            10 if "couple" in e else 14
+        )
     m = re.fullmatch(r"(\w+) (day|days|week|weeks|month|months) ago", e)
     if m and m.group(1) in _NUM | {str(i): i for i in range(1, 60)}:
         n = _NUM.get(m.group(1)) or int(m.group(1))
@@ -286,11 +324,14 @@ _PAST_WHEN = re.compile(
     r"\b(yesterday|the day before yesterday|today|this morning|earlier today|last week|this week|"
     r"last weekend|over the weekend|this weekend|at the weekend|last month|earlier this month|"
     r"a few days ago|a couple of days ago|a couple of weeks ago|a few weeks ago|"
-    r"(?:on |last )?(?:" + "|".join(WEEKDAYS) + r")|\w+ (?:days?|weeks?|months?) ago)\b")
+    r"(?:on |last )?(?:" + "|".join(WEEKDAYS) + r")|\w+ (?:days?|weeks?|months?) ago)\b"
+)
 
 
 _WITHIN = re.compile(r"\b(earlier|a minute ago|a few minutes ago|a moment ago|just now|before)\b")
-_ACROSS = re.compile(r"last time|last (talked|spoke|chatted)|since we|when we (talked|spoke|chatted)")
+_ACROSS = re.compile(
+    r"last time|last (talked|spoke|chatted)|since we|when we (talked|spoke|chatted)"
+)
 
 
 def _within_session(sessions, si: int, ti: int, text: str, refs: list[str]) -> bool:
@@ -319,35 +360,47 @@ def time_references(q: RealismQuestion, lex: Lexicon) -> CriterionVerdict:
             if refs and _within_session(sessions, si, ti, text, refs):
                 refs = []  # "what I said earlier" after an earlier user turn of this session: true
             if refs and si == 0:
-                return _fail(f"{_where(si, ti)} says '{refs[0]}', but this is the first session: "
-                             "there is no earlier conversation to refer to.")
+                return _fail(
+                    f"{_where(si, ti)} says '{refs[0]}', but this is the first session: "
+                    "there is no earlier conversation to refer to."
+                )
             refs += lex.hits("still_open", text)
             if refs and t.role == "user" and si == q.plan_session and (si, ti) > plan_pos:
-                return _fail(f"{_where(si, ti)} says '{refs[0]}' about the plan, which was stated "
-                             f"earlier in this same session ({_where(*plan_pos)}).")
+                return _fail(
+                    f"{_where(si, ti)} says '{refs[0]}' about the plan, which was stated "
+                    f"earlier in this same session ({_where(*plan_pos)})."
+                )
         d = dates[si]
         if d is None:
             continue
         # A date or 'tomorrow' in a sentence is one in the turn (a sentence is a stretch of the
         # normalized turn between spaces): a turn with neither has no sentence to check.
-        for sent in (sentences(t.text) if "tomorrow" in text or _HAS_DATE.search(text) else ()):
+        for sent in sentences(t.text) if "tomorrow" in text or _HAS_DATE.search(text) else ():
             s_norm = normalize(sent)
             for m in _DATE.finditer(s_norm):
                 when = nearest_date(d, MONTH_NUMBERS[m["mon"]], int(m["day"]))
                 if when is None:
-                    return _fail(f"{_where(si, ti)} names a date that does not exist ('{m.group(0)}').")
+                    return _fail(
+                        f"{_where(si, ti)} names a date that does not exist ('{m.group(0)}')."
+                    )
                 if m["wd"] and WEEKDAYS[when.weekday()] != m["wd"]:
-                    return _fail(f"{_where(si, ti)} says '{m.group(0)}', but {when:%B} {when.day}, "
-                                 f"{when.year} is a {when:%A}.")
+                    return _fail(
+                        f"{_where(si, ti)} says '{m.group(0)}', but {when:%B} {when.day}, "
+                        f"{when.year} is a {when:%A}."
+                    )
                 if lex.has("future", s_norm) and not lex.has("change_done", s_norm) and when < d:
-                    return _fail(f"{_where(si, ti)} plans something for '{m.group(0)}', which is before "
-                                 f"this session's date ({d.isoformat()}).")
+                    return _fail(
+                        f"{_where(si, ti)} plans something for '{m.group(0)}', which is before "
+                        f"this session's date ({d.isoformat()})."
+                    )
             if "tomorrow" in s_norm and (m := _TOMORROW.search(s_norm)):
                 wd = m.group(1) or m.group(2)
                 real = WEEKDAYS[(d + dt.timedelta(1)).weekday()]
                 if wd != real:
-                    return _fail(f"{_where(si, ti)} calls {wd} 'tomorrow', but the day after "
-                                 f"{d.isoformat()} is a {real}.")
+                    return _fail(
+                        f"{_where(si, ti)} calls {wd} 'tomorrow', but the day after "
+                        f"{d.isoformat()} is a {real}."
+                    )
         if t.role != "user" or not lex.has("change_done", text):
             continue
         if (si, ti) > plan_pos:
@@ -365,11 +418,15 @@ def time_references(q: RealismQuestion, lex: Lexicon) -> CriterionVerdict:
             for m in _PAST_WHEN.finditer(s_norm):
                 span = _past_interval(m.group(1), d)
                 if span and span[1] < anchor:
-                    return _fail(f"{_where(si, ti)} dates the change '{m.group(1)}' (by "
-                                 f"{span[1].isoformat()} at the latest), before {what} "
-                                 f"({anchor.isoformat()}).")
-    return _ok("References to earlier talk point to an earlier session, and the dates, weekdays and "
-               "relative times agree with the session dates.")
+                    return _fail(
+                        f"{_where(si, ti)} dates the change '{m.group(1)}' (by "
+                        f"{span[1].isoformat()} at the latest), before {what} "
+                        f"({anchor.isoformat()})."
+                    )
+    return _ok(
+        "References to earlier talk point to an earlier session, and the dates, weekdays and "
+        "relative times agree with the session dates."
+    )
 
 
 def repetition(sessions: tuple[ChatSession, ...], corpus: RealismCorpus | None) -> CriterionVerdict:
@@ -380,22 +437,30 @@ def repetition(sessions: tuple[ChatSession, ...], corpus: RealismCorpus | None) 
             return _fail(f"{_where(si, ti)} repeats {_where(*seen[k])} word for word.")
         seen.setdefault(k, (si, ti))
     if corpus is None:
-        return _ok("No turn repeats within the conversation (no dataset given, so repeats across "
-                   "conversations were not counted).")
+        return _ok(
+            "No turn repeats within the conversation (no dataset given, so repeats across "
+            "conversations were not counted)."
+        )
     for si, ti, t in _turns(sessions):
         k = _key(t.text)
         if len(k.split()) >= REPEATED_TURN_MIN_WORDS and corpus.turn_arcs[k] >= REPEATED_TURN_ARCS:
-            return _fail(f"{_where(si, ti)} ('{_snip(t.text)}') occurs word for word in "
-                         f"{corpus.turn_arcs[k]} of the {corpus.n} conversations.")
+            return _fail(
+                f"{_where(si, ti)} ('{_snip(t.text)}') occurs word for word in "
+                f"{corpus.turn_arcs[k]} of the {corpus.n} conversations."
+            )
         if t.role == "assistant":
             for sent in sentences(t.text):
                 sk = _key(sent)
                 if len(sk.split()) >= SENTENCE_MIN_WORDS and corpus.sentences[sk] > SENTENCE_LIMIT:
-                    return _fail(f"The sentence '{_snip(sent)}' in {_where(si, ti)} occurs "
-                                 f"{corpus.sentences[sk]} times in the {corpus.n} conversations "
-                                 f"(limit {SENTENCE_LIMIT}).")
-    return _ok(f"No turn repeats within the conversation or across {REPEATED_TURN_ARCS - 1}+ others of "
-               f"the {corpus.n}, and no assistant sentence occurs more than {SENTENCE_LIMIT} times.")
+                    return _fail(
+                        f"The sentence '{_snip(sent)}' in {_where(si, ti)} occurs "
+                        f"{corpus.sentences[sk]} times in the {corpus.n} conversations "
+                        f"(limit {SENTENCE_LIMIT})."
+                    )
+    return _ok(
+        f"No turn repeats within the conversation or across {REPEATED_TURN_ARCS - 1}+ others of "
+        f"the {corpus.n}, and no assistant sentence occurs more than {SENTENCE_LIMIT} times."
+    )
 
 
 def frame_consistency(sessions: tuple[ChatSession, ...], lex: Lexicon) -> CriterionVerdict:
@@ -411,9 +476,13 @@ def frame_consistency(sessions: tuple[ChatSession, ...], lex: Lexicon) -> Criter
         dated = [m.group(0) for m in _DATE.finditer(text)]
         where = _where(si, ti)
         if firm and vague:
-            return _fail(f"{where} is a firm decision ('{firm[0]}') with an indefinite time ('{vague[0]}').")
+            return _fail(
+                f"{where} is a firm decision ('{firm[0]}') with an indefinite time ('{vague[0]}')."
+            )
         if firm and undecided:
-            return _fail(f"{where} is decided ('{firm[0]}') and undecided ('{undecided[0]}') at once.")
+            return _fail(
+                f"{where} is decided ('{firm[0]}') and undecided ('{undecided[0]}') at once."
+            )
         if nodate and dated:
             return _fail(f"{where} says '{nodate[0]}' and names a date ('{dated[0]}').")
         if i + 1 >= len(flat) or flat[i + 1][2].role != "assistant":
@@ -422,18 +491,28 @@ def frame_consistency(sessions: tuple[ChatSession, ...], lex: Lexicon) -> Criter
         committed = firm or (dated and lex.has("future", text))
         done = lex.hits("change_done", text)
         if committed and not undecided and (h := lex.hits("reply_open", reply)):
-            return _fail(f"The reply in {rwhere} treats the decided plan in {where} as still open ('{h[0]}').")
+            return _fail(
+                f"The reply in {rwhere} treats the decided plan in {where} as still open ('{h[0]}')."
+            )
         if undecided and not firm and not done and (h := lex.hits("reply_done", reply)):
-            return _fail(f"The reply in {rwhere} treats the undecided plan in {where} as done ('{h[0]}').")
+            return _fail(
+                f"The reply in {rwhere} treats the undecided plan in {where} as done ('{h[0]}')."
+            )
         if done and not lex.has("future", text) and (h := lex.hits("reply_ahead", reply)):
-            return _fail(f"The reply in {rwhere} treats the change {where} reports as done "
-                         f"('{done[0]}') as still ahead ('{h[0]}').")
+            return _fail(
+                f"The reply in {rwhere} treats the change {where} reports as done "
+                f"('{done[0]}') as still ahead ('{h[0]}')."
+            )
         dropped = lex.hits("abandon", text) + lex.hits("still_open", text)
         if dropped and not done and (h := lex.hits("reply_done", reply)):
-            return _fail(f"The reply in {rwhere} treats a plan that {where} calls dropped or open "
-                         f"('{dropped[0]}') as done ('{h[0]}').")
-    return _ok("No turn combines contradictory commitment or time frames, and each reply fits the "
-               "state of the plan it answers.")
+            return _fail(
+                f"The reply in {rwhere} treats a plan that {where} calls dropped or open "
+                f"('{dropped[0]}') as done ('{h[0]}')."
+            )
+    return _ok(
+        "No turn combines contradictory commitment or time frames, and each reply fits the "
+        "state of the plan it answers."
+    )
 
 
 def tense_agreement(sessions: tuple[ChatSession, ...], lex: Lexicon) -> CriterionVerdict:
@@ -446,21 +525,29 @@ def tense_agreement(sessions: tuple[ChatSession, ...], lex: Lexicon) -> Criterio
             s_norm = normalize(sent)
             since = lex.hits("since_time", s_norm)
             if since and not lex.has("perfect", s_norm):
-                return _fail(f"{where} has '{since[0]}' without the perfect ('{_snip(sent)}'): "
-                             "'since <time>' needs 'have been' or 'have done'.")
+                return _fail(
+                    f"{where} has '{since[0]}' without the perfect ('{_snip(sent)}'): "
+                    "'since <time>' needs 'have been' or 'have done'."
+                )
             for c in clauses(sent):
                 past, fut = lex.hits("past_time", c), lex.hits("future_time", c)
                 if lex.has("future", c) and past and not lex.has("perfect_licensers", c):
-                    return _fail(f"{where} puts a future plan and a past time ('{past[0]}') in one "
-                                 f"clause ('{_snip(sent)}').")
+                    return _fail(
+                        f"{where} puts a future plan and a past time ('{past[0]}') in one "
+                        f"clause ('{_snip(sent)}')."
+                    )
                 if lex.has("change_done", c) and fut and not lex.has("future", c):
-                    return _fail(f"{where} reports a past change with a future time ('{fut[0]}') in "
-                                 f"one clause ('{_snip(sent)}').")
+                    return _fail(
+                        f"{where} reports a past change with a future time ('{fut[0]}') in "
+                        f"one clause ('{_snip(sent)}')."
+                    )
                 if lex.has("present_perfect", c) and not lex.has("perfect_licensers", c):
                     when = past or _ON_WEEKDAY.findall(c)
                     if when:
-                        return _fail(f"{where} uses the present perfect with a finished time "
-                                     f"('{when[0]}'): '{_snip(sent)}'.")
+                        return _fail(
+                            f"{where} uses the present perfect with a finished time "
+                            f"('{when[0]}'): '{_snip(sent)}'."
+                        )
     return _ok("Tense and aspect agree with the time words in every clause.")
 
 
@@ -475,8 +562,9 @@ def chat_form(sessions: tuple[ChatSession, ...], lex: Lexicon) -> CriterionVerdi
     return _ok("Turn lengths are chat-like and no turn holds placeholder or template text.")
 
 
-def check_realism(q: RealismQuestion, corpus: RealismCorpus | None = None,
-                  lex: Lexicon | None = None) -> dict[str, CriterionVerdict]:
+def check_realism(
+    q: RealismQuestion, corpus: RealismCorpus | None = None, lex: Lexicon | None = None
+) -> dict[str, CriterionVerdict]:
     """Every named offline check but 'motivated' (which lives with the recovery cues)."""
     lex = lex or realism_lexicon()
     return {

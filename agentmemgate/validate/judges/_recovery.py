@@ -87,8 +87,9 @@ class FactorRules(BaseModel):
 
     def levels(self) -> set[str]:
         """The levels these rules can give (the correction reading gives its own)."""
-        return {r.level for r in self.rules} | ({self.default.level} if self.default and
-                                                self.default.level else set())
+        return {r.level for r in self.rules} | (
+            {self.default.level} if self.default and self.default.level else set()
+        )
 
 
 @dataclass
@@ -106,8 +107,13 @@ class RecoveryRules:
     @property
     def plan_cues(self) -> tuple[str, ...]:
         """The design's own categories that plan rules read: they count as plan cues."""
-        used = {c for f in self.factors.values() for r in f.rules if f.reads_of(r) == "plan"
-                for c in r.categories}
+        used = {
+            c
+            for f in self.factors.values()
+            for r in f.rules
+            if f.reads_of(r) == "plan"
+            for c in r.categories
+        }
         return tuple(c for c in self.cues if c in used)
 
 
@@ -142,13 +148,21 @@ def _read(origin: str, data: bytes | None) -> RecoveryRules:
     cues: dict[str, tuple[str, ...]] = {}
     compiled: dict[str, re.Pattern] = {}
     if not isinstance(cues_raw, dict):
-        problems.append(Problem(origin, CUES_KEY, "must be a table: category = [regular expressions]"))
+        problems.append(
+            Problem(origin, CUES_KEY, "must be a table: category = [regular expressions]")
+        )
         cues_raw = {}
     for name, pats in cues_raw.items():
         key = f"{CUES_KEY}.{name}"
         if name in base.categories:
-            problems.append(Problem(origin, key, f"the judge's lexicon ({base.path.name}) already has "
-                                                 f"category {name!r}; give yours another name"))
+            problems.append(
+                Problem(
+                    origin,
+                    key,
+                    f"the judge's lexicon ({base.path.name}) already has "
+                    f"category {name!r}; give yours another name",
+                )
+            )
             continue
         if not isinstance(pats, list) or not pats or not all(isinstance(p, str) for p in pats):
             problems.append(Problem(origin, key, "must be a non-empty list of regular expressions"))
@@ -170,9 +184,17 @@ def _read(origin: str, data: bytes | None) -> RecoveryRules:
             problems += found
             if fr is not None:
                 factors[name] = fr
-    lexicon = base if not compiled else Lexicon(
-        path=base.path, sha256=base.sha256, categories={**base.categories, **compiled},
-        stopwords=base.stopwords, patterns={**base.patterns, **cues})
+    lexicon = (
+        base
+        if not compiled
+        else Lexicon(
+            path=base.path,
+            sha256=base.sha256,
+            categories={**base.categories, **compiled},
+            stopwords=base.stopwords,
+            patterns={**base.patterns, **cues},
+        )
+    )
     rules = RecoveryRules(factors, cues, lexicon, _digest(raw), origin)
     rules.problems = problems + _rule_problems(rules, broken=set(cues_raw) - set(cues))
     return rules
@@ -206,8 +228,7 @@ def _factor_rules(table, origin: str, name: str) -> tuple[FactorRules | None, li
     return fr.model_copy(update={"rules": tuple(rules)}), problems
 
 
-def _schema_problems(e: ValidationError, origin: str, factor: str,
-                     at: tuple = ()) -> list[Problem]:
+def _schema_problems(e: ValidationError, origin: str, factor: str, at: tuple = ()) -> list[Problem]:
     out = []
     for err in e.errors():
         loc = (*at, *err["loc"])
@@ -233,33 +254,64 @@ def _rule_problems(rules: RecoveryRules, broken: set[str]) -> list[Problem]:
             key = f"{fname}.rules#{r._at}"
             reads = fr.reads_of(r)
             if fr.reads == "correction":
-                out.append(Problem(rules.origin, key, "the correction reading is built in and takes "
-                                                      "no rules"))
+                out.append(
+                    Problem(
+                        rules.origin, key, "the correction reading is built in and takes no rules"
+                    )
+                )
                 continue
             if r.reads is not None and fr.reads not in ("plan", "outcome"):
-                out.append(Problem(rules.origin, f"{key}.reads", f"only rules of a plan or outcome "
-                                                                 f"reading choose what they read, "
-                                                                 f"not of {fr.reads!r}"))
+                out.append(
+                    Problem(
+                        rules.origin,
+                        f"{key}.reads",
+                        f"only rules of a plan or outcome "
+                        f"reading choose what they read, "
+                        f"not of {fr.reads!r}",
+                    )
+                )
             for c in r.categories:
                 if c not in known:
-                    out.append(Problem(rules.origin, key, f"unknown cue category {c!r}; add it under "
-                                                          f"[{CUES_KEY}] or use one of the judge's: "
-                                                          f"{', '.join(sorted(known))}"))
+                    out.append(
+                        Problem(
+                            rules.origin,
+                            key,
+                            f"unknown cue category {c!r}; add it under "
+                            f"[{CUES_KEY}] or use one of the judge's: "
+                            f"{', '.join(sorted(known))}",
+                        )
+                    )
             if r.test is not None and (fr.reads != "confirmation" or r.test not in TESTS):
-                out.append(Problem(rules.origin, f"{key}.test",
-                                   f"unknown test {r.test!r}; the confirmation reading has: "
-                                   f"{', '.join(TESTS)}" if fr.reads == "confirmation" else
-                                   f"tests belong to the confirmation reading, not {fr.reads!r}"))
+                out.append(
+                    Problem(
+                        rules.origin,
+                        f"{key}.test",
+                        f"unknown test {r.test!r}; the confirmation reading has: {', '.join(TESTS)}"
+                        if fr.reads == "confirmation"
+                        else f"tests belong to the confirmation reading, not {fr.reads!r}",
+                    )
+                )
             if r.sessions_between is not None and fr.reads != "structure":
-                out.append(Problem(rules.origin, f"{key}.sessions_between",
-                                   f"sessions_between belongs to the structure reading, not {fr.reads!r}"))
+                out.append(
+                    Problem(
+                        rules.origin,
+                        f"{key}.sessions_between",
+                        f"sessions_between belongs to the structure reading, not {fr.reads!r}",
+                    )
+                )
             if r.sessions_between is not None and any(n < 0 for n in r.sessions_between):
                 out.append(Problem(rules.origin, f"{key}.sessions_between", "must be 0 or more"))
             for say_key, template in ((f"{key}.say", r.say),):
                 if bad := sorted(_slots(template) - SLOTS[reads]):
-                    out.append(Problem(rules.origin, say_key, f"unknown slot {{{bad[0]}}}; a rule that "
-                                                              f"reads {reads} fills: "
-                                                              f"{', '.join(sorted(SLOTS[reads]))}"))
+                    out.append(
+                        Problem(
+                            rules.origin,
+                            say_key,
+                            f"unknown slot {{{bad[0]}}}; a rule that "
+                            f"reads {reads} fills: "
+                            f"{', '.join(sorted(SLOTS[reads]))}",
+                        )
+                    )
         if fr.default and fr.default.say and _slots(fr.default.say):
             out.append(Problem(rules.origin, f"{fname}.default.say", "a default fills no slot"))
     return out
@@ -275,9 +327,15 @@ def rule_problems(design: Design) -> list[Problem]:
     design_file = design.source.design.origin
     rules = read_rules(design)
     if design.files.recovery is None:
-        return [Problem(design_file, "files.recovery", "no recovery file: the offline judge has no "
-                                                       "rules and can only guess (copy the paper's "
-                                                       "recovery.toml beside the design and name it)")]
+        return [
+            Problem(
+                design_file,
+                "files.recovery",
+                "no recovery file: the offline judge has no "
+                "rules and can only guess (copy the paper's "
+                "recovery.toml beside the design and name it)",
+            )
+        ]
     if design.files.recovery not in design.source.files:
         return []  # the design's own check names the missing file
     out = list(rules.problems)
@@ -286,20 +344,35 @@ def rule_problems(design: Design) -> list[Problem]:
     origin = rules.origin
     for fname in rules.factors:
         if fname not in design.factors:
-            out.append(Problem(origin, fname, f"unknown factor {fname!r}; the design declares: "
-                                              f"{', '.join(design.factors)}"))
+            out.append(
+                Problem(
+                    origin,
+                    fname,
+                    f"unknown factor {fname!r}; the design declares: {', '.join(design.factors)}",
+                )
+            )
     for fname, fr in rules.factors.items():
         fac = design.factors.get(fname)
         if fac is None:
             continue
         for r in fr.rules:
             if not fac.has(r.level):
-                out.append(Problem(origin, f"{fname}.rules#{r._at}.level",
-                                   f"unknown level {r.level!r} of factor {fname!r}; choose one of: "
-                                   f"{', '.join(fac.level_names)}"))
+                out.append(
+                    Problem(
+                        origin,
+                        f"{fname}.rules#{r._at}.level",
+                        f"unknown level {r.level!r} of factor {fname!r}; choose one of: "
+                        f"{', '.join(fac.level_names)}",
+                    )
+                )
         if fr.default and fr.default.level and not fac.has(fr.default.level):
-            out.append(Problem(origin, f"{fname}.default.level",
-                               f"unknown level {fr.default.level!r} of factor {fname!r}"))
+            out.append(
+                Problem(
+                    origin,
+                    f"{fname}.default.level",
+                    f"unknown level {fr.default.level!r} of factor {fname!r}",
+                )
+            )
     used: dict[str, list[str]] = {}
     for split in design.splits.values():
         for cell in split.cells:
@@ -309,16 +382,31 @@ def rule_problems(design: Design) -> list[Problem]:
         fr = rules.factors.get(fname)
         if fr is None:
             if not any(p.key == fname or p.key.startswith(f"{fname}.") for p in out):
-                out.append(Problem(origin, fname, f"no rules for factor {fname!r}, whose levels cells "
-                                                  f"use ({', '.join(levels)}): add a [{fname}] table"))
+                out.append(
+                    Problem(
+                        origin,
+                        fname,
+                        f"no rules for factor {fname!r}, whose levels cells "
+                        f"use ({', '.join(levels)}): add a [{fname}] table",
+                    )
+                )
             continue
-        can = ({lv for lv in levels if _correction_level(lv)} if fr.reads == "correction"
-               else fr.levels())
+        can = (
+            {lv for lv in levels if _correction_level(lv)}
+            if fr.reads == "correction"
+            else fr.levels()
+        )
         for lv in levels:
             if lv not in can:
-                out.append(Problem(origin, f"{fname}.rules", f"no rule gives level {lv!r}, which cells use: add "
-                                                  f"a [[{fname}.rules]] with level = {lv!r}"
-                                   if fr.reads != "correction" else
-                                   f"the correction reading cannot give level {lv!r} "
-                                   f"(TARGET_TIMING_MARKER)"))
+                out.append(
+                    Problem(
+                        origin,
+                        f"{fname}.rules",
+                        f"no rule gives level {lv!r}, which cells use: add "
+                        f"a [[{fname}.rules]] with level = {lv!r}"
+                        if fr.reads != "correction"
+                        else f"the correction reading cannot give level {lv!r} "
+                        f"(TARGET_TIMING_MARKER)",
+                    )
+                )
     return out

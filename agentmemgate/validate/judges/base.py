@@ -76,8 +76,12 @@ def generator_family(generator: str) -> str:
     return provider if sep else generator
 
 
-def check_families(judges: list[Judge], generator_families: set[str], allow_same_family: bool,
-                   what: str = "the generator") -> set[str]:
+def check_families(
+    judges: list[Judge],
+    generator_families: set[str],
+    allow_same_family: bool,
+    what: str = "the generator",
+) -> set[str]:
     """Refuse a judge from ``generator_families`` unless allowed; return the specs that are same-family.
 
     Families are compared as servers (``llm.servers``): localhost, 127.0.0.1 and [::1] are one.
@@ -88,6 +92,6 @@ def check_families(judges: list[Judge], generator_families: set[str], allow_same
         j = next(j for j in judges if j.spec in same)
         raise SameFamilyJudge(
             f"Judge {j.spec} is from the same family as {what} ({j.family}); use a judge from "
-            f"another family, or pass --allow-same-family (the report will say so)")
+            f"another family, or pass --allow-same-family (the report will say so)"
+        )
     return same
-

@@ -63,8 +63,10 @@ class HeuristicJudge(Judge):
         self.rules = read_rules(self.design)
         if self.rules.problems:
             more = len(self.rules.problems) - 1
-            raise DesignError(f"{self.rules.problems[0]}"
-                              + (f" (and {more} more: amg design check)" if more else ""))
+            raise DesignError(
+                f"{self.rules.problems[0]}"
+                + (f" (and {more} more: amg design check)" if more else "")
+            )
         self.lexicon = load_lexicon()
         self.realism_lexicon = load_lexicon(REALISM_LEXICON_PATH)
         sha = self.lexicon.sha256
@@ -75,7 +77,9 @@ class HeuristicJudge(Judge):
         self._paper_rules = self.rules.digest == PAPER_RULES_DIGEST
         self.rubric_sha256 = {
             "recovery": sha if self._paper_rules else sha256_text(sha, self.rules.digest),
-            "realism": self._realism_sha, "equivalence": "normalized-string-v1"}
+            "realism": self._realism_sha,
+            "equivalence": "normalized-string-v1",
+        }
 
     def rubric_ref(self, task: str) -> str:
         if task == "equivalence":
@@ -116,8 +120,12 @@ def sha256_text(*parts: str) -> str:
 
 # -- recovery ----------------------------------------------------------------------------------
 def _user_turns(sessions: tuple[ChatSession, ...]) -> list[tuple[int, int, str]]:
-    return [(si, ti, t.text) for si, s in enumerate(sessions) for ti, t in enumerate(s.turns)
-            if t.role == "user"]
+    return [
+        (si, ti, t.text)
+        for si, s in enumerate(sessions)
+        for ti, t in enumerate(s.turns)
+        if t.role == "user"
+    ]
 
 
 def _snippet(text: str, n: int = 60) -> str:
@@ -132,7 +140,9 @@ _PLANNING = ("strong_hedge", "weak_hedge", "confident_plan")
 _ABOUT_PLAN = ("done", "abandon", "pending")
 
 
-def _find_plan(lex: Lexicon, users: list[tuple[int, int, str]], extra: tuple[str, ...] = ()) -> int | None:
+def _find_plan(
+    lex: Lexicon, users: list[tuple[int, int, str]], extra: tuple[str, ...] = ()
+) -> int | None:
     """Index (into ``users``) of the likeliest plan statement: change talk with plan cues.
     ``extra``: a design's own cue categories that its plan rules read (they count as planning)."""
     best, best_score = None, 0
@@ -178,11 +188,12 @@ def _shares_wording(plan: str, later: str, value_words: set[str]) -> str | None:
     """A 3-word run of the plan statement repeated later (up to inflection), with a word beyond
     the value itself."""
     p, q = _tokens(plan), _tokens(later)
-    grams = {tuple(_stem(w) for w in p[i:i + 3]) for i in range(len(p) - 2)}
+    grams = {tuple(_stem(w) for w in p[i : i + 3]) for i in range(len(p) - 2)}
     for i in range(len(q) - 2):
-        g = q[i:i + 3]
+        g = q[i : i + 3]
         if tuple(_stem(w) for w in g) in grams and any(
-                w not in value_words and w not in _ARTICLES and w != "to" for w in g):
+            w not in value_words and w not in _ARTICLES and w != "to" for w in g
+        ):
             return " ".join(g)
     return None
 
@@ -229,20 +240,22 @@ def _read_plan(lex: Lexicon, fr: FactorRules, users, p: int) -> _Found:
         if fr.reads_of(rule) == "plan":
             cue = _holds(lex, rule, plan)
             return None if cue is None else {"cue": cue}
-        for s_i, _, text in users[p + 1:]:
+        for s_i, _, text in users[p + 1 :]:
             if (cue := _holds(lex, rule, text)) is not None:
                 return {"cue": cue, "session": s_i + 1}
         return None
+
     return _by_rules(fr, fr.rules, ok) or _default(fr)
 
 
 def _read_confirmation(lex: Lexicon, fr: FactorRules, sessions, users, p: int) -> _Found:
     """The later user turn likeliest to report the change, with the built-in tests."""
     si, ti, plan = users[p]
-    later = users[p + 1:]
+    later = users[p + 1 :]
     if not later:
-        return _by_rules(fr, fr.rules, lambda r: {} if r.test == "no_later_turn" else None) \
-            or _default(fr)
+        return _by_rules(
+            fr, fr.rules, lambda r: {} if r.test == "no_later_turn" else None
+        ) or _default(fr)
     value = _new_words(lex, sessions, si, ti)
 
     def rank(u):
@@ -258,8 +271,12 @@ def _read_confirmation(lex: Lexicon, fr: FactorRules, sessions, users, p: int) -
             run.append(_shares_wording(plan, text, value))
         return run[0]
 
-    tests = {"no_later_turn": lambda: False, "no_completion": lambda: not done,
-             "value_unnamed": lambda: not named, "repeats_plan_wording": lambda: repeats() is not None}
+    tests = {
+        "no_later_turn": lambda: False,
+        "no_completion": lambda: not done,
+        "value_unnamed": lambda: not named,
+        "repeats_plan_wording": lambda: repeats() is not None,
+    }
 
     def ok(rule: Rule):
         if rule.test is not None and not tests[rule.test]():
@@ -267,10 +284,14 @@ def _read_confirmation(lex: Lexicon, fr: FactorRules, sessions, users, p: int) -
         cue = _holds(lex, rule, text)
         if cue is None:
             return None
-        return {"cue": cue or (done[0] if done else ""), "session": c_si + 1,
-                "where": f"the later user turn in session {c_si + 1} ('{_snippet(text)}')",
-                "named": named[0] if named else "",
-                "run": (repeats() or "") if "{run}" in rule.say else ""}
+        return {
+            "cue": cue or (done[0] if done else ""),
+            "session": c_si + 1,
+            "where": f"the later user turn in session {c_si + 1} ('{_snippet(text)}')",
+            "named": named[0] if named else "",
+            "run": (repeats() or "") if "{run}" in rule.say else "",
+        }
+
     return _by_rules(fr, fr.rules, ok) or _default(fr)
 
 
@@ -289,10 +310,14 @@ def _read_structure(lex: Lexicon, fr: FactorRules, sessions, users, p: int) -> t
 
     def score(text: str) -> int:
         return 2 * len(value & set(lex.content_words(text))) + sum(
-            len(lex.hits(c, text)) for c in _ABOUT_PLAN)
+            len(lex.hits(c, text)) for c in _ABOUT_PLAN
+        )
 
-    later = [(k, s_i, text) for k, (s_i, _, text) in enumerate(users)
-             if k > p and s_i > si and ("?" not in text or score(text) > 0)]
+    later = [
+        (k, s_i, text)
+        for k, (s_i, _, text) in enumerate(users)
+        if k > p and s_i > si and ("?" not in text or score(text) > 0)
+    ]
     if later:
         _, s_i, text = max(later, key=lambda x: ("?" not in x[2], score(x[2]), -x[0]))
     else:
@@ -300,8 +325,14 @@ def _read_structure(lex: Lexicon, fr: FactorRules, sessions, users, p: int) -> t
         q = _find_plan(lex, earlier) if earlier else None
         if q is None:  # the earliest turn to say a word the report repeats
             said = set(lex.content_words(users[p][2]))
-            q = next((k for k, (s_k, t_k, _) in enumerate(earlier)
-                      if _new_words(lex, sessions, s_k, t_k) & said), None)
+            q = next(
+                (
+                    k
+                    for k, (s_k, t_k, _) in enumerate(earlier)
+                    if _new_words(lex, sessions, s_k, t_k) & said
+                ),
+                None,
+            )
         if q is None:
             return _default(fr), p
         (s_i, _, text), p = users[p], q
@@ -312,14 +343,31 @@ def _read_structure(lex: Lexicon, fr: FactorRules, sessions, users, p: int) -> t
         if rule.sessions_between is not None and between not in rule.sessions_between:
             return None
         cue = _holds(lex, rule, text)
-        return None if cue is None else {
-            "cue": cue, "session": s_i + 1, "between": between,
-            "where": f"the later user turn in session {s_i + 1} ('{_snippet(text)}')"}
+        return (
+            None
+            if cue is None
+            else {
+                "cue": cue,
+                "session": s_i + 1,
+                "between": between,
+                "where": f"the later user turn in session {s_i + 1} ('{_snippet(text)}')",
+            }
+        )
+
     return _by_rules(fr, fr.rules, ok) or _default(fr), p
 
 
-_WRONG = ("wrong", "mistake", "mix-up", "mixed up", "misremembered", "not true", "wasn't right",
-          "misspoke", "confusing it")
+_WRONG = (
+    "wrong",
+    "mistake",
+    "mix-up",
+    "mixed up",
+    "misremembered",
+    "not true",
+    "wasn't right",
+    "misspoke",
+    "confusing it",
+)
 
 
 def _correction(lex: Lexicon, users) -> tuple[str | None, str]:
@@ -327,35 +375,50 @@ def _correction(lex: Lexicon, users) -> tuple[str | None, str]:
     'that was wrong' phrase; it corrects a reported change when an earlier user turn has a
     completed-change cue (else the initial statement, the first user turn); same session or
     later by where the two fall; marked when it has one of the schema's corrective markers."""
+
     def has(text: str, phrases) -> str | None:
         norm = f" {normalize_text(text)} "
         return next((p for p in phrases if f" {normalize_text(p)} " in norm), None)
 
-    idx = next((i for i in range(len(users) - 1, -1, -1)
-                if has(users[i][2], CORRECTION_MARKER_PHRASES + _WRONG)), None)
+    idx = next(
+        (
+            i
+            for i in range(len(users) - 1, -1, -1)
+            if has(users[i][2], CORRECTION_MARKER_PHRASES + _WRONG)
+        ),
+        None,
+    )
     if idx is None:
         return None, "no user turn has a corrective marker or says something was wrong"
     cs, _, text = users[idx]
     done = next((j for j in range(idx) if lex.hits("done", users[j][2])), None)
     target, said = ("change", users[done][0]) if done is not None else ("initial", users[0][0])
     marker = has(text, CORRECTION_MARKER_PHRASES)
-    why = (f"Took the user turn in session {cs + 1} ('{_snippet(text)}') as the correction; "
-           + (f"an earlier turn in session {said + 1} reports a completed change" if done is not None
-              else "no earlier turn reports a change, so it corrects the first statement")
-           + f"; {'same' if cs == said else 'a later'} session; "
-           + (f"marker '{marker}'" if marker else "no corrective marker"))
+    why = (
+        f"Took the user turn in session {cs + 1} ('{_snippet(text)}') as the correction; "
+        + (
+            f"an earlier turn in session {said + 1} reports a completed change"
+            if done is not None
+            else "no earlier turn reports a change, so it corrects the first statement"
+        )
+        + f"; {'same' if cs == said else 'a later'} session; "
+        + (f"marker '{marker}'" if marker else "no corrective marker")
+    )
     return f"{target}_{'same' if cs == said else 'later'}_{'marked' if marker else 'unmarked'}", why
 
 
 def _verdict(level: str | None, why: str, options: list[str]) -> RecoveryVerdict:
     if level not in options:
-        return RecoveryVerdict(level=options[0],
-                               rationale=f"{why}; no cue decides, so the first listed option is a guess.")
+        return RecoveryVerdict(
+            level=options[0],
+            rationale=f"{why}; no cue decides, so the first listed option is a guess.",
+        )
     return RecoveryVerdict(level=level, rationale=why + ".")
 
 
-def recover(q: RecoveryQuestion, design: Design | None = None,
-            rules: RecoveryRules | None = None) -> RecoveryVerdict:
+def recover(
+    q: RecoveryQuestion, design: Design | None = None, rules: RecoveryRules | None = None
+) -> RecoveryVerdict:
     """Blind recovery by ``design``'s rules (default: the paper's): the options tell the factor
     (``Design.factor_of_levels``), its rules the level; nothing else about the arc is known."""
     design = design or paper_design()
@@ -365,8 +428,11 @@ def recover(q: RecoveryQuestion, design: Design | None = None,
     factor = design.factor_of_levels(options)
     fr = rules.factors.get(factor.name) if factor else None
     if fr is None:
-        what = ("no factor of the design has these options" if factor is None
-                else f"the recovery rules have no table for factor {factor.name!r}")
+        what = (
+            "no factor of the design has these options"
+            if factor is None
+            else f"the recovery rules have no table for factor {factor.name!r}"
+        )
         return _verdict(None, what, options)
     users = _user_turns(q.sessions)
     if fr.reads == "correction":
@@ -388,24 +454,43 @@ def recover(q: RecoveryQuestion, design: Design | None = None,
 # -- realism -----------------------------------------------------------------------------------
 def _motivated(lex: Lexicon, q: RealismQuestion) -> CriterionVerdict:
     flat = [(si, ti, t) for si, s in enumerate(q.sessions) for ti, t in enumerate(s.turns)]
-    pos = next((i for i, (si, ti, _) in enumerate(flat) if (si, ti) == (q.plan_session, q.plan_turn)), None)
+    pos = next(
+        (i for i, (si, ti, _) in enumerate(flat) if (si, ti) == (q.plan_session, q.plan_turn)), None
+    )
     if pos is None:
-        return CriterionVerdict(passed=False, rationale="The plan statement is not in the conversation.")
+        return CriterionVerdict(
+            passed=False, rationale="The plan statement is not in the conversation."
+        )
     plan = flat[pos][2].text
     earlier_user = [t.text for _, _, t in flat[:pos] if t.role == "user"]
     if not earlier_user:
-        return CriterionVerdict(passed=False, rationale="The plan statement opens the conversation, with no context before it.")
-    near = " ".join([t.text for _, _, t in flat[max(0, pos - 2):pos]] + [plan])
+        return CriterionVerdict(
+            passed=False,
+            rationale="The plan statement opens the conversation, with no context before it.",
+        )
+    near = " ".join([t.text for _, _, t in flat[max(0, pos - 2) : pos]] + [plan])
     if hits := lex.hits("reason", near):
-        return CriterionVerdict(passed=True, rationale=f"Context precedes the plan and a reason is given nearby ('{hits[0]}').")
-    shared = set(lex.content_words(plan)) & set(w for x in earlier_user for w in lex.content_words(x))
+        return CriterionVerdict(
+            passed=True,
+            rationale=f"Context precedes the plan and a reason is given nearby ('{hits[0]}').",
+        )
+    shared = set(lex.content_words(plan)) & set(
+        w for x in earlier_user for w in lex.content_words(x)
+    )
     if shared:
-        return CriterionVerdict(passed=True, rationale=f"The plan continues a topic the user raised earlier ('{sorted(shared)[0]}').")
-    return CriterionVerdict(passed=False, rationale="No reason cue near the plan and no topic shared with the user's earlier turns.")
+        return CriterionVerdict(
+            passed=True,
+            rationale=f"The plan continues a topic the user raised earlier ('{sorted(shared)[0]}').",
+        )
+    return CriterionVerdict(
+        passed=False,
+        rationale="No reason cue near the plan and no topic shared with the user's earlier turns.",
+    )
 
 
-def realism(q: RealismQuestion, lex: Lexicon | None = None,
-            corpus: RealismCorpus | None = None) -> RealismVerdict:
+def realism(
+    q: RealismQuestion, lex: Lexicon | None = None, corpus: RealismCorpus | None = None
+) -> RealismVerdict:
     """The named offline checks (``OFFLINE_REALISM_CHECKS``); never a 'natural' verdict."""
     lex = lex or load_lexicon()
     criteria = check_realism(q, corpus)
@@ -424,12 +509,23 @@ def _canon(value: str) -> list[str]:
 def equivalence(q: EquivalenceQuestion) -> EquivalenceVerdict:
     a, b = _canon(q.first), _canon(q.second)
     if a == b and a:
-        return EquivalenceVerdict(equivalent=True, confidence=0.95, rationale=(
-            "The values are identical after normalizing case, punctuation and leading articles."))
+        return EquivalenceVerdict(
+            equivalent=True,
+            confidence=0.95,
+            rationale=(
+                "The values are identical after normalizing case, punctuation and leading articles."
+            ),
+        )
     if a and sorted(a) == sorted(b):
-        return EquivalenceVerdict(equivalent=True, confidence=0.8,
-                                  rationale="The values have the same words in another order.")
+        return EquivalenceVerdict(
+            equivalent=True,
+            confidence=0.8,
+            rationale="The values have the same words in another order.",
+        )
     sa, sb = set(a), set(b)
     overlap = len(sa & sb) / len(sa | sb) if sa | sb else 0.0
-    return EquivalenceVerdict(equivalent=False, confidence=round(0.9 - 0.4 * overlap, 2), rationale=(
-        f"The normalized values differ (word overlap {overlap:.0%})."))
+    return EquivalenceVerdict(
+        equivalent=False,
+        confidence=round(0.9 - 0.4 * overlap, 2),
+        rationale=(f"The normalized values differ (word overlap {overlap:.0%})."),
+    )

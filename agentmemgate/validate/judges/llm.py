@@ -28,8 +28,11 @@ from .verdicts import (
     RecoveryVerdict,
 )
 
-TASK_RUBRICS = {"recovery": "judge_recovery", "realism": "judge_realism",
-                "equivalence": "judge_equivalence"}
+TASK_RUBRICS = {
+    "recovery": "judge_recovery",
+    "realism": "judge_realism",
+    "equivalence": "judge_equivalence",
+}
 
 
 # Output budgets (tokens): a short JSON object with one-sentence rationales.
@@ -65,15 +68,26 @@ class EquivalenceAnswer(BaseModel):
 @cache
 def recovery_schema(levels: tuple[str, ...]) -> type[BaseModel]:
     """``{"level": one of levels, "rationale": str}``; other level names fail validation."""
-    return create_model("RecoveryAnswer", __config__=ConfigDict(extra="forbid"),
-                        level=(Literal[levels], ...), rationale=(Prose, ...))
+    return create_model(
+        "RecoveryAnswer",
+        __config__=ConfigDict(extra="forbid"),
+        level=(Literal[levels], ...),
+        rationale=(Prose, ...),
+    )
 
 
 class LLMJudge(Judge):
     heuristic = False
 
-    def __init__(self, spec: str, *, workspace: Any = None, base_url: str | None = None,
-                 concurrency: int = 4, **options: Any):
+    def __init__(
+        self,
+        spec: str,
+        *,
+        workspace: Any = None,
+        base_url: str | None = None,
+        concurrency: int = 4,
+        **options: Any,
+    ):
         """``options`` go to the model (``timeout``, ``max_tokens``, ``structured_output``, ...)."""
         from ...errors import MissingApiKey
         from ...llm import get_model
@@ -98,15 +112,19 @@ class LLMJudge(Judge):
         """The exact prompt text a question becomes (what the provider receives)."""
         if isinstance(question, RecoveryQuestion):
             options = "\n".join(f"- {o.level}: {o.definition}" for o in question.options)
-            return self.rubrics["recovery"].render(transcript=transcript(question.sessions),
-                                                   options=options)
+            return self.rubrics["recovery"].render(
+                transcript=transcript(question.sessions), options=options
+            )
         if isinstance(question, RealismQuestion):
             text = transcript(question.sessions, mark=(question.plan_session, question.plan_turn))
             criteria = "\n".join(f"- {k}: {v}" for k, v in REALISM_CRITERIA.items())
             return self.rubrics["realism"].render(transcript=text, criteria=criteria)
-        return self.rubrics["equivalence"].render(field=question.field,
-                                                  description=question.description,
-                                                  value_1=question.first, value_2=question.second)
+        return self.rubrics["equivalence"].render(
+            field=question.field,
+            description=question.description,
+            value_1=question.first,
+            value_2=question.second,
+        )
 
     @staticmethod
     def schema(question: Question) -> type[BaseModel]:
@@ -116,28 +134,57 @@ class LLMJudge(Judge):
 
     def would_call(self, question: Question) -> bool:
         """Whether ``ask`` would make a model call; counts it in ``model.planned`` (dry runs)."""
-        task = ("recovery" if isinstance(question, RecoveryQuestion) else
-                "realism" if isinstance(question, RealismQuestion) else "equivalence")
-        return self.model.plan(self.prompt(question), schema=self.schema(question),
-                               max_tokens=MAX_TOKENS[task])
+        task = (
+            "recovery"
+            if isinstance(question, RecoveryQuestion)
+            else "realism"
+            if isinstance(question, RealismQuestion)
+            else "equivalence"
+        )
+        return self.model.plan(
+            self.prompt(question), schema=self.schema(question), max_tokens=MAX_TOKENS[task]
+        )
 
     def ask(self, question: Question):
         prompt = self.prompt(question)
         if isinstance(question, RecoveryQuestion):
-            r = self.model.complete(prompt, schema=self.schema(question), purpose="judge.recovery",
-                                    max_tokens=MAX_TOKENS["recovery"])
-            return RecoveryVerdict(level=r.parsed.level, rationale=r.parsed.rationale,
-                                   strategy=r.strategy)
+            r = self.model.complete(
+                prompt,
+                schema=self.schema(question),
+                purpose="judge.recovery",
+                max_tokens=MAX_TOKENS["recovery"],
+            )
+            return RecoveryVerdict(
+                level=r.parsed.level, rationale=r.parsed.rationale, strategy=r.strategy
+            )
         if isinstance(question, RealismQuestion):
-            r = self.model.complete(prompt, schema=RealismAnswer, purpose="judge.realism",
-                                    max_tokens=MAX_TOKENS["realism"])
-            return RealismVerdict(criteria={
-                c: CriterionVerdict(passed=getattr(r.parsed, c).verdict == "pass",
-                                    rationale=getattr(r.parsed, c).rationale)
-                for c in REALISM_CRITERIA}, strategy=r.strategy)
+            r = self.model.complete(
+                prompt,
+                schema=RealismAnswer,
+                purpose="judge.realism",
+                max_tokens=MAX_TOKENS["realism"],
+            )
+            return RealismVerdict(
+                criteria={
+                    c: CriterionVerdict(
+                        passed=getattr(r.parsed, c).verdict == "pass",
+                        rationale=getattr(r.parsed, c).rationale,
+                    )
+                    for c in REALISM_CRITERIA
+                },
+                strategy=r.strategy,
+            )
         assert isinstance(question, EquivalenceQuestion)
-        r = self.model.complete(prompt, schema=EquivalenceAnswer, purpose="judge.equivalence",
-                                max_tokens=MAX_TOKENS["equivalence"])
+        r = self.model.complete(
+            prompt,
+            schema=EquivalenceAnswer,
+            purpose="judge.equivalence",
+            max_tokens=MAX_TOKENS["equivalence"],
+        )
         a = r.parsed
-        return EquivalenceVerdict(equivalent=a.verdict == "equivalent", confidence=a.confidence,
-                                  rationale=a.rationale, strategy=r.strategy)
+        return EquivalenceVerdict(
+            equivalent=a.verdict == "equivalent",
+            confidence=a.confidence,
+            rationale=a.rationale,
+            strategy=r.strategy,
+        )

@@ -65,9 +65,13 @@ Question = RecoveryQuestion | RealismQuestion | EquivalenceQuestion
 
 
 def chat_sessions(arc: Arc) -> tuple[ChatSession, ...]:
-    return tuple(ChatSession(date=s.date.isoformat(),
-                             turns=tuple(ChatTurn(role=t.role, text=t.text) for t in s.turns))
-                 for s in arc.sessions)
+    return tuple(
+        ChatSession(
+            date=s.date.isoformat(),
+            turns=tuple(ChatTurn(role=t.role, text=t.text) for t in s.turns),
+        )
+        for s in arc.sessions
+    )
 
 
 def transcript(sessions: tuple[ChatSession, ...], mark: tuple[int, int] | None = None) -> str:
@@ -94,8 +98,12 @@ def shuffled_levels(factor: str, seed: int, design: Design | None = None) -> lis
     return levels
 
 
-def blind_recovery(arc: Arc, seed: int, sessions: tuple[ChatSession, ...] | None = None,
-                   design: Design | None = None) -> RecoveryQuestion:
+def blind_recovery(
+    arc: Arc,
+    seed: int,
+    sessions: tuple[ChatSession, ...] | None = None,
+    design: Design | None = None,
+) -> RecoveryQuestion:
     """The blind view of ``arc`` for difficulty recovery: its factor's levels in ``design``
     (default: the paper's) with their definitions, in the order ``seed`` gives (``sessions``:
     ``chat_sessions(arc)`` when the caller has built them already)."""
@@ -103,10 +111,16 @@ def blind_recovery(arc: Arc, seed: int, sessions: tuple[ChatSession, ...] | None
     factor = arc.spec.factor
     return RecoveryQuestion(
         sessions=chat_sessions(arc) if sessions is None else sessions,
-        options=tuple(LevelOption(level=lv, definition=design.definition(factor, lv))
-                      for lv in shuffled_levels(factor, seed, design)))
+        options=tuple(
+            LevelOption(level=lv, definition=design.definition(factor, lv))
+            for lv in shuffled_levels(factor, seed, design)
+        ),
+    )
 
 
 def realism_question(arc: Arc) -> RealismQuestion:
-    return RealismQuestion(sessions=chat_sessions(arc), plan_session=arc.plan_turn.session,
-                           plan_turn=arc.plan_turn.turn)
+    return RealismQuestion(
+        sessions=chat_sessions(arc),
+        plan_session=arc.plan_turn.session,
+        plan_turn=arc.plan_turn.turn,
+    )

@@ -20,8 +20,15 @@ def register_judge(spec: str, factory: JudgeFactory) -> None:
     _JUDGES[spec] = factory
 
 
-def get_judge(spec: str, *, workspace: Any = None, base_url: str | None = None,
-              concurrency: int = 4, design: Any = None, **options: Any) -> Judge:
+def get_judge(
+    spec: str,
+    *,
+    workspace: Any = None,
+    base_url: str | None = None,
+    concurrency: int = 4,
+    design: Any = None,
+    **options: Any,
+) -> Judge:
     """Resolve a ``--judge`` value; unknown names get the LLM layer's one-line error.
     ``design``: the design whose arcs it judges (the offline judge reads its recovery rules;
     an LLM judge reads the options it is shown)."""
@@ -29,7 +36,9 @@ def get_judge(spec: str, *, workspace: Any = None, base_url: str | None = None,
         return _JUDGES[spec](design=design)
     from .llm import LLMJudge
 
-    return LLMJudge(spec, workspace=workspace, base_url=base_url, concurrency=concurrency, **options)
+    return LLMJudge(
+        spec, workspace=workspace, base_url=base_url, concurrency=concurrency, **options
+    )
 
 
 def _heuristic(design: Any = None) -> Judge:
