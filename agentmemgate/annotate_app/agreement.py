@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import WorkspaceError
+from ..schema import HOLD_CLASSES
 from ..stats import (
     DEFAULT_RESAMPLES,
     Interval,
@@ -36,7 +37,7 @@ from ..stats import (
 )
 from ._report_md import render_markdown, write_plots
 from .audits import get_audit
-from .labels import CANT_TELL, HOLD_CLASSES, LabelSet
+from .labels import CANT_TELL, LabelSet
 from .report_models import (
     Adjudication,
     AgreementReport,
