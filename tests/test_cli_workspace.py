@@ -54,6 +54,7 @@ REFUSING = {
     "audit export": ["a1"],
     "audit list": [],
     "audit relink": ["a1", "ana"],
+    "view": [],
     "statements sample": ["set1", "--size", "2"],
     "statements label": ["set1", "--voters", "offline"],
     "statements list": [],
