@@ -120,9 +120,8 @@ def wrong_weekday() -> Arc:
     said = arc.sessions[arc.plan_turn.session].date
     day = said + dt.timedelta(days=10)
     wrong = (day + dt.timedelta(days=1)).strftime("%A")
-    arc.turn(arc.plan_turn).text = (
-        f"I'm going to switch to {arc.spec.plan_value} on {wrong}, {day:%B} {day.day}."
-    )
+    text = f"I'm going to switch to {arc.spec.plan_value} on {wrong}, {day:%B} {day.day}."
+    arc.turn(arc.plan_turn).text = text
     return arc
 
 
