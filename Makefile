@@ -46,8 +46,8 @@ build: $(VENV)/.installed
 
 test: $(VENV)/.installed-test
 	@echo "checking lint and format (ruff)"
-	$(VENV)/bin/ruff check .
-	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check --no-cache .
+	$(VENV)/bin/ruff format --check --no-cache .
 	@echo "running the test suite (about 5 minutes on 2 cores)"
 	$(VENV)/bin/python -m pytest
 ifneq ($(PYTHON312),)
