@@ -243,7 +243,7 @@ def test_dry_run_counts_calls_and_base_url_needs_llm(tmp_path):
     assert result.exit_code == 0, result.output
     assert "6 to render, 6 model calls" in result.output
     bad = runner.invoke(app, ["build", "--base-url", "http://127.0.0.1:9/v1", "--workspace", ws])
-    assert bad.exit_code == 1 and "--base-url needs an LLM generator" in bad.output
+    assert bad.exit_code == 1 and "--generator-base-url needs an LLM generator" in bad.output
 
 
 def test_dry_run_with_a_new_plan_keeps_finished_arcs(tmp_path):

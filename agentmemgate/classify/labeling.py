@@ -169,7 +169,7 @@ def label_statements(
         raise BadInput("--votes and --relabel-votes must be at least 1")
     if base_url and not any(v.startswith("openai:") for v in voters):
         raise BadInput(
-            f"--base-url {base_url} is for openai: voters (an OpenAI-compatible server); "
+            f"--voters-base-url {base_url} is for openai: voters (an OpenAI-compatible server); "
             "name one with --voters openai:MODEL"
         )
     if relabel_base_url and not (relabel or "").startswith("openai:"):

@@ -119,7 +119,7 @@ def get_classifier(
         raise BadInput(f"Unknown method {method!r}; choose one of: {', '.join(METHODS)}")
     if base_url and not spec.startswith("openai:"):
         raise BadInput(
-            f"--base-url {base_url} is for an openai: classifier (an OpenAI-compatible "
+            f"--classifier-base-url {base_url} is for an openai: classifier (an OpenAI-compatible "
             f"server), not {spec}"
         )
     pinned = _PINNED.fullmatch(spec)

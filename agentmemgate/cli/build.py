@@ -95,7 +95,9 @@ def _renderer_options(
     from ..errors import BadInput
 
     if base_url and generator == "offline":
-        raise BadInput("--base-url needs an LLM generator such as --generator openai:MODEL")
+        raise BadInput(
+            "--generator-base-url needs an LLM generator such as --generator openai:MODEL"
+        )
     return {"base_url": base_url, "concurrency": concurrency, "max_attempts": max_attempts}
 
 

@@ -44,7 +44,7 @@ def get_extractor(
     ``model_options`` (``timeout``, ``max_tokens``, ...) go to the model."""
     if miner in ("offline", OFFLINE_MINER):
         if base_url:
-            raise BadInput("--base-url needs an LLM miner such as --miner openai:MODEL")
+            raise BadInput("--miner-base-url needs an LLM miner such as --miner openai:MODEL")
         return RuleExtractor()
     from .llm_extract import LLMExtractor
 

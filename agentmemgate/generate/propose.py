@@ -149,7 +149,7 @@ def check_request(
     if not model or model == "offline" or model.startswith("offline:"):
         raise BadInput(
             "catalog propose needs a model: pass --model provider:model (e.g. "
-            "openai:gpt-4o-mini, or openai:NAME --base-url URL for a local server)"
+            "openai:gpt-4o-mini, or openai:NAME --model-base-url URL for a local server)"
         )
     if bool(attributes) == (count is not None):
         raise BadInput(

@@ -154,7 +154,7 @@ def resolve_judges(
     made for ``design`` (default: the workspace's; a build passes the one it is building).
 
     ``base_url`` (an OpenAI-compatible server) goes to the ``openai:`` judges only, so
-    ``--judge anthropic:X --judge openai:Y --base-url URL`` still sends X to Anthropic.
+    ``--judge anthropic:X --judge openai:Y --judge-base-url URL`` still sends X to Anthropic.
     ``model_options`` (``timeout``, ``max_tokens``, ``structured_output``) go to the LLM judges.
     """
     seen: list[str] = []
@@ -163,7 +163,7 @@ def resolve_judges(
             seen.append(s)
     if base_url and not any(s.startswith("openai:") for s in seen):
         raise BadInput(
-            f"--base-url {base_url} is for openai: judges (an OpenAI-compatible server); "
+            f"--judge-base-url {base_url} is for openai: judges (an OpenAI-compatible server); "
             "name one with --judge openai:MODEL"
         )
     design = workspace_design(ws, design)

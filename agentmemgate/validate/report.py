@@ -39,7 +39,7 @@ from .store import VerdictRow, current_arc_shas, generator_families_of, latest_r
 
 NATURALNESS_HOW = (
     "Judge naturalness with an LLM judge of another family (`amg validate --judge "
-    "anthropic:claude-sonnet-4-5`, or `--judge openai:MODEL --base-url URL` for a local server) or a "
+    "anthropic:claude-sonnet-4-5`, or `--judge openai:MODEL --judge-base-url URL` for a local server) or a "
     "blind human audit (`amg audit create NAME --task realism --from arcs:SPLIT`, then `amg annotate`)."
 )
 NATURALNESS_NOTE = (

@@ -181,7 +181,7 @@ def test_base_urls_go_to_openai_specs_only(ws, gold):
         label_statements(
             ws, gold, ["offline"], relabel="anthropic:claude-x", relabel_base_url="http://x"
         )
-    with pytest.raises(BadInput, match="--base-url http://x is for openai: voters"):
+    with pytest.raises(BadInput, match="--voters-base-url http://x is for openai: voters"):
         label_statements(ws, gold, ["offline"], base_url="http://x")
     r = CliRunner().invoke(
         app,

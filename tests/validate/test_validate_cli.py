@@ -138,7 +138,7 @@ def test_validate_stores_verdicts_resumes_and_reports(tiny, tmp_path):
         (["report", "equivalence", "--name", "nope"], "No equivalence pair set 'nope'"),
         (
             ["validate", "--base-url", "http://127.0.0.1:9/v1"],
-            "--base-url http://127.0.0.1:9/v1 is for openai: judges",
+            "--judge-base-url http://127.0.0.1:9/v1 is for openai: judges",
         ),
         (
             ["validate", "equivalence-pairs", "--rejudge-base-url", "http://127.0.0.1:9/v1"],
