@@ -254,7 +254,7 @@ def test_base_url_goes_to_openai_judges_only_and_a_missing_key_names_the_judge_f
     from agentmemgate.errors import BadInput, MissingApiKey
     from agentmemgate.validate.judging import resolve_judges
 
-    with pytest.raises(BadInput, match="--base-url .* is for openai: judges"):
+    with pytest.raises(BadInput, match="--judge-base-url .* is for openai: judges"):
         resolve_judges(ws, ["anthropic:claude-x", "offline"], base_url=OTHER_URL)
     with pytest.raises(MissingApiKey) as e:
         resolve_judges(ws, ["anthropic:claude-x"])
