@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from ..suggest import did_you_mean
 from .data import Dialog, Reader
 from .links import WORKSPACE_ENV
 from .links import page_url as url  # noqa: F401  (the pages' deep links)
@@ -83,9 +84,25 @@ def empty(what: str, command: str) -> None:
     st.info(f"{what} Run `{command}` to fill it.", icon=":material/info:")
 
 
+def select(label: str, options: list, key: str, **kw):
+    """A select box bound to the query parameter ``key``. A link naming a value that is not
+    among ``options`` (a typo, a system not run here) says so, and which value is shown instead,
+    rather than quietly showing another one."""
+    asked = st.query_params.get(key)
+    if asked is not None and asked not in [str(o) for o in options]:
+        shown = kw.get("index", 0)
+        instead = f"; showing {md(options[shown])}" if options and shown is not None else ""
+        guess = did_you_mean(asked, [str(o) for o in options]).removeprefix("; ")
+        st.warning(
+            f"The link asks for {label.lower()} {md(asked)}, which this workspace does not have"
+            f"{f' ({md(guess)})' if guess else ''}{instead}."
+        )
+    return st.selectbox(label, options, key=key, bind="query-params", **kw)
+
+
 def choose(label: str, options: list[str], key: str, **kw) -> str:
     """A select box bound to the query parameter ``key``, with ``all`` first (the default)."""
-    return st.selectbox(label, [ALL, *options], key=key, bind="query-params", **kw)
+    return select(label, [ALL, *options], key, **kw)
 
 
 def none_if_all(value: str | None) -> str | None:

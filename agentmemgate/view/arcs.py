@@ -55,7 +55,7 @@ def read_filter() -> ArcFilter:
             measure=_ui.none_if_all(_ui.choose("Measure", measures(), "measure")),
             query=st.text_input("Arc id contains", key="q", bind="query-params") or None,
         )
-        value = st.selectbox("Measure outcome", VALUES, key="value", bind="query-params")
+        value = _ui.select("Measure outcome", VALUES, "value")
         f.value = None if value == "any" else value == "yes"
         f.vs = _ui.none_if_all(_ui.choose("Outcome differs from system", o["system"], "vs"))
     return f

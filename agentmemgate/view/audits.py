@@ -70,7 +70,7 @@ def render() -> None:
         )
         return
     names = [a["name"] for a in audits]
-    name = st.selectbox("Audit", names, key="audit", bind="query-params")
+    name = _ui.select("Audit", names, "audit")
     a = next(x for x in audits if x["name"] == name)
     st.text(
         f"{a['task']} audit of {a['items']} items from {a['source']} (created {a['created_at']})"

@@ -252,7 +252,7 @@ def render() -> None:
         _ui.empty("No split has results.", f"amg eval run --workspace {r.path}")
         return
     if splits:
-        split = st.selectbox("Split", splits, key="split", bind="query-params")
+        split = _ui.select("Split", splits, "split")
         measures = sorted(
             {
                 m
@@ -263,11 +263,10 @@ def render() -> None:
         )
         st.header("By level, with 95% Wilson intervals")
         if measures:
-            measure = st.selectbox(
+            measure = _ui.select(
                 "Measure",
                 measures,
-                key="measure",
-                bind="query-params",
+                "measure",
                 index=measures.index(DEFAULT_MEASURE) if DEFAULT_MEASURE in measures else 0,
             )
             rows = level_chart_rows(report, split, measure, _level_order(r))

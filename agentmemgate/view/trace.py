@@ -194,11 +194,9 @@ def render() -> None:
         _ui.empty("No evaluation results yet.", f"amg eval run --workspace {r.path}")
         return
     with c2:
-        system = st.selectbox("System", systems, key="system", bind="query-params")
+        system = _ui.select("System", systems, "system")
     with c3:
-        compare = st.selectbox(
-            "Side by side with", [NONE, *systems], key="compare", bind="query-params"
-        )
+        compare = _ui.select("Side by side with", [NONE, *systems], "compare")
     if not arc:
         st.info(
             "Open an arc from the Arcs page (its Systems table links here), or type its id.",

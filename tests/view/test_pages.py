@@ -176,3 +176,15 @@ def test_a_bad_link_says_so_in_one_line(monkeypatch, viewed):
     assert at.error[0].value.startswith("No such arc")
     at = run(monkeypatch, path, "arcs", split="core", measure="end_contamination")
     assert "Choose the system" in at.warning[0].value
+
+
+def test_a_link_naming_what_the_workspace_lacks_says_so_and_what_is_shown(monkeypatch, viewed):
+    path, _, _ = viewed
+    arc, _ = _gated_vs_ungated(path)
+    at = run(monkeypatch, path, "trace", arc=arc, system="literal-gatd", compare="bogus")
+    warned = " ".join(w.value for w in at.warning).replace("\\", "")  # Markdown escapes
+    assert "system literal-gatd, which this workspace does not have" in warned
+    assert "(did you mean 'literal-gated'?)" in warned and "side by side with bogus" in warned
+    assert f"showing {at.selectbox(key='system').value}." in warned
+    at = run(monkeypatch, path, "results", split="nosuch")
+    assert any("nosuch" in w.value for w in at.warning)
