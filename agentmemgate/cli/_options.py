@@ -10,6 +10,18 @@ import typer
 
 DEFAULT_WORKSPACE = Path("amg-workspace")  # workspace.DEFAULT_WORKSPACE, without importing it
 
+
+def workspace_option(workspace: Path) -> str:
+    """`` --workspace DIR`` for a command to suggest, or '' for the default workspace."""
+    import shlex
+
+    return (
+        ""
+        if Path(workspace) == DEFAULT_WORKSPACE
+        else f" --workspace {shlex.quote(str(workspace))}"
+    )
+
+
 WorkspaceOpt = Annotated[
     Path, typer.Option("--workspace", help="Workspace folder (SQLite database).")
 ]

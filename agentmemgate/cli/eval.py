@@ -9,7 +9,15 @@ import typer
 
 from ._app import app, handles_errors, report_app
 from ._llm import BatchOpt, LlmRun, NoWaitOpt, llm_command
-from ._options import DEFAULT_WORKSPACE, HtmlOpt, JsonOpt, NoProgressOpt, WorkspaceOpt, model_server
+from ._options import (
+    DEFAULT_WORKSPACE,
+    HtmlOpt,
+    JsonOpt,
+    NoProgressOpt,
+    WorkspaceOpt,
+    model_server,
+    workspace_option,
+)
 
 eval_app = typer.Typer(
     help="Score memory systems on the splits (the paper's evaluation protocol).",
@@ -184,6 +192,7 @@ def run(
             ),
             show_progress=not no_progress,
         )
+        ns.workspace_option = workspace_option(workspace)
         return llm.finish(ns, ns.failed)
     if limit is not None:
         raise BadInput("--limit applies to --natural runs only")
@@ -215,6 +224,7 @@ def run(
     )
     if llm.dry_run:
         return llm.finish(s, unestimated=any(a.calls is None for a in s.answering))
+    s.workspace_option = workspace_option(workspace)
     llm.finish(s, s.failed)
 
 
@@ -271,6 +281,7 @@ def answers(
             f"dry run: {s} answers to judge (one answer-judge call each; the value "
             "comparisons that follow depend on the verdicts and are not counted)"
         )
+    s.workspace_option = workspace_option(workspace)
     llm.finish(s, s.failed)
 
 

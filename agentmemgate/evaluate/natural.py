@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..corpora.natural import NaturalItem, as_date, load_items, natural_set
 from ..errors import BadInput
@@ -52,6 +52,7 @@ def key_of(set_name: str, item_id: str) -> str:
 
 class NaturalEvalSummary(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    workspace_option: str = Field(default="", exclude=True)  # as EvalSummary's
     run_id: int
     sets: dict[str, dict[str, int]]  # set -> {"items", "fielded", "refused"}
     names: list[str]
@@ -85,7 +86,7 @@ class NaturalEvalSummary(BaseModel):
             f"calls; {self.seconds:.1f} s"
         )
         out += [f"  failed {e}" for e in self.failure_examples]
-        out.append("report: amg report eval")
+        out.append(f"report: amg report eval{self.workspace_option}")
         return out
 
 

@@ -105,9 +105,8 @@ def compute_report(
         if unknown:
             have = sorted(systems) + sorted(answer_sets)
             raise BadInput(
-                f"No evaluation results for system {unknown[0]!r}"
-                f"{did_you_mean(unknown[0], have)}; systems with results: "
-                f"{', '.join(have) or 'none'}"
+                f"No evaluation results for system {unknown[0]!r}; systems with results: "
+                f"{', '.join(have) or 'none'}{did_you_mean(unknown[0], have)}"
             )
         systems = {n: r for n, r in systems.items() if n in systems_wanted}
         answer_sets = {n: r for n, r in answer_sets.items() if n in systems_wanted}
@@ -185,6 +184,14 @@ def compute_report(
         _collect(name, got, results, per_arc, design)
     diffs = differences(per_arc, metas, design) if with_differences else []
     natural = _natural_results(ws, systems, eq_key, metas, results, diffs, with_differences)
+    if not natural and not any(m.arcs_scored for m in metas.values()):
+        # an empty report would read as if every system had scored nothing
+        every = set(splits) == set(design.split_names)
+        command = "amg eval run" + "".join(f" --split {s}" for s in ([] if every else splits))
+        raise BadInput(
+            f"No system has scores on the current arcs of {', '.join(splits)} with judge "
+            f"{judge!r}: run `{command}` (stored results are re-used)"
+        )
     arcs = {
         s: sum(1 for _ in ws.db.execute("select 1 from arcs where split = ?", [s])) for s in splits
     }

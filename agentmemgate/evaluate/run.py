@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..design.stored import workspace_design
 from ..errors import BadInput
@@ -41,8 +41,14 @@ if TYPE_CHECKING:
     from ..answer_judge import AnswerJudge
 
 
+# " --workspace DIR" when the run was not in the default workspace: the follow-up commands a
+# summary suggests must reach the same workspace when pasted. Set by the CLI; never in JSON.
+WorkspaceOption = Field(default="", exclude=True)
+
+
 class EvalSummary(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    workspace_option: str = WorkspaceOption
     run_id: int
     names: list[str]  # as results name them (``NAME@model`` for model components)
     answering: list[str] = []  # those of ``names`` that are answering systems (products, baselines)
@@ -68,7 +74,8 @@ class EvalSummary(BaseModel):
             f"{self.component_calls} {'system' if self.answering else 'component'} calls; "
             f"{self.seconds:.1f} s",
             *(f"  failed {e}" for e in self.failure_examples),
-            "report: amg report eval; one arc: amg eval show ARC_ID --system NAME",
+            f"report: amg report eval{self.workspace_option}; one arc: amg eval show ARC_ID "
+            f"--system NAME{self.workspace_option}",
         ]
 
 
@@ -626,6 +633,7 @@ def run_eval(
 # -- black-box answers ------------------------------------------------------------------------
 class AnswersSummary(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    workspace_option: str = WorkspaceOption
     name: str
     path: str
     arcs: int
@@ -651,7 +659,7 @@ class AnswersSummary(BaseModel):
             f"{self.failed}",
             *(f"  failed {e}" for e in self.failure_examples),
             accuracy_line(self.judge.spec, self.answer_rubric),
-            "report: amg report eval",
+            f"report: amg report eval{self.workspace_option}",
         ]
 
 

@@ -55,6 +55,24 @@ def test_run_summary_and_rerun(evaluated, copy):
     assert "ran now" in out and "failed 0" in out
     again = amg("eval", "run", "--workspace", copy, "--no-progress")
     assert again.exit_code == 0 and "ran now 0" in again.output and "already stored" in again.output
+    # the follow-up commands it suggests reach this workspace when pasted
+    assert f"report: amg report eval --workspace {copy};" in again.output
+    assert f"--system NAME --workspace {copy}" in again.output
+
+
+def test_report_on_splits_no_system_ran_says_which_run_fills_it(copy):
+    from agentmemgate.evaluate.store import latest_systems
+
+    ws = Workspace(copy, create=False)
+    assert latest_systems(ws)  # results exist, on the other splits
+    ws.db.execute(
+        "delete from eval_scores where arc_id in (select id from arcs where split = 'core')"
+    )
+    ws.db.conn.commit()
+    one_line_error(
+        amg("report", "eval", "--split", "core", "--workspace", copy),
+        "run `amg eval run --split core`",
+    )
 
 
 def test_report_json_layout(copy, tmp_path):
