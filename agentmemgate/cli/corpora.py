@@ -438,7 +438,9 @@ def report_classifier(
     out_dir: Annotated[
         Path | None,
         typer.Option(
-            "--out-dir", help="Where PNG plots go (default: WORKSPACE/reports/classifier/SET)."
+            "--out",
+            "--out-dir",
+            help="Where PNG plots go (default: WORKSPACE/reports/classifier/SET).",
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,

@@ -228,6 +228,7 @@ def report_validation(
     out_dir: Annotated[
         Path | None,
         typer.Option(
+            "--out",
             "--out-dir",
             help="Where validation.md, .json, .html and PNG heatmaps go (default: "
             "WORKSPACE/reports/validation).",

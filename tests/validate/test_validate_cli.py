@@ -89,7 +89,7 @@ def test_validate_stores_verdicts_resumes_and_reports(tiny, tmp_path):
     assert re.search(r"blind level recovery \(offline\): \d+/16", first.output)
     again = run("validate", "--no-progress", ws=tiny)
     assert "asked now 0: 0 answered, 0 judge failures; already stored 32" in again.output
-    rep = run("report", "validation", "--json", "--out-dir", str(tmp_path / "rep"), ws=tiny)
+    rep = run("report", "validation", "--json", "--out", str(tmp_path / "rep"), ws=tiny)
     data = json.loads(rep.stdout)
     assert data["judges"] == [{"spec": "offline", "family": "offline-heuristic", "heuristic": True}]
     assert data["recovery"]["overall"]["n"] == 16
