@@ -3,7 +3,7 @@
 A design is checked by every room that reads its files: the design file itself (``design``),
 the domain catalog (``validate.catalog``), the offline renderer's phrase lists
 (``generate.phrase_check``), the offline judge's recovery rules (``validate.judges.heuristic``),
-and whether the catalog can fill every split (the planner). This
+the timeline consistency rules it adds (``validate.consistency``), and whether the catalog can fill every split (the planner). This
 module only puts their problems together; each problem names its file and key.
 """
 
@@ -19,6 +19,7 @@ from .errors import BadInput
 from .generate.phrase_check import phrase_problems
 from .generate.planner import check_plan
 from .validate.catalog import catalog_problems
+from .validate.consistency import design_rules
 from .validate.judges.heuristic import design_problems as recovery_problems
 
 
@@ -71,8 +72,10 @@ def require_sound_design(
         command = " ".join(["amg catalog check", *folders])
         more = f" (and {len(problems) - 1} more: {command})" if len(problems) > 1 else ""
         raise DesignError(f"Catalog problem: {problems[0]}{more}")
-    problems = (phrase_problems(design) if offline_renderer else []) + (
-        recovery_problems(design) if offline_judge else []
+    problems = (
+        (phrase_problems(design) if offline_renderer else [])
+        + (recovery_problems(design) if offline_judge else [])
+        + design_rules(design)[1]
     )
     if problems:
         ref = "" if design.source.builtin else f" {PurePath(design.source.design.origin).parent}"
@@ -93,6 +96,7 @@ def check_design(ref, catalogs=()) -> tuple[Design | None, list]:
     if consistent:
         problems += phrase_problems(design)
         problems += recovery_problems(design)
+    problems += design_rules(design)[1]
     if not problems:  # the plan needs a sound catalog; the build is planned as a whole
         try:
             for split in design.splits:

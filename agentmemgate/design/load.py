@@ -122,7 +122,7 @@ def named_files(data: dict) -> dict[str, list[str]]:
     """What ``files`` asks the bundle to read (best effort on a malformed table)."""
     files = data.get("files") if isinstance(data.get("files"), dict) else {}
     phrases = files.get("phrases", "phrases")
-    single = [files.get(k) for k in ("correction_phrases", "recovery")]
+    single = [files.get(k) for k in ("correction_phrases", "recovery", "consistency")]
     catalog = files.get("catalog", [])
     return {
         "files": [s for s in single if isinstance(s, str)],
@@ -397,7 +397,7 @@ def semantic_problems(d: Design, bundle: Bundle) -> list[Problem]:
         p("domains", "a domain is listed twice")
     if len(domains) < 1:
         p("domains", "the design draws from no domain")
-    for rel in (d.files.correction_phrases, d.files.recovery):
+    for rel in (d.files.correction_phrases, d.files.recovery, d.files.consistency):
         if rel is not None and rel not in bundle.files:
             p("files", f"{rel!r} does not exist beside the design file")
     if not bundle.folder(d.files.phrases):

@@ -202,6 +202,7 @@ class DesignFiles(BaseModel):
     phrases: str = "phrases"  # folder: plan.toml, outcome.toml, replies.toml, chat.toml
     correction_phrases: str | None = None
     recovery: str | None = None  # the offline judge's recovery rules per factor
+    consistency: str | None = None  # cues and rules added to the timeline consistency check
     catalog: tuple[str, ...] = ()  # folders of domain files added to the built-in catalog
 
 

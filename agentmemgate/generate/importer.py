@@ -331,7 +331,8 @@ def import_arcs(
     from ..design.stored import design_for
 
     path = Path(path)
-    arcs, ignored = read_arcs(path, split, design_for(workspace))
+    design = design_for(workspace)
+    arcs, ignored = read_arcs(path, split, design)
     with open_workspace(workspace, create=True) as ws:  # a refused import leaves no new workspace
         stored = _stored(ws, [a.id for _, a, _ in arcs])
         new, changed, same = [], [], []
@@ -359,7 +360,7 @@ def import_arcs(
             else:
                 changed.append((n, arc))
         writes = new + changed
-        checks = [r for _, a, _ in arcs for r in check_arc(a)]
+        checks = [r for _, a, _ in arcs for r in check_arc(a, design)]
         raw = path.read_bytes()
         lines = raw.decode("utf-8").splitlines()
         file_sha = hashlib.sha256(raw).hexdigest()

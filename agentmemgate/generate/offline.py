@@ -30,7 +30,7 @@ from functools import cache
 from .. import __version__
 from ..design import Design, Domain, load_domains, paper_design, second_person
 from ..schema import Arc, ArcSpec, Provenance, Session, Turn, TurnRef
-from .banks import DATE_SLOTS, bank_sha256, correction_bank, level_phrasings, phrase_bank, scheduled  # noqa: F401
+from .banks import DATE_SLOTS, bank_sha256, correction_bank, level_phrasings, phrase_bank
 from .inputs import domain_place, rendering_inputs
 from .renderer import Renderer, register_renderer
 
@@ -324,7 +324,7 @@ class _ArcWriter:
             return
         o_day = dates[outcome_s] if outcome_s is not None else p_day + dt.timedelta(days=14)
         self.o_day = o_day
-        if scheduled(self.design, sp.plan_wording):
+        if any(slot in self.plan_template() for slot in DATE_SLOTS):
             if sp.outcome == "came_true":
                 sched = (
                     _between(rng, p_day, o_day - dt.timedelta(days=1))
@@ -355,10 +355,16 @@ class _ArcWriter:
             mentioned = "a while back" if mentioned == "over a month ago" else mentioned
         sl.update(done_when=when, done_asof=_asof(when), mentioned=mentioned)
 
+    def plan_template(self) -> str:
+        """The plan phrasing dealt to this arc. Whether it names a day (a date slot) decides
+        whether the plan has one: a level may mix dated and undated phrasings, and a later
+        turn may cite only a day the plan gave."""
+        key = self.wording.phrase_key
+        return self.deal(self.plans[key], key)
+
     def plan_text(self) -> str:
         sp = self.spec
-        key = self.wording.phrase_key
-        template = self.deal(self.plans[key], key)
+        template = self.plan_template()
         text = template.format_map(self.slots)
         if sp.outcome == "control":
             if "{reason_done}" not in template:

@@ -16,6 +16,7 @@ from ..schema import (
     contains_value,
     normalize_text,
 )
+from .consistency import consistency, rules_for
 
 Check = Callable[[Arc], "str | None"]
 CHECKS: dict[str, Check] = {}
@@ -377,6 +378,15 @@ def check_arc(arc: Arc, design=None) -> list[CheckResult]:
                 detail=problem or "",
             )
         )
+    problem = consistency(arc, rules_for(design))
+    out.append(
+        CheckResult(
+            arc_id=arc.id,
+            check="structure.consistency",
+            passed=problem is None,
+            detail=problem or "",
+        )
+    )
     if _sets_structure(arc, design):
         problem = cell_structure(arc, design)
         out.append(
