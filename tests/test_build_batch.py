@@ -46,7 +46,11 @@ def judge(cid: str, params: dict) -> dict:
     """The judges' answers: the first level listed (recovery); pass and pass (realism)."""
     if params["tool_choice"]["name"] == "record_RealismAnswer":
         ok = {"verdict": "pass", "rationale": "Reads like a real chat."}
-        return {"natural": ok, "motivated": ok}
+        return {
+            "natural": ok,
+            "motivated": ok,
+            "consistent": {"verdict": "pass", "rationale": "Every turn fits the timeline."},
+        }
     prompt = params["messages"][-1]["content"]
     level = re.findall(r"^- (\w+): ", prompt.split("Options (in no particular order):")[1], re.M)[0]
     return {"level": level, "rationale": "The first option listed."}

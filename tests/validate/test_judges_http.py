@@ -141,6 +141,11 @@ def test_realism_and_equivalence_through_anthropic(tiny, monkeypatch):
                 {
                     "natural": {"verdict": "pass", "rationale": "Reads like chat."},
                     "motivated": {"verdict": "fail", "rationale": "No reason given."},
+                    "consistent": {
+                        "verdict": "fail",
+                        "rationale": "The reply congratulates a switch still pending.",
+                        "turns": ["Session 2, assistant 'Congrats on'"],
+                    },
                 },
                 tool=tool,
             )
@@ -160,7 +165,12 @@ def test_realism_and_equivalence_through_anthropic(tiny, monkeypatch):
         assert "came_true" not in prompt and "core-" not in prompt
     rep = validation_report(tiny, ["core"])
     assert rep.realism["natural"].value == 1.0 and rep.realism["motivated"].value == 0.0
-    assert {f.rationale for f in rep.failing_arcs} == {"No reason given."}
+    assert rep.realism["consistent"].value == 0.0
+    assert {f.rationale for f in rep.failing_arcs} == {
+        "No reason given.",
+        # a failing consistency verdict keeps the turns it names
+        "The reply congratulates a switch still pending. (turns: Session 2, assistant 'Congrats on')",
+    }
 
     arcs = list(tiny.arcs("core"))
     pairs = sample_pairs(build_pairs(arcs), 6, 0.5, seed=0)
@@ -213,7 +223,13 @@ def _first_listed_judge(ws, base_url: str):
         if "Options (in no particular order):" in prompt:
             return openai_ok({"level": _listed(prompt)[0], "rationale": "First listed."})
         ok = {"verdict": "pass", "rationale": "Reads fine."}
-        return openai_ok({"natural": ok, "motivated": ok})
+        return openai_ok(
+            {
+                "natural": ok,
+                "motivated": ok,
+                "consistent": {"verdict": "pass", "rationale": "Every turn fits the timeline."},
+            }
+        )
 
     api = FakeApi(reply)
     return get_judge(

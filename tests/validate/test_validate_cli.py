@@ -27,6 +27,7 @@ def scripted(name: str, natural="pass"):
             return {
                 "natural": {"verdict": verdict, "rationale": "Scripted answer."},
                 "motivated": {"verdict": "pass", "rationale": "Scripted answer."},
+                "consistent": {"verdict": "pass", "rationale": "Every turn fits the timeline."},
             }
         a, b = re.search(r"Value 1: (.*)\nValue 2: (.*)\n", req.prompt).groups()
         same = a.lower() in b.lower() or b.lower() in a.lower()
@@ -370,7 +371,11 @@ def local_server():
                 }
             else:
                 ok = {"verdict": "pass", "rationale": "Reads fine."}
-                answer = {"natural": ok, "motivated": ok}
+                answer = {
+                    "natural": ok,
+                    "motivated": ok,
+                    "consistent": {"verdict": "pass", "rationale": "Every turn fits the timeline."},
+                }
             payload = json.dumps(
                 {
                     "id": "c",

@@ -14,7 +14,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, create_model, field_validator
+from pydantic import BaseModel, ConfigDict, create_model, field_validator, model_validator
 
 from ... import rubrics
 from ...llm.structured import Prose
@@ -36,7 +36,7 @@ TASK_RUBRICS = {
 
 
 # Output budgets (tokens): a short JSON object with one-sentence rationales.
-MAX_TOKENS = {"recovery": 300, "realism": 400, "equivalence": 300}
+MAX_TOKENS = {"recovery": 300, "realism": 600, "equivalence": 300}
 
 
 class CriterionAnswer(BaseModel):
@@ -45,10 +45,31 @@ class CriterionAnswer(BaseModel):
     rationale: Prose
 
 
+class ConsistencyAnswer(CriterionAnswer):
+    """The consistency criterion names the turns that disagree when it fails."""
+
+    turns: list[str] = []
+
+    @model_validator(mode="after")
+    def _named(self) -> ConsistencyAnswer:
+        if self.verdict == "fail" and not [t for t in self.turns if t.strip()]:
+            raise ValueError(
+                "a failing 'consistent' verdict lists the turns that disagree in 'turns'"
+            )
+        return self
+
+    @property
+    def said(self) -> str:
+        """The rationale as stored: with the turns it names."""
+        turns = "; ".join(t.strip() for t in self.turns if t.strip())
+        return f"{self.rationale} (turns: {turns})" if turns else self.rationale
+
+
 class RealismAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid")
     natural: CriterionAnswer
     motivated: CriterionAnswer
+    consistent: ConsistencyAnswer
 
 
 class EquivalenceAnswer(BaseModel):
@@ -168,7 +189,8 @@ class LLMJudge(Judge):
                 criteria={
                     c: CriterionVerdict(
                         passed=getattr(r.parsed, c).verdict == "pass",
-                        rationale=getattr(r.parsed, c).rationale,
+                        rationale=getattr(getattr(r.parsed, c), "said", None)
+                        or getattr(r.parsed, c).rationale,
                     )
                     for c in REALISM_CRITERIA
                 },

@@ -7,6 +7,9 @@ from pydantic import BaseModel, ConfigDict, Field
 REALISM_CRITERIA: dict[str, str] = {
     "natural": "The conversation reads as natural human chat with an assistant.",
     "motivated": "The plan statement is motivated by its context.",
+    "consistent": "Every turn agrees with the conversation's own timeline (no plan reported done "
+    "while pending, no abandoned plan later in use, no change later denied, no reply to a state "
+    "the user is not in, no date or deadline nobody gave); a failing verdict names the turns.",
 }
 
 
