@@ -1,7 +1,9 @@
 """Measure the offline recovery judge's reading of a plan-wording factor on statements it was not
 written on: ``hedge_statements.tsv`` (one user message per row, labelled with its level).
 
-Run: .venv/bin/python devsets/levels/measure.py [--design paper|DIR] [--json]
+Run: .venv/bin/python devsets/levels/measure.py [--design paper|DIR] [--statements FILE] [--json]
+A design with a plan-wording level the file has no rows for is refused: pass ``--statements`` with
+rows for it (the same columns), written blind to its recovery rules.
 Each statement is judged as a one-session conversation, blind, with the design's plan-wording
 levels as options (those the file has rows for) in a seeded order per statement; where no cue
 decides, the judge takes the first option and says it guessed (counted apart). Printed: recovery per level and overall, with
@@ -34,11 +36,39 @@ def load(path: Path = SET) -> list[dict]:
         return list(csv.DictReader(f, delimiter="\t"))
 
 
-def measure(design_ref: str = "paper", rows: list[dict] | None = None) -> dict:
+class Uncovered(AmgError):
+    """The statements have no row for a level of the design's plan-wording factor."""
+
+
+def measure(
+    design_ref: str = "paper", rows: list[dict] | None = None, extra: Path | None = None
+) -> dict:
+    """Recovery of the design's plan-wording levels on the held-out statements (and the rows of
+    ``extra``, a file of the user's for levels of their own). Every level of the factor is an
+    option, as in blind recovery; a level with no statement is refused, since the judge would
+    still be offered it and the figure would mean something else."""
     design = load_design(design_ref)
     factor = design.by_role("plan_wording")
     rows = load() if rows is None else rows
-    levels = [lv for lv in factor.level_names if any(r["level"] == lv for r in rows)]
+    if extra is not None:
+        if not extra.is_file():
+            raise AmgError(f"No statements file at {str(extra)!r}")
+        more = load(extra)
+        bad = [i + 2 for i, r in enumerate(more) if not (r.get("level") and r.get("text"))]
+        if bad or not more:
+            raise AmgError(
+                f"{extra}: a tab-separated file with columns level, domain, text "
+                f"({'no rows' if not more else f'line {bad[0]} has no level or text'})"
+            )
+        rows = rows + more
+    levels = list(factor.level_names)
+    missing = [lv for lv in levels if not any(r["level"] == lv for r in rows)]
+    if missing:
+        raise Uncovered(
+            f"No statements for level(s) {', '.join(missing)} of factor {factor.name!r} in design "
+            f"{design.name!r}: pass --statements FILE (tab-separated: level, domain, text) with "
+            "rows written for them, blind to their recovery rules"
+        )
     rows = [r for r in rows if r["level"] in levels]
     judge = HeuristicJudge(design=design)
     options = tuple(
@@ -72,6 +102,7 @@ def measure(design_ref: str = "paper", rows: list[dict] | None = None) -> dict:
     return {
         "design": design.name,
         "factor": factor.name,
+        "source": SET.name + (f" + {extra.name}" if extra is not None else ""),
         "levels": levels,
         "per_level": {lv: p.model_dump() for lv, p in per.items()},
         "overall": overall.model_dump(),
@@ -83,17 +114,22 @@ def measure(design_ref: str = "paper", rows: list[dict] | None = None) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--design", default="paper")
+    ap.add_argument(
+        "--statements",
+        type=Path,
+        help="more statements (same columns) for levels of your own; added to the held-out set",
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     try:
-        r = measure(args.design)
+        r = measure(args.design, extra=args.statements)
     except AmgError as e:
         print(f"Error: {e}", file=sys.stderr)
         return 1
     if args.json:
         print(json.dumps(r, indent=2))
         return 0
-    print(f"design {r['design']}, factor {r['factor']}: {SET.name}")
+    print(f"design {r['design']}, factor {r['factor']}: {r['source']}")
     for lv in r["levels"]:
         p = r["per_level"][lv]
         print(
