@@ -212,6 +212,10 @@ class ArcSpec(BaseModel):
     # This arc's place among the build's arcs of its domain (all splits, in split order): the
     # offline renderer deals its data banks by it, so arcs of one domain do not repeat each other.
     domain_index: int = 0
+    # Keyed designs: this arc's place in the off-topic small-talk stream, or -1 for no off-topic
+    # exchange (the planner deals them so that none repeats before every one has been dealt).
+    # Absent (None) for sequential designs, whose renderer derives it from ``domain_index``.
+    off_topic: int | None = None
     # Correction arcs only (absent from the JSON of every other arc, so their stored and exported
     # bytes are what they were before the corrections split existed).
     correction: CorrectionSpec | None = None
@@ -219,8 +223,10 @@ class ArcSpec(BaseModel):
     @model_serializer(mode="wrap")
     def _drop_absent(self, handler):
         data = handler(self)
-        if isinstance(data, dict) and data.get("correction") is None:
-            data.pop("correction", None)
+        if isinstance(data, dict):
+            for key in ("correction", "off_topic"):
+                if data.get(key) is None:
+                    data.pop(key, None)
         return data
 
     @model_validator(mode="after")

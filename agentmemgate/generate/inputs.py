@@ -1,9 +1,10 @@
 """What one arc's rendering reads besides its spec: its domain's file and place, the phrase
 lists of its levels, the levels themselves and its split's note.
 
-A keyed design names each arc by its spec and these inputs (``planner.keyed_id``), so an arc
-whose text would change gets a new id while an edit elsewhere in the design (another level's
-list, a comment, a new domain) leaves it, and its id, as they were.
+A keyed design names each arc by its content (``planner.keyed_id``): its offline rendering and
+what an LLM generator's prompt reads besides the spec (``prompt_inputs``). Where the design's
+phrase lists cannot render it offline, by its spec and everything its rendering would read
+(``rendering_inputs``).
 """
 
 from __future__ import annotations
@@ -100,3 +101,16 @@ def rendering_inputs(design: Design, spec: ArcSpec) -> str:
                 ):
                     h.update(lv.model_dump_json().encode())
     return h.hexdigest()
+
+
+def prompt_inputs(design: Design, spec: ArcSpec) -> str:
+    """What an LLM generator's prompt reads besides the spec: the definitions of the arc's
+    levels and its split's note (an edit to them re-ids the arcs they word)."""
+    defs = {}
+    for f in design.factors.values():
+        for lv in f.levels:
+            if lv.name in (spec.plan_wording, spec.confirmation_wording) or (
+                f.name == spec.factor and lv.name == spec.level
+            ):
+                defs[f"{f.name}/{lv.name}"] = lv.definition
+    return json.dumps([defs, design.splits[spec.split].note], sort_keys=True)

@@ -23,6 +23,8 @@ corrections split) are written by ``_CorrectionWriter`` from ``correction_phrase
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import json
 import random
 import zlib
 from functools import cache
@@ -31,7 +33,7 @@ from .. import __version__
 from ..design import Design, Domain, load_domains, paper_design, second_person
 from ..schema import Arc, ArcSpec, Provenance, Session, Turn, TurnRef
 from .banks import DATE_SLOTS, bank_sha256, correction_bank, level_phrasings, phrase_bank
-from .inputs import domain_place, rendering_inputs
+from .inputs import domain_place
 from .renderer import Renderer, register_renderer
 
 KIND = "offline template renderer (deterministic grammar, no LLM)"
@@ -62,8 +64,16 @@ def domain_exchanges(domain: Domain, spec: ArcSpec) -> list[tuple[str, str]]:
 def general_exchange(
     domain: Domain, spec: ArcSpec, design: Design | None = None
 ) -> tuple[str, str] | None:
-    """The off-topic exchange of every third arc (by its place in the build), or None."""
+    """The off-topic exchange of every third arc (by its place in the build), or None; a keyed
+    design's planner gives each arc its place in the stream (``ArcSpec.off_topic``)."""
     design = design or paper_design()
+    if spec.off_topic is not None:
+        if spec.off_topic < 0:
+            return None
+        talk = tuple(phrase_bank(design)["chat"]["exchanges"])
+        stream = _stream(tuple(e.fillings for e in talk), f"amg-small-talk:{spec.plan_seed}")
+        e, f = stream[spec.off_topic % len(stream)]
+        return talk[e].fill(f)
     ordinal, stride = domain_place(design, domain.attribute)
     serial = spec.domain_index * stride + ordinal + spec.plan_seed
     if serial % GENERAL_EVERY:
@@ -160,6 +170,28 @@ def _between(rng: random.Random, after: dt.date, until: dt.date) -> dt.date:
     return until if span <= 1 else after + dt.timedelta(days=rng.randint(1, span))
 
 
+def _spec_key(spec: ArcSpec) -> str:
+    return spec.model_dump_json(exclude={"id"})
+
+
+def offline_record(design: Design, spec: ArcSpec) -> dict | None:
+    """The arc the offline renderer makes of ``spec``, as its record without the id and the
+    toolkit version (what a keyed id digests), or None when the design's phrase lists cannot
+    render it. The arc is kept with the design, so rendering it again costs nothing."""
+    ok = getattr(design, "_renders_offline", None)
+    if ok is None:
+        from .phrase_check import phrase_problems
+
+        ok = design._renders_offline = not phrase_problems(design)
+    if not ok:
+        return None
+    arc = OfflineRenderer(design=design).render(spec)
+    record = arc.export_record()
+    record.pop("id")
+    record["provenance"].pop("toolkit_version", None)
+    return record
+
+
 class OfflineRenderer(Renderer):
     name = "offline"
     family = "offline-template"
@@ -170,18 +202,28 @@ class OfflineRenderer(Renderer):
         self.prompt_sha256 = bank_sha256(self.design)
         self.correction_sha256 = bank_sha256(self.design, corrections=True)
 
-    def inputs_sha256(self, spec: ArcSpec) -> str:
-        """The provenance hash of an arc: with keyed ids, what its own rendering read (so an arc
-        kept across an edit of its design carries the hash a fresh build gives it); with the
-        paper's sequential ids, the whole phrase bank and catalog, as the toolkit always has."""
-        if self.design.ids == "keyed":
-            return rendering_inputs(self.design, spec)
+    def inputs_sha256(self, spec: ArcSpec, read: list | None = None) -> str:
+        """The provenance hash of an arc: with keyed ids, the phrasings and exchanges its turns
+        were made from (``read``), so an edit that leaves them as they were (another level's
+        list, a comment, a new domain) leaves the hash, and the exported bytes, as they were;
+        with the paper's sequential ids, the whole phrase bank and catalog, as the toolkit
+        always has."""
+        if self.design.ids == "keyed" and read is not None:
+            return hashlib.sha256(json.dumps(read, ensure_ascii=False).encode()).hexdigest()
         return self.correction_sha256 if spec.correction is not None else self.prompt_sha256
 
     def render(self, spec: ArcSpec) -> Arc:
-        if spec.correction is not None:
-            return _CorrectionWriter(spec, self.design).write(self)
-        return _ArcWriter(spec, self.design).write(self)
+        cache = getattr(self.design, "_offline_arcs", None)
+        if cache is None:
+            cache = self.design._offline_arcs = {}
+        key = _spec_key(spec)
+        arc = cache.get(key)
+        if arc is None:
+            writer = _CorrectionWriter if spec.correction is not None else _ArcWriter
+            arc = cache[key] = writer(spec, self.design).write(self)
+        out = arc.model_copy(deep=True)
+        out.spec.id = spec.id
+        return out
 
 
 class _ArcWriter:
@@ -209,6 +251,7 @@ class _ArcWriter:
         )  # type: ignore[union-attr]
         self.sessions = [Session(date=d, turns=[]) for d in spec.session_dates]
         self.slots = self._base_slots()
+        self.read: list = []  # every phrasing and exchange the arc's turns were made from
 
     # -- helpers ---------------------------------------------------------------------------
     def deal(self, items: list, salt: str):
@@ -216,7 +259,15 @@ class _ArcWriter:
         among the domain's arcs), each domain from its own start, which also depends on the list
         and the seed."""
         start = zlib.crc32(f"{salt}:{self.spec.plan_seed}".encode()) + self.ordinal
-        return items[(self.spec.domain_index + start) % len(items)]
+        item = items[(self.spec.domain_index + start) % len(items)]
+        self.read.append(item)
+        return item
+
+    def choose(self, items: list[str]) -> str:
+        """A phrasing drawn with the arc's random stream (openers, the first turn's frame)."""
+        item = self.rng.choice(items)
+        self.read.append(item)
+        return item
 
     def pick(self, items: list[str], salt: str) -> str:
         return self.deal(items, salt).format_map(self.slots)
@@ -234,7 +285,7 @@ class _ArcWriter:
             self.chat_bank["question_opener"] if question else []
         )
         weekday = f"{self.spec.session_dates[s]:%A}"
-        return f"{self.rng.choice(openers).format(weekday=weekday)} {text}"
+        return f"{self.choose(openers).format(weekday=weekday)} {text}"
 
     def _base_slots(self) -> _Slots:
         sp, d = self.spec, self.domain
@@ -415,6 +466,7 @@ class _ArcWriter:
         else:  # more small talk than dealt: an off-topic exchange drawn at random
             ex = self.rng.choice(self.chat_bank["exchanges"])
             q, a = ex.fill(self.rng.randrange(ex.fillings))
+        self.read.append([q, a])
         return self.greet(s, q, question=True), a
 
     # -- the arc ---------------------------------------------------------------------------
@@ -428,13 +480,14 @@ class _ArcWriter:
         self._dates(plan_s, outcome_s)
         refs: dict[str, TurnRef] = {}
         q0, a0 = self.exchanges.pop(0)  # the initial turn's question
+        self.read.append([q0, a0])
         replies = self.replies
         for s, items in enumerate(plan):
             for item in items:
                 if item == "chat":
                     self.exchange(s, *self.chat(s))
                 elif item == "initial":
-                    text = self.rng.choice(self.chat_bank["initial"]).format_map(
+                    text = self.choose(self.chat_bank["initial"]).format_map(
                         _Slots(self.slots, q=q0)
                     )
                     ack = (
@@ -471,7 +524,7 @@ class _ArcWriter:
             provenance=Provenance(
                 generator=renderer.name,
                 generator_kind=renderer.kind,
-                prompt_sha256=renderer.inputs_sha256(sp),
+                prompt_sha256=renderer.inputs_sha256(sp, self.read),
                 seed=sp.plan_seed,
                 toolkit_version=__version__,
             ),
@@ -547,13 +600,14 @@ class _CorrectionWriter(_ArcWriter):
         self.use_general_first = not any("chat" in items for items in plan[1:])
         refs: dict[str, TurnRef] = {}
         q0, a0 = self.exchanges.pop(0)
+        self.read.append([q0, a0])
         replies = self.replies
         for s, items in enumerate(plan):
             for item in items:
                 if item == "chat":
                     self.exchange(s, *self.chat(s))
                 elif item == "initial":
-                    text = self.rng.choice(self.chat_bank["initial"]).format_map(
+                    text = self.choose(self.chat_bank["initial"]).format_map(
                         _Slots(self.slots, q=q0)
                     )
                     ack = (
@@ -595,7 +649,7 @@ class _CorrectionWriter(_ArcWriter):
             provenance=Provenance(
                 generator=renderer.name,
                 generator_kind=renderer.kind,
-                prompt_sha256=renderer.inputs_sha256(sp),
+                prompt_sha256=renderer.inputs_sha256(sp, self.read),
                 seed=sp.plan_seed,
                 toolkit_version=__version__,
             ),

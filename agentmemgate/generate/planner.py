@@ -20,13 +20,14 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import hashlib
+import json
 import random
 from collections import Counter
 
 from ..design import Cell, Design, Domain, paper_design
 from ..errors import BadInput
 from ..schema import ArcSpec, CorrectionSpec, FieldSpec
-from .inputs import rendering_inputs
+from .inputs import prompt_inputs, rendering_inputs
 
 
 def resolve_splits(split: str, design: Design | None = None) -> list[str]:
@@ -359,10 +360,103 @@ def _h(*parts) -> int:
 
 
 def keyed_id(spec: ArcSpec, design: Design) -> str:
-    """``arc-`` and 12 hex digits of the spec's digest with its rendering inputs: a changed spec,
-    or a changed input of its text, is a new id."""
-    body = spec.model_dump_json(exclude={"id"}) + rendering_inputs(design, spec)
+    """``arc-`` and 12 hex digits of the arc's content: its record as the offline renderer makes
+    it (ground truth, turns, turn references, the phrasings it was made from; not the toolkit
+    version) and what an LLM generator's prompt reads besides the spec. An edit that leaves an
+    arc's content as it was leaves its id; any change of content is a new id. A design whose
+    phrase lists cannot render the arc offline (one built only with an LLM generator) names it
+    by its spec and everything its rendering would read."""
+    from .offline import offline_record
+
+    record = offline_record(design, spec)
+    if record is None:
+        body = spec.model_dump_json(exclude={"id"}) + rendering_inputs(design, spec)
+    else:
+        body = json.dumps(record, sort_keys=True, ensure_ascii=False)
+    body += prompt_inputs(design, spec)
     return f"arc-{hashlib.sha256(f'amg-keyed-id:{body}'.encode()).hexdigest()[:12]}"
+
+
+class _Deals:
+    """A keyed design's small talk, dealt so that it repeats as little as the banks allow while
+    an arc's share depends on no arc placed after it.
+
+    Each domain's exchanges and the off-topic exchanges are streams (``offline._stream``): a
+    domain deals blocks of ``EXCHANGES_PER_ARC`` entries, the off-topic stream single entries.
+    Arcs are placed in the design's order; each takes, among the blocks not dealt in the current
+    lap, one whose exchanges have been dealt least, the first such from a start its own key gives
+    (then a new lap starts). So a cell appended at the end of a split, or a new split, moves no
+    earlier arc's small talk, and a removed arc can move only later arcs of its own stream."""
+
+    def __init__(self, design: Design, catalog: dict[str, Domain], seed: int):
+        from .banks import phrase_bank
+        from .offline import EXCHANGES_PER_ARC, GENERAL_EVERY, _stream
+
+        self.seed, self.every, self.catalog = seed, GENERAL_EVERY, catalog
+        self.width = EXCHANGES_PER_ARC
+        self.group = {s: g for g, members in design.groups.items() for s in members}
+        self.fillings = {
+            name: _stream(tuple(e.fillings for e in d.exchanges), f"amg-exchanges:{seed}:{name}")
+            for name, d in catalog.items()
+        }
+        talk = phrase_bank(design)["chat"].get("exchanges") or []
+        self.talk = (
+            _stream(tuple(e.fillings for e in talk), f"amg-small-talk:{seed}") if talk else ()
+        )
+        self.streams: dict[tuple[str, str], _Stream] = {}
+
+    def _stream(self, split: str, name: str) -> _Stream:
+        """A stream's state within the set of splits judged together (the design's group, or the
+        split alone): small talk repeats as little as possible where a judge counts repeats, and a
+        split outside the group deals its own."""
+        key = (self.group.get(split, f"split:{split}"), name)
+        if key not in self.streams:
+            entries = self.talk if name == "" else self.fillings[name]
+            self.streams[key] = _Stream(entries, 1 if name == "" else self.width)
+        return self.streams[key]
+
+    def claim(self, split: str, domain: str, key: str) -> int:
+        """The arc's deal index (``ArcSpec.domain_index``)."""
+        return self._stream(split, domain).claim(_h("amg-keyed-block", self.seed, key))
+
+    def off_topic(self, split: str, key: str) -> int:
+        """The arc's place in the off-topic stream (``ArcSpec.off_topic``), -1 for none: one arc
+        in ``GENERAL_EVERY`` gets one, by its key."""
+        if not self.talk or _h("amg-keyed-off-topic", self.seed, key) % self.every:
+            return -1
+        return self._stream(split, "").claim(_h("amg-keyed-off-topic-place", self.seed, key))
+
+
+class _Stream:
+    """One stream's deal state: blocks dealt in this lap and how often each exchange was dealt."""
+
+    def __init__(self, entries: tuple[tuple[int, int], ...], width: int):
+        self.width = width
+        self.blocks = max(1, len(entries) // width)
+        self.exchanges = [
+            {entries[(b * width + j) % len(entries)][0] for j in range(width)}
+            for b in range(self.blocks)
+        ]
+        self.dealt: Counter = Counter()
+        self.taken: set[int] = set()
+        self.lap = 0
+
+    def _load(self, block: int) -> int:
+        return max(self.dealt[e] for e in self.exchanges[block])
+
+    def claim(self, start: int) -> int:
+        if len(self.taken) >= self.blocks:
+            self.taken.clear()
+            self.lap += 1
+        start %= self.blocks
+        free = [(start + k) % self.blocks for k in range(self.blocks)]
+        free = [b for b in free if b not in self.taken]
+        # The first lap deals every entry once: the first free block from the arc's start. A
+        # later lap deals again exchanges dealt least, so none is dealt twice more than another.
+        b = free[0] if self.lap == 0 else min(free, key=self._load)
+        self.taken.add(b)
+        self.dealt.update(self.exchanges[b])
+        return self.lap * self.blocks + b
 
 
 class _Keyed:
@@ -377,13 +471,8 @@ class _Keyed:
 
     def plan(self) -> dict[str, tuple[ArcSpec, ...]]:
         out = {}
+        deals = _Deals(self.design, self.catalog, self.seed)
         for split in self.design.splits:
-            # Each domain's slots in the split's earlier cells give an arc its deal index, from a
-            # start of the split's own: a cell added to one split moves no other split's deals,
-            # and one appended to a split none of its earlier cells'. (The price: splits' deals
-            # can overlap, so small talk repeats more than in a sequential design's build.)
-            start = _h("amg-keyed-deal", self.seed, split) % 9973
-            slots: Counter = Counter({d: start for d in self.names})
             used: set[tuple[str, str, str]] = set()
             specs = []
             for cell, n in self.design.cell_counts(split, self.n_per_cell):
@@ -399,11 +488,10 @@ class _Keyed:
                     spec = self._spec(
                         split, cell, outcome, f"{base}:{d}:{lap}", self.catalog[d], used
                     )
-                    spec.domain_index = slots[d] + lap
+                    spec.domain_index = deals.claim(split, d, f"{base}:{d}:{lap}")
+                    spec.off_topic = deals.off_topic(split, f"{base}:{d}:{lap}")
                     spec.id = keyed_id(spec, self.design)
                     specs.append(spec)
-                for d in self.names:
-                    slots[d] += laps
             out[split] = tuple(specs)
         return out
 

@@ -393,9 +393,15 @@ class _Reader:
         ]
 
         self.sessions = {s.date for s in arc.sessions}
+        later = arc.outcome_turn or arc.pending_turn
+        self.outcome_turn = (later.session, later.turn) if later is not None else None
         self.days: set[dt.date] = set()  # the days turns have named so far
         self.deadline = False  # whether a deadline or day for the plan has been given
         self.problems: list[str] = []
+
+    def earlier(self, day: dt.date) -> set[dt.date]:
+        """The dates of sessions before ``day``: a weekday may name when an earlier talk was."""
+        return {d for d in self.sessions if d < day}
 
     def shown(self, cue: str) -> str:
         """A cue as the sentence said it (the values back in place of their tokens)."""
@@ -448,7 +454,10 @@ class _Reader:
             if cite:
                 weekdays += [wm.group(2) for wm in _WEEKDAY.finditer(s.text)]
             for name in weekdays:
-                if not (_weekday_dates(name, s.date) & self.days) and not reschedule:
+                if (
+                    not (_weekday_dates(name, s.date) & (self.days | self.earlier(s.date)))
+                    and not reschedule
+                ):
                     self.fail(
                         s,
                         f"cites {name.title()} as the plan's day, which no earlier turn gave",
@@ -537,11 +546,16 @@ def consistency(arc: Arc, rules: Rules | None = None) -> str | None:
     out_ref = arc.outcome_turn if sp.outcome in ("came_true", "abandoned", "control") else None
     resolved = {"came_true": "done", "control": "done", "abandoned": "dropped"}.get(sp.outcome)
     state = "pending"
+    answers_plan = False  # whether the user turn an assistant turn answers speaks of the plan
     for si, session in enumerate(arc.sessions):
         for ti, turn in enumerate(session.turns):
             sents = _split(turn.text)
             norm = [reader.prep(t) for t in sents]
             here = (si, ti)
+            if turn.role == "user":
+                answers_plan = here in (plan, reader.outcome_turn) or any(
+                    m.about_plan(t) or INITIAL_TOKEN in t for t in norm
+                )
             if here < plan:
                 for raw, t in zip(sents, norm):
                     reader.days |= _introduced(t, session.date)
@@ -563,7 +577,9 @@ def consistency(arc: Arc, rules: Rules | None = None) -> str | None:
                 near = " ".join(norm[max(0, i - 1) : i] + norm[i + 1 : i + 2])
                 s = _Sentence(si, ti, turn.role, t, raw, session.date, near)
                 about = m.about_plan(t)
-                if not reader.dates(s, about):
+                if not reader.dates(s, about) and (
+                    turn.role == "user" or answers_plan or about or INITIAL_TOKEN in t
+                ):  # a reply to small talk speaks of the small talk, not of the plan
                     reader.apply(s, state)
                 reader.learn_days(s, about)
                 if turn.role == "user" and state == "pending" and about and m.first("slip", t):

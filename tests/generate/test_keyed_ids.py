@@ -1,8 +1,9 @@
 """Keyed ids: an extended design keeps the arcs of what it did not change.
 
-Measured on the paper design's keyed copy: appending a domain changes only the arcs the new
-domain takes and the few that make room for them (14 of 506 at seed 0); appending a cell to a
-split changes none; and no id ever keeps its name while its arc's text changes."""
+An id digests its arc's content, so it changes exactly when the arc does. Measured on the paper
+design's keyed copy (506 arcs, seed 0): adding a level's optional phrase lists, a level that is
+not drawn with its cell, or a cell appended to a split changes no arc; appending a domain changes
+the arcs the new domain takes and those whose small talk moves to make room for them (57)."""
 
 from __future__ import annotations
 
@@ -56,10 +57,24 @@ def test_appending_a_domain_changes_only_the_arcs_it_takes(design_dir, edit_desi
     kept = set(before) & set(after)
     assert all(before[i] == after[i] for i in kept)  # a kept id is a kept arc
     taken = [a for a in after if '"domain":"credit_union"' in after[a]]
-    # the arcs the new domain takes are new, and about as many others make room for them (a
-    # cell of more arcs than domains fills its last lap with the domains that rank highest)
+    # the arcs the new domain takes are new; the others that changed moved their small talk to
+    # make room (no id changes while its arc stays as it was)
     assert taken and set(taken) <= set(after) - kept
-    assert len(taken) <= len(set(before) - kept) == len(set(after) - kept) <= len(taken) + 2
+    assert len(set(before) - kept) == len(set(after) - kept) <= len(before) // 5
+    assert not {before[i] for i in set(before) - kept} & {after[i] for i in set(after) - kept}
+
+
+def test_a_levels_optional_lists_change_no_id(design_dir, edit_design):
+    """Lists a level not drawn may use (its outcome phrasings) change no arc, so no id."""
+    before = _arcs(load_design(design_dir))
+    for table in ("verbatim", "paraphrase", "oblique", "abandoned", "pending"):
+        edit_design(
+            design_dir,
+            f"[{table}]\n",
+            f'[{table}]\nconditional = ["It came through, so I went ahead with {{switching_plan}}."]\n',
+            file="phrases/outcome.toml",
+        )
+    assert _arcs(load_design(design_dir)) == before
 
 
 def test_appending_a_cell_keeps_every_other_arc(design_dir, edit_design):
@@ -83,7 +98,12 @@ def test_an_edited_phrase_bank_gives_new_ids(design_dir, edit_design):
     assert set(_arcs(load_design(design_dir))) == set(before)
     text = (design_dir / "phrases" / "replies.toml").read_text()
     (design_dir / "phrases" / "replies.toml").write_text(text.replace("Thanks", "Thank you"))
-    assert not set(_arcs(load_design(design_dir))) & set(before)
+    after = _arcs(load_design(design_dir))
+    edited = {i for i, a in after.items() if "Thank you" in a}
+    assert edited and not edited & set(before)  # an arc whose text changed has a new id
+    assert {i: after[i] for i in set(after) - edited} == {  # the others are as they were
+        i: before[i] for i in set(after) - edited
+    }
 
 
 def test_a_workspace_rebuilt_after_an_edit_renders_only_the_new_arcs_and_equals_a_fresh_build(
