@@ -68,3 +68,27 @@ def test_a_label_for_a_turn_the_corpus_lacks_is_named(tmp_path):
         f.write("conv-41\tD99:1\tspec\tno such turn\n")
     with pytest.raises(BadInput, match="conv-41:D99:1"):
         load_devset(tmp_path, REAL_LOCOMO, REAL_LONGMEMEVAL)
+
+
+@needs_real_corpora
+def test_second_held_out_set_loads_and_the_stored_figures_are_its_measurement():
+    """What `amg mine hedges` states is what measuring the held-out set gives, figure for figure."""
+    from agentmemgate.corpora._rules import load_rules
+    from agentmemgate.corpora.accuracy import measured
+    from agentmemgate.corpora.prefilter import load_lexicon
+
+    held = load_devset(DEVSET / "heldout2", REAL_LOCOMO, REAL_LONGMEMEVAL)
+    parts = {p.part: p for p in measure(held).parts}
+    assert (parts["locomo"].turns, parts["locomo"].spec) == (1190, 42)
+    assert (parts["longmemeval"].turns, parts["longmemeval"].spec) == (110, 12)
+    stored = measured(load_lexicon(), load_rules())
+    assert stored is not None, "re-run devsets/hedges/measure.py --set heldout2 --save"
+    for name, p in parts.items():
+        figures = {
+            "prefilter_recall": p.recall_spec,
+            "flagged": p.flagged,
+            "precision": p.precision,
+            "recall": p.recall,
+        }
+        got = {k: {"k": v.k, "n": v.n} for k, v in figures.items()}
+        assert {k: stored["parts"][name][k] for k in figures} == got
