@@ -88,6 +88,12 @@ def main() -> int:
         "--rules", type=int, default=None, help="stage-2 rules version (default: latest)"
     )
     ap.add_argument(
+        "--rules-file",
+        type=Path,
+        default=None,
+        help="a stage-2 rules TOML file of your own (e.g. rules.v3-candidate.toml here)",
+    )
+    ap.add_argument(
         "--set",
         default="dev",
         choices=tuple(SETS),
@@ -107,10 +113,10 @@ def main() -> int:
         "(read them on the dev set only: a held-out set whose errors were read is no longer one)",
     )
     args = ap.parse_args()
-    if args.save and (args.set != SAVED_SET or args.lexicon):
+    if args.save and (args.set != SAVED_SET or args.lexicon or args.rules_file):
         print(
-            f"Error: --save stores a packaged lexicon's figures on the {SAVED_SET} set: use "
-            f"--set {SAVED_SET} without --lexicon",
+            f"Error: --save stores the packaged files' figures on the {SAVED_SET} set: use "
+            f"--set {SAVED_SET} without --lexicon or --rules-file",
             file=sys.stderr,
         )
         return 1
@@ -123,7 +129,7 @@ def main() -> int:
             HERE if args.set == "dev" else HERE / args.set, args.locomo, args.longmemeval
         )
         lex = load_lexicon(path=str(args.lexicon)) if args.lexicon else load_lexicon(args.cues)
-        rules = load_rules(args.rules)
+        rules = load_rules(path=str(args.rules_file)) if args.rules_file else load_rules(args.rules)
         report = measure(dev, lex, rules)
         oracle = share_passed(args.longmemeval, lex)
     except AmgError as e:
