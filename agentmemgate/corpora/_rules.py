@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from ..errors import BadInput
 from ..text import PhraseMatcher, tokens
 from ..versioned import versioned_file
 
@@ -19,6 +20,23 @@ RULES_DIR = Path(__file__).parent
 # nothing here (the offline rules know no cues for them).
 DATED_LEVEL = "scheduled_with_date"
 UNDATED_LEVEL = "confident_no_date"
+
+
+@dataclass(frozen=True)
+class PlanChecks:
+    """v3's checks of a candidate plan (``[plans]`` in rules.v3.toml): each list names what makes a
+    matched plan not the speaker's own lasting change, and the reason it is rejected with."""
+
+    one_off: PhraseMatcher  # a trip, an outing, a show, a meeting: no lasting change
+    not_plans: PhraseMatcher  # the value is small talk, an offer or a vague wish
+    completed: PhraseMatcher  # the clause tells of a change already made
+    under_way: PhraseMatcher  # the change is already happening
+    subject_skip: frozenset[str]  # words between a subject and its plan cue ("I really might")
+    empty_words: frozenset[str]  # words that name no object ("head out", "fix it", "pass")
+
+    def object_words(self, value: str) -> list[str]:
+        """The words of a plan's value after its first (its verb) that name something."""
+        return [w for _, w in tokens(value)[1:] if w not in self.empty_words and len(w) > 1]
 
 
 @dataclass(frozen=True)
@@ -43,6 +61,11 @@ class Rules:
     # v2: a cue sentence with one of these also reads the sentence before it ("that's an option")
     antecedents: PhraseMatcher | None = field(default=None, repr=False)
     hedge_order: tuple[str, ...] = ()  # the [hedge_levels] keys, in the file's order
+    # v3 ([plans]): what a kept statement must not be, checked on the clause it was read from
+    checks: PlanChecks | None = field(default=None, repr=False)
+    # v3 ([names]): the attribute of a plan no pattern could name, by the words of its value
+    names: PhraseMatcher | None = field(default=None, repr=False)
+    names_order: tuple[str, ...] = ()
 
     def hedge_level(self, sentence: str) -> str:
         """The level of a kept plan: the first ``[hedge_levels]`` list with a cue in it, else
@@ -88,8 +111,9 @@ class Rules:
         )
 
     def speaker_subject(self, before: str) -> bool:
-        """Whether the nearest subject pronoun before a match is the speaker."""
-        for _, w in reversed(tokens(before)[-8:]):
+        """Whether the nearest subject pronoun before a match is the speaker (within 8 words; v3:
+        within 14, so "I'm gonna keep learning more about it, maybe even build ..." counts)."""
+        for _, w in reversed(tokens(before)[-(14 if self.checks else 8) :]):
             if w in self.pronouns:
                 return self.pronouns[w]
         return False
@@ -104,10 +128,20 @@ class Rules:
 
 
 @cache
-def load_rules(version: int | None = None) -> Rules:
-    v, path = versioned_file(RULES_DIR, "rules", "toml", version, "stage-2 rules")
-    raw = path.read_bytes()
-    data = tomllib.loads(raw.decode("utf-8"))
+def load_rules(version: int | None = None, path: str | None = None) -> Rules:
+    """The packaged rules (highest version unless pinned), or a rules file of your own (``path``:
+    how a candidate is measured before it is released, ``devsets/hedges/measure.py --rules-file``)."""
+    if path is None:
+        v, file = versioned_file(RULES_DIR, "rules", "toml", version, "stage-2 rules")
+    else:
+        file = Path(path)
+    try:
+        raw = file.read_bytes()
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise BadInput(f"{file.name}: not a rules file ({type(e).__name__}: {e})") from None
+    if path is not None:
+        v = int(data.get("version", 0))
     macros = data.get("macros", {})
 
     def expand(pattern: str) -> str:
@@ -115,6 +149,18 @@ def load_rules(version: int | None = None) -> Rules:
 
     openers = data["reject"].get("question_openers")
     back = data.get("antecedents", {}).get("words")
+    plans = data.get("plans")
+    checks = None
+    if plans is not None:
+        checks = PlanChecks(
+            one_off=PhraseMatcher({"one_off": plans["one_off"]}),
+            not_plans=PhraseMatcher({"not_plan": plans["not_plans"]}),
+            completed=PhraseMatcher({"completed": plans["completed"]}),
+            under_way=PhraseMatcher({"under_way": plans["under_way"]}),
+            subject_skip=frozenset(w.lower() for w in plans["subject_skip"]),
+            empty_words=frozenset(w.lower() for w in plans["empty_words"]),
+        )
+    names = data.get("names")
     return Rules(
         version=v,
         sha256=hashlib.sha256(raw).hexdigest(),
@@ -139,4 +185,7 @@ def load_rules(version: int | None = None) -> Rules:
         question_openers=PhraseMatcher({"opener": openers}) if openers is not None else None,
         antecedents=PhraseMatcher({"back": back}) if back is not None else None,
         hedge_order=tuple(data["hedge_levels"]),
+        checks=checks,
+        names=PhraseMatcher(dict(names)) if names else None,
+        names_order=tuple(names or ()),
     )

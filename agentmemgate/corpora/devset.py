@@ -142,7 +142,9 @@ def _locomo_scope(path: Path):
 
 
 class PartReport(BaseModel):
-    """Figures for one corpus part of the dev set."""
+    """Figures for one corpus part of the dev set: each stage on its own, and the miner end to end
+    (what a user of ``amg mine hedges`` gets: of the turns it keeps, how many are speculation, and
+    how many of the speculation turns it keeps)."""
 
     model_config = ConfigDict(extra="forbid")
     part: str
@@ -157,6 +159,11 @@ class PartReport(BaseModel):
     stage2_keep_none: Proportion  # of flagged none turns: what stage 2 should reject
     missed: list[str]  # spec turns stage 1 missed
     dropped: list[str]  # spec turns stage 1 passed and stage 2 rejected, with the reason
+    prefilter_precision: Proportion | None = None  # spec turns among the flagged ones
+    precision: Proportion | None = None  # spec turns among the kept ones (borderline counts wrong)
+    precision_spec_borderline: Proportion | None = None  # ... borderline counted right
+    recall: Proportion | None = None  # spec turns kept, over all spec turns (end to end)
+    kept_wrong: list[str] = []  # kept turns labelled none, with the value kept
 
 
 class DevReport(BaseModel):
@@ -182,15 +189,18 @@ def measure(dev: DevSet, lexicon: Lexicon | None = None, rules: Rules | None = N
             lab: [t for t in by_label[lab] if (t.conversation_id, t.ref) in cands] for lab in LABELS
         }
         kept = {lab: [] for lab in LABELS}
-        dropped = []
+        dropped, wrong = [], []
         for lab in LABELS:
             for t in flagged[lab]:
                 ext = extractor.extract(cands[(t.conversation_id, t.ref)])
                 if ext.kept:
                     kept[lab].append(t)
+                    if lab == "none":
+                        wrong.append(f"{_name(t)} ({ext.attribute}: {ext.plan_value})")
                 elif lab == "spec":
                     dropped.append(f"{_name(t)} ({ext.reject_reason})")
         n_flag = sum(len(v) for v in flagged.values())
+        n_kept = sum(len(v) for v in kept.values())
         sb = len(flagged["spec"]) + len(flagged["borderline"])
         parts.append(
             PartReport(
@@ -210,6 +220,13 @@ def measure(dev: DevSet, lexicon: Lexicon | None = None, rules: Rules | None = N
                     _name(t) for t in by_label["spec"] if (t.conversation_id, t.ref) not in cands
                 ],
                 dropped=dropped,
+                prefilter_precision=wilson(len(flagged["spec"]), n_flag),
+                precision=wilson(len(kept["spec"]), n_kept),
+                precision_spec_borderline=wilson(
+                    len(kept["spec"]) + len(kept["borderline"]), n_kept
+                ),
+                recall=wilson(len(kept["spec"]), len(by_label["spec"])),
+                kept_wrong=wrong,
             )
         )
     return DevReport(

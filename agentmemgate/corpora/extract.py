@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Protocol
 
-from ..text import sentence_spans
+from ..text import sentence_spans, tokens
 from ._rules import Rules, load_rules
 from .model import Candidate, Extraction
 
@@ -34,6 +34,7 @@ class Extractor(Protocol):
         """Call ``on_result(candidate, extraction, error)`` once per candidate, as each finishes."""
 
 
+_CLAUSE_END = re.compile(r"[;:!?\u2014\u2013]|,\s*(?:but|so|and|because|though)\b|\s-\s")
 _CLAUSE = re.compile(r",\s*(?:but|and|so)\s+|\s+-\s+|\s*\u2014\s*")
 _REASON = re.compile(r"\b(?:since|because|as)\s+(?=(?:i|we)\b|i'm\b|we're\b)", re.IGNORECASE)
 
@@ -85,6 +86,9 @@ class RuleExtractor:
                 reasons.append("negated plan")
                 continue
             found = self._match(s, speaker_only=question)
+            if isinstance(found, str):
+                reasons.append(found)
+                continue
             if found:
                 attribute, value = found
                 return Extraction(
@@ -95,7 +99,11 @@ class RuleExtractor:
                     hedge_level=hedge_level(s, self.rules),
                 )
             reasons.append("question" if question else "no attribute change")
-        reason = "no attribute change" if "no attribute change" in reasons else reasons[0]
+        specific = [r for r in reasons if r not in ("no attribute change", "question")]
+        if specific:  # v3: say what the plan found is not, rather than that none was found
+            reason = specific[0]
+        else:
+            reason = "no attribute change" if "no attribute change" in reasons else reasons[0]
         return Extraction(kept=False, text=sentences[0], reject_reason=reason)
 
     def _with_antecedents(self, cand: Candidate, sentences: list[str]) -> Iterator[str]:
@@ -112,7 +120,10 @@ class RuleExtractor:
             if i > 0 and self.rules.antecedents.matches(s):
                 yield cand.turn_text[spans[i - 1][0] : spans[i - 1][1]]
 
-    def _match(self, s: str, speaker_only: bool) -> tuple[str, str] | None:
+    def _match(self, s: str, speaker_only: bool) -> tuple[str, str] | str | None:
+        """(attribute, value) of the first pattern that matches; else, with v3's plan checks, the
+        reason the plans found are not kept (a one-off event, a change already made, ...)."""
+        rejected = None
         for i, (attribute, pattern) in enumerate(self.rules.attributes):
             for m in pattern.finditer(s):
                 before = s[: m.start()]
@@ -124,9 +135,40 @@ class RuleExtractor:
                     continue
                 raw = m.groupdict().get("value") or m.groupdict().get("value2") or ""
                 value = clean_value(raw)
-                if self.rules.acceptable_value(value):
+                if not self.rules.acceptable_value(value):
+                    continue
+                if self.rules.checks is None:
                     return attribute, value
+                problem = self._check(s, m.start(), m.end(), attribute, value)
+                if problem is None:
+                    return self._name(attribute, value), value
+                rejected = rejected or problem
+        return rejected
+
+    def _check(self, s: str, start: int, end: int, attribute: str, value: str) -> str | None:
+        """v3: why a matched plan is not the speaker's own lasting change, or None if it is."""
+        checks = self.rules.checks
+        a = max((m.end() for m in _CLAUSE_END.finditer(s, 0, start)), default=0)
+        b = next((m.start() for m in _CLAUSE_END.finditer(s, end)), len(s))
+        clause, lead = s[a:b], s[a:start]
+        if any(a == 0 for a, _, _, _ in checks.not_plans.find(tokens(value))):
+            return "not a plan (small talk, an offer or a vague wish)"
+        if attribute == "unspecified" and not checks.object_words(value):
+            return "no object (a bare verb)"
+        if checks.completed.matches(lead):
+            return "a completed change"
+        if checks.under_way.matches(lead):
+            return "a change under way"
+        if checks.one_off.matches(clause):
+            return "a one-off event"
         return None
+
+    def _name(self, attribute: str, value: str) -> str:
+        """v3: a plan the patterns could not name gets the attribute its words point to."""
+        if attribute != "unspecified" or self.rules.names is None:
+            return attribute
+        found = {cat for _, _, cat, _ in self.rules.names.find(tokens(value))}
+        return next((c for c in self.rules.names_order if c in found), attribute)
 
     def extract_many(
         self,

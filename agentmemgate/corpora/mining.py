@@ -17,12 +17,14 @@ from ..progress import bytes_bar, progress_bar
 from ..workspace import Workspace, now
 from . import _store
 from ._rules import load_rules
+from .accuracy import summary_lines
 from .extract import OFFLINE_MINER, Extractor, RuleExtractor
 from .loaders import check_corpus, detect_format, iter_conversations, nothing_to_mine
 from .longmemeval import variant_of
 from .model import LICENSES, Candidate, Extraction, MinedStatement, MinePlan, MineSummary
 from .outcomes import at_risk_measurable, link_outcome
 from .prefilter import PREFILTERS, Lexicon, load_lexicon, prefilter_line, scan_conversation
+from .public import file_sha256, published_sha256
 
 
 def source_key(path: Path, limit: int | None = None) -> str:
@@ -469,6 +471,7 @@ def mined_statements(ws: Workspace, key: str, miner: str | None = None) -> Itera
         ) in zip(cands, (r[8:] for r in rows)):
             if m is None and failed is not None:  # asked and failed: say so, not "prefilter-only"
                 m, reason = miner, f"stage 2 failed: {failed}"
+            text = text if text is not None else _cue_span(cand)
             yield MinedStatement(
                 id=cand.id,
                 corpus=cand.corpus,
@@ -476,8 +479,13 @@ def mined_statements(ws: Workspace, key: str, miner: str | None = None) -> Itera
                 source_ref=cand.source_ref,
                 speaker=cand.speaker,
                 date=cand.date,
-                text=text if text is not None else _cue_span(cand),
+                text=text,
                 context=cand.context,
+                turn_text=cand.turn_text,
+                session_id=session_of(cand.corpus, cand.source_ref),
+                session_index=cand.session_index,
+                turn_index=cand.turn_index,
+                text_span=_span(cand, text),
                 prefilter_cues=cand.prefilter_cues,
                 miner=m or "prefilter-only",
                 kept=None if kept is None else bool(kept),
@@ -490,6 +498,27 @@ def mined_statements(ws: Workspace, key: str, miner: str | None = None) -> Itera
                 outcome_evidence=evidence,
                 license=src["license"],
             )
+
+
+def session_of(corpus: str, ref: str) -> str:
+    """The session a turn reference names: LoCoMo ``D3:5`` -> ``session_3`` (the file's key);
+    LongMemEval ``question/session/turn`` -> the haystack session id."""
+    if corpus == "locomo":
+        head = ref.split(":", 1)[0]
+        return f"session_{head[1:]}" if head[:1] == "D" and head[1:].isdigit() else ""
+    parts = ref.split("/")
+    return parts[1] if len(parts) == 3 else ""
+
+
+def _span(cand: Candidate, text: str) -> tuple[int, int] | None:
+    """Where ``text`` sits in the turn: the cue sentence it came from when there is one, else its
+    first occurrence; None when it is not verbatim (an LLM may paraphrase)."""
+    for a, b in cand.cue_spans:
+        i = cand.turn_text.find(text, a, max(b, a + len(text)))
+        if i >= 0:
+            return (i, i + len(text))
+    i = cand.turn_text.find(text) if text else -1
+    return (i, i + len(text)) if i >= 0 else None
 
 
 def _cue_span(cand: Candidate) -> str:
@@ -561,6 +590,16 @@ def mine_hedges(
     lex = load_lexicon(path=str(lexicon)) if lexicon else load_lexicon()
     if dry_run:
         return plan_mining(path, corpus, extractor, lex, limit, prefilter)
+    rules = load_rules()
+    sha, published = file_sha256(path), published_sha256(path.name)
+    source_lines = []
+    if published and sha != published:
+        source_lines.append(
+            f"Warning: {path.name} is not the published file (sha256 {sha[:12]}..., published "
+            f"{published[:12]}...)"
+        )
+        if echo:
+            echo(source_lines[0])
     run = ws.start_run(
         "mine hedges",
         {
@@ -570,7 +609,9 @@ def mine_hedges(
             "limit": limit,
             "lexicon": _lex_ref(lex, prefilter),
             "prefilter": prefilter,
-            "rules": load_rules().ref,
+            "rules": f"{rules.ref}:{rules.sha256[:12]}",
+            "sha256": sha,
+            "published_sha256": "unknown" if published is None else published == sha,
         },
     )
     status = "failed"
@@ -591,6 +632,14 @@ def mine_hedges(
         )
         result.prefilter_lines = prefilter_line(prefilter, lex)
         result.answered_before = answered_before
+        result.source_lines = source_lines
+        result.accuracy_lines = summary_lines(
+            result.corpus,
+            lex,
+            rules,
+            offline=isinstance(extractor, RuleExtractor),
+            prefilter=prefilter,
+        )
         if out is not None:
             n = write_jsonl(mined_statements(ws, key, extractor.name), Path(out))
             if echo:

@@ -115,7 +115,9 @@ class OutcomeLink(BaseModel):
 
 
 class MinedStatement(BaseModel):
-    """One ``--out`` line: the candidate, stage 2's verdict and the linked outcome."""
+    """One ``--out`` line: the candidate with its evidence (the whole turn, where it sits, the span
+    the statement was read from), stage 2's verdict and the linked outcome. The line alone lets a
+    reader check every cue and value it names."""
 
     model_config = ConfigDict(extra="forbid")
     id: str
@@ -123,9 +125,16 @@ class MinedStatement(BaseModel):
     conversation_id: str
     source_ref: str
     speaker: str
-    date: str | None
+    date: str | None  # the session's date
     text: str
     context: list[ContextTurn]
+    turn_text: str = ""  # the whole turn, verbatim
+    session_id: str = ""  # LoCoMo session_N; LongMemEval the haystack session id
+    session_index: int | None = None  # the session's position in its conversation (from 0)
+    turn_index: int | None = None  # the turn's position in its session (from 0)
+    text_span: tuple[int, int] | None = (
+        None  # where ``text`` sits in ``turn_text``; None if not verbatim
+    )
     prefilter_cues: list[str]
     miner: str
     kept: bool | None = None
@@ -184,8 +193,10 @@ class MineSummary(BaseModel):
     failure_reasons: list[str] = []
     variant: str = ""  # longmemeval: oracle / s / m
     limited: bool = False  # --limit: only the first conversations were mined
-    prefilter_lines: list[str] = []  # which prefilter ran, and its measured held-out recall
+    prefilter_lines: list[str] = []  # which prefilter ran
     answered_before: int = 0  # candidates an earlier run of this miner had answered (a resume)
+    accuracy_lines: list[str] = []  # the miner's measured held-out precision and recall
+    source_lines: list[str] = []  # the file's sha256 against the published one, when it differs
 
     def stage2_share(self) -> Proportion:
         return wilson(self.prefilter_hits, self.turns_scanned)
@@ -193,10 +204,10 @@ class MineSummary(BaseModel):
     def projected_longmemeval_s_calls(self) -> int | None:
         """Stage-2 calls (one LLM call per prefilter hit) the same share would cost on the full
         LongMemEval_s: share of user turns passed here x its ~123k user turns. None when the
-        source is not LongMemEval, or is the full _s file itself (its count is exact)."""
+        source is not LongMemEval. Printed for every LongMemEval file, an _s file included (a
+        file named _s may hold only some of its questions; on the whole _s file the hits above
+        are the count itself)."""
         if self.corpus != "longmemeval" or not self.turns_scanned:
-            return None
-        if self.variant == "s" and not self.limited:
             return None
         return round(self.prefilter_hits / self.turns_scanned * LONGMEMEVAL_S_USER_TURNS)
 
@@ -220,6 +231,7 @@ class MineSummary(BaseModel):
     def lines(self) -> list[str]:
         return [
             f"Source: {self.source} ({self.corpus}); miner: {self.miner}",
+            *self.source_lines,
             f"Conversations: {self.conversations} (duplicate sessions skipped: {self.duplicate_sessions_skipped})",
             f"Turns scanned: {self.turns_scanned} ({self.sentences_scanned} sentences)",
             *self.prefilter_lines,
@@ -236,6 +248,7 @@ class MineSummary(BaseModel):
             f"Hedges: {self.hedges} (came true {self.came_true}, abandoned {self.abandoned}, "
             f"unresolved {self.unresolved})",
             f"At-risk plans with a measurable outcome: {self.at_risk_measurable}",
+            *self.accuracy_lines,
         ] + self._failure_lines()
 
     def _llm_line(self) -> str:

@@ -239,40 +239,12 @@ def scan_conversation(
     return out
 
 
-RECALL_FILE = LEXICON_DIR / "prefilter_recall.json"
-
-
-def measured_recall(lexicon: Lexicon) -> dict | None:
-    """The stage-1 recall of ``lexicon`` on the hand-labelled dev set's held-out part, as
-    ``devsets/hedges/measure.py --set heldout --save-recall`` stored it (k and n per corpus);
-    None when it was not measured for this very lexicon (another version, your own file)."""
-    import json
-
-    try:
-        data = json.loads(RECALL_FILE.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if data.get("lexicon") == f"{lexicon.ref}:{lexicon.sha256[:12]}" else None
-
-
 def prefilter_line(prefilter: str, lexicon: Lexicon) -> list[str]:
-    """Which prefilter ran and what it is known to miss (what it misses never reaches stage 2):
-    summary lines of at most 100 characters."""
-    from ..stats import wilson
-
+    """Which prefilter ran (what it misses never reaches stage 2); its measured recall is among
+    the accuracy lines (``accuracy.summary_lines``)."""
     if prefilter == "none":
         return ["Prefilter: none (every turn goes to stage 2: nothing is filtered out)"]
-    head = (
+    return [
         f"Prefilter: lexicon {lexicon.ref} (misses never reach stage 2; --prefilter none "
         "sends every turn)"
-    )
-    data = measured_recall(lexicon)
-    if data is None:
-        return [head, "  stage-1 recall: not measured for this lexicon on the held-out dev set"]
-    parts = data["parts"]
-    k, n = sum(p["k"] for p in parts.values()), sum(p["n"] for p in parts.values())
-    return [
-        head,
-        f"  stage-1 recall, held-out dev set: {wilson(k, n).fmt()} of speculation turns",
-        "  (" + "; ".join(f"{c} {wilson(p['k'], p['n']).fmt()}" for c, p in parts.items()) + ")",
     ]

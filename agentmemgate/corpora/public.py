@@ -197,6 +197,17 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def published_sha256(name: str) -> str | None:
+    """The published sha256 of a corpus file of this name (or of a file cut from one), if known."""
+    for corpus in CORPORA:
+        if PUBLIC[corpus].name == name:
+            return PUBLIC[corpus].sha256
+        for cut in CUTS.get(corpus, ()):
+            if cut.name == name:
+                return cut.sha256
+    return None
+
+
 def public_file(corpus: str) -> PublicFile:
     if corpus not in PUBLIC:
         raise BadInput(

@@ -1,7 +1,8 @@
-"""Measure the miner on its hand-labelled dev set: stage-1 recall and share flagged, stage-2 keep rate.
+"""Measure the hedge miner on a hand-labelled set: each stage, and the miner end to end.
 
-Run: .venv/bin/python devsets/hedges/measure.py [--cues N] [--rules N] [--json] [--show-misses]
-(the labelling guideline and the figures are in README.md beside this script).
+Run: .venv/bin/python devsets/hedges/measure.py [--set dev|heldout|heldout2] [--cues N] [--rules N]
+[--json] [--show-misses] [--save]   (the labelling guideline and the figures are in README.md
+beside this script). Every proportion is printed as k/n with its 95% Wilson interval.
 """
 
 from __future__ import annotations
@@ -12,32 +13,57 @@ import sys
 from pathlib import Path
 
 from agentmemgate.corpora._rules import load_rules
-from agentmemgate.corpora.devset import load_devset, measure, share_passed
+from agentmemgate.corpora.devset import DevReport, DevSet, load_devset, measure, share_passed
 from agentmemgate.corpora.home import require_file
 from agentmemgate.corpora.prefilter import load_lexicon
 from agentmemgate.corpora.public import file_sha256
 from agentmemgate.errors import AmgError
 
 HERE = Path(__file__).parent
+SETS = {
+    "dev": "the tuning set",
+    "heldout": "labelled after v2 was first frozen; v2's last changes read its misses",
+    "heldout2": "labelled before v3 was written; never used for tuning",
+}
+SAVED_SET = "heldout2"
 
 
-def save_recall(report) -> None:
-    """The held-out stage-1 recall, stored once for the miner's summary (never retyped)."""
-    import os
+def describe(dev: DevSet, part: str) -> str:
+    """What a part of a labelled set is, in one phrase: '<corpus> <which> (<n> turns read, <k>
+    speculation)'."""
+    turns = [t for t in dev.turns if t.part == part]
+    spec = sum(t.label == "spec" for t in turns)
+    convs = sorted({t.conversation_id for t in turns})
+    if part == "locomo":
+        what = "LoCoMo " + ", ".join(convs)
+    else:
+        what = f"LongMemEval oracle, {len(convs)} instances"
+    who = "turns" if part == "locomo" else "user turns"
+    return f"{what} ({len(turns)} {who} read, {spec} speculation)"
 
-    from agentmemgate.corpora.prefilter import RECALL_FILE
 
-    data = {
-        "lexicon": report.lexicon,
-        "set": "heldout",
-        "measured_by": "devsets/hedges/measure.py --set heldout --save-recall",
-        "what": "stage-1 recall of the turns labelled speculation (spec), by corpus",
-        "parts": {p.part: {"k": p.recall_spec.k, "n": p.recall_spec.n} for p in report.parts},
-    }
-    tmp = RECALL_FILE.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, RECALL_FILE)
-    print(f"wrote {RECALL_FILE}", file=sys.stderr)
+def save(report: DevReport, dev: DevSet) -> None:
+    """Store the held-out figures ``amg mine hedges`` states (k and n; never retyped)."""
+    from agentmemgate.corpora.accuracy import ACCURACY_FILE
+    from agentmemgate.corpora.accuracy import save as store
+
+    parts = {}
+    for p in report.parts:
+        figures = {
+            "prefilter_recall": p.recall_spec,
+            "flagged": p.flagged,
+            "precision": p.precision,
+            "recall": p.recall,
+        }
+        parts[p.part] = {
+            "data": describe(dev, p.part),
+            **{k: {"k": v.k, "n": v.n} for k, v in figures.items()},
+        }
+    store(
+        {"lexicon": report.lexicon, "rules": report.rules, "set": SAVED_SET, "parts": parts},
+        ACCURACY_FILE,
+    )
+    print(f"wrote {ACCURACY_FILE}", file=sys.stderr)
 
 
 def main() -> int:
@@ -62,34 +88,48 @@ def main() -> int:
         "--rules", type=int, default=None, help="stage-2 rules version (default: latest)"
     )
     ap.add_argument(
+        "--rules-file",
+        type=Path,
+        default=None,
+        help="a stage-2 rules TOML file of your own (e.g. rules.v3-candidate.toml here)",
+    )
+    ap.add_argument(
         "--set",
         default="dev",
-        choices=("dev", "heldout"),
-        help="dev: the tuning set; heldout: labelled after v2 was frozen",
+        choices=tuple(SETS),
+        help="; ".join(f"{k}: {v}" for k, v in SETS.items()),
     )
     ap.add_argument("--json", action="store_true")
     ap.add_argument(
-        "--save-recall",
+        "--save",
         action="store_true",
-        help="with --set heldout: store the stage-1 recall (k/n per corpus) that "
-        "`amg mine hedges` reports for this lexicon",
+        help=f"with --set {SAVED_SET}: store the figures `amg mine hedges` states for these "
+        "packaged cue and rules files",
     )
     ap.add_argument(
         "--show-misses",
         action="store_true",
-        help="list the spec turns stage 1 misses and stage 2 drops",
+        help="list the spec turns stage 1 misses and stage 2 drops, and the none turns kept "
+        "(read them on the dev set only: a held-out set whose errors were read is no longer one)",
     )
     args = ap.parse_args()
+    if args.save and (args.set != SAVED_SET or args.lexicon or args.rules_file):
+        print(
+            f"Error: --save stores the packaged files' figures on the {SAVED_SET} set: use "
+            f"--set {SAVED_SET} without --lexicon or --rules-file",
+            file=sys.stderr,
+        )
+        return 1
     try:
         args.locomo = args.locomo or require_file("locomo", "locomo10.json", checkout=True)
         args.longmemeval = args.longmemeval or require_file(
             "longmemeval", "longmemeval_oracle_subset.json", checkout=True
         )
         dev = load_devset(
-            HERE if args.set == "dev" else HERE / "heldout", args.locomo, args.longmemeval
+            HERE if args.set == "dev" else HERE / args.set, args.locomo, args.longmemeval
         )
         lex = load_lexicon(path=str(args.lexicon)) if args.lexicon else load_lexicon(args.cues)
-        rules = load_rules(args.rules)
+        rules = load_rules(path=str(args.rules_file)) if args.rules_file else load_rules(args.rules)
         report = measure(dev, lex, rules)
         oracle = share_passed(args.longmemeval, lex)
     except AmgError as e:
@@ -101,15 +141,8 @@ def main() -> int:
                 f"warning: {path.name} differs from the file the labels were made on",
                 file=sys.stderr,
             )
-    if args.save_recall:
-        if args.set != "heldout" or args.lexicon:
-            print(
-                "Error: --save-recall stores the packaged lexicon's held-out recall: use "
-                "--set heldout without --lexicon",
-                file=sys.stderr,
-            )
-            return 1
-        save_recall(report)
+    if args.save:
+        save(report, dev)
     if args.json:
         print(
             json.dumps(
@@ -117,18 +150,26 @@ def main() -> int:
             )
         )
         return 0
-    print(f"{args.set} set; lexicon {report.lexicon}; rules {report.rules} (offline-rules stage 2)")
+    print(f"{args.set} set ({SETS[args.set]}); lexicon {report.lexicon}; rules {report.rules}")
     for p in report.parts:
-        print(f"\n{p.part}: {p.turns} turns, {p.spec} spec, {p.borderline} borderline")
-        print(f"  stage 1 flags            {p.flagged.fmt()}")
-        print(f"  stage 1 recall, spec     {p.recall_spec.fmt()}")
-        print(f"  ... spec + borderline    {p.recall_spec_borderline.fmt()}")
-        print(f"  stage 2 keeps, spec      {p.stage2_keep_spec.fmt()}")
-        print(f"  ... borderline           {p.stage2_keep_borderline.fmt()}")
-        print(f"  ... none (should reject) {p.stage2_keep_none.fmt()}")
+        print(f"\n{describe(dev, p.part)}, {p.borderline} borderline")
+        print("  end to end (prefilter + offline stage 2):")
+        print(f"    precision: kept that are spec       {p.precision.fmt()}")
+        print(f"    ... borderline counted right         {p.precision_spec_borderline.fmt()}")
+        print(f"    recall: spec turns kept              {p.recall.fmt()}")
+        print("  stage 1 (prefilter):")
+        print(f"    turns flagged                        {p.flagged.fmt()}")
+        print(f"    recall, spec                         {p.recall_spec.fmt()}")
+        print(f"    ... spec + borderline                {p.recall_spec_borderline.fmt()}")
+        print(f"    precision, spec among flagged        {p.prefilter_precision.fmt()}")
+        print("  stage 2 (offline rules) on what stage 1 passes:")
+        print(f"    keeps, spec                          {p.stage2_keep_spec.fmt()}")
+        print(f"    ... borderline                       {p.stage2_keep_borderline.fmt()}")
+        print(f"    ... none (should reject)             {p.stage2_keep_none.fmt()}")
         if args.show_misses:
             print("  missed by stage 1: " + (", ".join(p.missed) or "-"))
             print("  dropped by stage 2: " + ("; ".join(p.dropped) or "-"))
+            print("  none turns kept: " + ("; ".join(p.kept_wrong) or "-"))
     print(
         f"\n{args.longmemeval.name}: stage 1 passes {oracle.fmt()} of user turns (sessions deduplicated)"
     )

@@ -3,6 +3,7 @@ cue lexicon and rules meet their targets on it (a regression guard, not a tuning
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -24,9 +25,10 @@ def dev():
 def test_every_turn_in_scope_is_labelled(dev):
     locomo = [t for t in dev.turns if t.part == "locomo"]
     lme = [t for t in dev.turns if t.part == "longmemeval"]
-    assert len(locomo) == 1352 and {t.conversation_id for t in locomo} == {"conv-41", "conv-47"}
+    assert len(locomo) == 1920
+    assert {t.conversation_id for t in locomo} == {"conv-41", "conv-47", "conv-50"}
     assert len(lme) == 119 and len({t.conversation_id for t in lme}) == 12
-    assert sum(t.label == "spec" for t in locomo) == 48
+    assert sum(t.label == "spec" for t in locomo) == 55
     assert sum(t.label == "spec" for t in lme) == 26
 
 
@@ -54,7 +56,15 @@ def test_released_v1_figures_stay_reproducible(dev):
     from agentmemgate.corpora._rules import load_rules
     from agentmemgate.corpora.prefilter import load_lexicon
 
-    parts = {p.part: p for p in measure(dev, load_lexicon(1), load_rules(1)).parts}
+    first = replace(  # the conversations the v1 figures were measured on (conv-50 came later)
+        dev,
+        turns=[t for t in dev.turns if t.conversation_id != "conv-50"],
+        conversations={
+            **dev.conversations,
+            "locomo": [c for c in dev.conversations["locomo"] if c.conversation_id != "conv-50"],
+        },
+    )
+    parts = {p.part: p for p in measure(first, load_lexicon(1), load_rules(1)).parts}
     assert (parts["locomo"].recall_spec.k, parts["locomo"].flagged.k) == (42, 263)
     assert parts["locomo"].stage2_keep_spec.k == 5
     assert share_passed(REAL_LONGMEMEVAL, load_lexicon(1)).k == 420
@@ -68,3 +78,27 @@ def test_a_label_for_a_turn_the_corpus_lacks_is_named(tmp_path):
         f.write("conv-41\tD99:1\tspec\tno such turn\n")
     with pytest.raises(BadInput, match="conv-41:D99:1"):
         load_devset(tmp_path, REAL_LOCOMO, REAL_LONGMEMEVAL)
+
+
+@needs_real_corpora
+def test_second_held_out_set_loads_and_the_stored_figures_are_its_measurement():
+    """What `amg mine hedges` states is what measuring the held-out set gives, figure for figure."""
+    from agentmemgate.corpora._rules import load_rules
+    from agentmemgate.corpora.accuracy import measured
+    from agentmemgate.corpora.prefilter import load_lexicon
+
+    held = load_devset(DEVSET / "heldout2", REAL_LOCOMO, REAL_LONGMEMEVAL)
+    parts = {p.part: p for p in measure(held).parts}
+    assert (parts["locomo"].turns, parts["locomo"].spec) == (1190, 42)
+    assert (parts["longmemeval"].turns, parts["longmemeval"].spec) == (110, 12)
+    stored = measured(load_lexicon(), load_rules())
+    assert stored is not None, "re-run devsets/hedges/measure.py --set heldout2 --save"
+    for name, p in parts.items():
+        figures = {
+            "prefilter_recall": p.recall_spec,
+            "flagged": p.flagged,
+            "precision": p.precision,
+            "recall": p.recall,
+        }
+        got = {k: {"k": v.k, "n": v.n} for k, v in figures.items()}
+        assert {k: stored["parts"][name][k] for k in figures} == got

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from agentmemgate.corpora import (
@@ -264,3 +266,41 @@ def test_a_later_restatement_of_the_plan_is_not_its_confirmation():
     )
     _, _, link = _mine(_conv([plan], ["I made the switch to digital last month, love it."]))
     assert link.outcome == "came_true"
+
+
+CANDIDATE = Path(__file__).parents[2] / "devsets" / "hedges" / "rules.v3-candidate.toml"
+
+
+@pytest.mark.parametrize(
+    "text, kept, what",
+    [
+        ("It finally gave me the push to start a business.", False, "completed"),
+        ("I'm planning to go on a camping trip with my partner.", False, "one-off"),
+        ("Let me get ready, I'm gonna head out soon.", False, None),
+        ("I'm thinking of trying surfing with my sister.", True, "activity"),
+        ("I'm hoping to find a new internship soon.", True, "education"),
+    ],
+)
+def test_the_candidate_rules_check_what_a_plan_is_not(text, kept, what):
+    """The optional [plans] and [names] sections of a rules file (measured, not released)."""
+    from agentmemgate.corpora._rules import load_rules
+
+    rules = load_rules(path=str(CANDIDATE))
+    assert rules.checks is not None and rules.names is not None
+    cands = scan_conversation(_conv([text])).candidates
+    ext = RuleExtractor(rules).extract(cands[0]) if cands else None
+    assert bool(ext and ext.kept) == kept
+    if kept:
+        assert ext.attribute == what and len(ext.plan_value.split()) > 1
+    elif ext is not None and what:
+        assert what in ext.reject_reason
+
+
+def test_a_rules_file_that_is_not_toml_is_one_line(tmp_path):
+    from agentmemgate.corpora._rules import load_rules
+    from agentmemgate.errors import BadInput
+
+    bad = tmp_path / "rules.toml"
+    bad.write_text("not = [toml")
+    with pytest.raises(BadInput, match="rules.toml: not a rules file"):
+        load_rules(path=str(bad))

@@ -34,6 +34,11 @@ FIELDS = {
     "outcome_ref",
     "miner",
     "license",
+    "turn_text",
+    "session_id",
+    "session_index",
+    "turn_index",
+    "text_span",
 }
 
 
@@ -61,6 +66,21 @@ def test_offline_mining_summary_and_jsonl(ws, tmp_path):
         {"speaker": turns[r].speaker, "text": turns[r].text} for r in ("D1:4", "D1:5")
     ]  # the two turns before D1:6
     assert studio["text"] in turns["D1:6"].text and studio["date"] == "2023-01-20T16:04"
+    # the record carries its evidence: the whole turn, where it sits, the span it was read from
+    conv = load_corpus(LOCOMO)[0]
+    for r in (r for r in rows if r["conversation_id"] == conv.conversation_id):
+        session = conv.sessions[r["session_index"]]
+        turn = session.turns[r["turn_index"]]
+        assert (turn.ref, turn.text, turn.speaker) == (
+            r["source_ref"],
+            r["turn_text"],
+            r["speaker"],
+        )
+        assert (r["session_id"], r["date"]) == (session.session_id, session.date)
+        a, b = r["text_span"]
+        assert r["turn_text"][a:b] == r["text"]
+        cues = [c.split(":", 1)[1] for c in r["prefilter_cues"]]
+        assert all(c.rstrip("*").lower() in r["turn_text"].lower().replace("’", "'") for c in cues)
     lines = "\n".join(s.lines())
     for needle in (
         "Turns scanned: 21",
@@ -83,6 +103,31 @@ def test_summary_prints_the_stage_2_share_and_the_longmemeval_s_projection(ws):
     assert all(len(line) <= 100 for line in s.lines())
     lo = mine_hedges(ws, LOCOMO)
     assert "turns = " in "\n".join(lo.lines()) and "Projected" not in "\n".join(lo.lines())
+
+
+def test_the_projection_prints_for_an_s_file_too(ws, tmp_path):
+    """A file named like LongMemEval_s may hold only some of its questions: project it as well."""
+    s_file = tmp_path / "longmemeval_s_cleaned.json"
+    s_file.write_bytes(LONGMEMEVAL.read_bytes())
+    s = mine_hedges(ws, s_file)
+    assert s.variant == "s" and "Projected stage-2 calls on LongMemEval_s" in "\n".join(s.lines())
+
+
+def test_a_file_that_is_not_the_published_one_says_so_and_is_recorded(ws, tmp_path):
+    from agentmemgate.corpora.public import PUBLIC, file_sha256
+
+    local = tmp_path / PUBLIC["locomo"].name  # the published name, other bytes
+    local.write_bytes(LOCOMO.read_bytes())
+    said = []
+    s = mine_hedges(ws, local, echo=said.append)
+    warning = [line for line in s.lines() if line.startswith("Warning:")]
+    assert len(warning) == 1 and "not the published file" in warning[0] and said == warning
+    params = json.loads(list(ws.db["runs"].rows)[-1]["params"])
+    assert params["sha256"] == file_sha256(local) and params["published_sha256"] is False
+    fixture = mine_hedges(ws, LOCOMO)  # a name with no published sha256: nothing to warn about
+    assert not [line for line in fixture.lines() if line.startswith("Warning:")]
+    params = json.loads(list(ws.db["runs"].rows)[-1]["params"])
+    assert params["published_sha256"] == "unknown" and params["sha256"] == file_sha256(LOCOMO)
 
 
 def test_rerun_resumes_without_duplicates(ws):

@@ -9,7 +9,9 @@ from typer.testing import CliRunner
 import agentmemgate.corpora
 from agentmemgate.cli import app
 from agentmemgate.corpora import load_corpus, mine_hedges, scan_conversation
-from agentmemgate.corpora.prefilter import load_lexicon, measured_recall
+from agentmemgate.corpora._rules import load_rules
+from agentmemgate.corpora.accuracy import measured
+from agentmemgate.corpora.prefilter import load_lexicon
 from agentmemgate.llm import get_model
 
 from .paths import LOCOMO, LONGMEMEVAL
@@ -39,17 +41,30 @@ def test_prefilter_none_sends_every_turn_to_stage_2(ws):
     assert lexicon.prefilter_lines[0].startswith("Prefilter: lexicon cues.v2")
 
 
-def test_summary_names_the_measured_held_out_recall(ws):
-    data = measured_recall(load_lexicon())
-    assert data is not None, "re-run devsets/hedges/measure.py --set heldout --save-recall"
-    k = sum(p["k"] for p in data["parts"].values())
-    n = sum(p["n"] for p in data["parts"].values())
+def test_summary_states_the_measured_held_out_precision_and_recall(ws):
+    """The offline miner's figures come from the stored held-out measurement (never retyped)."""
+    entry = measured(load_lexicon(), load_rules())
+    assert entry is not None, "re-run devsets/hedges/measure.py --set heldout2 --save"
+    part = entry["parts"]["longmemeval"]
     s = mine_hedges(ws, LONGMEMEVAL)
-    assert f"held-out dev set: {k}/{n} = " in s.prefilter_lines[1]
+    lines = "\n".join(s.lines())
+    assert f"Accuracy on held-out {part['data']}:" in lines
+    for name in ("precision", "recall", "prefilter_recall"):
+        assert f"{part[name]['k']}/{part[name]['n']} = " in lines
     assert all(len(line) <= 100 for line in s.lines())
-    assert measured_recall(load_lexicon(1)) is None  # another lexicon: not measured, and says so
+    lo = mine_hedges(ws, LOCOMO)
+    assert entry["parts"]["locomo"]["data"] in "\n".join(lo.lines())
     v1 = Path(agentmemgate.corpora.__file__).parent / "cues.v1.toml"
-    assert "not measured" in mine_hedges(ws, LONGMEMEVAL, lexicon=v1).prefilter_lines[1]
+    own = mine_hedges(ws, LONGMEMEVAL, lexicon=v1)
+    assert "Accuracy: not measured for this lexicon" in "\n".join(own.lines())
+
+
+def test_an_llm_miner_is_not_credited_with_the_offline_figures(ws):
+    get_model("scripted:acc").respond_with(lambda r: NO)
+    s = mine_hedges(ws, LONGMEMEVAL, miner="scripted:acc")
+    lines = "\n".join(s.lines())
+    assert "precision and recall are not measured here" in lines
+    assert "prefilter recall: " in lines and "(precision)" not in lines
 
 
 def test_dry_run_counts_stage_2_calls_and_cost_and_stores_nothing(tmp_path):
