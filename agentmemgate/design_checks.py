@@ -16,9 +16,9 @@ from .design import Design, DesignError, Problem
 from .design.bundle import BUILTIN_CATALOG, CATALOG_DIR
 from .design.load import read_design
 from .errors import BadInput
-from .generate.phrase_check import phrase_problems
+from .generate.phrase_check import default_problems, phrase_problems
 from .generate.planner import check_plan
-from .validate.catalog import catalog_problems
+from .validate.catalog import catalog_problems, declared_key_problems
 from .validate.consistency import design_rules
 from .validate.judges.heuristic import design_problems as recovery_problems
 
@@ -58,7 +58,9 @@ def require_sound_design(
     domain files (every renderer reads them), and the phrase lists of the offline renderer and
     the recovery rules of the offline judge when the build uses them. One line: the first
     problem, and how many more."""
-    problems = catalog_problems(design.source.catalog, checked_domains(design))
+    problems = catalog_problems(
+        design.source.catalog, checked_domains(design), design.catalog_keys
+    ) + declared_key_problems(design)
     if problems:
         # the user's own files first: a value shared with a built-in domain is theirs to change
         problems.sort(key=lambda p: p.file.startswith(BUILTIN_CATALOG + "/"))
@@ -73,7 +75,7 @@ def require_sound_design(
         more = f" (and {len(problems) - 1} more: {command})" if len(problems) > 1 else ""
         raise DesignError(f"Catalog problem: {problems[0]}{more}")
     problems = (
-        (phrase_problems(design) if offline_renderer else [])
+        (phrase_problems(design) + default_problems(design) if offline_renderer else [])
         + (recovery_problems(design) if offline_judge else [])
         + design_rules(design)[1]
     )
@@ -92,9 +94,14 @@ def check_design(ref, catalogs=()) -> tuple[Design | None, list]:
     if design is None:
         return None, problems
     consistent = not problems  # the rooms' checks read the design's cells and factors
-    problems += catalog_problems(design.source.catalog, checked_domains(design))
+    problems += catalog_problems(
+        design.source.catalog, checked_domains(design), design.catalog_keys
+    )
+    problems += declared_key_problems(design)
     if consistent:
         problems += phrase_problems(design)
+        if not problems:  # the defaults a level inherits, once its lists are there
+            problems += default_problems(design)
         problems += recovery_problems(design)
     problems += design_rules(design)[1]
     if not problems:  # the plan needs a sound catalog; the build is planned as a whole

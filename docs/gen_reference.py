@@ -15,6 +15,7 @@ log = logging.getLogger("mkdocs.plugins.gen_reference")
 
 CLI_PAGE = "reference/cli.md"
 WORKSPACE_PAGE = "reference/workspace.md"
+SLOTS_PAGE = "reference/slots.md"
 
 
 # -- the CLI ---------------------------------------------------------------------------------------
@@ -221,17 +222,62 @@ def render_workspace() -> str:
     return "\n".join(out)
 
 
+# -- the phrase files' slots ----------------------------------------------------------------------
+
+
+def render_slots() -> str:
+    from agentmemgate.generate.slots import FILES, SLOTS
+
+    out = [
+        "# Phrase-file slots",
+        "",
+        "Every `{slot}` the offline renderer fills, by the phrase file that may use it. `amg "
+        "design check` refuses a slot a file may not use and names the ones it may. `{Slot}`, "
+        "with a capital first letter, is the same value capitalized. This page is generated "
+        "from the renderer's own table (`agentmemgate/generate/slots.py`), so it cannot fall "
+        "behind.",
+        "",
+        "A design adds slots of its own by declaring catalog keys (`[catalog_keys]` in "
+        "`design.toml`, see [Designs](designs.md#catalog-keys-of-your-own)): each key gives "
+        "`{slot}`, one of the domain's items drawn per arc, and `{you_slot}`, the same in the "
+        "second person, to every file below but the session openers.",
+        "",
+    ]
+    for file, what in FILES.items():
+        out += [f"## `{file}`", "", _text(what), "", "| slot | what it holds |", "|---|---|"]
+        out += [
+            f"| `{{{s.name}}}` | {_cell(s.means)}"
+            + (" (differs between domains)" if s.domain else "")
+            + " |"
+            for s in SLOTS
+            if file in s.files
+        ]
+        out.append("")
+    out += [
+        "A reply sentence of more than six words needs a slot that differs between domains (or "
+        "a design's own), so that no sentence repeats word for word across the dataset. A plan "
+        "turn names the plan value (`{plan}`, `{switch_plan}`, `{switching_plan}` or "
+        "`{switched_plan}`).",
+        "",
+    ]
+    return "\n".join(out)
+
+
 # -- the hook --------------------------------------------------------------------------------------
 
 
 def on_files(files, config):
     from mkdocs.structure.files import File
 
-    for page, render in ((CLI_PAGE, render_cli), (WORKSPACE_PAGE, render_workspace)):
+    for page, render in (
+        (CLI_PAGE, render_cli),
+        (WORKSPACE_PAGE, render_workspace),
+        (SLOTS_PAGE, render_slots),
+    ):
         files.append(File.generated(config, page, content=render()))
     return files
 
 
 if __name__ == "__main__":
     which = sys.argv[1] if len(sys.argv) > 1 else "cli"
-    print({"cli": render_cli, "workspace": render_workspace}[which]())
+    print({"cli": render_cli, "workspace": render_workspace, "slots": render_slots}[which]())

@@ -246,3 +246,219 @@ def extended_design(root: Path, conditional: bool = True, distance: bool = True)
     if distance:
         add_distance(folder, outcomes=("open",))
     return folder, load_design(folder)
+
+
+# -- section 8: wording that fits each domain (catalog keys of the design's own) -----------------
+FIT_DOMAINS = (
+    'domains = ["cloud_storage", "gym", "home_city", "phone_carrier", "streaming_service", '
+    '"web_browser"]'
+)
+FIT_KEYS = '''[catalog_keys.conditions]
+slot = "condition"
+description = "a condition the switch waits on, as a clause after 'if' ('I get the job I interviewed for')"
+
+[catalog_keys.signs]
+slot = "sign"
+description = "something that only happens once the change is made, as a clause in the past ('my first bill with the new carrier came in')"
+
+'''
+FIT_ITEMS = {
+    "cloud_storage": (
+        [
+            "my photos upload from my phone without fuss",
+            "the lifetime deal comes back",
+            "it works with the laptop from work",
+        ],
+        [
+            "the last of my photos finished uploading to the new account",
+            "I shared my first folder from the new account",
+            "my old storage plan ran out and nothing was lost",
+        ],
+    ),
+    "gym": (
+        [
+            "the trial week at the new place goes well",
+            "my shifts at work settle down",
+            "the student rate is still on offer next month",
+        ],
+        [
+            "my new key fob worked at the front desk for the first time",
+            "I did my first class with a trainer I had never met",
+            "I cancelled the old direct debit",
+        ],
+    ),
+    "home_city": (
+        [
+            "I get the job I interviewed for",
+            "my landlord raises the rent again",
+            "we find a flat near a good school",
+        ],
+        [
+            "the movers dropped the last boxes at my new place",
+            "my first piece of mail arrived at the new address",
+            "I found a corner cafe I like on my new street",
+        ],
+    ),
+    "phone_carrier": (
+        [
+            "the coverage at my place turns out fine",
+            "they let me keep my number",
+            "the family plan price holds",
+        ],
+        [
+            "my number finished porting over",
+            "the new SIM card arrived and worked",
+            "my first bill with the new carrier came in",
+        ],
+    ),
+    "streaming_service": (
+        [
+            "the shows I follow move over there",
+            "the free trial lasts long enough to finish a season",
+            "the price does not jump after the first month",
+        ],
+        [
+            "I set up my watchlist on the new app",
+            "the first monthly charge from the new service came through",
+            "I finished a whole season on the new app",
+        ],
+    ),
+    "web_browser": (
+        [
+            "my password manager works with it",
+            "it syncs my tabs with my phone",
+            "the extensions I need for work run on it",
+        ],
+        [
+            "all my bookmarks came across to the new browser",
+            "I set up my extensions again in the new one",
+            "I made the new browser my default on every device",
+        ],
+    ),
+}
+FIT_PLANS = '''conditional = [
+  "If {condition}, I'll {switch_plan}, since {reason}.",
+  "Assuming {condition}, I'm going to {switch_plan}.",
+  "As long as {condition}, {switching_plan} is the plan.",
+  "Only if {condition} will I {switch_plan}, though {reason}.",
+  "I'll {switch_plan} if {condition}. Otherwise I'll stay put.",
+  "Provided {condition}, I'll {switch_plan}.",
+  "It all depends on whether {condition}; if so, I'll {switch_plan}.",
+  "If {condition}, then {switching_plan} is happening, because {reason}.",
+]
+'''
+FIT_REPLIES = '''conditional = [
+  "Makes sense to wait until you know whether {you_condition}. Meanwhile, compare {weigh} for your {noun}.",
+  "If {you_condition}, a good first step for your {noun}: {step}.",
+  "Tying your {noun} to whether {you_condition} is sensible. In the meantime, {stay_tip}.",
+  "Until you know whether {you_condition}, nothing about your {noun} has to change.",
+  "Fair enough: your {noun} can wait on that. If it comes through, {step}.",
+  "Good to have your {noun} tied to something concrete. Once you know, {step}.",
+  "That keeps your {noun} simple: if {you_condition}, {step}; if not, nothing changes.",
+  "Waiting on that is reasonable for your {noun}. Meanwhile, {stay_tip}.",
+]
+'''
+FIT_PENDING = '''  "Still waiting to see whether {condition} before {switching_plan}.",
+  "No word yet on whether {condition}, so nothing has changed.",
+'''
+IMPLICIT_LEVEL = '''[[factors.confirmation_wording.levels]]
+name = "implicit"
+reply = "implicit"
+drawn = false
+definition = "The user mentions something that only follows from the change having happened, without saying a change happened or naming the new value."
+'''
+IMPLICIT_OUTCOMES = '''[implicit]
+any = [
+  "Long week, but {sign} {done_when}.",
+  "Small milestone: {sign} {done_when}.",
+  "Quick update: {sign} {done_when}, so that's that.",
+  "Good news of a sort: {sign} {done_when}.",
+  "Not much else to report, except that {sign} {done_when}.",
+  "{Sign} {done_when}, which felt good.",
+  "So, {sign} {done_when}.",
+  "One nice thing this week: {sign} {done_when}.",
+]
+'''
+IMPLICIT_REPLIES = '''implicit = [
+  "Sounds like things are settling in for your {noun}. {Settle}.",
+  "Good to hear your {noun} is all coming together. For the first weeks, {settle}.",
+  "That's a nice milestone for your {noun}. One tip: {settle}.",
+  "Glad that went smoothly with your {noun}. While it's fresh, {settle}.",
+  "Nice to hear. If anything about your {noun} feels unfamiliar at first, {settle}.",
+  "Sounds like a good week for your {noun}. One more thing: {settle}.",
+  "Good news. To keep things easy with your {noun}, {settle}.",
+  "That's a good sign for your {noun}. Give it a few weeks, and meanwhile {settle}.",
+]
+'''
+IMPLICIT_CUES = (
+    'implied = ["movers", "first (bill|piece of mail|class|charge|month)", '
+    '"(came|came across|finished) (across|porting|uploading)", '
+    '"new (address|sim|account|app|browser|carrier|street|place)"]'
+)
+IMPLICIT_RULE = '''[[confirmation_wording.rules]]
+level = "implicit"
+test = "value_unnamed"
+any = ["implied"]
+none = ["done"]
+say = "{where} mentions something that follows from the change ('{cue}') without reporting it"
+'''
+
+
+def _toml_list(items: list[str]) -> str:
+    return "[" + ", ".join(f'"{x}"' for x in items) + "]"
+
+
+def fit_items_toml(domains=None) -> str:
+    """``catalog_keys.toml``: a table per domain with its conditions and signs."""
+    out = []
+    for d, (conditions, signs) in FIT_ITEMS.items():
+        if domains is None or d in domains:
+            out.append(
+                f"[{d}]\nconditions = {_toml_list(conditions)}\nsigns = {_toml_list(signs)}\n"
+            )
+    return "\n".join(out)
+
+
+def add_fitting(dest: Path, n: int = 20, implicit_reply: bool = True) -> Path:
+    """Section 8 of the guide, on a copy of the paper's design: six domains, the catalog keys
+    ``conditions`` and ``signs`` with their items, a conditional level whose plans name a
+    condition that fits the domain, and an implicit confirmation level (``implicit_reply``: with
+    its own reply list, as the guide ends)."""
+    add_conditional(dest, n, rule=True)
+    design = dest / "design.toml"
+    text = design.read_text(encoding="utf-8")
+    start = text.index("domains = [")
+    end = text.index("]\n", start) + 2
+    design.write_text(text[:start] + FIT_DOMAINS + "\n" + text[end:], encoding="utf-8")
+    _edit(design, "[files]\n", FIT_KEYS + '[files]\ncatalog_keys = "catalog_keys.toml"\n')
+    level = IMPLICIT_LEVEL if implicit_reply else IMPLICIT_LEVEL.replace('reply = "implicit"\n', "")
+    _edit(design, "[factors.correction]", level + "\n[factors.correction]")
+    _edit(
+        design,
+        f'  {{ factor = "hedge_strength", level = "conditional", outcome = "open", n = {n} }},\n]',
+        f'  {{ factor = "hedge_strength", level = "conditional", outcome = "open", n = {n} }},\n'
+        f'  {{ factor = "confirmation_wording", level = "implicit", n = {n} }},\n]',
+    )
+    (dest / "catalog_keys.toml").write_text(fit_items_toml(), encoding="utf-8")
+    plan, replies = dest / "phrases" / "plan.toml", dest / "phrases" / "replies.toml"
+    _replace_list(plan, "conditional", FIT_PLANS)
+    _replace_list(replies, "conditional", FIT_REPLIES)
+    _edit(replies, "weakly_hedged = [", IMPLICIT_REPLIES + "\nweakly_hedged = [")
+    outcome = dest / "phrases" / "outcome.toml"
+    _edit(outcome, "[pending]\nconditional = [\n", "[pending]\nconditional = [\n" + FIT_PENDING)
+    outcome.write_text(outcome.read_text(encoding="utf-8") + "\n" + IMPLICIT_OUTCOMES)
+    recovery = dest / "recovery.toml"
+    _edit(recovery, "[cues]\n", "[cues]\n" + IMPLICIT_CUES + "\n")
+    _edit(
+        recovery,
+        '[[confirmation_wording.rules]]\nlevel = "situational"',
+        IMPLICIT_RULE + '\n[[confirmation_wording.rules]]\nlevel = "situational"',
+    )
+    return dest
+
+
+def _replace_list(path: Path, key: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    start = text.index(f"\n{key} = [\n") + 1
+    end = text.index("\n]\n", start) + 3
+    path.write_text(text[:start] + new + text[end:], encoding="utf-8")

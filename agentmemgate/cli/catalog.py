@@ -36,12 +36,19 @@ def check(
             "catalog alone."
         ),
     ] = None,
+    design: Annotated[
+        str | None,
+        typer.Option(
+            "--design",
+            help="A design (built-in name, or its folder or file) whose own catalog keys the files "
+            "may hold; each domain it draws from must then supply them.",
+        ),
+    ] = None,
 ) -> None:
     """Apply every rule of the domain catalog: one line per problem (file, key, line, rule); exit 1 if any."""
-    from ..validate.catalog import catalog_files, catalog_problems
+    from ..validate.catalog import check_catalog_for
 
-    files = catalog_files([folder] if folder is not None else [])
-    problems = catalog_problems(files)
+    files, problems = check_catalog_for([folder] if folder is not None else [], design)
     for p in problems:
         typer.echo(str(p))
     if problems:

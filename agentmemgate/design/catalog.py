@@ -116,6 +116,9 @@ class Domain(BaseModel):
     exchanges: list[Exchange]
     values: list[str]
     long_values: list[str]
+    # The items of catalog keys a design declares (``Design.catalog_keys``), by key: from the
+    # domain file, or from the design's ``catalog_keys`` file.
+    extra: dict[str, list[str]] = Field(default_factory=dict)
 
     def field(self) -> FieldSpec:
         """The value-free field: description built from the attribute name alone."""
@@ -130,27 +133,50 @@ def catalog_files(folder: Path = CATALOG_DIR) -> list[Path]:
     return sorted(folder.glob("*.toml"))
 
 
-def parse_domain(name: str, data: bytes) -> Domain:
+def parse_domain(name: str, data: bytes, extra_keys: tuple[str, ...] = ()) -> Domain:
     """One domain file's bytes as a ``Domain`` (``tomllib.TOMLDecodeError`` or pydantic's
-    ``ValidationError`` say why not; ``validate.catalog`` turns them into one-line problems)."""
-    return Domain(attribute=name, **tomllib.loads(data.decode("utf-8")))
+    ``ValidationError`` say why not; ``validate.catalog`` turns them into one-line problems).
+    ``extra_keys``: a design's own catalog keys, kept in ``Domain.extra``."""
+    body = tomllib.loads(data.decode("utf-8"))
+    extra = {k: body.pop(k) for k in extra_keys if k in body}
+    return Domain(attribute=name, extra=extra, **body)
+
+
+def design_key_items(design) -> dict[str, dict[str, list]]:
+    """The design's ``catalog_keys`` file: per domain, the items of its declared keys."""
+    rel = design.files.catalog_keys
+    f = design.source.files.get(rel) if rel else None
+    if f is None:
+        return {}
+    try:
+        data = tomllib.loads(f.text())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return {}  # ``amg design check`` names the problem
+    return {d: t for d, t in data.items() if isinstance(t, dict)}
 
 
 def load_domains(design) -> dict[str, Domain]:
     """The domains ``design`` draws from, parsed from the files it was read with, by name
-    (sorted). Parsed once per design."""
+    (sorted), with the items of the design's own catalog keys. Parsed once per design."""
     cached = getattr(design, "_domains", None)
     if cached is None:
         src = design.source
         names = sorted(src.catalog) if design.domains == "all" else sorted(design.domains)
-        cached = {n: _parsed(n, src.catalog[n].data) for n in names}
+        keys = tuple(sorted(design.catalog_keys))
+        cached = {n: _parsed(n, src.catalog[n].data, keys) for n in names}
+        if keys:
+            overlay = design_key_items(design)
+            for n, d in cached.items():
+                given = {k: v for k, v in overlay.get(n, {}).items() if k in keys}
+                if given:
+                    cached[n] = d.model_copy(update={"extra": {**given, **d.extra}})
         design._domains = cached
     return cached
 
 
 @lru_cache(maxsize=512)
-def _parsed(name: str, data: bytes) -> Domain:
-    return parse_domain(name, data)
+def _parsed(name: str, data: bytes, extra_keys: tuple[str, ...] = ()) -> Domain:
+    return parse_domain(name, data, extra_keys)
 
 
 @cache

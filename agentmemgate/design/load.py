@@ -23,6 +23,7 @@ from .bundle import Bundle, read_bundle
 from .model import (
     CORRECTION_PARTS,
     PLAN_KINDS,
+    CatalogKey,
     Cell,
     Design,
     DesignFiles,
@@ -78,6 +79,8 @@ def _model_at(loc: Sequence[Any]) -> type[BaseModel] | None:
     head = path[0]
     if head == "files":
         return DesignFiles
+    if head == "catalog_keys":
+        return CatalogKey if len(path) >= 2 else None
     if head == "factors":
         if len(path) >= 4 and path[3] == "structure":
             return StructureOverride
@@ -122,7 +125,9 @@ def named_files(data: dict) -> dict[str, list[str]]:
     """What ``files`` asks the bundle to read (best effort on a malformed table)."""
     files = data.get("files") if isinstance(data.get("files"), dict) else {}
     phrases = files.get("phrases", "phrases")
-    single = [files.get(k) for k in ("correction_phrases", "recovery", "consistency")]
+    single = [
+        files.get(k) for k in ("correction_phrases", "recovery", "consistency", "catalog_keys")
+    ]
     catalog = files.get("catalog", [])
     return {
         "files": [s for s in single if isinstance(s, str)],
@@ -397,7 +402,12 @@ def semantic_problems(d: Design, bundle: Bundle) -> list[Problem]:
         p("domains", "a domain is listed twice")
     if len(domains) < 1:
         p("domains", "the design draws from no domain")
-    for rel in (d.files.correction_phrases, d.files.recovery, d.files.consistency):
+    for rel in (
+        d.files.correction_phrases,
+        d.files.recovery,
+        d.files.consistency,
+        d.files.catalog_keys,
+    ):
         if rel is not None and rel not in bundle.files:
             p("files", f"{rel!r} does not exist beside the design file")
     if not bundle.folder(d.files.phrases):

@@ -195,6 +195,23 @@ class Split(BaseModel):
     cells: tuple[Cell, ...] = Field(min_length=1)
 
 
+class CatalogKey(BaseModel):
+    """A catalog key a design declares: a list each domain it draws from supplies (in its own
+    file, or in the design's ``catalog_keys`` file), one item of which the offline renderer
+    draws per arc as ``{slot}`` (and ``{you_slot}``, the same in the second person) for the
+    design's phrase files, so wording that fits a domain needs no code."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    description: str = Field(min_length=1)  # what an item is, for the docs and the checks
+    slot: str | None = None  # the slot's name in phrase files (default: the key)
+    least: int = Field(default=3, ge=1, strict=True)  # items each domain gives at least
+
+    @field_validator("slot")
+    @classmethod
+    def _slot(cls, v: str | None) -> str | None:
+        return None if v is None else _name(v, "slot")
+
+
 class DesignFiles(BaseModel):
     """The data files a design names, relative to the design file."""
 
@@ -203,6 +220,7 @@ class DesignFiles(BaseModel):
     correction_phrases: str | None = None
     recovery: str | None = None  # the offline judge's recovery rules per factor
     consistency: str | None = None  # cues and rules added to the timeline consistency check
+    catalog_keys: str | None = None  # per domain, the items of the design's own catalog keys
     catalog: tuple[str, ...] = ()  # folders of domain files added to the built-in catalog
 
 
@@ -220,6 +238,8 @@ class Design(BaseModel):
     domains: tuple[str, ...] | Literal["all"] = "all"
     groups: dict[str, tuple[str, ...]] = {}
     files: DesignFiles = DesignFiles()
+    # Catalog keys of the design's own, by name: slots its phrase files may use.
+    catalog_keys: dict[str, CatalogKey] = {}
     factors: dict[str, Factor]
     splits: dict[str, Split]
 

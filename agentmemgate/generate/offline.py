@@ -293,7 +293,13 @@ class _ArcWriter:
         current_p = _rotate(d.current, sp, 8).format(value=sp.plan_value)
         stay = d.stay.format(value=sp.initial_value)
         switching = d.switching.format(value=sp.plan_value)
+        own = {}
+        for i, (key, ck) in enumerate(sorted(self.design.catalog_keys.items())):
+            item = _rotate(d.extra[key], sp, 11 + zlib.crc32(key.encode()) % 97)
+            own[ck.slot or key] = item
+            own[f"you_{ck.slot or key}"] = second_person(item)
         return _Slots(
+            own,
             initial=sp.initial_value,
             plan=sp.plan_value,
             noun=d.noun,
@@ -452,10 +458,17 @@ class _ArcWriter:
                 self.pick(replies[reply], f"reply:{reply}"),
             )
         options = level_phrasings(key, group, design)
+        slipped = False
         if self.sched is not None:
             passed = "scheduled_passed" if self.sched < self.o_day else "scheduled_ahead"
             options += self.outcomes[key][passed]
-        return self.pick(options, f"{key}:{group}:{len(options)}"), self.pick(replies[reply], reply)
+            slipped = passed == "scheduled_passed"
+        template = self.deal(options, f"{key}:{group}:{len(options)}")
+        if slipped and template in self.outcomes[key]["scheduled_passed"]:
+            # A day that slipped gets a reply of its own where the design gives one (a reply
+            # that says there is still time would contradict the user).
+            reply = f"{reply}_passed" if f"{reply}_passed" in replies else reply
+        return template.format_map(self.slots), self.pick(replies[reply], reply)
 
     def chat(self, s: int) -> tuple[str, str]:
         if self.general is not None and (s > 0 or self.use_general_first):

@@ -13,72 +13,11 @@ import re
 import tomllib
 
 from ..design import Design, Problem
-from .banks import DATE_SLOTS
+from .banks import DATE_SLOTS, phrase_bank
+from .slots import KNOWN_SLOTS, domain_slots, slots_for
 
-# Slots the renderer fills for every arc (``_ArcWriter._base_slots``, the date slots and the
-# chat slots); ``{Slot}`` is the same value with a capital first letter.
-KNOWN_SLOTS = frozenset(
-    {
-        "initial",
-        "plan",
-        "noun",
-        "change",
-        "stay_initial",
-        "switch_plan",
-        "switching_plan",
-        "switched_plan",
-        "current_initial",
-        "current_plan",
-        "doing_plan",
-        "oblique_thing",
-        "reason",
-        "reason_done",
-        "you_initial",
-        "you_plan",
-        "you_current_initial",
-        "you_current_plan",
-        "you_stay_initial",
-        "you_switching_plan",
-        "you_change_plan",
-        "weigh",
-        "step",
-        "settle",
-        "tip",
-        "stay_tip",
-        "on_date",
-        "date_np",
-        "done_when",
-        "done_asof",
-        "mentioned",
-        "sched_abs",
-        "gap",
-        "q",
-        "weekday",
-    }
-)
 # A plan turn must carry the plan value (the structural check ``plan_value_in_plan_turn``).
 PLAN_VALUE_SLOTS = frozenset({"plan", "switch_plan", "switching_plan", "switched_plan"})
-# Slots whose text differs between domains (or arcs): an assistant sentence without one would
-# repeat word for word across the dataset ({change} alone does not: most domains say "switch").
-DOMAIN_SLOTS = frozenset(
-    {
-        "noun",
-        "weigh",
-        "step",
-        "settle",
-        "tip",
-        "stay_tip",
-        "gap",
-        "sched_abs",
-        "you_initial",
-        "you_plan",
-        "you_current_initial",
-        "you_current_plan",
-        "you_switching_plan",
-        "you_stay_initial",
-        "you_change_plan",
-    }
-)
 MIN_PHRASINGS = 8  # so that no single sentence identifies a level (or repeats past the limit)
 SHORT_SENTENCE = 6  # words: a short acknowledgement ("Glad it went smoothly.") may be slot-free
 PHRASE_FILES = ("plan", "outcome", "replies", "chat")
@@ -86,8 +25,8 @@ _SLOT = re.compile(r"\{(\w+)\}")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
-def unknown_slots(template: str) -> list[str]:
-    return [s for s in _SLOT.findall(template) if s[:1].lower() + s[1:] not in KNOWN_SLOTS]
+def unknown_slots(template: str, known=KNOWN_SLOTS) -> list[str]:
+    return [s for s in _SLOT.findall(template) if s[:1].lower() + s[1:] not in known]
 
 
 def used_levels(design: Design) -> dict[str, set[str]]:
@@ -171,6 +110,8 @@ def phrase_problems(design: Design) -> list[Problem]:
     def origin(name: str) -> str:
         return src.files[f"{folder}/{name}.toml"].origin
 
+    varied = domain_slots(design)
+
     def need(name: str, key: str, why: str, plan_turn: bool = False, least: int = 1) -> list[str]:
         """The list at ``key`` of phrase file ``name`` (``a.b`` for a nested table), or a problem."""
         node = banks[name]
@@ -196,7 +137,7 @@ def phrase_problems(design: Design) -> list[Problem]:
                         x
                         for x in _SENTENCE.split(t)
                         if len(x.split()) > SHORT_SENTENCE
-                        and not {v[:1].lower() + v[1:] for v in _SLOT.findall(x)} & DOMAIN_SLOTS
+                        and not {v[:1].lower() + v[1:] for v in _SLOT.findall(x)} & varied
                     ),
                     None,
                 )
@@ -206,18 +147,23 @@ def phrase_problems(design: Design) -> list[Problem]:
                             origin(name),
                             f"{key}#{i + 1}",
                             f"the sentence {bare!r} has no slot that differs between "
-                            f"domains ({', '.join(sorted(DOMAIN_SLOTS))}): it would repeat "
+                            f"domains ({', '.join(sorted(varied))}): it would repeat "
                             "word for word across the dataset",
                         )
                     )
+        file = "opener" if key in ("session_opener", "question_opener") else name
+        known = slots_for(file, design)
         for i, t in enumerate(node):
-            if bad := unknown_slots(t):
+            if bad := unknown_slots(t, known):
                 out.append(
                     Problem(
                         origin(name),
                         f"{key}#{i + 1}",
-                        f"unknown slot {{{bad[0]}}}; the renderer fills: "
-                        f"{', '.join(sorted(KNOWN_SLOTS))}",
+                        f"unknown slot {{{bad[0]}}}; {name}.toml "
+                        f"{'openers' if file == 'opener' else 'phrasings'} may use: "
+                        f"{', '.join(sorted(known))} (a slot of your own: declare a catalog key "
+                        "under [catalog_keys] in design.toml; the docs' reference lists every "
+                        "slot by file)",
                     )
                 )
             if (
@@ -345,3 +291,118 @@ def _correction_problems(design: Design, levels: set[str]) -> list[Problem]:
         for k in sorted(keys)
         if not (isinstance(bank.get(k), list) and bank[k])
     ]
+
+
+# Slots by which a turn names the new value, or the change itself.
+VALUE_SLOTS = frozenset(
+    {
+        "plan",
+        "switch_plan",
+        "switching_plan",
+        "switched_plan",
+        "current_plan",
+        "doing_plan",
+        "you_plan",
+        "you_current_plan",
+        "you_switching_plan",
+        "you_change_plan",
+    }
+)
+CHANGE_SLOTS = frozenset({"change"})
+_CHANGE_WORD = re.compile(r"\b(switch|switched|switching|move|moved|moving|change|changed)\b", re.I)
+
+
+def _named(t: str) -> tuple[bool, bool]:
+    """Whether a phrasing names the new value, and whether it names the change."""
+    used = {v[:1].lower() + v[1:] for v in _SLOT.findall(t)}
+    literal = _CHANGE_WORD.sub("", _SLOT.sub("", t)) != _SLOT.sub("", t)
+    return bool(used & VALUE_SLOTS), bool(used & (VALUE_SLOTS | CHANGE_SLOTS)) or literal
+
+
+def default_problems(design: Design) -> list[Problem]:
+    """Defaults a level would inherit that undo its definition: a confirmation that never names
+    the new value (or the change) answered by a reply that names it, and an open plan whose day
+    slipped answered by a reply that says there is still time. Each asks for the level's own
+    list, naming the file and key."""
+    from ..validate.consistency import builtin_rules
+
+    try:
+        bank = phrase_bank(design)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return []  # ``phrase_problems`` names it
+    out: list[Problem] = []
+    replies, outcomes = bank.get("replies", {}), bank.get("outcome", {})
+    folder = design.files.phrases.rstrip("/")
+    if f"{folder}/replies.toml" not in design.source.files:
+        return []  # ``phrase_problems`` names it
+    origin = design.source.files[f"{folder}/replies.toml"].origin
+    used = used_levels(design)
+    conf_f = design.by_role("confirmation_wording")
+    for name in sorted(used["confirmation"]):
+        lv = conf_f.level(name)  # type: ignore[union-attr]
+        table = outcomes.get(lv.phrase_key, {})
+        said = [t for v in table.values() if isinstance(v, list) for t in v if isinstance(t, str)]
+        if not said:
+            continue
+        value = any(_named(t)[0] for t in said)
+        change = any(_named(t)[1] for t in said)
+        key = lv.reply or "came_true"
+        bad = []
+        for i, t in enumerate(replies.get(key, [])):
+            names_value, names_change = _named(t)
+            if (names_value and not value) or (names_change and not change):
+                bad.append((i, t, "the new value" if names_value and not value else "the change"))
+        unsaid = f"confirmations at level {lv.name!r} never do, so the reply would say what the level leaves unsaid"
+        if bad and not lv.reply:  # an inherited default: the level needs its own list
+            i, t, what = bad[0]
+            out.append(
+                Problem(
+                    origin,
+                    key,
+                    f"{len(bad)} of its {len(replies.get(key, []))} replies name {what} (e.g. "
+                    f"{t!r}), but {unsaid}: give the level a reply list of its own, reply = "
+                    f"{lv.name!r} on the level in design.toml and a list {lv.name!r} in "
+                    "replies.toml",
+                )
+            )
+        elif bad:
+            out += [
+                Problem(origin, f"{key}#{i + 1}", f"names {what} ({t!r}), but {unsaid}")
+                for i, t, what in bad
+            ]
+    plan_f, out_f = design.by_role("plan_wording"), design.by_role("outcome")
+    dated_groups = {
+        plan_f.level(w).group  # type: ignore[union-attr]
+        for w in used["plan"]
+        if any(
+            slot in t
+            for t in bank.get("plan", {}).get(plan_f.level(w).phrase_key, ())  # type: ignore[union-attr]
+            for slot in DATE_SLOTS
+        )
+    } - {None}
+    matcher = builtin_rules().matcher
+    for name in sorted(used["outcome"]):
+        lv = out_f.level(name)  # type: ignore[union-attr]
+        if (lv.kind or lv.name) != "open":
+            continue
+        for group in sorted(dated_groups):
+            key = (lv.reply or lv.phrase_key).format(group=group)
+            own = f"{key}_passed"
+            check = own if own in replies else key
+            for i, t in enumerate(replies.get(check, [])):
+                hit = matcher.first("still_ahead", t.lower().replace("\u2019", "'"))
+                if hit is not None:
+                    out.append(
+                        Problem(
+                            origin,
+                            f"{check}#{i + 1}",
+                            f"says the plan's day is still ahead ('{hit.group(0)}'), but it also "
+                            f"answers an open {group} plan whose scheduled day has slipped: "
+                            + (
+                                f"remove it from {check!r}"
+                                if check == own
+                                else f"give those a list of their own, {own!r} in replies.toml"
+                            ),
+                        )
+                    )
+    return out

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from ..design.bundle import BUILTIN_CATALOG, CATALOG_DIR, NamedFile, catalog_files_in
 from ..design.catalog import Domain, Exchange, second_person
 from ..design.load import Problem, parse_toml
+from ..design.model import CatalogKey
 from ..schema import normalize_text
 from .judges._realism import qa_overlap
 
@@ -195,6 +196,7 @@ class _Report:
         self.lines = f.data.decode("utf-8", "replace").splitlines()
         self.problems: list[Problem] = []
         self.body: dict = {}
+        self.declared: dict[str, CatalogKey] = {}  # a design's own keys the file may hold
 
     def strings(self, key: str) -> list[str]:
         value = self.body.get(key)
@@ -223,17 +225,22 @@ class _Report:
         self.problems.append(Problem(self.origin, where, f"{message} [{rule}]"))
 
 
-def domain_problems(name: str, f: NamedFile) -> tuple[Domain | None, list[Problem]]:
+def domain_problems(
+    name: str, f: NamedFile, declared: Mapping[str, CatalogKey] | None = None
+) -> tuple[Domain | None, list[Problem]]:
     """One domain file's problems: syntax, shape, slots, value-free text, frames, small talk.
-    The domain is returned when the file has none."""
-    r = _checked(name, f)
+    The domain is returned when the file has none. ``declared``: catalog keys a design declares,
+    which the file may hold besides the built-in ones."""
+    r = _checked(name, f, declared or {})
     if r.problems:
         return None, r.problems
-    return Domain(attribute=name, **r.body), []
+    extra = {k: r.body.pop(k) for k in list(r.body) if k not in KNOWN_KEYS}
+    return Domain(attribute=name, extra=extra, **r.body), []
 
 
-def _checked(name: str, f: NamedFile) -> _Report:
+def _checked(name: str, f: NamedFile, declared: Mapping[str, CatalogKey] | None = None) -> _Report:
     r = _Report(f)
+    r.declared = dict(declared or {})
     if not NAME.fullmatch(name):
         r.add(
             "",
@@ -246,6 +253,7 @@ def _checked(name: str, f: NamedFile) -> _Report:
         return r
     assert body is not None
     r.body = _shape(body, r)
+    _declared(r)
     exchanges = _parse_exchanges(r)
     fillings = _fillings(exchanges)
     _slots(r)
@@ -262,8 +270,16 @@ def _checked(name: str, f: NamedFile) -> _Report:
 def _shape(body: dict, r: _Report) -> dict:
     """Report unknown, missing and malformed keys and short lists; the well-formed keys."""
     ok: dict = {}
-    for key in sorted(set(body) - set(KNOWN_KEYS)):
-        r.add(key, "shape", f"unknown key: nothing reads it (known keys: {', '.join(KNOWN_KEYS)})")
+    for key in sorted(set(body) - set(KNOWN_KEYS) - set(r.declared)):
+        mine = f"; the design declares: {', '.join(r.declared)}" if r.declared else ""
+        r.add(
+            key,
+            "shape",
+            f"unknown key: nothing reads it (known keys: {', '.join(KNOWN_KEYS)}{mine}; a "
+            "design may declare keys of its own under [catalog_keys])",
+        )
+    for key in set(body) & set(r.declared):
+        ok[key] = body[key]
     for key in [k for k in KNOWN_KEYS if k not in body]:
         r.add(key, "shape", "missing key")
     for key in STRING_KEYS:
@@ -305,6 +321,47 @@ def _shape(body: dict, r: _Report) -> dict:
                     r.add(key, "distinct", f"{s!r} is listed twice", s)
                 seen.add(s.lower())
     return ok
+
+
+def declared_items_problems(
+    items, key: str, ck: CatalogKey, values: Sequence[str]
+) -> list[tuple[str, str]]:
+    """(rule, message) for one domain's items of a declared catalog key: a list of at least
+    ``least`` distinct non-empty strings, none naming a value of the domain (a value would leak
+    into text that must not give it)."""
+    if not isinstance(items, list) or not all(isinstance(x, str) for x in items):
+        return [("shape", "must be a list of strings")]
+    out = []
+    if len(items) < ck.least:
+        out.append(
+            (
+                "enough",
+                f"has {len(items)} item{'s' if len(items) != 1 else ''}; "
+                f"the design declares at least {ck.least}",
+            )
+        )
+    seen: set[str] = set()
+    for x in items:
+        if x.strip() != x or not x:
+            out.append(
+                ("shape", "every item must be a non-empty string with no surrounding spaces")
+            )
+        if x.lower() in seen:
+            out.append(("distinct", f"{x!r} is listed twice"))
+        seen.add(x.lower())
+        for v in values:
+            if normalize_text(v) and f" {normalize_text(v)} " in f" {normalize_text(x)} ":
+                out.append(("value-free", f"{x!r} names the value {v!r}"))
+    return out
+
+
+def _declared(r: _Report) -> None:
+    """A design's own keys, where the domain file gives them (a design file may give them too)."""
+    values = [v for _, v in _all_values(r)]
+    for key, ck in r.declared.items():
+        if key in r.body:
+            for rule, message in declared_items_problems(r.body[key], key, ck, values):
+                r.add(key, rule, message)
 
 
 def _parse_exchanges(r: _Report) -> list[tuple[int, Exchange]]:
@@ -627,15 +684,18 @@ def _fills(r: _Report) -> None:
 
 
 def catalog_problems(
-    files: Mapping[str, NamedFile], domains: Sequence[str] | None = None
+    files: Mapping[str, NamedFile],
+    domains: Sequence[str] | None = None,
+    declared: Mapping[str, CatalogKey] | None = None,
 ) -> list[Problem]:
     """Every problem of the catalog ``files`` (by domain), and of the values they share.
 
     ``domains`` limits the check to the files a design draws from (all of them by default);
-    values shared across domains are checked among those."""
+    values shared across domains are checked among those. ``declared``: the design's own
+    catalog keys, which the files may hold."""
     names = sorted(files) if domains is None else [d for d in domains if d in files]
     out: list[Problem] = []
-    reports = {name: _checked(name, files[name]) for name in names}
+    reports = {name: _checked(name, files[name], declared) for name in names}
     owners: dict[str, list[tuple[str, str, str]]] = {}
     for name, r in reports.items():
         out += r.problems
@@ -683,3 +743,77 @@ def catalog_files(dirs: Sequence[Path] = ()) -> dict[str, NamedFile]:
 def check_catalog(dirs: Sequence[Path] = ()) -> list[Problem]:
     """``amg catalog check``: every problem of the built-in catalog with ``dirs`` on top."""
     return catalog_problems(catalog_files(dirs))
+
+
+def declared_key_problems(design) -> list[Problem]:
+    """Every domain the design draws from supplies each catalog key the design declares, in its
+    own file or in the design's ``catalog_keys`` file; that file names only drawn domains and
+    declared keys. One problem per missing or malformed list, naming the file and key."""
+    import tomllib
+
+    from ..design.catalog import design_key_items
+
+    declared = design.catalog_keys
+    rel = design.files.catalog_keys
+    overlay_file = design.source.files.get(rel) if rel else None
+    out: list[Problem] = []
+    origin = overlay_file.origin if overlay_file else design.source.design.origin
+    if overlay_file is not None:
+        try:
+            tomllib.loads(overlay_file.text())
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+            return [Problem(overlay_file.origin, "", f"TOML syntax error: {e} [syntax]")]
+    overlay = design_key_items(design)
+    names = sorted(design.source.catalog) if design.domains == "all" else list(design.domains)
+    for d in sorted(set(overlay) - set(names)):
+        out.append(Problem(origin, d, "the design draws from no domain of that name [shape]"))
+    for d in names:
+        f = design.source.catalog.get(d)
+        if f is None:
+            continue  # an unknown domain: the design's own check names it
+        body, _ = parse_toml(f.data, f.origin)
+        body = body or {}
+        for key in sorted(set(overlay.get(d, {})) - set(declared)):
+            out.append(
+                Problem(
+                    origin,
+                    f"{d}.{key}",
+                    "the design declares no such catalog key"
+                    + (f" (it declares: {', '.join(declared)})" if declared else "")
+                    + " [shape]",
+                )
+            )
+        values = [
+            v for g in ("values", "long_values") for v in body.get(g, []) if isinstance(v, str)
+        ]
+        for key, ck in declared.items():
+            if key in body:
+                continue  # the domain file gives it; its own check reads it
+            items = overlay.get(d, {}).get(key)
+            if items is None:
+                out.append(
+                    Problem(
+                        origin,
+                        f"{d}.{key}",
+                        f"missing: the design declares catalog key {key!r} ({ck.description}) "
+                        f"and draws from domain {d!r}; give it in {d}.toml or under [{d}] in "
+                        f"{rel or 'a file named by [files] catalog_keys'} [declared key]",
+                    )
+                )
+                continue
+            for rule, message in declared_items_problems(items, key, ck, values):
+                out.append(Problem(origin, f"{d}.{key}", f"{message} [{rule}]"))
+    return out
+
+
+def check_catalog_for(dirs: Sequence[Path] = (), design_ref=None):
+    """``amg catalog check [DIR] [--design D]``: the files checked and their problems; with a
+    design, the files may hold its own catalog keys, and every domain it draws from must supply
+    them (in its file or the design's ``catalog_keys`` file)."""
+    files = catalog_files(dirs)
+    if design_ref is None:
+        return files, catalog_problems(files)
+    from ..design.load import load_design
+
+    design = load_design(design_ref, tuple(dirs))
+    return files, catalog_problems(files, None, design.catalog_keys) + declared_key_problems(design)

@@ -129,7 +129,8 @@ def test_a_key_nothing_reads(tmp_path):
     at = line(text, "loyalty")
     assert problems == [
         f"{f}: loyalty (line {at}): unknown key: nothing reads "
-        f"it (known keys: {', '.join(KNOWN_KEYS)}) [shape]"
+        f"it (known keys: {', '.join(KNOWN_KEYS)}; a design may declare keys of its own under "
+        "[catalog_keys]) [shape]"
     ]
 
 
