@@ -84,16 +84,19 @@ def test_the_fitted_design_checks_clean_and_builds(fit, tmp_path):
     assert set(domain_of) == set(FIT_ITEMS)
     change = re.compile(r"\b(switch\w*|mov(e|ed|ing)|chang\w*)\b", re.I)
     seen = {"conditional": 0, "implicit": 0}
+
+    def turn(a: dict, ref: dict, after: int = 0) -> str:
+        return a["sessions"][ref["session"]]["turns"][ref["turn"] + after]["text"]
+
     for a in arcs:
         conditions, signs = FIT_ITEMS[a["field"]["attribute"]]
-        turn = lambda ref: a["sessions"][ref["session"]]["turns"][ref["turn"]]["text"]  # noqa: E731
-        reply = lambda ref: a["sessions"][ref["session"]]["turns"][ref["turn"] + 1]["text"]  # noqa: E731
         if a["level"] == "conditional":
             seen["conditional"] += 1
-            assert any(c in turn(a["plan_turn"]) for c in conditions), turn(a["plan_turn"])
+            said = turn(a, a["plan_turn"])
+            assert any(c in said for c in conditions), said
         if a["level"] == "implicit":
             seen["implicit"] += 1
-            said, answer = turn(a["outcome_turn"]), reply(a["outcome_turn"])
+            said, answer = turn(a, a["outcome_turn"]), turn(a, a["outcome_turn"], 1)
             assert any(s[:1].upper() + s[1:] in said or s in said for s in signs), said
             for text in (said, answer):  # neither names the new value nor the change
                 assert a["plan_value"] not in text and not change.search(text), text
