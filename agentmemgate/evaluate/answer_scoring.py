@@ -13,6 +13,8 @@ reasons stored beside each measure) counts sessions from 1.
   the session of its outcome (open plans: any answer after the plan's session) asserts the plan
   value. Held-out plans can be exposed here (the answer after the plan's session is in the window).
 - end_contamination: the last answer asserts the plan value (at-risk plans).
+- premature_write: a plan that came true in a later session than it was stated is asserted by an
+  answer given before that session (after the plan's session, before the outcome's).
 - task_accuracy: the last answer asserts the ground-truth current value and nothing else.
 """
 
@@ -142,6 +144,17 @@ def score_answers(
         why["end_contamination"] = (
             f"the last answer (after session {last}) asserts {_values(verdicts[last].asserted)}"
         )
+    if truth.outcome == "came_true" and truth.outcome_session is not None:
+        early = range(truth.plan_session, truth.outcome_session)
+        if len(early):
+            hits = [i for i in early if asserts(i, plan)]
+            v["premature_write"] = bool(hits)
+            why["premature_write"] = (
+                f"the answer after session {hits[0]} asserts the plan value, before it came "
+                f"true in session {truth.outcome_session}"
+                if hits
+                else f"no answer after session {_sessions(early)} asserts the plan value"
+            )
     said = verdicts[last].asserted
     v["task_accuracy"] = bool(said) and all(same(x, truth.final_value) for x in said)
     why["task_accuracy"] = (

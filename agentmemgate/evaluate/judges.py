@@ -23,7 +23,8 @@ from ..validate.store import sha256_text as sha256_parts  # one digest of severa
 # re-scores stored traces and answers (no system is re-run; the judges' cache answers again).
 # 2: reasons count sessions from 1 and every measure has one.
 # 3: correction arcs keep their end read and whether the wrong value ended never valid.
-SCORING_VERSION = 3
+# 4: premature writes (came-true plans read or answered as current before they came true).
+SCORING_VERSION = 4
 
 
 class ValueJudge:

@@ -118,13 +118,22 @@ def test_report_json_layout(copy, tmp_path):
 def test_report_markdown_has_the_papers_tables(copy):
     r = amg("report", "eval", "--workspace", copy)
     assert r.exit_code == 0, r.output
+    heads = [line for line in r.stdout.splitlines() if line.startswith("## ")]
+    # the summary and the notes first; then tables titled by what they show, paper's number after
+    assert heads[:2] == [
+        "## Summary: each system's contamination, accuracy and premature writes",
+        "## Why: results the tables alone do not explain",
+    ]
+    for n in (2, 3, 4, 5, 6, 7):
+        assert sum(f"Table {n})" in h or f"Table {n};" in h for h in heads) == 1, n
+    assert not any(h.startswith("## Table") for h in heads)
     for title in (
-        "Table 2",
-        "Table 3",
-        "Table 5",
-        "Table 6",
-        "Table 7",
-        "Table 4",
+        "Contamination: at-risk plans",
+        "Task accuracy: one probe",
+        "Held-out detail",
+        "At-end contamination by hedge-strength level",
+        "Promotion by confirmation wording",
+        "Plan-typed baseline",
         "Retry ablation",
         "Paired differences",
         "Overhead",
@@ -404,7 +413,7 @@ def test_what_a_hand_audit_tripped_on(copy, tmp_path):
         assert set(score["values"]) <= {k for k, v in score["why"].items() if v}, score
 
     md = amg("report", "eval", "--workspace", copy, "--out", tmp_path / "rep").stdout
-    table5 = md.split("## Table 5")[1].split("\n## ")[0]
+    table5 = md.split("## Held-out detail")[1].split("\n## ")[0]
     assert "— gated only" in table5 and "— answers only" in table5
     assert "— not from answers" in table5 and "gated only\" marks" in table5
     assert re.search(r"\| — \|", table5) is None  # no bare dash

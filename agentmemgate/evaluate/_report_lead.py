@@ -1,0 +1,84 @@
+"""The report's lead, before the per-split tables: the summary (one row per system) and the
+"why" notes (``explain``), in Markdown."""
+
+from __future__ import annotations
+
+from .aggregate import Stat
+from .report_models import EvalReport
+
+
+def _cell(s: Stat | None) -> str:
+    if s is None:
+        return "—"
+    if s.n == 0 or s.value is None:
+        return "undefined (n=0)"
+    return f"{s.k}/{s.n} {100 * s.value:.1f}% [{100 * s.ci_low:.1f}, {100 * s.ci_high:.1f}]"
+
+
+def summary_md(r: EvalReport, role, title) -> list[str]:
+    """``role(r, name)``: how the report names a system's kind; ``title(r, split)``: a split."""
+    if not r.summary:
+        return []
+    splits = [s for s in r.meta.splits if any(s in row.splits for row in r.summary)]
+    rows = []
+    answers = False
+    for row in r.summary:
+        pending = _cell(row.pending_contamination)
+        if row.pending_source.startswith("answers"):
+            pending += " (exposure)"
+            answers = True
+        rows.append(
+            [
+                row.system,
+                role(r, row.system),
+                pending,
+                _cell(row.end_contamination),
+                _cell(row.task_accuracy),
+                _cell(row.premature_write),
+            ]
+        )
+    out = [
+        "## Summary: each system's contamination, accuracy and premature writes",
+        "",
+        "One row per system, pooled over the conversations of "
+        + ", ".join(title(r, s) for s in splits)
+        + " where each measure applies (k/n with a 95% Wilson interval; per split in the tables "
+        "below). Pending contamination: an at-risk plan (abandoned or still open) held as the "
+        "field's current value at a read while it was open. End contamination: held at the end. "
+        "Task accuracy: the end read names the true current value. Premature writes: a plan "
+        "that came true, held as current before it did; counted apart from contamination, "
+        "which counts only plans that never came true.",
+        "",
+    ]
+    if answers:
+        out[-2] += (
+            " Systems known by their answers show exposure in the pending column: an answer "
+            "given before the outcome asserted the plan (held-out plans included)."
+        )
+    header = [
+        "System",
+        "Kind",
+        "Pending contamination",
+        "End contamination",
+        "Task accuracy",
+        "Premature writes",
+    ]
+    out += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(row) + " |" for row in rows]
+    return out + [""]
+
+
+def why_md(r: EvalReport) -> list[str]:
+    if not r.explanations:
+        return []
+    out = [
+        "## Why: results the tables alone do not explain",
+        "",
+        "Read from the stored traces (`amg eval show ARC_ID --system NAME` prints one).",
+        "",
+    ]
+    out += [f"- {e.text}" for e in r.explanations]
+    return out + [""]
+
+
+__all__ = ["summary_md", "why_md"]
