@@ -285,6 +285,59 @@ def answers(
     llm.finish(s, s.failed)
 
 
+def _bound(help_text: str, option: str):
+    return Annotated[str | None, typer.Option(option, metavar="P", help=help_text)]
+
+
+@eval_app.command("check")
+@handles_errors
+def check(
+    system: Annotated[
+        str, typer.Option("--system", help="The system to check (as reports name it).")
+    ],
+    split: SplitsOpt = None,
+    max_pending_contamination: _bound(
+        "Fail when pending contamination (answering systems: exposure) exceeds P "
+        "(a fraction, 0.05, or a percent, 5%).",
+        "--max-pending-contamination",
+    ) = None,
+    max_end_contamination: _bound(
+        "Fail when contamination at the end exceeds P.", "--max-end-contamination"
+    ) = None,
+    min_task_accuracy: _bound("Fail when task accuracy is below P.", "--min-task-accuracy") = None,
+    max_premature_writes: _bound(
+        "Fail when premature writes (came-true plans held as current before they came "
+        "true) exceed P.",
+        "--max-premature-writes",
+    ) = None,
+    judge: Annotated[
+        str | None,
+        typer.Option("--judge", help="Check the scores of this judge (default: the latest run's)."),
+    ] = None,
+    workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
+) -> None:
+    """A gate for CI: exit 1 with one line per bound missed (value, interval, bound), else 0."""
+    from ..workspace import require_workspace
+
+    require_workspace(workspace)
+    from ..evaluate.check import check_system, parse_fraction
+    from ..workspace import Workspace
+
+    given = {
+        "pending_contamination": (max_pending_contamination, "--max-pending-contamination"),
+        "end_contamination": (max_end_contamination, "--max-end-contamination"),
+        "task_accuracy": (min_task_accuracy, "--min-task-accuracy"),
+        "premature_write": (max_premature_writes, "--max-premature-writes"),
+    }
+    bounds = {m: parse_fraction(v, opt) for m, (v, opt) in given.items() if v is not None}
+    ws = Workspace(workspace, create=False)
+    result = check_system(ws, system, _splits(ws, split), bounds, judge=judge)
+    for line in result.lines():
+        typer.echo(line)
+    if not result.ok:
+        raise typer.Exit(1)
+
+
 @eval_app.command("systems")
 @handles_errors
 def systems() -> None:

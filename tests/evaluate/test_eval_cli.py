@@ -449,3 +449,61 @@ def test_report_html_is_one_page_with_the_markdowns_tables_and_figures(copy, tmp
         assert base64.b64encode((rep / png).read_bytes()).decode() in page
     again = amg("report", "eval", "--workspace", copy, "--out", rep)  # without --html: as before
     assert again.exit_code == 0 and "eval.html" not in again.stderr
+
+
+def test_check_is_a_gate_for_ci(copy):
+    """Bounds met: exit 0; a bound missed: exit 1 with its line (value, interval, bound)."""
+    report = json.loads(amg("report", "eval", "--workspace", copy, "--json").stdout)
+    row = next(r for r in report["summary"] if r["system"] == "literal-ungated")
+    end = row["end_contamination"]
+    assert end["k"] > 0  # the literal pipeline without a gate stores plans
+    ok = amg(
+        "eval", "check", "--system", "literal-ungated", "--workspace", copy,
+        "--max-end-contamination", "100%", "--min-task-accuracy", "0",
+    )  # fmt: skip
+    assert ok.exit_code == 0, ok.output
+    assert ok.output.splitlines()[-1].strip() == "passed"
+    bound = end["value"] / 2
+    missed = amg(
+        "eval", "check", "--system", "literal-ungated", "--workspace", copy,
+        "--max-end-contamination", f"{bound}", "--min-task-accuracy", "0",
+    )  # fmt: skip
+    assert missed.exit_code == 1
+    lines = [line.strip() for line in missed.output.splitlines()]
+    want = (
+        f"missed: end contamination {end['k']}/{end['n']} {100 * end['value']:.1f}% "
+        f"[{100 * end['ci_low']:.1f}, {100 * end['ci_high']:.1f}] > {100 * bound:.1f}%"
+    )
+    assert any(line.startswith(want) for line in lines), missed.output
+    assert sum(line.startswith("missed:") for line in lines) == 1
+    assert any(line.startswith("ok: task accuracy") for line in lines)
+
+
+def test_check_refuses_what_it_cannot_decide(copy):
+    for args, needle in (
+        (["--system", "literal-gated"], "Give at least one bound"),
+        (["--system", "literal-gated", "--min-task-accuracy", "90"], "outside 0-1"),
+        (["--system", "literal-gated", "--min-task-accuracy", "most"], "is not a proportion"),
+        (["--system", "literal-gatd", "--min-task-accuracy", "0.9"], "did you mean"),
+        (
+            ["--system", "literal-gated", "--split", "heldout", "--max-pending-contamination", "0"],
+            "pending contamination does not apply",
+        ),
+    ):
+        one_line_error(amg("eval", "check", "--workspace", copy, *args), needle)
+
+
+def test_check_never_passes_on_part_of_the_arcs(copy):
+    ws = Workspace(copy, create=False)
+    with ws.db.conn:
+        ws.db.execute(
+            "delete from eval_scores where system = 'literal-gated' and arc_id in "
+            "(select arc_id from eval_scores where system = 'literal-gated' and split = 'core' "
+            "limit 1)"
+        )
+    r = amg(
+        "eval", "check", "--system", "literal-gated", "--split", "core", "--workspace", copy,
+        "--min-task-accuracy", "0",
+    )  # fmt: skip
+    assert r.exit_code == 1
+    assert "missed: 1 of" in r.output and "arcs of core have no score for literal-gated" in r.output
