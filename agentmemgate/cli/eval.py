@@ -236,12 +236,21 @@ def answers(
         Path,
         typer.Argument(
             help='JSONL, one line per arc and session: {"arc_id": '
-            '..., "after_session": 0, "answer": "..."}.'
+            '..., "after_session": 0, "answer": "..."} (--format longmemeval: one '
+            '{"question_id": ..., "hypothesis": "..."} per question).'
         ),
     ],
     name: Annotated[
         str, typer.Option("--name", help="Name of the answering system in reports, e.g. mem0.")
     ],
+    format_: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="amg (an answer after every session) or longmemeval (a LongMemEval "
+            "hypothesis file for the questions of `amg export --format longmemeval`).",
+        ),
+    ] = "amg",
     judge: JudgeOpt = "offline",
     judge_base_url: JudgeBaseUrlOpt = None,
     allow_same_family: AllowSameOpt = False,
@@ -273,6 +282,7 @@ def answers(
             llm_options=options,
             show_progress=not no_progress,
             dry_run=llm.dry_run,
+            format=format_,
         ),
         show_progress=not no_progress,
     )

@@ -85,26 +85,35 @@ def read_answers(path: str | Path, sessions: dict[str, int]) -> dict[str, list[s
     return {arc_id: [have[i] for i in range(sessions[arc_id])] for arc_id, have in texts.items()}
 
 
-def assess(truth: Truth, answers: list[str], judge: AnswerJudge) -> list[AnswerVerdict]:
+NOT_ASKED = AnswerVerdict(asserted=[], rationale="no question was asked after this session")
+
+
+def assess(truth: Truth, answers: list[str | None], judge: AnswerJudge) -> list[AnswerVerdict]:
+    """A verdict per answer; a session with no answer (``None``: a file that asked only at some
+    sessions, as LongMemEval hypotheses do) asserts nothing and is not put to the judge."""
     f = truth.field
     cands = tuple(dict.fromkeys([truth.initial_value, truth.plan_value, truth.final_value]))
     from ..llm.batch import independent  # --batch: every session's question in one batch
 
-    return independent(
-        lambda a: judge.ask(
-            AnswerQuestion(
-                field=f.attribute,
-                description=f.description,
-                probe_question=f.probe_question,
-                answer=a,
-                candidates=cands,
-            )
-        ),
-        answers,
+    asked = [a for a in answers if a is not None]
+    verdicts = iter(
+        independent(
+            lambda a: judge.ask(
+                AnswerQuestion(
+                    field=f.attribute,
+                    description=f.description,
+                    probe_question=f.probe_question,
+                    answer=a,
+                    candidates=cands,
+                )
+            ),
+            asked,
+        )
     )
+    return [NOT_ASKED if a is None else next(verdicts) for a in answers]
 
 
-def questions(truth: Truth, answers: list[str]) -> list[AnswerQuestion]:
+def questions(truth: Truth, answers: list[str | None]) -> list[AnswerQuestion]:
     """The questions ``assess`` puts to the answer judge, one per answer."""
     f = truth.field
     cands = tuple(dict.fromkeys([truth.initial_value, truth.plan_value, truth.final_value]))
@@ -117,11 +126,12 @@ def questions(truth: Truth, answers: list[str]) -> list[AnswerQuestion]:
             candidates=cands,
         )
         for a in answers
+        if a is not None
     ]
 
 
 def score_answers(
-    truth: Truth, answers: list[str], verdicts: list[AnswerVerdict], same: Same
+    truth: Truth, answers: list[str | None], verdicts: list[AnswerVerdict], same: Same
 ) -> ArcScore:
     def asserts(i: int, value: str) -> bool:
         return any(same(x, value) for x in verdicts[i].asserted)

@@ -663,6 +663,10 @@ class AnswersSummary(BaseModel):
         ]
 
 
+def _given(answers: dict[str, list[str | None]]) -> int:
+    return sum(a is not None for v in answers.values() for a in v)
+
+
 @dataclass
 class _Uploaded:
     """One arc of an uploaded answer set: its answers are the stored output, scored (again)."""
@@ -671,7 +675,7 @@ class _Uploaded:
     sha: str
     run_key: str
     system: str
-    stored: list[str]
+    stored: list[str | None]
 
     @property
     def arc_id(self) -> str:
@@ -698,11 +702,14 @@ def run_answers(
     llm_options: dict[str, Any] | None = None,
     show_progress: bool = True,
     dry_run: bool = False,
+    format: str = "amg",
 ) -> AnswersSummary | int:
     """``amg eval answers``: check the whole file first (nothing is stored if any line is bad),
     then judge every answer and store the set and its per-arc scores. ``dry_run``: return how
     many answers would be judged, their answer-judge calls counted on its model
-    (``model.planned``); the value-equivalence calls that follow depend on those verdicts."""
+    (``model.planned``); the value-equivalence calls that follow depend on those verdicts.
+    ``format``: ``amg`` (one line per arc and session) or ``longmemeval`` (LongMemEval
+    hypotheses for the questions of ``amg export --format longmemeval``)."""
     from ..answer_judge import get_answer_judge
     from .answer_scoring import assess, questions, read_answers, score_answers
     from .judges import answers_key, sha256_parts
@@ -726,7 +733,14 @@ def run_answers(
     arcs = {a.id: (a, sha) for a, sha in workspace_arcs(ws, workspace_design(ws).split_names)}
     if not arcs:
         raise BadInput(f"No arcs in workspace {str(ws.path)!r}: build them with `amg build`")
-    answers = read_answers(path, {i: len(a.sessions) for i, (a, _) in arcs.items()})
+    if format == "longmemeval":
+        from .longmemeval import read_hypotheses
+
+        answers = read_hypotheses(path, {i: a for i, (a, _) in arcs.items()})
+    elif format == "amg":
+        answers = read_answers(path, {i: len(a.sessions) for i, (a, _) in arcs.items()})
+    else:
+        raise BadInput(f"--format must be amg or longmemeval, not {format!r}")
     raw = Path(path).read_bytes()
     file_sha = hashlib.sha256(raw).hexdigest()
     vj = get_value_judge(judge, workspace=ws, base_url=judge_base_url, **(llm_options or {}))
@@ -777,6 +791,7 @@ def run_answers(
                     "verdict": v.model_dump_json(),
                 }
                 for i, v in enumerate(verdicts)
+                if texts[i] is not None
             ],
         )
 
@@ -819,7 +834,7 @@ def run_answers(
                     "path": str(path),
                     "sha256": file_sha,
                     "arcs": len(answers),
-                    "lines": sum(len(v) for v in answers.values()),
+                    "lines": _given(answers),
                     "created_at": now(),
                 }
             ],
@@ -839,7 +854,7 @@ def run_answers(
                 }
                 for arc_id, texts in answers.items()
                 for i, t in enumerate(texts)
-                if (arc_id, i) not in judged
+                if t is not None and (arc_id, i) not in judged
             ],
         )
     store.save_judge(
@@ -861,7 +876,7 @@ def run_answers(
         name=name,
         path=str(path),
         arcs=len(answers),
-        answers=sum(len(v) for v in answers.values()),
+        answers=_given(answers),
         splits=splits,
         judge=vj.info,
         answer_rubric=aj.rubric,
