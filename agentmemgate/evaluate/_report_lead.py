@@ -21,18 +21,21 @@ def summary_md(r: EvalReport, role, title) -> list[str]:
         return []
     splits = [s for s in r.meta.splits if any(s in row.splits for row in r.summary)]
     rows = []
-    answers = False
+    answers = stores = False
     for row in r.summary:
-        pending = _cell(row.pending_contamination)
+        pending, end = _cell(row.pending_contamination), _cell(row.end_contamination)
         if row.pending_source.startswith("answers"):
             pending += " (exposure)"
             answers = True
+        elif row.kind != "component" and row.pending_contamination is not None:
+            pending, end = pending + " (store)", end + " (store)"
+            stores = True
         rows.append(
             [
                 row.system,
                 role(r, row.system),
                 pending,
-                _cell(row.end_contamination),
+                end,
                 _cell(row.task_accuracy),
                 _cell(row.premature_write),
             ]
@@ -50,6 +53,12 @@ def summary_md(r: EvalReport, role, title) -> list[str]:
         "which counts only plans that never came true.",
         "",
     ]
+    if stores:
+        out[-2] += (
+            " Products whose store is read (marked store) give contamination from what their "
+            "store held after each session, the measure's own definition; their answers' "
+            "figures are in the products table."
+        )
     if answers:
         out[-2] += (
             " Systems known by their answers show exposure in the pending column: an answer "

@@ -32,6 +32,9 @@ MEASURE_NAMES = {
     "over_holding": "Controls over-held (staged)",
     "corrections_applied": "Corrections applied",
     "exposure": "Plans exposed before the outcome (answers)",
+    "store_pending_contamination": "Contamination while pending (store read)",
+    "store_end_contamination": "Contamination at end (store read)",
+    "store_answer_agreement": "Store and answers agree while pending",
     CALLS: "Component calls per user message",
 }
 FIGURE2 = "figure2_contamination_by_hedge.png"
@@ -73,6 +76,9 @@ ANSWER_MEASURES = (
     "end_contamination",
     "task_accuracy",
     "premature_write",
+    "store_pending_contamination",
+    "store_end_contamination",
+    "store_answer_agreement",
 )  # what answers can show
 DASHES = {
     "gated": "— gated only",
@@ -80,6 +86,7 @@ DASHES = {
     "components": "— not from answers",
     "window": "— no pending window",
     "none": "— no arcs",
+    "store": "— store read only",
 }
 DASH_NOTE = (
     "Dashes say why a cell is empty: \"gated only\" marks a measure of the gate (staging, "
@@ -88,8 +95,9 @@ DASH_NOTE = (
     "system's column (component systems report pending-window contamination instead); "
     "\"not from answers\" marks a measure that needs a system's writes, which answers "
     "do not show; \"no pending window\" marks pending contamination on a split whose "
-    "outcome follows its plan with no read between; \"no arcs\" marks a system not run "
-    "on those arcs."
+    "outcome follows its plan with no read between; \"store read only\" marks a measure "
+    "read from a product's store in the column of a system whose store is not read; \"no "
+    "arcs\" marks a system not run on those arcs."
 )
 
 
@@ -101,6 +109,8 @@ def _stat_cell(r: EvalReport, name: str, split: str, measure: str, level: str | 
     m = r.meta.systems.get(name)
     if m is None or not r.systems.get(name, {}).get(split):
         return DASHES["none"]
+    if measure.startswith("store_"):
+        return DASHES["store"]
     if m.kind != "component":
         return DASHES["components"] if measure not in ANSWER_MEASURES else DASHES["none"]
     if measure == "exposure":
@@ -202,6 +212,11 @@ def products_table(r: EvalReport, heading: str = "##") -> list[str]:
     if not black:
         return []
     comps = [n for n in main_systems(r) if r.meta.systems[n].kind == "component"]
+    store = (
+        ("store_pending_contamination", "store_end_contamination", "store_answer_agreement")
+        if any(r.stat(n, s, "store_pending_contamination") for n in black for s in r.meta.splits)
+        else ()
+    )
     rows = []
     for split in r.meta.splits:
         here = [n for n in black if r.systems.get(n, {}).get(split)]
@@ -212,7 +227,7 @@ def products_table(r: EvalReport, heading: str = "##") -> list[str]:
                 [n, _role(r, n), _title(r, split)]
                 + [
                     _stat_cell(r, n, split, m)
-                    for m in ("task_accuracy", "exposure", "end_contamination")
+                    for m in ("task_accuracy", "exposure", "end_contamination", *store)
                 ]
             )
     if not rows:
@@ -224,6 +239,17 @@ def products_table(r: EvalReport, heading: str = "##") -> list[str]:
         judged = (
             " Exposure and final accuracy of answering systems are read from their answers. "
             + accuracy_line(r.meta.judge["spec"], r.meta.judge["answer_rubric"])
+        )
+    if store:
+        from .store_reading import accuracy_line as store_accuracy
+        from .store_reading import load_cues
+
+        judged += (
+            " Products whose store is read (Mem0's memories, Graphiti's edges valid at the "
+            "probe) are also scored from what the store held after each session: contamination "
+            "while pending and at the end, and whether the store and the answers agree on the "
+            "plan while it was pending (where they do not, the store or the answering step went "
+            "wrong: `amg eval show` shows both). " + store_accuracy(load_cues().ref)
         )
     return [
         f"{heading} Products: final accuracy and exposure of at-risk plans (Section 1, A.7)",
@@ -242,6 +268,11 @@ def products_table(r: EvalReport, heading: str = "##") -> list[str]:
             "Final accuracy",
             "At-risk plans exposed",
             "Contamination at end",
+            *(
+                ["Store: while pending", "Store: at end", "Store and answers agree"]
+                if store
+                else []
+            ),
         ],
         rows,
     )

@@ -183,6 +183,53 @@ def score_answers(
     )
 
 
+def score_store(truth: Truth, held: list[list[str]], same: Same, score: ArcScore) -> None:
+    """Add the store measures to an answered arc's ``score``, from what its store held after
+    each session (``held``: the store reader's values per session, ``store_reading``):
+
+    - store_pending_contamination: an at-risk plan held in the store after a session in its
+      pending window (the sessions exposure reads);
+    - store_end_contamination: held in the store after the last session;
+    - store_answer_agreement: whether the store and the answers agree on that plan while it was
+      pending (both held or asserted it, or neither did): where they disagree, the store or the
+      answering step went wrong.
+    """
+    if not truth.at_risk:
+        return
+    plan, last = truth.plan_value, len(held) - 1
+
+    def holds(i: int) -> bool:
+        return any(same(x, plan) for x in held[i])
+
+    stop = truth.outcome_session if truth.outcome == "abandoned" else truth.n_sessions
+    window = range(truth.plan_session, stop if stop is not None else truth.n_sessions)
+    hits = [i for i in window if holds(i)]
+    v, why = score.values, score.why
+    v["store_pending_contamination"] = bool(hits)
+    why["store_pending_contamination"] = (
+        f"the store held the plan value after session {hits[0]}"
+        if hits
+        else f"the store held no plan value after session {_sessions(window)}"
+    )
+    v["store_end_contamination"] = holds(last)
+    why["store_end_contamination"] = (
+        f"after the last session (session {last}) the store held {_values(held[last])}"
+    )
+    if "exposure" in v:
+        agree = v["exposure"] == v["store_pending_contamination"]
+        v["store_answer_agreement"] = agree
+        why["store_answer_agreement"] = (
+            "store and answers agree: "
+            + ("both held the plan as current" if v["exposure"] else "neither held the plan")
+            if agree
+            else "the store held the plan but no answer asserted it (the answering step "
+            "kept it out)"
+            if v["store_pending_contamination"]
+            else "an answer asserted the plan but the store did not hold it (the answering "
+            "step put it in)"
+        )
+
+
 def _sessions(window: range) -> str:
     """Sessions counted from 0, as the exports and ``amg eval show`` count them: "0", "0 or 1"."""
     n = [str(i) for i in window]

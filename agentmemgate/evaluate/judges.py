@@ -89,10 +89,15 @@ def get_value_judge(
 
 
 def answers_key(value_judge: ValueJudge, answer_judge: AnswerJudge) -> str:
+    """Answering systems' and answer sets' scores are stored under this: the judges, and the
+    store readers' rules (products whose store is read are scored from it too)."""
+    from .store_reading import load_cues
+
     return sha256_parts(
         value_judge.key,
         "answers",
         answer_judge.spec,
         answer_judge.family,
         answer_judge.rubric_sha256,
+        load_cues().ref,
     )

@@ -33,6 +33,9 @@ MEASURES = (
     "over_holding",
     "corrections_applied",
     "exposure",
+    "store_pending_contamination",
+    "store_end_contamination",
+    "store_answer_agreement",
     "calls_per_user_message",
 )
 GATE_MEASURES = (

@@ -7,10 +7,11 @@ accuracy), and does it write plans that later come true before they do (prematur
 is k/n with a 95% Wilson interval over the conversations of every reported split where the
 measure applies (one observation per conversation, as in the per-split tables).
 
-Where the pending figure comes from depends on what the system shows: component systems and
-products whose store is read (``store_pending_contamination``) give it from reads of the store;
-black-box answers give exposure (an answer before the outcome asserted the plan), the nearest
-thing answers can show. ``pending_source`` says which.
+Where the contamination figures come from depends on what the system shows: component systems
+and products whose store is read (``store_pending_contamination``, ``store_end_contamination``)
+give them from reads of the store, the measure's own definition; systems known only by their
+answers give exposure (an answer before the outcome asserted the plan), the nearest thing answers
+can show, and the last answer's. ``pending_source`` says which.
 """
 
 from __future__ import annotations
@@ -20,13 +21,13 @@ from pydantic import BaseModel, ConfigDict
 from .aggregate import Stat, proportion
 from .measures import ArcScore
 
-# (summary column, the measure read for it, in order of preference)
-PENDING_SOURCES = (
-    ("pending_contamination", "store reads"),
-    ("store_pending_contamination", "store reads"),
-    ("exposure", "answers (exposure)"),
+# (pending measure, end measure, where they come from), in order of preference: the store's own
+# reads (component systems; products whose store is read), else the answers
+SOURCES = (
+    ("pending_contamination", "end_contamination", "store reads"),
+    ("store_pending_contamination", "store_end_contamination", "store reads"),
+    ("exposure", "end_contamination", "answers (exposure)"),
 )
-END_SOURCES = (("end_contamination", ""),)
 SUMMARY_MEASURES = (
     "pending_contamination",
     "end_contamination",
@@ -45,7 +46,7 @@ class SummaryRow(BaseModel):
     pending_contamination: Stat | None = None
     pending_source: str = ""  # "store reads" | "answers (exposure)"; "" when absent
     end_contamination: Stat | None = None
-    store_end_contamination: Stat | None = None  # products whose store is read
+    answer_end_contamination: Stat | None = None  # products whose store is read: from answers
     task_accuracy: Stat | None = None
     premature_write: Stat | None = None
 
@@ -62,12 +63,15 @@ def summary_row(name: str, kind: str, by_split: dict[str, dict[str, ArcScore]]) 
     """``by_split``: split -> arc id -> score, for the splits reported."""
     scores = [s for arcs in by_split.values() for s in arcs.values()]
     row = SummaryRow(system=name, kind=kind, splits=[s for s, a in by_split.items() if a])
-    for measure, source in PENDING_SOURCES:
-        if (st := pooled(scores, measure)) is not None:
+    for pending, end, source in SOURCES:
+        if (st := pooled(scores, pending)) is not None:
             row.pending_contamination, row.pending_source = st, source
+            row.end_contamination = pooled(scores, end)
             break
-    row.end_contamination = pooled(scores, "end_contamination")
-    row.store_end_contamination = pooled(scores, "store_end_contamination")
+    else:
+        row.end_contamination = pooled(scores, "end_contamination")
+    if row.pending_source == "store reads" and row.kind != "component":
+        row.answer_end_contamination = pooled(scores, "end_contamination")
     row.task_accuracy = pooled(scores, "task_accuracy")
     row.premature_write = pooled(scores, "premature_write")
     return row

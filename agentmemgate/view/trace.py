@@ -167,6 +167,16 @@ def _session_details(x: dict, si: int, labels: list[str]) -> None:
             f"judge: asserts {', '.join(map(repr, v.get('asserted', []))) or 'nothing'} "
             f"({v.get('rationale', '')})"
         )
+    if got.get("store") is not None and x.get("values"):
+        from ..evaluate.show import store_lines
+
+        info = x.get("info")
+        lines += [
+            line.removeprefix("  ")
+            for line in store_lines(
+                getattr(info, "name", None), x["values"], got, (v or {}).get("asserted")
+            )
+        ]
     st.text("\n".join(lines))
 
 
