@@ -139,6 +139,16 @@ def run(
             "repeat for several. Default systems: the paper's four.",
         ),
     ] = None,
+    repeat: Annotated[
+        int,
+        typer.Option(
+            "--repeat",
+            min=1,
+            help="Run model-backed systems N times, each run with LLM cache entries of its "
+            "own (runs 2 to N are named NAME#2 ...); the report gives each measure's spread "
+            "across the runs. Systems of offline rules run once.",
+        ),
+    ] = 1,
     limit: Annotated[
         int | None,
         typer.Option(
@@ -168,6 +178,8 @@ def run(
                 "--natural runs natural sets, not splits: drop --split (or run the "
                 "splits in another command)"
             )
+        if repeat > 1:
+            raise BadInput("--repeat applies to the splits, not to --natural runs yet")
         if llm.dry_run:  # run_natural has no dry run: refused rather than run for real
             raise BadInput(
                 "--dry-run is not available with --natural yet: try --limit N for a small first run"
@@ -219,6 +231,7 @@ def run(
             graph_url=graph_url,
             show_progress=not no_progress,
             dry_run=llm.dry_run,
+            repeat=repeat,
         ),
         show_progress=not no_progress,
     )

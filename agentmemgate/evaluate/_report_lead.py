@@ -77,6 +77,49 @@ def summary_md(r: EvalReport, role, title) -> list[str]:
     return out + [""]
 
 
+def repeats_md(r: EvalReport, title, names: dict[str, str]) -> list[str]:
+    """Each measure's spread across the runs of ``amg eval run --repeat`` (``names``: how the
+    report names each measure)."""
+    if not r.repeats:
+        return []
+    rows = []
+    for base, got in r.repeats.items():
+        for split, measures in got["spread"].items():
+            for m, s in measures.items():
+                fmt = (lambda x: f"{x:.2f}") if s["ratio"] else (lambda x: f"{100 * x:.1f}%")
+                each = ", ".join(f"{k}/{n}" for k, n in zip(s["k"], s["n"]))
+                rows.append(
+                    [
+                        base,
+                        title(r, split),
+                        names.get(m, m),
+                        str(len(s["values"])),
+                        fmt(s["mean"]),
+                        fmt(s["min"]),
+                        fmt(s["max"]),
+                        each,
+                    ]
+                )
+    if not rows:
+        return []
+    header = ["System", "Split", "Measure", "Runs", "Mean", "Min", "Max", "Each run (k/n)"]
+    return (
+        [
+            "## Run-to-run spread: each measure across repeated runs",
+            "",
+            "`amg eval run --repeat N` ran these systems N times, every run asking each model "
+            "call anew (runs 2 to N are named NAME#2 ...); the other tables show the first run. "
+            "Per split and measure: the mean, minimum and maximum over the runs, and each run's "
+            "count. A spread wider than a run's Wilson interval means one run is not enough.",
+            "",
+            "| " + " | ".join(header) + " |",
+            "|" + "---|" * len(header),
+        ]
+        + ["| " + " | ".join(row) + " |" for row in rows]
+        + [""]
+    )
+
+
 def why_md(r: EvalReport) -> list[str]:
     if not r.explanations:
         return []
@@ -90,4 +133,4 @@ def why_md(r: EvalReport) -> list[str]:
     return out + [""]
 
 
-__all__ = ["summary_md", "why_md"]
+__all__ = ["repeats_md", "summary_md", "why_md"]

@@ -180,10 +180,10 @@ def report_markdown(r: EvalReport, images: bool = False) -> str:
         "beside it say why (" + DASH_NOTE[len("Dashes say why a cell is empty: ") : -1] + ").",
         "",
     ]
-    from ._report_lead import summary_md, why_md
+    from ._report_lead import repeats_md, summary_md, why_md
 
     main = main_systems(r)
-    out += summary_md(r, _role, _title) + why_md(r)
+    out += summary_md(r, _role, _title) + repeats_md(r, _title, MEASURE_NAMES) + why_md(r)
     out += products_table(r)
     out += _table2(r, main) + _table3(r, main)
     out += _by_level_tables(r, main, gated_systems(r, list(r.meta.systems)), images)

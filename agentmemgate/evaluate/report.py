@@ -59,6 +59,7 @@ from .aggregate import (
 )
 from .explain import explanations
 from .measures import ArcScore
+from .repeats import drop_repeats, repeat_runs, repeats_block
 from .report_models import (
     CorrectionPair,
     CorrectionsControl,
@@ -184,6 +185,9 @@ def compute_report(
             arcs_scored=len(got),
         )
         _collect(name, got, results, per_arc, design)
+    runs = repeat_runs(metas)  # runs 2..N of `--repeat`: their spread, then out of the tables
+    repeats = repeats_block(results, runs)
+    drop_repeats(runs, metas, results, per_arc)
     diffs = differences(per_arc, metas, design) if with_differences else []
     natural = _natural_results(ws, systems, eq_key, metas, results, diffs, with_differences)
     if not natural and not any(m.arcs_scored for m in metas.values()):
@@ -222,6 +226,7 @@ def compute_report(
         differences=diffs,
         meta=meta,
         corrections_control=corrections_control(per_arc, metas),
+        repeats=repeats,
         summary=summary_rows(per_arc, {n: m.kind for n, m in metas.items()}, order),
         explanations=explanations(
             ordered,

@@ -73,6 +73,7 @@ class EvalReport(BaseModel):
     corrections_control: CorrectionsControl = CorrectionsControl(pairs=[], pooled=None)
     summary: list[SummaryRow] = []  # one row per system, pooled over the reported splits
     explanations: list[Explanation] = []  # why a surprising result is so, from the traces
+    repeats: dict[str, dict] = {}  # `--repeat`: per system its runs and each measure's spread
     _design: Design | None = PrivateAttr(default=None)
 
     @property
@@ -118,6 +119,7 @@ class EvalReport(BaseModel):
             # absent when no correction arc was scored (a measure that does not apply)
             **({"corrections_control": c.model_dump()} if c.pairs or c.never_valid else {}),
             "meta": self.meta.model_dump(),
+            **({"repeats": self.repeats} if self.repeats else {}),
         }
 
 

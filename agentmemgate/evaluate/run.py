@@ -32,7 +32,7 @@ from ._drive import ArcItem, Tally, drive
 from .judges import ValueJudge, get_value_judge
 from .measures import score_trace
 from .protocol import Turns, arc_turns, new_system, run_arc
-from .systems import DEFAULT_SYSTEMS, SystemSpec, display_name, resolve_system
+from .systems import DEFAULT_SYSTEMS, SystemSpec, display_name, repeat_spec, resolve_system
 from .truth import Correction, truth_of
 
 if TYPE_CHECKING:
@@ -61,6 +61,7 @@ class EvalSummary(BaseModel):
     failure_examples: list[str]
     component_calls: int  # component systems' calls, and answering systems' model calls
     seconds: float
+    repeat: int = 1  # --repeat: runs of each model-backed system
 
     def lines(self) -> list[str]:
         kinds = sorted({"offline rules" if i.offline else "LLM" for i in self.systems})
@@ -72,6 +73,15 @@ class EvalSummary(BaseModel):
             f"{self.component_calls} {'system' if self.answering else 'component'} calls; "
             f"{self.seconds:.1f} s",
             *(f"  failed {e}" for e in self.failure_examples),
+            *(
+                [
+                    f"--repeat {self.repeat}: model-backed systems ran {self.repeat} times "
+                    "(run k named NAME#k; the report gives the spread); systems of offline "
+                    "rules ran once"
+                ]
+                if self.repeat > 1
+                else []
+            ),
             f"report: amg report eval{self.workspace_option}; one arc: amg eval show ARC_ID "
             f"--system NAME{self.workspace_option}",
         ]
@@ -151,15 +161,21 @@ def resolve_systems(
     embedder_base_url: str | None = None,
     graph_url: str | None = None,
     unbuilt: dict[str, str] | None = None,
+    repeat: int = 1,
 ) -> list[SystemSpec]:
     """``unbuilt`` (dry runs): a system whose building needs a model answer the workspace does
     not have (a product sizing its store by one embedding) is left out and recorded there with
-    the reason, instead of stopping the dry run."""
+    the reason, instead of stopping the dry run. ``repeat``: model-backed systems (named by
+    ``names``) are resolved again for runs 2 to N (``systems.repeat_spec``)."""
     from ..errors import MissingApiKey
     from ..llm import DryRunCall
 
     out: list[SystemSpec] = []
-    for n in list(names) if names else list(DEFAULT_SYSTEMS):
+    wanted = list(names) if names else list(DEFAULT_SYSTEMS)
+    runs = [(n, 1) for n in wanted] + [
+        (n, k) for k in range(2, repeat + 1) for n in wanted if not isinstance(n, SystemSpec)
+    ]
+    for n, k in runs:
         try:
             spec = (
                 n
@@ -171,12 +187,16 @@ def resolve_systems(
                     base_url=base_url,
                     variants=variants,
                     concurrency=concurrency,
-                    llm_options=llm_options,
+                    llm_options={**(llm_options or {}), "repeat": k} if k > 1 else llm_options,
                     embedder=embedder,
                     embedder_base_url=embedder_base_url,
                     graph_url=graph_url,
                 )
             )
+            if k > 1:
+                if spec.info.offline and spec.model in ("offline", "", None):
+                    continue  # rules give the same result every run: one run is all there is
+                spec = repeat_spec(spec, k)
         except MissingApiKey as e:
             raise e.for_flag("--model", model) from None
         except DryRunCall as e:
@@ -352,6 +372,7 @@ def plan_eval(
     embedder_base_url: str | None = None,
     graph_url: str | None = None,
     dry_run: bool = False,
+    repeat: int = 1,
 ) -> RunPlan:
     """``run_eval``'s first half: every choice checked and every stored result looked up, nothing
     written. ``dry_run``: a plan to count, not to execute: a system that cannot be built without a
@@ -371,6 +392,7 @@ def plan_eval(
         embedder_base_url=embedder_base_url,
         graph_url=graph_url,
         unbuilt=unbuilt if dry_run else None,
+        repeat=repeat,
     )
     vj = get_value_judge(judge, workspace=ws, base_url=judge_base_url, **(llm_options or {}))
     arcs = load_arcs(ws, splits)
@@ -406,6 +428,7 @@ def plan_eval(
         "embedder": embedder,
         "embedder_base_url": bool(embedder_base_url),
         "graph_url": bool(graph_url),
+        **({"repeat": repeat} if repeat > 1 else {}),
     }
     return RunPlan(
         ws=ws,
@@ -578,6 +601,7 @@ def execute(
         failure_examples=t.examples,
         component_calls=t.calls,
         seconds=round(time.perf_counter() - plan.started, 3),
+        repeat=plan.params.get("repeat", 1),
     )
 
 
@@ -600,12 +624,17 @@ def run_eval(
     graph_url: str | None = None,
     show_progress: bool = True,
     dry_run: bool = False,
+    repeat: int = 1,
 ) -> EvalSummary | EvalPlan:
     """``llm_options`` (``timeout``, ``max_tokens``, ``structured_output``) go to every model of
     the run: the components' and an LLM judge's. Answering systems (products, baselines,
     plug-ins; ``embedder``, ``embedder_base_url`` and ``graph_url`` go to their builders) run by
     ``evaluate.answering_protocol`` and are scored from their answers by the answer judge.
-    ``dry_run``: the plan with its calls counted (``RunPlan.dry_run``); nothing is stored."""
+    ``dry_run``: the plan with its calls counted (``RunPlan.dry_run``); nothing is stored.
+    ``repeat``: model-backed systems run N times, runs 2 to N as ``NAME#k`` with LLM cache
+    entries of their own (the report gives each measure's spread across the runs)."""
+    if repeat < 1:
+        raise BadInput(f"--repeat must be 1 or more, not {repeat}")
     plan = plan_eval(
         ws,
         splits,
@@ -622,6 +651,7 @@ def run_eval(
         embedder_base_url=embedder_base_url,
         graph_url=graph_url,
         dry_run=dry_run,
+        repeat=repeat,
     )
     if dry_run:
         return plan.dry_run()
