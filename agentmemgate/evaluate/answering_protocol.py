@@ -29,7 +29,7 @@ from . import store
 from ._drive import ArcItem, Tally, drive
 from .answer_scoring import assess, score_answers, score_store
 from .judges import ValueJudge
-from .store_reading import reader_for
+from .store_reading import reader_of
 from .systems import SystemSpec
 from .truth import Correction, truth_of
 
@@ -134,7 +134,7 @@ def run_answering(
         verdicts = assess(truth, answers, aj)
         same = lambda v, ref: vj.same(it.arc.spec.field, v, ref)
         scored = score_answers(truth, answers, verdicts, same)
-        reader = reader_for(it.spec.info.name)
+        reader = reader_of(it.spec.info)
         if reader is not None and sessions and all(r.get("store") is not None for r in sessions):
             values = list(dict.fromkeys([truth.initial_value, truth.plan_value, truth.final_value]))
             held = [

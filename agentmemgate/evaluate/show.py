@@ -5,6 +5,7 @@ each user turn arrived, the store after each session, and how each measure came 
 from __future__ import annotations
 
 import textwrap
+from typing import Any
 
 from ..answer_judge import AnswerVerdict
 from ..errors import BadInput
@@ -333,19 +334,18 @@ def arc_values(arc: Arc) -> list[str]:
     return list(dict.fromkeys([s.initial_value, s.plan_value, *arc.expected_value_after_session]))
 
 
-def store_lines(
-    product: str | None, values: list[str], got: dict, asserted: list[str] | None
-) -> list[str]:
+def store_lines(info: Any, values: list[str], got: dict, asserted: list[str] | None) -> list[str]:
     """What the product's store held after a session, read by its store reader, record by
-    record; and a line where the store and the answer disagree on the plan value (``values``:
-    ``arc_values``, the plan value second)."""
+    record; and a line where the store and the answer disagree on the plan value (``info``: the
+    system's ``SystemInfo``, which names its reader; ``values``: ``arc_values``, the plan value
+    second)."""
     import datetime as dt
 
     from ..memory.profile_store import same_value
-    from .store_reading import reader_for
+    from .store_reading import reader_of
 
     records = got.get("store")
-    reader = reader_for(product)
+    reader = reader_of(info)
     if records is None or reader is None:
         return []
     plan = values[1] if len(values) > 1 else values[0]
@@ -462,7 +462,7 @@ def _show_answering(
             out.append(
                 f"    asserts: {', '.join(map(repr, v.asserted)) or 'nothing'} ({v.rationale})"
             )
-        out += store_lines(row["info"].name if row else None, arc_values(arc), got, asserted)
+        out += store_lines(row["info"] if row else None, arc_values(arc), got, asserted)
         if got["calls"]:
             out.append(f"    ({got['calls']} model call{'s' if got['calls'] != 1 else ''})")
         out.append("")

@@ -248,13 +248,32 @@ class GraphitiReader(StoreReader):
         return True, ""
 
 
-READERS: dict[str, type[StoreReader]] = {"mem0": Mem0Reader, "graphiti": GraphitiReader}
+class LangMemReader(Mem0Reader):
+    """LangMem: every memory of the namespace is one record, read as Mem0's are (the same free-
+    text statements; measured on Mem0's snapshots)."""
+
+    product = "langmem"
+
+
+READERS: dict[str, type[StoreReader]] = {
+    "mem0": Mem0Reader,
+    "graphiti": GraphitiReader,
+    "langmem": LangMemReader,
+}
 
 
 def reader_for(product: str | None, version: int | None = None) -> StoreReader | None:
     """The store reader of a product (by its registry name), None when it has none."""
     cls = READERS.get((product or "").partition("@")[0])
     return cls(version) if cls else None
+
+
+def reader_of(info: Any) -> StoreReader | None:
+    """The store reader of an answering system: the one its ``info.components["store_reader"]``
+    names (a plug-in whose records have a product's shape: ``mem0``, ``graphiti``,
+    ``langmem``), else its own name's."""
+    components = getattr(info, "components", None) or {}
+    return reader_for(components.get("store_reader") or getattr(info, "name", None))
 
 
 def accuracy() -> dict:
@@ -294,5 +313,6 @@ __all__ = [
     "load_cues",
     "read_record",
     "reader_for",
+    "reader_of",
     "valid_at",
 ]

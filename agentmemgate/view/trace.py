@@ -170,12 +170,9 @@ def _session_details(x: dict, si: int, labels: list[str]) -> None:
     if got.get("store") is not None and x.get("values"):
         from ..evaluate.show import store_lines
 
-        info = x.get("info")
         lines += [
             line.removeprefix("  ")
-            for line in store_lines(
-                getattr(info, "name", None), x["values"], got, (v or {}).get("asserted")
-            )
+            for line in store_lines(x.get("info"), x["values"], got, (v or {}).get("asserted"))
         ]
     st.text("\n".join(lines))
 
