@@ -214,8 +214,8 @@ def test_answers_command(copy, tmp_path):
     r = amg("eval", "answers", good, "--name", "product-x", "--workspace", copy, "--no-progress")
     assert r.exit_code == 0, r.output
     assert f"for {len(arcs)} arcs" in r.output
-    assert "Answer judge offline (answer_cues.v2" in r.output and "held-out part" in r.output
-    assert "answers read by answer_cues.v2" in r.output  # offline: the newest answer rules
+    assert "Answer judge offline (answer_cues.v3" in r.output and "held-out part" in r.output
+    assert "answers read by answer_cues.v3" in r.output  # offline: the newest answer rules
     rep = json.loads(
         amg("report", "eval", "--json", "--workspace", copy, "--out", tmp_path / "rep").stdout
     )
