@@ -675,3 +675,11 @@ def m022_audit_base_url(db: sqlite_utils.Database) -> None:
     so ``amg audit relink`` issues a link to the same place; NULL for audits made before, and for
     audits imported from a file (no links)."""
     db["audits"].add_column("base_url", str)
+
+
+@migration
+def m023_product_store_snapshots(db: sqlite_utils.Database) -> None:
+    """What an answering system's store held after each session (``AnsweringSystem.
+    store_snapshot``: Mem0's memories, Graphiti's edges with their validity), JSON beside what it
+    retrieved and answered; NULL where the system has no store to read, and for runs before."""
+    db["eval_product_answers"].add_column("store", str)

@@ -164,7 +164,7 @@ TABLES = {
     "eval_judges": "The equivalence and answer judges results were scored with.",
     "eval_answer_sets": "Black-box answer sets (`amg eval answers`) and where they came from.",
     "eval_answers": "The answers of each answer set, one per (arc, session), with the answer judge's verdict.",
-    "eval_product_answers": "What an answering system (product, baseline, plug-in) retrieved and answered after each session, under which opaque namespace.",
+    "eval_product_answers": "What an answering system (product, baseline, plug-in) retrieved and answered after each session, under which opaque namespace, and what its store held then (`store`: Mem0's memories, Graphiti's edges; NULL where no store is read).",
     "eval_runs": "Each `amg eval run`: parameters, systems, splits, judge and status.",
     "natural_sets": "Natural evaluation sets: corpus and form, license, source path and sha256, selection and field rules, counts.",
     "natural_items": "One row per natural question: conversation, question, gold answer, the field or why it was refused, and the whole item as compressed JSON.",

@@ -62,6 +62,7 @@ REFUSING = {
     "eval run": [],
     "eval answers": ["answers.jsonl", "--name", "mem0"],
     "eval show": ["arc-000000000000", "--system", "literal-gated"],
+    "eval check": ["--system", "literal-gated", "--min-task-accuracy", "0.5"],
     "report eval": [],
     "natural list": [],
     "natural show": ["set1"],

@@ -59,8 +59,10 @@ def test_every_llm_command_takes_the_llm_options():
     llm = {}
     for path, cmd in _commands():
         opts = {o for p in cmd.params for o in getattr(p, "opts", [])}
-        # reports and `statements sample --miner` name stored results; they call no model
-        if opts & MODEL_OPTIONS and path[:1] != ("report",) and path != ("statements", "sample"):
+        # reports, `statements sample --miner` and `eval check --judge` name stored results;
+        # they call no model
+        stored = (("statements", "sample"), ("eval", "check"))
+        if opts & MODEL_OPTIONS and path[:1] != ("report",) and path not in stored:
             llm[path] = opts
     assert set(LLM_COMMANDS) | {("eval", "run"), ("eval", "answers")} <= set(llm)
     for path, opts in llm.items():

@@ -93,7 +93,7 @@ def test_a_new_level_and_a_new_factor_go_through_the_whole_toolkit(tmp_path):
     amg("eval", "run", "--workspace", str(ws))
     amg("report", "eval", "--workspace", str(ws), "--out", str(tmp_path / "report-ext"))
     md = (tmp_path / "report-ext" / "eval.md").read_text()
-    table6 = md.split("## Table 6")[1].split("\n## ")[0]
+    table6 = md.split("## At-end contamination by hedge-strength level")[1].split("\n## ")[0]
     n_conditional = next(
         n for c, n in design.cell_counts("controlled", N) if c.level == "conditional"
     )

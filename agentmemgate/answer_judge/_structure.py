@@ -82,7 +82,12 @@ def _records_from_json(cues: Cues, obj) -> list[Unit]:
                 history.setdefault(str(it.get("memory_id") or it.get("id")), []).append(it)
             elif "fact" in it:
                 inv, exp = it.get("invalid_at"), it.get("expired_at")
-                if not _is_open(cues, exp):
+                name = str(it.get("name") or "")
+                if name and cues.plan_relation(name):
+                    out.append(
+                        Unit(str(it["fact"]), "fact", False, f"relation {name} names a plan")
+                    )
+                elif not _is_open(cues, exp):
                     out.append(Unit(str(it["fact"]), "fact", False, f"expired_at {exp}"))
                 elif not _is_open(cues, inv):
                     out.append(Unit(str(it["fact"]), "fact", False, f"invalid_at {inv}"))
@@ -118,6 +123,24 @@ def _strip_prefix(cues: Cues, line: str) -> str:
     return line.strip()
 
 
+def _marked_line(cues: Cues, line: str) -> Unit | None:
+    """Version 3 on: a relation line ("NAME: target", "source -- NAME --> target") read as the
+    relation's words and its target, asserting nothing when the relation names a plan; a record
+    ending in an invalid-since mark, ended unless its date is open. None: neither."""
+    if cues.relation_line is not None and (m := cues.relation_line.match(line)):
+        name, target = m.group(1), m.group(2)
+        words = name.replace("_", " ").lower()
+        if cues.plan_relation(name):
+            return Unit(f"{words} {target}", "relation", False, f"relation {name} names a plan")
+        return Unit(f"{words} {target}", "relation")
+    if cues.invalid_marker is not None and (m := cues.invalid_marker.search(line)):
+        when = m.group(1).strip()
+        return Unit(
+            line[: m.start()].strip(), "fact", _is_open(cues, when), f"invalid since {when}"
+        )
+    return None
+
+
 def read_structure(cues: Cues, answer: str) -> tuple[list[Unit], bool]:
     """The answer's units and whether it is made of records (step 1)."""
     units: list[Unit] = []
@@ -145,6 +168,10 @@ def read_structure(cues: Cues, answer: str) -> tuple[list[Unit], bool]:
             i = j
             continue
         stripped = _strip_prefix(cues, line)
+        if (unit := _marked_line(cues, stripped)) is not None:
+            units.append(unit)
+            i += 1
+            continue
         if stripped != line.strip():
             dr = cues.date_range.search(stripped)
             if dr and cues.range_end.search(dr.group(0)):

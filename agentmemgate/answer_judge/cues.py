@@ -60,6 +60,13 @@ class Cues:
         self.fact_line, self.valid_line, self.valid_until, self.range_end = (
             re.compile(st[k], re.I) for k in ("fact_line", "valid_line", "valid_until", "range_end")
         )
+        # version 3 on: records marked invalid since a date, relation lines, plan relations
+        # (absent from a version 2 file, whose reading they leave as it was)
+        self.invalid_marker = (
+            re.compile(st["invalid_marker"], re.I) if "invalid_marker" in st else None
+        )
+        self.relation_line = re.compile(st["relation_line"]) if "relation_line" in st else None
+        self.plan_relations = [re.compile(p) for p in st.get("plan_relations", [])]
         sc = data["scope"]
         self.sets = {k: set(self._words(v)) for k, v in sc.items() if isinstance(v, list)}
         self.rx: dict[str, re.Pattern] = {}
@@ -131,6 +138,11 @@ class Cues:
         self.verb_forms |= {
             w.rstrip("*") for w in self._words(frames["past_verbs"]) if " " not in w
         }
+
+    def plan_relation(self, name: str) -> bool:
+        """Whether a graph relation's name names a plan (version 3 on)."""
+        padded = f"_{name.upper()}_"
+        return any(p.search(padded) for p in self.plan_relations)
 
     def _words(self, cues: list[str]) -> list[str]:
         return [" ".join(t.word for t in tokenize(c, self.contractions)) for c in cues]

@@ -250,12 +250,35 @@ def export_cmd(
     out: OutOpt = None,
     drop_failing: DropFailingOpt = False,
     design: DesignOpt = None,
+    format_: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="dataset: JSONL, Parquet, a dataset card and a manifest per split; "
+            "longmemeval: one LongMemEval instance per probe point (OUT/longmemeval/SPLIT.json), "
+            "for memory harnesses that read LongMemEval.",
+        ),
+    ] = "dataset",
 ) -> None:
-    """Export the workspace's arcs as JSONL, Parquet, a dataset card and a manifest."""
-    from ..exports import export
+    """Export the workspace's arcs as JSONL, Parquet, a dataset card and a manifest (or in
+    LongMemEval's layout)."""
     from ..workspace import Workspace
 
+    if format_ not in ("dataset", "longmemeval"):
+        from ..errors import BadInput
+
+        raise BadInput(f"--format must be dataset or longmemeval, not {format_!r}")
     ws = Workspace(workspace, create=False)
     _, splits = design_splits(ws, split, design)
+    if format_ == "longmemeval":
+        if drop_failing:
+            from ..errors import BadInput
+
+            raise BadInput("--drop-failing applies to --format dataset only")
+        from ..exports.longmemeval import export_longmemeval
+
+        return show(export_longmemeval(ws, out_folder(out, workspace), splits))
+    from ..exports import export
+
     load_rooms()  # the dataset card's Evaluation section
     show(export(ws, out_folder(out, workspace), splits, drop_failing=drop_failing))

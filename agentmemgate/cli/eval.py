@@ -139,6 +139,16 @@ def run(
             "repeat for several. Default systems: the paper's four.",
         ),
     ] = None,
+    repeat: Annotated[
+        int,
+        typer.Option(
+            "--repeat",
+            min=1,
+            help="Run model-backed systems N times, each run with LLM cache entries of its "
+            "own (runs 2 to N are named NAME#2 ...); the report gives each measure's spread "
+            "across the runs. Systems of offline rules run once.",
+        ),
+    ] = 1,
     limit: Annotated[
         int | None,
         typer.Option(
@@ -168,6 +178,8 @@ def run(
                 "--natural runs natural sets, not splits: drop --split (or run the "
                 "splits in another command)"
             )
+        if repeat > 1:
+            raise BadInput("--repeat applies to the splits, not to --natural runs yet")
         if llm.dry_run:  # run_natural has no dry run: refused rather than run for real
             raise BadInput(
                 "--dry-run is not available with --natural yet: try --limit N for a small first run"
@@ -219,6 +231,7 @@ def run(
             graph_url=graph_url,
             show_progress=not no_progress,
             dry_run=llm.dry_run,
+            repeat=repeat,
         ),
         show_progress=not no_progress,
     )
@@ -236,12 +249,21 @@ def answers(
         Path,
         typer.Argument(
             help='JSONL, one line per arc and session: {"arc_id": '
-            '..., "after_session": 0, "answer": "..."}.'
+            '..., "after_session": 0, "answer": "..."} (--format longmemeval: one '
+            '{"question_id": ..., "hypothesis": "..."} per question).'
         ),
     ],
     name: Annotated[
         str, typer.Option("--name", help="Name of the answering system in reports, e.g. mem0.")
     ],
+    format_: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="amg (an answer after every session) or longmemeval (a LongMemEval "
+            "hypothesis file for the questions of `amg export --format longmemeval`).",
+        ),
+    ] = "amg",
     judge: JudgeOpt = "offline",
     judge_base_url: JudgeBaseUrlOpt = None,
     allow_same_family: AllowSameOpt = False,
@@ -273,6 +295,7 @@ def answers(
             llm_options=options,
             show_progress=not no_progress,
             dry_run=llm.dry_run,
+            format=format_,
         ),
         show_progress=not no_progress,
     )
@@ -283,6 +306,59 @@ def answers(
         )
     s.workspace_option = workspace_option(workspace)
     llm.finish(s, s.failed)
+
+
+def _bound(help_text: str, option: str):
+    return Annotated[str | None, typer.Option(option, metavar="P", help=help_text)]
+
+
+@eval_app.command("check")
+@handles_errors
+def check(
+    system: Annotated[
+        str, typer.Option("--system", help="The system to check (as reports name it).")
+    ],
+    split: SplitsOpt = None,
+    max_pending_contamination: _bound(
+        "Fail when pending contamination (answering systems: exposure) exceeds P "
+        "(a fraction, 0.05, or a percent, 5%).",
+        "--max-pending-contamination",
+    ) = None,
+    max_end_contamination: _bound(
+        "Fail when contamination at the end exceeds P.", "--max-end-contamination"
+    ) = None,
+    min_task_accuracy: _bound("Fail when task accuracy is below P.", "--min-task-accuracy") = None,
+    max_premature_writes: _bound(
+        "Fail when premature writes (came-true plans held as current before they came "
+        "true) exceed P.",
+        "--max-premature-writes",
+    ) = None,
+    judge: Annotated[
+        str | None,
+        typer.Option("--judge", help="Check the scores of this judge (default: the latest run's)."),
+    ] = None,
+    workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
+) -> None:
+    """A gate for CI: exit 1 with one line per bound missed (value, interval, bound), else 0."""
+    from ..workspace import require_workspace
+
+    require_workspace(workspace)
+    from ..evaluate.check import check_system, parse_fraction
+    from ..workspace import Workspace
+
+    given = {
+        "pending_contamination": (max_pending_contamination, "--max-pending-contamination"),
+        "end_contamination": (max_end_contamination, "--max-end-contamination"),
+        "task_accuracy": (min_task_accuracy, "--min-task-accuracy"),
+        "premature_write": (max_premature_writes, "--max-premature-writes"),
+    }
+    bounds = {m: parse_fraction(v, opt) for m, (v, opt) in given.items() if v is not None}
+    ws = Workspace(workspace, create=False)
+    result = check_system(ws, system, _splits(ws, split), bounds, judge=judge)
+    for line in result.lines():
+        typer.echo(line)
+    if not result.ok:
+        raise typer.Exit(1)
 
 
 @eval_app.command("systems")

@@ -7,7 +7,8 @@
 - ``judges``: the equivalence judge (reused from validate) and the keys scores are stored under
 - the answer judge (what a free-text answer asserts) is its own room, ``agentmemgate.answer_judge``;
   its names are re-exported here
-- ``run``: ``amg eval run`` / ``amg eval answers`` (stored as each finishes, resumable)
+- ``run``: ``amg eval run`` (stored as each finishes, resumable); ``answers_run``: ``amg eval
+  answers``
 - ``aggregate`` / ``report``: Wilson intervals, cluster-bootstrap differences, the report's numbers
   (``report_models``); ``_report_md`` and ``_plots`` render them as Tables 2-7 and Figures 2-3
 - ``show``: the trace viewer; ``card``: the Evaluation section of the dataset card
@@ -42,9 +43,9 @@ _LAZY = {
     "report_markdown": ("_report_md", None),
     "save_eval_report": ("report", None),
     "write_report": ("report", None),
-    "AnswersSummary": ("run", None),
+    "AnswersSummary": ("answers_run", None),
     "EvalSummary": ("run", None),
-    "run_answers": ("run", None),
+    "run_answers": ("answers_run", None),
     "run_eval": ("run", None),
     "show_arc": ("show", None),
     "DEFAULT_SYSTEMS": ("systems", None),

@@ -1,6 +1,7 @@
-"""The Markdown of an evaluation report (``eval.md``): the paper's Tables 2-7, the corrections
-control, natural sets, paired differences, overhead and every measure, from an ``EvalReport``
-that ``report`` computed.
+"""The Markdown of an evaluation report (``eval.md``): the summary and the "why" notes
+(``_report_lead``), then the paper's Tables 2-7 titled by what they show (the paper's number in
+parentheses), the corrections control, natural sets, paired differences, overhead and every
+measure, from an ``EvalReport`` that ``report`` computed.
 
 It also decides which tables a report has (``level_views``: one "by level of FACTOR" table per
 factor and split; ``main_systems``: their columns), which the figures (``_plots.figures``)
@@ -20,6 +21,7 @@ from .systems import variant_base
 MEASURE_NAMES = {
     "pending_contamination": "Contamination while pending",
     "end_contamination": "Contamination at end",
+    "premature_write": "Came-true plans written while pending",
     "task_accuracy": "Task probes correct",
     "staged_at_plan_turn": "Plans staged at the plan turn",
     "promoted": "Came-true plans promoted (at the resolution turn)",
@@ -30,6 +32,9 @@ MEASURE_NAMES = {
     "over_holding": "Controls over-held (staged)",
     "corrections_applied": "Corrections applied",
     "exposure": "Plans exposed before the outcome (answers)",
+    "store_pending_contamination": "Contamination while pending (store read)",
+    "store_end_contamination": "Contamination at end (store read)",
+    "store_answer_agreement": "Store and answers agree while pending",
     CALLS: "Component calls per user message",
 }
 FIGURE2 = "figure2_contamination_by_hedge.png"
@@ -66,13 +71,22 @@ def cell(s: Stat | None) -> str:
     return f"{s.k}/{s.n} {100 * s.value:.1f}% [{100 * s.ci_low:.1f}, {100 * s.ci_high:.1f}]"
 
 
-ANSWER_MEASURES = ("exposure", "end_contamination", "task_accuracy")  # what answers can show
+ANSWER_MEASURES = (
+    "exposure",
+    "end_contamination",
+    "task_accuracy",
+    "premature_write",
+    "store_pending_contamination",
+    "store_end_contamination",
+    "store_answer_agreement",
+)  # what answers can show
 DASHES = {
     "gated": "— gated only",
     "answers": "— answers only",
     "components": "— not from answers",
     "window": "— no pending window",
     "none": "— no arcs",
+    "store": "— store read only",
 }
 DASH_NOTE = (
     "Dashes say why a cell is empty: \"gated only\" marks a measure of the gate (staging, "
@@ -81,8 +95,9 @@ DASH_NOTE = (
     "system's column (component systems report pending-window contamination instead); "
     "\"not from answers\" marks a measure that needs a system's writes, which answers "
     "do not show; \"no pending window\" marks pending contamination on a split whose "
-    "outcome follows its plan with no read between; \"no arcs\" marks a system not run "
-    "on those arcs."
+    "outcome follows its plan with no read between; \"store read only\" marks a measure "
+    "read from a product's store in the column of a system whose store is not read; \"no "
+    "arcs\" marks a system not run on those arcs."
 )
 
 
@@ -94,13 +109,15 @@ def _stat_cell(r: EvalReport, name: str, split: str, measure: str, level: str | 
     m = r.meta.systems.get(name)
     if m is None or not r.systems.get(name, {}).get(split):
         return DASHES["none"]
+    if measure.startswith("store_"):
+        return DASHES["store"]
     if m.kind != "component":
         return DASHES["components"] if measure not in ANSWER_MEASURES else DASHES["none"]
     if measure == "exposure":
         return DASHES["answers"]
     if measure in GATE_MEASURES and not m.gated:
         return DASHES["gated"]
-    if measure == "pending_contamination":
+    if measure in ("pending_contamination", "premature_write"):
         return DASHES["window"]
     return DASHES["none"]
 
@@ -163,11 +180,14 @@ def report_markdown(r: EvalReport, images: bool = False) -> str:
         "beside it say why (" + DASH_NOTE[len("Dashes say why a cell is empty: ") : -1] + ").",
         "",
     ]
+    from ._report_lead import repeats_md, summary_md, why_md
+
     main = main_systems(r)
+    out += summary_md(r, _role, _title) + repeats_md(r, _title, MEASURE_NAMES) + why_md(r)
     out += products_table(r)
-    out += _table2(r, main) + _table3(r, main) + _table5(r, main)
+    out += _table2(r, main) + _table3(r, main)
     out += _by_level_tables(r, main, gated_systems(r, list(r.meta.systems)), images)
-    out += _table4(r) + _ablation(r)
+    out += _table5(r, main) + _table4(r) + _ablation(r)
     out += _corrections_md(r) + _natural_md(r) + _differences_md(r) + _overhead(r) + _full(r)
     return "\n".join(out).rstrip() + "\n"
 
@@ -192,6 +212,11 @@ def products_table(r: EvalReport, heading: str = "##") -> list[str]:
     if not black:
         return []
     comps = [n for n in main_systems(r) if r.meta.systems[n].kind == "component"]
+    store = (
+        ("store_pending_contamination", "store_end_contamination", "store_answer_agreement")
+        if any(r.stat(n, s, "store_pending_contamination") for n in black for s in r.meta.splits)
+        else ()
+    )
     rows = []
     for split in r.meta.splits:
         here = [n for n in black if r.systems.get(n, {}).get(split)]
@@ -202,7 +227,7 @@ def products_table(r: EvalReport, heading: str = "##") -> list[str]:
                 [n, _role(r, n), _title(r, split)]
                 + [
                     _stat_cell(r, n, split, m)
-                    for m in ("task_accuracy", "exposure", "end_contamination")
+                    for m in ("task_accuracy", "exposure", "end_contamination", *store)
                 ]
             )
     if not rows:
@@ -214,6 +239,17 @@ def products_table(r: EvalReport, heading: str = "##") -> list[str]:
         judged = (
             " Exposure and final accuracy of answering systems are read from their answers. "
             + accuracy_line(r.meta.judge["spec"], r.meta.judge["answer_rubric"])
+        )
+    if store:
+        from .store_reading import accuracy_line as store_accuracy
+        from .store_reading import load_cues
+
+        judged += (
+            " Products whose store is read (Mem0's memories, Graphiti's edges valid at the "
+            "probe) are also scored from what the store held after each session: contamination "
+            "while pending and at the end, and whether the store and the answers agree on the "
+            "plan while it was pending (where they do not, the store or the answering step went "
+            "wrong: `amg eval show` shows both). " + store_accuracy(load_cues().ref)
         )
     return [
         f"{heading} Products: final accuracy and exposure of at-risk plans (Section 1, A.7)",
@@ -232,6 +268,11 @@ def products_table(r: EvalReport, heading: str = "##") -> list[str]:
             "Final accuracy",
             "At-risk plans exposed",
             "Contamination at end",
+            *(
+                ["Store: while pending", "Store: at end", "Store and answers agree"]
+                if store
+                else []
+            ),
         ],
         rows,
     )
@@ -253,7 +294,7 @@ def _table2(r: EvalReport, cols: list[str]) -> list[str]:
     if not rows:
         return []
     return [
-        "## Table 2: contamination (at-risk plans stored as a current fact; lower is better)",
+        "## Contamination: at-risk plans stored as a current fact (Table 2; lower is better)",
         "",
     ] + _table(["Measurement (source, n)"] + cols, rows)
 
@@ -268,7 +309,7 @@ def _table3(r: EvalReport, cols: list[str]) -> list[str]:
     if not rows:
         return []
     return [
-        "## Table 3: task accuracy (one probe per conversation, answered from the final store)",
+        "## Task accuracy: one probe per conversation, answered from the final store (Table 3)",
         "",
     ] + _table(["Measurement (source, n)"] + cols, rows)
 
@@ -293,7 +334,7 @@ def _table5(r: EvalReport, cols: list[str]) -> list[str]:
         if any(r.stat(n, "heldout", m) for n in cols)
     ]
     return [
-        "## Table 5: held-out detail",
+        "## Held-out detail: contamination, staging, promotion, discard, controls (Table 5)",
         "",
         "Pending-window contamination does not apply to the held-out split (no read lies "
         "between a plan and its outcome). " + DASH_NOTE,
@@ -372,8 +413,8 @@ def _by_plan_wording(r: EvalReport, v: LevelView, cols: list[str], images: bool)
     ]
     title = _title(r, split)
     head = (
-        f"## {v.paper[0]}: at-end contamination by {v.factor.name.replace('_', '-')} level "
-        f"({title})"
+        f"## At-end contamination by {v.factor.name.replace('_', '-')} level "
+        f"({title}; {v.paper[0]})"
         if v.paper
         else f"## By level of {v.factor.name}: at-end contamination ({title})"
     )
@@ -402,7 +443,7 @@ def _by_confirmation(r: EvalReport, v: LevelView, gated: list[str], images: bool
         rows.append(row)
     what = "came-true plans; a promotion counts only at the resolution turn"
     head = (
-        f"## {v.paper[0]}: promotion by {v.factor.name.replace('_', ' ')} ({what})"
+        f"## Promotion by {v.factor.name.replace('_', ' ')} ({what}; {v.paper[0]})"
         if v.paper
         else f"## By level of {v.factor.name}: promotion ({_title(r, split)}; {what})"
     )
@@ -460,7 +501,10 @@ def _table4(r: EvalReport) -> list[str]:
         for lv in (view.levels if view else ())
         if any(r.stat(n, split, "task_accuracy", lv) for n in cols)
     ]
-    out = ["## Table 4: plan-typed baseline (writes speculation as a masked plan-typed value)", ""]
+    out = [
+        "## Plan-typed baseline: speculation written as a masked plan-typed value (Table 4)",
+        "",
+    ]
     if view and levels:
         wording = view.factor.name.replace("_", " ")
         out += [

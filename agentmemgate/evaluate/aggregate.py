@@ -31,6 +31,7 @@ DIFFERENCE_MEASURES = (
     "corrections_applied",
     "exposure",
     CALLS,
+    "premature_write",
 )
 
 

@@ -13,6 +13,8 @@ reasons stored beside each measure) counts sessions from 1.
   the session of its outcome (open plans: any answer after the plan's session) asserts the plan
   value. Held-out plans can be exposed here (the answer after the plan's session is in the window).
 - end_contamination: the last answer asserts the plan value (at-risk plans).
+- premature_write: a plan that came true in a later session than it was stated is asserted by an
+  answer given before that session (after the plan's session, before the outcome's).
 - task_accuracy: the last answer asserts the ground-truth current value and nothing else.
 """
 
@@ -83,26 +85,35 @@ def read_answers(path: str | Path, sessions: dict[str, int]) -> dict[str, list[s
     return {arc_id: [have[i] for i in range(sessions[arc_id])] for arc_id, have in texts.items()}
 
 
-def assess(truth: Truth, answers: list[str], judge: AnswerJudge) -> list[AnswerVerdict]:
+NOT_ASKED = AnswerVerdict(asserted=[], rationale="no question was asked after this session")
+
+
+def assess(truth: Truth, answers: list[str | None], judge: AnswerJudge) -> list[AnswerVerdict]:
+    """A verdict per answer; a session with no answer (``None``: a file that asked only at some
+    sessions, as LongMemEval hypotheses do) asserts nothing and is not put to the judge."""
     f = truth.field
     cands = tuple(dict.fromkeys([truth.initial_value, truth.plan_value, truth.final_value]))
     from ..llm.batch import independent  # --batch: every session's question in one batch
 
-    return independent(
-        lambda a: judge.ask(
-            AnswerQuestion(
-                field=f.attribute,
-                description=f.description,
-                probe_question=f.probe_question,
-                answer=a,
-                candidates=cands,
-            )
-        ),
-        answers,
+    asked = [a for a in answers if a is not None]
+    verdicts = iter(
+        independent(
+            lambda a: judge.ask(
+                AnswerQuestion(
+                    field=f.attribute,
+                    description=f.description,
+                    probe_question=f.probe_question,
+                    answer=a,
+                    candidates=cands,
+                )
+            ),
+            asked,
+        )
     )
+    return [NOT_ASKED if a is None else next(verdicts) for a in answers]
 
 
-def questions(truth: Truth, answers: list[str]) -> list[AnswerQuestion]:
+def questions(truth: Truth, answers: list[str | None]) -> list[AnswerQuestion]:
     """The questions ``assess`` puts to the answer judge, one per answer."""
     f = truth.field
     cands = tuple(dict.fromkeys([truth.initial_value, truth.plan_value, truth.final_value]))
@@ -115,11 +126,12 @@ def questions(truth: Truth, answers: list[str]) -> list[AnswerQuestion]:
             candidates=cands,
         )
         for a in answers
+        if a is not None
     ]
 
 
 def score_answers(
-    truth: Truth, answers: list[str], verdicts: list[AnswerVerdict], same: Same
+    truth: Truth, answers: list[str | None], verdicts: list[AnswerVerdict], same: Same
 ) -> ArcScore:
     def asserts(i: int, value: str) -> bool:
         return any(same(x, value) for x in verdicts[i].asserted)
@@ -142,6 +154,17 @@ def score_answers(
         why["end_contamination"] = (
             f"the last answer (after session {last}) asserts {_values(verdicts[last].asserted)}"
         )
+    if truth.outcome == "came_true" and truth.outcome_session is not None:
+        early = range(truth.plan_session, truth.outcome_session)
+        if len(early):
+            hits = [i for i in early if asserts(i, plan)]
+            v["premature_write"] = bool(hits)
+            why["premature_write"] = (
+                f"the answer after session {hits[0]} asserts the plan value, before it came "
+                f"true in session {truth.outcome_session}"
+                if hits
+                else f"no answer after session {_sessions(early)} asserts the plan value"
+            )
     said = verdicts[last].asserted
     v["task_accuracy"] = bool(said) and all(same(x, truth.final_value) for x in said)
     why["task_accuracy"] = (
@@ -158,6 +181,53 @@ def score_answers(
         why=why,
         user_messages=0,
     )
+
+
+def score_store(truth: Truth, held: list[list[str]], same: Same, score: ArcScore) -> None:
+    """Add the store measures to an answered arc's ``score``, from what its store held after
+    each session (``held``: the store reader's values per session, ``store_reading``):
+
+    - store_pending_contamination: an at-risk plan held in the store after a session in its
+      pending window (the sessions exposure reads);
+    - store_end_contamination: held in the store after the last session;
+    - store_answer_agreement: whether the store and the answers agree on that plan while it was
+      pending (both held or asserted it, or neither did): where they disagree, the store or the
+      answering step went wrong.
+    """
+    if not truth.at_risk:
+        return
+    plan, last = truth.plan_value, len(held) - 1
+
+    def holds(i: int) -> bool:
+        return any(same(x, plan) for x in held[i])
+
+    stop = truth.outcome_session if truth.outcome == "abandoned" else truth.n_sessions
+    window = range(truth.plan_session, stop if stop is not None else truth.n_sessions)
+    hits = [i for i in window if holds(i)]
+    v, why = score.values, score.why
+    v["store_pending_contamination"] = bool(hits)
+    why["store_pending_contamination"] = (
+        f"the store held the plan value after session {hits[0]}"
+        if hits
+        else f"the store held no plan value after session {_sessions(window)}"
+    )
+    v["store_end_contamination"] = holds(last)
+    why["store_end_contamination"] = (
+        f"after the last session (session {last}) the store held {_values(held[last])}"
+    )
+    if "exposure" in v:
+        agree = v["exposure"] == v["store_pending_contamination"]
+        v["store_answer_agreement"] = agree
+        why["store_answer_agreement"] = (
+            "store and answers agree: "
+            + ("both held the plan as current" if v["exposure"] else "neither held the plan")
+            if agree
+            else "the store held the plan but no answer asserted it (the answering step "
+            "kept it out)"
+            if v["store_pending_contamination"]
+            else "an answer asserted the plan but the store did not hold it (the answering "
+            "step put it in)"
+        )
 
 
 def _sessions(window: range) -> str:

@@ -16,6 +16,7 @@ the system again. Arcs run concurrently through ``run_concurrent``.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import uuid
 from typing import Any
@@ -26,8 +27,9 @@ from ..schema import Arc
 from ..workspace import Workspace
 from . import store
 from ._drive import ArcItem, Tally, drive
-from .answer_scoring import assess, score_answers
+from .answer_scoring import assess, score_answers, score_store
 from .judges import ValueJudge
+from .store_reading import reader_of
 from .systems import SystemSpec
 from .truth import Correction, truth_of
 
@@ -65,16 +67,18 @@ def ask_arc(system: AnsweringSystem, arc: Arc, namespace: str) -> list[dict]:
                 raise TypeError(
                     f"answer() returned {type(a).__name__}, not a memory.answering.ProbeAnswer"
                 )
-            out.append(
-                {
-                    "after_session": s.index,
-                    "date": s.date.isoformat(),
-                    "answer": a.answer,
-                    "retrieved": [r.model_dump(exclude_defaults=True) for r in a.retrieved],
-                    "calls": system.calls - before,
-                    "namespace": namespace,
-                }
-            )
+            row = {
+                "after_session": s.index,
+                "date": s.date.isoformat(),
+                "answer": a.answer,
+                "retrieved": [r.model_dump(exclude_defaults=True) for r in a.retrieved],
+                "calls": system.calls - before,
+                "namespace": namespace,
+            }
+            held = system.store_snapshot()
+            if held is not None:
+                row["store"] = held
+            out.append(row)
     finally:
         system.close()
     return out
@@ -128,9 +132,17 @@ def run_answering(
         truth = truth_of(it.arc, corrections.get(it.arc.id))
         answers = [r["answer"] for r in sessions]
         verdicts = assess(truth, answers, aj)
-        return verdicts, score_answers(
-            truth, answers, verdicts, lambda v, ref: vj.same(it.arc.spec.field, v, ref)
-        )
+        same = lambda v, ref: vj.same(it.arc.spec.field, v, ref)
+        scored = score_answers(truth, answers, verdicts, same)
+        reader = reader_of(it.spec.info)
+        if reader is not None and sessions and all(r.get("store") is not None for r in sessions):
+            values = list(dict.fromkeys([truth.initial_value, truth.plan_value, truth.final_value]))
+            held = [
+                reader.read(r["store"], values, dt.date.fromisoformat(r["date"])).held
+                for r in sessions
+            ]
+            score_store(truth, held, same, scored)
+        return verdicts, scored
 
     def answered(it: ArcItem, sessions: list[dict], scored) -> store.Answered:
         verdicts, score = scored or (None, None)

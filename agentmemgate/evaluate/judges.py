@@ -23,7 +23,8 @@ from ..validate.store import sha256_text as sha256_parts  # one digest of severa
 # re-scores stored traces and answers (no system is re-run; the judges' cache answers again).
 # 2: reasons count sessions from 1 and every measure has one.
 # 3: correction arcs keep their end read and whether the wrong value ended never valid.
-SCORING_VERSION = 3
+# 4: premature writes (came-true plans read or answered as current before they came true).
+SCORING_VERSION = 4
 
 
 class ValueJudge:
@@ -88,10 +89,15 @@ def get_value_judge(
 
 
 def answers_key(value_judge: ValueJudge, answer_judge: AnswerJudge) -> str:
+    """Answering systems' and answer sets' scores are stored under this: the judges, and the
+    store readers' rules (products whose store is read are scored from it too)."""
+    from .store_reading import load_cues
+
     return sha256_parts(
         value_judge.key,
         "answers",
         answer_judge.spec,
         answer_judge.family,
         answer_judge.rubric_sha256,
+        load_cues().ref,
     )

@@ -17,11 +17,12 @@ from ..memory.system import MemoryEvent, SystemInfo
 from .trace import Trace
 from .truth import Truth
 
-# JSON names, in report order (the list; corrections and the among-staged discard rate
-# and black-box exposure are the extras this room adds).
+# JSON names, in report order (the paper's measures; corrections, the among-staged discard rate,
+# black-box exposure and premature writes are the extras this room adds).
 MEASURES = (
     "pending_contamination",
     "end_contamination",
+    "premature_write",
     "task_accuracy",
     "staged_at_plan_turn",
     "promoted",
@@ -32,6 +33,9 @@ MEASURES = (
     "over_holding",
     "corrections_applied",
     "exposure",
+    "store_pending_contamination",
+    "store_end_contamination",
+    "store_answer_agreement",
     "calls_per_user_message",
 )
 GATE_MEASURES = (
@@ -112,6 +116,18 @@ def score_trace(trace: Trace, truth: Truth, info: SystemInfo, same: Same) -> Arc
             )
         v["end_contamination"] = same(end, plan)
         why["end_contamination"] = f"end read {end!r}"
+
+    if truth.outcome == "came_true" and truth.pending_window and truth.outcome_t is not None:
+        # A plan that came true, but was in the store before it did: not contamination (the
+        # value ends up right), yet every read in between answered from a plan as a fact.
+        early = [(t, r) for t, r in reads if truth.plan_t < t < truth.outcome_t and same(r, plan)]
+        v["premature_write"] = bool(early)
+        why["premature_write"] = (
+            f"read {early[0][1]!r} (the plan value) as turn t={early[0][0]} arrived, before "
+            f"the plan came true at t={truth.outcome_t}"
+            if early
+            else "no read between the plan and its outcome gave the plan value"
+        )
 
     v["task_accuracy"] = same(end, truth.final_value)
     why["task_accuracy"] = f"end read {end!r}, expected {truth.final_value!r}"

@@ -47,7 +47,7 @@ from ..workspace import Workspace
 from . import store
 from ._files import write_text_atomic
 from ._plots import figures
-from ._report_md import report_markdown
+from ._report_md import report_markdown, split_title
 from .aggregate import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
@@ -57,7 +57,9 @@ from .aggregate import (
     proportion,
     split_block,
 )
+from .explain import explanations
 from .measures import ArcScore
+from .repeats import drop_repeats, repeat_runs, repeats_block
 from .report_models import (
     CorrectionPair,
     CorrectionsControl,
@@ -66,6 +68,7 @@ from .report_models import (
     SystemMeta,
     split_order,
 )
+from .summary import summary_rows
 from .systems import DEFAULT_SYSTEMS, PAPER_SYSTEMS, twin_name, variant_base
 
 
@@ -182,6 +185,9 @@ def compute_report(
             arcs_scored=len(got),
         )
         _collect(name, got, results, per_arc, design)
+    runs = repeat_runs(metas)  # runs 2..N of `--repeat`: their spread, then out of the tables
+    repeats = repeats_block(results, runs)
+    drop_repeats(runs, metas, results, per_arc)
     diffs = differences(per_arc, metas, design) if with_differences else []
     natural = _natural_results(ws, systems, eq_key, metas, results, diffs, with_differences)
     if not natural and not any(m.arcs_scored for m in metas.values()):
@@ -213,15 +219,54 @@ def compute_report(
         model_calls=_model_calls(ws),
         natural=natural,
     )
-    ordered = {n: results.get(n, {}) for n in _order(list(metas))}
+    order = _order(list(metas))
+    ordered = {n: results.get(n, {}) for n in order}
     report = EvalReport(
         systems=ordered,
         differences=diffs,
         meta=meta,
         corrections_control=corrections_control(per_arc, metas),
+        repeats=repeats,
+        summary=summary_rows(per_arc, {n: m.kind for n, m in metas.items()}, order),
+        explanations=explanations(
+            ordered,
+            per_arc,
+            diffs,
+            order,
+            {n for n, m in metas.items() if m.kind == "component"},
+            *_trace_readers(ws, systems),
+            {s: split_title(design, s) for s in splits},
+        )
+        if with_differences
+        else [],
     )
     report._design = design
     return report
+
+
+def _trace_readers(ws: Workspace, systems: dict[str, dict]):
+    """(system, arc id) -> stored trace, and arc id -> truth, read once each (for the "why"
+    notes, which read only the arcs they explain)."""
+    from ..schema import Arc
+    from .truth import truth_of
+
+    traces: dict[tuple[str, str], object] = {}
+    truths: dict[str, object] = {}
+
+    def trace(name: str, arc_id: str):
+        k = (name, arc_id)
+        if k not in traces:
+            row = systems.get(name)
+            traces[k] = store.load_trace(ws, row["run_key"], arc_id) if row else None
+        return traces[k]
+
+    def truth(arc_id: str):
+        if arc_id not in truths:
+            got = ws.db.execute("select json from arcs where id = ?", [arc_id]).fetchone()
+            truths[arc_id] = truth_of(Arc.model_validate_json(got[0])) if got else None
+        return truths[arc_id]
+
+    return trace, truth
 
 
 def corrections_control(

@@ -11,6 +11,8 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from ..design import Design, paper_design
 from .aggregate import Difference, Stat, proportion
+from .explain import Explanation
+from .summary import SummaryRow
 
 
 class SystemMeta(BaseModel):
@@ -69,6 +71,9 @@ class EvalReport(BaseModel):
     differences: list[Difference]
     meta: ReportMeta
     corrections_control: CorrectionsControl = CorrectionsControl(pairs=[], pooled=None)
+    summary: list[SummaryRow] = []  # one row per system, pooled over the reported splits
+    explanations: list[Explanation] = []  # why a surprising result is so, from the traces
+    repeats: dict[str, dict] = {}  # `--repeat`: per system its runs and each measure's spread
     _design: Design | None = PrivateAttr(default=None)
 
     @property
@@ -104,6 +109,8 @@ class EvalReport(BaseModel):
     def to_json(self) -> dict:
         c = self.corrections_control
         return {
+            "summary": [row.model_dump() for row in self.summary],
+            "explanations": [e.model_dump() for e in self.explanations],
             "systems": {
                 n: {sp: _dump_block(b) for sp, b in splits.items()}
                 for n, splits in self.systems.items()
@@ -112,6 +119,7 @@ class EvalReport(BaseModel):
             # absent when no correction arc was scored (a measure that does not apply)
             **({"corrections_control": c.model_dump()} if c.pairs or c.never_valid else {}),
             "meta": self.meta.model_dump(),
+            **({"repeats": self.repeats} if self.repeats else {}),
         }
 
 

@@ -1,4 +1,5 @@
-"""``amg eval run``: every chosen system on every arc of the chosen splits, stored as each finishes.
+"""``amg eval run``: every chosen system on every arc of the chosen splits, stored as each finishes
+(``answers_run`` scores an uploaded file of answers).
 
 Arcs run concurrently through the LLM layer's ``run_concurrent`` (turns within an arc in order);
 with offline components and an offline judge they run inline, which is faster than a thread pool
@@ -13,28 +14,25 @@ written), then executes the plan; a dry run prints the plan with its calls count
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..design.stored import workspace_design
 from ..errors import BadInput
 from ..memory.system import SystemInfo
 from ..schema import Arc
 from ..validate.judges import JudgeInfo, check_families
 from ..validate.store import generator_families_of, sha256_text
-from ..workspace import Workspace, now
+from ..workspace import Workspace
 from . import store
-from ._drive import ArcItem, Failure, Tally, drive
+from ._drive import ArcItem, Tally, drive
 from .judges import ValueJudge, get_value_judge
 from .measures import score_trace
 from .protocol import Turns, arc_turns, new_system, run_arc
-from .systems import DEFAULT_SYSTEMS, SystemSpec, display_name, resolve_system
+from .systems import DEFAULT_SYSTEMS, SystemSpec, display_name, repeat_spec, resolve_system
 from .truth import Correction, truth_of
 
 if TYPE_CHECKING:
@@ -63,6 +61,7 @@ class EvalSummary(BaseModel):
     failure_examples: list[str]
     component_calls: int  # component systems' calls, and answering systems' model calls
     seconds: float
+    repeat: int = 1  # --repeat: runs of each model-backed system
 
     def lines(self) -> list[str]:
         kinds = sorted({"offline rules" if i.offline else "LLM" for i in self.systems})
@@ -74,6 +73,15 @@ class EvalSummary(BaseModel):
             f"{self.component_calls} {'system' if self.answering else 'component'} calls; "
             f"{self.seconds:.1f} s",
             *(f"  failed {e}" for e in self.failure_examples),
+            *(
+                [
+                    f"--repeat {self.repeat}: model-backed systems ran {self.repeat} times "
+                    "(run k named NAME#k; the report gives the spread); systems of offline "
+                    "rules ran once"
+                ]
+                if self.repeat > 1
+                else []
+            ),
             f"report: amg report eval{self.workspace_option}; one arc: amg eval show ARC_ID "
             f"--system NAME{self.workspace_option}",
         ]
@@ -153,15 +161,21 @@ def resolve_systems(
     embedder_base_url: str | None = None,
     graph_url: str | None = None,
     unbuilt: dict[str, str] | None = None,
+    repeat: int = 1,
 ) -> list[SystemSpec]:
     """``unbuilt`` (dry runs): a system whose building needs a model answer the workspace does
     not have (a product sizing its store by one embedding) is left out and recorded there with
-    the reason, instead of stopping the dry run."""
+    the reason, instead of stopping the dry run. ``repeat``: model-backed systems (named by
+    ``names``) are resolved again for runs 2 to N (``systems.repeat_spec``)."""
     from ..errors import MissingApiKey
     from ..llm import DryRunCall
 
     out: list[SystemSpec] = []
-    for n in list(names) if names else list(DEFAULT_SYSTEMS):
+    wanted = list(names) if names else list(DEFAULT_SYSTEMS)
+    runs = [(n, 1) for n in wanted] + [
+        (n, k) for k in range(2, repeat + 1) for n in wanted if not isinstance(n, SystemSpec)
+    ]
+    for n, k in runs:
         try:
             spec = (
                 n
@@ -173,12 +187,16 @@ def resolve_systems(
                     base_url=base_url,
                     variants=variants,
                     concurrency=concurrency,
-                    llm_options=llm_options,
+                    llm_options={**(llm_options or {}), "repeat": k} if k > 1 else llm_options,
                     embedder=embedder,
                     embedder_base_url=embedder_base_url,
                     graph_url=graph_url,
                 )
             )
+            if k > 1:
+                if spec.info.offline and spec.model in ("offline", "", None):
+                    continue  # rules give the same result every run: one run is all there is
+                spec = repeat_spec(spec, k)
         except MissingApiKey as e:
             raise e.for_flag("--model", model) from None
         except DryRunCall as e:
@@ -354,6 +372,7 @@ def plan_eval(
     embedder_base_url: str | None = None,
     graph_url: str | None = None,
     dry_run: bool = False,
+    repeat: int = 1,
 ) -> RunPlan:
     """``run_eval``'s first half: every choice checked and every stored result looked up, nothing
     written. ``dry_run``: a plan to count, not to execute: a system that cannot be built without a
@@ -373,6 +392,7 @@ def plan_eval(
         embedder_base_url=embedder_base_url,
         graph_url=graph_url,
         unbuilt=unbuilt if dry_run else None,
+        repeat=repeat,
     )
     vj = get_value_judge(judge, workspace=ws, base_url=judge_base_url, **(llm_options or {}))
     arcs = load_arcs(ws, splits)
@@ -408,6 +428,7 @@ def plan_eval(
         "embedder": embedder,
         "embedder_base_url": bool(embedder_base_url),
         "graph_url": bool(graph_url),
+        **({"repeat": repeat} if repeat > 1 else {}),
     }
     return RunPlan(
         ws=ws,
@@ -580,6 +601,7 @@ def execute(
         failure_examples=t.examples,
         component_calls=t.calls,
         seconds=round(time.perf_counter() - plan.started, 3),
+        repeat=plan.params.get("repeat", 1),
     )
 
 
@@ -602,12 +624,17 @@ def run_eval(
     graph_url: str | None = None,
     show_progress: bool = True,
     dry_run: bool = False,
+    repeat: int = 1,
 ) -> EvalSummary | EvalPlan:
     """``llm_options`` (``timeout``, ``max_tokens``, ``structured_output``) go to every model of
     the run: the components' and an LLM judge's. Answering systems (products, baselines,
     plug-ins; ``embedder``, ``embedder_base_url`` and ``graph_url`` go to their builders) run by
     ``evaluate.answering_protocol`` and are scored from their answers by the answer judge.
-    ``dry_run``: the plan with its calls counted (``RunPlan.dry_run``); nothing is stored."""
+    ``dry_run``: the plan with its calls counted (``RunPlan.dry_run``); nothing is stored.
+    ``repeat``: model-backed systems run N times, runs 2 to N as ``NAME#k`` with LLM cache
+    entries of their own (the report gives each measure's spread across the runs)."""
+    if repeat < 1:
+        raise BadInput(f"--repeat must be 1 or more, not {repeat}")
     plan = plan_eval(
         ws,
         splits,
@@ -624,250 +651,8 @@ def run_eval(
         embedder_base_url=embedder_base_url,
         graph_url=graph_url,
         dry_run=dry_run,
+        repeat=repeat,
     )
     if dry_run:
         return plan.dry_run()
     return execute(plan, corrections=corrections, show_progress=show_progress)
-
-
-# -- black-box answers ------------------------------------------------------------------------
-class AnswersSummary(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    workspace_option: str = WorkspaceOption
-    name: str
-    path: str
-    arcs: int
-    answers: int  # lines of the answers file
-    splits: dict[str, int]
-    judge: JudgeInfo
-    answer_rubric: str = ""  # the answer judge's rules or rubric (its accuracy is looked up by it)
-    scored_now: int
-    already_done: int
-    failed: int
-    failure_examples: list[str]
-    seconds: float
-
-    def lines(self) -> list[str]:
-        from ..answer_judge.accuracy import accuracy_line
-
-        return [
-            f"{self.name}: {self.answers} answers for {self.arcs} arcs ("
-            + ", ".join(f"{k} {v}" for k, v in self.splits.items())
-            + f"); judge {self.judge.spec}{' (heuristic)' if self.judge.heuristic else ''}"
-            + (f", answers read by {self.answer_rubric}" if self.answer_rubric else "")
-            + f": scored now {self.scored_now}, already stored {self.already_done}, failed "
-            f"{self.failed}",
-            *(f"  failed {e}" for e in self.failure_examples),
-            accuracy_line(self.judge.spec, self.answer_rubric),
-            f"report: amg report eval{self.workspace_option}",
-        ]
-
-
-@dataclass
-class _Uploaded:
-    """One arc of an uploaded answer set: its answers are the stored output, scored (again)."""
-
-    arc: Arc
-    sha: str
-    run_key: str
-    system: str
-    stored: list[str]
-
-    @property
-    def arc_id(self) -> str:
-        return self.arc.id
-
-
-def _old_verdict(conn, name: str, arc_id: str, i: int) -> str | None:
-    row = conn.execute(
-        "select verdict from eval_answers where name = ? and arc_id = ? and after_session = ?",
-        [name, arc_id, i],
-    ).fetchone()
-    return row[0] if row else None
-
-
-def run_answers(
-    ws: Workspace,
-    path: str | Path,
-    name: str,
-    *,
-    judge: str = "offline",
-    judge_base_url: str | None = None,
-    allow_same_family: bool = False,
-    concurrency: int = 4,
-    llm_options: dict[str, Any] | None = None,
-    show_progress: bool = True,
-    dry_run: bool = False,
-) -> AnswersSummary | int:
-    """``amg eval answers``: check the whole file first (nothing is stored if any line is bad),
-    then judge every answer and store the set and its per-arc scores. ``dry_run``: return how
-    many answers would be judged, their answer-judge calls counted on its model
-    (``model.planned``); the value-equivalence calls that follow depend on those verdicts."""
-    from ..answer_judge import get_answer_judge
-    from .answer_scoring import assess, questions, read_answers, score_answers
-    from .judges import answers_key, sha256_parts
-
-    t0 = time.perf_counter()
-    name = name.strip()
-    if not name or any(c in name for c in "\n\r\t"):
-        raise BadInput("--name must be a non-empty name for the answering system, e.g. --name mem0")
-    systems = store.latest_systems(ws)
-    taken = set(DEFAULT_SYSTEMS) | set(systems)
-    if name in taken:
-        what = (
-            "an answering system run by `amg eval run`"
-            if systems.get(name, {}).get("kind") == "answering"
-            else "a component system"
-        )
-        raise BadInput(
-            f"--name {name!r} is already the name of {what}; pick another name "
-            "for the answering system"
-        )
-    arcs = {a.id: (a, sha) for a, sha in workspace_arcs(ws, workspace_design(ws).split_names)}
-    if not arcs:
-        raise BadInput(f"No arcs in workspace {str(ws.path)!r}: build them with `amg build`")
-    answers = read_answers(path, {i: len(a.sessions) for i, (a, _) in arcs.items()})
-    raw = Path(path).read_bytes()
-    file_sha = hashlib.sha256(raw).hexdigest()
-    vj = get_value_judge(judge, workspace=ws, base_url=judge_base_url, **(llm_options or {}))
-    aj = get_answer_judge(judge, workspace=ws, base_url=judge_base_url, **(llm_options or {}))
-    chosen = [arcs[i] for i in answers]
-    check_judge_family(ws, vj, chosen, allow_same_family)
-    jk = answers_key(vj, aj)
-    run_key = "answers:" + sha256_parts(name, file_sha)[:32]
-    scored = store.stored_scores(ws, run_key, jk)
-    todo = [(a, sha) for a, sha in chosen if scored.get(a.id) != sha]
-    if dry_run:
-        n = 0
-        for arc, _ in todo:
-            for q in questions(truth_of(arc), answers[arc.id]):
-                n += 1
-                if not aj.heuristic:
-                    aj.plan(q)  # type: ignore[attr-defined]
-        return n
-
-    def score(it: _Uploaded, texts: list[str]):
-        truth = truth_of(it.arc)
-        verdicts = assess(truth, texts, aj)
-        return verdicts, score_answers(
-            truth, texts, verdicts, lambda v, ref: vj.same(it.arc.spec.field, v, ref)
-        )
-
-    def row(it: _Uploaded, texts: list[str], scored) -> tuple[store.Finished, list[dict]]:
-        verdicts, score = scored
-        arc = it.arc
-        return (
-            store.Finished(
-                run_key=run_key,
-                system=name,
-                arc_id=arc.id,
-                split=arc.spec.split,
-                level=arc.spec.level,
-                arc_sha=it.sha,
-                trace=None,
-                score=score,
-                judge_key=jk,
-            ),
-            [
-                {
-                    "name": name,
-                    "arc_id": arc.id,
-                    "after_session": i,
-                    "answer": texts[i],
-                    "verdict": v.model_dump_json(),
-                }
-                for i, v in enumerate(verdicts)
-            ],
-        )
-
-    inline = vj.judge.heuristic and aj.heuristic  # offline judging is quick: no progress bar
-    finished: list[store.Finished] = []
-    verdict_rows: list[dict] = []
-    failed, examples = 0, []
-    for r in drive(
-        [_Uploaded(arc, sha, run_key, name, answers[arc.id]) for arc, sha in todo],
-        run=None,
-        score=score,
-        row=row,
-        offline=inline,
-        description=f"answers ({name}",
-        usage=None,
-        concurrency=concurrency,
-        show_progress=show_progress and not inline,
-    ):
-        if isinstance(r, Failure):
-            failed += 1
-            store.save_failure(ws, run_key, name, r.item.arc_id, r.stage, r.error)
-            if len(examples) < 10:
-                examples.append(f"{r.item.arc_id}: {r.error}")
-            continue
-        finished.append(r[0])
-        verdict_rows += r[1]
-    with store.atomic(ws) as conn:  # the set, its answers and their verdicts together
-        previous = conn.execute(
-            "select sha256 from eval_answer_sets where name = ?", [name]
-        ).fetchall()
-        if any(p[0] != file_sha for p in previous):
-            conn.execute("delete from eval_answers where name = ?", [name])
-        store.put(
-            conn,
-            "eval_answer_sets",
-            [
-                {
-                    "name": name,
-                    "run_key": run_key,
-                    "path": str(path),
-                    "sha256": file_sha,
-                    "arcs": len(answers),
-                    "lines": sum(len(v) for v in answers.values()),
-                    "created_at": now(),
-                }
-            ],
-        )
-        judged = {(r["arc_id"], r["after_session"]) for r in verdict_rows}
-        store.put(
-            conn,
-            "eval_answers",
-            verdict_rows
-            + [  # every answer is kept, judged or not
-                {
-                    "name": name,
-                    "arc_id": arc_id,
-                    "after_session": i,
-                    "answer": t,
-                    "verdict": _old_verdict(conn, name, arc_id, i),
-                }
-                for arc_id, texts in answers.items()
-                for i, t in enumerate(texts)
-                if (arc_id, i) not in judged
-            ],
-        )
-    store.save_judge(
-        ws,
-        jk,
-        "answers",
-        vj.judge.spec,
-        vj.judge.family,
-        vj.judge.heuristic,
-        vj.rubric,
-        vj.judge.rubric_sha256.get("equivalence", ""),
-        aj.rubric,
-    )
-    store.save_finished(ws, finished)
-    splits: dict[str, int] = {}
-    for a, _ in chosen:
-        splits[a.spec.split] = splits.get(a.spec.split, 0) + 1
-    return AnswersSummary(
-        name=name,
-        path=str(path),
-        arcs=len(answers),
-        answers=sum(len(v) for v in answers.values()),
-        splits=splits,
-        judge=vj.info,
-        answer_rubric=aj.rubric,
-        scored_now=len(finished),
-        already_done=len(chosen) - len(todo),
-        failed=failed,
-        failure_examples=examples,
-        seconds=round(time.perf_counter() - t0, 3),
-    )

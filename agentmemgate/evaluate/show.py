@@ -5,6 +5,7 @@ each user turn arrived, the store after each session, and how each measure came 
 from __future__ import annotations
 
 import textwrap
+from typing import Any
 
 from ..answer_judge import AnswerVerdict
 from ..errors import BadInput
@@ -327,6 +328,50 @@ def show_arc(ws: Workspace, arc_id: str, system: str) -> str:
 
 
 # -- answering systems run by `amg eval run` (products, baselines, plug-ins) -------------------
+def arc_values(arc: Arc) -> list[str]:
+    """The labelled values a store reader looks for: initial, plan, and every current one."""
+    s = arc.spec
+    return list(dict.fromkeys([s.initial_value, s.plan_value, *arc.expected_value_after_session]))
+
+
+def store_lines(info: Any, values: list[str], got: dict, asserted: list[str] | None) -> list[str]:
+    """What the product's store held after a session, read by its store reader, record by
+    record; and a line where the store and the answer disagree on the plan value (``info``: the
+    system's ``SystemInfo``, which names its reader; ``values``: ``arc_values``, the plan value
+    second)."""
+    import datetime as dt
+
+    from ..memory.profile_store import same_value
+    from .store_reading import reader_of
+
+    records = got.get("store")
+    reader = reader_of(info)
+    if records is None or reader is None:
+        return []
+    plan = values[1] if len(values) > 1 else values[0]
+    reading = reader.read(records, values, dt.date.fromisoformat(got["date"]))
+    out = [
+        f"  Store after session {got['after_session']} ({len(records)} record"
+        f"{'' if len(records) == 1 else 's'}, read by {reader.ref}): holds "
+        f"{', '.join(map(repr, reading.held)) or 'none of the values'}"
+    ]
+    for text, why in reading.records:
+        out += _wrap("    - ", f"{text!r}: {why}", 6)
+    if asserted is not None:
+        in_store = any(same_value(v, plan) for v in reading.held)
+        in_answer = any(same_value(v, plan) for v in asserted)
+        if in_store != in_answer:
+            out.append(
+                "    store and answer disagree on the plan value: "
+                + (
+                    "the store holds it, the answer does not assert it"
+                    if in_store
+                    else "the answer asserts it, the store does not hold it"
+                )
+            )
+    return out
+
+
 def retrieved_line(i: int, r: dict) -> str:
     """One retrieved memory as show prints it: text, score, validity interval."""
     extra = []
@@ -410,11 +455,14 @@ def _show_answering(
         for i, r in enumerate(mems, 1):
             out += _wrap("    ", retrieved_line(i, r), 7)
         out += _wrap(f"  Answer after session {si}: ", repr(got["answer"]), 4)
+        asserted = None
         if verdicts.get(si):
             v = AnswerVerdict.model_validate_json(verdicts[si])
+            asserted = v.asserted
             out.append(
                 f"    asserts: {', '.join(map(repr, v.asserted)) or 'nothing'} ({v.rationale})"
             )
+        out += store_lines(row["info"] if row else None, arc_values(arc), got, asserted)
         if got["calls"]:
             out.append(f"    ({got['calls']} model call{'s' if got['calls'] != 1 else ''})")
         out.append("")

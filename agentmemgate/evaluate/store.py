@@ -341,6 +341,7 @@ def load_product_answers(ws: Workspace, run_key: str, arc_id: str) -> list[dict]
     ]
     for r in rows:
         r["retrieved"] = json.loads(r["retrieved"] or "[]")
+        r["store"] = json.loads(r["store"]) if r.get("store") else None
     return rows
 
 
@@ -388,6 +389,9 @@ def save_answered(ws: Workspace, d: Answered) -> None:
                         "retrieved": json.dumps(s["retrieved"], ensure_ascii=False, default=str),
                         "calls": s["calls"],
                         "created_at": t,
+                        "store": json.dumps(s["store"], ensure_ascii=False, default=str)
+                        if s.get("store") is not None
+                        else None,
                     }
                     for s in d.sessions
                 ],

@@ -116,6 +116,30 @@ def system_spec(
     )
 
 
+REPEAT_MARK = "#"  # run k >= 2 of a repeated evaluation is named NAME#k
+
+
+def repeat_spec(spec: SystemSpec, k: int) -> SystemSpec:
+    """Run ``k`` (2 and up) of a model-backed system in ``amg eval run --repeat``: its own name
+    (``NAME#k``), run key and LLM cache entries (the model option ``repeat``), so it asks every
+    model call anew rather than reading the first run's answers."""
+    return SystemSpec(
+        name=f"{spec.name}{REPEAT_MARK}{k}",
+        factory=spec.factory,
+        info=spec.info,
+        model=spec.model,
+        options={**spec.options, "repeat": k},
+        source_sha=spec.source_sha,
+        kind=spec.kind,
+    )
+
+
+def repeat_of(name: str) -> tuple[str, int] | None:
+    """``("NAME", k)`` for a repeated run's name ``NAME#k`` (k >= 2), else None."""
+    base, mark, k = name.rpartition(REPEAT_MARK)
+    return (base, int(k)) if mark and base and k.isdigit() and int(k) >= 2 else None
+
+
 def with_variants(name: str, variants: list[str]) -> str:
     """``cautious-gated`` + ``["no-retry"]`` -> ``cautious-gated[no-retry]`` (merged into an
     existing bracket), the memory registry's spelling of options."""

@@ -82,6 +82,12 @@ class ModelOptions(BaseModel):
         description="USD per million input and output tokens (--price) for a model the "
         "price database has no price for (a local server).",
     )
+    repeat: int = Field(
+        1,
+        ge=1,
+        description="Which run of a repeated evaluation this model serves (amg eval run "
+        "--repeat): runs after the first have cache entries of their own, so each asks anew.",
+    )
 
 
 class SdkOptions(ModelOptions):
@@ -399,6 +405,8 @@ class Model(Forwarding, ABC):
             "seed_key": seed_key,
             "params": self.cache_params(),
         }
+        if self.options.repeat > 1:  # a repeated run's own entries; the first run's keys unchanged
+            payload["repeat"] = self.options.repeat
         raw = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
         return hashlib.sha256(raw.encode()).hexdigest()
 

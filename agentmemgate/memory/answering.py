@@ -78,6 +78,15 @@ class AnsweringSystem(ABC):
     def close(self) -> None:
         """Release what ``begin`` opened (embedded stores, clients). Called once per conversation."""
 
+    def store_snapshot(self) -> list[dict[str, Any]] | None:
+        """Everything the system's store holds for this conversation now, one JSON-native dict
+        per record as the product keeps it (Mem0: a memory's ``memory`` and times; Graphiti: an
+        edge's relation ``name``, ``fact``, ``valid_at``, ``invalid_at``, ``expired_at``); the
+        protocol calls it after each answer, and a store reader of the evaluation reads it for
+        the field's value. None (the default): no store to read (the system is scored from its
+        answers alone)."""
+        return None
+
     def plan(self, sessions: list[SessionInput], question: str, date: dt.date) -> bool | None:
         """A dry run of ``answer`` after ``sessions`` were ingested, on a system ``begin`` never
         started: count its model call on the model's planned tally (``Model.plan``) without

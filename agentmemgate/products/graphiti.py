@@ -14,7 +14,8 @@
 - Retrieval: after every session ``Graphiti.search(question, group_ids=[namespace])`` (its
   out-of-the-box hybrid search, RRF), the facts kept with ``valid_at``/``invalid_at``; then the
   one answer call of ``products.answer`` (the same model, the fixed versioned prompt) sees those
-  facts, the question and the date only.
+  facts, the question and the date only. Then every edge of the group is read
+  (``EntityEdge.get_by_group_ids``, no model call) for the evaluation's store reader.
 - Models: Graphiti's ``OpenAIGenericClient`` (chat completions with a ``json_schema`` response
   format, or ``json_object`` with the schema in the prompt where the server refuses
   ``json_schema``: ``structured_mode``; its ``OpenAIClient`` needs the Responses API, which
@@ -401,6 +402,30 @@ class GraphitiSystem(AnsweringSystem):
         retrieved = self.search(question)
         self._calls += 1
         return ProbeAnswer(answer=self._answer(question, date, retrieved), retrieved=retrieved)
+
+    def store_snapshot(self) -> list[dict[str, Any]]:
+        """Every entity edge of this conversation's group now, with its relation name and
+        validity (``EntityEdge.get_by_group_ids``; no model call), oldest first. The store
+        reader keeps those valid at the probe."""
+        from graphiti_core.edges import EntityEdge
+        from graphiti_core.errors import GroupsEdgesNotFoundError
+
+        try:
+            edges = self._run(EntityEdge.get_by_group_ids(self._graphiti.driver, [self.group]))
+        except GroupsEdgesNotFoundError:
+            return []
+        rows = [
+            {
+                "name": e.name,
+                "fact": e.fact,
+                "valid_at": _iso(e.valid_at),
+                "invalid_at": _iso(e.invalid_at),
+                "expired_at": _iso(e.expired_at),
+                "created_at": _iso(e.created_at),
+            }
+            for e in edges
+        ]
+        return sorted(rows, key=lambda r: (r["created_at"] or "", r["fact"]))
 
     def close(self) -> None:
         loop, self._loop = self._loop, None

@@ -10,7 +10,8 @@ takes a time: ``metadata["created_at"]`` (the stored memories' ``created_at``/``
 returned by ``search``) and ``metadata["session_date"]``. After every session, Mem0's own
 ``Memory.search(question, filters={"user_id": ...})`` with its default limits, then the one
 answer call every product makes (``products.answer``: the retrieved memories, the question and
-the date only).
+the date only); then the whole store is read (``Memory.get_all`` for the user, no model call)
+for the evaluation's store reader.
 
 Mem0 is configured, never patched: its extraction prompt, update logic and retrieval run
 unchanged. Its model calls go through our LLM layer: ``llm.serve.LLMEndpoint`` serves the chat
@@ -56,6 +57,7 @@ NAME = "mem0"
 PURPOSE = "product.mem0"
 COLLECTION = "amg_mem0"
 DIMENSION_PROBE = "dimension probe"  # embedded once per embedder (cached) to size the store
+STORE_LIMIT = 1000  # memories read per store snapshot (a conversation holds far fewer)
 
 
 def _import_mem0(workspace: Any) -> Any:
@@ -325,6 +327,15 @@ class Mem0System(AnsweringSystem):
         text = answer_probe(self.product.answerer, question, date, retrieved)
         return ProbeAnswer(answer=text, retrieved=retrieved)
 
+    def store_snapshot(self) -> list[dict[str, Any]]:
+        """Every memory Mem0 holds for this user now (``Memory.get_all``), oldest first."""
+        got = self._product(
+            "get_all",
+            lambda: self.memory.get_all(filters={"user_id": self.namespace}, top_k=STORE_LIMIT),
+        )
+        rows = [_stored(r) for r in (got or {}).get("results", [])]
+        return sorted(rows, key=lambda r: (r.get("created_at") or "", r["memory"]))
+
     def close(self) -> None:
         memory, self.memory = self.memory, None
         if memory is not None:
@@ -348,6 +359,17 @@ class Mem0System(AnsweringSystem):
     def calls(self) -> int:
         """Chat calls Mem0 made (cache hits included) plus the answer calls."""
         return self._calls
+
+
+def _stored(r: dict[str, Any]) -> dict[str, Any]:
+    """One memory of ``get_all`` as the store snapshot keeps it (no ids, hashes or scores)."""
+    out = {"memory": str(r.get("memory") or "")}
+    for k in ("created_at", "updated_at"):
+        if r.get(k):
+            out[k] = str(r[k])
+    if (r.get("metadata") or {}).get("session_date"):
+        out["session_date"] = r["metadata"]["session_date"]
+    return out
 
 
 def _retrieved(r: dict[str, Any]) -> Retrieved:

@@ -7,7 +7,7 @@ and hashes into the run key.
 
 - Baselines (built in): ``full-context`` (the model answers from the whole conversation so far)
   and ``no-memory`` (the model answers with nothing: a floor).
-- Products: ``mem0`` and ``graphiti``, optional extras. Each is a module of this package
+- Products: ``mem0``, ``graphiti`` and ``langmem``, optional extras. Each is a module of this package
   (``products/mem0.py``) imported only when its library is installed, with one function
   ``build(options: AnsweringOptions) -> Answering``. A missing library is a one-line
   ``MissingExtra`` naming ``pip install 'agentmemgate[mem0]'``.
@@ -66,6 +66,13 @@ PRODUCTS: dict[str, Product] = {
         "graphiti-core",
         "Graphiti: a temporal knowledge graph of episodes, "
         "facts with valid/invalid times, hybrid search",
+    ),
+    "langmem": Product(
+        "langmem",
+        "agentmemgate.products.langmem",
+        "langmem",
+        "langmem",
+        "LangMem: a memory store manager over LangGraph's in-memory store, searched per question",
     ),
 }
 

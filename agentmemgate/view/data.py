@@ -139,6 +139,9 @@ class Reader:
         row = self.conn.execute(sql, list(args)).fetchone()
         return row[0] if row else None
 
+    def columns(self, table: str) -> set[str]:
+        return {r[1] for r in self.conn.execute(f'pragma table_info("{table}")')}
+
     def count(self, table: str) -> int:
         return self.one(f'select count(*) from "{table}"') if table in self.tables else 0
 
@@ -596,13 +599,21 @@ class Reader:
                 out["trace"] = json.loads(got[0])
                 out["stale"] = got[1] != self._current_sha(arc_id)
         if kind == "answering" and "eval_product_answers" in self.tables:
+            store = ", store" if "store" in self.columns("eval_product_answers") else ""
             out["sessions"] = self.dicts(
-                "select after_session, date, answer, retrieved, calls, arc_sha256 from "
+                f"select after_session, date, answer, retrieved, calls, arc_sha256{store} from "
                 "eval_product_answers where run_key = ? and arc_id = ? order by after_session",
                 [run_key, arc_id],
             )
             for s in out["sessions"]:
                 s["retrieved"] = json.loads(s["retrieved"] or "[]")
+                s["store"] = json.loads(s["store"]) if s.get("store") else None
+            if any(s["store"] is not None for s in out["sessions"]):
+                from ..evaluate.show import arc_values
+                from ..schema import Arc
+
+                raw = self.one("select json from arcs where id = ?", [arc_id])
+                out["values"] = arc_values(Arc.model_validate_json(raw)) if raw else []
             out["stale"] = bool(out["sessions"]) and out["sessions"][0][
                 "arc_sha256"
             ] != self._current_sha(arc_id)

@@ -167,6 +167,13 @@ def _session_details(x: dict, si: int, labels: list[str]) -> None:
             f"judge: asserts {', '.join(map(repr, v.get('asserted', []))) or 'nothing'} "
             f"({v.get('rationale', '')})"
         )
+    if got.get("store") is not None and x.get("values"):
+        from ..evaluate.show import store_lines
+
+        lines += [
+            line.removeprefix("  ")
+            for line in store_lines(x.get("info"), x["values"], got, (v or {}).get("asserted"))
+        ]
     st.text("\n".join(lines))
 
 

@@ -373,11 +373,11 @@ def test_the_rationale_names_the_frame_per_value():
 
 
 # -- names and versions -------------------------------------------------------------------------
-def test_offline_is_v2_and_each_version_can_be_pinned():
+def test_offline_is_the_newest_and_each_version_can_be_pinned():
     newest = get_answer_judge("offline")
     assert isinstance(newest, ScopedOfflineAnswerJudge)
-    assert (newest.spec, newest.rubric) == ("offline", "answer_cues.v2")
-    assert V2.spec == "offline:answer_cues.v2" and V2.rubric_sha256 == newest.rubric_sha256
+    assert (newest.spec, newest.rubric) == ("offline", "answer_cues.v3")
+    assert V2.spec == "offline:answer_cues.v2" and V2.rubric_sha256 != newest.rubric_sha256
     assert (
         V2.rubric_sha256
         == hashlib.sha256((ANSWER_CUES_DIR / "answer_cues.v2.toml").read_bytes()).hexdigest()
@@ -385,8 +385,8 @@ def test_offline_is_v2_and_each_version_can_be_pinned():
     v1 = get_answer_judge("offline:answer_cues.v1")
     assert isinstance(v1, OfflineAnswerJudge) and v1.rubric == "answer_cues.v1"
     assert get_value_judge("offline:answer_cues.v2").judge.spec == "offline"
-    with pytest.raises(BadInput, match="No offline answer rules version 3"):
-        get_answer_judge("offline:answer_cues.v3")
+    with pytest.raises(BadInput, match="No offline answer rules version 4"):
+        get_answer_judge("offline:answer_cues.v4")
 
 
 def test_v1_is_unchanged_byte_for_byte_and_in_behaviour():

@@ -35,7 +35,7 @@ def info(name: str, gated: bool, twin: str | None = None, **kw) -> SystemInfo:
 class ScriptedSystem(MemorySystem):
     """At the i-th user turn (0-based) perform ``script[i]``: a list of actions
 
-    ("commit", v) ("correct", v) ("stage", v) ("promote",) ("discard",) ("plan", v) ("drop", v)
+    ("commit", v[, {"matched_by_retry": ..., "evidence_type": ...}]) ("correct", v) ("stage", v) ("promote",) ("discard",) ("plan", v) ("drop", v)
 
     ``calls_per_turn`` component calls are counted per user turn (plus one per staged item
     pending at the turn, like a checker)."""
@@ -82,8 +82,9 @@ class ScriptedSystem(MemorySystem):
             kind = action[0]
             if kind == "commit":
                 self._write(action[1], turn.t)
+                how = action[2] if len(action) > 2 else {}  # matched_by_retry, evidence_type
                 events.append(
-                    MemoryEvent(kind="committed", t=turn.t, key=self.key, value=action[1])
+                    MemoryEvent(kind="committed", t=turn.t, key=self.key, value=action[1], **how)
                 )
             elif kind == "correct":
                 self._write(action[1], turn.t, via="correction")

@@ -83,7 +83,10 @@ def test_heldout_plans_can_be_exposed_from_answers():
 
 
 def test_i_dont_know_asserts_nothing():
-    assert scored(CAME_TRUE, ["Pandora", "Pandora", "I don't know."]) == {"task_accuracy": False}
+    assert scored(CAME_TRUE, ["Pandora", "Pandora", "I don't know."]) == {
+        "premature_write": False,
+        "task_accuracy": False,
+    }
     assert scored(CONTROL, ["Pandora", "The user now uses Deezer."]) == {"task_accuracy": True}
 
 
@@ -130,3 +133,11 @@ def test_bad_files_name_the_line(tmp_path, lines, needle):
         read_answers(write(tmp_path, lines), SESSIONS)
     assert needle in str(e.value)
     assert "\n" not in str(e.value)
+
+
+def test_a_came_true_plan_answered_before_it_came_true_is_a_premature_write():
+    # Plan in session 0, confirmed in session 2: the answers after sessions 0 and 1 are early.
+    v = scored(CAME_TRUE, ["Pandora.", "The user uses Deezer.", "Deezer."])
+    assert v == {"premature_write": True, "task_accuracy": True}
+    v = scored(CAME_TRUE, ["Pandora.", "Still Pandora, thinking about Deezer.", "Deezer."])
+    assert v["premature_write"] is False

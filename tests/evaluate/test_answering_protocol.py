@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from agentmemgate.errors import BadInput
 from agentmemgate.evaluate import (
     answering_spec,
     compute_report,
@@ -222,3 +223,49 @@ def test_a_run_never_takes_an_uploaded_answer_sets_name(hand_ws, tmp_path):
     with pytest.raises(BadInput, match="already the name of an uploaded answer set"):
         run_eval(hand_ws, ["core"], [toy(Backend())], show_progress=False)
     assert hand_ws.db["eval_systems"].count == 0
+
+
+def test_repeated_runs_ask_anew_and_the_report_gives_the_spread(hand_ws):
+    """--repeat 3: runs 2 and 3 of a model-backed system have cache entries of their own (every
+    call asked again), a system of offline rules runs once, the tables keep the first run and the
+    report gives each measure's mean, min and max over the runs."""
+    model = get_model("scripted:rep", workspace=hand_ws)
+    calls = {"n": 0}
+
+    def answer(req):  # the model changes its mind from one call to the next
+        calls["n"] += 1
+        return "You use Deezer." if calls["n"] % 2 else "You use Pandora."
+
+    model.respond_with(answer)
+    probes = sum(len(a.sessions) for a in ARCS if a.spec.split == "core")
+    s = run_eval(
+        hand_ws,
+        ["core"],
+        ["full-context", toy(Backend())],
+        model="scripted:rep",
+        repeat=3,
+        show_progress=False,
+    )
+    name = "full-context@scripted:rep"
+    assert s.names == [name, "toy-keyword", f"{name}#2", f"{name}#3"] and s.failed == 0
+    assert len(model.history) == 3 * probes  # no run read another's answers from the cache
+    again = run_eval(
+        hand_ws, ["core"], ["full-context"], model="scripted:rep", repeat=3, show_progress=False
+    )
+    assert again.ran_now == 0 and len(model.history) == 3 * probes  # each run stored apart
+
+    r = compute_report(hand_ws, ["core"])
+    assert name in r.meta.systems and f"{name}#2" not in r.meta.systems
+    assert list(r.repeats) == [name]
+    runs = r.repeats[name]
+    assert runs["runs"] == [name, f"{name}#2", f"{name}#3"]
+    acc = runs["spread"]["core"]["task_accuracy"]
+    assert len(acc["values"]) == 3 and acc["min"] <= acc["mean"] <= acc["max"]
+    assert acc["n"] == [r.stat(name, "core", "task_accuracy").n] * 3
+    assert acc["mean"] == pytest.approx(sum(acc["values"]) / 3)
+    md = report_markdown(r)
+    assert "## Run-to-run spread" in md and f"| {name} | core benchmark | Task probes" in md
+    assert f"{name}#2 |" not in md.split("## Run-to-run spread")[0]  # the tables: run 1 only
+    assert r.to_json()["repeats"][name]["runs"][1] == f"{name}#2"
+    with pytest.raises(BadInput, match="--repeat must be 1 or more"):
+        run_eval(hand_ws, ["core"], ["full-context"], model="scripted:rep", repeat=0)

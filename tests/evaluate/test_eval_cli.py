@@ -118,13 +118,22 @@ def test_report_json_layout(copy, tmp_path):
 def test_report_markdown_has_the_papers_tables(copy):
     r = amg("report", "eval", "--workspace", copy)
     assert r.exit_code == 0, r.output
+    heads = [line for line in r.stdout.splitlines() if line.startswith("## ")]
+    # the summary and the notes first; then tables titled by what they show, paper's number after
+    assert heads[:2] == [
+        "## Summary: each system's contamination, accuracy and premature writes",
+        "## Why: results the tables alone do not explain",
+    ]
+    for n in (2, 3, 4, 5, 6, 7):
+        assert sum(f"Table {n})" in h or f"Table {n};" in h for h in heads) == 1, n
+    assert not any(h.startswith("## Table") for h in heads)
     for title in (
-        "Table 2",
-        "Table 3",
-        "Table 5",
-        "Table 6",
-        "Table 7",
-        "Table 4",
+        "Contamination: at-risk plans",
+        "Task accuracy: one probe",
+        "Held-out detail",
+        "At-end contamination by hedge-strength level",
+        "Promotion by confirmation wording",
+        "Plan-typed baseline",
         "Retry ablation",
         "Paired differences",
         "Overhead",
@@ -205,8 +214,8 @@ def test_answers_command(copy, tmp_path):
     r = amg("eval", "answers", good, "--name", "product-x", "--workspace", copy, "--no-progress")
     assert r.exit_code == 0, r.output
     assert f"for {len(arcs)} arcs" in r.output
-    assert "Answer judge offline (answer_cues.v2" in r.output and "held-out part" in r.output
-    assert "answers read by answer_cues.v2" in r.output  # offline: the newest answer rules
+    assert "Answer judge offline (answer_cues.v3" in r.output and "held-out part" in r.output
+    assert "answers read by answer_cues.v3" in r.output  # offline: the newest answer rules
     rep = json.loads(
         amg("report", "eval", "--json", "--workspace", copy, "--out", tmp_path / "rep").stdout
     )
@@ -404,7 +413,7 @@ def test_what_a_hand_audit_tripped_on(copy, tmp_path):
         assert set(score["values"]) <= {k for k, v in score["why"].items() if v}, score
 
     md = amg("report", "eval", "--workspace", copy, "--out", tmp_path / "rep").stdout
-    table5 = md.split("## Table 5")[1].split("\n## ")[0]
+    table5 = md.split("## Held-out detail")[1].split("\n## ")[0]
     assert "— gated only" in table5 and "— answers only" in table5
     assert "— not from answers" in table5 and "gated only\" marks" in table5
     assert re.search(r"\| — \|", table5) is None  # no bare dash
@@ -440,3 +449,61 @@ def test_report_html_is_one_page_with_the_markdowns_tables_and_figures(copy, tmp
         assert base64.b64encode((rep / png).read_bytes()).decode() in page
     again = amg("report", "eval", "--workspace", copy, "--out", rep)  # without --html: as before
     assert again.exit_code == 0 and "eval.html" not in again.stderr
+
+
+def test_check_is_a_gate_for_ci(copy):
+    """Bounds met: exit 0; a bound missed: exit 1 with its line (value, interval, bound)."""
+    report = json.loads(amg("report", "eval", "--workspace", copy, "--json").stdout)
+    row = next(r for r in report["summary"] if r["system"] == "literal-ungated")
+    end = row["end_contamination"]
+    assert end["k"] > 0  # the literal pipeline without a gate stores plans
+    ok = amg(
+        "eval", "check", "--system", "literal-ungated", "--workspace", copy,
+        "--max-end-contamination", "100%", "--min-task-accuracy", "0",
+    )  # fmt: skip
+    assert ok.exit_code == 0, ok.output
+    assert ok.output.splitlines()[-1].strip() == "passed"
+    bound = end["value"] / 2
+    missed = amg(
+        "eval", "check", "--system", "literal-ungated", "--workspace", copy,
+        "--max-end-contamination", f"{bound}", "--min-task-accuracy", "0",
+    )  # fmt: skip
+    assert missed.exit_code == 1
+    lines = [line.strip() for line in missed.output.splitlines()]
+    want = (
+        f"missed: end contamination {end['k']}/{end['n']} {100 * end['value']:.1f}% "
+        f"[{100 * end['ci_low']:.1f}, {100 * end['ci_high']:.1f}] > {100 * bound:.1f}%"
+    )
+    assert any(line.startswith(want) for line in lines), missed.output
+    assert sum(line.startswith("missed:") for line in lines) == 1
+    assert any(line.startswith("ok: task accuracy") for line in lines)
+
+
+def test_check_refuses_what_it_cannot_decide(copy):
+    for args, needle in (
+        (["--system", "literal-gated"], "Give at least one bound"),
+        (["--system", "literal-gated", "--min-task-accuracy", "90"], "outside 0-1"),
+        (["--system", "literal-gated", "--min-task-accuracy", "most"], "is not a proportion"),
+        (["--system", "literal-gatd", "--min-task-accuracy", "0.9"], "did you mean"),
+        (
+            ["--system", "literal-gated", "--split", "heldout", "--max-pending-contamination", "0"],
+            "pending contamination does not apply",
+        ),
+    ):
+        one_line_error(amg("eval", "check", "--workspace", copy, *args), needle)
+
+
+def test_check_never_passes_on_part_of_the_arcs(copy):
+    ws = Workspace(copy, create=False)
+    with ws.db.conn:
+        ws.db.execute(
+            "delete from eval_scores where system = 'literal-gated' and arc_id in "
+            "(select arc_id from eval_scores where system = 'literal-gated' and split = 'core' "
+            "limit 1)"
+        )
+    r = amg(
+        "eval", "check", "--system", "literal-gated", "--split", "core", "--workspace", copy,
+        "--min-task-accuracy", "0",
+    )  # fmt: skip
+    assert r.exit_code == 1
+    assert "missed: 1 of" in r.output and "arcs of core have no score for literal-gated" in r.output

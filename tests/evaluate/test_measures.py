@@ -251,3 +251,31 @@ def test_calls_are_counted_per_user_turn(arc):
     s, trace = score(arc, {}, UNGATED)
     users = sum(t.role == "user" for sess in arc.sessions for t in sess.turns)
     assert s.user_messages == users and s.calls == users  # one call per turn, nothing staged
+
+
+def test_a_came_true_plan_written_before_it_came_true_is_a_premature_write():
+    # Deezer committed at the plan turn t2: the reads as t4 and t6 arrive give it while the plan
+    # is still pending; it comes true at t8. Not contamination (the plan came true), counted apart.
+    early, _ = score(CAME_TRUE, {0: [("commit", "Pandora")], 1: [("commit", "Deezer")]}, UNGATED)
+    assert early.values == {"premature_write": True, "task_accuracy": True}
+    assert "t=4" in early.why["premature_write"] and "t=8" in early.why["premature_write"]
+    # Committed only by the confirmation at t8: the read as t8 arrives is outside the window.
+    on_time, _ = score(CAME_TRUE, {0: [("commit", "Pandora")], 4: [("commit", "Deezer")]}, UNGATED)
+    assert on_time.values["premature_write"] is False
+    # Staged at the plan turn and promoted at the outcome: invisible to reads while pending.
+    gated, _ = score(
+        CAME_TRUE, {0: [("commit", "Pandora")], 1: [("stage", "Deezer")], 4: [("promote",)]}, GATED
+    )
+    assert gated.values["premature_write"] is False
+
+
+def test_premature_writes_do_not_apply_without_a_pending_window():
+    # Abandoned and open plans are at risk (contamination); held-out structure has no read
+    # between plan and outcome; controls are not plans.
+    for arc, script in (
+        (ABANDONED, {1: [("commit", "Deezer")]}),
+        (OPEN, {1: [("commit", "Deezer")]}),
+        (CONTROL, {1: [("commit", "Deezer")]}),
+    ):
+        s, _ = score(arc, script, UNGATED)
+        assert "premature_write" not in s.values, arc.spec.outcome

@@ -67,7 +67,7 @@ def test_a_new_hedge_level_gets_its_row_in_design_order(extended):
     hedge = [lv for lv in design.factor("hedge_strength").levels if not lv.control]
     counts = {c.level: n for c, n in design.cell_counts("controlled", N)}
     assert _rows(
-        md, "## Table 6: at-end contamination by hedge-strength level (controlled-difficulty)"
+        md, "## At-end contamination by hedge-strength level (controlled-difficulty; Table 6)"
     ) == [f"{lv.name.replace('_', ' ')} (n={counts[lv.name]})" for lv in hedge]
     assert "conditional" in [lv.name for lv in hedge]
 

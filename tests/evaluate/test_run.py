@@ -173,7 +173,16 @@ def test_same_family_judge_is_refused_unless_allowed(ws):
 def test_report_layout_and_absent_measures(hand_ws):
     run_eval(hand_ws, ["core", "heldout"], specs(), show_progress=False)
     r = compute_report(hand_ws).to_json()
-    assert set(r) == {"systems", "differences", "meta"}
+    assert set(r) == {"summary", "explanations", "systems", "differences", "meta"}
+    # the summary: one row per system, pooled over both splits
+    rows = {row["system"]: row for row in r["summary"]}
+    assert set(rows) == {"toy-ungated", "toy-gated"}
+    ungated = rows["toy-ungated"]
+    assert ungated["splits"] == ["core", "heldout"] and ungated["pending_source"] == "store reads"
+    assert (ungated["pending_contamination"]["k"], ungated["pending_contamination"]["n"]) == (2, 2)
+    at_risk = sum(a.spec.outcome in ("abandoned", "open") for a in ARCS)
+    assert ungated["end_contamination"]["n"] == at_risk
+    assert ungated["task_accuracy"]["n"] == len(ARCS)
     core = r["systems"]["toy-ungated"]["core"]
     # Ungated: no gate measures; held-out: no pending contamination.
     assert "staged_at_plan_turn" not in core and "promoted" not in core

@@ -438,10 +438,13 @@ class ChatRequest:
 
 @dataclass
 class Reply:
-    """A responder's reply with extras: ``logprob`` of the first token (for logprobs requests)."""
+    """A responder's reply with extras: ``logprob`` of the first token (for logprobs requests);
+    ``tool``, the function a tools request's call names (default: the one it asks for, else its
+    first)."""
 
     content: Any
     logprob: float | None = None
+    tool: str | None = None
 
 
 class MockHTTPError(Exception):
@@ -627,25 +630,25 @@ class MockOpenAI:
             self.requests.clear()
 
     # -- endpoints
-    def _content_for(self, req: ChatRequest) -> tuple[Any, float | None]:
+    def _content_for(self, req: ChatRequest) -> tuple[Any, float | None, str | None]:
         for responder in self.responders:
             reply = responder(req)
             if reply is not None:
                 if isinstance(reply, Reply):
-                    return reply.content, reply.logprob
-                return reply, None
+                    return reply.content, reply.logprob, reply.tool
+                return reply, None, None
         schema = req.schema
         if schema is not None:
-            return instance_of(schema, array_items=self.array_items), None
+            return instance_of(schema, array_items=self.array_items), None, None
         if req.mode == "json_object":
-            return {}, None
-        return self.default_text, None
+            return {}, None, None
+        return self.default_text, None, None
 
     def _chat(self, body: dict) -> dict:
         if not isinstance(body.get("messages"), list) or not body["messages"]:
             raise MockHTTPError(400, "messages must be a non-empty list")
         req = ChatRequest(body)
-        content, logprob = self._content_for(req)
+        content, logprob, tool = self._content_for(req)
         text = content if isinstance(content, str) else json.dumps(content)
         message: dict[str, Any] = {"role": "assistant", "content": text}
         finish = "stop"
@@ -657,7 +660,10 @@ class MockOpenAI:
                     {
                         "id": f"call_{len(self.requests)}",
                         "type": "function",
-                        "function": {"name": req.schema_name or "tool", "arguments": text},
+                        "function": {
+                            "name": tool or req.schema_name or "tool",
+                            "arguments": text,
+                        },
                     }
                 ],
             }

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from agentmemgate.memory.answering import AnsweringSystem, ProbeAnswer
 from agentmemgate.memory.system import SystemInfo
 from agentmemgate.products import answer_probe
@@ -55,3 +58,13 @@ def make_quiet():
 
 def not_a_system():
     return 42
+
+
+def recipe() -> tuple[str, str]:
+    text = (
+        Path(__file__).resolve().parents[2] / "docs" / "how-to" / "hosted-products.md"
+    ).read_text(encoding="utf-8")
+    toml = re.search(r"```toml\n# pyproject.toml\n(.*?)```", text, re.S)
+    py = re.search(r"```python\n# amg_mem0_platform.py\n(.*?)```", text, re.S)
+    assert toml and py, "the hosted recipe's plug-in is missing from the page"
+    return toml.group(1), py.group(1)

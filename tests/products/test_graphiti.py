@@ -339,6 +339,27 @@ def test_eval_run_stores_and_scores_answers_per_session_and_a_rerun_makes_no_cal
     }
     for r in rows:  # ... and only facts from its own arc's conversation
         assert {m["text"] for m in json.loads(r["retrieved"])} <= said[r["arc_id"]]
+    # the whole group is read after every session: its edges with relation names and validity,
+    # growing session by session, and only this arc's
+    by_arc = {
+        a.id: sorted((r for r in rows if r["arc_id"] == a.id), key=lambda r: r["after_session"])
+        for a in arcs
+    }
+    for arc_id, rs in by_arc.items():
+        stores = [json.loads(r["store"]) for r in rs]
+        assert stores[-1] and all(
+            set(e) >= {"name", "fact", "valid_at", "invalid_at", "expired_at"}
+            for s in stores
+            for e in s
+        )
+        assert [len(s) for s in stores] == sorted(len(s) for s in stores)
+        assert {e["fact"] for s in stores for e in s} <= said[arc_id]
+    scores = [json.loads(r["score"]) for r in arcs_ws.db["eval_scores"].rows]
+    assert all(
+        "store_pending_contamination" in sc["values"]
+        for sc in scores
+        if sc["outcome"] in ("abandoned", "open")
+    )
     assert arcs_ws.db["eval_scores"].count >= len(arcs)
     calls = {r["purpose"] for r in arcs_ws.db["llm_calls"].rows}
     assert {"product.graphiti.chat", "product.graphiti.embed", "products.answer"} <= calls

@@ -118,6 +118,38 @@ def test_a_mem0_run_ingests_in_order_probes_every_session_scores_and_reruns_free
             assert r["answer"] == retrieved[0]["text"]  # the mock answers with the top memory
     assert len(namespaces) == len(arcs)
 
+    # The whole store is read after every session (Memory.get_all): every memory of the
+    # sessions so far, one per user turn, and nothing of another arc.
+    for arc_id, rs in by_arc.items():
+        arc = arcs[arc_id]
+        for r in rs:
+            held = [m["memory"].removeprefix("User said: ") for m in json.loads(r["store"])]
+            so_far = [
+                t.text for x in arc.sessions[: r["after_session"] + 1] for t in x.turns
+                if t.role == "user"
+            ]  # fmt: skip
+            assert sorted(held) == sorted(so_far)
+
+    # Scored from the store too: at-risk arcs get store contamination and the agreement of the
+    # store with the answers; the reasons say which session's store held what.
+    name = f"mem0@{MODEL}"
+    scores = [json.loads(r["score"]) for r in ws.db["eval_scores"].rows_where("system = ?", [name])]
+    at_risk = [sc for sc in scores if sc["outcome"] in ("abandoned", "open")]
+    assert at_risk and all(
+        {"store_pending_contamination", "store_end_contamination", "store_answer_agreement"}
+        <= set(sc["values"])
+        for sc in at_risk
+    )
+    assert all(
+        "store_pending_contamination" not in sc["values"] for sc in scores if sc not in at_risk
+    )
+    # amg eval show prints the store beside the answer, record by record, read by its reader
+    from agentmemgate.evaluate import show_arc
+
+    shown = show_arc(ws, at_risk[0]["arc_id"], name)
+    assert "Store after session 0 (" in shown and "read by mem0 store_cues.v1" in shown
+    assert "store_pending_contamination: " in shown
+
     # Scored and judged like any answer set; every call logged with its purpose.
     name = f"mem0@{MODEL}"
     assert s.names == [name]

@@ -69,9 +69,13 @@ def plugins(tmp_path_factory):
     """Both packages built and installed by pip into a directory that is put on PYTHONPATH."""
     root = tmp_path_factory.mktemp("plugins")
     toml, py = docs_plugin()
+    from .plugin_doubles import recipe
+
+    hosted_toml, hosted_py = recipe()
     for name, files in (
         ("recent", {"pyproject.toml": toml, "amg_recent.py": py}),
         ("extra", {"pyproject.toml": EXTRA_TOML, "amg_extra.py": EXTRA_PY}),
+        ("hosted", {"pyproject.toml": hosted_toml, "amg_mem0_platform.py": hosted_py}),
     ):
         (root / name).mkdir()
         for f, text in files.items():
@@ -90,6 +94,7 @@ def plugins(tmp_path_factory):
             str(target),
             str(root / "recent"),
             str(root / "extra"),
+            str(root / "hosted"),
         ],
         capture_output=True,
         text=True,
@@ -126,6 +131,8 @@ def test_eval_systems_lists_plugins_and_a_broken_one_spoils_nothing(plugins):
         in lines["recent-messages"]
     )
     assert "component system from package amg-extra" in lines["remember-nothing"]
+    # the hosted recipe's plug-in (docs/how-to/hosted-products.md), as its page spells it
+    assert "answering system from package amg-mem0-platform" in lines["mem0-platform"]
     assert "plug-in 'broken-one' from package amg-extra is broken" in lines["broken-one"]
     assert "ModuleNotFoundError" in lines["broken-one"]
     for builtin in ("literal-gated", "full-context", "no-memory", "mem0", "graphiti"):
