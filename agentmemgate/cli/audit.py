@@ -299,6 +299,27 @@ def add(
     show(add_people(_ws(workspace), name, people, items=items))
 
 
+@audit_app.command("people")
+@handles_errors
+def people(
+    name: NameArg,
+    json_: JsonOpt = False,
+    fast_seconds: Annotated[
+        float,
+        typer.Option("--fast-seconds", min=0.0, help="Count labels faster than this as too fast."),
+    ] = 2.0,
+    workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
+) -> None:
+    """Each person's status, items labeled, gold accuracy, attention failures and speed."""
+    from ..annotate_app.people import people_report, to_json
+
+    report = people_report(_ws(workspace), name, fast_seconds)
+    if json_:
+        typer.echo(to_json(report))
+        return
+    show(report)
+
+
 @audit_app.command("import")
 @handles_errors
 def import_(
