@@ -320,6 +320,56 @@ def people(
     show(report)
 
 
+@audit_app.command("labels")
+@handles_errors
+def labels(
+    name: NameArg,
+    method: Annotated[
+        str,
+        typer.Option(
+            "--method",
+            help="majority, dawid-skene or mace (the last two need the crowd extra: "
+            "pip install 'agentmemgate[crowd]').",
+        ),
+    ] = "majority",
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write the final labels to FILE (.csv or .jsonl).")
+    ] = None,
+    json_: JsonOpt = False,
+    include_screened: Annotated[
+        bool,
+        typer.Option("--include-screened", help="Count the labels of screened-out people too."),
+    ] = False,
+    to_statements: Annotated[
+        str | None,
+        typer.Option(
+            "--to-statements",
+            help="Make the final labels the reference labels of this statement set (status "
+            "human), for amg classify and amg report classifier.",
+        ),
+    ] = None,
+    workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
+) -> None:
+    """One final label per item from everyone's labels, with its support and confidence."""
+    from ..annotate_app.final_labels import final_labels, write_final_labels
+    from ..annotate_app.final_labels import to_statements as write_set
+
+    ws = _ws(workspace)
+    res = final_labels(ws, name, method, include_screened=include_screened)
+    if out is not None:
+        write_final_labels(res, out)
+    if to_statements is not None:
+        done = write_set(ws, res, to_statements)
+    if json_:
+        typer.echo(res.model_dump_json(indent=2))
+    else:
+        show(res)
+    if out is not None:
+        typer.echo(f"wrote {out}", err=True)
+    if to_statements is not None:
+        typer.echo("\n".join(done.lines()), err=json_)
+
+
 @audit_app.command("import")
 @handles_errors
 def import_(
