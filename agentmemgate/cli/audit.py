@@ -499,6 +499,12 @@ def agreement(
     ] = 2000,
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed (reported).")] = 0,
     html: HtmlOpt = False,
+    include_screened: Annotated[
+        bool,
+        typer.Option(
+            "--include-screened", help="Count the labels of people an open audit screened out."
+        ),
+    ] = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """Human-human agreement and human-vs-reference accuracy for an audit (markdown + PNG)."""
@@ -506,7 +512,13 @@ def agreement(
     from ..annotate_app.agreement import save_agreement_report
 
     report, path = save_agreement_report(
-        ws, name, fast_seconds, resamples=resamples, seed=seed, html=html
+        ws,
+        name,
+        fast_seconds,
+        resamples=resamples,
+        seed=seed,
+        html=html,
+        include_screened=include_screened,
     )
     if json_:
         typer.echo(report.model_dump_json(indent=2))

@@ -144,6 +144,15 @@ def render() -> None:
             f"Percent agreement: {_prop(rep['percent_agreement'])}\n"
             f"Krippendorff's alpha ({alpha['level']}): {_interval(alpha['value'], alpha.get('ci'))}"
             f" over {alpha['n_units']} items"
+            + "".join(
+                f"\n{title}: {_interval(c['value'], c)} over {c['n']} items"
+                for title, c in (
+                    ("Fleiss' kappa", rep.get("fleiss_kappa")),
+                    ("Gwet's AC1", rep.get("gwet_ac1")),
+                    ("Gwet's AC2 (ordinal weights)", rep.get("gwet_ac2")),
+                )
+                if c
+            )
         )
         pairs = rep["cohen_kappa_pairs"]
         if pairs:
