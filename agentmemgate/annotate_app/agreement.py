@@ -124,9 +124,10 @@ def agreement_report(
     ]
     assigned = Counter(
         a
-        for (a,) in db.execute(
-            "select annotator from audit_assignments where audit = ?", [name]
+        for (a, item) in db.execute(
+            "select annotator, item_id from audit_assignments where audit = ?", [name]
         ).fetchall()
+        if item not in checks
     )
 
     by_item: dict[str, dict[str, str]] = defaultdict(dict)

@@ -50,17 +50,40 @@ class ImportResult(BaseModel):
         ]
 
 
+def _where(row: dict) -> str:
+    return row["_row"] if isinstance(row["_row"], str) else f"row {row['_row']}"
+
+
+FORMATS = ("csv", "label-studio")
+
+
 def import_labels(
-    ws: Workspace, name: str, path: str | Path, *, reference: bool = False, task: str | None = None
+    ws: Workspace,
+    name: str,
+    path: str | Path,
+    *,
+    reference: bool = False,
+    task: str | None = None,
+    format: str = "csv",
 ) -> ImportResult:
     """Append labels made elsewhere (long CSV: item_id, annotator, label[, role, active_seconds,
-    created_at], as ``export_audit`` writes it) or, with ``reference``, set reference labels
-    (item_id, label[, source]). Creates the audit if it does not exist.
+    created_at], as ``export_audit`` writes it; or a Label Studio JSON export of the tasks
+    ``export_label_studio`` wrote, one annotator per Label Studio user) or, with ``reference``,
+    set reference labels (item_id, label[, source]). Creates the audit if it does not exist.
 
     A person keeps one role per audit: rows with role ``adjudicator`` are resolutions and never
     count as annotator labels, and an annotator's name cannot be reused for resolutions."""
     _check_name(name)
-    rows = _read_csv(Path(path), reference)
+    if format not in FORMATS:
+        raise BadInput(f"Unknown format {format!r}; choose one of: {', '.join(FORMATS)}")
+    if format == "label-studio":
+        if reference:
+            raise BadInput("--reference takes a CSV file (item_id,label[,source])")
+        from .label_studio import read_label_studio
+
+        rows = read_label_studio(Path(path))
+    else:
+        rows = _read_csv(Path(path), reference)
     created = not _exists(ws, name)
     if created:
         labels = _infer_label_set([r["label"] for r in rows], task, workspace_design(ws))
@@ -72,7 +95,7 @@ def import_labels(
         try:
             r["label"] = labels.check(r["label"])
         except BadInput as e:
-            raise BadInput(f"{path}: row {r['_row']}: {e}") from None
+            raise BadInput(f"{path}: {_where(r)}: {e}") from None
     ids = list(dict.fromkeys(r["item_id"] for r in rows))
     if not created:
         known = {
@@ -181,7 +204,7 @@ def _import_roles(ws: Workspace, name: str, rows: list[dict], path: str | Path) 
         had = roles.setdefault(who, known.get(who, role))
         if had != role:
             raise BadInput(
-                f"{path}: row {r['_row']}: {who!r} is {'an' if had == 'annotator' else 'the'} "
+                f"{path}: {_where(r)}: {who!r} is {'an' if had == 'annotator' else 'the'} "
                 f"{had} of audit {name!r}; their labels cannot be imported as {role} labels"
             )
     return roles
@@ -293,3 +316,63 @@ def export_audit(ws: Workspace, name: str, out: str | Path | None = None) -> lis
         paths.append(folder / "references.csv")
         refs.to_csv(paths[-1], index=False)
     return paths
+
+
+# -- listing -----------------------------------------------------------------------------------
+class AuditItem(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    item_id: str
+    task: str
+    kind: str  # item, or the check it is (gold, attention, qualify)
+    shown: str  # what the annotator labels: the highlighted text, the values, the answer
+    context: list[str]  # the turns shown around it ("speaker: text")
+    question: str | None = None
+
+
+class AuditItems(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    audit: str
+    task: str
+    items: list[AuditItem]
+
+    def lines(self) -> list[str]:
+        out = [f"Audit {self.audit!r}: {len(self.items)} items", "item_id\tkind\tshown\tcontext"]
+        for it in self.items:
+            shown = " ".join(it.shown.split())
+            shown = shown if len(shown) <= 80 else shown[:77] + "..."
+            out.append(f"{it.item_id}\t{it.kind}\t{shown}\t{len(it.context)} turn(s)")
+        return out
+
+
+def audit_items(ws: Workspace, name: str) -> AuditItems:
+    """Every item of an audit as its annotators see it (for the workspace's owner: ids, and
+    which items are checks)."""
+    from .items import ItemDisplay
+    from .label_studio import task_data
+
+    info = get_audit(ws, name)
+    kinds = dict(
+        ws.db.execute("select item_id, kind from audit_checks where audit = ?", [name]).fetchall()
+    )
+    out = []
+    for item, payload in ws.db.execute(
+        "select item_id, payload from audit_items where audit = ? order by position", [name]
+    ).fetchall():
+        if payload is None:  # imported from a file: no display kept
+            out.append(AuditItem(item_id=item, task=info.task, kind="item", shown="", context=[]))
+            continue
+        d = ItemDisplay.model_validate_json(payload)
+        data = task_data(d)
+        context = [line for line in (data.get("context") or "").split("\n") if line]
+        context += [line for line in (data.get("after") or "").split("\n") if line]
+        out.append(
+            AuditItem(
+                item_id=item,
+                task=info.task,
+                kind=kinds.get(item, "item"),
+                shown=data.get("shown") or "",
+                context=context,
+                question=d.question,
+            )
+        )
+    return AuditItems(audit=name, task=info.task, items=out)

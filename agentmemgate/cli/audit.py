@@ -378,7 +378,8 @@ def import_(
         Path,
         typer.Argument(
             help="CSV, long format: item_id,annotator,label[,role] (as `amg audit export` writes "
-            "it; with --reference: item_id,label[,source])."
+            "it; with --reference: item_id,label[,source]); or with --format label-studio a "
+            "Label Studio JSON export."
         ),
     ],
     reference: Annotated[
@@ -391,15 +392,23 @@ def import_(
             "--task", help="Task of a new audit (default: inferred from the labels in the file)."
         ),
     ] = None,
+    format_: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="csv, or label-studio (a Label Studio JSON export of tasks `amg audit export "
+            "--format label-studio` wrote; one annotator per Label Studio user).",
+        ),
+    ] = "csv",
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
-    """Import labels made elsewhere, or reference labels, from a CSV file."""
+    """Import labels made elsewhere (CSV or Label Studio), or reference labels (CSV)."""
     if task is not None:
         _check_task(task, workspace)
     from ..annotate_app.interop import import_labels
 
     with _new_ws(workspace) as ws:
-        res = import_labels(ws, name, file, reference=reference, task=task)
+        res = import_labels(ws, name, file, reference=reference, task=task, format=format_)
     show(res)
 
 
@@ -409,15 +418,53 @@ def export(
     name: NameArg,
     out: Annotated[
         Path | None,
-        typer.Option("--out", help="Output folder (default: WORKSPACE/audit-exports/NAME)."),
+        typer.Option(
+            "--out",
+            help="Output folder (default: WORKSPACE/audit-exports/NAME, and its label-studio "
+            "folder for --format label-studio).",
+        ),
     ] = None,
+    format_: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="labels (the label log as CSV and JSONL, and the references) or label-studio "
+            "(blind tasks and a labeling config for Label Studio).",
+        ),
+    ] = "labels",
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
-    """Write the audit's label log as CSV and JSONL (and its reference labels as CSV)."""
+    """Write the audit's label log as CSV and JSONL (and its reference labels as CSV), or its
+    items as Label Studio tasks."""
     from ..annotate_app.interop import export_audit
 
-    for p in export_audit(_ws(workspace), name, out):
+    if format_ == "label-studio":
+        from ..annotate_app.label_studio import export_label_studio
+
+        paths = export_label_studio(_ws(workspace), name, out)
+    elif format_ == "labels":
+        paths = export_audit(_ws(workspace), name, out)
+    else:
+        from ..errors import BadInput
+
+        raise BadInput(f"Unknown format {format_!r}; choose labels or label-studio")
+    for p in paths:
         typer.echo(str(p))
+
+
+@audit_app.command("items")
+@handles_errors
+def items_(
+    name: NameArg, json_: JsonOpt = False, workspace: WorkspaceOpt = DEFAULT_WORKSPACE
+) -> None:
+    """List an audit's items: id, kind, what is shown and its context."""
+    from ..annotate_app.interop import audit_items
+
+    res = audit_items(_ws(workspace), name)
+    if json_:
+        typer.echo(res.model_dump_json(indent=2))
+        return
+    show(res)
 
 
 @audit_app.command("list")
