@@ -286,7 +286,8 @@ def _infer_label_set(found: list[str], task: str | None, design: Design) -> Labe
 
 # -- exporting ---------------------------------------------------------------------------------
 def export_audit(ws: Workspace, name: str, out: str | Path | None = None) -> list[Path]:
-    """Write the whole label log (``labels.csv``, ``labels.jsonl``, with ``is_latest``) and the
+    """Write the whole label log (``labels.csv``, ``labels.jsonl``, with ``is_latest``, and for an
+    open audit ``check``: the kind of check an item is, empty for an audited item) and the
     reference labels (``references.csv``) for analysis elsewhere; returns the paths written."""
     import pandas as pd
 
@@ -304,6 +305,11 @@ def export_audit(ws: Workspace, name: str, out: str | Path | None = None) -> lis
     )
     latest = df.groupby(["annotator", "item_id", "role"])["id"].transform("max")
     df["is_latest"] = df["id"] == latest
+    checks = dict(
+        ws.db.execute("select item_id, kind from audit_checks where audit = ?", [name]).fetchall()
+    )
+    if checks:  # an open audit: which rows answer a gold, attention or qualification item
+        df["check"] = df["item_id"].map(checks).fillna("")
     paths = [folder / "labels.csv", folder / "labels.jsonl"]
     df.to_csv(paths[0], index=False)
     df.to_json(paths[1], orient="records", lines=True)

@@ -42,13 +42,22 @@ def test_audit_items_lists_ids_what_is_shown_and_the_context(tmp_path, statement
 
 
 def test_checks_are_named_for_the_owner(tmp_path):
-    from .test_study import source
+    import csv
+
+    from agentmemgate.annotate_app import export_audit, queues
+
+    from .test_study import expected, source, work
 
     p, _ = source(tmp_path)
     ws = Workspace(tmp_path / "ws")
-    create_audit(ws, "o", "evidence_type", str(p), study=StudyOptions(gold=1, attention=1))
+    made = create_audit(ws, "o", "evidence_type", str(p), study=StudyOptions(gold=1, attention=1))
     kinds = sorted(it.kind for it in audit_items(ws, "o").items)
     assert kinds.count("gold") == 1 and kinds.count("attention") == 1
+    want = expected(ws)
+    a = queues.arrive(ws, made.study_link.split("study=")[1], {"PROLIFIC_PID": "x"})
+    work(ws, a.token, lambda i: want[i])
+    rows = list(csv.DictReader(export_audit(ws, "o", tmp_path / "out")[0].open()))
+    assert sorted(r["check"] for r in rows if r["check"]) == ["attention", "gold"]
 
 
 def test_label_studio_export_is_blind_and_its_export_reads_back(tmp_path, statements_file):
