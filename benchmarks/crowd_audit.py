@@ -462,6 +462,9 @@ def main() -> None:
     started = time.monotonic()
     try:
         people = asyncio.run(crowd(urls, truth, args, careless))
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)  # a stalled person ends the run: nothing left
+        raise
     finally:
         stop(proc)
     wall = time.monotonic() - started
