@@ -17,8 +17,8 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed
-	@echo "adding the test extras (pytest, datasets, playwright, mem0, langmem, mkdocs, ruff) to $(VENV) (once; about 1 minute)"
-	$(call install,$(VENV),-e '.[test$(comma)mem0$(comma)langmem]')
+	@echo "adding the test extras (pytest, datasets, playwright, mem0, langmem, crowd-kit, mkdocs, ruff) to $(VENV) (once; about 1 minute)"
+	$(call install,$(VENV),-e '.[test$(comma)mem0$(comma)langmem$(comma)crowd]')
 	touch $@
 
 # Graphiti's embedded FalkorDB (falkordblite) needs Python 3.12+: when a python3.12 is on PATH (or

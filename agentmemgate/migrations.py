@@ -683,3 +683,47 @@ def m023_product_store_snapshots(db: sqlite_utils.Database) -> None:
     store_snapshot``: Mem0's memories, Graphiti's edges with their validity), JSON beside what it
     retrieved and answered; NULL where the system has no store to read, and for runs before."""
     db["eval_product_answers"].add_column("store", str)
+
+
+@migration
+def m024_open_audits(db: sqlite_utils.Database) -> None:
+    """Open audits, where items are assigned as people arrive at one study link.
+
+    ``audits.study_token_hash``: the hash of an open audit's study token (NULL for a fixed roster).
+    ``audit_participants``: each person who arrived, with their platform id (and the platform's
+    study and session ids), their plan of slots, when they were last seen (idle holds go back to
+    the pool), their status and the code they were shown. ``audit_sessions``: one secret token
+    per arrival, so a person may have several tabs. ``audit_checks``: the gold, attention and
+    qualification items with the label they expect, kept apart from the display payloads as
+    references are. ``audit_assignments`` gains when an item was assigned and how long choosing
+    it took."""
+    db["audits"].add_column("study_token_hash", str)
+    db["audits"].create_index(["study_token_hash"], unique=True)
+    db["audit_participants"].create(
+        {
+            "audit": str,
+            "name": str,
+            "platform_id": str,
+            "study_id": str,
+            "session_id": str,
+            "plan": str,
+            "arrived_at": str,
+            "last_seen_at": str,
+            "status": str,
+            "status_at": str,
+            "code": str,
+            "reason": str,
+        },
+        pk=("audit", "name"),
+    )
+    db["audit_participants"].create_index(["audit", "platform_id"], unique=True)
+    db["audit_sessions"].create(
+        {"token_hash": str, "audit": str, "name": str, "created_at": str}, pk="token_hash"
+    )
+    db["audit_checks"].create(
+        {"audit": str, "item_id": str, "kind": str, "label": str}, pk=("audit", "item_id")
+    )
+    db["audit_assignments"].add_column("assigned_at", str)
+    db["audit_assignments"].add_column("assign_ms", float)
+    db["audit_assignments"].create_index(["audit", "item_id"])
+    db["audit_labels"].create_index(["audit", "item_id"])

@@ -1,7 +1,9 @@
 """Blind human audits: freeze items, label them in a Streamlit app, report agreement.
 
-Researchers use ``audits`` (create/import/export/list) and ``agreement`` (reports); the app uses
-only ``queues``, which never reads reference labels or other annotators' labels. Other rooms add
+Researchers use ``audits`` (create/list/add/relink), ``interop`` (import/export) and
+``agreement`` (reports); ``study`` runs open audits (a study link, assignment as people arrive,
+checks, codes); the app uses only ``queues``, which never reads reference labels or other
+annotators' labels. Other rooms add
 ``--from`` sources with ``sources.register_source``.
 """
 
@@ -14,13 +16,15 @@ _LAZY = {
     "AuditInfo": ("audits", None),
     "AuditSummary": ("audits", None),
     "CreatedAudit": ("audits", None),
-    "ImportResult": ("audits", None),
+    "ImportResult": ("interop", None),
     "create_audit": ("audits", None),
-    "export_audit": ("audits", None),
+    "export_audit": ("interop", None),
     "get_audit": ("audits", None),
-    "import_labels": ("audits", None),
+    "import_labels": ("interop", None),
     "list_audits": ("audits", None),
     "relink": ("audits", None),
+    "add_people": ("audits", None),
+    "StudyOptions": ("study_options", None),
     "DisplayTurn": ("items", None),
     "ItemDisplay": ("items", None),
     "Reference": ("items", None),
@@ -68,6 +72,8 @@ __all__ = [
     "import_labels",
     "list_audits",
     "relink",
+    "add_people",
+    "StudyOptions",
     "DisplayTurn",
     "ItemDisplay",
     "Reference",

@@ -28,6 +28,14 @@ def _ci(x: float | None, ci: Interval | None, digits: int = 3) -> str:
     return f"{x:.{digits}f} [{ci.ci_low:.{digits}f}, {ci.ci_high:.{digits}f}]"
 
 
+def _chance(c) -> str:
+    """``0.775 [0.461, 1.000] (n=12 items, 11 with two or more labels)``."""
+    if c.value is None:
+        return f"undefined (n={c.n} items)"
+    ci = "" if c.ci_low is None else f" [{c.ci_low:.3f}, {c.ci_high:.3f}]"
+    return f"{c.value:.3f}{ci} (n={c.n} items, {c.n_multi} with two or more labels)"
+
+
 def _pct(v: float | None, lo: float | None, hi: float | None) -> str:
     if v is None:
         return "undefined"
@@ -133,6 +141,25 @@ def render_markdown(r: AgreementReport) -> str:
         out.append(
             f"- Percent agreement on plan asserted or not (all pairs): {_p(r.plan_asserted_human)}"
         )
+    for label, c in (
+        ("Fleiss' kappa", r.fleiss_kappa),
+        ("Gwet's AC1", r.gwet_ac1),
+        ("Gwet's AC2 (ordinal weights over the scale; can't tell as missing)", r.gwet_ac2),
+    ):
+        if c is not None:
+            out.append(f"- {label}: {_chance(c)}")
+    if r.fleiss_kappa is not None:
+        out.append(
+            "  (any number of people per item; 95% intervals by Gwet's variance, t with n-1 "
+            "degrees of freedom. AC1 stays meaningful when one label dominates, where kappa can "
+            "sit near zero though people agree on almost every item.)"
+        )
+    if r.screened_out:
+        out.append(
+            f"- Screened-out people: {r.screened_out}, "
+            + ("included (--include-screened)" if r.screened_included else "left out")
+            + "; who and why is under Diagnostics."
+        )
     out.append("")
     if r.cohen_kappa_pairs:
         header = ["annotator pair", "n", "agreement [95% CI]", "Cohen's kappa [95% CI]"]
@@ -207,6 +234,7 @@ def render_markdown(r: AgreementReport) -> str:
             "can't tell",
             f"fast (< {d.fast_threshold_seconds:g} s)",
             "median active s",
+            "agrees with the final label [95% CI]",
         ],
         [
             [
@@ -218,6 +246,7 @@ def render_markdown(r: AgreementReport) -> str:
                 str(x.cant_tell),
                 str(x.fast),
                 _f(x.median_active_seconds, 1),
+                _p(x.vs_final) if x.vs_final is not None and x.vs_final.n else "-",
             ]
             for x in d.per_annotator
         ],

@@ -68,17 +68,28 @@ def agreement_report(
     fast_seconds: float = FAST_SECONDS,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
+    include_screened: bool = False,
 ) -> AgreementReport:
     info = get_audit(ws, name)
     boot = Bootstrap(resamples=resamples, seed=seed)
     ls = info.label_set
     db = ws.db
+    checks = {i for (i,) in db.execute("select item_id from audit_checks where audit = ?", [name])}
     items = {
         iid: (json.loads(p).get("group") if p else None)
         for iid, p in db.execute(
             "select item_id, payload from audit_items where audit = ? order by position", [name]
         ).fetchall()
+        if iid not in checks  # gold, attention and qualification items never enter agreement
     }
+    screened = dict(
+        db.execute(
+            "select name, coalesce(reason, '') from audit_participants where audit = ? and "
+            "status = 'screened_out' order by name",
+            [name],
+        ).fetchall()
+    )
+    left_out = set() if include_screened else set(screened)
     latest: dict[tuple[str, str], tuple[str, float | None]] = {}
     logged: Counter = Counter()
     per_item_rows: Counter = Counter()
@@ -88,6 +99,8 @@ def agreement_report(
         "where audit = ? order by id",
         [name],
     ).fetchall():
+        if item in checks or ann in left_out:
+            continue
         if role == "adjudicator":
             adjudicated[item] = label
             continue
@@ -107,12 +120,14 @@ def agreement_report(
             "role = 'annotator' order by name",
             [name],
         ).fetchall()
+        if n not in left_out
     ]
     assigned = Counter(
         a
-        for (a,) in db.execute(
-            "select annotator from audit_assignments where audit = ?", [name]
+        for (a, item) in db.execute(
+            "select annotator, item_id from audit_assignments where audit = ?", [name]
         ).fetchall()
+        if item not in checks
     )
 
     by_item: dict[str, dict[str, str]] = defaultdict(dict)
@@ -140,6 +155,15 @@ def agreement_report(
     alpha = _alpha(ls, people, by_item, notes, boot)
     if alpha.value is None:
         undefined.append("krippendorff_alpha (fewer than two labels per item, or one label only)")
+    many = _many_raters(ls, by_item, undefined)
+    final = {i: lab for i, labs in by_item.items() if (lab := _majority(labs)) is not None}
+    final.update(adjudicated)
+    if screened:
+        how = "included (--include-screened)" if include_screened else "left out"
+        notes.append(
+            f"{len(screened)} screened-out people {how}: "
+            + "; ".join(f"{p} ({why or 'screened out'})" for p, why in screened.items())
+        )
 
     # human vs reference
     ref_block = None
@@ -224,6 +248,7 @@ def agreement_report(
                 cant_tell=sum(1 for lab, _ in mine.values() if lab == CANT_TELL),
                 fast=len(my_fast),
                 median_active_seconds=round(statistics.median(secs), 2) if secs else None,
+                vs_final=_vs_final(mine, final, by_item),
             )
         )
     all_labels = [lab for lab, _ in latest.values()]
@@ -250,6 +275,11 @@ def agreement_report(
         n_items_multi=sum(len(v) >= 2 for v in by_item.values()),
         percent_agreement=pct,
         krippendorff_alpha=alpha,
+        fleiss_kappa=many["fleiss_kappa"],
+        gwet_ac1=many["gwet_ac1"],
+        gwet_ac2=many.get("gwet_ac2"),
+        screened_out=len(screened),
+        screened_included=include_screened,
         cohen_kappa_pairs=pairs,
         vs_reference=ref_block,
         adjudication=adjudication,
@@ -268,6 +298,44 @@ def agreement_report(
             notes=notes,
         ),
     )
+
+
+def _many_raters(ls: LabelSet, by_item: dict, undefined: list[str]) -> dict:
+    """Fleiss' kappa and Gwet's AC1 over every label ("can't tell" is a category), and for ordered
+    tasks Gwet's AC2 with ordinal weights over the scale ("can't tell" is off it: missing)."""
+    from .chance import coefficient, rating_counts
+
+    rows = [list(labs.values()) for _, labs in sorted(by_item.items())]
+    nominal = rating_counts(rows, ls.choices)
+    out = {
+        "fleiss_kappa": coefficient(nominal, "fleiss"),
+        "gwet_ac1": coefficient(nominal, "gwet"),
+    }
+    if ls.ordered:
+        out["gwet_ac2"] = coefficient(rating_counts(rows, ls.labels), "gwet", "ordinal")
+    for key, c in out.items():
+        if c.value is None:
+            undefined.append(
+                f"{key} (no item with two labels)"
+                if not c.n_multi
+                else f"{key} (chance agreement is 1: one label only)"
+            )
+    return out
+
+
+def _majority(labels: dict[str, str]) -> str | None:
+    """The most frequent label of an item with two or more labels; None on a tie."""
+    if len(labels) < 2:
+        return None
+    top = Counter(labels.values()).most_common()
+    return None if len(top) > 1 and top[0][1] == top[1][1] else top[0][0]
+
+
+def _vs_final(mine: dict, final: dict[str, str], by_item: dict) -> Proportion:
+    """How often a person's label is the item's final label (the majority, or the
+    adjudicator's resolution), over their items that have one."""
+    pairs = [(lab, final[i]) for i, (lab, _) in mine.items() if i in final and len(by_item[i]) > 1]
+    return wilson(sum(a == b for a, b in pairs), len(pairs))
 
 
 def _reference_name(params: dict) -> str | None:
@@ -587,6 +655,7 @@ def save_agreement_report(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
     html: bool = False,
+    include_screened: bool = False,
 ) -> tuple[AgreementReport, Path]:
     """Compute the report and write ``report.md``, ``report.json`` and confusion PNGs (and with
     ``html`` the self-contained ``report.html``, ``report_html``).
@@ -597,7 +666,9 @@ def save_agreement_report(
     from ..atomic import replaced_folder
     from ..report_html import write_report_html
 
-    report = agreement_report(ws, name, fast_seconds, resamples=resamples, seed=seed)
+    report = agreement_report(
+        ws, name, fast_seconds, resamples=resamples, seed=seed, include_screened=include_screened
+    )
     folder = Path(out) if out is not None else ws.path / "reports" / f"agreement-{name}"
     try:
         with replaced_folder(

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import html
+import json
 import os
 import sqlite3
 import sys
@@ -36,19 +36,22 @@ import time
 import streamlit as st
 
 from agentmemgate.annotate_app import queues
-from agentmemgate.annotate_app.items import DisplayTurn, ItemDisplay
+from agentmemgate.annotate_app._item_view import (  # noqa: F401  (session_label: re-exported)
+    TARGET_KEY,
+    instructions,
+    options_text,
+    question,
+    render_item,
+    session_label,
+)
+from agentmemgate.annotate_app.items import ItemDisplay
 from agentmemgate.annotate_app.labels import LabelSet, display_name
 from agentmemgate.errors import AmgError
 from agentmemgate.workspace import DEFAULT_WORKSPACE, Workspace
 
 WORKSPACE_ENV = "AMG_WORKSPACE"
 # Our own containers' keys; Streamlit gives each the CSS class .st-key-KEY.
-HEAD_KEY, CHAT_KEY, TARGET_KEY, INSTRUCTIONS_KEY = (
-    "amg-head",
-    "amg-chat",
-    "amg-target",
-    "amg-instructions",
-)
+HEAD_KEY, CHAT_KEY = "amg-head", "amg-chat"
 READY_KEY = "amg-ready"  # the first page's button that the key script presses
 RELOAD_NOTE = (
     "Reloading this page or opening it in a new tab signs you out: the token is kept "
@@ -310,130 +313,6 @@ def _page_script(nonce: str, *, scroll: bool = False, has_target: bool = False) 
     )  # our constant code and a position: no data
 
 
-# -- rendering of one item (plain text only) ---------------------------------------------------
-def _turn(t: DisplayTurn) -> None:
-    with st.chat_message("assistant" if t.role == "assistant" else "user"):
-        st.text(t.speaker or t.role.capitalize())
-        st.text(t.text)
-
-
-def _session_dates(turns: list[DisplayTurn]) -> list[str | None]:
-    """Each turn's session date; an undated turn (statement context from a corpus) belongs to the
-    session of the next dated turn, so no session header falls between a statement and its context."""
-    out: list[str | None] = [t.date for t in turns]
-    nxt = None
-    for i in range(len(out) - 1, -1, -1):
-        out[i] = nxt = out[i] or nxt
-    prev = None
-    for i, d in enumerate(out):
-        out[i] = prev = d or prev
-    return out
-
-
-def _parse_date(value: str) -> dt.date | None:
-    try:
-        return dt.date.fromisoformat(value[:10])
-    except ValueError:
-        return None
-
-
-def session_label(date: str, previous: str | None) -> str:
-    """ "Session of Tue 9 Jan 2024 · 8 days later": our own words, from a date we parse. A date we
-    cannot parse is shown as given (escaped by the caller)."""
-    day = _parse_date(date)
-    if day is None:
-        return f"Session of {date}"
-    text = f"Session of {day.strftime('%a')} {day.day} {day.strftime('%b %Y')}"
-    before = _parse_date(previous) if previous else None
-    if before is not None and day > before:
-        gap = (day - before).days
-        text += f" · {gap} day{'s' if gap != 1 else ''} later"
-    return text
-
-
-def _session_break(date: str, previous: str | None) -> None:
-    label = html.escape(session_label(date, previous))
-    st.html(f'<div class="amg-session" role="separator" aria-label="{label}">{label}</div>')
-
-
-def _question(d: ItemDisplay) -> None:
-    if d.question:
-        st.markdown("**Question**")
-        st.text(d.question)
-
-
-ANSWER_ASK = "What does this answer assert as the user's current value?"
-
-
-def _answer(d: ItemDisplay) -> None:
-    """An answer item: the question the system was asked, its answer, the two neutral options."""
-    p, a = d.pair, d.answer
-    st.markdown("**Question the assistant was asked**")
-    st.text(a.question)
-    st.markdown("**The assistant's answer**")
-    with st.container(border=True):
-        st.text(a.text)
-    st.markdown(f"**{ANSWER_ASK}**")  # our own words
-    st.text(f"Field: {p.field}" + (f" ({p.description})" if p.description else ""))
-    left, right = st.columns(2)
-    with left, st.container(border=True):
-        st.text(p.a_name)
-        st.text(p.a)
-    with right, st.container(border=True):
-        st.text(p.b_name)
-        st.text(p.b)
-
-
-def options_text(d: ItemDisplay) -> list[str]:
-    """The options beside the label buttons ("A: Boston"), so value A / value B are plain."""
-    if d.kind != "answer" or d.pair is None:
-        return []
-    return [f"A: {d.pair.a}", f"B: {d.pair.b}"]
-
-
-def render_item(d: ItemDisplay, target_title: str) -> None:
-    """The item's content: an answer, a value pair and/or turns, with session breaks and the
-    highlight."""
-    if d.kind == "answer":
-        _answer(d)
-        return
-    if d.pair is not None:
-        p = d.pair
-        st.markdown("**Field**")
-        st.text(p.field)
-        if p.description:
-            st.text(p.description)
-        left, right = st.columns(2)
-        with left, st.container(border=True):
-            st.text(p.a_name)
-            st.text(p.a)
-        with right, st.container(border=True):
-            st.text(p.b_name)
-            st.text(p.b)
-    last_date = None
-    for i, (t, date) in enumerate(zip(d.turns, _session_dates(d.turns))):
-        if date and date != last_date:
-            _session_break(date, last_date)
-            last_date = date
-        if i == d.target:
-            with st.container(border=True, key=TARGET_KEY):
-                st.markdown(f"**:orange[▶ {target_title}]**")  # our own words: markdown is safe
-                _turn(t)
-        else:
-            _turn(t)
-
-
-def _instructions(ls: LabelSet, expanded: bool) -> None:
-    """Open on the first item only; each label button also carries its definition as a tooltip."""
-    with (
-        st.expander("Instructions and label definitions", expanded=expanded),
-        st.container(key=INSTRUCTIONS_KEY),
-    ):
-        st.markdown(ls.instructions)  # package rubric text: trusted
-        for i, lab in enumerate(ls.choices, 1):
-            st.markdown(f"**{i} · {display_name(lab)}**: {ls.definitions.get(lab, '')}")
-
-
 # -- sign-in: the token lives in the server-side session ---------------------------------------
 def _sign_in(token: str) -> None:
     token = token.strip()
@@ -580,7 +459,7 @@ def _submit(token: str, item_id: str, n_choices: int) -> None:
         return
     started = st.session_state.get("shown_at", time.time())
     try:
-        queues.record_label(
+        feedback = queues.record_label(
             _workspace(),
             token,
             item_id,
@@ -603,6 +482,8 @@ def _submit(token: str, item_id: str, n_choices: int) -> None:
         return
     st.session_state.choices.pop(item_id, None)
     st.session_state.pos += 1
+    if feedback:
+        st.session_state.feedback = feedback
 
 
 def _mark_shown(item_id: str) -> None:
@@ -672,11 +553,11 @@ def _controls(token: str, item: ItemDisplay, ls: LabelSet, own: str | None, pos:
     )
 
 
-def _account(signed_in: str) -> None:
+def _account(signed_in: str, note: str = RELOAD_NOTE) -> None:
     """Bottom of the sidebar: who is signed in, what a reload does, and a way to sign out."""
     st.divider()
     st.text(signed_in)
-    st.caption(RELOAD_NOTE)
+    st.caption(note)
     st.button("Sign out", key="sign_out", on_click=_sign_out)
 
 
@@ -714,11 +595,14 @@ def _item_page(
     empty_text: str,
     done_text: str,
     tag=lambda item: "",
+    total: int | None = None,
+    note: str = RELOAD_NOTE,
 ):
     """The part both pages share: title, progress, end/empty states, the account block. Returns the
     position of the item to show and the sidebar slot for its controls, or None when there is
-    no item to show."""
+    no item to show. ``total``: the items planned (an open audit assigns them one at a time)."""
     n = len(items)
+    planned = max(total or n, n)
     if "pos" not in st.session_state:
         st.session_state.pos = next((i for i, it in enumerate(items) if it.own_label is None), n)
     pos = max(0, min(st.session_state.pos, n))
@@ -730,11 +614,11 @@ def _item_page(
     head.title(title)
     with st.sidebar:
         if n and pos < n:
-            st.subheader(f"Item {pos + 1} of {n}{tag(items[pos])}")
+            st.subheader(f"Item {pos + 1} of {planned}{tag(items[pos])}")
         if n:
-            st.progress(n_done / n, text=f"{n_done} of {n} {progress_word}")
+            st.progress(n_done / planned, text=f"{n_done} of {planned} {progress_word}")
         slot = st.container()
-        _account(signed_in)
+        _account(signed_in, note)
     if n == 0:
         st.info(empty_text)
     elif pos >= n:
@@ -780,14 +664,14 @@ def _show_item(
                 ", ".join(f"{display_name(lab)} x{k}" for lab, k in queues.summarize_given(given))
             )
         if display.question:  # long conversations push the question out of sight: repeat it here
-            _question(display)
+            question(display)
         if options := options_text(display):  # what "value A" and "value B" stand for
             st.markdown("**Options**")
             for line in options:
                 st.text(line)
         _controls(token, display, me.label_set, own, pos)
     with head:
-        _instructions(me.label_set, expanded=first)
+        instructions(me.label_set, expanded=first)
         if display.question:
             st.text(f"Question: {display.question}")
     with st.container(key=CHAT_KEY, border=True):
@@ -797,10 +681,19 @@ def _show_item(
     _page_script(f"item {pos}", scroll=True, has_target=display.target is not None)
 
 
+OPEN_NOTE = "Reloading this page keeps your place: your saved labels are kept."
+
+
 def labeling_page(ws: Workspace, token: str, me: queues.Person) -> None:
     apply_presses(token, len(me.label_set.choices))
-    items = queues.annotator_queue(ws, token)
+    items = queues.annotator_queue(ws, token)  # an open audit assigns the next item here
+    state = queues.study_state(ws, token)
+    if state is not None and state.status != "working":
+        study_end(state)
+        return
     done = sum(it.own_label is not None for it in items)
+    if feedback := st.session_state.pop("feedback", None):
+        st.info(feedback)  # a qualification item's answer: the only one ever shown
     shown = _item_page(
         items,
         done,
@@ -811,12 +704,56 @@ def labeling_page(ws: Workspace, token: str, me: queues.Person) -> None:
         "person who sent you the link.",
         f"{_items_word(len(items)).capitalize()} labeled. Thank you! You can go back to change "
         "a label.",
+        total=state.planned if state is not None else None,
+        note=OPEN_NOTE if state is not None else RELOAD_NOTE,
     )
     if shown is None:
         return
     pos, slot, head = shown
     item = items[pos]
     _show_item(token, me, item.display, item.own_label, pos, slot, head, first=done == 0)
+
+
+def study_end(state: queues.StudyState) -> None:
+    """The last page of an open audit: thanks, the code to copy and, with a redirect, the way
+    back to the platform (followed at once; the link is there if the browser runs no script)."""
+    st.title("Thank you")
+    if state.status == "done":
+        st.success("You have finished this study. Thank you!")
+    elif state.status == "screened_out":
+        st.info("Thank you for your time. The study ends here for you; your labels are kept.")
+    else:
+        st.info(queues.study.FULL)
+    if state.code:
+        st.text(f"Your code: {state.code}")
+    if state.redirect:
+        st.link_button("Back to the study platform", state.redirect)
+        st.html(
+            f"<script>window.location.assign({json.dumps(state.redirect)});</script>",
+            unsafe_allow_javascript=True,
+        )  # the address the audit's creator gave, with the code: no item data
+    _page_script("end")
+
+
+def study_page(ws: Workspace) -> bool:
+    """Someone opened an open audit's study link (``?study=...&PROLIFIC_PID=...``): sign them in
+    once per browser session, or show why not. Returns True when the page is drawn here."""
+    query = {k: st.query_params.get(k) or "" for k in st.query_params}
+    if st.session_state.get("_arrival") == query and st.session_state.get("token"):
+        return False
+    try:
+        arrival = queues.arrive(ws, query["study"], query)
+    except AmgError as e:
+        st.title("AgentMemGate audit")
+        st.error(str(e))
+        return True
+    if arrival.message:
+        st.title("AgentMemGate audit")
+        st.info(arrival.message)
+        return True
+    _sign_in(arrival.token)
+    st.session_state._arrival = query
+    return False
 
 
 def adjudication_page(ws: Workspace, token: str, me: queues.Person) -> None:
@@ -860,6 +797,8 @@ def main() -> None:
     first_run = not st.session_state.get("_ran")  # of this browser tab's session
     st.session_state._ran = True
     _key_script()
+    if "study" in st.query_params and study_page(_workspace()):
+        return
     token = signed_in_token()
     if not token:
         login_page()

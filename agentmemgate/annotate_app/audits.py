@@ -1,4 +1,5 @@
-"""Audits for the researcher: create (freeze items, assign, issue links), import, export, list.
+"""Audits for the researcher: create (freeze items, assign, issue links), list, add people, relink
+(importing and exporting labels: ``interop``; open audits' study links: ``study``).
 
 Tables (migration ``m002_audits``): ``audit_items`` holds only display payloads;
 ``audit_references`` (design/model/judge labels) and ``audit_item_strata`` are kept apart and are
@@ -11,23 +12,24 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import random
 import re
 import secrets
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
 from ..design.stored import workspace_design
-from ..errors import BadInput, WorkspaceError, unreadable
+from ..errors import BadInput
 from ._sampling import assign, order_for, sample
-from .items import REFERENCE_SOURCES, SourceItem
-from .labels import TASKS, LabelSet, custom_label_set, label_set, normalize_label, parse_task
+from .checks import attention_checks, plan_checks
+from .items import SourceItem
+from .labels import LabelSet, label_set, normalize_label, parse_task
 from .sources import load_source
 
 if TYPE_CHECKING:
-    from ..design import Design
     from ..workspace import Workspace
+    from .study_options import StudyOptions
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8501"
 # A task whose sample is spread over a stratum unless --stratify-by names another: answer audits
@@ -89,14 +91,19 @@ class CreatedAudit(BaseModel):
     adjudicator: str | None = None
     adjudicator_link: str | None = None
     notes: list[str] = []  # what the source reported (e.g. answers skipped because not judged)
+    study_link: str | None = None  # an open audit's one link (people come with their platform id)
+    study: dict | None = None  # an open audit's options (StudyOptions)
+    n_checks: dict[str, int] = {}  # gold, attention and qualification items
 
     def lines(self) -> list[str]:
         out = [
             f"Audit {self.name!r}: {self.n_items} {self.task} items, {self.n_references} with "
             "a reference label (hidden from annotators).",
             *self.notes,
-            "Personal links (secret; shown once; `amg audit relink` issues a new one):",
         ]
+        if self.study_link is not None:
+            return out + self._study_lines()
+        out.append("Personal links (secret; shown once; `amg audit relink` issues a new one):")
         out += [
             f"  {person} ({self.assignments[person]} items): {url}"
             for person, url in self.links.items()
@@ -104,6 +111,22 @@ class CreatedAudit(BaseModel):
         if self.adjudicator:
             out.append(f"  {self.adjudicator} (adjudicator): {self.adjudicator_link}")
         return out
+
+    def _study_lines(self) -> list[str]:
+        o = self.study or {}
+        per = o.get("per_person")
+        checks = ", ".join(f"{n} {k}" for k, n in self.n_checks.items() if n)
+        pid = o.get("id_param", "PROLIFIC_PID")
+        return [
+            f"Open study: each item to {o.get('overlap')} different people, "
+            f"{per if per else 'as many items as there are'} per person"
+            + (f"; checks: {checks} (indistinguishable on the page)" if checks else "")
+            + f"; holds idle over {o.get('reclaim_after_minutes', 30):g} min go back to the pool.",
+            "Study link (give it to your platform, which adds each person's id as "
+            f"{pid}=...; `amg audit people {self.name}` shows who came):",
+            f"  {self.study_link}",
+            f"  e.g. {self.study_link}&{pid}=TEST1 to try it yourself",
+        ]
 
 
 class AuditSummary(BaseModel):
@@ -116,10 +139,16 @@ class AuditSummary(BaseModel):
     annotators: dict[str, str]  # name -> "labeled/assigned"
     n_labels: int
     created_at: str
+    study: dict[str, int] | None = None  # an open audit: people by status
 
     def line(self) -> str:
         """One row of ``amg audit list``."""
         people = ", ".join(f"{k} {v}" for k, v in self.annotators.items()) or "no annotators"
+        if self.study is not None:
+            people = "open study: " + (
+                ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in self.study.items() if n)
+                or "nobody yet"
+            )
         return (
             f"{self.name}\t{self.task}\t{self.n_items} items\t{self.n_references} references\t"
             f"{self.n_labels} labels logged\t{people}\tfrom {self.source}"
@@ -154,7 +183,37 @@ def list_audits(ws: Workspace) -> list[AuditSummary]:
     out = []
     for (name,) in ws.db.execute("select name from audits order by created_at, name").fetchall():
         info = get_audit(ws, name)
-        n_items = _count(ws, "select count(*) from audit_items where audit = ?", name)
+        n_items = _count(
+            ws,
+            "select count(*) from audit_items where audit = ? and item_id not in "
+            "(select item_id from audit_checks where audit = ?)",
+            name,
+            name,
+        )
+        if info.params.get("study") is not None:
+            by = dict(
+                ws.db.execute(
+                    "select status, count(*) from audit_participants where audit = ? "
+                    "group by status",
+                    [name],
+                ).fetchall()
+            )
+            out.append(
+                AuditSummary(
+                    name=name,
+                    task=info.task,
+                    source=info.source,
+                    n_items=n_items,
+                    n_references=_count(
+                        ws, "select count(*) from audit_references where audit = ?", name
+                    ),
+                    annotators={},
+                    n_labels=_count(ws, "select count(*) from audit_labels where audit = ?", name),
+                    created_at=info.created_at,
+                    study={k: by.get(k, 0) for k in ("working", "done", "screened_out", "full")},
+                )
+            )
+            continue
         n_refs = _count(ws, "select count(*) from audit_references where audit = ?", name)
         n_labels = _count(ws, "select count(*) from audit_labels where audit = ?", name)
         ann = {}
@@ -218,18 +277,33 @@ def create_audit(
     seed: int = 0,
     adjudicator: str | None = None,
     base_url: str = DEFAULT_BASE_URL,
+    study: StudyOptions | None = None,
+    gold_from: str | None = None,
 ) -> CreatedAudit:
-    """Freeze a sample of ``source`` as audit ``name``, assign it and issue one link per person.
+    """Freeze a sample of ``source`` as audit ``name``, assign it and issue one link per person;
+    or, with ``study``, an open audit: one study link, items assigned as people arrive (see
+    ``study``), with gold, attention and qualification checks.
 
     Defaults: one annotator named ``annotator``; overlap = every annotator labels every item.
     """
+    from .study_options import CHECK_KINDS, new_study_token, study_link
+
     _check_name(name)
     check_base_url(base_url)
     if _exists(ws, name):
         raise BadInput(f"Audit {name!r} already exists; audits are frozen, choose a new name")
+    if study is not None:
+        study.check()
+        if annotators or adjudicator:
+            raise BadInput(
+                "An open audit takes people from its study link: drop --annotators and "
+                "--adjudicator (add an adjudicator to a fixed audit instead)"
+            )
+    elif gold_from is not None:
+        raise BadInput("--gold-from needs an open audit (--open with --gold N)")
     design = workspace_design(ws)
     task_name, factor = parse_task(task, design)
-    people = _people(annotators or ["annotator"])
+    people = [] if study is not None else _people(annotators or ["annotator"])
     if adjudicator is not None:
         adjudicator = _people([adjudicator])[0]
         if adjudicator in people:
@@ -245,9 +319,23 @@ def create_audit(
     if task_name == "difficulty" and factor is None:
         factor = _single_factor(items, source, design.factors)
     labels = label_set(task_name, factor, design=design)
+    checks = []
+    if study is not None:
+        items, checks = plan_checks(
+            items,
+            labels,
+            gold=study.gold,
+            qualify=study.qualify,
+            gold_from=gold_from,
+            seed=seed,
+        )
+        k = study.overlap
     chosen = sample(items, sample_n, stratify_by, seed)
-    plan = assign([it.id for it in chosen], people, k, seed)
+    plan = assign([it.id for it in chosen], people, k, seed) if study is None else {}
     _check_references(chosen, labels)
+    if study is not None:
+        checks += attention_checks(chosen, study.attention, labels, seed)
+        study_token = new_study_token()
 
     tokens = {p: secrets.token_urlsafe(24) for p in people}
     if adjudicator:
@@ -263,6 +351,8 @@ def create_audit(
         "factor": factor,
     }
     params.update({k_: v for k_, v in source_info.items() if k_ != "notes"})
+    if study is not None:
+        params.update(annotators=[], study=study.model_dump(), gold_from=gold_from)
     with ws.db.conn:
         ws.db["audits"].insert(
             {
@@ -273,9 +363,11 @@ def create_audit(
                 "params": json.dumps(params, sort_keys=True),
                 "created_at": created,
                 "base_url": base_url,
+                "study_token_hash": hash_token(study_token) if study is not None else None,
             }
         )
         _insert_items(ws, name, chosen)
+        _insert_checks(ws, name, checks, start=len(chosen))
         for person, token in tokens.items():
             ws.db["audit_annotators"].insert(
                 {
@@ -301,6 +393,27 @@ def create_audit(
         adjudicator=adjudicator,
         adjudicator_link=link(base_url, tokens[adjudicator]) if adjudicator else None,
         notes=list(source_info.get("notes", [])),
+        study_link=study_link(base_url, study_token) if study is not None else None,
+        study=study.model_dump() if study is not None else None,
+        n_checks={kind: sum(c.kind == kind for c in checks) for kind in CHECK_KINDS}
+        if study is not None
+        else {},
+    )
+
+
+def _insert_checks(ws: Workspace, name: str, checks: list, start: int) -> None:
+    """Check items are display payloads like any other; what they expect goes apart."""
+    ws.db["audit_items"].insert_all(
+        {
+            "audit": name,
+            "item_id": c.display.id,
+            "position": start + i,
+            "payload": c.display.model_dump_json(),
+        }
+        for i, c in enumerate(checks)
+    )
+    ws.db["audit_checks"].insert_all(
+        {"audit": name, "item_id": c.display.id, "kind": c.kind, "label": c.label} for c in checks
     )
 
 
@@ -324,6 +437,97 @@ def relink(ws: Workspace, name: str, person: str, base_url: str | None = None) -
         if base_url is not None:
             ws.db.execute("update audits set base_url = ? where name = ?", [base_url, name])
     return link(base_url or info.base_url or DEFAULT_BASE_URL, token)
+
+
+class AddedPeople(BaseModel):
+    """The result of ``add_people``: new secret links, shown once."""
+
+    model_config = ConfigDict(extra="forbid")
+    audit: str
+    assignments: dict[str, int]
+    links: dict[str, str]
+
+    def lines(self) -> list[str]:
+        return [
+            f"Added to audit {self.audit!r} (links secret; shown once; `amg audit relink` "
+            "issues a new one):"
+        ] + [f"  {p} ({self.assignments[p]} items): {url}" for p, url in self.links.items()]
+
+
+def add_people(
+    ws: Workspace, name: str, people: list[str], *, items: int | None = None
+) -> AddedPeople:
+    """Add annotators to a fixed-roster audit: each gets every item, or with ``items`` the N
+    items with the fewest people assigned so far (ties broken by the audit's seed), in an order
+    of their own; returns their new links."""
+    info = get_audit(ws, name)
+    if info.params.get("study") is not None:
+        raise BadInput(
+            f"Audit {name!r} is open: people join it through its study link, not by name"
+        )
+    if info.base_url is None:
+        raise BadInput(f"Audit {name!r} was imported from a file; it has no app to add people to")
+    new = _people(people)
+    known = {
+        r[0] for r in ws.db.execute("select name from audit_annotators where audit = ?", [name])
+    }
+    clash = [p for p in new if p in known]
+    if clash:
+        raise BadInput(
+            f"Audit {name!r} already has {clash[0]!r}; `amg audit relink` gives a new link"
+        )
+    if items is not None and items < 1:
+        raise BadInput(f"--items must be at least 1, got {items}")
+    seed = int(info.params.get("seed") or 0)
+    load = dict(
+        ws.db.execute(
+            "select i.item_id, count(a.annotator) from audit_items i left join audit_assignments a "
+            "on a.audit = i.audit and a.item_id = i.item_id where i.audit = ? and i.payload is "
+            "not null group by i.item_id",
+            [name],
+        ).fetchall()
+    )
+    ids = sorted(load)
+    tokens = {p: secrets.token_urlsafe(24) for p in new}
+    plan = {}
+    for p in new:
+        rng = random.Random(f"add:{seed}:{name}:{p}")
+        ranked = sorted(ids, key=lambda i: (load[i], rng.random()))
+        plan[p] = ranked[: items or len(ranked)]
+        for i in plan[p]:
+            load[i] += 1
+    created = now_ms()
+    with ws.db.conn:
+        for p in new:
+            ws.db["audit_annotators"].insert(
+                {
+                    "audit": name,
+                    "name": p,
+                    "token_hash": hash_token(tokens[p]),
+                    "created_at": created,
+                    "role": "annotator",
+                }
+            )
+            ws.db["audit_assignments"].insert_all(
+                {
+                    "audit": name,
+                    "annotator": p,
+                    "item_id": iid,
+                    "position": pos,
+                    "assigned_at": created,
+                }
+                for pos, iid in enumerate(order_for(p, plan[p], seed))
+            )
+        params = dict(info.params, annotators=list(info.params.get("annotators") or []) + new)
+        ws.db.execute(
+            "update audits set params = ? where name = ?",
+            [json.dumps(params, sort_keys=True), name],
+        )
+    return AddedPeople(
+        audit=name,
+        assignments={p: len(plan[p]) for p in new},
+        links={p: link(info.base_url, tokens[p]) for p in new},
+    )
 
 
 def _check_name(name: str) -> None:
@@ -401,279 +605,3 @@ def _insert_items(ws: Workspace, name: str, items: list[SourceItem]) -> None:
         for it in items
         if it.reference is not None
     )
-
-
-# -- importing ---------------------------------------------------------------------------------
-class ImportResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    audit: str
-    created: bool
-    task: str
-    n_rows: int
-    n_items: int
-    annotators: list[str]
-    adjudicators: list[str] = []  # names whose rows carried role=adjudicator (resolutions)
-    reference: bool
-
-    def lines(self) -> list[str]:
-        what = (
-            "reference labels"
-            if self.reference
-            else " and ".join(
-                x
-                for x in (
-                    f"labels by {', '.join(self.annotators)}" if self.annotators else "",
-                    f"resolutions by {', '.join(self.adjudicators)}" if self.adjudicators else "",
-                )
-                if x
-            )
-        )
-        return [
-            f"{'Created' if self.created else 'Updated'} {self.task} audit {self.audit!r}: "
-            f"{self.n_rows} {what} for {self.n_items} items."
-        ]
-
-
-def import_labels(
-    ws: Workspace, name: str, path: str | Path, *, reference: bool = False, task: str | None = None
-) -> ImportResult:
-    """Append labels made elsewhere (long CSV: item_id, annotator, label[, role, active_seconds,
-    created_at], as ``export_audit`` writes it) or, with ``reference``, set reference labels
-    (item_id, label[, source]). Creates the audit if it does not exist.
-
-    A person keeps one role per audit: rows with role ``adjudicator`` are resolutions and never
-    count as annotator labels, and an annotator's name cannot be reused for resolutions."""
-    _check_name(name)
-    rows = _read_csv(Path(path), reference)
-    created = not _exists(ws, name)
-    if created:
-        labels = _infer_label_set([r["label"] for r in rows], task, workspace_design(ws))
-    else:
-        labels = get_audit(ws, name).label_set
-        if task is not None and parse_task(task)[0] != labels.task:
-            raise BadInput(f"Audit {name!r} has task {labels.task}, not {parse_task(task)[0]}")
-    for r in rows:
-        try:
-            r["label"] = labels.check(r["label"])
-        except BadInput as e:
-            raise BadInput(f"{path}: row {r['_row']}: {e}") from None
-    ids = list(dict.fromkeys(r["item_id"] for r in rows))
-    if not created:
-        known = {
-            x for (x,) in ws.db.execute("select item_id from audit_items where audit = ?", [name])
-        }
-        unknown = [i for i in ids if i not in known]
-        if unknown:
-            raise BadInput(
-                f"{path}: {len(unknown)} item id(s) not in audit {name!r}, e.g. "
-                f"{', '.join(map(repr, unknown[:3]))}"
-            )
-    roles = {} if reference else _import_roles(ws, name, rows, path)
-    stamp = now_ms()
-    with ws.db.conn:
-        if created:
-            ws.db["audits"].insert(
-                {
-                    "name": name,
-                    "task": labels.task,
-                    "source": f"import:{Path(path).name}",
-                    "label_set": labels.model_dump_json(),
-                    "params": "{}",
-                    "created_at": stamp,
-                }
-            )
-            ws.db["audit_items"].insert_all(
-                {"audit": name, "item_id": iid, "position": i, "payload": None}
-                for i, iid in enumerate(ids)
-            )
-        if reference:
-            ws.db["audit_references"].upsert_all(
-                (
-                    {
-                        "audit": name,
-                        "item_id": r["item_id"],
-                        "label": r["label"],
-                        "source": r.get("source") or "import",
-                        "created_at": stamp,
-                    }
-                    for r in rows
-                ),
-                pk=("audit", "item_id"),
-            )
-        else:
-            for p, role in roles.items():
-                ws.db["audit_annotators"].insert(
-                    {
-                        "audit": name,
-                        "name": p,
-                        "role": role,
-                        "token_hash": None,
-                        "created_at": stamp,
-                    },
-                    ignore=True,
-                )
-            ws.db["audit_assignments"].insert_all(
-                (
-                    {
-                        "audit": name,
-                        "annotator": r["annotator"],
-                        "item_id": r["item_id"],
-                        "position": -1,
-                    }
-                    for r in rows
-                    if r["role"] == "annotator"
-                ),
-                ignore=True,
-            )
-            ws.db["audit_labels"].insert_all(
-                {
-                    "audit": name,
-                    "item_id": r["item_id"],
-                    "annotator": r["annotator"],
-                    "role": r["role"],
-                    "label": r["label"],
-                    "rubric": labels.rubric,
-                    "source": "import",
-                    "shown_at": None,
-                    "created_at": r.get("created_at") or stamp,
-                    "active_seconds": r.get("active_seconds"),
-                }
-                for r in rows
-            )
-    return ImportResult(
-        audit=name,
-        created=created,
-        task=labels.task,
-        n_rows=len(rows),
-        n_items=len(ids),
-        reference=reference,
-        annotators=sorted(p for p, r in roles.items() if r == "annotator"),
-        adjudicators=sorted(p for p, r in roles.items() if r == "adjudicator"),
-    )
-
-
-def _import_roles(ws: Workspace, name: str, rows: list[dict], path: str | Path) -> dict[str, str]:
-    """Each person's one role in this audit; a clash with the file or the audit is refused, since an
-    adjudicator's resolution counted as an annotator label would inflate human-human agreement."""
-    known = dict(
-        ws.db.execute("select name, role from audit_annotators where audit = ?", [name]).fetchall()
-    )
-    roles: dict[str, str] = {}
-    for r in rows:
-        who, role = r["annotator"], r["role"]
-        _people([who])
-        had = roles.setdefault(who, known.get(who, role))
-        if had != role:
-            raise BadInput(
-                f"{path}: row {r['_row']}: {who!r} is {'an' if had == 'annotator' else 'the'} "
-                f"{had} of audit {name!r}; their labels cannot be imported as {role} labels"
-            )
-    return roles
-
-
-def _read_csv(path: Path, reference: bool) -> list[dict]:
-    if not path.is_file():  # refused before pandas is imported
-        raise unreadable(path)
-    import pandas as pd
-
-    need = ["item_id", "label"] if reference else ["item_id", "annotator", "label"]
-    try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
-    except FileNotFoundError as e:
-        raise unreadable(path, e) from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as e:
-        msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise BadInput(f"{path}: not a readable CSV ({msg})") from None
-    df.columns = [str(c).strip().lower() for c in df.columns]
-    missing = [c for c in need if c not in df.columns]
-    if missing:
-        raise BadInput(
-            f"{path}: missing column(s) {', '.join(missing)}; expected a header row "
-            f"{','.join(need)}{',source' if reference else ''}"
-        )
-    if df.empty:
-        raise BadInput(f"{path}: no rows")
-    rows = []
-    for i, rec in enumerate(df.to_dict("records")):
-        row = {k: str(v).strip() for k, v in rec.items()}
-        row["_row"] = i + 2  # header is row 1
-        for c in need:
-            if not row[c]:
-                raise BadInput(f"{path}: row {row['_row']}: empty {c}")
-        if reference and row.get("source") and row["source"] not in REFERENCE_SOURCES:
-            raise BadInput(
-                f"{path}: row {row['_row']}: source {row['source']!r} is not one of "
-                f"{', '.join(REFERENCE_SOURCES)}"
-            )
-        if not reference:
-            row["role"] = (row.get("role") or "annotator").lower()
-            if row["role"] not in ("annotator", "adjudicator"):
-                raise BadInput(
-                    f"{path}: row {row['_row']}: role {row['role']!r} is not annotator or "
-                    "adjudicator"
-                )
-        if not reference and row.get("active_seconds"):
-            try:
-                row["active_seconds"] = float(row["active_seconds"])
-            except ValueError:
-                raise BadInput(
-                    f"{path}: row {row['_row']}: active_seconds "
-                    f"{row['active_seconds']!r} is not a number"
-                ) from None
-        else:
-            row["active_seconds"] = None
-        rows.append(row)
-    if reference:
-        dup = [r["item_id"] for r in rows]
-        if len(set(dup)) != len(dup):
-            raise BadInput(f"{path}: an item id appears twice; give one reference label per item")
-    return rows
-
-
-def _infer_label_set(found: list[str], task: str | None, design: Design) -> LabelSet:
-    """The label set of ``task``, else the first task (or factor of ``design``) whose labels
-    hold every label found, else the labels found."""
-    if task is not None:
-        name, factor = parse_task(task, design)
-        return label_set(name, factor, design=design)
-    norm = {normalize_label(x) for x in found}
-    candidates = [label_set(t, design=design) for t in TASKS if t != "difficulty"]
-    candidates += [label_set("difficulty", f, design=design) for f in design.factors]
-    for ls in candidates:
-        if norm <= set(ls.choices) and norm - {"cant_tell"}:
-            return ls
-    return custom_label_set(sorted(norm))
-
-
-# -- exporting ---------------------------------------------------------------------------------
-def export_audit(ws: Workspace, name: str, out: str | Path | None = None) -> list[Path]:
-    """Write the whole label log (``labels.csv``, ``labels.jsonl``, with ``is_latest``) and the
-    reference labels (``references.csv``) for analysis elsewhere; returns the paths written."""
-    import pandas as pd
-
-    get_audit(ws, name)
-    folder = Path(out) if out is not None else ws.path / "audit-exports" / name
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise WorkspaceError(f"Cannot write to {str(folder)!r}: {e}") from None
-    df = pd.read_sql_query(
-        "select id, audit, item_id, annotator, role, label, rubric, source, shown_at, created_at, "
-        "active_seconds from audit_labels where audit = ? order by id",
-        ws.db.conn,
-        params=[name],
-    )
-    latest = df.groupby(["annotator", "item_id", "role"])["id"].transform("max")
-    df["is_latest"] = df["id"] == latest
-    paths = [folder / "labels.csv", folder / "labels.jsonl"]
-    df.to_csv(paths[0], index=False)
-    df.to_json(paths[1], orient="records", lines=True)
-    refs = pd.read_sql_query(
-        "select item_id, label, source from audit_references where audit = ? order by item_id",
-        ws.db.conn,
-        params=[name],
-    )
-    if len(refs):
-        paths.append(folder / "references.csv")
-        refs.to_csv(paths[-1], index=False)
-    return paths

@@ -3,8 +3,10 @@
 Blindness lives here, on the server: these functions select display payloads and the caller's
 own labels only. They never read ``audit_references`` or ``audit_item_strata``, and the annotator
 queue never reads another person's labels. The adjudication queue shows the labels given to an
-item without the names of who gave them. The app imports nothing else from this package that
-touches the database.
+item without the names of who gave them. For open audits ``study`` assigns items and scores the
+checks on the server; what reaches the page is the same display payload for every kind of item,
+plus the person's status and code. The app imports nothing else from this package that touches
+the database.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import BadInput
+from . import study
 from .audits import get_audit, hash_token, now_ms
 from .items import ItemDisplay
 from .labels import LabelSet
@@ -34,6 +37,7 @@ class Person(BaseModel):
     name: str
     role: Literal["annotator", "adjudicator"]
     label_set: LabelSet
+    open: bool = False  # came through an open audit's study link
 
 
 class QueueItem(BaseModel):
@@ -53,18 +57,66 @@ class AdjudicationItem(BaseModel):
 def resolve_token(ws: Workspace, token: str | None) -> Person:
     if not token:
         raise BadInput("No access token: open the personal link you were given")
+    hashed = hash_token(token.strip())
     row = ws.db.execute(
-        "select audit, name, role from audit_annotators where token_hash = ?",
-        [hash_token(token.strip())],
+        "select audit, name, role from audit_annotators where token_hash = ?", [hashed]
     ).fetchone()
     if row is None:
+        row = ws.db.execute(
+            "select audit, name, 'annotator' from audit_sessions where token_hash = ?", [hashed]
+        ).fetchone()
+    if row is None:
         raise BadInput("This link is not valid (unknown or replaced token); ask for a new link")
-    return Person(audit=row[0], name=row[1], role=row[2], label_set=get_audit(ws, row[0]).label_set)
+    opened = (
+        ws.db.execute(
+            "select 1 from audit_participants where audit = ? and name = ?", [row[0], row[1]]
+        ).fetchone()
+        is not None
+    )
+    return Person(
+        audit=row[0],
+        name=row[1],
+        role=row[2],
+        label_set=get_audit(ws, row[0]).label_set,
+        open=opened,
+    )
+
+
+class StudyState(BaseModel):
+    """Where an open audit's participant stands: what the page shows besides the items."""
+
+    model_config = ConfigDict(extra="forbid")
+    status: Literal["working", "done", "screened_out", "full"]
+    planned: int  # slots in their plan (the progress bar's total)
+    code: str | None = None  # the completion or screen-out code to show
+    redirect: str | None = None  # where to send them, the code filled in
+
+
+def arrive(ws: Workspace, study_token: str, query: dict[str, str]) -> study.Arrival:
+    """Someone opened an open audit's study link (see ``study.arrive``)."""
+    return study.arrive(ws, study_token, query)
+
+
+def study_state(ws: Workspace, token: str, *, top_up: bool = False) -> StudyState | None:
+    """None for a fixed roster; for an open audit, the person's state (after assigning their next
+    item when ``top_up``; ``annotator_queue`` does that)."""
+    me = resolve_token(ws, token)
+    if not me.open:
+        return None
+    p = study.top_up(ws, me.audit, me.name) if top_up else study.participant(ws, me.audit, me.name)
+    opts = study.get_options(ws, me.audit)
+    redirect = None
+    if p.status in ("done", "screened_out") and opts.redirect and p.code:
+        redirect = opts.redirect.replace("{code}", p.code)
+    return StudyState(status=p.status, planned=len(p.plan), code=p.code, redirect=redirect)
 
 
 def annotator_queue(ws: Workspace, token: str) -> list[QueueItem]:
-    """The caller's own items, in their own shuffled order, with their own latest labels."""
+    """The caller's own items, in their own shuffled order, with their own latest labels (in an
+    open audit: the items labeled so far and the one to label now, assigned as it is needed)."""
     me = resolve_token(ws, token)
+    if me.open:
+        study.top_up(ws, me.audit, me.name)
     rows = ws.db.execute(
         """
         select i.payload,
@@ -153,10 +205,15 @@ def record_label(
     *,
     shown_at: str | None = None,
     active_seconds: float | None = None,
-) -> None:
-    """Append one label by the token's owner; the item must be theirs to label."""
+) -> str | None:
+    """Append one label by the token's owner; the item must be theirs to label. Returns the
+    feedback to show for a qualification item of an open audit (None otherwise)."""
     me = resolve_token(ws, token)
     label = me.label_set.check(label)
+    if active_seconds is not None:
+        active_seconds = round(min(max(0.0, float(active_seconds)), ACTIVE_CAP_SECONDS), 3)
+    if me.open:
+        return _record_open(ws, me, item_id, label, shown_at, active_seconds)
     if me.role == "annotator":
         ok = ws.db.execute(
             "select 1 from audit_assignments where audit = ? and annotator = ? and item_id = ?",
@@ -168,20 +225,63 @@ def record_label(
         ).fetchone()
     if ok is None:
         raise BadInput(f"Item {item_id!r} is not in this person's queue")
-    if active_seconds is not None:
-        active_seconds = round(min(max(0.0, float(active_seconds)), ACTIVE_CAP_SECONDS), 3)
     with ws.db.conn:
-        ws.db["audit_labels"].insert(
-            {
-                "audit": me.audit,
-                "item_id": item_id,
-                "annotator": me.name,
-                "role": me.role,
-                "label": label,
-                "rubric": me.label_set.rubric,
-                "source": "app",
-                "shown_at": shown_at,
-                "created_at": now_ms(),
-                "active_seconds": active_seconds,
-            }
-        )
+        _insert_label(ws, me, item_id, label, shown_at, active_seconds)
+    return None
+
+
+def _insert_label(
+    ws: Workspace,
+    me: Person,
+    item_id: str,
+    label: str,
+    shown_at: str | None,
+    active_seconds: float | None,
+) -> None:
+    ws.db["audit_labels"].insert(
+        {
+            "audit": me.audit,
+            "item_id": item_id,
+            "annotator": me.name,
+            "role": me.role,
+            "label": label,
+            "rubric": me.label_set.rubric,
+            "source": "app",
+            "shown_at": shown_at,
+            "created_at": now_ms(),
+            "active_seconds": active_seconds,
+        }
+    )
+
+
+def _record_open(
+    ws: Workspace,
+    me: Person,
+    item_id: str,
+    label: str,
+    shown_at: str | None,
+    active_seconds: float | None,
+) -> str | None:
+    """A label in an open audit, in one write transaction with the slot check and screening."""
+    with study.immediate(ws):
+        p = study.participant(ws, me.audit, me.name)
+        if p is None or p.status != "working":
+            raise BadInput("This study has ended for you; your labels are kept")
+        ok = ws.db.execute(
+            "select 1 from audit_assignments where audit = ? and annotator = ? and item_id = ?",
+            [me.audit, me.name, item_id],
+        ).fetchone()
+        if ok is None:
+            raise BadInput(f"Item {item_id!r} is not in this person's queue")
+        taken = study.claim_for_label(ws, me.audit, me.name, item_id)
+        feedback = None
+        if taken is None:
+            _insert_label(ws, me, item_id, label, shown_at, active_seconds)
+            ws.db.execute(
+                "update audit_participants set last_seen_at = ? where audit = ? and name = ?",
+                [now_ms(), me.audit, me.name],
+            )
+            feedback = study.after_label(ws, me.audit, me.name, item_id)
+    if taken is not None:
+        raise study.SlotTaken(taken)
+    return feedback

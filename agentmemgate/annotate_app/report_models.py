@@ -10,6 +10,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, model_serializer
 
 from ..stats import Interval, Proportion
+from .chance import ChanceCoefficient
 
 
 class Alpha(BaseModel):
@@ -154,6 +155,9 @@ class AnnotatorDiag(BaseModel):
     cant_tell: int
     fast: int
     median_active_seconds: float | None
+    # agreement with the item's final label (majority, or the adjudicator's resolution), over
+    # the person's items with two or more labels and a final label
+    vs_final: Proportion | None = None
 
 
 class FastDecision(BaseModel):
@@ -200,6 +204,13 @@ class AgreementReport(BaseModel):
     n_items_multi: int  # items with two or more annotator labels
     percent_agreement: Proportion
     krippendorff_alpha: Alpha
+    # any number of raters per item, with Gwet's 95% interval (``chance``); AC2 (ordinal weights)
+    # for ordered tasks only, absent otherwise
+    fleiss_kappa: ChanceCoefficient | None = None
+    gwet_ac1: ChanceCoefficient | None = None
+    gwet_ac2: ChanceCoefficient | None = None
+    screened_out: int = 0  # screened-out people of an open audit
+    screened_included: bool = False  # their labels counted (--include-screened)
     cohen_kappa_pairs: list[KappaPair]
     vs_reference: ReferenceBlock | None
     adjudication: Adjudication | None
@@ -213,7 +224,7 @@ class AgreementReport(BaseModel):
     @model_serializer(mode="wrap")
     def _absent_unless_set(self, handler):
         out = handler(self)
-        for key in ("reference_name", "plan_asserted_human"):
+        for key in ("reference_name", "plan_asserted_human", "gwet_ac2"):
             if getattr(self, key) is None:
                 out.pop(key, None)
         return out

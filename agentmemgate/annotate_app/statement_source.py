@@ -2,7 +2,8 @@
 
 ``amg audit create NAME --task evidence_type --from statements:SET`` audits the items both model
 families agreed on (the paper audited 40 of them); ``statements:SET@disputed`` audits the disputed
-ones separately; ``@voted``, ``@tie``, ``@imported`` and ``@all`` select by reference status. The
+ones separately; ``@voted``, ``@tie``, ``@imported``, ``@human`` (labels a crowd audit gave, with
+``amg audit labels --to-statements``) and ``@all`` select by reference status. The
 annotator sees the statement and its two preceding turns only; the reference label and the
 status travel beside the item (hidden), as the audit room requires.
 """
@@ -19,11 +20,12 @@ if TYPE_CHECKING:
     from ..corpora.statements import Statement
 
 SELECTORS = {
-    "agreed": ("agreed", "imported"),
+    "agreed": ("agreed", "imported", "human"),
     "disputed": ("disputed",),
     "voted": ("voted",),
     "tie": ("tie",),
     "imported": ("imported",),
+    "human": ("human",),
     "all": None,
 }
 
@@ -39,9 +41,8 @@ def statement_item(st: Statement) -> SourceItem:
     ]
     ref = None
     if st.reference:
-        ref = Reference(
-            label=st.reference, source="import" if st.reference_status == "imported" else "model"
-        )
+        source = {"imported": "import", "human": "human"}.get(st.reference_status or "", "model")
+        ref = Reference(label=st.reference, source=source)
     strata = {
         "corpus": st.corpus or "unknown",
         "stratum": st.stratum or "none",

@@ -284,7 +284,7 @@ def classifier_report(
     }
     with_reference = len(refs)
     if agreed_only:
-        keep = {s.id for s in statements if s.reference_status in ("agreed", "imported")}
+        keep = {s.id for s in statements if s.reference_status in ("agreed", "imported", "human")}
         refs = {k: v for k, v in refs.items() if k in keep}
     available = classifiers_of(ws, set_name)
     attempted = [c for c in _classifiers_run(ws, set_name) if c not in available]

@@ -86,8 +86,12 @@ def create(
         ),
     ] = None,
     annotators: Annotated[
-        str, typer.Option("--annotators", help="Comma-separated annotator names; each gets a link.")
-    ] = "annotator",
+        str | None,
+        typer.Option(
+            "--annotators",
+            help="Comma-separated annotator names; each gets a link (default: one, 'annotator').",
+        ),
+    ] = None,
     overlap: Annotated[
         int | None, typer.Option("--overlap", help="Annotators per item (default: all of them).")
     ] = None,
@@ -102,13 +106,137 @@ def create(
         ),
     ] = None,
     base_url: BaseUrlOpt = DEFAULT_BASE_URL,
+    open_: Annotated[
+        bool,
+        typer.Option(
+            "--open",
+            help="An open audit: one study link for a crowd platform; items are assigned as "
+            "people arrive, each to --overlap people (default 3).",
+        ),
+    ] = False,
+    per_person: Annotated[
+        int | None,
+        typer.Option("--per-person", help="Open audits: items per person (default: all)."),
+    ] = None,
+    reclaim_after: Annotated[
+        float,
+        typer.Option(
+            "--reclaim-after",
+            help="Open audits: minutes after which an idle person's unlabeled item goes back "
+            "to the pool.",
+        ),
+    ] = 30.0,
+    id_param: Annotated[
+        str,
+        typer.Option(
+            "--id-param",
+            help="Open audits: the URL parameter carrying the platform's participant id "
+            "(PROLIFIC_PID; MTurk: workerId).",
+        ),
+    ] = "PROLIFIC_PID",
+    gold: Annotated[
+        int, typer.Option("--gold", help="Open audits: gold items (with a reference) per person.")
+    ] = 0,
+    gold_from: Annotated[
+        str | None,
+        typer.Option(
+            "--gold-from",
+            help="JSONL file of gold items (as --from FILE reads it, each with a reference); "
+            "default: the source's own items with a reference.",
+        ),
+    ] = None,
+    attention: Annotated[
+        int,
+        typer.Option(
+            "--attention", help="Open audits: attention checks per person (written for the task)."
+        ),
+    ] = 0,
+    min_gold_accuracy: Annotated[
+        float | None,
+        typer.Option(
+            "--min-gold-accuracy",
+            help="Screen out a person whose gold accuracy falls below this share (0-1).",
+        ),
+    ] = None,
+    max_attention_failures: Annotated[
+        int | None,
+        typer.Option(
+            "--max-attention-failures",
+            help="Screen out a person who fails more attention checks than this.",
+        ),
+    ] = None,
+    qualify: Annotated[
+        int,
+        typer.Option(
+            "--qualify",
+            help="Open audits: a qualification round of N gold items first, the answer shown "
+            "after each.",
+        ),
+    ] = 0,
+    qualify_pass: Annotated[
+        float,
+        typer.Option("--qualify-pass", help="Share of the qualification items to get right (0-1)."),
+    ] = 0.8,
+    completion_code: Annotated[
+        str | None,
+        typer.Option("--completion-code", help="Code shown (and recorded) when a person finishes."),
+    ] = None,
+    screenout_code: Annotated[
+        str | None,
+        typer.Option(
+            "--screenout-code", help="Code shown (and recorded) when a person is screened out."
+        ),
+    ] = None,
+    redirect: Annotated[
+        str | None,
+        typer.Option(
+            "--redirect",
+            help="Send people here when they finish or are screened out; {code} is replaced "
+            "by their code.",
+        ),
+    ] = None,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
-    """Freeze a set of items as an audit, assign them and print each person's secret link."""
+    """Freeze a set of items as an audit and print each person's secret link (with --open: one
+    study link for a crowd platform)."""
     _check_task(task, workspace)
     from ..annotate_app.audits import create_audit
+    from ..annotate_app.study_options import StudyOptions
 
     load_rooms()  # the answers:SYSTEM source
+    study = None
+    if open_:
+        study = StudyOptions(
+            overlap=3 if overlap is None else overlap,
+            per_person=per_person,
+            reclaim_after_minutes=reclaim_after,
+            id_param=id_param,
+            gold=gold,
+            attention=attention,
+            min_gold_accuracy=min_gold_accuracy,
+            max_attention_failures=max_attention_failures,
+            qualify=qualify,
+            qualify_pass=qualify_pass,
+            completion_code=completion_code,
+            screenout_code=screenout_code,
+            redirect=redirect,
+        ).check()
+    else:
+        _fixed_only(
+            per_person=per_person,
+            reclaim_after=reclaim_after != 30.0,
+            id_param=id_param != "PROLIFIC_PID",
+            gold=gold,
+            gold_from=gold_from,
+            attention=attention,
+            min_gold_accuracy=min_gold_accuracy,
+            max_attention_failures=max_attention_failures,
+            qualify=qualify,
+            qualify_pass=qualify_pass != 0.8,
+            completion_code=completion_code,
+            screenout_code=screenout_code,
+            redirect=redirect,
+        )
 
     with _new_ws(workspace) as ws:
         res = create_audit(
@@ -118,11 +246,13 @@ def create(
             source,
             sample_n=sample,
             stratify_by=stratify_by,
-            annotators=annotators.split(","),
+            annotators=annotators.split(",") if annotators is not None else None,
             overlap=overlap,
             seed=seed,
             adjudicator=adjudicator,
             base_url=base_url,
+            study=study,
+            gold_from=gold_from,
         )
     show(res)
     from ..annotate_app.server import is_loopback
@@ -138,6 +268,108 @@ def create(
     )
 
 
+def _fixed_only(**given) -> None:
+    """Refuse an open audit's option on a fixed-roster audit, naming it."""
+    from ..errors import BadInput
+
+    used = [k for k, v in given.items() if v not in (None, False, 0)]
+    if used:
+        flag = "--" + used[0].replace("_", "-")
+        raise BadInput(f"{flag} applies to open audits: add --open (one study link for a crowd)")
+
+
+@audit_app.command("add")
+@handles_errors
+def add(
+    name: NameArg,
+    people: Annotated[list[str], typer.Argument(help="Names of the people to add.")],
+    items: Annotated[
+        int | None,
+        typer.Option(
+            "--items",
+            help="Items each new person gets: those with the fewest people assigned so far "
+            "(default: every item).",
+        ),
+    ] = None,
+    workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
+) -> None:
+    """Add annotators to a fixed-roster audit and print their secret links."""
+    from ..annotate_app.audits import add_people
+
+    show(add_people(_ws(workspace), name, people, items=items))
+
+
+@audit_app.command("people")
+@handles_errors
+def people(
+    name: NameArg,
+    json_: JsonOpt = False,
+    fast_seconds: Annotated[
+        float,
+        typer.Option("--fast-seconds", min=0.0, help="Count labels faster than this as too fast."),
+    ] = 2.0,
+    workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
+) -> None:
+    """Each person's status, items labeled, gold accuracy, attention failures and speed."""
+    from ..annotate_app.people import people_report, to_json
+
+    report = people_report(_ws(workspace), name, fast_seconds)
+    if json_:
+        typer.echo(to_json(report))
+        return
+    show(report)
+
+
+@audit_app.command("labels")
+@handles_errors
+def labels(
+    name: NameArg,
+    method: Annotated[
+        str,
+        typer.Option(
+            "--method",
+            help="majority, dawid-skene or mace (the last two need the crowd extra: "
+            "pip install 'agentmemgate[crowd]').",
+        ),
+    ] = "majority",
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write the final labels to FILE (.csv or .jsonl).")
+    ] = None,
+    json_: JsonOpt = False,
+    include_screened: Annotated[
+        bool,
+        typer.Option("--include-screened", help="Count the labels of screened-out people too."),
+    ] = False,
+    to_statements: Annotated[
+        str | None,
+        typer.Option(
+            "--to-statements",
+            help="Make the final labels the reference labels of this statement set (status "
+            "human), for amg classify and amg report classifier.",
+        ),
+    ] = None,
+    workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
+) -> None:
+    """One final label per item from everyone's labels, with its support and confidence."""
+    from ..annotate_app.final_labels import final_labels, write_final_labels
+    from ..annotate_app.final_labels import to_statements as write_set
+
+    ws = _ws(workspace)
+    res = final_labels(ws, name, method, include_screened=include_screened)
+    if out is not None:
+        write_final_labels(res, out)
+    if to_statements is not None:
+        done = write_set(ws, res, to_statements)
+    if json_:
+        typer.echo(res.model_dump_json(indent=2))
+    else:
+        show(res)
+    if out is not None:
+        typer.echo(f"wrote {out}", err=True)
+    if to_statements is not None:
+        typer.echo("\n".join(done.lines()), err=json_)
+
+
 @audit_app.command("import")
 @handles_errors
 def import_(
@@ -146,7 +378,8 @@ def import_(
         Path,
         typer.Argument(
             help="CSV, long format: item_id,annotator,label[,role] (as `amg audit export` writes "
-            "it; with --reference: item_id,label[,source])."
+            "it; with --reference: item_id,label[,source]); or with --format label-studio a "
+            "Label Studio JSON export."
         ),
     ],
     reference: Annotated[
@@ -159,15 +392,23 @@ def import_(
             "--task", help="Task of a new audit (default: inferred from the labels in the file)."
         ),
     ] = None,
+    format_: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="csv, or label-studio (a Label Studio JSON export of tasks `amg audit export "
+            "--format label-studio` wrote; one annotator per Label Studio user).",
+        ),
+    ] = "csv",
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
-    """Import labels made elsewhere, or reference labels, from a CSV file."""
+    """Import labels made elsewhere (CSV or Label Studio), or reference labels (CSV)."""
     if task is not None:
         _check_task(task, workspace)
-    from ..annotate_app.audits import import_labels
+    from ..annotate_app.interop import import_labels
 
     with _new_ws(workspace) as ws:
-        res = import_labels(ws, name, file, reference=reference, task=task)
+        res = import_labels(ws, name, file, reference=reference, task=task, format=format_)
     show(res)
 
 
@@ -177,15 +418,53 @@ def export(
     name: NameArg,
     out: Annotated[
         Path | None,
-        typer.Option("--out", help="Output folder (default: WORKSPACE/audit-exports/NAME)."),
+        typer.Option(
+            "--out",
+            help="Output folder (default: WORKSPACE/audit-exports/NAME, and its label-studio "
+            "folder for --format label-studio).",
+        ),
     ] = None,
+    format_: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="labels (the label log as CSV and JSONL, and the references) or label-studio "
+            "(blind tasks and a labeling config for Label Studio).",
+        ),
+    ] = "labels",
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
-    """Write the audit's label log as CSV and JSONL (and its reference labels as CSV)."""
-    from ..annotate_app.audits import export_audit
+    """Write the audit's label log as CSV and JSONL (and its reference labels as CSV), or its
+    items as Label Studio tasks."""
+    from ..annotate_app.interop import export_audit
 
-    for p in export_audit(_ws(workspace), name, out):
+    if format_ == "label-studio":
+        from ..annotate_app.label_studio import export_label_studio
+
+        paths = export_label_studio(_ws(workspace), name, out)
+    elif format_ == "labels":
+        paths = export_audit(_ws(workspace), name, out)
+    else:
+        from ..errors import BadInput
+
+        raise BadInput(f"Unknown format {format_!r}; choose labels or label-studio")
+    for p in paths:
         typer.echo(str(p))
+
+
+@audit_app.command("items")
+@handles_errors
+def items_(
+    name: NameArg, json_: JsonOpt = False, workspace: WorkspaceOpt = DEFAULT_WORKSPACE
+) -> None:
+    """List an audit's items: id, kind, what is shown and its context."""
+    from ..annotate_app.interop import audit_items
+
+    res = audit_items(_ws(workspace), name)
+    if json_:
+        typer.echo(res.model_dump_json(indent=2))
+        return
+    show(res)
 
 
 @audit_app.command("list")
@@ -267,6 +546,12 @@ def agreement(
     ] = 2000,
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed (reported).")] = 0,
     html: HtmlOpt = False,
+    include_screened: Annotated[
+        bool,
+        typer.Option(
+            "--include-screened", help="Count the labels of people an open audit screened out."
+        ),
+    ] = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """Human-human agreement and human-vs-reference accuracy for an audit (markdown + PNG)."""
@@ -274,7 +559,13 @@ def agreement(
     from ..annotate_app.agreement import save_agreement_report
 
     report, path = save_agreement_report(
-        ws, name, fast_seconds, resamples=resamples, seed=seed, html=html
+        ws,
+        name,
+        fast_seconds,
+        resamples=resamples,
+        seed=seed,
+        html=html,
+        include_screened=include_screened,
     )
     if json_:
         typer.echo(report.model_dump_json(indent=2))

@@ -429,7 +429,12 @@ def report_classifier(
         ),
     ] = None,
     agreed_only: Annotated[
-        bool, typer.Option("--agreed-only", help="Only items both model families agreed on.")
+        bool,
+        typer.Option(
+            "--agreed-only",
+            help="Only items both model families agreed on, or whose reference people gave "
+            "(imported, or a crowd audit's final labels).",
+        ),
     ] = False,
     resamples: Annotated[
         int, typer.Option("--resamples", min=0, help="Bootstrap resamples.")

@@ -34,7 +34,7 @@ class Statement(BaseModel):
     speaker: str = "user"
     date: str | None = None
     reference: str | None = None
-    reference_status: str | None = None  # imported / voted / agreed / disputed / tie
+    reference_status: str | None = None  # imported / voted / agreed / disputed / tie / human
     relabel: str | None = None
     stratum: str = ""
     corpus: str = ""

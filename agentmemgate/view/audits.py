@@ -1,4 +1,5 @@
-"""Audits: progress per annotator, agreement (kappa and alpha with bootstrap intervals, accuracy
+"""Audits: who labels and how well (``amg audit people``), adjudications with their resolutions,
+agreement (kappa and alpha with bootstrap intervals, accuracy
 against the reference) and the items where annotators disagree or differ from the reference.
 
 Labels and who gave them are shown here, to the workspace's owner; ``amg annotate`` never shows an
@@ -21,7 +22,37 @@ def agreement(r: Reader, audit: str) -> dict:
     return agreement_report(r, audit).model_dump(mode="json")
 
 
+def people(r: Reader, audit: str) -> dict:
+    """``amg audit people``'s rows (status, labeled, gold accuracy, attention, speed) and the
+    adjudicator's resolutions."""
+    from ..annotate_app.people import people_report
+
+    return people_report(r, audit).model_dump(mode="json")
+
+
+def _person_row(p: dict, fast_seconds: float) -> dict:
+    out = {
+        "person": p["name"] + (" (adjudicator)" if p["role"] == "adjudicator" else ""),
+        "status": p["status"].replace("_", " ") + (f": {p['reason']}" if p["reason"] else ""),
+        "labeled": p["labeled"]
+        if p["role"] == "adjudicator"
+        else f"{p['labeled']}/{p['assigned']}",
+        "median s/item": p["median_seconds"],
+        f"fast (< {fast_seconds:g} s)": _prop(p["fast"]),
+    }
+    if p["platform_id"]:
+        out["platform id"] = p["platform_id"]
+    if p["gold"] is not None:
+        out["gold right"] = _prop(p["gold"])
+    if p["attention_answered"] is not None:
+        out["attention failed"] = f"{p['attention_failed']} of {p['attention_answered']}"
+    if p["code"]:
+        out["code"] = p["code"]
+    return out
+
+
 _agreement = _ui.cached(agreement)
+_people = _ui.cached(people)
 _disagreements = _ui.cached(Reader.audit_disagreements)
 
 
@@ -80,13 +111,26 @@ def render() -> None:
         "(every assigned item labeled); the annotation app never shows it."
     )
 
-    st.header("Progress")
-    _ui.table(
-        [
-            {**p, "done": f"{100 * p['labeled'] / p['assigned']:.0f}%" if p["assigned"] else ""}
-            for p in r.audit_progress(name)
-        ]
+    st.header("People")
+    ppl = _people(r, name)
+    st.text(
+        ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in ppl["counts"].items() if n)
+        or "Nobody has labeled yet."
     )
+    _ui.table([_person_row(p, ppl["fast_seconds"]) for p in ppl["people"]])
+    if ppl["resolutions"]:
+        st.subheader("Adjudications")
+        _ui.table(
+            [
+                {
+                    "item": x["item_id"],
+                    "labels given": ", ".join(f"{k} x{n}" for k, n in x["labels"].items()),
+                    "resolution": x["resolution"],
+                    "adjudicator": x["adjudicator"],
+                }
+                for x in ppl["resolutions"]
+            ]
+        )
 
     st.header("Agreement")
     rep = _agreement(r, name)
@@ -100,6 +144,15 @@ def render() -> None:
             f"Percent agreement: {_prop(rep['percent_agreement'])}\n"
             f"Krippendorff's alpha ({alpha['level']}): {_interval(alpha['value'], alpha.get('ci'))}"
             f" over {alpha['n_units']} items"
+            + "".join(
+                f"\n{title}: {_interval(c['value'], c)} over {c['n']} items"
+                for title, c in (
+                    ("Fleiss' kappa", rep.get("fleiss_kappa")),
+                    ("Gwet's AC1", rep.get("gwet_ac1")),
+                    ("Gwet's AC2 (ordinal weights)", rep.get("gwet_ac2")),
+                )
+                if c
+            )
         )
         pairs = rep["cohen_kappa_pairs"]
         if pairs:

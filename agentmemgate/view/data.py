@@ -662,17 +662,31 @@ class Reader:
     def audits(self) -> list[dict]:
         if "audits" not in self.tables:
             return []
+        checks = (
+            " and i.item_id not in (select item_id from audit_checks c where c.audit = a.name)"
+            if "audit_checks" in self.tables
+            else ""
+        )
         return self.dicts(
             "select name, task, source, created_at, (select count(*) from "
-            "audit_items i where i.audit = a.name) as items from audits a "
+            f"audit_items i where i.audit = a.name{checks}) as items from audits a "
             "order by created_at, name"
         )
 
     def audit_closed(self, audit: str) -> bool:
         """Whether every annotator has labeled every item assigned to them (an imported audit,
-        with no assignments, was labeled elsewhere: closed)."""
+        with no assignments, was labeled elsewhere: closed); an open audit, once nobody is
+        working on it (an item held by someone who left is not waiting for them)."""
         if "audit_assignments" not in self.tables:
             return True
+        if "audit_participants" in self.tables and self.one(
+            "select exists (select 1 from audit_participants where audit = ?)", [audit]
+        ):
+            return not self.one(
+                "select exists (select 1 from audit_participants where audit = ? and "
+                "status = 'working')",
+                [audit],
+            )
         return not self.one(
             "select exists (select 1 from audit_assignments s where s.audit = ? and not exists "
             "(select 1 from audit_labels l where l.audit = s.audit and l.annotator = s.annotator "

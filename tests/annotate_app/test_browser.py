@@ -418,3 +418,71 @@ def test_a_key_pressed_as_a_page_appears_is_kept_and_one_with_no_button_is_refus
         assert ws.db.execute("select count(*) from audit_labels").fetchone()[0] == 3  # no re-logs
     finally:
         _stop(proc)
+
+
+# -- an open audit in a real browser -----------------------------------------------------------
+def test_an_open_audit_in_a_real_browser_sends_nothing_that_tells_a_check(ws, tmp_path):
+    """A study link opened with a platform id: a gold, an attention and a regular item labeled
+    with the keyboard; no websocket frame names an item id or a check, and the last page shows
+    the completion code."""
+    sync_api = _browser_or_skip()
+    from agentmemgate.annotate_app import create_audit
+    from agentmemgate.annotate_app.study import StudyOptions
+
+    src = tmp_path / "s.jsonl"
+    labels = ["speculation", "other", "completed_event"]
+    src.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": f"item-{labels[i % 3]}-{i}",
+                    "text": f"Statement {i}",
+                    "reference": labels[i % 3],
+                }
+            )
+            + "\n"
+            for i in range(4)
+        )
+    )
+    port = _free_port()
+    made = create_audit(
+        ws,
+        "open",
+        "evidence_type",
+        str(src),
+        base_url=f"http://127.0.0.1:{port}",
+        study=StudyOptions(overlap=1, per_person=1, gold=1, attention=1, completion_code="OK-77"),
+    )
+    ids = [i for (i,) in ws.db.execute("select item_id from audit_items")]
+    proc = _serve(ws, port)
+    try:
+        with sync_api.sync_playwright() as pw:
+            browser = _launch(pw)
+            page = browser.new_page()
+            frames: list[bytes] = []
+            page.on(
+                "websocket",
+                lambda w: w.on(
+                    "framereceived",
+                    lambda f: frames.append(f if isinstance(f, bytes) else f.encode()),
+                ),
+            )
+            page.goto(made.study_link + "&PROLIFIC_PID=abc123&STUDY_ID=s1&SESSION_ID=x1")
+            for n in (1, 2, 3):
+                _wait_text(page, f"Item {n} of 3")
+                sync_api.expect(page.get_by_role("button", name="other")).to_be_enabled()
+                page.keyboard.press("4")
+                _wait_text(page, "Your choice: other")
+                page.keyboard.press("Enter")
+            _wait_text(page, "Your code: OK-77")
+            browser.close()
+        assert frames
+        for f in frames:  # ids name the reference label here: none may reach the page
+            assert not [i for i in ids if i.encode() in f]
+            assert b"gold" not in f and b"attention" not in f.lower()
+        assert ws.db.execute("select status, code from audit_participants").fetchone() == (
+            "done",
+            "OK-77",
+        )
+    finally:
+        _stop(proc)

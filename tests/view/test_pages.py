@@ -188,3 +188,57 @@ def test_a_link_naming_what_the_workspace_lacks_says_so_and_what_is_shown(monkey
     assert f"showing {at.selectbox(key='system').value}." in warned
     at = run(monkeypatch, path, "results", split="nosuch")
     assert any("nosuch" in w.value for w in at.warning)
+
+
+def test_the_audits_page_shows_people_and_resolutions(monkeypatch, tmp_path):
+    import json
+
+    from agentmemgate.annotate_app import annotator_queue, create_audit, record_label
+    from agentmemgate.workspace import Workspace
+
+    src = tmp_path / "s.jsonl"
+    src.write_text("".join(json.dumps({"id": f"S{i}", "text": f"t{i}"}) + "\n" for i in range(3)))
+    ws = Workspace(tmp_path / "ws")
+    made = create_audit(
+        ws, "lab", "evidence_type", str(src), annotators=["ana", "ben"],
+        adjudicator="cat",
+    )  # fmt: skip
+    tok = {p: u.split("token=")[1] for p, u in made.links.items()}
+    for who, lab in (("ana", "speculation"), ("ben", "other")):
+        for q in annotator_queue(ws, tok[who]):
+            record_label(ws, tok[who], q.display.id, lab)
+    item = annotator_queue(ws, tok["ana"])[0].display.id
+    record_label(ws, made.adjudicator_link.split("token=")[1], item, "other")
+    ws.db.conn.close()
+    page = "\n".join(texts(run(monkeypatch, tmp_path / "ws", "audits", audit="lab")))
+    assert "2 done" in page and "cat (adjudicator)" in page
+    assert "Adjudications" in page and item in page and "speculation x1" in page
+
+
+def test_an_open_audit_counts_its_items_without_checks_and_closes_when_nobody_works(tmp_path):
+    import json
+
+    from agentmemgate.annotate_app import annotator_queue, create_audit, queues, record_label
+    from agentmemgate.annotate_app.study import StudyOptions
+    from agentmemgate.view.data import Reader
+    from agentmemgate.workspace import Workspace
+
+    src = tmp_path / "s.jsonl"
+    src.write_text(
+        "".join(
+            json.dumps({"id": f"S{i}", "text": f"t{i}", "reference": "other"}) + "\n"
+            for i in range(4)
+        )
+    )
+    ws = Workspace(tmp_path / "ws")
+    made = create_audit(
+        ws, "o", "evidence_type", str(src), study=StudyOptions(overlap=1, gold=1, attention=1)
+    )
+    a = queues.arrive(ws, made.study_link.split("study=")[1], {"PROLIFIC_PID": "x"})
+    r = Reader(tmp_path / "ws")
+    assert [x["items"] for x in r.audits()] == [3]
+    assert not r.audit_closed("o")
+    while todo := [q for q in annotator_queue(ws, a.token) if q.own_label is None]:
+        record_label(ws, a.token, todo[0].display.id, "other")
+    assert queues.study_state(ws, a.token).status in ("done", "screened_out")
+    assert Reader(tmp_path / "ws").audit_closed("o")
