@@ -25,8 +25,12 @@ from pydantic import BaseModel, ConfigDict
 from .._sqlite import sqlite_utils
 from ..errors import BadInput, WorkspaceError
 from ..workspace import DB_NAME
+from ._audit_reads import AuditReads
+from ._mining_reads import (
+    PAGE_SIZE,
+    MiningReads,
+)
 
-PAGE_SIZE = 50
 _MEASURE = re.compile(r"^[a-z_]{1,64}$")
 _NATURAL = "natural:"
 
@@ -80,8 +84,9 @@ class Dialog:
         return [(si, ti, t) for si, (_, ts) in enumerate(self.sessions) for ti, t in enumerate(ts)]
 
 
-class Reader:
-    """One workspace, opened read-only. Cheap to make: one per page run."""
+class Reader(AuditReads, MiningReads):
+    """One workspace, opened read-only. Cheap to make: one per page run. Its reads of audits
+    and of mining live with their pages' data (``_audit_reads``, ``_mining_reads``)."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -657,195 +662,6 @@ class Reader:
                 [set_name, item_id],
             )
         return _sha_text(self.one("select json from arcs where id = ?", [arc_id]))
-
-    # -- audits --------------------------------------------------------------------------------
-    def audits(self) -> list[dict]:
-        if "audits" not in self.tables:
-            return []
-        checks = (
-            " and i.item_id not in (select item_id from audit_checks c where c.audit = a.name)"
-            if "audit_checks" in self.tables
-            else ""
-        )
-        return self.dicts(
-            "select name, task, source, created_at, (select count(*) from "
-            f"audit_items i where i.audit = a.name{checks}) as items from audits a "
-            "order by created_at, name"
-        )
-
-    def audit_closed(self, audit: str) -> bool:
-        """Whether every annotator has labeled every item assigned to them (an imported audit,
-        with no assignments, was labeled elsewhere: closed); an open audit, once nobody is
-        working on it (an item held by someone who left is not waiting for them)."""
-        if "audit_assignments" not in self.tables:
-            return True
-        if "audit_participants" in self.tables and self.one(
-            "select exists (select 1 from audit_participants where audit = ?)", [audit]
-        ):
-            return not self.one(
-                "select exists (select 1 from audit_participants where audit = ? and "
-                "status = 'working')",
-                [audit],
-            )
-        return not self.one(
-            "select exists (select 1 from audit_assignments s where s.audit = ? and not exists "
-            "(select 1 from audit_labels l where l.audit = s.audit and l.annotator = s.annotator "
-            "and l.item_id = s.item_id))",
-            [audit],
-        )
-
-    def audit_progress(self, audit: str) -> list[dict]:
-        """Per person: role, items assigned, items labeled (never the token hash)."""
-        return self.dicts(
-            "select p.name as person, p.role, (select count(*) from audit_assignments s where "
-            "s.audit = p.audit and s.annotator = p.name) as assigned, (select count(distinct "
-            "l.item_id) from audit_labels l where l.audit = p.audit and l.annotator = p.name and "
-            "l.role = p.role) as labeled from audit_annotators p where p.audit = ? order by "
-            "p.role desc, p.name",
-            [audit],
-        )
-
-    def audit_disagreements(self, audit: str) -> list[dict]:
-        """Items where annotators' latest labels differ, or a human's differs from the reference."""
-        latest: dict[str, dict[str, str]] = {}
-        for item, person, label in self.rows(
-            "select item_id, annotator, label from audit_labels where audit = ? and "
-            "role = 'annotator' order by id",
-            [audit],
-        ):
-            latest.setdefault(item, {})[person] = label
-        refs = dict(
-            self.rows("select item_id, label from audit_references where audit = ?", [audit])
-        )
-        out = []
-        for item, labels in latest.items():
-            humans = len(set(labels.values())) > 1
-            vs_ref = item in refs and any(v != refs[item] for v in labels.values())
-            if humans or vs_ref:
-                out.append(
-                    {
-                        "item_id": item,
-                        "labels": "; ".join(f"{p}: {v}" for p, v in sorted(labels.items())),
-                        "reference": refs.get(item),
-                        "annotators_differ": humans,
-                        "differs_from_reference": vs_ref,
-                    }
-                )
-        return out
-
-    def audit_item(self, audit: str, item_id: str) -> dict | None:
-        raw = self.one(
-            "select payload from audit_items where audit = ? and item_id = ?", [audit, item_id]
-        )
-        return json.loads(raw) if raw else None
-
-    # -- mining ----------------------------------------------------------------------------------
-    def mine_sources(self) -> list[dict]:
-        if "mine_sources" not in self.tables:
-            return []
-        return self.dicts(
-            "select m.source_key, m.corpus, m.variant, m.license, m.conversations, m.turns_scanned, "
-            "(select count(*) from mined_candidates c where c.source_key = m.source_key) as "
-            "candidates, (select count(*) from mined_extractions e where e.source_key = "
-            "m.source_key and e.kept = 1) as hedges from mine_sources m order by m.created_at"
-        )
-
-    def hedge_page(
-        self, source_key: str | None, hedges_only: bool = True, page: int = 0, size: int = PAGE_SIZE
-    ) -> tuple[list[dict], int]:
-        if not self.has("mined_extractions"):
-            return [], 0
-        where, args = ["1"], []
-        if source_key:
-            where.append("e.source_key = ?")
-            args.append(source_key)
-        if hedges_only:
-            where.append("e.kept = 1")
-        sql = f"from mined_extractions e where {' and '.join(where)}"
-        total = self.one(f"select count(*) {sql}", args)
-        rows = self.dicts(
-            "select e.source_key, e.candidate_id, e.miner, e.kept, e.text, e.attribute, "
-            f"e.plan_value, e.hedge_level, e.reject_reason, e.outcome {sql} "
-            "order by e.rowid limit ? offset ?",
-            args + [size, page * size],
-        )
-        return rows, total
-
-    def candidate(self, source_key: str, candidate_id: str) -> dict | None:
-        """A mined candidate with its extraction, its own turn and the turns around it in its
-        conversation (read from the mined file when it is where it was mined from)."""
-        row = self.conn.execute(
-            "select c.corpus, c.conversation_id, c.source_ref, c.speaker, c.date, c.json, "
-            "c.context_refs, m.path from mined_candidates c join mine_sources m on "
-            "m.source_key = c.source_key where c.source_key = ? and c.id = ?",
-            [source_key, candidate_id],
-        ).fetchone()
-        if row is None:
-            return None
-        corpus, conv_id, ref, speaker, date, raw, refs, path = row
-        rest = json.loads(raw)
-        extractions = self.dicts(
-            "select miner, kept, text, attribute, plan_value, hedge_level, reject_reason, outcome, "
-            "outcome_ref, outcome_evidence from mined_extractions where source_key = ? and "
-            "candidate_id = ?",
-            [source_key, candidate_id],
-        )
-        out = {
-            "id": candidate_id,
-            "corpus": corpus,
-            "conversation": conv_id,
-            "ref": ref,
-            "speaker": speaker,
-            "date": date,
-            "cues": rest.get("prefilter_cues", []),
-            "extractions": extractions,
-            "context": None,
-            "context_note": "",
-        }
-        if refs is None:  # stored before turn references: the turn and its context are inline
-            out["text"] = rest.get("turn_text", "")
-            out["context"] = [
-                (c.get("speaker", ""), c.get("text", ""), False) for c in rest.get("context", [])
-            ] + [(speaker, out["text"], True)]
-            return out
-        blob = self.one(
-            "select text_z from mined_turns where source_key = ? and key = ?",
-            [source_key, candidate_id],
-        )
-        out["text"] = zlib.decompress(blob).decode("utf-8") if blob else ""
-        out["context"], out["context_note"] = _context_from_file(
-            path, corpus, rest.get("item"), rest.get("session_index"), ref
-        )
-        if out["context"] is None:
-            out["context"] = [(speaker, out["text"], True)]
-        return out
-
-
-def _context_from_file(
-    path: str | None, corpus: str, item: int | None, session: int | None, ref: str, around: int = 3
-) -> tuple[list | None, str]:
-    """The turns around ``ref`` in item ``item`` of the mined file: (turns, note)."""
-    if not path or item is None or not Path(path).is_file():
-        return None, (
-            f"The turns around it are read from the mined file, which is no longer at {path!r}."
-            if path
-            else ""
-        )
-    from ..corpora import iter_conversations
-
-    try:
-        conv = next(iter(iter_conversations(path, corpus, skip=item)), None)
-    except Exception as e:
-        return None, f"The mined file could not be read again ({type(e).__name__})."
-    if conv is None:
-        return None, "The mined file has changed since it was mined."
-    for s in conv.sessions:
-        refs = [t.ref for t in s.turns]
-        if ref in refs:
-            i = refs.index(ref)
-            lo, hi = max(0, i - around), min(len(refs), i + around)
-            return [(t.speaker, t.text, t.ref == ref) for t in s.turns[lo:hi]], ""
-    return None, "The mined file has changed since it was mined."
 
 
 def _arc_dialog(arc) -> Dialog:
