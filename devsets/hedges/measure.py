@@ -17,7 +17,7 @@ from agentmemgate.corpora.devset import DevReport, DevSet, load_devset, measure,
 from agentmemgate.corpora.home import require_file
 from agentmemgate.corpora.prefilter import load_lexicon
 from agentmemgate.corpora.public import file_sha256
-from agentmemgate.errors import AmgError
+from agentmemgate.errors import AmgError, BadInput
 
 HERE = Path(__file__).parent
 SETS = {
@@ -54,16 +54,31 @@ def save(report: DevReport, dev: DevSet) -> None:
             "flagged": p.flagged,
             "precision": p.precision,
             "recall": p.recall,
+            "named": p.named,
         }
         parts[p.part] = {
             "data": describe(dev, p.part),
             **{k: {"k": v.k, "n": v.n} for k, v in figures.items()},
         }
-    store(
-        {"lexicon": report.lexicon, "rules": report.rules, "set": SAVED_SET, "parts": parts},
-        ACCURACY_FILE,
-    )
+    entry = {"lexicon": report.lexicon, "rules": report.rules, "set": SAVED_SET, "parts": parts}
+    if report.scorer:
+        entry["scorer"] = report.scorer
+    store(entry, ACCURACY_FILE)
     print(f"wrote {ACCURACY_FILE}", file=sys.stderr)
+
+
+def _scorer(choice: str | None):
+    """The stage-2 scorer to measure: a version, 'none', or the miner's default."""
+    from agentmemgate.corpora.mining import default_scorer
+    from agentmemgate.corpora.scorer import load_scorer
+
+    if choice is None:
+        return default_scorer()
+    if choice == "none":
+        return None
+    if not choice.isdigit():
+        raise BadInput(f"--scorer takes a version number or 'none', not {choice!r}")
+    return load_scorer(int(choice))
 
 
 def main() -> int:
@@ -92,6 +107,11 @@ def main() -> int:
         type=Path,
         default=None,
         help="a stage-2 rules TOML file of your own (e.g. rules.v3-candidate.toml here)",
+    )
+    ap.add_argument(
+        "--scorer",
+        default=None,
+        help="stage-2 scorer version, or 'none' for the rules alone (default: the miner's default)",
     )
     ap.add_argument(
         "--set",
@@ -130,7 +150,7 @@ def main() -> int:
         )
         lex = load_lexicon(path=str(args.lexicon)) if args.lexicon else load_lexicon(args.cues)
         rules = load_rules(path=str(args.rules_file)) if args.rules_file else load_rules(args.rules)
-        report = measure(dev, lex, rules)
+        report = measure(dev, lex, rules, _scorer(args.scorer))
         oracle = share_passed(args.longmemeval, lex)
     except AmgError as e:
         print(f"Error: {e}", file=sys.stderr)
@@ -150,13 +170,18 @@ def main() -> int:
             )
         )
         return 0
-    print(f"{args.set} set ({SETS[args.set]}); lexicon {report.lexicon}; rules {report.rules}")
+    print(
+        f"{args.set} set ({SETS[args.set]}); lexicon {report.lexicon}; rules {report.rules}; "
+        f"scorer {report.scorer or 'none'}"
+    )
     for p in report.parts:
         print(f"\n{describe(dev, p.part)}, {p.borderline} borderline")
         print("  end to end (prefilter + offline stage 2):")
         print(f"    precision: kept that are spec       {p.precision.fmt()}")
         print(f"    ... borderline counted right         {p.precision_spec_borderline.fmt()}")
         print(f"    recall: spec turns kept              {p.recall.fmt()}")
+        print(f"    kept naming an attribute             {p.named.fmt()}")
+        print(f"    kept with a plan value               {p.valued.fmt()}")
         print("  stage 1 (prefilter):")
         print(f"    turns flagged                        {p.flagged.fmt()}")
         print(f"    recall, spec                         {p.recall_spec.fmt()}")
