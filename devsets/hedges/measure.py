@@ -1,8 +1,8 @@
 """Measure the hedge miner on a hand-labelled set: each stage, and the miner end to end.
 
 Run: .venv/bin/python devsets/hedges/measure.py [--set dev|heldout|heldout2] [--cues N] [--rules N]
-[--json] [--show-misses] [--save]   (the labelling guideline and the figures are in README.md
-beside this script). Every proportion is printed as k/n with its 95% Wilson interval.
+[--scorer N|none] [--json] [--show-misses] [--save]   (the labelling guideline and the figures are
+in README.md beside this script). Every proportion is printed as k/n with its 95% Wilson interval.
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def main() -> int:
         "--save",
         action="store_true",
         help=f"with --set {SAVED_SET}: store the figures `amg mine hedges` states for these "
-        "packaged cue and rules files",
+        "packaged cue, rules and scorer files",
     )
     ap.add_argument(
         "--show-misses",
@@ -174,6 +174,11 @@ def main() -> int:
         f"{args.set} set ({SETS[args.set]}); lexicon {report.lexicon}; rules {report.rules}; "
         f"scorer {report.scorer or 'none'}"
     )
+    if report.scorer and args.set == "dev":
+        print(
+            "(the scorer was trained on these turns: its figures here are training-set figures; "
+            "train.py prints the cross-validated ones)"
+        )
     for p in report.parts:
         print(f"\n{describe(dev, p.part)}, {p.borderline} borderline")
         print("  end to end (prefilter + offline stage 2):")
