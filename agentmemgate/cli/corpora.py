@@ -64,8 +64,9 @@ def mine_hedges(
         str,
         typer.Option(
             "--miner",
-            help="offline (prefilter + rule-based stage 2) or "
-            "a model spec provider:model for LLM stage 2.",
+            help="offline (prefilter + rule-based stage 2), offline-scorer (a learned "
+            "scorer decides what stage 2 keeps, the rules name it) or a model spec "
+            "provider:model for LLM stage 2.",
         ),
     ] = "offline",
     out: Annotated[
@@ -158,7 +159,7 @@ def statements_sample(
         typer.Option(
             "--miner",
             help="Whose stage-2 verdicts define the strata (default: latest LLM miner, "
-            "else offline-rules).",
+            "else the offline one).",
         ),
     ] = None,
     stratify_by: Annotated[

@@ -19,6 +19,7 @@ from .extract import RuleExtractor
 from .loaders import iter_conversations
 from .model import Candidate, Conversation
 from .prefilter import Lexicon, load_lexicon, scan_conversation
+from .scorer import Scorer
 
 LABELS = ("spec", "borderline", "none")
 
@@ -164,6 +165,8 @@ class PartReport(BaseModel):
     precision_spec_borderline: Proportion | None = None  # ... borderline counted right
     recall: Proportion | None = None  # spec turns kept, over all spec turns (end to end)
     kept_wrong: list[str] = []  # kept turns labelled none, with the value kept
+    named: Proportion | None = None  # kept hedges whose attribute is not "unspecified"
+    valued: Proportion | None = None  # kept hedges with a plan value
 
 
 class DevReport(BaseModel):
@@ -171,12 +174,19 @@ class DevReport(BaseModel):
     lexicon: str
     rules: str
     parts: list[PartReport]
+    scorer: str | None = None  # the learned stage-2 scorer that decided what was kept, if any
 
 
-def measure(dev: DevSet, lexicon: Lexicon | None = None, rules: Rules | None = None) -> DevReport:
+def measure(
+    dev: DevSet,
+    lexicon: Lexicon | None = None,
+    rules: Rules | None = None,
+    scorer: Scorer | None = None,
+) -> DevReport:
+    """Each stage and the miner end to end; ``scorer``: stage 2 keeps what the scorer keeps."""
     lex = lexicon or load_lexicon()
     rules = rules or load_rules()
-    extractor = RuleExtractor(rules)
+    extractor = RuleExtractor(rules, scorer)
     parts = []
     for part in ("locomo", "longmemeval"):
         cands: dict[tuple[str, str], Candidate] = {}
@@ -190,11 +200,14 @@ def measure(dev: DevSet, lexicon: Lexicon | None = None, rules: Rules | None = N
         }
         kept = {lab: [] for lab in LABELS}
         dropped, wrong = [], []
+        named = valued = 0
         for lab in LABELS:
             for t in flagged[lab]:
                 ext = extractor.extract(cands[(t.conversation_id, t.ref)])
                 if ext.kept:
                     kept[lab].append(t)
+                    named += ext.attribute != "unspecified"
+                    valued += bool(ext.plan_value)
                     if lab == "none":
                         wrong.append(f"{_name(t)} ({ext.attribute}: {ext.plan_value})")
                 elif lab == "spec":
@@ -227,12 +240,15 @@ def measure(dev: DevSet, lexicon: Lexicon | None = None, rules: Rules | None = N
                 ),
                 recall=wilson(len(kept["spec"]), len(by_label["spec"])),
                 kept_wrong=wrong,
+                named=wilson(named, n_kept),
+                valued=wilson(valued, n_kept),
             )
         )
     return DevReport(
         lexicon=f"{lex.ref}:{lex.sha256[:12]}",
         rules=f"{rules.ref}:{rules.sha256[:12]}",
         parts=parts,
+        scorer=f"{scorer.ref}:{scorer.sha256[:12]}" if scorer else None,
     )
 
 

@@ -11,8 +11,10 @@ from typing import Protocol
 from ..text import sentence_spans, tokens
 from ._rules import Rules, load_rules
 from .model import Candidate, Extraction
+from .scorer import Scorer
 
-OFFLINE_MINER = "offline-rules"
+OFFLINE_MINER = "offline-rules"  # the rules alone decide (rules.vN.toml)
+OFFLINE_SCORED = "offline-scorer"  # the learned scorer decides, the rules name (scorer.vN.json)
 _TRAILING = re.compile(
     r"(?:\s+(?:and|or|but|so|the|a|an|to|for|with|in|on|at|of|my|our|as|too|soon|"
     r"now|then|next|this|that|there|some|maybe|probably|eventually|someday))+$",
@@ -36,6 +38,12 @@ class Extractor(Protocol):
 
 _CLAUSE_END = re.compile(r"[;:!?\u2014\u2013]|,\s*(?:but|so|and|because|though)\b|\s-\s")
 _CLAUSE = re.compile(r",\s*(?:but|and|so)\s+|\s+-\s+|\s*\u2014\s*")
+# Words between a plan cue and what the plan is about ("I might |really have to| move to Denver")
+_LEADING = re.compile(
+    r"^\s*(?:(?:to|be|that|of|about|have|has|need|needs|definitely|really|just|probably|also|"
+    r"even|actually|finally|eventually|maybe|perhaps|able|so|still|soon|one day|someday)\b\s*)+",
+    re.IGNORECASE,
+)
 _REASON = re.compile(r"\b(?:since|because|as)\s+(?=(?:i|we)\b|i'm\b|we're\b)", re.IGNORECASE)
 
 
@@ -62,15 +70,85 @@ def hedge_level(sentence: str, rules: Rules) -> str:
 
 
 class RuleExtractor:
-    """Deterministic stage 2: the first cue sentence naming an attribute change with a value."""
+    """Deterministic stage 2: the first cue sentence naming an attribute change with a value.
+
+    With a ``scorer`` (``scorer.vN.json``), the learned scorer decides whether a hit is kept, and
+    the rules only read its attribute, value and hedge level (``_describe``)."""
 
     kind = "offline rules"
 
-    def __init__(self, rules: Rules | None = None):
+    def __init__(self, rules: Rules | None = None, scorer: Scorer | None = None):
         self.rules = rules or load_rules()
-        self.name = OFFLINE_MINER
+        self.scorer = scorer
+        self.name = OFFLINE_MINER if scorer is None else OFFLINE_SCORED
+
+    @property
+    def ref(self) -> str:
+        """What answered, for provenance: the rules file, and the scorer file if one decides."""
+        ref = f"{self.rules.ref}:{self.rules.sha256[:12]}"
+        if self.scorer is not None:
+            ref += f"+{self.scorer.ref}:{self.scorer.sha256[:12]}"
+        return ref
 
     def extract(self, cand: Candidate) -> Extraction:
+        if self.scorer is None:
+            return self._rules(cand)
+        p = self.scorer.probability(cand)
+        if not self.scorer.keeps(p):
+            sentences = cand.cue_sentences() or [cand.turn_text]
+            return Extraction(
+                kept=False,
+                text=sentences[0],
+                reject_reason=f"scorer: {p:.2f} below {self.scorer.threshold:g}",
+            )
+        return self._describe(cand)
+
+    def _describe(self, cand: Candidate) -> Extraction:
+        """A hit the scorer keeps: the rules' attribute and value when they find a plan whose
+        value names an object; else the words after the plan cue of a cue sentence, when they
+        name one; else no value (never a bare verb). A plan the rules do not name gets the
+        attribute its value's words point to (the scorer file's ``names``)."""
+        found = self._rules(cand)
+        if found.kept and self.scorer.names_object(found.plan_value or ""):
+            return self._named(found)
+        sentences = cand.cue_sentences() or [cand.turn_text]
+        for s in sentences:
+            value = self._after_cue(s, cand.prefilter_cues)
+            if value:
+                level = hedge_level(s, self.rules)
+                return self._named(
+                    Extraction(kept=True, text=s, plan_value=value, hedge_level=level)
+                )
+        s = found.text if found.kept else sentences[0]
+        return Extraction(
+            kept=True, text=s, attribute="unspecified", hedge_level=hedge_level(s, self.rules)
+        )
+
+    def _named(self, ext: Extraction) -> Extraction:
+        if ext.attribute not in (None, "unspecified"):
+            return ext
+        return ext.model_copy(update={"attribute": self.scorer.name(ext.plan_value or "")})
+
+    def _after_cue(self, sentence: str, cues: list[str]) -> str | None:
+        """The clause after the last hedge or intention cue of ``sentence`` ("thinking about
+        |getting a dog|"), if it names an object."""
+        low = sentence.lower().replace("\u2019", "'")
+        ends = []
+        for cue in cues:
+            category, _, surface = cue.partition(":")
+            if category in ("hedge", "intention", "weak") and surface:
+                for m in re.finditer(rf"\b{re.escape(surface)}\b", low):
+                    ends.append(m.end())
+        for end in sorted(ends):
+            rest = sentence[end:]
+            stop = _CLAUSE_END.search(rest)
+            value = clean_value(_LEADING.sub("", rest[: stop.start()] if stop else rest))
+            value = value.rstrip(" ,.;:")
+            if self.rules.acceptable_value(value) and self.scorer.names_object(value):
+                return value
+        return None
+
+    def _rules(self, cand: Candidate) -> Extraction:
         sentences = cand.cue_sentences() or [cand.turn_text]
         reasons = []
         for s in self._with_antecedents(cand, sentences):

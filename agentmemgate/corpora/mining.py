@@ -17,14 +17,25 @@ from ..progress import bytes_bar, progress_bar
 from ..workspace import Workspace, now
 from . import _store
 from ._rules import load_rules
-from .accuracy import summary_lines
-from .extract import OFFLINE_MINER, Extractor, RuleExtractor
+from .accuracy import scorer_ref, summary_lines
+from .extract import OFFLINE_MINER, OFFLINE_SCORED, Extractor, RuleExtractor
 from .loaders import check_corpus, detect_format, iter_conversations, nothing_to_mine
 from .longmemeval import variant_of
 from .model import LICENSES, Candidate, Extraction, MinedStatement, MinePlan, MineSummary
 from .outcomes import at_risk_measurable, link_outcome
 from .prefilter import PREFILTERS, Lexicon, load_lexicon, prefilter_line, scan_conversation
 from .public import file_sha256, published_sha256
+from .scorer import Scorer, load_scorer
+
+OFFLINE_MINERS = ("offline", OFFLINE_MINER, OFFLINE_SCORED)
+
+
+def default_scorer() -> Scorer | None:
+    """The scorer of the default offline miner (``--miner offline``): none, the rules alone
+    decide. ``scorer.v1`` (``--miner offline-scorer``) kept more speculation turns on held-out
+    LoCoMo conversations but no larger a share of what it kept was speculation, and a smaller
+    share on LongMemEval (docs/how-to/mining.md), so it is not the default."""
+    return None
 
 
 def source_key(path: Path, limit: int | None = None) -> str:
@@ -44,10 +55,11 @@ def get_extractor(
 ) -> Extractor:
     """``offline`` (rule-based stage 2) or a model spec ``provider:model`` (LLM stage 2);
     ``model_options`` (``timeout``, ``max_tokens``, ...) go to the model."""
-    if miner in ("offline", OFFLINE_MINER):
+    if miner in OFFLINE_MINERS:
         if base_url:
             raise BadInput("--miner-base-url needs an LLM miner such as --miner openai:MODEL")
-        return RuleExtractor()
+        scorer = load_scorer() if miner == OFFLINE_SCORED else None
+        return RuleExtractor(scorer=scorer if miner != "offline" else default_scorer())
     from .llm_extract import LLMExtractor
 
     return LLMExtractor(
@@ -198,7 +210,8 @@ def _unanswered(ws: Workspace, key: str, miner: str, chunk: int) -> Iterator[lis
         if not rows:
             return
         last = rows[-1][0]
-        yield _store.load(ws.db, key, [r[1:] for r in rows], source, context=miner != OFFLINE_MINER)
+        offline = miner in OFFLINE_MINERS
+        yield _store.load(ws.db, key, [r[1:] for r in rows], source, context=not offline)
 
 
 def _forget_stale_offline_answers(ws: Workspace, key: str, extractor: Extractor) -> None:
@@ -206,7 +219,7 @@ def _forget_stale_offline_answers(ws: Workspace, key: str, extractor: Extractor)
     (an older workspace mined with rules.v1) are dropped so stage 2 redoes them with these."""
     if not isinstance(extractor, RuleExtractor):
         return
-    ref = f"{extractor.rules.ref}:{extractor.rules.sha256[:12]}"
+    ref = extractor.ref
     if (_source_row(ws, key) or {}).get("offline_rules") == ref:
         return
     with ws.db.conn:
@@ -610,6 +623,7 @@ def mine_hedges(
             "lexicon": _lex_ref(lex, prefilter),
             "prefilter": prefilter,
             "rules": f"{rules.ref}:{rules.sha256[:12]}",
+            "scorer": scorer_ref(getattr(extractor, "scorer", None)),
             "sha256": sha,
             "published_sha256": "unknown" if published is None else published == sha,
         },
@@ -639,6 +653,7 @@ def mine_hedges(
             rules,
             offline=isinstance(extractor, RuleExtractor),
             prefilter=prefilter,
+            scorer=getattr(extractor, "scorer", None),
         )
         if out is not None:
             n = write_jsonl(mined_statements(ws, key, extractor.name), Path(out))

@@ -64,9 +64,12 @@ def _mentions(norm: str, words: frozenset[str], norm_value: str, keys: list[str]
 def link_outcome(
     conv: Conversation, cand: Candidate, extraction: Extraction, rules: Rules | None = None
 ) -> OutcomeLink | None:
-    """None for rejected candidates (nothing to link)."""
-    if not extraction.kept or not extraction.plan_value:
+    """None for rejected candidates (nothing to link); a kept plan with no value to look for
+    later is unresolved."""
+    if not extraction.kept:
         return None
+    if not extraction.plan_value:
+        return OutcomeLink(outcome="unresolved")
     rules = rules or load_rules()
     value = extraction.plan_value
     keys = key_words(value)

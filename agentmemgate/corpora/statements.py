@@ -381,7 +381,7 @@ def _default_miner(ws: Workspace, key: str) -> str | None:
     """The most recent miner that answered this source (an LLM run beats the offline one)."""
     rows = ws.db.execute(
         "select miner, max(created_at) from mined_extractions where source_key = ? "
-        "group by miner order by miner = 'offline-rules', 2 desc",
+        "group by miner order by miner in ('offline-rules', 'offline-scorer'), 2 desc",
         [key],
     ).fetchall()
     return rows[0][0] if rows else None

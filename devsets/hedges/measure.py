@@ -1,8 +1,8 @@
 """Measure the hedge miner on a hand-labelled set: each stage, and the miner end to end.
 
 Run: .venv/bin/python devsets/hedges/measure.py [--set dev|heldout|heldout2] [--cues N] [--rules N]
-[--json] [--show-misses] [--save]   (the labelling guideline and the figures are in README.md
-beside this script). Every proportion is printed as k/n with its 95% Wilson interval.
+[--scorer N|none] [--json] [--show-misses] [--save]   (the labelling guideline and the figures are
+in README.md beside this script). Every proportion is printed as k/n with its 95% Wilson interval.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from agentmemgate.corpora.devset import DevReport, DevSet, load_devset, measure,
 from agentmemgate.corpora.home import require_file
 from agentmemgate.corpora.prefilter import load_lexicon
 from agentmemgate.corpora.public import file_sha256
-from agentmemgate.errors import AmgError
+from agentmemgate.errors import AmgError, BadInput
 
 HERE = Path(__file__).parent
 SETS = {
@@ -54,16 +54,31 @@ def save(report: DevReport, dev: DevSet) -> None:
             "flagged": p.flagged,
             "precision": p.precision,
             "recall": p.recall,
+            "named": p.named,
         }
         parts[p.part] = {
             "data": describe(dev, p.part),
             **{k: {"k": v.k, "n": v.n} for k, v in figures.items()},
         }
-    store(
-        {"lexicon": report.lexicon, "rules": report.rules, "set": SAVED_SET, "parts": parts},
-        ACCURACY_FILE,
-    )
+    entry = {"lexicon": report.lexicon, "rules": report.rules, "set": SAVED_SET, "parts": parts}
+    if report.scorer:
+        entry["scorer"] = report.scorer
+    store(entry, ACCURACY_FILE)
     print(f"wrote {ACCURACY_FILE}", file=sys.stderr)
+
+
+def _scorer(choice: str | None):
+    """The stage-2 scorer to measure: a version, 'none', or the miner's default."""
+    from agentmemgate.corpora.mining import default_scorer
+    from agentmemgate.corpora.scorer import load_scorer
+
+    if choice is None:
+        return default_scorer()
+    if choice == "none":
+        return None
+    if not choice.isdigit():
+        raise BadInput(f"--scorer takes a version number or 'none', not {choice!r}")
+    return load_scorer(int(choice))
 
 
 def main() -> int:
@@ -94,6 +109,11 @@ def main() -> int:
         help="a stage-2 rules TOML file of your own (e.g. rules.v3-candidate.toml here)",
     )
     ap.add_argument(
+        "--scorer",
+        default=None,
+        help="stage-2 scorer version, or 'none' for the rules alone (default: the miner's default)",
+    )
+    ap.add_argument(
         "--set",
         default="dev",
         choices=tuple(SETS),
@@ -104,7 +124,7 @@ def main() -> int:
         "--save",
         action="store_true",
         help=f"with --set {SAVED_SET}: store the figures `amg mine hedges` states for these "
-        "packaged cue and rules files",
+        "packaged cue, rules and scorer files",
     )
     ap.add_argument(
         "--show-misses",
@@ -130,7 +150,7 @@ def main() -> int:
         )
         lex = load_lexicon(path=str(args.lexicon)) if args.lexicon else load_lexicon(args.cues)
         rules = load_rules(path=str(args.rules_file)) if args.rules_file else load_rules(args.rules)
-        report = measure(dev, lex, rules)
+        report = measure(dev, lex, rules, _scorer(args.scorer))
         oracle = share_passed(args.longmemeval, lex)
     except AmgError as e:
         print(f"Error: {e}", file=sys.stderr)
@@ -150,13 +170,23 @@ def main() -> int:
             )
         )
         return 0
-    print(f"{args.set} set ({SETS[args.set]}); lexicon {report.lexicon}; rules {report.rules}")
+    print(
+        f"{args.set} set ({SETS[args.set]}); lexicon {report.lexicon}; rules {report.rules}; "
+        f"scorer {report.scorer or 'none'}"
+    )
+    if report.scorer and args.set == "dev":
+        print(
+            "(the scorer was trained on these turns: its figures here are training-set figures; "
+            "train.py prints the cross-validated ones)"
+        )
     for p in report.parts:
         print(f"\n{describe(dev, p.part)}, {p.borderline} borderline")
         print("  end to end (prefilter + offline stage 2):")
         print(f"    precision: kept that are spec       {p.precision.fmt()}")
         print(f"    ... borderline counted right         {p.precision_spec_borderline.fmt()}")
         print(f"    recall: spec turns kept              {p.recall.fmt()}")
+        print(f"    kept naming an attribute             {p.named.fmt()}")
+        print(f"    kept with a plan value               {p.valued.fmt()}")
         print("  stage 1 (prefilter):")
         print(f"    turns flagged                        {p.flagged.fmt()}")
         print(f"    recall, spec                         {p.recall_spec.fmt()}")

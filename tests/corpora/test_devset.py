@@ -102,3 +102,29 @@ def test_second_held_out_set_loads_and_the_stored_figures_are_its_measurement():
         }
         got = {k: {"k": v.k, "n": v.n} for k, v in figures.items()}
         assert {k: stored["parts"][name][k] for k in figures} == got
+
+
+@needs_real_corpora
+def test_the_scorer_s_stored_held_out_figures_are_its_measurement():
+    """`amg mine hedges --miner offline-scorer` states what measuring heldout2 with the packaged
+    scorer gives; its cross-validated dev figures count every dev speculation turn."""
+    from agentmemgate.corpora._rules import load_rules
+    from agentmemgate.corpora.accuracy import measured
+    from agentmemgate.corpora.prefilter import load_lexicon
+    from agentmemgate.corpora.scorer import load_scorer
+
+    scorer = load_scorer()
+    held = load_devset(DEVSET / "heldout2", REAL_LOCOMO, REAL_LONGMEMEVAL)
+    stored = measured(load_lexicon(), load_rules(), scorer=scorer)
+    assert stored is not None, "re-run devsets/hedges/measure.py --set heldout2 --scorer 1 --save"
+    for p in measure(held, scorer=scorer).parts:
+        got = {"precision": p.precision, "recall": p.recall, "named": p.named}
+        assert {k: stored["parts"][p.part][k] for k in got} == {
+            k: {"k": v.k, "n": v.n} for k, v in got.items()
+        }
+    dev_parts = [
+        load_devset(f, REAL_LOCOMO, REAL_LONGMEMEVAL) for f in (DEVSET, DEVSET / "heldout")
+    ]
+    for part in ("locomo", "longmemeval"):
+        spec = sum(t.label == "spec" for d in dev_parts for t in d.turns if t.part == part)
+        assert scorer.measured[part]["recall"]["n"] == spec
