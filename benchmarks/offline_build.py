@@ -123,12 +123,19 @@ def main() -> None:
         for s in plan_split(name, 0, design=design)
     ]
     builtin_rules()  # compiled once per process, as in the build
-    c0 = time.process_time()
-    for arc in arcs:
-        consistency(arc)
-    check_cpu = time.process_time() - c0
+    from agentmemgate.validate import consistency as _check
+
+    times = []
+    for _ in range(5):  # cold each time (the build has read these arcs already); the median
+        _check._scan.cache_clear()
+        _check._split.cache_clear()
+        c0 = time.process_time()
+        for arc in arcs:
+            consistency(arc)
+        times.append(time.process_time() - c0)
+    check_cpu = sorted(times)[2]
     print(
-        f"timeline consistency check on those {len(arcs)} arcs: {check_cpu:.2f} s CPU = "
+        f"timeline consistency check on those {len(arcs)} arcs (cold, median of 5): {check_cpu:.2f} s CPU = "
         f"{check_cpu / cold_cpu:.1%} of the fresh build's CPU; goal under 10%: "
         f"{'OK' if check_cpu < 0.1 * cold_cpu else 'MISSED'}"
     )

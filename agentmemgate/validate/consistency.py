@@ -103,7 +103,10 @@ class Rules:
 
 
 def _norm(text: str) -> str:
-    return _SPACES.sub(" ", text.lower().replace("\u2019", "'").replace("\u2018", "'")).strip()
+    text = text.lower().replace("\u2019", "'").replace("\u2018", "'")
+    if "  " in text or "\n" in text or "\t" in text:
+        text = _SPACES.sub(" ", text)
+    return text.strip()
 
 
 def _compile(patterns: tuple[str, ...]) -> re.Pattern:
@@ -129,12 +132,12 @@ class _Matcher:
         }
 
     def first(self, cat: str, text: str) -> re.Match | None:
-        rx = self.rx.get(cat)
-        return rx.search(text) if rx is not None else None
+        found = self.all(cat, text)
+        return found[0] if found else None
 
     def all(self, cat: str, text: str) -> list[re.Match]:
-        rx = self.rx.get(cat)
-        return list(rx.finditer(text)) if rx is not None else []
+        # Small talk and replies recur across arcs: each (category, sentence) is scanned once.
+        return _scan(self, cat, text)
 
     def names_plan(self, text: str) -> bool:
         return PLAN_TOKEN in text
@@ -152,9 +155,28 @@ class _Matcher:
         return not (self.first("negation", before) or self.first("irrealis", before))
 
 
+@lru_cache(maxsize=1 << 16)
+def _scan(m: _Matcher, cat: str, text: str) -> list[re.Match]:
+    rx = m.rx.get(cat)
+    return list(rx.finditer(text)) if rx is not None else []
+
+
 @lru_cache(maxsize=64)
 def _matcher(rules: Rules) -> _Matcher:
     return _Matcher(rules)
+
+
+def _replace_words(text: str, said: str, token: str) -> str:
+    """``text`` with every whole-word occurrence of ``said`` replaced by ``token``."""
+    out, i = [], 0
+    while (j := text.find(said, i)) >= 0:
+        end = j + len(said)
+        whole = (j == 0 or not text[j - 1].isalnum()) and (
+            end == len(text) or not text[end].isalnum()
+        )
+        out.append(text[i:j] + (token if whole else said))
+        i = end
+    return "".join(out) + text[i:]
 
 
 @lru_cache(maxsize=4096)
@@ -387,9 +409,9 @@ class _Reader:
         self.m = rules.matcher
         values = [(sp.plan_value, PLAN_TOKEN), (sp.initial_value, INITIAL_TOKEN)]
         self.values = [
-            (rx, token)
+            (_norm(v), normalize_text(v), token)
             for v, token in sorted(values, key=lambda x: -len(x[0]))
-            if (rx := _value_rx(v)) is not None
+            if normalize_text(v)
         ]
 
         self.sessions = {s.date for s in arc.sessions}
@@ -403,6 +425,13 @@ class _Reader:
         """The dates of sessions before ``day``: a weekday may name when an earlier talk was."""
         return {d for d in self.sessions if d < day}
 
+    def may_name(self, text: str) -> bool:
+        """Whether a turn may name a value or refer to the plan (a quick test on its words)."""
+        low = _norm(text)
+        return any(words.split()[0] in low for _, words, _ in self.values) or bool(
+            self.m.first("plan_ref", low)
+        )
+
     def shown(self, cue: str) -> str:
         """A cue as the sentence said it (the values back in place of their tokens)."""
         sp = self.arc.spec
@@ -411,8 +440,11 @@ class _Reader:
     def prep(self, text: str) -> str:
         """The sentence as the cues read it: lower case, straight quotes, the values as tokens."""
         text = _norm(text)
-        for rx, token in self.values:
-            text = rx.sub(token, text)
+        for said, words, token in self.values:
+            if said in text:  # as the value is written (the common case): no regex to compile
+                text = _replace_words(text, said, token)
+            if words.split()[0] in text and f" {words} " in f" {normalize_text(text)} ":
+                text = _value_rx(said).sub(token, text)  # written otherwise (case, punctuation)
         return text
 
     def fail(self, s: _Sentence, why: str, rule: str) -> None:
@@ -494,6 +526,7 @@ class _Reader:
     # -- rules ------------------------------------------------------------------------------
     def apply(self, s: _Sentence, state: str) -> None:
         m = self.m
+        hits: dict[str, list[re.Match]] = {}  # each category scanned once per sentence
         for r in self.rules.rules:
             if r.role != s.role or state not in r.states:
                 continue
@@ -501,7 +534,9 @@ class _Reader:
                 (
                     h
                     for cat in r.any
-                    for h in m.all(cat, s.text)
+                    for h in (
+                        hits[cat] if cat in hits else hits.setdefault(cat, m.all(cat, s.text))
+                    )
                     if not r.asserted or m.asserted(s.text, h)
                 ),
                 None,
@@ -549,17 +584,20 @@ def consistency(arc: Arc, rules: Rules | None = None) -> str | None:
     answers_plan = False  # whether the user turn an assistant turn answers speaks of the plan
     for si, session in enumerate(arc.sessions):
         for ti, turn in enumerate(session.turns):
+            here = (si, ti)
+            if here < plan:  # before the plan: only the days a turn names
+                if _ANY_DAY.search(turn.text.lower()):
+                    for t in _split(turn.text):
+                        reader.days |= _introduced(_norm(t), session.date)
+                continue
+            if turn.role == "assistant" and not answers_plan and not reader.may_name(turn.text):
+                continue  # a reply to small talk that names neither value nor the change
             sents = _split(turn.text)
             norm = [reader.prep(t) for t in sents]
-            here = (si, ti)
             if turn.role == "user":
                 answers_plan = here in (plan, reader.outcome_turn) or any(
                     m.about_plan(t) or INITIAL_TOKEN in t for t in norm
                 )
-            if here < plan:
-                for raw, t in zip(sents, norm):
-                    reader.days |= _introduced(t, session.date)
-                continue
             start = 0
             if (
                 here == plan and sp.outcome != "control"
@@ -577,9 +615,9 @@ def consistency(arc: Arc, rules: Rules | None = None) -> str | None:
                 near = " ".join(norm[max(0, i - 1) : i] + norm[i + 1 : i + 2])
                 s = _Sentence(si, ti, turn.role, t, raw, session.date, near)
                 about = m.about_plan(t)
-                if not reader.dates(s, about) and (
-                    turn.role == "user" or answers_plan or about or INITIAL_TOKEN in t
-                ):  # a reply to small talk speaks of the small talk, not of the plan
+                if turn.role == "assistant" and not (answers_plan or about or INITIAL_TOKEN in t):
+                    continue  # a reply to small talk speaks of the small talk, not of the plan
+                if not reader.dates(s, about):
                     reader.apply(s, state)
                 reader.learn_days(s, about)
                 if turn.role == "user" and state == "pending" and about and m.first("slip", t):
