@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-DEFAULT_WORKSPACE = Path("amg-workspace")  # workspace.DEFAULT_WORKSPACE, without importing it
+from ..defaults import DEFAULT_WORKSPACE
 
 
 def workspace_option(workspace: Path) -> str:
