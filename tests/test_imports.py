@@ -32,6 +32,7 @@ SHARED = {
     "progress",
     "rubrics",
     "schema",
+    "streamlit_launch",
     "stats",
     "text",
     "versioned",

@@ -28,9 +28,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import os
 import sqlite3
-import sys
 import time
 
 import streamlit as st
@@ -47,9 +45,9 @@ from agentmemgate.annotate_app._item_view import (  # noqa: F401  (session_label
 from agentmemgate.annotate_app.items import ItemDisplay
 from agentmemgate.annotate_app.labels import LabelSet, display_name
 from agentmemgate.errors import AmgError
-from agentmemgate.workspace import DEFAULT_WORKSPACE, Workspace
+from agentmemgate.streamlit_launch import app_workspace
+from agentmemgate.workspace import Workspace
 
-WORKSPACE_ENV = "AMG_WORKSPACE"
 # Our own containers' keys; Streamlit gives each the CSS class .st-key-KEY.
 HEAD_KEY, CHAT_KEY = "amg-head", "amg-chat"
 READY_KEY = "amg-ready"  # the first page's button that the key script presses
@@ -258,20 +256,10 @@ _KEY_SCRIPT = """<script>
 KEY_WAIT_S = 10
 
 
-def workspace_path() -> str:
-    """From ``AMG_WORKSPACE`` (set by ``amg annotate``) or ``-- --workspace DIR`` after the script."""
-    if os.environ.get(WORKSPACE_ENV):
-        return os.environ[WORKSPACE_ENV]
-    argv = sys.argv[1:]
-    if "--workspace" in argv and argv.index("--workspace") + 1 < len(argv):
-        return argv[argv.index("--workspace") + 1]
-    return str(DEFAULT_WORKSPACE)
-
-
 def _workspace() -> Workspace:
     """One connection per browser session: a session's reruns and callbacks run one at a time."""
     if st.session_state.get("_ws") is None:
-        st.session_state._ws = Workspace(workspace_path())
+        st.session_state._ws = Workspace(app_workspace())
     return st.session_state._ws
 
 

@@ -255,7 +255,7 @@ def create(
             gold_from=gold_from,
         )
     show(res)
-    from ..annotate_app.server import is_loopback
+    from ..streamlit_launch import is_loopback
 
     url = urlsplit(
         base_url
