@@ -30,6 +30,7 @@ SHARED = {
     "migrations",
     "outputs",
     "progress",
+    "registry",
     "rubrics",
     "schema",
     "streamlit_launch",
