@@ -272,3 +272,34 @@ def test_failure_reasons_with_brackets_print_verbatim(capsys):
     )
     show(BuildSummary(splits=["core"], generator="scripted:x", generate=gen))
     assert reason in capsys.readouterr().out
+
+
+def test_each_command_is_found_in_the_modules_that_register_it():
+    """``amg CMD`` imports only the modules ``commands()`` names for CMD, read from their source:
+    they must be exactly the modules whose functions typer runs for CMD and its subcommands."""
+    from pathlib import Path
+
+    from agentmemgate import cli
+    from agentmemgate.cli import _app
+
+    folder = Path(cli.__file__).parent
+    assert set(cli.MODULES) == {p.stem for p in folder.glob("*.py") if not p.stem.startswith("_")}
+
+    def modules_of(typer_app) -> set[str]:
+        found = {c.callback.__module__ for c in typer_app.registered_commands}
+        if typer_app.registered_callback is not None:
+            found.add(typer_app.registered_callback.callback.__module__)
+        for g in typer_app.registered_groups:
+            found |= modules_of(g.typer_instance)
+        return found
+
+    cli.load()
+    registered: dict[str, set[str]] = {}
+    for c in _app.app.registered_commands:
+        name = c.name or c.callback.__name__.replace("_", "-")
+        registered.setdefault(name, set()).add(c.callback.__module__)
+    for g in _app.app.registered_groups:
+        registered.setdefault(g.name, set()).update(modules_of(g.typer_instance))
+    assert {
+        name: {f"agentmemgate.cli.{m}" for m in mods} for name, mods in cli.commands().items()
+    } == registered
