@@ -303,3 +303,45 @@ def test_each_command_is_found_in_the_modules_that_register_it():
     assert {
         name: {f"agentmemgate.cli.{m}" for m in mods} for name, mods in cli.commands().items()
     } == registered
+
+
+# Flags that name different things in different commands (``--name`` of a pair set, of a design
+# copy, of an answering system ...), and the model options: each declaration is its own option.
+DISTINCT_OPTIONS = {
+    "--base-url",  # audit create / relink: where annotators reach the app (defaults differ)
+    "--classifier",
+    "--design",
+    "--format",
+    "--from",
+    "--judge",
+    "--max-attempts",
+    "--method",
+    "--miner",
+    "--model",
+    "--n-per-cell",
+    "--name",
+    "--split",
+    "--stratify-by",
+    "--system",
+    "--task",
+}
+
+
+def test_an_option_many_commands_share_is_declared_once():
+    """``--workspace``, ``--seed``, ``--out``, ``--concurrency`` ... are declared in ``_options``
+    (a factory where the help is the command's), so their type and limits cannot drift apart."""
+    import ast
+    from collections import Counter
+    from pathlib import Path
+
+    from agentmemgate import cli
+
+    declared: Counter[str] = Counter()
+    for path in Path(cli.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "Option":
+                flags = [a.value for a in node.args if isinstance(a, ast.Constant)]
+                if flags and str(flags[0]).startswith("--"):
+                    declared[flags[0]] += 1
+    assert declared["--workspace"] == 1 and declared["--seed"] == 1  # the walk found them
+    assert {flag for flag, n in declared.items() if n > 1} <= DISTINCT_OPTIONS
