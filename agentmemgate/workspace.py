@@ -13,10 +13,10 @@ from pathlib import Path
 
 from . import migrations
 from ._sqlite import sqlite_utils, upsert_rows
+from .defaults import DEFAULT_WORKSPACE
 from .errors import WorkspaceError
 from .schema import Arc, ArcSpec, CheckResult
 
-DEFAULT_WORKSPACE = Path("amg-workspace")
 DB_NAME = "workspace.db"
 
 

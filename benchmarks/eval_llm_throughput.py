@@ -1,9 +1,9 @@
 """LLM-path throughput of ``amg eval run``: arcs run concurrently, turns within an arc in order.
 
 Starts a local OpenAI-compatible mock server (stdlib, threaded, its own process, a fixed latency
-per request) that answers every memory-component and classifier prompt with
-``memory.scripted.scripted_responder`` (the offline rules' answers, computed from the prompt; the
-classifier's answer comes with token logprobs), then runs the real path -- memory.get_system
+per request) that answers every memory-component and classifier prompt with the test double
+``scripted_responder`` of tests/scripted_memory.py (the offline rules' answers, computed from the
+prompt; the classifier's answer comes with token logprobs), then runs the real path -- memory.get_system
 ("literal-gated", model="openai:...", base_url=...) -> OpenAI SDK -> HTTP -> cache/log -> the
 protocol -> the workspace -- at concurrency 1 and 16. Throughput is model calls per second (arcs
 differ in length); the goal is at least 12x. Then it re-runs the finished evaluation (goal: 0
@@ -17,17 +17,21 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 from _mock_server import MockServer
 
+sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))  # the test doubles
+
 
 def answer(prompt: str):
     """The memory components' and the classifier's answer to ``prompt`` (the offline rules)."""
+    from scripted_memory import scripted_responder  # a test double: tests/ is on the path
+
     from agentmemgate.llm import Request
-    from agentmemgate.memory.scripted import scripted_responder
 
     return scripted_responder(Request(prompt=prompt))
 

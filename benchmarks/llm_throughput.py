@@ -25,14 +25,17 @@ import argparse
 import functools
 import json
 import re
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 from _mock_server import MockServer
 
+sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))  # the test doubles
+from reference_drafts import reference_responder
+
 from agentmemgate.generate import generate, get_renderer, plan_split
-from agentmemgate.generate.llm_renderer import reference_responder
 from agentmemgate.llm import Request, get_model
 from agentmemgate.schema import Arc
 from agentmemgate.workspace import Workspace

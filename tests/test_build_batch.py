@@ -15,10 +15,10 @@ import openai
 import pytest
 from llm.batch_fakes import AnthropicBatchApi, OpenAIBatchApi
 from llm.llm_fakes import ANTHROPIC_KEY, OPENAI_KEY
+from reference_drafts import reference_responder
 from typer.testing import CliRunner
 
 from agentmemgate.cli import app
-from agentmemgate.generate.llm_renderer import reference_responder
 from agentmemgate.llm import Request
 from agentmemgate.workspace import Workspace
 

@@ -272,3 +272,76 @@ def test_failure_reasons_with_brackets_print_verbatim(capsys):
     )
     show(BuildSummary(splits=["core"], generator="scripted:x", generate=gen))
     assert reason in capsys.readouterr().out
+
+
+def test_each_command_is_found_in_the_modules_that_register_it():
+    """``amg CMD`` imports only the modules ``commands()`` names for CMD, read from their source:
+    they must be exactly the modules whose functions typer runs for CMD and its subcommands."""
+    from pathlib import Path
+
+    from agentmemgate import cli
+    from agentmemgate.cli import _app
+
+    folder = Path(cli.__file__).parent
+    assert set(cli.MODULES) == {p.stem for p in folder.glob("*.py") if not p.stem.startswith("_")}
+
+    def modules_of(typer_app) -> set[str]:
+        found = {c.callback.__module__ for c in typer_app.registered_commands}
+        if typer_app.registered_callback is not None:
+            found.add(typer_app.registered_callback.callback.__module__)
+        for g in typer_app.registered_groups:
+            found |= modules_of(g.typer_instance)
+        return found
+
+    cli.load()
+    registered: dict[str, set[str]] = {}
+    for c in _app.app.registered_commands:
+        name = c.name or c.callback.__name__.replace("_", "-")
+        registered.setdefault(name, set()).add(c.callback.__module__)
+    for g in _app.app.registered_groups:
+        registered.setdefault(g.name, set()).update(modules_of(g.typer_instance))
+    assert {
+        name: {f"agentmemgate.cli.{m}" for m in mods} for name, mods in cli.commands().items()
+    } == registered
+
+
+# Flags that name different things in different commands (``--name`` of a pair set, of a design
+# copy, of an answering system ...), and the model options: each declaration is its own option.
+DISTINCT_OPTIONS = {
+    "--base-url",  # audit create / relink: where annotators reach the app (defaults differ)
+    "--classifier",
+    "--design",
+    "--format",
+    "--from",
+    "--judge",
+    "--max-attempts",
+    "--method",
+    "--miner",
+    "--model",
+    "--n-per-cell",
+    "--name",
+    "--split",
+    "--stratify-by",
+    "--system",
+    "--task",
+}
+
+
+def test_an_option_many_commands_share_is_declared_once():
+    """``--workspace``, ``--seed``, ``--out``, ``--concurrency`` ... are declared in ``_options``
+    (a factory where the help is the command's), so their type and limits cannot drift apart."""
+    import ast
+    from collections import Counter
+    from pathlib import Path
+
+    from agentmemgate import cli
+
+    declared: Counter[str] = Counter()
+    for path in Path(cli.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "Option":
+                flags = [a.value for a in node.args if isinstance(a, ast.Constant)]
+                if flags and str(flags[0]).startswith("--"):
+                    declared[flags[0]] += 1
+    assert declared["--workspace"] == 1 and declared["--seed"] == 1  # the walk found them
+    assert {flag for flag, n in declared.items() if n > 1} <= DISTINCT_OPTIONS

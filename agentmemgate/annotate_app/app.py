@@ -18,24 +18,20 @@ shows the sign-in page with the way back (open the link again; saved labels are 
 Keys: 1-9 choose a label, Enter submits, B goes back, N goes forward to an item already labeled.
 Submit stays enabled so that a fast "1, Enter" is not lost while the "1" rerun is in flight; keys
 are applied in the order they were pressed, and where Streamlit has folded several into one rerun
-(losing their order) only where the order cannot matter (see ``_apply_batch``). Enter on an
+(losing their order) only where the order cannot matter (see ``keys``). Enter on an
 unchanged saved label moves on without logging a duplicate (which would overwrite the item's
 active seconds and mark it as changed).
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import json
-import os
-import sqlite3
-import sys
-import time
 
 import streamlit as st
 
 from agentmemgate.annotate_app import queues
+from agentmemgate.annotate_app._assets import script, style
 from agentmemgate.annotate_app._item_view import (  # noqa: F401  (session_label: re-exported)
     TARGET_KEY,
     instructions,
@@ -45,11 +41,12 @@ from agentmemgate.annotate_app._item_view import (  # noqa: F401  (session_label
     session_label,
 )
 from agentmemgate.annotate_app.items import ItemDisplay
+from agentmemgate.annotate_app.keys import apply_presses, key_script, mark_shown, presses
 from agentmemgate.annotate_app.labels import LabelSet, display_name
 from agentmemgate.errors import AmgError
-from agentmemgate.workspace import DEFAULT_WORKSPACE, Workspace
+from agentmemgate.streamlit_launch import app_workspace
+from agentmemgate.workspace import Workspace
 
-WORKSPACE_ENV = "AMG_WORKSPACE"
 # Our own containers' keys; Streamlit gives each the CSS class .st-key-KEY.
 HEAD_KEY, CHAT_KEY = "amg-head", "amg-chat"
 READY_KEY = "amg-ready"  # the first page's button that the key script presses
@@ -63,215 +60,13 @@ RELOAD_NOTE = (
 # room left below the title and instructions (unbounded where the script does not run); the
 # instructions take at most 30% of the screen; the highlighted turn stands out; a session break is
 # a dated rule across the conversation.
-_STYLE = """<style>
-[data-testid="stMainBlockContainer"] { padding-top: 3rem !important; padding-bottom: 1rem !important; }
-.st-key-amg-head h1 { font-size: 2rem; padding-top: 0; }
-.st-key-amg-chat { max-height: var(--amg-chat-height, none); overflow-y: auto;
-  overscroll-behavior: contain; padding-right: 0.75rem; }
-.st-key-amg-chat > * { flex-shrink: 0; }
-.st-key-amg-instructions { max-height: 30vh; overflow-y: auto; padding-right: 0.75rem; }
-.st-key-amg-target { border: 2px solid #e8912d !important; background: rgba(232, 145, 45, 0.07); }
-.amg-session { display: flex; align-items: center; gap: 0.75rem; margin: 0.5rem 0 0;
-  font-size: 0.9rem; font-weight: 600; opacity: 0.8; }
-.amg-session::before, .amg-session::after { content: ""; flex: 1;
-  border-top: 2px solid rgba(128, 128, 128, 0.5); }
-</style>"""
-
-# Runs in the page each time its text changes: once per item, as the position is in the comment.
-# It holds no item data. 1. Take the token out of the address bar without adding a history entry.
-# 2. Size the conversation panel to the screen (again when the instructions open or close or the
-#    window changes), start the item at the top and, if the highlighted turn is out of sight,
-#    scroll it to three quarters down the panel, so that what leads up to it shows above it.
-_PAGE_SCRIPT = """<script>
-(() => {
-  /* amg page script: %(nonce)s */
-  const url = new URL(window.location.href);
-  if (url.searchParams.has("token")) {
-    url.searchParams.delete("token");
-    window.history.replaceState(window.history.state, "", url.pathname + url.search + url.hash);
-  }
-  if (!%(scroll)s) return;
-  const q = (key) => document.querySelector(".st-key-" + key);
-  const pageOf = (el) => {
-    for (let p = el.parentElement; p; p = p.parentElement) {
-      const o = getComputedStyle(p).overflowY;
-      if (o === "auto" || o === "scroll") return p;
-    }
-    return document.scrollingElement;
-  };
-  const fit = () => {
-    const chat = q("%(chat)s");
-    if (!chat) return;
-    const top = chat.getBoundingClientRect().top + pageOf(chat).scrollTop;
-    const room = Math.max(240, Math.floor(window.innerHeight - top - 24));
-    document.documentElement.style.setProperty("--amg-chat-height", room + "px");
-  };
-  const bring = () => {  /* the turn, and as much as fits of what leads up to it */
-    const chat = q("%(chat)s"), turn = q("%(target)s");
-    if (!chat || !turn) return;
-    const c = chat.getBoundingClientRect(), t = turn.getBoundingClientRect();
-    if (t.top < c.top || t.bottom > c.bottom) {
-      chat.scrollTop += t.height > 0.75 * c.height ? t.top - c.top
-                                                   : t.bottom - (c.top + 0.75 * c.height);
-    }
-    const v = turn.getBoundingClientRect();
-    if (v.top < 0 || v.bottom > window.innerHeight) turn.scrollIntoView({block: "nearest"});
-  };
-  let tries = 0;
-  const place = () => {
-    const chat = q("%(chat)s"), head = q("%(head)s");
-    if (!chat || !head || (%(has_target)s && !q("%(target)s"))) {
-      if (tries++ < 100) setTimeout(place, 50);
-      return;
-    }
-    pageOf(chat).scrollTop = 0;
-    fit();
-    chat.scrollTop = 0;
-    bring();
-    if (window.amgObserver) window.amgObserver.disconnect();
-    window.amgObserver = new ResizeObserver(fit);
-    window.amgObserver.observe(head);
-    if (!window.amgOnResize) {
-      window.amgOnResize = true;
-      window.addEventListener("resize", fit);
-    }
-    setTimeout(() => { fit(); bring(); }, 400);  /* again once the page has settled */
-  };
-  place();
-})();
-</script>"""
-
-
-# Drawn first on every page, it runs once per browser tab and takes the labeling keys itself
-# (they never reach Streamlit's own shortcut handlers). Streamlit binds a button's shortcut only
-# once the button is drawn and enabled, so a key pressed the moment a page first appears, or while
-# a run redraws it, would reach no handler and be lost without a sign. Here a key whose button is
-# drawn, current and enabled presses it; one that comes while the page is still being drawn waits
-# for its button (in the order pressed, up to KEY_WAIT_S); one the drawn page has no enabled
-# button for is refused with a note on the page. After a press, the next key waits for the run
-# it started to end, so a fast "1, Enter" reaches the server as two runs (two presses in one
-# rerun could lose the first). Keys typed into a field, with Ctrl, Alt or Cmd, or on a page
-# without the labeling controls (sign-in) are left alone. What a press does is decided on the
-# server, as for a click. Streamlit runs the script only after it has painted the page, so a
-# tab's first page with labeling controls is drawn only once the script has run: the first run
-# draws an "Open" button (_opening), which the script presses as soon as it runs.
-_KEY_SCRIPT = """<script>
-(() => {
-  /* amg keys */
-  if (window.amgKeys) return;
-  window.amgKeys = true;
-  const named = {enter: "%(submit)s", b: "%(back)s", n: "%(next)s"};
-  const queue = [];
-  let timer = null;
-  let sent = null;  /* the last press: {at, ran}, until the run it started has ended */
-  new MutationObserver(() => {
-    const app = document.querySelector('[data-testid="stApp"]');
-    if (sent && app && app.getAttribute("data-test-script-state") === "running") sent.ran = true;
-  }).observe(document.documentElement,
-             {subtree: true, attributes: true, attributeFilter: ["data-test-script-state"]});
-  const answered = () => {  /* the last press's run is over (or none started within a second) */
-    if (sent && ((sent.ran && drawn()) || (!sent.ran && performance.now() - sent.at > 1000))) {
-      sent = null;
-    }
-    return !sent;
-  };
-  const note = (text) => {
-    let el = document.getElementById("amg-key-note");
-    if (!el) {
-      el = document.createElement("div");
-      el.id = "amg-key-note";
-      el.setAttribute("role", "status");
-      el.style.cssText = "position: fixed; left: 50%%; bottom: 1.5rem; transform: translateX(-50%%); "
-        + "z-index: 1000000; padding: 0.5rem 1rem; border-radius: 0.5rem; background: #31333f; "
-        + "color: #fff; font: 0.95rem sans-serif; box-shadow: 0 2px 8px rgba(0, 0, 0, 0.3);";
-      document.body.appendChild(el);
-    }
-    el.textContent = text;
-    el.hidden = false;
-    clearTimeout(el.amgHide);
-    el.amgHide = setTimeout(() => { el.hidden = true; }, 4000);
-  };
-  const drawn = () => {  /* the run is over and every element it drew is on the page */
-    const app = document.querySelector('[data-testid="stApp"]');
-    return !!app && app.getAttribute("data-test-script-state") === "notRunning"
-      && !document.querySelector('[data-stale="true"], [data-testid="stSkeleton"]');
-  };
-  const state = (name) => {  /* [press, button] | [wait] | [skip] | [refuse, why] */
-    const box = document.querySelector(".st-key-" + name);
-    const button = box && box.querySelector("button");
-    if (!drawn()) return ["wait"];  /* a click while a run is busy may be folded into it */
-    if (button && !button.disabled) return ["press", button];
-    if (!document.querySelector(".st-key-%(head)s")) return ["skip"];
-    if (!button) return ["refuse", "this page has no button for it"];
-    const label = box.querySelector('[data-testid="stMarkdownContainer"]') || button;
-    return ["refuse", label.innerText.trim() + " is not available here"];
-  };
-  const pump = () => {
-    timer = null;
-    while (queue.length) {
-      const k = queue[0];
-      const [what, detail] = answered() ? state(k.name) : ["wait"];
-      if (what === "wait" && performance.now() - k.at < %(wait_ms)s) {
-        timer = setTimeout(pump, 50);
-        return;
-      }
-      queue.shift();
-      if (what === "press") {
-        detail.click();
-        sent = {at: performance.now(), ran: false};
-      }
-      else if (what === "refuse") note("Key " + k.label + " did nothing: " + detail + ".");
-      else if (what === "wait") note("Key " + k.label + " was not applied: the page was still "
-                                     + "loading. Press it again.");
-    }
-  };
-  window.addEventListener("keydown", (e) => {
-    const t = e.target;
-    if (e.ctrlKey || e.metaKey || e.altKey
-        || (t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName)))) return;
-    const key = e.key.toLowerCase();
-    const name = /^[1-9]$/.test(key) ? "%(choice)s" + key : named[key];
-    if (!name || (!queue.length && state(name)[0] === "skip")) return;
-    e.preventDefault();
-    e.stopImmediatePropagation();
-    queue.push({name, label: key === "enter" ? "Enter" : key.toUpperCase(), at: performance.now()});
-    if (!timer) pump();
-  }, true);
-  /* The tab's first page: ask for the labeling page now that keys are taken, the link's token
-     first taken out of the address bar (as the page script does), so that the run the press
-     starts finds the address as it will leave it and adds no history entry. */
-  const open = () => {
-    const button = document.querySelector(".st-key-%(ready)s button");
-    if (!button) return false;
-    const url = new URL(window.location.href);
-    if (url.searchParams.has("token")) {
-      url.searchParams.delete("token");
-      window.history.replaceState(window.history.state, "", url.pathname + url.search + url.hash);
-    }
-    button.click();
-    return true;
-  };
-  const opener = new MutationObserver(() => { if (open()) opener.disconnect(); });
-  if (!open()) opener.observe(document.body, {subtree: true, childList: true});
-})();
-</script>"""
-KEY_WAIT_S = 10
-
-
-def workspace_path() -> str:
-    """From ``AMG_WORKSPACE`` (set by ``amg annotate``) or ``-- --workspace DIR`` after the script."""
-    if os.environ.get(WORKSPACE_ENV):
-        return os.environ[WORKSPACE_ENV]
-    argv = sys.argv[1:]
-    if "--workspace" in argv and argv.index("--workspace") + 1 < len(argv):
-        return argv[argv.index("--workspace") + 1]
-    return str(DEFAULT_WORKSPACE)
+_STYLE = style("page.css")
 
 
 def _workspace() -> Workspace:
     """One connection per browser session: a session's reruns and callbacks run one at a time."""
     if st.session_state.get("_ws") is None:
-        st.session_state._ws = Workspace(workspace_path())
+        st.session_state._ws = Workspace(app_workspace())
     return st.session_state._ws
 
 
@@ -282,33 +77,22 @@ def _opening() -> None:
     st.button("Open", key=READY_KEY)
 
 
-def _key_script() -> None:
-    st.html(
-        _KEY_SCRIPT
-        % {
-            "submit": "submit",
-            "back": "back",
-            "next": "next",
-            "choice": "choice_",
-            "head": HEAD_KEY,
-            "ready": READY_KEY,
-            "wait_ms": KEY_WAIT_S * 1000,
-        },
-        unsafe_allow_javascript=True,
-    )  # our constant code: no data
-
-
+# Runs in the page each time its text changes: once per item, as the position is in the comment.
+# It holds no item data. 1. Take the token out of the address bar without adding a history entry.
+# 2. Size the conversation panel to the screen (again when the instructions open or close or the
+#    window changes), start the item at the top and, if the highlighted turn is out of sight,
+#    scroll it to three quarters down the panel, so that what leads up to it shows above it.
 def _page_script(nonce: str, *, scroll: bool = False, has_target: bool = False) -> None:
     st.html(
-        _PAGE_SCRIPT
-        % {
-            "nonce": nonce,
-            "scroll": str(scroll).lower(),
-            "head": HEAD_KEY,
-            "chat": CHAT_KEY,
-            "target": TARGET_KEY,
-            "has_target": str(has_target).lower(),
-        },
+        script(
+            "page_script.js",
+            nonce=nonce,
+            scroll=str(scroll).lower(),
+            head=HEAD_KEY,
+            chat=CHAT_KEY,
+            target=TARGET_KEY,
+            has_target=str(has_target).lower(),
+        ),
         unsafe_allow_javascript=True,
     )  # our constant code and a position: no data
 
@@ -319,7 +103,7 @@ def _sign_in(token: str) -> None:
     who = hashlib.sha256(token.encode()).hexdigest()
     if st.session_state.get("who") != who:
         _forget_everything()
-        _presses().take()  # another person's presses, if any, are dropped
+        presses().take()  # another person's presses, if any, are dropped
         st.session_state.who = who
         st.session_state.choices = {}  # item id -> label chosen but not yet submitted
         st.session_state.own = {}  # item id -> the saved label shown with it
@@ -354,150 +138,9 @@ def signed_in_token() -> str | None:
     return st.session_state.get("token")
 
 
-# -- keys: the buttons' callbacks record presses; each run applies them in order -----------------
-# Two things in Streamlit lose or reorder fast presses, so the callbacks only record them:
-# - Reading or writing st.session_state is a yield point: a callback that touches it while a newer
-#   press is already waiting is aborted there (the first press of a fast "2, Enter" was lost). The
-#   callbacks therefore get a plain object as an argument and never touch st.session_state.
-# - Presses that reach the server while a run is busy are folded into one rerun, whose callbacks
-#   run in page order, not in the order of the presses. Each run's presses form a batch; batches
-#   are applied in order, a batch only where the order of its presses cannot change the outcome
-#   (otherwise the page says so and saves nothing the annotator may not have meant).
-TOO_FAST = (
-    "Keys came faster than the page could follow, so none of them was applied: press them again."
-)
-
-
-class Presses:
-    """One browser session's key presses, in batches (one per run's callbacks)."""
-
-    def __init__(self) -> None:
-        self.batches: list[list[tuple]] = []
-        self.open = False
-
-    def press(self, *action) -> None:  # the buttons' callback: no Streamlit call in here
-        if not self.open:
-            self.batches.append([])
-            self.open = True
-        self.batches[-1].append(action)
-
-    def close(self) -> None:
-        """At the start of every run's script: later presses form the next batch."""
-        self.open = False
-
-    def take(self) -> list[list[tuple]]:
-        out, self.batches = self.batches, []
-        return out
-
-
-def _presses() -> Presses:
-    if st.session_state.get("_presses") is None:
-        st.session_state._presses = Presses()
-    return st.session_state._presses
-
-
-def _current_item() -> str | None:
-    """The item keys act on: the one at the current position, once its page has begun to be drawn.
-    A key that comes before the next item was drawn at all acts on nothing, and the page says so
-    (the annotator has not seen that item)."""
-    queue, pos = st.session_state.get("queue", []), st.session_state.get("pos", 0)
-    item = queue[pos] if 0 <= pos < len(queue) else None
-    if item is not None and item != st.session_state.get("shown_item"):
-        st.session_state.flash = "That key came before the next item was shown; press it again."
-        return None
-    return item
-
-
-def apply_presses(token: str, n_choices: int) -> None:
-    for batch in _presses().take():
-        _apply_batch(token, batch, n_choices)
-
-
-def _apply_batch(token: str, batch: list[tuple], n_choices: int) -> None:
-    moves = [a[1] for a in batch if a[0] == "move"]
-    labels = list(dict.fromkeys(a[1] for a in batch if a[0] == "choose"))
-    submit = any(a[0] == "submit" for a in batch)
-    if moves:
-        if labels or submit:
-            st.session_state.flash = TOO_FAST
-        else:
-            st.session_state.pos += sum(moves)
-        return
-    if len(labels) > 1:
-        st.session_state.flash = (
-            f"Two labels came at once ({display_name(labels[0])} and "
-            f"{display_name(labels[1])}): press the one you mean."
-        )
-        return
-    if (item_id := _current_item()) is None:
-        return
-    if labels:
-        before = st.session_state.choices.get(item_id) or st.session_state.own.get(item_id)
-        st.session_state.choices[item_id] = labels[0]
-        if submit and before not in (
-            None,
-            labels[0],
-        ):  # "2, Enter" or "Enter, 2"? Ask, save nothing
-            st.session_state.flash = (
-                f"Keys came faster than the page could follow: your choice "
-                f"is now {display_name(labels[0])}. Press Enter to submit it."
-            )
-            return
-    if submit:
-        _submit(token, item_id, n_choices)
-
-
-def _submit(token: str, item_id: str, n_choices: int) -> None:
-    own = st.session_state.own.get(item_id)
-    label = st.session_state.choices.get(item_id) or own
-    if label is None:
-        st.session_state.flash = f"Choose a label first: press 1-{min(n_choices, 9)}."
-        return
-    if label == own:  # unchanged: move on, log nothing
-        st.session_state.choices.pop(item_id, None)
-        st.session_state.pos += 1
-        return
-    started = st.session_state.get("shown_at", time.time())
-    try:
-        feedback = queues.record_label(
-            _workspace(),
-            token,
-            item_id,
-            label,
-            shown_at=st.session_state.get("shown_iso"),
-            active_seconds=time.time() - started,
-        )
-    except AmgError as e:  # the page never shows item ids: an arc id names its level
-        st.session_state.flash = (
-            str(e)
-            if item_id not in str(e)
-            else "This label was not saved: the item is no longer in your queue. "
-            "Open your personal link again to see your queue as it is now."
-        )
-        return
-    except sqlite3.OperationalError:  # still locked after the busy timeout
-        st.session_state.flash = (
-            "The database is busy; your label was not saved. Press Enter again."
-        )
-        return
-    st.session_state.choices.pop(item_id, None)
-    st.session_state.pos += 1
-    if feedback:
-        st.session_state.feedback = feedback
-
-
-def _mark_shown(item_id: str) -> None:
-    """Called before anything of the item is drawn, so a key pressed on what the page shows acts
-    on that item (see ``_current_item``)."""
-    if st.session_state.get("shown_item") != item_id:
-        st.session_state.shown_item = item_id
-        st.session_state.shown_at = time.time()
-        st.session_state.shown_iso = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
-
-
 def _controls(token: str, item: ItemDisplay, ls: LabelSet, own: str | None, pos: int) -> None:
     """The sidebar's decision block: choices 1..n in scale order, Submit, Back and Next."""
-    item_id, keys = item.id, _presses()
+    item_id, keys = item.id, presses()
     chosen = st.session_state.choices.get(item_id) or own
     st.session_state.own[item_id] = own
     for i, lab in enumerate(ls.choices, 1):
@@ -609,7 +252,7 @@ def _item_page(
     st.session_state.pos = pos
     st.session_state.queue = [it.display.id for it in items]  # server-side only, for the keys
     if pos < n:
-        _mark_shown(items[pos].display.id)
+        mark_shown(items[pos].display.id)
     head = st.container(key=HEAD_KEY)  # title and instructions: the panel below fits around them
     head.title(title)
     with st.sidebar:
@@ -630,7 +273,7 @@ def _item_page(
                 "◀ Back",
                 key="back",
                 shortcut="B",
-                on_click=_presses().press,
+                on_click=presses().press,
                 args=("move", -1),
                 width="stretch",
             )
@@ -685,7 +328,7 @@ OPEN_NOTE = "Reloading this page keeps your place: your saved labels are kept."
 
 
 def labeling_page(ws: Workspace, token: str, me: queues.Person) -> None:
-    apply_presses(token, len(me.label_set.choices))
+    apply_presses(ws, token, len(me.label_set.choices))
     items = queues.annotator_queue(ws, token)  # an open audit assigns the next item here
     state = queues.study_state(ws, token)
     if state is not None and state.status != "working":
@@ -757,7 +400,7 @@ def study_page(ws: Workspace) -> bool:
 
 
 def adjudication_page(ws: Workspace, token: str, me: queues.Person) -> None:
-    apply_presses(token, len(me.label_set.choices))
+    apply_presses(ws, token, len(me.label_set.choices))
     items = queues.adjudication_queue(ws, token)
     done = sum(it.own_label is not None for it in items)
     shown = _item_page(
@@ -789,14 +432,14 @@ def adjudication_page(ws: Workspace, token: str, me: queues.Person) -> None:
 
 
 def main() -> None:
-    _presses().close()
+    presses().close()
     st.set_page_config(
         page_title="AgentMemGate audit", layout="centered", initial_sidebar_state="expanded"
     )
     st.html(_STYLE)
     first_run = not st.session_state.get("_ran")  # of this browser tab's session
     st.session_state._ran = True
-    _key_script()
+    key_script(HEAD_KEY, READY_KEY)
     if "study" in st.query_params and study_page(_workspace()):
         return
     token = signed_in_token()

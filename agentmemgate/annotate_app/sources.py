@@ -15,7 +15,6 @@ The built-in sources read the rooms below this one (``arcs``, ``statements:SET``
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -24,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ..design.stored import workspace_design
 from ..errors import BadInput, UnknownLevel
 from ..jsonl import read_records
+from ..registry import Registry
 from ..schema import Arc, TurnRef
 from ..suggest import did_you_mean
 from .equivalence_source import load_equivalence_items
@@ -41,25 +41,18 @@ CONTEXT_TURNS = 2  # the classifier saw the statement and up to two preceding tu
 Loader = Callable[[SourceRequest], Iterable[SourceItem]]
 
 
-@dataclass(frozen=True)
-class _Registered:
-    loader: Loader
-    tasks: tuple[str, ...] | None
-    help: str
-
-
-_SOURCES: dict[str, _Registered] = {}
+SOURCES: Registry[Loader] = Registry("source")
 
 
 def register_source(
     prefix: str, loader: Loader, *, tasks: Iterable[str] | None = None, help: str = ""
 ) -> None:
     """Make ``--from PREFIX[:ARG]`` load items with ``loader``; ``tasks`` limits where it applies."""
-    _SOURCES[prefix] = _Registered(loader, tuple(tasks) if tasks is not None else None, help)
+    SOURCES.register(prefix, loader, tasks=tuple(tasks) if tasks is not None else None, help=help)
 
 
 def known_sources() -> dict[str, str]:
-    return {p: r.help for p, r in sorted(_SOURCES.items())}
+    return {e.name: e.info["help"] for e in sorted(SOURCES.entries(), key=lambda e: e.name)}
 
 
 def load_source(
@@ -77,22 +70,21 @@ def load_source(
     loader reports about its items (skipped rows, the judge behind its references) is added to
     ``info``."""
     prefix, sep, arg = spec.partition(":")
-    if prefix in _SOURCES:
-        reg = _SOURCES[prefix]
-        if reg.tasks is not None and task not in reg.tasks:
-            raise BadInput(
-                f"Source {prefix!r} has no {task} items; it serves: {', '.join(reg.tasks)}"
-            )
+    if (reg := SOURCES.entry(prefix)) is not None:
+        tasks = reg.info["tasks"]
+        if tasks is not None and task not in tasks:
+            raise BadInput(f"Source {prefix!r} has no {task} items; it serves: {', '.join(tasks)}")
         req = SourceRequest(workspace, arg if sep else None, task, factor, seed=seed)
-        items = list(reg.loader(req))
+        items = list(reg.obj(req))
         if info is not None:
             info.update(req.info)
     elif Path(spec).suffix.lower() in (".jsonl", ".ndjson") or Path(spec).is_file():
         items = load_jsonl(Path(spec))
     else:
-        raise BadInput(
-            f"Unknown source {spec!r}; use a JSONL file or one of: "
-            f"{', '.join(f'{p}[:ARG]' for p in sorted(_SOURCES))}"
+        raise SOURCES.unknown(
+            spec,
+            f"use a JSONL file or one of: {', '.join(f'{p}[:ARG]' for p in sorted(SOURCES))}",
+            near=prefix,
         )
     seen: set[str] = set()
     for it in items:

@@ -7,24 +7,18 @@ own implementations.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from ..registry import offline_version
 from ..validate.judges import OFFLINE_JUDGE
 from ..versioned import versioned_file
 from .base import ANSWER_CUES_DIR, AnswerJudge
-
-# ``offline`` is the newest offline answer rule file; ``offline:answer_cues.vN`` pins one.
-_PINNED_ANSWER_CUES = re.compile(r"offline:answer_cues\.v(\d+)")
 
 
 def offline_answer_version(spec: str) -> int | None | bool:
     """``None`` for ``offline`` (the newest rules), N for ``offline:answer_cues.vN``, False for a
     spec that names no offline answer rules (a model spec)."""
-    if spec == OFFLINE_JUDGE:
-        return None
-    m = _PINNED_ANSWER_CUES.fullmatch(spec)
-    return int(m.group(1)) if m else False
+    return offline_version(spec, "answer_cues")
 
 
 def offline_answer_judge(version: int | None = None) -> AnswerJudge:

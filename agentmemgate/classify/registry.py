@@ -8,20 +8,19 @@ weaker rubrics) and ``classify_many``, which reports each answer as soon as it e
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Protocol
 
 from ..corpora.statements import Statement
 from ..errors import BadInput
 from ..progress import progress_bar
+from ..registry import offline_version
 from ..workspace import Workspace
 from .classes import Distribution
 
 RUBRICS = ("evidence_type", "truth_now", "should_store")
 METHODS = ("auto", "logprobs", "votes")
 OFFLINE_SPECS = ("offline", "offline:lexicon")  # the newest version; offline:lexicon.vN pins one
-_PINNED = re.compile(r"offline:lexicon\.v(\d+)")
 
 OnResult = Callable[[Statement, int, Distribution | None, str | None], None]
 
@@ -122,8 +121,8 @@ def get_classifier(
             f"--classifier-base-url {base_url} is for an openai: classifier (an OpenAI-compatible "
             f"server), not {spec}"
         )
-    pinned = _PINNED.fullmatch(spec)
-    if spec in OFFLINE_SPECS or pinned:
+    version = offline_version(spec, "lexicon", also=OFFLINE_SPECS)
+    if version is not False:
         if rubric != "evidence_type":
             raise BadInput(
                 f"The offline classifier answers the evidence_type rubric only; pass a "
@@ -131,7 +130,7 @@ def get_classifier(
             )
         from .lexicon import lexicon_classifier
 
-        return lexicon_classifier(int(pinned.group(1)) if pinned else None)
+        return lexicon_classifier(version)
     if samples < 1:
         raise BadInput("--samples must be at least 1")
     from .model_classifier import ModelClassifier

@@ -1,16 +1,22 @@
 """The ``amg`` command: thin wrappers, one library call each (see the command modules).
 
-``amg CMD ...`` imports only the module that defines ``CMD`` (each module registers its commands
-on ``_app.app`` when imported), so a command starts without paying for the other 30; ``amg
---help``, an unknown command and ``from agentmemgate.cli import app`` load them all."""
+``amg CMD ...`` imports only the modules that define ``CMD`` (each module registers its commands
+on ``_app.app`` when imported), so a command starts without paying for the others; ``amg
+--help``, an unknown command and ``from agentmemgate.cli import app`` load them all. Which module
+defines which command is read from the modules' own registrations (``commands``): no map is kept
+by hand."""
 
 from __future__ import annotations
 
 import gc
 import importlib
+import re
 import sys
+from functools import cache
+from pathlib import Path
 
-# Top-level command -> the modules that register it, in the order ``amg --help`` lists them.
+# The command modules, in the order ``amg --help`` lists their commands (a test checks that every
+# module of this folder is here).
 MODULES = (
     "build",
     "design",
@@ -25,26 +31,28 @@ MODULES = (
     "natural",
     "view",
 )
-COMMANDS: dict[str, tuple[str, ...]] = {
-    "build": ("build",),
-    "generate": ("build",),
-    "export": ("build",),
-    "design": ("design",),
-    "catalog": ("catalog",),
-    "validate": ("validate",),
-    "audit": ("audit",),
-    "annotate": ("audit",),
-    "mine": ("corpora",),
-    "statements": ("corpora",),
-    "classify": ("corpora",),
-    "corpora": ("corpora_files",),
-    "import": ("arcs_import",),
-    "eval": ("eval",),
-    "usage": ("usage",),
-    "natural": ("natural",),
-    "view": ("view",),
-    "report": ("validate", "audit", "corpora", "eval"),
-}
+# How a module registers a top-level command: ``@app.command("NAME")`` (or ``@app.command()`` over
+# ``def NAME``), ``app.add_typer(GROUP_APP, name="NAME")``, ``@report_app.command(...)`` (a report).
+_REGISTERS = re.compile(
+    r'^@app\.command\((?:"(?P<named>[\w-]+)")?[^\n]*\)\n(?:@.*\n)*def (?P<function>\w+)'
+    r'|^app\.add_typer\(\w+, name="(?P<group>[\w-]+)"'
+    r"|^@(?P<report>report)_app\.command\(",
+    re.M,
+)
+
+
+@cache
+def commands() -> dict[str, tuple[str, ...]]:
+    """Top-level command -> the modules that register it, read from the modules' source (a few
+    kilobytes of text: far cheaper than importing them)."""
+    found: dict[str, tuple[str, ...]] = {}
+    for module in MODULES:
+        text = Path(__file__).with_name(f"{module}.py").read_text(encoding="utf-8")
+        for m in _REGISTERS.finditer(text):
+            name = m["named"] or m["group"] or m["report"] or m["function"].replace("_", "-")
+            if module not in found.get(name, ()):
+                found[name] = (*found.get(name, ()), module)
+    return found
 
 
 def load(modules: tuple[str, ...] = MODULES) -> None:
@@ -66,7 +74,7 @@ def main() -> None:
     # of a command's start-up); ``handles_errors`` turns the collector on as the command starts.
     gc.disable()
     words = [a for a in sys.argv[1:] if not a.startswith("-")]
-    load(COMMANDS.get(words[0], MODULES) if words and sys.argv[1] == words[0] else MODULES)
+    load(commands().get(words[0], MODULES) if words and sys.argv[1] == words[0] else MODULES)
     from ._app import app
 
     try:

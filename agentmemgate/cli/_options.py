@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-DEFAULT_WORKSPACE = Path("amg-workspace")  # workspace.DEFAULT_WORKSPACE, without importing it
+from ..defaults import DEFAULT_WORKSPACE
 
 
 def workspace_option(workspace: Path) -> str:
@@ -65,12 +65,62 @@ GeneratorBaseUrlOpt = model_server(
     "http://localhost:8000/v1.",
     "--base-url",
 )
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print the report as one JSON object.")]
 HtmlOpt = Annotated[
     bool,
     typer.Option(
         "--html",
         help="Also write the report as one self-contained HTML page beside the Markdown "
         "(tables and figures embedded; opens with no server and no network).",
+    ),
+]
+
+
+# Options many commands take, each meaning something of the command's own (what the seed seeds,
+# what --out receives): one declaration of the flag, its type and its limits; the help is the
+# command's.
+def seed_option(help: str) -> Any:
+    return Annotated[int, typer.Option("--seed", help=help)]
+
+
+def out_option(help: str, *older: str, **extra: Any) -> Any:
+    """``--out PATH`` (``older``: names the option had before, kept as aliases)."""
+    return Annotated[Path | None, typer.Option("--out", *older, help=help, **extra)]
+
+
+def concurrency_option(help: str) -> Any:
+    return Annotated[int, typer.Option("--concurrency", min=1, help=help)]
+
+
+def limit_option(help: str) -> Any:
+    return Annotated[int | None, typer.Option("--limit", min=1, help=help)]
+
+
+def replace_option(help: str) -> Any:
+    return Annotated[bool, typer.Option("--replace", help=help)]
+
+
+def allow_same_family_option(help: str) -> Any:
+    return Annotated[bool, typer.Option("--allow-same-family", help=help)]
+
+
+def resamples_option(help: str) -> Any:
+    return Annotated[int, typer.Option("--resamples", min=0, help=help)]
+
+
+def json_option(help: str) -> Any:
+    return Annotated[bool, typer.Option("--json", help=help)]
+
+
+def host_option(help: str) -> Any:
+    """``--host``: where a served app listens (its help says who can reach it from there)."""
+    return Annotated[str, typer.Option("--host", help=help)]
+
+
+JsonOpt = json_option("Print the report as one JSON object.")
+PortOpt = Annotated[int, typer.Option("--port", help="Port to serve on.")]
+CorpusOpt = Annotated[
+    str,
+    typer.Option(
+        "--corpus", help="longmemeval, locomo, or auto (detected from the file's structure)."
     ),
 ]

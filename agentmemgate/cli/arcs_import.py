@@ -9,7 +9,7 @@ import typer
 
 from ._app import app, handles_errors, show
 from ._llm import exit_for
-from ._options import DEFAULT_WORKSPACE, WorkspaceOpt
+from ._options import DEFAULT_WORKSPACE, WorkspaceOpt, replace_option
 
 
 @app.command("import")
@@ -28,13 +28,9 @@ def import_cmd(
         ),
     ] = None,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
-    replace: Annotated[
-        bool,
-        typer.Option(
-            "--replace",
-            help="Overwrite arcs whose id is already in the workspace with other content.",
-        ),
-    ] = False,
+    replace: replace_option(
+        "Overwrite arcs whose id is already in the workspace with other content."
+    ) = False,
 ) -> None:
     """Import arcs (ids and provenance kept) for validate, audits, export and evaluation."""
     from ..generate.importer import import_arcs

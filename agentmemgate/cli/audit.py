@@ -9,14 +9,37 @@ from urllib.parse import urlsplit
 import typer
 
 from ._app import app, handles_errors, load_rooms, report_app, show
-from ._options import DEFAULT_WORKSPACE, HtmlOpt, JsonOpt
+from ._options import (
+    DEFAULT_WORKSPACE,
+    HtmlOpt,
+    JsonOpt,
+    PortOpt,
+    WorkspaceOpt,
+    host_option,
+    out_option,
+    resamples_option,
+    seed_option,
+)
 
 audit_app = typer.Typer(
     help="Blind human audits: create, import, export, list, relink.", no_args_is_help=True
 )
 app.add_typer(audit_app, name="audit")
 
-WorkspaceOpt = Annotated[Path, typer.Option("--workspace", help="Workspace folder.")]
+FastSecondsOpt = Annotated[
+    float,
+    typer.Option(
+        "--fast-seconds",
+        min=0.0,
+        help="Count labels made faster than this many seconds as too fast.",
+    ),
+]
+IncludeScreenedOpt = Annotated[
+    bool,
+    typer.Option(
+        "--include-screened", help="Count the labels of people an open audit screened out."
+    ),
+]
 BaseUrlOpt = Annotated[
     str,
     typer.Option(
@@ -95,9 +118,7 @@ def create(
     overlap: Annotated[
         int | None, typer.Option("--overlap", help="Annotators per item (default: all of them).")
     ] = None,
-    seed: Annotated[
-        int, typer.Option("--seed", help="Seed for sampling, assignment and queue order.")
-    ] = 0,
+    seed: seed_option("Seed for sampling, assignment and queue order.") = 0,
     adjudicator: Annotated[
         str | None,
         typer.Option(
@@ -255,7 +276,7 @@ def create(
             gold_from=gold_from,
         )
     show(res)
-    from ..annotate_app.server import is_loopback
+    from ..streamlit_launch import is_loopback
 
     url = urlsplit(
         base_url
@@ -304,10 +325,7 @@ def add(
 def people(
     name: NameArg,
     json_: JsonOpt = False,
-    fast_seconds: Annotated[
-        float,
-        typer.Option("--fast-seconds", min=0.0, help="Count labels faster than this as too fast."),
-    ] = 2.0,
+    fast_seconds: FastSecondsOpt = 2.0,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """Each person's status, items labeled, gold accuracy, attention failures and speed."""
@@ -332,14 +350,9 @@ def labels(
             "pip install 'agentmemgate[crowd]').",
         ),
     ] = "majority",
-    out: Annotated[
-        Path | None, typer.Option("--out", help="Write the final labels to FILE (.csv or .jsonl).")
-    ] = None,
+    out: out_option("Write the final labels to FILE (.csv or .jsonl).") = None,
     json_: JsonOpt = False,
-    include_screened: Annotated[
-        bool,
-        typer.Option("--include-screened", help="Count the labels of screened-out people too."),
-    ] = False,
+    include_screened: IncludeScreenedOpt = False,
     to_statements: Annotated[
         str | None,
         typer.Option(
@@ -416,14 +429,10 @@ def import_(
 @handles_errors
 def export(
     name: NameArg,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out",
-            help="Output folder (default: WORKSPACE/audit-exports/NAME, and its label-studio "
-            "folder for --format label-studio).",
-        ),
-    ] = None,
+    out: out_option(
+        "Output folder (default: WORKSPACE/audit-exports/NAME, and its label-studio "
+        "folder for --format label-studio)."
+    ) = None,
     format_: Annotated[
         str,
         typer.Option(
@@ -506,17 +515,13 @@ def relink(
 @handles_errors
 def annotate(
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
-    port: Annotated[int, typer.Option("--port", help="Port to serve on.")] = 8501,
-    host: Annotated[
-        str,
-        typer.Option(
-            "--host",
-            help="Address to listen on: 127.0.0.1 (this machine only), 0.0.0.0 (every "
-            "interface, for a lab server) or one of this machine's addresses. Beyond "
-            "this machine, links are secrets sent over plain HTTP unless the app is "
-            "behind TLS.",
-        ),
-    ] = "127.0.0.1",
+    port: PortOpt = 8501,
+    host: host_option(
+        "Address to listen on: 127.0.0.1 (this machine only), 0.0.0.0 (every "
+        "interface, for a lab server) or one of this machine's addresses. Beyond "
+        "this machine, links are secrets sent over plain HTTP unless the app is "
+        "behind TLS."
+    ) = "127.0.0.1",
 ) -> None:
     """Serve the labeling app (on 127.0.0.1 unless --host); annotators open their personal links."""
     from ..annotate_app.server import launch
@@ -529,29 +534,13 @@ def annotate(
 def agreement(
     name: NameArg,
     json_: JsonOpt = False,
-    fast_seconds: Annotated[
-        float,
-        typer.Option(
-            "--fast-seconds", min=0.0, help="Flag decisions made faster than this many seconds."
-        ),
-    ] = 2.0,
-    resamples: Annotated[
-        int,
-        typer.Option(
-            "--resamples",
-            min=0,
-            help="Bootstrap resamples over items for the kappa, alpha and "
-            "macro-F1 intervals (0: none).",
-        ),
-    ] = 2000,
-    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed (reported).")] = 0,
+    fast_seconds: FastSecondsOpt = 2.0,
+    resamples: resamples_option(
+        "Bootstrap resamples over items for the kappa, alpha and macro-F1 intervals (0: none)."
+    ) = 2000,
+    seed: seed_option("Bootstrap seed (reported).") = 0,
     html: HtmlOpt = False,
-    include_screened: Annotated[
-        bool,
-        typer.Option(
-            "--include-screened", help="Count the labels of people an open audit screened out."
-        ),
-    ] = False,
+    include_screened: IncludeScreenedOpt = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """Human-human agreement and human-vs-reference accuracy for an audit (markdown + PNG)."""

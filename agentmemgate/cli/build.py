@@ -8,7 +8,11 @@ from typing import Annotated
 import typer
 
 from ._app import app, design_splits, handles_errors, load_rooms, show
-from ._llm import LlmRun, llm_command
+from ._llm import (  # build's --dry-run sits before the other LLM options
+    DryRunOpt,
+    LlmRun,
+    llm_command,
+)
 from ._options import (
     DEFAULT_WORKSPACE,
     CatalogOpt,
@@ -17,17 +21,17 @@ from ._options import (
     NoProgressOpt,
     SplitOpt,
     WorkspaceOpt,
+    allow_same_family_option,
+    concurrency_option,
+    out_option,
+    seed_option,
 )
 
-OutOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--out",
-        help="Export folder; files go to OUT/<split>/. Default: ./exports, or WORKSPACE/exports "
-        "when --workspace names another workspace.",
-        show_default=False,
-    ),
-]
+OutOpt = out_option(
+    "Export folder; files go to OUT/<split>/. Default: ./exports, or WORKSPACE/exports "
+    "when --workspace names another workspace.",
+    show_default=False,
+)
 
 
 def out_folder(out: Path | None, workspace: Path) -> Path:
@@ -45,9 +49,7 @@ GeneratorOpt = Annotated[
         help="offline (template renderer, no key) or provider:model, e.g. openai:gpt-4o-mini.",
     ),
 ]
-SeedOpt = Annotated[
-    int, typer.Option("--seed", help="Planner seed; the same seed reproduces the same arcs.")
-]
+SeedOpt = seed_option("Planner seed; the same seed reproduces the same arcs.")
 NPerCellOpt = Annotated[
     int | None,
     typer.Option(
@@ -57,26 +59,13 @@ NPerCellOpt = Annotated[
         "design's sizes.",
     ),
 ]
-ConcurrencyOpt = Annotated[
-    int,
-    typer.Option("--concurrency", min=1, help="Model calls in flight at once (LLM generators)."),
-]
+ConcurrencyOpt = concurrency_option("Model calls in flight at once (LLM generators).")
 MaxAttemptsOpt = Annotated[
     int,
     typer.Option(
         "--max-attempts",
         min=1,
         help="Tries per arc when an LLM reply fails validation (the error is sent back).",
-    ),
-]
-# build's and generate's own --dry-run help (placed before the other LLM options)
-DryRunOpt = Annotated[
-    bool,
-    typer.Option(
-        "--dry-run",
-        help="Print the model calls the run would make (cached answers not counted), "
-        "their expected input and output tokens and estimated cost per model, and "
-        "stop.",
     ),
 ]
 DropFailingOpt = Annotated[
@@ -139,13 +128,9 @@ def build(
             help="OpenAI-compatible server for openai:MODEL judges (vLLM, Ollama, llama.cpp).",
         ),
     ] = None,
-    allow_same_family: Annotated[
-        bool,
-        typer.Option(
-            "--allow-same-family",
-            help="Allow a judge from the generator's model family (reports say so).",
-        ),
-    ] = False,
+    allow_same_family: allow_same_family_option(
+        "Allow a judge from the generator's model family (reports say so)."
+    ) = False,
     drop_failing: DropFailingOpt = False,
     base_url: GeneratorBaseUrlOpt = None,
     concurrency: ConcurrencyOpt = 4,

@@ -9,7 +9,7 @@ import typer
 
 from ._app import app, fail, handles_errors
 from ._llm import DryRunOpt, LlmRun, PriceOpt, llm_command
-from ._options import DEFAULT_WORKSPACE, CatalogOpt, WorkspaceOpt, model_server
+from ._options import DEFAULT_WORKSPACE, CatalogOpt, WorkspaceOpt, model_server, out_option
 
 ModelBaseUrlOpt = model_server(
     "model",
@@ -93,14 +93,10 @@ def propose(
             "--theme", help="With --count: what the new domains are about (e.g. \"travel\")."
         ),
     ] = None,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out",
-            help="Folder the files that pass `amg catalog check` are written to "
-            "(OUT/NAME.toml; rejected replies go to OUT/rejected/ for review).",
-        ),
-    ] = None,
+    out: out_option(
+        "Folder the files that pass `amg catalog check` are written to "
+        "(OUT/NAME.toml; rejected replies go to OUT/rejected/ for review)."
+    ) = None,
     catalog: CatalogOpt = None,
     max_attempts: Annotated[
         int,

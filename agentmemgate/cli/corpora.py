@@ -10,7 +10,22 @@ import typer
 
 from ._app import app, handles_errors, report_app, show
 from ._llm import DryRunOpt, LlmRun, PriceOpt, llm_command
-from ._options import DEFAULT_WORKSPACE, NoProgressOpt, model_server
+from ._options import (
+    DEFAULT_WORKSPACE,
+    CorpusOpt,
+    JsonOpt,
+    NoProgressOpt,
+    WorkspaceOpt,
+    allow_same_family_option,
+    concurrency_option,
+    json_option,
+    limit_option,
+    model_server,
+    out_option,
+    replace_option,
+    resamples_option,
+    seed_option,
+)
 
 mine_app = typer.Typer(
     help="Mine public corpora (LongMemEval, LoCoMo) for natural hedges.", no_args_is_help=True
@@ -21,8 +36,7 @@ statements_app = typer.Typer(
 app.add_typer(mine_app, name="mine")
 app.add_typer(statements_app, name="statements")
 
-WorkspaceOpt = Annotated[Path, typer.Option("--workspace", help="Workspace folder.")]
-ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", min=1, help="Parallel model calls.")]
+ConcurrencyOpt = concurrency_option("Parallel model calls.")
 _SPEC_SERVER = "OpenAI-compatible server for openai:MODEL specs (vLLM, Ollama)."
 MinerBaseUrlOpt = model_server("miner", _SPEC_SERVER, "--base-url")
 ClassifierBaseUrlOpt = model_server("classifier", _SPEC_SERVER, "--base-url")
@@ -54,12 +68,7 @@ def mine_hedges(
     path: Annotated[
         Path, typer.Argument(help="Corpus file: LongMemEval (oracle/_s/_m) or LoCoMo JSON.")
     ],
-    corpus: Annotated[
-        str,
-        typer.Option(
-            "--corpus", help="longmemeval, locomo, or auto (detected from the file's structure)."
-        ),
-    ] = "auto",
+    corpus: CorpusOpt = "auto",
     miner: Annotated[
         str,
         typer.Option(
@@ -69,18 +78,8 @@ def mine_hedges(
             "provider:model for LLM stage 2.",
         ),
     ] = "offline",
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out", help="Write one candidate per line (JSONL; carries the corpus license)."
-        ),
-    ] = None,
-    limit: Annotated[
-        int | None,
-        typer.Option(
-            "--limit", min=1, help="Only the first N conversations (a quick look at a big file)."
-        ),
-    ] = None,
+    out: out_option("Write one candidate per line (JSONL; carries the corpus license).") = None,
+    limit: limit_option("Only the first N conversations (a quick look at a big file).") = None,
     lexicon: Annotated[
         Path | None,
         typer.Option(
@@ -171,8 +170,8 @@ def statements_sample(
     kept_only: Annotated[
         bool, typer.Option("--kept-only", help="Only statements stage 2 kept.")
     ] = False,
-    seed: Annotated[int, typer.Option("--seed", help="Sampling seed.")] = 0,
-    replace: Annotated[bool, typer.Option("--replace", help="Overwrite an existing set.")] = False,
+    seed: seed_option("Sampling seed.") = 0,
+    replace: replace_option("Overwrite an existing set.") = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """Build a statement set from mined corpora by stratified random sampling."""
@@ -207,7 +206,7 @@ def statements_import(
         str | None,
         typer.Option("--license", help="License of the statements (kept with every export)."),
     ] = None,
-    replace: Annotated[bool, typer.Option("--replace", help="Overwrite an existing set.")] = False,
+    replace: replace_option("Overwrite an existing set.") = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """Import statements made elsewhere as a statement set."""
@@ -243,24 +242,16 @@ def statements_label(
         int,
         typer.Option("--relabel-votes", min=1, help="Votes of the relabeling model (majority)."),
     ] = 1,
-    allow_same_family: Annotated[
-        bool,
-        typer.Option(
-            "--allow-same-family", help="Allow a relabel by the voters' own model family."
-        ),
-    ] = False,
+    allow_same_family: allow_same_family_option(
+        "Allow a relabel by the voters' own model family."
+    ) = False,
     concurrency: ConcurrencyOpt = 4,
     base_url: VotersBaseUrlOpt = None,
     relabel_base_url: RelabelBaseUrlOpt = None,
     no_progress: NoProgressOpt = False,
-    replace: Annotated[
-        bool,
-        typer.Option(
-            "--replace",
-            help="Vote on statements whose reference "
-            "label was imported, and overwrite those labels.",
-        ),
-    ] = False,
+    replace: replace_option(
+        "Vote on statements whose reference label was imported, and overwrite those labels."
+    ) = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
     llm: LlmRun = LlmRun(),
 ) -> None:
@@ -300,7 +291,7 @@ def statements_label(
 @handles_errors
 def statements_list(
     name: Annotated[str | None, typer.Argument(help="A set to show item by item.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    as_json: json_option("Machine-readable output.") = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """List statement sets (and mined sources), or the statements of one set."""
@@ -378,9 +369,7 @@ def classify(
         ),
     ] = 5,
     runs: Annotated[int, typer.Option("--runs", min=1, help="Repeated runs (stability).")] = 1,
-    out: Annotated[
-        Path | None, typer.Option("--out", help="JSONL: id, reference, probs, predicted, run.")
-    ] = None,
+    out: out_option("JSONL: id, reference, probs, predicted, run.") = None,
     concurrency: ConcurrencyOpt = 4,
     base_url: ClassifierBaseUrlOpt = None,
     no_progress: NoProgressOpt = False,
@@ -437,19 +426,12 @@ def report_classifier(
             "(imported, or a crowd audit's final labels).",
         ),
     ] = False,
-    resamples: Annotated[
-        int, typer.Option("--resamples", min=0, help="Bootstrap resamples.")
-    ] = 2000,
-    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
-    out_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--out",
-            "--out-dir",
-            help="Where PNG plots go (default: WORKSPACE/reports/classifier/SET).",
-        ),
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    resamples: resamples_option("Bootstrap resamples.") = 2000,
+    seed: seed_option("Bootstrap seed.") = 0,
+    out_dir: out_option(
+        "Where PNG plots go (default: WORKSPACE/reports/classifier/SET).", "--out-dir"
+    ) = None,
+    as_json: JsonOpt = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """AUROC, accuracy, per-class precision/recall, macro-F1, confusion, stability."""

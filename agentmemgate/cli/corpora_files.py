@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from ._app import app, handles_errors
+from ._options import NoProgressOpt
 
 corpora_app = typer.Typer(
     help="The public corpora (LoCoMo, LongMemEval): where the toolkit looks "
@@ -37,9 +38,7 @@ def fetch(
             "is checked all the same.",
         ),
     ] = None,
-    no_progress: Annotated[
-        bool, typer.Option("--no-progress", help="Do not draw a progress bar.")
-    ] = False,
+    no_progress: NoProgressOpt = False,
 ) -> None:
     """Download a corpus from its public home, check its sha256, and put it where amg looks (resumable)."""
     from ..corpora.public import fetch as fetch_corpus

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from ._app import app, fail, handles_errors
-from ._options import CatalogOpt
+from ._options import CatalogOpt, json_option
 
 design_app = typer.Typer(
     help="Designs: what a benchmark is made of (factors, levels, splits, cells).",
@@ -78,13 +78,9 @@ def show(
         int | None, typer.Option("--n-per-cell", help="Show the counts --n-per-cell N would build.")
     ] = None,
     catalog: CatalogOpt = None,
-    json_: Annotated[
-        bool,
-        typer.Option(
-            "--json",
-            help="Print the design, where it was read from and its counts as one JSON object.",
-        ),
-    ] = False,
+    json_: json_option(
+        "Print the design, where it was read from and its counts as one JSON object."
+    ) = False,
 ) -> None:
     """Print a design's factors, levels, splits, cells and arc counts."""
     from ..design import load_design

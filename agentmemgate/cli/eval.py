@@ -15,7 +15,11 @@ from ._options import (
     JsonOpt,
     NoProgressOpt,
     WorkspaceOpt,
+    allow_same_family_option,
+    concurrency_option,
+    limit_option,
     model_server,
+    out_option,
     workspace_option,
 )
 
@@ -48,19 +52,10 @@ ModelBaseUrlOpt = model_server(
 EmbedderBaseUrlOpt = model_server(
     "embedder", "Server of an openai: --embedder, when it is not --model-base-url's."
 )
-AllowSameOpt = Annotated[
-    bool,
-    typer.Option(
-        "--allow-same-family",
-        help="Allow a judge from the arcs' generator family (reports say so).",
-    ),
-]
-ConcurrencyOpt = Annotated[
-    int,
-    typer.Option(
-        "--concurrency", min=1, help="Arcs in flight at once (turns within an arc stay in order)."
-    ),
-]
+AllowSameOpt = allow_same_family_option(
+    "Allow a judge from the arcs' generator family (reports say so)."
+)
+ConcurrencyOpt = concurrency_option("Arcs in flight at once (turns within an arc stay in order).")
 
 
 def _splits(workspace, values: list[str] | None) -> list[str]:
@@ -149,14 +144,9 @@ def run(
             "across the runs. Systems of offline rules run once.",
         ),
     ] = 1,
-    limit: Annotated[
-        int | None,
-        typer.Option(
-            "--limit",
-            min=1,
-            help="With --natural: only the first N items of each set (a quick look).",
-        ),
-    ] = None,
+    limit: limit_option(
+        "With --natural: only the first N items of each set (a quick look)."
+    ) = None,
     llm: LlmRun = LlmRun(),
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
     no_progress: NoProgressOpt = False,
@@ -419,14 +409,9 @@ def report_eval(
     ] = None,
     json_: JsonOpt = False,
     html: HtmlOpt = False,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out",
-            help="Where eval.md, eval.json, eval.html and the figures go (default: "
-            "WORKSPACE/reports/eval).",
-        ),
-    ] = None,
+    out: out_option(
+        "Where eval.md, eval.json, eval.html and the figures go (default: WORKSPACE/reports/eval)."
+    ) = None,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """The paper's Tables 2-7 and Figures 2-3 for whatever systems and splits were run."""

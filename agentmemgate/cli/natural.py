@@ -10,7 +10,15 @@ import typer
 
 from ._app import app, handles_errors, show
 from ._llm import LlmRun, llm_command
-from ._options import DEFAULT_WORKSPACE, NoProgressOpt, WorkspaceOpt, model_server
+from ._options import (
+    DEFAULT_WORKSPACE,
+    CorpusOpt,
+    NoProgressOpt,
+    WorkspaceOpt,
+    json_option,
+    limit_option,
+    model_server,
+)
 
 FielderBaseUrlOpt = model_server(
     "fielder", "OpenAI-compatible server for an openai: --fielder.", "--base-url"
@@ -30,12 +38,7 @@ app.add_typer(natural_app, name="natural")
 @llm_command(batch=False)
 def build(
     path: Annotated[Path, typer.Argument(help="LongMemEval (oracle/_s/_m) or LoCoMo JSON file.")],
-    corpus: Annotated[
-        str,
-        typer.Option(
-            "--corpus", help="longmemeval, locomo, or auto (detected from the file's structure)."
-        ),
-    ] = "auto",
+    corpus: CorpusOpt = "auto",
     name: Annotated[
         str | None,
         typer.Option(
@@ -43,9 +46,7 @@ def build(
             help="Set name (default: from the corpus and form, e.g. longmemeval-oracle-ku).",
         ),
     ] = None,
-    limit: Annotated[
-        int | None, typer.Option("--limit", min=1, help="Keep only the first N selected questions.")
-    ] = None,
+    limit: limit_option("Keep only the first N selected questions.") = None,
     fielder: Annotated[
         str,
         typer.Option(
@@ -106,14 +107,9 @@ def list_sets(workspace: WorkspaceOpt = DEFAULT_WORKSPACE) -> None:
 @handles_errors
 def show_cmd(
     name: Annotated[str, typer.Argument(help="A natural set's name.")],
-    json_: Annotated[
-        bool,
-        typer.Option(
-            "--json",
-            help="Every item as one JSON line (sessions, "
-            "question, gold answer, evidence, field, license).",
-        ),
-    ] = False,
+    json_: json_option(
+        "Every item as one JSON line (sessions, question, gold answer, evidence, field, license)."
+    ) = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """One line per item (question, gold answer, field or why it was refused), or JSON lines."""

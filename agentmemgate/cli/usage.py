@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from ._app import app, handles_errors
-from ._options import DEFAULT_WORKSPACE, WorkspaceOpt
+from ._options import DEFAULT_WORKSPACE, WorkspaceOpt, json_option
 
 
 @app.command("usage")
@@ -20,9 +20,7 @@ def usage(
             "--since", help="Only calls from this date (UTC), e.g. 2026-11-30 or 2026-11-30T14:00."
         ),
     ] = None,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print the sums as one JSON object.")
-    ] = False,
+    as_json: json_option("Print the sums as one JSON object.") = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """Sum cost and tokens by command, model and purpose from the workspace's call log."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -17,16 +16,18 @@ from ._options import (
     NoProgressOpt,
     SplitOpt,
     WorkspaceOpt,
+    allow_same_family_option,
+    concurrency_option,
     model_server,
+    out_option,
+    seed_option,
 )
 
 JudgeBaseUrlOpt = model_server(
     "judge", "OpenAI-compatible server for openai: judges.", "--base-url"
 )
 RejudgeBaseUrlOpt = model_server("rejudge", "OpenAI-compatible server for the re-judge.")
-ConcurrencyOpt = Annotated[
-    int, typer.Option("--concurrency", min=1, help="Judge calls in flight at once.")
-]
+ConcurrencyOpt = concurrency_option("Judge calls in flight at once.")
 
 validate_app = typer.Typer(
     help="Validate the benchmark: structural checks and judges.", invoke_without_command=True
@@ -52,18 +53,12 @@ def validate(
         str,
         typer.Option("--checks", help="Comma-separated subset of structure, realism, recovery."),
     ] = "structure,realism,recovery",
-    allow_same_family: Annotated[
-        bool,
-        typer.Option(
-            "--allow-same-family",
-            help="Allow a judge from the generator's model family (reports say so).",
-        ),
-    ] = False,
+    allow_same_family: allow_same_family_option(
+        "Allow a judge from the generator's model family (reports say so)."
+    ) = False,
     base_url: JudgeBaseUrlOpt = None,
     concurrency: ConcurrencyOpt = 4,
-    seed: Annotated[
-        int, typer.Option("--seed", help="Seed of the per-arc option order (recorded).")
-    ] = 0,
+    seed: seed_option("Seed of the per-arc option order (recorded).") = 0,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
     no_progress: NoProgressOpt = False,
     llm: LlmRun = LlmRun(),
@@ -154,11 +149,10 @@ def equivalence_pairs(
     name: Annotated[
         str, typer.Option("--name", help="Pair set name (audits use equivalence:NAME).")
     ] = "default",
-    seed: Annotated[int, typer.Option("--seed", help="Sampling and position-shuffle seed.")] = 0,
-    allow_same_family: Annotated[
-        bool,
-        typer.Option("--allow-same-family", help="Allow a re-judge of the first judge's family."),
-    ] = False,
+    seed: seed_option("Sampling and position-shuffle seed.") = 0,
+    allow_same_family: allow_same_family_option(
+        "Allow a re-judge of the first judge's family."
+    ) = False,
     base_url: JudgeBaseUrlOpt = None,
     rejudge_base_url: RejudgeBaseUrlOpt = None,
     concurrency: ConcurrencyOpt = 4,
@@ -225,15 +219,11 @@ def report_validation(
     ] = None,
     json_: JsonOpt = False,
     html: HtmlOpt = False,
-    out_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--out",
-            "--out-dir",
-            help="Where validation.md, .json, .html and PNG heatmaps go (default: "
-            "WORKSPACE/reports/validation).",
-        ),
-    ] = None,
+    out_dir: out_option(
+        "Where validation.md, .json, .html and PNG heatmaps go (default: "
+        "WORKSPACE/reports/validation).",
+        '--out-dir',
+    ) = None,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """Blind recovery (per factor, confusion), realism, inter-judge agreement, failing arcs."""

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ..errors import AmgError, BadInput
+from ..hashing import sha256_file
 from ..llm import CallFailed
 from ..progress import bytes_bar, progress_bar
 from ..workspace import Workspace, now
@@ -24,7 +25,7 @@ from .longmemeval import variant_of
 from .model import LICENSES, Candidate, Extraction, MinedStatement, MinePlan, MineSummary
 from .outcomes import at_risk_measurable, link_outcome
 from .prefilter import PREFILTERS, Lexicon, load_lexicon, prefilter_line, scan_conversation
-from .public import file_sha256, published_sha256
+from .public import published_sha256
 from .scorer import Scorer, load_scorer
 
 OFFLINE_MINERS = ("offline", OFFLINE_MINER, OFFLINE_SCORED)
@@ -604,7 +605,7 @@ def mine_hedges(
     if dry_run:
         return plan_mining(path, corpus, extractor, lex, limit, prefilter)
     rules = load_rules()
-    sha, published = file_sha256(path), published_sha256(path.name)
+    sha, published = sha256_file(path), published_sha256(path.name)
     source_lines = []
     if published and sha != published:
         source_lines.append(

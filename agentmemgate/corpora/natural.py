@@ -40,6 +40,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import BadInput, CorpusError
+from ..hashing import sha256_file
 from ..progress import bytes_bar
 from ..schema import FieldSpec
 from ..workspace import Workspace, now
@@ -189,14 +190,6 @@ class NaturalSetInfo(BaseModel):
             ),
             f"License: {self.license}",
         ]
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _with_field(item: dict, fielder=None) -> dict:
@@ -491,7 +484,7 @@ def build_natural_set(
         variant=variant_of(path) if found == "longmemeval" else "",
         license=LICENSES[found],
         source_path=str(path.resolve()),
-        source_sha256=_sha256(path),
+        source_sha256=sha256_file(path),
         rule=RULES[found],
         field_rule=llm.name if llm else FIELD_RULE,
         conversations_read=count[0],

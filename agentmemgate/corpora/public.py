@@ -18,6 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import BadInput, DownloadError
+from ..hashing import sha256_file
 from ..suggest import did_you_mean
 from .home import corpora_dir
 from .model import CORPORA, LICENSES
@@ -189,14 +190,6 @@ class FetchReport(BaseModel):
     files: list[FileState]
 
 
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def published_sha256(name: str) -> str | None:
     """The published sha256 of a corpus file of this name (or of a file cut from one), if known."""
     for corpus in CORPORA:
@@ -220,7 +213,7 @@ def public_file(corpus: str) -> PublicFile:
 def _state(path: Path, sha256: str) -> State:
     if not path.is_file():
         return "missing"
-    return "verified" if file_sha256(path) == sha256 else "differs"
+    return "verified" if sha256_file(path) == sha256 else "differs"
 
 
 def status(folder: str | Path | None = None) -> list[FileState]:
@@ -239,7 +232,7 @@ def status(folder: str | Path | None = None) -> list[FileState]:
 
 
 def _refuse_different(path: Path, sha256: str) -> None:
-    got = file_sha256(path)
+    got = sha256_file(path)
     raise DownloadError(
         f"{path} exists and differs from the published file (sha256 {got[:12]}..., "
         f"expected {sha256[:12]}...): move it away, then fetch again"
@@ -269,13 +262,13 @@ def fetch(
     dest = folder / spec.name
     source_url = url or spec.url
     if dest.exists():
-        if file_sha256(dest) != spec.sha256:
+        if sha256_file(dest) != spec.sha256:
             _refuse_different(dest, spec.sha256)
         files = [FileState(corpus=corpus, name=spec.name, path=dest, state="verified")]
     else:
         part = dest.with_name(dest.name + ".part")
         download(source_url, part, spec.size, spec.name, progress)
-        got = file_sha256(part)
+        got = sha256_file(part)
         if got != spec.sha256:
             kept = dest.with_name(dest.name + ".mismatch")
             os.replace(part, kept)
@@ -320,7 +313,7 @@ def _cut(cut: CutFile, folder: Path) -> FileState:
 
     path = folder / cut.name
     if path.exists():
-        if file_sha256(path) != cut.sha256:
+        if sha256_file(path) != cut.sha256:
             _refuse_different(path, cut.sha256)
         return FileState(corpus=cut.corpus, name=cut.name, path=path, state="verified")
     data = cut_text(folder / cut.source, cut).encode("utf-8")

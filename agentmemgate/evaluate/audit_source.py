@@ -34,8 +34,8 @@ from ..annotate_app.items import (
 from ..annotate_app.sources import register_source
 from ..answer_judge import AnswerVerdict, canonical_value
 from ..errors import AmgError, BadInput
+from ..hashing import sha256_parts
 from ..validate.judges import OFFLINE_JUDGE
-from ..validate.store import sha256_text
 from .judges import ValueJudge, get_value_judge
 
 TASK = "answer_assertion"
@@ -50,7 +50,7 @@ def options_seed(seed: int, item_id: str) -> str:
 
 def item_id_of(system: str, arc_id: str, after_session: int) -> str:
     """Opaque and stable: a digest of the system, arc and session (arc ids spell split and level)."""
-    return "ans-" + sha256_text("answer-audit", system, arc_id, str(after_session))[:16]
+    return "ans-" + sha256_parts("answer-audit", system, arc_id, str(after_session))[:16]
 
 
 def systems_with_answers(ws) -> list[str]:

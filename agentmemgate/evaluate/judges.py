@@ -14,10 +14,10 @@ from typing import Any
 
 from ..answer_judge.base import AnswerJudge
 from ..answer_judge.registry import offline_answer_version
+from ..hashing import sha256_parts
 from ..schema import FieldSpec
 from ..validate.judges import OFFLINE_JUDGE, Judge, JudgeInfo, get_judge
 from ..validate.judges.questions import EquivalenceQuestion
-from ..validate.store import sha256_text as sha256_parts  # one digest of several strings
 
 # Part of every score key: a change to how measures or their stored reasons are computed
 # re-scores stored traces and answers (no system is re-run; the judges' cache answers again).

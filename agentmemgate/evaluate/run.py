@@ -22,10 +22,11 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import BadInput
+from ..hashing import sha256_parts
 from ..memory.system import SystemInfo
 from ..schema import Arc
 from ..validate.judges import JudgeInfo, check_families
-from ..validate.store import generator_families_of, sha256_text
+from ..validate.store import generator_families_of
 from ..workspace import Workspace
 from . import store
 from ._drive import ArcItem, Tally, drive
@@ -219,7 +220,7 @@ def workspace_arcs(ws: Workspace, splits: Iterable[str]) -> list[tuple[Arc, str]
         "order by specs.rowid is null, specs.rowid, arcs.rowid",
         splits,
     ).fetchall()
-    return [(Arc.model_validate_json(raw), sha256_text(raw)) for (raw,) in rows]
+    return [(Arc.model_validate_json(raw), sha256_parts(raw)) for (raw,) in rows]
 
 
 def load_arcs(ws: Workspace, splits: list[str]) -> list[tuple[Arc, str]]:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..atomic import replaced_folder
 from ..errors import BadInput, WorkspaceError
+from ..registry import Registry
 from ..schema import Arc
 from ..workspace import Workspace
 from .card import card, cell_counts
@@ -48,22 +49,30 @@ def _failing_arcs(ws: Workspace, splits: list[str]) -> dict[str, list[str]]:
     return failing_arcs(ws, splits)
 
 
-# The validation room sits below this one, so its section and rule are simply listed here; rooms
-# downstream of exports (the evaluation) add theirs with ``register_card_section`` when imported.
-CARD_SECTIONS: list[CardSection] = [_validation_section, _diversity_section]
-DROP_RULES: list[DropRule] = [_failing_arcs]
+# Named by their functions (``module.name``), in the order the card shows them. The validation
+# room sits below this one, so its sections and rule are registered here; rooms downstream of
+# exports (the evaluation) add theirs with ``register_card_section`` when imported.
+CARD_SECTIONS: Registry[CardSection] = Registry("dataset-card section")
+DROP_RULES: Registry[DropRule] = Registry("drop rule")
+
+
+def _name(fn: Callable) -> str:
+    return f"{fn.__module__}.{fn.__qualname__}"
 
 
 def register_card_section(section: CardSection) -> None:
     """Add a section to every dataset card written from now on (once, however often called)."""
-    if section not in CARD_SECTIONS:
-        CARD_SECTIONS.append(section)
+    CARD_SECTIONS.register(_name(section), section)
 
 
 def register_drop_rule(rule: DropRule) -> None:
     """Add a reason to leave arcs out under ``--drop-failing``."""
-    if rule not in DROP_RULES:
-        DROP_RULES.append(rule)
+    DROP_RULES.register(_name(rule), rule)
+
+
+register_card_section(_validation_section)
+register_card_section(_diversity_section)
+register_drop_rule(_failing_arcs)
 
 
 class ExportSummary(BaseModel):
@@ -113,7 +122,7 @@ def _export(ws: Workspace, out: Path, splits: list[str], drop_failing: bool) -> 
 
     dropped: dict[str, list[str]] = {}
     if drop_failing:
-        for rule in DROP_RULES:
+        for rule in DROP_RULES.values():
             for arc_id, reasons in rule(ws, splits).items():
                 dropped.setdefault(arc_id, []).extend(reasons)
     split_arcs: dict[str, list[Arc]] = {}
@@ -143,7 +152,7 @@ def _export(ws: Workspace, out: Path, splits: list[str], drop_failing: bool) -> 
                 write_jsonl(arcs, folder / "data.jsonl")
                 write_parquet(arcs, folder / "turns.parquet")
                 ids = {a.id for a in arcs}
-                sections = [t for f in CARD_SECTIONS if (t := f(ws, [split]))]
+                sections = [t for f in CARD_SECTIONS.values() if (t := f(ws, [split]))]
                 origin = origin_of(ws, {split: arcs}, split_dropped[split])
                 (folder / "README.md").write_text(
                     card(
@@ -163,7 +172,7 @@ def _export(ws: Workspace, out: Path, splits: list[str], drop_failing: bool) -> 
                     {"provenance": origin.manifest()},
                 )
                 written += [f"{split}/{n}" for n in SPLIT_FILES]
-            sections = [t for f in CARD_SECTIONS if (t := f(ws, list(split_arcs)))]
+            sections = [t for f in CARD_SECTIONS.values() if (t := f(ws, list(split_arcs)))]
             all_ids = {a.id for v in split_arcs.values() for a in v}
             origin = origin_of(ws, split_arcs, dropped)
             (stage / "README.md").write_text(

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import __version__
+from ..hashing import sha256_file
 from ..schema import Arc
 
 if TYPE_CHECKING:
@@ -55,14 +55,6 @@ def turns_frame(arcs: list[Arc]) -> pd.DataFrame:
 
 def write_parquet(arcs: list[Arc], path: Path) -> None:
     turns_frame(arcs).to_parquet(path, index=False)
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def write_manifest(folder: Path, counts: dict, extra: dict | None = None) -> Path:

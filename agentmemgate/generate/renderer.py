@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import ModelSpecError
+from ..registry import Registry, split_spec
 from ..schema import Arc, ArcSpec
 
 
@@ -67,8 +68,7 @@ class RenderError(Exception):
 # ``llm.registry``. The built-in modules are imported on the registry's first use, not with the
 # package: a command that only checks a split name never pays for the template grammar.
 RendererFactory = Callable[..., Renderer]
-_FACTORIES: dict[str, RendererFactory] = {}
-_HIDDEN: set[str] = set()
+RENDERERS: Registry[RendererFactory] = Registry("generator", error=ModelSpecError)
 _loaded: set[str] = set()
 
 
@@ -92,10 +92,7 @@ def register_renderer(
     error messages list; it still resolves. ``builtin``: the toolkit's own renderers, imported
     on first use, never replace a registration made before them.
     """
-    if builtin and prefix in _FACTORIES:
-        return
-    _FACTORIES[prefix] = factory
-    (_HIDDEN.add if not user_pickable else _HIDDEN.discard)(prefix)
+    RENDERERS.register(prefix, factory, hidden=not user_pickable, replace=not builtin)
 
 
 def renderer_choices() -> list[str]:
@@ -103,21 +100,21 @@ def renderer_choices() -> list[str]:
     _load_builtin(llm=True)
     return [
         p if p == "offline" else f"{p}:MODEL"
-        for p in sorted(_FACTORIES, key=lambda p: (p != "offline", p))
-        if p not in _HIDDEN
+        for p in sorted(RENDERERS.names(), key=lambda p: (p != "offline", p))
     ]
 
 
 def get_renderer(spec: str, **options) -> Renderer:
     """Resolve a ``--generator`` value to a renderer, with a one-line error for bad names."""
-    prefix, sep, model = spec.partition(":")
-    _load_builtin(llm=spec not in _FACTORIES and prefix not in _FACTORIES and prefix != "offline")
-    if spec in _FACTORIES:
-        return _FACTORIES[spec](spec, **options)
-    if sep and model and prefix in _FACTORIES:
-        return _FACTORIES[prefix](spec, **options)
-    raise ModelSpecError(
-        f"Unknown generator {spec!r}: use 'offline' or 'provider:model' "
-        f"(e.g. openai:gpt-4o-mini, anthropic:claude-sonnet-4-5); choose from: "
-        f"{', '.join(renderer_choices()) or 'offline'}"
+    prefix, model = split_spec(spec)
+    _load_builtin(llm=spec not in RENDERERS and prefix not in RENDERERS and prefix != "offline")
+    if spec in RENDERERS:
+        return RENDERERS.lookup(spec)(spec, **options)
+    if model and prefix in RENDERERS:
+        return RENDERERS.lookup(prefix)(spec, **options)
+    raise RENDERERS.unknown(
+        spec,
+        "use 'offline' or 'provider:model' (e.g. openai:gpt-4o-mini, anthropic:claude-sonnet-4-5); "
+        f"choose from: {', '.join(renderer_choices()) or 'offline'}",
+        near=prefix,
     )

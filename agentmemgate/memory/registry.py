@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BadInput
-from ..suggest import did_you_mean
+from ..registry import Registry
 
 if TYPE_CHECKING:  # the components are imported when a system is built: names cost nothing
     from ..workspace import Workspace
@@ -66,16 +66,19 @@ class _Base:
         return f"{style}; {routing}"
 
 
-BASES: dict[str, _Base] = {
-    "literal-ungated": _Base("literal", "ungated"),
-    "literal-gated": _Base("literal", "gated"),
-    "cautious-ungated": _Base("cautious", "ungated"),
-    "cautious-gated": _Base("cautious", "gated", retry=True),
-    "plan-typed-literal": _Base("literal", "plan-typed", "refresh"),
-    "plan-typed-cautious": _Base("cautious", "plan-typed", "refresh", retry=True),
-    "plan-typed-literal-strict": _Base("literal", "plan-typed", "strict"),
-    "plan-typed-cautious-strict": _Base("cautious", "plan-typed", "strict", retry=True),
-}
+BASES: Registry[_Base] = Registry("memory system")
+BASES.update(
+    {
+        "literal-ungated": _Base("literal", "ungated"),
+        "literal-gated": _Base("literal", "gated"),
+        "cautious-ungated": _Base("cautious", "ungated"),
+        "cautious-gated": _Base("cautious", "gated", retry=True),
+        "plan-typed-literal": _Base("literal", "plan-typed", "refresh"),
+        "plan-typed-cautious": _Base("cautious", "plan-typed", "refresh", retry=True),
+        "plan-typed-literal-strict": _Base("literal", "plan-typed", "strict"),
+        "plan-typed-cautious-strict": _Base("cautious", "plan-typed", "strict", retry=True),
+    }
+)
 OPTIONS = ("retry", "no-retry", "permissive", "oracle")
 DEFAULT_CONCURRENCY = 16
 _NAME = re.compile(r"^\s*([a-z][a-z\-]*)\s*(?:\[([^\]]*)\])?\s*$")
@@ -94,9 +97,7 @@ def parse_name(name: str) -> tuple[str, bool, bool, bool]:
         f"literal-gated[oracle,permissive])"
     )
     if not m or m.group(1) not in BASES:
-        raise BadInput(
-            f"Unknown memory system {name!r}{did_you_mean(name, list(BASES))}; {choices}"
-        )
+        raise BASES.unknown(name, choices)
     base = BASES[m.group(1)]
     opts = [o.strip() for o in (m.group(2) or "").split(",") if o.strip()]
     bad = [o for o in opts if o not in OPTIONS]

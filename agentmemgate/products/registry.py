@@ -25,6 +25,7 @@ import importlib.util
 from dataclasses import dataclass
 
 from ..errors import BadInput, MissingExtra
+from ..registry import Registry
 from .contract import Answering, AnsweringOptions, Builder, library_version
 
 
@@ -51,30 +52,33 @@ class Product:
         return f"pip install 'agentmemgate[{self.name}]'{note}"
 
 
-PRODUCTS: dict[str, Product] = {
-    "mem0": Product(
-        "mem0",
-        "agentmemgate.products.mem0",
-        "mem0",
-        "mem0ai",
-        "Mem0: LLM-extracted memories in a vector store, searched per question",
-    ),
-    "graphiti": Product(
-        "graphiti",
-        "agentmemgate.products.graphiti",
-        "graphiti_core",
-        "graphiti-core",
-        "Graphiti: a temporal knowledge graph of episodes, "
-        "facts with valid/invalid times, hybrid search",
-    ),
-    "langmem": Product(
-        "langmem",
-        "agentmemgate.products.langmem",
-        "langmem",
-        "langmem",
-        "LangMem: a memory store manager over LangGraph's in-memory store, searched per question",
-    ),
-}
+PRODUCTS: Registry[Product] = Registry("product")
+PRODUCTS.update(
+    {
+        "mem0": Product(
+            "mem0",
+            "agentmemgate.products.mem0",
+            "mem0",
+            "mem0ai",
+            "Mem0: LLM-extracted memories in a vector store, searched per question",
+        ),
+        "graphiti": Product(
+            "graphiti",
+            "agentmemgate.products.graphiti",
+            "graphiti_core",
+            "graphiti-core",
+            "Graphiti: a temporal knowledge graph of episodes, "
+            "facts with valid/invalid times, hybrid search",
+        ),
+        "langmem": Product(
+            "langmem",
+            "agentmemgate.products.langmem",
+            "langmem",
+            "langmem",
+            "LangMem: a memory store manager over LangGraph's in-memory store, searched per question",
+        ),
+    }
+)
 
 
 def _baselines() -> dict[str, Builder]:

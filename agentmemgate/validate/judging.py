@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from ..design import Design
 from ..design.stored import workspace_design
 from ..errors import BadInput
+from ..hashing import sha256_parts
 from ..schema import Arc
 from ..stats import preload_wilson
 from ..workspace import Workspace
@@ -42,7 +43,6 @@ from .store import (
     arcs_with_sha,
     generator_families_of,
     save_verdicts,
-    sha256_text,
     start_validation_run,
 )
 
@@ -220,7 +220,7 @@ def _items(
             opts,
             s,
             sha,
-            sha256_text(sha, judge.family, judge.rubric_sha256.get(task, ""), ",".join(opts)),
+            sha256_parts(sha, judge.family, judge.rubric_sha256.get(task, ""), ",".join(opts)),
             same,
         )
 

@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import BadInput
+from ..hashing import sha256_parts
 from ..llm.servers import normalize_family
 from ..llm.usage_log import by_model_lines, calls_behind
 from ..schema import Arc, normalize_text
@@ -35,7 +36,7 @@ from ..stats import Proportion, cohen_kappa, wilson
 from ..workspace import Workspace, now
 from ._drive import ask_all
 from .judges import EquivalenceQuestion, EquivalenceVerdict, Judge, JudgeInfo, check_families
-from .store import VerdictRow, answered, arcs_with_sha, load_verdicts, save_verdicts, sha256_text
+from .store import VerdictRow, answered, arcs_with_sha, load_verdicts, save_verdicts
 
 KINDS = ("surface", "answer", "plan_worded", "truncated", "near_miss", "plan_vs_current")
 _ANSWERS = ("I believe it's {v}", "{v}, as far as I know", "Currently {v}.")
@@ -242,8 +243,8 @@ def _pair_todo(
     todo = []
     for p in pairs:
         q, order = question(p, judge.spec, seed)
-        item_sha = sha256_text(p.field, p.description, p.reference, p.candidate)
-        input_sha = sha256_text(
+        item_sha = sha256_parts(p.field, p.description, p.reference, p.candidate)
+        input_sha = sha256_parts(
             item_sha, judge.family, judge.rubric_sha256.get("equivalence", ""), ",".join(order)
         )
         if stored.get((p.id, pair_set)) != input_sha:

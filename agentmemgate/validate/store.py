@@ -7,13 +7,13 @@ rebuilt arc's old verdicts drop out of reports instead of being counted against 
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Iterator
 
 from pydantic import BaseModel, ConfigDict
 
 from .._sqlite import upsert_rows
+from ..hashing import sha256_parts
 from ..llm.servers import normalize_family
 from ..schema import Arc
 from ..workspace import Workspace, now
@@ -54,14 +54,6 @@ class VerdictRow(BaseModel):
         return self.status == "ok"
 
 
-def sha256_text(*parts: str) -> str:
-    h = hashlib.sha256()
-    for p in parts:
-        h.update(p.encode("utf-8"))
-        h.update(b"\0")
-    return h.hexdigest()
-
-
 def arcs_with_sha(ws: Workspace, splits: Iterable[str]) -> Iterator[tuple[Arc, str]]:
     """Arcs of ``splits`` in spec order, each with the sha256 of its stored JSON."""
     for split in splits:
@@ -71,7 +63,7 @@ def arcs_with_sha(ws: Workspace, splits: Iterable[str]) -> Iterator[tuple[Arc, s
             [split],
         ).fetchall()
         for (raw,) in rows:
-            yield Arc.model_validate_json(raw), sha256_text(raw)
+            yield Arc.model_validate_json(raw), sha256_parts(raw)
 
 
 def current_arc_shas(ws: Workspace, splits: Iterable[str]) -> dict[str, str]:
@@ -81,7 +73,7 @@ def current_arc_shas(ws: Workspace, splits: Iterable[str]) -> dict[str, str]:
         for arc_id, raw in ws.db.execute(
             "select id, json from arcs where split = ?", [split]
         ).fetchall():
-            out[arc_id] = sha256_text(raw)
+            out[arc_id] = sha256_parts(raw)
     return out
 
 

@@ -8,37 +8,25 @@ naming an arc), ``md`` escapes it first. Links are built from query parameters o
 from __future__ import annotations
 
 import functools
-import os
 import re
-import sys
 from collections.abc import Callable
 
 import streamlit as st
 
+from ..streamlit_launch import app_workspace
 from ..suggest import did_you_mean
 from .data import Dialog, Reader
-from .links import WORKSPACE_ENV
 from .links import page_url as url  # noqa: F401  (the pages' deep links)
 
 ALL = "all"  # the "no filter" option of a select box (never a query parameter: it is the default)
 PAGES: dict[str, st.Page] = {}  # page name -> its st.Page (its URL path), filled by app.main
 
 
-def workspace_path() -> str:
-    """From ``AMG_VIEW_WORKSPACE`` (set by ``amg view``) or ``-- --workspace DIR``."""
-    if os.environ.get(WORKSPACE_ENV):
-        return os.environ[WORKSPACE_ENV]
-    argv = sys.argv[1:]
-    if "--workspace" in argv and argv.index("--workspace") + 1 < len(argv):
-        return argv[argv.index("--workspace") + 1]
-    return "amg-workspace"
-
-
 def reader() -> Reader:
     """This browser session's read-only connection (a session runs one page at a time)."""
     r = st.session_state.get("_amg_reader")
-    if r is None or str(r.path) != workspace_path():
-        r = st.session_state["_amg_reader"] = Reader(workspace_path())
+    if r is None or str(r.path) != app_workspace():
+        r = st.session_state["_amg_reader"] = Reader(app_workspace())
     r.refresh()
     return r
 

@@ -15,7 +15,6 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
-WORKSPACE_ENV = "AMG_VIEW_WORKSPACE"  # how ``amg view`` tells the app which workspace to read
 DEFAULT_PORT = 8502  # beside the audit app's 8501, so both can run
 PAGES = ("overview", "arcs", "results", "trace", "audits", "mining")
 

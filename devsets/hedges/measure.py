@@ -16,8 +16,8 @@ from agentmemgate.corpora._rules import load_rules
 from agentmemgate.corpora.devset import DevReport, DevSet, load_devset, measure, share_passed
 from agentmemgate.corpora.home import require_file
 from agentmemgate.corpora.prefilter import load_lexicon
-from agentmemgate.corpora.public import file_sha256
 from agentmemgate.errors import AmgError, BadInput
+from agentmemgate.hashing import sha256_file
 
 HERE = Path(__file__).parent
 SETS = {
@@ -156,7 +156,7 @@ def main() -> int:
         print(f"Error: {e}", file=sys.stderr)
         return 1
     for part, path in (("locomo", args.locomo), ("longmemeval", args.longmemeval)):
-        if dev.sha256.get(part) and file_sha256(path) != dev.sha256[part]:
+        if dev.sha256.get(part) and sha256_file(path) != dev.sha256[part]:
             print(
                 f"warning: {path.name} differs from the file the labels were made on",
                 file=sys.stderr,

@@ -589,7 +589,7 @@ def test_the_buttons_callbacks_leave_session_state_alone():
     """A callback that touches st.session_state is cut short when a newer press is waiting."""
     import inspect
 
-    from agentmemgate.annotate_app.app import Presses
+    from agentmemgate.annotate_app.keys import Presses
 
     assert "st." not in inspect.getsource(Presses.press)
     p = Presses()

@@ -276,8 +276,6 @@ def test_bad_sources_and_tasks(ws, tmp_path, statements_file):
 def test_other_rooms_register_sources(ws, monkeypatch):
     from agentmemgate.annotate_app import sources
 
-    monkeypatch.setattr(sources, "_SOURCES", dict(sources._SOURCES))  # restored after the test
-
     def pairs(req):
         assert req.arg == "judge-v1" and req.task == "equivalence"
         for i, (a, b, verdict) in enumerate(
@@ -290,6 +288,7 @@ def test_other_rooms_register_sources(ws, monkeypatch):
                 reference={"label": verdict, "source": "judge"},
             )
 
+    monkeypatch.setitem(sources.SOURCES, "testpairs", pairs)  # removed after the test
     register_source("testpairs", pairs, tasks=("equivalence",), help="testpairs:NAME")
     made = create_audit(ws, "eq", "equivalence", "testpairs:judge-v1")
     assert made.n_references == 2

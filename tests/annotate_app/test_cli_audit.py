@@ -214,7 +214,7 @@ def test_annotate_serves_on_localhost(tmp_path):
     # Annotators get the viewer's page: no Deploy button or developer menu, no tracebacks.
     assert cmd[cmd.index("--client.toolbarMode") + 1] == "minimal"
     assert cmd[cmd.index("--client.showErrorDetails") + 1] == "none"
-    # Presses arriving during a run are folded into the next one, not lost (see app.Presses).
+    # Presses arriving during a run are folded into the next one, not lost (see keys.Presses).
     assert cmd[cmd.index("--runner.fastReruns") + 1] == "false"
     v6 = streamlit_command(tmp_path, 8765, "[::1]")
     assert v6[v6.index("--server.address") + 1] == "::1"

@@ -114,7 +114,8 @@ def test_the_projection_prints_for_an_s_file_too(ws, tmp_path):
 
 
 def test_a_file_that_is_not_the_published_one_says_so_and_is_recorded(ws, tmp_path):
-    from agentmemgate.corpora.public import PUBLIC, file_sha256
+    from agentmemgate.corpora.public import PUBLIC
+    from agentmemgate.hashing import sha256_file
 
     local = tmp_path / PUBLIC["locomo"].name  # the published name, other bytes
     local.write_bytes(LOCOMO.read_bytes())
@@ -123,11 +124,11 @@ def test_a_file_that_is_not_the_published_one_says_so_and_is_recorded(ws, tmp_pa
     warning = [line for line in s.lines() if line.startswith("Warning:")]
     assert len(warning) == 1 and "not the published file" in warning[0] and said == warning
     params = json.loads(list(ws.db["runs"].rows)[-1]["params"])
-    assert params["sha256"] == file_sha256(local) and params["published_sha256"] is False
+    assert params["sha256"] == sha256_file(local) and params["published_sha256"] is False
     fixture = mine_hedges(ws, LOCOMO)  # a name with no published sha256: nothing to warn about
     assert not [line for line in fixture.lines() if line.startswith("Warning:")]
     params = json.loads(list(ws.db["runs"].rows)[-1]["params"])
-    assert params["published_sha256"] == "unknown" and params["sha256"] == file_sha256(LOCOMO)
+    assert params["published_sha256"] == "unknown" and params["sha256"] == sha256_file(LOCOMO)
 
 
 def test_rerun_resumes_without_duplicates(ws):

@@ -15,8 +15,9 @@ from typer.testing import CliRunner
 
 from agentmemgate.cli import app
 from agentmemgate.corpora import public
-from agentmemgate.corpora.public import CUTS, PUBLIC, CutFile, PublicFile, cut_text, file_sha256
+from agentmemgate.corpora.public import CUTS, PUBLIC, CutFile, PublicFile, cut_text
 from agentmemgate.errors import DownloadError
+from agentmemgate.hashing import sha256_file
 
 from .paths import REAL_LOCOMO, REAL_LONGMEMEVAL, needs_real_locomo, needs_real_longmemeval
 
@@ -310,7 +311,7 @@ def test_the_cut_reproduces_the_subset_the_labels_were_made_on(tmp_path):
     if not oracle_file.is_file():
         pytest.skip("the full LongMemEval oracle file is absent")
     cut = CUTS["longmemeval"][0]
-    assert file_sha256(REAL_LONGMEMEVAL) == cut.sha256
+    assert sha256_file(REAL_LONGMEMEVAL) == cut.sha256
     assert hashlib.sha256(cut_text(oracle_file, cut).encode()).hexdigest() == cut.sha256
     # the published file's size, whatever its order and indentation: the content is the same
     rows = json.loads(oracle_file.read_bytes())
@@ -322,7 +323,7 @@ def test_the_cut_reproduces_the_subset_the_labels_were_made_on(tmp_path):
 
 @needs_real_locomo
 def test_the_registered_checksum_is_the_real_locomo_file():
-    assert file_sha256(REAL_LOCOMO) == PUBLIC["locomo"].sha256
+    assert sha256_file(REAL_LOCOMO) == PUBLIC["locomo"].sha256
     assert REAL_LOCOMO.stat().st_size == PUBLIC["locomo"].size
 
 

@@ -288,8 +288,9 @@ def test_llm_path_through_the_scripted_model_matches_offline(copy):
     """``--model scripted:NAME`` drives the memory room's LLM components (answered by its
     scripted_responder, which applies the offline rules to the prompt): the same scores as the
     offline run, and a re-run makes no model call."""
+    from scripted_memory import scripted_responder
+
     from agentmemgate.llm import get_model
-    from agentmemgate.memory.scripted import scripted_responder
 
     model = get_model("scripted:eval-cli")
     model.respond_with(scripted_responder)
@@ -347,8 +348,9 @@ def test_llm_path_through_the_scripted_model_matches_offline(copy):
 def test_llm_options_reach_the_component_models(copy):
     """``--max-tokens`` (like --timeout and --structured-output) applies to every model call of
     the run: each component request carries the override instead of its own budget."""
+    from scripted_memory import scripted_responder
+
     from agentmemgate.llm import get_model
-    from agentmemgate.memory.scripted import scripted_responder
 
     model = get_model("scripted:eval-budget")
     model.respond_with(scripted_responder)

@@ -10,13 +10,13 @@ from pathlib import Path
 import openai
 from llm.batch_fakes import OpenAIBatchApi
 from llm.llm_fakes import OPENAI_KEY
+from scripted_memory import scripted_responder
 from typer.testing import CliRunner
 
 from agentmemgate.cli import app
 from agentmemgate.corpora.natural import build_natural_set
 from agentmemgate.evaluate import compute_report
 from agentmemgate.llm import Request
-from agentmemgate.memory.scripted import scripted_responder
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 runner = CliRunner()

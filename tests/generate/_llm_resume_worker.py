@@ -12,9 +12,9 @@ import sys
 import time
 
 import httpx2
+from reference_drafts import reference_responder
 
 from agentmemgate.generate import generate, get_renderer
-from agentmemgate.generate.llm_renderer import reference_responder
 from agentmemgate.llm import Request
 from agentmemgate.workspace import Workspace
 

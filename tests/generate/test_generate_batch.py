@@ -7,10 +7,10 @@ from __future__ import annotations
 import openai
 from llm.batch_fakes import OpenAIBatchApi
 from llm.llm_fakes import OPENAI_KEY
+from reference_drafts import reference_responder
 from typer.testing import CliRunner
 
 from agentmemgate.cli import app
-from agentmemgate.generate.llm_renderer import reference_responder
 from agentmemgate.llm import Request
 from agentmemgate.workspace import Workspace
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
 import runpy
 import signal
 import sqlite3
@@ -14,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from reference_drafts import reference_draft, reference_responder
 from typer.testing import CliRunner
 
 from agentmemgate import rubrics
@@ -22,20 +24,16 @@ from agentmemgate.design import paper_design
 from agentmemgate.errors import MissingApiKey, ModelSpecError
 from agentmemgate.exports import export
 from agentmemgate.generate import RenderFailure, get_renderer, plan_split
-from agentmemgate.generate.llm_renderer import (
-    LlmRenderer,
-    asserted_change,
-    build_prompt,
-    reference_draft,
-    reference_responder,
-    spec_brief,
-)
+from agentmemgate.generate.llm_checks import asserted_change
+from agentmemgate.generate.llm_prompts import build_prompt, spec_brief
+from agentmemgate.generate.llm_renderer import LlmRenderer
 from agentmemgate.llm import get_model, reset_scripts
 from agentmemgate.schema import Arc
 from agentmemgate.validate import check_arc
 from agentmemgate.workspace import Workspace
 
 WORKER = Path(__file__).with_name("_llm_resume_worker.py")
+TESTS = WORKER.parents[1]  # the worker imports the reference drafts from there
 
 
 @pytest.fixture(autouse=True)
@@ -249,6 +247,12 @@ def test_killed_run_resumes_with_nothing_lost_and_no_call_repeated(tmp_path, cap
         [sys.executable, str(WORKER), str(ws), str(log1), "0.25"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(
+                [str(WORKER.parents[1]), os.environ.get("PYTHONPATH", "")]
+            ),
+        },
     )
     deadline = time.monotonic() + 60
     while len(_db_rows(ws, "select id from arcs")) < 3:
@@ -324,7 +328,7 @@ def test_cli_gives_one_line_errors(tmp_path, generator, needle):
 
 # -- correction arcs -------------------------------------------------------------------------
 def test_correction_arcs_render_with_their_own_prompt_and_checks(ws):
-    from agentmemgate.generate.llm_renderer import CorrectionDraft, draft_schema
+    from agentmemgate.generate.llm_drafts import CorrectionDraft, draft_schema
 
     r = renderer(ws)
     r.model.respond_with(reference_responder)

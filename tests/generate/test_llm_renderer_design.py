@@ -8,17 +8,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from reference_drafts import reference_draft, reference_responder
 
 from agentmemgate.design import load_design, paper_design
 from agentmemgate.generate import get_renderer, plan_split
-from agentmemgate.generate.llm_renderer import (
-    LlmRenderer,
-    build_prompt,
-    label_leak,
-    reference_draft,
-    reference_responder,
-    spec_brief,
-)
+from agentmemgate.generate.llm_checks import label_leak
+from agentmemgate.generate.llm_prompts import build_prompt, spec_brief
+from agentmemgate.generate.llm_renderer import LlmRenderer
 from agentmemgate.schema import Arc
 from agentmemgate.validate import check_arc
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 import httpx2
 import pytest
 from pydantic import BaseModel
+from reference_drafts import reference_responder
 from typer.testing import CliRunner
 
 from agentmemgate.cli import app
-from agentmemgate.generate.llm_renderer import reference_responder
 from agentmemgate.llm import FatalProviderError, Request, get_model, run_concurrent
 from agentmemgate.llm.batch import run_batched
 from agentmemgate.llm.openai_batch import forget_servers

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from scripted_memory import scripted_responder
 
 from agentmemgate.errors import BadInput
 from agentmemgate.generate import get_renderer, plan_split
 from agentmemgate.llm import get_model
 from agentmemgate.memory import ContextTurn, UserTurn, get_system
 from agentmemgate.memory.conversation import user_turns
-from agentmemgate.memory.scripted import scripted_responder
 from agentmemgate.schema import FieldSpec, contains_value
 
 

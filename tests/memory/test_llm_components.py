@@ -7,6 +7,7 @@ import json
 
 import pytest
 from llm.llm_fakes import OPENAI_KEY, FakeApi, all_text, openai_ok
+from scripted_memory import scripted_responder
 
 from agentmemgate.generate import get_renderer, plan_split
 from agentmemgate.llm import CallFailed, get_model
@@ -22,7 +23,6 @@ from agentmemgate.memory import (
 )
 from agentmemgate.memory._prompts import RUBRICS, memory_rubric
 from agentmemgate.memory.conversation import user_turns
-from agentmemgate.memory.scripted import scripted_responder
 
 from .conftest import FIELD, conversation
 

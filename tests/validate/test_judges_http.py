@@ -208,8 +208,9 @@ GEN_URL, OTHER_URL = "http://gen.local:8000/v1", "http://judge.local:9000/v1"
 
 def _generated_at(ws, base_url: str) -> None:
     """Core arcs from ``openai:gen`` served by an OpenAI-compatible server at ``base_url``."""
+    from reference_drafts import reference_responder
+
     from agentmemgate.generate import generate, get_renderer
-    from agentmemgate.generate.llm_renderer import reference_responder
     from agentmemgate.llm import Request
 
     api = FakeApi(lambda req: openai_ok(reference_responder(Request(prompt=_prompt(req)))))

@@ -20,10 +20,10 @@ They are a real, deterministic mechanism, not a language model, and reports mark
 
 from __future__ import annotations
 
-import hashlib
 import re
 
 from ...design import Design, DesignError, Problem, paper_design
+from ...hashing import sha256_joined
 from ...schema import CORRECTION_MARKER_PHRASES, normalize_text
 from ._lexicon import Lexicon, load_lexicon, normalize
 from ._realism import OFFLINE_REALISM_CHECKS, REALISM_LEXICON_PATH, RealismCorpus, check_realism
@@ -70,13 +70,13 @@ class HeuristicJudge(Judge):
         self.lexicon = load_lexicon()
         self.realism_lexicon = load_lexicon(REALISM_LEXICON_PATH)
         sha = self.lexicon.sha256
-        self._realism_sha = sha256_text(sha, self.realism_lexicon.sha256)
+        self._realism_sha = sha256_joined(sha, self.realism_lexicon.sha256)
         self.corpus: RealismCorpus | None = None
         # The recovery verdicts depend on the lexicon and the rules; rules equal to those the
         # judge was written with keep the lexicon's hash alone, so their verdicts stay current.
         self._paper_rules = self.rules.digest == PAPER_RULES_DIGEST
         self.rubric_sha256 = {
-            "recovery": sha if self._paper_rules else sha256_text(sha, self.rules.digest),
+            "recovery": sha if self._paper_rules else sha256_joined(sha, self.rules.digest),
             "realism": self._realism_sha,
             "equivalence": "normalized-string-v1",
         }
@@ -97,7 +97,7 @@ class HeuristicJudge(Judge):
         realism_qs = [q for q in questions if isinstance(q, RealismQuestion)]
         if realism_qs:
             self.corpus = RealismCorpus.of(q.sessions for q in realism_qs)
-            self.rubric_sha256["realism"] = sha256_text(self._realism_sha, self.corpus.digest)
+            self.rubric_sha256["realism"] = sha256_joined(self._realism_sha, self.corpus.digest)
 
     def ask(self, question: Question):
         if isinstance(question, RecoveryQuestion):
@@ -112,10 +112,6 @@ def design_problems(design: Design) -> list[Problem]:
     recovery file and key: a malformed file, unknown cue categories, tests or slots, and every
     level the design's cells use that no rule can give (``amg design check``)."""
     return rule_problems(design)
-
-
-def sha256_text(*parts: str) -> str:
-    return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()
 
 
 # -- recovery ----------------------------------------------------------------------------------

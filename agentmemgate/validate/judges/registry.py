@@ -9,15 +9,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ...registry import Registry
 from .base import OFFLINE_JUDGE, Judge
 
 JudgeFactory = Callable[..., Judge]
-_JUDGES: dict[str, JudgeFactory] = {}
+JUDGES: Registry[JudgeFactory] = Registry("judge")  # the judges that are not a model spec
 
 
 def register_judge(spec: str, factory: JudgeFactory) -> None:
     """Make ``--judge SPEC`` resolve to ``factory(design=DESIGN)``; other specs are LLM judges."""
-    _JUDGES[spec] = factory
+    JUDGES.register(spec, factory)
 
 
 def get_judge(
@@ -32,8 +33,8 @@ def get_judge(
     """Resolve a ``--judge`` value; unknown names get the LLM layer's one-line error.
     ``design``: the design whose arcs it judges (the offline judge reads its recovery rules;
     an LLM judge reads the options it is shown)."""
-    if spec in _JUDGES:
-        return _JUDGES[spec](design=design)
+    if spec in JUDGES:
+        return JUDGES.lookup(spec)(design=design)
     from .llm import LLMJudge
 
     return LLMJudge(

@@ -14,13 +14,13 @@ import datetime as dt
 import re
 from typing import Any
 
-from ..classify.lexicon import lexicon_classifier
-from ..corpora.statements import Statement
-from ..schema import FieldSpec
-from .extract import OfflineExtractor
-from .match import PermissiveMatcher, WordOverlapMatcher
-from .resolve import CueChecker, TemplatePredicateWriter
-from .system import ExtractedTuple, FieldKey, StagedState, UserTurn
+from agentmemgate.classify.lexicon import lexicon_classifier
+from agentmemgate.corpora.statements import Statement
+from agentmemgate.memory.extract import OfflineExtractor
+from agentmemgate.memory.match import PermissiveMatcher, WordOverlapMatcher
+from agentmemgate.memory.resolve import CueChecker, TemplatePredicateWriter
+from agentmemgate.memory.system import ExtractedTuple, FieldKey, StagedState, UserTurn
+from agentmemgate.schema import FieldSpec
 
 _ANSWER_WORD = {
     "speculation": "speculative",

@@ -1,0 +1,98 @@
+(() => {
+  /* amg keys */
+  if (window.amgKeys) return;
+  window.amgKeys = true;
+  const named = {enter: "%(submit)s", b: "%(back)s", n: "%(next)s"};
+  const queue = [];
+  let timer = null;
+  let sent = null;  /* the last press: {at, ran}, until the run it started has ended */
+  new MutationObserver(() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (sent && app && app.getAttribute("data-test-script-state") === "running") sent.ran = true;
+  }).observe(document.documentElement,
+             {subtree: true, attributes: true, attributeFilter: ["data-test-script-state"]});
+  const answered = () => {  /* the last press's run is over (or none started within a second) */
+    if (sent && ((sent.ran && drawn()) || (!sent.ran && performance.now() - sent.at > 1000))) {
+      sent = null;
+    }
+    return !sent;
+  };
+  const note = (text) => {
+    let el = document.getElementById("amg-key-note");
+    if (!el) {
+      el = document.createElement("div");
+      el.id = "amg-key-note";
+      el.setAttribute("role", "status");
+      el.style.cssText = "position: fixed; left: 50%%; bottom: 1.5rem; transform: translateX(-50%%); "
+        + "z-index: 1000000; padding: 0.5rem 1rem; border-radius: 0.5rem; background: #31333f; "
+        + "color: #fff; font: 0.95rem sans-serif; box-shadow: 0 2px 8px rgba(0, 0, 0, 0.3);";
+      document.body.appendChild(el);
+    }
+    el.textContent = text;
+    el.hidden = false;
+    clearTimeout(el.amgHide);
+    el.amgHide = setTimeout(() => { el.hidden = true; }, 4000);
+  };
+  const drawn = () => {  /* the run is over and every element it drew is on the page */
+    const app = document.querySelector('[data-testid="stApp"]');
+    return !!app && app.getAttribute("data-test-script-state") === "notRunning"
+      && !document.querySelector('[data-stale="true"], [data-testid="stSkeleton"]');
+  };
+  const state = (name) => {  /* [press, button] | [wait] | [skip] | [refuse, why] */
+    const box = document.querySelector(".st-key-" + name);
+    const button = box && box.querySelector("button");
+    if (!drawn()) return ["wait"];  /* a click while a run is busy may be folded into it */
+    if (button && !button.disabled) return ["press", button];
+    if (!document.querySelector(".st-key-%(head)s")) return ["skip"];
+    if (!button) return ["refuse", "this page has no button for it"];
+    const label = box.querySelector('[data-testid="stMarkdownContainer"]') || button;
+    return ["refuse", label.innerText.trim() + " is not available here"];
+  };
+  const pump = () => {
+    timer = null;
+    while (queue.length) {
+      const k = queue[0];
+      const [what, detail] = answered() ? state(k.name) : ["wait"];
+      if (what === "wait" && performance.now() - k.at < %(wait_ms)s) {
+        timer = setTimeout(pump, 50);
+        return;
+      }
+      queue.shift();
+      if (what === "press") {
+        detail.click();
+        sent = {at: performance.now(), ran: false};
+      }
+      else if (what === "refuse") note("Key " + k.label + " did nothing: " + detail + ".");
+      else if (what === "wait") note("Key " + k.label + " was not applied: the page was still "
+                                     + "loading. Press it again.");
+    }
+  };
+  window.addEventListener("keydown", (e) => {
+    const t = e.target;
+    if (e.ctrlKey || e.metaKey || e.altKey
+        || (t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName)))) return;
+    const key = e.key.toLowerCase();
+    const name = /^[1-9]$/.test(key) ? "%(choice)s" + key : named[key];
+    if (!name || (!queue.length && state(name)[0] === "skip")) return;
+    e.preventDefault();
+    e.stopImmediatePropagation();
+    queue.push({name, label: key === "enter" ? "Enter" : key.toUpperCase(), at: performance.now()});
+    if (!timer) pump();
+  }, true);
+  /* The tab's first page: ask for the labeling page now that keys are taken, the link's token
+     first taken out of the address bar (as the page script does), so that the run the press
+     starts finds the address as it will leave it and adds no history entry. */
+  const open = () => {
+    const button = document.querySelector(".st-key-%(ready)s button");
+    if (!button) return false;
+    const url = new URL(window.location.href);
+    if (url.searchParams.has("token")) {
+      url.searchParams.delete("token");
+      window.history.replaceState(window.history.state, "", url.pathname + url.search + url.hash);
+    }
+    button.click();
+    return true;
+  };
+  const opener = new MutationObserver(() => { if (open()) opener.disconnect(); });
+  if (!open()) opener.observe(document.body, {subtree: true, childList: true});
+})();
