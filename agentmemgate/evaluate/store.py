@@ -242,13 +242,30 @@ def latest_systems(ws: Workspace) -> dict[str, dict]:
     return out
 
 
-def scores(ws: Workspace, run_key: str, judge_key: str, current: dict[str, str]) -> list[ArcScore]:
-    """Scores of one system run under one judge, for arcs whose text is unchanged."""
-    rows = ws.db.execute(
+def stored_score_rows(ws: Workspace, run_key: str, judge_key: str) -> list[tuple[str, str, str]]:
+    """(arc id, sha256 of the text it was scored on, score JSON) of one run under one judge;
+    ``counted.scores`` keeps those that count."""
+    return ws.db.execute(
         "select arc_id, arc_sha256, score from eval_scores where run_key = ? and judge_key = ?",
         [run_key, judge_key],
     ).fetchall()
-    return [ArcScore.model_validate_json(s) for a, sha, s in rows if current.get(a) == sha]
+
+
+def stored_score(
+    ws: Workspace, run_key: str, judge_key: str, arc_id: str
+) -> tuple[str, str] | None:
+    """(sha256 of the text it was scored on, score JSON) of one arc, or None."""
+    return ws.db.execute(
+        "select arc_sha256, score from eval_scores where run_key = ? and judge_key = ? "
+        "and arc_id = ?",
+        [run_key, judge_key, arc_id],
+    ).fetchone()
+
+
+def answer_sets(ws: Workspace) -> dict[str, dict]:
+    """name -> its ``eval_answer_sets`` row: uploaded answer sets, and the answers of each
+    answering system run by ``amg eval run`` (kind ``system``)."""
+    return {r["name"]: r for r in ws.db["eval_answer_sets"].rows}
 
 
 def start_run(
