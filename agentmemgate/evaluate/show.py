@@ -10,7 +10,7 @@ from typing import Any
 from ..answer_judge import AnswerVerdict
 from ..errors import BadInput
 from ..memory.system import MemoryEvent, StoreSnapshot
-from ..schema import Arc
+from ..schema import Arc, turn_labels
 from ..suggest import did_you_mean
 from ..validate.store import current_arc_shas
 from ..workspace import Workspace
@@ -64,13 +64,6 @@ def event_line(e: MemoryEvent) -> str:
             }.get(e.kind, e.kind)
         )
     return " -> ".join(parts) + (f" [{e.detail}]" if e.detail else "")
-
-
-def turn_labels(sessions) -> list[str]:
-    """'s1 t2' for each turn of a conversation, in order: sessions and turns counted from 0, a
-    turn within its session, as ``data.jsonl`` and ``turns.parquet`` count them. (Traces count
-    turns across the conversation; this is how a reader finds them in the exports.)"""
-    return [f"s{si} t{ti}" for si, sess in enumerate(sessions) for ti in range(len(sess.turns))]
 
 
 def snapshot_lines(s: StoreSnapshot, labels: list[str] | None = None) -> list[str]:

@@ -33,6 +33,7 @@ from ..evaluate.counted import (
     score_key,
     system_runs,
 )
+from ..schema import turn_label
 from ..validate.store import sha256_text
 from ..workspace import DB_NAME
 from ._audit_reads import AuditReads
@@ -90,6 +91,10 @@ class Dialog:
     def turns(self) -> list[tuple[int, int, Turn]]:
         """Every turn as (session, turn within the session, turn), in order (trace ``t`` order)."""
         return [(si, ti, t) for si, (_, ts) in enumerate(self.sessions) for ti, t in enumerate(ts)]
+
+    def labels(self) -> list[str]:
+        """Each turn's ``s1 t2`` label (``schema.turn_label``), in ``turns`` order."""
+        return [turn_label(si, ti) for si, ti, _ in self.turns()]
 
 
 class Reader(AuditReads, MiningReads):
