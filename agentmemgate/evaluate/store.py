@@ -298,6 +298,67 @@ def latest_run(ws: Workspace) -> dict | None:
     return dict(rows[0]) if rows else None
 
 
+def save_uploaded(
+    ws: Workspace,
+    name: str,
+    run_key: str,
+    path: str,
+    file_sha: str,
+    answers: dict[str, list[str | None]],
+    verdict_rows: list[dict],
+) -> None:
+    """An uploaded answer set (``amg eval answers``), its answers and the verdicts judged now, in
+    one transaction. Every answer is kept, judged or not; one not judged now keeps the verdict
+    stored for it, unless the file changed (then the set's old answers go)."""
+    with atomic(ws) as conn:
+        previous = conn.execute(
+            "select sha256 from eval_answer_sets where name = ?", [name]
+        ).fetchall()
+        if any(p[0] != file_sha for p in previous):
+            conn.execute("delete from eval_answers where name = ?", [name])
+        put(
+            conn,
+            "eval_answer_sets",
+            [
+                {
+                    "name": name,
+                    "run_key": run_key,
+                    "path": path,
+                    "sha256": file_sha,
+                    "arcs": len(answers),
+                    "lines": sum(a is not None for v in answers.values() for a in v),
+                    "created_at": now(),
+                }
+            ],
+        )
+        judged = {(r["arc_id"], r["after_session"]) for r in verdict_rows}
+        put(
+            conn,
+            "eval_answers",
+            verdict_rows
+            + [
+                {
+                    "name": name,
+                    "arc_id": arc_id,
+                    "after_session": i,
+                    "answer": t,
+                    "verdict": _stored_verdict(conn, name, arc_id, i),
+                }
+                for arc_id, texts in answers.items()
+                for i, t in enumerate(texts)
+                if t is not None and (arc_id, i) not in judged
+            ],
+        )
+
+
+def _stored_verdict(conn: sqlite3.Connection, name: str, arc_id: str, i: int) -> str | None:
+    row = conn.execute(
+        "select verdict from eval_answers where name = ? and arc_id = ? and after_session = ?",
+        [name, arc_id, i],
+    ).fetchone()
+    return row[0] if row else None
+
+
 # -- answering systems run by ``amg eval run`` (migration m014) -------------------------------
 def answering_names(ws: Workspace) -> set[str]:
     """Names of the answering systems run in this workspace (their answer sets have kind system)."""
