@@ -7,7 +7,8 @@ Lists are paged in SQL (``LIMIT``/``OFFSET``), so a filter never loads every arc
 
 ``Reader`` also offers ``db`` (a ``sqlite_utils.Database`` over the same read-only connection) and
 ``path``, so the library's own readers that take a workspace (the stored design, the call-log
-sums, the agreement report, the eval report) run on it unchanged.
+sums, the agreement report, the eval report and which scores count, who said what in an audit,
+mined candidates) run on it unchanged: the rules of what they read stay with their rooms.
 """
 
 from __future__ import annotations
@@ -36,12 +37,8 @@ from ..evaluate.counted import (
 from ..schema import turn_label
 from ..validate.store import sha256_text
 from ..workspace import DB_NAME
-from ._audit_reads import AuditReads
-from ._mining_reads import (
-    PAGE_SIZE,
-    MiningReads,
-)
 
+PAGE_SIZE = 50  # rows per page of the viewer's paged lists
 _MEASURE = re.compile(r"^[a-z_]{1,64}$")
 _NATURAL = "natural:"
 
@@ -97,9 +94,11 @@ class Dialog:
         return [turn_label(si, ti) for si, ti, _ in self.turns()]
 
 
-class Reader(AuditReads, MiningReads):
-    """One workspace, opened read-only. Cheap to make: one per page run. Its reads of audits
-    and of mining live with their pages' data (``_audit_reads``, ``_mining_reads``)."""
+class Reader:
+    """One workspace, opened read-only. Cheap to make: one per page run. The rules behind what
+    it reads are the rooms' own: which scores count (``evaluate.counted``), who said what in an
+    audit (``annotate_app.disagreements``), how mined candidates are stored
+    (``corpora.browse``); pages pass the reader to those rooms' functions as a workspace."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -525,23 +524,6 @@ class Reader(AuditReads, MiningReads):
                 [task, arc_id],
             )
         return out
-
-    def arc_labels(self, arc_id: str) -> tuple[list[dict], list[str]]:
-        """Audit labels given on the arc or one of its turns or criteria (who said what, with the
-        audit's reference label), from closed audits only; and the open audits that labeled it.
-        An open audit's labels stay hidden so that nobody still labeling is shown another's."""
-        if "audit_labels" not in self.tables:
-            return [], []
-        like = arc_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + ":%"
-        rows = self.dicts(
-            "select l.audit, l.item_id, l.annotator, l.role, l.label, r.label as reference, "
-            "l.created_at from audit_labels l left join audit_references r on r.audit = l.audit "
-            "and r.item_id = l.item_id where l.item_id = ? or l.item_id like ? escape '\\' "
-            "order by l.audit, l.item_id, l.id",
-            [arc_id, like],
-        )
-        closed = {a: self.audit_closed(a) for a in dict.fromkeys(x["audit"] for x in rows)}
-        return [x for x in rows if closed[x["audit"]]], [a for a, c in closed.items() if not c]
 
     # -- traces ------------------------------------------------------------------------------------
     def trace(self, arc_id: str, system: str) -> dict | None:
