@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Literal
 
@@ -144,6 +145,19 @@ class TurnRef(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     session: int = Field(ge=0)
     turn: int = Field(ge=0)
+
+
+def turn_label(session: int, turn: int) -> str:
+    """A turn as people read it everywhere (``amg eval show``, the measures' reasons, the
+    viewer): ``s1 t2`` is turn 2 of session 1, both counted from 0 as ``data.jsonl`` and
+    ``turns.parquet`` count them."""
+    return f"s{session} t{turn}"
+
+
+def turn_labels(sessions: Iterable) -> list[str]:
+    """``turn_label`` of every turn of a conversation (sessions with ``turns``), in order: the
+    label of the turn at position ``t`` (a trace's ``t``, counted across the conversation)."""
+    return [turn_label(si, ti) for si, s in enumerate(sessions) for ti in range(len(s.turns))]
 
 
 class Turn(BaseModel):

@@ -8,7 +8,10 @@
 - the answer judge (what a free-text answer asserts) is its own room, ``agentmemgate.answer_judge``;
   its names are re-exported here
 - ``run``: ``amg eval run`` (stored as each finishes, resumable); ``answers_run``: ``amg eval
-  answers``
+  answers``; both read ``arcs`` (the arcs with the sha256 of their text) and go through
+  ``_drive`` (the failure policy, the loop, the tally)
+- ``store``: the evaluation tables; ``counted``: the score that counts (which run, which judge,
+  which arcs), read by the report, ``show`` and the viewer alike
 - ``aggregate`` / ``report``: Wilson intervals, cluster-bootstrap differences, the report's numbers
   (``report_models``); ``_report_md`` and ``_plots`` render them as Tables 2-7 and Figures 2-3
 - ``show``: the trace viewer; ``card``: the Evaluation section of the dataset card

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from pydantic import Field
+
 from .._gc import fewer_collections
 from ..errors import AmgError
 from ..llm import CallFailed, run_concurrent
@@ -34,7 +36,12 @@ from . import store
 
 if TYPE_CHECKING:
     from ..schema import Arc
+    from .judges import ValueJudge
     from .systems import SystemSpec
+
+# A summary's " --workspace DIR" when the run was not in the default workspace: the follow-up
+# commands it suggests must reach the same workspace when pasted. Set by the CLI; never in JSON.
+WorkspaceOption = Field(default="", exclude=True)
 
 FLUSH_OFFLINE = 200  # offline pairs are cheap to redo: store them in batches
 
@@ -208,3 +215,29 @@ class Tally:
     def flush(self) -> None:
         store.save_finished(self.ws, self.buffer)
         self.buffer = []
+
+
+def usage_view(specs: list[SystemSpec], judge: ValueJudge) -> _UsageView:
+    """What a progress bar reads: the summed model usage of the systems' factories
+    (``factory.usage``) and the judge."""
+
+    def read(obj: Any) -> dict[str, int]:
+        u = getattr(obj, "usage", None)
+        u = u() if callable(u) else u
+        return u.as_dict() if hasattr(u, "as_dict") else dict(u or {})
+
+    def total() -> dict[str, int]:
+        out: dict[str, int] = {}
+        seen: set[int] = set()
+        for obj in [s.factory for s in specs if id(s.factory) not in seen] + [judge.judge]:
+            seen.add(id(obj))
+            for k, v in read(obj).items():
+                out[k] = out.get(k, 0) + v
+        return out
+
+    return _UsageView(total)
+
+
+class _UsageView:
+    def __init__(self, total):
+        self.as_dict = total

@@ -6,8 +6,8 @@ which values an answer asserts as the user's current value (answers worded as pl
 assert the plan value; "I don't know" asserts nothing); the equivalence judge compares those
 values with the plan value and the ground truth.
 
-Files index sessions from 0 (``after_session``); everything people read (``amg eval show``, the
-reasons stored beside each measure) counts sessions from 1.
+Files index sessions from 0 (``after_session``), and so does everything people read (``amg eval
+show``, the reasons stored beside each measure).
 
 - exposure: an at-risk plan is exposed if an answer given after the plan's session and before
   the session of its outcome (open plans: any answer after the plan's session) asserts the plan

@@ -16,11 +16,11 @@ from ..design.stored import workspace_design
 from ..errors import BadInput
 from ..schema import Arc
 from ..validate.judges import JudgeInfo
-from ..workspace import Workspace, now
+from ..workspace import Workspace
 from . import store
-from ._drive import Failure, drive
+from ._drive import Failure, WorkspaceOption, drive
+from .arcs import check_judge_family, workspace_arcs
 from .judges import get_value_judge
-from .run import WorkspaceOption, check_judge_family, workspace_arcs
 from .systems import DEFAULT_SYSTEMS
 from .truth import truth_of
 
@@ -74,14 +74,6 @@ class _Uploaded:
     @property
     def arc_id(self) -> str:
         return self.arc.id
-
-
-def _old_verdict(conn, name: str, arc_id: str, i: int) -> str | None:
-    row = conn.execute(
-        "select verdict from eval_answers where name = ? and arc_id = ? and after_session = ?",
-        [name, arc_id, i],
-    ).fetchone()
-    return row[0] if row else None
 
 
 def run_answers(
@@ -212,45 +204,7 @@ def run_answers(
             continue
         finished.append(r[0])
         verdict_rows += r[1]
-    with store.atomic(ws) as conn:  # the set, its answers and their verdicts together
-        previous = conn.execute(
-            "select sha256 from eval_answer_sets where name = ?", [name]
-        ).fetchall()
-        if any(p[0] != file_sha for p in previous):
-            conn.execute("delete from eval_answers where name = ?", [name])
-        store.put(
-            conn,
-            "eval_answer_sets",
-            [
-                {
-                    "name": name,
-                    "run_key": run_key,
-                    "path": str(path),
-                    "sha256": file_sha,
-                    "arcs": len(answers),
-                    "lines": _given(answers),
-                    "created_at": now(),
-                }
-            ],
-        )
-        judged = {(r["arc_id"], r["after_session"]) for r in verdict_rows}
-        store.put(
-            conn,
-            "eval_answers",
-            verdict_rows
-            + [  # every answer is kept, judged or not
-                {
-                    "name": name,
-                    "arc_id": arc_id,
-                    "after_session": i,
-                    "answer": t,
-                    "verdict": _old_verdict(conn, name, arc_id, i),
-                }
-                for arc_id, texts in answers.items()
-                for i, t in enumerate(texts)
-                if t is not None and (arc_id, i) not in judged
-            ],
-        )
+    store.save_uploaded(ws, name, run_key, str(path), file_sha, answers, verdict_rows)
     store.save_judge(
         ws,
         jk,

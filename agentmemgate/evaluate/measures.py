@@ -94,6 +94,13 @@ def _at(trace: Trace, t: int) -> list[MemoryEvent]:
     return [e for tt in trace.turns if tt.t == t for e in tt.events]
 
 
+def _when_read(truth: Truth, t: int) -> str:
+    """When a read was taken: as a turn arrived, or at the end of the conversation."""
+    return (
+        "at the end of the conversation" if t >= truth.end_t else f"as turn {truth.turn(t)} arrived"
+    )
+
+
 def score_trace(trace: Trace, truth: Truth, info: SystemInfo, same: Same) -> ArcScore:
     v: dict[str, bool] = {}
     why: dict[str, str] = {}
@@ -110,7 +117,7 @@ def score_trace(trace: Trace, truth: Truth, info: SystemInfo, same: Same) -> Arc
             v["pending_contamination"] = bool(hits)
             n_window = sum(1 for t, _ in reads if truth.plan_t < t < stop)
             why["pending_contamination"] = (
-                f"read {hits[0][1]!r} (the plan value) as turn t={hits[0][0]} arrived"
+                f"read {hits[0][1]!r} (the plan value) " + _when_read(truth, hits[0][0])
                 if hits
                 else f"no read in the pending window ({n_window} read(s)) gave the plan value"
             )
@@ -123,8 +130,8 @@ def score_trace(trace: Trace, truth: Truth, info: SystemInfo, same: Same) -> Arc
         early = [(t, r) for t, r in reads if truth.plan_t < t < truth.outcome_t and same(r, plan)]
         v["premature_write"] = bool(early)
         why["premature_write"] = (
-            f"read {early[0][1]!r} (the plan value) as turn t={early[0][0]} arrived, before "
-            f"the plan came true at t={truth.outcome_t}"
+            f"read {early[0][1]!r} (the plan value) as turn {truth.turn(early[0][0])} arrived, "
+            f"before the plan came true at {truth.turn(truth.outcome_t)}"
             if early
             else "no read between the plan and its outcome gave the plan value"
         )
@@ -170,7 +177,8 @@ def score_trace(trace: Trace, truth: Truth, info: SystemInfo, same: Same) -> Arc
             why["promoted"] = (
                 "promoted at the resolution turn"
                 if valid
-                else f"promoted at t={promos[0].t}, not the resolution turn t={truth.outcome_t}"
+                else f"promoted at {truth.turn(promos[0].t)}, not the resolution turn "
+                f"{truth.turn(truth.outcome_t)}"
                 if promos
                 else "never promoted"
             )
@@ -199,7 +207,7 @@ def score_trace(trace: Trace, truth: Truth, info: SystemInfo, same: Same) -> Arc
                 dropped = _for_field(events, trace, ("discarded",))
                 v["discarded_among_staged"] = bool(dropped) and not pending and not promoted
                 why["discarded_among_staged"] = "staged at the plan turn; " + (
-                    f"discarded by the checker at t={dropped[0].t}"
+                    f"discarded by the checker at {truth.turn(dropped[0].t)}"
                     if v["discarded_among_staged"]
                     else why["discarded"]
                     if pending or promoted
@@ -209,7 +217,7 @@ def score_trace(trace: Trace, truth: Truth, info: SystemInfo, same: Same) -> Arc
             held = [e for e in _for_field(events, trace, ("staged",)) if e.t >= truth.plan_t]
             v["over_holding"] = bool(held)
             why["over_holding"] = (
-                f"staged the completed change at t={held[0].t}"
+                f"staged the completed change at {truth.turn(held[0].t)}"
                 if held
                 else "the completed change was not staged"
             )

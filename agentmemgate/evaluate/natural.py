@@ -24,19 +24,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from ..corpora.natural import NaturalItem, as_date, load_items, natural_set
 from ..errors import BadInput
 from ..schema import FieldSpec
 from ..workspace import Workspace
 from . import store
-from ._drive import Tally, drive
+from ._drive import Tally, WorkspaceOption, drive, usage_view
 from .answering_protocol import namespace_for
 from .judges import ValueJudge, get_value_judge
 from .measures import ArcScore
 from .protocol import run_sessions
-from .run import _usage, _UsageView, resolve_systems
+from .run import resolve_systems
 from .systems import PAPER_SYSTEMS, SystemSpec
 
 NATURAL_SYSTEMS = PAPER_SYSTEMS  # the paper's 6.1 check: both extraction styles, gate on and off
@@ -52,7 +52,7 @@ def key_of(set_name: str, item_id: str) -> str:
 
 class NaturalEvalSummary(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    workspace_option: str = Field(default="", exclude=True)  # as EvalSummary's
+    workspace_option: str = WorkspaceOption
     run_id: int
     sets: dict[str, dict[str, int]]  # set -> {"items", "fielded", "refused"}
     names: list[str]
@@ -372,7 +372,7 @@ def run_natural(
             row=row,
             offline=offline,
             description=f"eval natural ({len(specs)} systems",
-            usage=_UsageView(_usage(specs, vj)),
+            usage=usage_view(specs, vj),
             concurrency=concurrency,
             show_progress=show_progress,
         ):

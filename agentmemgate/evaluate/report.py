@@ -44,7 +44,7 @@ from ..report_html import write_report_html
 from ..suggest import did_you_mean
 from ..validate.store import current_arc_shas
 from ..workspace import Workspace
-from . import store
+from . import counted, store
 from ._files import write_text_atomic
 from ._plots import figures
 from ._report_md import report_markdown, split_title
@@ -84,13 +84,6 @@ def _order(names: list[str]) -> list[str]:
     )
 
 
-def _judge_key(ws: Workspace, spec: str | None, kind: str) -> tuple[str | None, dict | None]:
-    for j in store.judges(ws):
-        if j["kind"] == kind and (spec is None or j["spec"] == spec):
-            return j["judge_key"], j
-    return None, None
-
-
 def compute_report(
     ws: Workspace,
     splits: list[str] | None = None,
@@ -102,7 +95,7 @@ def compute_report(
     design = workspace_design(ws)
     splits = list(splits or design.split_names)
     systems = store.latest_systems(ws)
-    answer_sets = {r["name"]: r for r in ws.db["eval_answer_sets"].rows}
+    answer_sets = store.answer_sets(ws)
     if systems_wanted:
         unknown = [n for n in systems_wanted if n not in systems and n not in answer_sets]
         if unknown:
@@ -118,14 +111,10 @@ def compute_report(
             f"No evaluation results in workspace {str(ws.path)!r}: run `amg eval run` "
             "(or score answers with `amg eval answers FILE --name NAME`)"
         )
-    if judge is None:
-        last = store.latest_run(ws)
-        jrow = next(
-            (j for j in store.judges(ws) if last and j["judge_key"] == last["judge_key"]), None
-        )
-        judge = (jrow or (store.judges(ws) or [{"spec": "offline"}])[0])["spec"]
-    eq_key, eq_row = _judge_key(ws, judge, "equivalence")
-    ans_key, ans_row = _judge_key(ws, judge, "answers")
+    counting = counted.counting_judge(ws, judge)
+    judge = counting.spec
+    eq_key, ans_key = counting.key("equivalence"), counting.key("answers")
+    eq_row, ans_row = counting.rows.get("equivalence"), counting.rows.get("answers")
     if eq_row is None and ans_row is None:
         used = sorted({j["spec"] for j in store.judges(ws)})
         raise BadInput(
@@ -145,7 +134,7 @@ def compute_report(
         if row.get("kind") == "answering":
             continue  # an answering system: reported from its answer set below
         info = row["info"]
-        got = store.scores(ws, row["run_key"], eq_key, current) if eq_key else []
+        got = counted.scores(ws, row["run_key"], eq_key, current) if eq_key else []
         metas[name] = SystemMeta(
             name=name,
             kind="component",
@@ -161,7 +150,7 @@ def compute_report(
         )
         _collect(name, got, results, per_arc, design)
     for name, row in answer_sets.items():
-        got = store.scores(ws, row["run_key"], ans_key, current) if ans_key else []
+        got = counted.scores(ws, row["run_key"], ans_key, current) if ans_key else []
         if row.get("kind") == "system" and (srow := systems.get(name)) is not None:
             info = srow["info"]
             metas[name] = SystemMeta(
@@ -378,7 +367,9 @@ def _natural_results(
         clusters = {k: conv for k, (_, conv) in keys.items()}
         per_system: dict[str, dict[str, ArcScore]] = {}
         for name, row in systems.items():
-            got = [g for g in store.scores(ws, row["run_key"], eq_key, current) if g.split == split]
+            got = [
+                g for g in counted.scores(ws, row["run_key"], eq_key, current) if g.split == split
+            ]
             if got and name not in metas:  # an answering system run on natural sets only
                 info = row["info"]
                 metas[name] = SystemMeta(

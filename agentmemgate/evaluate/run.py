@@ -19,17 +19,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from ..errors import BadInput
-from ..hashing import sha256_parts
 from ..memory.system import SystemInfo
 from ..schema import Arc
-from ..validate.judges import JudgeInfo, check_families
-from ..validate.store import generator_families_of
+from ..validate.judges import JudgeInfo
 from ..workspace import Workspace
 from . import store
-from ._drive import ArcItem, Tally, drive
+from ._drive import ArcItem, Tally, WorkspaceOption, drive, usage_view
+from .arcs import check_judge_family, load_arcs
 from .judges import ValueJudge, get_value_judge
 from .measures import score_trace
 from .protocol import Turns, arc_turns, new_system, run_arc
@@ -38,11 +37,6 @@ from .truth import Correction, truth_of
 
 if TYPE_CHECKING:
     from ..answer_judge import AnswerJudge
-
-
-# " --workspace DIR" when the run was not in the default workspace: the follow-up commands a
-# summary suggests must reach the same workspace when pasted. Set by the CLI; never in JSON.
-WorkspaceOption = Field(default="", exclude=True)
 
 
 class EvalSummary(BaseModel):
@@ -208,64 +202,6 @@ def resolve_systems(
         if all(s.name != spec.name for s in out):
             out.append(spec)
     return out
-
-
-def workspace_arcs(ws: Workspace, splits: Iterable[str]) -> list[tuple[Arc, str]]:
-    """Every arc of ``splits`` (built or imported) with the sha256 of its stored JSON, in plan
-    order where there is a plan (arcs with no spec row, e.g. imported ones, come after)."""
-    splits = list(splits)
-    q = ",".join("?" * len(splits))
-    rows = ws.db.execute(
-        f"select arcs.json from arcs left join specs on specs.id = arcs.id where arcs.split in ({q}) "
-        "order by specs.rowid is null, specs.rowid, arcs.rowid",
-        splits,
-    ).fetchall()
-    return [(Arc.model_validate_json(raw), sha256_parts(raw)) for (raw,) in rows]
-
-
-def load_arcs(ws: Workspace, splits: list[str]) -> list[tuple[Arc, str]]:
-    arcs = workspace_arcs(ws, splits)
-    if not arcs:
-        raise BadInput(
-            f"No arcs in split(s) {', '.join(splits)} of workspace {str(ws.path)!r}: "
-            "build them with `amg build` (or bring them in with `amg import`)"
-        )
-    return arcs
-
-
-def check_judge_family(
-    ws: Workspace, judge: ValueJudge, arcs: list[tuple[Arc, str]], allow_same_family: bool
-) -> None:
-    gens = generator_families_of(ws, [a.provenance.generator for a, _ in arcs])
-    families = set().union(*gens.values()) if gens else set()
-    check_families([judge.judge], families, allow_same_family, what="the arcs' generator")
-
-
-def _usage(specs: list[SystemSpec], judge: ValueJudge):
-    """Summed model usage of the systems' factories (``factory.usage``) and the judge."""
-
-    def read(obj: Any) -> dict[str, int]:
-        u = getattr(obj, "usage", None)
-        u = u() if callable(u) else u
-        return u.as_dict() if hasattr(u, "as_dict") else dict(u or {})
-
-    def total() -> dict[str, int]:
-        out: dict[str, int] = {}
-        seen: set[int] = set()
-        for obj in [s.factory for s in specs if id(s.factory) not in seen] + [judge.judge]:
-            seen.add(id(obj))
-            for k, v in read(obj).items():
-                out[k] = out.get(k, 0) + v
-        return out
-
-    return total
-
-
-class _UsageView:
-    """What a progress bar reads: the summed usage of the systems' models and the judge."""
-
-    def __init__(self, total):
-        self.as_dict = total
 
 
 @dataclass
@@ -496,7 +432,7 @@ def execute(
         vj.rubric,
         vj.judge.rubric_sha256.get("equivalence", ""),
     )
-    uploaded = {r["name"] for r in ws.db["eval_answer_sets"].rows if r.get("kind") != "system"}
+    uploaded = {n for n, r in store.answer_sets(ws).items() if r.get("kind") != "system"}
     if clash := [s.name for s in answering if s.name in uploaded]:
         raise BadInput(
             f"{clash[0]!r} is already the name of an uploaded answer set "
@@ -562,7 +498,7 @@ def execute(
             row=finished,
             offline=t.offline,
             description=f"eval ({len(specs)} systems",
-            usage=_UsageView(_usage(specs, vj)),
+            usage=usage_view(specs, vj),
             concurrency=plan.concurrency,
             show_progress=show_progress and bool(plan.components),
         ):
@@ -580,7 +516,7 @@ def execute(
                 t,
                 concurrency=plan.concurrency,
                 corrections=corrections,
-                usage=_UsageView(_usage(answering, vj)),
+                usage=usage_view(answering, vj),
                 show_progress=show_progress,
             )
         status = "ok" if t.failed == 0 else "partial"

@@ -10,15 +10,19 @@ from typing import Any
 from ..answer_judge import AnswerVerdict
 from ..errors import BadInput
 from ..memory.system import MemoryEvent, StoreSnapshot
-from ..schema import Arc
+from ..schema import Arc, turn_labels
 from ..suggest import did_you_mean
 from ..validate.store import current_arc_shas
 from ..workspace import Workspace
-from . import store
-from .measures import ArcScore
+from . import counted, store
 from .truth import truth_of
 
 _WRAP = 100
+# A score stored for the arc's earlier text: the report leaves it out, and so does show.
+NOT_COUNTED = (
+    "not counted: scored on the arc's text before it was rebuilt (`amg report eval` leaves "
+    "such scores out; `amg eval run` scores the new text)"
+)
 
 
 def _q(v: str | None) -> str:
@@ -60,13 +64,6 @@ def event_line(e: MemoryEvent) -> str:
             }.get(e.kind, e.kind)
         )
     return " -> ".join(parts) + (f" [{e.detail}]" if e.detail else "")
-
-
-def turn_labels(sessions) -> list[str]:
-    """'s1 t2' for each turn of a conversation, in order: sessions and turns counted from 0, a
-    turn within its session, as ``data.jsonl`` and ``turns.parquet`` count them. (Traces count
-    turns across the conversation; this is how a reader finds them in the exports.)"""
-    return [f"s{si} t{ti}" for si, sess in enumerate(sessions) for ti in range(len(sess.turns))]
 
 
 def snapshot_lines(s: StoreSnapshot, labels: list[str] | None = None) -> list[str]:
@@ -177,18 +174,15 @@ def show_natural(ws: Workspace, key: str, system: str) -> str:
         f"End read: {_q(trace.end_read)}; {trace.calls} component calls over "
         f"{trace.user_messages} user messages"
     )
-    score_row = ws.db.execute(
-        "select eval_scores.score, eval_judges.spec from eval_scores join eval_judges on "
-        "eval_judges.judge_key = eval_scores.judge_key where run_key = ? and arc_id = ? "
-        "order by eval_judges.last_used_at desc limit 1",
-        [run_key, key],
-    ).fetchone()
-    if score_row:
-        sc = ArcScore.model_validate_json(score_row[0])
+    got = counted.arc_result(ws, counted.system_runs(ws)[system], key)
+    if got.score is not None:
+        sc = got.score
         out.append(
-            f"task_accuracy (judge {score_row[1]}): "
+            f"task_accuracy (judge {got.judge}): "
             f"{'yes' if sc.values['task_accuracy'] else 'no'} ({sc.why['task_accuracy']})"
         )
+    elif got.stale:
+        out.append(f"task_accuracy (judge {got.judge}): {NOT_COUNTED}")
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -203,7 +197,7 @@ def show_arc(ws: Workspace, arc_id: str, system: str) -> str:
         )
     arc = Arc.model_validate_json(row[0])
     systems = store.latest_systems(ws)
-    answer_sets = {r["name"]: r for r in ws.db["eval_answer_sets"].rows}
+    answer_sets = store.answer_sets(ws)
     if system not in systems and system not in answer_sets:
         known = sorted(systems) + sorted(answer_sets)
         raise BadInput(
@@ -312,18 +306,15 @@ def show_arc(ws: Workspace, arc_id: str, system: str) -> str:
             f"End read: {_q(trace.end_read)}; {trace.calls} component calls over "
             f"{trace.user_messages} user messages"
         )
-    score_row = ws.db.execute(
-        "select eval_scores.score, eval_judges.spec from eval_scores join eval_judges on "
-        "eval_judges.judge_key = eval_scores.judge_key where run_key = ? and arc_id = ? "
-        "order by eval_judges.last_used_at desc limit 1",
-        [run_key, arc.id],
-    ).fetchone()
-    if score_row:
-        sc = ArcScore.model_validate_json(score_row[0])
-        out.append(f"Measures (judge {score_row[1]}):")
+    got = counted.arc_result(ws, counted.system_runs(ws)[system], arc.id)
+    if got.score is not None:
+        sc = got.score
+        out.append(f"Measures (judge {got.judge}):")
         for m, v in sc.values.items():
             why = sc.why.get(m, "")
             out.append(f"  {m}: {'yes' if v else 'no'}" + (f" ({why})" if why else ""))
+    elif got.stale:
+        out.append(f"Measures (judge {got.judge}): {NOT_COUNTED}")
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -466,17 +457,14 @@ def _show_answering(
         if got["calls"]:
             out.append(f"    ({got['calls']} model call{'s' if got['calls'] != 1 else ''})")
         out.append("")
-    score_row = ws.db.execute(
-        "select eval_scores.score, eval_judges.spec from eval_scores join eval_judges on "
-        "eval_judges.judge_key = eval_scores.judge_key where run_key = ? and arc_id = ? "
-        "order by eval_judges.last_used_at desc limit 1",
-        [run_key, arc.id],
-    ).fetchone()
-    if score_row:
-        sc = ArcScore.model_validate_json(score_row[0])
-        out.append(f"Measures (judge {score_row[1]}):")
+    got = counted.arc_result(ws, counted.system_runs(ws)[system], arc.id)
+    if got.score is not None:
+        sc = got.score
+        out.append(f"Measures (judge {got.judge}):")
         for m, v in sc.values.items():
             out.append(f"  {m}: {'yes' if v else 'no'} ({sc.why.get(m, '')})")
+    elif got.stale:
+        out.append(f"Measures (judge {got.judge}): {NOT_COUNTED}")
     return "\n".join(out).rstrip() + "\n"
 
 

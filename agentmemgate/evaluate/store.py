@@ -242,13 +242,30 @@ def latest_systems(ws: Workspace) -> dict[str, dict]:
     return out
 
 
-def scores(ws: Workspace, run_key: str, judge_key: str, current: dict[str, str]) -> list[ArcScore]:
-    """Scores of one system run under one judge, for arcs whose text is unchanged."""
-    rows = ws.db.execute(
+def stored_score_rows(ws: Workspace, run_key: str, judge_key: str) -> list[tuple[str, str, str]]:
+    """(arc id, sha256 of the text it was scored on, score JSON) of one run under one judge;
+    ``counted.scores`` keeps those that count."""
+    return ws.db.execute(
         "select arc_id, arc_sha256, score from eval_scores where run_key = ? and judge_key = ?",
         [run_key, judge_key],
     ).fetchall()
-    return [ArcScore.model_validate_json(s) for a, sha, s in rows if current.get(a) == sha]
+
+
+def stored_score(
+    ws: Workspace, run_key: str, judge_key: str, arc_id: str
+) -> tuple[str, str] | None:
+    """(sha256 of the text it was scored on, score JSON) of one arc, or None."""
+    return ws.db.execute(
+        "select arc_sha256, score from eval_scores where run_key = ? and judge_key = ? "
+        "and arc_id = ?",
+        [run_key, judge_key, arc_id],
+    ).fetchone()
+
+
+def answer_sets(ws: Workspace) -> dict[str, dict]:
+    """name -> its ``eval_answer_sets`` row: uploaded answer sets, and the answers of each
+    answering system run by ``amg eval run`` (kind ``system``)."""
+    return {r["name"]: r for r in ws.db["eval_answer_sets"].rows}
 
 
 def start_run(
@@ -279,6 +296,67 @@ def finish_run(ws: Workspace, run_id: int, status: str) -> None:
 def latest_run(ws: Workspace) -> dict | None:
     rows = list(ws.db["eval_runs"].rows_where(order_by="id desc", limit=1))
     return dict(rows[0]) if rows else None
+
+
+def save_uploaded(
+    ws: Workspace,
+    name: str,
+    run_key: str,
+    path: str,
+    file_sha: str,
+    answers: dict[str, list[str | None]],
+    verdict_rows: list[dict],
+) -> None:
+    """An uploaded answer set (``amg eval answers``), its answers and the verdicts judged now, in
+    one transaction. Every answer is kept, judged or not; one not judged now keeps the verdict
+    stored for it, unless the file changed (then the set's old answers go)."""
+    with atomic(ws) as conn:
+        previous = conn.execute(
+            "select sha256 from eval_answer_sets where name = ?", [name]
+        ).fetchall()
+        if any(p[0] != file_sha for p in previous):
+            conn.execute("delete from eval_answers where name = ?", [name])
+        put(
+            conn,
+            "eval_answer_sets",
+            [
+                {
+                    "name": name,
+                    "run_key": run_key,
+                    "path": path,
+                    "sha256": file_sha,
+                    "arcs": len(answers),
+                    "lines": sum(a is not None for v in answers.values() for a in v),
+                    "created_at": now(),
+                }
+            ],
+        )
+        judged = {(r["arc_id"], r["after_session"]) for r in verdict_rows}
+        put(
+            conn,
+            "eval_answers",
+            verdict_rows
+            + [
+                {
+                    "name": name,
+                    "arc_id": arc_id,
+                    "after_session": i,
+                    "answer": t,
+                    "verdict": _stored_verdict(conn, name, arc_id, i),
+                }
+                for arc_id, texts in answers.items()
+                for i, t in enumerate(texts)
+                if t is not None and (arc_id, i) not in judged
+            ],
+        )
+
+
+def _stored_verdict(conn: sqlite3.Connection, name: str, arc_id: str, i: int) -> str | None:
+    row = conn.execute(
+        "select verdict from eval_answers where name = ? and arc_id = ? and after_session = ?",
+        [name, arc_id, i],
+    ).fetchone()
+    return row[0] if row else None
 
 
 # -- answering systems run by ``amg eval run`` (migration m014) -------------------------------

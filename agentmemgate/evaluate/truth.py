@@ -2,14 +2,14 @@
 
 The protocol never shows any of this to a system under test; only measures read it. Positions
 are ``t`` values (0-based over every turn of the conversation, assistant turns included), the same
-numbering ``UserTurn.t`` carries. Arc ids are opaque: nothing here parses one.
+numbering ``UserTurn.t`` carries; what people read names them by session and turn (``turn``). Arc ids are opaque: nothing here parses one.
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from ..schema import Arc, FieldSpec, TurnRef
+from ..schema import Arc, FieldSpec, TurnRef, turn_labels
 
 
 class Correction(BaseModel):
@@ -45,6 +45,11 @@ class Truth(BaseModel):
     n_sessions: int
     end_t: int  # one past the last turn: where the end-of-conversation read sits
     correction: Correction | None = None
+    labels: tuple[str, ...] = ()  # ``turn_label`` of each position, as reasons name turns
+
+    def turn(self, t: int) -> str:
+        """Position ``t`` as people read it (``s1 t2``; ``turn 7`` past what ``labels`` hold)."""
+        return self.labels[t] if 0 <= t < len(self.labels) else f"turn {t}"
 
     @property
     def at_risk(self) -> bool:
@@ -88,4 +93,5 @@ def truth_of(arc: Arc, correction: Correction | None = None) -> Truth:
         n_sessions=len(arc.sessions),
         end_t=sum(len(x.turns) for x in arc.sessions),
         correction=correction,
+        labels=tuple(turn_labels(arc.sessions)),
     )

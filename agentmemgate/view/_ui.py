@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from ..schema import turn_label
 from ..streamlit_launch import app_workspace
 from ..suggest import did_you_mean
 from .data import Dialog, Reader
@@ -116,7 +117,7 @@ def dialog(
             with st.chat_message("assistant" if turn.role == "assistant" else "user"):
                 if turn.mark:
                     st.badge(turn.mark, color="orange")
-                st.text(f"s{si} t{ti} {turn.speaker or turn.role}")
+                st.text(f"{turn_label(si, ti)} {turn.speaker or turn.role}")
                 st.text(turn.text)
                 if under is not None:
                     under(t, si, ti)

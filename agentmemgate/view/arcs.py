@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ..annotate_app.disagreements import arc_labels
 from . import _ui
 from .data import PAGE_SIZE, ArcFilter, Dialog, Reader
 
@@ -190,7 +191,7 @@ def _side(r: Reader, d: Dialog) -> None:
                     )
             with st.expander(line):
                 st.text(v["rationale"] or "(no rationale)")
-        labels, still_open = r.arc_labels(d.id)
+        labels, still_open = arc_labels(r, d.id)
         st.subheader("Audit labels")
         if not labels and not still_open:
             st.text("No audit labels on this arc.")

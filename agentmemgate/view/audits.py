@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ..annotate_app.disagreements import audit_closed, audit_disagreements, audit_item
 from . import _ui
 from .data import Reader
 
@@ -53,7 +54,7 @@ def _person_row(p: dict, fast_seconds: float) -> dict:
 
 _agreement = _ui.cached(agreement)
 _people = _ui.cached(people)
-_disagreements = _ui.cached(Reader.audit_disagreements)
+_disagreements = _ui.cached(audit_disagreements)
 
 
 def _prop(p: dict | None) -> str:
@@ -93,19 +94,19 @@ def _item(payload: dict) -> None:
 def render() -> None:
     r = _ui.reader()
     st.title("Audits")
-    audits = r.audits()
+    from ..annotate_app import list_audits
+
+    audits = list_audits(r) if "audits" in r.tables else []
     if not audits:
         _ui.empty(
             "No audits yet.",
             f"amg audit create NAME --task realism --from arcs --workspace {r.path}",
         )
         return
-    names = [a["name"] for a in audits]
+    names = [a.name for a in audits]
     name = _ui.select("Audit", names, "audit")
-    a = next(x for x in audits if x["name"] == name)
-    st.text(
-        f"{a['task']} audit of {a['items']} items from {a['source']} (created {a['created_at']})"
-    )
+    a = next(x for x in audits if x.name == name)
+    st.text(f"{a.task} audit of {a.n_items} items from {a.source} (created {a.created_at})")
     st.caption(
         "Who labeled what is shown here, to the workspace's owner, once the audit is closed "
         "(every assigned item labeled); the annotation app never shows it."
@@ -190,7 +191,7 @@ def render() -> None:
             st.caption("Undefined: " + _ui.md("; ".join(undefined)))
 
     st.header("Disagreements")
-    if not r.audit_closed(name):
+    if not audit_closed(r, name):
         st.text(
             "The audit is still open: the items where annotators disagree, and who said "
             "what, show here once every annotator has labeled every item assigned to them."
@@ -212,6 +213,6 @@ def render() -> None:
         item = shown[sel[0]]
         st.subheader("The item as annotators saw it")
         st.text(item["item_id"])
-        payload = r.audit_item(name, item["item_id"])
+        payload = audit_item(r, name, item["item_id"])
         if payload:
             _item(payload)

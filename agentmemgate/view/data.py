@@ -7,12 +7,12 @@ Lists are paged in SQL (``LIMIT``/``OFFSET``), so a filter never loads every arc
 
 ``Reader`` also offers ``db`` (a ``sqlite_utils.Database`` over the same read-only connection) and
 ``path``, so the library's own readers that take a workspace (the stored design, the call-log
-sums, the agreement report, the eval report) run on it unchanged.
+sums, the agreement report, the eval report and which scores count, who said what in an audit,
+mined candidates) run on it unchanged: the rules of what they read stay with their rooms.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import sqlite3
@@ -24,22 +24,28 @@ from pydantic import BaseModel, ConfigDict
 
 from .._sqlite import sqlite_utils
 from ..errors import BadInput, WorkspaceError
-from ..workspace import DB_NAME
-from ._audit_reads import AuditReads
-from ._mining_reads import (
-    PAGE_SIZE,
-    MiningReads,
+from ..evaluate.counted import (
+    CountingJudge,
+    SystemRun,
+    arc_result,
+    counted_sql,
+    counting_judge,
+    current_sha,
+    score_key,
+    system_runs,
 )
+from ..hashing import sha256_parts
+from ..schema import turn_label
+from ..workspace import DB_NAME
 
+PAGE_SIZE = 50  # rows per page of the viewer's paged lists
 _MEASURE = re.compile(r"^[a-z_]{1,64}$")
 _NATURAL = "natural:"
 
 
 def _sha_text(raw: str | None) -> str | None:
-    """``validate.store.sha256_text`` of one stored JSON text (how traces name the arc they ran on)."""
-    if raw is None:
-        return None
-    return hashlib.sha256(raw.encode("utf-8") + b"\0").hexdigest()
+    """The sha256 a score names the arc text it was made on (SQL's ``amg_sha(arcs.json)``)."""
+    return None if raw is None else sha256_parts(raw)
 
 
 class ArcFilter(BaseModel):
@@ -83,10 +89,16 @@ class Dialog:
         """Every turn as (session, turn within the session, turn), in order (trace ``t`` order)."""
         return [(si, ti, t) for si, (_, ts) in enumerate(self.sessions) for ti, t in enumerate(ts)]
 
+    def labels(self) -> list[str]:
+        """Each turn's ``s1 t2`` label (``schema.turn_label``), in ``turns`` order."""
+        return [turn_label(si, ti) for si, ti, _ in self.turns()]
 
-class Reader(AuditReads, MiningReads):
-    """One workspace, opened read-only. Cheap to make: one per page run. Its reads of audits
-    and of mining live with their pages' data (``_audit_reads``, ``_mining_reads``)."""
+
+class Reader:
+    """One workspace, opened read-only. Cheap to make: one per page run. The rules behind what
+    it reads are the rooms' own: which scores count (``evaluate.counted``), who said what in an
+    audit (``annotate_app.disagreements``), how mined candidates are stored
+    (``corpora.browse``); pages pass the reader to those rooms' functions as a workspace."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -104,7 +116,8 @@ class Reader(AuditReads, MiningReads):
         conn.create_function("amg_sha", 1, _sha_text, deterministic=True)
         self.conn = conn
         self.db = sqlite_utils.Database(conn)
-        self._systems: dict[str, dict] | None = None
+        self._systems: dict[str, SystemRun] | None = None
+        self._judge: CountingJudge | None = None
         self._reads = None  # as a Workspace outside ``read_cache``: the library reads afresh
         self.refresh()
 
@@ -115,6 +128,7 @@ class Reader(AuditReads, MiningReads):
             r[0] for r in self.conn.execute("select name from sqlite_master where type = 'table'")
         }
         self._systems = None
+        self._judge = None
 
     def close(self) -> None:
         self.conn.close()
@@ -270,87 +284,39 @@ class Reader(AuditReads, MiningReads):
             r["reason"] = scrub(r["reason"])
         return rows
 
-    # -- evaluation ------------------------------------------------------------------------------
-    def systems(self) -> dict[str, dict]:
-        """System name -> {run_key, kind ("component", "answering", "answers"), info, model}:
-        each name's latest run, and uploaded answer sets, as the eval report takes them."""
+    # -- evaluation: its results as ``evaluate.counted`` decides which count ---------------------
+    def systems(self) -> dict[str, SystemRun]:
+        """System name -> the run whose results count (``evaluate.counted.system_runs``): each
+        name's latest run, and uploaded answer sets, as the eval report takes them."""
         if self._systems is None:
-            self._systems = self._read_systems()
+            self._systems = system_runs(self)
         return self._systems
 
-    def _read_systems(self) -> dict[str, dict]:
-        out: dict[str, dict] = {}
-        if "eval_systems" in self.tables:
-            from ..memory import SystemInfo
+    def judge(self) -> CountingJudge:
+        """The judge whose scores count (``evaluate.counted.counting_judge``)."""
+        if self._judge is None:
+            self._judge = counting_judge(self)
+        return self._judge
 
-            for name, run_key, info, model, kind in self.rows(
-                "select name, run_key, info, model, kind from eval_systems "
-                "order by last_run_at, rowid"
-            ):
-                out[name] = {
-                    "run_key": run_key,
-                    "info": SystemInfo.model_validate_json(info),
-                    "model": model,
-                    "kind": kind or "component",
-                }
-        if "eval_answer_sets" in self.tables:
-            for name, run_key, kind, path in self.rows(
-                "select name, run_key, kind, path from eval_answer_sets"
-            ):
-                if kind == "system" and name in out:
-                    out[name]["kind"] = "answering"
-                elif kind != "system":
-                    out[name] = {
-                        "run_key": run_key,
-                        "info": None,
-                        "model": "",
-                        "kind": "answers",
-                        "path": path,
-                    }
-        return out
-
-    def judge_keys(self) -> dict[str, str]:
-        """Judge kind ("equivalence", "answers") -> the key whose scores the report reads: the
-        judge of the latest eval run (by its spec), else the judge used last."""
-        if "eval_judges" not in self.tables:
-            return {}
-        judges = self.rows(
-            "select judge_key, kind, spec from eval_judges order by last_used_at desc, rowid desc"
-        )
-        last = (
-            self.one("select judge_key from eval_runs order by id desc limit 1")
-            if "eval_runs" in self.tables
-            else None
-        )
-        spec = next((s for k, _, s in judges if k == last), judges[0][2] if judges else None)
-        out: dict[str, str] = {}
-        for k, kind, s in judges:
-            if s == spec:
-                out.setdefault(kind, k)
-        return out
-
-    def score_source(self, system: str) -> tuple[str, str] | None:
-        """(run key, judge key) of the scores the report counts for ``system``."""
-        row = self.systems().get(system)
-        if row is None:
-            return None
-        kind = "equivalence" if row["kind"] == "component" else "answers"
-        judge = self.judge_keys().get(kind)
-        return (row["run_key"], judge) if judge else None
+    def score_source(self, system: str, natural: bool = False) -> tuple[str, str] | None:
+        """(run key, judge key) of the scores the report counts for ``system`` (``natural``: on
+        natural items)."""
+        run = self.systems().get(system)
+        return score_key(run, self.judge(), natural) if run is not None else None
 
     def systems_on(self, arc_id: str) -> list[str]:
         """The systems with a trace or answers on this arc (primary-key lookups per system)."""
         out = []
-        for name, row in self.systems().items():
+        for name, run in self.systems().items():
             table = {
                 "component": "eval_traces",
                 "answering": "eval_product_answers",
                 "answers": "eval_answers",
-            }[row["kind"]]
+            }[run.kind]
             if table not in self.tables:
                 continue
             col = "name" if table == "eval_answers" else "run_key"
-            key = name if table == "eval_answers" else row["run_key"]
+            key = name if table == "eval_answers" else run.run_key
             if self.one(
                 f"select exists (select 1 from {table} where {col} = ? and arc_id = ?)",
                 [key, arc_id],
@@ -410,14 +376,14 @@ class Reader(AuditReads, MiningReads):
                 "a measure filter names a system and a measure (e.g. "
                 "system=literal-ungated&measure=end_contamination)"
             )
-        src = self.score_source(f.system)
-        base = self.score_source(f.vs) if f.vs else None
+        natural = bool(f.split and f.split.startswith(_NATURAL))
+        src = self.score_source(f.system, natural)
+        base = self.score_source(f.vs, natural) if f.vs else None
         if src is None or "eval_scores" not in self.tables or (f.vs and base is None):
             return "0", []
         path = f"$.values.{f.measure}"
         sql = (
-            f"exists (select 1 from eval_scores e where e.run_key = ? and e.arc_id = {id_expr} "
-            f"and e.judge_key = ? and e.arc_sha256 = {sha_expr} and "
+            f"exists (select 1 from eval_scores e where {counted_sql(id_expr, sha_expr)} and "
             "json_type(e.score, ?) is not null"
         )
         args: list = [src[0], src[1], path]
@@ -436,18 +402,18 @@ class Reader(AuditReads, MiningReads):
 
     def scores(self, system: str, arc_ids: list[str]) -> dict[str, dict]:
         """arc id -> the score the report counts for ``system`` (one lookup per arc)."""
-        src = self.score_source(system)
-        if src is None or "eval_scores" not in self.tables:
+        run = self.systems().get(system)
+        if run is None or "eval_scores" not in self.tables:
             return {}
         out = {}
         for a in arc_ids:
-            raw = self.one(
-                "select score from eval_scores where run_key = ? and arc_id = ? and judge_key = ?",
-                [src[0], a, src[1]],
-            )
-            if raw:
-                out[a] = json.loads(raw)
+            if (score := self._counted(run, a)) is not None:
+                out[a] = score
         return out
+
+    def _counted(self, run: SystemRun, arc_id: str) -> dict | None:
+        got = arc_result(self, run, arc_id, self.judge()).score
+        return got.model_dump(mode="json") if got is not None else None
 
     def _natural_page(self, f: ArcFilter, page: int, size: int) -> tuple[list[dict], int]:
         if not self.has("natural_items"):
@@ -559,36 +525,19 @@ class Reader(AuditReads, MiningReads):
             )
         return out
 
-    def arc_labels(self, arc_id: str) -> tuple[list[dict], list[str]]:
-        """Audit labels given on the arc or one of its turns or criteria (who said what, with the
-        audit's reference label), from closed audits only; and the open audits that labeled it.
-        An open audit's labels stay hidden so that nobody still labeling is shown another's."""
-        if "audit_labels" not in self.tables:
-            return [], []
-        like = arc_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + ":%"
-        rows = self.dicts(
-            "select l.audit, l.item_id, l.annotator, l.role, l.label, r.label as reference, "
-            "l.created_at from audit_labels l left join audit_references r on r.audit = l.audit "
-            "and r.item_id = l.item_id where l.item_id = ? or l.item_id like ? escape '\\' "
-            "order by l.audit, l.item_id, l.id",
-            [arc_id, like],
-        )
-        closed = {a: self.audit_closed(a) for a in dict.fromkeys(x["audit"] for x in rows)}
-        return [x for x in rows if closed[x["audit"]]], [a for a, c in closed.items() if not c]
-
     # -- traces ------------------------------------------------------------------------------------
     def trace(self, arc_id: str, system: str) -> dict | None:
         """One system on one arc: {kind, trace (dict) or sessions (answering), score, failure,
         stale}; None when the system is unknown."""
-        row = self.systems().get(system)
-        if row is None:
+        run = self.systems().get(system)
+        if run is None:
             return None
-        run_key, kind = row["run_key"], row["kind"]
+        run_key, kind = run.run_key, run.kind
         out: dict = {
             "system": system,
             "kind": kind,
-            "info": row["info"],
-            "model": row["model"],
+            "info": run.system["info"] if run.system else None,
+            "model": run.system["model"] if run.system else "",
             "trace": None,
             "sessions": [],
             "score": None,
@@ -602,7 +551,7 @@ class Reader(AuditReads, MiningReads):
             ).fetchone()
             if got:
                 out["trace"] = json.loads(got[0])
-                out["stale"] = got[1] != self._current_sha(arc_id)
+                out["stale"] = got[1] != current_sha(self, arc_id)
         if kind == "answering" and "eval_product_answers" in self.tables:
             store = ", store" if "store" in self.columns("eval_product_answers") else ""
             out["sessions"] = self.dicts(
@@ -621,7 +570,7 @@ class Reader(AuditReads, MiningReads):
                 out["values"] = arc_values(Arc.model_validate_json(raw)) if raw else []
             out["stale"] = bool(out["sessions"]) and out["sessions"][0][
                 "arc_sha256"
-            ] != self._current_sha(arc_id)
+            ] != current_sha(self, arc_id)
         if kind in ("answering", "answers") and "eval_answers" in self.tables:
             answers = self.dicts(
                 "select after_session, answer, verdict from eval_answers "
@@ -636,13 +585,8 @@ class Reader(AuditReads, MiningReads):
                 )
                 s["verdict"] = json.loads(a["verdict"]) if a["verdict"] else None
             out["sessions"] = [by[k] for k in sorted(by)]
-        src = self.score_source(system)
-        if src and "eval_scores" in self.tables:
-            got = self.one(
-                "select score from eval_scores where run_key = ? and arc_id = ? and judge_key = ?",
-                [src[0], arc_id, src[1]],
-            )
-            out["score"] = json.loads(got) if got else None
+        if "eval_scores" in self.tables:
+            out["score"] = self._counted(run, arc_id)
         if "eval_failures" in self.tables:
             fail = self.conn.execute(
                 "select stage, error from eval_failures where run_key = ? and arc_id = ?",
@@ -653,15 +597,6 @@ class Reader(AuditReads, MiningReads):
 
                 out["failure"] = f"{fail[0]}: {scrub(fail[1] or '')}"
         return out
-
-    def _current_sha(self, arc_id: str) -> str | None:
-        if arc_id.startswith(_NATURAL):
-            _, set_name, item_id = arc_id.split(":", 2)
-            return self.one(
-                "select sha256 from natural_items where set_name = ? and item_id = ?",
-                [set_name, item_id],
-            )
-        return _sha_text(self.one("select json from arcs where id = ?", [arc_id]))
 
 
 def _arc_dialog(arc) -> Dialog:

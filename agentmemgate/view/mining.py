@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ..corpora.browse import candidate, hedge_page, mine_sources
 from . import _ui
-from .data import PAGE_SIZE, Reader
+from .data import PAGE_SIZE
 
-_sources = _ui.cached(Reader.mine_sources)
-_hedges = _ui.cached(Reader.hedge_page)
-_candidate = _ui.cached(Reader.candidate)
+_sources = _ui.cached(mine_sources)
+_hedges = _ui.cached(hedge_page)
+_candidate = _ui.cached(candidate)
 
 
 def render() -> None:

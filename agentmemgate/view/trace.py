@@ -31,7 +31,7 @@ def event_text(e: dict) -> str:
 
 def snapshot_lines(s: dict, labels: list[str]) -> list[str]:
     """The store after a session as ``amg eval show`` words it: each field's current value and
-    history, each staged item (``labels``: the turns' ``s1 t2`` names)."""
+    history, each staged item (``labels``: ``Dialog.labels``)."""
     from ..evaluate.show import snapshot_lines as lines
     from ..memory import StoreSnapshot
 
@@ -226,7 +226,7 @@ def render() -> None:
         with col:
             _header(x)
             _measures(x)
-    labels = [f"s{si} t{ti}" for si, ti, _ in d.turns()]  # as `amg eval show` names turns
+    labels = d.labels()
     diff_t = diff_s = None
     if len(shown) == 2:
         a, b = shown

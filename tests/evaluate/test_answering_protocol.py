@@ -117,7 +117,7 @@ def test_each_arc_gets_its_own_namespace_and_sees_only_its_own_sessions(ws):
     generate(ws, get_renderer("offline"), ["core"], n_per_cell=2, show_progress=False)
     b = Backend()
     run_eval(ws, ["core"], [toy(b)], concurrency=4, show_progress=False)
-    from agentmemgate.evaluate.run import workspace_arcs
+    from agentmemgate.evaluate.arcs import workspace_arcs
 
     arcs = {a.id: a for a, _ in workspace_arcs(ws, ["core"])}
     assert len(b.begun) == len(arcs) == len(set(b.begun))
@@ -142,7 +142,7 @@ def test_the_system_receives_no_label(ws):
         model="scripted:blind",
         show_progress=False,
     )
-    from agentmemgate.evaluate.run import workspace_arcs
+    from agentmemgate.evaluate.arcs import workspace_arcs
 
     arcs = [a for a, _ in workspace_arcs(ws, ["core"])]
     sent = json.dumps(b.received) + "\n".join(r.prompt + (r.system or "") for r in model.history)

@@ -105,6 +105,7 @@ def test_plan_stored_then_discarded_by_a_confirmation_commit():
         "end_contamination": False,
         "task_accuracy": True,
     }  # no gate measures for an ungated system
+    assert s.why["pending_contamination"] == "read 'Deezer' (the plan value) as turn s0 t4 arrived"
 
 
 def test_the_read_at_the_outcome_turn_is_outside_the_pending_window():
@@ -153,7 +154,8 @@ def test_promotion_at_the_wrong_turn_does_not_count():
     )
     assert s.values["staged_at_plan_turn"] is True
     assert s.values["promoted"] is False and s.values["promoted_among_staged"] is False
-    assert "t=4" in s.why["promoted"]
+    # reasons name turns as `amg eval show` does: t4 is session 1's turn 0, t8 session 2's
+    assert s.why["promoted"] == "promoted at s1 t0, not the resolution turn s2 t0"
     assert s.values["task_accuracy"] is True  # the end value is right all the same
     assert "pending_contamination" not in s.values  # a came-true plan is not at risk
 
@@ -181,6 +183,9 @@ def test_open_plan_exposed_only_at_the_end():
         "end_contamination": True,
         "task_accuracy": False,
     }
+    assert s.why["pending_contamination"] == (
+        "read 'Deezer' (the plan value) at the end of the conversation"
+    )
 
 
 def test_cautious_plan_phrasing_is_not_the_plan_value():
@@ -258,7 +263,9 @@ def test_a_came_true_plan_written_before_it_came_true_is_a_premature_write():
     # is still pending; it comes true at t8. Not contamination (the plan came true), counted apart.
     early, _ = score(CAME_TRUE, {0: [("commit", "Pandora")], 1: [("commit", "Deezer")]}, UNGATED)
     assert early.values == {"premature_write": True, "task_accuracy": True}
-    assert "t=4" in early.why["premature_write"] and "t=8" in early.why["premature_write"]
+    assert early.why["premature_write"] == (
+        "read 'Deezer' (the plan value) as turn s1 t0 arrived, before the plan came true at s2 t0"
+    )
     # Committed only by the confirmation at t8: the read as t8 arrives is outside the window.
     on_time, _ = score(CAME_TRUE, {0: [("commit", "Pandora")], 4: [("commit", "Deezer")]}, UNGATED)
     assert on_time.values["premature_write"] is False

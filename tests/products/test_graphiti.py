@@ -40,7 +40,7 @@ pytest.importorskip(
 
 from agentmemgate.evaluate import run_eval  # noqa: E402
 from agentmemgate.evaluate.answering_protocol import session_inputs  # noqa: E402
-from agentmemgate.evaluate.run import load_arcs  # noqa: E402
+from agentmemgate.evaluate.arcs import load_arcs  # noqa: E402
 from agentmemgate.generate import generate, get_renderer  # noqa: E402
 from agentmemgate.products import AnsweringOptions, get_answering  # noqa: E402
 from agentmemgate.products.graphiti import episode_body  # noqa: E402

@@ -17,7 +17,7 @@ if importlib.util.find_spec("langmem") is None:
     )
 
 from agentmemgate.evaluate import run_eval
-from agentmemgate.evaluate.run import load_arcs
+from agentmemgate.evaluate.arcs import load_arcs
 from agentmemgate.generate import generate, get_renderer
 from agentmemgate.workspace import Workspace
 

@@ -26,7 +26,7 @@ if (
     )
 
 from agentmemgate.evaluate import run_eval
-from agentmemgate.evaluate.run import load_arcs
+from agentmemgate.evaluate.arcs import load_arcs
 from agentmemgate.generate import generate, get_renderer
 from agentmemgate.llm import FatalProviderError
 from agentmemgate.memory.answering import SessionInput, SessionTurn

@@ -218,7 +218,14 @@ def test_the_audits_page_shows_people_and_resolutions(monkeypatch, tmp_path):
 def test_an_open_audit_counts_its_items_without_checks_and_closes_when_nobody_works(tmp_path):
     import json
 
-    from agentmemgate.annotate_app import annotator_queue, create_audit, queues, record_label
+    from agentmemgate.annotate_app import (
+        annotator_queue,
+        create_audit,
+        list_audits,
+        queues,
+        record_label,
+    )
+    from agentmemgate.annotate_app.disagreements import audit_closed
     from agentmemgate.annotate_app.study import StudyOptions
     from agentmemgate.view.data import Reader
     from agentmemgate.workspace import Workspace
@@ -236,9 +243,9 @@ def test_an_open_audit_counts_its_items_without_checks_and_closes_when_nobody_wo
     )
     a = queues.arrive(ws, made.study_link.split("study=")[1], {"PROLIFIC_PID": "x"})
     r = Reader(tmp_path / "ws")
-    assert [x["items"] for x in r.audits()] == [3]
-    assert not r.audit_closed("o")
+    assert [x.n_items for x in list_audits(r)] == [3]
+    assert not audit_closed(r, "o")
     while todo := [q for q in annotator_queue(ws, a.token) if q.own_label is None]:
         record_label(ws, a.token, todo[0].display.id, "other")
     assert queues.study_state(ws, a.token).status in ("done", "screened_out")
-    assert Reader(tmp_path / "ws").audit_closed("o")
+    assert audit_closed(Reader(tmp_path / "ws"), "o")
