@@ -1,18 +1,18 @@
 # Entry points (see README): `make build` runs the main job, `make test` runs the tests, `make docs`
 # builds the documentation site into ./site. Each creates ./.venv on first use: `build` installs
-# the toolkit alone, `test` adds the test extras, `docs` the docs extra. Where uv is installed its
-# pip does the installing (much faster); otherwise pip does.
+# the toolkit alone, `test` adds the test extras, `docs` the docs extra. pip installs uv into the
+# venv first and uv does the rest of the installing (several times faster than pip).
 PYTHON ?= python3
 VENV ?= .venv
-UV := $(shell command -v uv 2>/dev/null)
+UV := $(VENV)/bin/uv
 comma := ,
 # $(call install,VENV,ARGS): install ARGS into the virtual environment VENV
-install = $(if $(UV),$(UV) pip install -q --python $(1)/bin/python $(2),$(1)/bin/pip install -q $(2))
+install = $(UV) pip install -q --python $(1)/bin/python $(2)
 
 $(VENV)/.installed: pyproject.toml
-	@echo "setting up $(VENV) with the toolkit (once; about 1 minute and 1 GB)"
+	@echo "setting up $(VENV) with the toolkit (once; about 30 seconds and 1 GB)"
 	$(PYTHON) -m venv $(VENV)
-	$(if $(UV),,$(VENV)/bin/pip install -q --upgrade pip)
+	$(VENV)/bin/pip install -q --disable-pip-version-check uv
 	$(call install,$(VENV),-e .)
 	touch $@
 
@@ -28,10 +28,9 @@ $(VENV)/.installed-test: $(VENV)/.installed
 PYTHON312 ?= $(firstword $(foreach p,$(shell command -v python3.12 2>/dev/null) $(addsuffix /bin/python3.12,$(shell pyenv prefix 3.12 2>/dev/null)),$(shell $(p) -c 'import sys; print("$(p)" if sys.version_info >= (3, 12) else "")' 2>/dev/null)))
 VENV312 ?= .venv312
 
-$(VENV312)/.installed: pyproject.toml
+$(VENV312)/.installed: pyproject.toml $(VENV)/.installed
 	@echo "creating $(VENV312) for the Graphiti tests (Python 3.12; once; about 5 minutes and 1 GB)"
-	$(PYTHON312) -m venv $(VENV312)
-	$(if $(UV),,$(VENV312)/bin/pip install -q --upgrade pip)
+	$(PYTHON312) -m venv --without-pip $(VENV312)
 	$(call install,$(VENV312),-e '.[graphiti]' 'pytest>=8')
 	touch $@
 

@@ -13,13 +13,14 @@ import typer
 from typer.core import TyperGroup
 
 # Typer >= 0.24 vendors click (its errors derive from TyperException); older typer raises click's.
+# click is imported only for an older typer: a second copy of click costs a third of start-up.
 _USAGE_ERRORS: tuple[type[BaseException], ...] = (typer.TyperException,)
 try:
+    import typer._click
+except ImportError:  # pragma: no cover - typer < 0.24
     import click
 
     _USAGE_ERRORS += (click.ClickException,)
-except ImportError:  # pragma: no cover
-    pass
 
 
 class _OneLineUsageErrors(TyperGroup):
@@ -33,7 +34,8 @@ class _OneLineUsageErrors(TyperGroup):
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except _USAGE_ERRORS as e:
-            if type(e).__name__ == "NoArgsIsHelpError":  # `amg audit`: its help is printed
+            if type(e).__name__ == "NoArgsIsHelpError":  # `amg audit`: print its help
+                typer.echo(e.format_message())
                 sys.exit(1)
             typer.echo(f"Error: {' '.join(e.format_message().split())}", err=True)
             ctx = getattr(e, "ctx", None)
@@ -57,7 +59,13 @@ class _OneLineUsageErrors(TyperGroup):
         return " ".join(words)
 
 
-app = typer.Typer(
+def group(**kwargs: Any) -> typer.Typer:
+    """A command group with click's plain help: typer's boxed help imports rich's Markdown,
+    syntax and traceback machinery, which tripled the start-up of ``amg --help``."""
+    return typer.Typer(rich_markup_mode=None, **kwargs)
+
+
+app = group(
     cls=_OneLineUsageErrors,
     help="AgentMemGate toolkit: build, validate and audit speculation-contamination benchmarks.\n\n"
     "A model named by --ROLE (--generator, --judge, --model, --miner ...) is reached at "
@@ -67,7 +75,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-report_app = typer.Typer(
+report_app = group(
     help="Reports: validation, equivalence, agreement, classifier, eval.", no_args_is_help=True
 )
 app.add_typer(report_app, name="report")

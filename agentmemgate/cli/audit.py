@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 import typer
 
-from ._app import app, handles_errors, load_rooms, report_app, show
+from ._app import app, group, handles_errors, load_rooms, report_app, show
 from ._options import (
     DEFAULT_WORKSPACE,
     HtmlOpt,
@@ -21,7 +21,7 @@ from ._options import (
     seed_option,
 )
 
-audit_app = typer.Typer(
+audit_app = group(
     help="Blind human audits: create, import, export, list, relink.", no_args_is_help=True
 )
 app.add_typer(audit_app, name="audit")

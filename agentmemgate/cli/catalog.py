@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ._app import app, fail, handles_errors
+from ._app import app, fail, group, handles_errors
 from ._llm import DryRunOpt, LlmRun, PriceOpt, llm_command
 from ._options import DEFAULT_WORKSPACE, CatalogOpt, WorkspaceOpt, model_server, out_option
 
@@ -18,7 +18,7 @@ ModelBaseUrlOpt = model_server(
     "--base-url",
 )
 
-catalog_app = typer.Typer(
+catalog_app = group(
     help="The domain catalog: check domain files; propose new ones with a model.",
     no_args_is_help=True,
 )

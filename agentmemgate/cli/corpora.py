@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ._app import app, handles_errors, report_app, show
+from ._app import app, group, handles_errors, report_app, show
 from ._llm import DryRunOpt, LlmRun, PriceOpt, llm_command
 from ._options import (
     DEFAULT_WORKSPACE,
@@ -27,10 +27,10 @@ from ._options import (
     seed_option,
 )
 
-mine_app = typer.Typer(
+mine_app = group(
     help="Mine public corpora (LongMemEval, LoCoMo) for natural hedges.", no_args_is_help=True
 )
-statements_app = typer.Typer(
+statements_app = group(
     help="Statement sets for validating the evidence-type classifier.", no_args_is_help=True
 )
 app.add_typer(mine_app, name="mine")

@@ -7,10 +7,10 @@ from typing import Annotated
 
 import typer
 
-from ._app import app, handles_errors
+from ._app import app, group, handles_errors
 from ._options import NoProgressOpt
 
-corpora_app = typer.Typer(
+corpora_app = group(
     help="The public corpora (LoCoMo, LongMemEval): where the toolkit looks "
     "for them, and fetching them from their public homes.",
     no_args_is_help=True,

@@ -8,10 +8,10 @@ from typing import Annotated
 
 import typer
 
-from ._app import app, fail, handles_errors
+from ._app import app, fail, group, handles_errors
 from ._options import CatalogOpt, json_option
 
-design_app = typer.Typer(
+design_app = group(
     help="Designs: what a benchmark is made of (factors, levels, splits, cells).",
     no_args_is_help=True,
 )

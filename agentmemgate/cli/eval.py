@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ._app import app, handles_errors, report_app
+from ._app import app, group, handles_errors, report_app
 from ._llm import BatchOpt, LlmRun, NoWaitOpt, llm_command
 from ._options import (
     DEFAULT_WORKSPACE,
@@ -23,7 +23,7 @@ from ._options import (
     workspace_option,
 )
 
-eval_app = typer.Typer(
+eval_app = group(
     help="Score memory systems on the splits (the paper's evaluation protocol).",
     no_args_is_help=True,
 )
@@ -79,7 +79,7 @@ def run(
         typer.Option(
             "--system",
             help="A memory system by name, e.g. literal-gated, "
-            "cautious-gated\\[no-retry], full-context, no-memory, mem0 or a plug-in "
+            "cautious-gated[no-retry], full-context, no-memory, mem0 or a plug-in "
             "(`amg eval systems` lists them); repeat for several. Default: the "
             "paper's component systems, both plan-typed readings and the retry "
             "ablation.",

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ._app import app, handles_errors, show
+from ._app import app, group, handles_errors, show
 from ._llm import LlmRun, llm_command
 from ._options import (
     DEFAULT_WORKSPACE,
@@ -24,7 +24,7 @@ FielderBaseUrlOpt = model_server(
     "fielder", "OpenAI-compatible server for an openai: --fielder.", "--base-url"
 )
 
-natural_app = typer.Typer(
+natural_app = group(
     help="Natural evaluation sets: corpus questions whose answer depends on "
     "a fact that changes during the conversation.",
     no_args_is_help=True,

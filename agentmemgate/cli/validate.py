@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from ._app import app, design_splits, display_spec, fail, handles_errors, report_app
+from ._app import app, design_splits, display_spec, fail, group, handles_errors, report_app
 from ._llm import LlmRun, llm_command
 from ._options import (
     DEFAULT_WORKSPACE,
@@ -29,7 +29,7 @@ JudgeBaseUrlOpt = model_server(
 RejudgeBaseUrlOpt = model_server("rejudge", "OpenAI-compatible server for the re-judge.")
 ConcurrencyOpt = concurrency_option("Judge calls in flight at once.")
 
-validate_app = typer.Typer(
+validate_app = group(
     help="Validate the benchmark: structural checks and judges.", invoke_without_command=True
 )
 app.add_typer(validate_app, name="validate")

@@ -558,6 +558,11 @@ def save_eval_report(
     systems: list[str] | None = None,
     html: bool = False,
 ) -> tuple[EvalReport, list[Path]]:
+    """``amg report eval``: the paper's Tables 2-7 for the scores that count (each system's
+    latest run, scored by ``judge`` or the latest judge, on arcs whose text is unchanged), written
+    as ``eval.md``, ``eval.json``, the figures and with ``html`` ``eval.html`` into ``out_dir``
+    (default: the workspace's ``reports/eval``). ``splits`` and ``systems`` narrow the report;
+    returns the report and the files written."""
     ws = Workspace(workspace, create=False)
     r = compute_report(ws, splits, judge, systems)
     return r, write_report(r, Path(out_dir) if out_dir else ws.path / "reports" / "eval", html)
