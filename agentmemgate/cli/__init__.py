@@ -4,9 +4,11 @@
 on ``_app.app`` when imported), so a command starts without paying for the others; ``amg
 --help``, an unknown command and ``from agentmemgate.cli import app`` load them all. Which module
 defines which command is read from the modules' own registrations (``commands``): no map is kept
-by hand."""
+by hand.
 
-from __future__ import annotations
+The command modules keep real annotations (no ``from __future__ import annotations``): typer reads
+every command's annotations as the CLI starts, and strings would be compiled and evaluated again
+each time."""
 
 import gc
 import importlib

@@ -1,7 +1,5 @@
 """The typer apps and the one place where library errors become one-line CLI errors."""
 
-from __future__ import annotations
-
 import functools
 import sys
 from collections.abc import Callable

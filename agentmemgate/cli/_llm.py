@@ -3,8 +3,6 @@ tail they share (``LlmRun.finish``: the result, the tokens and cost per model, t
 the one exit-status rule: 0 all done, 2 finished with recorded failures (a re-run retries them),
 1 could not run (a one-line ``Error: ...``, see ``_app.handles_errors``)."""
 
-from __future__ import annotations
-
 import dataclasses
 import functools
 import inspect

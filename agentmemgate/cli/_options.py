@@ -1,8 +1,6 @@
 """The options several command modules share (typer ``Annotated`` aliases; each command gives the
 default). Options one module uses stay in that module."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated, Any
 

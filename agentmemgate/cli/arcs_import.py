@@ -1,7 +1,5 @@
 """import: bring arcs in the data.jsonl export format into a workspace."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

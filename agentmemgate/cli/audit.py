@@ -1,7 +1,5 @@
 """``amg audit ...``, ``amg annotate`` and ``amg report agreement``: blind human audits."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 from urllib.parse import urlsplit

@@ -1,7 +1,5 @@
 """build / generate / export: the benchmark-construction commands."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

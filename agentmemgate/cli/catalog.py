@@ -1,7 +1,5 @@
 """catalog: check domain files, and ask a model to propose new ones."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

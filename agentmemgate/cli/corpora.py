@@ -1,7 +1,5 @@
 """mine / statements / classify / report classifier: public-corpus hedges and classifier validation."""
 
-from __future__ import annotations
-
 import json
 from pathlib import Path
 from typing import Annotated

@@ -1,7 +1,5 @@
 """``amg corpora``: where the public corpora (LoCoMo, LongMemEval) live, and fetching them."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

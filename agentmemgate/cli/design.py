@@ -1,7 +1,5 @@
 """design: show, check and copy a benchmark design (its factors, levels, splits and cells)."""
 
-from __future__ import annotations
-
 import json
 from pathlib import Path
 from typing import Annotated

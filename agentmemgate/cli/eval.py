@@ -1,7 +1,5 @@
 """eval: score memory systems on the splits (``amg eval run|answers|show``, ``amg report eval``)."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

@@ -1,7 +1,5 @@
 """natural: evaluation sets from public corpora (``amg natural build|list|show``)."""
 
-from __future__ import annotations
-
 import json
 from pathlib import Path
 from typing import Annotated

@@ -1,7 +1,5 @@
 """``amg usage``: what the workspace's model calls cost, from its call log."""
 
-from __future__ import annotations
-
 import json
 from typing import Annotated
 

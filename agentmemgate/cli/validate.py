@@ -1,7 +1,5 @@
 """validate: structural checks, judges (realism, blind level recovery), equivalence pairs; reports."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

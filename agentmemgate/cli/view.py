@@ -1,7 +1,5 @@
 """``amg view``: browse a workspace read-only in the browser."""
 
-from __future__ import annotations
-
 import typer
 
 from ..view.links import DEFAULT_PORT

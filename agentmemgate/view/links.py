@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import tempfile
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
@@ -33,6 +31,8 @@ def page_url(page: str, **params) -> str:
 
 
 def _folder() -> Path:
+    import tempfile  # here, not at the top: `amg --help` imports this module
+
     uid = os.getuid() if hasattr(os, "getuid") else os.getlogin()
     return Path(tempfile.gettempdir()) / f"amg-view-{uid}"
 
@@ -76,6 +76,8 @@ def _alive(pid: int) -> bool:
 def _listening(url: str) -> bool:
     parts = urlsplit(url)
     try:
+        import socket
+
         with socket.create_connection((parts.hostname, parts.port), timeout=0.3):
             return True
     except OSError:
