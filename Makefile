@@ -17,7 +17,7 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed
-	@echo "adding the test extras (pytest, datasets, playwright, mem0, langmem, crowd-kit, mkdocs, ruff) to $(VENV) (once; about 1 minute)"
+	@echo "adding the test extras (pytest, pytest-xdist, datasets, playwright, mem0, langmem, crowd-kit, mkdocs, ruff) to $(VENV) (once; about 1 minute)"
 	$(call install,$(VENV),-e '.[test$(comma)mem0$(comma)langmem$(comma)crowd]')
 	touch $@
 
@@ -39,7 +39,7 @@ $(VENV)/.installed-docs: $(VENV)/.installed
 	$(call install,$(VENV),-e '.[docs]')
 	touch $@
 
-.PHONY: build test test-graphiti docs
+.PHONY: build test test-fast test-graphiti docs
 build: $(VENV)/.installed
 	$(VENV)/bin/amg build
 
@@ -47,13 +47,18 @@ test: $(VENV)/.installed-test
 	@echo "checking lint and format (ruff)"
 	$(VENV)/bin/ruff check --no-cache .
 	$(VENV)/bin/ruff format --check --no-cache .
-	@echo "running the test suite (about 5 minutes on 2 cores)"
-	$(VENV)/bin/python -m pytest
+	@echo "running the test suite on every core (about 4 minutes on 2 cores)"
+	$(VENV)/bin/python -m pytest -n auto
 ifneq ($(PYTHON312),)
 	$(MAKE) test-graphiti
 else
 	@echo "no python3.12: the Graphiti tests were skipped (they need Python 3.12+)"
 endif
+
+# The quick loop while working: lint, then every test not marked slow (about a minute).
+test-fast: $(VENV)/.installed-test
+	$(VENV)/bin/ruff check --no-cache .
+	$(VENV)/bin/python -m pytest -n auto -m "not slow"
 
 docs: $(VENV)/.installed-docs
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/python -m mkdocs build --strict

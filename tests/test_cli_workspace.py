@@ -276,6 +276,7 @@ def _can_mount_read_only() -> bool:
 @pytest.mark.skipif(
     not _can_mount_read_only(), reason="needs unshare -m (a private mount namespace)"
 )
+@pytest.mark.slow
 def test_read_only_workspace_is_said_plainly(tmp_path):
     """A real read-only file system (a bind mount in a private mount namespace), not a chmod."""
     src, ro = tmp_path / "src", tmp_path / "ro"

@@ -209,6 +209,7 @@ def example_runs(request, tmp_path_factory):
         yield {page: pool.submit(_run_examples, page, tmp) for page, tmp in todo}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", _pages_with_examples(), ids=lambda p: str(p.relative_to(DOCS)))
 def test_the_examples_run(page, example_runs):
     rel = str(page.relative_to(DOCS))

@@ -67,6 +67,7 @@ def test_majority_with_support_confidence_ties_and_the_adjudicator(tmp_path):
     assert (by["S1"].label, by["S1"].method) == ("other", "adjudicated")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["dawid-skene", "mace"])
 def test_models_weigh_people_by_how_reliable_they_look(tmp_path, method):
     """Three people who agree with the truth and one who answers at random: the model's final

@@ -399,6 +399,7 @@ def run(*args: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_the_script_measures_the_real_set_with_the_offline_rules():
     p = run("--part", "both", "--json")
     assert p.returncode == 0, p.stderr
@@ -428,6 +429,7 @@ def test_the_script_gives_a_one_line_error(args, message):
     assert len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
 
 
+@pytest.mark.slow
 def test_the_script_chooses_parts_and_files(tmp_path):
     """On hand-written lines (not the labelled set): --part both is dev and heldout, all adds
     heldout2; several --answers files are read together; a part a file lacks is an Error."""

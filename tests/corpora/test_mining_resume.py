@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from agentmemgate.corpora import load_corpus, mine_hedges, source_key
 from agentmemgate.workspace import Workspace
 
@@ -61,6 +63,7 @@ def _checkpoint(db: Path) -> tuple[int, int]:
     return (row[0] or 0, row[1] or 0) if row else (0, 0)
 
 
+@pytest.mark.slow
 def test_killed_stage_1_resumes_from_its_checkpoint(tmp_path):
     src = tmp_path / "longmemeval_s_synthetic.json"
     _synthetic_longmemeval(src, INSTANCES, 6)

@@ -83,6 +83,7 @@ def test_a_new_level_without_its_phrase_lists_is_named(design_dir, edit_design):
     )
 
 
+@pytest.mark.slow
 def test_cells_the_catalog_cannot_fill_name_their_split(design_dir, edit_design):
     edit_design(
         design_dir,

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from agentmemgate.cli import app
@@ -36,6 +37,7 @@ def a_design_with_a_new_level(tmp_path: Path) -> Path:
     return d
 
 
+@pytest.mark.slow
 def test_every_level_of_the_paper_is_measured():
     r = run("--json")
     assert r.returncode == 0, r.stderr

@@ -126,6 +126,7 @@ def _writes(args) -> bool:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("no_exchange", [False, True], ids=["exchange", "two-renames"])
 def test_killed_at_every_step_leaves_old_or_new(two_exports, no_exchange):
     ws, out, old, new = two_exports
@@ -171,6 +172,7 @@ def _started(proc: subprocess.Popen, out: Path, timeout: float = 60) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_real_amg_export_killed_or_interrupted(two_exports):
     ws, out, old, new = two_exports
     cmd = _amg("export", "--workspace", str(ws.path), "--out", str(out))

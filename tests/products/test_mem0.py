@@ -229,6 +229,7 @@ def test_a_fatal_upstream_error_stops_the_run_with_one_line(arcs_ws, mock):
     assert len(chat_requests(mock)) == 1  # the product got the error at once: no retries
 
 
+@pytest.mark.slow
 def test_kill_9_mid_arc_then_resume_rebuilds_that_arc_and_keeps_finished_ones(arcs_ws):
     ws = arcs_ws
     arcs = load_arcs(ws, ["core"])

@@ -121,6 +121,7 @@ def amg(target: Path, *args) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_eval_systems_lists_plugins_and_a_broken_one_spoils_nothing(plugins):
     target, _ = plugins
     r = amg(target, "eval", "systems")
