@@ -39,7 +39,7 @@ class RunContext:
     recorded with every model call (``amg usage`` sums by it); empty for a library caller.
     ``collector``: the running ``llm.batch.run_batched``'s collector, which model calls are
     deferred to. ``models``: the models made in the context, in order (the CLI prints tokens
-    and cost per model from them); an inner context shares its outer one's list."""
+    and cost per model from them)."""
 
     dry_run: bool = False
     batch: bool = False
@@ -76,9 +76,12 @@ def run_context(
     collector: Any = _KEEP,
 ) -> Iterator[RunContext]:
     """Run the block in the current context with the settings given changed (``None``: as it
-    is). The outermost context starts an empty list of models; inner ones add to it."""
+    is). The outermost context, and one that names a command, starts an empty list of models
+    (the command's); others add to their outer one's."""
     changes: dict[str, Any] = {"dry_run": dry_run, "batch": batch, "command": command}
     changes = {k: v for k, v in changes.items() if v is not None}
+    if command is not None:
+        changes["models"] = []
     if collector is not _KEEP:
         changes["collector"] = collector
     ctx = dataclasses.replace(current(), **changes)

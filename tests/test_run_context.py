@@ -26,10 +26,12 @@ def test_an_inner_context_changes_what_it_names_and_shares_the_models():
         with run_context(batch=True) as inner:
             assert (inner.dry_run, inner.batch, inner.command) == (True, True, "amg eval run")
             assert inner.plans_batch and not outer.plans_batch
-        with run_context(command="amg eval answers"):
+        with run_context(dry_run=False):
             second = get_model("scripted:second")
+        with run_context(command="amg usage") as command:  # a command's models are its own
+            third = get_model("scripted:third")
         assert current() is outer
-        assert outer.models == [first, second]
+        assert outer.models == [first, second] and command.models == [third]
     assert current() == RunContext()
 
 
