@@ -152,8 +152,8 @@ def build(
     re-asks of drafts that failed their checks together with the judge questions of the arcs
     rendered so far, and so on; the export is written once, by the pass that defers nothing.
     ``wait=False`` (``--no-wait``) submits and raises ``BatchesPending``; a re-run collects the
-    stored batches instead of submitting again. A dry run counts the same calls (the caller
-    plans them at batch prices, ``llm._batch_state.planning_batch``)."""
+    stored batches instead of submitting again. A dry run counts the same calls, at batch
+    prices in a run context of ``batch`` (``run_context``, as ``amg build --batch`` enters)."""
     # Everything that can be refused is refused before any work, and a workspace this call
     # created is removed again when it is refused (nothing is left on disk).
     _one_blas_thread()

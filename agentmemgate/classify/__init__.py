@@ -41,6 +41,7 @@ _LAZY = {
     "ClassifyResult": ("run", None),
     "classify_set": ("run", None),
     "classifiers_of": ("run", None),
+    "plan_classify_set": ("run", None),
     "export_distributions": ("run", None),
     "stored": ("run", None),
 }
@@ -90,6 +91,7 @@ __all__ = [
     "normalize_label",
     "paired_auroc_difference",
     "per_class",
+    "plan_classify_set",
     "stability",
     "stored",
 ]

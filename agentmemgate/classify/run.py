@@ -98,6 +98,64 @@ def classifiers_of(ws: Workspace, set_name: str) -> list[str]:
     return [r[0] for r in rows]
 
 
+def _to_classify(
+    ws: Workspace,
+    set_name: str,
+    spec: str,
+    runs: int,
+    classifier: Classifier | None,
+    model_options: dict | None,
+    **how,
+) -> tuple[list[Statement], Classifier, list[tuple[Statement, int]]]:
+    """The set's statements, the classifier, and the (statement, run) pairs not stored yet."""
+    if runs < 1:
+        raise BadInput("--runs must be at least 1")
+    statements = load_set(ws, set_name)
+    clf = classifier or get_classifier(spec, workspace=ws, **how, **(model_options or {}))
+    done = _done(ws, set_name, clf.name)
+    return (
+        statements,
+        clf,
+        [(s, r) for r in range(runs) for s in statements if (s.id, r) not in done],
+    )
+
+
+def plan_classify_set(
+    ws: Workspace,
+    set_name: str,
+    spec: str = "offline",
+    *,
+    runs: int = 1,
+    rubric: str = "evidence_type",
+    method: str = "auto",
+    samples: int = 5,
+    base_url: str | None = None,
+    progress: bool = False,
+    classifier: Classifier | None = None,
+    model_options: dict | None = None,
+) -> int:
+    """What ``classify_set`` with the same arguments would classify: the (statement, run) pairs
+    not stored yet, whose calls are counted on the classifier's model (``model.planned``);
+    nothing is sent or stored."""
+    _, clf, todo = _to_classify(
+        ws,
+        set_name,
+        spec,
+        runs,
+        classifier,
+        model_options,
+        rubric=rubric,
+        method=method,
+        samples=samples,
+        base_url=base_url,
+        progress=progress,
+    )
+    if hasattr(clf, "plan"):
+        for s, r in todo:
+            clf.plan(s, r)
+    return len(todo)
+
+
 def classify_set(
     ws: Workspace,
     set_name: str,
@@ -113,32 +171,23 @@ def classify_set(
     progress: bool = False,
     classifier: Classifier | None = None,
     model_options: dict | None = None,
-    dry_run: bool = False,
-) -> ClassifyResult | int:
+) -> ClassifyResult:
     """Classify every (statement, run) not yet stored; failures are counted, never stored as
-    distributions (a re-run asks again). ``model_options`` go to a model classifier.
-    ``dry_run``: count the calls on the classifier's model (``model.planned``) and return how
-    many (statement, run) pairs would be classified; nothing is sent or stored."""
-    if runs < 1:
-        raise BadInput("--runs must be at least 1")
-    statements = load_set(ws, set_name)
-    clf = classifier or get_classifier(
+    distributions (a re-run asks again). ``model_options`` go to a model classifier. What it
+    would classify, counted without sending: ``plan_classify_set``."""
+    statements, clf, todo = _to_classify(
+        ws,
+        set_name,
         spec,
-        workspace=ws,
+        runs,
+        classifier,
+        model_options,
         rubric=rubric,
         method=method,
         samples=samples,
         base_url=base_url,
         progress=progress,
-        **(model_options or {}),
     )
-    done = _done(ws, set_name, clf.name)
-    todo = [(s, r) for r in range(runs) for s in statements if (s.id, r) not in done]
-    if dry_run:
-        if hasattr(clf, "plan"):
-            for s, r in todo:
-                clf.plan(s, r)
-        return len(todo)
 
     def store(st: Statement, run: int, dist: Distribution) -> None:
         with ws.db.conn:

@@ -161,17 +161,19 @@ def handles_errors(fn: Callable) -> Callable:
     def wrapper(*args, **kwargs):
         import gc
 
-        from .. import invocation
         from ..errors import AmgError
         from ..llm import CallFailed
+        from ..run_context import run_context
 
         gc.enable()  # ``main`` paused it for the start-up imports
 
-        invocation.begin(
-            _command_path(fn), dry_run=bool(kwargs.get("dry_run")), batch=bool(kwargs.get("batch"))
-        )
         try:
-            return fn(*args, **kwargs)
+            with run_context(
+                command=_command_path(fn),
+                dry_run=bool(kwargs.get("dry_run")),
+                batch=bool(kwargs.get("batch")),
+            ):
+                return fn(*args, **kwargs)
         except (AmgError, CallFailed) as e:  # a model call no item records: one line all the same
             fail(str(e).splitlines()[0] if str(e) else type(e).__name__)
         except KeyboardInterrupt:
@@ -182,7 +184,5 @@ def handles_errors(fn: Callable) -> Callable:
         except BrokenPipeError:
             sys.stderr.close()
             raise typer.Exit(0) from None
-        finally:
-            invocation.end()
 
     return wrapper

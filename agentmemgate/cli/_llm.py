@@ -102,10 +102,10 @@ def model_options(
 def print_costs(*, planned: bool = False, unestimated: bool = False) -> None:
     """Tokens and cost per model of this command (``planned``: a dry run's estimates;
     ``unestimated``: the dry run left calls out that it named above, e.g. a product's)."""
-    from .. import invocation
     from ..llm.cost import cost_lines
+    from ..run_context import current
 
-    lines = cost_lines(invocation.models(), planned=planned)
+    lines = cost_lines(current().models, planned=planned)
     if planned and not lines:
         lines = (
             ["no call estimated: the calls named above are not estimated"]
@@ -154,8 +154,8 @@ def batched(
 ) -> T:
     """``fn()``, or with ``--batch`` ``fn`` run until every model call it makes is answered by a
     batch (``llm.batch.run_batched``); ``--no-wait`` with batches still out exits 2. A dry run
-    with ``--batch`` sends nothing: it estimates at batch prices."""
-    with batch_mode(batch, no_wait, specs, dry_run) as poll:
+    with ``--batch`` sends nothing: it estimates at batch prices (the run context has both)."""
+    with batch_mode(batch, no_wait, specs) as poll:
         if not batch or dry_run:
             return fn()
         from ..llm.batch import run_batched
@@ -168,26 +168,16 @@ def batched(
 class batch_mode:
     """The ``--batch`` / ``--no-wait`` rules around a command body that runs its own batches
     (``amg build``): ``with batch_mode(...) as poll``: refusals first, then the poll interval;
-    a dry run plans at batch prices; batches still running (``--no-wait``) exit 2."""
+    batches still running (``--no-wait``) exit 2."""
 
-    def __init__(
-        self, batch: bool, no_wait: bool, specs: Iterable[str | None], dry_run: bool = False
-    ):
+    def __init__(self, batch: bool, no_wait: bool, specs: Iterable[str | None]):
         self.poll = batch_poll_interval(batch, no_wait, specs)
-        self.batch, self.dry_run = batch, dry_run
-        self.planning: Any = None
+        self.batch = batch
 
     def __enter__(self) -> float:
-        if self.batch and self.dry_run:
-            from ..llm._batch_state import planning_batch
-
-            self.planning = planning_batch()
-            self.planning.__enter__()
         return self.poll
 
     def __exit__(self, kind: Any, e: Any, tb: Any) -> bool:
-        if self.planning is not None:
-            self.planning.__exit__(kind, e, tb)
         if self.batch and e is not None:
             from ..llm.batch import BatchesPending
 
@@ -268,7 +258,7 @@ class LlmRun:
 
     def batch_mode(self, specs: Iterable[str | None]) -> batch_mode:
         """The ``--batch`` rules around a body that runs its own batches (``amg build``)."""
-        return batch_mode(self.batch, self.no_wait, specs, self.dry_run)
+        return batch_mode(self.batch, self.no_wait, specs)
 
     def finish(
         self, result: Any, failed: int = 0, *, unestimated: bool = False, costs: bool = True

@@ -377,30 +377,26 @@ def classify(
     """Store per-statement evidence-type distributions for a statement set."""
     options = llm.options([classifier])
     ws = _existing(workspace)
-    from ..classify import classify_set
+    from ..classify import classify_set, plan_classify_set
 
+    how = dict(
+        runs=runs,
+        rubric=rubric,
+        method=method,
+        samples=samples,
+        base_url=base_url,
+        progress=not no_progress,
+        model_options=options,
+    )
+    if llm.dry_run:
+        n = llm.run(ws, [classifier], lambda: plan_classify_set(ws, statements, classifier, **how))
+        return llm.finish(f"dry run: {n} (statement, run) pairs to classify")
     r = llm.run(
         ws,
         [classifier],
-        lambda: classify_set(
-            ws,
-            statements,
-            classifier,
-            runs=runs,
-            rubric=rubric,
-            method=method,
-            samples=samples,
-            concurrency=concurrency,
-            out=out,
-            base_url=base_url,
-            progress=not no_progress,
-            model_options=options,
-            dry_run=llm.dry_run,
-        ),
+        lambda: classify_set(ws, statements, classifier, concurrency=concurrency, out=out, **how),
         show_progress=not no_progress,
     )
-    if llm.dry_run:
-        return llm.finish(f"dry run: {r} (statement, run) pairs to classify")
     llm.finish(r, r.errors)
 
 

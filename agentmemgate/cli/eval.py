@@ -197,8 +197,31 @@ def run(
     if limit is not None:
         raise BadInput("--limit applies to --natural runs only")
     ws = Workspace(workspace, create=False)
-    from ..evaluate import run_eval
+    from ..evaluate import plan_eval, run_eval
 
+    if llm.dry_run:
+        p = llm.run(
+            ws,
+            [model, judge],
+            lambda: plan_eval(
+                ws,
+                _splits(ws, split),
+                system or None,
+                model=model,
+                base_url=base_url,
+                judge=judge,
+                judge_base_url=judge_base_url,
+                allow_same_family=allow_same_family,
+                concurrency=concurrency,
+                variants=variants,
+                llm_options=options,
+                embedder=embedder,
+                embedder_base_url=embedder_base_url,
+                graph_url=graph_url,
+                repeat=repeat,
+            ).dry_run(),
+        )
+        return llm.finish(p, unestimated=any(a.calls is None for a in p.answering))
     s = llm.run(
         ws,
         [model, judge],
@@ -218,13 +241,10 @@ def run(
             embedder_base_url=embedder_base_url,
             graph_url=graph_url,
             show_progress=not no_progress,
-            dry_run=llm.dry_run,
             repeat=repeat,
         ),
         show_progress=not no_progress,
     )
-    if llm.dry_run:
-        return llm.finish(s, unestimated=any(a.calls is None for a in s.answering))
     s.workspace_option = workspace_option(workspace)
     llm.finish(s, s.failed)
 

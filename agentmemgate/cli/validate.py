@@ -165,37 +165,37 @@ def equivalence_pairs(
     _, splits = design_splits(workspace, split)
     options = llm.options([judge, rejudge])
     ws = Workspace(workspace, create=False)
-    from ..validate.pairs import report_markdown, run_equivalence_pairs
+    from ..validate.pairs import plan_equivalence_pairs, report_markdown, run_equivalence_pairs
 
+    how = dict(
+        n=n,
+        borderline_share=borderline_share,
+        seed=seed,
+        pair_set=name,
+        allow_same_family=allow_same_family,
+        base_url=base_url,
+        rejudge_base_url=rejudge_base_url,
+        concurrency=concurrency,
+        model_options=options,
+    )
+    if llm.dry_run:  # the calls per judge spec
+        calls = llm.run(
+            ws, [judge, rejudge], lambda: plan_equivalence_pairs(ws, splits, judge, rejudge, **how)
+        )
+        return llm.finish(
+            [
+                f"dry run: {sum(calls.values())} judge calls",
+                *(f"  judge {display_spec(s)}: {c}" for s, c in calls.items()),
+            ]
+        )
     r = llm.run(
         ws,
         [judge, rejudge],
         lambda: run_equivalence_pairs(
-            ws,
-            splits,
-            judge,
-            rejudge,
-            n=n,
-            borderline_share=borderline_share,
-            seed=seed,
-            pair_set=name,
-            allow_same_family=allow_same_family,
-            base_url=base_url,
-            rejudge_base_url=rejudge_base_url,
-            concurrency=concurrency,
-            show_progress=not no_progress,
-            model_options=options,
-            dry_run=llm.dry_run,
+            ws, splits, judge, rejudge, show_progress=not no_progress, **how
         ),
         show_progress=not no_progress,
     )
-    if llm.dry_run:  # the calls per judge spec
-        return llm.finish(
-            [
-                f"dry run: {sum(r.values())} judge calls",
-                *(f"  judge {display_spec(s)}: {calls}" for s, calls in r.items()),
-            ]
-        )
     llm.finish(
         r.model_dump_json(indent=2) if json_ else report_markdown(r),
         sum(j.failures for j in r.per_judge.values()),

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..errors import BadInput
 from ..memory.system import SystemInfo
+from ..run_context import current as run_context
 from ..schema import Arc
 from ..validate.judges import JudgeInfo
 from ..workspace import Workspace
@@ -308,13 +309,16 @@ def plan_eval(
     embedder: str | None = None,
     embedder_base_url: str | None = None,
     graph_url: str | None = None,
-    dry_run: bool = False,
     repeat: int = 1,
 ) -> RunPlan:
     """``run_eval``'s first half: every choice checked and every stored result looked up, nothing
-    written. ``dry_run``: a plan to count, not to execute: a system that cannot be built without a
-    model answer is recorded in ``unbuilt`` instead of stopping the plan."""
+    written. In a dry run (``run_context``) a plan to count (``RunPlan.dry_run``), not to execute:
+    a system that cannot be built without a model answer is recorded in ``unbuilt`` instead of
+    stopping the plan."""
+    if repeat < 1:
+        raise BadInput(f"--repeat must be 1 or more, not {repeat}")
     t0 = time.perf_counter()
+    dry_run = run_context().dry_run
     variants = list(variants or [])
     unbuilt: dict[str, str] = {}
     specs = resolve_systems(
@@ -560,18 +564,16 @@ def run_eval(
     embedder_base_url: str | None = None,
     graph_url: str | None = None,
     show_progress: bool = True,
-    dry_run: bool = False,
     repeat: int = 1,
-) -> EvalSummary | EvalPlan:
+) -> EvalSummary:
     """``llm_options`` (``timeout``, ``max_tokens``, ``structured_output``) go to every model of
     the run: the components' and an LLM judge's. Answering systems (products, baselines,
     plug-ins; ``embedder``, ``embedder_base_url`` and ``graph_url`` go to their builders) run by
     ``evaluate.answering_protocol`` and are scored from their answers by the answer judge.
-    ``dry_run``: the plan with its calls counted (``RunPlan.dry_run``); nothing is stored.
+    What it would do, counted without sending or storing: ``plan_eval(...).dry_run()`` in a dry
+    run (``with run_context(dry_run=True)``).
     ``repeat``: model-backed systems run N times, runs 2 to N as ``NAME#k`` with LLM cache
     entries of their own (the report gives each measure's spread across the runs)."""
-    if repeat < 1:
-        raise BadInput(f"--repeat must be 1 or more, not {repeat}")
     plan = plan_eval(
         ws,
         splits,
@@ -587,9 +589,6 @@ def run_eval(
         embedder=embedder,
         embedder_base_url=embedder_base_url,
         graph_url=graph_url,
-        dry_run=dry_run,
         repeat=repeat,
     )
-    if dry_run:
-        return plan.dry_run()
     return execute(plan, corrections=corrections, show_progress=show_progress)

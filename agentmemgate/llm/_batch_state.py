@@ -1,21 +1,36 @@
-"""What the model layer needs to know of a ``--batch`` run, with no imports of its own (so
-``model``, ``concurrent`` and the provider batch modules can use it without import circles):
-the ``Deferred`` signal, the running collector, and the shapes a provider batch API reports."""
+"""What the model layer needs to know of a ``--batch`` run, with no imports of its own beyond the
+run context (so ``model``, ``concurrent`` and the provider batch modules can use it without import
+circles): the ``Deferred`` signal, readers of the run context's batch settings, and the shapes a
+provider batch API reports."""
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import dataclasses
-from collections.abc import Iterator
 from typing import Any
+
+from ..run_context import current
 
 
 class Deferred(BaseException):
     """A call that will be answered by a batch: not a failure, the item is simply not done yet.
 
-    A BaseException so that a room's ``except Exception`` (which records a failure) lets it pass.
+    Raised by ``Model.complete`` when the run context has a batch collector. The call sits deep
+    in a room's own code (a system's step, a judge's question), often in a worker thread of
+    ``run_concurrent``; an exception is the one way to leave that code without the room
+    recording a result, and it reaches ``run_concurrent`` (which skips the item) or
+    ``run_batched`` (which ends the pass) whatever the room's code in between. A
+    BaseException so that a room's ``except Exception`` (which records a failure) lets it pass.
     """
+
+
+def active_collector() -> Any:
+    """The collector of the running ``run_batched``, if any (``Model.complete`` asks)."""
+    return current().collector
+
+
+def plans_batch() -> bool:
+    """A dry run of ``--batch``: ``Model.plan`` estimates at batch prices."""
+    return current().plans_batch
 
 
 @dataclasses.dataclass
@@ -45,33 +60,3 @@ class Outcome:
     error: str = ""
     http_status: int | None = None
     field: str | None = None  # the request field an error names (a refused structured output)
-
-
-# A context variable, not a global: ``run_concurrent`` runs each item in a copy of the submitting
-# context, so a worker still running after ``run_batched`` has returned (a fatal error stopped the
-# run while calls were starting) keeps deferring to the closed collector instead of calling live.
-_ACTIVE: contextvars.ContextVar = contextvars.ContextVar("amg_batch", default=None)
-_RUNNING: list[Any] = []  # for threads not started by run_concurrent (a local proxy's)
-
-
-def active_collector() -> Any:
-    """The collector of the running ``run_batched``, if any (``Model.complete`` asks)."""
-    return _ACTIVE.get() or (_RUNNING[0] if _RUNNING else None)
-
-
-_PLAN_BATCH: list[bool] = []  # a dry run under --batch: its planned calls are batch calls
-
-
-@contextlib.contextmanager
-def planning_batch() -> Iterator[None]:
-    """A dry run of ``--batch``: ``Model.plan`` estimates at batch prices (and refuses a model
-    with no batch API, as the real run would)."""
-    _PLAN_BATCH.append(True)
-    try:
-        yield
-    finally:
-        _PLAN_BATCH.pop()
-
-
-def plans_batch() -> bool:
-    return bool(_PLAN_BATCH)

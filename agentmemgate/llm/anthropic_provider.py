@@ -25,7 +25,7 @@ from typing import Any
 import anthropic
 from anthropic.types import Message
 
-from .. import invocation
+from .. import run_context
 from ..errors import MissingApiKey
 from ..workspace import Workspace
 from ._errors import from_sdk_error
@@ -59,7 +59,7 @@ class AnthropicModel(Model):
         o: AnthropicOptions = self.options  # type: ignore[assignment]
         key = o.api_key.get_secret_value() if o.api_key else os.environ.get(KEY_ENV)
         if not key:
-            if not invocation.dry_run():  # a dry run sends nothing: it needs no key
+            if not run_context.current().dry_run:  # a dry run sends nothing: it needs no key
                 raise MissingApiKey(KEY_ENV, f"{self.provider}:{name}")
             key = "dry-run-sends-nothing"
         self._key = key

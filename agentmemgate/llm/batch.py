@@ -35,8 +35,9 @@ import sqlite_utils
 
 from ..errors import AmgError
 from ..progress import progress_bar, say
+from ..run_context import current, run_context
 from ..workspace import DB_NAME, Workspace, now
-from ._batch_state import _ACTIVE, _RUNNING, BatchInfo, Deferred, Outcome
+from ._batch_state import BatchInfo, Deferred, Outcome, active_collector
 from ._errors import CallFailed, FatalProviderError, scrub, shorten
 from .structured import STRATEGY_FIELDS, feedback
 
@@ -561,8 +562,6 @@ class Collector:
         note: str,
         http_status: int | None,
     ) -> None:
-        from .. import invocation
-
         model = c.model
         cost = (
             model.call_cost(raw.input_tokens, raw.output_tokens, raw.cached_tokens, batch=True)
@@ -590,7 +589,7 @@ class Collector:
                     "note": note,
                     "batch": 1,
                     "cost_usd": cost,
-                    "command": invocation.command() or None,
+                    "command": current().command or None,
                 }
             ]
         )
@@ -633,44 +632,48 @@ def run_batched(
 
     Raises ``BatchesPending`` when ``wait`` is False and batches are still running.
     """
-    if _ACTIVE.get() is not None or _RUNNING:
+    if active_collector() is not None:
         raise RuntimeError("run_batched does not nest")
     c = Collector(ws, show_progress=show_progress, poll_interval=poll_interval, sleep=sleep)
-    token = _ACTIVE.set(c)
-    _RUNNING.append(c)
     try:
-        idle = 0
-        while True:
-            c.deferred = 0
-            settled = c.settled
+        with run_context(collector=c):
             try:
-                result = fn()
-            except Deferred:  # a room whose calls are not fanned out stops at its first one
-                result = None
-            if c.deferred == 0:
-                return result
-            c.submit()
-            c.poll(wait=wait)
-            if c.out():
-                n = len(c.out())
-                requests = sum(
-                    1 for x in c.calls.values() if x.batch_id and not x.done and x.failure is None
-                )
-                raise BatchesPending(n, requests)
-            idle = idle + 1 if c.settled == settled and not c.queue else 0
-            if idle > 1:  # pragma: no cover - a pass that defers without anything to wait for
-                raise RuntimeError("batch loop made no progress")
+                return _passes(fn, c, wait)
+            finally:
+                c.closed = True
     finally:
-        c.closed = True
-        _RUNNING.remove(c)
-        _ACTIVE.reset(token)
         c.close()
+
+
+def _passes(fn: Callable[[], T], c: Collector, wait: bool) -> T | None:
+    """``run_batched``'s passes, each followed by submitting and collecting what it deferred."""
+    idle = 0
+    while True:
+        c.deferred = 0
+        settled = c.settled
+        try:
+            result = fn()
+        except Deferred:  # a room whose calls are not fanned out stops at its first one
+            result = None
+        if c.deferred == 0:
+            return result
+        c.submit()
+        c.poll(wait=wait)
+        if c.out():
+            n = len(c.out())
+            requests = sum(
+                1 for x in c.calls.values() if x.batch_id and not x.done and x.failure is None
+            )
+            raise BatchesPending(n, requests)
+        idle = idle + 1 if c.settled == settled and not c.queue else 0
+        if idle > 1:  # pragma: no cover - a pass that defers without anything to wait for
+            raise RuntimeError("batch loop made no progress")
 
 
 def deferring() -> bool:
     """Whether the running pass of ``run_batched`` has deferred a call so far (a pipeline skips
     its final steps, e.g. an export, until a pass defers nothing)."""
-    c = _ACTIVE.get() or (_RUNNING[0] if _RUNNING else None)
+    c = active_collector()
     return c is not None and c.deferred > 0
 
 

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from .. import invocation
+from .. import run_context
 from ..errors import AmgError
 from ..progress import say
 from ..workspace import Workspace
@@ -178,7 +178,7 @@ class Model(Forwarding, ABC):
         self.planned = Usage()  # dry runs: the calls ``plan`` counted (tokens estimated)
         self._planned_keys: set[str] = set()
         self._price: Any = _UNRESOLVED
-        invocation.created(self)
+        run_context.current().models.append(self)
 
     @property
     def spec(self) -> str:
@@ -832,7 +832,7 @@ class Model(Forwarding, ABC):
                     "strategy": req.strategy,
                     "note": note if i == 0 else None,
                     "cost_usd": cost if raw and last else None,
-                    "command": invocation.command() or None,
+                    "command": run_context.current().command or None,
                 }
             )
         if self._store is not None:

@@ -23,7 +23,7 @@ from openai.lib import type_to_response_format_param
 from openai.types.chat import ChatCompletion
 from pydantic import Field
 
-from .. import invocation
+from .. import run_context
 from ..errors import MissingApiKey
 from ..workspace import Workspace
 from ._errors import FatalProviderError, from_sdk_error
@@ -62,7 +62,7 @@ class OpenAIModel(Model):
             self.base_url = None  # OpenAI itself, named explicitly
         key = o.api_key.get_secret_value() if o.api_key else os.environ.get(KEY_ENV)
         if not key:
-            if not self.base_url and not invocation.dry_run():  # a dry run sends nothing
+            if not self.base_url and not run_context.current().dry_run:  # a dry run sends nothing
                 raise MissingApiKey(KEY_ENV, f"{self.provider}:{name}")
             key = PLACEHOLDER_KEY
         self._key = key

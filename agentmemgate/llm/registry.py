@@ -63,9 +63,9 @@ def get_model(
         err = e.errors()[0]
         where = ".".join(str(p) for p in err.get("loc", ())) or "options"
         raise BadInput(f"Bad option {where!r} for {spec}: {err.get('msg')}") from None
-    from .. import invocation
+    from .. import run_context
 
-    if invocation.batch():  # --batch: a server without a batch API is refused before any work
+    if run_context.current().batch:  # a server without a batch API is refused before any work
         model.check_batch_api()
     return model
 

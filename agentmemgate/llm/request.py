@@ -12,7 +12,7 @@ import hashlib
 
 from pydantic import BaseModel, ConfigDict
 
-from .. import invocation
+from .. import run_context
 from ._errors import DryRunCall
 
 
@@ -55,7 +55,7 @@ class RawReply(BaseModel):
 
 def refuse_in_dry_run(label: str, purpose: str) -> None:
     """A dry run sends nothing: a call it reaches that the cache cannot answer stops it."""
-    if invocation.dry_run():
+    if run_context.current().dry_run:
         raise DryRunCall(
             f"{label}: a dry run sends nothing, and this step ({purpose or 'a call'}) "
             "needs an answer not in the workspace",

@@ -518,29 +518,24 @@ def report_markdown(r: EquivalenceReport, max_rows: int = 60) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def run_equivalence_pairs(
+def _judges_and_pairs(
     ws: Workspace,
     splits: list[str],
-    judge: str = "offline",
-    rejudge: str | None = None,
+    judge: str,
+    rejudge: str | None,
     *,
-    n: int = 150,
-    borderline_share: float | None = None,
-    seed: int = 0,
-    pair_set: str = "default",
-    allow_same_family: bool = False,
-    base_url: str | None = None,
-    rejudge_base_url: str | None = None,
-    concurrency: int = 4,
-    show_progress: bool = True,
-    model_options: dict | None = None,
-    dry_run: bool = False,
-) -> EquivalenceReport | dict[str, int]:
-    """Build and sample pairs from ``splits``, judge them, re-judge with another family, report.
-    ``dry_run``: the calls per judge spec (counted on the judges' models, ``model.planned``);
-    nothing is sent or stored."""
+    n: int,
+    borderline_share: float | None,
+    seed: int,
+    allow_same_family: bool,
+    base_url: str | None,
+    rejudge_base_url: str | None,
+    concurrency: int,
+    model_options: dict | None,
+) -> tuple[list[Judge], list[EquivalencePair], list[EquivalencePair]]:
+    """The judges (the first, then a re-judge of another family), the pair population built
+    from ``splits`` and the sample of it to judge."""
     from .judges import get_judge
-    from .store import start_validation_run
 
     for option, url, spec in (
         ("--base-url", base_url, judge),
@@ -575,16 +570,86 @@ def run_equivalence_pairs(
     if not arcs:
         raise BadInput(f"No arcs in split(s) {', '.join(splits)}; run `amg build` first")
     population = build_pairs(arcs)
-    pairs = sample_pairs(population, n, borderline_share, seed)
-    if dry_run:
-        return {
-            j.spec: (
-                0
-                if j.heuristic
-                else sum(j.would_call(t[1]) for t in _pair_todo(ws, pair_set, pairs, j, seed))
-            )
-            for j in judges
-        }
+    return judges, population, sample_pairs(population, n, borderline_share, seed)
+
+
+def plan_equivalence_pairs(
+    ws: Workspace,
+    splits: list[str],
+    judge: str = "offline",
+    rejudge: str | None = None,
+    *,
+    n: int = 150,
+    borderline_share: float | None = None,
+    seed: int = 0,
+    pair_set: str = "default",
+    allow_same_family: bool = False,
+    base_url: str | None = None,
+    rejudge_base_url: str | None = None,
+    concurrency: int = 4,
+    model_options: dict | None = None,
+) -> dict[str, int]:
+    """What ``run_equivalence_pairs`` with the same arguments would ask: the calls per judge
+    spec (counted on the judges' models, ``model.planned``); nothing is sent or stored."""
+    judges, _, pairs = _judges_and_pairs(
+        ws,
+        splits,
+        judge,
+        rejudge,
+        n=n,
+        borderline_share=borderline_share,
+        seed=seed,
+        allow_same_family=allow_same_family,
+        base_url=base_url,
+        rejudge_base_url=rejudge_base_url,
+        concurrency=concurrency,
+        model_options=model_options,
+    )
+    return {
+        j.spec: (
+            0
+            if j.heuristic
+            else sum(j.would_call(t[1]) for t in _pair_todo(ws, pair_set, pairs, j, seed))
+        )
+        for j in judges
+    }
+
+
+def run_equivalence_pairs(
+    ws: Workspace,
+    splits: list[str],
+    judge: str = "offline",
+    rejudge: str | None = None,
+    *,
+    n: int = 150,
+    borderline_share: float | None = None,
+    seed: int = 0,
+    pair_set: str = "default",
+    allow_same_family: bool = False,
+    base_url: str | None = None,
+    rejudge_base_url: str | None = None,
+    concurrency: int = 4,
+    show_progress: bool = True,
+    model_options: dict | None = None,
+) -> EquivalenceReport:
+    """Build and sample pairs from ``splits``, judge them, re-judge with another family, report.
+    The calls it would make, counted without sending: ``plan_equivalence_pairs``."""
+    from .store import start_validation_run
+
+    judges, population, pairs = _judges_and_pairs(
+        ws,
+        splits,
+        judge,
+        rejudge,
+        n=n,
+        borderline_share=borderline_share,
+        seed=seed,
+        allow_same_family=allow_same_family,
+        base_url=base_url,
+        rejudge_base_url=rejudge_base_url,
+        concurrency=concurrency,
+        model_options=model_options,
+    )
     if [p.id for p in load_pairs(ws, pair_set)] != [p.id for p in pairs]:
         save_pairs(ws, pair_set, pairs)
     start_validation_run(

@@ -8,7 +8,7 @@ import pytest
 from sklearn.metrics import roc_auc_score
 from typer.testing import CliRunner
 
-from agentmemgate.classify import classifier_report, classify_set, stored
+from agentmemgate.classify import classifier_report, classify_set, plan_classify_set, stored
 from agentmemgate.cli import app
 from agentmemgate.corpora import import_statements
 from agentmemgate.errors import BadInput
@@ -40,6 +40,14 @@ def _import(ws, tmp_path, rows=ROWS, name="gold"):
         )
     )
     import_statements(ws, name, f)
+
+
+def test_the_plan_counts_the_pairs_not_stored_and_stores_nothing(ws, tmp_path):
+    _import(ws, tmp_path)
+    assert plan_classify_set(ws, "gold", "offline", runs=2) == 24
+    assert stored(ws, "gold") == []
+    classify_set(ws, "gold", "offline")
+    assert plan_classify_set(ws, "gold", "offline", runs=2) == 12  # run 0 is stored
 
 
 def test_classify_offline_runs_and_report(ws, tmp_path):

@@ -53,13 +53,15 @@ def test_run_then_rerun_skips_everything(hand_ws):
 
 
 def test_the_plan_says_what_will_run_and_a_dry_run_stores_nothing(hand_ws):
-    from agentmemgate.evaluate.run import plan_eval
+    from agentmemgate.evaluate import plan_eval
+    from agentmemgate.run_context import run_context
 
     gated, ungated = specs()
     run_eval(hand_ws, ["core"], [ungated], show_progress=False)  # 4 core arcs stored
     tables = ("eval_runs", "eval_systems", "eval_judges", "eval_traces", "eval_scores")
     before = {t: hand_ws.db[t].count for t in tables}
-    plan = plan_eval(hand_ws, ["core", "heldout"], [gated, ungated], dry_run=True)
+    with run_context(dry_run=True):
+        plan = plan_eval(hand_ws, ["core", "heldout"], [gated, ungated])
     assert [s.name for s in plan.systems] == ["toy-gated", "toy-ungated"]
     assert plan.components_done == 4 and len(plan.arcs) == 5
     assert sorted((it.system, it.arc_id) for it in plan.components) == sorted(

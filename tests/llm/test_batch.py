@@ -5,11 +5,12 @@ re-ask in a follow-up batch, record failures and retry them on a re-run, pick up
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 from pydantic import BaseModel
 
-from agentmemgate.llm import Failed, FatalProviderError, get_model, run_concurrent
+from agentmemgate.llm import Deferred, Failed, FatalProviderError, get_model, run_concurrent
 from agentmemgate.llm.batch import BatchesPending, run_batched
 
 from .batch_fakes import AnthropicBatchApi, OpenAIBatchApi
@@ -258,6 +259,32 @@ def test_waves_every_items_next_step_in_one_batch(ws, openai_model):
     assert api.created == 2
     assert [len(api.lines[b]) for b in ("batch_1", "batch_2")] == [3, 3]
     assert all("after" in x["body"]["messages"][-1]["content"] for x in api.lines["batch_2"])
+
+
+def test_a_call_from_a_thread_started_without_the_context_goes_into_the_batch(ws, openai_model):
+    """A local proxy's request handlers run in threads started without a copy of the run
+    context: their calls are deferred to the running batch all the same, never sent live."""
+    api = OpenAIBatchApi(good)
+    model = openai_model(api)
+
+    def from_a_plain_thread():
+        out = {}
+
+        def ask() -> None:
+            try:
+                out["score"] = model.complete("Judge item 7.", schema=Verdict, max_tokens=50)
+            except Deferred:
+                out["deferred"] = True
+
+        t = threading.Thread(target=ask)
+        t.start()
+        t.join()
+        return out
+
+    result = run(ws, from_a_plain_thread)
+    assert result["score"].parsed.score == 7
+    assert api.created == 1 and len(api.lines["batch_1"]) == 1
+    assert [r["status"] for r in batch_calls(ws)] == ["ok"]
 
 
 def test_a_server_without_the_batch_api_is_refused(ws, monkeypatch):

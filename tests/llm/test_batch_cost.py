@@ -8,12 +8,12 @@ import pytest
 from pydantic import BaseModel
 from typer.testing import CliRunner
 
-from agentmemgate import invocation
 from agentmemgate.cli import app
 from agentmemgate.llm import get_model, run_concurrent
 from agentmemgate.llm.batch import run_batched
 from agentmemgate.llm.cost import cost_lines, lookup
 from agentmemgate.llm.usage_log import usage_lines, usage_rows
+from agentmemgate.run_context import run_context
 
 from .batch_fakes import AnthropicBatchApi, OpenAIBatchApi
 from .llm_fakes import ANTHROPIC_KEY, OPENAI_KEY
@@ -40,9 +40,8 @@ LIVE = (100 * 0.15 + 20 * 0.60) / 1e6
 
 @pytest.fixture
 def command():
-    invocation.begin("amg validate")
-    yield
-    invocation.begin("")
+    with run_context(command="amg validate"):
+        yield
 
 
 def test_batch_calls_are_costed_at_the_batch_price_everywhere(ws, monkeypatch, command):

@@ -11,6 +11,7 @@ from agentmemgate.validate.pairs import (
     build_pairs,
     equivalence_report,
     is_borderline,
+    plan_equivalence_pairs,
     run_equivalence_pairs,
     sample_pairs,
 )
@@ -83,3 +84,10 @@ def test_one_family_only_is_reported_and_same_family_rejudge_refused(tiny):
     with pytest.raises(SameFamilyJudge, match="same family as the first judge offline"):
         run_equivalence_pairs(tiny, ["core"], rejudge="offline", n=5, show_progress=False)
     assert equivalence_report(tiny).pairs == 20  # the refused run changed nothing
+
+
+def test_the_plan_counts_each_judges_calls_and_stores_nothing(tiny):
+    calls = plan_equivalence_pairs(tiny, ["core"], rejudge="scripted:eq", n=5)
+    assert calls == {"offline": 0, "scripted:eq": 5}  # the string judge makes no model call
+    assert load_verdicts(tiny, ["equivalence"]) == []
+    assert tiny.db["llm_calls"].count == 0
