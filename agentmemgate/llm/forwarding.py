@@ -23,9 +23,9 @@ from .request import RawReply, Request, refuse_in_dry_run
 
 
 class Forwarding:
-    """``Model``'s methods for products' calls. Mixed into ``Model``, whose cache (``_store``),
-    call log (``_log``), usage (``_count``) and throttle they use; a provider that can serve a
-    product overrides ``execute_chat`` and ``execute_embed``."""
+    """``Model``'s methods for products' calls. Mixed into ``Model``, whose store (``_store``),
+    call log (``call_log``), usage (``_count``) and throttle they use; a provider that can serve
+    a product overrides ``execute_chat`` and ``execute_embed``."""
 
     _inflight: dict[str, threading.Event]  # chat bodies being forwarded upstream (set by Model)
     _inflight_lock: threading.Lock
@@ -133,7 +133,7 @@ class Forwarding:
             slot.usable = True
         latency = round(time.monotonic() - t0, 4)
         self._count(attempts, raw, priced=False)
-        self._log(key, req, attempts, t0, 0, status="ok", raw=raw)
+        self.call_log.record(key, req, attempts, t0, 0, status="ok", raw=raw)
         if self._store is not None:
             system = (
                 "\n\n".join(
@@ -209,7 +209,7 @@ class Forwarding:
         latency = round(time.monotonic() - t0, 4)
         raw = RawReply(resolved_model=self.name, input_tokens=tokens)
         self._count(attempts, raw, priced=False)
-        self._log(
+        self.call_log.record(
             key,
             req,
             attempts,
@@ -251,6 +251,8 @@ class Forwarding:
         error to raise (a timeout reworded by the throttle)."""
         if isinstance(e, CallFailed) and e.kind == "timeout":
             e = self._timeout_error(e, slot, len(attempts))
-        self._log(key, req, attempts, t0, 0, status=getattr(e, "kind", "fatal"), error=str(e))
+        self.call_log.record(
+            key, req, attempts, t0, 0, status=getattr(e, "kind", "fatal"), error=str(e)
+        )
         self._count(attempts, failed=True)
         return e

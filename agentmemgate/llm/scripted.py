@@ -21,7 +21,8 @@ from pydantic import Field
 
 from ..workspace import Workspace
 from ._errors import CallFailed
-from .model import Model, ModelOptions, RawReply, Request
+from .model import Model, ModelOptions
+from .request import RawReply, Request
 
 Reply = str | dict | BaseException
 
