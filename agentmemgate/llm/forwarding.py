@@ -123,7 +123,7 @@ class Forwarding:
         req = Request(prompt="", purpose=purpose)
         with (
             self.throttle.slot() as slot,
-            recording(on_lost=lambda waited, s=slot: self._lost(s, waited)) as attempts,
+            recording(on_lost=lambda waited, s=slot: self.throttle.lost(s, waited)) as attempts,
         ):
             t0 = time.monotonic()
             try:
@@ -193,7 +193,7 @@ class Forwarding:
         req = Request(prompt="", purpose=purpose)
         with (
             self.throttle.slot() as slot,
-            recording(on_lost=lambda waited, s=slot: self._lost(s, waited)) as attempts,
+            recording(on_lost=lambda waited, s=slot: self.throttle.lost(s, waited)) as attempts,
         ):
             t0 = time.monotonic()
             try:
@@ -250,7 +250,7 @@ class Forwarding:
         """A forwarded chat or an embedding request failed: log it, count it, and return the
         error to raise (a timeout reworded by the throttle)."""
         if isinstance(e, CallFailed) and e.kind == "timeout":
-            e = self._timeout_error(e, slot, len(attempts))
+            e = self.throttle.timeout_error(slot, len(attempts))
         self.call_log.record(
             key, req, attempts, t0, 0, status=getattr(e, "kind", "fatal"), error=str(e)
         )

@@ -2,21 +2,20 @@
 
 ``Model.complete`` is what every room calls. It looks the request up in the workspace's
 content-addressed cache (``cache``: so a re-run after a kill repeats no answered call), otherwise
-calls ``execute`` -- the one method a provider implements -- under the structured-output strategy
-that works for this server (``strategies``, ``structured``), validates the reply with pydantic (or
-the caller's ``parse``), re-asks a bounded number of times with the problem sent back
-(``asking``), and logs every HTTP attempt with the strategy used (``call_log``). Under ``--batch``
-the call is deferred to a provider batch (``batch``), which follows the same rules; a dry run
-counts it instead (``planning``), priced by ``cost``. The calls products make through their own
-clients take the same cache and log by another door (``forwarding``).
+sends it live (``live``): it calls ``execute`` -- the one method a provider implements -- under
+the structured-output strategy that works for this server (``strategies``, ``structured``),
+validates the reply with pydantic (or the caller's ``parse``), re-asks a bounded number of times
+with the problem sent back (``asking``), and logs every HTTP attempt with the strategy used
+(``call_log``). Under ``--batch`` the call is deferred to a provider batch (``batch``), which
+follows the same rules; a dry run counts it instead (``planning``), priced by ``cost``. The calls
+products make through their own clients take the same cache and log by another door
+(``forwarding``).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import threading
-import time
 from abc import ABC, abstractmethod
 from pathlib import Path, PurePath
 from typing import Any, ClassVar
@@ -24,24 +23,24 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from .. import invocation
-from ..errors import AmgError
 from ..progress import say
 from ..workspace import Workspace
 from ._batch_state import active_collector as _batch_collector
 from ._batch_state import plans_batch as _plans_batch
-from ._errors import CallFailed, FatalProviderError, scrub, shorten
-from ._http import Attempt, recording
+from ._errors import FatalProviderError
+from ._http import Attempt
 from ._store import CallStore
-from ._throttle import Slot, Throttle
-from .asking import DEFAULT_BUDGET, Asking, Parse, check, gave_up, read_reply, reask
+from ._throttle import Throttle
+from .asking import DEFAULT_BUDGET, Asking, Parse, check
 from .cache import Cache
 from .call_log import CallLog
 from .cost import Pricing
 from .forwarding import Forwarding
+from .live import send
 from .planning import Plan
 from .request import RawReply, Request, refuse_in_dry_run
 from .strategies import StrategyChoice
-from .structured import STRATEGIES, STRATEGY_FIELDS, StructuredOutput, ask_text
+from .structured import STRATEGIES, StructuredOutput
 from .usage import Usage
 
 
@@ -131,7 +130,8 @@ class Model(Forwarding, ABC):
     Subclasses set ``provider``, ``Options`` and ``strategies`` and implement ``execute`` (and,
     to serve products, ``execute_chat`` / ``execute_embed``: ``forwarding``). The model
     coordinates its collaborators: ``cache``, ``call_log``, ``pricing``, ``structured`` (the
-    structured-output strategy in use) and the dry-run plan (``planned``).
+    structured-output strategy in use), ``throttle``, the dry-run plan (``planned``), and the
+    two ways to send a call (``live``, ``batch``).
     """
 
     provider: ClassVar[str] = ""
@@ -160,7 +160,9 @@ class Model(Forwarding, ABC):
         self._said_lock = threading.Lock()
         self._inflight: dict[str, threading.Event] = {}  # products' chat bodies sent upstream now
         self._inflight_lock = threading.Lock()
-        self.throttle = Throttle(lambda: self.label, self.say, self._in_flight)
+        self.throttle = Throttle(
+            lambda: self.label, self.say, self._in_flight, lambda: self.options.timeout
+        )
         self._plan = Plan(self)
         self.planned = self._plan.usage  # dry runs: the calls ``plan`` counted (tokens estimated)
         invocation.created(self)
@@ -322,47 +324,7 @@ class Model(Forwarding, ABC):
         )
         if (collector := _batch_collector()) is not None:  # --batch: sent later, in a batch
             collector.defer(self, ask)  # raises Deferred (or this run's failure)
-        return self._send(ask)
-
-    def _send(self, ask: Asking) -> Response:
-        """Ask live until a reply is valid or the tries are spent."""
-        started = time.monotonic()
-        tries = self.options.invalid_output_retries + 1
-        while ask.tries < tries:
-            sent = self._attempt(ask)
-            if sent is None:
-                continue  # the server refused this way of asking for JSON: ask the next way
-            ask.tries += 1
-            raw = sent.raw
-            parsed, problem = (None, None) if raw.refusal is not None else self._read(ask, raw)
-            self._count(
-                sent.attempts,
-                raw,
-                failed=raw.refusal is not None or (problem is not None and ask.tries == tries),
-            )
-            if raw.refusal is not None:
-                reason = shorten(scrub(raw.refusal or "no reason given", self.secrets()))
-                self._log_reply(ask, sent, "refused", reason)
-                raise CallFailed(f"{self.label} refused to answer: {reason}", kind="refusal")
-            if problem is None:
-                self._log_reply(ask, sent, "ok")
-                latency = round(time.monotonic() - started, 4)
-                self.cache.put(ask.key, sent.req, raw, latency)
-                return self._response(
-                    raw.text,
-                    parsed,
-                    ask.key,
-                    cached=False,
-                    resolved=raw.resolved_model or self.name,
-                    latency=latency,
-                    tokens=(raw.input_tokens, raw.output_tokens, raw.cached_tokens),
-                    logprobs=raw.logprobs,
-                    strategy=sent.req.strategy,
-                    tries=ask.tries,
-                )
-            self._log_reply(ask, sent, "invalid_output", problem)
-            reask(ask, raw, problem)
-        raise gave_up(self.label, ask, tries, ask.problem)
+        return send(self, ask)
 
     def _from_cache(
         self, key: str, schema: type[BaseModel] | None, parse: Parse | None
@@ -387,92 +349,6 @@ class Model(Forwarding, ABC):
             logprobs=json.loads(row["logprobs_json"] or "null"),
             strategy=row.get("strategy"),
             tries=0,
-        )
-
-    def _attempt(self, ask: Asking) -> _Sent | None:
-        """Ask once (the SDK's retries included), in the structured-output strategy of the moment.
-
-        Returns the reply, or None when the server refused the strategy (the next one is in
-        place: ask again). A failed call is logged, counted and raised.
-        """
-        strategy = self.strategy() if ask.schema is not None else None
-        req = ask.request(ask_text(ask.asked, ask.schema, strategy), strategy)
-        with (
-            self.throttle.slot() as slot,
-            recording(on_lost=lambda waited, s=slot: self._lost(s, waited)) as attempts,
-        ):
-            t0 = time.monotonic()
-            try:
-                raw = self.execute(req)
-            except CallFailed as e:
-                if (
-                    strategy is not None
-                    and e.kind == "unsupported"
-                    and e.field in STRATEGY_FIELDS.get(strategy, ())
-                ):
-                    ask.logged = self.call_log.record(
-                        ask.key,
-                        req,
-                        attempts,
-                        t0,
-                        ask.logged,
-                        status="unsupported",
-                        error=str(e),
-                        note=f"{strategy} refused ({e.field})",
-                    )
-                    self._count(attempts, call=False)
-                    ask.note = self.structured.refused(strategy, e)
-                    return None
-                if e.kind == "timeout":
-                    e = self._timeout_error(e, slot, len(attempts))
-                self._failed(ask, req, attempts, t0, e)
-                raise e from None
-            except AmgError as e:
-                self._failed(ask, req, attempts, t0, e)
-                raise
-            slot.usable = True
-        return _Sent(req, raw, attempts, t0)
-
-    def _failed(
-        self,
-        ask: Asking,
-        req: Request,
-        attempts: list[Attempt],
-        t0: float,
-        error: AmgError | CallFailed,
-    ) -> None:
-        ask.logged = self.call_log.record(
-            ask.key,
-            req,
-            attempts,
-            t0,
-            ask.logged,
-            status=getattr(error, "kind", "fatal"),
-            error=str(error),
-            note=ask.note,
-        )
-        self._count(attempts, failed=True)
-
-    def _read(self, ask: Asking, raw: RawReply) -> tuple[Any, str | None]:
-        """(parsed, None) for a valid reply, else (None, the problem as the re-ask states it)."""
-        return read_reply(ask, raw, hint=self._empty_reply_said)
-
-    def _empty_reply_said(self) -> str:
-        if hint := self.empty_reply_hint():
-            self.say(f"{self.label} sent an empty reply: {hint}")
-        return hint
-
-    def _log_reply(self, ask: Asking, sent: _Sent, status: str, error: str = "") -> None:
-        ask.logged = self.call_log.record(
-            ask.key,
-            sent.req,
-            sent.attempts,
-            sent.t0,
-            ask.logged,
-            status=status,
-            raw=sent.raw,
-            error=error,
-            note=ask.note,
         )
 
     def _count(
@@ -506,27 +382,6 @@ class Model(Forwarding, ABC):
     def _in_flight(self, n: int) -> None:
         self.usage.in_flight = n
 
-    def _lost(self, slot: Slot, waited: float) -> None:
-        timeout = self.options.timeout
-        if waited >= timeout:
-            self.throttle.timed_out(slot, timeout)
-
-    def _timeout_error(self, e: CallFailed, slot: Slot, attempts: int) -> CallFailed:
-        timeout = self.options.timeout
-        self.throttle.timed_out(slot, timeout)
-        queued = (
-            f"; {slot.others} other request(s) were in flight, so it may have waited in "
-            "the server's queue (concurrency is now 1)"
-            if slot.others
-            else ""
-        )
-        return CallFailed(
-            f"{self.label}: no reply within the client-side timeout of {timeout:g} s "
-            f"({attempts} attempt{'s' if attempts != 1 else ''}){queued}. A timeout, not a model "
-            "failure: the server may still be computing; raise --timeout",
-            kind="timeout",
-        )
-
     def _response(
         self,
         text: str,
@@ -557,13 +412,3 @@ class Model(Forwarding, ABC):
             strategy=strategy,
             tries=tries,
         )
-
-
-@dataclasses.dataclass
-class _Sent:
-    """One attempt that got a reply: what was sent, the reply, and its HTTP attempts."""
-
-    req: Request
-    raw: RawReply
-    attempts: list[Attempt]
-    t0: float
