@@ -2,8 +2,8 @@
 
 ``register()`` (the suite's ``conftest`` calls it, and so do the workers tests start as
 subprocesses) makes ``scripted:NAME`` resolve as a model and as a generator, kept out of the
-choices error messages list. Every ``scripted:NAME`` model shares one named script, so a test can enqueue replies on the model
-it holds while the pipeline resolves its own instance from the spec. Replies are strings, dicts
+choices error messages list. Every ``scripted:NAME`` model shares one named script, so a test can
+enqueue replies on the model it holds while the pipeline resolves its own instance from the spec. Replies are strings, dicts
 (sent as JSON), or exceptions (raised as the call's failure); when the queue is empty a
 ``respond_with`` function answers. Tokens are counted as whitespace-separated words.
 """
