@@ -12,11 +12,20 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def scripted_provider():
+    """``scripted:NAME`` models and generators for every test (``llm/scripted.py``), registered
+    like any provider, as llm's own tests register their MockModel."""
+    from llm.scripted import register
+
+    register()
+
+
 @pytest.fixture(autouse=True)
 def _no_keys_no_scripts(monkeypatch):
     """Every test starts with no API keys or base URLs in the environment, no scripted replies
     and no server remembered as serving the OpenAI Batch API or not."""
-    from agentmemgate.llm import reset_scripts
+    from llm.scripted import reset_scripts
 
     def forget() -> None:
         reset_scripts()

@@ -1,4 +1,5 @@
-"""LLM generators: ``openai:MODEL`` / ``anthropic:MODEL`` (and ``scripted:NAME`` for tests).
+"""LLM generators: ``openai:MODEL`` / ``anthropic:MODEL`` (and a test model registered the same
+way, such as the test suite's ``scripted:NAME``).
 
 The prompt is ``rubrics/generator_arc.vN.txt`` filled from the spec; the reply is a structured
 ``ArcDraft`` validated with pydantic, converted to an ``Arc`` and checked with the structural
@@ -21,6 +22,7 @@ from .. import rubrics
 from ..design import Design, paper_design
 from ..errors import MissingApiKey
 from ..llm import CallFailed, Model, get_model, run_concurrent
+from ..llm.registry import is_test_double
 from ..schema import Arc, ArcSpec
 from .llm_drafts import draft_schema, to_arc
 from .llm_prompts import (
@@ -55,8 +57,8 @@ class LlmRenderer(Renderer):
         self.display = model.display  # a GGUF path shortened to its file name
         self.family = model.family
         self.kind = (
-            "scripted test model (canned replies, no LLM)"
-            if model.provider == "scripted"
+            f"{model.provider} test model (canned replies, no LLM)"
+            if is_test_double(model.provider)
             else "LLM"
         )
         self.rubric = rubrics.load(RUBRIC)
@@ -182,7 +184,5 @@ def make_llm_renderer(
     return LlmRenderer(model, concurrency=concurrency, max_attempts=max_attempts, design=design)
 
 
-for _provider in ("openai", "anthropic", "scripted"):
-    register_renderer(
-        _provider, make_llm_renderer, user_pickable=_provider != "scripted", builtin=True
-    )
+for _provider in ("openai", "anthropic"):
+    register_renderer(_provider, make_llm_renderer, builtin=True)

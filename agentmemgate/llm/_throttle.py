@@ -21,6 +21,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
+from ._errors import CallFailed
+
 BURST_WINDOW_S = 0.25  # requests sent within this of the first (before any is back) are a burst
 MIN_BURST = 3
 SPREAD = 1.5  # a burst whose slowest answer took this many times its fastest is suspicious
@@ -47,9 +49,14 @@ class Slot:
 
 class Throttle:
     def __init__(
-        self, label: Callable[[], str], say: Callable[[str], None], on_change: Callable[[int], None]
+        self,
+        label: Callable[[], str],
+        say: Callable[[str], None],
+        on_change: Callable[[int], None],
+        timeout: Callable[[], float] = lambda: 0.0,
     ):
         self._label = label
+        self._timeout = timeout  # the client-side timeout of one HTTP attempt (seconds)
         self._say = say
         self._on_change = on_change  # in-flight count, for progress displays
         self._cond = threading.Condition()
@@ -153,6 +160,29 @@ class Throttle:
                     "no other request in flight; the server may still be computing. Raise "
                     "--timeout for this server (a timeout is not a model failure)."
                 )
+
+    def lost(self, slot: Slot, waited: float) -> None:
+        """The SDK retries an attempt of ``slot`` that got no answer after ``waited`` seconds."""
+        timeout = self._timeout()
+        if waited >= timeout:
+            self.timed_out(slot, timeout)
+
+    def timeout_error(self, slot: Slot, attempts: int) -> CallFailed:
+        """The failure of a call of ``slot`` whose last attempt timed out client-side."""
+        timeout = self._timeout()
+        self.timed_out(slot, timeout)
+        queued = (
+            f"; {slot.others} other request(s) were in flight, so it may have waited in "
+            "the server's queue (concurrency is now 1)"
+            if slot.others
+            else ""
+        )
+        return CallFailed(
+            f"{self._label()}: no reply within the client-side timeout of {timeout:g} s "
+            f"({attempts} attempt{'s' if attempts != 1 else ''}){queued}. A timeout, not a model "
+            "failure: the server may still be computing; raise --timeout",
+            kind="timeout",
+        )
 
     def _lower(self, why: str) -> None:
         if self.limit == 1:

@@ -30,7 +30,9 @@ from ..errors import MissingApiKey
 from ..workspace import Workspace
 from ._errors import from_sdk_error
 from ._http import attempts_so_far, install_hooks
-from .model import Model, RawReply, Request, SdkOptions, schema_json
+from .model import Model, SdkOptions
+from .request import RawReply, Request
+from .structured import schema_json
 
 KEY_ENV = "ANTHROPIC_API_KEY"
 

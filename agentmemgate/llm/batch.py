@@ -8,7 +8,7 @@ which ``run_concurrent`` treats as "not done yet" (the item is skipped, not fail
 passes through the rooms' ``except Exception`` handlers. When ``fn`` returns, the collected
 requests go out as one batch per model (OpenAI: an uploaded JSONL file and a batch; Anthropic: a
 message batch), stored in the workspace (``llm_batches``, ``llm_batch_requests``) and polled with
-a progress bar. Every result passes the validation a live reply passes (``model._check``): valid
+a progress bar. Every result passes the checks a live reply passes (``asking``): valid
 ones are cached and logged (call-log rows with ``batch = 1``), invalid ones are re-asked with the
 problem sent back in a follow-up batch, refusals and expired, cancelled or errored requests are
 recorded with their reasons and fail this run's item (a re-run submits them again). Then ``fn``
@@ -35,11 +35,12 @@ import sqlite_utils
 
 from ..errors import AmgError
 from ..progress import progress_bar, say
-from ..run_context import current, run_context
+from ..run_context import run_context
 from ..workspace import DB_NAME, Workspace, now
 from ._batch_state import BatchInfo, Deferred, Outcome, active_collector
 from ._errors import CallFailed, FatalProviderError, scrub, shorten
-from .structured import STRATEGY_FIELDS, feedback
+from .asking import Asking, gave_up, read_reply, reask
+from .structured import STRATEGY_FIELDS, ask_text, feedback
 
 T = TypeVar("T")
 MAX_PER_BATCH = 10_000  # well under both providers' limits (50,000 / 100,000 requests, 200+ MB)
@@ -77,24 +78,10 @@ def independent(fn: Callable[[Any], T], items: Any) -> list[T]:
 
 @dataclasses.dataclass(eq=False)
 class _Call:
-    """One deferred ``complete`` call and where it stands."""
+    """One deferred ``complete`` call (``ask``: the question and its tries) and where it stands."""
 
     model: Any
-    key: str
-    prompt: str
-    system: str | None
-    schema: Any
-    parse: Any
-    temperature: float
-    logprobs: bool
-    top_logprobs: int
-    seed_key: str
-    purpose: str
-    budget: int
-    forced_budget: bool
-    tries: int = 0  # replies received so far
-    asked: str = ""  # the prompt of the next request (the original, or a re-ask with feedback)
-    note: str | None = None
+    ask: Asking
     batch_id: str | None = None  # in flight in this batch
     sent: Any = None  # the Request sent (for the cache row)
     tool: str | None = None
@@ -162,7 +149,7 @@ class Collector:
         self.closed = False  # run_batched has returned: late calls are abandoned, never sent
 
     # -- called by Model.complete (any thread) -----------------------------------------------
-    def defer(self, model: Any, key: str, **call: Any) -> None:
+    def defer(self, model: Any, ask: Asking) -> None:
         """Record a call the cache could not answer; raise ``Deferred`` (or this run's failure)."""
         if self.closed:
             raise Deferred()
@@ -170,10 +157,10 @@ class Collector:
             raise FatalProviderError("--batch needs a workspace to keep the batches and answers in")
         model.check_batch_api()
         with self.lock:
-            c = self.calls.get(key)
+            c = self.calls.get(ask.key)
             if c is None:
-                c = _Call(model=model, key=key, asked=call["prompt"], **call)
-                self.calls[key] = c
+                c = _Call(model=model, ask=ask)
+                self.calls[ask.key] = c
                 self._restore(c)
             if c.failure is not None:
                 f = c.failure
@@ -187,19 +174,20 @@ class Collector:
     def _restore(self, c: _Call) -> None:
         """Pick up what an earlier run left for this call: a batch still out, a result not yet
         read, or an invalid reply to re-ask. Failed requests of earlier runs are asked again."""
-        row = self.store.latest(c.key)
+        ask = c.ask
+        row = self.store.latest(ask.key)
         if row is None:
             return
         meta = json.loads(row["request_json"])
         if row["status"] == "pending" and not row["collected_at"]:
-            c.batch_id, c.tries = row["batch_id"], row["try"] - 1
-            c.sent, c.tool = _request(c, meta["_prompt"], meta.get("_strategy")), meta.get("_tool")
-            c.budget = meta.get("_budget") or c.budget
+            c.batch_id, ask.tries = row["batch_id"], row["try"] - 1
+            ask.budget = meta.get("_budget") or ask.budget
+            c.sent, c.tool = ask.request(meta["_prompt"], meta.get("_strategy")), meta.get("_tool")
             self.models.setdefault(row["batch_id"], c.model)
         elif row["status"] == "returned" and row["raw_json"]:
-            c.tries = row["try"] - 1
-            c.sent, c.tool = _request(c, meta["_prompt"], meta.get("_strategy")), meta.get("_tool")
-            c.budget = meta.get("_budget") or c.budget
+            ask.tries = row["try"] - 1
+            ask.budget = meta.get("_budget") or ask.budget
+            c.sent, c.tool = ask.request(meta["_prompt"], meta.get("_strategy")), meta.get("_tool")
             self._settle(
                 c,
                 Outcome(row["custom_id"], "returned", payload=json.loads(row["raw_json"])),
@@ -209,11 +197,11 @@ class Collector:
             row["status"] == "invalid_output"
             and row["try"] < c.model.options.invalid_output_retries + 1
         ):
-            c.tries = row["try"]
+            ask.tries = row["try"]
             text = json.loads(row["raw_json"] or "{}").get("_text", "")
-            c.asked = feedback(c.prompt, row["error"] or "", text)
-            c.budget = meta.get("_budget") or c.budget
-            c.note = f"re-ask {c.tries + 1}: the problem was sent back"
+            ask.asked = feedback(ask.question.prompt, row["error"] or "", text)
+            ask.budget = meta.get("_budget") or ask.budget
+            ask.note = f"re-ask {ask.tries + 1}: the problem was sent back"
 
     def answered(self, key: str) -> bool:
         """Whether a batch of this run answered this call (its cache hit in a later pass is the
@@ -242,10 +230,11 @@ class Collector:
         api = model.batch_api()
         items, rows = [], []
         for c in calls:
-            strategy = model.strategy() if c.schema is not None else None
-            c.sent = _request(c, model._ask_text(c.asked, c.schema, strategy), strategy)
+            ask = c.ask
+            strategy = model.strategy() if ask.schema is not None else None
+            c.sent = ask.request(ask_text(ask.asked, ask.schema, strategy), strategy)
             body, c.tool = model.request_body(c.sent)
-            items.append((c.key, body))
+            items.append((ask.key, body))
             rows.append(c)
         info = api.submit(model, items)
         stamp = now()
@@ -277,16 +266,16 @@ class Collector:
             [
                 [
                     info.id,
-                    c.key,
-                    c.key,
-                    c.purpose,
-                    c.tries + 1,
+                    c.ask.key,
+                    c.ask.key,
+                    c.ask.question.purpose,
+                    c.ask.tries + 1,
                     json.dumps(
                         {
                             "_prompt": c.sent.prompt,
                             "_tool": c.tool,
                             "_strategy": c.sent.strategy,
-                            "_budget": c.budget,
+                            "_budget": c.ask.budget,
                             "body": body,
                         },
                         ensure_ascii=False,
@@ -422,7 +411,8 @@ class Collector:
         with self.lock:
             mine = [c for c in self.calls.values() if c.batch_id == info.id and not c.done]
         for c in mine:
-            o = outcomes.get(c.key) or Outcome(c.key, "missing", error="no result")
+            key = c.ask.key
+            o = outcomes.get(key) or Outcome(key, "missing", error="no result")
             self._settle(c, o, info.id)
         if info.failed or info.state != "completed" and info.state != "ended":
             say(
@@ -437,14 +427,12 @@ class Collector:
 
     # -- one result through the live path's checks -------------------------------------------
     def _settle(self, c: _Call, o: Outcome, batch_id: str) -> None:
-        from .model import _check
-
-        model = c.model
+        model, ask = c.model, c.ask
         with self.lock:
             c.batch_id = None
             self.settled += 1
         req = c.sent
-        note = f"batch {batch_id}" + (f"; {c.note}" if c.note else "")
+        note = f"batch {batch_id}" + (f"; {ask.note}" if ask.note else "")
         if (
             o.status == "errored"
             and req is not None
@@ -454,8 +442,8 @@ class Collector:
         ):
             # the server refused this way of asking for JSON: move on, as a live call does
             self._log(c, req, "unsupported", None, o.error, note, o.http_status)
-            self._mark(batch_id, c.key, "unsupported", o.error)
-            c.note = model._refused(
+            self._mark(batch_id, ask.key, "unsupported", o.error)
+            ask.note = model.structured.refused(
                 req.strategy, CallFailed(o.error, kind="unsupported", field=o.field)
             )
             with self.lock:
@@ -473,7 +461,7 @@ class Collector:
             )
             return
         raw = model.batch_reply(o.payload, c.tool)
-        c.tries += 1
+        ask.tries += 1
         # billed at the provider's batch price (genai-prices' batch variant; a model without one
         # keeps its live price), every reply received: an invalid one is billed too
         cost = model.call_cost(raw.input_tokens, raw.output_tokens, raw.cached_tokens, batch=True)
@@ -496,46 +484,28 @@ class Collector:
         if raw.refusal is not None:
             reason = shorten(scrub(raw.refusal or "no reason given", model.secrets()))
             self._log(c, req, "refused", raw, reason, note, o.http_status)
-            self._mark(batch_id, c.key, "refused", reason)
+            self._mark(batch_id, ask.key, "refused", reason)
             model.usage.add(failures=1)
             c.failure = CallFailed(f"{model.label} refused to answer: {reason}", kind="refusal")
             return
-        parsed, problem = _check(raw.text, c.schema, c.parse)
-        if problem is not None and not raw.text.strip():
-            problem = "the reply is empty"
-        if problem is not None and raw.truncated:
-            problem += f" (the reply was cut off at the output token limit of {c.budget} tokens" + (
-                ": raise --max-tokens)" if c.forced_budget else ")"
-            )
+        parsed, problem = read_reply(ask, raw)
         if problem is None:
             self._log(c, req, "ok", raw, "", note, o.http_status)
-            model._cache(c.key, req, raw, 0.0)
-            self._mark(batch_id, c.key, "ok", None)
+            model.cache.put(ask.key, req, raw, 0.0)
+            self._mark(batch_id, ask.key, "ok", None)
             c.done = True
             return
         self._log(c, req, "invalid_output", raw, problem, note, o.http_status)
-        self._mark(batch_id, c.key, "invalid_output", problem, raw.text)
-        if c.tries < model.options.invalid_output_retries + 1:
-            c.asked = feedback(c.prompt, problem, raw.text)
-            c.note = f"re-ask {c.tries + 1}: the problem was sent back"
-            if raw.truncated and c.schema is not None and not c.forced_budget:
-                from .model import MAX_BUDGET
-
-                if c.budget < MAX_BUDGET:
-                    c.budget = min(c.budget * 2, MAX_BUDGET)
-                    c.note += f"; output budget raised to {c.budget} tokens"
+        self._mark(batch_id, ask.key, "invalid_output", problem, raw.text)
+        tries = model.options.invalid_output_retries + 1
+        if ask.tries < tries:
+            reask(ask, raw, problem)
             with self.lock:
                 c.queued = True
                 self.queue.append(c)  # the follow-up batch
             return
         model.usage.add(failures=1)
-        n = model.options.invalid_output_retries + 1
-        what = c.schema.__name__ if c.schema else "reply"
-        c.failure = CallFailed(
-            f"{model.label} gave no valid {what} in {n} tr{'y' if n == 1 else 'ies'}: {problem}",
-            kind="invalid_output",
-            problem=problem,
-        )
+        c.failure = gave_up(model.label, ask, tries, problem)
 
     def _mark(
         self, batch_id: str, key: str, status: str, error: str | None, text: str | None = None
@@ -562,57 +532,21 @@ class Collector:
         note: str,
         http_status: int | None,
     ) -> None:
-        model = c.model
-        cost = (
-            model.call_cost(raw.input_tokens, raw.output_tokens, raw.cached_tokens, batch=True)
-            if raw is not None
-            else None
-        )
-        model._store.log(
-            [
-                {
-                    "cache_key": c.key,
-                    "family": model.family,
-                    "requested_model": model.name,
-                    "resolved_model": raw.resolved_model if raw else None,
-                    "purpose": c.purpose,
-                    "attempt": c.tries if raw else c.tries + 1,
-                    "status": status,
-                    "http_status": http_status,
-                    "retry_after_s": None,
-                    "input_tokens": raw.input_tokens if raw else None,
-                    "output_tokens": raw.output_tokens if raw else None,
-                    "cached_tokens": raw.cached_tokens if raw else None,
-                    "latency_s": None,
-                    "error": shorten(scrub(error, model.secrets()), 1000) if error else None,
-                    "strategy": req.strategy if req is not None else None,
-                    "note": note,
-                    "batch": 1,
-                    "cost_usd": cost,
-                    "command": current().command or None,
-                }
-            ]
+        ask = c.ask
+        c.model.call_log.record_batch(
+            ask.key,
+            ask.question.purpose,
+            req,
+            ask.tries if raw else ask.tries + 1,
+            status=status,
+            raw=raw,
+            error=error,
+            note=note,
+            http_status=http_status,
         )
 
     def close(self) -> None:
         self.store.close()
-
-
-def _request(c: _Call, prompt: str, strategy: str | None = None) -> Any:
-    from .model import Request
-
-    return Request(
-        prompt=prompt,
-        system=c.system,
-        schema=c.schema,
-        temperature=c.temperature,
-        logprobs=c.logprobs,
-        top_logprobs=c.top_logprobs,
-        seed_key=c.seed_key,
-        purpose=c.purpose,
-        strategy=strategy if c.schema is not None else None,
-        max_tokens=c.budget,
-    )
 
 
 def _counts(info: BatchInfo) -> dict[str, int]:

@@ -112,6 +112,37 @@ class Price:
         return self.per_million is None and _has_batch_price(self)
 
 
+_UNRESOLVED = object()
+
+
+class Pricing:
+    """One model's price, looked up on first use (``lookup``), and what its calls cost."""
+
+    def __init__(self, model: Any):
+        self.model = model
+        self._price: Any = _UNRESOLVED
+
+    @property
+    def price(self) -> Price | None:
+        """The price database's price, or ``--price``'s, or None: unknown."""
+        if self._price is _UNRESOLVED:
+            m = self.model
+            self._price = lookup(m.provider, m.name, getattr(m, "base_url", None), m.options.price)
+        return self._price
+
+    def call_cost(
+        self, input_tokens: int, output_tokens: int, cached_tokens: int = 0, *, batch: bool = False
+    ) -> float | None:
+        """USD of one call with these tokens; None when the model has no price (never 0)."""
+        price = self.price
+        if price is None:
+            return None
+        try:
+            return price.cost(input_tokens, output_tokens, cached_tokens, batch=batch)
+        except LookupError:  # no price in effect at this date
+            return None
+
+
 @lru_cache(maxsize=256)
 def _has_batch_price(price: Price) -> bool:
     from genai_prices import Usage, calc_price

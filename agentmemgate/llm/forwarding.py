@@ -18,14 +18,13 @@ from typing import Any
 from ..errors import AmgError
 from ._errors import CallFailed, FatalProviderError
 from ._http import Attempt, recording
-from ._store import CACHE_VERSION
 from .request import RawReply, Request, refuse_in_dry_run
 
 
 class Forwarding:
-    """``Model``'s methods for products' calls. Mixed into ``Model``, whose cache (``_store``),
-    call log (``_log``), usage (``_count``) and throttle they use; a provider that can serve a
-    product overrides ``execute_chat`` and ``execute_embed``."""
+    """``Model``'s methods for products' calls. Mixed into ``Model``, whose cache (``cache``),
+    call log (``call_log``), usage (``_count``) and throttle they use; a provider that can serve
+    a product overrides ``execute_chat`` and ``execute_embed``."""
 
     _inflight: dict[str, threading.Event]  # chat bodies being forwarded upstream (set by Model)
     _inflight_lock: threading.Lock
@@ -48,30 +47,6 @@ class Forwarding:
             "openai: model (any OpenAI-compatible server that embeds)"
         )
 
-    def chat_key(self, body: dict[str, Any]) -> str:
-        payload = {
-            "v": CACHE_VERSION,
-            "kind": "chat",
-            "family": self.family,
-            "model": self.name,
-            "body": body,
-            "params": self.cache_params(),
-        }
-        raw = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
-        return hashlib.sha256(raw.encode()).hexdigest()
-
-    def embed_key(self, text: str, dimensions: int | None) -> str:
-        payload = {
-            "v": CACHE_VERSION,
-            "kind": "embedding",
-            "family": self.family,
-            "model": self.name,
-            "dimensions": dimensions,
-            "text": text,
-        }
-        raw = json.dumps(payload, sort_keys=True, ensure_ascii=False)
-        return hashlib.sha256(raw.encode()).hexdigest()
-
     def chat_body(self, body: dict[str, Any]) -> dict[str, Any]:
         """The body as it goes upstream: this model's name, and our ``--max-tokens`` (when given)
         in place of the product's budget. Everything else is the product's own."""
@@ -91,9 +66,9 @@ class Forwarding:
         failed after the SDK's retries) or ``FatalProviderError`` (no call can succeed).
         """
         body = self.chat_body(body)
-        key = self.chat_key(body)
+        key = self.cache.chat_key(body)
         while True:
-            if self._store is not None and (row := self._store.get(key)) is not None:
+            if (row := self.cache.get(key)) is not None:
                 try:
                     completion = json.loads(row["response_text"])
                 except (TypeError, ValueError):
@@ -123,7 +98,7 @@ class Forwarding:
         req = Request(prompt="", purpose=purpose)
         with (
             self.throttle.slot() as slot,
-            recording(on_lost=lambda waited, s=slot: self._lost(s, waited)) as attempts,
+            recording(on_lost=lambda waited, s=slot: self.throttle.lost(s, waited)) as attempts,
         ):
             t0 = time.monotonic()
             try:
@@ -133,39 +108,8 @@ class Forwarding:
             slot.usable = True
         latency = round(time.monotonic() - t0, 4)
         self._count(attempts, raw, priced=False)
-        self._log(key, req, attempts, t0, 0, status="ok", raw=raw)
-        if self._store is not None:
-            system = (
-                "\n\n".join(
-                    str(m.get("content") or "")
-                    for m in body.get("messages", [])
-                    if isinstance(m, dict) and m.get("role") == "system"
-                )
-                or None
-            )
-            self._store.put(
-                {
-                    "key": key,
-                    "family": self.family,
-                    "requested_model": self.name,
-                    "resolved_model": raw.resolved_model or self.name,
-                    "purpose": purpose,
-                    "system": system,
-                    "prompt": json.dumps(
-                        {k: v for k, v in body.items() if k != "model"},
-                        ensure_ascii=False,
-                        sort_keys=True,
-                    ),
-                    "schema_name": None,
-                    "response_text": json.dumps(completion, ensure_ascii=False),
-                    "logprobs_json": None,
-                    "input_tokens": raw.input_tokens,
-                    "output_tokens": raw.output_tokens,
-                    "cached_tokens": raw.cached_tokens,
-                    "latency_s": latency,
-                    "strategy": None,
-                }
-            )
+        self.call_log.record(key, req, attempts, t0, 0, status="ok", raw=raw)
+        self.cache.put_chat(key, body, completion, raw, purpose, latency)
         return completion
 
     def embed(
@@ -173,12 +117,11 @@ class Forwarding:
     ) -> list[list[float]]:
         """One vector per text, each cached on its own (a text embedded before is not sent
         again); the texts not cached go upstream in one request, logged like a call."""
-        keys = [self.embed_key(t, dimensions) for t in texts]
+        keys = [self.cache.embed_key(t, dimensions) for t in texts]
         out: list[list[float] | None] = [None] * len(texts)
         missing: dict[str, list[int]] = {}
         for i, (t, k) in enumerate(zip(texts, keys)):
-            row = self._store.get(k) if self._store is not None else None
-            if row is not None:
+            if (row := self.cache.get(k)) is not None:
                 out[i] = json.loads(row["response_text"])
             else:
                 missing.setdefault(t, []).append(i)
@@ -193,7 +136,7 @@ class Forwarding:
         req = Request(prompt="", purpose=purpose)
         with (
             self.throttle.slot() as slot,
-            recording(on_lost=lambda waited, s=slot: self._lost(s, waited)) as attempts,
+            recording(on_lost=lambda waited, s=slot: self.throttle.lost(s, waited)) as attempts,
         ):
             t0 = time.monotonic()
             try:
@@ -209,7 +152,7 @@ class Forwarding:
         latency = round(time.monotonic() - t0, 4)
         raw = RawReply(resolved_model=self.name, input_tokens=tokens)
         self._count(attempts, raw, priced=False)
-        self._log(
+        self.call_log.record(
             key,
             req,
             attempts,
@@ -222,26 +165,7 @@ class Forwarding:
         for t, vec in zip(todo, vectors):
             for i in missing[t]:
                 out[i] = vec
-            if self._store is not None:
-                self._store.put(
-                    {
-                        "key": keys[missing[t][0]],
-                        "family": self.family,
-                        "requested_model": self.name,
-                        "resolved_model": self.name,
-                        "purpose": purpose,
-                        "system": None,
-                        "prompt": t,
-                        "schema_name": "embedding",
-                        "response_text": json.dumps(vec),
-                        "logprobs_json": None,
-                        "input_tokens": None,
-                        "output_tokens": None,
-                        "cached_tokens": None,
-                        "latency_s": latency,
-                        "strategy": None,
-                    }
-                )
+            self.cache.put_embedding(keys[missing[t][0]], t, vec, purpose, latency)
         return out  # type: ignore[return-value]
 
     def _upstream_failed(
@@ -250,7 +174,9 @@ class Forwarding:
         """A forwarded chat or an embedding request failed: log it, count it, and return the
         error to raise (a timeout reworded by the throttle)."""
         if isinstance(e, CallFailed) and e.kind == "timeout":
-            e = self._timeout_error(e, slot, len(attempts))
-        self._log(key, req, attempts, t0, 0, status=getattr(e, "kind", "fatal"), error=str(e))
+            e = self.throttle.timeout_error(slot, len(attempts))
+        self.call_log.record(
+            key, req, attempts, t0, 0, status=getattr(e, "kind", "fatal"), error=str(e)
+        )
         self._count(attempts, failed=True)
         return e

@@ -1,59 +1,47 @@
 """The model interface: one abstract provider call, everything else (cache, log, re-asks) shared.
 
 ``Model.complete`` is what every room calls. It looks the request up in the workspace's
-content-addressed cache (so a re-run after a kill repeats no answered call), otherwise calls
-``execute`` -- the one method a provider implements -- under the structured-output strategy that
-works for this server (``structured``), validates the reply with pydantic (or the caller's
-``parse``), re-asks a bounded number of times with the problem sent back, and logs every HTTP
-attempt with the strategy used. The calls products make through their own clients take the
-same cache and log by another door (``forwarding``).
+content-addressed cache (``cache``: so a re-run after a kill repeats no answered call), otherwise
+sends it live (``live``): it calls ``execute`` -- the one method a provider implements -- under
+the structured-output strategy that works for this server (``strategies``, ``structured``),
+validates the reply with pydantic (or the caller's ``parse``), re-asks a bounded number of times
+with the problem sent back (``asking``), and logs every HTTP attempt with the strategy used
+(``call_log``). Under ``--batch`` the call is deferred to a provider batch (``batch``), which
+follows the same rules; a dry run counts it instead (``planning``), priced by ``cost``. The calls
+products make through their own clients take the same cache and log by another door
+(``forwarding``).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import json
 import threading
-import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable
-from functools import lru_cache
 from pathlib import Path, PurePath
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from .. import run_context
-from ..errors import AmgError
 from ..progress import say
 from ..workspace import Workspace
 from ._batch_state import active_collector as _batch_collector
 from ._batch_state import plans_batch as _plans_batch
-from ._errors import CallFailed, FatalProviderError, scrub, shorten
-from ._http import Attempt, recording
-from ._store import CACHE_VERSION, CallStore
-from ._throttle import Slot, Throttle
+from ._errors import FatalProviderError
+from ._http import Attempt
+from ._store import CallStore
+from ._throttle import Throttle
+from .asking import DEFAULT_BUDGET, Asking, Parse, check
+from .cache import Cache
+from .call_log import CallLog
+from .cost import Pricing
 from .forwarding import Forwarding
+from .live import send
+from .planning import Plan
 from .request import RawReply, Request, refuse_in_dry_run
-from .structured import (
-    STRATEGIES,
-    STRATEGY_FIELDS,
-    StructuredOutput,
-    feedback,
-    schema_instructions,
-    validate_reply,
-)
+from .strategies import StrategyChoice
+from .structured import STRATEGIES, StructuredOutput
 from .usage import Usage
-
-_UNRESOLVED = object()
-MAX_BUDGET = 16384  # the most a re-ask after a cut-off reply may raise the output budget to
-DEFAULT_BUDGET = (
-    2048  # for a call that states none: never generate to the context limit by omission
-)
-
-Parse = Callable[[str], Any]
-"""A caller's reply parser for plain-text answers: returns the value or raises ValueError(problem)."""
 
 
 class ModelOptions(BaseModel):
@@ -140,7 +128,10 @@ class Model(Forwarding, ABC):
     """A provider model bound (optionally) to a workspace's cache and call log.
 
     Subclasses set ``provider``, ``Options`` and ``strategies`` and implement ``execute`` (and,
-    to serve products, ``execute_chat`` / ``execute_embed``: ``forwarding``).
+    to serve products, ``execute_chat`` / ``execute_embed``: ``forwarding``). The model
+    coordinates its collaborators: ``cache``, ``call_log``, ``pricing``, ``structured`` (the
+    structured-output strategy in use), ``throttle``, the dry-run plan (``planned``), and the
+    two ways to send a call (``live``, ``batch``).
     """
 
     provider: ClassVar[str] = ""
@@ -161,23 +152,19 @@ class Model(Forwarding, ABC):
         self.workspace = workspace
         self.usage = Usage()
         self._store = CallStore(workspace) if workspace is not None else None
-        forced = self.options.structured_output
-        if forced != "auto" and forced not in self.strategies:
-            from ..errors import BadInput
-
-            raise BadInput(
-                f"--structured-output {forced} is not available for {self.provider} "
-                f"models; choose auto or one of: {', '.join(self.strategies)}"
-            )
-        self._strategy: str | None = None
-        self._strategy_lock = threading.Lock()
+        self.structured = StrategyChoice(self)  # refuses a --structured-output it cannot do
+        self.cache = Cache(self)
+        self.call_log = CallLog(self)
+        self.pricing = Pricing(self)
         self._said: set[str] = set()
+        self._said_lock = threading.Lock()
         self._inflight: dict[str, threading.Event] = {}  # products' chat bodies sent upstream now
         self._inflight_lock = threading.Lock()
-        self.throttle = Throttle(lambda: self.label, self.say, self._in_flight)
-        self.planned = Usage()  # dry runs: the calls ``plan`` counted (tokens estimated)
-        self._planned_keys: set[str] = set()
-        self._price: Any = _UNRESOLVED
+        self.throttle = Throttle(
+            lambda: self.label, self.say, self._in_flight, lambda: self.options.timeout
+        )
+        self._plan = Plan(self)
+        self.planned = self._plan.usage  # dry runs: the calls ``plan`` counted (tokens estimated)
         run_context.current().models.append(self)
 
     @property
@@ -207,26 +194,14 @@ class Model(Forwarding, ABC):
     @property
     def price(self):
         """This model's ``cost.Price`` (the price database's, or ``--price``), or None: unknown."""
-        if self._price is _UNRESOLVED:
-            from .cost import lookup
-
-            self._price = lookup(
-                self.provider, self.name, getattr(self, "base_url", None), self.options.price
-            )
-        return self._price
+        return self.pricing.price
 
     def call_cost(
         self, input_tokens: int, output_tokens: int, cached_tokens: int = 0, *, batch: bool = False
     ) -> float | None:
         """USD of one call with these tokens; None when this model has no price (never 0).
         ``batch``: the provider's batch price (genai-prices' batch variants)."""
-        price = self.price
-        if price is None:
-            return None
-        try:
-            return price.cost(input_tokens, output_tokens, cached_tokens, batch=batch)
-        except LookupError:  # no price in effect at this date
-            return None
+        return self.pricing.call_cost(input_tokens, output_tokens, cached_tokens, batch=batch)
 
     def plan(
         self,
@@ -241,54 +216,14 @@ class Model(Forwarding, ABC):
         runs): a cache hit counts as one; otherwise input tokens are estimated from the prompt as
         it would be sent (``cost.estimate_tokens``) and output tokens are the call's budget.
         Returns whether a call would be made."""
-        for k in ("purpose", "parse"):
-            kwargs.pop(k, None)
-        key = self.cache_key(prompt, system=system, schema=schema, **kwargs)
-        with self._strategy_lock:
-            repeat = key in self._planned_keys  # an earlier call of this run would answer it
-            self._planned_keys.add(key)
-        if repeat or (self._store is not None and self._store.has(key)):
-            self.planned.add(cache_hits=1)
-            return False
-        from .cost import estimate_tokens
-
-        strategy = self.strategy() if schema is not None else None
-        sent = (system or "") + self._ask_text(prompt, schema, strategy)
-        tokens_in = estimate_tokens(sent)
-        tokens_out = self.options.max_tokens or max_tokens or DEFAULT_BUDGET
-        if _plans_batch():  # --dry-run --batch: the estimate at batch prices
-            self.check_batch_api()
-            cost = self.call_cost(tokens_in, tokens_out, batch=True)
-            live = self.call_cost(tokens_in, tokens_out)
-            self.planned.add(
-                calls=1,
-                input_tokens=tokens_in,
-                output_tokens=tokens_out,
-                unpriced=cost is None,
-                cost_usd=cost,
-                batch_calls=1,
-                batch_cost_usd=cost,
-                batch_live_cost_usd=live,
-            )
-            return True
-        cost = self.call_cost(tokens_in, tokens_out)
-        self.planned.add(
-            calls=1,
-            input_tokens=tokens_in,
-            output_tokens=tokens_out,
-            unpriced=cost is None,
-            cost_usd=cost,
-        )
-        return True
+        kwargs.pop("parse", None)
+        question = Request(prompt, system=system, schema=schema, **kwargs)
+        return self._plan.count(question, max_tokens, batch=_plans_batch())
 
     def plan_unknown(self, n: int) -> None:
         """Count ``n`` calls whose prompts a dry run cannot build yet (e.g. judging arcs not
         rendered yet): counted as calls, without a token or cost estimate (summaries say so)."""
-        if n and _plans_batch():
-            self.check_batch_api()
-            self.planned.add(calls=n, unestimated=n, batch_calls=n)
-        elif n:
-            self.planned.add(calls=n, unestimated=n)
+        self._plan.unknown(n, batch=_plans_batch())
 
     def secrets(self) -> tuple[str, ...]:
         key = getattr(self.options, "api_key", None)
@@ -300,7 +235,7 @@ class Model(Forwarding, ABC):
 
     def say(self, message: str) -> None:
         """A notice for the person running the command, printed once per model."""
-        with self._strategy_lock:
+        with self._said_lock:
             if message in self._said:
                 return
             self._said.add(message)
@@ -330,92 +265,20 @@ class Model(Forwarding, ABC):
                 "serves OpenAI's): run without --batch"
             )
 
-    # -- structured output -------------------------------------------------------------------
     def strategy(self) -> str:
         """The strategy the next structured call uses: forced, remembered for this server, or first."""
-        if self.options.structured_output != "auto":
-            return self.options.structured_output
-        with self._strategy_lock:
-            if self._strategy is None:
-                known = self._store.strategy(self.endpoint, self.name) if self._store else None
-                self._strategy = known if known in self.strategies else self.strategies[0]
-            return self._strategy
+        return self.structured.current()
 
-    def _refused(self, strategy: str, error: CallFailed) -> str:
-        """Move on from a strategy the server refused; returns the note for the call log."""
-        if self.options.structured_output != "auto":
-            raise FatalProviderError(
-                f"{self.label} does not accept --structured-output {strategy} "
-                f"({error.field} refused): use --structured-output auto"
-            )
-        with self._strategy_lock:
-            if self._strategy == strategy:  # other threads may have moved it already
-                i = self.strategies.index(strategy)
-                if i + 1 >= len(self.strategies):
-                    raise FatalProviderError(
-                        f"{self.label} refused every structured-output strategy; last: {error}"
-                    )
-                self._strategy = self.strategies[i + 1]
-                if self._store is not None:
-                    self._store.remember(
-                        self.endpoint,
-                        self.name,
-                        self._strategy,
-                        f"{strategy} refused ({error.field})",
-                    )
-                moved = True
-            else:
-                moved = False
-            now_using = self._strategy
-        if moved:
-            self.say(
-                f"{self.label} refused structured output by {strategy} ({error.field}); "
-                f"using {now_using} from now on (remembered for this server in the workspace)"
-            )
-        return f"{strategy} refused ({error.field}): moved to {now_using}"
-
-    def _ask_text(self, prompt: str, schema: type[BaseModel] | None, strategy: str | None) -> str:
-        if schema is not None:
-            return prompt + schema_instructions(strategy, schema_json(schema))
-        return prompt
-
-    # -- the shared path ---------------------------------------------------------------------
-    def cache_key(
-        self,
-        prompt: str,
-        *,
-        system: str | None = None,
-        schema: type[BaseModel] | None = None,
-        temperature: float = 0.0,
-        logprobs: bool = False,
-        top_logprobs: int = 0,
-        seed_key: str = "",
-    ) -> str:
-        payload = {
-            "v": CACHE_VERSION,
-            "family": self.family,
-            "model": self.name,
-            "system": system,
-            "prompt": prompt,
-            "schema": schema_json(schema) if schema else None,
-            "schema_name": schema.__name__ if schema else None,
-            "temperature": temperature,
-            "logprobs": logprobs,
-            "top_logprobs": top_logprobs,
-            "seed_key": seed_key,
-            "params": self.cache_params(),
-        }
-        if self.options.repeat > 1:  # a repeated run's own entries; the first run's keys unchanged
-            payload["repeat"] = self.options.repeat
-        raw = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
-        return hashlib.sha256(raw.encode()).hexdigest()
+    def cache_key(self, prompt: str, **request: Any) -> str:
+        """The cache key of ``complete(prompt, **request)`` (``Request``'s fields)."""
+        return self.cache.key(Request(prompt, **request))
 
     def is_cached(self, prompt: str, **kwargs: Any) -> bool:
         """Whether ``complete`` with these arguments would be answered from the cache (dry runs)."""
-        for k in ("purpose", "max_tokens", "parse"):
-            kwargs.pop(k, None)
-        return self._store is not None and self._store.has(self.cache_key(prompt, **kwargs))
+        kwargs.pop("parse", None)
+        return self.cache.has(self.cache_key(prompt, **kwargs))
 
+    # -- the shared path ---------------------------------------------------------------------
     def complete(
         self,
         prompt: str,
@@ -437,7 +300,7 @@ class Model(Forwarding, ABC):
         ``max_tokens`` is the output budget this call needs (``--max-tokens`` overrides it);
         an answer is never left to run to the context limit by omission.
         """
-        key = self.cache_key(
+        question = Request(
             prompt,
             system=system,
             schema=schema,
@@ -445,92 +308,31 @@ class Model(Forwarding, ABC):
             logprobs=logprobs,
             top_logprobs=top_logprobs,
             seed_key=seed_key,
+            purpose=purpose,
+            max_tokens=max_tokens,
         )
+        key = self.cache.key(question)
         if (hit := self._from_cache(key, schema, parse)) is not None:
             return hit
         refuse_in_dry_run(self.label, purpose)
-        ask = _Asking(
-            key=key,
-            prompt=prompt,
-            system=system,
-            schema=schema,
-            parse=parse,
-            temperature=temperature,
-            logprobs=logprobs,
-            top_logprobs=top_logprobs,
-            seed_key=seed_key,
-            purpose=purpose,
-            asked=prompt,
-            budget=self.options.max_tokens or max_tokens or DEFAULT_BUDGET,
+        ask = Asking(
+            key,
+            question,
+            parse,
             forced_budget=self.options.max_tokens is not None,
+            budget=self.options.max_tokens or max_tokens or DEFAULT_BUDGET,
         )
         if (collector := _batch_collector()) is not None:  # --batch: sent later, in a batch
-            # raises Deferred (or this run's failure)
-            collector.defer(
-                self,
-                key,
-                prompt=prompt,
-                system=system,
-                schema=schema,
-                parse=parse,
-                temperature=temperature,
-                logprobs=logprobs,
-                top_logprobs=top_logprobs,
-                seed_key=seed_key,
-                purpose=purpose,
-                budget=ask.budget,
-                forced_budget=ask.forced_budget,
-            )
-        started = time.monotonic()
-        tries = self.options.invalid_output_retries + 1
-        while ask.tries < tries:
-            sent = self._attempt(ask)
-            if sent is None:
-                continue  # the server refused this way of asking for JSON: ask the next way
-            ask.tries += 1
-            raw = sent.raw
-            parsed, problem = (None, None) if raw.refusal is not None else self._read(ask, raw)
-            self._count(
-                sent.attempts,
-                raw,
-                failed=raw.refusal is not None or (problem is not None and ask.tries == tries),
-            )
-            if raw.refusal is not None:
-                reason = shorten(scrub(raw.refusal or "no reason given", self.secrets()))
-                self._log_reply(ask, sent, "refused", reason)
-                raise CallFailed(f"{self.label} refused to answer: {reason}", kind="refusal")
-            if problem is None:
-                self._log_reply(ask, sent, "ok")
-                latency = round(time.monotonic() - started, 4)
-                self._cache(key, sent.req, raw, latency)
-                return self._response(
-                    raw.text,
-                    parsed,
-                    key,
-                    cached=False,
-                    resolved=raw.resolved_model or self.name,
-                    latency=latency,
-                    tokens=(raw.input_tokens, raw.output_tokens, raw.cached_tokens),
-                    logprobs=raw.logprobs,
-                    strategy=sent.req.strategy,
-                    tries=ask.tries,
-                )
-            self._reask(ask, sent, problem)
-        what = schema.__name__ if schema else "reply"
-        raise CallFailed(
-            f"{self.label} gave no valid {what} in {tries} "
-            f"tr{'y' if tries == 1 else 'ies'}: {ask.problem}",
-            kind="invalid_output",
-            problem=ask.problem,
-        )
+            collector.defer(self, ask)  # raises Deferred (or this run's failure)
+        return send(self, ask)
 
     def _from_cache(
         self, key: str, schema: type[BaseModel] | None, parse: Parse | None
     ) -> Response | None:
         """The cached answer, when there is one and it still passes the caller's checks."""
-        if self._store is None or (row := self._store.get(key)) is None:
+        if (row := self.cache.get(key)) is None:
             return None
-        parsed, problem = _check(row["response_text"], schema, parse)
+        parsed, problem = check(row["response_text"], schema, parse)
         if problem is not None:
             return None
         collector = _batch_collector()
@@ -547,126 +349,6 @@ class Model(Forwarding, ABC):
             logprobs=json.loads(row["logprobs_json"] or "null"),
             strategy=row.get("strategy"),
             tries=0,
-        )
-
-    def _attempt(self, ask: _Asking) -> _Sent | None:
-        """Ask once (the SDK's retries included), in the structured-output strategy of the moment.
-
-        Returns the reply, or None when the server refused the strategy (the next one is in
-        place: ask again). A failed call is logged, counted and raised.
-        """
-        strategy = self.strategy() if ask.schema is not None else None
-        req = Request(
-            prompt=self._ask_text(ask.asked, ask.schema, strategy),
-            system=ask.system,
-            schema=ask.schema,
-            temperature=ask.temperature,
-            logprobs=ask.logprobs,
-            top_logprobs=ask.top_logprobs,
-            seed_key=ask.seed_key,
-            purpose=ask.purpose,
-            strategy=strategy,
-            max_tokens=ask.budget,
-        )
-        with (
-            self.throttle.slot() as slot,
-            recording(on_lost=lambda waited, s=slot: self._lost(s, waited)) as attempts,
-        ):
-            t0 = time.monotonic()
-            try:
-                raw = self.execute(req)
-            except CallFailed as e:
-                if (
-                    strategy is not None
-                    and e.kind == "unsupported"
-                    and e.field in STRATEGY_FIELDS.get(strategy, ())
-                ):
-                    ask.logged = self._log(
-                        ask.key,
-                        req,
-                        attempts,
-                        t0,
-                        ask.logged,
-                        status="unsupported",
-                        error=str(e),
-                        note=f"{strategy} refused ({e.field})",
-                    )
-                    self._count(attempts, call=False)
-                    ask.note = self._refused(strategy, e)
-                    return None
-                if e.kind == "timeout":
-                    e = self._timeout_error(e, slot, len(attempts))
-                self._failed(ask, req, attempts, t0, e)
-                raise e from None
-            except AmgError as e:
-                self._failed(ask, req, attempts, t0, e)
-                raise
-            slot.usable = True
-        return _Sent(req, raw, attempts, t0)
-
-    def _failed(
-        self,
-        ask: _Asking,
-        req: Request,
-        attempts: list[Attempt],
-        t0: float,
-        error: AmgError | CallFailed,
-    ) -> None:
-        ask.logged = self._log(
-            ask.key,
-            req,
-            attempts,
-            t0,
-            ask.logged,
-            status=getattr(error, "kind", "fatal"),
-            error=str(error),
-            note=ask.note,
-        )
-        self._count(attempts, failed=True)
-
-    def _read(self, ask: _Asking, raw: RawReply) -> tuple[Any, str | None]:
-        """(parsed, None) for a valid reply, else (None, the problem as the re-ask states it)."""
-        parsed, problem = _check(raw.text, ask.schema, ask.parse)
-        if problem is not None and not raw.text.strip():
-            problem = "the reply is empty"
-            if hint := self.empty_reply_hint():
-                self.say(f"{self.label} sent an empty reply: {hint}")
-                problem += f" ({hint})"
-        if problem is not None and raw.truncated:
-            problem += (
-                f" (the reply was cut off at the output token limit of {ask.budget} tokens"
-                + (": raise --max-tokens)" if ask.forced_budget or not ask.budget else ")")
-            )
-        return parsed, problem
-
-    def _reask(self, ask: _Asking, sent: _Sent, problem: str) -> None:
-        """Log an invalid reply and set up the next try: the problem sent back with the reply,
-        and more room for a reply that was cut off."""
-        self._log_reply(ask, sent, "invalid_output", problem)
-        ask.problem = problem
-        ask.asked = feedback(ask.prompt, problem, sent.raw.text)
-        ask.note = f"re-ask {ask.tries + 1}: the problem was sent back"
-        if (
-            sent.raw.truncated
-            and ask.schema is not None
-            and ask.budget
-            and not ask.forced_budget
-            and ask.budget < MAX_BUDGET
-        ):  # a cut-off one-word answer rambled: no more room
-            ask.budget = min(ask.budget * 2, MAX_BUDGET)
-            ask.note += f"; output budget raised to {ask.budget} tokens"
-
-    def _log_reply(self, ask: _Asking, sent: _Sent, status: str, error: str = "") -> None:
-        ask.logged = self._log(
-            ask.key,
-            sent.req,
-            sent.attempts,
-            sent.t0,
-            ask.logged,
-            status=status,
-            raw=sent.raw,
-            error=error,
-            note=ask.note,
         )
 
     def _count(
@@ -700,27 +382,6 @@ class Model(Forwarding, ABC):
     def _in_flight(self, n: int) -> None:
         self.usage.in_flight = n
 
-    def _lost(self, slot: Slot, waited: float) -> None:
-        timeout = self.options.timeout
-        if waited >= timeout:
-            self.throttle.timed_out(slot, timeout)
-
-    def _timeout_error(self, e: CallFailed, slot: Slot, attempts: int) -> CallFailed:
-        timeout = self.options.timeout
-        self.throttle.timed_out(slot, timeout)
-        queued = (
-            f"; {slot.others} other request(s) were in flight, so it may have waited in "
-            "the server's queue (concurrency is now 1)"
-            if slot.others
-            else ""
-        )
-        return CallFailed(
-            f"{self.label}: no reply within the client-side timeout of {timeout:g} s "
-            f"({attempts} attempt{'s' if attempts != 1 else ''}){queued}. A timeout, not a model "
-            "failure: the server may still be computing; raise --timeout",
-            kind="timeout",
-        )
-
     def _response(
         self,
         text: str,
@@ -751,144 +412,3 @@ class Model(Forwarding, ABC):
             strategy=strategy,
             tries=tries,
         )
-
-    def _cache(self, key: str, req: Request, raw: RawReply, latency: float) -> None:
-        if self._store is None:
-            return
-        self._store.put(
-            {
-                "key": key,
-                "family": self.family,
-                "requested_model": self.name,
-                "resolved_model": raw.resolved_model or self.name,
-                "purpose": req.purpose,
-                "system": req.system,
-                "prompt": req.prompt,
-                "schema_name": req.schema.__name__ if req.schema else None,
-                "response_text": raw.text,
-                "logprobs_json": json.dumps(raw.logprobs) if raw.logprobs is not None else None,
-                "input_tokens": raw.input_tokens,
-                "output_tokens": raw.output_tokens,
-                "cached_tokens": raw.cached_tokens,
-                "latency_s": latency,
-                "strategy": req.strategy,
-            }
-        )
-
-    def _log(
-        self,
-        key: str,
-        req: Request,
-        attempts: list[Attempt],
-        t0: float,
-        attempt_no: int,
-        *,
-        status: str,
-        raw: RawReply | None = None,
-        error: str = "",
-        note: str | None = None,
-    ) -> int:
-        """One call-log row per HTTP attempt; the last carries the outcome. Returns attempts so far."""
-        if not attempts:  # providers without HTTP (scripted): one synthetic attempt
-            a = Attempt()
-            a.started, a.ended = t0, time.monotonic()
-            attempts = [a]
-        rows = []
-        cost = (
-            self.call_cost(raw.input_tokens, raw.output_tokens, raw.cached_tokens)
-            if raw is not None
-            else None
-        )
-        for i, a in enumerate(attempts):
-            last = i == len(attempts) - 1
-            if not last:
-                row_status = f"http_{a.http_status}" if a.http_status else "no_response"
-            elif (
-                error
-                and status not in ("refused", "invalid_output")
-                and (a.http_status or 0) >= 400
-            ):
-                row_status = f"http_{a.http_status}"
-            else:
-                row_status = status
-            rows.append(
-                {
-                    "cache_key": key,
-                    "family": self.family,
-                    "requested_model": self.name,
-                    "resolved_model": (raw.resolved_model if raw and last else None),
-                    "purpose": req.purpose,
-                    "attempt": attempt_no + i + 1,
-                    "status": row_status,
-                    "http_status": a.http_status,
-                    "retry_after_s": a.retry_after_s,
-                    "input_tokens": raw.input_tokens if raw and last else None,
-                    "output_tokens": raw.output_tokens if raw and last else None,
-                    "cached_tokens": raw.cached_tokens if raw and last else None,
-                    "latency_s": a.latency_s,
-                    "error": shorten(scrub(error, self.secrets()), 1000)
-                    if last and error
-                    else None,
-                    "strategy": req.strategy,
-                    "note": note if i == 0 else None,
-                    "cost_usd": cost if raw and last else None,
-                    "command": run_context.current().command or None,
-                }
-            )
-        if self._store is not None:
-            self._store.log(rows)
-        return attempt_no + len(attempts)
-
-
-@dataclasses.dataclass
-class _Asking:
-    """One ``complete`` call across its tries: the question, what the next try asks, and how far
-    it got (replies so far, call-log rows so far, the last reply's problem)."""
-
-    key: str
-    prompt: str  # the caller's prompt: each re-ask is built from it
-    system: str | None
-    schema: type[BaseModel] | None
-    parse: Parse | None
-    temperature: float
-    logprobs: bool
-    top_logprobs: int
-    seed_key: str
-    purpose: str
-    asked: str  # what the next try sends: the prompt, or the re-ask with the problem
-    budget: int  # output tokens; raised after a structured reply was cut off
-    forced_budget: bool  # --max-tokens: the budget stays as given
-    note: str | None = None  # for the next try's call-log row (a re-ask, a strategy moved on)
-    tries: int = 0  # replies received
-    logged: int = 0  # call-log rows so far (attempt numbers run on across tries)
-    problem: str = ""  # what was wrong with the last reply
-
-
-@dataclasses.dataclass
-class _Sent:
-    """One attempt that got a reply: what was sent, the reply, and its HTTP attempts."""
-
-    req: Request
-    raw: RawReply
-    attempts: list[Attempt]
-    t0: float
-
-
-@lru_cache(maxsize=256)
-def schema_json(schema: type[BaseModel]) -> str:
-    """The schema's JSON Schema, computed once per class (it is on every call's hot path)."""
-    return json.dumps(schema.model_json_schema(), sort_keys=True)
-
-
-def _check(
-    text: str, schema: type[BaseModel] | None, parse: Parse | None
-) -> tuple[Any, str | None]:
-    """(parsed, None) or (None, one-line reason) for a reply."""
-    if schema is not None:
-        return validate_reply(text, schema)
-    if parse is not None:
-        try:
-            return parse(text), None
-        except ValueError as e:
-            return None, str(e) or "the reply could not be read"
-    return None, None

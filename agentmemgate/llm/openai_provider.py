@@ -28,8 +28,10 @@ from ..errors import MissingApiKey
 from ..workspace import Workspace
 from ._errors import FatalProviderError, from_sdk_error
 from ._http import attempts_so_far, install_hooks
-from .model import Model, RawReply, Request, SdkOptions, schema_json
+from .model import Model, SdkOptions
+from .request import RawReply, Request
 from .servers import COMPATIBLE, server_of
+from .structured import schema_json
 
 KEY_ENV = "OPENAI_API_KEY"
 PLACEHOLDER_KEY = "not-needed"  # OpenAI-compatible servers usually take no key; the SDK wants one

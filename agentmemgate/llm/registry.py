@@ -22,7 +22,8 @@ _HIDDEN: set[str] = set()
 
 def register_provider(name: str, factory: ProviderFactory, *, user_pickable: bool = True) -> None:
     """Make ``name:MODEL`` specs resolve to ``factory(MODEL, workspace=, base_url=, **options)``;
-    ``user_pickable=False`` (the tests' ``scripted`` double) keeps it out of what errors list."""
+    ``user_pickable=False`` (a test double, e.g. the test suite's ``scripted``) keeps it out of
+    what errors list."""
     _PROVIDERS[name] = factory
     (_HIDDEN.add if not user_pickable else _HIDDEN.discard)(name)
 
@@ -90,12 +91,5 @@ def _anthropic(name: str, *, workspace=None, base_url=None, **options) -> Model:
     )
 
 
-def _scripted(name: str, *, workspace=None, base_url=None, **options) -> Model:
-    from .scripted import ScriptedModel
-
-    return ScriptedModel(name, workspace=workspace, options=_options(ScriptedModel, options))
-
-
 register_provider("openai", _openai)
 register_provider("anthropic", _anthropic)
-register_provider("scripted", _scripted, user_pickable=False)  # a test double

@@ -1,6 +1,10 @@
 """What one provider call takes and gives back (``Model.execute``'s request and raw reply), and
 the rule that a dry run sends none.
 
+``Request`` is the one list of a call's fields: ``Model.complete`` builds it from its arguments,
+and the cache key (``cache``), each try (``asking``), a dry run's count (``planning``) and a
+batch's calls (``batch``) read it from there.
+
 Apart from ``model`` so that both ways a model reaches its provider -- ``Model.complete`` and
 the pass-through products' calls take (``forwarding``) -- build on them without an import circle.
 """

@@ -73,6 +73,19 @@ def schema_instructions(strategy: str | None, schema_text: str) -> str:
     return ""
 
 
+@lru_cache(maxsize=256)
+def schema_json(schema: type[BaseModel]) -> str:
+    """The schema's JSON Schema, computed once per class (it is on every call's hot path)."""
+    return json.dumps(schema.model_json_schema(), sort_keys=True)
+
+
+def ask_text(prompt: str, schema: type[BaseModel] | None, strategy: str | None) -> str:
+    """The prompt as sent in ``strategy``: with the schema's instructions when there is one."""
+    if schema is not None:
+        return prompt + schema_instructions(strategy, schema_json(schema))
+    return prompt
+
+
 def feedback(prompt: str, problem: str, reply: str) -> str:
     """The re-ask after an invalid reply: the original prompt plus what was wrong with the reply.
 

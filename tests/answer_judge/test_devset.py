@@ -305,8 +305,9 @@ def test_offline_names_the_newest_rules_and_v1_can_be_pinned():
 
 # -- a model judge through the LLM layer (scripted) -----------------------------------------
 def test_a_model_judge_is_cached_and_its_garbage_is_a_counted_failure(tmp_path):
+    from llm.scripted import reset_scripts
+
     from agentmemgate.llm import get_model
-    from agentmemgate.llm.scripted import reset_scripts
     from agentmemgate.workspace import Workspace
 
     reset_scripts()
@@ -358,9 +359,10 @@ def test_a_model_judge_is_cached_and_its_garbage_is_a_counted_failure(tmp_path):
 def test_a_model_verdict_that_copies_the_example_or_invents_a_value_is_asked_again(tmp_path):
     """What SmolLM2-135M did on the dev set: asserted ["<value>", "1.0"] with rationale
     "<one sentence>". Such a verdict is invalid, sent back with its problem, never stored."""
+    from llm.scripted import reset_scripts
+
     from agentmemgate.answer_judge import AnswerQuestion
     from agentmemgate.llm import CallFailed, get_model
-    from agentmemgate.llm.scripted import reset_scripts
     from agentmemgate.workspace import Workspace
 
     reset_scripts()

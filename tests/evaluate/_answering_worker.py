@@ -10,12 +10,15 @@ from __future__ import annotations
 import hashlib
 import sys
 
+from llm.scripted import register
+
 from agentmemgate.evaluate import run_eval
 from agentmemgate.llm import get_model
 from agentmemgate.workspace import Workspace
 
 
 def main(ws_path: str, log_path: str, delay: float) -> None:
+    register()  # scripted:NAME, as the suite's conftest registers it
     ws = Workspace(ws_path)
     model = get_model("scripted:resume-fc", workspace=ws)
 

@@ -10,6 +10,7 @@ import hashlib
 import re
 import sys
 
+from llm.scripted import register
 from pydantic import BaseModel
 
 from agentmemgate.evaluate import run_eval, system_spec
@@ -69,6 +70,7 @@ class LLMEcho(MemorySystem):
 
 
 def main(ws_path: str, log_path: str, delay: float) -> None:
+    register()  # scripted:NAME, as the suite's conftest registers it
     ws = Workspace(ws_path)
     model = get_model("scripted:resume", workspace=ws, delay=delay)
 

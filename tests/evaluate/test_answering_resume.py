@@ -24,7 +24,8 @@ def test_kill_9_mid_arc_then_resume(tmp_path):
     generate(ws, get_renderer("offline"), ["core"], n_per_cell=3, show_progress=False)
     n_arcs = ws.db["arcs"].count
     log = tmp_path / "requests.log"
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    tests = Path(__file__).resolve().parents[1]  # the worker registers the scripted model
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tests.parent), str(tests)])}
     proc = subprocess.Popen(
         [sys.executable, str(WORKER), str(ws.path), str(log), "0.15"],
         env=env,

@@ -22,7 +22,8 @@ def test_kill_9_then_resume_repeats_no_answered_call(tmp_path):
     ws = Workspace(tmp_path / "ws")
     generate(ws, get_renderer("offline"), ["core"], n_per_cell=3, show_progress=False)
     log = tmp_path / "requests.log"
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    tests = Path(__file__).resolve().parents[1]  # the worker registers the scripted model
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tests.parent), str(tests)])}
     proc = subprocess.Popen(
         [sys.executable, str(WORKER), str(ws.path), str(log), "0.15"],
         env=env,

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from llm.scripted import reset_scripts
 from reference_drafts import reference_draft, reference_responder
 from typer.testing import CliRunner
 
@@ -27,7 +28,7 @@ from agentmemgate.generate import RenderFailure, get_renderer, plan_split
 from agentmemgate.generate.llm_checks import asserted_change
 from agentmemgate.generate.llm_prompts import build_prompt, spec_brief
 from agentmemgate.generate.llm_renderer import LlmRenderer
-from agentmemgate.llm import get_model, reset_scripts
+from agentmemgate.llm import get_model
 from agentmemgate.schema import Arc
 from agentmemgate.validate import check_arc
 from agentmemgate.workspace import Workspace

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -58,10 +60,15 @@ def test_a_plugin_provider_registers_like_the_built_ins(ws):
 
 def test_provider_sdks_are_imported_only_when_used():
     code = (
-        "import sys; from agentmemgate.llm import get_model; "
+        "import sys; from llm.scripted import register; register(); "
+        "from agentmemgate.llm import get_model; "
         "from agentmemgate.generate import get_renderer; get_renderer('scripted:x'); "
         "get_model('scripted:x').enqueue('a').complete('p'); "
         "print('openai' in sys.modules, 'anthropic' in sys.modules)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    tests = Path(__file__).resolve().parents[1]  # where the scripted model is
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tests.parent), str(tests)])}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
     assert out.stdout.split() == ["False", "False"]

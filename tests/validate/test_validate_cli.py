@@ -476,10 +476,10 @@ def test_validate_and_equivalence_pairs_against_a_local_server_via_base_url(
 
 
 def test_validate_exits_2_when_judge_calls_fail(tmp_path):
+    from llm.scripted import ScriptedModel, reset_scripts
     from typer.testing import CliRunner
 
     from agentmemgate.cli import app
-    from agentmemgate.llm import ScriptedModel, reset_scripts
     from agentmemgate.pipeline import build
 
     build(tmp_path / "ws", tmp_path / "out", split="core", n_per_cell=1, show_progress=False)

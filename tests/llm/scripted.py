@@ -1,7 +1,9 @@
 """The ``scripted`` provider: a test double registered like any provider (after llm's MockModel).
 
-Every ``scripted:NAME`` model shares one named script, so a test can enqueue replies on the model
-it holds while the pipeline resolves its own instance from the spec. Replies are strings, dicts
+``register()`` (the suite's ``conftest`` calls it, and so do the workers tests start as
+subprocesses) makes ``scripted:NAME`` resolve as a model and as a generator, kept out of the
+choices error messages list. Every ``scripted:NAME`` model shares one named script, so a test can
+enqueue replies on the model it holds while the pipeline resolves its own instance from the spec. Replies are strings, dicts
 (sent as JSON), or exceptions (raised as the call's failure); when the queue is empty a
 ``respond_with`` function answers. Tokens are counted as whitespace-separated words.
 """
@@ -19,9 +21,8 @@ from pathlib import Path
 
 from pydantic import Field
 
-from ..workspace import Workspace
-from ._errors import CallFailed
-from .model import Model, ModelOptions, RawReply, Request
+from agentmemgate.llm import CallFailed, Model, ModelOptions, RawReply, Request
+from agentmemgate.workspace import Workspace
 
 Reply = str | dict | BaseException
 
@@ -156,3 +157,23 @@ def hashed_embedding(text: str, dims: int) -> list[float]:
         vec[0] = 1.0
         return vec
     return [v / norm for v in vec]
+
+
+def register() -> None:
+    """Make ``scripted:NAME`` resolve (``get_model``, ``--generator``, ``--judge``...) to a
+    ``ScriptedModel``: a test double, so hidden from what error messages list."""
+    from agentmemgate.generate import register_renderer
+    from agentmemgate.llm import register_provider
+
+    register_provider("scripted", _model, user_pickable=False)
+    register_renderer("scripted", _renderer, user_pickable=False)
+
+
+def _model(name: str, *, workspace=None, base_url=None, **options) -> ScriptedModel:
+    return ScriptedModel(name, workspace=workspace, options=ScriptedOptions(**options))
+
+
+def _renderer(spec: str, **options):
+    from agentmemgate.generate.llm_renderer import make_llm_renderer
+
+    return make_llm_renderer(spec, **options)
