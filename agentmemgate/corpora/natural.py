@@ -41,6 +41,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..errors import BadInput, CorpusError
 from ..hashing import sha256_file
+from ..llm.ref import ModelRef
 from ..progress import bytes_bar
 from ..schema import FieldSpec
 from ..workspace import Workspace, now
@@ -379,7 +380,7 @@ class NaturalPlan(BaseModel):
         what = "LongMemEval instances" if self.corpus == "longmemeval" else "LoCoMo samples"
         calls = (
             f"{self.field_calls} fielder calls ({self.fielder})"
-            if self.fielder != "offline"
+            if not ModelRef.parse(self.fielder).offline
             else "no model calls (offline rule)"
         )
         return [
@@ -420,7 +421,7 @@ def build_natural_set(
     found = check_corpus(path, corpus)
     name = check_name(name) if name is not None else default_name(path, found)
     llm = None
-    if fielder not in ("offline", "", None):
+    if not ModelRef.parse(fielder).offline:
         from ..errors import MissingApiKey
         from .natural_fields import LLMFielder
 

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import BadInput
+from ..llm.ref import ModelRef
 from ..memory.system import SystemFactory, SystemInfo
 from ..suggest import did_you_mean
 from ..workspace import Workspace
@@ -194,7 +195,7 @@ def resolve_system(
         kwargs["base_url"] = base_url
     if concurrency:
         kwargs["concurrency"] = concurrency
-    if llm_options and model not in ("offline", "", None):  # --timeout, --max-tokens, ...
+    if llm_options and not ModelRef.parse(model).offline:  # --timeout, --max-tokens, ...
         kwargs.update(llm_options)
     info, factory = get_system(with_variants(name, list(variants or [])), **kwargs)
     return system_spec(
@@ -278,7 +279,7 @@ def _resolve_other(
             )
     if workspace is not None and not isinstance(workspace, Workspace):
         workspace = Workspace(workspace, create=False)
-    offline = model in ("offline", "", None)
+    offline = ModelRef.parse(model).offline
     opts = AnsweringOptions(
         model=model,
         workspace=workspace,
@@ -413,7 +414,7 @@ def available_systems() -> list[SystemLine]:
 def display_name(name: str, model: str) -> str:
     """How results name a system: ``literal-gated`` offline, ``literal-gated@openai:gpt-4o``
     with model components (so runs of one system on two models sit side by side)."""
-    return name if model in ("offline", "", None) else f"{name}@{model}"
+    return name if ModelRef.parse(model).offline else f"{name}@{model}"
 
 
 def twin_name(display: str, twin: str | None) -> str | None:

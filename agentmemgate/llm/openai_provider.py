@@ -29,7 +29,7 @@ from ..workspace import Workspace
 from ._errors import FatalProviderError, from_sdk_error
 from ._http import attempts_so_far, install_hooks
 from .model import Model, RawReply, Request, SdkOptions, schema_json
-from .servers import COMPATIBLE, server_of
+from .servers import family_of
 
 KEY_ENV = "OPENAI_API_KEY"
 PLACEHOLDER_KEY = "not-needed"  # OpenAI-compatible servers usually take no key; the SDK wants one
@@ -77,9 +77,7 @@ class OpenAIModel(Model):
 
     @property
     def family(self) -> str:
-        if self.base_url:  # one server, one family, however its URL is spelled
-            return f"{COMPATIBLE}{server_of(self.base_url)}"
-        return "openai"
+        return family_of("openai", self.base_url)
 
     @property
     def label(self) -> str:

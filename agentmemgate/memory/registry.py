@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BadInput
+from ..llm.ref import ModelRef
 from ..registry import Registry
 
 if TYPE_CHECKING:  # the components are imported when a system is built: names cost nothing
@@ -220,7 +221,7 @@ def get_system(
     base = BASES[base_name]
     if concurrency < 1:
         raise BadInput(f"concurrency must be at least 1, got {concurrency}")
-    offline = model in ("offline", "", None)
+    offline = ModelRef.parse(model).offline
     if offline and (base_url or llm_options):
         what = "--base-url" if base_url else ", ".join(sorted(llm_options))
         raise BadInput(

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..errors import BadInput
 from ..hashing import sha256_parts
+from ..llm.ref import ModelRef
 from ..llm.servers import normalize_family
 from ..llm.usage_log import by_model_lines, calls_behind
 from ..schema import Arc, normalize_text
@@ -553,7 +554,7 @@ def run_equivalence_pairs(
             )
 
     def options(spec: str) -> dict:
-        return {} if spec == "offline" else (model_options or {})
+        return ModelRef.parse(spec, options=model_options).model_options()
 
     first = get_judge(
         judge, workspace=ws, base_url=base_url, concurrency=concurrency, **options(judge)
