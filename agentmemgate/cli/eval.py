@@ -199,8 +199,21 @@ def run(
     if limit is not None:
         raise BadInput("--limit applies to --natural runs only")
     ws = Workspace(workspace, create=False)
-    from ..evaluate import run_eval
+    from ..evaluate import EvalOptions, run_eval
+    from ..llm.ref import ModelRef
 
+    run = EvalOptions(
+        model=ModelRef.parse(model, base_url, options),
+        judge=ModelRef.parse(judge, judge_base_url, options),
+        embedder=ModelRef.parse(embedder, embedder_base_url)
+        if embedder is not None or embedder_base_url
+        else None,
+        graph_url=graph_url,
+        allow_same_family=allow_same_family,
+        concurrency=concurrency,
+        variants=variants,
+        repeat=repeat,
+    )
     s = llm.run(
         ws,
         [model, judge],
@@ -208,20 +221,9 @@ def run(
             ws,
             _splits(ws, split),
             system or None,
-            model=model,
-            base_url=base_url,
-            judge=judge,
-            judge_base_url=judge_base_url,
-            allow_same_family=allow_same_family,
-            concurrency=concurrency,
-            variants=variants,
-            llm_options=options,
-            embedder=embedder,
-            embedder_base_url=embedder_base_url,
-            graph_url=graph_url,
+            run,
             show_progress=not no_progress,
             dry_run=llm.dry_run,
-            repeat=repeat,
         ),
         show_progress=not no_progress,
     )

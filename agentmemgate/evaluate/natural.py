@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..corpora.natural import NaturalItem, as_date, load_items, natural_set
 from ..errors import BadInput
+from ..llm.ref import ModelRef
 from ..schema import FieldSpec
 from ..workspace import Workspace
 from . import store
@@ -233,12 +234,10 @@ def run_natural(
     infos = {n: natural_set(ws, n) for n in dict.fromkeys(sets)}
     specs = resolve_systems(
         systems or list(NATURAL_SYSTEMS),
-        model=model,
+        model=ModelRef.parse(model, base_url, llm_options),
         workspace=ws,
-        base_url=base_url,
         variants=list(variants or []),
         concurrency=max(16, concurrency),
-        llm_options=llm_options,
     )
     oracles = [s.name for s in specs if s.info.oracle]
     if oracles:

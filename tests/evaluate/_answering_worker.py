@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import sys
 
-from agentmemgate.evaluate import run_eval
+from agentmemgate.evaluate import EvalOptions, run_eval
 from agentmemgate.llm import get_model
 from agentmemgate.workspace import Workspace
 
@@ -32,8 +32,7 @@ def main(ws_path: str, log_path: str, delay: float) -> None:
         ws,
         ["core"],
         ["full-context"],
-        model="scripted:resume-fc",
-        concurrency=2,
+        EvalOptions(model="scripted:resume-fc", concurrency=2),
         show_progress=False,
     )
     print(s.model_dump_json())
