@@ -110,6 +110,7 @@ def mine_hedges(
 
     check_corpus_path(path)  # before a workspace is created
     from ..corpora import mine_hedges as run
+    from ..llm.ref import ModelRef
 
     options = llm.options([miner])
     from ..workspace import open_workspace
@@ -122,15 +123,13 @@ def mine_hedges(
                 ws,
                 path,
                 corpus=corpus,
-                miner=miner,
+                miner=ModelRef.parse(miner, base_url, options),
                 out=out,
                 limit=limit,
                 lexicon=lexicon,
                 concurrency=concurrency,
-                base_url=base_url,
                 progress=not no_progress,
                 echo=typer.echo,
-                model_options=options,
                 prefilter=prefilter,
                 dry_run=llm.dry_run,
             ),

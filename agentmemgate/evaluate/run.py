@@ -177,14 +177,11 @@ def resolve_systems(
                 if isinstance(n, SystemSpec)
                 else resolve_system(
                     n,
-                    model=model.spec,
+                    model=model.replace(options={**model.options, "repeat": k}) if k > 1 else model,
                     workspace=workspace,
-                    base_url=model.base_url,
                     variants=variants,
                     concurrency=concurrency,
-                    llm_options={**model.options, "repeat": k} if k > 1 else dict(model.options),
-                    embedder=(embedder.spec or None) if embedder else None,
-                    embedder_base_url=embedder.base_url if embedder else None,
+                    embedder=embedder,
                     graph_url=graph_url,
                 )
             )
@@ -318,7 +315,7 @@ def plan_eval(
         repeat=o.repeat,
     )
     judge = o.judge
-    vj = get_value_judge(judge.spec, workspace=ws, base_url=judge.base_url, **judge.options)
+    vj = get_value_judge(judge, workspace=ws)
     arcs = load_arcs(ws, splits)
     check_judge_family(ws, vj, arcs, o.allow_same_family)
     components, components_done = _pairs(

@@ -234,13 +234,15 @@ def test_a_natural_items_answer_survives_its_judge_failing(ws):
     factory = lambda: Recorder(log)
     factory.info = Recorder([]).info
     spec = answering_spec(factory, name="recorder")
-    s = run_natural(ws, ["lme"], [spec], judge=_judge("nat-judge-down", True), show_progress=False)
+    s = run_natural(
+        ws, ["lme"], [spec], EvalOptions(judge=_judge("nat-judge-down", True)), show_progress=False
+    )
     assert (s.ran_now, s.failed) == (0, 3)
     assert {r["stage"] for r in ws.db["eval_failures"].rows} == {"scoring"}
     assert ws.db["eval_product_answers"].count == 3  # every item's answer kept
     asked = len(log)
     again = run_natural(
-        ws, ["lme"], [spec], judge=_judge("nat-judge-down", False), show_progress=False
+        ws, ["lme"], [spec], EvalOptions(judge=_judge("nat-judge-down", False)), show_progress=False
     )
     assert (again.ran_now, again.rescored, again.failed) == (0, 3, 0) and len(log) == asked
     assert ws.db["eval_failures"].count == 0 and ws.db["eval_scores"].count == 3
