@@ -259,6 +259,7 @@ def statements_label(
     options = llm.options(specs)
     ws = _existing(workspace)
     from ..classify import label_statements
+    from ..llm.ref import ModelRef
 
     summary = llm.run(
         ws,
@@ -268,12 +269,13 @@ def statements_label(
             name,
             _split(voters),
             votes=votes,
-            relabel=relabel,
+            relabel=ModelRef.parse(relabel, relabel_base_url, options)
+            if relabel or relabel_base_url
+            else None,
             relabel_votes=relabel_votes,
             allow_same_family=allow_same_family,
             concurrency=concurrency,
             base_url=base_url,
-            relabel_base_url=relabel_base_url,
             progress=not no_progress,
             replace=replace,
             model_options=options,

@@ -167,6 +167,7 @@ def equivalence_pairs(
     _, splits = design_splits(workspace, split)
     options = llm.options([judge, rejudge])
     ws = Workspace(workspace, create=False)
+    from ..llm.ref import ModelRef
     from ..validate.pairs import report_markdown, run_equivalence_pairs
 
     r = llm.run(
@@ -175,18 +176,17 @@ def equivalence_pairs(
         lambda: run_equivalence_pairs(
             ws,
             splits,
-            judge,
-            rejudge,
+            ModelRef.parse(judge, base_url, options),
+            ModelRef.parse(rejudge, rejudge_base_url, options)
+            if rejudge or rejudge_base_url
+            else None,
             n=n,
             borderline_share=borderline_share,
             seed=seed,
             pair_set=name,
             allow_same_family=allow_same_family,
-            base_url=base_url,
-            rejudge_base_url=rejudge_base_url,
             concurrency=concurrency,
             show_progress=not no_progress,
-            model_options=options,
             dry_run=llm.dry_run,
         ),
         show_progress=not no_progress,

@@ -522,26 +522,31 @@ def report_markdown(r: EquivalenceReport, max_rows: int = 60) -> str:
 def run_equivalence_pairs(
     ws: Workspace,
     splits: list[str],
-    judge: str = "offline",
-    rejudge: str | None = None,
+    judge: str | ModelRef = "offline",
+    rejudge: str | ModelRef | None = None,
     *,
     n: int = 150,
     borderline_share: float | None = None,
     seed: int = 0,
     pair_set: str = "default",
     allow_same_family: bool = False,
-    base_url: str | None = None,
-    rejudge_base_url: str | None = None,
     concurrency: int = 4,
     show_progress: bool = True,
-    model_options: dict | None = None,
     dry_run: bool = False,
 ) -> EquivalenceReport | dict[str, int]:
     """Build and sample pairs from ``splits``, judge them, re-judge with another family, report.
+    ``judge`` and ``rejudge``: specs or ``ModelRef``s (a base URL, for an ``openai:`` judge,
+    and the model options, which an offline judge does without).
     ``dry_run``: the calls per judge spec (counted on the judges' models, ``model.planned``);
     nothing is sent or stored."""
     from .judges import get_judge
     from .store import start_validation_run
+
+    first_ref = ModelRef.parse(judge)
+    second_ref = ModelRef.parse(rejudge) if rejudge is not None else None
+    judge, base_url = first_ref.spec, first_ref.base_url
+    rejudge = second_ref.spec if second_ref else None
+    rejudge_base_url = second_ref.base_url if second_ref else None
 
     for option, url, spec in (
         ("--base-url", base_url, judge),
@@ -553,20 +558,17 @@ def run_equivalence_pairs(
                 f"the {'re-judge' if option.startswith('--re') else 'judge'} is {spec or 'not set'}"
             )
 
-    def options(spec: str) -> dict:
-        return ModelRef.parse(spec, options=model_options).model_options()
-
     first = get_judge(
-        judge, workspace=ws, base_url=base_url, concurrency=concurrency, **options(judge)
+        judge, workspace=ws, base_url=base_url, concurrency=concurrency, **first_ref.model_options()
     )
     judges = [first]
-    if rejudge:
+    if rejudge and second_ref is not None:
         second = get_judge(
             rejudge,
             workspace=ws,
             base_url=rejudge_base_url,
             concurrency=concurrency,
-            **options(rejudge),
+            **second_ref.model_options(),
         )
         check_families(
             [second], {first.family}, allow_same_family, what=f"the first judge {first.spec}"
