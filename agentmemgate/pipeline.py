@@ -19,6 +19,7 @@ from .exports import ExportSummary, export
 from .generate import GenerateSummary, generate, get_renderer
 from .generate.planner import check_plan
 from .generate.run import pending
+from .llm.ref import ModelRef
 from .outputs import can_create
 from .validate import JudgingSummary, StructureSummary, judge_arcs, validate_structure
 from .validate.dry_run import JudgeCalls, planned_judge_calls
@@ -161,8 +162,8 @@ def build(
     splits = design.resolve_splits(split)
     require_sound_design(
         design,
-        offline_renderer=generator == "offline",
-        offline_judge=not judges or "offline" in judges,
+        offline_renderer=ModelRef.parse(generator).offline,
+        offline_judge=not judges or any(ModelRef.parse(j).offline for j in judges),
     )
     for s in splits:  # a size the catalog cannot fill fails here, naming the largest that works
         check_plan(s, seed, n_per_cell, design=design)
@@ -174,7 +175,7 @@ def build(
             workspace=ws,
             design=design,
             **renderer_options,
-            **((model_options or {}) if generator != "offline" else {}),
+            **ModelRef.parse(generator, options=model_options).model_options(),
         )
         judge_objs = resolve_judges(
             ws,

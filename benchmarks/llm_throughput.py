@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))  # the test doubles
 from reference_drafts import reference_responder
 
 from agentmemgate.generate import generate, get_renderer, plan_split
-from agentmemgate.llm import Request, get_model
+from agentmemgate.llm import ModelRef, Request, get_model
 from agentmemgate.schema import Arc
 from agentmemgate.workspace import Workspace
 
@@ -330,11 +330,9 @@ def real_mode(args) -> None:
             s = mine_hedges(
                 ws,
                 fixtures / "locomo_sample.json",
-                miner=f"openai:{model}",
-                base_url=url,
+                miner=ModelRef.parse(f"openai:{model}", url, options),
                 concurrency=concurrency,
                 limit=1,
-                model_options=options,
             )
             return (
                 f"{s.prefilter_hits - s.errors}/{s.prefilter_hits} stage-2 answers "

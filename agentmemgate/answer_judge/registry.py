@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..llm.ref import ModelRef
 from ..registry import offline_version
 from ..validate.judges import OFFLINE_JUDGE
 from ..versioned import versioned_file
@@ -48,7 +49,7 @@ def get_answer_judge(
     version = offline_answer_version(spec)
     if version is not False:
         return offline_answer_judge(version)
-    if spec.startswith("offline"):
+    if ModelRef.parse(spec).offline:
         from ..errors import BadInput
 
         raise BadInput(

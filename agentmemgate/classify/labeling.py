@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..corpora.statements import Statement, load_set, update_reference
 from ..errors import BadInput, SameFamilyJudge
+from ..llm.ref import ModelRef
 from ..llm.servers import normalize_family
 from ..stats import Proportion, wilson
 from ..workspace import Workspace, now
@@ -142,12 +143,11 @@ def label_statements(
     voters: list[str],
     *,
     votes: int = 3,
-    relabel: str | None = None,
+    relabel: str | ModelRef | None = None,
     relabel_votes: int = 1,
     allow_same_family: bool = False,
     concurrency: int = 4,
     base_url: str | None = None,
-    relabel_base_url: str | None = None,
     progress: bool = False,
     replace: bool = False,
     classifiers: dict[str, Classifier] | None = None,
@@ -159,10 +159,15 @@ def label_statements(
     Statements whose reference label came with the import keep it and are not voted on, unless
     ``replace``. ``model_options`` (``timeout``, ``max_tokens``, ...) go to every model voter.
 
-    ``base_url`` (an OpenAI-compatible server) goes to the ``openai:`` voters only and
-    ``relabel_base_url`` to an ``openai:`` relabeler, so a second local server can relabel
-    (``--relabel anthropic:X`` still goes to Anthropic, or to ANTHROPIC_BASE_URL).
+    ``base_url`` (an OpenAI-compatible server) goes to the ``openai:`` voters only. ``relabel``:
+    a spec or a ``ModelRef``, whose base URL (for an ``openai:`` relabeler) lets a second local
+    server relabel (``--relabel anthropic:X`` still goes to Anthropic, or to ANTHROPIC_BASE_URL)
+    and whose options go to the relabeler (a spec string: ``model_options``, as the voters).
     """
+    relabel_options = relabel.options if isinstance(relabel, ModelRef) else model_options
+    relabel_ref = ModelRef.parse(relabel) if relabel is not None else None
+    relabel = relabel_ref.spec if relabel_ref else None
+    relabel_base_url = relabel_ref.base_url if relabel_ref else None
     if not voters:
         raise BadInput("--voters needs at least one classifier or model spec")
     if votes < 1 or relabel_votes < 1:
@@ -187,7 +192,7 @@ def label_statements(
         )
     given = classifiers or {}
 
-    def make(spec: str, url: str | None) -> Classifier:
+    def make(spec: str, url: str | None, options: dict | None) -> Classifier:
         if spec in given:
             return given[spec]
         return get_classifier(
@@ -198,11 +203,11 @@ def label_statements(
             samples=1,
             base_url=url if spec.startswith("openai:") else None,
             progress=progress,
-            **(model_options or {}),
+            **(options or {}),
         )
 
-    voter_clfs = [make(v, base_url) for v in voters]
-    relabeler = make(relabel, relabel_base_url) if relabel else None
+    voter_clfs = [make(v, base_url, model_options) for v in voters]
+    relabeler = make(relabel, relabel_base_url, dict(relabel_options or {})) if relabel else None
     if relabeler is not None and not allow_same_family:
         same = [
             v.name

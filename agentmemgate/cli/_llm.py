@@ -118,10 +118,9 @@ def print_costs(*, planned: bool = False, unestimated: bool = False) -> None:
 
 def uses_model(specs: Iterable[str | None]) -> bool:
     """Whether any of these specs names a model (not an offline backend)."""
-    return any(
-        s and s not in ("offline", "offline-rules") and ":" in s and not s.startswith("offline:")
-        for s in specs
-    )
+    from ..llm.ref import ModelRef
+
+    return any(ModelRef.parse(s).is_model for s in specs)
 
 
 BatchOpt = Annotated[

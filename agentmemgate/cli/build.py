@@ -80,8 +80,9 @@ def _renderer_options(
     generator: str, base_url: str | None, concurrency: int, max_attempts: int
 ) -> dict:
     from ..errors import BadInput
+    from ..llm.ref import ModelRef
 
-    if base_url and generator == "offline":
+    if base_url and ModelRef.parse(generator).offline:
         raise BadInput(
             "--generator-base-url needs an LLM generator such as --generator openai:MODEL"
         )
@@ -194,13 +195,16 @@ def generate(
     from ..generate import generate as run_generate
     from ..generate import get_renderer
     from ..generate.planner import check_plan
+    from ..llm.ref import ModelRef
     from ..workspace import open_workspace
 
     chosen, splits = design_splits(workspace, split, design, catalog)
     _note_unused_domains(chosen)
     options = _renderer_options(generator, base_url, concurrency, max_attempts)
     llm_options = llm.options([generator])
-    require_sound_design(chosen, offline_renderer=generator == "offline", offline_judge=False)
+    require_sound_design(
+        chosen, offline_renderer=ModelRef.parse(generator).offline, offline_judge=False
+    )
     for s in splits:  # refused before a workspace exists
         check_plan(s, seed, n_per_cell, design=chosen)
     with open_workspace(workspace, create=True) as ws:

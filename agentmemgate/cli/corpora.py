@@ -108,6 +108,7 @@ def mine_hedges(
 
     check_corpus_path(path)  # before a workspace is created
     from ..corpora import mine_hedges as run
+    from ..llm.ref import ModelRef
 
     options = llm.options([miner])
     from ..workspace import open_workspace
@@ -120,15 +121,13 @@ def mine_hedges(
                 ws,
                 path,
                 corpus=corpus,
-                miner=miner,
+                miner=ModelRef.parse(miner, base_url, options),
                 out=out,
                 limit=limit,
                 lexicon=lexicon,
                 concurrency=concurrency,
-                base_url=base_url,
                 progress=not no_progress,
                 echo=typer.echo,
-                model_options=options,
                 prefilter=prefilter,
                 dry_run=llm.dry_run,
             ),
@@ -258,6 +257,7 @@ def statements_label(
     options = llm.options(specs)
     ws = _existing(workspace)
     from ..classify import label_statements
+    from ..llm.ref import ModelRef
 
     summary = llm.run(
         ws,
@@ -267,12 +267,13 @@ def statements_label(
             name,
             _split(voters),
             votes=votes,
-            relabel=relabel,
+            relabel=ModelRef.parse(relabel, relabel_base_url, options)
+            if relabel or relabel_base_url
+            else None,
             relabel_votes=relabel_votes,
             allow_same_family=allow_same_family,
             concurrency=concurrency,
             base_url=base_url,
-            relabel_base_url=relabel_base_url,
             progress=not no_progress,
             replace=replace,
             model_options=options,

@@ -154,10 +154,24 @@ def run(
     """Run memory systems on the workspace's arcs (or natural sets); store every trace and score
     (resumable)."""
     from ..errors import BadInput
+    from ..evaluate import EvalOptions
+    from ..llm.ref import ModelRef
     from ..workspace import Workspace
 
     options = llm.options([model, judge])
     variants = (["no-retry"] if no_retry else []) + (["permissive"] if permissive_matcher else [])
+    run = EvalOptions(
+        model=ModelRef.parse(model, base_url, options),
+        judge=ModelRef.parse(judge, judge_base_url, options),
+        embedder=ModelRef.parse(embedder, embedder_base_url)
+        if embedder is not None or embedder_base_url
+        else None,
+        graph_url=graph_url,
+        allow_same_family=allow_same_family,
+        concurrency=concurrency,
+        variants=variants,
+        repeat=repeat,
+    )
     if natural:
         from ..evaluate.natural import run_natural
 
@@ -180,14 +194,8 @@ def run(
                 ws,
                 natural,
                 system or None,
-                model=model,
-                base_url=base_url,
-                judge=judge,
-                judge_base_url=judge_base_url,
-                concurrency=concurrency,
-                variants=variants,
+                run,
                 limit=limit,
-                llm_options=options,
                 show_progress=not no_progress,
             ),
             show_progress=not no_progress,
@@ -203,23 +211,7 @@ def run(
         p = llm.run(
             ws,
             [model, judge],
-            lambda: plan_eval(
-                ws,
-                _splits(ws, split),
-                system or None,
-                model=model,
-                base_url=base_url,
-                judge=judge,
-                judge_base_url=judge_base_url,
-                allow_same_family=allow_same_family,
-                concurrency=concurrency,
-                variants=variants,
-                llm_options=options,
-                embedder=embedder,
-                embedder_base_url=embedder_base_url,
-                graph_url=graph_url,
-                repeat=repeat,
-            ).dry_run(),
+            lambda: plan_eval(ws, _splits(ws, split), system or None, run).dry_run(),
         )
         return llm.finish(p, unestimated=any(a.calls is None for a in p.answering))
     s = llm.run(
@@ -229,19 +221,8 @@ def run(
             ws,
             _splits(ws, split),
             system or None,
-            model=model,
-            base_url=base_url,
-            judge=judge,
-            judge_base_url=judge_base_url,
-            allow_same_family=allow_same_family,
-            concurrency=concurrency,
-            variants=variants,
-            llm_options=options,
-            embedder=embedder,
-            embedder_base_url=embedder_base_url,
-            graph_url=graph_url,
+            run,
             show_progress=not no_progress,
-            repeat=repeat,
         ),
         show_progress=not no_progress,
     )
@@ -288,6 +269,7 @@ def answers(
     options = llm.options([judge])
     ws = Workspace(workspace, create=False)
     from ..evaluate import run_answers
+    from ..llm.ref import ModelRef
 
     s = llm.run(
         ws,
@@ -296,11 +278,9 @@ def answers(
             ws,
             file,
             name,
-            judge=judge,
-            judge_base_url=judge_base_url,
+            judge=ModelRef.parse(judge, judge_base_url, options),
             allow_same_family=allow_same_family,
             concurrency=concurrency,
-            llm_options=options,
             show_progress=not no_progress,
             dry_run=llm.dry_run,
             format=format_,

@@ -64,6 +64,7 @@ def build(
 
     check_corpus_path(path)  # before a workspace is created
     from ..corpora.natural import build_natural_set
+    from ..llm.ref import ModelRef
     from ..workspace import open_workspace
 
     options = llm.options([fielder])
@@ -75,9 +76,7 @@ def build(
             name,
             limit,
             progress=not no_progress,
-            fielder=fielder,
-            base_url=base_url,
-            model_options=options,
+            fielder=ModelRef.parse(fielder, base_url, options),
             dry_run=llm.dry_run,
         )
         if llm.dry_run:

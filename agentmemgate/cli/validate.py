@@ -165,22 +165,24 @@ def equivalence_pairs(
     _, splits = design_splits(workspace, split)
     options = llm.options([judge, rejudge])
     ws = Workspace(workspace, create=False)
+    from ..llm.ref import ModelRef
     from ..validate.pairs import plan_equivalence_pairs, report_markdown, run_equivalence_pairs
 
+    first = ModelRef.parse(judge, base_url, options)
+    second = (
+        ModelRef.parse(rejudge, rejudge_base_url, options) if rejudge or rejudge_base_url else None
+    )
     how = dict(
         n=n,
         borderline_share=borderline_share,
         seed=seed,
         pair_set=name,
         allow_same_family=allow_same_family,
-        base_url=base_url,
-        rejudge_base_url=rejudge_base_url,
         concurrency=concurrency,
-        model_options=options,
     )
     if llm.dry_run:  # the calls per judge spec
         calls = llm.run(
-            ws, [judge, rejudge], lambda: plan_equivalence_pairs(ws, splits, judge, rejudge, **how)
+            ws, [judge, rejudge], lambda: plan_equivalence_pairs(ws, splits, first, second, **how)
         )
         return llm.finish(
             [
@@ -192,7 +194,7 @@ def equivalence_pairs(
         ws,
         [judge, rejudge],
         lambda: run_equivalence_pairs(
-            ws, splits, judge, rejudge, show_progress=not no_progress, **how
+            ws, splits, first, second, show_progress=not no_progress, **how
         ),
         show_progress=not no_progress,
     )

@@ -14,6 +14,7 @@ from pathlib import Path
 from ..errors import AmgError, BadInput
 from ..hashing import sha256_file
 from ..llm import CallFailed
+from ..llm.ref import ModelRef
 from ..progress import bytes_bar, progress_bar
 from ..workspace import Workspace, now
 from . import _store
@@ -46,16 +47,17 @@ def source_key(path: Path, limit: int | None = None) -> str:
 
 
 def get_extractor(
-    miner: str,
+    miner: str | ModelRef,
     workspace: Workspace,
     *,
-    base_url: str | None = None,
     concurrency: int = 4,
     progress: bool = False,
-    **model_options,
 ) -> Extractor:
-    """``offline`` (rule-based stage 2) or a model spec ``provider:model`` (LLM stage 2);
-    ``model_options`` (``timeout``, ``max_tokens``, ...) go to the model."""
+    """``offline`` (rule-based stage 2) or a model spec ``provider:model`` (LLM stage 2), as a
+    spec or a ``ModelRef`` (its base URL and model options, ``timeout``, ``max_tokens`` ...,
+    go to the model)."""
+    ref = ModelRef.parse(miner)
+    miner, base_url, model_options = ref.spec, ref.base_url, dict(ref.options)
     if miner in OFFLINE_MINERS:
         if base_url:
             raise BadInput("--miner-base-url needs an LLM miner such as --miner openai:MODEL")
@@ -564,22 +566,21 @@ def mine_hedges(
     path: str | Path,
     *,
     corpus: str = "auto",
-    miner: str = "offline",
+    miner: str | ModelRef = "offline",
     out: str | Path | None = None,
     limit: int | None = None,
     concurrency: int = 4,
-    base_url: str | None = None,
     progress: bool = False,
     extractor: Extractor | None = None,
     lexicon: str | Path | None = None,
     echo: Callable[[str], None] | None = None,
-    model_options: dict | None = None,
     prefilter: str = "lexicon",
     dry_run: bool = False,
 ) -> MineSummary | MinePlan:
     """Mine one corpus file end to end; returns the summary (also printed by the CLI).
 
-    ``lexicon`` is a cue-lexicon TOML file of your own (default: the packaged ``cues.vN.toml``);
+    ``miner``: ``offline`` (the rules), ``offline-scorer`` or a model, as a spec or a ``ModelRef``
+    (with its base URL and model options). ``lexicon`` is a cue-lexicon TOML file of your own (default: the packaged ``cues.vN.toml``);
     changing it re-runs stage 1 for this source. ``prefilter``: ``lexicon`` (stage 1 as above)
     or ``none`` (every mined turn goes to stage 2). ``dry_run``: stream and prefilter the file in
     memory and count the stage-2 calls (``model.planned``) without sending or storing anything.
@@ -592,14 +593,7 @@ def mine_hedges(
         raise BadInput(f"Unknown --prefilter {prefilter!r}: choose {' or '.join(PREFILTERS)}")
     if prefilter == "none" and lexicon:
         raise BadInput("--lexicon is the lexicon prefilter's; --prefilter none uses no lexicon")
-    extractor = extractor or get_extractor(
-        miner,
-        ws,
-        base_url=base_url,
-        concurrency=concurrency,
-        progress=progress,
-        **(model_options or {}),
-    )
+    extractor = extractor or get_extractor(miner, ws, concurrency=concurrency, progress=progress)
     key = source_key(path, limit)
     lex = load_lexicon(path=str(lexicon)) if lexicon else load_lexicon()
     if dry_run:

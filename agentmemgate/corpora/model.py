@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..llm.ref import ModelRef
 from ..stats import Proportion, wilson
 
 CORPORA = ("longmemeval", "locomo")
@@ -252,7 +253,7 @@ class MineSummary(BaseModel):
         ] + self._failure_lines()
 
     def _llm_line(self) -> str:
-        if self.miner.startswith("offline"):
+        if ModelRef.parse(self.miner).offline:
             return "LLM calls: none (stage 2 by offline rules)"
         return (
             f"LLM calls: {self.llm_calls_now} this run ({self.llm_cache_hits_now} answered from "

@@ -41,6 +41,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..errors import BadInput, CorpusError
 from ..hashing import sha256_file
+from ..llm.ref import ModelRef
 from ..progress import bytes_bar
 from ..schema import FieldSpec
 from ..workspace import Workspace, now
@@ -379,7 +380,7 @@ class NaturalPlan(BaseModel):
         what = "LongMemEval instances" if self.corpus == "longmemeval" else "LoCoMo samples"
         calls = (
             f"{self.field_calls} fielder calls ({self.fielder})"
-            if self.fielder != "offline"
+            if not ModelRef.parse(self.fielder).offline
             else "no model calls (offline rule)"
         )
         return [
@@ -406,26 +407,27 @@ def build_natural_set(
     name: str | None = None,
     limit: int | None = None,
     progress: bool = True,
-    fielder: str = "offline",
-    base_url: str | None = None,
-    model_options: dict | None = None,
+    fielder: str | ModelRef = "offline",
     dry_run: bool = False,
 ) -> NaturalSetInfo | NaturalPlan:
     """Select, derive fields, and store the set (replacing a set of the same name atomically).
 
     ``fielder``: ``offline`` (rule ``natural-field.v1``) or ``provider:model`` (rubric
-    ``natural_field``; a failed call refuses that item's field and a rebuild asks again).
+    ``natural_field``; a failed call refuses that item's field and a rebuild asks again), a spec
+    or a ``ModelRef`` (its base URL and model options go to the model).
     ``dry_run``: select and count the fielder's calls (``model.planned``); store nothing."""
     path = Path(path)
     found = check_corpus(path, corpus)
     name = check_name(name) if name is not None else default_name(path, found)
     llm = None
-    if fielder not in ("offline", "", None):
+    ref = ModelRef.parse(fielder)
+    fielder = ref.spec
+    if not ref.offline:
         from ..errors import MissingApiKey
         from .natural_fields import LLMFielder
 
         try:
-            llm = LLMFielder(fielder, workspace=ws, base_url=base_url, **(model_options or {}))
+            llm = LLMFielder(fielder, workspace=ws, base_url=ref.base_url, **ref.options)
         except MissingApiKey as e:
             raise e.for_flag("--fielder", fielder) from None
     planner = _PlanningFielder(llm) if dry_run and llm is not None else None

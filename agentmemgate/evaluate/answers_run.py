@@ -8,12 +8,12 @@ import hashlib
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from ..design.stored import workspace_design
 from ..errors import BadInput
+from ..llm.ref import ModelRef
 from ..schema import Arc
 from ..validate.judges import JudgeInfo
 from ..workspace import Workspace
@@ -81,17 +81,16 @@ def run_answers(
     path: str | Path,
     name: str,
     *,
-    judge: str = "offline",
-    judge_base_url: str | None = None,
+    judge: str | ModelRef = "offline",
     allow_same_family: bool = False,
     concurrency: int = 4,
-    llm_options: dict[str, Any] | None = None,
     show_progress: bool = True,
     dry_run: bool = False,
     format: str = "amg",
 ) -> AnswersSummary | int:
     """``amg eval answers``: check the whole file first (nothing is stored if any line is bad),
-    then judge every answer and store the set and its per-arc scores. ``dry_run``: return how
+    then judge every answer and store the set and its per-arc scores. ``judge``: a spec or a
+    ``ModelRef`` (its base URL and model options go to both the answer and the value judge). ``dry_run``: return how
     many answers would be judged, their answer-judge calls counted on its model
     (``model.planned``); the value-equivalence calls that follow depend on those verdicts.
     ``format``: ``amg`` (one line per arc and session) or ``longmemeval`` (LongMemEval
@@ -129,8 +128,9 @@ def run_answers(
         raise BadInput(f"--format must be amg or longmemeval, not {format!r}")
     raw = Path(path).read_bytes()
     file_sha = hashlib.sha256(raw).hexdigest()
-    vj = get_value_judge(judge, workspace=ws, base_url=judge_base_url, **(llm_options or {}))
-    aj = get_answer_judge(judge, workspace=ws, base_url=judge_base_url, **(llm_options or {}))
+    judge = ModelRef.parse(judge)
+    vj = get_value_judge(judge, workspace=ws)
+    aj = get_answer_judge(judge.spec, workspace=ws, base_url=judge.base_url, **judge.options)
     chosen = [arcs[i] for i in answers]
     check_judge_family(ws, vj, chosen, allow_same_family)
     jk = answers_key(vj, aj)

@@ -15,6 +15,7 @@ from typing import Any
 from ..answer_judge.base import AnswerJudge
 from ..answer_judge.registry import offline_answer_version
 from ..hashing import sha256_parts
+from ..llm.ref import ModelRef
 from ..schema import FieldSpec
 from ..validate.judges import OFFLINE_JUDGE, Judge, JudgeInfo, get_judge
 from ..validate.judges.questions import EquivalenceQuestion
@@ -75,13 +76,11 @@ class ValueJudge:
         return bool(verdict.equivalent)
 
 
-def get_value_judge(
-    spec: str = OFFLINE_JUDGE,
-    *,
-    workspace: Any = None,
-    base_url: str | None = None,
-    **llm_options: Any,
-) -> ValueJudge:
+def get_value_judge(judge: str | ModelRef = OFFLINE_JUDGE, *, workspace: Any = None) -> ValueJudge:
+    """The value-equivalence judge ``judge`` names (a spec, or a ``ModelRef`` with its base URL
+    and model options)."""
+    ref = ModelRef.parse(judge)
+    spec, base_url, llm_options = ref.spec, ref.base_url, dict(ref.options)
     if offline_answer_version(spec) is not False:
         # ``offline:answer_cues.vN`` pins the answer rules; equivalence stays the offline judge
         spec, llm_options = OFFLINE_JUDGE, {}  # the CLI refuses LLM options when no model uses them

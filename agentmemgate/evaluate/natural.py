@@ -35,6 +35,7 @@ from ._drive import Tally, WorkspaceOption, drive, usage_view
 from .answering_protocol import namespace_for
 from .judges import ValueJudge, get_value_judge
 from .measures import ArcScore
+from .options import EvalOptions
 from .protocol import run_sessions
 from .run import resolve_systems
 from .systems import PAPER_SYSTEMS, SystemSpec
@@ -213,32 +214,26 @@ def run_natural(
     ws: Workspace,
     sets: list[str],
     systems: Iterable[str | SystemSpec] | None = None,
+    options: EvalOptions | None = None,
     *,
-    model: str = "offline",
-    base_url: str | None = None,
-    judge: str = "offline",
-    judge_base_url: str | None = None,
-    concurrency: int = 4,
-    variants: list[str] | None = None,
     limit: int | None = None,
-    llm_options: dict[str, Any] | None = None,
     show_progress: bool = True,
 ) -> NaturalEvalSummary:
-    """Run ``systems`` (default: the paper's four) on every fielded item of ``sets``.
+    """Run ``systems`` (default: the paper's four) on every fielded item of ``sets``, with the
+    model, judge, concurrency and variants of ``options`` (``EvalOptions``, as ``run_eval``).
 
     ``limit``: only the first N items of each set (a quick look, e.g. with a real model)."""
     t0 = time.perf_counter()
     if not sets:
         raise BadInput("--natural needs a set name (see `amg natural list`)")
     infos = {n: natural_set(ws, n) for n in dict.fromkeys(sets)}
+    o = options or EvalOptions()
     specs = resolve_systems(
         systems or list(NATURAL_SYSTEMS),
-        model=model,
+        model=o.model,
         workspace=ws,
-        base_url=base_url,
-        variants=list(variants or []),
-        concurrency=max(16, concurrency),
-        llm_options=llm_options,
+        variants=list(o.variants),
+        concurrency=max(16, o.concurrency),
     )
     oracles = [s.name for s in specs if s.info.oracle]
     if oracles:
@@ -246,7 +241,7 @@ def run_natural(
             f"{oracles[0]} is an oracle ablation (it reads labelled values) and a "
             "natural item has none; run it on arcs"
         )
-    vj = get_value_judge(judge, workspace=ws, base_url=judge_base_url, **(llm_options or {}))
+    vj = get_value_judge(o.judge, workspace=ws)
     jk = vj.key
     store.save_judge(
         ws,
@@ -274,12 +269,12 @@ def run_natural(
     run_id = store.start_run(
         ws,
         {
-            "model": model,
-            "judge": judge,
-            "concurrency": concurrency,
+            "model": o.model.spec,
+            "judge": o.judge.spec,
+            "concurrency": o.concurrency,
             "natural": list(infos),
             "limit": limit,
-            "base_url": bool(base_url),
+            "base_url": bool(o.model.base_url),
         },
         [s.name for s in specs],
         [split_of(n) for n in infos],
@@ -373,7 +368,7 @@ def run_natural(
             offline=offline,
             description=f"eval natural ({len(specs)} systems",
             usage=usage_view(specs, vj),
-            concurrency=concurrency,
+            concurrency=o.concurrency,
             show_progress=show_progress,
         ):
             t.record(r)

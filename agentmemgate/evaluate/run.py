@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import BadInput
+from ..llm.ref import ModelRef
 from ..memory.system import SystemInfo
 from ..run_context import current as run_context
 from ..schema import Arc
@@ -32,6 +33,7 @@ from ._drive import ArcItem, Tally, WorkspaceOption, drive, usage_view
 from .arcs import check_judge_family, load_arcs
 from .judges import ValueJudge, get_value_judge
 from .measures import score_trace
+from .options import EvalOptions
 from .protocol import Turns, arc_turns, new_system, run_arc
 from .systems import DEFAULT_SYSTEMS, SystemSpec, display_name, repeat_spec, resolve_system
 from .truth import Correction, truth_of
@@ -147,19 +149,17 @@ class EvalPlan(BaseModel):
 def resolve_systems(
     names: Iterable[str | SystemSpec] | None,
     *,
-    model: str,
+    model: ModelRef,
     workspace: Workspace,
-    base_url: str | None,
     variants: list[str],
     concurrency: int | None = None,
-    llm_options: dict[str, Any] | None = None,
-    embedder: str | None = None,
-    embedder_base_url: str | None = None,
+    embedder: ModelRef | None = None,
     graph_url: str | None = None,
     unbuilt: dict[str, str] | None = None,
     repeat: int = 1,
 ) -> list[SystemSpec]:
-    """``unbuilt`` (dry runs): a system whose building needs a model answer the workspace does
+    """``names`` (default: the paper's systems) on ``model`` (its options go to every model
+    component). ``unbuilt`` (dry runs): a system whose building needs a model answer the workspace does
     not have (a product sizing its store by one embedding) is left out and recorded there with
     the reason, instead of stopping the dry run. ``repeat``: model-backed systems (named by
     ``names``) are resolved again for runs 2 to N (``systems.repeat_spec``)."""
@@ -178,23 +178,20 @@ def resolve_systems(
                 if isinstance(n, SystemSpec)
                 else resolve_system(
                     n,
-                    model=model,
+                    model=model.replace(options={**model.options, "repeat": k}) if k > 1 else model,
                     workspace=workspace,
-                    base_url=base_url,
                     variants=variants,
                     concurrency=concurrency,
-                    llm_options={**(llm_options or {}), "repeat": k} if k > 1 else llm_options,
                     embedder=embedder,
-                    embedder_base_url=embedder_base_url,
                     graph_url=graph_url,
                 )
             )
             if k > 1:
-                if spec.info.offline and spec.model in ("offline", "", None):
+                if spec.info.offline and ModelRef.parse(spec.model).offline:
                     continue  # rules give the same result every run: one run is all there is
                 spec = repeat_spec(spec, k)
         except MissingApiKey as e:
-            raise e.for_flag("--model", model) from None
+            raise e.for_flag("--model", model.spec) from None
         except DryRunCall as e:
             if unbuilt is None or isinstance(n, SystemSpec):
                 raise
@@ -297,47 +294,33 @@ def plan_eval(
     ws: Workspace,
     splits: list[str],
     systems: Iterable[str | SystemSpec] | None = None,
-    *,
-    model: str = "offline",
-    base_url: str | None = None,
-    judge: str = "offline",
-    judge_base_url: str | None = None,
-    allow_same_family: bool = False,
-    concurrency: int = 4,
-    variants: list[str] | None = None,
-    llm_options: dict[str, Any] | None = None,
-    embedder: str | None = None,
-    embedder_base_url: str | None = None,
-    graph_url: str | None = None,
-    repeat: int = 1,
+    options: EvalOptions | None = None,
 ) -> RunPlan:
     """``run_eval``'s first half: every choice checked and every stored result looked up, nothing
     written. In a dry run (``run_context``) a plan to count (``RunPlan.dry_run``), not to execute:
     a system that cannot be built without a model answer is recorded in ``unbuilt`` instead of
     stopping the plan."""
-    if repeat < 1:
-        raise BadInput(f"--repeat must be 1 or more, not {repeat}")
+    o = options or EvalOptions()
+    if o.repeat < 1:
+        raise BadInput(f"--repeat must be 1 or more, not {o.repeat}")
     t0 = time.perf_counter()
     dry_run = run_context().dry_run
-    variants = list(variants or [])
     unbuilt: dict[str, str] = {}
     specs = resolve_systems(
         systems,
-        model=model,
+        model=o.model,
         workspace=ws,
-        base_url=base_url,
-        variants=variants,
-        concurrency=max(16, concurrency),
-        llm_options=llm_options,
-        embedder=embedder,
-        embedder_base_url=embedder_base_url,
-        graph_url=graph_url,
+        variants=list(o.variants),
+        concurrency=max(16, o.concurrency),
+        embedder=o.embedder,
+        graph_url=o.graph_url,
         unbuilt=unbuilt if dry_run else None,
-        repeat=repeat,
+        repeat=o.repeat,
     )
-    vj = get_value_judge(judge, workspace=ws, base_url=judge_base_url, **(llm_options or {}))
+    judge = o.judge
+    vj = get_value_judge(judge, workspace=ws)
     arcs = load_arcs(ws, splits)
-    check_judge_family(ws, vj, arcs, allow_same_family)
+    check_judge_family(ws, vj, arcs, o.allow_same_family)
     components, components_done = _pairs(
         ws,
         [s for s in specs if s.kind != "answering"],
@@ -354,29 +337,18 @@ def plan_eval(
 
         if not (dry_run and vj.judge.heuristic):  # a dry run counts a model judge's calls only
             aj = get_answer_judge(
-                judge, workspace=ws, base_url=judge_base_url, **(llm_options or {})
+                judge.spec, workspace=ws, base_url=judge.base_url, **judge.options
             )
             ajk = answers_key(vj, aj)
         answering, answering_done = _pairs(
             ws, answering_specs, arcs, ajk or None, store.stored_product_arcs, load_answers
         )
-    params = {
-        "model": model,
-        "judge": judge,
-        "concurrency": concurrency,
-        "variants": variants,
-        "base_url": bool(base_url),
-        "embedder": embedder,
-        "embedder_base_url": bool(embedder_base_url),
-        "graph_url": bool(graph_url),
-        **({"repeat": repeat} if repeat > 1 else {}),
-    }
     return RunPlan(
         ws=ws,
         splits=splits,
-        params=params,
-        model=model,
-        concurrency=concurrency,
+        params=o.params(),
+        model=o.model.spec,
+        concurrency=o.concurrency,
         systems=specs,
         unbuilt=unbuilt,
         vj=vj,
@@ -550,45 +522,26 @@ def run_eval(
     ws: Workspace,
     splits: list[str],
     systems: Iterable[str | SystemSpec] | None = None,
+    options: EvalOptions | None = None,
     *,
-    model: str = "offline",
-    base_url: str | None = None,
-    judge: str = "offline",
-    judge_base_url: str | None = None,
-    allow_same_family: bool = False,
-    concurrency: int = 4,
-    variants: list[str] | None = None,
     corrections: dict[str, Correction] | None = None,
-    llm_options: dict[str, Any] | None = None,
-    embedder: str | None = None,
-    embedder_base_url: str | None = None,
-    graph_url: str | None = None,
     show_progress: bool = True,
-    repeat: int = 1,
 ) -> EvalSummary:
-    """``llm_options`` (``timeout``, ``max_tokens``, ``structured_output``) go to every model of
-    the run: the components' and an LLM judge's. Answering systems (products, baselines,
-    plug-ins; ``embedder``, ``embedder_base_url`` and ``graph_url`` go to their builders) run by
+    """Run ``systems`` (names such as ``literal-gated``, or ``SystemSpec`` objects; default:
+    the paper's systems) on the arcs of ``splits`` in ``ws``, with ``options`` (``EvalOptions``:
+    the model, the judge, concurrency, variants, repeat ...; default: offline rules and the
+    offline judge)::
+
+        run_eval(ws, ["core"], ["literal-gated"],
+                 EvalOptions(model="openai:gpt-4o-mini", judge="anthropic:claude-sonnet-4-5"))
+
+    The model options of ``options.model`` (``timeout``, ``max_tokens``, ``structured_output``)
+    go to every component model, those of ``options.judge`` to an LLM judge. Answering systems
+    (products, baselines, plug-ins; the embedder and the graph URL go to their builders) run by
     ``evaluate.answering_protocol`` and are scored from their answers by the answer judge.
     What it would do, counted without sending or storing: ``plan_eval(...).dry_run()`` in a dry
     run (``with run_context(dry_run=True)``).
-    ``repeat``: model-backed systems run N times, runs 2 to N as ``NAME#k`` with LLM cache
+    ``options.repeat``: model-backed systems run N times, runs 2 to N as ``NAME#k`` with LLM cache
     entries of their own (the report gives each measure's spread across the runs)."""
-    plan = plan_eval(
-        ws,
-        splits,
-        systems,
-        model=model,
-        base_url=base_url,
-        judge=judge,
-        judge_base_url=judge_base_url,
-        allow_same_family=allow_same_family,
-        concurrency=concurrency,
-        variants=variants,
-        llm_options=llm_options,
-        embedder=embedder,
-        embedder_base_url=embedder_base_url,
-        graph_url=graph_url,
-        repeat=repeat,
-    )
+    plan = plan_eval(ws, splits, systems, options or EvalOptions())
     return execute(plan, corrections=corrections, show_progress=show_progress)

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import BadInput
+from ..llm.ref import ModelRef
 from ..memory.system import SystemFactory, SystemInfo
 from ..suggest import did_you_mean
 from ..workspace import Workspace
@@ -156,19 +157,20 @@ def with_variants(name: str, variants: list[str]) -> str:
 def resolve_system(
     name: str,
     *,
-    model: str = "offline",
+    model: str | ModelRef = "offline",
     workspace: Any = None,
-    base_url: str | None = None,
     variants: list[str] | None = None,
     concurrency: int | None = None,
-    llm_options: dict[str, Any] | None = None,
-    embedder: str | None = None,
-    embedder_base_url: str | None = None,
+    embedder: str | ModelRef | None = None,
     graph_url: str | None = None,
 ) -> SystemSpec:
     """``name`` against the component systems (the memory room's registry, e.g.
     ``cautious-gated[no-retry]``; the spec carries the canonical name), then the answering
-    systems (baselines, products, plug-ins of either contract); unknown names list what exists."""
+    systems (baselines, products, plug-ins of either contract); unknown names list what exists.
+    ``model`` and ``embedder``: specs or ``ModelRef``s (base URL and model options with them)."""
+    ref = ModelRef.parse(model)
+    emb = ModelRef.parse(embedder) if embedder is not None else None
+    model, base_url = ref.spec, ref.base_url
     from ..memory import get_system
     from ..memory.registry import system_names
 
@@ -180,22 +182,19 @@ def resolve_system(
             )
         return _resolve_other(
             name,
-            model=model,
+            model=ref,
             workspace=workspace,
-            base_url=base_url,
             concurrency=concurrency,
-            llm_options=llm_options,
-            embedder=embedder,
-            embedder_base_url=embedder_base_url,
+            embedder=emb,
             graph_url=graph_url,
         )
-    kwargs: dict[str, Any] = {"model": model, "workspace": workspace}
-    if base_url:
-        kwargs["base_url"] = base_url
+    # --timeout, --max-tokens ... go to model components only
+    kwargs: dict[str, Any] = {
+        "model": ref.replace(options=ref.model_options()),
+        "workspace": workspace,
+    }
     if concurrency:
         kwargs["concurrency"] = concurrency
-    if llm_options and model not in ("offline", "", None):  # --timeout, --max-tokens, ...
-        kwargs.update(llm_options)
     info, factory = get_system(with_variants(name, list(variants or [])), **kwargs)
     return system_spec(
         factory,
@@ -243,13 +242,10 @@ def _answering_sha(source: Path | None, provenance: dict[str, Any]) -> str:
 def _resolve_other(
     name: str,
     *,
-    model: str,
+    model: ModelRef,
     workspace: Any,
-    base_url: str | None,
     concurrency: int | None,
-    llm_options: dict[str, Any] | None,
-    embedder: str | None,
-    embedder_base_url: str | None,
+    embedder: ModelRef | None,
     graph_url: str | None = None,
 ) -> SystemSpec:
     from ..products import AnsweringOptions, answering_names
@@ -278,15 +274,16 @@ def _resolve_other(
             )
     if workspace is not None and not isinstance(workspace, Workspace):
         workspace = Workspace(workspace, create=False)
-    offline = model in ("offline", "", None)
+    base_url = model.base_url
+    embedder_base_url = embedder.base_url if embedder else None
     opts = AnsweringOptions(
-        model=model,
+        model=model.spec,
         workspace=workspace,
         base_url=base_url,
-        embedder=embedder,
+        embedder=(embedder.spec or None) if embedder else None,
         embedder_base_url=embedder_base_url,
         graph_url=graph_url,
-        llm_options=dict(llm_options or {}) if not offline else {},
+        llm_options=model.model_options(),
         concurrency=concurrency or 16,
     )
     a = get_answering(name, opts)
@@ -413,7 +410,7 @@ def available_systems() -> list[SystemLine]:
 def display_name(name: str, model: str) -> str:
     """How results name a system: ``literal-gated`` offline, ``literal-gated@openai:gpt-4o``
     with model components (so runs of one system on two models sit side by side)."""
-    return name if model in ("offline", "", None) else f"{name}@{model}"
+    return name if ModelRef.parse(model).offline else f"{name}@{model}"
 
 
 def twin_name(display: str, twin: str | None) -> str | None:

@@ -27,6 +27,7 @@ from ..atomic import write_text_atomic
 from ..design.bundle import CATALOG_DIR, NamedFile, catalog_files_in
 from ..errors import BadInput, MissingApiKey
 from ..llm import CallFailed, Deferred, Model, get_model
+from ..llm.ref import ModelRef
 from ..outputs import can_create, writable
 from ..validate.catalog import NAME, catalog_files, catalog_problems
 
@@ -146,7 +147,7 @@ def check_request(
 ) -> dict[str, NamedFile]:
     """Refuse what cannot run before anything is made (one line each); the domain files the
     proposals must not clash with (built in and ``catalogs``)."""
-    if not model or model == "offline" or model.startswith("offline:"):
+    if ModelRef.parse(model).offline:
         raise BadInput(
             "catalog propose needs a model: pass --model provider:model (e.g. "
             "openai:gpt-4o-mini, or openai:NAME --model-base-url URL for a local server)"

@@ -30,7 +30,7 @@ from ._errors import FatalProviderError, from_sdk_error
 from ._http import attempts_so_far, install_hooks
 from .model import Model, SdkOptions
 from .request import RawReply, Request
-from .servers import COMPATIBLE, server_of
+from .servers import family_of
 from .structured import schema_json
 
 KEY_ENV = "OPENAI_API_KEY"
@@ -79,9 +79,7 @@ class OpenAIModel(Model):
 
     @property
     def family(self) -> str:
-        if self.base_url:  # one server, one family, however its URL is spelled
-            return f"{COMPATIBLE}{server_of(self.base_url)}"
-        return "openai"
+        return family_of("openai", self.base_url)
 
     @property
     def label(self) -> str:

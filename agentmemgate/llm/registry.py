@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from ..errors import BadInput, ModelSpecError
 from ..workspace import Workspace
 from .model import Model
+from .ref import ModelRef
 
 ProviderFactory = Callable[..., Model]
 _PROVIDERS: dict[str, ProviderFactory] = {}
@@ -39,7 +40,7 @@ def is_test_double(provider: str) -> bool:
 
 
 def get_model(
-    spec: str,
+    spec: str | ModelRef,
     *,
     workspace: Workspace | str | Path | None = None,
     base_url: str | None = None,
@@ -49,7 +50,12 @@ def get_model(
 
     ``base_url`` points ``openai:MODEL`` at any OpenAI-compatible server (vLLM, Ollama,
     llama.cpp). Unknown specs raise ``ModelSpecError``; a missing key raises ``MissingApiKey``.
+    A ``ModelRef`` brings its own base URL and options (``options`` given here add to them).
     """
+    if isinstance(spec, ModelRef):
+        base_url = base_url or spec.base_url
+        options = {**spec.options, **options}
+        spec = spec.spec
     provider, sep, name = (spec or "").partition(":")
     if not sep or not name.strip() or provider not in _PROVIDERS:
         raise ModelSpecError(

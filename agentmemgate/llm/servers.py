@@ -40,6 +40,12 @@ def _loopback(host: str) -> bool:
         return False
 
 
+def family_of(provider: str, base_url: str | None = None) -> str:
+    """A model's family for the cross-family rule: the server for a model at a base URL (one
+    server, one family, however its URL is spelled), else the provider."""
+    return f"{COMPATIBLE}{server_of(base_url)}" if base_url else provider
+
+
 def normalize_family(family: str) -> str:
     """A family as the cross-family rule compares it (older workspaces logged raw hosts)."""
     if family.startswith(COMPATIBLE):

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BadInput
+from ..llm.ref import ModelRef
 from ..registry import Registry
 
 if TYPE_CHECKING:  # the components are imported when a system is built: names cost nothing
@@ -199,14 +200,14 @@ class Factory:
 def get_system(
     name: str,
     *,
-    model: str = "offline",
+    model: str | ModelRef = "offline",
     workspace: Workspace | str | None = None,
-    base_url: str | None = None,
     classifier: str | None = None,
     concurrency: int = DEFAULT_CONCURRENCY,
     **llm_options: Any,
 ) -> tuple[SystemInfo, Factory]:
-    """The named system's description and a factory of fresh instances (one per conversation)."""
+    """The named system's description and a factory of fresh instances (one per conversation).
+    ``model``: a spec or a ``ModelRef`` (its base URL and options; ``llm_options`` add to them)."""
     from ..workspace import Workspace
     from .extract import LLMExtractor, OfflineExtractor
     from .gate import Gate
@@ -220,7 +221,9 @@ def get_system(
     base = BASES[base_name]
     if concurrency < 1:
         raise BadInput(f"concurrency must be at least 1, got {concurrency}")
-    offline = model in ("offline", "", None)
+    ref = ModelRef.parse(model)
+    model, base_url, llm_options = ref.spec, ref.base_url, {**ref.options, **llm_options}
+    offline = ref.offline
     if offline and (base_url or llm_options):
         what = "--base-url" if base_url else ", ".join(sorted(llm_options))
         raise BadInput(

@@ -25,6 +25,7 @@ import importlib.util
 from dataclasses import dataclass
 
 from ..errors import BadInput, MissingExtra
+from ..llm.ref import ModelRef
 from ..registry import Registry
 from .contract import Answering, AnsweringOptions, Builder, library_version
 
@@ -91,7 +92,7 @@ BASELINE_NAMES = ("full-context", "no-memory")
 
 
 def require_model(name: str, options: AnsweringOptions) -> None:
-    if options.model in ("offline", "", None):
+    if ModelRef.parse(options.model).offline:
         raise BadInput(
             f"{name} needs --model provider:model (e.g. openai:gpt-4o-mini): it answers "
             "with a model, and there is no offline answerer"

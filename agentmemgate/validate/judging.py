@@ -18,6 +18,7 @@ from ..design import Design
 from ..design.stored import workspace_design
 from ..errors import BadInput
 from ..hashing import sha256_parts
+from ..llm.ref import ModelRef
 from ..schema import Arc
 from ..stats import preload_wilson
 from ..workspace import Workspace
@@ -174,7 +175,7 @@ def resolve_judges(
             base_url=base_url if s.startswith("openai:") else None,
             concurrency=concurrency,
             design=design,
-            **({} if s == "offline" else (model_options or {})),
+            **ModelRef.parse(s, options=model_options).model_options(),
         )
         for s in seen
     ]

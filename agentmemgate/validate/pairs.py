@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..errors import BadInput
 from ..hashing import sha256_parts
+from ..llm.ref import ModelRef
 from ..llm.servers import normalize_family
 from ..llm.usage_log import by_model_lines, calls_behind
 from ..schema import Arc, normalize_text
@@ -521,21 +522,26 @@ def report_markdown(r: EquivalenceReport, max_rows: int = 60) -> str:
 def _judges_and_pairs(
     ws: Workspace,
     splits: list[str],
-    judge: str,
-    rejudge: str | None,
+    judge: str | ModelRef,
+    rejudge: str | ModelRef | None,
     *,
     n: int,
     borderline_share: float | None,
     seed: int,
     allow_same_family: bool,
-    base_url: str | None,
-    rejudge_base_url: str | None,
     concurrency: int,
-    model_options: dict | None,
 ) -> tuple[list[Judge], list[EquivalencePair], list[EquivalencePair]]:
     """The judges (the first, then a re-judge of another family), the pair population built
-    from ``splits`` and the sample of it to judge."""
+    from ``splits`` and the sample of it to judge. ``judge`` and ``rejudge``: specs or
+    ``ModelRef``s (a base URL, for an ``openai:`` judge, and the model options, which an offline
+    judge does without)."""
     from .judges import get_judge
+
+    first_ref = ModelRef.parse(judge)
+    second_ref = ModelRef.parse(rejudge) if rejudge is not None else None
+    judge, base_url = first_ref.spec, first_ref.base_url
+    rejudge = second_ref.spec if second_ref else None
+    rejudge_base_url = second_ref.base_url if second_ref else None
 
     for option, url, spec in (
         ("--base-url", base_url, judge),
@@ -547,20 +553,17 @@ def _judges_and_pairs(
                 f"the {'re-judge' if option.startswith('--re') else 'judge'} is {spec or 'not set'}"
             )
 
-    def options(spec: str) -> dict:
-        return {} if spec == "offline" else (model_options or {})
-
     first = get_judge(
-        judge, workspace=ws, base_url=base_url, concurrency=concurrency, **options(judge)
+        judge, workspace=ws, base_url=base_url, concurrency=concurrency, **first_ref.model_options()
     )
     judges = [first]
-    if rejudge:
+    if rejudge and second_ref is not None:
         second = get_judge(
             rejudge,
             workspace=ws,
             base_url=rejudge_base_url,
             concurrency=concurrency,
-            **options(rejudge),
+            **second_ref.model_options(),
         )
         check_families(
             [second], {first.family}, allow_same_family, what=f"the first judge {first.spec}"
@@ -576,18 +579,15 @@ def _judges_and_pairs(
 def plan_equivalence_pairs(
     ws: Workspace,
     splits: list[str],
-    judge: str = "offline",
-    rejudge: str | None = None,
+    judge: str | ModelRef = "offline",
+    rejudge: str | ModelRef | None = None,
     *,
     n: int = 150,
     borderline_share: float | None = None,
     seed: int = 0,
     pair_set: str = "default",
     allow_same_family: bool = False,
-    base_url: str | None = None,
-    rejudge_base_url: str | None = None,
     concurrency: int = 4,
-    model_options: dict | None = None,
 ) -> dict[str, int]:
     """What ``run_equivalence_pairs`` with the same arguments would ask: the calls per judge
     spec (counted on the judges' models, ``model.planned``); nothing is sent or stored."""
@@ -600,10 +600,7 @@ def plan_equivalence_pairs(
         borderline_share=borderline_share,
         seed=seed,
         allow_same_family=allow_same_family,
-        base_url=base_url,
-        rejudge_base_url=rejudge_base_url,
         concurrency=concurrency,
-        model_options=model_options,
     )
     return {
         j.spec: (
@@ -618,19 +615,16 @@ def plan_equivalence_pairs(
 def run_equivalence_pairs(
     ws: Workspace,
     splits: list[str],
-    judge: str = "offline",
-    rejudge: str | None = None,
+    judge: str | ModelRef = "offline",
+    rejudge: str | ModelRef | None = None,
     *,
     n: int = 150,
     borderline_share: float | None = None,
     seed: int = 0,
     pair_set: str = "default",
     allow_same_family: bool = False,
-    base_url: str | None = None,
-    rejudge_base_url: str | None = None,
     concurrency: int = 4,
     show_progress: bool = True,
-    model_options: dict | None = None,
 ) -> EquivalenceReport:
     """Build and sample pairs from ``splits``, judge them, re-judge with another family, report.
     The calls it would make, counted without sending: ``plan_equivalence_pairs``."""
@@ -645,10 +639,7 @@ def run_equivalence_pairs(
         borderline_share=borderline_share,
         seed=seed,
         allow_same_family=allow_same_family,
-        base_url=base_url,
-        rejudge_base_url=rejudge_base_url,
         concurrency=concurrency,
-        model_options=model_options,
     )
     if [p.id for p in load_pairs(ws, pair_set)] != [p.id for p in pairs]:
         save_pairs(ws, pair_set, pairs)

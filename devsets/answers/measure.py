@@ -27,6 +27,7 @@ from agentmemgate.answer_judge.devset import (
 )
 from agentmemgate.errors import AmgError, BadInput
 from agentmemgate.evaluate.judges import get_value_judge
+from agentmemgate.llm import ModelRef
 
 
 def _row(label: str, p) -> str:
@@ -162,7 +163,9 @@ def main() -> int:
                 path.rmdir()
             ws = Workspace(path)
         judge = get_answer_judge(args.judge, workspace=ws, base_url=args.base_url, **options)
-        value_judge = get_value_judge(args.judge, workspace=ws, base_url=args.base_url, **options)
+        value_judge = get_value_judge(
+            ModelRef.parse(args.judge, args.base_url, options), workspace=ws
+        )
         run = None
         if not offline:
             from agentmemgate.llm import run_concurrent

@@ -16,7 +16,7 @@ from agentmemgate.classify.model_classifier import ModelClassifier
 from agentmemgate.cli import app
 from agentmemgate.corpora import import_statements
 from agentmemgate.errors import BadInput, SameFamilyJudge
-from agentmemgate.llm import get_model
+from agentmemgate.llm import ModelRef, get_model
 
 ROWS = {
     "s0": ("I might move to Seattle next year.", "speculation"),
@@ -179,7 +179,7 @@ def test_two_compatible_servers_count_as_two_families(ws, gold, monkeypatch):
 def test_base_urls_go_to_openai_specs_only(ws, gold):
     with pytest.raises(BadInput, match="--relabel-base-url http://x is for an openai: relabeler"):
         label_statements(
-            ws, gold, ["offline"], relabel="anthropic:claude-x", relabel_base_url="http://x"
+            ws, gold, ["offline"], relabel=ModelRef.parse("anthropic:claude-x", "http://x")
         )
     with pytest.raises(BadInput, match="--voters-base-url http://x is for openai: voters"):
         label_statements(ws, gold, ["offline"], base_url="http://x")

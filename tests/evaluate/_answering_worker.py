@@ -12,7 +12,7 @@ import sys
 
 from llm.scripted import register
 
-from agentmemgate.evaluate import run_eval
+from agentmemgate.evaluate import EvalOptions, run_eval
 from agentmemgate.llm import get_model
 from agentmemgate.workspace import Workspace
 
@@ -35,8 +35,7 @@ def main(ws_path: str, log_path: str, delay: float) -> None:
         ws,
         ["core"],
         ["full-context"],
-        model="scripted:resume-fc",
-        concurrency=2,
+        EvalOptions(model="scripted:resume-fc", concurrency=2),
         show_progress=False,
     )
     print(s.model_dump_json())

@@ -13,7 +13,7 @@ import sys
 from llm.scripted import register
 from pydantic import BaseModel
 
-from agentmemgate.evaluate import run_eval, system_spec
+from agentmemgate.evaluate import EvalOptions, run_eval, system_spec
 from agentmemgate.llm import get_model
 from agentmemgate.memory.system import (
     FieldKey,
@@ -86,7 +86,7 @@ def main(ws_path: str, log_path: str, delay: float) -> None:
         return LLMEcho(model)
 
     make.info = INFO
-    s = run_eval(ws, ["core"], [system_spec(make)], concurrency=4, show_progress=False)
+    s = run_eval(ws, ["core"], [system_spec(make)], EvalOptions(concurrency=4), show_progress=False)
     print(s.model_dump_json())
 
 

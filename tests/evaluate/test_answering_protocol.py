@@ -10,6 +10,7 @@ import pytest
 
 from agentmemgate.errors import BadInput
 from agentmemgate.evaluate import (
+    EvalOptions,
     answering_spec,
     compute_report,
     report_markdown,
@@ -90,7 +91,9 @@ def test_rerun_runs_nothing_and_another_judge_rescores_without_running(hand_ws):
             else {"verdict": "not_equivalent", "confidence": 0.9, "rationale": "x"}
         )
     )
-    s = run_eval(hand_ws, ["core"], [toy(b)], judge="scripted:ans-judge", show_progress=False)
+    s = run_eval(
+        hand_ws, ["core"], [toy(b)], EvalOptions(judge="scripted:ans-judge"), show_progress=False
+    )
     assert (s.ran_now, s.rescored) == (0, 4) and len(b.begun) == begun
     r = compute_report(hand_ws, ["core"], judge="scripted:ans-judge")
     assert r.to_json()["systems"]["toy-keyword"]["core"]["task_accuracy"]["k"] == 0
@@ -116,7 +119,7 @@ def test_a_crash_mid_arc_loses_only_that_arc_and_the_rerun_redoes_only_it(hand_w
 def test_each_arc_gets_its_own_namespace_and_sees_only_its_own_sessions(ws):
     generate(ws, get_renderer("offline"), ["core"], n_per_cell=2, show_progress=False)
     b = Backend()
-    run_eval(ws, ["core"], [toy(b)], concurrency=4, show_progress=False)
+    run_eval(ws, ["core"], [toy(b)], EvalOptions(concurrency=4), show_progress=False)
     from agentmemgate.evaluate.arcs import workspace_arcs
 
     arcs = {a.id: a for a, _ in workspace_arcs(ws, ["core"])}
@@ -139,7 +142,7 @@ def test_the_system_receives_no_label(ws):
         ws,
         ["core"],
         [toy(b), "full-context", "no-memory"],
-        model="scripted:blind",
+        EvalOptions(model="scripted:blind"),
         show_progress=False,
     )
     from agentmemgate.evaluate.arcs import workspace_arcs
@@ -164,7 +167,11 @@ def test_full_context_sees_the_whole_conversation_and_no_memory_sees_nothing(han
     model = get_model("scripted:fc", workspace=hand_ws)
     model.respond_with(lambda req: "You use Deezer." if "Deezer" in req.prompt else "I don't know.")
     s = run_eval(
-        hand_ws, ["core"], ["full-context", "no-memory"], model="scripted:fc", show_progress=False
+        hand_ws,
+        ["core"],
+        ["full-context", "no-memory"],
+        EvalOptions(model="scripted:fc"),
+        show_progress=False,
     )
     assert s.names == ["full-context@scripted:fc", "no-memory@scripted:fc"] and s.failed == 0
     prompts = [r.prompt for r in model.history]
@@ -187,7 +194,11 @@ def test_full_context_sees_the_whole_conversation_and_no_memory_sees_nothing(han
     assert len(prov["answer_prompt_sha256"]) == 64 and prov["library"] == "agentmemgate"
     calls = len(model.history)  # 9 + len(nm): 12, or more when two arcs missed the cache at once
     again = run_eval(
-        hand_ws, ["core"], ["full-context", "no-memory"], model="scripted:fc", show_progress=False
+        hand_ws,
+        ["core"],
+        ["full-context", "no-memory"],
+        EvalOptions(model="scripted:fc"),
+        show_progress=False,
     )
     assert again.ran_now == 0 and len(model.history) == calls  # 0 model calls on a re-run
     r = compute_report(hand_ws, ["core"]).to_json()
@@ -242,15 +253,18 @@ def test_repeated_runs_ask_anew_and_the_report_gives_the_spread(hand_ws):
         hand_ws,
         ["core"],
         ["full-context", toy(Backend())],
-        model="scripted:rep",
-        repeat=3,
+        EvalOptions(model="scripted:rep", repeat=3),
         show_progress=False,
     )
     name = "full-context@scripted:rep"
     assert s.names == [name, "toy-keyword", f"{name}#2", f"{name}#3"] and s.failed == 0
     assert len(model.history) == 3 * probes  # no run read another's answers from the cache
     again = run_eval(
-        hand_ws, ["core"], ["full-context"], model="scripted:rep", repeat=3, show_progress=False
+        hand_ws,
+        ["core"],
+        ["full-context"],
+        EvalOptions(model="scripted:rep", repeat=3),
+        show_progress=False,
     )
     assert again.ran_now == 0 and len(model.history) == 3 * probes  # each run stored apart
 
@@ -268,4 +282,4 @@ def test_repeated_runs_ask_anew_and_the_report_gives_the_spread(hand_ws):
     assert f"{name}#2 |" not in md.split("## Run-to-run spread")[0]  # the tables: run 1 only
     assert r.to_json()["repeats"][name]["runs"][1] == f"{name}#2"
     with pytest.raises(BadInput, match="--repeat must be 1 or more"):
-        run_eval(hand_ws, ["core"], ["full-context"], model="scripted:rep", repeat=0)
+        run_eval(hand_ws, ["core"], ["full-context"], EvalOptions(model="scripted:rep", repeat=0))

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from agentmemgate.errors import AmgError, BadInput
-from agentmemgate.evaluate import store
+from agentmemgate.evaluate import EvalOptions, store
 from agentmemgate.evaluate._drive import Failure, Tally, attempt, drive
 from agentmemgate.llm import CallFailed, FatalProviderError
 
@@ -205,13 +205,17 @@ def test_an_answering_systems_answers_survive_its_judge_failing(ws):
         ws.save_arc(a)
     b = Backend()
     spec = answering_spec(toy_factory(b))
-    s = run_eval(ws, ["core"], [spec], judge=_judge("judge-down", True), show_progress=False)
+    s = run_eval(
+        ws, ["core"], [spec], EvalOptions(judge=_judge("judge-down", True)), show_progress=False
+    )
     assert (s.ran_now, s.failed) == (0, 2) and "(scoring)" in s.failure_examples[0]
     assert {r["stage"] for r in ws.db["eval_failures"].rows} == {"scoring"}
     assert ws.db["eval_product_answers"].count == 4  # every answer kept, two arcs x two sessions
     assert {r["verdict"] for r in ws.db["eval_answers"].rows} == {None}
     begun = len(b.begun)
-    s = run_eval(ws, ["core"], [spec], judge=_judge("judge-down", False), show_progress=False)
+    s = run_eval(
+        ws, ["core"], [spec], EvalOptions(judge=_judge("judge-down", False)), show_progress=False
+    )
     assert (s.ran_now, s.rescored, s.failed) == (0, 2, 0) and len(b.begun) == begun, (
         s.failure_examples
     )
@@ -230,13 +234,15 @@ def test_a_natural_items_answer_survives_its_judge_failing(ws):
     factory = lambda: Recorder(log)
     factory.info = Recorder([]).info
     spec = answering_spec(factory, name="recorder")
-    s = run_natural(ws, ["lme"], [spec], judge=_judge("nat-judge-down", True), show_progress=False)
+    s = run_natural(
+        ws, ["lme"], [spec], EvalOptions(judge=_judge("nat-judge-down", True)), show_progress=False
+    )
     assert (s.ran_now, s.failed) == (0, 3)
     assert {r["stage"] for r in ws.db["eval_failures"].rows} == {"scoring"}
     assert ws.db["eval_product_answers"].count == 3  # every item's answer kept
     asked = len(log)
     again = run_natural(
-        ws, ["lme"], [spec], judge=_judge("nat-judge-down", False), show_progress=False
+        ws, ["lme"], [spec], EvalOptions(judge=_judge("nat-judge-down", False)), show_progress=False
     )
     assert (again.ran_now, again.rescored, again.failed) == (0, 3, 0) and len(log) == asked
     assert ws.db["eval_failures"].count == 0 and ws.db["eval_scores"].count == 3

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from agentmemgate.errors import BadInput, SameFamilyJudge
-from agentmemgate.evaluate import compute_report, run_answers, run_eval, system_spec
+from agentmemgate.evaluate import EvalOptions, compute_report, run_answers, run_eval, system_spec
 from agentmemgate.llm import CallFailed, get_model
 from agentmemgate.schema import Turn
 
@@ -82,7 +82,11 @@ def test_another_judge_rescores_stored_traces_without_running_systems(hand_ws):
     n = len(made)
     get_model("scripted:eq-judge").respond_with(_equal_judge)
     s = run_eval(
-        hand_ws, ["core"], [system_spec(make)], judge="scripted:eq-judge", show_progress=False
+        hand_ws,
+        ["core"],
+        [system_spec(make)],
+        EvalOptions(judge="scripted:eq-judge"),
+        show_progress=False,
     )
     assert (s.ran_now, s.rescored, s.already_done) == (0, 4, 0)
     assert len(made) == n  # no system was made again
@@ -159,14 +163,13 @@ def test_same_family_judge_is_refused_unless_allowed(ws):
     ws.save_arc(arc)
     get_model("scripted:eq-judge").respond_with(_equal_judge)
     with pytest.raises(SameFamilyJudge, match="--allow-same-family"):
-        run_eval(ws, ["core"], specs(), judge="scripted:eq-judge", show_progress=False)
+        run_eval(ws, ["core"], specs(), EvalOptions(judge="scripted:eq-judge"), show_progress=False)
     assert ws.db["eval_traces"].count == 0
     s = run_eval(
         ws,
         ["core"],
         specs(),
-        judge="scripted:eq-judge",
-        allow_same_family=True,
+        EvalOptions(judge="scripted:eq-judge", allow_same_family=True),
         show_progress=False,
     )
     assert s.ran_now == 2
@@ -347,14 +350,22 @@ def test_a_judge_failure_keeps_the_trace_and_a_rerun_only_rescores(hand_ws):
 
     get_model("scripted:flaky-judge").respond_with(judge)
     s = run_eval(
-        hand_ws, ["core"], [system_spec(make)], judge="scripted:flaky-judge", show_progress=False
+        hand_ws,
+        ["core"],
+        [system_spec(make)],
+        EvalOptions(judge="scripted:flaky-judge"),
+        show_progress=False,
     )
     assert s.failed == 4 and "(scoring)" in s.failure_examples[0]
     assert hand_ws.db["eval_traces"].count == 4 and hand_ws.db["eval_scores"].count == 0
     runs = len(made)
     broken["on"] = False
     s = run_eval(
-        hand_ws, ["core"], [system_spec(make)], judge="scripted:flaky-judge", show_progress=False
+        hand_ws,
+        ["core"],
+        [system_spec(make)],
+        EvalOptions(judge="scripted:flaky-judge"),
+        show_progress=False,
     )
     assert (s.failed, s.ran_now, s.rescored) == (0, 0, 4) and len(made) == runs
 

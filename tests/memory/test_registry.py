@@ -6,6 +6,7 @@ import pytest
 
 from agentmemgate.errors import BadInput
 from agentmemgate.generate import get_renderer, plan_split
+from agentmemgate.llm import ModelRef
 from agentmemgate.memory import FieldKey, get_system, system_names
 from agentmemgate.memory.conversation import user_turns
 
@@ -85,7 +86,7 @@ def test_unknown_names_and_options_are_one_line_errors(name, needle):
 
 def test_offline_refuses_llm_options():
     with pytest.raises(BadInput, match="needs a model"):
-        get_system("literal-gated", base_url="http://127.0.0.1:8080/v1")
+        get_system("literal-gated", model=ModelRef.parse("offline", "http://127.0.0.1:8080/v1"))
 
 
 def test_factories_keep_the_truth_for_oracles_only():

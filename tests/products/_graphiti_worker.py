@@ -8,7 +8,8 @@ from __future__ import annotations
 import json
 import sys
 
-from agentmemgate.evaluate import run_eval
+from agentmemgate.evaluate import EvalOptions, run_eval
+from agentmemgate.llm import ModelRef
 from agentmemgate.workspace import Workspace
 
 
@@ -18,11 +19,12 @@ def main() -> None:
         ws,
         ["core"],
         ["graphiti"],
-        model="openai:mock-model",
-        base_url=url,
-        embedder="openai:mock-embedder",
-        judge="offline",
-        concurrency=1,
+        EvalOptions(
+            model=ModelRef.parse("openai:mock-model", base_url=url),
+            judge="offline",
+            embedder="openai:mock-embedder",
+            concurrency=1,
+        ),
         show_progress=False,
     )
     print(json.dumps({"ran_now": s.ran_now, "already_done": s.already_done, "failed": s.failed}))

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import sys
 
-from agentmemgate.evaluate import run_eval
+from agentmemgate.evaluate import EvalOptions, run_eval
+from agentmemgate.llm import ModelRef
 from agentmemgate.workspace import Workspace
 
 
@@ -16,9 +17,7 @@ def main(ws_path: str, url: str) -> None:
         Workspace(ws_path),
         ["core"],
         ["mem0"],
-        model="openai:mock-model",
-        base_url=url,
-        concurrency=1,
+        EvalOptions(model=ModelRef.parse("openai:mock-model", base_url=url), concurrency=1),
         show_progress=False,
     )
     print(s.model_dump_json())

@@ -25,6 +25,9 @@ from pathlib import Path
 
 import pytest
 
+from agentmemgate.evaluate import EvalOptions
+from agentmemgate.llm import ModelRef
+
 SKIP_312 = (
     "graphiti's embedded FalkorDB (falkordblite) needs Python 3.12+: make test runs these "
     "on .venv312"
@@ -312,11 +315,12 @@ def test_eval_run_stores_and_scores_answers_per_session_and_a_rerun_makes_no_cal
         arcs_ws,
         ["core"],
         ["graphiti"],
-        model=MODEL,
-        base_url=mock.url,
-        embedder=EMBEDDER,
-        judge="offline",
-        concurrency=2,
+        EvalOptions(
+            model=ModelRef.parse(MODEL, base_url=mock.url),
+            judge="offline",
+            embedder=EMBEDDER,
+            concurrency=2,
+        ),
         show_progress=False,
     )
     assert (s.ran_now, s.failed) == (len(arcs), 0), s.failure_examples
@@ -369,11 +373,12 @@ def test_eval_run_stores_and_scores_answers_per_session_and_a_rerun_makes_no_cal
         arcs_ws,
         ["core"],
         ["graphiti"],
-        model=MODEL,
-        base_url=mock.url,
-        embedder=EMBEDDER,
-        judge="offline",
-        concurrency=2,
+        EvalOptions(
+            model=ModelRef.parse(MODEL, base_url=mock.url),
+            judge="offline",
+            embedder=EMBEDDER,
+            concurrency=2,
+        ),
         show_progress=False,
     )
     assert (again.ran_now, again.already_done) == (0, len(arcs))

@@ -11,6 +11,9 @@ import json
 
 import pytest
 
+from agentmemgate.evaluate import EvalOptions
+from agentmemgate.llm import ModelRef
+
 if importlib.util.find_spec("langmem") is None:
     pytest.skip(
         "langmem is not installed: pip install 'agentmemgate[langmem]'", allow_module_level=True
@@ -47,9 +50,7 @@ def test_a_langmem_run_ingests_in_order_reads_the_store_and_reruns_free(arcs_ws,
         ws,
         ["core"],
         ["langmem"],
-        model=MODEL,
-        base_url=mock.url,
-        concurrency=2,
+        EvalOptions(model=ModelRef.parse(MODEL, base_url=mock.url), concurrency=2),
         show_progress=False,
     )
     assert (s.ran_now, s.failed) == (len(arcs), 0), s.failure_examples
@@ -111,9 +112,7 @@ def test_a_langmem_run_ingests_in_order_reads_the_store_and_reruns_free(arcs_ws,
         ws,
         ["core"],
         ["langmem"],
-        model=MODEL,
-        base_url=mock.url,
-        concurrency=2,
+        EvalOptions(model=ModelRef.parse(MODEL, base_url=mock.url), concurrency=2),
         show_progress=False,
     )
     assert (again.ran_now, again.already_done) == (0, len(arcs))

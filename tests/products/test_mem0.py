@@ -18,6 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from agentmemgate.evaluate import EvalOptions
+from agentmemgate.llm import ModelRef
+
 if (
     importlib.util.find_spec("mem0") is None
 ):  # not imported here: the adapter turns telemetry off first
@@ -71,7 +74,11 @@ def test_a_mem0_run_ingests_in_order_probes_every_session_scores_and_reruns_free
     ws = arcs_ws
     arcs = {a.id: a for a, _ in load_arcs(ws, ["core"])}
     s = run_eval(
-        ws, ["core"], ["mem0"], model=MODEL, base_url=mock.url, concurrency=2, show_progress=False
+        ws,
+        ["core"],
+        ["mem0"],
+        EvalOptions(model=ModelRef.parse(MODEL, base_url=mock.url), concurrency=2),
+        show_progress=False,
     )
     assert (s.ran_now, s.failed, s.already_done) == (len(arcs), 0, 0)
 
@@ -163,7 +170,11 @@ def test_a_mem0_run_ingests_in_order_probes_every_session_scores_and_reruns_free
     # A re-run of the finished run makes no model call at all.
     before = len(mock.requests)
     again = run_eval(
-        ws, ["core"], ["mem0"], model=MODEL, base_url=mock.url, concurrency=2, show_progress=False
+        ws,
+        ["core"],
+        ["mem0"],
+        EvalOptions(model=ModelRef.parse(MODEL, base_url=mock.url), concurrency=2),
+        show_progress=False,
     )
     assert (again.ran_now, again.already_done, again.failed) == (0, len(arcs), 0)
     assert len(mock.requests) == before
@@ -221,9 +232,7 @@ def test_a_fatal_upstream_error_stops_the_run_with_one_line(arcs_ws, mock):
             arcs_ws,
             ["core"],
             ["mem0"],
-            model=MODEL,
-            base_url=mock.url,
-            concurrency=1,
+            EvalOptions(model=ModelRef.parse(MODEL, base_url=mock.url), concurrency=1),
             show_progress=False,
         )
     assert len(chat_requests(mock)) == 1  # the product got the error at once: no retries

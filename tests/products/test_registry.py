@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 from agentmemgate import rubrics
 from agentmemgate.cli import app
 from agentmemgate.errors import BadInput, MissingExtra
-from agentmemgate.llm import get_model
+from agentmemgate.evaluate import EvalOptions
+from agentmemgate.llm import ModelRef, get_model
 from agentmemgate.memory.answering import Retrieved, SessionInput, SessionTurn
 from agentmemgate.products import (
     AnsweringOptions,
@@ -158,10 +159,10 @@ def test_the_product_hook_gets_the_options_and_its_provenance_is_stored(ws, monk
         ws,
         ["core"],
         ["mem0"],
-        model="scripted:prod",
-        base_url="http://10.0.0.1:9/v1",
-        embedder="openai:embed-small",
-        embedder_base_url="http://10.0.0.2:9/v1",
+        EvalOptions(
+            model=ModelRef.parse("scripted:prod", base_url="http://10.0.0.1:9/v1"),
+            embedder=ModelRef.parse("openai:embed-small", base_url="http://10.0.0.2:9/v1"),
+        ),
         show_progress=False,
     )
     assert s.names == ["mem0@scripted:prod"] and s.ran_now == 1

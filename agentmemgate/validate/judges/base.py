@@ -12,6 +12,7 @@ from abc import ABC, abstractmethod
 from pydantic import BaseModel, ConfigDict
 
 from ...errors import SameFamilyJudge
+from ...llm.ref import ModelRef
 from ...llm.servers import normalize_family
 from .questions import Question
 from .verdicts import REALISM_CRITERIA, Verdict
@@ -70,10 +71,9 @@ def generator_family(generator: str) -> str:
     OpenAI-compatible server cannot be told from OpenAI by its name alone: use
     ``validate.store.generator_families_of``, which reads the family the LLM layer logged.
     """
-    if generator == "offline":
+    if generator == OFFLINE_JUDGE:  # the offline renderer's provenance name
         return OFFLINE_GENERATOR_FAMILY
-    provider, sep, _ = generator.partition(":")
-    return provider if sep else generator
+    return ModelRef.parse(generator).family
 
 
 def check_families(
