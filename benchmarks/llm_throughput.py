@@ -346,12 +346,10 @@ def real_mode(args) -> None:
         r = classify_set(
             ws,
             "s",
-            f"openai:{model}",
+            ModelRef.parse(f"openai:{model}", url, options),
             method=method,
             samples=3,
-            base_url=url,
             concurrency=concurrency,
-            model_options=options,
         )
         example = f"; e.g. {r.first_error}" if r.first_error else ""
         return f"{r.new}/{r.statements} distributions ({r.errors} failed){example}", None
