@@ -168,17 +168,18 @@ def resolve_judges(
             "name one with --judge openai:MODEL"
         )
     design = workspace_design(ws, design)
-    return [
-        get_judge(
-            s,
-            workspace=ws,
-            base_url=base_url if s.startswith("openai:") else None,
-            concurrency=concurrency,
-            design=design,
-            **ModelRef.parse(s, options=model_options).model_options(),
+    judges = []
+    for s in seen:
+        ref = ModelRef.parse(s, base_url if s.startswith("openai:") else None, model_options)
+        judges.append(
+            get_judge(
+                ref.replace(options=ref.model_options()),
+                workspace=ws,
+                concurrency=concurrency,
+                design=design,
+            )
         )
-        for s in seen
-    ]
+    return judges
 
 
 @dataclass
