@@ -154,6 +154,7 @@ def build(
     _note_unused_domains(chosen)
     load_rooms()  # the dataset card's Evaluation section
     from ..pipeline import build as run_build
+    from ..validate.judging import judge_refs
 
     with llm.batch_mode(specs) as poll:
         summary = run_build(
@@ -164,10 +165,9 @@ def build(
             seed=seed,
             n_per_cell=n_per_cell,
             show_progress=not no_progress,
-            judges=judge or None,
+            judges=judge_refs(judge, judge_base_url, options),
             allow_same_family=allow_same_family,
             drop_failing=drop_failing,
-            judge_base_url=judge_base_url,
             model_options=options,
             dry_run=llm.dry_run,
             batch=llm.batch and not llm.dry_run,
