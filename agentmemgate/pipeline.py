@@ -24,7 +24,7 @@ from .outputs import can_create
 from .validate import JudgingSummary, StructureSummary, judge_arcs, validate_structure
 from .validate.dry_run import JudgeCalls, planned_judge_calls
 from .validate.judges import check_families
-from .validate.judging import resolve_judges
+from .validate.judging import judge_refs, resolve_judges
 from .workspace import Workspace, open_workspace
 
 
@@ -133,9 +133,8 @@ def build(
     dry_run: bool = False,
     drop_failing: bool = False,
     show_progress: bool = True,
-    judges: list[str] | None = None,
+    judges: list[str | ModelRef] | None = None,
     allow_same_family: bool = False,
-    judge_base_url: str | None = None,
     model_options: dict | None = None,
     batch: bool = False,
     wait: bool = True,
@@ -145,8 +144,10 @@ def build(
 ) -> BuildSummary:
     """Build ``design`` (default: the one ``workspace`` was built from, else the paper's).
 
+    ``judges``: specs or references (default: the offline heuristic judges); ``judge_refs``
+    gives the specs one base URL (``--judge-base-url``), for the ``openai:`` ones.
     ``model_options`` (``timeout``, ``max_tokens``, ``structured_output``) go to every model
-    the build uses: an LLM generator and LLM judges.
+    the build uses: an LLM generator and LLM judges given as specs.
 
     ``batch``: the generation and judge calls go to the providers' batch APIs
     (``llm.batch.run_batched``), in waves: every arc's first draft in one batch, then the
@@ -177,12 +178,8 @@ def build(
             **renderer_options,
             **ModelRef.parse(generator, options=model_options).model_options(),
         )
-        judge_objs = resolve_judges(
-            ws,
-            judges,
-            base_url=judge_base_url,  # default: offline heuristic
-            model_options=model_options,
-            design=design,
+        judge_objs = resolve_judges(  # default: offline heuristic
+            ws, judge_refs(judges, options=model_options), design=design
         )
         check_families(judge_objs, {renderer.family}, allow_same_family)
         if batch:  # a server without a batch API is refused before any work, as --dry-run does

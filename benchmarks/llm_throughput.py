@@ -87,7 +87,7 @@ def judge(
     from agentmemgate.validate import judge_arcs
     from agentmemgate.validate.judges import get_judge
 
-    j = get_judge(f"openai:{model}", workspace=ws, base_url=url, concurrency=concurrency)
+    j = get_judge(ModelRef.parse(f"openai:{model}", url), workspace=ws, concurrency=concurrency)
     return judge_arcs(ws, splits, [j], list(tasks), show_progress=False)
 
 
@@ -234,7 +234,7 @@ def profile_judging(server: MockServer, path: Path, per_cell: int) -> None:
 
     ws = Workspace(path)
     splits = offline_arcs(ws, per_cell)
-    j = get_judge("openai:mock-judge", workspace=ws, base_url=server.url, concurrency=16)
+    j = get_judge(ModelRef.parse("openai:mock-judge", server.url), workspace=ws, concurrency=16)
     local, profs = threading.local(), []
     ask = j.ask
 
@@ -319,7 +319,9 @@ def real_mode(args) -> None:
                     "delete from arcs where id not in (%s)" % ",".join("?" * len(ids)), list(ids)
                 )
             j = get_judge(
-                f"openai:{model}", workspace=ws, base_url=url, concurrency=concurrency, **options
+                ModelRef.parse(f"openai:{model}", url, options),
+                workspace=ws,
+                concurrency=concurrency,
             )
             s = judge_arcs(ws, splits, [j], ["recovery"], show_progress=False)
             return (
@@ -346,12 +348,10 @@ def real_mode(args) -> None:
         r = classify_set(
             ws,
             "s",
-            f"openai:{model}",
+            ModelRef.parse(f"openai:{model}", url, options),
             method=method,
             samples=3,
-            base_url=url,
             concurrency=concurrency,
-            model_options=options,
         )
         example = f"; e.g. {r.first_error}" if r.first_error else ""
         return f"{r.new}/{r.statements} distributions ({r.errors} failed){example}", None

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
+from ..llm.ref import ModelRef
 from ..llm.structured import Prose, real_text
 from ..schema import normalize_text
 from .base import AnswerJudge, AnswerQuestion, AnswerVerdict
@@ -80,15 +81,17 @@ def assertion_schema(answer: str) -> type[AssertionAnswer]:
 class LLMAnswerJudge(AnswerJudge):
     heuristic = False
 
-    def __init__(
-        self, spec: str, *, workspace: Any = None, base_url: str | None = None, **llm_options: Any
-    ):
+    def __init__(self, judge: str | ModelRef, *, workspace: Any = None, **llm_options: Any):
+        """``judge``: a model spec or a ``ModelRef`` (its base URL and options go to the model;
+        ``llm_options`` add to them)."""
         from .. import rubrics
         from ..errors import MissingApiKey
         from ..llm import get_model
 
+        ref = ModelRef.parse(judge)
+        spec = ref.spec
         try:
-            self.model = get_model(spec, workspace=workspace, base_url=base_url, **llm_options)
+            self.model = get_model(ref, workspace=workspace, **llm_options)
         except MissingApiKey as e:
             raise e.for_flag("--judge", f"judge {spec}") from None
         self.spec, self.family = spec, self.model.family

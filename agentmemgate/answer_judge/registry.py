@@ -38,18 +38,20 @@ def offline_answer_judge(version: int | None = None) -> AnswerJudge:
 
 
 def get_answer_judge(
-    spec: str = OFFLINE_JUDGE,
+    judge: str | ModelRef = OFFLINE_JUDGE,
     *,
     workspace: Any = None,
-    base_url: str | None = None,
     **llm_options: Any,
 ) -> AnswerJudge:
     """``offline`` (the newest answer rules), ``offline:answer_cues.vN`` (pinned: v1 stays
-    selectable, so results stored under it reproduce) or a model spec."""
+    selectable, so results stored under it reproduce) or a model, as a spec or a ``ModelRef``
+    (its base URL and model options go to the model; ``llm_options`` add to them)."""
+    ref = ModelRef.parse(judge)
+    spec = ref.spec
     version = offline_answer_version(spec)
     if version is not False:
         return offline_answer_judge(version)
-    if ModelRef.parse(spec).offline:
+    if ref.offline:
         from ..errors import BadInput
 
         raise BadInput(
@@ -58,4 +60,4 @@ def get_answer_judge(
         )
     from .llm import LLMAnswerJudge
 
-    return LLMAnswerJudge(spec, workspace=workspace, base_url=base_url, **llm_options)
+    return LLMAnswerJudge(ref, workspace=workspace, **llm_options)

@@ -196,14 +196,12 @@ def label_statements(
         if spec in given:
             return given[spec]
         return get_classifier(
-            spec,
+            ModelRef(spec, url if spec.startswith("openai:") else None, options or {}),
             workspace=ws,
             rubric="evidence_type",
             method="votes",
             samples=1,
-            base_url=url if spec.startswith("openai:") else None,
             progress=progress,
-            **(options or {}),
         )
 
     voter_clfs = [make(v, base_url, model_options) for v in voters]

@@ -13,6 +13,7 @@ from typing import Protocol
 
 from ..corpora.statements import Statement
 from ..errors import BadInput
+from ..llm.ref import ModelRef
 from ..progress import progress_bar
 from ..registry import offline_version
 from ..workspace import Workspace
@@ -100,18 +101,20 @@ def classify_and_store(
 
 
 def get_classifier(
-    spec: str,
+    spec: str | ModelRef,
     *,
     workspace: Workspace | None = None,
     rubric: str = "evidence_type",
     method: str = "auto",
     samples: int = 5,
-    base_url: str | None = None,
     progress: bool = False,
     **model_options,
 ) -> Classifier:
-    """``offline`` or a model classifier; ``model_options`` (``timeout``, ``max_tokens``, ...) go
-    to the model."""
+    """``offline`` or a model classifier, as a spec or a ``ModelRef`` (its base URL, for an
+    ``openai:`` classifier, and its model options, ``timeout``, ``max_tokens`` ..., go to the
+    model; ``model_options`` add to them)."""
+    ref = ModelRef.parse(spec)
+    spec, base_url, model_options = ref.spec, ref.base_url, {**ref.options, **model_options}
     if rubric not in RUBRICS:
         raise BadInput(f"Unknown rubric {rubric!r}; choose one of: {', '.join(RUBRICS)}")
     if method not in METHODS:

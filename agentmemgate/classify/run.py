@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..corpora.statements import Statement, load_set
 from ..errors import BadInput
+from ..llm.ref import ModelRef
 from ..workspace import Workspace, now
 from .classes import Distribution
 from .registry import Classifier, classify_and_store, get_classifier
@@ -101,17 +102,16 @@ def classifiers_of(ws: Workspace, set_name: str) -> list[str]:
 def _to_classify(
     ws: Workspace,
     set_name: str,
-    spec: str,
+    spec: str | ModelRef,
     runs: int,
     classifier: Classifier | None,
-    model_options: dict | None,
     **how,
 ) -> tuple[list[Statement], Classifier, list[tuple[Statement, int]]]:
     """The set's statements, the classifier, and the (statement, run) pairs not stored yet."""
     if runs < 1:
         raise BadInput("--runs must be at least 1")
     statements = load_set(ws, set_name)
-    clf = classifier or get_classifier(spec, workspace=ws, **how, **(model_options or {}))
+    clf = classifier or get_classifier(spec, workspace=ws, **how)
     done = _done(ws, set_name, clf.name)
     return (
         statements,
@@ -123,16 +123,14 @@ def _to_classify(
 def plan_classify_set(
     ws: Workspace,
     set_name: str,
-    spec: str = "offline",
+    spec: str | ModelRef = "offline",
     *,
     runs: int = 1,
     rubric: str = "evidence_type",
     method: str = "auto",
     samples: int = 5,
-    base_url: str | None = None,
     progress: bool = False,
     classifier: Classifier | None = None,
-    model_options: dict | None = None,
 ) -> int:
     """What ``classify_set`` with the same arguments would classify: the (statement, run) pairs
     not stored yet, whose calls are counted on the classifier's model (``model.planned``);
@@ -143,11 +141,9 @@ def plan_classify_set(
         spec,
         runs,
         classifier,
-        model_options,
         rubric=rubric,
         method=method,
         samples=samples,
-        base_url=base_url,
         progress=progress,
     )
     if hasattr(clf, "plan"):
@@ -159,7 +155,7 @@ def plan_classify_set(
 def classify_set(
     ws: Workspace,
     set_name: str,
-    spec: str = "offline",
+    spec: str | ModelRef = "offline",
     *,
     runs: int = 1,
     rubric: str = "evidence_type",
@@ -167,25 +163,22 @@ def classify_set(
     samples: int = 5,
     concurrency: int = 4,
     out: str | Path | None = None,
-    base_url: str | None = None,
     progress: bool = False,
     classifier: Classifier | None = None,
-    model_options: dict | None = None,
 ) -> ClassifyResult:
     """Classify every (statement, run) not yet stored; failures are counted, never stored as
-    distributions (a re-run asks again). ``model_options`` go to a model classifier. What it
-    would classify, counted without sending: ``plan_classify_set``."""
+    distributions (a re-run asks again). ``spec``: a spec or a ``ModelRef`` (its base URL, for an
+    ``openai:`` classifier, and its model options go to the model). What it would classify,
+    counted without sending: ``plan_classify_set``."""
     statements, clf, todo = _to_classify(
         ws,
         set_name,
         spec,
         runs,
         classifier,
-        model_options,
         rubric=rubric,
         method=method,
         samples=samples,
-        base_url=base_url,
         progress=progress,
     )
 

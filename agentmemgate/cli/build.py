@@ -76,16 +76,23 @@ DropFailingOpt = Annotated[
 ]
 
 
-def _renderer_options(
-    generator: str, base_url: str | None, concurrency: int, max_attempts: int
-) -> dict:
+def _generator_ref(generator: str, base_url: str | None):
+    """The generator's reference; a base URL for an offline generator is refused."""
     from ..errors import BadInput
     from ..llm.ref import ModelRef
 
-    if base_url and ModelRef.parse(generator).offline:
+    ref = ModelRef.parse(generator, base_url)
+    if base_url and ref.offline:
         raise BadInput(
             "--generator-base-url needs an LLM generator such as --generator openai:MODEL"
         )
+    return ref
+
+
+def _renderer_options(
+    generator: str, base_url: str | None, concurrency: int, max_attempts: int
+) -> dict:
+    _generator_ref(generator, base_url)
     return {"base_url": base_url, "concurrency": concurrency, "max_attempts": max_attempts}
 
 
@@ -147,6 +154,7 @@ def build(
     _note_unused_domains(chosen)
     load_rooms()  # the dataset card's Evaluation section
     from ..pipeline import build as run_build
+    from ..validate.judging import judge_refs
 
     with llm.batch_mode(specs) as poll:
         summary = run_build(
@@ -157,10 +165,9 @@ def build(
             seed=seed,
             n_per_cell=n_per_cell,
             show_progress=not no_progress,
-            judges=judge or None,
+            judges=judge_refs(judge, judge_base_url, options),
             allow_same_family=allow_same_family,
             drop_failing=drop_failing,
-            judge_base_url=judge_base_url,
             model_options=options,
             dry_run=llm.dry_run,
             batch=llm.batch and not llm.dry_run,
@@ -195,20 +202,19 @@ def generate(
     from ..generate import generate as run_generate
     from ..generate import get_renderer
     from ..generate.planner import check_plan
-    from ..llm.ref import ModelRef
     from ..workspace import open_workspace
 
     chosen, splits = design_splits(workspace, split, design, catalog)
     _note_unused_domains(chosen)
-    options = _renderer_options(generator, base_url, concurrency, max_attempts)
-    llm_options = llm.options([generator])
-    require_sound_design(
-        chosen, offline_renderer=ModelRef.parse(generator).offline, offline_judge=False
-    )
+    ref = _generator_ref(generator, base_url)
+    ref = ref.replace(options=llm.options([generator]))
+    require_sound_design(chosen, offline_renderer=ref.offline, offline_judge=False)
     for s in splits:  # refused before a workspace exists
         check_plan(s, seed, n_per_cell, design=chosen)
     with open_workspace(workspace, create=True) as ws:
-        renderer = get_renderer(generator, workspace=ws, design=chosen, **options, **llm_options)
+        renderer = get_renderer(
+            ref, workspace=ws, design=chosen, concurrency=concurrency, max_attempts=max_attempts
+        )
         summary = llm.run(
             ws,
             [generator],

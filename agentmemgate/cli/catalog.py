@@ -112,6 +112,7 @@ def propose(
 ) -> None:
     """Ask a model for new domain files; write those that pass the catalog check, re-ask the others with their problems."""
     from ..generate.propose import check_request, propose_domains
+    from ..llm.ref import ModelRef
     from ..workspace import open_workspace
 
     check_request(model, attribute or (), count, theme, out, catalog or (), max_attempts)
@@ -122,15 +123,13 @@ def propose(
             [model],
             lambda: propose_domains(
                 ws,
-                model,
+                ModelRef.parse(model, base_url, options),
                 out=out,
                 attributes=attribute or (),
                 count=count,
                 theme=theme,
                 catalogs=catalog or (),
                 max_attempts=max_attempts,
-                base_url=base_url,
-                model_options=options,
                 dry_run=llm.dry_run,
                 echo=typer.echo,
             ),

@@ -379,23 +379,17 @@ def classify(
     options = llm.options([classifier])
     ws = _existing(workspace)
     from ..classify import classify_set, plan_classify_set
+    from ..llm.ref import ModelRef
 
-    how = dict(
-        runs=runs,
-        rubric=rubric,
-        method=method,
-        samples=samples,
-        base_url=base_url,
-        progress=not no_progress,
-        model_options=options,
-    )
+    ref = ModelRef.parse(classifier, base_url, options)
+    how = dict(runs=runs, rubric=rubric, method=method, samples=samples, progress=not no_progress)
     if llm.dry_run:
-        n = llm.run(ws, [classifier], lambda: plan_classify_set(ws, statements, classifier, **how))
+        n = llm.run(ws, [classifier], lambda: plan_classify_set(ws, statements, ref, **how))
         return llm.finish(f"dry run: {n} (statement, run) pairs to classify")
     r = llm.run(
         ws,
         [classifier],
-        lambda: classify_set(ws, statements, classifier, concurrency=concurrency, out=out, **how),
+        lambda: classify_set(ws, statements, ref, concurrency=concurrency, out=out, **how),
         show_progress=not no_progress,
     )
     llm.finish(r, r.errors)

@@ -71,7 +71,9 @@ def validate(
     options = llm.options(judge or [])
     ws = Workspace(workspace, create=False)
     from ..validate import run_validation
+    from ..validate.judging import judge_refs
 
+    judges = judge_refs(judge, base_url, options)  # --judge-base-url: for the openai: judges
     if not ws.arc_ids(splits=splits):  # nothing to check is not a pass
         fail(
             f"No arcs in workspace {str(ws.path)!r} (split {split}): run `amg build` or "
@@ -87,12 +89,10 @@ def validate(
                 lambda: plan_validation(
                     ws,
                     splits,
-                    judge,
+                    judges,
                     checks,
                     allow_same_family=allow_same_family,
-                    base_url=base_url,
                     seed=seed,
-                    model_options=options,
                 ),
             )
         )
@@ -102,14 +102,12 @@ def validate(
         lambda: run_validation(
             ws,
             splits,
-            judge,
+            judges,
             checks,
             allow_same_family=allow_same_family,
-            base_url=base_url,
             concurrency=concurrency,
             seed=seed,
             show_progress=not no_progress,
-            model_options=options,
         ),
         show_progress=not no_progress,
     )

@@ -24,6 +24,7 @@ from ..design.stored import workspace_design
 from ..errors import BadInput
 from ..llm import Failed, get_model, run_concurrent
 from ..llm._errors import shorten
+from ..llm.ref import ModelRef
 from ..llm.structured import Prose
 from ..workspace import Workspace
 from .context import format_context
@@ -106,24 +107,23 @@ class LLMExtractor:
 
     def __init__(
         self,
-        spec: str,
+        miner: str | ModelRef,
         *,
         workspace: Workspace,
-        base_url: str | None = None,
         concurrency: int = 4,
         progress: bool = True,
         model=None,
         design: Design | None = None,
         **model_options,
     ):
+        """``miner``: a model spec or a ``ModelRef`` (its base URL and options go to the model;
+        ``model_options`` add to them)."""
         self.design = workspace_design(workspace, design)
         factor = hedge_factor(self.design)
         self.levels = tuple(lv.name for lv in factor.levels if not lv.control)
         self.schema = answer_schema(self.levels, self.design.name)
         self.hedge_levels = level_lines(self.design)
-        self.model = model or get_model(
-            spec, workspace=workspace, base_url=base_url, **model_options
-        )
+        self.model = model or get_model(miner, workspace=workspace, **model_options)
         self.rubric = rubrics.load("hedge_extract")
         self.name = f"{self.model.spec}/{self.rubric.ref}"
         self.concurrency = concurrency

@@ -57,22 +57,15 @@ def get_extractor(
     spec or a ``ModelRef`` (its base URL and model options, ``timeout``, ``max_tokens`` ...,
     go to the model)."""
     ref = ModelRef.parse(miner)
-    miner, base_url, model_options = ref.spec, ref.base_url, dict(ref.options)
-    if miner in OFFLINE_MINERS:
-        if base_url:
+    if ref.spec in OFFLINE_MINERS:
+        miner = ref.spec
+        if ref.base_url:
             raise BadInput("--miner-base-url needs an LLM miner such as --miner openai:MODEL")
         scorer = load_scorer() if miner == OFFLINE_SCORED else None
         return RuleExtractor(scorer=scorer if miner != "offline" else default_scorer())
     from .llm_extract import LLMExtractor
 
-    return LLMExtractor(
-        miner,
-        workspace=workspace,
-        base_url=base_url,
-        concurrency=concurrency,
-        progress=progress,
-        **model_options,
-    )
+    return LLMExtractor(ref, workspace=workspace, concurrency=concurrency, progress=progress)
 
 
 # -- stage 1 ---------------------------------------------------------------------------------

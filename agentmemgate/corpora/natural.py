@@ -427,7 +427,7 @@ def build_natural_set(
         from .natural_fields import LLMFielder
 
         try:
-            llm = LLMFielder(fielder, workspace=ws, base_url=ref.base_url, **ref.options)
+            llm = LLMFielder(ref, workspace=ws)
         except MissingApiKey as e:
             raise e.for_flag("--fielder", fielder) from None
     planner = _PlanningFielder(llm) if dry_run and llm is not None else None

@@ -33,10 +33,14 @@ systems do not run on it (reports count them), answering systems still get the q
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
 from ..schema import FieldSpec, normalize_text
+
+if TYPE_CHECKING:
+    from ..llm.ref import ModelRef
 
 FIELD_RULE = "natural-field.v1"
 MAX_WORDS = 6
@@ -158,15 +162,13 @@ class LLMFielder:
     """The attribute named by a model (rubric ``natural_field``); ``derive`` raises
     ``llm.CallFailed`` when no valid answer could be had."""
 
-    def __init__(
-        self, spec: str, *, workspace=None, base_url: str | None = None, model=None, **model_options
-    ):
+    def __init__(self, fielder: str | ModelRef, *, workspace=None, model=None, **model_options):
+        """``fielder``: a model spec or a ``ModelRef`` (its base URL and options go to the
+        model; ``model_options`` add to them)."""
         from .. import rubrics
         from ..llm import get_model
 
-        self.model = model or get_model(
-            spec, workspace=workspace, base_url=base_url, **model_options
-        )
+        self.model = model or get_model(fielder, workspace=workspace, **model_options)
         self.rubric = rubrics.load("natural_field")
         self.name = f"llm:{self.rubric.ref}@{self.model.spec}"
 

@@ -130,7 +130,7 @@ def run_answers(
     file_sha = hashlib.sha256(raw).hexdigest()
     judge = ModelRef.parse(judge)
     vj = get_value_judge(judge, workspace=ws)
-    aj = get_answer_judge(judge.spec, workspace=ws, base_url=judge.base_url, **judge.options)
+    aj = get_answer_judge(judge, workspace=ws)
     chosen = [arcs[i] for i in answers]
     check_judge_family(ws, vj, chosen, allow_same_family)
     jk = answers_key(vj, aj)

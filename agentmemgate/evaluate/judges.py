@@ -80,11 +80,10 @@ def get_value_judge(judge: str | ModelRef = OFFLINE_JUDGE, *, workspace: Any = N
     """The value-equivalence judge ``judge`` names (a spec, or a ``ModelRef`` with its base URL
     and model options)."""
     ref = ModelRef.parse(judge)
-    spec, base_url, llm_options = ref.spec, ref.base_url, dict(ref.options)
-    if offline_answer_version(spec) is not False:
+    if offline_answer_version(ref.spec) is not False:
         # ``offline:answer_cues.vN`` pins the answer rules; equivalence stays the offline judge
-        spec, llm_options = OFFLINE_JUDGE, {}  # the CLI refuses LLM options when no model uses them
-    return ValueJudge(get_judge(spec, workspace=workspace, base_url=base_url, **llm_options))
+        ref = ModelRef(OFFLINE_JUDGE)  # the CLI refuses LLM options when no model uses them
+    return ValueJudge(get_judge(ref, workspace=workspace))
 
 
 def answers_key(value_judge: ValueJudge, answer_judge: AnswerJudge) -> str:

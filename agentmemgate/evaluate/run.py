@@ -336,9 +336,7 @@ def plan_eval(
         from .judges import answers_key
 
         if not (dry_run and vj.judge.heuristic):  # a dry run counts a model judge's calls only
-            aj = get_answer_judge(
-                judge.spec, workspace=ws, base_url=judge.base_url, **judge.options
-            )
+            aj = get_answer_judge(judge, workspace=ws)
             ajk = answers_key(vj, aj)
         answering, answering_done = _pairs(
             ws, answering_specs, arcs, ajk or None, store.stored_product_arcs, load_answers

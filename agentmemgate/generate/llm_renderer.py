@@ -22,6 +22,7 @@ from .. import rubrics
 from ..design import Design, paper_design
 from ..errors import MissingApiKey
 from ..llm import CallFailed, Model, get_model, run_concurrent
+from ..llm.ref import ModelRef
 from ..llm.registry import is_test_double
 from ..schema import Arc, ArcSpec
 from .llm_drafts import draft_schema, to_arc
@@ -166,7 +167,7 @@ class LlmRenderer(Renderer):
 
 
 def make_llm_renderer(
-    spec: str,
+    spec: str | ModelRef,
     *,
     workspace=None,
     base_url: str | None = None,
@@ -176,7 +177,8 @@ def make_llm_renderer(
     **model_options: Any,
 ) -> LlmRenderer:
     """The registered factory: ``get_renderer("openai:gpt-4o-mini", workspace=ws, design=...)``
-    (the design's definitions, notes and checks; the paper's by default)."""
+    (the design's definitions, notes and checks; the paper's by default). ``spec``: a spec or
+    a ``ModelRef`` (``base_url`` and ``model_options`` given here add to its own)."""
     try:
         model = get_model(spec, workspace=workspace, base_url=base_url, **model_options)
     except MissingApiKey as e:

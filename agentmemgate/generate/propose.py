@@ -385,7 +385,7 @@ def usable_names(raw: list[str], taken: set[str], count: int) -> tuple[list[str]
 
 def propose_domains(
     ws,
-    model: str,
+    model: str | ModelRef,
     *,
     out: Path,
     attributes: Sequence[str] = (),
@@ -393,21 +393,22 @@ def propose_domains(
     theme: str | None = None,
     catalogs: Sequence[Path] = (),
     max_attempts: int = 3,
-    base_url: str | None = None,
-    model_options: dict | None = None,
     dry_run: bool = False,
     chosen: Model | None = None,
     echo: Callable[[str], None] | None = None,
 ) -> ProposeSummary | ProposePlan:
     """Propose a domain file for each of ``attributes`` (or ``count`` new ones on ``theme``,
-    named by the model first), check each, write those that pass to ``out``.
+    named by the model first), check each, write those that pass to ``out``. ``model``: a spec
+    or a ``ModelRef`` (its base URL and options, ``timeout``, ``max_tokens`` ..., go to the model).
 
     Under ``--batch`` (``llm.batch.run_batched``) every attribute's next call goes into one
     batch: an attribute whose call is deferred is skipped for this pass, and ``Deferred`` is
     raised once all of them have been tried."""
+    ref = ModelRef.parse(model)
+    model = ref.spec
     taken = check_request(model, attributes, count, theme, out, catalogs, max_attempts)
     try:
-        m = chosen or get_model(model, workspace=ws, base_url=base_url, **(model_options or {}))
+        m = chosen or get_model(ref, workspace=ws)
     except MissingApiKey as e:
         raise BadInput(
             f"No API key for {model}: set {e.env_var} (catalog propose needs a model)"

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import ModelSpecError
 from ..registry import Registry, split_spec
 from ..schema import Arc, ArcSpec
+
+if TYPE_CHECKING:
+    from ..llm.ref import ModelRef
 
 
 class RenderFailure(BaseModel):
@@ -104,8 +108,13 @@ def renderer_choices() -> list[str]:
     ]
 
 
-def get_renderer(spec: str, **options) -> Renderer:
-    """Resolve a ``--generator`` value to a renderer, with a one-line error for bad names."""
+def get_renderer(spec: str | ModelRef, **options) -> Renderer:
+    """Resolve a ``--generator`` value to a renderer, with a one-line error for bad names.
+    ``spec``: a spec or a ``ModelRef``, whose base URL and options reach the registered
+    factory as its ``base_url`` and keyword options (``options`` given here add to them)."""
+    if not isinstance(spec, str):
+        options = {"base_url": spec.base_url, **spec.options, **options}
+        spec = spec.spec
     prefix, model = split_spec(spec)
     _load_builtin(llm=spec not in RENDERERS and prefix not in RENDERERS and prefix != "offline")
     if spec in RENDERERS:

@@ -337,7 +337,7 @@ def _classifier(spec: str | None, lm, workspace, base_url, concurrency: int, mod
 
         return ModelClassifier(lm.spec, model=lm, progress=False)
     clf = get_classifier(
-        spec, workspace=workspace, base_url=base_url if spec.startswith("openai:") else None
+        ModelRef(spec, base_url if spec.startswith("openai:") else None), workspace=workspace
     )
     inner = getattr(clf, "model", None)
     if inner is not None:

@@ -80,19 +80,18 @@ def plan_validation(
     checks,
     *,
     allow_same_family: bool = False,
-    base_url: str | None = None,
     seed: int = 0,
-    model_options: dict | None = None,
 ) -> JudgeCalls:
     """``amg validate --dry-run``: the judge calls ``run_validation`` would make (nothing sent,
-    nothing stored); the judges' models hold the token and cost estimates (``model.planned``)."""
+    nothing stored); the judges' models hold the token and cost estimates (``model.planned``).
+    ``judges``: specs or references, as ``run_validation`` takes them."""
     from .judges import check_families
     from .judging import parse_checks, resolve_judges
     from .report import generator_families
 
     names = parse_checks(checks)
     tasks = tuple(t for t in JUDGE_TASKS if t in names)
-    judge_objs = resolve_judges(ws, judges, base_url=base_url, model_options=model_options)
+    judge_objs = resolve_judges(ws, judges)
     check_families(judge_objs, generator_families(ws, splits), allow_same_family)
     return planned_judge_calls(
         ws, judge_objs, sorted(ws.arc_ids(splits=splits)), 0, tasks=tasks, seed=seed

@@ -9,7 +9,7 @@ valid answer after the layer's re-asks is stored as a judge failure, never as a 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
@@ -142,42 +142,57 @@ def parse_checks(checks: str | Iterable[str]) -> list[str]:
     return [c for c in CHECKS if c in names]
 
 
+def judge_refs(
+    judges: Iterable[str | ModelRef] | None,
+    base_url: str | None = None,
+    options: Mapping | None = None,
+) -> list[ModelRef]:
+    """The judges ``judges`` names (default: the offline heuristic judges) as references; the
+    ones given as specs get ``base_url`` (one OpenAI-compatible server shared by the judges, as
+    ``--judge-base-url`` is) and ``options`` (``timeout``, ``max_tokens``, ``structured_output``).
+    ``resolve_judges`` sends the base URL to the ``openai:`` judges only."""
+    named = list(judges) if judges else list(DEFAULT_JUDGES)
+    return [j if isinstance(j, ModelRef) else ModelRef.parse(j, base_url, options) for j in named]
+
+
 def resolve_judges(
     ws: Workspace,
-    specs: Iterable[str] | None,
+    judges: Iterable[str | ModelRef] | None,
     *,
-    base_url: str | None = None,
     concurrency: int = 4,
-    model_options: dict | None = None,
     design: Design | None = None,
 ) -> list[Judge]:
-    """Judge objects for ``specs`` (default: the offline heuristic judges), duplicates dropped,
-    made for ``design`` (default: the workspace's; a build passes the one it is building).
+    """Judge objects for ``judges``, specs or references (default: the offline heuristic
+    judges), duplicates dropped, made for ``design`` (default: the workspace's; a build passes
+    the one it is building).
 
-    ``base_url`` (an OpenAI-compatible server) goes to the ``openai:`` judges only, so
-    ``--judge anthropic:X --judge openai:Y --judge-base-url URL`` still sends X to Anthropic.
-    ``model_options`` (``timeout``, ``max_tokens``, ``structured_output``) go to the LLM judges.
+    A judge's base URL (an OpenAI-compatible server, shared by the judges: ``judge_refs``) goes
+    to the ``openai:`` judges only, so ``--judge anthropic:X --judge openai:Y --judge-base-url
+    URL`` still sends X to Anthropic; with no ``openai:`` judge it is refused. A judge's options
+    go to it when it is an LLM judge.
     """
-    seen: list[str] = []
-    for s in list(specs) if specs else list(DEFAULT_JUDGES):
-        if s not in seen:
-            seen.append(s)
-    if base_url and not any(s.startswith("openai:") for s in seen):
+    seen: list[ModelRef] = []
+    for ref in judge_refs(judges):
+        if ref not in seen:
+            seen.append(ref)
+    urls = [r.base_url for r in seen if r.base_url]
+    if urls and not any(r.spec.startswith("openai:") for r in seen):
         raise BadInput(
-            f"--judge-base-url {base_url} is for openai: judges (an OpenAI-compatible server); "
+            f"--judge-base-url {urls[0]} is for openai: judges (an OpenAI-compatible server); "
             "name one with --judge openai:MODEL"
         )
     design = workspace_design(ws, design)
     return [
         get_judge(
-            s,
+            ref.replace(
+                base_url=ref.base_url if ref.spec.startswith("openai:") else None,
+                options=ref.model_options(),
+            ),
             workspace=ws,
-            base_url=base_url if s.startswith("openai:") else None,
             concurrency=concurrency,
             design=design,
-            **ModelRef.parse(s, options=model_options).model_options(),
         )
-        for s in seen
+        for ref in seen
     ]
 
 
@@ -298,23 +313,23 @@ def judged_together(design: Design, arcs: list[tuple[Arc, str]]) -> list[list[tu
 def judge_arcs(
     ws: Workspace,
     splits: list[str],
-    judges: Iterable[str] | list[Judge] | None = None,
+    judges: Iterable[str | ModelRef] | list[Judge] | None = None,
     checks: Iterable[str] = JUDGE_TASKS,
     *,
     allow_same_family: bool = False,
-    base_url: str | None = None,
     concurrency: int = 4,
     seed: int = 0,
     show_progress: bool = True,
 ) -> JudgingSummary:
-    """Ask every judge every check about every arc of ``splits``; store verdicts and failures."""
+    """Ask every judge every check about every arc of ``splits``; store verdicts and failures.
+    ``judges``: judge objects, or specs or references for ``resolve_judges``."""
     tasks = [t for t in JUDGE_TASKS if t in set(checks)]
     design = workspace_design(ws)
     judge_list = list(judges) if judges else []
+    at_a_server = False  # recorded: whether the judges were given a base URL
     if not judge_list or not isinstance(judge_list[0], Judge):
-        judge_list = resolve_judges(
-            ws, judge_list, base_url=base_url, concurrency=concurrency, design=design
-        )
+        at_a_server = any(r.base_url for r in judge_refs(judge_list))
+        judge_list = resolve_judges(ws, judge_list, concurrency=concurrency, design=design)
     arcs = list(arcs_with_sha(ws, splits))
     by_generator = generator_families_of(ws, [a.provenance.generator for a, _ in arcs])
     families = {a.id: by_generator[a.provenance.generator] for a, _ in arcs}
@@ -328,7 +343,7 @@ def judge_arcs(
         [j.info.model_dump() for j in judge_list],
         allow_same_family,
         gen_families,
-        {"seed": seed, "base_url": bool(base_url)},
+        {"seed": seed, "base_url": at_a_server},
     )
     now = done = failed = 0
     examples: list[str] = []
@@ -389,23 +404,20 @@ def judge_arcs(
 def run_validation(
     ws: Workspace,
     splits: list[str],
-    judges: Iterable[str] | None = None,
+    judges: Iterable[str | ModelRef] | None = None,
     checks: str | Iterable[str] = CHECKS,
     *,
     allow_same_family: bool = False,
-    base_url: str | None = None,
     concurrency: int = 4,
     seed: int = 0,
     show_progress: bool = True,
-    model_options: dict | None = None,
 ) -> ValidationSummary:
-    """``amg validate``: structural checks, then the judges' realism and blind recovery."""
+    """``amg validate``: structural checks, then the judges' realism and blind recovery.
+    ``judges``: specs or references (``judge_refs`` gives them one base URL and options)."""
     names = parse_checks(checks)
     judge_objs = None
     if any(c in names for c in JUDGE_TASKS):  # a bad spec, key or family fails before any work
-        judge_objs = resolve_judges(
-            ws, judges, base_url=base_url, concurrency=concurrency, model_options=model_options
-        )
+        judge_objs = resolve_judges(ws, judges, concurrency=concurrency)
         check_families(judge_objs, generator_families(ws, splits), allow_same_family)
     summary = ValidationSummary()
     if "structure" in names:

@@ -554,16 +554,14 @@ def _judges_and_pairs(
             )
 
     first = get_judge(
-        judge, workspace=ws, base_url=base_url, concurrency=concurrency, **first_ref.model_options()
+        first_ref.replace(options=first_ref.model_options()), workspace=ws, concurrency=concurrency
     )
     judges = [first]
     if rejudge and second_ref is not None:
         second = get_judge(
-            rejudge,
+            second_ref.replace(options=second_ref.model_options()),
             workspace=ws,
-            base_url=rejudge_base_url,
             concurrency=concurrency,
-            **second_ref.model_options(),
         )
         check_families(
             [second], {first.family}, allow_same_family, what=f"the first judge {first.spec}"

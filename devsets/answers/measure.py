@@ -162,10 +162,9 @@ def main() -> int:
                 path = Path(tempfile.mkdtemp(prefix="amg-answers-devset-"))
                 path.rmdir()
             ws = Workspace(path)
-        judge = get_answer_judge(args.judge, workspace=ws, base_url=args.base_url, **options)
-        value_judge = get_value_judge(
-            ModelRef.parse(args.judge, args.base_url, options), workspace=ws
-        )
+        ref = ModelRef.parse(args.judge, args.base_url, options)
+        judge = get_answer_judge(ref, workspace=ws)
+        value_judge = get_value_judge(ref, workspace=ws)
         run = None
         if not offline:
             from agentmemgate.llm import run_concurrent

@@ -15,7 +15,7 @@ from agentmemgate.classify.model_classifier import (
 )
 from agentmemgate.corpora import ContextTurn, Statement
 from agentmemgate.errors import BadInput, ModelSpecError, ProviderError
-from agentmemgate.llm import Model, RawReply, get_model, register_provider
+from agentmemgate.llm import Model, ModelRef, RawReply, get_model, register_provider
 
 EV = ANSWERS["evidence_type"]
 GATE_QUESTION = (
@@ -77,6 +77,13 @@ def test_offline_answers_evidence_type_only():
         get_classifier("offline", rubric="vibes")
     with pytest.raises(ModelSpecError):
         get_classifier("nonsense")
+
+
+def test_a_reference_brings_its_base_url_and_options(ws):
+    with pytest.raises(BadInput, match="--classifier-base-url http://x is for an openai: class"):
+        get_classifier(ModelRef.parse("anthropic:claude-x", "http://x"))
+    clf = get_classifier(ModelRef.parse("scripted:ref", options={"timeout": 7}), workspace=ws)
+    assert clf.model.options.timeout == 7
 
 
 def test_answer_parsing():

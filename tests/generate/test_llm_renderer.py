@@ -28,7 +28,7 @@ from agentmemgate.generate import RenderFailure, get_renderer, plan_split
 from agentmemgate.generate.llm_checks import asserted_change
 from agentmemgate.generate.llm_prompts import build_prompt, spec_brief
 from agentmemgate.generate.llm_renderer import LlmRenderer
-from agentmemgate.llm import get_model
+from agentmemgate.llm import ModelRef, get_model
 from agentmemgate.schema import Arc
 from agentmemgate.validate import check_arc
 from agentmemgate.workspace import Workspace
@@ -287,6 +287,9 @@ def test_factory_binds_workspace_base_url_and_family(ws):
     r = get_renderer("openai:llama3", workspace=ws, base_url="http://localhost:8080/v1")
     assert r.family == "openai-compatible:localhost:8080" and r.kind == "LLM"
     assert get_model("scripted:x").family == "scripted"
+    ref = ModelRef.parse("openai:llama3", "http://localhost:8080/v1", {"timeout": 7})
+    by_ref = get_renderer(ref, workspace=ws)
+    assert by_ref.family == r.family and by_ref.model.options.timeout == 7
 
 
 def test_missing_key_and_bad_spec_from_get_renderer(ws):

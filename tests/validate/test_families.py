@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 from agentmemgate.cli import app
 from agentmemgate.errors import SameFamilyJudge
-from agentmemgate.llm import get_model
+from agentmemgate.llm import ModelRef, get_model
 from agentmemgate.llm.servers import normalize_family, server_of
 from agentmemgate.validate.judges import check_families, get_judge
 
@@ -39,12 +39,12 @@ def test_other_servers_stay_other_families():
 
 @pytest.mark.parametrize("judge_url", SAME)
 def test_a_judge_on_the_generators_server_is_refused(judge_url):
-    judge = get_judge("openai:judge", base_url=judge_url)
+    judge = get_judge(ModelRef.parse("openai:judge", judge_url))
     with pytest.raises(SameFamilyJudge, match="openai-compatible:localhost:8000"):
         check_families([judge], {"openai-compatible:127.0.0.1:8000"}, allow_same_family=False)
     assert (
         check_families(
-            [get_judge("openai:judge", base_url="http://localhost:9000/v1")],
+            [get_judge(ModelRef.parse("openai:judge", "http://localhost:9000/v1"))],
             {"openai-compatible:127.0.0.1:8000"},
             False,
         )

@@ -269,10 +269,12 @@ def test_a_judge_on_the_generators_own_server_is_the_same_family(ws):
 
 def test_base_url_goes_to_openai_judges_only_and_a_missing_key_names_the_judge_fix(ws, monkeypatch):
     from agentmemgate.errors import BadInput, MissingApiKey
-    from agentmemgate.validate.judging import resolve_judges
+    from agentmemgate.validate.judging import judge_refs, resolve_judges
 
     with pytest.raises(BadInput, match="--judge-base-url .* is for openai: judges"):
-        resolve_judges(ws, ["anthropic:claude-x", "offline"], base_url=OTHER_URL)
+        resolve_judges(ws, judge_refs(["anthropic:claude-x", "offline"], OTHER_URL))
+    with pytest.raises(BadInput, match="--judge-base-url .* is for openai: judges"):
+        resolve_judges(ws, judge_refs(None, OTHER_URL))  # the default judge is offline
     with pytest.raises(MissingApiKey) as e:
         resolve_judges(ws, ["anthropic:claude-x"])
     assert (
@@ -280,6 +282,8 @@ def test_base_url_goes_to_openai_judges_only_and_a_missing_key_names_the_judge_f
         == "No API key for judge anthropic:claude-x: set ANTHROPIC_API_KEY or pass --judge offline"
     )
     monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
-    claude, local = resolve_judges(ws, ["anthropic:claude-x", "openai:local"], base_url=OTHER_URL)
+    claude, local = resolve_judges(
+        ws, judge_refs(["anthropic:claude-x", "openai:local"], OTHER_URL)
+    )
     assert claude.model.base_url is None and claude.family == "anthropic"
     assert local.family == "openai-compatible:judge.local:9000"

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, create_model, field_validator, model_validator
 
 from ... import rubrics
+from ...llm.ref import ModelRef
 from ...llm.structured import Prose
 from .base import Judge
 from .questions import EquivalenceQuestion, Question, RealismQuestion, RecoveryQuestion, transcript
@@ -102,19 +103,21 @@ class LLMJudge(Judge):
 
     def __init__(
         self,
-        spec: str,
+        judge: str | ModelRef,
         *,
         workspace: Any = None,
-        base_url: str | None = None,
         concurrency: int = 4,
         **options: Any,
     ):
-        """``options`` go to the model (``timeout``, ``max_tokens``, ``structured_output``, ...)."""
+        """``judge``: a model spec or a ``ModelRef``, whose base URL and options (``timeout``,
+        ``max_tokens``, ``structured_output``, ...) go to the model; ``options`` add to them."""
         from ...errors import MissingApiKey
         from ...llm import get_model
 
+        ref = ModelRef.parse(judge)
+        spec = ref.spec
         try:
-            self.model = get_model(spec, workspace=workspace, base_url=base_url, **options)
+            self.model = get_model(ref, workspace=workspace, **options)
         except MissingApiKey as e:
             raise e.for_flag("--judge", f"judge {spec}") from None
         self.spec = spec

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ...llm.ref import ModelRef
 from ...registry import Registry
 from .base import OFFLINE_JUDGE, Judge
 
@@ -22,24 +23,23 @@ def register_judge(spec: str, factory: JudgeFactory) -> None:
 
 
 def get_judge(
-    spec: str,
+    judge: str | ModelRef,
     *,
     workspace: Any = None,
-    base_url: str | None = None,
     concurrency: int = 4,
     design: Any = None,
     **options: Any,
 ) -> Judge:
-    """Resolve a ``--judge`` value; unknown names get the LLM layer's one-line error.
-    ``design``: the design whose arcs it judges (the offline judge reads its recovery rules;
-    an LLM judge reads the options it is shown)."""
-    if spec in JUDGES:
-        return JUDGES.lookup(spec)(design=design)
+    """Resolve a ``--judge`` value, a spec or a ``ModelRef`` (its base URL and model options go
+    to an LLM judge's model; ``options`` add to them); unknown names get the LLM layer's one-line
+    error. ``design``: the design whose arcs it judges (the offline judge reads its recovery
+    rules; an LLM judge reads the options it is shown)."""
+    ref = ModelRef.parse(judge)
+    if ref.spec in JUDGES:
+        return JUDGES.lookup(ref.spec)(design=design)
     from .llm import LLMJudge
 
-    return LLMJudge(
-        spec, workspace=workspace, base_url=base_url, concurrency=concurrency, **options
-    )
+    return LLMJudge(ref, workspace=workspace, concurrency=concurrency, **options)
 
 
 def _heuristic(design: Any = None) -> Judge:
