@@ -17,7 +17,7 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed
-	@echo "adding the test extras (pytest, pytest-xdist, datasets, playwright, mem0, langmem, crowd-kit, mkdocs, ruff) to $(VENV) (once; about 1 minute)"
+	@echo "adding the test extras (pytest, pytest-xdist, datasets, playwright, mem0, langmem, crowd-kit, mkdocs, ruff) to $(VENV) (once; under a minute)"
 	$(call install,$(VENV),-e '.[test$(comma)mem0$(comma)langmem$(comma)crowd]')
 	touch $@
 
@@ -29,7 +29,7 @@ PYTHON312 ?= $(firstword $(foreach p,$(shell command -v python3.12 2>/dev/null) 
 VENV312 ?= .venv312
 
 $(VENV312)/.installed: pyproject.toml $(VENV)/.installed
-	@echo "creating $(VENV312) for the Graphiti tests (Python 3.12; once; about 5 minutes and 1 GB)"
+	@echo "creating $(VENV312) for the Graphiti tests (Python 3.12; once; about 30 seconds and 1 GB)"
 	$(PYTHON312) -m venv --without-pip $(VENV312)
 	$(call install,$(VENV312),-e '.[graphiti]' 'pytest>=8')
 	touch $@
@@ -39,26 +39,30 @@ $(VENV)/.installed-docs: $(VENV)/.installed
 	$(call install,$(VENV),-e '.[docs]')
 	touch $@
 
-.PHONY: build test test-fast test-graphiti docs
+.PHONY: build test test-all _tests test-graphiti docs
 build: $(VENV)/.installed
 	$(VENV)/bin/amg build
 
+# `make test` leaves out the few tests marked slow (ten seconds or more each: every docs example,
+# real kills and resumes, whole-set measures); `make test-all` runs them too.
 test: $(VENV)/.installed-test
+	$(MAKE) --no-print-directory _tests MARK='-m "not slow"'
+	@echo "the tests marked slow were left out: make test-all runs them too"
+
+test-all: $(VENV)/.installed-test
+	$(MAKE) --no-print-directory _tests MARK=
+
+_tests:
 	@echo "checking lint and format (ruff)"
 	$(VENV)/bin/ruff check --no-cache .
 	$(VENV)/bin/ruff format --check --no-cache .
-	@echo "running the test suite on every core (about 4 minutes on 2 cores)"
-	$(VENV)/bin/python -m pytest -n auto
+	@echo "running the test suite on every core"
+	$(VENV)/bin/python -m pytest -n auto $(MARK)
 ifneq ($(PYTHON312),)
-	$(MAKE) test-graphiti
+	$(MAKE) --no-print-directory test-graphiti
 else
 	@echo "no python3.12: the Graphiti tests were skipped (they need Python 3.12+)"
 endif
-
-# The quick loop while working: lint, then every test not marked slow (about a minute).
-test-fast: $(VENV)/.installed-test
-	$(VENV)/bin/ruff check --no-cache .
-	$(VENV)/bin/python -m pytest -n auto -m "not slow"
 
 docs: $(VENV)/.installed-docs
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/python -m mkdocs build --strict
