@@ -268,30 +268,28 @@ def answers(
 
     options = llm.options([judge])
     ws = Workspace(workspace, create=False)
-    from ..evaluate import run_answers
+    from ..evaluate import plan_answers, run_answers
     from ..llm.ref import ModelRef
 
+    how = dict(
+        judge=ModelRef.parse(judge, judge_base_url, options),
+        allow_same_family=allow_same_family,
+        format=format_,
+    )
+    if llm.dry_run:
+        n = llm.run(ws, [judge], lambda: plan_answers(ws, file, name, **how))
+        return llm.finish(
+            f"dry run: {n} answers to judge (one answer-judge call each; the value "
+            "comparisons that follow depend on the verdicts and are not counted)"
+        )
     s = llm.run(
         ws,
         [judge],
         lambda: run_answers(
-            ws,
-            file,
-            name,
-            judge=ModelRef.parse(judge, judge_base_url, options),
-            allow_same_family=allow_same_family,
-            concurrency=concurrency,
-            show_progress=not no_progress,
-            dry_run=llm.dry_run,
-            format=format_,
+            ws, file, name, concurrency=concurrency, show_progress=not no_progress, **how
         ),
         show_progress=not no_progress,
     )
-    if llm.dry_run:
-        return llm.finish(
-            f"dry run: {s} answers to judge (one answer-judge call each; the value "
-            "comparisons that follow depend on the verdicts and are not counted)"
-        )
     s.workspace_option = workspace_option(workspace)
     llm.finish(s, s.failed)
 

@@ -8,6 +8,7 @@ import hashlib
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -76,30 +77,37 @@ class _Uploaded:
         return self.arc.id
 
 
-def run_answers(
+@dataclass
+class _AnswersJob:
+    """An uploaded answer file checked against the workspace, with its judges and what is left
+    to score: what ``plan_answers`` counts and ``run_answers`` runs."""
+
+    name: str
+    path: str | Path
+    file_sha: str
+    answers: dict[str, list[str | None]]
+    chosen: list[tuple[Arc, str]]
+    todo: list[tuple[Arc, str]]
+    vj: Any
+    aj: Any
+    jk: str
+    run_key: str
+
+
+def _answers_job(
     ws: Workspace,
     path: str | Path,
     name: str,
-    *,
-    judge: str | ModelRef = "offline",
-    allow_same_family: bool = False,
-    concurrency: int = 4,
-    show_progress: bool = True,
-    dry_run: bool = False,
-    format: str = "amg",
-) -> AnswersSummary | int:
-    """``amg eval answers``: check the whole file first (nothing is stored if any line is bad),
-    then judge every answer and store the set and its per-arc scores. ``judge``: a spec or a
-    ``ModelRef`` (its base URL and model options go to both the answer and the value judge). ``dry_run``: return how
-    many answers would be judged, their answer-judge calls counted on its model
-    (``model.planned``); the value-equivalence calls that follow depend on those verdicts.
-    ``format``: ``amg`` (one line per arc and session) or ``longmemeval`` (LongMemEval
-    hypotheses for the questions of ``amg export --format longmemeval``)."""
+    judge: str | ModelRef,
+    allow_same_family: bool,
+    format: str,
+) -> _AnswersJob:
+    """Check the whole file first (nothing is stored if any line is bad), build the judges and
+    look up the answers already scored."""
     from ..answer_judge import get_answer_judge
-    from .answer_scoring import assess, questions, read_answers, score_answers
+    from .answer_scoring import read_answers
     from .judges import answers_key, sha256_parts
 
-    t0 = time.perf_counter()
     name = name.strip()
     if not name or any(c in name for c in "\n\r\t"):
         raise BadInput("--name must be a non-empty name for the answering system, e.g. --name mem0")
@@ -137,14 +145,56 @@ def run_answers(
     run_key = "answers:" + sha256_parts(name, file_sha)[:32]
     scored = store.stored_scores(ws, run_key, jk)
     todo = [(a, sha) for a, sha in chosen if scored.get(a.id) != sha]
-    if dry_run:
-        n = 0
-        for arc, _ in todo:
-            for q in questions(truth_of(arc), answers[arc.id]):
-                n += 1
-                if not aj.heuristic:
-                    aj.plan(q)  # type: ignore[attr-defined]
-        return n
+    return _AnswersJob(name, path, file_sha, answers, chosen, todo, vj, aj, jk, run_key)
+
+
+def plan_answers(
+    ws: Workspace,
+    path: str | Path,
+    name: str,
+    *,
+    judge: str | ModelRef = "offline",
+    allow_same_family: bool = False,
+    format: str = "amg",
+) -> int:
+    """What ``run_answers`` with the same arguments would judge: the number of answers, their
+    answer-judge calls counted on its model (``model.planned``); the value-equivalence calls that
+    follow depend on those verdicts. Nothing is sent or stored."""
+    from .answer_scoring import questions
+
+    job = _answers_job(ws, path, name, judge, allow_same_family, format)
+    n = 0
+    for arc, _ in job.todo:
+        for q in questions(truth_of(arc), job.answers[arc.id]):
+            n += 1
+            if not job.aj.heuristic:
+                job.aj.plan(q)
+    return n
+
+
+def run_answers(
+    ws: Workspace,
+    path: str | Path,
+    name: str,
+    *,
+    judge: str | ModelRef = "offline",
+    allow_same_family: bool = False,
+    concurrency: int = 4,
+    show_progress: bool = True,
+    format: str = "amg",
+) -> AnswersSummary:
+    """``amg eval answers``: check the whole file first (nothing is stored if any line is bad),
+    then judge every answer and store the set and its per-arc scores. ``judge``: a spec or a
+    ``ModelRef`` (its base URL and model options go to both the answer and the value judge).
+    ``format``: ``amg`` (one line per arc and session) or ``longmemeval`` (LongMemEval
+    hypotheses for the questions of ``amg export --format longmemeval``). What it would judge,
+    counted without sending or storing: ``plan_answers``."""
+    from .answer_scoring import assess, score_answers
+
+    t0 = time.perf_counter()
+    job = _answers_job(ws, path, name, judge, allow_same_family, format)
+    name, answers, chosen, todo = job.name, job.answers, job.chosen, job.todo
+    vj, aj, jk, run_key, file_sha = job.vj, job.aj, job.jk, job.run_key, job.file_sha
 
     def score(it: _Uploaded, texts: list[str]):
         truth = truth_of(it.arc)

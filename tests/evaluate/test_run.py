@@ -8,7 +8,14 @@ import json
 import pytest
 
 from agentmemgate.errors import BadInput, SameFamilyJudge
-from agentmemgate.evaluate import EvalOptions, compute_report, run_answers, run_eval, system_spec
+from agentmemgate.evaluate import (
+    EvalOptions,
+    compute_report,
+    plan_answers,
+    run_answers,
+    run_eval,
+    system_spec,
+)
 from agentmemgate.llm import CallFailed, get_model
 from agentmemgate.schema import Turn
 
@@ -228,9 +235,14 @@ def test_answers_scored_and_reported(hand_ws, tmp_path):
         ]
     p = tmp_path / "answers.jsonl"
     p.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    # the plan counts every answer and stores nothing
+    assert plan_answers(hand_ws, p, "product") == len(lines)
+    with pytest.raises(BadInput, match="No evaluation results"):
+        compute_report(hand_ws)
     s = run_answers(hand_ws, p, "product", show_progress=False)
     assert (s.arcs, s.answers, s.scored_now) == (2, 4, 2)
     assert run_answers(hand_ws, p, "product").already_done == 2
+    assert plan_answers(hand_ws, p, "product") == 0  # nothing left to judge
     r = compute_report(hand_ws).to_json()["systems"]["product"]
     assert r["heldout"]["exposure"]["k"] == 1 and r["core"]["exposure"]["k"] == 0
     assert r["core"]["task_accuracy"]["k"] == 1
