@@ -41,28 +41,20 @@ class Plan:
         sent = (question.system or "") + ask_text(question.prompt, question.schema, strategy)
         tokens_in = estimate_tokens(sent)
         tokens_out = m.options.max_tokens or max_tokens or DEFAULT_BUDGET
-        if batch:  # --dry-run --batch: the estimate at batch prices
+        if batch:
             m.check_batch_api()
+        live = m.call_cost(tokens_in, tokens_out)
+        cost, at_batch = live, {}
+        if batch:  # --dry-run --batch: the estimate at batch prices
             cost = m.call_cost(tokens_in, tokens_out, batch=True)
-            live = m.call_cost(tokens_in, tokens_out)
-            self.usage.add(
-                calls=1,
-                input_tokens=tokens_in,
-                output_tokens=tokens_out,
-                unpriced=cost is None,
-                cost_usd=cost,
-                batch_calls=1,
-                batch_cost_usd=cost,
-                batch_live_cost_usd=live,
-            )
-            return True
-        cost = m.call_cost(tokens_in, tokens_out)
+            at_batch = dict(batch_calls=1, batch_cost_usd=cost, batch_live_cost_usd=live)
         self.usage.add(
             calls=1,
             input_tokens=tokens_in,
             output_tokens=tokens_out,
             unpriced=cost is None,
             cost_usd=cost,
+            **at_batch,
         )
         return True
 
