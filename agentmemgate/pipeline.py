@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import sys
 from collections import Counter
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -16,14 +18,14 @@ from .design import Design
 from .design.stored import design_for
 from .design_checks import require_sound_design
 from .exports import ExportSummary, export
-from .generate import GenerateSummary, generate, get_renderer
+from .generate import GenerateSummary, Renderer, generate, get_renderer, plan_generate
 from .generate.planner import check_plan
 from .generate.run import pending
 from .llm.ref import ModelRef
 from .outputs import can_create
 from .validate import JudgingSummary, StructureSummary, judge_arcs, validate_structure
 from .validate.dry_run import JudgeCalls, planned_judge_calls
-from .validate.judges import check_families
+from .validate.judges import Judge, check_families
 from .validate.judging import judge_refs, resolve_judges
 from .workspace import Workspace, open_workspace
 
@@ -122,42 +124,36 @@ def _one_blas_thread() -> None:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
-@fewer_collections()  # ~0.4 s of the CPU of an offline build was garbage collection
-def build(
+@dataclasses.dataclass
+class _Build:
+    """An open workspace with what a build renders and judges with."""
+
+    ws: Workspace
+    design: Design
+    splits: list[str]
+    renderer: Renderer
+    judges: list[Judge]
+
+
+@contextmanager
+def _prepared(
     workspace: str | Path,
-    out: str | Path,
-    split: str = "all",
-    generator: str = "offline",
-    seed: int = 0,
-    n_per_cell: int | None = None,
-    dry_run: bool = False,
-    drop_failing: bool = False,
-    show_progress: bool = True,
-    judges: list[str | ModelRef] | None = None,
-    allow_same_family: bool = False,
-    model_options: dict | None = None,
+    split: str,
+    generator: str,
+    seed: int,
+    n_per_cell: int | None,
+    judges: list[str | ModelRef] | None,
+    allow_same_family: bool,
+    model_options: dict | None,
+    design: Design | None,
+    renderer_options: dict,
+    *,
+    out: str | Path | None = None,
     batch: bool = False,
-    wait: bool = True,
-    poll_interval: float | None = None,
-    design: Design | None = None,
-    **renderer_options,
-) -> BuildSummary:
-    """Build ``design`` (default: the one ``workspace`` was built from, else the paper's).
-
-    ``judges``: specs or references (default: the offline heuristic judges); ``judge_refs``
-    gives the specs one base URL (``--judge-base-url``), for the ``openai:`` ones.
-    ``model_options`` (``timeout``, ``max_tokens``, ``structured_output``) go to every model
-    the build uses: an LLM generator and LLM judges given as specs.
-
-    ``batch``: the generation and judge calls go to the providers' batch APIs
-    (``llm.batch.run_batched``), in waves: every arc's first draft in one batch, then the
-    re-asks of drafts that failed their checks together with the judge questions of the arcs
-    rendered so far, and so on; the export is written once, by the pass that defers nothing.
-    ``wait=False`` (``--no-wait``) submits and raises ``BatchesPending``; a re-run collects the
-    stored batches instead of submitting again. A dry run counts the same calls, at batch
-    prices in a run context of ``batch`` (``run_context``, as ``amg build --batch`` enters)."""
-    # Everything that can be refused is refused before any work, and a workspace this call
-    # created is removed again when it is refused (nothing is left on disk).
+) -> Iterator[_Build]:
+    """Everything that can be refused, refused before any work (a workspace this call created
+    is removed again when it is refused: nothing is left on disk); then the open workspace with
+    the renderer and the judges. ``out``: refused when it cannot be created (a real build)."""
     _one_blas_thread()
     design = design or design_for(workspace)
     splits = design.resolve_splits(split)
@@ -168,7 +164,7 @@ def build(
     )
     for s in splits:  # a size the catalog cannot fill fails here, naming the largest that works
         check_plan(s, seed, n_per_cell, design=design)
-    if not dry_run:
+    if out is not None:
         can_create(Path(out))
     with open_workspace(workspace, create=True) as ws:
         renderer = get_renderer(
@@ -189,33 +185,108 @@ def build(
             ]:
                 if m is not None:
                     m.check_batch_api()
-        if dry_run:  # changes nothing: no plan saved, no run recorded, no new workspace kept
-            gen = generate(
-                ws,
-                renderer,
-                splits,
-                seed=seed,
-                n_per_cell=n_per_cell,
-                dry_run=True,
-                show_progress=False,
-                design=design,
-            )
-            specs, todo = pending(
-                ws, renderer, splits, seed=seed, n_per_cell=n_per_cell, save=False, design=design
-            )
-            new = {s.id for s in todo}
-            calls = planned_judge_calls(
-                ws, judge_objs, [s.id for s in specs if s.id not in new], len(todo)
-            )
-            summary = BuildSummary(
-                splits=splits,
-                generator=renderer.name,
-                generate=gen,
-                design=design_label(design),
-                judge_calls=calls,
-            )
-            ws.discard_if_unused()
-            return summary
+        yield _Build(ws, design, splits, renderer, judge_objs)
+
+
+def plan_build(
+    workspace: str | Path,
+    split: str = "all",
+    generator: str = "offline",
+    seed: int = 0,
+    n_per_cell: int | None = None,
+    judges: list[str | ModelRef] | None = None,
+    allow_same_family: bool = False,
+    model_options: dict | None = None,
+    design: Design | None = None,
+    **renderer_options,
+) -> BuildSummary:
+    """What ``build`` would do, counted and changing nothing (no plan saved, no run recorded, no
+    new workspace kept): the arcs to render and the generator's and judges' calls
+    (``BuildSummary.judge_calls``). Refuses what ``build`` refuses. The models' planned calls
+    are counted in a dry run (``with run_context(dry_run=True)``, as ``amg build --dry-run``
+    enters), at batch prices in one of ``batch``."""
+    with _prepared(
+        workspace,
+        split,
+        generator,
+        seed,
+        n_per_cell,
+        judges,
+        allow_same_family,
+        model_options,
+        design,
+        renderer_options,
+    ) as b:
+        ws, renderer = b.ws, b.renderer
+        gen = plan_generate(
+            ws, renderer, b.splits, seed=seed, n_per_cell=n_per_cell, design=b.design
+        )
+        specs, todo = pending(
+            ws, renderer, b.splits, seed=seed, n_per_cell=n_per_cell, save=False, design=b.design
+        )
+        new = {s.id for s in todo}
+        calls = planned_judge_calls(
+            ws, b.judges, [s.id for s in specs if s.id not in new], len(todo)
+        )
+        summary = BuildSummary(
+            splits=b.splits,
+            generator=renderer.name,
+            generate=gen,
+            design=design_label(b.design),
+            judge_calls=calls,
+        )
+        ws.discard_if_unused()
+        return summary
+
+
+@fewer_collections()  # ~0.4 s of the CPU of an offline build was garbage collection
+def build(
+    workspace: str | Path,
+    out: str | Path,
+    split: str = "all",
+    generator: str = "offline",
+    seed: int = 0,
+    n_per_cell: int | None = None,
+    drop_failing: bool = False,
+    show_progress: bool = True,
+    judges: list[str | ModelRef] | None = None,
+    allow_same_family: bool = False,
+    model_options: dict | None = None,
+    batch: bool = False,
+    wait: bool = True,
+    poll_interval: float | None = None,
+    design: Design | None = None,
+    **renderer_options,
+) -> BuildSummary:
+    """Build ``design`` (default: the one ``workspace`` was built from, else the paper's);
+    ``plan_build`` counts what it would do instead.
+
+    ``judges``: specs or references (default: the offline heuristic judges); ``judge_refs``
+    gives the specs one base URL (``--judge-base-url``), for the ``openai:`` ones.
+    ``model_options`` (``timeout``, ``max_tokens``, ``structured_output``) go to every model
+    the build uses: an LLM generator and LLM judges given as specs.
+
+    ``batch``: the generation and judge calls go to the providers' batch APIs
+    (``llm.batch.run_batched``), in waves: every arc's first draft in one batch, then the
+    re-asks of drafts that failed their checks together with the judge questions of the arcs
+    rendered so far, and so on; the export is written once, by the pass that defers nothing.
+    ``wait=False`` (``--no-wait``) submits and raises ``BatchesPending``; a re-run collects the
+    stored batches instead of submitting again."""
+    with _prepared(
+        workspace,
+        split,
+        generator,
+        seed,
+        n_per_cell,
+        judges,
+        allow_same_family,
+        model_options,
+        design,
+        renderer_options,
+        out=out,
+        batch=batch,
+    ) as b:
+        ws, renderer, judge_objs, splits, design = b.ws, b.renderer, b.judges, b.splits, b.design
         steps = functools.partial(
             _steps,
             ws,

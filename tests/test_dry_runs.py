@@ -513,3 +513,22 @@ def test_eval_run_dry_run_counts_answering_systems(built, monkeypatch):
     assert planned(r.output, "scripted:aj") == 3 * answers
     assert get_model("scripted:ans").history == [] and get_model("scripted:aj").history == []
     assert ws.db["eval_runs"].count == 0 and ws.db["llm_calls"].count == 0  # nothing sent or stored
+
+
+def test_plan_build_counts_what_build_does_and_changes_nothing(tmp_path):
+    """The library's plan function: the arcs build would render, none stored and no workspace
+    left; after the build the same plan finds every arc done."""
+    from agentmemgate.design import paper_design
+    from agentmemgate.generate.planner import plan_split
+    from agentmemgate.pipeline import build, plan_build
+
+    ws, out = tmp_path / "ws", tmp_path / "out"
+    expected = len(plan_split("core", 0, 1, design=paper_design()))
+    plan = plan_build(ws, split="core", n_per_cell=1)
+    assert (plan.generate.planned, plan.generate.already_done) == (expected, 0)
+    assert plan.judge_calls is not None and not ws.exists() and not out.exists()
+    built = build(ws, out, split="core", n_per_cell=1, show_progress=False)
+    assert built.generate.rendered_now == expected and built.judge_calls is None
+    again = plan_build(ws, split="core", n_per_cell=1)
+    assert (again.generate.planned, again.generate.already_done) == (expected, expected)
+    assert Workspace(ws, create=False).db["runs"].count == 1  # the build's run only

@@ -154,28 +154,34 @@ def build(
     _note_unused_domains(chosen)
     load_rooms()  # the dataset card's Evaluation section
     from ..pipeline import build as run_build
+    from ..pipeline import plan_build
     from ..validate.judging import judge_refs
 
+    common = dict(
+        split=split,
+        generator=generator,
+        seed=seed,
+        n_per_cell=n_per_cell,
+        judges=judge_refs(judge, judge_base_url, options),
+        allow_same_family=allow_same_family,
+        model_options=options,
+        design=chosen,
+        **_renderer_options(generator, base_url, concurrency, max_attempts),
+    )
     with llm.batch_mode(specs) as poll:
-        summary = run_build(
-            workspace,
-            out_folder(out, workspace),
-            split=split,
-            generator=generator,
-            seed=seed,
-            n_per_cell=n_per_cell,
-            show_progress=not no_progress,
-            judges=judge_refs(judge, judge_base_url, options),
-            allow_same_family=allow_same_family,
-            drop_failing=drop_failing,
-            model_options=options,
-            dry_run=llm.dry_run,
-            batch=llm.batch and not llm.dry_run,
-            wait=not llm.no_wait,
-            poll_interval=poll,
-            design=chosen,
-            **_renderer_options(generator, base_url, concurrency, max_attempts),
-        )
+        if llm.dry_run:
+            summary = plan_build(workspace, **common)
+        else:
+            summary = run_build(
+                workspace,
+                out_folder(out, workspace),
+                show_progress=not no_progress,
+                drop_failing=drop_failing,
+                batch=llm.batch,
+                wait=not llm.no_wait,
+                poll_interval=poll,
+                **common,
+            )
     llm.finish(summary, summary.failures)
 
 
@@ -200,7 +206,7 @@ def generate(
     """Plan and render arcs into the workspace (resumes where a previous run stopped)."""
     from ..design_checks import require_sound_design
     from ..generate import generate as run_generate
-    from ..generate import get_renderer
+    from ..generate import get_renderer, plan_generate
     from ..generate.planner import check_plan
     from ..workspace import open_workspace
 
@@ -218,15 +224,18 @@ def generate(
         summary = llm.run(
             ws,
             [generator],
-            lambda: run_generate(
-                ws,
-                renderer,
-                splits,
-                seed=seed,
-                n_per_cell=n_per_cell,
-                dry_run=llm.dry_run,
-                show_progress=not no_progress,
-                design=chosen,
+            lambda: (
+                plan_generate(ws, renderer, splits, seed=seed, n_per_cell=n_per_cell, design=chosen)
+                if llm.dry_run
+                else run_generate(
+                    ws,
+                    renderer,
+                    splits,
+                    seed=seed,
+                    n_per_cell=n_per_cell,
+                    show_progress=not no_progress,
+                    design=chosen,
+                )
             ),
             show_progress=not no_progress,
         )

@@ -17,6 +17,7 @@ _LAZY = {
     "register_renderer": ("renderer", None),
     "GenerateSummary": ("run", None),
     "generate": ("run", None),
+    "plan_generate": ("run", None),
 }
 
 
@@ -40,6 +41,7 @@ __all__ = [
     "Renderer",
     "generate",
     "get_renderer",
+    "plan_generate",
     "plan_split",
     "register_renderer",
     "resolve_splits",

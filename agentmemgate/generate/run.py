@@ -111,6 +111,30 @@ def pending(
     return specs, [s for s in specs if s.id not in done]
 
 
+def plan_generate(
+    ws: Workspace,
+    renderer: Renderer,
+    splits: list[str],
+    *,
+    seed: int = 0,
+    n_per_cell: int | None = None,
+    design: Design | None = None,
+) -> GenerateSummary:
+    """What ``generate`` would do, counted without rendering or storing anything: the planned
+    arcs, those already rendered, and the model calls the rest would take (``planned_calls``)."""
+    specs, todo = pending(
+        ws, renderer, splits, seed=seed, n_per_cell=n_per_cell, save=False, design=design
+    )
+    return GenerateSummary(
+        planned=len(specs),
+        rendered_now=0,
+        already_done=len(specs) - len(todo),
+        failed=0,
+        failures=[],
+        planned_calls=renderer.planned_calls(todo),
+    )
+
+
 def generate(
     ws: Workspace,
     renderer: Renderer,
@@ -118,24 +142,12 @@ def generate(
     *,
     seed: int = 0,
     n_per_cell: int | None = None,
-    dry_run: bool = False,
     show_progress: bool = True,
     design: Design | None = None,
 ) -> GenerateSummary:
     """Render every planned arc of ``design`` (default: the workspace's) not already rendered
-    by this generator."""
-    specs, todo = pending(
-        ws, renderer, splits, seed=seed, n_per_cell=n_per_cell, save=not dry_run, design=design
-    )
-    if dry_run:
-        return GenerateSummary(
-            planned=len(specs),
-            rendered_now=0,
-            already_done=len(specs) - len(todo),
-            failed=0,
-            failures=[],
-            planned_calls=renderer.planned_calls(todo),
-        )
+    by this generator (``plan_generate`` counts them instead)."""
+    specs, todo = pending(ws, renderer, splits, seed=seed, n_per_cell=n_per_cell, design=design)
     failures: list[RenderFailure] = []
     by_id = {s.id: s for s in todo}
     rendered = 0
