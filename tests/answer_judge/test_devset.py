@@ -406,7 +406,8 @@ def test_the_script_measures_the_real_set_with_the_offline_rules():
     p = run("--part", "both", "--json")
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
-    assert out["judge"] == "offline" and out["rubric"] == "answer_cues.v3"  # the newest rules
+    newest = get_answer_judge("offline").rubric  # the newest rules
+    assert out["judge"] == "offline" and out["rubric"] == newest
     want = measure(load_answer_set(DEVSET), get_answer_judge("offline"), get_value_judge("offline"))
     assert [x["exact"] for x in out["parts"]] == [x.exact.model_dump() for x in want.parts]
     assert sum(x["n"] for x in out["parts"]) == len(load_answer_set(DEVSET).items)
