@@ -187,7 +187,8 @@ def read_structure(cues: Cues, answer: str) -> tuple[list[Unit], bool]:
             else:
                 units.append(Unit(stripped, "memory"))
         else:
-            prose.append(line)
+            label = cues.label_line.match(line) if cues.label_line is not None else None
+            prose.append(f"{label.group(1)} {label.group(2)}" if label else line)
         i += 1
     records = bool(units)
     text = "\n".join(prose).strip()

@@ -502,19 +502,19 @@ def plan_signs(s: Scope) -> Reading | None:
 
 def past_complement(s: Scope) -> Reading | None:
     """A value opening its clause whose RIGHT makes the user the subject of a past form
-    ("X is where you were born"), or (version 4 on), after a form of "be", of a plan cue within
-    complement_reach words ("X is where you're thinking of moving")."""
+    ("X is where you were born"), or (version 4 on), after a complement_links word (or a
+    role_links word after any value), of a plan cue within complement_reach words ("X is where
+    you're thinking of moving", "with X as something you've been meaning to try")."""
     c = s.c
-    if s.opens and c.rx["user_complement"].search(s.right):
-        rw = s.right.split()
+    rw = s.right.split()
+    linked = bool(rw) and (
+        (s.opens and rw[0] in c.sets["complement_links"]) or rw[0] in c.sets["role_links"]
+    )
+    if (s.opens or linked) and c.rx["user_complement"].search(s.right):
         for k in range(len(rw) - 1):
-            if rw[k] in c.sets["subject_words"] and rw[k + 1] in c.sets["past_verbs"]:
+            if s.opens and rw[k] in c.sets["subject_words"] and rw[k + 1] in c.sets["past_verbs"]:
                 return s.reading("past", f"'{' '.join(rw[k : k + 3])}'", False, s.role)
-            if (
-                c.complement_reach
-                and rw[0] in c.sets["be_present"]
-                and rw[k] in c.sets["subject_words"]
-            ):
+            if linked and c.complement_reach and rw[k] in c.sets["subject_words"]:
                 after = " ".join(rw[k + 1 : k + 1 + c.complement_reach])
                 if m := c.rx["plan"].search(after):
                     return _plan_outcome(s, m.group(0))

@@ -33,6 +33,13 @@ def ask(judge, answer, values=("Boston", "Seattle"), field="home_city"):
         ("Seattle is the place you want to relocate to; you live in Boston for now.", ["Boston"]),
         # a mention whose object is a gerund, and a gerund joined to it
         ("You live in Boston and have mentioned visiting Portland or trying Seattle.", ["Boston"]),
+        # a retraction said in other words, after a dash
+        ("You live in Seattle \u2014 hold on, that's not right. Seattle is only on your list; you live in Boston.", ["Boston"]),
+        # a "Label: value" line is read as the label's words before the value
+        ("**City:** Boston\n**Thinking about:** Seattle", ["Boston"]),
+        ("Home: Boston\nConsidering: Seattle", ["Boston"]),
+        # a deposit is a plan, not a move made
+        ("You put down a deposit on a condo in Seattle. You live in Boston until it closes.", ["Boston"]),
         # an event dated in the past is not a current value
         ("- Cat had dental work in Seattle two years ago\n- Lives in Boston", ["Boston"]),
     ],
@@ -46,14 +53,18 @@ def test_version_4_reads_the_frames_version_3_read_as_asserted(answer, v4):
 @pytest.mark.parametrize(
     "answer, asserted",
     [
+        ("You've been apartment hunting in Seattle; you still live in Boston.", ["Boston"]),
+        ("Boston, with Seattle as a place you've been hoping to move to.", ["Boston"]),
         ("You moved to Seattle last month.", ["Seattle"]),  # a change made, dated
         ("You've stayed in Seattle since last year.", ["Seattle"]),
         ("Seattle is where you live now.", ["Seattle"]),  # described as the user's
         ("Seattle. No wait, I mean Boston.", ["Boston", "Seattle"]),  # not a retraction cue
         ("Your streaming service was cancelled.", []),
+        ("**City:** Seattle", ["Seattle"]),  # a label line with a current value
+        ("You toured Seattle and moved there in May.", ["Seattle"]),  # a change made
     ],
 )  # fmt: skip
-def test_version_4_keeps_current_and_changed_values(answer, asserted):
+def test_version_4_reads_plans_current_and_changed_values(answer, asserted):
     got = ask(V4, answer)
     assert sorted(got.asserted) == sorted(asserted), got.rationale
 
