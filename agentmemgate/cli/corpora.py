@@ -114,16 +114,16 @@ def mine_hedges(
     options = llm.options([miner])
     from ..workspace import open_workspace
 
-    how = dict(
-        corpus=corpus,
-        miner=ModelRef.parse(miner, base_url, options),
-        limit=limit,
-        lexicon=lexicon,
-        prefilter=prefilter,
-    )
+    how = dict(corpus=corpus, limit=limit, lexicon=lexicon, prefilter=prefilter)
     with open_workspace(workspace, create=True) as ws:
         if llm.dry_run:
-            plan = llm.run(ws, [miner], lambda: plan_mine_hedges(ws, path, **how))
+            plan = llm.run(
+                ws,
+                [miner],
+                lambda: plan_mine_hedges(
+                    ws, path, miner=ModelRef.parse(miner, base_url, options), **how
+                ),
+            )
             ws.discard_if_unused()
             return llm.finish(plan)
         summary = llm.run(
@@ -132,6 +132,7 @@ def mine_hedges(
             lambda: run(
                 ws,
                 path,
+                miner=ModelRef.parse(miner, base_url, options),
                 out=out,
                 concurrency=concurrency,
                 progress=not no_progress,
