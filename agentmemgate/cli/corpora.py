@@ -108,34 +108,40 @@ def mine_hedges(
 
     check_corpus_path(path)  # before a workspace is created
     from ..corpora import mine_hedges as run
+    from ..corpora import plan_mine_hedges
     from ..llm.ref import ModelRef
 
     options = llm.options([miner])
     from ..workspace import open_workspace
 
+    how = dict(corpus=corpus, limit=limit, lexicon=lexicon, prefilter=prefilter)
     with open_workspace(workspace, create=True) as ws:
+        if llm.dry_run:
+            plan = llm.run(
+                ws,
+                [miner],
+                lambda: plan_mine_hedges(
+                    ws, path, miner=ModelRef.parse(miner, base_url, options), **how
+                ),
+            )
+            ws.discard_if_unused()
+            return llm.finish(plan)
         summary = llm.run(
             ws,
             [miner],
             lambda: run(
                 ws,
                 path,
-                corpus=corpus,
                 miner=ModelRef.parse(miner, base_url, options),
                 out=out,
-                limit=limit,
-                lexicon=lexicon,
                 concurrency=concurrency,
                 progress=not no_progress,
                 echo=typer.echo,
-                prefilter=prefilter,
-                dry_run=llm.dry_run,
+                **how,
             ),
             show_progress=not no_progress,
         )
-        if llm.dry_run:
-            ws.discard_if_unused()
-    llm.finish(summary, 0 if llm.dry_run else summary.errors)
+    llm.finish(summary, summary.errors)
 
 
 @statements_app.command("sample")
