@@ -262,33 +262,30 @@ def statements_label(
     specs = [*_split(voters), relabel]
     options = llm.options(specs)
     ws = _existing(workspace)
-    from ..classify import label_statements
+    from ..classify.labeling import label_statements, plan_labels
     from ..llm.ref import ModelRef
 
+    how = dict(
+        voters=ModelRef.each(_split(voters), base_url, options),  # --voters-base-url: openai: ones
+        votes=votes,
+        relabel=ModelRef.parse(relabel, relabel_base_url, options)
+        if relabel or relabel_base_url
+        else None,
+        relabel_votes=relabel_votes,
+        allow_same_family=allow_same_family,
+        replace=replace,
+    )
+    if llm.dry_run:
+        n = llm.run(ws, specs, lambda: plan_labels(ws, name, **how), show_progress=False)
+        return llm.finish(f"dry run: {n} votes to cast")
     summary = llm.run(
         ws,
         specs,
         lambda: label_statements(
-            ws,
-            name,
-            _split(voters),
-            votes=votes,
-            relabel=ModelRef.parse(relabel, relabel_base_url, options)
-            if relabel or relabel_base_url
-            else None,
-            relabel_votes=relabel_votes,
-            allow_same_family=allow_same_family,
-            concurrency=concurrency,
-            base_url=base_url,
-            progress=not no_progress,
-            replace=replace,
-            model_options=options,
-            dry_run=llm.dry_run,
+            ws, name, concurrency=concurrency, progress=not no_progress, **how
         ),
         show_progress=not no_progress,
     )
-    if llm.dry_run:
-        return llm.finish(f"dry run: {summary} votes to cast")
     llm.finish(summary, summary.errors)
 
 
