@@ -38,6 +38,7 @@ from reference_drafts import reference_responder
 from agentmemgate.generate import generate, get_renderer, plan_split
 from agentmemgate.llm import ModelRef, Request, get_model
 from agentmemgate.schema import Arc
+from agentmemgate.validate.judges import REALISM_CRITERIA
 from agentmemgate.workspace import Workspace
 
 
@@ -49,10 +50,14 @@ def mock_answer(prompt: str) -> dict:
             r"^- (\w+): ", prompt.split("Options (in no particular order):")[1], re.M
         )[0]
         return {"level": level, "rationale": "The plan turn decides it."}
-    if "Judge two criteria" in prompt:
+    if re.search(r"^Judge \w+ criteria", prompt, re.M):  # realism: every criterion the rubric names
         return {
-            "natural": {"verdict": "pass", "rationale": "Reads like real chat."},
-            "motivated": {"verdict": "pass", "rationale": "The context gives a reason."},
+            name: {
+                "verdict": "pass",
+                "rationale": f"The conversation holds up as {name}.",
+                **({"turns": []} if name == "consistent" else {}),  # the one that lists turns
+            }
+            for name in REALISM_CRITERIA
         }
     if "Decide whether two values" in prompt:
         return {

@@ -17,6 +17,7 @@ _LAZY = {
     "normalize_label": ("classes", None),
     "LabelSummary": ("labeling", None),
     "label_statements": ("labeling", None),
+    "plan_labels": ("labeling", None),
     "majority": ("labeling", None),
     "LexiconClassifier": ("lexicon", None),
     "lexicon_classifier": ("lexicon", None),
@@ -92,6 +93,7 @@ __all__ = [
     "paired_auroc_difference",
     "per_class",
     "plan_classify_set",
+    "plan_labels",
     "stability",
     "stored",
 ]

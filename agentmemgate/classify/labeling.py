@@ -10,6 +10,9 @@ Votes are stored as they arrive, so a re-run repeats no finished vote.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
+
 from pydantic import BaseModel, ConfigDict
 
 from ..corpora.statements import Statement, load_set, update_reference
@@ -137,54 +140,50 @@ def _collect(
     )
 
 
-def label_statements(
+@dataclasses.dataclass
+class _Labeling:
+    """What a labeling run votes with, checked: the statements to vote on, the voters and the
+    relabeler as classifiers."""
+
+    statements: list[Statement]
+    kept_imported: int
+    voters: list[Classifier]
+    relabeler: Classifier | None
+
+
+def _labeling(
     ws: Workspace,
     set_name: str,
-    voters: list[str],
+    voters: Sequence[str | ModelRef],
     *,
-    votes: int = 3,
-    relabel: str | ModelRef | None = None,
-    relabel_votes: int = 1,
-    allow_same_family: bool = False,
-    concurrency: int = 4,
-    base_url: str | None = None,
-    progress: bool = False,
-    replace: bool = False,
-    classifiers: dict[str, Classifier] | None = None,
-    model_options: dict | None = None,
-    dry_run: bool = False,
-) -> LabelSummary | int:
-    """Vote, take majorities, relabel, and store reference labels with their status.
-
-    Statements whose reference label came with the import keep it and are not voted on, unless
-    ``replace``. ``model_options`` (``timeout``, ``max_tokens``, ...) go to every model voter.
-
-    ``base_url`` (an OpenAI-compatible server) goes to the ``openai:`` voters only. ``relabel``:
-    a spec or a ``ModelRef``, whose base URL (for an ``openai:`` relabeler) lets a second local
-    server relabel (``--relabel anthropic:X`` still goes to Anthropic, or to ANTHROPIC_BASE_URL)
-    and whose options go to the relabeler (a spec string: ``model_options``, as the voters).
-    """
-    relabel_options = relabel.options if isinstance(relabel, ModelRef) else model_options
+    votes: int,
+    relabel: str | ModelRef | None,
+    relabel_votes: int,
+    allow_same_family: bool,
+    progress: bool,
+    replace: bool,
+    classifiers: dict[str, Classifier] | None,
+) -> _Labeling:
+    """Everything a run can refuse, refused before any vote; then the classifiers."""
+    voter_refs = ModelRef.each(voters)
     relabel_ref = ModelRef.parse(relabel) if relabel is not None else None
-    relabel = relabel_ref.spec if relabel_ref else None
-    relabel_base_url = relabel_ref.base_url if relabel_ref else None
-    if not voters:
+    if not voter_refs:
         raise BadInput("--voters needs at least one classifier or model spec")
     if votes < 1 or relabel_votes < 1:
         raise BadInput("--votes and --relabel-votes must be at least 1")
-    if base_url and not any(v.startswith("openai:") for v in voters):
+    urls = [r.base_url for r in voter_refs if r.base_url]
+    if urls and not any(r.provider == "openai" for r in voter_refs if r.base_url):
         raise BadInput(
-            f"--voters-base-url {base_url} is for openai: voters (an OpenAI-compatible server); "
+            f"--voters-base-url {urls[0]} is for openai: voters (an OpenAI-compatible server); "
             "name one with --voters openai:MODEL"
         )
-    if relabel_base_url and not (relabel or "").startswith("openai:"):
+    if relabel_ref is not None and relabel_ref.base_url and relabel_ref.provider != "openai":
         raise BadInput(
-            f"--relabel-base-url {relabel_base_url} is for an openai: relabeler (an "
-            f"OpenAI-compatible server); the relabeler is {relabel or 'not set'}"
+            f"--relabel-base-url {relabel_ref.base_url} is for an openai: relabeler (an "
+            f"OpenAI-compatible server); the relabeler is {relabel_ref.spec or 'not set'}"
         )
     everything = load_set(ws, set_name)
     statements = [s for s in everything if replace or s.reference_status != "imported"]
-    kept_imported = len(everything) - len(statements)
     if not statements:
         raise BadInput(
             f"Every statement of set {set_name!r} has an imported reference label; "
@@ -192,11 +191,11 @@ def label_statements(
         )
     given = classifiers or {}
 
-    def make(spec: str, url: str | None, options: dict | None) -> Classifier:
-        if spec in given:
-            return given[spec]
+    def make(ref: ModelRef) -> Classifier:
+        if ref.spec in given:
+            return given[ref.spec]
         return get_classifier(
-            ModelRef(spec, url if spec.startswith("openai:") else None, options or {}),
+            ref if ref.provider == "openai" else ref.replace(base_url=None),
             workspace=ws,
             rubric="evidence_type",
             method="votes",
@@ -204,8 +203,8 @@ def label_statements(
             progress=progress,
         )
 
-    voter_clfs = [make(v, base_url, model_options) for v in voters]
-    relabeler = make(relabel, relabel_base_url, dict(relabel_options or {})) if relabel else None
+    voter_clfs = [make(r) for r in voter_refs]
+    relabeler = make(relabel_ref) if relabel_ref is not None and relabel_ref.spec else None
     if relabeler is not None and not allow_same_family:
         same = [
             v.name
@@ -218,24 +217,91 @@ def label_statements(
                 f"({relabeler.family}) as voter {same[0]}; pick another family "
                 "or pass --allow-same-family"
             )
-    if dry_run:  # count the votes not stored yet on each model (``model.planned``); send nothing
-        n = 0
-        for clf, role, k in [
-            *((c, "reference", votes) for c in voter_clfs),
-            *([(relabeler, "relabel", relabel_votes)] if relabeler else []),
-        ]:
-            for st, v in _todo(ws, set_name, statements, clf, role, k):
-                n += 1
-                if hasattr(clf, "plan"):
-                    clf.plan(st, v)
-        return n
+    return _Labeling(statements, len(everything) - len(statements), voter_clfs, relabeler)
+
+
+def plan_labels(
+    ws: Workspace,
+    set_name: str,
+    voters: Sequence[str | ModelRef],
+    *,
+    votes: int = 3,
+    relabel: str | ModelRef | None = None,
+    relabel_votes: int = 1,
+    allow_same_family: bool = False,
+    replace: bool = False,
+    classifiers: dict[str, Classifier] | None = None,
+) -> int:
+    """The votes ``label_statements`` would cast (those not stored yet), counted on each model
+    (``model.planned``) without sending or storing anything; refuses what it refuses. In a dry
+    run (``with run_context(dry_run=True)``) a provider needs no API key."""
+    lab = _labeling(
+        ws,
+        set_name,
+        voters,
+        votes=votes,
+        relabel=relabel,
+        relabel_votes=relabel_votes,
+        allow_same_family=allow_same_family,
+        progress=False,
+        replace=replace,
+        classifiers=classifiers,
+    )
+    n = 0
+    for clf, role, k in [
+        *((c, "reference", votes) for c in lab.voters),
+        *([(lab.relabeler, "relabel", relabel_votes)] if lab.relabeler else []),
+    ]:
+        for st, v in _todo(ws, set_name, lab.statements, clf, role, k):
+            n += 1
+            if hasattr(clf, "plan"):
+                clf.plan(st, v)
+    return n
+
+
+def label_statements(
+    ws: Workspace,
+    set_name: str,
+    voters: Sequence[str | ModelRef],
+    *,
+    votes: int = 3,
+    relabel: str | ModelRef | None = None,
+    relabel_votes: int = 1,
+    allow_same_family: bool = False,
+    concurrency: int = 4,
+    progress: bool = False,
+    replace: bool = False,
+    classifiers: dict[str, Classifier] | None = None,
+) -> LabelSummary:
+    """Vote, take majorities, relabel, and store reference labels with their status
+    (``plan_labels`` counts the votes instead).
+
+    Statements whose reference label came with the import keep it and are not voted on, unless
+    ``replace``. ``voters`` and ``relabel``: specs or ``ModelRef``s; their options (``timeout``,
+    ``max_tokens``, ...) go to their models, and a base URL (an OpenAI-compatible server) to
+    ``openai:`` ones only (``ModelRef.each(specs, base_url, options)`` gives several voters one
+    server), so ``--relabel anthropic:X`` still goes to Anthropic, or to ANTHROPIC_BASE_URL."""
+    lab = _labeling(
+        ws,
+        set_name,
+        voters,
+        votes=votes,
+        relabel=relabel,
+        relabel_votes=relabel_votes,
+        allow_same_family=allow_same_family,
+        progress=progress,
+        replace=replace,
+        classifiers=classifiers,
+    )
+    statements, voter_clfs, relabeler = lab.statements, lab.voters, lab.relabeler
+    kept_imported = lab.kept_imported
     run_id = ws.start_run(
         "statements label",
         {
             "set": set_name,
-            "voters": voters,
+            "voters": [ModelRef.parse(v).spec for v in voters],
             "votes": votes,
-            "relabel": relabel,
+            "relabel": ModelRef.parse(relabel).spec if relabel is not None else None,
             "relabel_votes": relabel_votes,
             "replace": replace,
         },

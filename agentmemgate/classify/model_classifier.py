@@ -29,7 +29,7 @@ from .. import rubrics
 from ..corpora.context import format_context
 from ..corpora.statements import Statement
 from ..errors import ProviderError
-from ..llm import CallFailed, Failed, Model, get_model, run_concurrent
+from ..llm import CallFailed, Failed, Model, ModelRef, get_model, run_concurrent
 from ..llm.batch import independent
 from ..workspace import Workspace
 from .classes import Distribution
@@ -198,21 +198,19 @@ class ModelClassifier:
 
     def __init__(
         self,
-        spec: str,
+        ref: str | ModelRef,
         *,
         workspace: Workspace | None = None,
         rubric: str = "evidence_type",
         method: str = "auto",
         samples: int = 5,
-        base_url: str | None = None,
         model: Model | None = None,
         progress: bool = True,
         min_valid_votes: int | None = None,
-        **model_options,
     ):
-        self.model = model or get_model(
-            spec, workspace=workspace, base_url=base_url, **model_options
-        )
+        """``ref``: the model, a spec or a ``ModelRef`` (its base URL and options go to the
+        model); ``model``: one already made for it (a bounded or shared one)."""
+        self.model = model or get_model(ref, workspace=workspace)
         self.rubric = rubrics.load(rubric)
         self.answers = ANSWERS[rubric]
         self.kind = "evidence_type" if rubric == "evidence_type" else "binary"

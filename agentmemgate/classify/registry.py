@@ -108,13 +108,12 @@ def get_classifier(
     method: str = "auto",
     samples: int = 5,
     progress: bool = False,
-    **model_options,
 ) -> Classifier:
     """``offline`` or a model classifier, as a spec or a ``ModelRef`` (its base URL, for an
     ``openai:`` classifier, and its model options, ``timeout``, ``max_tokens`` ..., go to the
-    model; ``model_options`` add to them)."""
+    model)."""
     ref = ModelRef.parse(spec)
-    spec, base_url, model_options = ref.spec, ref.base_url, {**ref.options, **model_options}
+    spec, base_url = ref.spec, ref.base_url
     if rubric not in RUBRICS:
         raise BadInput(f"Unknown rubric {rubric!r}; choose one of: {', '.join(RUBRICS)}")
     if method not in METHODS:
@@ -139,12 +138,5 @@ def get_classifier(
     from .model_classifier import ModelClassifier
 
     return ModelClassifier(
-        spec,
-        workspace=workspace,
-        rubric=rubric,
-        method=method,
-        samples=samples,
-        base_url=base_url,
-        progress=progress,
-        **model_options,
+        ref, workspace=workspace, rubric=rubric, method=method, samples=samples, progress=progress
     )

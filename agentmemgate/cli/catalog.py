@@ -111,29 +111,33 @@ def propose(
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
     """Ask a model for new domain files; write those that pass the catalog check, re-ask the others with their problems."""
-    from ..generate.propose import check_request, propose_domains
+    from ..generate.propose import check_request, plan_proposals, propose_domains
     from ..llm.ref import ModelRef
     from ..workspace import open_workspace
 
     check_request(model, attribute or (), count, theme, out, catalog or (), max_attempts)
     options = llm.options([model])
+    how = dict(
+        out=out,
+        attributes=attribute or (),
+        count=count,
+        theme=theme,
+        catalogs=catalog or (),
+        max_attempts=max_attempts,
+        echo=typer.echo,
+    )
     with open_workspace(workspace, create=True) as ws:
+        if llm.dry_run:
+            plan = llm.run(
+                ws,
+                [model],
+                lambda: plan_proposals(ws, ModelRef.parse(model, base_url, options), **how),
+            )
+            ws.discard_if_unused()
+            return llm.finish(plan)
         summary = llm.run(
             ws,
             [model],
-            lambda: propose_domains(
-                ws,
-                ModelRef.parse(model, base_url, options),
-                out=out,
-                attributes=attribute or (),
-                count=count,
-                theme=theme,
-                catalogs=catalog or (),
-                max_attempts=max_attempts,
-                dry_run=llm.dry_run,
-                echo=typer.echo,
-            ),
+            lambda: propose_domains(ws, ModelRef.parse(model, base_url, options), **how),
         )
-        if llm.dry_run:
-            ws.discard_if_unused()
-    llm.finish(summary, 0 if llm.dry_run else summary.failures)
+    llm.finish(summary, summary.failures)

@@ -108,34 +108,40 @@ def mine_hedges(
 
     check_corpus_path(path)  # before a workspace is created
     from ..corpora import mine_hedges as run
+    from ..corpora import plan_mine_hedges
     from ..llm.ref import ModelRef
 
     options = llm.options([miner])
     from ..workspace import open_workspace
 
+    how = dict(corpus=corpus, limit=limit, lexicon=lexicon, prefilter=prefilter)
     with open_workspace(workspace, create=True) as ws:
+        if llm.dry_run:
+            plan = llm.run(
+                ws,
+                [miner],
+                lambda: plan_mine_hedges(
+                    ws, path, miner=ModelRef.parse(miner, base_url, options), **how
+                ),
+            )
+            ws.discard_if_unused()
+            return llm.finish(plan)
         summary = llm.run(
             ws,
             [miner],
             lambda: run(
                 ws,
                 path,
-                corpus=corpus,
                 miner=ModelRef.parse(miner, base_url, options),
                 out=out,
-                limit=limit,
-                lexicon=lexicon,
                 concurrency=concurrency,
                 progress=not no_progress,
                 echo=typer.echo,
-                prefilter=prefilter,
-                dry_run=llm.dry_run,
+                **how,
             ),
             show_progress=not no_progress,
         )
-        if llm.dry_run:
-            ws.discard_if_unused()
-    llm.finish(summary, 0 if llm.dry_run else summary.errors)
+    llm.finish(summary, summary.errors)
 
 
 @statements_app.command("sample")
@@ -256,33 +262,30 @@ def statements_label(
     specs = [*_split(voters), relabel]
     options = llm.options(specs)
     ws = _existing(workspace)
-    from ..classify import label_statements
+    from ..classify.labeling import label_statements, plan_labels
     from ..llm.ref import ModelRef
 
+    how = dict(
+        voters=ModelRef.each(_split(voters), base_url, options),  # --voters-base-url: openai: ones
+        votes=votes,
+        relabel=ModelRef.parse(relabel, relabel_base_url, options)
+        if relabel or relabel_base_url
+        else None,
+        relabel_votes=relabel_votes,
+        allow_same_family=allow_same_family,
+        replace=replace,
+    )
+    if llm.dry_run:
+        n = llm.run(ws, specs, lambda: plan_labels(ws, name, **how), show_progress=False)
+        return llm.finish(f"dry run: {n} votes to cast")
     summary = llm.run(
         ws,
         specs,
         lambda: label_statements(
-            ws,
-            name,
-            _split(voters),
-            votes=votes,
-            relabel=ModelRef.parse(relabel, relabel_base_url, options)
-            if relabel or relabel_base_url
-            else None,
-            relabel_votes=relabel_votes,
-            allow_same_family=allow_same_family,
-            concurrency=concurrency,
-            base_url=base_url,
-            progress=not no_progress,
-            replace=replace,
-            model_options=options,
-            dry_run=llm.dry_run,
+            ws, name, concurrency=concurrency, progress=not no_progress, **how
         ),
         show_progress=not no_progress,
     )
-    if llm.dry_run:
-        return llm.finish(f"dry run: {summary} votes to cast")
     llm.finish(summary, summary.errors)
 
 

@@ -63,27 +63,20 @@ def build(
     from ..corpora.loaders import check_corpus_path
 
     check_corpus_path(path)  # before a workspace is created
-    from ..corpora.natural import build_natural_set
+    from ..corpora.natural import build_natural_set, plan_natural_set
     from ..llm.ref import ModelRef
     from ..workspace import open_workspace
 
     options = llm.options([fielder])
     with open_workspace(workspace, create=True) as ws:
-        info = build_natural_set(
-            ws,
-            path,
-            corpus,
-            name,
-            limit,
-            progress=not no_progress,
-            fielder=ModelRef.parse(fielder, base_url, options),
-            dry_run=llm.dry_run,
-        )
+        how = dict(progress=not no_progress, fielder=ModelRef.parse(fielder, base_url, options))
         if llm.dry_run:
+            plan = plan_natural_set(ws, path, corpus, name, limit, **how)
             ws.discard_if_unused()
+            return llm.finish(plan)
+        info = build_natural_set(ws, path, corpus, name, limit, **how)
     llm.finish(info)
-    if not llm.dry_run:
-        typer.echo(f"run: amg eval run --natural {info.name}")
+    typer.echo(f"run: amg eval run --natural {info.name}")
 
 
 @natural_app.command("list")

@@ -225,23 +225,57 @@ def _forget_stale_offline_answers(ws: Workspace, key: str, extractor: Extractor)
         ws.db["mine_sources"].update(key, {"offline_rules": ref})
 
 
-def plan_mining(
-    path: Path,
+def _prepare(
+    ws: Workspace,
+    path: str | Path,
     corpus: str,
-    extractor: Extractor,
-    lexicon: Lexicon,
+    miner: str | ModelRef,
     limit: int | None,
+    extractor: Extractor | None,
+    lexicon: str | Path | None,
     prefilter: str,
+    *,
+    concurrency: int = 4,
+    progress: bool = False,
+) -> tuple[Path, Extractor, Lexicon]:
+    """A mining run's or plan's arguments checked (fast, with a one-line message, before any
+    work): the corpus file, the stage-2 extractor and the stage-1 lexicon."""
+    path = Path(path)
+    check_corpus(path, corpus)
+    if limit is not None and limit < 1:
+        raise BadInput("--limit must be at least 1")
+    if prefilter not in PREFILTERS:
+        raise BadInput(f"Unknown --prefilter {prefilter!r}: choose {' or '.join(PREFILTERS)}")
+    if prefilter == "none" and lexicon:
+        raise BadInput("--lexicon is the lexicon prefilter's; --prefilter none uses no lexicon")
+    extractor = extractor or get_extractor(miner, ws, concurrency=concurrency, progress=progress)
+    lex = load_lexicon(path=str(lexicon)) if lexicon else load_lexicon()
+    return path, extractor, lex
+
+
+def plan_mine_hedges(
+    ws: Workspace,
+    path: str | Path,
+    *,
+    corpus: str = "auto",
+    miner: str | ModelRef = "offline",
+    limit: int | None = None,
+    extractor: Extractor | None = None,
+    lexicon: str | Path | None = None,
+    prefilter: str = "lexicon",
 ) -> MinePlan:
-    """A dry run: prefilter the file in memory (nothing stored) and count the stage-2 model calls
-    on the extractor's model (``model.planned``; cached answers not counted)."""
-    plan = MinePlan(corpus="", prefilter=prefilter_line(prefilter, lexicon))
+    """What ``mine_hedges`` with the same arguments would do (``amg mine hedges --dry-run``):
+    the file streamed and prefiltered in memory, and the stage-2 model calls counted on the
+    extractor's model (``model.planned``; cached answers not counted). Nothing is sent or stored. With a model miner, run it inside ``run_context(dry_run=True)``
+    so that no API key is needed."""
+    path, extractor, lex = _prepare(ws, path, corpus, miner, limit, extractor, lexicon, prefilter)
+    plan = MinePlan(corpus="", prefilter=prefilter_line(prefilter, lex))
     seen: set[str] = set()
     model_plan = getattr(extractor, "plan", None)
     for conv in iter_conversations(path, corpus):
         plan.corpus = conv.corpus
         scan = scan_conversation(
-            conv, lexicon, seen if conv.corpus == "longmemeval" else None, prefilter=prefilter
+            conv, lex, seen if conv.corpus == "longmemeval" else None, prefilter=prefilter
         )
         plan.conversations += 1
         plan.turns_scanned += scan.turns_scanned
@@ -568,29 +602,28 @@ def mine_hedges(
     lexicon: str | Path | None = None,
     echo: Callable[[str], None] | None = None,
     prefilter: str = "lexicon",
-    dry_run: bool = False,
-) -> MineSummary | MinePlan:
+) -> MineSummary:
     """Mine one corpus file end to end; returns the summary (also printed by the CLI).
 
     ``miner``: ``offline`` (the rules), ``offline-scorer`` or a model, as a spec or a ``ModelRef``
     (with its base URL and model options). ``lexicon`` is a cue-lexicon TOML file of your own (default: the packaged ``cues.vN.toml``);
     changing it re-runs stage 1 for this source. ``prefilter``: ``lexicon`` (stage 1 as above)
-    or ``none`` (every mined turn goes to stage 2). ``dry_run``: stream and prefilter the file in
-    memory and count the stage-2 calls (``model.planned``) without sending or storing anything.
+    or ``none`` (every mined turn goes to stage 2). What a run would do and cost, counted
+    without sending or storing anything: ``plan_mine_hedges`` with the same arguments.
     """
-    path = Path(path)
-    check_corpus(path, corpus)  # fail fast, with a one-line message, before any work
-    if limit is not None and limit < 1:
-        raise BadInput("--limit must be at least 1")
-    if prefilter not in PREFILTERS:
-        raise BadInput(f"Unknown --prefilter {prefilter!r}: choose {' or '.join(PREFILTERS)}")
-    if prefilter == "none" and lexicon:
-        raise BadInput("--lexicon is the lexicon prefilter's; --prefilter none uses no lexicon")
-    extractor = extractor or get_extractor(miner, ws, concurrency=concurrency, progress=progress)
+    path, extractor, lex = _prepare(
+        ws,
+        path,
+        corpus,
+        miner,
+        limit,
+        extractor,
+        lexicon,
+        prefilter,
+        concurrency=concurrency,
+        progress=progress,
+    )
     key = source_key(path, limit)
-    lex = load_lexicon(path=str(lexicon)) if lexicon else load_lexicon()
-    if dry_run:
-        return plan_mining(path, corpus, extractor, lex, limit, prefilter)
     rules = load_rules()
     sha, published = sha256_file(path), published_sha256(path.name)
     source_lines = []

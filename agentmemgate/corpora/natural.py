@@ -39,7 +39,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from ..errors import BadInput, CorpusError
+from ..errors import BadInput, CorpusError, MissingApiKey
 from ..hashing import sha256_file
 from ..llm.ref import ModelRef
 from ..progress import bytes_bar
@@ -53,7 +53,7 @@ from .locomo import parse_sample
 from .longmemeval import WHAT as LME_WHAT
 from .longmemeval import parse_instance, variant_of
 from .model import LICENSES, Conversation
-from .natural_fields import FIELD_RULE, derive_field, refusal
+from .natural_fields import FIELD_RULE, LLMFielder, derive_field, refusal
 
 RULES = {"longmemeval": "longmemeval-knowledge-update.v1", "locomo": "locomo-change.v1"}
 LOCOMO_CHANGE_CUES = (
@@ -400,37 +400,28 @@ class _PlanningFielder:
         return None
 
 
-def build_natural_set(
-    ws: Workspace,
-    path: str | Path,
-    corpus: str = "auto",
-    name: str | None = None,
-    limit: int | None = None,
-    progress: bool = True,
-    fielder: str | ModelRef = "offline",
-    dry_run: bool = False,
-) -> NaturalSetInfo | NaturalPlan:
-    """Select, derive fields, and store the set (replacing a set of the same name atomically).
-
-    ``fielder``: ``offline`` (rule ``natural-field.v1``) or ``provider:model`` (rubric
-    ``natural_field``; a failed call refuses that item's field and a rebuild asks again), a spec
-    or a ``ModelRef`` (its base URL and model options go to the model).
-    ``dry_run``: select and count the fielder's calls (``model.planned``); store nothing."""
+def _prepare(
+    ws: Workspace, path: str | Path, corpus: str, name: str | None, fielder: str | ModelRef
+) -> tuple[Path, str, str, LLMFielder | None]:
+    """A set's build or plan checked before any work: the corpus file, its corpus, the set's
+    name and the model fielder (None: the offline rule)."""
     path = Path(path)
     found = check_corpus(path, corpus)
     name = check_name(name) if name is not None else default_name(path, found)
-    llm = None
     ref = ModelRef.parse(fielder)
-    fielder = ref.spec
-    if not ref.offline:
-        from ..errors import MissingApiKey
-        from .natural_fields import LLMFielder
+    if ref.offline:
+        return path, found, name, None
+    try:
+        return path, found, name, LLMFielder(ref, workspace=ws)
+    except MissingApiKey as e:
+        raise e.for_flag("--fielder", ref.spec) from None
 
-        try:
-            llm = LLMFielder(ref, workspace=ws)
-        except MissingApiKey as e:
-            raise e.for_flag("--fielder", fielder) from None
-    planner = _PlanningFielder(llm) if dry_run and llm is not None else None
+
+def _select(
+    path: Path, found: str, name: str, limit: int | None, progress: bool, fielder
+) -> tuple[list[dict], dict[str, int], int]:
+    """The selected items (at most ``limit``) as the rows to store, the fields refused by kind,
+    and the instances/samples read; ``fielder``: who names the fields (None: the offline rule)."""
     count = [0]
     rows: list[dict] = []
     refusals: dict[str, int] = {}
@@ -440,7 +431,7 @@ def build_natural_set(
             found,
             on_bytes=lambda b: update(b, f"{len(rows)} selected"),
             counter=count,
-            fielder=planner or llm,
+            fielder=fielder,
         ):
             if limit and len(rows) >= limit:
                 break
@@ -471,15 +462,52 @@ def build_natural_set(
             else f"no QA item that {RULES['locomo']} selects"
         )
         raise CorpusError(f"{path.name}: {count[0]} {what} but {rule}; nothing to build")
-    if dry_run:
-        return NaturalPlan(
-            name=name,
-            corpus=found,
-            conversations_read=count[0],
-            items=len(rows),
-            field_calls=planner.calls if planner else 0,
-            fielder=llm.model.spec if llm else "offline",
-        )
+    return rows, refusals, count[0]
+
+
+def plan_natural_set(
+    ws: Workspace,
+    path: str | Path,
+    corpus: str = "auto",
+    name: str | None = None,
+    limit: int | None = None,
+    progress: bool = True,
+    fielder: str | ModelRef = "offline",
+) -> NaturalPlan:
+    """What ``build_natural_set`` with the same arguments would build (``amg natural build
+    --dry-run``): the questions selected, and the fielder's calls counted on its model
+    (``model.planned``; cached ones not counted). Nothing is sent or stored. With a model
+    fielder, run it inside ``run_context(dry_run=True)`` so that no API key is needed."""
+    path, found, name, llm = _prepare(ws, path, corpus, name, fielder)
+    planner = _PlanningFielder(llm) if llm is not None else None
+    rows, _, read = _select(path, found, name, limit, progress, planner)
+    return NaturalPlan(
+        name=name,
+        corpus=found,
+        conversations_read=read,
+        items=len(rows),
+        field_calls=planner.calls if planner else 0,
+        fielder=llm.model.spec if llm else "offline",
+    )
+
+
+def build_natural_set(
+    ws: Workspace,
+    path: str | Path,
+    corpus: str = "auto",
+    name: str | None = None,
+    limit: int | None = None,
+    progress: bool = True,
+    fielder: str | ModelRef = "offline",
+) -> NaturalSetInfo:
+    """Select, derive fields, and store the set (replacing a set of the same name atomically).
+
+    ``fielder``: ``offline`` (rule ``natural-field.v1``) or ``provider:model`` (rubric
+    ``natural_field``; a failed call refuses that item's field and a rebuild asks again), a spec
+    or a ``ModelRef`` (its base URL and model options go to the model). What it would select
+    and the fielder's calls, counted without sending or storing: ``plan_natural_set``."""
+    path, found, name, llm = _prepare(ws, path, corpus, name, fielder)
+    rows, refusals, read = _select(path, found, name, limit, progress, llm)
     info = NaturalSetInfo(
         name=name,
         corpus=found,
@@ -489,7 +517,7 @@ def build_natural_set(
         source_sha256=sha256_file(path),
         rule=RULES[found],
         field_rule=llm.name if llm else FIELD_RULE,
-        conversations_read=count[0],
+        conversations_read=read,
         items=len(rows),
         fielded=sum(1 for r in rows if r["field"]),
         refused=sum(1 for r in rows if not r["field"]),

@@ -16,7 +16,6 @@ generator-only checks ``llm_checks``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any
 
 from .. import rubrics
 from ..design import Design, paper_design
@@ -167,20 +166,18 @@ class LlmRenderer(Renderer):
 
 
 def make_llm_renderer(
-    spec: str | ModelRef,
+    ref: str | ModelRef,
     *,
     workspace=None,
-    base_url: str | None = None,
     concurrency: int = 4,
     max_attempts: int = 3,
     design=None,
-    **model_options: Any,
 ) -> LlmRenderer:
     """The registered factory: ``get_renderer("openai:gpt-4o-mini", workspace=ws, design=...)``
-    (the design's definitions, notes and checks; the paper's by default). ``spec``: a spec or
-    a ``ModelRef`` (``base_url`` and ``model_options`` given here add to its own)."""
+    (the design's definitions, notes and checks; the paper's by default). ``ref``: a spec or a
+    ``ModelRef`` (its base URL and options go to the model)."""
     try:
-        model = get_model(spec, workspace=workspace, base_url=base_url, **model_options)
+        model = get_model(ref, workspace=workspace)
     except MissingApiKey as e:
         raise e.for_flag("--generator") from None
     return LlmRenderer(model, concurrency=concurrency, max_attempts=max_attempts, design=design)

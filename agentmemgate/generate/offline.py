@@ -669,4 +669,6 @@ class _CorrectionWriter(_ArcWriter):
         )
 
 
-register_renderer("offline", OfflineRenderer, builtin=True)
+register_renderer(
+    "offline", lambda ref, **options: OfflineRenderer(ref.spec, **options), builtin=True
+)

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -38,6 +39,7 @@ NAMES_MAX_TOKENS = 512
 SHOWN_PROBLEMS = 30  # problems sent back to the model and printed per failure (all are kept)
 PURPOSE = "catalog.propose"
 REJECTED = "rejected"
+T = TypeVar("T")
 _FENCE = re.compile(r"```[ \t]*(?:toml|TOML)?[ \t]*\n(.*?)(?:```|\Z)", re.S)
 
 
@@ -192,8 +194,21 @@ def extract_toml(reply: str) -> str:
     return text.strip() + "\n" if text.strip() else ""
 
 
+@dataclass
+class _Attempts:
+    """How asking for one file ended: ``planned`` (a plan: the next call is not cached), else
+    ``passed`` at ``attempt`` or not, with the last ``problems`` and reply ``text``."""
+
+    attempt: int
+    problems: list[str]
+    text: str
+    passed: bool = False
+    planned: bool = False
+
+
 class Proposer:
-    """Asks ``model`` for domain files and checks them; one instance per command run."""
+    """Asks ``model`` for domain files and checks them (``propose``), or counts the calls that
+    would take (``plan``); one instance per command run."""
 
     def __init__(
         self,
@@ -201,10 +216,9 @@ class Proposer:
         out: Path,
         taken: dict[str, NamedFile],
         max_attempts: int = 3,
-        dry_run: bool = False,
     ):
         self.model, self.out, self.taken = model, Path(out), taken
-        self.max_attempts, self.dry_run = max_attempts, dry_run
+        self.max_attempts = max_attempts
         self.rubric = rubrics.load(RUBRIC)
         self.fix = rubrics.load(FIX_RUBRIC)
         self.names_rubric = rubrics.load(NAMES_RUBRIC)
@@ -230,9 +244,10 @@ class Proposer:
             problems="\n".join(f"- {p}" for p in shown), reply=reply.strip() or "(empty)"
         )
 
-    def _ask(self, prompt: str, seed_key: str, max_tokens: int, schema=None):
-        """The reply, or None in a dry run when the call would be made (counted on the plan)."""
-        if self.dry_run and self.model.plan(
+    def _ask(self, prompt: str, seed_key: str, max_tokens: int, schema=None, planning=False):
+        """The reply; ``planning``: None instead when the call would be made (counted on the
+        model's planned tally), the cached reply when it would not."""
+        if planning and self.model.plan(
             prompt, schema=schema, seed_key=seed_key, max_tokens=max_tokens
         ):
             return None
@@ -266,21 +281,31 @@ class Proposer:
             if p.file == origin
         ]
 
-    def propose(self, attribute: str) -> Proposal | int:
-        """Ask, check, re-ask; write what passes. In a dry run: the calls it would make."""
+    def propose(self, attribute: str) -> Proposal:
+        """Ask, check, re-ask; write what passes."""
+        done = self._attempts(attribute)
+        if done.passed:
+            return self._write(attribute, done.text, done.attempt)
+        return self._failed(attribute, done.attempt, done.problems, done.text)
+
+    def plan(self, attribute: str) -> int:
+        """1 when ``propose`` would call the model (its first attempt the cache cannot answer,
+        counted on the model's planned tally; re-asks after it are not foreseen), 0 when every
+        attempt it would make is answered from the cache."""
+        return int(self._attempts(attribute, planning=True).planned)
+
+    def _attempts(self, attribute: str, planning: bool = False) -> _Attempts:
         prompt = self.prompt(attribute)
         problems: list[str] = []
         text = ""
         for attempt in range(1, self.max_attempts + 1):
             seed_key = f"domain:{attribute}" + (f":attempt{attempt}" if attempt > 1 else "")
             try:
-                resp = self._ask(prompt, seed_key, MAX_TOKENS)
+                resp = self._ask(prompt, seed_key, MAX_TOKENS, planning=planning)
             except CallFailed as e:
-                if self.dry_run:
-                    return 0
-                return self._failed(attribute, attempt, [f"the model call failed: {e}"], text)
+                return _Attempts(attempt, [f"the model call failed: {e}"], text)
             if resp is None:
-                return 1
+                return _Attempts(attempt, problems, text, planned=True)
             text = extract_toml(resp.text)
             problems = self.problems(attribute, text) if text else ["the reply is empty"]
             if (
@@ -293,9 +318,9 @@ class Proposer:
                     f"gives: {problems[0]}"
                 )
             if not problems:
-                return 0 if self.dry_run else self._write(attribute, text, attempt)
+                return _Attempts(attempt, problems, text, passed=True)
             prompt = self.reask(attribute, problems, text or resp.text)
-        return 0 if self.dry_run else self._failed(attribute, self.max_attempts, problems, text)
+        return _Attempts(self.max_attempts, problems, text)
 
     def _write(self, attribute: str, text: str, attempt: int) -> Proposal:
         path = writable(self.out) / f"{attribute}.toml"
@@ -331,15 +356,20 @@ class Proposer:
         )
 
     # -- --count --theme ---------------------------------------------------------------------------
-    def name_attributes(self, count: int, theme: str) -> tuple[list[str] | None, str | None]:
-        """Up to ``count`` new attribute names on ``theme`` (None in a dry run when the naming
-        call would be made), and why fewer than ``count``, if so."""
+    def name_attributes(
+        self, count: int, theme: str, planning: bool = False
+    ) -> tuple[list[str] | None, str | None]:
+        """Up to ``count`` new attribute names on ``theme``, and why fewer than ``count``, if
+        so. ``planning``: None for the names when the naming call would be made (counted on the
+        model's planned tally)."""
         base = self.names_rubric.render(count=str(count), theme=theme.strip(), domains=self.domains)
         prompt, names, problems = base, [], []
         for attempt in range(1, self.max_attempts + 1):
             seed_key = "names" + (f":attempt{attempt}" if attempt > 1 else "")
             try:
-                resp = self._ask(prompt, seed_key, NAMES_MAX_TOKENS, schema=AttributeNames)
+                resp = self._ask(
+                    prompt, seed_key, NAMES_MAX_TOKENS, schema=AttributeNames, planning=planning
+                )
             except CallFailed as e:
                 problems = [f"the model call failed: {e}"]
                 break
@@ -383,6 +413,44 @@ def usable_names(raw: list[str], taken: set[str], count: int) -> tuple[list[str]
     return names, problems
 
 
+def _proposer(
+    ws,
+    model: str | ModelRef,
+    out: Path,
+    attributes: Sequence[str],
+    count: int | None,
+    theme: str | None,
+    catalogs: Sequence[Path],
+    max_attempts: int,
+    chosen: Model | None,
+) -> Proposer:
+    """The request checked and the model made (one line for what cannot run)."""
+    ref = ModelRef.parse(model)
+    taken = check_request(ref.spec, attributes, count, theme, out, catalogs, max_attempts)
+    try:
+        m = chosen or get_model(ref, workspace=ws)
+    except MissingApiKey as e:
+        raise BadInput(
+            f"No API key for {ref.spec}: set {e.env_var} (catalog propose needs a model)"
+        ) from None
+    return Proposer(m, Path(out), taken, max_attempts=max_attempts)
+
+
+def _each(names: Sequence[str], fn: Callable[[str], T]) -> dict[str, T]:
+    """``fn`` of each name; under ``--batch`` every name whose call is deferred is skipped for
+    this pass, and ``Deferred`` is raised once all of them have been tried."""
+    results: dict[str, T] = {}
+    deferred = False
+    for name in names:
+        try:
+            results[name] = fn(name)
+        except Deferred:
+            deferred = True
+    if deferred:
+        raise Deferred()
+    return results
+
+
 def propose_domains(
     ws,
     model: str | ModelRef,
@@ -393,31 +461,59 @@ def propose_domains(
     theme: str | None = None,
     catalogs: Sequence[Path] = (),
     max_attempts: int = 3,
-    dry_run: bool = False,
     chosen: Model | None = None,
     echo: Callable[[str], None] | None = None,
-) -> ProposeSummary | ProposePlan:
+) -> ProposeSummary:
     """Propose a domain file for each of ``attributes`` (or ``count`` new ones on ``theme``,
     named by the model first), check each, write those that pass to ``out``. ``model``: a spec
     or a ``ModelRef`` (its base URL and options, ``timeout``, ``max_tokens`` ..., go to the model).
+    What it would ask, counted without sending or writing: ``plan_proposals``.
 
     Under ``--batch`` (``llm.batch.run_batched``) every attribute's next call goes into one
     batch: an attribute whose call is deferred is skipped for this pass, and ``Deferred`` is
     raised once all of them have been tried."""
-    ref = ModelRef.parse(model)
-    model = ref.spec
-    taken = check_request(model, attributes, count, theme, out, catalogs, max_attempts)
-    try:
-        m = chosen or get_model(ref, workspace=ws)
-    except MissingApiKey as e:
-        raise BadInput(
-            f"No API key for {model}: set {e.env_var} (catalog propose needs a model)"
-        ) from None
-    p = Proposer(m, Path(out), taken, max_attempts=max_attempts, dry_run=dry_run)
+    p = _proposer(ws, model, out, attributes, count, theme, catalogs, max_attempts, chosen)
     names, naming_failure = list(attributes), None
     if count is not None:
         found, naming_failure = p.name_attributes(count, theme or "")
-        if found is None:  # dry run, naming call not cached
+        names = found or []
+        if echo and names:
+            echo(f"attributes named by {p.model.display}: {', '.join(names)}")
+    results = _each(names, p.propose)
+    return ProposeSummary(
+        model=p.model.display,
+        rubric=p.rubric.ref,
+        out=str(out),
+        max_attempts=max_attempts,
+        naming_failure=naming_failure,
+        proposals=list(results.values()),
+    )
+
+
+def plan_proposals(
+    ws,
+    model: str | ModelRef,
+    *,
+    out: Path,
+    attributes: Sequence[str] = (),
+    count: int | None = None,
+    theme: str | None = None,
+    catalogs: Sequence[Path] = (),
+    max_attempts: int = 3,
+    chosen: Model | None = None,
+    echo: Callable[[str], None] | None = None,
+) -> ProposePlan:
+    """What ``propose_domains`` with the same arguments would ask (``amg catalog propose
+    --dry-run``): each attribute's first call counted on the model's planned tally (``model.
+    planned``; cached ones not counted, a re-ask after a failed check not foreseen). With
+    ``count``, an uncached naming call is counted with ``count`` domain calls whose prompts
+    depend on its answer. Nothing is sent or written (``out`` is read: the files there are part
+    of the check). Run it inside ``run_context(dry_run=True)`` so that no API key is needed."""
+    p = _proposer(ws, model, out, attributes, count, theme, catalogs, max_attempts, chosen)
+    m, names = p.model, list(attributes)
+    if count is not None:
+        found, _ = p.name_attributes(count, theme or "", planning=True)
+        if found is None:  # the naming call is not cached
             m.plan_unknown(count)
             return ProposePlan(
                 model=m.display, max_attempts=max_attempts, naming_call=True, unnamed=count
@@ -425,27 +521,4 @@ def propose_domains(
         names = found
         if echo and names:
             echo(f"attributes named by {m.display}: {', '.join(names)}")
-    results: dict[str, Proposal | int] = {}
-    deferred = False
-    for name in names:
-        try:
-            results[name] = p.propose(name)
-        except Deferred:
-            deferred = True
-    if deferred:
-        raise Deferred()
-    if dry_run:
-        return ProposePlan(
-            model=m.display,
-            max_attempts=max_attempts,
-            calls={k: int(v) for k, v in results.items()},  # type: ignore[arg-type]
-            naming_call=False,
-        )
-    return ProposeSummary(
-        model=m.display,
-        rubric=p.rubric.ref,
-        out=str(out),
-        max_attempts=max_attempts,
-        naming_failure=naming_failure,
-        proposals=[v for v in results.values() if isinstance(v, Proposal)],
-    )
+    return ProposePlan(model=m.display, max_attempts=max_attempts, calls=_each(names, p.plan))

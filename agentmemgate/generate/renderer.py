@@ -68,7 +68,7 @@ class RenderError(Exception):
 
 # -- registry ----------------------------------------------------------------------------------
 # A generator spec is "offline" or "provider:model". Each renderer module registers its factory
-# (spec, **options) -> Renderer when imported, as the LLM providers register with
+# (ref: ModelRef, **renderer options) -> Renderer when imported, as the LLM providers register with
 # ``llm.registry``. The built-in modules are imported on the registry's first use, not with the
 # package: a command that only checks a split name never pays for the template grammar.
 RendererFactory = Callable[..., Renderer]
@@ -108,19 +108,31 @@ def renderer_choices() -> list[str]:
     ]
 
 
+# What a renderer is made with besides its model; every other option is the model's.
+RENDERER_OPTIONS = ("workspace", "design", "concurrency", "max_attempts")
+
+
 def get_renderer(spec: str | ModelRef, **options) -> Renderer:
     """Resolve a ``--generator`` value to a renderer, with a one-line error for bad names.
-    ``spec``: a spec or a ``ModelRef``, whose base URL and options reach the registered
-    factory as its ``base_url`` and keyword options (``options`` given here add to them)."""
-    if not isinstance(spec, str):
-        options = {"base_url": spec.base_url, **spec.options, **options}
-        spec = spec.spec
+    ``spec``: a spec or a ``ModelRef``. ``options``: the renderer's own (``workspace``,
+    ``design``, ``concurrency``, ``max_attempts``); any other (``base_url``, ``timeout``,
+    ``max_tokens`` ...) joins the reference's. The registered factory gets the reference and
+    the renderer's options: ``factory(ref, workspace=..., design=...)``."""
+    from ..llm.ref import ModelRef
+
+    ref = ModelRef.parse(spec)
+    own = {k: v for k, v in options.items() if k in RENDERER_OPTIONS}
+    extra = {k: v for k, v in options.items() if k not in RENDERER_OPTIONS}
+    if extra:
+        url = extra.pop("base_url", None)
+        ref = ref.replace(base_url=url or ref.base_url, options={**ref.options, **extra})
+    spec = ref.spec
     prefix, model = split_spec(spec)
     _load_builtin(llm=spec not in RENDERERS and prefix not in RENDERERS and prefix != "offline")
     if spec in RENDERERS:
-        return RENDERERS.lookup(spec)(spec, **options)
+        return RENDERERS.lookup(spec)(ref, **own)
     if model and prefix in RENDERERS:
-        return RENDERERS.lookup(prefix)(spec, **options)
+        return RENDERERS.lookup(prefix)(ref, **own)
     raise RENDERERS.unknown(
         spec,
         "use 'offline' or 'provider:model' (e.g. openai:gpt-4o-mini, anthropic:claude-sonnet-4-5); "

@@ -15,7 +15,7 @@ Which offline names a room accepts, and which providers exist, is for the room's
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -57,6 +57,19 @@ class ModelRef:
                 options=options if options is not None else spec.options,
             )
         return cls(spec or "", base_url, options or {})
+
+    @classmethod
+    def each(
+        cls,
+        specs: Iterable[str | ModelRef],
+        base_url: str | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> list[ModelRef]:
+        """Several models sharing one server and one set of options (``--judge X --judge Y
+        --judge-base-url URL``): the ones given as specs get ``base_url`` and ``options``;
+        references are kept as they are. Which of them a base URL may reach (``openai:`` ones
+        only) is for the room that makes the models to say."""
+        return [s if isinstance(s, ModelRef) else cls.parse(s, base_url, options) for s in specs]
 
     def replace(self, **changes: Any) -> ModelRef:
         """A copy with ``changes`` (``spec``, ``base_url``, ``options``)."""

@@ -202,12 +202,14 @@ def get_system(
     *,
     model: str | ModelRef = "offline",
     workspace: Workspace | str | None = None,
-    classifier: str | None = None,
+    classifier: str | ModelRef | None = None,
     concurrency: int = DEFAULT_CONCURRENCY,
     **llm_options: Any,
 ) -> tuple[SystemInfo, Factory]:
     """The named system's description and a factory of fresh instances (one per conversation).
-    ``model``: a spec or a ``ModelRef`` (its base URL and options; ``llm_options`` add to them)."""
+    ``model``: a spec or a ``ModelRef`` (its base URL and options; ``llm_options`` add to them).
+    ``classifier``: the gate's classifier, a spec (an ``openai:`` one at the model's base URL) or
+    a ``ModelRef``; default: the system's model (offline: the offline classifier)."""
     from ..workspace import Workspace
     from .extract import LLMExtractor, OfflineExtractor
     from .gate import Gate
@@ -252,11 +254,9 @@ def get_system(
         predicates = LLMPredicateWriter(lm)
         checker = LLMChecker(lm)
     needs_classifier = base.routing != "ungated"
-    clf = (
-        _classifier(classifier, lm, workspace, base_url, concurrency, models)
-        if needs_classifier
-        else None
-    )
+    if isinstance(classifier, str):  # the system's server serves an openai: classifier too
+        classifier = ModelRef(classifier, base_url if classifier.startswith("openai:") else None)
+    clf = _classifier(classifier, lm, workspace, concurrency, models) if needs_classifier else None
 
     components: dict[str, str] = {}
     extractor_proto = None if oracle else make_extractor()
@@ -327,18 +327,18 @@ def get_system(
     return info, Factory(info, build, models)
 
 
-def _classifier(spec: str | None, lm, workspace, base_url, concurrency: int, models: list):
+def _classifier(ref: ModelRef | None, lm, workspace, concurrency: int, models: list):
+    """The gate's classifier: ``ref``'s, or the system's own model's (offline for an offline
+    system), bounded to ``concurrency`` like the system's model."""
     from ..classify import get_classifier
 
-    if spec is None and lm is None:
-        spec = "offline"
-    if spec is None:
+    if ref is None and lm is None:
+        ref = ModelRef()
+    if ref is None:
         from ..classify.model_classifier import ModelClassifier
 
         return ModelClassifier(lm.spec, model=lm, progress=False)
-    clf = get_classifier(
-        ModelRef(spec, base_url if spec.startswith("openai:") else None), workspace=workspace
-    )
+    clf = get_classifier(ref, workspace=workspace)
     inner = getattr(clf, "model", None)
     if inner is not None:
         clf.model = BoundedModel(inner, concurrency)

@@ -151,8 +151,7 @@ def judge_refs(
     ones given as specs get ``base_url`` (one OpenAI-compatible server shared by the judges, as
     ``--judge-base-url`` is) and ``options`` (``timeout``, ``max_tokens``, ``structured_output``).
     ``resolve_judges`` sends the base URL to the ``openai:`` judges only."""
-    named = list(judges) if judges else list(DEFAULT_JUDGES)
-    return [j if isinstance(j, ModelRef) else ModelRef.parse(j, base_url, options) for j in named]
+    return ModelRef.each(judges or DEFAULT_JUDGES, base_url, options)
 
 
 def resolve_judges(

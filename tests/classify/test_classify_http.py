@@ -182,7 +182,7 @@ def test_base_urls_go_to_openai_specs_only(ws, gold):
             ws, gold, ["offline"], relabel=ModelRef.parse("anthropic:claude-x", "http://x")
         )
     with pytest.raises(BadInput, match="--voters-base-url http://x is for openai: voters"):
-        label_statements(ws, gold, ["offline"], base_url="http://x")
+        label_statements(ws, gold, ModelRef.each(["offline"], "http://x"))
     r = CliRunner().invoke(
         app,
         ["classify", "--statements", gold, "--base-url", "http://x", "--workspace", str(ws.path)],

@@ -231,3 +231,17 @@ def test_cli_label(tmp_path):
         ],
     )
     assert r.exit_code == 1 and "Error: Relabeler" in r.output and "--allow-same-family" in r.output
+
+
+def test_the_plan_counts_the_votes_not_cast_and_stores_nothing(ws, tmp_path):
+    from agentmemgate.classify import plan_labels
+
+    _set(ws, tmp_path)
+    _scripted("voter")
+    votes = 3
+    want = len(TEXTS) * votes + len(TEXTS)  # the voter's votes and one relabel vote each
+    assert plan_labels(ws, "set", ["scripted:voter"], votes=votes, relabel="offline") == want
+    assert not ws.db["statement_votes"].exists() or ws.db["statement_votes"].count == 0
+    assert all(x.reference_status != "voted" for x in load_set(ws, "set"))
+    label_statements(ws, "set", ["scripted:voter"], votes=votes, relabel="offline")
+    assert plan_labels(ws, "set", ["scripted:voter"], votes=votes, relabel="offline") == 0

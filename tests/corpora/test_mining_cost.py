@@ -8,11 +8,12 @@ from typer.testing import CliRunner
 
 import agentmemgate.corpora
 from agentmemgate.cli import app
-from agentmemgate.corpora import load_corpus, mine_hedges, scan_conversation
+from agentmemgate.corpora import load_corpus, mine_hedges, plan_mine_hedges, scan_conversation
 from agentmemgate.corpora._rules import load_rules
 from agentmemgate.corpora.accuracy import measured
 from agentmemgate.corpora.prefilter import load_lexicon
 from agentmemgate.llm import get_model
+from agentmemgate.run_context import run_context
 
 from .paths import LOCOMO, LONGMEMEVAL
 
@@ -135,6 +136,26 @@ def test_dry_run_counts_stage_2_calls_and_cost_and_stores_nothing(tmp_path):
         f"scripted:dry: 0 planned calls ({turns} answered from the workspace cache or by an "
         "identical call before them)"
     ) in r.output
+
+
+def test_the_plan_counts_what_a_run_would_send_and_stores_nothing(ws):
+    """``plan_mine_hedges`` takes ``mine_hedges``'s arguments and returns what ``--dry-run``
+    prints; after the run, the same plan counts no call (every answer is stored)."""
+    model = get_model("scripted:plan").respond_with(lambda r: NO)
+    how = dict(miner="scripted:plan", prefilter="none")
+    with run_context(dry_run=True) as run:
+        plan = plan_mine_hedges(ws, LOCOMO, **how)
+    turns = _user_turns(LOCOMO)
+    assert (plan.corpus, plan.turns_scanned, plan.stage2) == ("locomo", turns, turns)
+    assert plan.lines()[0] == (
+        f"dry run: 2 conversations (locomo), {turns} turns scanned, {turns} go to stage 2"
+    )
+    assert [m.planned.calls for m in run.models] == [turns] and model.history == []
+    assert ws.db["mine_sources"].count == 0
+    assert mine_hedges(ws, LOCOMO, **how).turns_scanned == len(model.history) == turns
+    with run_context(dry_run=True) as run:
+        assert plan_mine_hedges(ws, LOCOMO, **how).stage2 == turns
+    assert [m.planned.calls for m in run.models] == [0]  # every answer is stored
 
 
 def test_bad_prefilter_is_one_line(tmp_path):

@@ -17,9 +17,11 @@ from agentmemgate.corpora.natural import (
     load_items,
     locomo_reason,
     natural_set,
+    plan_natural_set,
 )
 from agentmemgate.corpora.natural_fields import derive_field, refusal
 from agentmemgate.errors import BadInput, CorpusError
+from agentmemgate.run_context import run_context
 
 from .paths import FIXTURES, LOCOMO, LONGMEMEVAL
 
@@ -349,3 +351,21 @@ def test_cli_build_dry_run_counts_the_fielder_calls_and_stores_nothing(tmp_path)
     assert not w.exists()  # nothing stored, no workspace left behind
     r = cli("natural", "build", NAT_LME, "--dry-run", "--workspace", w, "--no-progress")
     assert r.exit_code == 0 and "no model calls (offline rule)" in r.output.splitlines()[0]
+
+
+def test_the_plan_counts_what_a_build_would_select_and_stores_nothing(ws):
+    """``plan_natural_set`` takes ``build_natural_set``'s arguments and returns what ``--dry-run``
+    prints; once the set is built, the same plan counts no fielder call (all cached)."""
+    from agentmemgate.llm import get_model
+
+    model = get_model("scripted:plans").respond_with(lambda r: {"attribute": "home_city"})
+    how = dict(corpus="longmemeval", name="lme", fielder="scripted:plans", progress=False)
+    with run_context(dry_run=True) as run:
+        plan = plan_natural_set(ws, NAT_LME, **how)
+    assert (plan.name, plan.items, plan.conversations_read, plan.field_calls) == ("lme", 3, 4, 3)
+    assert [m.planned.calls for m in run.models] == [3] and model.history == []
+    assert list_natural_sets(ws) == []
+    assert build_natural_set(ws, NAT_LME, **how).items == len(model.history) == 3
+    with run_context(dry_run=True) as run:
+        assert plan_natural_set(ws, NAT_LME, **how).field_calls == 0
+    assert [m.planned.calls for m in run.models] == [0]

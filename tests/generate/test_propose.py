@@ -19,8 +19,15 @@ from typer.testing import CliRunner
 
 from agentmemgate.cli import app
 from agentmemgate.design import CATALOG_DIR
-from agentmemgate.generate.propose import EXAMPLE, RUBRIC, extract_toml, propose_domains
+from agentmemgate.generate.propose import (
+    EXAMPLE,
+    RUBRIC,
+    extract_toml,
+    plan_proposals,
+    propose_domains,
+)
 from agentmemgate.llm import get_model
+from agentmemgate.run_context import run_context
 from agentmemgate.validate.catalog import KNOWN_KEYS, LIST_MINIMUMS, check_catalog
 from agentmemgate.workspace import Workspace
 
@@ -259,6 +266,30 @@ def test_the_library_call(ws, tmp_path):
         ("preferred_airline", "written", 1)
     ]
     assert summary.failures == 0
+
+
+def test_the_plan_counts_the_calls_a_run_would_make_and_writes_nothing(ws, tmp_path):
+    """``plan_proposals`` takes ``propose_domains``'s arguments and returns what ``--dry-run``
+    prints: a first call per attribute the cache cannot answer, none for one it can (here after
+    a re-ask), and a naming call with its domain calls for ``count``."""
+    out = tmp_path / "out"
+    model = get_model(MODEL).enqueue(fenced(airline_domain(values=VALUES[:5])))
+    model.enqueue(fenced(airline_domain()))
+    both = dict(out=out, attributes=["preferred_airline", "ski_resort"])
+    with run_context(dry_run=True) as run:
+        plan = plan_proposals(ws, MODEL, **both)
+    assert plan.calls == {"preferred_airline": 1, "ski_resort": 1} and not out.exists()
+    assert [m.planned.calls for m in run.models] == [2] and model.history == []
+    propose_domains(ws, MODEL, out=out, attributes=["preferred_airline"])
+    assert len(model.history) == 2  # written at the second attempt
+    with run_context(dry_run=True) as run:
+        plan = plan_proposals(ws, MODEL, **both)
+    assert plan.calls == {"preferred_airline": 0, "ski_resort": 1}
+    assert [m.planned.calls for m in run.models] == [1] and len(model.history) == 2
+    with run_context(dry_run=True):
+        named = plan_proposals(ws, MODEL, out=out, count=3, theme="travel")
+    assert (named.naming_call, named.unnamed, named.calls) == (True, 3, {})
+    assert named.lines()[0] == f"dry run: 4 model calls to {MODEL}"
 
 
 def test_extract_toml():

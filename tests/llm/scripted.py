@@ -173,7 +173,7 @@ def _model(name: str, *, workspace=None, base_url=None, **options) -> ScriptedMo
     return ScriptedModel(name, workspace=workspace, options=ScriptedOptions(**options))
 
 
-def _renderer(spec: str, **options):
+def _renderer(ref, **options):
     from agentmemgate.generate.llm_renderer import make_llm_renderer
 
-    return make_llm_renderer(spec, **options)
+    return make_llm_renderer(ref, **options)
