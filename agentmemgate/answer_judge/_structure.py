@@ -187,10 +187,22 @@ def read_structure(cues: Cues, answer: str) -> tuple[list[Unit], bool]:
             else:
                 units.append(Unit(stripped, "memory"))
         else:
-            prose.append(line)
+            label = cues.label_line.match(line) if cues.label_line is not None else None
+            prose.append(f"{label.group(1)} {label.group(2)}" if label else line)
         i += 1
     records = bool(units)
     text = "\n".join(prose).strip()
+    if text and cues.retraction is not None:
+        text = _after_retraction(cues, text)
     if text:
         units.append(Unit(text, "prose"))
     return units, records
+
+
+def _after_retraction(cues: Cues, text: str) -> str:
+    """The prose after its last self-correction ("X. Wait, no, ..."): what came before is taken
+    back (version 4 on)."""
+    last = None
+    for last in cues.retraction.finditer(text):
+        pass
+    return text[last.end() :].strip() if last else text

@@ -21,7 +21,7 @@ from ..stats import Proportion
 
 ACCURACY_FILE = Path(__file__).with_name("accuracy.json")
 OFFLINE_PREFIX = "answer_cues."  # offline rule files are named answer_cues.vN
-HELD_OUT = ("heldout2", "heldout")  # parts kept from the rule writers, the later one first
+HELD_OUT = ("heldout5", "heldout4", "heldout2", "heldout")  # kept from rule writers, latest first
 
 
 class MeasuredAccuracy(BaseModel):
@@ -60,7 +60,7 @@ def load_measured(path: Path = ACCURACY_FILE) -> list[MeasuredAccuracy]:
 
 def measured(judge: str, rubric: str, path: Path = ACCURACY_FILE) -> MeasuredAccuracy | None:
     """The held-out figures of this judge and rubric, if they were measured: a held-out part the
-    rules were not tuned on first (``heldout2``, then ``heldout``), else a tuned-on one."""
+    rules were not tuned on first (the latest of ``HELD_OUT`` first), else a tuned-on one."""
     want = _key(judge, rubric)
     found = [m for m in load_measured(path) if m.key == want and m.part in HELD_OUT]
     found.sort(key=lambda m: (m.tuned_on, HELD_OUT.index(m.part)))
@@ -105,7 +105,7 @@ def accuracy_line(judge: str, rubric: str) -> str:
     if m is None:
         return (
             f"Answer judge {judge} ({rubric}) is not measured on the held-out answer set: "
-            f"measure it with `devsets/answers/measure.py --judge {judge} --part heldout2` "
+            f"measure it with `devsets/answers/measure.py --judge {judge} --part heldout5` "
             "before trusting its exposure figures."
         )
     tuned = (

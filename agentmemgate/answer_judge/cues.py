@@ -67,6 +67,8 @@ class Cues:
         )
         self.relation_line = re.compile(st["relation_line"]) if "relation_line" in st else None
         self.plan_relations = [re.compile(p) for p in st.get("plan_relations", [])]
+        # version 4 on: a self-correction in prose takes back what came before it
+        self.retraction = re.compile(st["retraction"], re.I) if "retraction" in st else None
         sc = data["scope"]
         self.sets = {k: set(self._words(v)) for k, v in sc.items() if isinstance(v, list)}
         self.rx: dict[str, re.Pattern] = {}
@@ -82,6 +84,13 @@ class Cues:
                 if isinstance(v, list):
                     self.rx[k] = self._rx(v)
         self.neg_reach = int(frames["neg_reach"])
+        # version 4 on (0: a version 3 file): how far a plan cue may follow the user in a
+        # value's description ("X is where you're thinking of moving")
+        self.complement_reach = int(frames.get("complement_reach", 0))
+        self.mention_gerund = bool(frames.get("mention_gerund", False))  # version 4 on
+        for k in ("complement_links", "role_links"):  # version 4 on (none in version 3)
+            self.sets[k] = set(self._words(frames.get(k, [])))
+        self.label_line = re.compile(st["label_line"]) if "label_line" in st else None
         dets = sorted(self.sets["noun_determiners"])
         self.rx["past_setting"] = re.compile(
             r"(?<!\S)(?:"

@@ -36,14 +36,23 @@ from .base import AnswerJudge, AnswerQuestion, ValueComparer
 
 Role = Literal["initial", "plan", "other"]
 ROLES: tuple[str, ...] = ("initial", "plan", "other")
-PARTS: tuple[str, ...] = ("dev", "heldout", "heldout2", "dev3", "heldout3")
+PARTS: tuple[str, ...] = (
+    "dev",
+    "heldout",
+    "heldout2",
+    "dev3",
+    "heldout3",
+    "heldout4",
+    "heldout5",
+)
 SPLIT_PARTS: tuple[str, ...] = ("dev", "heldout")  # the parts of answers.jsonl, by split_part
 DEVSET = Path(__file__).resolve().parents[2] / "devsets" / "answers" / "answers.jsonl"
 HELDOUT2 = DEVSET.with_name("heldout2.jsonl")
 # The frames version 2 misread (graph relations naming a plan, a change a third party scheduled,
 # a fact marked invalid since a date): held-out 3 written first, dev 3 after it, for version 3.
 DEV3, HELDOUT3 = DEVSET.with_name("dev3.jsonl"), DEVSET.with_name("heldout3.jsonl")
-ANSWER_FILES: tuple[Path, ...] = (DEVSET, HELDOUT2, DEV3, HELDOUT3)
+HELDOUT4, HELDOUT5 = DEVSET.with_name("heldout4.jsonl"), DEVSET.with_name("heldout5.jsonl")
+ANSWER_FILES: tuple[Path, ...] = (DEVSET, HELDOUT2, DEV3, HELDOUT3, HELDOUT4, HELDOUT5)
 
 
 class LabelledValues(BaseModel):
@@ -63,7 +72,7 @@ class AnswerItem(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     id: StrictStr = Field(min_length=1)
-    part: Literal["dev", "heldout", "heldout2", "dev3", "heldout3"]
+    part: Literal["dev", "heldout", "heldout2", "dev3", "heldout3", "heldout4", "heldout5"]
     shape: StrictStr = Field(min_length=1)
     field: StrictStr = Field(min_length=1)
     question: StrictStr = Field(min_length=1)

@@ -257,10 +257,22 @@ def replaced(s: Scope) -> Reading | None:
 
 
 def coordinated(s: Scope) -> Reading | None:
-    """A value right after "and"/"or" takes the reading of the value before it."""
+    """A value right after "and"/"or" takes the reading of the value before it; so does (version
+    4 on) one after "and"/"or" and a gerund when the value before it was the object of a
+    mentioned or planned gerund ("talked about giving X another go or trying Y")."""
+    lw = s.left.split()
+    gerund = (
+        s.c.mention_gerund
+        and len(lw) > 2
+        and lw[-2] in s.c.sets["coordinators"]
+        and lw[-1].endswith("ing")
+        and s.near.strip() == lw[-1]
+        and bool(s.earlier)
+        and s.earlier[-1].frame in ("mention", "plan")
+    )
     if (
         s.prev_vi is not None
-        and s.near.strip() in s.c.sets["coordinators"]
+        and (s.near.strip() in s.c.sets["coordinators"] or gerund)
         and s.earlier
         and s.earlier[-1].frame != "invalid"
     ):
@@ -316,8 +328,9 @@ def declined(s: Scope) -> Reading | None:
 
 
 def someone_else(s: Scope) -> Reading | None:
-    """Another person is the clause's subject."""
-    if who := other_person(s.c, s.left):
+    """Another person is the clause's subject, or (version 4 on) a value opening its clause is
+    described as another person's ("X is your sister's carrier")."""
+    if who := other_person(s.c, s.left) or (s.opens and others_own(s.c, s.right)):
         return s.reading("someone_else", f"'{who}'", False, s.role)
     return None
 
@@ -489,13 +502,22 @@ def plan_signs(s: Scope) -> Reading | None:
 
 def past_complement(s: Scope) -> Reading | None:
     """A value opening its clause whose RIGHT makes the user the subject of a past form
-    ("X is where you were born")."""
+    ("X is where you were born"), or (version 4 on), after a complement_links word (or a
+    role_links word after any value), of a plan cue within complement_reach words ("X is where
+    you're thinking of moving", "with X as something you've been meaning to try")."""
     c = s.c
-    if s.opens and c.rx["user_complement"].search(s.right):
-        rw = s.right.split()
+    rw = s.right.split()
+    linked = bool(rw) and (
+        (s.opens and rw[0] in c.sets["complement_links"]) or rw[0] in c.sets["role_links"]
+    )
+    if (s.opens or linked) and c.rx["user_complement"].search(s.right):
         for k in range(len(rw) - 1):
-            if rw[k] in c.sets["subject_words"] and rw[k + 1] in c.sets["past_verbs"]:
+            if s.opens and rw[k] in c.sets["subject_words"] and rw[k + 1] in c.sets["past_verbs"]:
                 return s.reading("past", f"'{' '.join(rw[k : k + 3])}'", False, s.role)
+            if linked and c.complement_reach and rw[k] in c.sets["subject_words"]:
+                after = " ".join(rw[k + 1 : k + 1 + c.complement_reach])
+                if m := c.rx["plan"].search(after):
+                    return _plan_outcome(s, m.group(0))
     return None
 
 
@@ -666,7 +688,8 @@ def futurate(c: Cues, left: str) -> str | None:
 
 
 def mention_verb(c: Cues, near: str) -> str | None:
-    """A [frames] mention verb whose direct object is the value ("talked about X")."""
+    """A [frames] mention verb whose direct object is the value ("talked about X"), or (version 4
+    on: [frames] mention_gerund) a gerund with the value its object ("talked about trying X")."""
     words = near.split()
     j = len(words)
     while j > 0 and words[j - 1] in c.sets["determiners"]:
@@ -674,6 +697,23 @@ def mention_verb(c: Cues, near: str) -> str | None:
     for n in (3, 2, 1):
         if j >= n and c.rx["mention"].fullmatch(tail := " ".join(words[j - n : j])):
             return tail
+    if c.mention_gerund and j > 1 and words[j - 1].endswith("ing"):  # version 4 on
+        for n in (3, 2, 1):  # "talked about giving X another go", "mentioned trying X"
+            if j - 1 >= n and c.rx["mention"].fullmatch(tail := " ".join(words[j - 1 - n : j - 1])):
+                return f"{tail} {words[j - 1]}"
+    return None
+
+
+def others_own(c: Cues, right: str) -> str | None:
+    """A description after a form of "be" naming another person's thing ("is your sister's
+    carrier"): the person (version 4 on: [frames] others_possessive)."""
+    ends = c.rx.get("others_possessive")
+    rw = right.split()
+    if ends is None or not rw or rw[0] not in c.sets["be_present"]:
+        return None
+    i = 2 if rw[1:2] and rw[1] in c.sets["other_people_determiners"] else 1
+    if i + 1 < len(rw) and rw[i] in c.sets["other_people"] and ends.fullmatch(rw[i + 1]):
+        return " ".join(rw[1 : i + 2])
     return None
 
 
@@ -763,7 +803,8 @@ def not_completed(c: Cues, beyond: str) -> str | None:
 
 def past_cue(c: Cues, near: str, right: str, opens: bool) -> str | None:
     """A past value: a [frames] past cue before the value (or, for a value that opens its
-    clause, after it), or a past form of a non-change verb governing it."""
+    clause, after it), a past_after cue right after it when NEAR holds a past_verbs form and
+    no change verb (version 4 on), or a past form of a non-change verb governing it."""
     pv = c.sets["past_verbs"]
     nw = near.split()
     if len(nw) == 1 and nw[0] in c.sets["span_openers"] and not right.strip():
@@ -800,6 +841,13 @@ def past_cue(c: Cues, near: str, right: str, opens: bool) -> str | None:
         ):
             return r[j]  # "X was your old app"; "X dropped you", "X stopped serving ..."
     verb, aux = governing_verb(c, near)
+    after = c.rx.get("past_after")  # version 4 on
+    if after and (m := after.search(" ".join(right.split()[:3]))):
+        nw = near.split()
+        if any(w in c.sets["past_verbs"] for w in nw) and not any(
+            w in c.change_past or w in c.change_ing for w in nw
+        ):
+            return m.group(0)  # "had knee surgery at X last year": an event, not a change
     words = near.split()
     if verb:
         j = words.index(verb)

@@ -1,10 +1,11 @@
 """Measure an answer judge on the hand-labelled product-style answers, scored like `amg eval answers`.
 
 Run: .venv/bin/python devsets/answers/measure.py [--judge offline|offline:answer_cues.vN|provider:model]
-     [--base-url URL] [--part dev|heldout|heldout2|dev3|heldout3|both|all] [--answers FILE ...]
-     [--json] [--show-errors] [--workspace DIR] [--record [--tuned-on]]
+     [--base-url URL] [--part dev|heldout|heldout2|dev3|heldout3|heldout4|heldout5|both|all]
+     [--answers FILE ...]
+     [--json] [--show-errors] [--workspace DIR] [--record [--tuned-on PARTS]]
 (--part both: dev and heldout; all: every part; --answers default: answers.jsonl, heldout2.jsonl,
-dev3.jsonl and heldout3.jsonl beside this script)
+dev3.jsonl, heldout3.jsonl, heldout4.jsonl and heldout5.jsonl beside this script)
 (the labelling guideline, the split rule and the figures are in README.md beside this script).
 """
 
@@ -92,7 +93,7 @@ def main() -> int:
         "--part",
         default="dev",
         choices=(*PARTS, "both", "all"),
-        help="dev, dev3: for writing rules; heldout, heldout2, heldout3: for reporting them "
+        help="dev, dev3: for writing rules; heldout and heldout2 to heldout5: for reporting them "
         "(do not tune on them); both: dev and heldout; all: every part",
     )
     ap.add_argument(
@@ -100,8 +101,8 @@ def main() -> int:
         type=Path,
         nargs="+",
         default=list(ANSWER_FILES),
-        help="the labelled answer files (default: answers.jsonl, heldout2.jsonl, dev3.jsonl "
-        "and heldout3.jsonl)",
+        help="the labelled answer files (default: answers.jsonl, heldout2.jsonl, dev3.jsonl, "
+        "heldout3.jsonl, heldout4.jsonl and heldout5.jsonl)",
     )
     ap.add_argument(
         "--workspace",
@@ -123,9 +124,11 @@ def main() -> int:
     )
     ap.add_argument(
         "--tuned-on",
-        action="store_true",
-        help="with --record: the rules were written on dev, heldout, dev3 and heldout3 (their "
-        "errors were read too); reports then call those figures a fit (heldout2 never is)",
+        metavar="PARTS",
+        default="",
+        help="with --record: the parts the rules were written on or whose errors were read "
+        "(comma separated, e.g. dev,heldout,dev3,heldout3,heldout2,heldout4 for version 4); reports call "
+        "those figures a fit",
     )
     ap.add_argument("--json", action="store_true", help="print the whole report as JSON")
     ap.add_argument(
@@ -150,6 +153,9 @@ def main() -> int:
             )
         if args.tuned_on and not args.record:
             raise BadInput("--tuned-on marks recorded figures: use it with --record")
+        unknown = [p for p in args.tuned_on.split(",") if p.strip() and p.strip() not in PARTS]
+        if unknown:
+            raise BadInput(f"--tuned-on: unknown part {unknown[0]!r} (known: {', '.join(PARTS)})")
         if args.record and args.part == "dev":
             raise BadInput("--record stores held-out figures: use --part heldout or --part both")
         if args.concurrency < 1:
@@ -206,8 +212,7 @@ def main() -> int:
     if args.record:
         from agentmemgate.answer_judge.accuracy import from_report, record
 
-        # the parts rule writers read: never heldout2, kept as the clean test
-        tuned = frozenset({"dev", "heldout", "dev3", "heldout3"}) if args.tuned_on else frozenset()
+        tuned = frozenset(p.strip() for p in args.tuned_on.split(",") if p.strip())
         print(f"recorded in {record(from_report(report, tuned))}", file=sys.stderr)
     if ws is not None:
         print(f"workspace (cache and call log): {ws.path}", file=sys.stderr)

@@ -406,7 +406,8 @@ def test_the_script_measures_the_real_set_with_the_offline_rules():
     p = run("--part", "both", "--json")
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
-    assert out["judge"] == "offline" and out["rubric"] == "answer_cues.v3"  # the newest rules
+    newest = get_answer_judge("offline").rubric  # the newest rules
+    assert out["judge"] == "offline" and out["rubric"] == newest
     want = measure(load_answer_set(DEVSET), get_answer_judge("offline"), get_value_judge("offline"))
     assert [x["exact"] for x in out["parts"]] == [x.exact.model_dump() for x in want.parts]
     assert sum(x["n"] for x in out["parts"]) == len(load_answer_set(DEVSET).items)
@@ -491,7 +492,9 @@ def test_reports_quote_the_answer_judges_measured_accuracy(tmp_path):
     assert "fit" not in line  # v1 was written before the set existed
     v2 = accuracy_line("offline", "answer_cues.v2")  # the part written blind to v2, not a fit
     assert "heldout2" in v2 and "/142 = " in v2 and "tuned on these answers too" not in v2
+    v4 = accuracy_line("offline", "answer_cues.v4")  # the newest rules: the set written blind
+    assert "held-out part heldout5" in v4 and "/60 = " in v4 and "fit" not in v4
     unknown = accuracy_line("openai:gpt-x", "answer_assertion.v1")
     assert (
-        "not measured" in unknown and "measure.py --judge openai:gpt-x --part heldout2" in unknown
+        "not measured" in unknown and "measure.py --judge openai:gpt-x --part heldout5" in unknown
     )

@@ -10,13 +10,15 @@ from typer.testing import CliRunner
 
 from agentmemgate.annotate_app import agreement_report, annotator_queue, create_audit
 from agentmemgate.annotate_app.agreement import save_agreement_report
-from agentmemgate.answer_judge import AnswerVerdict
+from agentmemgate.answer_judge import AnswerVerdict, get_answer_judge
 from agentmemgate.cli import app
 from agentmemgate.errors import BadInput
 from agentmemgate.evaluate.audit_source import options_seed, reference_of
 from agentmemgate.workspace import Workspace
 
 from .answer_ws import answers_workspace
+
+NEWEST = get_answer_judge("offline").rubric  # the newest offline answer rules
 
 runner = CliRunner()
 
@@ -46,7 +48,7 @@ def test_one_item_per_judged_answer_with_the_judge_recorded(aws):
     params = json.loads(aws.db.execute("select params from audits where name = 'a'").fetchone()[0])
     assert params["stratify_by"] == "verdict"  # the default stratum of this task
     j = params["reference_judge"]
-    assert (j["spec"], j["answer_rubric"], j["heuristic"]) == ("offline", "answer_cues.v3", True)
+    assert (j["spec"], j["answer_rubric"], j["heuristic"]) == ("offline", NEWEST, True)
     assert params["answers"]["stored"] == n_answers and params["system"] == "mem0"
     arcs = {a.id: a for a in aws.arcs("core")}
     for iid, (payload, strata, _) in items_of(aws, "a").items():
@@ -300,13 +302,13 @@ def test_import_labels_and_the_agreement_report(aws, tmp_path):
     assert round(pa.judge_yes_human_no.ci_low, 3) == 0.046  # Wilson 1/4
     assert v.per_annotator["ana"].plan_asserted.agreement.value == 1.0
     assert (r.plan_asserted_human.k, r.plan_asserted_human.n) == (2, 4)
-    assert r.reference_name.startswith("the answer judge offline (answer_cues.v3; heuristic rules)")
+    assert r.reference_name.startswith(f"the answer judge offline ({NEWEST}; heuristic rules)")
     assert r.labels == ["value_a", "value_b", "both", "neither", "cant_tell"]
 
     res = runner.invoke(app, ["report", "agreement", "aa", "--resamples", "50", "--workspace", w])
     assert res.exit_code == 0, res.output
     md = res.stdout
-    assert "Reference: the answer judge offline (answer_cues.v3; heuristic rules)" in md
+    assert f"Reference: the answer judge offline ({NEWEST}; heuristic rules)" in md
     assert (
         "Judge says plan asserted, human says not (the judge's false plan assertions, which "
         "inflate exposure): 1 of the 4 judge-yes observations a human decided: "

@@ -8,6 +8,7 @@ import sqlite3
 import pytest
 from typer.testing import CliRunner
 
+from agentmemgate.answer_judge import get_answer_judge
 from agentmemgate.cli import app
 from agentmemgate.workspace import Workspace
 
@@ -214,8 +215,9 @@ def test_answers_command(copy, tmp_path):
     r = amg("eval", "answers", good, "--name", "product-x", "--workspace", copy, "--no-progress")
     assert r.exit_code == 0, r.output
     assert f"for {len(arcs)} arcs" in r.output
-    assert "Answer judge offline (answer_cues.v3" in r.output and "held-out part" in r.output
-    assert "answers read by answer_cues.v3" in r.output  # offline: the newest answer rules
+    newest = get_answer_judge("offline").rubric  # offline: the newest answer rules
+    assert f"Answer judge offline ({newest}" in r.output and "held-out part" in r.output
+    assert f"answers read by {newest}" in r.output
     rep = json.loads(
         amg("report", "eval", "--json", "--workspace", copy, "--out", tmp_path / "rep").stdout
     )
