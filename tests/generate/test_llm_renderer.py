@@ -24,7 +24,7 @@ from agentmemgate.cli import app
 from agentmemgate.design import paper_design
 from agentmemgate.errors import MissingApiKey, ModelSpecError
 from agentmemgate.exports import export
-from agentmemgate.generate import RenderFailure, get_renderer, plan_split
+from agentmemgate.generate import RenderFailure, get_renderer, plan_split, register_renderer
 from agentmemgate.generate.llm_checks import asserted_change
 from agentmemgate.generate.llm_prompts import build_prompt, spec_brief
 from agentmemgate.generate.llm_renderer import LlmRenderer
@@ -385,3 +385,22 @@ def test_a_correction_reply_without_the_change_turn_is_refused(ws):
     r.model.enqueue(d)
     out = r.render_one(spec)
     assert isinstance(out, RenderFailure) and "change_turn is null" in out.reason
+
+
+def test_a_registered_factory_gets_the_reference_and_the_renderers_options(ws):
+    from agentmemgate.generate.renderer import RENDERERS
+
+    got = {}
+
+    def factory(ref, **options):
+        got.update(ref=ref, options=options)
+        return get_renderer("offline")
+
+    register_renderer("mine", factory, user_pickable=False)
+    try:
+        get_renderer("mine:m1", workspace=ws, concurrency=2, base_url="http://h/v1", timeout=7)
+    finally:
+        del RENDERERS["mine"]
+    ref = got["ref"]
+    assert (ref.spec, ref.base_url, dict(ref.options)) == ("mine:m1", "http://h/v1", {"timeout": 7})
+    assert got["options"] == {"workspace": ws, "concurrency": 2}
