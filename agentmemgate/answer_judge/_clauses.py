@@ -154,8 +154,22 @@ def sentences(c: Cues, text: str, forms: Forms) -> list[tuple[list[Tok], bool]]:
                 and c.rx["hedges"].search(s)
             ):
                 question = False  # "Probably X?": a hedged statement
+                if cut := _asked_from(c, toks):  # "X, I think - unless Y has happened?"
+                    out += [(toks[:cut], False), (toks[cut:], True)]
+                    continue
         out.append((toks, question))
     return out
+
+
+def _asked_from(c: Cues, toks: list[Tok]) -> int | None:
+    """In a hedged statement ending in "?", where a condition after a break starts ("X, I think
+    - unless Y has happened?"): that part is asked, not stated (version 4 on: [scope]
+    asked_openers)."""
+    openers = c.sets.get("asked_openers")
+    for i in range(1, len(toks)) if openers else ():
+        if toks[i].kind == "w" and toks[i].word in openers and toks[i - 1].kind == "p":
+            return i
+    return None
 
 
 def split_sentences(c: Cues, text: str) -> list[str]:

@@ -88,7 +88,7 @@ class Cues:
         # value's description ("X is where you're thinking of moving")
         self.complement_reach = int(frames.get("complement_reach", 0))
         self.mention_gerund = bool(frames.get("mention_gerund", False))  # version 4 on
-        for k in ("complement_links", "role_links"):  # version 4 on (none in version 3)
+        for k in ("complement_links", "role_links", "relative_links"):  # version 4 on
             self.sets[k] = set(self._words(frames.get(k, [])))
         self.label_line = re.compile(st["label_line"]) if "label_line" in st else None
         dets = sorted(self.sets["noun_determiners"])

@@ -44,6 +44,7 @@ PARTS: tuple[str, ...] = (
     "heldout3",
     "heldout4",
     "heldout5",
+    "heldout6",
 )
 SPLIT_PARTS: tuple[str, ...] = ("dev", "heldout")  # the parts of answers.jsonl, by split_part
 DEVSET = Path(__file__).resolve().parents[2] / "devsets" / "answers" / "answers.jsonl"
@@ -51,8 +52,9 @@ HELDOUT2 = DEVSET.with_name("heldout2.jsonl")
 # The frames version 2 misread (graph relations naming a plan, a change a third party scheduled,
 # a fact marked invalid since a date): held-out 3 written first, dev 3 after it, for version 3.
 DEV3, HELDOUT3 = DEVSET.with_name("dev3.jsonl"), DEVSET.with_name("heldout3.jsonl")
-HELDOUT4, HELDOUT5 = DEVSET.with_name("heldout4.jsonl"), DEVSET.with_name("heldout5.jsonl")
-ANSWER_FILES: tuple[Path, ...] = (DEVSET, HELDOUT2, DEV3, HELDOUT3, HELDOUT4, HELDOUT5)
+# Written later, each blind to every rule and every other set, measured once before being read.
+HELDOUT4, HELDOUT5, HELDOUT6 = (DEVSET.with_name(f"heldout{k}.jsonl") for k in (4, 5, 6))
+ANSWER_FILES: tuple[Path, ...] = (DEVSET, HELDOUT2, DEV3, HELDOUT3, HELDOUT4, HELDOUT5, HELDOUT6)
 
 
 class LabelledValues(BaseModel):
@@ -72,7 +74,9 @@ class AnswerItem(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     id: StrictStr = Field(min_length=1)
-    part: Literal["dev", "heldout", "heldout2", "dev3", "heldout3", "heldout4", "heldout5"]
+    part: Literal[
+        "dev", "heldout", "heldout2", "dev3", "heldout3", "heldout4", "heldout5", "heldout6"
+    ]
     shape: StrictStr = Field(min_length=1)
     field: StrictStr = Field(min_length=1)
     question: StrictStr = Field(min_length=1)

@@ -503,14 +503,20 @@ def plan_signs(s: Scope) -> Reading | None:
 def past_complement(s: Scope) -> Reading | None:
     """A value opening its clause whose RIGHT makes the user the subject of a past form
     ("X is where you were born"), or (version 4 on), after a complement_links word (or a
-    role_links word after any value), of a plan cue within complement_reach words ("X is where
-    you're thinking of moving", "with X as something you've been meaning to try")."""
+    role_links word after any value, or a relative_links word opening the next clause), of a
+    plan cue within complement_reach words ("X is where you're thinking of moving", "with X as
+    something you've been meaning to try", "X, which you said you'd like to try")."""
     c = s.c
     rw = s.right.split()
     linked = bool(rw) and (
         (s.opens and rw[0] in c.sets["complement_links"]) or rw[0] in c.sets["role_links"]
     )
-    if (s.opens or linked) and c.rx["user_complement"].search(s.right):
+    after_value = s.clauses[s.ci + 1] if not rw and s.ci + 1 < len(s.clauses) else None
+    if after_value is not None and not any(t.kind == "v" for t in after_value.toks):
+        nw = after_value.s().split()  # "X, which you said you'd like to try": its description
+        if nw and nw[0] in c.sets["relative_links"]:
+            rw, linked = nw, True
+    if (s.opens or linked) and c.rx["user_complement"].search(" ".join(rw)):
         for k in range(len(rw) - 1):
             if s.opens and rw[k] in c.sets["subject_words"] and rw[k + 1] in c.sets["past_verbs"]:
                 return s.reading("past", f"'{' '.join(rw[k : k + 3])}'", False, s.role)

@@ -1,11 +1,11 @@
 """Measure an answer judge on the hand-labelled product-style answers, scored like `amg eval answers`.
 
 Run: .venv/bin/python devsets/answers/measure.py [--judge offline|offline:answer_cues.vN|provider:model]
-     [--base-url URL] [--part dev|heldout|heldout2|dev3|heldout3|heldout4|heldout5|both|all]
+     [--base-url URL] [--part dev|heldout|heldout2|dev3|heldout3|heldout4..heldout6|both|all]
      [--answers FILE ...]
      [--json] [--show-errors] [--workspace DIR] [--record [--tuned-on PARTS]]
 (--part both: dev and heldout; all: every part; --answers default: answers.jsonl, heldout2.jsonl,
-dev3.jsonl, heldout3.jsonl, heldout4.jsonl and heldout5.jsonl beside this script)
+dev3.jsonl and heldout3.jsonl to heldout6.jsonl beside this script)
 (the labelling guideline, the split rule and the figures are in README.md beside this script).
 """
 
@@ -93,7 +93,7 @@ def main() -> int:
         "--part",
         default="dev",
         choices=(*PARTS, "both", "all"),
-        help="dev, dev3: for writing rules; heldout and heldout2 to heldout5: for reporting them "
+        help="dev, dev3: for writing rules; heldout and heldout2 to heldout6: for reporting them "
         "(do not tune on them); both: dev and heldout; all: every part",
     )
     ap.add_argument(
@@ -102,7 +102,7 @@ def main() -> int:
         nargs="+",
         default=list(ANSWER_FILES),
         help="the labelled answer files (default: answers.jsonl, heldout2.jsonl, dev3.jsonl, "
-        "heldout3.jsonl, heldout4.jsonl and heldout5.jsonl)",
+        "heldout3.jsonl to heldout6.jsonl)",
     )
     ap.add_argument(
         "--workspace",
@@ -127,7 +127,7 @@ def main() -> int:
         metavar="PARTS",
         default="",
         help="with --record: the parts the rules were written on or whose errors were read "
-        "(comma separated, e.g. dev,heldout,dev3,heldout3,heldout2,heldout4 for version 4); reports call "
+        "(comma separated, e.g. dev,heldout,dev3,heldout3,heldout2,heldout4,heldout5 for version 4); reports call "
         "those figures a fit",
     )
     ap.add_argument("--json", action="store_true", help="print the whole report as JSON")

@@ -35,6 +35,9 @@ def ask(judge, answer, values=("Boston", "Seattle"), field="home_city"):
         ("You live in Boston and have mentioned visiting Portland or trying Seattle.", ["Boston"]),
         # a retraction said in other words, after a dash
         ("You live in Seattle \u2014 hold on, that's not right. Seattle is only on your list; you live in Boston.", ["Boston"]),
+        # a hedged statement ending in "?" asks what follows a break; a relative clause of a plan
+        ("Boston, as far as I know - unless the Seattle plan worked out?", ["Boston"]),
+        ("The one that came up is Seattle, which you told me you'd love to try.", []),
         # a "Label: value" line is read as the label's words before the value
         ("**City:** Boston\n**Thinking about:** Seattle", ["Boston"]),
         ("Home: Boston\nConsidering: Seattle", ["Boston"]),
@@ -61,6 +64,8 @@ def test_version_4_reads_the_frames_version_3_read_as_asserted(answer, v4):
         ("Seattle. No wait, I mean Boston.", ["Boston", "Seattle"]),  # not a retraction cue
         ("Your streaming service was cancelled.", []),
         ("**City:** Seattle", ["Seattle"]),  # a label line with a current value
+        ("Seattle, which you've called home since 2019.", ["Seattle"]),  # a relative, no plan
+        ("Seattle, I think?", ["Seattle"]),  # a hedged statement
         ("You toured Seattle and moved there in May.", ["Seattle"]),  # a change made
     ],
 )  # fmt: skip
