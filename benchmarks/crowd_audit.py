@@ -2,10 +2,11 @@
 
 Fifty people (``--people``) arrive over a few minutes (``--arrive-over`` seconds), at most ten
 browsers at once (``--browsers``, one Chromium each), at an open audit with gold and attention
-items mixed in. Each labels their queue with the keyboard as a person would (a number, then
-Enter): careful people give the right label (they read the statement, or the attention item's
-instruction), careless ones (``--careless``) answer "other" to everything and are screened out
-by the attention check.
+items mixed in. Each labels their queue with the keyboard as a person would: reads the item for
+a while (``--read-seconds``; by default from the audit's too-fast mark to three times it, since a
+quicker label is flagged as unread), then a number and Enter. Careful people give the right
+label (they read the statement, or the attention item's instruction), careless ones
+(``--careless``) answer "other" to everything and are screened out by the attention check.
 
 It checks, and exits non-zero if any fails:
 - no label lost, duplicated or misattributed: each person's rows in the workspace are exactly
@@ -20,7 +21,7 @@ It reports seconds per label (from pressing Enter to the next item, or the end p
 median and p95) and the time assignment adds (choosing and storing the next item, as the server
 timed it; p50 and p95), with the cores and the load average seen. Needs Debian's chromium.
 
-    .venv/bin/python benchmarks/crowd_audit.py [--people 50] [--browsers 10]
+    .venv/bin/python benchmarks/crowd_audit.py [--people 50] [--browsers 10] [--read-seconds 2-6]
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -41,6 +43,8 @@ import time
 import urllib.request
 from collections import Counter, defaultdict
 from pathlib import Path
+
+from agentmemgate.annotate_app.agreement import FAST_SECONDS
 
 CHROMIUM = "/usr/bin/chromium"
 CHOICES = ["speculation", "completed_event", "explicit_correction", "other", "cant_tell"]
@@ -68,6 +72,10 @@ STATE_JS = """() => {
   if (h && document.querySelector(".st-key-amg-target")) return h;
   return "";
 }"""
+CHANGED_JS = f"""last => {{
+  const state = ({STATE_JS})();
+  return state === "end" || (state !== "" && state !== last);
+}}"""
 NOTE_JS = """() => {
   const n = document.getElementById("amg-key-note");
   const note = (n && !n.hidden) ? n.textContent : "";
@@ -140,7 +148,9 @@ def answer(text: str, truth: dict[str, str], careful: bool) -> str:
     return truth[text]
 
 
-async def person(browser, i: int, url: str, truth: dict, careful: bool, out: dict) -> None:
+async def person(browser, i: int, url: str, truth: dict, careful: bool, out: dict, args) -> None:
+    from playwright.async_api import TimeoutError as PlaywrightTimeout
+
     ctx = await browser.new_context()
     page = await ctx.new_page()
     frames: list[bytes] = []
@@ -166,20 +176,28 @@ async def person(browser, i: int, url: str, truth: dict, careful: bool, out: dic
         if state == "end" or (state and state != last):
             break
         await asyncio.sleep(0.05)
+    rng = random.Random(i)
     while state and state != "end":
         target = await page.locator(".st-key-amg-target").inner_text()
         text = [line for line in target.splitlines() if line.strip()][-1].strip()
         label = answer(text, truth, careful)
         me["shapes"].append((text, await page.evaluate(SHAPE_JS)))
+        low, high = args.read_seconds if careful else (x / 4 for x in args.read_seconds)
+        if high > 0:  # reading the item before choosing, as a person does
+            await asyncio.sleep(rng.uniform(low, high))
         await page.keyboard.press(str(CHOICES.index(label) + 1))
         await page.keyboard.press("Enter")
         started, last = time.perf_counter(), state
         pressed = started
         me["labels"].append((text, label))
         while True:
-            state = await page.evaluate(STATE_JS)
-            if state == "end" or (state and state != last):
-                break
+            try:  # the page is watched in the browser (every 50 ms), not polled from here
+                await page.wait_for_function(CHANGED_JS, arg=last, polling=50, timeout=1000)
+                state = await page.evaluate(STATE_JS)
+                if state == "end" or (state and state != last):
+                    break
+            except PlaywrightTimeout:
+                pass
             note = await page.evaluate(NOTE_JS)
             if ("again" in note or "press" in note.lower()) and time.perf_counter() - pressed > 5:
                 # the page asks for the key again: a person reads it and presses again (once
@@ -191,7 +209,6 @@ async def person(browser, i: int, url: str, truth: dict, careful: bool, out: dic
             if time.perf_counter() - started > 120:
                 body = " ".join((await page.inner_text("body")).split())[:400]
                 raise SystemExit(f"{me['pid']}: no next page within 120 s after {last!r}: {body}")
-            await asyncio.sleep(0.02)
         me["secs"].append(time.perf_counter() - started)
     body = await page.inner_text("body")
     code = re.search(r"Your code: (\S+)", body)
@@ -211,23 +228,30 @@ async def crowd(urls: list[str], truth: dict, args, careless: set[int]) -> dict:
         queue.put_nowait(i)
     t0 = time.monotonic()
 
-    async def worker(pw) -> None:
-        browser = await pw.chromium.launch(
+    async def launch(pw):
+        return await pw.chromium.launch(
             executable_path=CHROMIUM,
             args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
         )
+
+    async def worker(pw, shared) -> None:
+        browser = shared or await launch(pw)
         try:
             while not queue.empty():
                 i = queue.get_nowait()
                 wait = t0 + i * args.arrive_over / len(urls) - time.monotonic()
                 if wait > 0:
                     await asyncio.sleep(wait)
-                await person(browser, i, urls[i], truth, i not in careless, out)
+                await person(browser, i, urls[i], truth, i not in careless, out, args)
         finally:
-            await browser.close()
+            if not shared:
+                await browser.close()
 
     async with async_playwright() as pw:
-        await asyncio.gather(*(worker(pw) for _ in range(args.browsers)))
+        shared = await launch(pw) if args.one_chromium else None
+        await asyncio.gather(*(worker(pw, shared) for _ in range(args.browsers)))
+        if shared:
+            await shared.close()
     return out
 
 
@@ -364,6 +388,17 @@ def library_run(ws_path: Path, urls: list[str], truth: dict, careless: set[int],
     return secs
 
 
+def _span(text: str) -> tuple[float, float]:
+    low, _, high = text.partition("-")
+    try:
+        a, b = float(low), float(high or low)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not LOW-HIGH seconds: {text!r}") from None
+    if not 0 <= a <= b:
+        raise argparse.ArgumentTypeError(f"not 0 <= LOW <= HIGH: {text!r}")
+    return a, b
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--people", type=int, default=50)
@@ -373,6 +408,21 @@ def main() -> None:
     ap.add_argument("--overlap", type=int, default=3)
     ap.add_argument("--per-person", type=int, default=10)
     ap.add_argument("--arrive-over", type=float, default=120.0, help="seconds")
+    ap.add_argument(
+        "--read-seconds",
+        type=_span,
+        default=(FAST_SECONDS, 3 * FAST_SECONDS),
+        metavar="LOW-HIGH",
+        help="how long a careful person reads an item before the keys, drawn uniformly (default: "
+        "from the audit's too-fast mark to three times it); careless people take a quarter. "
+        "0-0: keys as fast as the page allows (a stress test, no person labels so fast)",
+    )
+    ap.add_argument(
+        "--one-chromium",
+        action="store_true",
+        help="one Chromium whose --browsers contexts (separate sessions and renderer processes) "
+        "are the people at once, instead of a Chromium each: less of the rig's own load",
+    )
     ap.add_argument("--keep", help="keep the workspace in this folder")
     ap.add_argument(
         "--library",
