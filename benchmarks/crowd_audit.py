@@ -167,6 +167,8 @@ async def person(browser, i: int, url: str, truth: dict, careful: bool, out: dic
         "shapes": [],
         "secs": [],
         "again": [],
+        "at": [],  # when each label's Enter was pressed
+        "arrived": time.perf_counter(),
     }
     await page.goto(url)
     state, last = "", ""
@@ -210,6 +212,7 @@ async def person(browser, i: int, url: str, truth: dict, careful: bool, out: dic
                 body = " ".join((await page.inner_text("body")).split())[:400]
                 raise SystemExit(f"{me['pid']}: no next page within 120 s after {last!r}: {body}")
         me["secs"].append(time.perf_counter() - started)
+        me["at"].append(started)
     body = await page.inner_text("body")
     code = re.search(r"Your code: (\S+)", body)
     me["shown_code"] = code[1] if code else None
@@ -547,6 +550,25 @@ def main() -> None:
         f"seconds per label: median {statistics.median(secs):.2f}, p95 {pct(secs, 0.95):.2f}, "
         f"max {max(secs):.2f} (n={len(secs)}; goal p95 < 1 s)"
     )
+    arrivals = [me["arrived"] for me in people.values()]
+    near = [
+        s
+        for me in people.values()
+        for s, at in zip(me["secs"], me["at"])
+        if any(at - 3 <= a <= at + s for a in arrivals)
+    ]
+    calm = [
+        s
+        for me in people.values()
+        for s, at in zip(me["secs"], me["at"])
+        if not any(at - 3 <= a <= at + s for a in arrivals)
+    ]
+    for what, xs in (("with someone arriving then", near), ("with no one arriving", calm)):
+        if xs:
+            print(
+                f"  ... {what} (from 3 s before the key to the next item): median "
+                f"{statistics.median(xs):.2f}, p95 {pct(xs, 0.95):.2f} (n={len(xs)})"
+            )
     if assign:
         print(
             f"assignment: p50 {pct(assign, 0.5):.1f} ms, p95 {pct(assign, 0.95):.1f} ms, "
