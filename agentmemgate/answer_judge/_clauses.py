@@ -236,6 +236,9 @@ def clauses(c: Cues, toks: list[Tok], k: int, question: bool) -> list[Clause]:
             continue
         if t.kind == "w" and cur and t.word in c.sets["break_words"]:
             flush()
+        elif t.kind == "v" and _embedded_subject(c, cur, toks[i + 1 : i + 3]):
+            # "decided X wasn't worth it": the value is the subject of a negated clause
+            flush()
         elif (
             t.kind == "w"
             and len(cur) >= 3
@@ -258,3 +261,18 @@ def clauses(c: Cues, toks: list[Tok], k: int, question: bool) -> list[Clause]:
         cur.append(t)
     flush()
     return out
+
+
+def _embedded_subject(c: Cues, cur: list[Tok], after: list[Tok]) -> bool:
+    """A value after a [scope] embedding_verbs verb (determiners between) and before a form of
+    "be", "have" or an auxiliary with a negation ("decided X wasn't worth it"; version 5 on)."""
+    if not c.sets["embedding_verbs"] or len(after) < 2:
+        return False
+    if after[0].word not in c.sets["be_present"] | c.sets["aux_past"] | c.sets["have"]:
+        return False
+    if not c.rx["negation"].fullmatch(after[1].word):
+        return False
+    words = [t.word for t in cur if t.kind == "w"]
+    while words and words[-1] in c.sets["noun_determiners"]:
+        words.pop()
+    return bool(words) and words[-1] in c.sets["embedding_verbs"]

@@ -92,7 +92,10 @@ def _anaphors(c: Cues, all_clauses: list[list[Clause]], k: int, readings: list[R
         words = [t.word for t in cl.toks]
         s = " ".join(words)
         if any(w in c.sets["both"] for w in words) and not any(x in s for x in c.not_both):
-            if not (c.rx["plan"].search(s) or c.rx["negation"].search(s) or c.rx["past"].search(s)):
+            blockers = ("plan", "negation", "past") + (
+                ("mention", "mentioned_after", "no_answer") if c.both_needs_statement else ()
+            )
+            if not any(c.rx[k].search(s) for k in blockers):
                 for p in pool:
                     for r in p.readings:
                         if not r.asserted:
@@ -103,7 +106,7 @@ def _anaphors(c: Cues, all_clauses: list[list[Clause]], k: int, readings: list[R
                             )
             continue
         idx = [i for i, w in enumerate(words) if w in c.sets["anaphors"] and i > 0]
-        if not idx:
+        if not idx or (c.anaphor_needs_user and not _users_act(c, words[: idx[0]])):
             continue
         prior = [r for p in pool[: pool.index(home) + (home is not cl)] for r in p.readings]
         if not prior:
@@ -131,3 +134,18 @@ def _anaphors(c: Cues, all_clauses: list[list[Clause]], k: int, readings: list[R
                     10**6,
                 )
             )
+
+
+def _users_act(c: Cues, before: list[str]) -> bool:
+    """Whether the anaphor is the object of the user's act: the words before it open with a
+    subject word or a verb ("and now use it"), not with a noun phrase or another person ("the
+    landlord rented it"), and it is not itself the subject ("and it's unclear which")."""
+    skip = c.sets["coordinators"] | c.sets["break_words"] | c.sets["adverbs"]
+    words = [w for w in before if w.isalnum() or w.startswith("'")]
+    while words and words[0] in skip:
+        words.pop(0)
+    if not words:  # the anaphor is the clause's subject ("and it's unclear which")
+        return False
+    if words[0] in c.sets["subject_words"]:
+        return True
+    return words[0] not in c.sets["determiners"] and words[0] not in c.sets["other_people"]

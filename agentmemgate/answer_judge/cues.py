@@ -88,6 +88,10 @@ class Cues:
         # value's description ("X is where you're thinking of moving")
         self.complement_reach = int(frames.get("complement_reach", 0))
         self.mention_gerund = bool(frames.get("mention_gerund", False))  # version 4 on
+        # version 5 on: "both" only in a stated clause; anaphors only in the user's own acts
+        self.both_needs_statement = bool(frames.get("both_needs_statement", False))
+        self.anaphor_needs_user = bool(frames.get("anaphor_needs_user", False))
+        self.sets.setdefault("embedding_verbs", set())  # version 5 on ([scope])
         for k in ("complement_links", "role_links", "relative_links"):  # version 4 on
             self.sets[k] = set(self._words(frames.get(k, [])))
         self.label_line = re.compile(st["label_line"]) if "label_line" in st else None
