@@ -1,6 +1,6 @@
 """What the offline miner is measured to get right, on hand-labelled conversations it was not tuned on.
 
-``devsets/hedges/measure.py --set heldout2 --save`` stores the figures of the packaged cue lexicon,
+``devsets/hedges/measure.py --set unseen --save`` stores the figures of the packaged cue lexicon,
 stage-2 rules and (when one decides) stage-2 scorer in ``miner_accuracy.json`` (k and n of each
 proportion, per corpus, keyed by the files' versions and hashes); ``amg mine hedges`` states them in
 its summary, with their Wilson intervals and the data they were measured on. A file the figures
@@ -67,7 +67,7 @@ def save(entry: dict, path: Path = ACCURACY_FILE) -> None:
         "what": "the offline miner on hand-labelled held-out conversations, per corpus: "
         "stage-1 recall of speculation turns, share of turns flagged, precision of the kept "
         "hedges (speculation turns among them) and end-to-end recall (speculation turns kept)",
-        "measured_by": "devsets/hedges/measure.py --set heldout2 --save",
+        "measured_by": "devsets/hedges/measure.py --set unseen --save",
         "entries": sorted([*entries, entry], key=_key),
     }
     write_text_atomic(path, json.dumps(data, indent=2) + "\n")

@@ -119,6 +119,20 @@ def load_devset(folder: str | Path, locomo: str | Path, longmemeval: str | Path)
     return out
 
 
+def load_devsets(folders: list[Path], locomo: str | Path, longmemeval: str | Path) -> DevSet:
+    """Several labelled folders read as one set (held-out sets pooled for tighter intervals)."""
+    sets = [load_devset(f, locomo, longmemeval) for f in folders]
+    out = DevSet(folder=Path(folders[0]))
+    for d in sets:
+        out.turns += d.turns
+        for part, convs in d.conversations.items():
+            out.conversations.setdefault(part, []).extend(convs)
+        for part, sha in d.sha256.items():
+            if sha and not out.sha256.get(part):
+                out.sha256[part] = sha
+    return out
+
+
 def _declared(path: Path, prefix: str) -> list[str]:
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.startswith(prefix):

@@ -1,6 +1,6 @@
 """Measure the hedge miner on a hand-labelled set: each stage, and the miner end to end.
 
-Run: .venv/bin/python devsets/hedges/measure.py [--set dev|heldout|heldout2] [--cues N] [--rules N]
+Run: .venv/bin/python devsets/hedges/measure.py [--set dev|heldout|heldout2|heldout3|unseen] [--cues N] [--rules N]
 [--scorer N|none] [--json] [--show-misses] [--save]   (the labelling guideline and the figures are
 in README.md beside this script). Every proportion is printed as k/n with its 95% Wilson interval.
 """
@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from agentmemgate.corpora._rules import load_rules
-from agentmemgate.corpora.devset import DevReport, DevSet, load_devset, measure, share_passed
+from agentmemgate.corpora.devset import DevReport, DevSet, load_devsets, measure, share_passed
 from agentmemgate.corpora.home import require_file
 from agentmemgate.corpora.prefilter import load_lexicon
 from agentmemgate.errors import AmgError, BadInput
@@ -24,8 +24,13 @@ SETS = {
     "dev": "the tuning set",
     "heldout": "labelled after v2 was first frozen; v2's last changes read its misses",
     "heldout2": "labelled before v3 was written; never used for tuning",
+    "heldout3": "LoCoMo conv-42 and conv-44, labelled blind to every rule; never used for tuning",
+    "unseen": "heldout2 and heldout3 pooled: every labelled conversation never used for tuning",
 }
-SAVED_SET = "heldout2"
+FOLDERS = {name: [HERE if name == "dev" else HERE / name] for name in SETS} | {
+    "unseen": [HERE / "heldout2", HERE / "heldout3"]
+}
+SAVED_SET = "unseen"
 
 
 def describe(dev: DevSet, part: str) -> str:
@@ -145,9 +150,7 @@ def main() -> int:
         args.longmemeval = args.longmemeval or require_file(
             "longmemeval", "longmemeval_oracle_subset.json", checkout=True
         )
-        dev = load_devset(
-            HERE if args.set == "dev" else HERE / args.set, args.locomo, args.longmemeval
-        )
+        dev = load_devsets(FOLDERS[args.set], args.locomo, args.longmemeval)
         lex = load_lexicon(path=str(args.lexicon)) if args.lexicon else load_lexicon(args.cues)
         rules = load_rules(path=str(args.rules_file)) if args.rules_file else load_rules(args.rules)
         report = measure(dev, lex, rules, _scorer(args.scorer))
@@ -180,6 +183,8 @@ def main() -> int:
             "train.py prints the cross-validated ones)"
         )
     for p in report.parts:
+        if not any(t.part == p.part for t in dev.turns):
+            continue  # a set with no turns of this corpus
         print(f"\n{describe(dev, p.part)}, {p.borderline} borderline")
         print("  end to end (prefilter + offline stage 2):")
         print(f"    precision: kept that are spec       {p.precision.fmt()}")

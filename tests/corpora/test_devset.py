@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentmemgate.corpora.devset import load_devset, measure, share_passed
+from agentmemgate.corpora.devset import load_devset, load_devsets, measure, share_passed
 from agentmemgate.errors import BadInput
 
 from .paths import REAL_LOCOMO, REAL_LONGMEMEVAL, needs_real_corpora
@@ -81,18 +81,26 @@ def test_a_label_for_a_turn_the_corpus_lacks_is_named(tmp_path):
 
 
 @needs_real_corpora
-def test_second_held_out_set_loads_and_the_stored_figures_are_its_measurement():
-    """What `amg mine hedges` states is what measuring the held-out set gives, figure for figure."""
+def test_held_out_sets_pool_and_the_stored_figures_are_their_measurement():
+    """What `amg mine hedges` states is what measuring the pooled held-out sets gives, figure for
+    figure; pooling adds up the sets' turns."""
     from agentmemgate.corpora._rules import load_rules
     from agentmemgate.corpora.accuracy import measured
     from agentmemgate.corpora.prefilter import load_lexicon
 
-    held = load_devset(DEVSET / "heldout2", REAL_LOCOMO, REAL_LONGMEMEVAL)
+    folders = [DEVSET / "heldout2", DEVSET / "heldout3"]
+    alone = [load_devset(f, REAL_LOCOMO, REAL_LONGMEMEVAL) for f in folders]
+    held = load_devsets(folders, REAL_LOCOMO, REAL_LONGMEMEVAL)
     parts = {p.part: p for p in measure(held).parts}
-    assert (parts["locomo"].turns, parts["locomo"].spec) == (1190, 42)
-    assert (parts["longmemeval"].turns, parts["longmemeval"].spec) == (110, 12)
+    for part in ("locomo", "longmemeval"):
+        turns = [t for d in alone for t in d.turns if t.part == part]
+        assert parts[part].turns == len(turns)
+        assert parts[part].spec == sum(t.label == "spec" for t in turns)
+    assert {t.conversation_id for t in held.turns if t.part == "locomo"} == {
+        "conv-42", "conv-44", "conv-48", "conv-49"
+    }  # fmt: skip
     stored = measured(load_lexicon(), load_rules())
-    assert stored is not None, "re-run devsets/hedges/measure.py --set heldout2 --save"
+    assert stored is not None, "re-run devsets/hedges/measure.py --set unseen --save"
     for name, p in parts.items():
         figures = {
             "prefilter_recall": p.recall_spec,
@@ -106,7 +114,7 @@ def test_second_held_out_set_loads_and_the_stored_figures_are_its_measurement():
 
 @needs_real_corpora
 def test_the_scorer_s_stored_held_out_figures_are_its_measurement():
-    """`amg mine hedges --miner offline-scorer` states what measuring heldout2 with the packaged
+    """`amg mine hedges --miner offline-scorer` states what measuring the pooled held-out sets with the packaged
     scorer gives; its cross-validated dev figures count every dev speculation turn."""
     from agentmemgate.corpora._rules import load_rules
     from agentmemgate.corpora.accuracy import measured
@@ -114,9 +122,9 @@ def test_the_scorer_s_stored_held_out_figures_are_its_measurement():
     from agentmemgate.corpora.scorer import load_scorer
 
     scorer = load_scorer()
-    held = load_devset(DEVSET / "heldout2", REAL_LOCOMO, REAL_LONGMEMEVAL)
+    held = load_devsets([DEVSET / "heldout2", DEVSET / "heldout3"], REAL_LOCOMO, REAL_LONGMEMEVAL)
     stored = measured(load_lexicon(), load_rules(), scorer=scorer)
-    assert stored is not None, "re-run devsets/hedges/measure.py --set heldout2 --scorer 1 --save"
+    assert stored is not None, "re-run devsets/hedges/measure.py --set unseen --scorer 1 --save"
     for p in measure(held, scorer=scorer).parts:
         got = {"precision": p.precision, "recall": p.recall, "named": p.named}
         assert {k: stored["parts"][p.part][k] for k in got} == {

@@ -45,7 +45,7 @@ def test_prefilter_none_sends_every_turn_to_stage_2(ws):
 def test_summary_states_the_measured_held_out_precision_and_recall(ws):
     """The offline miner's figures come from the stored held-out measurement (never retyped)."""
     entry = measured(load_lexicon(), load_rules())
-    assert entry is not None, "re-run devsets/hedges/measure.py --set heldout2 --save"
+    assert entry is not None, "re-run devsets/hedges/measure.py --set unseen --save"
     part = entry["parts"]["longmemeval"]
     s = mine_hedges(ws, LONGMEMEVAL)
     lines = "\n".join(s.lines())

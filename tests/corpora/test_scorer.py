@@ -120,7 +120,7 @@ def test_mining_with_the_scorer_is_its_own_miner_with_its_own_figures(ws, tmp_pa
     from agentmemgate.corpora.prefilter import load_lexicon
 
     entry = measured(load_lexicon(), load_rules(), scorer=scorer)
-    assert entry is not None, "re-run devsets/hedges/measure.py --set heldout2 --scorer 1 --save"
+    assert entry is not None, "re-run devsets/hedges/measure.py --set unseen --scorer 1 --save"
     p = entry["parts"]["locomo"]["precision"]
     assert f"(precision): {p['k']}/{p['n']} =" in "\n".join(s.lines())
 
