@@ -1,0 +1,55 @@
+"""The overview page's counts agree with ``amg report validation`` and the build on a fresh
+offline build (where every stored verdict is a current one)."""
+
+from __future__ import annotations
+
+from agentmemgate.validate import validation_report
+from agentmemgate.view.data import Reader
+from agentmemgate.view.overview import checks_rows, design_rows, recovery_matrices
+from agentmemgate.workspace import Workspace
+
+from ._apptest import run, shown
+from .conftest import copy_workspace
+
+
+def test_overview_counts_match_the_validation_report_and_the_build(
+    monkeypatch, small_build, tmp_path
+):
+    root, _ = small_build
+    path = copy_workspace(root / "ws", tmp_path / "ws")
+    ws = Workspace(path, create=False)
+    splits = [s for (s,) in ws.db.execute("select distinct split from arcs").fetchall()]
+    report = validation_report(ws, splits)
+    arcs = dict(ws.db.execute("select split, count(*) from arcs group by split").fetchall())
+    passing = dict(
+        ws.db.execute(
+            "select s.split, count(*) from specs s join arcs a on a.id = s.id where not exists "
+            "(select 1 from checks c where c.arc_id = s.id and c.passed = 0) group by 1"
+        ).fetchall()
+    )
+    ws.db.conn.close()
+    block = report.by_judge[report.primary_judge]
+
+    r = Reader(path)
+    _, split_rows, _ = design_rows(r)
+    assert {s["split"]: s["rendered"] for s in split_rows if s["rendered"]} == arcs
+    assert {c["split"]: c["arcs passing every check"] for c in checks_rows(r)} == {
+        s: f"{passing.get(s, 0)}/{n}" for s, n in arcs.items()
+    }
+    matrices = {
+        m["factor"]: (m["recovered"], m["judged"])
+        for m in recovery_matrices(r)
+        if m["judge"] == report.primary_judge
+    }
+    assert matrices == {f: (p.k, p.n) for f, p in block.recovery.by_factor.items()}
+    realism = {
+        x["criterion"]: (x["passed"], x["passed"] + x["failed"] + x["errors"])
+        for x in r.realism()
+        if x["judge"] == report.primary_judge
+    }
+    assert realism == {c: (p.k, p.n) for c, p in block.realism.items()}
+    r.close()
+
+    page = shown(run(monkeypatch, path, "overview"))
+    for k, n in matrices.values():
+        assert f"{k} of {n} arcs recovered" in page
