@@ -12,6 +12,14 @@ import streamlit as st
 from . import _ui
 from .data import Reader
 
+# Said above both verdict sections: they count every stored verdict, also those of an arc since
+# rebuilt or replaced, so after a rebuild they can exceed the report's counts.
+STORED = (
+    "Counts every stored verdict, also those of arcs since rebuilt or replaced; "
+    "`amg report validation` counts the current verdicts of the arcs now in the workspace, "
+    "with their intervals."
+)
+
 
 def design_rows(r: Reader) -> tuple[dict | None, list[dict], list[dict]]:
     """(design summary, one row per split, one row per cell) with planned and stored counts."""
@@ -199,10 +207,7 @@ def render() -> None:
     if not realism:
         _ui.empty("No realism verdicts yet.", f"amg validate --checks realism --workspace {ws}")
     else:
-        st.caption(
-            "Every stored verdict; `amg report validation` gives the current ones with "
-            "their intervals."
-        )
+        st.caption(STORED)
         _ui.table(realism)
         if any(x["failed"] or x["errors"] for x in realism):
             _ui.link("arcs", "Arcs a realism judge did not pass", verdict_failed=True)
@@ -213,9 +218,11 @@ def render() -> None:
         _ui.empty(
             "No blind-recovery verdicts yet.", f"amg validate --checks recovery --workspace {ws}"
         )
+    else:
+        st.caption(STORED)
     for m in matrices:
         st.subheader(f"{_ui.md(m['factor'])} · judge {_ui.md(m['judge'])}")
-        st.text(f"{m['recovered']} of {m['judged']} arcs recovered")
+        st.text(f"{m['recovered']} of {m['judged']} stored verdicts named the intended level")
         _heatmap(m)
         if m["recovered"] < m["judged"]:
             _ui.link("arcs", "Arcs recovered wrongly", factor=m["factor"], recovery_error=True)

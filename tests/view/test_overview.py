@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from agentmemgate.validate import validation_report
 from agentmemgate.view.data import Reader
-from agentmemgate.view.overview import checks_rows, design_rows, recovery_matrices
+from agentmemgate.view.overview import STORED, checks_rows, design_rows, recovery_matrices
 from agentmemgate.workspace import Workspace
 
 from ._apptest import run, shown
@@ -52,4 +52,33 @@ def test_overview_counts_match_the_validation_report_and_the_build(
 
     page = shown(run(monkeypatch, path, "overview"))
     for k, n in matrices.values():
-        assert f"{k} of {n} arcs recovered" in page
+        assert f"{k} of {n} stored verdicts named the intended level" in page
+
+
+def test_after_a_rebuild_the_overview_says_it_counts_stored_verdicts(
+    monkeypatch, small_build, tmp_path
+):
+    """A split rebuilt with another seed replaces its arcs; the old arcs' verdicts stay stored.
+    The report counts the current ones, the overview every stored one, and says so."""
+    from agentmemgate.pipeline import build
+
+    root, _ = small_build
+    path = copy_workspace(root / "ws", tmp_path / "ws")
+    build(path, tmp_path / "out", split="core", seed=1, n_per_cell=2, show_progress=False)
+    ws = Workspace(path, create=False)
+    splits = [s for (s,) in ws.db.execute("select distinct split from arcs").fetchall()]
+    report = validation_report(ws, splits)
+    ws.db.conn.close()
+    reported = report.by_judge[report.primary_judge].recovery.by_factor
+
+    r = Reader(path)
+    stored = {m["factor"]: (m["recovered"], m["judged"]) for m in recovery_matrices(r)}
+    r.close()
+    assert stored["outcome"][1] > reported["outcome"].n  # the replaced arcs' verdicts
+
+    at = run(monkeypatch, path, "overview")
+    page = shown(at)
+    k, n = stored["outcome"]
+    assert f"{k} of {n} stored verdicts named the intended level" in page
+    assert f"{k} of {n} arcs recovered" not in page
+    assert [c.value for c in at.caption].count(STORED) == 2  # realism and recovery
