@@ -1,9 +1,10 @@
 """Overview: the design's cells and counts, structural checks per split, realism verdicts,
 blind-recovery confusion matrices, and what the model calls cost.
 
-Realism and recovery are counts of the stored verdicts, one SQL query each: ``amg report
-validation``'s statistics (current verdicts only, with intervals) take seconds on a big workspace,
-and this is the page a browser opens first."""
+Realism and recovery count the stored verdicts of the arcs now in the workspace (as ``amg report
+validation`` does; a replaced arc's verdicts stay stored), one SQL query each: the report's
+statistics with intervals take seconds on a big workspace, and this is the page a browser opens
+first."""
 
 from __future__ import annotations
 
@@ -12,12 +13,10 @@ import streamlit as st
 from . import _ui
 from .data import Reader
 
-# Said above both verdict sections: they count every stored verdict, also those of an arc since
-# rebuilt or replaced, so after a rebuild they can exceed the report's counts.
-STORED = (
-    "Counts every stored verdict, also those of arcs since rebuilt or replaced; "
-    "`amg report validation` counts the current verdicts of the arcs now in the workspace, "
-    "with their intervals."
+# Said above both verdict sections.
+CURRENT = (
+    "The verdicts of the arcs now in the workspace (a rebuilt split's old arcs are left out); "
+    "`amg report validation` gives them with their intervals."
 )
 
 
@@ -207,7 +206,7 @@ def render() -> None:
     if not realism:
         _ui.empty("No realism verdicts yet.", f"amg validate --checks realism --workspace {ws}")
     else:
-        st.caption(STORED)
+        st.caption(CURRENT)
         _ui.table(realism)
         if any(x["failed"] or x["errors"] for x in realism):
             _ui.link("arcs", "Arcs a realism judge did not pass", verdict_failed=True)
@@ -219,10 +218,10 @@ def render() -> None:
             "No blind-recovery verdicts yet.", f"amg validate --checks recovery --workspace {ws}"
         )
     else:
-        st.caption(STORED)
+        st.caption(CURRENT)
     for m in matrices:
         st.subheader(f"{_ui.md(m['factor'])} · judge {_ui.md(m['judge'])}")
-        st.text(f"{m['recovered']} of {m['judged']} stored verdicts named the intended level")
+        st.text(f"{m['recovered']} of {m['judged']} arcs recovered")
         _heatmap(m)
         if m["recovered"] < m["judged"]:
             _ui.link("arcs", "Arcs recovered wrongly", factor=m["factor"], recovery_error=True)
