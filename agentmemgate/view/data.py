@@ -242,21 +242,25 @@ class Reader:
         return sorted(out.values(), key=lambda r: (order.get(r["split"], len(order)), r["split"]))
 
     def realism(self) -> list[dict]:
+        """Realism verdicts of the arcs now in the workspace (a replaced arc's stay stored)."""
         if "judge_verdicts" not in self.tables:
             return []
         return self.dicts(
             "select judge, criterion, sum(status = 'ok' and verdict = 'pass') as passed, "
             "sum(status = 'ok' and verdict <> 'pass') as failed, sum(status <> 'ok') as errors "
-            "from judge_verdicts where task = 'realism' group by 1, 2 order by 1, 2"
+            "from judge_verdicts where task = 'realism' and item_id in (select id from arcs) "
+            "group by 1, 2 order by 1, 2"
         )
 
     def recovery(self) -> list[dict]:
-        """Blind level recovery: (judge, split, factor, intended, verdict) -> arcs."""
+        """Blind level recovery of the arcs now in the workspace: (judge, split, factor, intended,
+        verdict) -> arcs."""
         if "judge_verdicts" not in self.tables:
             return []
         return self.dicts(
             "select judge, split, factor, intended, verdict, count(*) as arcs from judge_verdicts "
-            "where task = 'recovery' and status = 'ok' group by 1, 2, 3, 4, 5 order by 1, 2, 3"
+            "where task = 'recovery' and status = 'ok' and item_id in (select id from arcs) "
+            "group by 1, 2, 3, 4, 5 order by 1, 2, 3"
         )
 
     # -- the call log ----------------------------------------------------------------------------

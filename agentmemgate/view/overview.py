@@ -1,9 +1,10 @@
 """Overview: the design's cells and counts, structural checks per split, realism verdicts,
 blind-recovery confusion matrices, and what the model calls cost.
 
-Realism and recovery are counts of the stored verdicts, one SQL query each: ``amg report
-validation``'s statistics (current verdicts only, with intervals) take seconds on a big workspace,
-and this is the page a browser opens first."""
+Realism and recovery count the stored verdicts of the arcs now in the workspace (as ``amg report
+validation`` does; a replaced arc's verdicts stay stored), one SQL query each: the report's
+statistics with intervals take seconds on a big workspace, and this is the page a browser opens
+first."""
 
 from __future__ import annotations
 
@@ -11,6 +12,12 @@ import streamlit as st
 
 from . import _ui
 from .data import Reader
+
+# Said above both verdict sections.
+CURRENT = (
+    "The verdicts of the arcs now in the workspace (a rebuilt split's old arcs are left out); "
+    "`amg report validation` gives them with their intervals."
+)
 
 
 def design_rows(r: Reader) -> tuple[dict | None, list[dict], list[dict]]:
@@ -199,10 +206,7 @@ def render() -> None:
     if not realism:
         _ui.empty("No realism verdicts yet.", f"amg validate --checks realism --workspace {ws}")
     else:
-        st.caption(
-            "Every stored verdict; `amg report validation` gives the current ones with "
-            "their intervals."
-        )
+        st.caption(CURRENT)
         _ui.table(realism)
         if any(x["failed"] or x["errors"] for x in realism):
             _ui.link("arcs", "Arcs a realism judge did not pass", verdict_failed=True)
@@ -213,6 +217,8 @@ def render() -> None:
         _ui.empty(
             "No blind-recovery verdicts yet.", f"amg validate --checks recovery --workspace {ws}"
         )
+    else:
+        st.caption(CURRENT)
     for m in matrices:
         st.subheader(f"{_ui.md(m['factor'])} · judge {_ui.md(m['judge'])}")
         st.text(f"{m['recovered']} of {m['judged']} arcs recovered")
