@@ -245,13 +245,22 @@ class ToStatements(BaseModel):
     set: str
     updated: int
     skipped: dict[str, int]  # why some final labels were not written
+    replaced: dict[str, int] = {}  # earlier reference labels changed, by where they came from
 
     def lines(self) -> list[str]:
         why = ", ".join(f"{n} {k}" for k, n in self.skipped.items() if n)
-        return [
+        out = [
             f"Statement set {self.set!r}: {self.updated} reference labels set from the crowd "
-            f"(status human){'; skipped: ' + why if why else ''}.",
-            f"Next: amg classify --set {self.set} ... and amg report classifier {self.set}",
+            f"(status human){'; skipped: ' + why if why else ''}."
+        ]
+        if self.replaced:
+            was = ", ".join(f"{n} from {src}" for src, n in sorted(self.replaced.items()))
+            out.append(
+                f"They changed {sum(self.replaced.values())} earlier reference labels ({was})."
+            )
+        return [
+            *out,
+            f"Next: amg classify --statements {self.set} ... and amg report classifier {self.set}",
         ]
 
 
@@ -283,6 +292,19 @@ def to_statements(ws: Workspace, labels: FinalLabels, set_name: str) -> ToStatem
         else:
             rows.append(x)
     relabel = f"audit:{labels.audit}:{labels.method}"
+    before = {
+        sid: (ref, status, src)
+        for sid, ref, status, src in ws.db.execute(
+            "select id, reference, reference_status, relabel from statements where set_name = ?",
+            [set_name],
+        ).fetchall()
+    }
+    replaced: dict[str, int] = {}
+    for x in rows:
+        ref, status, src = before.get(x.item_id, (None, None, None))
+        if ref is not None and ref != x.label:
+            where = src or status or "the set"
+            replaced[where] = replaced.get(where, 0) + 1
     with ws.db.conn:
         for x in rows:
             ws.db["statements"].update(
@@ -293,4 +315,4 @@ def to_statements(ws: Workspace, labels: FinalLabels, set_name: str) -> ToStatem
                     "relabel": relabel if x.method != "adjudicated" else relabel + ":adjudicated",
                 },
             )
-    return ToStatements(set=set_name, updated=len(rows), skipped=skipped)
+    return ToStatements(set=set_name, updated=len(rows), skipped=skipped, replaced=replaced)

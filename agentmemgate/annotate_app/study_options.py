@@ -79,6 +79,17 @@ class StudyOptions(BaseModel):
                 )
             if not re.match(r"^https?://[^\s]+$", self.redirect):
                 raise BadInput(f"--redirect {self.redirect!r} must be an http(s) address")
+            if self.completion_code is None:
+                raise BadInput(
+                    "--redirect needs --completion-code: the redirect passes the code, and a "
+                    "person who finishes would get neither"
+                )
+        screens = self.min_gold_accuracy is not None or self.max_attention_failures is not None
+        if screens and self.completion_code is not None and self.screenout_code is None:
+            raise BadInput(
+                "people can be screened out (--min-gold-accuracy or --max-attention-failures): "
+                "give --screenout-code too, or they are shown no code and not redirected"
+            )
         return self
 
     @property

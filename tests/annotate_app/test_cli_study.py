@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from agentmemgate.annotate_app import annotator_queue, queues
@@ -58,6 +59,24 @@ def test_open_options_without_open_and_open_with_a_roster_are_refused(tmp_path):
     assert res.exit_code == 1 and "drop --annotators" in res.output
     res = amg(*base, "--open", "--redirect", "https://x.org/", "--workspace", w)
     assert res.exit_code == 1 and "{code}" in res.output
+    assert len(res.output.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (["--redirect", "https://x.org/?cc={code}"], "--redirect needs --completion-code"),
+        (
+            ["--gold", "1", "--min-gold-accuracy", "0.5", "--completion-code", "C1"],
+            "give --screenout-code too",
+        ),
+    ],
+)
+def test_a_study_that_would_leave_people_without_a_code_is_refused(tmp_path, options, message):
+    w = str(tmp_path / "ws")
+    base = ["audit", "create", "c", "--task", "evidence_type", "--from", _src(tmp_path)]
+    res = amg(*base, "--open", *options, "--workspace", w)
+    assert res.exit_code == 1 and message in res.output
     assert len(res.output.strip().splitlines()) == 1
 
 

@@ -147,9 +147,20 @@ def test_final_labels_as_csv_jsonl_and_a_statement_sets_references(tmp_path):
         write_final_labels(res, tmp_path / "final.txt")
 
     done = to_statements(ws, res, "mine")
-    assert done.updated == 5 and done.skipped["can't tell"] == 1
+    assert done.updated == 5 and done.skipped["can't tell"] == 1 and not done.replaced
     refs = {s.id: (s.reference, s.reference_status) for s in load_set(ws, "mine")}
     assert refs["S0"] == ("speculation", "human") and refs["S5"] == (None, None)
+
+    # a second audit that disagrees replaces those labels, and says how many and whose
+    again = create_audit(
+        ws, "crowd2", "evidence_type", "statements:mine@all", annotators=["cy", "dee"]
+    )
+    for p in ("cy", "dee"):
+        label_all(ws, again, p, lambda i: "other" if i in ("S0", "S1") else truth(i))
+    changed = sum(truth(i) != "other" for i in ("S0", "S1"))
+    done = to_statements(ws, final_labels(ws, "crowd2"), "mine")
+    assert done.replaced == {"audit:crowd:majority": changed}
+    assert f"changed {changed} earlier reference labels (" in "\n".join(done.lines())
 
     res = runner.invoke(
         app,
