@@ -161,7 +161,7 @@ def agreement_report(
     if screened:
         how = "included (--include-screened)" if include_screened else "left out"
         notes.append(
-            f"{len(screened)} screened-out people {how}: "
+            f"{len(screened)} screened-out {'person' if len(screened) == 1 else 'people'} {how}: "
             + "; ".join(f"{p} ({why or 'screened out'})" for p, why in screened.items())
         )
 

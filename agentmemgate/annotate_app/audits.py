@@ -118,7 +118,8 @@ class CreatedAudit(BaseModel):
         checks = ", ".join(f"{n} {k}" for k, n in self.n_checks.items() if n)
         pid = o.get("id_param", "PROLIFIC_PID")
         return [
-            f"Open study: each item to {o.get('overlap')} different people, "
+            f"Open study: each item to {o.get('overlap')} different "
+            f"{'person' if o.get('overlap') == 1 else 'people'}, "
             f"{per if per else 'as many items as there are'} per person"
             + (f"; checks: {checks} (indistinguishable on the page)" if checks else "")
             + f"; holds idle over {o.get('reclaim_after_minutes', 30):g} min go back to the pool.",

@@ -65,7 +65,8 @@ class FinalLabels(BaseModel):
             + (f" ({adj} from the adjudicator)" if adj else "")
             + (f"; {ties} ties without a final label" if ties else "")
             + (
-                f"; {self.screened_left_out} screened-out people left out"
+                f"; {self.screened_left_out} screened-out "
+                f"{'person' if self.screened_left_out == 1 else 'people'} left out"
                 if self.screened_left_out
                 else ""
             )

@@ -38,7 +38,7 @@ def test_open_audit_report_leaves_out_screened_people_and_checks(tmp_path):
     assert rep.fleiss_kappa.n == rep.gwet_ac1.n == rep.n_items_multi == 10
     assert rep.gwet_ac1.value == 1.0 and rep.gwet_ac2 is None
     assert any(
-        n.startswith("1 screened-out people left out: p0003 (gold: 0 of")
+        n.startswith("1 screened-out person left out: p0003 (gold: 0 of")
         for n in rep.diagnostics.notes
     )
     assert {d.annotator: d.vs_final.value for d in rep.diagnostics.per_annotator} == {
