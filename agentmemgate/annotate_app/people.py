@@ -30,6 +30,8 @@ class PersonRow(BaseModel):
     name: str
     role: str  # annotator or adjudicator
     platform_id: str | None = None  # open audits
+    study_id: str | None = None  # the platform's study and session, where its link passes them
+    session_id: str | None = None
     status: str  # working, idle, done, screened_out, full (fixed rosters: working or done)
     status_at: str | None = None
     reason: str | None = None  # why a person was screened out
@@ -119,7 +121,8 @@ def people_report(ws: Workspace, name: str, fast_seconds: float = FAST_SECONDS) 
     parts = {
         r[0]: r[1:]
         for r in db.execute(
-            "select name, platform_id, status, status_at, reason, code, last_seen_at "
+            "select name, platform_id, status, status_at, reason, code, last_seen_at, study_id, "
+            "session_id "
             "from audit_participants where audit = ?",
             [name],
         ).fetchall()
@@ -157,11 +160,11 @@ def people_report(ws: Workspace, name: str, fast_seconds: float = FAST_SECONDS) 
         att = [first[i][0] == checks[i][1] for i in first if checks.get(i, ("",))[0] == "attention"]
         part = parts.get(who)
         if part is not None:
-            pid, status, status_at, reason, code, seen = part
+            pid, status, status_at, reason, code, seen, study_id, session_id = part
             if status == "working" and _idle(seen, study.get("reclaim_after_minutes", 30)):
                 status = "idle"
         else:
-            pid = status_at = reason = code = seen = None
+            pid = status_at = reason = code = seen = study_id = session_id = None
             done = role == "adjudicator" or (
                 assigned.get(who) and assigned.get(who, set()) <= set(regular)
             )
@@ -171,6 +174,8 @@ def people_report(ws: Workspace, name: str, fast_seconds: float = FAST_SECONDS) 
                 name=who,
                 role=role,
                 platform_id=pid,
+                study_id=study_id,
+                session_id=session_id,
                 status=status,
                 status_at=status_at,
                 reason=reason,

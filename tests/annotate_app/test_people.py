@@ -34,7 +34,9 @@ def test_people_of_an_open_audit(tmp_path):
     )  # fmt: skip
     study = made.study_link.split("study=")[1]
     want = expected(ws)
-    good = queues.arrive(ws, study, {"PROLIFIC_PID": "GOOD"})
+    good = queues.arrive(
+        ws, study, {"PROLIFIC_PID": "GOOD", "STUDY_ID": "ST1", "SESSION_ID": "SE1"}
+    )
     work(ws, good.token, lambda item: want[item])
     bad = queues.arrive(ws, study, {"PROLIFIC_PID": "BAD"})
     work(ws, bad.token, lambda item: "explicit_correction")
@@ -57,6 +59,8 @@ def test_people_of_an_open_audit(tmp_path):
     assert res.exit_code == 0, res.output
     data = json.loads(res.output)
     assert {p["platform_id"] for p in data["people"]} == {"GOOD", "BAD", "SLOW"}
+    ids = {p["platform_id"]: (p["study_id"], p["session_id"]) for p in data["people"]}
+    assert ids["GOOD"] == ("ST1", "SE1") and ids["BAD"] == (None, None)  # as the link passed them
     res = runner.invoke(app, ["audit", "people", "nope", "--workspace", str(ws.path)])
     assert res.exit_code == 1 and "No audit named 'nope'" in res.output
 
