@@ -139,6 +139,16 @@ def final_labels(
             [name, name],
         ).fetchall()
     ]
+    if not by_item and not resolved:
+        if left_out:
+            raise BadInput(
+                f"Audit {name!r} has labels only from screened-out people "
+                "(--include-screened counts them)"
+            )
+        raise BadInput(
+            f"Audit {name!r} has no labels yet: nothing to take final labels from "
+            f"(amg audit people {name} shows who is working)"
+        )
     posterior: dict[str, dict[str, float]] = {}
     if method != "majority" and by_item:
         posterior = _model(method, by_item)

@@ -185,3 +185,11 @@ def test_the_cli_prints_writes_and_refuses_what_does_not_fit(tmp_path):
     assert (tmp_path / "f.csv").is_file()
     res = runner.invoke(app, ["audit", "labels", "lab", "--to-statements", "x", "--workspace", w])
     assert res.exit_code == 1 and "Error:" in res.output
+
+
+def test_an_audit_nobody_has_labeled_yet_is_refused_in_one_line(tmp_path):
+    ws, made = lab_audit(tmp_path, people=("ana", "ben"))
+    with pytest.raises(BadInput, match="has no labels yet"):
+        final_labels(ws, made.name)
+    res = runner.invoke(app, ["audit", "labels", made.name, "--workspace", str(ws.path)])
+    assert res.exit_code == 1 and len(res.output.strip().splitlines()) == 1
