@@ -411,15 +411,32 @@ def import_(
             "--format label-studio` wrote; one annotator per Label Studio user).",
         ),
     ] = "csv",
+    include_screened: Annotated[
+        bool,
+        typer.Option(
+            "--include-screened",
+            help="Import the labels of people the exported open audit screened out (its "
+            "screened_out column); left out by default.",
+        ),
+    ] = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
-    """Import labels made elsewhere (CSV or Label Studio), or reference labels (CSV)."""
+    """Import labels made elsewhere (CSV or Label Studio), or reference labels (CSV). Rows of
+    check items (an export's check column) are skipped."""
     if task is not None:
         _check_task(task, workspace)
     from ..annotate_app.interop import import_labels
 
     with _new_ws(workspace) as ws:
-        res = import_labels(ws, name, file, reference=reference, task=task, format=format_)
+        res = import_labels(
+            ws,
+            name,
+            file,
+            reference=reference,
+            task=task,
+            format=format_,
+            include_screened=include_screened,
+        )
     show(res)
 
 
