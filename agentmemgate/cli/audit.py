@@ -411,18 +411,12 @@ def import_(
             "--format label-studio` wrote; one annotator per Label Studio user).",
         ),
     ] = "csv",
-    include_screened: Annotated[
-        bool,
-        typer.Option(
-            "--include-screened",
-            help="Import the labels of people the exported open audit screened out (its "
-            "screened_out column); left out by default.",
-        ),
-    ] = False,
+    include_screened: IncludeScreenedOpt = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
-    """Import labels made elsewhere (CSV or Label Studio), or reference labels (CSV). Rows of
-    check items (an export's check column) are skipped."""
+    """Import labels made elsewhere (CSV or Label Studio), or reference labels (CSV). From an
+    open audit's export, rows of check items are skipped, and screened-out people's labels are
+    left out unless --include-screened."""
     if task is not None:
         _check_task(task, workspace)
     from ..annotate_app.interop import import_labels
