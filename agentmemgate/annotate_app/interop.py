@@ -3,6 +3,7 @@ log for analysis elsewhere."""
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,6 +31,10 @@ class ImportResult(BaseModel):
     annotators: list[str]
     adjudicators: list[str] = []  # names whose rows carried role=adjudicator (resolutions)
     reference: bool
+    checks_skipped: dict[str, int] = {}  # rows answering check items, by kind: not imported
+    screened: list[str] = []  # people the file marks as screened out
+    screened_left_out: int = 0  # their rows, left out unless include_screened
+    screening_unmarked: bool = False  # an open audit's export from before screened_out was written
 
     def lines(self) -> list[str]:
         what = (
@@ -44,10 +49,34 @@ class ImportResult(BaseModel):
                 if x
             )
         )
-        return [
+        out = [
             f"{'Created' if self.created else 'Updated'} {self.task} audit {self.audit!r}: "
             f"{self.n_rows} {what} for {self.n_items} items."
         ]
+        if self.checks_skipped:
+            kinds = ", ".join(f"{n} {k}" for k, n in sorted(self.checks_skipped.items()))
+            out.append(
+                f"Skipped {sum(self.checks_skipped.values())} rows answering check items "
+                f"({kinds}): checks are not items to agree on."
+            )
+        who = f"{'person' if len(self.screened) == 1 else 'people'} ({', '.join(self.screened)})"
+        if self.screened and self.screened_left_out:
+            out.append(
+                f"Left out {self.screened_left_out} labels by {len(self.screened)} screened-out "
+                f"{who}; --include-screened imports them."
+            )
+        elif self.screened:
+            out.append(
+                f"Imported the labels of {len(self.screened)} screened-out {who} as any "
+                "annotator's (--include-screened)."
+            )
+        if self.screening_unmarked:
+            out.append(
+                "The file does not say who was screened out (no screened_out column: an older "
+                "export): every person's labels were imported; export the audit again to leave "
+                "screened-out people out."
+            )
+        return out
 
 
 def _where(row: dict) -> str:
@@ -65,6 +94,7 @@ def import_labels(
     reference: bool = False,
     task: str | None = None,
     format: str = "csv",
+    include_screened: bool = False,
 ) -> ImportResult:
     """Append labels made elsewhere (long CSV: item_id, annotator, label[, role, active_seconds,
     created_at], as ``export_audit`` writes it; or a Label Studio JSON export of the tasks
@@ -72,10 +102,17 @@ def import_labels(
     set reference labels (item_id, label[, source]). Creates the audit if it does not exist.
 
     A person keeps one role per audit: rows with role ``adjudicator`` are resolutions and never
-    count as annotator labels, and an annotator's name cannot be reused for resolutions."""
+    count as annotator labels, and an annotator's name cannot be reused for resolutions.
+
+    An open audit's export keeps its meaning: rows with a ``check`` (gold, attention or
+    qualification items) are skipped, since checks are not items to agree on; rows whose
+    ``screened_out`` is true are left out (their items stay) unless ``include_screened``, as the
+    agreement report and the final labels leave screened-out people out."""
     _check_name(name)
     if format not in FORMATS:
         raise BadInput(f"Unknown format {format!r}; choose one of: {', '.join(FORMATS)}")
+    if reference and include_screened:
+        raise BadInput("--include-screened applies to labels; drop it with --reference")
     if format == "label-studio":
         if reference:
             raise BadInput("--reference takes a CSV file (item_id,label[,source])")
@@ -84,6 +121,11 @@ def import_labels(
         rows = read_label_studio(Path(path))
     else:
         rows = _read_csv(Path(path), reference)
+    checks_skipped = dict(Counter(r["check"] for r in rows if r.get("check")))
+    unmarked = bool(rows) and "check" in rows[0] and "screened_out" not in rows[0]
+    rows = [r for r in rows if not r.get("check")]
+    if not rows:
+        raise BadInput(f"{path}: every row answers a check item; there are no items to import")
     created = not _exists(ws, name)
     if created:
         labels = _infer_label_set([r["label"] for r in rows], task, workspace_design(ws))
@@ -96,7 +138,10 @@ def import_labels(
             r["label"] = labels.check(r["label"])
         except BadInput as e:
             raise BadInput(f"{path}: {_where(r)}: {e}") from None
-    ids = list(dict.fromkeys(r["item_id"] for r in rows))
+    ids = list(dict.fromkeys(r["item_id"] for r in rows))  # a screened-out person's items stay
+    screened = sorted({r["annotator"] for r in rows if r.get("screened_out")})
+    kept = rows if include_screened else [r for r in rows if not r.get("screened_out")]
+    left_out, rows = len(rows) - len(kept), kept
     if not created:
         known = {
             x for (x,) in ws.db.execute("select item_id from audit_items where audit = ?", [name])
@@ -188,6 +233,10 @@ def import_labels(
         reference=reference,
         annotators=sorted(p for p, r in roles.items() if r == "annotator"),
         adjudicators=sorted(p for p, r in roles.items() if r == "adjudicator"),
+        checks_skipped=checks_skipped,
+        screened=screened,
+        screened_left_out=left_out,
+        screening_unmarked=unmarked,
     )
 
 
@@ -244,6 +293,8 @@ def _read_csv(path: Path, reference: bool) -> list[dict]:
                 f"{path}: row {row['_row']}: source {row['source']!r} is not one of "
                 f"{', '.join(REFERENCE_SOURCES)}"
             )
+        if not reference and "screened_out" in row:
+            row["screened_out"] = row["screened_out"].lower() in ("true", "1", "yes")
         if not reference:
             row["role"] = (row.get("role") or "annotator").lower()
             if row["role"] not in ("annotator", "adjudicator"):
@@ -287,11 +338,13 @@ def _infer_label_set(found: list[str], task: str | None, design: Design) -> Labe
 # -- exporting ---------------------------------------------------------------------------------
 def export_audit(ws: Workspace, name: str, out: str | Path | None = None) -> list[Path]:
     """Write the whole label log (``labels.csv``, ``labels.jsonl``, with ``is_latest``, and for an
-    open audit ``check``: the kind of check an item is, empty for an audited item) and the
-    reference labels (``references.csv``) for analysis elsewhere; returns the paths written."""
+    open audit ``check``: the kind of check an item is, empty for an audited item, and
+    ``screened_out``: whether the person was screened out) and the reference labels
+    (``references.csv``) for analysis elsewhere; returns the paths written. ``import_labels``
+    reads these files back into an audit with the same items and agreement."""
     import pandas as pd
 
-    get_audit(ws, name)
+    info = get_audit(ws, name)
     folder = Path(out) if out is not None else ws.path / "audit-exports" / name
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -310,6 +363,15 @@ def export_audit(ws: Workspace, name: str, out: str | Path | None = None) -> lis
     )
     if checks:  # an open audit: which rows answer a gold, attention or qualification item
         df["check"] = df["item_id"].map(checks).fillna("")
+    if info.params.get("study"):  # an open audit: whose labels its reports leave out
+        screened = {
+            p
+            for (p,) in ws.db.execute(
+                "select name from audit_participants where audit = ? and status = 'screened_out'",
+                [name],
+            )
+        }
+        df["screened_out"] = df["annotator"].isin(screened)
     paths = [folder / "labels.csv", folder / "labels.jsonl"]
     df.to_csv(paths[0], index=False)
     df.to_json(paths[1], orient="records", lines=True)

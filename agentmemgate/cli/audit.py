@@ -411,15 +411,26 @@ def import_(
             "--format label-studio` wrote; one annotator per Label Studio user).",
         ),
     ] = "csv",
+    include_screened: IncludeScreenedOpt = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
-    """Import labels made elsewhere (CSV or Label Studio), or reference labels (CSV)."""
+    """Import labels made elsewhere (CSV or Label Studio), or reference labels (CSV). From an
+    open audit's export, rows of check items are skipped, and screened-out people's labels are
+    left out unless --include-screened."""
     if task is not None:
         _check_task(task, workspace)
     from ..annotate_app.interop import import_labels
 
     with _new_ws(workspace) as ws:
-        res = import_labels(ws, name, file, reference=reference, task=task, format=format_)
+        res = import_labels(
+            ws,
+            name,
+            file,
+            reference=reference,
+            task=task,
+            format=format_,
+            include_screened=include_screened,
+        )
     show(res)
 
 

@@ -1,0 +1,110 @@
+"""An open audit exported and imported into a new audit keeps its meaning: check items are not
+imported as items to agree on, and screened-out people's labels are left out unless asked for."""
+
+from __future__ import annotations
+
+import csv
+
+from typer.testing import CliRunner
+
+from agentmemgate.annotate_app import agreement_report, create_audit, export_audit, queues
+from agentmemgate.annotate_app.interop import import_labels
+from agentmemgate.annotate_app.study import StudyOptions
+from agentmemgate.cli import app
+from agentmemgate.workspace import Workspace
+
+from .test_study import expected, source, work
+
+runner = CliRunner()
+
+
+def crowd(tmp_path) -> Workspace:
+    """An open audit with gold and attention checks, two careful people and one screened out."""
+    p, _ = source(tmp_path, n=12)
+    ws = Workspace(tmp_path / "ws")
+    made = create_audit(
+        ws, "crowd", "evidence_type", str(p),
+        study=StudyOptions(overlap=3, per_person=10, gold=2, attention=1, min_gold_accuracy=1.0),
+    )  # fmt: skip
+    study = made.study_link.split("study=")[1]
+    want = expected(ws)
+    for pid in ("a", "b"):
+        work(ws, queues.arrive(ws, study, {"PROLIFIC_PID": pid}).token, lambda i: want[i])
+    bad = queues.arrive(ws, study, {"PROLIFIC_PID": "bad"})
+    work(ws, bad.token, lambda i: "explicit_correction")
+    return ws
+
+
+def summary(rep) -> tuple:
+    return (
+        rep.n_items,
+        rep.n_annotators,
+        rep.n_items_multi,
+        rep.percent_agreement.value,
+        rep.krippendorff_alpha.value,
+        rep.fleiss_kappa.value if rep.fleiss_kappa else None,
+    )
+
+
+def test_an_open_audit_exported_and_imported_keeps_its_items_and_agreement(tmp_path):
+    ws = crowd(tmp_path)
+    original = agreement_report(ws, "crowd", resamples=0)
+    assert original.screened_out == 1
+    labels, _, refs = export_audit(ws, "crowd", tmp_path / "out")
+    rows = list(csv.DictReader(labels.open()))
+    n_checks = sum(bool(r["check"]) for r in rows)
+    screened = [r for r in rows if r["screened_out"] == "True" and not r["check"]]
+    assert n_checks and screened  # the file has both to set aside
+
+    res = import_labels(ws, "copy", labels)
+    assert res.checks_skipped and sum(res.checks_skipped.values()) == n_checks
+    assert res.screened == sorted({r["annotator"] for r in screened})
+    assert res.screened_left_out == len(screened) and not res.screening_unmarked
+    import_labels(ws, "copy", refs, reference=True)
+    copy = agreement_report(ws, "copy", resamples=0)
+    assert summary(copy) == summary(original)
+    assert copy.n_items == len(original_items(ws, "crowd"))
+
+    everyone = agreement_report(ws, "crowd", resamples=0, include_screened=True)
+    import_labels(ws, "all", labels, include_screened=True)
+    assert summary(agreement_report(ws, "all", resamples=0)) == summary(everyone)
+
+
+def original_items(ws, name) -> list[str]:
+    """The audit's items to agree on: every item but the checks."""
+    return [
+        i
+        for (i,) in ws.db.execute(
+            "select item_id from audit_items where audit = ? and item_id not in "
+            "(select item_id from audit_checks where audit = ?)",
+            [name, name],
+        )
+    ]
+
+
+def test_the_import_says_what_it_set_aside(tmp_path):
+    ws = crowd(tmp_path)
+    labels = export_audit(ws, "crowd", tmp_path / "out")[0]
+    rows = list(csv.DictReader(labels.open()))
+    out = runner.invoke(app, ["audit", "import", "copy", str(labels), "--workspace", str(ws.path)])
+    assert out.exit_code == 0, out.output
+    n_checks = sum(bool(r["check"]) for r in rows)
+    assert f"Skipped {n_checks} rows answering check items" in out.output
+    assert "1 screened-out person (p0003); --include-screened imports them" in out.output
+
+
+def test_an_older_export_without_screened_out_still_imports(tmp_path):
+    ws = crowd(tmp_path)
+    labels = export_audit(ws, "crowd", tmp_path / "out")[0]
+    rows = list(csv.DictReader(labels.open()))
+    old = tmp_path / "old.csv"
+    with old.open("w", newline="") as f:
+        cols = [c for c in rows[0] if c != "screened_out"]
+        w = csv.DictWriter(f, cols, extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+    res = import_labels(ws, "copy", old)
+    assert res.screening_unmarked and not res.screened and res.checks_skipped
+    assert "does not say who was screened out" in "\n".join(res.lines())
+    everyone = agreement_report(ws, "crowd", resamples=0, include_screened=True)
+    assert summary(agreement_report(ws, "copy", resamples=0)) == summary(everyone)
