@@ -335,6 +335,12 @@ def create_audit(
     plan = assign([it.id for it in chosen], people, k, seed) if study is None else {}
     _check_references(chosen, labels)
     if study is not None:
+        regular = min(study.per_person or len(chosen), len(chosen))
+        if study.attention > regular:
+            raise BadInput(
+                f"--attention {study.attention} is more attention items than the {regular} "
+                "audited items each person gets: checks are meant to be a few among many"
+            )
         checks += attention_checks(chosen, study.attention, labels, seed)
         study_token = new_study_token()
 

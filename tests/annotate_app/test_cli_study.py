@@ -70,6 +70,7 @@ def test_open_options_without_open_and_open_with_a_roster_are_refused(tmp_path):
             ["--gold", "1", "--min-gold-accuracy", "0.5", "--completion-code", "C1"],
             "give --screenout-code too",
         ),
+        (["--per-person", "2", "--attention", "3"], "--attention 3 is more attention items"),
     ],
 )
 def test_a_study_that_would_leave_people_without_a_code_is_refused(tmp_path, options, message):
