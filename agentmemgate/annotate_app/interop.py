@@ -35,6 +35,7 @@ class ImportResult(BaseModel):
     screened: list[str] = []  # people the file marks as screened out
     screened_left_out: int = 0  # their rows, left out unless include_screened
     screening_unmarked: bool = False  # an open audit's export from before screened_out was written
+    already: int = 0  # rows the audit holds already (the same file imported again): not added
 
     def lines(self) -> list[str]:
         what = (
@@ -53,6 +54,11 @@ class ImportResult(BaseModel):
             f"{'Created' if self.created else 'Updated'} {self.task} audit {self.audit!r}: "
             f"{self.n_rows} {what} for {self.n_items} items."
         ]
+        if self.already:
+            out.append(
+                f"Skipped {self.already} rows the audit holds already (same person, item, label "
+                "and time): importing a file twice adds nothing."
+            )
         if self.checks_skipped:
             kinds = ", ".join(f"{n} {k}" for k, n in sorted(self.checks_skipped.items()))
             out.append(
@@ -154,6 +160,7 @@ def import_labels(
             )
     roles = {} if reference else _import_roles(ws, name, rows, path)
     stamp = now_ms()
+    already = 0
     with ws.db.conn:
         if created:
             ws.db["audits"].insert(
@@ -209,6 +216,23 @@ def import_labels(
                 ),
                 ignore=True,
             )
+            held = {
+                tuple(r)
+                for r in ws.db.execute(
+                    "select item_id, annotator, role, label, created_at from audit_labels "
+                    "where audit = ?",
+                    [name],
+                ).fetchall()
+            }
+            fresh = [
+                r
+                for r in rows
+                if not r.get("created_at")
+                or (r["item_id"], r["annotator"], r["role"], r["label"], r["created_at"])
+                not in held
+            ]
+            already = len(rows) - len(fresh)
+            rows = fresh
             ws.db["audit_labels"].insert_all(
                 {
                     "audit": name,
@@ -237,6 +261,7 @@ def import_labels(
         screened=screened,
         screened_left_out=left_out,
         screening_unmarked=unmarked,
+        already=already,
     )
 
 

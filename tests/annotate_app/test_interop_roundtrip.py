@@ -108,3 +108,16 @@ def test_an_older_export_without_screened_out_still_imports(tmp_path):
     assert "does not say who was screened out" in "\n".join(res.lines())
     everyone = agreement_report(ws, "crowd", resamples=0, include_screened=True)
     assert summary(agreement_report(ws, "copy", resamples=0)) == summary(everyone)
+
+
+def test_importing_the_same_file_twice_adds_nothing_the_second_time(tmp_path):
+    ws = crowd(tmp_path)
+    labels = export_audit(ws, "crowd", tmp_path / "out")[0]
+    first = import_labels(ws, "copy", labels)
+    before = agreement_report(ws, "copy")
+    again = import_labels(ws, "copy", labels)
+    assert again.already == first.n_rows and again.n_rows == 0
+    assert "importing a file twice adds nothing" in "\n".join(again.lines())
+    assert summary(agreement_report(ws, "copy")) == summary(before)
+    n = ws.db.execute("select count(*) from audit_labels where audit = 'copy'").fetchone()[0]
+    assert n == first.n_rows
