@@ -79,17 +79,7 @@ class AnswerItem(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     id: StrictStr = Field(min_length=1)
-    part: Literal[
-        "dev",
-        "heldout",
-        "heldout2",
-        "dev3",
-        "heldout3",
-        "heldout4",
-        "heldout5",
-        "heldout6",
-        "heldout7",
-    ]
+    part: Literal[PARTS]  # type: ignore[valid-type]  # one list of parts: PARTS above
     shape: StrictStr = Field(min_length=1)
     field: StrictStr = Field(min_length=1)
     question: StrictStr = Field(min_length=1)

@@ -8,30 +8,17 @@ import json
 
 from typer.testing import CliRunner
 
-from agentmemgate.annotate_app import agreement_report, create_audit, import_labels, queues
+from agentmemgate.annotate_app import agreement_report, import_labels
 from agentmemgate.annotate_app.chance import coefficient, rating_counts
-from agentmemgate.annotate_app.study import StudyOptions
 from agentmemgate.cli import app
-from agentmemgate.workspace import Workspace
 
-from .test_study import expected, source, work
+from .test_study import two_careful_one_screened
 
 runner = CliRunner()
 
 
 def test_open_audit_report_leaves_out_screened_people_and_checks(tmp_path):
-    p, refs = source(tmp_path, n=12)
-    ws = Workspace(tmp_path / "ws")
-    made = create_audit(
-        ws, "crowd", "evidence_type", str(p),
-        study=StudyOptions(overlap=3, per_person=10, gold=2, min_gold_accuracy=1.0),
-    )  # fmt: skip
-    study = made.study_link.split("study=")[1]
-    want = expected(ws)
-    for pid in ("a", "b"):
-        work(ws, queues.arrive(ws, study, {"PROLIFIC_PID": pid}).token, lambda i: want[i])
-    bad = queues.arrive(ws, study, {"PROLIFIC_PID": "bad"})
-    work(ws, bad.token, lambda i: "explicit_correction")
+    ws = two_careful_one_screened(tmp_path, gold=2, min_gold_accuracy=1.0)
     rep = agreement_report(ws, "crowd", resamples=0)
     assert rep.n_annotators == 2 and rep.screened_out == 1
     assert rep.n_items == 10  # the two gold items are not audited items

@@ -7,32 +7,19 @@ import csv
 
 from typer.testing import CliRunner
 
-from agentmemgate.annotate_app import agreement_report, create_audit, export_audit, queues
+from agentmemgate.annotate_app import agreement_report, export_audit
 from agentmemgate.annotate_app.interop import import_labels
-from agentmemgate.annotate_app.study import StudyOptions
 from agentmemgate.cli import app
 from agentmemgate.workspace import Workspace
 
-from .test_study import expected, source, work
+from .test_study import two_careful_one_screened
 
 runner = CliRunner()
 
 
 def crowd(tmp_path) -> Workspace:
     """An open audit with gold and attention checks, two careful people and one screened out."""
-    p, _ = source(tmp_path, n=12)
-    ws = Workspace(tmp_path / "ws")
-    made = create_audit(
-        ws, "crowd", "evidence_type", str(p),
-        study=StudyOptions(overlap=3, per_person=10, gold=2, attention=1, min_gold_accuracy=1.0),
-    )  # fmt: skip
-    study = made.study_link.split("study=")[1]
-    want = expected(ws)
-    for pid in ("a", "b"):
-        work(ws, queues.arrive(ws, study, {"PROLIFIC_PID": pid}).token, lambda i: want[i])
-    bad = queues.arrive(ws, study, {"PROLIFIC_PID": "bad"})
-    work(ws, bad.token, lambda i: "explicit_correction")
-    return ws
+    return two_careful_one_screened(tmp_path, gold=2, attention=1, min_gold_accuracy=1.0)
 
 
 def summary(rep) -> tuple:

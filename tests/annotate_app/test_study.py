@@ -337,3 +337,21 @@ def test_gold_from_a_file_of_its_own(tmp_path):
     )
     assert made.n_items == 6
     assert {i for (i,) in ws.db.execute("select item_id from audit_checks")} == {"G0", "G1", "G2"}
+
+
+def two_careful_one_screened(tmp_path, **options) -> Workspace:
+    """An open audit of 12 statements (``options`` to ``StudyOptions``, overlap 3 and 10 per
+    person by default): two careful people, then one who answers everything wrong and fails."""
+    p, _ = source(tmp_path, n=12)
+    ws = Workspace(tmp_path / "ws")
+    made = create_audit(
+        ws, "crowd", "evidence_type", str(p),
+        study=StudyOptions(**{"overlap": 3, "per_person": 10, **options}),
+    )  # fmt: skip
+    study = made.study_link.split("study=")[1]
+    want = expected(ws)
+    for pid in ("a", "b"):
+        work(ws, queues.arrive(ws, study, {"PROLIFIC_PID": pid}).token, lambda i: want[i])
+    bad = queues.arrive(ws, study, {"PROLIFIC_PID": "bad"})
+    work(ws, bad.token, lambda i: "explicit_correction")
+    return ws
