@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ._tokens import PUNCT_BREAK, Tok, tok_str, tokenize, value_token
+from ._tokens import PUNCT_BREAK, Tok, past_form, tok_str, tokenize, value_token
 from .cues import Cues
 
 Forms = list[list[tuple[list[str], str]]]  # per value: (words, "full" | "short")
@@ -112,6 +112,8 @@ def mark_values(c: Cues, toks: list[Tok], forms: Forms) -> list[Tok]:
             taken.update(range(idx[0], idx[-1] + 1))
     if not spans:
         return toks
+    if c.split_name_gap:
+        spans = _join_split_names(c, toks, sorted(spans))
     out: list[Tok] = []
     i = 0
     starts = {a: (b, vi) for a, b, vi in spans}
@@ -123,6 +125,44 @@ def mark_values(c: Cues, toks: list[Tok], forms: Forms) -> list[Tok]:
         else:
             out.append(toks[i])
             i += 1
+    return out
+
+
+def _join_split_names(
+    c: Cues, toks: list[Tok], spans: list[tuple[int, int, int]]
+) -> list[tuple[int, int, int]]:
+    """Version 6 on: two occurrences of one value, different parts of its name, with at most
+    [match] split_name_gap words between them, none a verb form, a coordinator, a break word or
+    a subject word, and no punctuation but a comma, are one occurrence: the value's own name split by other words ("Okafor Dental on Elm
+    Street" for "Okafor Dental, Elm Street"; "Tiny Trees, the outdoor preschool in Frick
+    Park"). Read apart, the second part would be framed by the first part's words alone."""
+    out = [spans[0]]
+    for a, b, vi in spans[1:]:
+        pa, pb, pvi = out[-1]
+        between = toks[pb + 1 : a]
+        words = [t.word for t in between if t.kind == "w"]
+        first = {t.word for t in toks[pa : pb + 1]}
+        if (
+            vi == pvi
+            and not first & {t.word for t in toks[a : b + 1]}  # parts, not a repetition
+            and len(words) <= c.split_name_gap
+            and all(t.kind == "w" or t.word == "," for t in between)
+            and not any(
+                w in c.verb_forms
+                or past_form(w)
+                or w.endswith("ing")
+                or w in c.sets["coordinators"]
+                or w in c.sets["break_words"]
+                or w in c.sets["subject_words"]
+                or w in c.sets["be_present"]
+                or w in c.sets["have"]
+                or w in c.sets["aux_past"]
+                for w in words
+            )
+        ):
+            out[-1] = (pa, b, vi)
+        else:
+            out.append((a, b, vi))
     return out
 
 
@@ -180,12 +220,19 @@ def split_sentences(c: Cues, text: str) -> list[str]:
     for line in text.splitlines():
         pieces = re.split(r"(?<=[.!?])\s+", line.strip())
         cur = ""
-        for p in pieces:
+        for i, p in enumerate(pieces):
             cur = f"{cur} {p}" if cur else p
             last = cur.rstrip(".!?").split()[-1:] if cur.rstrip(".!?") else []
             w = last[0].lower() if last else ""
-            if cur.endswith(".") and (
-                w in c.sets["titles"] or re.fullmatch(r"[A-Z]", last[0] if last else "")
+            nxt = pieces[i + 1].split()[:1] if i + 1 < len(pieces) else []
+            if (
+                cur.endswith(".")
+                and (w in c.sets["titles"] or re.fullmatch(r"[A-Z]", last[0] if last else ""))
+                # version 6 on: "... on Congress Ave. Your application ...": a title before a
+                # capitalized [scope] title_breakers word ends its sentence
+                and not (
+                    nxt and nxt[0][:1].isupper() and nxt[0].lower() in c.sets["title_breakers"]
+                )
             ):
                 continue
             out.append(cur)

@@ -44,6 +44,39 @@ def _json_values(text: str) -> tuple[list, str]:
     return found, "".join(rest)
 
 
+_KWARG = re.compile(r"""(\w+)\s*=\s*(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")""")
+
+
+def _triple(cues: Cues, rec: dict) -> Unit:
+    """Version 6 on: a subject-predicate-object record (LangMem's ``Triple``) read as its
+    words, with its context as a sentence after it; a predicate that names a plan
+    (``wants_to_try``, ``considering_switch``) makes it assert nothing."""
+    pred = str(rec.get("predicate") or "")
+    words = " ".join(
+        str(rec.get(k) or "").replace("_", " ") for k in ("subject", "predicate", "object")
+    ).strip()
+    ctx = str(rec.get("context") or "").strip()
+    text = f"{words}. {ctx}" if ctx else words
+    if pred and cues.plan_relation(pred):
+        return Unit(text, "relation", False, f"predicate {pred} names a plan")
+    return Unit(text, "relation")
+
+
+def _triples_from_repr(cues: Cues, text: str) -> tuple[list[Unit], str]:
+    """Version 6 on: the ``Triple(subject=..., predicate=..., object=...)`` records printed in
+    the text, and the text left around them."""
+    units: list[Unit] = []
+
+    def take(m: re.Match) -> str:
+        rec = {k: a if a or not b else b for k, a, b in _KWARG.findall(m.group(1))}
+        if all(k in rec for k in cues.triple_keys):
+            units.append(_triple(cues, rec))
+            return " "
+        return m.group(0)
+
+    return units, cues.triple_repr.sub(take, text)
+
+
 def _is_open(cues: Cues, v) -> bool:
     return v is None or norm(v) in cues.open_dates
 
@@ -64,7 +97,9 @@ def _records_from_json(cues: Cues, obj) -> list[Unit]:
                 )
                 out.append(Unit(words, "relation"))
         if items is None and not obj.get("relations"):
-            if any(k in obj for k in ("fact", "memory", "event")):
+            if cues.triple_keys and all(k in obj for k in cues.triple_keys):
+                out.append(_triple(cues, obj))
+            elif any(k in obj for k in ("fact", "memory", "event")):
                 out += _records_from_json(cues, [obj])
             else:  # an unknown wrapper: read what it holds
                 for v in obj.values():
@@ -80,6 +115,8 @@ def _records_from_json(cues: Cues, obj) -> list[Unit]:
         elif isinstance(it, dict):
             if "event" in it and ("new_memory" in it or "old_memory" in it):
                 history.setdefault(str(it.get("memory_id") or it.get("id")), []).append(it)
+            elif cues.triple_keys and all(k in it for k in cues.triple_keys):
+                out.append(_triple(cues, it))
             elif "fact" in it:
                 inv, exp = it.get("invalid_at"), it.get("expired_at")
                 name = str(it.get("name") or "")
@@ -144,6 +181,8 @@ def _marked_line(cues: Cues, line: str) -> Unit | None:
 def read_structure(cues: Cues, answer: str) -> tuple[list[Unit], bool]:
     """The answer's units and whether it is made of records (step 1)."""
     units: list[Unit] = []
+    if cues.triple_repr is not None:
+        units, answer = _triples_from_repr(cues, answer)
     objs, rest = _json_values(answer) if re.search(r"[\[{]\s*[\"{\[]", answer) else ([], answer)
     for obj in objs:
         units += _records_from_json(cues, obj)

@@ -21,7 +21,8 @@ from ..stats import Proportion
 
 ACCURACY_FILE = Path(__file__).with_name("accuracy.json")
 OFFLINE_PREFIX = "answer_cues."  # offline rule files are named answer_cues.vN
-HELD_OUT = ("heldout7", "heldout6", "heldout5", "heldout4", "heldout2", "heldout")  # latest first
+# the held-out parts, latest first
+HELD_OUT = ("heldout8", "heldout7", "heldout6", "heldout5", "heldout4", "heldout2", "heldout")
 
 
 class MeasuredAccuracy(BaseModel):
@@ -105,7 +106,7 @@ def accuracy_line(judge: str, rubric: str) -> str:
     if m is None:
         return (
             f"Answer judge {judge} ({rubric}) is not measured on the held-out answer set: "
-            f"measure it with `devsets/answers/measure.py --judge {judge} --part heldout7` "
+            f"measure it with `devsets/answers/measure.py --judge {judge} --part heldout8` "
             "before trusting its exposure figures."
         )
     tuned = (

@@ -95,6 +95,14 @@ class Cues:
         for k in ("complement_links", "role_links", "relative_links"):  # version 4 on
             self.sets[k] = set(self._words(frames.get(k, [])))
         self.label_line = re.compile(st["label_line"]) if "label_line" in st else None
+        # version 6 on (absent: as version 5): a value's name split by its own words is one
+        # occurrence; a possessive before a pending noun is not a habit's subject ("your
+        # application"); a subject-predicate-object triple is a record read by its predicate
+        self.split_name_gap = int(m.get("split_name_gap", 0))
+        self.sets.setdefault("pending_possessives", set())
+        self.sets.setdefault("title_breakers", set())
+        self.triple_repr = re.compile(st["triple_repr"]) if "triple_repr" in st else None
+        self.triple_keys = tuple(st.get("triple_keys", ()))
         dets = sorted(self.sets["noun_determiners"])
         self.rx["past_setting"] = re.compile(
             r"(?<!\S)(?:"

@@ -630,6 +630,8 @@ def pending_cue(c: Cues, local: str) -> str | None:
             before = local[: m.start()].split()
             while before and before[-1] in c.sets["adverbs"]:
                 before.pop()
+            if before and before[-1] in c.sets["pending_possessives"]:
+                return g  # version 6 on: "your application", "their order": a noun
             if not before or before[-1] in c.sets["subject_words"]:
                 continue
         return g
