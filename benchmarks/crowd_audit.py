@@ -149,10 +149,12 @@ def answer(text: str, truth: dict[str, str], careful: bool) -> str:
 
 
 async def person(browser, i: int, url: str, truth: dict, careful: bool, out: dict, args) -> None:
+    """``browser``: a Chromium (the person gets a context of their own) or, with
+    ``--shared-cache``, the one context every person opens a tab in."""
     from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-    ctx = await browser.new_context()
-    page = await ctx.new_page()
+    ctx = None if args.shared_cache else await browser.new_context()
+    page = await (ctx or browser).new_page()
     frames: list[bytes] = []
     page.on(
         "websocket",
@@ -219,7 +221,7 @@ async def person(browser, i: int, url: str, truth: dict, careful: bool, out: dic
     me["full"] = "all the labels it needs" in body
     me["frames"] = frames
     out[me["pid"]] = me
-    await ctx.close()
+    await (ctx or page).close()
 
 
 async def crowd(urls: list[str], truth: dict, args, careless: set[int]) -> dict:
@@ -251,8 +253,9 @@ async def crowd(urls: list[str], truth: dict, args, careless: set[int]) -> dict:
                 await browser.close()
 
     async with async_playwright() as pw:
-        shared = await launch(pw) if args.one_chromium else None
-        await asyncio.gather(*(worker(pw, shared) for _ in range(args.browsers)))
+        shared = await launch(pw) if args.one_chromium or args.shared_cache else None
+        tabs = await shared.new_context() if args.shared_cache else None
+        await asyncio.gather(*(worker(pw, tabs or shared) for _ in range(args.browsers)))
         if shared:
             await shared.close()
     return out
@@ -425,6 +428,15 @@ def main() -> None:
         action="store_true",
         help="one Chromium whose --browsers contexts (separate sessions and renderer processes) "
         "are the people at once, instead of a Chromium each: less of the rig's own load",
+    )
+    ap.add_argument(
+        "--shared-cache",
+        action="store_true",
+        help="one Chromium and one browser context, each person a tab in it: the people's "
+        "browsers share one HTTP cache and compiled-script cache, so an arrival's first page "
+        "does not parse the app's scripts afresh on the rig's cores (in a real study each "
+        "person's browser does that on their own computer); the server sees a session per tab "
+        "as before",
     )
     ap.add_argument("--keep", help="keep the workspace in this folder")
     ap.add_argument(
