@@ -224,7 +224,11 @@ def read_structure(cues: Cues, answer: str) -> tuple[list[Unit], bool]:
                     )
                 )
             else:
-                units.append(Unit(stripped, "memory"))
+                label = cues.label_line.match(stripped) if cues.label_in_lines else None
+                # version 7 on: a listed "- Considering: X" reads as its label's words before X
+                units.append(
+                    Unit(f"{label.group(1)} {label.group(2)}" if label else stripped, "memory")
+                )
         else:
             label = cues.label_line.match(line) if cues.label_line is not None else None
             prose.append(f"{label.group(1)} {label.group(2)}" if label else line)

@@ -103,6 +103,8 @@ class Cues:
         self.sets.setdefault("title_breakers", set())
         self.triple_repr = re.compile(st["triple_repr"]) if "triple_repr" in st else None
         self.triple_keys = tuple(st.get("triple_keys", ()))
+        # version 7 on: a "Label: value" line read as its label's words in lists too
+        self.label_in_lines = bool(st.get("label_in_lines", False)) and self.label_line is not None
         dets = sorted(self.sets["noun_determiners"])
         self.rx["past_setting"] = re.compile(
             r"(?<!\S)(?:"
