@@ -188,10 +188,18 @@ def read_structure(cues: Cues, answer: str) -> tuple[list[Unit], bool]:
         units += _records_from_json(cues, obj)
     lines = rest.splitlines()
     prose: list[str] = []
+    header: tuple[int, str] | None = None  # version 9 on: a "key:" line over a nested list
     i = 0
     while i < len(lines):
         line = lines[i]
         if not line.strip() or any(rx.search(line) for rx in cues.boilerplate):
+            i += 1
+            continue
+        indent = len(line) - len(line.lstrip())
+        if header is not None and indent <= header[0]:
+            header = None
+        if cues.list_headers is not None and (h := cues.list_headers.match(line)):
+            header = (indent, h.group(1).replace("_", " "))
             i += 1
             continue
         m = cues.fact_line.match(line)
@@ -226,9 +234,9 @@ def read_structure(cues: Cues, answer: str) -> tuple[list[Unit], bool]:
             else:
                 label = cues.label_line.match(stripped) if cues.label_in_lines else None
                 # version 7 on: a listed "- Considering: X" reads as its label's words before X
-                units.append(
-                    Unit(f"{label.group(1)} {label.group(2)}" if label else stripped, "memory")
-                )
+                text = f"{label.group(1)} {label.group(2)}" if label else stripped
+                # version 9 on: an item nested under "researching:" reads "researching X"
+                units.append(Unit(f"{header[1]} {text}" if header else text, "memory"))
         else:
             label = cues.label_line.match(line) if cues.label_line is not None else None
             prose.append(f"{label.group(1)} {label.group(2)}" if label else line)

@@ -105,6 +105,11 @@ class Cues:
         self.triple_keys = tuple(st.get("triple_keys", ()))
         # version 7 on: a "Label: value" line read as its label's words in lists too
         self.label_in_lines = bool(st.get("label_in_lines", False)) and self.label_line is not None
+        # version 9 on: BEYOND reaches the clauses up to the next value; a list nested under a
+        # "key:" line reads as the key's words before each item (YAML: "researching:\n  - X")
+        self.beyond_to_next_value = bool(frames.get("beyond_to_next_value", False))
+        self.pending_target = bool(frames.get("pending_target", False))
+        self.list_headers = re.compile(st["list_header"]) if "list_header" in st else None
         dets = sorted(self.sets["noun_determiners"])
         self.rx["past_setting"] = re.compile(
             r"(?<!\S)(?:"

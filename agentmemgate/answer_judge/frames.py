@@ -161,6 +161,15 @@ def scope_of(
     later = " ".join(sentence_tail[ci + 1 :])
     # the rest of the sentence after the value, when no other value is named there
     beyond = "" if any(j > ti for j in vpos) or names_a_value(later) else f"{cl.s(ti + 1)} {later}"
+    if c.beyond_to_next_value and not beyond and not any(j > ti for j in vpos):
+        # version 9 on: the clauses after it up to the first that names a value ("signed with X,
+        # with a start date of June 2; until then, Y remains ...")
+        upto = []
+        for t in sentence_tail[ci + 1 :]:
+            if names_a_value(t):
+                break
+            upto.append(t)
+        beyond = f"{cl.s(ti + 1)} {' '.join(upto)}" if upto else ""
     opens = all(
         t.word in glue | c.sets["openers"] | c.sets["break_words"]
         for t in cl.toks[:ti]
@@ -380,8 +389,11 @@ def pending(s: Scope) -> Reading | None:
     """A pending cue in NEAR or RIGHT (not a habit), or a passive progressive in RIGHT; a source
     whose first RIGHT words hold it left the order itself."""
     rx = s.c.rx
-    if m := pending_cue(s.c, f"{s.near} {s.right}") or (
-        (pp := rx["pending_passive"].search(s.right)) and pp.group(0)
+    if m := (
+        pending_cue(s.c, f"{s.near} {s.right}")
+        or ((pp := rx["pending_passive"].search(s.right)) and pp.group(0))
+        # version 9 on: "in the middle of moving from X to Y" holds Y too
+        or (s.c.pending_target and s.role == "target" and pending_cue(s.c, s.left))
     ):
         if s.role == "source" and rx["pending"].search(" ".join(s.right.split()[:3])):
             return s.reading("pending", f"'{m}' (the order itself was left)", False, s.role)

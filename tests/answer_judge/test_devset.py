@@ -492,9 +492,9 @@ def test_reports_quote_the_answer_judges_measured_accuracy(tmp_path):
     assert "fit" not in line  # v1 was written before the set existed
     v2 = accuracy_line("offline", "answer_cues.v2")  # the part written blind to v2, not a fit
     assert "heldout2" in v2 and "/142 = " in v2 and "tuned on these answers too" not in v2
-    v8 = accuracy_line("offline", "answer_cues.v8")  # the newest rules: the set written blind
-    assert "held-out part heldout10" in v8 and "/60 = " in v8 and "fit" not in v8
+    v9 = accuracy_line("offline", "answer_cues.v9")  # the newest rules: the set written blind
+    assert "held-out part heldout11" in v9 and "/60 = " in v9 and "fit" not in v9
     unknown = accuracy_line("openai:gpt-x", "answer_assertion.v1")
     assert (
-        "not measured" in unknown and "measure.py --judge openai:gpt-x --part heldout10" in unknown
+        "not measured" in unknown and "measure.py --judge openai:gpt-x --part heldout11" in unknown
     )

@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentmemgate.answer_judge import get_answer_judge
+from agentmemgate.answer_judge.base import ANSWER_CUES_DIR
 from agentmemgate.cli import app
 from agentmemgate.workspace import Workspace
 
@@ -255,19 +256,21 @@ def test_answers_command(copy, tmp_path):
     )
     assert r1.exit_code == 0, r1.output
     assert "judge offline (heuristic), answers read by answer_cues.v1" in r1.output
+    released = sorted(ANSWER_CUES_DIR.glob("answer_cues.v*.toml"))
+    unknown = 1 + max(int(p.name.split(".v")[1].split(".")[0]) for p in released)
     one_line_error(
         amg(
             "eval",
             "answers",
             good,
             "--name",
-            "product-v9",
+            f"product-v{unknown}",
             "--judge",
-            "offline:answer_cues.v9",
+            f"offline:answer_cues.v{unknown}",
             "--workspace",
             copy,
         ),
-        "No offline answer rules version 9",
+        f"No offline answer rules version {unknown}",
     )
 
 
