@@ -7,20 +7,15 @@ from __future__ import annotations
 
 import pytest
 
-from agentmemgate.answer_judge import AnswerQuestion, get_answer_judge
+from agentmemgate.answer_judge import get_answer_judge
+
+from ._asking import asker
 
 V4 = get_answer_judge("offline:answer_cues.v4")
 V5 = get_answer_judge("offline:answer_cues.v5")
 VALUES = ("T-Mobile", "Visible")
 
-
-def ask(judge, answer, values=VALUES):
-    return judge.ask(
-        AnswerQuestion(
-            field="phone_carrier", description="d", probe_question="q", answer=answer,
-            candidates=values,
-        )
-    )  # fmt: skip
+ask = asker("phone_carrier", VALUES)
 
 
 @pytest.mark.parametrize(

@@ -8,20 +8,15 @@ from __future__ import annotations
 
 import pytest
 
-from agentmemgate.answer_judge import AnswerQuestion, get_answer_judge
+from agentmemgate.answer_judge import get_answer_judge
+
+from ._asking import asker
 
 V5 = get_answer_judge("offline:answer_cues.v5")
 V6 = get_answer_judge("offline:answer_cues.v6")
 VALUES = ("Comcast Xfinity", "Sonic Fiber, Oakland office")
 
-
-def ask(judge, answer, values=VALUES):
-    return judge.ask(
-        AnswerQuestion(
-            field="internet_provider", description="d", probe_question="q", answer=answer,
-            candidates=values,
-        )
-    )  # fmt: skip
+ask = asker("internet_provider", VALUES)
 
 
 @pytest.mark.parametrize(

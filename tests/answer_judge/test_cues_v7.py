@@ -7,20 +7,15 @@ from __future__ import annotations
 
 import pytest
 
-from agentmemgate.answer_judge import AnswerQuestion, get_answer_judge
+from agentmemgate.answer_judge import get_answer_judge
+
+from ._asking import asker
 
 V6 = get_answer_judge("offline:answer_cues.v6")
 V7 = get_answer_judge("offline:answer_cues.v7")
 VALUES = ("Lyft", "Uber")
 
-
-def ask(judge, answer, values=VALUES):
-    return judge.ask(
-        AnswerQuestion(
-            field="rideshare_app", description="d", probe_question="q", answer=answer,
-            candidates=values,
-        )
-    )  # fmt: skip
+ask = asker("rideshare_app", VALUES)
 
 
 @pytest.mark.parametrize(

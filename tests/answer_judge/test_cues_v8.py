@@ -7,20 +7,15 @@ from __future__ import annotations
 
 import pytest
 
-from agentmemgate.answer_judge import AnswerQuestion, get_answer_judge
+from agentmemgate.answer_judge import get_answer_judge
+
+from ._asking import asker
 
 V7 = get_answer_judge("offline:answer_cues.v7")
 V8 = get_answer_judge("offline:answer_cues.v8")
 VALUES = ("Little Sprouts", "Maple Tree Montessori")
 
-
-def ask(judge, answer, values=VALUES):
-    return judge.ask(
-        AnswerQuestion(
-            field="daycare", description="d", probe_question="q", answer=answer,
-            candidates=values,
-        )
-    )  # fmt: skip
+ask = asker("daycare", VALUES)
 
 
 @pytest.mark.parametrize(

@@ -8,20 +8,15 @@ from __future__ import annotations
 
 import pytest
 
-from agentmemgate.answer_judge import AnswerQuestion, get_answer_judge
+from agentmemgate.answer_judge import get_answer_judge
+
+from ._asking import asker
 
 V8 = get_answer_judge("offline:answer_cues.v8")
 V9 = get_answer_judge("offline:answer_cues.v9")
 VALUES = ("Harbor Physio", "Eastside Sports Therapy")
 
-
-def ask(judge, answer, values=VALUES):
-    return judge.ask(
-        AnswerQuestion(
-            field="physio", description="d", probe_question="q", answer=answer,
-            candidates=values,
-        )
-    )  # fmt: skip
+ask = asker("physio", VALUES)
 
 
 @pytest.mark.parametrize(
