@@ -16,7 +16,8 @@ bar (``history.replaceState``, so no history entry keeps it); a reload starts a 
 shows the sign-in page with the way back (open the link again; saved labels are kept).
 
 Keys: 1-9 choose a label, Enter submits, B goes back, N goes forward to an item already labeled.
-Submit stays enabled so that a fast "1, Enter" is not lost while the "1" rerun is in flight; keys
+A choice reruns only the choices (a fragment); Submit, Back and Next rerun the page. Submit
+stays enabled so that a fast "1, Enter" is not lost while the "1" rerun is in flight; keys
 are applied in the order they were pressed, and where Streamlit has folded several into one rerun
 (losing their order) only where the order cannot matter (see ``keys``). Enter on an
 unchanged saved label moves on without logging a duplicate (which would overwrite the item's
@@ -41,7 +42,15 @@ from agentmemgate.annotate_app._item_view import (  # noqa: F401  (session_label
     session_label,
 )
 from agentmemgate.annotate_app.items import ItemDisplay
-from agentmemgate.annotate_app.keys import apply_presses, key_script, mark_shown, presses
+from agentmemgate.annotate_app.keys import (
+    Place,
+    apply_presses,
+    key_script,
+    mark_shown,
+    place,
+    press_count,
+    presses,
+)
 from agentmemgate.annotate_app.labels import LabelSet, display_name
 from agentmemgate.errors import AmgError
 from agentmemgate.streamlit_launch import app_workspace
@@ -105,8 +114,7 @@ def _sign_in(token: str) -> None:
         _forget_everything()
         presses().take()  # another person's presses, if any, are dropped
         st.session_state.who = who
-        st.session_state.choices = {}  # item id -> label chosen but not yet submitted
-        st.session_state.own = {}  # item id -> the saved label shown with it
+        st.session_state._place = Place()  # choices, saved labels shown, position: none yet
     st.session_state.token = token or None
 
 
@@ -138,11 +146,18 @@ def signed_in_token() -> str | None:
     return st.session_state.get("token")
 
 
-def _controls(token: str, item: ItemDisplay, ls: LabelSet, own: str | None, pos: int) -> None:
-    """The sidebar's decision block: choices 1..n in scale order, Submit, Back and Next."""
-    item_id, keys = item.id, presses()
-    chosen = st.session_state.choices.get(item_id) or own
-    st.session_state.own[item_id] = own
+@st.fragment
+def _choices(token: str, item: ItemDisplay, ls: LabelSet, own: str | None, pos: int) -> None:
+    """Choices 1..n in scale order and the choice made, as a fragment: pressing a number reruns
+    only this block, so the rest of the page (the conversation above all) is neither run nor
+    sent again, and a label costs one full page run (its Submit), not two."""
+    item_id, keys, here = item.id, presses(), place()
+    keys.close()  # a fragment's own run starts here, not at the top of the page
+    apply_presses(_workspace(), token, len(ls.choices))
+    if here.pos != pos:  # a press that moves on reruns the whole page
+        st.rerun()
+    chosen = here.choices.get(item_id) or own
+    here.own[item_id] = own
     for i, lab in enumerate(ls.choices, 1):
         st.button(
             display_name(lab),
@@ -154,17 +169,29 @@ def _controls(token: str, item: ItemDisplay, ls: LabelSet, own: str | None, pos:
             on_click=keys.press,
             args=("choose", lab),
         )
+    st.text(
+        f"Your choice: {display_name(chosen)}" + ("" if chosen != own else " (saved)")
+        if chosen is not None
+        else "Your choice: none yet"
+    )
+    if flash := here.pop_flash():
+        st.error(flash)
+    press_count(keys)
+
+
+def _controls(token: str, item: ItemDisplay, ls: LabelSet, own: str | None, pos: int) -> None:
+    """The sidebar's decision block: the choices (their own fragment), Submit, Back and Next."""
+    keys = presses()
+    _choices(token, item, ls, own, pos)
     st.button(
         "Submit",
         key="submit",
         shortcut="Enter",
         width="stretch",
-        type="primary" if chosen is not None else "secondary",
+        type="primary",
         on_click=keys.press,
         args=("submit",),
     )
-    if flash := st.session_state.pop("flash", None):
-        st.error(flash)
     back, nxt = st.columns(2)
     with back:
         st.button(
@@ -186,11 +213,6 @@ def _controls(token: str, item: ItemDisplay, ls: LabelSet, own: str | None, pos:
             args=("move", 1),
             width="stretch",
         )
-    st.text(
-        f"Your choice: {display_name(chosen)}" + ("" if chosen != own else " (saved)")
-        if chosen is not None
-        else "Your choice: none yet"
-    )
     st.caption(
         f"Keys: 1-{min(len(ls.choices), 9)} choose · Enter submit · B back · N next (labeled items)"
     )
@@ -244,13 +266,12 @@ def _item_page(
     """The part both pages share: title, progress, end/empty states, the account block. Returns the
     position of the item to show and the sidebar slot for its controls, or None when there is
     no item to show. ``total``: the items planned (an open audit assigns them one at a time)."""
-    n = len(items)
+    n, here = len(items), place()
     planned = max(total or n, n)
-    if "pos" not in st.session_state:
-        st.session_state.pos = next((i for i, it in enumerate(items) if it.own_label is None), n)
-    pos = max(0, min(st.session_state.pos, n))
-    st.session_state.pos = pos
-    st.session_state.queue = [it.display.id for it in items]  # server-side only, for the keys
+    if here.pos is None:
+        here.pos = next((i for i, it in enumerate(items) if it.own_label is None), n)
+    pos = here.pos = max(0, min(here.pos, n))
+    here.queue = [it.display.id for it in items]  # server-side only, for the keys
     if pos < n:
         mark_shown(items[pos].display.id)
     head = st.container(key=HEAD_KEY)  # title and instructions: the panel below fits around them
@@ -267,7 +288,7 @@ def _item_page(
     elif pos >= n:
         st.success(done_text)
         with slot:
-            if flash := st.session_state.pop("flash", None):
+            if flash := here.pop_flash():
                 st.error(flash)
             st.button(
                 "◀ Back",
@@ -335,7 +356,7 @@ def labeling_page(ws: Workspace, token: str, me: queues.Person) -> None:
         study_end(state)
         return
     done = sum(it.own_label is not None for it in items)
-    if feedback := st.session_state.pop("feedback", None):
+    if feedback := place().pop_feedback():
         st.info(feedback)  # a qualification item's answer: the only one ever shown
     shown = _item_page(
         items,

@@ -11,8 +11,15 @@
     if (sent && app && app.getAttribute("data-test-script-state") === "running") sent.ran = true;
   }).observe(document.documentElement,
              {subtree: true, attributes: true, attributeFilter: ["data-test-script-state"]});
-  const answered = () => {  /* the last press's run is over (or none started within a second) */
-    if (sent && ((sent.ran && drawn()) || (!sent.ran && performance.now() - sent.at > 1000))) {
+  const count = () => {  /* presses the server has received, as the drawn page shows them */
+    const el = document.querySelector(".amg-presses");
+    return el ? el.getAttribute("data-n") : null;
+  };
+  /* the last press's run is over: the page shows the press counted (or has no count), or the
+     page was seen running; or no run started within a second */
+  const answered = () => {
+    if (sent && (((sent.ran || count() !== sent.count) && drawn())
+                 || (!sent.ran && performance.now() - sent.at > 1000))) {
       sent = null;
     }
     return !sent;
@@ -54,13 +61,13 @@
       const k = queue[0];
       const [what, detail] = answered() ? state(k.name) : ["wait"];
       if (what === "wait" && performance.now() - k.at < %(wait_ms)s) {
-        timer = setTimeout(pump, 50);
+        timer = setTimeout(pump, 15);
         return;
       }
       queue.shift();
       if (what === "press") {
         detail.click();
-        sent = {at: performance.now(), ran: false};
+        sent = {at: performance.now(), ran: false, count: count()};
       }
       else if (what === "refuse") note("Key " + k.label + " did nothing: " + detail + ".");
       else if (what === "wait") note("Key " + k.label + " was not applied: the page was still "

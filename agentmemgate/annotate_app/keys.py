@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import sqlite3
 import time
+from dataclasses import dataclass, field
 
 import streamlit as st
 
@@ -25,8 +26,9 @@ from .labels import display_name
 # drawn, current and enabled presses it; one that comes while the page is still being drawn waits
 # for its button (in the order pressed, up to KEY_WAIT_S); one the drawn page has no enabled
 # button for is refused with a note on the page. After a press, the next key waits for the run
-# it started to end, so a fast "1, Enter" reaches the server as two runs (two presses in one
-# rerun could lose the first). Keys typed into a field, with Ctrl, Alt or Cmd, or on a page
+# it started to end (the page shows the press counted, ``press_count``), so a fast "1, Enter"
+# reaches the server as two runs: a press that arrives as a run starts can stop it before the
+# earlier press's callback has run, and that press is lost. Keys typed into a field, with Ctrl, Alt or Cmd, or on a page
 # without the labeling controls (sign-in) are left alone. What a press does is decided on the
 # server, as for a click. Streamlit runs the script only after it has painted the page, so a
 # tab's first page with labeling controls is drawn only once the script has run: the first run
@@ -72,8 +74,10 @@ class Presses:
     def __init__(self) -> None:
         self.batches: list[list[tuple]] = []
         self.open = False
+        self.count = 0  # presses received: the page shows it, so the key script sees its press
 
     def press(self, *action) -> None:  # the buttons' callback: no Streamlit call in here
+        self.count += 1
         if not self.open:
             self.batches.append([])
             self.open = True
@@ -88,85 +92,127 @@ class Presses:
         return out
 
 
+def press_count(keys: Presses) -> None:
+    """Draw how many presses the server has received (a number, no item data). The key script
+    waits for it to change after a press: a run that redraws only the decision block can start
+    and end between two of the browser's paints, so seeing the page "running" is not enough."""
+    st.html(f'<span class="amg-presses" data-n="{keys.count}"></span>')
+
+
 def presses() -> Presses:
     if st.session_state.get("_presses") is None:
         st.session_state._presses = Presses()
     return st.session_state._presses
 
 
-def _current_item() -> str | None:
+@dataclass
+class Place:
+    """Where a browser session is in its queue, in one plain object kept in the session.
+
+    Applying presses changes only this object: a run that a newer press interrupts stops at its
+    next ``st`` call, so a batch taken from ``Presses`` is applied whole (its label stored, the
+    position moved) or not taken at all, never halfway."""
+
+    pos: int | None = None  # None until the queue is first shown
+    queue: list[str] = field(default_factory=list)  # item ids, server-side only
+    choices: dict[str, str] = field(default_factory=dict)  # chosen but not yet submitted
+    own: dict[str, str | None] = field(default_factory=dict)  # the saved label shown with it
+    shown_item: str | None = None
+    shown_at: float = 0.0
+    shown_iso: str | None = None
+    flash: str | None = None  # a message for the next page only
+    feedback: str | None = None  # a qualification item's answer, shown once
+
+    def pop_flash(self) -> str | None:
+        out, self.flash = self.flash, None
+        return out
+
+    def pop_feedback(self) -> str | None:
+        out, self.feedback = self.feedback, None
+        return out
+
+
+def place() -> Place:
+    if st.session_state.get("_place") is None:
+        st.session_state._place = Place()
+    return st.session_state._place
+
+
+def _current_item(here: Place) -> str | None:
     """The item keys act on: the one at the current position, once its page has begun to be drawn.
     A key that comes before the next item was drawn at all acts on nothing, and the page says so
     (the annotator has not seen that item)."""
-    queue, pos = st.session_state.get("queue", []), st.session_state.get("pos", 0)
-    item = queue[pos] if 0 <= pos < len(queue) else None
-    if item is not None and item != st.session_state.get("shown_item"):
-        st.session_state.flash = "That key came before the next item was shown; press it again."
+    pos = here.pos or 0
+    item = here.queue[pos] if 0 <= pos < len(here.queue) else None
+    if item is not None and item != here.shown_item:
+        here.flash = "That key came before the next item was shown; press it again."
         return None
     return item
 
 
 def apply_presses(ws: Workspace, token: str, n_choices: int) -> None:
-    for batch in presses().take():
-        _apply_batch(ws, token, batch, n_choices)
+    keys, here = presses(), place()  # st calls: a newer press may stop the run here, before...
+    for batch in keys.take():  # ...the presses are taken; from here on no st call is made
+        _apply_batch(here, ws, token, batch, n_choices)
 
 
-def _apply_batch(ws: Workspace, token: str, batch: list[tuple], n_choices: int) -> None:
+def _apply_batch(
+    here: Place, ws: Workspace, token: str, batch: list[tuple], n_choices: int
+) -> None:
     moves = [a[1] for a in batch if a[0] == "move"]
     labels = list(dict.fromkeys(a[1] for a in batch if a[0] == "choose"))
     submit = any(a[0] == "submit" for a in batch)
     if moves:
         if labels or submit:
-            st.session_state.flash = TOO_FAST
+            here.flash = TOO_FAST
         else:
-            st.session_state.pos += sum(moves)
+            here.pos = (here.pos or 0) + sum(moves)
         return
     if len(labels) > 1:
-        st.session_state.flash = (
+        here.flash = (
             f"Two labels came at once ({display_name(labels[0])} and "
             f"{display_name(labels[1])}): press the one you mean."
         )
         return
-    if (item_id := _current_item()) is None:
+    if (item_id := _current_item(here)) is None:
         return
     if labels:
-        before = st.session_state.choices.get(item_id) or st.session_state.own.get(item_id)
-        st.session_state.choices[item_id] = labels[0]
+        before = here.choices.get(item_id) or here.own.get(item_id)
+        here.choices[item_id] = labels[0]
         if submit and before not in (
             None,
             labels[0],
         ):  # "2, Enter" or "Enter, 2"? Ask, save nothing
-            st.session_state.flash = (
+            here.flash = (
                 f"Keys came faster than the page could follow: your choice "
                 f"is now {display_name(labels[0])}. Press Enter to submit it."
             )
             return
     if submit:
-        _submit(ws, token, item_id, n_choices)
+        _submit(here, ws, token, item_id, n_choices)
 
 
-def _submit(ws: Workspace, token: str, item_id: str, n_choices: int) -> None:
-    own = st.session_state.own.get(item_id)
-    label = st.session_state.choices.get(item_id) or own
+def _submit(here: Place, ws: Workspace, token: str, item_id: str, n_choices: int) -> None:
+    own = here.own.get(item_id)
+    label = here.choices.get(item_id) or own
     if label is None:
-        st.session_state.flash = f"Choose a label first: press 1-{min(n_choices, 9)}."
+        here.flash = f"Choose a label first: press 1-{min(n_choices, 9)}."
         return
     if label == own:  # unchanged: move on, log nothing
-        st.session_state.choices.pop(item_id, None)
-        st.session_state.pos += 1
+        here.choices.pop(item_id, None)
+        here.pos = (here.pos or 0) + 1
         return
-    started = st.session_state.get("shown_at", time.time())
     try:
         feedback = queues.record_label(
             ws,
             token,
             item_id,
             label,
-            shown_at=st.session_state.get("shown_iso"),
-            active_seconds=time.time() - started,
+            shown_at=here.shown_iso,
+            active_seconds=time.time() - (here.shown_at or time.time()),
         )
     except AmgError as e:  # the page never shows item ids: an arc id names its level
-        st.session_state.flash = (
+        here.flash = (
             str(e)
             if item_id not in str(e)
             else "This label was not saved: the item is no longer in your queue. "
@@ -174,20 +220,19 @@ def _submit(ws: Workspace, token: str, item_id: str, n_choices: int) -> None:
         )
         return
     except sqlite3.OperationalError:  # still locked after the busy timeout
-        st.session_state.flash = (
-            "The database is busy; your label was not saved. Press Enter again."
-        )
+        here.flash = "The database is busy; your label was not saved. Press Enter again."
         return
-    st.session_state.choices.pop(item_id, None)
-    st.session_state.pos += 1
+    here.choices.pop(item_id, None)
+    here.pos = (here.pos or 0) + 1
     if feedback:
-        st.session_state.feedback = feedback
+        here.feedback = feedback
 
 
 def mark_shown(item_id: str) -> None:
     """Called before anything of the item is drawn, so a key pressed on what the page shows acts
     on that item (see ``_current_item``)."""
-    if st.session_state.get("shown_item") != item_id:
-        st.session_state.shown_item = item_id
-        st.session_state.shown_at = time.time()
-        st.session_state.shown_iso = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
+    here = place()
+    if here.shown_item != item_id:
+        here.shown_item = item_id
+        here.shown_at = time.time()
+        here.shown_iso = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")

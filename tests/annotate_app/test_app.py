@@ -577,7 +577,7 @@ def test_a_key_before_the_next_item_is_drawn_acts_on_nothing(tmp_path, monkeypat
     """Here the run that would draw the next item is simulated as not having started."""
     ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"])
     at = run(token_of(made.links["ana"]))
-    at.session_state["shown_item"] = "an item drawn earlier"
+    at.session_state["_place"].shown_item = "an item drawn earlier"
     at.button(key="choice_1").click().run()
     assert at.error[0].value == "That key came before the next item was shown; press it again."
     assert "Your choice: none yet" in texts(at)
@@ -718,3 +718,63 @@ def test_the_adjudicator_sees_answer_items_with_their_options(small_build, tmp_p
     assert "neither x1, value A x1" in side
     assert side[side.index("neither x1, value A x1") + 1].startswith("A: ")
     assert any(t.value.startswith("B: ") for t in at.sidebar.text)
+
+
+class _Interrupting:
+    """st.session_state as Streamlit runs it while a newer press waits: once armed, the next
+    access stops the run (Streamlit raises its rerun exception there)."""
+
+    def __init__(self, state: dict) -> None:
+        object.__setattr__(self, "state", state)
+        object.__setattr__(self, "armed", False)
+
+    def _check(self) -> None:
+        if self.armed:
+            raise RuntimeError("run stopped: a newer press is waiting")
+
+    def get(self, key, default=None):
+        self._check()
+        return self.state.get(key, default)
+
+    def __getattr__(self, key):
+        self._check()
+        return self.state[key]
+
+    def __setattr__(self, key, value) -> None:
+        self._check()
+        self.state[key] = value
+
+
+def test_presses_once_taken_are_applied_whole_though_a_newer_press_stops_the_run(
+    tmp_path, monkeypatch
+):
+    """A fast "1, Enter": Enter's press reaches the server while the run the "1" started is
+    applying it. Applying touches no session state, so nothing stops it halfway: the label is
+    stored and the page moves on (a half-applied "1" was lost, and Enter said "Choose a label
+    first")."""
+    import streamlit as st
+
+    from agentmemgate.annotate_app import keys
+
+    ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"])
+    token = token_of(made.links["ana"])
+    first = annotator_queue(ws, token)[0].display.id
+    fake = _Interrupting({})
+
+    class Stopping(keys.Presses):
+        def take(self):
+            out = super().take()
+            object.__setattr__(fake, "armed", True)  # the "1"'s run is stopped from here on
+            return out
+
+    pressed = Stopping()
+    pressed.press("choose", "other")
+    pressed.close()
+    pressed.press("submit")
+    fake.state.update(_presses=pressed, _place=keys.Place(pos=0, queue=[first], own={first: None}))
+    monkeypatch.setattr(st, "session_state", fake)
+    keys.mark_shown(first)
+    keys.apply_presses(ws, token, 5)
+    here = fake.state["_place"]
+    assert (here.pos, here.flash) == (1, None)
+    assert ws.db.execute("select item_id, label from audit_labels").fetchall() == [(first, "other")]
