@@ -162,6 +162,9 @@ async def person(browser, i: int, url: str, truth: dict, careful: bool, out: dic
             "framereceived", lambda f: frames.append(f if isinstance(f, bytes) else f.encode())
         ),
     )
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     me = {
         "pid": f"BENCH{i:03d}",
         "careful": careful,
@@ -212,6 +215,14 @@ async def person(browser, i: int, url: str, truth: dict, careful: bool, out: dic
                 pressed = time.perf_counter()
             if time.perf_counter() - started > 120:
                 body = " ".join((await page.inner_text("body")).split())[:400]
+                if os.environ.get("AMG_BENCH_DUMP"):
+                    Path(os.environ["AMG_BENCH_DUMP"], f"{me['pid']}.html").write_text(
+                        await page.content()
+                    )
+                    await page.screenshot(path=f"{os.environ['AMG_BENCH_DUMP']}/{me['pid']}.png")
+                    Path(os.environ["AMG_BENCH_DUMP"], f"{me['pid']}.errors").write_text(
+                        "\n".join(errors)
+                    )
                 raise SystemExit(f"{me['pid']}: no next page within 120 s after {last!r}: {body}")
         me["secs"].append(time.perf_counter() - started)
         me["at"].append(started)

@@ -16,8 +16,7 @@ bar (``history.replaceState``, so no history entry keeps it); a reload starts a 
 shows the sign-in page with the way back (open the link again; saved labels are kept).
 
 Keys: 1-9 choose a label, Enter submits, B goes back, N goes forward to an item already labeled.
-A choice reruns only the choices (a fragment); Submit, Back and Next rerun the page. Submit
-stays enabled so that a fast "1, Enter" is not lost while the "1" rerun is in flight; keys
+Submit stays enabled so that a fast "1, Enter" is not lost while the "1" rerun is in flight; keys
 are applied in the order they were pressed, and where Streamlit has folded several into one rerun
 (losing their order) only where the order cannot matter (see ``keys``). Enter on an
 unchanged saved label moves on without logging a duplicate (which would overwrite the item's
@@ -48,7 +47,6 @@ from agentmemgate.annotate_app.keys import (
     key_script,
     mark_shown,
     place,
-    press_count,
     presses,
 )
 from agentmemgate.annotate_app.labels import LabelSet, display_name
@@ -146,16 +144,9 @@ def signed_in_token() -> str | None:
     return st.session_state.get("token")
 
 
-@st.fragment
-def _choices(token: str, item: ItemDisplay, ls: LabelSet, own: str | None, pos: int) -> None:
-    """Choices 1..n in scale order and the choice made, as a fragment: pressing a number reruns
-    only this block, so the rest of the page (the conversation above all) is neither run nor
-    sent again, and a label costs one full page run (its Submit), not two."""
+def _controls(token: str, item: ItemDisplay, ls: LabelSet, own: str | None, pos: int) -> None:
+    """The sidebar's decision block: choices 1..n in scale order, Submit, Back and Next."""
     item_id, keys, here = item.id, presses(), place()
-    keys.close()  # a fragment's own run starts here, not at the top of the page
-    apply_presses(_workspace(), token, len(ls.choices))
-    if here.pos != pos:  # a press that moves on reruns the whole page
-        st.rerun()
     chosen = here.choices.get(item_id) or own
     here.own[item_id] = own
     for i, lab in enumerate(ls.choices, 1):
@@ -169,29 +160,17 @@ def _choices(token: str, item: ItemDisplay, ls: LabelSet, own: str | None, pos: 
             on_click=keys.press,
             args=("choose", lab),
         )
-    st.text(
-        f"Your choice: {display_name(chosen)}" + ("" if chosen != own else " (saved)")
-        if chosen is not None
-        else "Your choice: none yet"
-    )
-    if flash := here.pop_flash():
-        st.error(flash)
-    press_count(keys)
-
-
-def _controls(token: str, item: ItemDisplay, ls: LabelSet, own: str | None, pos: int) -> None:
-    """The sidebar's decision block: the choices (their own fragment), Submit, Back and Next."""
-    keys = presses()
-    _choices(token, item, ls, own, pos)
     st.button(
         "Submit",
         key="submit",
         shortcut="Enter",
         width="stretch",
-        type="primary",
+        type="primary" if chosen is not None else "secondary",
         on_click=keys.press,
         args=("submit",),
     )
+    if flash := here.pop_flash():
+        st.error(flash)
     back, nxt = st.columns(2)
     with back:
         st.button(
@@ -213,6 +192,11 @@ def _controls(token: str, item: ItemDisplay, ls: LabelSet, own: str | None, pos:
             args=("move", 1),
             width="stretch",
         )
+    st.text(
+        f"Your choice: {display_name(chosen)}" + ("" if chosen != own else " (saved)")
+        if chosen is not None
+        else "Your choice: none yet"
+    )
     st.caption(
         f"Keys: 1-{min(len(ls.choices), 9)} choose · Enter submit · B back · N next (labeled items)"
     )

