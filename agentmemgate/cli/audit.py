@@ -61,6 +61,18 @@ def _new_ws(path: Path):
     return open_workspace(path, create=True)
 
 
+def _say_if_new(path: Path, existed: bool) -> None:
+    """A workspace these commands made is named, so a mistyped --workspace shows at once."""
+    if not existed:
+        typer.echo(f"Made a new workspace at {str(path)!r} (there was none there).")
+
+
+def _exists(path: Path) -> bool:
+    from ..workspace import DB_NAME
+
+    return (Path(path) / DB_NAME).is_file()
+
+
 def _check_task(task: str, workspace: Path) -> None:
     """Refuse a mistyped task, or a factor the workspace's design lacks, before a workspace is
     made."""
@@ -257,6 +269,7 @@ def create(
             redirect=redirect,
         )
 
+    existed = _exists(workspace)
     with _new_ws(workspace) as ws:
         res = create_audit(
             ws,
@@ -273,6 +286,7 @@ def create(
             study=study,
             gold_from=gold_from,
         )
+    _say_if_new(workspace, existed)
     show(res)
     from ..streamlit_launch import is_loopback
 
@@ -421,6 +435,7 @@ def import_(
         _check_task(task, workspace)
     from ..annotate_app.interop import import_labels
 
+    existed = _exists(workspace)
     with _new_ws(workspace) as ws:
         res = import_labels(
             ws,
@@ -431,6 +446,7 @@ def import_(
             format=format_,
             include_screened=include_screened,
         )
+    _say_if_new(workspace, existed)
     show(res)
 
 

@@ -372,3 +372,15 @@ def test_links_for_another_machine_get_a_serve_hint_with_host(tmp_path, statemen
         w,
     )  # behind a TLS proxy
     assert res.output.strip().splitlines()[-1] == f"Serve them with: amg annotate --workspace {w}"
+
+
+def test_a_workspace_made_by_audit_create_is_named(tmp_path, statements_file):
+    """A mistyped --workspace makes a new workspace; the command says so, once."""
+    w = str(tmp_path / "typo")
+    args = ["--task", "evidence_type", "--from", str(statements_file), "--annotators", "ana"]
+    first = amg("audit", "create", "a1", *args, "--workspace", w)
+    assert first.exit_code == 0, first.output
+    assert f"Made a new workspace at {w!r} (there was none there)." in first.output
+    again = amg("audit", "create", "a2", *args, "--workspace", w)
+    assert again.exit_code == 0, again.output
+    assert "Made a new workspace" not in again.output
