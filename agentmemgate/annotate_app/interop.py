@@ -36,6 +36,8 @@ class ImportResult(BaseModel):
     screened_left_out: int = 0  # their rows, left out unless include_screened
     screening_unmarked: bool = False  # an open audit's export from before screened_out was written
     already: int = 0  # rows the audit holds already (the same file imported again): not added
+    items_file: str | None = None  # the export's items.csv the new audit took its items from
+    unlabeled: int = 0  # items listed there that no imported row labels
 
     def lines(self) -> list[str]:
         what = (
@@ -54,6 +56,11 @@ class ImportResult(BaseModel):
             f"{'Created' if self.created else 'Updated'} {self.task} audit {self.audit!r}: "
             f"{self.n_rows} {what} for {self.n_items} items."
         ]
+        if self.items_file:
+            out.append(
+                f"Items from {self.items_file}"
+                + (f", {self.unlabeled} of them with no label yet." if self.unlabeled else ".")
+            )
         if self.already:
             out.append(
                 f"Skipped {self.already} rows the audit holds already (same person, item, label "
@@ -83,6 +90,29 @@ class ImportResult(BaseModel):
                 "screened-out people out."
             )
         return out
+
+
+ITEMS_FILE = "items.csv"
+
+
+def _items_beside(path: Path) -> Path | None:
+    """The ``items.csv`` an export wrote next to its ``labels.csv``, if the labels come from one."""
+    beside = path.parent / ITEMS_FILE
+    return beside if path.name != ITEMS_FILE and beside.is_file() else None
+
+
+def _read_items(path: Path) -> list[str]:
+    """The audited items an export listed, in audit order (check items left out)."""
+    import csv
+
+    try:
+        with path.open(newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        raise unreadable(path, e) from None
+    if rows and "item_id" not in rows[0]:
+        raise BadInput(f"{path}: no item_id column")
+    return list(dict.fromkeys(r["item_id"] for r in rows if r["item_id"] and not r.get("check")))
 
 
 def _where(row: dict) -> str:
@@ -145,6 +175,19 @@ def import_labels(
         except BadInput as e:
             raise BadInput(f"{path}: {_where(r)}: {e}") from None
     ids = list(dict.fromkeys(r["item_id"] for r in rows))  # a screened-out person's items stay
+    items_file = _items_beside(Path(path)) if created and format == "csv" else None
+    unlabeled = 0
+    if items_file is not None:  # the export's item list: items nobody labeled are items too
+        listed = _read_items(items_file)
+        missing = [i for i in ids if i not in set(listed)]
+        if missing:
+            raise BadInput(
+                f"{path}: {len(missing)} item id(s) not in {items_file.name} beside it, e.g. "
+                f"{', '.join(map(repr, missing[:3]))}; move {items_file.name} away to import "
+                "the labels alone"
+            )
+        unlabeled = len(set(listed) - set(ids))
+        ids = listed
     screened = sorted({r["annotator"] for r in rows if r.get("screened_out")})
     kept = rows if include_screened else [r for r in rows if not r.get("screened_out")]
     left_out, rows = len(rows) - len(kept), kept
@@ -258,6 +301,8 @@ def import_labels(
         annotators=sorted(p for p, r in roles.items() if r == "annotator"),
         adjudicators=sorted(p for p, r in roles.items() if r == "adjudicator"),
         checks_skipped=checks_skipped,
+        items_file=items_file.name if items_file is not None else None,
+        unlabeled=unlabeled,
         screened=screened,
         screened_left_out=left_out,
         screening_unmarked=unmarked,
@@ -364,9 +409,11 @@ def _infer_label_set(found: list[str], task: str | None, design: Design) -> Labe
 def export_audit(ws: Workspace, name: str, out: str | Path | None = None) -> list[Path]:
     """Write the whole label log (``labels.csv``, ``labels.jsonl``, with ``is_latest``, and for an
     open audit ``check``: the kind of check an item is, empty for an audited item, and
-    ``screened_out``: whether the person was screened out) and the reference labels
-    (``references.csv``) for analysis elsewhere; returns the paths written. ``import_labels``
-    reads these files back into an audit with the same items and agreement."""
+    ``screened_out``: whether the person was screened out), every item of the audit in order
+    (``items.csv``, with ``check`` for an open audit: items nobody labeled are in no label row)
+    and the reference labels (``references.csv``) for analysis elsewhere; returns the paths
+    written. ``import_labels`` reads these files back into an audit with the same items and
+    agreement."""
     import pandas as pd
 
     info = get_audit(ws, name)
@@ -400,6 +447,15 @@ def export_audit(ws: Workspace, name: str, out: str | Path | None = None) -> lis
     paths = [folder / "labels.csv", folder / "labels.jsonl"]
     df.to_csv(paths[0], index=False)
     df.to_json(paths[1], orient="records", lines=True)
+    items = pd.read_sql_query(
+        "select item_id from audit_items where audit = ? order by position, item_id",
+        ws.db.conn,
+        params=[name],
+    )
+    if checks:
+        items["check"] = items["item_id"].map(checks).fillna("")
+    paths.append(folder / ITEMS_FILE)
+    items.to_csv(paths[-1], index=False)
     refs = pd.read_sql_query(
         "select item_id, label, source from audit_references where audit = ? order by item_id",
         ws.db.conn,

@@ -462,14 +462,15 @@ def export(
         str,
         typer.Option(
             "--format",
-            help="labels (the label log as CSV and JSONL, and the references) or label-studio "
+            help="labels (the label log as CSV and JSONL, the items and the references) or "
+            "label-studio "
             "(blind tasks and a labeling config for Label Studio).",
         ),
     ] = "labels",
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
-    """Write the audit's label log as CSV and JSONL (and its reference labels as CSV), or its
-    items as Label Studio tasks."""
+    """Write the audit's label log as CSV and JSONL (and its items and reference labels as CSV),
+    or its items as Label Studio tasks."""
     from ..annotate_app.interop import export_audit
 
     if format_ == "label-studio":

@@ -318,7 +318,8 @@ def test_import_creates_an_audit_and_export_writes_the_log(ws, tmp_path):
     labels.write_text("item_id,annotator,label\nx1,ana,not_equivalent\n")
     import_labels(ws, "imp", labels)  # appended: the latest label counts
     paths = export_audit(ws, "imp", tmp_path / "out")
-    assert [p.name for p in paths] == ["labels.csv", "labels.jsonl", "references.csv"]
+    assert [p.name for p in paths] == ["labels.csv", "labels.jsonl", "items.csv", "references.csv"]
+    assert pd.read_csv(paths[2])["item_id"].tolist() == ["x1", "x2"]
     df = pd.read_csv(paths[0])
     assert len(df) == 5 and df["is_latest"].sum() == 4
     assert (

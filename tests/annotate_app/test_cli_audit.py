@@ -98,6 +98,7 @@ def test_create_list_label_report_export(tmp_path, statements_file):
     assert [p.rsplit("/", 1)[1] for p in res.output.split()] == [
         "labels.csv",
         "labels.jsonl",
+        "items.csv",
         "references.csv",
     ]
 

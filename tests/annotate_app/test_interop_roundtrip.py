@@ -37,7 +37,7 @@ def test_an_open_audit_exported_and_imported_keeps_its_items_and_agreement(tmp_p
     ws = crowd(tmp_path)
     original = agreement_report(ws, "crowd", resamples=0)
     assert original.screened_out == 1
-    labels, _, refs = export_audit(ws, "crowd", tmp_path / "out")
+    labels, _, _, refs = export_audit(ws, "crowd", tmp_path / "out")
     rows = list(csv.DictReader(labels.open()))
     n_checks = sum(bool(r["check"]) for r in rows)
     screened = [r for r in rows if r["screened_out"] == "True" and not r["check"]]
@@ -108,3 +108,29 @@ def test_importing_the_same_file_twice_adds_nothing_the_second_time(tmp_path):
     assert summary(agreement_report(ws, "copy")) == summary(before)
     n = ws.db.execute("select count(*) from audit_labels where audit = 'copy'").fetchone()[0]
     assert n == first.n_rows
+
+
+def test_items_nobody_labeled_come_back_with_the_export(tmp_path, statements_file):
+    """Label rows name only labeled items; the export's items.csv lists every item, so the audit
+    it is imported into has them all and takes their reference labels."""
+    from agentmemgate.annotate_app import annotator_queue, create_audit, record_label
+
+    from .conftest import token_of
+
+    ws = Workspace(tmp_path / "ws")
+    made = create_audit(ws, "a", "evidence_type", str(statements_file), annotators=["ana"])
+    tok = token_of(made.links["ana"])
+    queue = annotator_queue(ws, tok)
+    record_label(ws, tok, queue[0].display.id, "speculation")
+    paths = {p.name: p for p in export_audit(ws, "a", tmp_path / "out")}
+
+    res = import_labels(ws, "copy", paths["labels.csv"])
+    assert res.n_items == len(queue) and res.unlabeled == len(queue) - 1
+    assert f"Items from items.csv, {len(queue) - 1} of them with no label yet." in res.lines()
+    refs = import_labels(ws, "copy", paths["references.csv"], reference=True)
+    assert refs.n_items == len(queue)
+
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / "labels.csv").write_bytes(paths["labels.csv"].read_bytes())
+    assert import_labels(ws, "labels-only", alone / "labels.csv").n_items == 1
