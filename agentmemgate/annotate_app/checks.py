@@ -38,8 +38,10 @@ def pick_reference_items(
     seed: int,
     what: str,
     hint: str,
+    where: str = "the source",
 ) -> list[SourceItem]:
-    """``n`` items with a reference label, spread evenly over the reference labels (seeded)."""
+    """``n`` items with a reference label, spread evenly over the reference labels (seeded);
+    ``where`` names the items' file in an error."""
     pool: dict[str, list[SourceItem]] = defaultdict(list)
     for it in sorted(items, key=lambda x: x.id):
         if it.reference is None:
@@ -47,7 +49,7 @@ def pick_reference_items(
         lab = normalize_label(it.reference.label)
         if lab not in labels.choices:
             raise BadInput(
-                f"Item {it.id!r} has reference label {it.reference.label!r}, not in the "
+                f"{where}: item {it.id!r} has reference label {it.reference.label!r}, not in the "
                 f"{labels.task} label set: {', '.join(labels.choices)}"
             )
         pool[lab].append(it)
@@ -125,7 +127,9 @@ def plan_checks(
                 f"{gold_from}: item id {sorted(clash)[0]!r} is also an item of the audit's source; "
                 "give gold items ids of their own"
             )
-        picked = pick_reference_items(extra, gold + qualify, labels, seed, what, gold_from)
+        picked = pick_reference_items(
+            extra, gold + qualify, labels, seed, what, gold_from, where=gold_from
+        )
         rest = items
     else:
         picked = pick_reference_items(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import threading
 from collections import Counter
 
@@ -337,6 +338,12 @@ def test_gold_from_a_file_of_its_own(tmp_path):
     )
     assert made.n_items == 6
     assert {i for (i,) in ws.db.execute("select item_id from audit_checks")} == {"G0", "G1", "G2"}
+
+    gold.write_text(json.dumps({"id": "G9", "text": "gold", "reference": "bogus"}) + "\n")
+    with pytest.raises(BadInput, match=f"^{re.escape(str(gold))}: item 'G9' has reference label"):
+        create_audit(
+            ws, "g2", "evidence_type", str(p), study=StudyOptions(gold=1), gold_from=str(gold)
+        )
 
 
 def two_careful_one_screened(tmp_path, **options) -> Workspace:
