@@ -63,8 +63,9 @@ class ImportResult(BaseModel):
             )
         if self.already:
             out.append(
-                f"Skipped {self.already} rows the audit holds already (same person, item, label "
-                "and time): importing a file twice adds nothing."
+                f"Skipped {self.already} rows the audit holds already (same person, item and "
+                "label, and the same time where the file has one): importing a file twice adds "
+                "nothing."
             )
         if self.checks_skipped:
             kinds = ", ".join(f"{n} {k}" for k, n in sorted(self.checks_skipped.items()))
@@ -167,8 +168,9 @@ def import_labels(
         labels = _infer_label_set([r["label"] for r in rows], task, workspace_design(ws))
     else:
         labels = get_audit(ws, name).label_set
-        if task is not None and parse_task(task)[0] != labels.task:
-            raise BadInput(f"Audit {name!r} has task {labels.task}, not {parse_task(task)[0]}")
+        asked = None if task is None else task if task == "custom" else parse_task(task)[0]
+        if asked is not None and asked != labels.task:
+            raise BadInput(f"Audit {name!r} has task {labels.task}, not {asked}")
     for r in rows:
         try:
             r["label"] = labels.check(r["label"])
@@ -267,12 +269,23 @@ def import_labels(
                     [name],
                 ).fetchall()
             }
-            fresh = [
-                r
+            latest = {
+                (i, a, r): lab
+                for i, a, r, lab in ws.db.execute(
+                    "select item_id, annotator, role, label from audit_labels where audit = ? "
+                    "order by id",
+                    [name],
+                )
+            }
+            fresh = [  # a timed row is new unless held; an untimed one unless it is the
+                r  # person's latest label for the item already (it would change nothing)
                 for r in rows
-                if not r.get("created_at")
-                or (r["item_id"], r["annotator"], r["role"], r["label"], r["created_at"])
-                not in held
+                if (
+                    (r["item_id"], r["annotator"], r["role"], r["label"], r["created_at"])
+                    not in held
+                    if r.get("created_at")
+                    else latest.get((r["item_id"], r["annotator"], r["role"])) != r["label"]
+                )
             ]
             already = len(rows) - len(fresh)
             rows = fresh
@@ -329,12 +342,34 @@ def _import_roles(ws: Workspace, name: str, rows: list[dict], path: str | Path) 
     return roles
 
 
+def _check_fields(path: Path) -> None:
+    """Refuse a row with more fields than the header (pandas would take its first field as an
+    index and shift the rest into the wrong columns)."""
+    import csv
+
+    try:
+        with path.open(newline="", encoding="utf-8") as f:
+            reader = csv.reader(f)
+            header = next(reader, None)
+            for n, row in enumerate(reader, 2):
+                if header is not None and len(row) > len(header):
+                    raise BadInput(
+                        f"{path}: row {n} has {len(row)} fields, the header {len(header)} "
+                        f"({','.join(header)})"
+                    )
+    except (UnicodeDecodeError, csv.Error) as e:
+        raise BadInput(f"{path}: not a readable CSV ({e})") from None
+    except OSError as e:
+        raise unreadable(path, e) from None
+
+
 def _read_csv(path: Path, reference: bool) -> list[dict]:
     if not path.is_file():  # refused before pandas is imported
         raise unreadable(path)
     import pandas as pd
 
     need = ["item_id", "label"] if reference else ["item_id", "annotator", "label"]
+    _check_fields(path)
     try:
         df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
     except FileNotFoundError as e:
@@ -393,6 +428,8 @@ def _read_csv(path: Path, reference: bool) -> list[dict]:
 def _infer_label_set(found: list[str], task: str | None, design: Design) -> LabelSet:
     """The label set of ``task``, else the first task (or factor of ``design``) whose labels
     hold every label found, else the labels found."""
+    if task == "custom":  # labels of the user's own, whatever they overlap
+        return custom_label_set(sorted({normalize_label(x) for x in found}))
     if task is not None:
         name, factor = parse_task(task, design)
         return label_set(name, factor, design=design)
@@ -402,7 +439,16 @@ def _infer_label_set(found: list[str], task: str | None, design: Design) -> Labe
     for ls in candidates:
         if norm <= set(ls.choices) and norm - {"cant_tell"}:
             return ls
-    return custom_label_set(sorted(norm))
+    overlap = max(candidates, key=lambda ls: len((norm - {"cant_tell"}) & set(ls.choices)))
+    if (norm - {"cant_tell"}) & set(overlap.choices):  # a known task's labels, some mistyped
+        odd = sorted(norm - set(overlap.choices))
+        name = overlap.task + (f":{overlap.factor}" if overlap.factor else "")
+        raise BadInput(
+            f"Label(s) {', '.join(map(repr, odd))} are not in the {name} label set "
+            f"({', '.join(overlap.choices)}), which holds the file's other labels: fix them, or "
+            "pass --task custom for labels of your own"
+        )
+    return custom_label_set(sorted(norm))  # labels of no known task: a label set of their own
 
 
 # -- exporting ---------------------------------------------------------------------------------

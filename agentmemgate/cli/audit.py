@@ -414,7 +414,9 @@ def import_(
     task: Annotated[
         str | None,
         typer.Option(
-            "--task", help="Task of a new audit (default: inferred from the labels in the file)."
+            "--task",
+            help="Task of a new audit (default: inferred from the labels in the file; "
+            "custom: the file's own labels).",
         ),
     ] = None,
     format_: Annotated[
@@ -431,7 +433,7 @@ def import_(
     """Import labels made elsewhere (CSV or Label Studio), or reference labels (CSV). From an
     open audit's export, rows of check items are skipped, and screened-out people's labels are
     left out unless --include-screened."""
-    if task is not None:
+    if task is not None and task != "custom":
         _check_task(task, workspace)
     from ..annotate_app.interop import import_labels
 

@@ -134,3 +134,40 @@ def test_items_nobody_labeled_come_back_with_the_export(tmp_path, statements_fil
     alone.mkdir()
     (alone / "labels.csv").write_bytes(paths["labels.csv"].read_bytes())
     assert import_labels(ws, "labels-only", alone / "labels.csv").n_items == 1
+
+
+def test_a_csv_of_your_own_imports_once_and_a_typo_or_a_stray_field_is_refused(tmp_path):
+    """Rows with no time: importing the file again adds nothing (each row is already the
+    person's latest label); a changed label is added. A mistyped label of a known task, or a
+    row with more fields than the header, is refused in one line; labels of no known task make
+    a custom audit."""
+    import pytest
+
+    from agentmemgate.errors import BadInput
+
+    ws = Workspace(tmp_path / "ws")
+    f = tmp_path / "mine.csv"
+    f.write_text("item_id,annotator,label\ns1,ann,speculation\ns2,ann,other\ns1,bo,other\n")
+    assert import_labels(ws, "mine", f).n_rows == 3
+    again = import_labels(ws, "mine", f)
+    assert (again.n_rows, again.already) == (0, 3)
+    f.write_text("item_id,annotator,label\ns1,ann,other\ns2,ann,other\n")
+    changed = import_labels(ws, "mine", f)
+    assert (changed.n_rows, changed.already) == (1, 1)
+    logged = ws.db.execute("select count(*) from audit_labels where audit = 'mine'").fetchone()
+    assert logged[0] == 4  # three, then ann's change of s1
+
+    typo = tmp_path / "typo.csv"
+    typo.write_text("item_id,annotator,label\ns1,ann,speculation\ns2,ann,completed_evnt\n")
+    with pytest.raises(
+        BadInput, match=r"^Label\(s\) 'completed_evnt' are not in the evidence_type"
+    ):
+        import_labels(ws, "typo", typo)
+    stray = tmp_path / "stray.csv"
+    stray.write_text("item_id,annotator,label\ns1,ann,speculation,extra\n")
+    with pytest.raises(BadInput, match="row 2 has 4 fields, the header 3"):
+        import_labels(ws, "stray", stray)
+    own = tmp_path / "own.csv"
+    own.write_text("item_id,annotator,label\ns1,ann,red\ns2,ann,blue\n")
+    assert import_labels(ws, "colors", own).task == "custom"
+    assert import_labels(ws, "typo", typo, task="custom").task == "custom"  # asked for
