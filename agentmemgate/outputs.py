@@ -9,6 +9,8 @@ from .errors import WorkspaceError
 
 
 def writable(out: Path) -> Path:
+    if out.is_file():
+        raise WorkspaceError(f"Output folder {str(out)!r} is a file: give a folder to write in")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:

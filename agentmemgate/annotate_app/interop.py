@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict
 
 from ..design.stored import workspace_design
-from ..errors import BadInput, WorkspaceError, unreadable
+from ..errors import BadInput, unreadable
+from ..outputs import writable
 from .audits import _check_name, _exists, _people, get_audit, now_ms
 from .items import REFERENCE_SOURCES
 from .labels import TASKS, LabelSet, custom_label_set, label_set, normalize_label, parse_task
@@ -369,6 +370,13 @@ def _read_csv(path: Path, reference: bool) -> list[dict]:
     import pandas as pd
 
     need = ["item_id", "label"] if reference else ["item_id", "annotator", "label"]
+    if path.stat().st_size == 0:
+        raise BadInput(f"{path}: the file is empty")
+    if path.suffix.lower() == ".json" and not reference:
+        raise BadInput(
+            f"{path}: a JSON file; a Label Studio export imports with --format label-studio, "
+            "labels in CSV need a .csv file"
+        )
     _check_fields(path)
     try:
         df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
@@ -463,11 +471,7 @@ def export_audit(ws: Workspace, name: str, out: str | Path | None = None) -> lis
     import pandas as pd
 
     info = get_audit(ws, name)
-    folder = Path(out) if out is not None else ws.path / "audit-exports" / name
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise WorkspaceError(f"Cannot write to {str(folder)!r}: {e}") from None
+    folder = writable(Path(out) if out is not None else ws.path / "audit-exports" / name)
     df = pd.read_sql_query(
         "select id, audit, item_id, annotator, role, label, rubric, source, shown_at, created_at, "
         "active_seconds from audit_labels where audit = ? order by id",

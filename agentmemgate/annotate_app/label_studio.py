@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import BadInput, WorkspaceError, unreadable
+from ..outputs import writable
 from .audits import get_audit
 from .items import ItemDisplay
 from .labels import display_name
@@ -99,8 +100,8 @@ def export_label_studio(ws: Workspace, name: str, out: str | Path | None = None)
     tasks = [{"data": task_data(ItemDisplay.model_validate_json(p))} for (p,) in rows]
     has = {k for t in tasks for k, v in t["data"].items() if v}
     folder = Path(out) if out is not None else ws.path / "audit-exports" / name / "label-studio"
+    writable(folder)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
         paths = [
             write_text_atomic(folder / "tasks.json", json.dumps(tasks, indent=2) + "\n"),
             write_text_atomic(folder / "labeling-config.xml", labeling_config(info.label_set, has)),

@@ -479,7 +479,7 @@ def export(
         from ..annotate_app.label_studio import export_label_studio
 
         paths = export_label_studio(_ws(workspace), name, out)
-    elif format_ == "labels":
+    elif format_ in ("labels", "csv"):  # csv: as `audit import` names the files it reads back
         paths = export_audit(_ws(workspace), name, out)
     else:
         from ..errors import BadInput

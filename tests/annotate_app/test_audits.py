@@ -371,7 +371,7 @@ def test_import_keeps_each_person_to_one_role(ws, tmp_path, statements_file):
         ("item_id,annotator,label\nx1,ana,\n", "row 2: empty label"),
         ("item_id,annotator,label\nx1,ana,bogus\n", "row 2: Label 'bogus'"),
         ("item_id,annotator,label\nzzz,ana,equivalent\n", "not in audit 'base'"),
-        ("", "not a readable CSV"),
+        ("", "the file is empty"),
         ('item_id,annotator,label\n"x1,ana\n', "not a readable CSV"),
     ],
 )

@@ -385,3 +385,24 @@ def test_a_workspace_made_by_audit_create_is_named(tmp_path, statements_file):
     again = amg("audit", "create", "a2", *args, "--workspace", w)
     assert again.exit_code == 0, again.output
     assert "Made a new workspace" not in again.output
+
+
+def test_import_and_export_mistakes_get_one_line(tmp_path, statements_file):
+    w = str(tmp_path / "ws")
+    amg("audit", "create", "a1", "--task", "evidence_type", "--from", str(statements_file),
+        "--annotators", "ana", "--workspace", w)  # fmt: skip
+    empty, js, afile = tmp_path / "empty.csv", tmp_path / "ls.json", tmp_path / "out.csv"
+    empty.write_text("")
+    js.write_text("[]")
+    afile.write_text("x")
+    for args, words in [
+        (("audit", "import", "a1", str(empty)), "the file is empty"),
+        (("audit", "import", "a1", str(js)), "imports with --format label-studio"),
+        (("audit", "export", "a1", "--out", str(afile)), "is a file: give a folder"),
+    ]:
+        res = amg(*args, "--workspace", w)
+        assert res.exit_code == 1 and words in res.output, res.output
+        assert len(res.output.strip().splitlines()) == 1
+    res = amg("audit", "export", "a1", "--format", "csv", "--out", str(tmp_path / "x"),
+              "--workspace", w)  # fmt: skip
+    assert res.exit_code == 0 and "labels.csv" in res.output
