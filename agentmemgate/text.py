@@ -191,3 +191,8 @@ def nearest_date(day: dt.date, month: int, day_of_month: int) -> dt.date | None:
         if best is None or abs((cand - day).days) < abs((best - day).days):
             best = cand
     return best
+
+
+def counted(n: int, word: str, many: str | None = None) -> str:
+    """``n`` and the word, plural unless one: "1 item", "3 items", "2 people" (``many``)."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"

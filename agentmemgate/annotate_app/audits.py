@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..design.stored import workspace_design
 from ..errors import BadInput
+from ..text import counted
 from ._sampling import assign, order_for, sample
 from .checks import attention_checks, plan_checks
 from .items import SourceItem
@@ -97,7 +98,8 @@ class CreatedAudit(BaseModel):
 
     def lines(self) -> list[str]:
         out = [
-            f"Audit {self.name!r}: {self.n_items} {self.task} items, {self.n_references} with "
+            f"Audit {self.name!r}: {counted(self.n_items, self.task + ' item')}, "
+            f"{self.n_references} with "
             "a reference label (hidden from annotators).",
             *self.notes,
         ]
@@ -105,7 +107,7 @@ class CreatedAudit(BaseModel):
             return out + self._study_lines()
         out.append("Personal links (secret; shown once; `amg audit relink` issues a new one):")
         out += [
-            f"  {person} ({self.assignments[person]} items): {url}"
+            f"  {person} ({counted(self.assignments[person], 'item')}): {url}"
             for person, url in self.links.items()
         ]
         if self.adjudicator:
@@ -151,7 +153,8 @@ class AuditSummary(BaseModel):
                 or "nobody yet"
             )
         return (
-            f"{self.name}\t{self.task}\t{self.n_items} items\t{self.n_references} references\t"
+            f"{self.name}\t{self.task}\t{counted(self.n_items, 'item')}\t"
+            f"{counted(self.n_references, 'reference')}\t"
             f"{self.n_labels} labels logged\t{people}\tfrom {self.source}"
         )
 
@@ -458,7 +461,10 @@ class AddedPeople(BaseModel):
         return [
             f"Added to audit {self.audit!r} (links secret; shown once; `amg audit relink` "
             "issues a new one):"
-        ] + [f"  {p} ({self.assignments[p]} items): {url}" for p, url in self.links.items()]
+        ] + [
+            f"  {p} ({counted(self.assignments[p], 'item')}): {url}"
+            for p, url in self.links.items()
+        ]
 
 
 def add_people(

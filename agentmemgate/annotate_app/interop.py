@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict
 from ..design.stored import workspace_design
 from ..errors import BadInput, unreadable
 from ..outputs import writable
+from ..text import counted
 from .audits import _check_name, _exists, _people, get_audit, now_ms
 from .items import REFERENCE_SOURCES
 from .labels import TASKS, LabelSet, custom_label_set, label_set, normalize_label, parse_task
@@ -41,13 +42,14 @@ class ImportResult(BaseModel):
     unlabeled: int = 0  # items listed there that no imported row labels
 
     def lines(self) -> list[str]:
+        labels = "label" if self.n_rows == 1 else "labels"
         what = (
-            "reference labels"
+            f"reference {labels}"
             if self.reference
             else " and ".join(
                 x
                 for x in (
-                    f"labels by {', '.join(self.annotators)}" if self.annotators else "",
+                    f"{labels} by {', '.join(self.annotators)}" if self.annotators else "",
                     f"resolutions by {', '.join(self.adjudicators)}" if self.adjudicators else "",
                 )
                 if x
@@ -55,7 +57,7 @@ class ImportResult(BaseModel):
         )
         out = [
             f"{'Created' if self.created else 'Updated'} {self.task} audit {self.audit!r}: "
-            f"{self.n_rows} {what} for {self.n_items} items."
+            f"{self.n_rows} {what} for {counted(self.n_items, 'item')}."
         ]
         if self.items_file:
             out.append(

@@ -26,6 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from ..memory.profile_store import same_value
+from ..text import counted
 from .aggregate import CALLS, Difference
 from .measures import ArcScore
 from .trace import Trace
@@ -45,10 +46,6 @@ class Explanation(BaseModel):
     splits: list[str]
     counts: dict[str, int]
     text: str
-
-
-def _plural(n: int, word: str, many: str | None = None) -> str:
-    return f"{n} {word if n == 1 else (many or word + 's')}"
 
 
 def _writes_plan(trace: Trace, plan: str) -> Any:
@@ -118,7 +115,7 @@ def gated_contaminates_more(
         n = len(arcs)
         by_split = Counter(arcs.values())
         text = (
-            f"{gated} contaminates {_plural(n, 'at-risk plan')} that its ungated twin {twin} "
+            f"{gated} contaminates {counted(n, 'at-risk plan')} that its ungated twin {twin} "
             "keeps out ("
             + ", ".join(
                 f"{by_split[s]} in {(titles or {}).get(s, s)}" for s in splits if by_split[s]
@@ -247,12 +244,12 @@ def identical(
         for x, y, k in ((b, a, retry_b), (a, b, retry_a)):
             if k:
                 ways.append(
-                    f"{x} matched {_plural(k, 'write')} to the field only through the plan-frame "
+                    f"{x} matched {counted(k, 'write')} to the field only through the plan-frame "
                     f"retry (its extractor worded them as plans) where {y} matched them directly"
                 )
         if extracted and not (retry_a or retry_b):
             ways.append(
-                f"their extractors proposed different text for {_plural(extracted, 'write')}"
+                f"their extractors proposed different text for {counted(extracted, 'write')}"
             )
         if ways:
             text += " On the way to the field their pipelines differ: " + "; ".join(ways) + "."

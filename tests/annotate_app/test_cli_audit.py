@@ -132,7 +132,7 @@ def test_import_command(tmp_path):
     f.write_text("item_id,annotator,label\nx,ana,yes\nx,ben,no\n")
     res = amg("audit", "import", "r1", str(f), "--workspace", w)
     assert res.exit_code == 0, res.output
-    assert "Created realism audit 'r1': 2 labels by ana, ben for 1 items." in res.output
+    assert "Created realism audit 'r1': 2 labels by ana, ben for 1 item." in res.output
 
 
 @pytest.mark.parametrize(
