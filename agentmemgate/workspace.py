@@ -49,6 +49,11 @@ def _read_only(path: Path) -> str | None:
 
 def _cannot_open(path: Path, e: Exception) -> str:
     """One plain line for a workspace that cannot be opened (no raw ``[Errno 30]``)."""
+    if path.is_file():  # a file given as --workspace, often one meant for another option
+        return (
+            f"Workspace {str(path)!r} is a file; a workspace is a folder (pass the folder "
+            "that holds workspace.db as --workspace)"
+        )
     why = _read_only(path)
     if (
         why is None

@@ -357,3 +357,19 @@ def test_out_defaults_to_the_workspaces_own_folder_unless_it_is_the_default_one(
         app, ["export", "--split", "core", "--workspace", "ws1", "--out", "elsewhere"]
     )
     assert res.exit_code == 0 and (tmp_path / "elsewhere" / "core" / "data.jsonl").is_file()
+
+
+def test_a_file_given_as_workspace_is_named_a_file(tmp_path):
+    """A command that may make its workspace, pointed at a file (one meant for --from, say)."""
+    items = tmp_path / "items.jsonl"
+    items.write_text(json.dumps({"id": "a", "text": "I might move", "reference": "other"}) + "\n")
+    res = runner.invoke(
+        app,
+        ["audit", "create", "a", "--task", "evidence_type", "--from", str(items),
+         "--annotators", "ana", "--workspace", str(items)],
+    )  # fmt: skip
+    assert res.exit_code == 1
+    assert res.output.strip().splitlines() == [
+        f"Error: Workspace {str(items)!r} is a file; a workspace is a folder (pass the folder "
+        "that holds workspace.db as --workspace)"
+    ]
