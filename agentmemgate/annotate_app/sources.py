@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..design.stored import workspace_design
-from ..errors import BadInput, UnknownLevel
+from ..errors import BadInput, UnknownLevel, unreadable
 from ..jsonl import read_records
 from ..registry import Registry
 from ..schema import Arc, TurnRef
@@ -80,6 +80,8 @@ def load_source(
             info.update(req.info)
     elif Path(spec).suffix.lower() in (".jsonl", ".ndjson") or Path(spec).is_file():
         items = load_jsonl(Path(spec))
+    elif Path(spec).is_dir():
+        raise unreadable(Path(spec))  # "... is a folder, not a file"
     else:
         raise SOURCES.unknown(
             spec,

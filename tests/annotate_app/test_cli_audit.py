@@ -406,3 +406,10 @@ def test_import_and_export_mistakes_get_one_line(tmp_path, statements_file):
     res = amg("audit", "export", "a1", "--format", "csv", "--out", str(tmp_path / "x"),
               "--workspace", w)  # fmt: skip
     assert res.exit_code == 0 and "labels.csv" in res.output
+
+
+def test_a_folder_given_as_source_is_named_a_folder(tmp_path):
+    res = amg("audit", "create", "a", "--task", "evidence_type", "--from", str(tmp_path),
+              "--annotators", "ana", "--workspace", str(tmp_path / "ws"))  # fmt: skip
+    assert res.exit_code == 1
+    assert res.output.strip() == f"Error: {str(tmp_path)!r} is a folder, not a file"
