@@ -15,7 +15,15 @@ from ..outputs import writable
 from ..text import counted
 from .audits import _check_name, _exists, _people, get_audit, now_ms
 from .items import REFERENCE_SOURCES
-from .labels import TASKS, LabelSet, custom_label_set, label_set, normalize_label, parse_task
+from .labels import (
+    CUSTOM,
+    TASKS,
+    LabelSet,
+    custom_label_set,
+    label_set,
+    normalize_label,
+    parse_task,
+)
 
 if TYPE_CHECKING:
     from ..design import Design
@@ -171,7 +179,7 @@ def import_labels(
         labels = _infer_label_set([r["label"] for r in rows], task, workspace_design(ws))
     else:
         labels = get_audit(ws, name).label_set
-        asked = None if task is None else task if task == "custom" else parse_task(task)[0]
+        asked = None if task is None else task if task == CUSTOM else parse_task(task)[0]
         if asked is not None and asked != labels.task:
             raise BadInput(f"Audit {name!r} has task {labels.task}, not {asked}")
     for r in rows:
@@ -184,14 +192,15 @@ def import_labels(
     unlabeled = 0
     if items_file is not None:  # the export's item list: items nobody labeled are items too
         listed = _read_items(items_file)
-        missing = [i for i in ids if i not in set(listed)]
+        known = set(listed)
+        missing = [i for i in ids if i not in known]
         if missing:
             raise BadInput(
                 f"{path}: {len(missing)} item id(s) not in {items_file.name} beside it, e.g. "
                 f"{', '.join(map(repr, missing[:3]))}; move {items_file.name} away to import "
                 "the labels alone"
             )
-        unlabeled = len(set(listed) - set(ids))
+        unlabeled = len(known - set(ids))
         ids = listed
     screened = sorted({r["annotator"] for r in rows if r.get("screened_out")})
     kept = rows if include_screened else [r for r in rows if not r.get("screened_out")]
@@ -438,7 +447,7 @@ def _read_csv(path: Path, reference: bool) -> list[dict]:
 def _infer_label_set(found: list[str], task: str | None, design: Design) -> LabelSet:
     """The label set of ``task``, else the first task (or factor of ``design``) whose labels
     hold every label found, else the labels found."""
-    if task == "custom":  # labels of the user's own, whatever they overlap
+    if task == CUSTOM:  # labels of the user's own, whatever they overlap
         return custom_label_set(sorted({normalize_label(x) for x in found}))
     if task is not None:
         name, factor = parse_task(task, design)

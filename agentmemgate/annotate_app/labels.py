@@ -135,11 +135,14 @@ def label_set(task: str, factor: str | None = None, *, design: Design) -> LabelS
     )
 
 
+CUSTOM = "custom"  # the task of an imported audit whose labels are its own
+
+
 def custom_label_set(labels: list[str]) -> LabelSet:
     """For audits created by importing labels made elsewhere, with labels of no known task."""
     subs = tuple(sorted({normalize_label(x) for x in labels} - {CANT_TELL}))
     return LabelSet(
-        task="custom",
+        task=CUSTOM,
         labels=subs,
         rubric="",
         rubric_sha256="",

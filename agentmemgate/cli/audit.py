@@ -433,7 +433,9 @@ def import_(
     """Import labels made elsewhere (CSV or Label Studio), or reference labels (CSV). From an
     open audit's export, rows of check items are skipped, and screened-out people's labels are
     left out unless --include-screened."""
-    if task is not None and task != "custom":
+    from ..annotate_app.labels import CUSTOM
+
+    if task is not None and task != CUSTOM:
         _check_task(task, workspace)
     from ..annotate_app.interop import import_labels
 
