@@ -103,6 +103,16 @@ def source(n: int, tmp: Path) -> tuple[Path, dict[str, str]]:
     return p, truth
 
 
+def browser_command(tmp: Path, nice: int) -> str:
+    """Chromium, or a wrapper that starts it at a lower CPU priority than the server."""
+    if not nice:
+        return CHROMIUM
+    wrapper = tmp / "chromium-niced"
+    wrapper.write_text(f'#!/bin/sh\nexec nice -n {nice} {CHROMIUM} "$@"\n')
+    wrapper.chmod(0o755)
+    return str(wrapper)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -243,10 +253,11 @@ async def crowd(urls: list[str], truth: dict, args, careless: set[int]) -> dict:
     for i in range(len(urls)):
         queue.put_nowait(i)
     t0 = time.monotonic()
+    command = browser_command(Path(tempfile.mkdtemp(prefix="amg-chromium-")), args.browser_nice)
 
     async def launch(pw):
         return await pw.chromium.launch(
-            executable_path=CHROMIUM,
+            executable_path=command,
             args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
         )
 
@@ -448,6 +459,15 @@ def main() -> None:
         "does not parse the app's scripts afresh on the rig's cores (in a real study each "
         "person's browser does that on their own computer); the server sees a session per tab "
         "as before",
+    )
+    ap.add_argument(
+        "--browser-nice",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run the browsers at nice N (1-19): in a real study each person's browser has its "
+        "own computer, here they share the server's cores; a lower priority keeps the rig's "
+        "browsers from taking the server's CPU, though they still contend with each other",
     )
     ap.add_argument("--keep", help="keep the workspace in this folder")
     ap.add_argument(

@@ -119,6 +119,16 @@ def load_devset(folder: str | Path, locomo: str | Path, longmemeval: str | Path)
     return out
 
 
+HELD_OUT = ("heldout2", "heldout3", "heldout4")  # labelled sets no packaged rule was written from
+
+
+def unseen_folders(root: Path, lexicon: Lexicon, part: str) -> list[Path]:
+    """The held-out folders under ``root`` (``devsets/hedges``) whose ``part`` turns none of the
+    measured files saw: all of ``HELD_OUT`` but those a lexicon's turn model was trained on."""
+    seen = set(lexicon.model.tuned_on_sets.get(part, ())) if lexicon.model is not None else set()
+    return [Path(root) / name for name in HELD_OUT if name not in seen]
+
+
 def load_devsets(folders: list[Path], locomo: str | Path, longmemeval: str | Path) -> DevSet:
     """Several labelled folders read as one set (held-out sets pooled for tighter intervals)."""
     sets = [load_devset(f, locomo, longmemeval) for f in folders]

@@ -91,6 +91,13 @@ class RuleExtractor:
         return ref
 
     def extract(self, cand: Candidate) -> Extraction:
+        if cand.prefilter_cues and all(c.startswith("model:") for c in cand.prefilter_cues):
+            # A turn only stage 1's turn model passed (cues.v3 on) has no cue sentence to read a
+            # plan from, and neither the rules nor scorer.v1 were made on such turns: on the
+            # tuning conversations the rules kept them at half their usual precision. They are
+            # there for a model miner, which reads the whole turn.
+            sentences = cand.cue_sentences() or [cand.turn_text]
+            return Extraction(kept=False, text=sentences[0], reject_reason="no plan cue")
         if self.scorer is None:
             return self._rules(cand)
         p = self.scorer.probability(cand)
@@ -216,7 +223,7 @@ class RuleExtractor:
                 if not self.rules.acceptable_value(value):
                     continue
                 if self.rules.checks is None:
-                    return attribute, value
+                    return self._name(attribute, value), value
                 problem = self._check(s, m.start(), m.end(), attribute, value)
                 if problem is None:
                     return self._name(attribute, value), value
@@ -242,7 +249,8 @@ class RuleExtractor:
         return None
 
     def _name(self, attribute: str, value: str) -> str:
-        """v3: a plan the patterns could not name gets the attribute its words point to."""
+        """A plan the patterns could not name gets the attribute its words point to (a rules
+        file's ``[names]``; v2 has none)."""
         if attribute != "unspecified" or self.rules.names is None:
             return attribute
         found = {cat for _, _, cat, _ in self.rules.names.find(tokens(value))}

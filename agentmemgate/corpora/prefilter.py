@@ -21,6 +21,7 @@ from ..errors import BadInput
 from ..text import PhraseMatcher, sentence_spans, tokens
 from ..versioned import versioned_file
 from .model import Candidate, ContextTurn, Conversation, CorpusSession
+from .turn_model import TurnModel, load_turn_model
 
 LEXICON_DIR = Path(__file__).parent
 QUALIFYING = ("hedge", "intention", "future_time")
@@ -50,6 +51,9 @@ class Lexicon:
     # v2: corpora where a weak cue needs a change cue (a user talking to an assistant); elsewhere
     # (LoCoMo's peer chat) a weak cue counts like any other, as in v1
     weak_needs_change: frozenset[str] = frozenset()
+    # v3: a learned turn model ([model] in the TOML) that also passes turns the cue rule misses,
+    # in the corpora it names
+    model: TurnModel | None = field(default=None, repr=False)
 
     @property
     def ref(self) -> str:
@@ -75,6 +79,11 @@ def load_lexicon(version: int | None = None, path: str | None = None) -> Lexicon
         clause_opening = bool(data.get("rule", {}).get("clause_opening", False))
         opening_in_questions = bool(data.get("rule", {}).get("opening_in_questions", True))
         weak_needs_change = frozenset(data.get("rule", {}).get("weak_needs_change", []))
+        model = None
+        if "model" in data:
+            model = load_turn_model(
+                str(data["model"]["file"]), str(data["model"]["sha256"]), file.parent
+            )
         if not opening <= set(cues):
             raise KeyError(f"rule.opening names unknown categories {sorted(opening - set(cues))}")
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError) as e:
@@ -89,6 +98,7 @@ def load_lexicon(version: int | None = None, path: str | None = None) -> Lexicon
         clause_opening=clause_opening,
         opening_in_questions=opening_in_questions,
         weak_needs_change=weak_needs_change,
+        model=model,
     )
 
 
@@ -121,8 +131,37 @@ class TurnScan:
 
 
 def scan_turn(text: str, lexicon: Lexicon | None = None, corpus: str = "longmemeval") -> TurnScan:
-    """Apply the stage-1 rule to one turn of ``corpus`` (which decides how weak cues count)."""
+    """Apply the stage-1 rule to one turn of ``corpus`` (which decides how weak cues count); a
+    turn the rule does not pass may still pass the lexicon's turn model (``_model_scan``)."""
     lex = lexicon or load_lexicon()
+    scan = _rule_scan(text, lex, corpus)
+    if scan.hit or lex.model is None or not scan.sentences:
+        return scan
+    return _model_scan(text, lex, corpus, scan)
+
+
+def _model_scan(text: str, lex: Lexicon, corpus: str, scan: TurnScan) -> TurnScan:
+    """A turn the model passes: its sentences in the first person (where the speaker's own plan
+    is stated), or all of them if none is, with the cue ``model:turns.vN``."""
+    model = lex.model
+    if model is None or not model.passes(text, corpus):
+        return scan
+    first = frozenset(lex.cues["first_person"])
+    sentences = sentence_spans(text)
+    mine = [
+        span
+        for span in sentences
+        if not first.isdisjoint(
+            _WORDS.findall(text[span[0] : span[1]].lower().replace("\u2019", "'"))
+        )
+    ]
+    return TurnScan(scan.sentences, mine or sentences, [f"model:{model.ref}"])
+
+
+_WORDS = re.compile(r"[a-z']+")
+
+
+def _rule_scan(text: str, lex: Lexicon, corpus: str) -> TurnScan:
     strict = corpus in lex.weak_needs_change
     sentences = sentence_spans(text)
     if not sentences:
@@ -244,7 +283,11 @@ def prefilter_line(prefilter: str, lexicon: Lexicon) -> list[str]:
     the accuracy lines (``accuracy.summary_lines``)."""
     if prefilter == "none":
         return ["Prefilter: none (every turn goes to stage 2: nothing is filtered out)"]
-    return [
-        f"Prefilter: lexicon {lexicon.ref} (misses never reach stage 2; --prefilter none "
-        "sends every turn)"
-    ]
+    line = (
+        f"Prefilter: lexicon {lexicon.ref} (misses never reach stage 2; --prefilter none sends "
+        "every turn)"
+    )
+    if lexicon.model is None:
+        return [line]
+    corpora = ", ".join(sorted(lexicon.model.corpora))
+    return [line, f"  widened in {corpora} by the turn model {lexicon.model.ref}"]

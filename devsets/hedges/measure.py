@@ -1,6 +1,6 @@
 """Measure the hedge miner on a hand-labelled set: each stage, and the miner end to end.
 
-Run: .venv/bin/python devsets/hedges/measure.py [--set dev|heldout|heldout2|heldout3|unseen] [--cues N] [--rules N]
+Run: .venv/bin/python devsets/hedges/measure.py [--set dev|heldout|heldout2|heldout3|heldout4|unseen] [--cues N] [--rules N]
 [--scorer N|none] [--json] [--show-misses] [--save]   (the labelling guideline and the figures are
 in README.md beside this script). Every proportion is printed as k/n with its 95% Wilson interval.
 """
@@ -13,7 +13,14 @@ import sys
 from pathlib import Path
 
 from agentmemgate.corpora._rules import load_rules
-from agentmemgate.corpora.devset import DevReport, DevSet, load_devsets, measure, share_passed
+from agentmemgate.corpora.devset import (
+    DevReport,
+    DevSet,
+    load_devsets,
+    measure,
+    share_passed,
+    unseen_folders,
+)
 from agentmemgate.corpora.home import require_file
 from agentmemgate.corpora.prefilter import load_lexicon
 from agentmemgate.errors import AmgError, BadInput
@@ -25,12 +32,21 @@ SETS = {
     "heldout": "labelled after v2 was first frozen; v2's last changes read its misses",
     "heldout2": "labelled before v3 was written; never used for tuning",
     "heldout3": "LoCoMo conv-42 and conv-44, labelled blind to every rule; never used for tuning",
-    "unseen": "heldout2 and heldout3 pooled: every labelled conversation never used for tuning",
+    "heldout4": "LoCoMo conv-26, conv-30 and conv-43 sessions 12-29, labelled blind to every rule; "
+    "never used for tuning",
+    "agreement": "a second reader's labels of conv-49 (heldout2's first reading is the other)",
+    "unseen": "heldout2, heldout3 and heldout4 pooled, less any a measured file was trained on: "
+    "every labelled conversation never used for tuning",
 }
-FOLDERS = {name: [HERE if name == "dev" else HERE / name] for name in SETS} | {
-    "unseen": [HERE / "heldout2", HERE / "heldout3"]
-}
+FOLDERS = {name: [HERE if name == "dev" else HERE / name] for name in SETS}
 SAVED_SET = "unseen"
+PARTS = ("locomo", "longmemeval")
+
+
+def folders_for(name: str, lexicon, part: str) -> list[Path]:
+    """The labelled folders a set reads for one corpus: for ``unseen``, the held-out sets none of
+    the measured files was trained on (``devset.unseen_folders``)."""
+    return unseen_folders(HERE, lexicon, part) if name == "unseen" else FOLDERS[name]
 
 
 def describe(dev: DevSet, part: str) -> str:
@@ -47,7 +63,7 @@ def describe(dev: DevSet, part: str) -> str:
     return f"{what} ({len(turns)} {who} read, {spec} speculation)"
 
 
-def save(report: DevReport, dev: DevSet) -> None:
+def save(report: DevReport, devs: dict[str, DevSet]) -> None:
     """Store the held-out figures ``amg mine hedges`` states (k and n; never retyped)."""
     from agentmemgate.corpora.accuracy import ACCURACY_FILE
     from agentmemgate.corpora.accuracy import save as store
@@ -62,7 +78,7 @@ def save(report: DevReport, dev: DevSet) -> None:
             "named": p.named,
         }
         parts[p.part] = {
-            "data": describe(dev, p.part),
+            "data": describe(devs[p.part], p.part),
             **{k: {"k": v.k, "n": v.n} for k, v in figures.items()},
         }
     entry = {"lexicon": report.lexicon, "rules": report.rules, "set": SAVED_SET, "parts": parts}
@@ -150,22 +166,37 @@ def main() -> int:
         args.longmemeval = args.longmemeval or require_file(
             "longmemeval", "longmemeval_oracle_subset.json", checkout=True
         )
-        dev = load_devsets(FOLDERS[args.set], args.locomo, args.longmemeval)
         lex = load_lexicon(path=str(args.lexicon)) if args.lexicon else load_lexicon(args.cues)
         rules = load_rules(path=str(args.rules_file)) if args.rules_file else load_rules(args.rules)
-        report = measure(dev, lex, rules, _scorer(args.scorer))
+        scorer = _scorer(args.scorer)
+        devs, reports = {}, {}
+        for part in PARTS:  # each corpus on its own folders (see folders_for)
+            folders = tuple(folders_for(args.set, lex, part))
+            if folders not in reports:
+                dev = load_devsets(list(folders), args.locomo, args.longmemeval)
+                reports[folders] = (dev, measure(dev, lex, rules, scorer))
+            devs[part], got = reports[folders]
+        parts = [
+            next(
+                p
+                for p in reports[tuple(folders_for(args.set, lex, part))][1].parts
+                if p.part == part
+            )
+            for part in PARTS
+        ]
+        report = got.model_copy(update={"parts": parts})
         oracle = share_passed(args.longmemeval, lex)
     except AmgError as e:
         print(f"Error: {e}", file=sys.stderr)
         return 1
     for part, path in (("locomo", args.locomo), ("longmemeval", args.longmemeval)):
-        if dev.sha256.get(part) and sha256_file(path) != dev.sha256[part]:
+        if devs[part].sha256.get(part) and sha256_file(path) != devs[part].sha256[part]:
             print(
                 f"warning: {path.name} differs from the file the labels were made on",
                 file=sys.stderr,
             )
     if args.save:
-        save(report, dev)
+        save(report, devs)
     if args.json:
         print(
             json.dumps(
@@ -183,9 +214,9 @@ def main() -> int:
             "train.py prints the cross-validated ones)"
         )
     for p in report.parts:
-        if not any(t.part == p.part for t in dev.turns):
+        if not any(t.part == p.part for t in devs[p.part].turns):
             continue  # a set with no turns of this corpus
-        print(f"\n{describe(dev, p.part)}, {p.borderline} borderline")
+        print(f"\n{describe(devs[p.part], p.part)}, {p.borderline} borderline")
         print("  end to end (prefilter + offline stage 2):")
         print(f"    precision: kept that are spec       {p.precision.fmt()}")
         print(f"    ... borderline counted right         {p.precision_spec_borderline.fmt()}")

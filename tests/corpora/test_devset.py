@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from agentmemgate.corpora.devset import load_devset, load_devsets, measure, share_passed
+from agentmemgate.corpora.devset import (
+    load_devset,
+    load_devsets,
+    measure,
+    share_passed,
+    unseen_folders,
+)
 from agentmemgate.errors import BadInput
 
 from .paths import REAL_LOCOMO, REAL_LONGMEMEVAL, needs_real_corpora
@@ -83,33 +89,34 @@ def test_a_label_for_a_turn_the_corpus_lacks_is_named(tmp_path):
 @needs_real_corpora
 def test_held_out_sets_pool_and_the_stored_figures_are_their_measurement():
     """What `amg mine hedges` states is what measuring the pooled held-out sets gives, figure for
-    figure; pooling adds up the sets' turns."""
+    figure, for every packaged lexicon; pooling adds up the sets' turns, and a set the lexicon's
+    turn model was trained on is left out of that corpus's figures."""
     from agentmemgate.corpora._rules import load_rules
     from agentmemgate.corpora.accuracy import measured
     from agentmemgate.corpora.prefilter import load_lexicon
 
-    folders = [DEVSET / "heldout2", DEVSET / "heldout3"]
-    alone = [load_devset(f, REAL_LOCOMO, REAL_LONGMEMEVAL) for f in folders]
-    held = load_devsets(folders, REAL_LOCOMO, REAL_LONGMEMEVAL)
-    parts = {p.part: p for p in measure(held).parts}
-    for part in ("locomo", "longmemeval"):
-        turns = [t for d in alone for t in d.turns if t.part == part]
-        assert parts[part].turns == len(turns)
-        assert parts[part].spec == sum(t.label == "spec" for t in turns)
-    assert {t.conversation_id for t in held.turns if t.part == "locomo"} == {
-        "conv-42", "conv-44", "conv-48", "conv-49"
-    }  # fmt: skip
-    stored = measured(load_lexicon(), load_rules())
-    assert stored is not None, "re-run devsets/hedges/measure.py --set unseen --save"
-    for name, p in parts.items():
-        figures = {
-            "prefilter_recall": p.recall_spec,
-            "flagged": p.flagged,
-            "precision": p.precision,
-            "recall": p.recall,
-        }
-        got = {k: {"k": v.k, "n": v.n} for k, v in figures.items()}
-        assert {k: stored["parts"][name][k] for k in figures} == got
+    for version in (2, 3):
+        lexicon = load_lexicon(version)
+        stored = measured(lexicon, load_rules())
+        assert stored is not None, "re-run devsets/hedges/measure.py --set unseen --save"
+        seen = lexicon.model.tuned_on_sets if lexicon.model else {}
+        for part in ("locomo", "longmemeval"):
+            folders = unseen_folders(DEVSET, lexicon, part)
+            assert not {f.name for f in folders} & set(seen.get(part, ()))
+            alone = [load_devset(f, REAL_LOCOMO, REAL_LONGMEMEVAL) for f in folders]
+            held = load_devsets(folders, REAL_LOCOMO, REAL_LONGMEMEVAL)
+            p = next(p for p in measure(held, lexicon).parts if p.part == part)
+            turns = [t for d in alone for t in d.turns if t.part == part]
+            assert p.turns == len(turns)
+            assert p.spec == sum(t.label == "spec" for t in turns)
+            figures = {
+                "prefilter_recall": p.recall_spec,
+                "flagged": p.flagged,
+                "precision": p.precision,
+                "recall": p.recall,
+            }
+            got = {k: {"k": v.k, "n": v.n} for k, v in figures.items()}
+            assert {k: stored["parts"][part][k] for k in figures} == got
 
 
 @needs_real_corpora
@@ -121,13 +128,14 @@ def test_the_scorer_s_stored_held_out_figures_are_its_measurement():
     from agentmemgate.corpora.prefilter import load_lexicon
     from agentmemgate.corpora.scorer import load_scorer
 
-    scorer = load_scorer()
-    held = load_devsets([DEVSET / "heldout2", DEVSET / "heldout3"], REAL_LOCOMO, REAL_LONGMEMEVAL)
-    stored = measured(load_lexicon(), load_rules(), scorer=scorer)
+    scorer, lexicon = load_scorer(), load_lexicon()
+    stored = measured(lexicon, load_rules(), scorer=scorer)
     assert stored is not None, "re-run devsets/hedges/measure.py --set unseen --scorer 1 --save"
-    for p in measure(held, scorer=scorer).parts:
+    for part in ("locomo", "longmemeval"):
+        held = load_devsets(unseen_folders(DEVSET, lexicon, part), REAL_LOCOMO, REAL_LONGMEMEVAL)
+        p = next(p for p in measure(held, lexicon, scorer=scorer).parts if p.part == part)
         got = {"precision": p.precision, "recall": p.recall, "named": p.named}
-        assert {k: stored["parts"][p.part][k] for k in got} == {
+        assert {k: stored["parts"][part][k] for k in got} == {
             k: {"k": v.k, "n": v.n} for k, v in got.items()
         }
     dev_parts = [

@@ -79,7 +79,12 @@ def test_offline_mining_summary_and_jsonl(ws, tmp_path):
         assert (r["session_id"], r["date"]) == (session.session_id, session.date)
         a, b = r["text_span"]
         assert r["turn_text"][a:b] == r["text"]
-        cues = [c.split(":", 1)[1] for c in r["prefilter_cues"]]
+        # a cue is words of the turn, or the name of the turn model that passed it
+        from agentmemgate.corpora.prefilter import load_lexicon
+
+        model = [c for c in r["prefilter_cues"] if c.startswith("model:")]
+        assert model in ([], [f"model:{load_lexicon().model.ref}"])
+        cues = [c.split(":", 1)[1] for c in r["prefilter_cues"] if c not in model]
         assert all(c.rstrip("*").lower() in r["turn_text"].lower().replace("’", "'") for c in cues)
     lines = "\n".join(s.lines())
     for needle in (
@@ -252,7 +257,7 @@ def test_cli_mine_and_errors(tmp_path):
 def test_own_lexicon_reruns_stage_1(ws, tmp_path):
     from agentmemgate.corpora.prefilter import LEXICON_DIR, load_lexicon
 
-    base = mine_hedges(ws, LOCOMO)
+    base = mine_hedges(ws, LOCOMO, lexicon=LEXICON_DIR / "cues.v2.toml")
     narrow = tmp_path / "narrow.toml"
     text = (LEXICON_DIR / "cues.v2.toml").read_text()
     narrow.write_text(text.replace('"gonna",', ''))
@@ -260,6 +265,13 @@ def test_own_lexicon_reruns_stage_1(ws, tmp_path):
     assert fewer.prefilter_hits == base.prefilter_hits - 1  # D5:22 "I'm not gonna give up ..."
     row = ws.db["mine_sources"].get(source_key(LOCOMO))
     assert row["lexicon"] == f"cues.v2:{load_lexicon(path=str(narrow)).sha256[:12]}"
+    # a copy of the newest lexicon finds its turn model beside the packaged files
+    own = tmp_path / "own.toml"
+    own.write_text((LEXICON_DIR / f"{load_lexicon().ref}.toml").read_text())
+    assert (
+        mine_hedges(ws, LOCOMO, lexicon=own).prefilter_hits
+        == mine_hedges(ws, LOCOMO).prefilter_hits
+    )
     bad = tmp_path / "bad.toml"
     bad.write_text("version = 1\n")
     with pytest.raises(BadInput, match="bad.toml: not a cue lexicon"):

@@ -39,7 +39,7 @@ def test_prefilter_none_sends_every_turn_to_stage_2(ws):
     assert "no keyword filter ran" in model.history[0].prompt
     lexicon = mine_hedges(ws, LOCOMO, miner="offline")
     assert lexicon.prefilter_hits < s.turns_scanned  # the lexicon passes on only some turns
-    assert lexicon.prefilter_lines[0].startswith("Prefilter: lexicon cues.v2")
+    assert lexicon.prefilter_lines[0].startswith(f"Prefilter: lexicon {load_lexicon().ref}")
 
 
 def test_summary_states_the_measured_held_out_precision_and_recall(ws):

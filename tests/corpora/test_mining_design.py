@@ -75,7 +75,8 @@ def workspace(tmp_path: Path, design=None) -> Workspace:
 
 def answer_studio(level: str):
     def answer(request):
-        if "dance studio so I can teach" in request.prompt:
+        turn = request.prompt.split("The turn (", 1)[1]  # not the turns before it
+        if "dance studio so I can teach" in turn:
             return {
                 "keep": True,
                 "span": SPAN,

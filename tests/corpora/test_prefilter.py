@@ -105,7 +105,7 @@ def test_sentence_splitting_keeps_decimals_and_splits_lines():
 
 def test_lexicon_is_a_versioned_data_file():
     lex = load_lexicon()
-    assert lex.ref == "cues.v2" and len(lex.sha256) == 64
+    assert lex.ref == "cues.v3" and len(lex.sha256) == 64
     assert {"hedge", "intention", "future_time", "change", "first_person", "weak", "event"} <= set(
         lex.cues
     )
