@@ -122,10 +122,15 @@ def load_devset(folder: str | Path, locomo: str | Path, longmemeval: str | Path)
 HELD_OUT = ("heldout2", "heldout3", "heldout4")  # labelled sets no packaged rule was written from
 
 
-def unseen_folders(root: Path, lexicon: Lexicon, part: str) -> list[Path]:
+def unseen_folders(
+    root: Path, lexicon: Lexicon, part: str, scorer: Scorer | None = None
+) -> list[Path]:
     """The held-out folders under ``root`` (``devsets/hedges``) whose ``part`` turns none of the
-    measured files saw: all of ``HELD_OUT`` but those a lexicon's turn model was trained on."""
+    measured files saw: all of ``HELD_OUT`` but those a lexicon's turn model or a scorer was
+    trained on."""
     seen = set(lexicon.model.tuned_on_sets.get(part, ())) if lexicon.model is not None else set()
+    if scorer is not None:
+        seen |= set(scorer.tuned_on_sets.get(part, ()))
     return [Path(root) / name for name in HELD_OUT if name not in seen]
 
 

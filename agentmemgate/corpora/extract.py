@@ -100,7 +100,8 @@ class RuleExtractor:
             return Extraction(kept=False, text=sentences[0], reject_reason="no plan cue")
         if self.scorer is None:
             return self._rules(cand)
-        p = self.scorer.probability(cand)
+        verdict = self._rules(cand) if self.scorer.reads_rules else None
+        p = self.scorer.probability(cand, verdict)
         if not self.scorer.keeps(p):
             sentences = cand.cue_sentences() or [cand.turn_text]
             return Extraction(

@@ -21,7 +21,7 @@ from pathlib import Path
 from ..errors import BadInput
 from ..text import PhraseMatcher, tokens
 from ..versioned import versioned_file
-from .model import Candidate
+from .model import Candidate, Extraction
 
 SCORER_DIR = Path(__file__).parent
 _WORD = re.compile(r"[a-z0-9']+")
@@ -31,11 +31,16 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(text.lower().replace("\u2019", "'"))
 
 
-def features(cand: Candidate) -> set[str]:
+def features(cand: Candidate, verdict: Extraction | None = None) -> set[str]:
     """The binary features of a prefilter hit: ``w:``/``b:`` words and word pairs of the whole
     turn, ``cw:``/``cb:`` the same within its cue sentences, ``cue:`` the prefilter's cue
-    categories and cues, ``corpus:`` where it came from. Training and scoring both call this."""
+    categories and cues, ``corpus:`` where it came from; with the stage-2 rules' ``verdict``
+    (scorer.v2 on), ``r:`` what they decided: kept and the attribute, or the reason they rejected
+    it. Training and scoring both call this."""
     out = {f"corpus:{cand.corpus}"}
+    if verdict is not None:
+        out.add(f"r:kept={verdict.kept}")
+        out.add(f"r:attr={verdict.attribute}" if verdict.kept else f"r:why={verdict.reject_reason}")
     turn = _words(cand.turn_text)
     out.update(f"w:{w}" for w in turn)
     out.update(f"b:{a}_{b}" for a, b in zip(turn, turn[1:]))
@@ -62,13 +67,17 @@ class Scorer:
     empty_words: frozenset[str] = frozenset()  # words that name no object ("it", "out", "try")
     names: PhraseMatcher | None = field(default=None, repr=False)  # value words -> attribute
     names_order: tuple[str, ...] = ()
+    reads_rules: bool = False  # v2: the rules' verdict is among its features
+    # v2: the labelled sets (devsets/hedges folder names) it learnt from, per corpus
+    tuned_on_sets: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def ref(self) -> str:
         return f"scorer.v{self.version}"
 
-    def probability(self, cand: Candidate) -> float:
-        z = self.intercept + sum(self.weights.get(f, 0.0) for f in features(cand))
+    def probability(self, cand: Candidate, verdict: Extraction | None = None) -> float:
+        """``verdict``: the rules' reading of the hit, for a scorer that reads it."""
+        z = self.intercept + sum(self.weights.get(f, 0.0) for f in features(cand, verdict))
         return 1.0 / (1.0 + math.exp(-z)) if z > -500 else 0.0
 
     def keeps(self, probability: float) -> bool:
@@ -113,4 +122,6 @@ def load_scorer(version: int | None = None, path: str | None = None) -> Scorer:
         empty_words=frozenset(w.lower() for w in data.get("empty_words", [])),
         names=PhraseMatcher(names) if names else None,
         names_order=tuple(names),
+        reads_rules=bool(data.get("reads_rules", False)),
+        tuned_on_sets={k: tuple(v) for k, v in data.get("tuned_on_sets", {}).items()},
     )

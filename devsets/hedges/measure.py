@@ -43,10 +43,10 @@ SAVED_SET = "unseen"
 PARTS = ("locomo", "longmemeval")
 
 
-def folders_for(name: str, lexicon, part: str) -> list[Path]:
+def folders_for(name: str, lexicon, part: str, scorer=None) -> list[Path]:
     """The labelled folders a set reads for one corpus: for ``unseen``, the held-out sets none of
     the measured files was trained on (``devset.unseen_folders``)."""
-    return unseen_folders(HERE, lexicon, part) if name == "unseen" else FOLDERS[name]
+    return unseen_folders(HERE, lexicon, part, scorer) if name == "unseen" else FOLDERS[name]
 
 
 def describe(dev: DevSet, part: str) -> str:
@@ -171,7 +171,7 @@ def main() -> int:
         scorer = _scorer(args.scorer)
         devs, reports = {}, {}
         for part in PARTS:  # each corpus on its own folders (see folders_for)
-            folders = tuple(folders_for(args.set, lex, part))
+            folders = tuple(folders_for(args.set, lex, part, scorer))
             if folders not in reports:
                 dev = load_devsets(list(folders), args.locomo, args.longmemeval)
                 reports[folders] = (dev, measure(dev, lex, rules, scorer))
@@ -179,7 +179,7 @@ def main() -> int:
         parts = [
             next(
                 p
-                for p in reports[tuple(folders_for(args.set, lex, part))][1].parts
+                for p in reports[tuple(folders_for(args.set, lex, part, scorer))][1].parts
                 if p.part == part
             )
             for part in PARTS

@@ -33,6 +33,7 @@ from sklearn.model_selection import GroupKFold
 
 from agentmemgate.atomic import write_text_atomic
 from agentmemgate.corpora.devset import load_devset
+from agentmemgate.corpora.extract import RuleExtractor
 from agentmemgate.corpora.home import require_file
 from agentmemgate.corpora.prefilter import load_lexicon, scan_conversation
 from agentmemgate.corpora.scorer import SCORER_DIR, features
@@ -58,27 +59,34 @@ EMPTY_WORDS = sorted(
 )
 
 
-def dev_hits(locomo: Path, longmemeval: Path, lexicon) -> tuple[list[dict], dict[str, int]]:
-    """Every prefilter hit among the labelled dev turns (features, label, group), and the number
-    of ``spec`` turns per corpus (the recall denominators, misses included)."""
+def dev_hits(
+    locomo: Path, longmemeval: Path, lexicon, folders=None, rules=None
+) -> tuple[list[dict], dict[str, int]]:
+    """Every prefilter hit among the labelled turns of ``folders`` (features, label, group), and
+    the number of ``spec`` turns per corpus (the recall denominators, misses included). A hit only
+    the lexicon's turn model passed is left out: the offline stage 2 rejects it before any scorer
+    (``no plan cue``). With ``rules`` (a ``RuleExtractor``), the rules' verdict is a feature."""
     hits, spec = [], {"locomo": 0, "longmemeval": 0}
-    for folder in DEV_FOLDERS:
+    for folder, parts in folders or [(f, ("locomo", "longmemeval")) for f in DEV_FOLDERS]:
         dev = load_devset(folder, locomo, longmemeval)
         labels = {(t.part, t.conversation_id, t.ref): t.label for t in dev.turns}
         for t in dev.turns:
-            spec[t.part] += t.label == "spec"
-        for part in ("locomo", "longmemeval"):
+            spec[t.part] += t.label == "spec" and t.part in parts
+        for part in parts:
             for conv in dev.conversations[part]:
                 for cand in scan_conversation(conv, lexicon).candidates:
                     label = labels.get((part, conv.conversation_id, cand.source_ref))
                     if label is None:  # a turn outside the labelled sessions
                         continue
+                    if all(c.startswith("model:") for c in cand.prefilter_cues):
+                        continue
+                    verdict = rules._rules(cand) if rules is not None else None
                     hits.append(
                         {
                             "part": part,
                             "group": f"{part}:{conv.conversation_id}",
                             "label": label,
-                            "x": dict.fromkeys(features(cand), 1),
+                            "x": dict.fromkeys(features(cand, verdict), 1),
                         }
                     )
     return hits, spec
@@ -136,9 +144,33 @@ def main() -> int:
     ap.add_argument("--min-hits", type=int, default=MIN_HITS, help="keep features seen this often")
     ap.add_argument("--prune", type=float, default=PRUNE, help="drop weights below this")
     ap.add_argument("--write", action="store_true", help="store the model and its CV figures")
+    ap.add_argument(
+        "--sets",
+        default="dev,heldout",
+        help="the labelled sets it learns from, comma-separated, each SET or SET:CORPUS (that "
+        "corpus's turns only); default dev,heldout (scorer.v1); scorer.v2 learnt from "
+        "dev,heldout,heldout2:locomo,heldout3:locomo. heldout4 is never one of them",
+    )
+    ap.add_argument(
+        "--reads-rules",
+        action="store_true",
+        help="the stage-2 rules' verdict is a feature (scorer.v2)",
+    )
     ap.add_argument("--locomo", type=Path, default=None)
     ap.add_argument("--longmemeval", type=Path, default=None)
     args = ap.parse_args()
+    sets = [s.strip() for s in args.sets.split(",") if s.strip()]
+    tuned: dict[str, list[str]] = {"locomo": [], "longmemeval": []}
+    folders = []
+    for item in sets:
+        name, _, corpus = item.partition(":")
+        parts = (corpus,) if corpus else ("locomo", "longmemeval")
+        if name == "heldout4" or not set(parts) <= set(tuned):
+            print(f"Error: --sets: {item!r} (heldout4 is never learnt from)", file=sys.stderr)
+            return 1
+        folders.append((HERE if name == "dev" else HERE / name, parts))
+        for part in parts:
+            tuned[part].append(name)
     globals()["MIN_HITS"] = args.min_hits
     globals()["PRUNE"] = args.prune
     try:
@@ -147,7 +179,8 @@ def main() -> int:
             "longmemeval", "longmemeval_oracle_subset.json", checkout=True
         )
         lexicon = load_lexicon()
-        hits, spec = dev_hits(locomo, longmemeval, lexicon)
+        rules = RuleExtractor() if args.reads_rules else None
+        hits, spec = dev_hits(locomo, longmemeval, lexicon, folders, rules)
     except AmgError as e:
         print(f"Error: {e}", file=sys.stderr)
         return 1
@@ -176,9 +209,10 @@ def main() -> int:
         "what": "offline stage-2 scorer: logistic regression over the words of a prefilter hit, "
         "its cue sentences and its cues (agentmemgate.corpora.scorer.features); keeps a hit "
         "whose probability is at least the threshold",
-        "trained_on": "prefilter hits among the labelled dev turns of devsets/hedges (LoCoMo "
-        "conv-41, conv-47, conv-50, conv-43 sessions 1-11; 18 LongMemEval oracle instances); "
-        f"spec 1, borderline and none 0; {len(hits)} hits, {int(y.sum())} spec",
+        "trained_on": f"prefilter cue hits among the labelled turns of devsets/hedges sets "
+        f"{', '.join(sets)}; spec 1, borderline and none 0; {len(hits)} hits, {int(y.sum())} spec",
+        "reads_rules": args.reads_rules,
+        "tuned_on_sets": tuned,
         "lexicon": f"{lexicon.ref}:{lexicon.sha256[:12]}",
         "model": f"LogisticRegression(C={args.C}, class_weight='balanced'), scikit-learn",
         "threshold_rule": f"highest end-to-end F1 of {FOLDS}-fold out-of-fold predictions, "

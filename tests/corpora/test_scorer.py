@@ -68,6 +68,40 @@ def test_features_name_the_turn_its_cue_sentences_and_cues():
     assert {f"cue:{c.split(':')[0]}" for c in cand.prefilter_cues} <= f
 
 
+def test_a_scorer_that_reads_the_rules_sees_their_verdict(tmp_path):
+    """``train.py --reads-rules`` makes a scorer whose features include what the rules decided;
+    the miner hands it their verdict. A weight on it moves the probability, and the sets it
+    learnt from leave the held-out pool measured for it."""
+    from agentmemgate.corpora.devset import unseen_folders
+    from agentmemgate.corpora.prefilter import load_lexicon
+
+    plan, promise = _candidates(
+        "I'm thinking of adopting a rescue dog next year.", "I'm gonna keep it up!"
+    )
+    rules = RuleExtractor()
+    kept, dropped = rules._rules(plan), rules._rules(promise)
+    assert kept.kept and not dropped.kept
+    assert {"r:kept=True", f"r:attr={kept.attribute}"} <= features(plan, kept)
+    assert {"r:kept=False", f"r:why={dropped.reject_reason}"} <= features(promise, dropped)
+    assert not any(f.startswith("r:") for f in features(plan))
+    data = json.loads((SCORER_DIR / "scorer.v1.json").read_text())
+    data |= {
+        "reads_rules": True,
+        "tuned_on_sets": {"locomo": ["dev", "heldout2"]},
+        "weights": {"r:kept=False": -50.0},
+        "intercept": 10.0,
+    }
+    own = tmp_path / "scorer.json"
+    own.write_text(json.dumps(data))
+    scorer = load_scorer(path=str(own))
+    assert scorer.reads_rules and scorer.tuned_on_sets == {"locomo": ("dev", "heldout2")}
+    miner = RuleExtractor(scorer=scorer)
+    assert miner.extract(plan).kept and not miner.extract(promise).kept
+    names = lambda part: [f.name for f in unseen_folders("x", load_lexicon(2), part, scorer)]
+    assert names("locomo") == ["heldout3", "heldout4"]
+    assert names("longmemeval") == ["heldout2", "heldout3", "heldout4"]
+
+
 def test_it_keeps_a_plan_and_drops_a_continuation():
     scorer = load_scorer()
     plan, promise = _candidates(
