@@ -87,6 +87,11 @@ def level_lines(design: Design) -> str:
 
 
 NO_PREFILTER = "(none: no keyword filter ran on this turn (--prefilter none); read the whole turn)"
+# A turn only the lexicon's turn model passed (cues.v3 on) has no cue phrase: say so, so the
+# model does not look for one in the sentences listed.
+MODEL_ONLY = (
+    "(no cue phrase here: a word model over the whole turn flagged it; read the whole turn)"
+)
 MAX_TOKENS = 300  # a short JSON object: a span copied from one turn, a few words, a reason
 
 
@@ -135,8 +140,17 @@ class LLMExtractor:
             context=format_context(cand.context),
             turn=cand.turn_text,
             hedge_levels=self.hedge_levels,
-            cue_sentences="\n".join(f"- {s}" for s in cand.cue_sentences()) or NO_PREFILTER,
+            cue_sentences=self._cue_sentences(cand),
         )
+
+    @staticmethod
+    def _cue_sentences(cand: Candidate) -> str:
+        listed = "\n".join(f"- {s}" for s in cand.cue_sentences())
+        if not listed:
+            return NO_PREFILTER
+        if cand.prefilter_cues and all(c.startswith("model:") for c in cand.prefilter_cues):
+            return f"{listed}\n{MODEL_ONLY}"
+        return listed
 
     def plan(self, cand: Candidate) -> bool:
         """Count the call ``extract`` would make (dry runs); True unless it is cached."""

@@ -74,3 +74,28 @@ def test_a_lexicon_finds_its_own_model_file_beside_it(tmp_path):
     own.write_text(text.replace(load_lexicon().model.sha256, sha))
     lex = load_lexicon(path=str(own))
     assert lex.model.sha256 == sha and not scan_turn(STUDIO, lex, "locomo").hit
+
+
+def test_an_llm_miner_is_told_a_model_only_hit_has_no_cue_phrase(ws):
+    """The LLM miner reads the turns the model adds; its prompt says no cue phrase flagged them,
+    and a cue hit's prompt is as before."""
+    from agentmemgate.corpora import mine_hedges
+    from agentmemgate.corpora.llm_extract import MODEL_ONLY
+    from agentmemgate.llm import get_model
+
+    no = dict.fromkeys(("span", "attribute", "plan_value", "hedge_level"))
+    reply = {"keep": False, **no, "reason": "no plan here"}
+    model = get_model("scripted:turns").respond_with(lambda r: reply)
+    s = mine_hedges(ws, LOCOMO, miner="scripted:turns")
+    prompts = [q.prompt for q in model.history]
+    assert len(prompts) == s.prefilter_hits
+    flagged = [p for p in prompts if MODEL_ONLY in p]
+    studio = next(p for p in flagged if STUDIO in p.split("The turn (", 1)[1])
+    assert f"- {STUDIO[4:]}\n{MODEL_ONLY}" in studio
+    convs = list(iter_conversations(LOCOMO, "locomo"))
+    only_model = sum(
+        c.prefilter_cues == ["model:turns.v1"]
+        for conv in convs
+        for c in scan_conversation(conv, load_lexicon()).candidates
+    )
+    assert len(flagged) == only_model
