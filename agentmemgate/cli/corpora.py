@@ -81,7 +81,8 @@ def mine_hedges(
     lexicon: Annotated[
         Path | None,
         typer.Option(
-            "--lexicon", help="Your own stage-1 cue lexicon (TOML, same shape as cues.v2.toml)."
+            "--lexicon",
+            help="Your own stage-1 cue lexicon (TOML, the shape of the packaged cues.vN.toml).",
         ),
     ] = None,
     prefilter: Annotated[

@@ -66,6 +66,19 @@ class Rules:
     # v3 ([names]): the attribute of a plan no pattern could name, by the words of its value
     names: PhraseMatcher | None = field(default=None, repr=False)
     names_order: tuple[str, ...] = ()
+    # v3 ([values] empty_words): a plan read by a pattern marked ``verb_first`` whose value names
+    # nothing after its verb ("head out", "join you", "give it a try") is kept with no value
+    # rather than a bare verb
+    empty_words: frozenset[str] = frozenset()
+    verb_first: frozenset[int] = (
+        frozenset()
+    )  # attribute patterns (by index) whose value opens with its verb
+
+    def names_no_object(self, value: str) -> bool:
+        """Whether a verb-first value has no word after its verb that names something."""
+        return bool(self.empty_words) and not any(
+            w not in self.empty_words and len(w) > 1 for _, w in tokens(value)[1:]
+        )
 
     def hedge_level(self, sentence: str) -> str:
         """The level of a kept plan: the first ``[hedge_levels]`` list with a cue in it, else
@@ -188,4 +201,6 @@ def load_rules(version: int | None = None, path: str | None = None) -> Rules:
         checks=checks,
         names=PhraseMatcher(dict(names)) if names else None,
         names_order=tuple(names or ()),
+        empty_words=frozenset(w.lower() for w in data.get("values", {}).get("empty_words", [])),
+        verb_first=frozenset(i for i, a in enumerate(data["attribute"]) if a.get("verb_first")),
     )

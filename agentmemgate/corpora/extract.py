@@ -181,7 +181,7 @@ class RuleExtractor:
                     kept=True,
                     text=s,
                     attribute=attribute,
-                    plan_value=value,
+                    plan_value=value or None,
                     hedge_level=hedge_level(s, self.rules),
                 )
             reasons.append("question" if question else "no attribute change")
@@ -224,6 +224,8 @@ class RuleExtractor:
                 if not self.rules.acceptable_value(value):
                     continue
                 if self.rules.checks is None:
+                    if i in self.rules.verb_first and self.rules.names_no_object(value):
+                        value = ""  # kept, but a bare verb is no plan value
                     return self._name(attribute, value), value
                 problem = self._check(s, m.start(), m.end(), attribute, value)
                 if problem is None:

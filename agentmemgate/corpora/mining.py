@@ -665,7 +665,7 @@ def mine_hedges(
         result = summary(
             ws, key, extractor.name, failures, model.usage.as_dict() if model is not None else None
         )
-        result.prefilter_lines = prefilter_line(prefilter, lex)
+        result.prefilter_lines = prefilter_line(prefilter, lex, result.corpus)
         result.answered_before = answered_before
         result.source_lines = source_lines
         result.accuracy_lines = summary_lines(

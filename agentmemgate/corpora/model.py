@@ -254,7 +254,8 @@ class MineSummary(BaseModel):
 
     def _llm_line(self) -> str:
         if ModelRef.parse(self.miner).offline:
-            return "LLM calls: none (stage 2 by offline rules)"
+            what = "the offline scorer" if self.miner == "offline-scorer" else "offline rules"
+            return f"LLM calls: none (stage 2 by {what})"
         return (
             f"LLM calls: {self.llm_calls_now} this run ({self.llm_cache_hits_now} answered from "
             f"the cache); {self.llm_calls} behind the stage-2 answers stored for this miner"

@@ -81,9 +81,12 @@ def load_lexicon(version: int | None = None, path: str | None = None) -> Lexicon
         weak_needs_change = frozenset(data.get("rule", {}).get("weak_needs_change", []))
         model = None
         if "model" in data:
-            model = load_turn_model(
-                str(data["model"]["file"]), str(data["model"]["sha256"]), file.parent
-            )
+            named = data["model"]
+            if not isinstance(named, dict) or not {"file", "sha256"} <= set(named):
+                raise BadInput(
+                    f"{file.name}: [model] needs file and sha256 (the turn model and its hash)"
+                )
+            model = load_turn_model(str(named["file"]), str(named["sha256"]), file.parent)
         if not opening <= set(cues):
             raise KeyError(f"rule.opening names unknown categories {sorted(opening - set(cues))}")
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError) as e:
@@ -278,16 +281,17 @@ def scan_conversation(
     return out
 
 
-def prefilter_line(prefilter: str, lexicon: Lexicon) -> list[str]:
-    """Which prefilter ran (what it misses never reaches stage 2); its measured recall is among
-    the accuracy lines (``accuracy.summary_lines``)."""
+def prefilter_line(prefilter: str, lexicon: Lexicon, corpus: str | None = None) -> list[str]:
+    """Which prefilter ran (what it misses never reaches stage 2), and the lexicon's turn model
+    where it applies to ``corpus`` (any, when not known); its measured recall is among the
+    accuracy lines (``accuracy.summary_lines``)."""
     if prefilter == "none":
         return ["Prefilter: none (every turn goes to stage 2: nothing is filtered out)"]
     line = (
         f"Prefilter: lexicon {lexicon.ref} (misses never reach stage 2; --prefilter none sends "
         "every turn)"
     )
-    if lexicon.model is None:
+    if lexicon.model is None or (corpus and corpus not in lexicon.model.corpora):
         return [line]
     corpora = ", ".join(sorted(lexicon.model.corpora))
     return [line, f"  widened in {corpora} by the turn model {lexicon.model.ref}"]

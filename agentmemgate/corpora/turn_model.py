@@ -70,6 +70,9 @@ def load_turn_model(name: str, sha256: str | None = None, folder: Path | None = 
     path = Path(folder) / name if folder is not None else MODEL_DIR / name
     if not path.is_file():
         path = MODEL_DIR / name
+    if not path.is_file():
+        where = f"{folder} or " if folder is not None else ""
+        raise BadInput(f"{name}: no such turn model (looked in {where}the packaged files)")
     try:
         raw = path.read_bytes()
         data = json.loads(raw)

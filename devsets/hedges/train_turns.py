@@ -107,11 +107,20 @@ def main() -> int:
     ap.add_argument("--version", type=int, default=1, help="write turns.vN.json (default 1)")
     ap.add_argument("--cues", type=int, default=2, help="the cue lexicon it widens (default 2)")
     ap.add_argument("--C", type=float, default=0.1, help="inverse L2 strength (default 0.1)")
-    ap.add_argument("--budget", type=float, default=0.32, help="share of turns flagged at most")
+    ap.add_argument(
+        "--budget",
+        type=float,
+        default=0.32,
+        help="the share of turns (0 to 1) the cue rule and the model may flag together, at most "
+        "(default 0.32; stage 1's goal is 0.35)",
+    )
     ap.add_argument("--write", action="store_true", help="store the model and its CV figures")
     ap.add_argument("--locomo", type=Path, default=None)
     ap.add_argument("--longmemeval", type=Path, default=None)
     args = ap.parse_args()
+    if not 0 < args.budget < 1:
+        print(f"Error: --budget is a share between 0 and 1, not {args.budget:g}", file=sys.stderr)
+        return 1
     try:
         locomo = args.locomo or require_file("locomo", "locomo10.json", checkout=True)
         longmemeval = args.longmemeval or require_file(

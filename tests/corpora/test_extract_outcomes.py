@@ -160,8 +160,41 @@ def test_v2_fallback_names_a_plan_it_cannot_classify_unspecified(text, value):
         prefilter_cues=[],
         cue_spans=[(0, len(text))],
     )
-    ext = RuleExtractor().extract(cand)
+    from agentmemgate.corpora._rules import load_rules
+
+    ext = RuleExtractor(load_rules(2)).extract(cand)
     assert (ext.attribute, ext.plan_value) == (("unspecified", value) if value else (None, None))
+
+
+@pytest.mark.parametrize(
+    "text, attribute, value",
+    [
+        ("I'm exploring endorsement opportunities with a few brands.", "occupation",
+         "endorsement opportunities"),
+        ("We might relocate abroad.", "home_city", "relocate abroad"),
+        ("I'd love to coach a youth team.", "occupation", "coach a youth team"),
+        ("I want to open a bakery.", "project", "open a bakery"),
+        # not the modal frame: its value is kept as read
+        ("I'm thinking about teaming up with a local shelter.", "unspecified", "teaming up"),
+        ("I'm exploring nature.", "unspecified", "nature"),  # after "exploring", the object
+        ("Let me get ready, gonna head out soon.", "unspecified", None),  # a bare verb: no value
+        ("I'd love to join you and your pups for a walk.", "unspecified", None),
+    ],
+)  # fmt: skip
+def test_v3_names_what_v2_left_unspecified_and_gives_no_bare_verb(text, attribute, value):
+    """Rules v3 keep what v2 keeps; a plan no pattern names gets the attribute its value's words
+    point to, and a value with nothing after its verb is left empty."""
+    from agentmemgate.corpora import Candidate
+    from agentmemgate.corpora._rules import load_rules
+
+    cand = Candidate(
+        id="t", corpus="locomo", conversation_id="c", source_ref="D1:1", session_index=0,
+        turn_index=0, speaker="A", date=None, turn_text=text, context=[], prefilter_cues=[],
+        cue_spans=[(0, len(text))],
+    )  # fmt: skip
+    v2, v3 = (RuleExtractor(load_rules(v)).extract(cand) for v in (2, 3))
+    assert v2.kept and v3.kept and v3.text == v2.text and v3.hedge_level == v2.hedge_level
+    assert (v3.attribute, v3.plan_value) == (attribute, value)
 
 
 def test_a_pointing_back_cue_sentence_reads_the_sentence_before_it():

@@ -99,3 +99,24 @@ def test_an_llm_miner_is_told_a_model_only_hit_has_no_cue_phrase(ws):
         for c in scan_conversation(conv, load_lexicon()).candidates
     )
     assert len(flagged) == only_model
+
+
+def test_lexicon_model_mistakes_are_one_line_errors(tmp_path):
+    text = (LEXICON_DIR / "cues.v3.toml").read_text()
+    no_sha = tmp_path / "no_sha.toml"
+    no_sha.write_text("\n".join(l for l in text.splitlines() if not l.startswith("sha256 = ")))
+    with pytest.raises(BadInput, match=r"no_sha.toml: \[model\] needs file and sha256"):
+        load_lexicon(path=str(no_sha))
+    missing = tmp_path / "missing.toml"
+    missing.write_text(text.replace('file = "turns.v1.json"', 'file = "turns.v9.json"'))
+    with pytest.raises(BadInput, match=r"turns.v9.json: no such turn model \(looked in "):
+        load_lexicon(path=str(missing))
+
+
+def test_the_summary_names_the_turn_model_only_where_it_applies(ws):
+    from agentmemgate.corpora import mine_hedges
+
+    from .paths import LONGMEMEVAL
+
+    assert "turn model" in "\n".join(mine_hedges(ws, LOCOMO).lines())
+    assert "turn model" not in "\n".join(mine_hedges(ws, LONGMEMEVAL).lines())
