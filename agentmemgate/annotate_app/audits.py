@@ -149,7 +149,13 @@ class AuditSummary(BaseModel):
         people = ", ".join(f"{k} {v}" for k, v in self.annotators.items()) or "no annotators"
         if self.study is not None:
             people = "open study: " + (
-                ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in self.study.items() if n)
+                ", ".join(
+                    f"{n} {k.replace('_', ' ')}"
+                    if k != "imported"
+                    else f"{counted(n, 'person', 'people')} imported from a file"
+                    for k, n in self.study.items()
+                    if n
+                )
                 or "nobody yet"
             )
         return (
@@ -214,7 +220,17 @@ def list_audits(ws: Workspace) -> list[AuditSummary]:
                     annotators={},
                     n_labels=_count(ws, "select count(*) from audit_labels where audit = ?", name),
                     created_at=info.created_at,
-                    study={k: by.get(k, 0) for k in ("working", "done", "screened_out", "full")},
+                    study={k: by.get(k, 0) for k in ("working", "done", "screened_out", "full")}
+                    | {
+                        "imported": _count(  # people whose labels came from a file, not the link
+                            ws,
+                            "select count(*) from audit_annotators where audit = ? and role != "
+                            "'adjudicator' and name not in (select name from audit_participants "
+                            "where audit = ?)",
+                            name,
+                            name,
+                        )
+                    },
                 )
             )
             continue
@@ -335,6 +351,11 @@ def create_audit(
         )
         k = study.overlap
     chosen = sample(items, sample_n, stratify_by, seed)
+    if sample_n is not None and sample_n > len(items):
+        source_info.setdefault("notes", []).append(
+            f"--sample {sample_n} asks for more items than the source has: all {len(items)} "
+            "are frozen"
+        )
     plan = assign([it.id for it in chosen], people, k, seed) if study is None else {}
     _check_references(chosen, labels)
     if study is not None:

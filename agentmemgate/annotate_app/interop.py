@@ -404,7 +404,11 @@ def _read_csv(path: Path, reference: bool) -> list[dict]:
             f"{','.join(need)}{',source' if reference else ''}"
         )
     if df.empty:
-        raise BadInput(f"{path}: no rows")
+        what = "references" if reference else "labels"
+        raise BadInput(
+            f"{path}: a header and no rows: no {what} to import (an audit exported before anyone "
+            "labelled gives such a file)"
+        )
     rows = []
     for i, rec in enumerate(df.to_dict("records")):
         row = {k: str(v).strip() for k, v in rec.items()}

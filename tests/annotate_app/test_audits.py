@@ -108,6 +108,20 @@ def test_ids_and_samples_do_not_depend_on_row_order(ws, tmp_path):
     assert set(payloads(ws, "a")) == set(payloads(ws, "b"))
 
 
+def test_a_sample_larger_than_the_source_freezes_all_and_says_so(ws, tmp_path):
+    src = tmp_path / "s.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in STATEMENTS))
+    made = create_audit(ws, "all", "evidence_type", str(src), sample_n=len(STATEMENTS) + 5)
+    assert made.n_items == len(STATEMENTS)
+    said = [line for line in made.lines() if "--sample" in line]
+    assert said == [
+        f"--sample {len(STATEMENTS) + 5} asks for more items than the source has: all "
+        f"{len(STATEMENTS)} are frozen"
+    ]
+    exact = create_audit(ws, "exact", "evidence_type", str(src), sample_n=len(STATEMENTS))
+    assert not any("--sample" in line for line in exact.lines())
+
+
 def test_stratified_sample_is_even_across_strata(ws, tmp_path):
     rows = [{"id": f"s{i}", "text": "maybe", "reference": "speculation"} for i in range(20)] + [
         {"id": f"c{i}", "text": "done", "reference": "explicit_correction"} for i in range(3)

@@ -136,6 +136,19 @@ def test_items_nobody_labeled_come_back_with_the_export(tmp_path, statements_fil
     assert import_labels(ws, "labels-only", alone / "labels.csv").n_items == 1
 
 
+def test_an_export_before_anyone_labelled_is_refused_by_name(tmp_path, statements_file):
+    import pytest
+
+    from agentmemgate.annotate_app import create_audit
+    from agentmemgate.errors import BadInput
+
+    ws = Workspace(tmp_path / "ws")
+    create_audit(ws, "a", "evidence_type", str(statements_file), annotators=["ana"])
+    paths = {p.name: p for p in export_audit(ws, "a", tmp_path / "out")}
+    with pytest.raises(BadInput, match="labels.csv: a header and no rows: no labels to import"):
+        import_labels(ws, "copy", paths["labels.csv"])
+
+
 def test_a_csv_of_your_own_imports_once_and_a_typo_or_a_stray_field_is_refused(tmp_path):
     """Rows with no time: importing the file again adds nothing (each row is already the
     person's latest label); a changed label is added. A mistyped label of a known task, or a
@@ -171,3 +184,28 @@ def test_a_csv_of_your_own_imports_once_and_a_typo_or_a_stray_field_is_refused(t
     own.write_text("item_id,annotator,label\ns1,ann,red\ns2,ann,blue\n")
     assert import_labels(ws, "colors", own).task == "custom"
     assert import_labels(ws, "typo", typo, task="custom").task == "custom"  # asked for
+
+
+def test_people_imported_into_an_open_audit_are_counted_in_the_list(tmp_path):
+    """`amg audit list` counts people who came through the study link by status, and says how
+    many more came from a file, as `amg audit people` lists them."""
+    from agentmemgate.annotate_app import list_audits
+    from agentmemgate.annotate_app.people import people_report
+
+    ws = crowd(tmp_path)
+    before = {s.name: s for s in list_audits(ws)}["crowd"]
+    assert before.study["imported"] == 0 and "imported from a file" not in before.line()
+    items = original_items(ws, "crowd")[:2]
+    own = tmp_path / "own.csv"
+    own.write_text(
+        "item_id,annotator,label\n"
+        + "".join(f"{i},{who},speculation\n" for i in items for who in ("lab1", "lab2"))
+    )
+    import_labels(ws, "crowd", own)
+    after = {s.name: s for s in list_audits(ws)}["crowd"]
+    assert after.study["imported"] == 2 and "2 people imported from a file" in after.line()
+    people = {r.name for r in people_report(ws, "crowd").people}
+    assert {"lab1", "lab2"} <= people
+    assert {k: v for k, v in after.study.items() if k != "imported"} == {
+        k: v for k, v in before.study.items() if k != "imported"
+    }
