@@ -91,7 +91,7 @@ class RuleExtractor:
         return ref
 
     def extract(self, cand: Candidate) -> Extraction:
-        if cand.prefilter_cues and all(c.startswith("model:") for c in cand.prefilter_cues):
+        if cand.model_only:
             # A turn only stage 1's turn model passed (cues.v3 on) has no cue sentence to read a
             # plan from, and neither the rules nor scorer.v1 were made on such turns: on the
             # tuning conversations the rules kept them at half their usual precision. They are

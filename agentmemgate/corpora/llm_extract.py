@@ -148,7 +148,7 @@ class LLMExtractor:
         listed = "\n".join(f"- {s}" for s in cand.cue_sentences())
         if not listed:
             return NO_PREFILTER
-        if cand.prefilter_cues and all(c.startswith("model:") for c in cand.prefilter_cues):
+        if cand.model_only:
             return f"{listed}\n{MODEL_ONLY}"
         return listed
 

@@ -72,7 +72,8 @@ class ContextTurn(BaseModel):
 
 
 class Candidate(BaseModel):
-    """A stage-1 prefilter hit: one turn of a mined speaker with at least one cue sentence."""
+    """A stage-1 prefilter hit: one turn of a mined speaker with at least one cue sentence, or one
+    the lexicon's turn model passed (``model_only``)."""
 
     model_config = ConfigDict(extra="forbid")
     id: str
@@ -91,6 +92,13 @@ class Candidate(BaseModel):
 
     def cue_sentences(self) -> list[str]:
         return [self.turn_text[a:b] for a, b in self.cue_spans]
+
+    @property
+    def model_only(self) -> bool:
+        """Passed by the lexicon's turn model alone (cue ``model:turns.vN``): no cue phrase in it."""
+        return bool(self.prefilter_cues) and all(
+            c.startswith("model:") for c in self.prefilter_cues
+        )
 
 
 class Extraction(BaseModel):

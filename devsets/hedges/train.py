@@ -78,7 +78,7 @@ def dev_hits(
                     label = labels.get((part, conv.conversation_id, cand.source_ref))
                     if label is None:  # a turn outside the labelled sessions
                         continue
-                    if all(c.startswith("model:") for c in cand.prefilter_cues):
+                    if cand.model_only:
                         continue
                     verdict = rules._rules(cand) if rules is not None else None
                     hits.append(
