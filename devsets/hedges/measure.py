@@ -34,7 +34,8 @@ SETS = {
     "heldout3": "LoCoMo conv-42 and conv-44, labelled blind to every rule; never used for tuning",
     "heldout4": "LoCoMo conv-26, conv-30 and conv-43 sessions 12-29, labelled blind to every rule; "
     "never used for tuning",
-    "agreement": "a second reader's labels of conv-49 (heldout2's first reading is the other)",
+    "agreement": "second readings of conv-49, conv-26 and conv-30 (the first are in heldout2 and "
+    "heldout4)",
     "unseen": "heldout2, heldout3 and heldout4 pooled, less any a measured file was trained on: "
     "every labelled conversation never used for tuning",
 }
