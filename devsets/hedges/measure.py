@@ -57,7 +57,17 @@ def describe(dev: DevSet, part: str) -> str:
     spec = sum(t.label == "spec" for t in turns)
     convs = sorted({t.conversation_id for t in turns})
     if part == "locomo":
-        what = "LoCoMo " + ", ".join(convs)
+        sessions: dict[str, list[int]] = {}
+        for conv in dev.conversations.get("locomo", []):
+            for session in conv.sessions:
+                number = int(session.session_id.split("_")[-1])
+                sessions.setdefault(conv.conversation_id, []).append(number)
+
+        def named(conv: str) -> str:  # a conversation labelled from a later session on says so
+            got = sessions.get(conv, [])
+            return f"{conv} sessions {min(got)}-{max(got)}" if got and min(got) > 1 else conv
+
+        what = "LoCoMo " + ", ".join(named(c) for c in convs)
     else:
         what = f"LongMemEval oracle, {len(convs)} instances"
     who = "turns" if part == "locomo" else "user turns"
