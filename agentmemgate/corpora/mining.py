@@ -668,6 +668,7 @@ def mine_hedges(
         result.prefilter_lines = prefilter_line(prefilter, lex, result.corpus)
         result.answered_before = answered_before
         result.source_lines = source_lines
+        result.source_said = bool(source_lines) and echo is not None
         result.accuracy_lines = summary_lines(
             result.corpus,
             lex,

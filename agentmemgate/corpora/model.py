@@ -206,6 +206,7 @@ class MineSummary(BaseModel):
     answered_before: int = 0  # candidates an earlier run of this miner had answered (a resume)
     accuracy_lines: list[str] = []  # the miner's measured held-out precision and recall
     source_lines: list[str] = []  # the file's sha256 against the published one, when it differs
+    source_said: bool = False  # source_lines were printed as the run started: not said again
 
     def stage2_share(self) -> Proportion:
         return wilson(self.prefilter_hits, self.turns_scanned)
@@ -240,7 +241,7 @@ class MineSummary(BaseModel):
     def lines(self) -> list[str]:
         return [
             f"Source: {self.source} ({self.corpus}); miner: {self.miner}",
-            *self.source_lines,
+            *([] if self.source_said else self.source_lines),
             f"Conversations: {self.conversations} (duplicate sessions skipped: {self.duplicate_sessions_skipped})",
             f"Turns scanned: {self.turns_scanned} ({self.sentences_scanned} sentences)",
             *self.prefilter_lines,
