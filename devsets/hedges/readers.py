@@ -43,8 +43,9 @@ def main() -> int:
             "longmemeval", "longmemeval_oracle_subset.json", checkout=True
         )
         names = [n.strip() for n in args.first.split(",") if n.strip()]
-        first = load_devsets([HERE / n for n in names], locomo, longmemeval)
-        second = load_devset(HERE / args.second, locomo, longmemeval)
+        folder = lambda name: HERE if name == "dev" else HERE / name
+        first = load_devsets([folder(n) for n in names], locomo, longmemeval)
+        second = load_devset(folder(args.second), locomo, longmemeval)
     except AmgError as e:
         print(f"Error: {e}", file=sys.stderr)
         return 1
