@@ -108,7 +108,7 @@ def browser_command(tmp: Path, nice: int) -> str:
     if not nice:
         return CHROMIUM
     wrapper = tmp / "chromium-niced"
-    wrapper.write_text(f'#!/bin/sh\nexec nice -n {nice} {CHROMIUM} "$@"\n')
+    wrapper.write_text(f'#!/bin/sh\nexec nice -n {nice} "{CHROMIUM}" "$@"\n')
     wrapper.chmod(0o755)
     return str(wrapper)
 
@@ -253,7 +253,8 @@ async def crowd(urls: list[str], truth: dict, args, careless: set[int]) -> dict:
     for i in range(len(urls)):
         queue.put_nowait(i)
     t0 = time.monotonic()
-    command = browser_command(Path(tempfile.mkdtemp(prefix="amg-chromium-")), args.browser_nice)
+    wrapper_dir = Path(tempfile.mkdtemp(prefix="amg-chromium-")) if args.browser_nice else None
+    command = browser_command(wrapper_dir, args.browser_nice) if wrapper_dir else CHROMIUM
 
     async def launch(pw):
         return await pw.chromium.launch(
@@ -280,6 +281,8 @@ async def crowd(urls: list[str], truth: dict, args, careless: set[int]) -> dict:
         await asyncio.gather(*(worker(pw, tabs or shared) for _ in range(args.browsers)))
         if shared:
             await shared.close()
+    if wrapper_dir is not None:
+        shutil.rmtree(wrapper_dir, ignore_errors=True)
     return out
 
 

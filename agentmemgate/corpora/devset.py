@@ -136,6 +136,8 @@ def unseen_folders(
 
 def load_devsets(folders: list[Path], locomo: str | Path, longmemeval: str | Path) -> DevSet:
     """Several labelled folders read as one set (held-out sets pooled for tighter intervals)."""
+    if not folders:
+        raise BadInput("no labelled sets to read (every held-out set was used to train a file?)")
     sets = [load_devset(f, locomo, longmemeval) for f in folders]
     out = DevSet(folder=Path(folders[0]))
     for d in sets:

@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Protocol
 
+from ..errors import BadInput
 from ..text import sentence_spans, tokens
 from ._rules import Rules, load_rules
 from .model import Candidate, Extraction
@@ -80,6 +81,12 @@ class RuleExtractor:
     def __init__(self, rules: Rules | None = None, scorer: Scorer | None = None):
         self.rules = rules or load_rules()
         self.scorer = scorer
+        own = f"{self.rules.ref}:{self.rules.sha256[:12]}"
+        if scorer is not None and scorer.reads_rules and scorer.rules not in (None, own):
+            raise BadInput(
+                f"{scorer.ref} learnt from the verdicts of {scorer.rules}, not {own}: "
+                "score with those rules"
+            )
         self.name = OFFLINE_MINER if scorer is None else OFFLINE_SCORED
 
     @property

@@ -285,6 +285,7 @@ def plan_mine_hedges(
                 model_plan(cand)
         if limit and plan.conversations >= limit:
             break
+    plan.prefilter = prefilter_line(prefilter, lex, plan.corpus or None)
     if not plan.turns_scanned:
         raise nothing_to_mine(path, plan.corpus or corpus, plan.conversations)
     return plan

@@ -68,6 +68,7 @@ class Scorer:
     names: PhraseMatcher | None = field(default=None, repr=False)  # value words -> attribute
     names_order: tuple[str, ...] = ()
     reads_rules: bool = False  # v2: the rules' verdict is among its features
+    rules: str | None = None  # ... of these rules ("rules.vN:sha256[:12]"), the ones it learnt from
     # v2: the labelled sets (devsets/hedges folder names) it learnt from, per corpus
     tuned_on_sets: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
@@ -123,5 +124,6 @@ def load_scorer(version: int | None = None, path: str | None = None) -> Scorer:
         names=PhraseMatcher(names) if names else None,
         names_order=tuple(names),
         reads_rules=bool(data.get("reads_rules", False)),
+        rules=str(data["rules"]) if data.get("rules") else None,
         tuned_on_sets={k: tuple(v) for k, v in data.get("tuned_on_sets", {}).items()},
     )

@@ -76,16 +76,21 @@ def load_turn_model(name: str, sha256: str | None = None, folder: Path | None = 
     try:
         raw = path.read_bytes()
         data = json.loads(raw)
+        corpora, tuned = data["corpora"], data.get("tuned_on_sets", {})
+        if not isinstance(corpora, list) or not all(isinstance(c, str) for c in corpora):
+            raise TypeError("corpora must be a list of corpus names")
+        if not isinstance(data["weights"], dict) or not isinstance(tuned, dict):
+            raise TypeError("weights and tuned_on_sets must be objects")
         model = TurnModel(
             version=int(data["version"]),
             sha256=hashlib.sha256(raw).hexdigest(),
             intercept=float(data["intercept"]),
             threshold=float(data["threshold"]),
-            corpora=frozenset(data["corpora"]),
-            tuned_on_sets={k: tuple(v) for k, v in data.get("tuned_on_sets", {}).items()},
+            corpora=frozenset(corpora),
+            tuned_on_sets={str(k): tuple(v) for k, v in tuned.items()},
             weights={str(k): float(v) for k, v in data["weights"].items()},
         )
-    except (OSError, ValueError, KeyError, TypeError) as e:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
         raise BadInput(f"{name}: not a turn model ({type(e).__name__}: {e})") from None
     if sha256 is not None and model.sha256 != sha256:
         raise BadInput(

@@ -30,14 +30,16 @@ HERE = Path(__file__).parent
 SETS = {
     "dev": "the tuning set",
     "heldout": "labelled after v2 was first frozen; v2's last changes read its misses",
-    "heldout2": "labelled before v3 was written; never used for tuning",
-    "heldout3": "LoCoMo conv-42 and conv-44, labelled blind to every rule; never used for tuning",
-    "heldout4": "LoCoMo conv-26, conv-30 and conv-43 sessions 12-29, labelled blind to every rule; "
-    "never used for tuning",
+    "heldout2": "labelled before v3 was written; no rule written from it (turns.v1 learnt from "
+    "its LoCoMo turns)",
+    "heldout3": "LoCoMo conv-42 and conv-44, labelled blind to every rule; no rule written from "
+    "it (turns.v1 learnt from it)",
+    "heldout4": "LoCoMo conv-26, conv-30 and conv-43 sessions 12-29 and 12 LongMemEval "
+    "instances, labelled blind; never used for tuning",
     "agreement": "second readings of conv-49, conv-26 and conv-30 (the first are in heldout2 and "
     "heldout4)",
     "unseen": "heldout2, heldout3 and heldout4 pooled, less any a measured file was trained on: "
-    "every labelled conversation never used for tuning",
+    "every labelled conversation the measured files never learnt from",
 }
 FOLDERS = {name: [HERE if name == "dev" else HERE / name] for name in SETS}
 SAVED_SET = "unseen"

@@ -67,7 +67,9 @@ def dev_hits(
     the lexicon's turn model passed is left out: the offline stage 2 rejects it before any scorer
     (``no plan cue``). With ``rules`` (a ``RuleExtractor``), the rules' verdict is a feature."""
     hits, spec = [], {"locomo": 0, "longmemeval": 0}
-    for folder, parts in folders or [(f, ("locomo", "longmemeval")) for f in DEV_FOLDERS]:
+    if folders is None:
+        folders = [(f, ("locomo", "longmemeval")) for f in DEV_FOLDERS]
+    for folder, parts in folders:
         dev = load_devset(folder, locomo, longmemeval)
         labels = {(t.part, t.conversation_id, t.ref): t.label for t in dev.turns}
         for t in dev.turns:
@@ -159,7 +161,15 @@ def main() -> int:
     ap.add_argument("--locomo", type=Path, default=None)
     ap.add_argument("--longmemeval", type=Path, default=None)
     args = ap.parse_args()
+    if args.write and (SCORER_DIR / f"scorer.v{args.version}.json").exists():
+        # a released file is never rewritten: its sha256 is in provenance (and, for a turn
+        # model, in the lexicon that names it)
+        print(f"Error: scorer.v{args.version}.json exists; write a new --version", file=sys.stderr)
+        return 1
     sets = [s.strip() for s in args.sets.split(",") if s.strip()]
+    if not sets:
+        print("Error: --sets names no labelled set", file=sys.stderr)
+        return 1
     tuned: dict[str, list[str]] = {"locomo": [], "longmemeval": []}
     folders = []
     for item in sets:
@@ -218,6 +228,7 @@ def main() -> int:
         "trained_on": f"prefilter cue hits among the labelled turns of devsets/hedges sets "
         f"{', '.join(sets)}; spec 1, borderline and none 0; {len(hits)} hits, {int(y.sum())} spec",
         "reads_rules": args.reads_rules,
+        **({"rules": f"{rules.rules.ref}:{rules.rules.sha256[:12]}"} if rules is not None else {}),
         "tuned_on_sets": tuned,
         "lexicon": f"{lexicon.ref}:{lexicon.sha256[:12]}",
         "model": f"LogisticRegression(C={args.C}, class_weight='balanced'), scikit-learn",

@@ -118,6 +118,11 @@ def main() -> int:
     ap.add_argument("--locomo", type=Path, default=None)
     ap.add_argument("--longmemeval", type=Path, default=None)
     args = ap.parse_args()
+    if args.write and (MODEL_DIR / f"turns.v{args.version}.json").exists():
+        # a released file is never rewritten: its sha256 is in provenance (and, for a turn
+        # model, in the lexicon that names it)
+        print(f"Error: turns.v{args.version}.json exists; write a new --version", file=sys.stderr)
+        return 1
     if not 0 < args.budget < 1:
         print(f"Error: --budget is a share between 0 and 1, not {args.budget:g}", file=sys.stderr)
         return 1

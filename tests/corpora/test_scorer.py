@@ -97,6 +97,16 @@ def test_a_scorer_that_reads_the_rules_sees_their_verdict(tmp_path):
     assert scorer.reads_rules and scorer.tuned_on_sets == {"locomo": ("dev", "heldout2")}
     miner = RuleExtractor(scorer=scorer)
     assert miner.extract(plan).kept and not miner.extract(promise).kept
+    from agentmemgate.corpora._rules import load_rules
+
+    v2 = load_rules(2)
+    data["rules"] = f"rules.v2:{v2.sha256[:12]}"
+    own.write_text(json.dumps(data))
+    load_scorer.cache_clear()
+    learnt_on_v2 = load_scorer(path=str(own))
+    assert RuleExtractor(v2, scorer=learnt_on_v2).extract(plan).kept
+    with pytest.raises(BadInput, match=r"learnt from the verdicts of rules\.v2:.*not rules\.v3"):
+        RuleExtractor(load_rules(3), scorer=learnt_on_v2)
     names = lambda part: [f.name for f in unseen_folders("x", load_lexicon(2), part, scorer)]
     assert names("locomo") == ["heldout3", "heldout4"]
     assert names("longmemeval") == ["heldout2", "heldout3", "heldout4"]

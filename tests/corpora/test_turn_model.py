@@ -120,3 +120,38 @@ def test_the_summary_names_the_turn_model_only_where_it_applies(ws):
 
     assert "turn model" in "\n".join(mine_hedges(ws, LOCOMO).lines())
     assert "turn model" not in "\n".join(mine_hedges(ws, LONGMEMEVAL).lines())
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{"weights": [1.0]}, {"tuned_on_sets": ["dev"]}, {"corpora": "locomo"}],
+)
+def test_a_turn_model_with_a_malformed_field_is_named_not_a_traceback(tmp_path, change):
+    import hashlib
+    import json
+
+    data = json.loads((LEXICON_DIR / "turns.v1.json").read_text()) | change
+    raw = json.dumps(data)
+    (tmp_path / "turns.v1.json").write_text(raw)
+    sha = hashlib.sha256(raw.encode()).hexdigest()
+    own = tmp_path / "own.toml"
+    text = (LEXICON_DIR / "cues.v3.toml").read_text()
+    own.write_text(text.replace(load_lexicon().model.sha256, sha))
+    with pytest.raises(BadInput, match="turns.v1.json: not a turn model"):
+        load_lexicon(path=str(own))
+
+
+def test_a_dry_run_names_the_turn_model_only_where_it_applies(ws):
+    from agentmemgate.corpora import plan_mine_hedges
+
+    from .paths import LONGMEMEVAL
+
+    assert "turn model" in "\n".join(plan_mine_hedges(ws, LOCOMO).prefilter)
+    assert "turn model" not in "\n".join(plan_mine_hedges(ws, LONGMEMEVAL).prefilter)
+
+
+def test_no_labelled_sets_is_a_one_line_error():
+    from agentmemgate.corpora.devset import load_devsets
+
+    with pytest.raises(BadInput, match="no labelled sets to read"):
+        load_devsets([], LOCOMO, LOCOMO)
