@@ -109,15 +109,22 @@ def fit(x: list[dict], y: np.ndarray, c: float) -> tuple[DictVectorizer, Logisti
     return vec, model
 
 
-def cross_validate(hits: list[dict], c: float) -> np.ndarray:
-    """Out-of-fold probabilities: each hit scored by a model that never saw its conversation."""
-    x = [h["x"] for h in hits]
-    y = np.array([h["label"] == "spec" for h in hits], dtype=int)
-    oof = np.zeros(len(hits))
-    for train, test in GroupKFold(n_splits=FOLDS).split(x, y, [h["group"] for h in hits]):
+def out_of_fold(
+    x: list[dict], y: np.ndarray, groups: list[str], c: float, folds: int
+) -> np.ndarray:
+    """Out-of-fold probabilities: each row scored by a model (``fit``) that never saw its group
+    (its conversation). ``train_turns.py`` uses it too."""
+    oof = np.zeros(len(x))
+    for train, test in GroupKFold(n_splits=folds).split(x, y, groups):
         vec, model = fit([x[i] for i in train], y[train], c)
         oof[test] = model.predict_proba(vec.transform([x[i] for i in test]))[:, 1]
     return oof
+
+
+def cross_validate(hits: list[dict], c: float) -> np.ndarray:
+    """Out-of-fold probabilities: each hit scored by a model that never saw its conversation."""
+    y = np.array([h["label"] == "spec" for h in hits], dtype=int)
+    return out_of_fold([h["x"] for h in hits], y, [h["group"] for h in hits], c, FOLDS)
 
 
 def end_to_end(hits, oof, spec, threshold, part=None) -> tuple[int, int, int]:

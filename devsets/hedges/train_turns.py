@@ -24,9 +24,9 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from sklearn.feature_extraction import DictVectorizer
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import GroupKFold
+
+# the stage-2 scorer's trainer, beside this script: the same model, pruning and folds code
+from train import fit, out_of_fold
 
 from agentmemgate.atomic import write_text_atomic
 from agentmemgate.corpora.devset import load_devset
@@ -40,7 +40,6 @@ HERE = Path(__file__).parent
 TUNING = (HERE, HERE / "heldout", HERE / "heldout2", HERE / "heldout3")  # never heldout4
 CORPUS = "locomo"
 FOLDS = 8
-PRUNE = 0.02  # weights smaller than this are dropped, in cross-validation and in the file
 
 
 def labelled_turns(locomo: Path, longmemeval: Path, lexicon) -> list[dict]:
@@ -67,23 +66,10 @@ def labelled_turns(locomo: Path, longmemeval: Path, lexicon) -> list[dict]:
     return rows
 
 
-def fit(x: list[dict], y: np.ndarray, c: float) -> tuple[DictVectorizer, LogisticRegression]:
-    vec = DictVectorizer()
-    model = LogisticRegression(C=c, class_weight="balanced", max_iter=5000)
-    model.fit(vec.fit_transform(x), y)
-    model.coef_[np.abs(model.coef_) < PRUNE] = 0.0  # what is shipped is what is measured
-    return vec, model
-
-
 def cross_validate(rows: list[dict], c: float) -> np.ndarray:
     """Out-of-fold probabilities: each turn scored by a model that never saw its conversation."""
-    x = [r["x"] for r in rows]
     y = np.array([r["spec"] for r in rows], dtype=int)
-    oof = np.zeros(len(rows))
-    for train, test in GroupKFold(n_splits=FOLDS).split(x, y, [r["group"] for r in rows]):
-        vec, model = fit([x[i] for i in train], y[train], c)
-        oof[test] = model.predict_proba(vec.transform([x[i] for i in test]))[:, 1]
-    return oof
+    return out_of_fold([r["x"] for r in rows], y, [r["group"] for r in rows], c, FOLDS)
 
 
 def union(rows: list[dict], oof: np.ndarray, threshold: float) -> tuple[int, int, int, int]:
