@@ -57,6 +57,7 @@ from agentmemgate.workspace import Workspace
 # Our own containers' keys; Streamlit gives each the CSS class .st-key-KEY.
 HEAD_KEY, CHAT_KEY = "amg-head", "amg-chat"
 READY_KEY = "amg-ready"  # the first page's button that the key script presses
+PICKS_KEY, CHOSEN_KEY = "amg-picks", "amg-chosen"  # see keys.key_script
 RELOAD_NOTE = (
     "Reloading this page or opening it in a new tab signs you out: the token is kept "
     "on the server, not in the address bar. Your saved labels are kept; open your "
@@ -160,6 +161,14 @@ def _controls(token: str, item: ItemDisplay, ls: LabelSet, own: str | None, pos:
             on_click=keys.press,
             args=("choose", lab),
         )
+    with st.container(key=PICKS_KEY):  # hidden: the key script's "choose and submit" presses
+        for i, lab in enumerate(ls.choices[:9], 1):
+            st.button(
+                f"Submit {display_name(lab)}",
+                key=f"pick_{i}",
+                on_click=keys.press,
+                args=("pick", lab),
+            )
     st.button(
         "Submit",
         key="submit",
@@ -192,7 +201,7 @@ def _controls(token: str, item: ItemDisplay, ls: LabelSet, own: str | None, pos:
             args=("move", 1),
             width="stretch",
         )
-    st.text(
+    st.container(key=CHOSEN_KEY).text(
         f"Your choice: {display_name(chosen)}" + ("" if chosen != own else " (saved)")
         if chosen is not None
         else "Your choice: none yet"
@@ -444,7 +453,7 @@ def main() -> None:
     st.html(_STYLE)
     first_run = not st.session_state.get("_ran")  # of this browser tab's session
     st.session_state._ran = True
-    key_script(HEAD_KEY, READY_KEY)
+    key_script(HEAD_KEY, READY_KEY, CHOSEN_KEY)
     if "study" in st.query_params and study_page(_workspace()):
         return
     token = signed_in_token()

@@ -6,9 +6,43 @@
   const queue = [];
   let timer = null;
   let sent = null;  /* the last press: {at, ran}, until the run it started has ended */
+  /* A number key only chooses, in the page: the choice is shown at once and sent with Enter, as
+     one press of its hidden "choose and submit" button, so a label costs one run, not two.
+     Any run (Enter, a click, B or N) ends the choice shown here and the server draws its own. */
+  let picked = null;  /* {n, text: the choice line as the server drew it} */
+  const chosenLine = () => {  /* the line's text node: changed in place, so React still owns it */
+    const box = document.querySelector(".st-key-%(chosen)s");
+    const walker = box && document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+    let node = walker && walker.nextNode();
+    while (node && !node.nodeValue.trim()) node = walker.nextNode();
+    return node;
+  };
+  const unpick = () => {
+    if (!picked) return;
+    document.querySelectorAll(".amg-picked").forEach((el) => el.classList.remove("amg-picked"));
+    document.body.classList.remove("amg-picking");
+    const line = chosenLine();
+    if (line) line.nodeValue = picked.text;
+    picked = null;
+  };
+  const pick = (n, button) => {
+    const line = chosenLine();
+    const text = picked ? picked.text : line && line.nodeValue;
+    unpick();
+    if (button.getAttribute("kind") === "primary") return;  /* the server's own choice already */
+    const box = document.querySelector(".st-key-%(choice)s" + n);
+    const label = box.querySelector('[data-testid="stMarkdownContainer"]') || button;
+    box.classList.add("amg-picked");
+    document.body.classList.add("amg-picking");
+    if (line) line.nodeValue = "Your choice: " + label.innerText.trim();
+    picked = {n, text};
+  };
   new MutationObserver(() => {
     const app = document.querySelector('[data-testid="stApp"]');
-    if (sent && app && app.getAttribute("data-test-script-state") === "running") sent.ran = true;
+    if (app && app.getAttribute("data-test-script-state") === "running") {
+      unpick();
+      if (sent) sent.ran = true;
+    }
   }).observe(document.documentElement,
              {subtree: true, attributes: true, attributeFilter: ["data-test-script-state"]});
   const answered = () => {  /* the last press's run is over (or none started within a second) */
@@ -58,8 +92,12 @@
         return;
       }
       queue.shift();
-      if (what === "press") {
-        detail.click();
+      if (what === "press" && k.name.startsWith("%(choice)s")) {
+        pick(k.name.slice("%(choice)s".length), detail);
+      } else if (what === "press") {
+        const pickButton = k.name === "%(submit)s" && picked
+          && document.querySelector(".st-key-%(pick)s" + picked.n + " button");
+        (pickButton || detail).click();
         sent = {at: performance.now(), ran: false};
       }
       else if (what === "refuse") note("Key " + k.label + " did nothing: " + detail + ".");
@@ -78,6 +116,15 @@
     e.stopImmediatePropagation();
     queue.push({name, label: key === "enter" ? "Enter" : key.toUpperCase(), at: performance.now()});
     if (!timer) pump();
+  }, true);
+  /* Submit clicked with a choice made by key: send that choice with it. */
+  window.addEventListener("click", (e) => {
+    const submit = picked && e.isTrusted && e.target.closest && e.target.closest(".st-key-%(submit)s");
+    const pickButton = submit && document.querySelector(".st-key-%(pick)s" + picked.n + " button");
+    if (!pickButton) return;
+    e.preventDefault();
+    e.stopImmediatePropagation();
+    pickButton.click();
   }, true);
   /* The tab's first page: ask for the labeling page now that keys are taken, the link's token
      first taken out of the address bar (as the page script does), so that the run the press

@@ -25,10 +25,12 @@ from .labels import display_name
 # a run redraws it, would reach no handler and be lost without a sign. Here a key whose button is
 # drawn, current and enabled presses it; one that comes while the page is still being drawn waits
 # for its button (in the order pressed, up to KEY_WAIT_S); one the drawn page has no enabled
-# button for is refused with a note on the page. After a press, the next key waits for the run
-# it started to end, so a fast "1, Enter" reaches the server as two runs: a press that arrives as
-# a run starts can stop it before the earlier press's callback has run, and that press is lost
-# (61 of 513 labels under the crowd benchmark when Enter did not wait). Keys typed into a field,
+# button for is refused with a note on the page. A number key only chooses, in the page (no run);
+# Enter then sends the choice and the submit as one press of a hidden button ("pick_N"), so a
+# label costs the server one run instead of two. After a press, the next key waits for the run
+# it started to end: a press that arrives as a run starts can stop it before the earlier press's
+# callback has run, and that press is lost (61 of 513 labels under the crowd benchmark when a
+# number key was a press and Enter did not wait for its run). Keys typed into a field,
 # with Ctrl, Alt or Cmd, or on a page without the labeling controls (sign-in) are left alone.
 # What a press does is decided on the server, as for a click. Streamlit runs the script only
 # after it has painted the page, so a tab's first page with labeling controls is drawn only once
@@ -37,9 +39,10 @@ from .labels import display_name
 KEY_WAIT_S = 10
 
 
-def key_script(head: str, ready: str) -> None:
+def key_script(head: str, ready: str, chosen: str) -> None:
     """Draw the key script (first on every page); ``head``: the key of the container only pages
-    with labeling controls draw, ``ready``: the key of the first page's Open button."""
+    with labeling controls draw, ``ready``: the key of the first page's Open button, ``chosen``:
+    the key of the "Your choice" line."""
     st.html(
         script(
             "key_script.js",
@@ -47,8 +50,10 @@ def key_script(head: str, ready: str) -> None:
             back="back",
             next="next",
             choice="choice_",
+            pick="pick_",
             head=head,
             ready=ready,
+            chosen=chosen,
             wait_ms=KEY_WAIT_S * 1000,
         ),
         unsafe_allow_javascript=True,
@@ -151,6 +156,12 @@ def apply_presses(ws: Workspace, token: str, n_choices: int) -> None:
 def _apply_batch(
     here: Place, ws: Workspace, token: str, batch: list[tuple], n_choices: int
 ) -> None:
+    if len(batch) == 1 and batch[0][0] == "pick":  # a number key, then Enter: one intent
+        if (item_id := _current_item(here)) is not None:
+            here.choices[item_id] = batch[0][1]
+            _submit(here, ws, token, item_id, n_choices)
+        return
+    batch = [b for a in batch for b in ([("choose", a[1]), ("submit",)] if a[0] == "pick" else [a])]
     moves = [a[1] for a in batch if a[0] == "move"]
     labels = list(dict.fromkeys(a[1] for a in batch if a[0] == "choose"))
     submit = any(a[0] == "submit" for a in batch)

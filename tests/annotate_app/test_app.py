@@ -426,6 +426,29 @@ def test_enter_on_an_unchanged_saved_label_logs_nothing(tmp_path, monkeypatch):
     assert ws.db.execute("select count(*) from audit_labels").fetchone()[0] == 1
 
 
+def test_a_number_key_then_enter_is_one_run_that_saves_the_choice(tmp_path, monkeypatch):
+    """The key script sends "3, Enter" as one press of the hidden pick_3: the label is saved and
+    the next item shown; on a saved item a different pick replaces the label, the same logs
+    nothing."""
+    ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"])
+    at = run(token_of(made.links["ana"]))
+    assert [at.button(key=f"pick_{i}").label for i in (1, 5)] == [
+        "Submit speculation",
+        "Submit can't tell",
+    ]
+    at.button(key="pick_3").click().run()
+    assert not at.exception and not at.error
+    assert at.subheader[0].value == "Item 2 of 4"
+    at.button(key="back").click().run()
+    assert "Your choice: explicit correction (saved)" in texts(at)
+    at.button(key="pick_3").click().run()  # the same label: moves on, logs nothing
+    assert at.subheader[0].value == "Item 2 of 4"
+    at.button(key="back").click().run()
+    at.button(key="pick_1").click().run()  # a new label: replaces the saved one
+    labels = [lab for (lab,) in ws.db.execute("select label from audit_labels order by id")]
+    assert labels == ["explicit_correction", "speculation"]
+
+
 def test_label_buttons_carry_definitions_and_full_names(tmp_path, monkeypatch):
     ws, made = make(tmp_path, monkeypatch, "w", annotators=["ana"])
     at = run(token_of(made.links["ana"]))

@@ -157,6 +157,13 @@ def test_keyboard_labeling_in_a_real_browser(ws, tmp_path):
                     lambda f: frames.append(f if isinstance(f, bytes) else f.encode()),
                 ),
             )
+            sent: list[bytes] = []  # everything the page sends (each a run request)
+            page.on(
+                "websocket",
+                lambda w: w.on(
+                    "framesent", lambda f: sent.append(f if isinstance(f, bytes) else f.encode())
+                ),
+            )
             dialogs: list[str] = []
             page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
             page.goto(made.links["ana"])
@@ -178,21 +185,32 @@ def test_keyboard_labeling_in_a_real_browser(ws, tmp_path):
                 sync_api.expect(button.filter(has_text=text)).to_be_enabled()
 
             live("other")
-            page.keyboard.press("4")  # 4 = other
+            n_sent = len(sent)
+            page.keyboard.press("4")  # 4 = other: chosen in the page, nothing sent yet
             _wait_text(page, "Your choice: other")
+            assert len(sent) == n_sent
             live("Submit")
-            page.keyboard.press("Enter")
+            page.keyboard.press("Enter")  # the choice and the submit: one run
             _wait_text(page, "1 item is labeled")
+            assert len(sent) == n_sent + 1
             live("Back")
             page.keyboard.press("b")  # back to the item, the saved label shown
             _wait_text(page, "Your choice: other (saved)")
+            live("Submit")
+            page.keyboard.press("1")  # a new choice by key, submitted with the mouse
+            _wait_text(page, "Your choice: speculation")
+            page.locator(".st-key-submit button").click()
+            _wait_text(page, "1 item is labeled")
             assert dialogs == []
             assert frames and not any(b"ID-spec-1" in f for f in frames)  # the id names the level
             browser.close()
         rows = ws.db.execute(
             "select annotator, item_id, label, active_seconds from audit_labels"
         ).fetchall()
-        assert [(a, i, lab) for a, i, lab, _ in rows] == [("ana", "ID-spec-1", "other")]
+        assert [(a, i, lab) for a, i, lab, _ in rows] == [
+            ("ana", "ID-spec-1", "other"),
+            ("ana", "ID-spec-1", "speculation"),
+        ]
         assert rows[0][3] is not None and rows[0][3] >= 0
 
         # SIGTERM to `amg annotate` alone (not its group) must stop the server, not orphan it.
