@@ -117,14 +117,20 @@
     queue.push({name, label: key === "enter" ? "Enter" : key.toUpperCase(), at: performance.now()});
     if (!timer) pump();
   }, true);
-  /* Submit clicked with a choice made by key: send that choice with it. */
+  /* A click on a button: Submit with a choice made by key sends that choice with it; any other
+     click ends the choice made by key at once (the click's own run draws the server's). Either
+     way the next key waits for the click's run, as it does after a key's press. */
   window.addEventListener("click", (e) => {
-    const submit = picked && e.isTrusted && e.target.closest && e.target.closest(".st-key-%(submit)s");
+    const button = e.isTrusted && e.target.closest && e.target.closest("button");
+    if (!button) return;
+    const submit = picked && button.closest(".st-key-%(submit)s");
     const pickButton = submit && document.querySelector(".st-key-%(pick)s" + picked.n + " button");
-    if (!pickButton) return;
-    e.preventDefault();
-    e.stopImmediatePropagation();
-    pickButton.click();
+    if (pickButton) {
+      e.preventDefault();
+      e.stopImmediatePropagation();
+      pickButton.click();
+    } else unpick();
+    sent = {at: performance.now(), ran: false};
   }, true);
   /* The tab's first page: ask for the labeling page now that keys are taken, the link's token
      first taken out of the address bar (as the page script does), so that the run the press

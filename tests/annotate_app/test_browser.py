@@ -201,6 +201,14 @@ def test_keyboard_labeling_in_a_real_browser(ws, tmp_path):
             _wait_text(page, "Your choice: speculation")
             page.locator(".st-key-submit button").click()
             _wait_text(page, "1 item is labeled")
+            live("Back")
+            page.keyboard.press("b")
+            _wait_text(page, "Your choice: speculation (saved)")
+            live("Submit")
+            page.keyboard.press("4")  # a choice by key, then another by click, then Enter at once:
+            button.filter(has_text="completed event").click()  # the click's choice is saved
+            page.keyboard.press("Enter")
+            _wait_text(page, "1 item is labeled")
             assert dialogs == []
             assert frames and not any(b"ID-spec-1" in f for f in frames)  # the id names the level
             browser.close()
@@ -210,6 +218,7 @@ def test_keyboard_labeling_in_a_real_browser(ws, tmp_path):
         assert [(a, i, lab) for a, i, lab, _ in rows] == [
             ("ana", "ID-spec-1", "other"),
             ("ana", "ID-spec-1", "speculation"),
+            ("ana", "ID-spec-1", "completed_event"),
         ]
         assert rows[0][3] is not None and rows[0][3] >= 0
 
