@@ -81,6 +81,20 @@ def _is_open(cues: Cues, v) -> bool:
     return v is None or norm(v) in cues.open_dates
 
 
+def _keyed(cues: Cues, words: str, item: str) -> str:
+    """A JSON list item read after its key's words (version 10 on); an item opening with a cue
+    word ("Thinking of moving to X") is lowercased there, so it reads as the key's sentence going
+    on, not as a name."""
+    item = _strip_prefix(cues, item)
+    if any(cues.rx[k].match(item.lower()) for k in ("plan", "pending", "offer", "abandoned")):
+        item = item[:1].lower() + item[1:]
+    return f"{words} {item}"
+
+
+def _strings(v) -> bool:
+    return isinstance(v, list) and bool(v) and all(isinstance(x, str) for x in v)
+
+
 def _records_from_json(cues: Cues, obj) -> list[Unit]:
     out: list[Unit] = []
     if isinstance(obj, dict):
@@ -102,8 +116,11 @@ def _records_from_json(cues: Cues, obj) -> list[Unit]:
             elif any(k in obj for k in ("fact", "memory", "event")):
                 out += _records_from_json(cues, [obj])
             else:  # an unknown wrapper: read what it holds
-                for v in obj.values():
-                    if isinstance(v, (list, dict)):
+                for k, v in obj.items():
+                    if cues.json_keys and _strings(v):  # version 10 on: with the key's words
+                        words = str(k).replace("_", " ")
+                        out += [Unit(_keyed(cues, words, x), "memory") for x in v]
+                    elif isinstance(v, (list, dict)):
                         out += _records_from_json(cues, v)
         return out
     if not isinstance(obj, list):
@@ -234,12 +251,12 @@ def read_structure(cues: Cues, answer: str) -> tuple[list[Unit], bool]:
             else:
                 label = cues.label_line.match(stripped) if cues.label_in_lines else None
                 # version 7 on: a listed "- Considering: X" reads as its label's words before X
-                text = f"{label.group(1)} {label.group(2)}" if label else stripped
+                text = f"{label.group(1).replace('_', ' ')} {label.group(2)}" if label else stripped
                 # version 9 on: an item nested under "researching:" reads "researching X"
                 units.append(Unit(f"{header[1]} {text}" if header else text, "memory"))
         else:
             label = cues.label_line.match(line) if cues.label_line is not None else None
-            prose.append(f"{label.group(1)} {label.group(2)}" if label else line)
+            prose.append(f"{label.group(1).replace('_', ' ')} {label.group(2)}" if label else line)
         i += 1
     records = bool(units)
     text = "\n".join(prose).strip()

@@ -22,7 +22,7 @@ from ..stats import Proportion
 ACCURACY_FILE = Path(__file__).with_name("accuracy.json")
 OFFLINE_PREFIX = "answer_cues."  # offline rule files are named answer_cues.vN
 # the held-out parts, latest first
-HELD_OUT = tuple(f"heldout{k}" for k in (11, 10, 9, 8, 7, 6, 5, 4, 2, ""))
+HELD_OUT = tuple(f"heldout{k}" for k in (12, 11, 10, 9, 8, 7, 6, 5, 4, 2, ""))
 
 
 class MeasuredAccuracy(BaseModel):
@@ -106,7 +106,7 @@ def accuracy_line(judge: str, rubric: str) -> str:
     if m is None:
         return (
             f"Answer judge {judge} ({rubric}) is not measured on the held-out answer set: "
-            f"measure it with `devsets/answers/measure.py --judge {judge} --part heldout11` "
+            f"measure it with `devsets/answers/measure.py --judge {judge} --part heldout12` "
             "before trusting its exposure figures."
         )
     tuned = (

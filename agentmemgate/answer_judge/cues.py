@@ -109,7 +109,9 @@ class Cues:
         # "key:" line reads as the key's words before each item (YAML: "researching:\n  - X")
         self.beyond_to_next_value = bool(frames.get("beyond_to_next_value", False))
         self.pending_target = bool(frames.get("pending_target", False))
+        self.came_true_negated = bool(frames.get("came_true_negated", False))
         self.list_headers = re.compile(st["list_header"]) if "list_header" in st else None
+        self.json_keys = bool(st.get("json_keys", False))
         dets = sorted(self.sets["noun_determiners"])
         self.rx["past_setting"] = re.compile(
             r"(?<!\S)(?:"

@@ -50,6 +50,7 @@ PARTS: tuple[str, ...] = (
     "heldout9",
     "heldout10",
     "heldout11",
+    "heldout12",
 )
 SPLIT_PARTS: tuple[str, ...] = ("dev", "heldout")  # the parts of answers.jsonl, by split_part
 DEVSET = Path(__file__).resolve().parents[2] / "devsets" / "answers" / "answers.jsonl"
@@ -58,12 +59,12 @@ HELDOUT2 = DEVSET.with_name("heldout2.jsonl")
 # a fact marked invalid since a date): held-out 3 written first, dev 3 after it, for version 3.
 DEV3, HELDOUT3 = DEVSET.with_name("dev3.jsonl"), DEVSET.with_name("heldout3.jsonl")
 # Written later, each blind to every rule and every other set, measured once before being read.
-HELDOUT4, HELDOUT5, HELDOUT6, HELDOUT7, HELDOUT8, HELDOUT9, HELDOUT10, HELDOUT11 = (
-    DEVSET.with_name(f"heldout{k}.jsonl") for k in (4, 5, 6, 7, 8, 9, 10, 11)
+HELDOUT4, HELDOUT5, HELDOUT6, HELDOUT7, HELDOUT8, HELDOUT9, HELDOUT10, HELDOUT11, HELDOUT12 = (
+    DEVSET.with_name(f"heldout{k}.jsonl") for k in (4, 5, 6, 7, 8, 9, 10, 11, 12)
 )
 ANSWER_FILES: tuple[Path, ...] = (
     DEVSET, HELDOUT2, DEV3, HELDOUT3, HELDOUT4, HELDOUT5, HELDOUT6, HELDOUT7, HELDOUT8,
-    HELDOUT9, HELDOUT10, HELDOUT11,
+    HELDOUT9, HELDOUT10, HELDOUT11, HELDOUT12,
 )  # fmt: skip
 
 

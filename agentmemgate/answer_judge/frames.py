@@ -443,10 +443,20 @@ def current_until_end(s: Scope) -> Reading | None:
     return None
 
 
+def _came_true(c: Cues, text: str) -> re.Match | None:
+    """The first came_true cue in ``text``; from version 10 on, not one a negation just before
+    denies ("hasn't happened yet")."""
+    for m in c.rx["came_true"].finditer(text):
+        before = " ".join(text[: m.start()].split()[-2:])
+        if not (c.came_true_negated and c.rx["negation"].search(before)):
+            return m
+    return None
+
+
 def _plan_outcome(s: Scope, cue: str) -> Reading:
     """A plan, unless the sentence says it came true (done) or was dropped (abandoned)."""
     rx = s.c.rx
-    if done := rx["came_true"].search(s.later) or rx["came_true"].search(s.right):
+    if done := _came_true(s.c, s.later) or _came_true(s.c, s.right):
         return s.reading(
             "done",
             f"a plan ('{cue}') that came true ('{done.group(0)}')",

@@ -12,8 +12,8 @@ by another writer), so every value is scored by a model that never saw its write
   plan): every named value is a sample;
 - told which value is the plan (what a blind judge may not know): only the plan values.
 
-For each, the leave-one-part-out AUROC, and what the model would do as a veto on the newest
-offline rules: among the values the rules read as asserted, how many false assertions a veto
+For each, the leave-one-part-out AUROC, and what the model would do as a veto on the offline
+rules version 9 (the newest when it was run; held-out 12, written later, is left out): among the values the rules read as asserted, how many false assertions a veto
 below each threshold removes, and how many true ones it removes with them (k of n).
 """
 
@@ -29,7 +29,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
 from agentmemgate.answer_judge import get_answer_judge
-from agentmemgate.answer_judge.devset import load_answer_set, measure
+from agentmemgate.answer_judge.devset import ANSWER_FILES, HELDOUT11, load_answer_set, measure
 from agentmemgate.evaluate.judges import get_value_judge
 from agentmemgate.llm import ModelRef
 
@@ -65,8 +65,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--C", type=float, default=1.0, help="inverse L2 strength (default 1.0)")
     args = ap.parse_args()
-    answers = load_answer_set()
-    ref = ModelRef.parse("offline", None, {})
+    # the parts and rules its documented figures were made with: held-out 12 came later
+    answers = load_answer_set(ANSWER_FILES[: ANSWER_FILES.index(HELDOUT11) + 1])
+    ref = ModelRef.parse("offline:answer_cues.v9", None, {})
     parts = sorted({it.part for it in answers.items})
     report = measure(answers, get_answer_judge(ref), get_value_judge(ref), parts=parts)
     items = {it.id: it for it in answers.items}

@@ -1,11 +1,11 @@
 """Measure an answer judge on the hand-labelled product-style answers, scored like `amg eval answers`.
 
 Run: .venv/bin/python devsets/answers/measure.py [--judge offline|offline:answer_cues.vN|provider:model]
-     [--base-url URL] [--part dev|heldout|heldout2|dev3|heldout3|heldout4..heldout11|both|all]
+     [--base-url URL] [--part dev|heldout|heldout2|dev3|heldout3|heldout4..heldout12|both|all]
      [--answers FILE ...]
      [--json] [--show-errors] [--workspace DIR] [--record [--tuned-on PARTS]]
 (--part both: dev and heldout; all: every part; --answers default: answers.jsonl, heldout2.jsonl,
-dev3.jsonl and heldout3.jsonl to heldout11.jsonl beside this script)
+dev3.jsonl and heldout3.jsonl to heldout12.jsonl beside this script)
 (the labelling guideline, the split rule and the figures are in README.md beside this script).
 """
 
@@ -93,7 +93,7 @@ def main() -> int:
         "--part",
         default="dev",
         choices=(*PARTS, "both", "all"),
-        help="dev, dev3: for writing rules; heldout and heldout2 to heldout11: for reporting them "
+        help="dev, dev3: for writing rules; heldout and heldout2 to heldout12: for reporting them "
         "(do not tune on them); both: dev and heldout; all: every part",
     )
     ap.add_argument(
@@ -102,7 +102,7 @@ def main() -> int:
         nargs="+",
         default=list(ANSWER_FILES),
         help="the labelled answer files (default: answers.jsonl, heldout2.jsonl, dev3.jsonl, "
-        "heldout3.jsonl to heldout11.jsonl)",
+        "heldout3.jsonl to heldout12.jsonl)",
     )
     ap.add_argument(
         "--workspace",

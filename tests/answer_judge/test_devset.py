@@ -492,9 +492,10 @@ def test_reports_quote_the_answer_judges_measured_accuracy(tmp_path):
     assert "fit" not in line  # v1 was written before the set existed
     v2 = accuracy_line("offline", "answer_cues.v2")  # the part written blind to v2, not a fit
     assert "heldout2" in v2 and "/142 = " in v2 and "tuned on these answers too" not in v2
-    v9 = accuracy_line("offline", "answer_cues.v9")  # the newest rules: the set written blind
-    assert "held-out part heldout11" in v9 and "/60 = " in v9 and "fit" not in v9
+    for rules in ("answer_cues.v9", "answer_cues.v10"):  # the newest set, written blind to both
+        line = accuracy_line("offline", rules)
+        assert "held-out part heldout12" in line and "/60 = " in line and "fit" not in line
     unknown = accuracy_line("openai:gpt-x", "answer_assertion.v1")
     assert (
-        "not measured" in unknown and "measure.py --judge openai:gpt-x --part heldout11" in unknown
+        "not measured" in unknown and "measure.py --judge openai:gpt-x --part heldout12" in unknown
     )
