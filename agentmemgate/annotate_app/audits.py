@@ -117,13 +117,22 @@ class CreatedAudit(BaseModel):
     def _study_lines(self) -> list[str]:
         o = self.study or {}
         per = o.get("per_person")
-        checks = ", ".join(f"{n} {k}" for k, n in self.n_checks.items() if n)
+        hidden = ", ".join(f"{n} {k}" for k, n in self.n_checks.items() if n and k != "qualify")
+        checks = ", ".join(
+            x
+            for x in (
+                hidden and f"{hidden} (indistinguishable on the page)",
+                self.n_checks.get("qualify")
+                and f"{self.n_checks['qualify']} qualify (first, each answer shown after it)",
+            )
+            if x
+        )
         pid = o.get("id_param", "PROLIFIC_PID")
         return [
             f"Open study: each item to {o.get('overlap')} different "
             f"{'person' if o.get('overlap') == 1 else 'people'}, "
             f"{per if per else 'as many items as there are'} per person"
-            + (f"; checks: {checks} (indistinguishable on the page)" if checks else "")
+            + (f"; checks: {checks}" if checks else "")
             + f"; holds idle over {o.get('reclaim_after_minutes', 30):g} min go back to the pool.",
             "Study link (give it to your platform, which adds each person's id as "
             f"{pid}=...; `amg audit people {self.name}` shows who came):",

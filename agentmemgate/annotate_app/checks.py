@@ -55,7 +55,10 @@ def pick_reference_items(
         pool[lab].append(it)
     total = sum(len(v) for v in pool.values())
     if total < n:
-        raise BadInput(f"{what} needs {n} items with a reference label; {hint} has {total}")
+        raise BadInput(
+            f"{what} needs {n} {'item' if n == 1 else 'items'} with a reference label; {hint} "
+            f"has {total}"
+        )
     rng = random.Random(f"checks:{seed}")
     for key in sorted(pool):
         rng.shuffle(pool[key])
@@ -95,7 +98,7 @@ def attention_checks(chosen: list[SourceItem], n: int, labels: LabelSet, seed: i
 def load_gold_file(path: str) -> list[SourceItem]:
     p = Path(path)
     if not p.is_file():
-        raise unreadable(p)
+        raise BadInput(f"--gold-from: {unreadable(p)}")
     return load_jsonl(p)
 
 

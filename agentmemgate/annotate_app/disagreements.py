@@ -49,15 +49,28 @@ def audit_closed(ws: Workspace, audit: str) -> bool:
     )
 
 
+def _column(ws: Workspace, table: str, column: str, where: str, audit: str) -> set[str]:
+    """One column of an audit's rows in ``table`` (none when the table does not exist yet)."""
+    if not _has(ws, table):
+        return set()
+    sql = f"select {column} from {table} where audit = ? {where}"  # our constants only
+    return {v for (v,) in ws.db.execute(sql, [audit])}
+
+
 def audit_disagreements(ws: Workspace, audit: str) -> list[dict]:
-    """Items where annotators' latest labels differ, or a human's differs from the reference."""
+    """Items where annotators' latest labels differ, or a human's differs from the reference.
+    As in the agreement report, gold, attention and qualification items and screened-out
+    people's labels are left out."""
+    checks = _column(ws, "audit_checks", "item_id", "", audit)
+    screened = _column(ws, "audit_participants", "name", "and status = 'screened_out'", audit)
     latest: dict[str, dict[str, str]] = {}
     for item, person, label in ws.db.execute(
         "select item_id, annotator, label from audit_labels where audit = ? and "
         "role = 'annotator' order by id",
         [audit],
     ).fetchall():
-        latest.setdefault(item, {})[person] = label
+        if item not in checks and person not in screened:
+            latest.setdefault(item, {})[person] = label
     refs = dict(
         ws.db.execute(
             "select item_id, label from audit_references where audit = ?", [audit]

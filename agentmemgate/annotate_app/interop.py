@@ -87,7 +87,9 @@ class ImportResult(BaseModel):
         who = f"{'person' if len(self.screened) == 1 else 'people'} ({', '.join(self.screened)})"
         if self.screened and self.screened_left_out:
             out.append(
-                f"Left out {self.screened_left_out} labels by {len(self.screened)} screened-out "
+                f"Left out {self.screened_left_out} "
+                f"{'label' if self.screened_left_out == 1 else 'labels'} by {len(self.screened)} "
+                "screened-out "
                 f"{who}; --include-screened imports them."
             )
         elif self.screened:

@@ -362,3 +362,16 @@ def two_careful_one_screened(tmp_path, **options) -> Workspace:
     bad = queues.arrive(ws, study, {"PROLIFIC_PID": "bad"})
     work(ws, bad.token, lambda i: "explicit_correction")
     return ws
+
+
+def test_disagreements_leave_out_checks_and_screened_out_people(tmp_path):
+    """The viewer's list of disagreements reads the labels agreement reads: the screened-out
+    person's wrong answers and the check items are not disagreements."""
+    from agentmemgate.annotate_app.disagreements import audit_disagreements
+
+    ws = two_careful_one_screened(tmp_path, gold=2, attention=1, max_attention_failures=0)
+    screened = ws.db.execute(
+        "select count(*) from audit_participants where status = 'screened_out'"
+    ).fetchone()[0]
+    assert screened == 1
+    assert audit_disagreements(ws, "crowd") == []
