@@ -121,7 +121,9 @@
      click ends the choice made by key at once (the click's own run draws the server's). Either
      way the next key waits for the click's run, as it does after a key's press. */
   window.addEventListener("click", (e) => {
-    const button = e.isTrusted && e.target.closest && e.target.closest("button");
+    /* the app's own buttons only: Streamlit's (the sidebar's toggle, the menu) start no run */
+    const button = e.isTrusted && e.target.closest
+      && e.target.closest('[data-testid="stButton"] button');
     if (!button) return;
     const submit = picked && button.closest(".st-key-%(submit)s");
     const pickButton = submit && document.querySelector(".st-key-%(pick)s" + picked.n + " button");
