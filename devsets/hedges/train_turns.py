@@ -42,11 +42,11 @@ CORPUS = "locomo"
 FOLDS = 8
 
 
-def labelled_turns(locomo: Path, longmemeval: Path, lexicon) -> list[dict]:
-    """Every labelled LoCoMo turn of the tuning folders: features, label, conversation, and
-    whether the cue rule passes it."""
+def labelled_turns(locomo: Path, longmemeval: Path, lexicon, folders=TUNING) -> list[dict]:
+    """Every labelled LoCoMo turn of ``folders`` (the tuning folders): features, label,
+    conversation, and whether the cue rule passes it."""
     rows = []
-    for folder in TUNING:
+    for folder in folders:
         dev = load_devset(folder, locomo, longmemeval)
         labels = {(t.conversation_id, t.ref): t.label for t in dev.turns if t.part == CORPUS}
         for conv in dev.conversations[CORPUS]:
