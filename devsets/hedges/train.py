@@ -109,6 +109,18 @@ def fit(x: list[dict], y: np.ndarray, c: float) -> tuple[DictVectorizer, Logisti
     return vec, model
 
 
+def fitted_weights(x: list[dict], y: np.ndarray, c: float) -> tuple[dict[str, float], float]:
+    """What a model file stores: ``fit`` on every row, its non-zero weights by feature name
+    (rounded to 4 places) and its intercept (to 5). ``train_turns.py`` uses it too."""
+    vec, model = fit(x, y, c)
+    weights = {
+        name: round(float(w), 4)
+        for name, w in sorted(zip(vec.get_feature_names_out(), model.coef_[0]))
+        if w != 0.0
+    }
+    return weights, round(float(model.intercept_[0]), 5)
+
+
 def out_of_fold(
     x: list[dict], y: np.ndarray, groups: list[str], c: float, folds: int
 ) -> np.ndarray:
@@ -221,12 +233,7 @@ def main() -> int:
     if not args.write:
         return 0
     y = np.array([h["label"] == "spec" for h in hits], dtype=int)
-    vec, model = fit([h["x"] for h in hits], y, args.C)
-    weights = {
-        name: round(float(w), 4)
-        for name, w in sorted(zip(vec.get_feature_names_out(), model.coef_[0]))
-        if w != 0.0
-    }
+    weights, intercept = fitted_weights([h["x"] for h in hits], y, args.C)
     data = {
         "version": args.version,
         "what": "offline stage-2 scorer: logistic regression over the words of a prefilter hit, "
@@ -245,7 +252,7 @@ def main() -> int:
         "measured": {"how": f"{FOLDS}-fold cross-validation over dev conversations", **measured},
         "empty_words": EMPTY_WORDS,
         "names": tomllib.loads((HERE / "names.toml").read_text(encoding="utf-8"))["names"],
-        "intercept": round(float(model.intercept_[0]), 5),
+        "intercept": intercept,
     }
     out = SCORER_DIR / f"scorer.v{args.version}.json"
     head = json.dumps({k: v for k, v in data.items() if k != "weights"}, indent=1)

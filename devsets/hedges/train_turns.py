@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 # the stage-2 scorer's trainer, beside this script: the same model, pruning and folds code
-from train import fit, out_of_fold
+from train import fitted_weights, out_of_fold
 
 from agentmemgate.atomic import write_text_atomic
 from agentmemgate.corpora.devset import load_devset
@@ -139,12 +139,7 @@ def main() -> int:
     if not args.write:
         return 0
     y = np.array([r["spec"] for r in rows], dtype=int)
-    vec, model = fit([r["x"] for r in rows], y, args.C)
-    weights = {
-        name: round(float(w), 4)
-        for name, w in sorted(zip(vec.get_feature_names_out(), model.coef_[0]))
-        if w != 0.0
-    }
+    weights, intercept = fitted_weights([r["x"] for r in rows], y, args.C)
     data = {
         "version": args.version,
         "what": "stage-1 turn model: logistic regression over the words and word pairs of a "
@@ -165,7 +160,7 @@ def main() -> int:
             "recall": {"k": got, "n": spec},
             "flagged": {"k": flagged, "n": n},
         },
-        "intercept": round(float(model.intercept_[0]), 5),
+        "intercept": intercept,
     }
     out = MODEL_DIR / f"turns.v{args.version}.json"
     head = json.dumps(data, indent=1)
