@@ -35,6 +35,27 @@ def _p(k: int, n: int) -> str:
     return wilson(k, n).fmt()
 
 
+def ceiling_lines(y: np.ndarray, oof: np.ndarray) -> list[str]:
+    """AUROC, the best precision at a recall of at least 75%, and the point of best F1, of
+    out-of-fold scores ``oof`` for labels ``y``: thresholds read off the scores themselves, so
+    upper bounds."""
+    n_spec = int(y.sum())
+    order = np.argsort(-oof, kind="stable")
+    tp = np.cumsum(y[order])
+    kept = np.arange(1, len(y) + 1)
+    f1 = 2 * tp / (kept + n_spec)
+    at75 = np.flatnonzero(tp >= 0.75 * n_spec)
+    i75 = at75[np.argmax(tp[at75] / kept[at75])]
+    best = int(np.argmax(f1))
+    return [
+        f"AUROC {roc_auc_score(y, oof):.3f}",
+        f"at recall >= 75%: precision {_p(int(tp[i75]), int(kept[i75]))}, "
+        f"recall {_p(int(tp[i75]), n_spec)}",
+        f"at best F1 ({f1[best]:.2f}): precision {_p(int(tp[best]), int(kept[best]))}, "
+        f"recall {_p(int(tp[best]), n_spec)}",
+    ]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--C", type=float, nargs="+", default=[0.1, 0.3, 1.0], help="inverse L2")
@@ -58,22 +79,7 @@ def main() -> int:
     )
     for c in args.C:
         oof = out_of_fold([r["x"] for r in rows], y, groups, c, args.folds)
-        order = np.argsort(-oof, kind="stable")
-        tp = np.cumsum(y[order])
-        kept = np.arange(1, len(y) + 1)
-        f1 = 2 * tp / (kept + n_spec)
-        at75 = np.flatnonzero(tp >= 0.75 * n_spec)
-        i75 = at75[np.argmax(tp[at75] / kept[at75])]
-        best = int(np.argmax(f1))
-        print(f"C={c:g}: AUROC {roc_auc_score(y, oof):.3f}")
-        print(
-            f"  at recall >= 75%: precision {_p(int(tp[i75]), int(kept[i75]))}, "
-            f"recall {_p(int(tp[i75]), n_spec)}"
-        )
-        print(
-            f"  at best F1 ({f1[best]:.2f}): precision {_p(int(tp[best]), int(kept[best]))}, "
-            f"recall {_p(int(tp[best]), n_spec)}"
-        )
+        print(f"C={c:g}: " + "\n  ".join(ceiling_lines(y, oof)))
     return 0
 
 

@@ -44,7 +44,7 @@ FOLDS = 8
 
 def labelled_turns(locomo: Path, longmemeval: Path, lexicon, folders=TUNING) -> list[dict]:
     """Every labelled LoCoMo turn of ``folders`` (the tuning folders): features, label,
-    conversation, and whether the cue rule passes it."""
+    conversation, whether the cue rule passes it, and its text."""
     rows = []
     for folder in folders:
         dev = load_devset(folder, locomo, longmemeval)
@@ -61,6 +61,7 @@ def labelled_turns(locomo: Path, longmemeval: Path, lexicon, folders=TUNING) -> 
                             "spec": label == "spec",
                             "cue": scan_turn(turn.text, lexicon, CORPUS).hit,
                             "x": dict.fromkeys(turn_features(turn.text), 1),
+                            "text": turn.text,
                         }
                     )
     return rows
