@@ -18,7 +18,7 @@ from agentmemgate.corpora import (
 )
 from agentmemgate.corpora.extract import clean_value
 
-from .paths import LOCOMO
+from .paths import LOCOMO, LONGMEMEVAL
 
 
 def _conv(*sessions: list[str]) -> Conversation:
@@ -195,6 +195,60 @@ def test_v3_names_what_v2_left_unspecified_and_gives_no_bare_verb(text, attribut
     v2, v3 = (RuleExtractor(load_rules(v)).extract(cand) for v in (2, 3))
     assert v2.kept and v3.kept and v3.text == v2.text and v3.hedge_level == v2.hedge_level
     assert (v3.attribute, v3.plan_value) == (attribute, value)
+
+
+@pytest.mark.parametrize(
+    "text, v3_attribute, v4_attribute, value",
+    [
+        ("I'm thinking of getting a dash cam for the car.", "choice", "purchase", "dash cam"),
+        ("I'm looking for a new tripod, maybe a carbon one.", "choice", "purchase", "new tripod"),
+        ("I'm leaning towards the Godox V1.", "choice", "choice", "Godox V1"),
+        ("I'm thinking of selling my old drum set.", "unspecified", "collection",
+         "selling my old drum set"),
+        ("I've been thinking of expanding my vinyl record collection.", "occupation",
+         "collection", "expanding my vinyl record collection"),
+    ],
+)  # fmt: skip
+def test_v4_names_acquisitions_purchases_and_collections(text, v3_attribute, v4_attribute, value):
+    """Rules v4 keep what v3 keeps, with the same value; a thing to get is a purchase (not the
+    generic "choice"), and selling or growing a collection is no occupation."""
+    from agentmemgate.corpora import Candidate
+    from agentmemgate.corpora._rules import load_rules
+
+    cand = Candidate(
+        id="t", corpus="longmemeval", conversation_id="c", source_ref="q/s/0", session_index=0,
+        turn_index=0, speaker="user", date=None, turn_text=text, context=[], prefilter_cues=[],
+        cue_spans=[(0, len(text))],
+    )  # fmt: skip
+    v3, v4 = (RuleExtractor(load_rules(v)).extract(cand) for v in (3, 4))
+    assert v3.kept and v4.kept, (v3.reject_reason, v4.reject_reason)
+    assert (v4.text, v4.plan_value, v4.hedge_level) == (v3.text, v3.plan_value, v3.hedge_level)
+    assert (v3.attribute, v4.attribute, v4.plan_value) == (v3_attribute, v4_attribute, value)
+
+
+def test_v4_keeps_what_v3_keeps_on_both_samples():
+    """Version 4 changes names only: every candidate of both corpus samples is kept or rejected
+    as version 3 decides, with the same sentence, value and hedge level."""
+    from agentmemgate.corpora._rules import load_rules
+    from agentmemgate.corpora.loaders import iter_conversations
+    from agentmemgate.corpora.prefilter import load_lexicon
+
+    v3, v4 = RuleExtractor(load_rules(3)), RuleExtractor(load_rules(4))
+    cands = [
+        c
+        for path, corpus in ((LOCOMO, "locomo"), (LONGMEMEVAL, "longmemeval"))
+        for conv in iter_conversations(path, corpus)
+        for c in scan_conversation(conv, load_lexicon()).candidates
+    ]
+    assert cands
+    for c in cands:
+        a, b = v3.extract(c), v4.extract(c)
+        assert (b.kept, b.text, b.plan_value, b.hedge_level) == (
+            a.kept,
+            a.text,
+            a.plan_value,
+            a.hedge_level,
+        ), c.source_ref
 
 
 def test_a_pointing_back_cue_sentence_reads_the_sentence_before_it():
