@@ -2,14 +2,15 @@
 
 Run: .venv/bin/python devsets/hedges/measure_names.py [--check]
 
-``names_s/`` holds 100 hedges the offline miner (``cues.v3``) keeps in LongMemEval ``_s``
-distractor sessions (sessions of the knowledge-update ``_s`` file that are in no oracle instance,
-so no rule was written from them): 60 drawn at random from all 2,944 kept, and 40 drawn from the
-503 that rules versions 3 and 4 name differently. ``readings.json`` has each version's attribute
-and value; ``items.jsonl`` is what the reader saw (the turn, the kept sentence, and the distinct
-readings in random order, with no version named); ``judged.tsv`` is the reader's verdict: a plan
-of the speaker's own, and for each reading whether the attribute is a fitting profile field and
-the value the plan's object.
+Each set compares two rules versions on hedges the offline miner (``cues.v3``) keeps in LongMemEval
+``_s`` distractor sessions (sessions of the knowledge-update ``_s`` file that are in no oracle
+instance, so no rule was written from them): ``names_s/`` rules v3 against v4 (60 kept hedges drawn
+at random from all 2,944, 40 from the 503 the versions name differently), ``names_s2/`` v4 against
+v5 (60 more at random, 30 from those v4 and v5 name differently). In each, ``readings.json`` has
+each version's attribute and value; ``items.jsonl`` is what the reader saw (the turn, the kept
+sentence, and the distinct readings in random order, with no version named); ``judged.tsv`` is the
+reader's verdict: a plan of the speaker's own, and for each reading whether the attribute is a
+fitting profile field and the value the plan's object.
 
 Printed per sample and rules version: kept hedges naming an attribute, and among the plans, those
 named, those named fittingly, and those whose value is the plan's object, each as k/n with its 95%
@@ -33,18 +34,18 @@ from agentmemgate.corpora.prefilter import load_lexicon
 from agentmemgate.errors import AmgError
 from agentmemgate.stats import wilson
 
-HERE = Path(__file__).parent / "names_s"
-VERSIONS = ("v3", "v4")
+HERE = Path(__file__).parent
+SETS = ("names_s", "names_s2")  # rules v3 against v4, then v4 against v5
 
 
-def load() -> tuple[dict, dict, dict]:
+def load(folder: Path) -> tuple[dict, dict, dict]:
     items = {}
-    for line in (HERE / "items.jsonl").read_text(encoding="utf-8").splitlines():
+    for line in (folder / "items.jsonl").read_text(encoding="utf-8").splitlines():
         item = json.loads(line)
         items[item["id"]] = item
-    readings = json.loads((HERE / "readings.json").read_text(encoding="utf-8"))
+    readings = json.loads((folder / "readings.json").read_text(encoding="utf-8"))
     judged: dict[str, dict[int, dict]] = {}
-    with open(HERE / "judged.tsv", encoding="utf-8", newline="") as f:
+    with open(folder / "judged.tsv", encoding="utf-8", newline="") as f:
         for row in csv.DictReader(f, delimiter="\t"):
             judged.setdefault(row["id"], {})[int(row["reading"])] = row
     return items, readings, judged
@@ -59,6 +60,11 @@ def verdict(item: dict, judged: dict[int, dict], reading: list) -> dict:
     return judged[number]
 
 
+def versions(readings: dict) -> list[str]:
+    """The rules versions a set compares (the keys of its readings, "v3", "v4", ...)."""
+    return sorted(k for k in next(iter(readings.values())) if k.startswith("v"))
+
+
 def figures(items: dict, readings: dict, judged: dict) -> list[str]:
     lines = []
     for sample in ("random", "differing"):
@@ -67,7 +73,7 @@ def figures(items: dict, readings: dict, judged: dict) -> list[str]:
         lines.append(
             f"{sample}: {len(ids)} kept hedges, plans {wilson(len(plans), len(ids)).fmt()}"
         )
-        for v in VERSIONS:
+        for v in versions(readings):
 
             def count(ids, test, v=v):
                 return sum(test(i, readings[i][v]) for i in ids)
@@ -96,9 +102,9 @@ def figures(items: dict, readings: dict, judged: dict) -> list[str]:
 def check(readings: dict, s_file: Path, oracle: Path) -> list[str]:
     """Mine the ``_s`` distractor sessions with each version and compare with ``readings``."""
     in_oracle = {s for x in json.loads(oracle.read_text()) for s in x["haystack_session_ids"]}
-    extractors = {v: RuleExtractor(load_rules(int(v[1:]))) for v in VERSIONS}
+    extractors = {v: RuleExtractor(load_rules(int(v[1:]))) for v in versions(readings)}
     wanted = {r["ref"]: i for i, r in readings.items()}
-    seen, kept, named, wrong = set(), 0, dict.fromkeys(VERSIONS, 0), []
+    seen, kept, named, wrong = set(), 0, dict.fromkeys(extractors, 0), []
     lexicon = load_lexicon(3)
     for conv in iter_conversations(s_file, "longmemeval"):
         for cand in scan_conversation(conv, lexicon).candidates:
@@ -107,17 +113,17 @@ def check(readings: dict, s_file: Path, oracle: Path) -> list[str]:
                 continue
             seen.add((session, turn))
             ext = {v: x.extract(cand) for v, x in extractors.items()}
-            if not ext["v3"].kept:
+            if not next(iter(ext.values())).kept:
                 continue
             kept += 1
-            for v in VERSIONS:
+            for v in extractors:
                 named[v] += ext[v].attribute != "unspecified"
                 item = wanted.get(cand.source_ref)
                 if item and [ext[v].attribute, ext[v].plan_value] != readings[item][v]:
                     wrong.append(f"{item} {v}")
     lines = [f"pool: {len(seen)} candidates, {kept} kept"]
     lines += [
-        f"  rules {v}: kept naming an attribute {wilson(named[v], kept).fmt()}" for v in VERSIONS
+        f"  rules {v}: kept naming an attribute {wilson(named[v], kept).fmt()}" for v in named
     ]
     lines.append("readings.json matches the rules" if not wrong else f"differ: {', '.join(wrong)}")
     return lines
@@ -128,10 +134,8 @@ def main() -> int:
     ap.add_argument("--check", action="store_true", help="mine the _s file again and compare")
     ap.add_argument("--longmemeval-s", help="the _s file (default: the corpora folder's)")
     args = ap.parse_args()
-    items, readings, judged = load()
-    print("\n".join(figures(items, readings, judged)))
-    if args.check:
-        try:
+    try:
+        if args.check:
             s_file = (
                 Path(args.longmemeval_s)
                 if args.longmemeval_s
@@ -140,10 +144,15 @@ def main() -> int:
                 )
             )
             oracle = require_file("longmemeval", "longmemeval_oracle.json", checkout=True)
-            print("\n".join(check(readings, s_file, oracle)))
-        except (AmgError, OSError) as e:
-            print(f"Error: {e}", file=sys.stderr)
-            return 1
+        for name in SETS:
+            items, readings, judged = load(HERE / name)
+            print(f"{name} (rules {' against '.join(versions(readings))}):")
+            print("\n".join(figures(items, readings, judged)))
+            if args.check:
+                print("\n".join(check(readings, s_file, oracle)))
+    except (AmgError, OSError) as e:
+        print(f"Error: {e}", file=sys.stderr)
+        return 1
     return 0
 
 

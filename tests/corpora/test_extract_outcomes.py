@@ -94,7 +94,8 @@ def test_rules_reject_with_a_reason(text, reason):
             "Denver",
             "confident_no_date",
         ),
-        ("I'm looking to upgrade my camera flash.", "choice", "camera flash", "weakly_hedged"),
+        # named "choice" up to rules v4; an upgrade is a purchase from v5
+        ("I'm looking to upgrade my camera flash.", "purchase", "camera flash", "weakly_hedged"),
         (
             "I'm thinking of getting a new tripod, specifically the Gitzo.",
             "purchase",
@@ -198,20 +199,25 @@ def test_v3_names_what_v2_left_unspecified_and_gives_no_bare_verb(text, attribut
 
 
 @pytest.mark.parametrize(
-    "text, v3_attribute, v4_attribute, value",
+    "text, before, after, value, version",
     [
-        ("I'm thinking of getting a dash cam for the car.", "choice", "purchase", "dash cam"),
-        ("I'm looking for a new tripod, maybe a carbon one.", "choice", "purchase", "new tripod"),
-        ("I'm leaning towards the Godox V1.", "choice", "choice", "Godox V1"),
+        ("I'm thinking of getting a dash cam for the car.", "choice", "purchase", "dash cam", 4),
+        ("I'm looking for a new tripod, maybe a carbon one.", "choice", "purchase", "new tripod",
+         4),
+        ("I'm leaning towards the Godox V1.", "choice", "choice", "Godox V1", 4),
         ("I'm thinking of selling my old drum set.", "unspecified", "collection",
-         "selling my old drum set"),
+         "selling my old drum set", 4),
         ("I've been thinking of expanding my vinyl record collection.", "occupation",
-         "collection", "expanding my vinyl record collection"),
+         "collection", "expanding my vinyl record collection", 4),
+        ("I've been thinking about upgrading my tripod.", "choice", "purchase", "tripod", 5),
+        ("I think I'll replace the brake pads for now.", "choice", "purchase", "brake pads", 5),
+        ("I'm leaning towards the Godox V1.", "choice", "choice", "Godox V1", 5),
     ],
 )  # fmt: skip
-def test_v4_names_acquisitions_purchases_and_collections(text, v3_attribute, v4_attribute, value):
-    """Rules v4 keep what v3 keeps, with the same value; a thing to get is a purchase (not the
-    generic "choice"), and selling or growing a collection is no occupation."""
+def test_rules_from_v4_name_purchases_and_collections(text, before, after, value, version):
+    """Rules v4 and v5 keep what the version before keeps, with the same value; a thing to get
+    (v4), upgrade or replace (v5) is a purchase, not the generic "choice", and selling or growing
+    a collection is no occupation."""
     from agentmemgate.corpora import Candidate
     from agentmemgate.corpora._rules import load_rules
 
@@ -220,20 +226,25 @@ def test_v4_names_acquisitions_purchases_and_collections(text, v3_attribute, v4_
         turn_index=0, speaker="user", date=None, turn_text=text, context=[], prefilter_cues=[],
         cue_spans=[(0, len(text))],
     )  # fmt: skip
-    v3, v4 = (RuleExtractor(load_rules(v)).extract(cand) for v in (3, 4))
-    assert v3.kept and v4.kept, (v3.reject_reason, v4.reject_reason)
-    assert (v4.text, v4.plan_value, v4.hedge_level) == (v3.text, v3.plan_value, v3.hedge_level)
-    assert (v3.attribute, v4.attribute, v4.plan_value) == (v3_attribute, v4_attribute, value)
+    old, new = (RuleExtractor(load_rules(v)).extract(cand) for v in (version - 1, version))
+    assert old.kept and new.kept, (old.reject_reason, new.reject_reason)
+    assert (new.text, new.plan_value, new.hedge_level) == (
+        old.text,
+        old.plan_value,
+        old.hedge_level,
+    )
+    assert (old.attribute, new.attribute, new.plan_value) == (before, after, value)
 
 
-def test_v4_keeps_what_v3_keeps_on_both_samples():
-    """Version 4 changes names only: every candidate of both corpus samples is kept or rejected
-    as version 3 decides, with the same sentence, value and hedge level."""
+@pytest.mark.parametrize("version", [4, 5])
+def test_naming_versions_keep_what_the_version_before_keeps(version):
+    """Versions 4 and 5 change names only: every candidate of both corpus samples is kept or
+    rejected as the version before decides, with the same sentence, value and hedge level."""
     from agentmemgate.corpora._rules import load_rules
     from agentmemgate.corpora.loaders import iter_conversations
     from agentmemgate.corpora.prefilter import load_lexicon
 
-    v3, v4 = RuleExtractor(load_rules(3)), RuleExtractor(load_rules(4))
+    old, new = RuleExtractor(load_rules(version - 1)), RuleExtractor(load_rules(version))
     cands = [
         c
         for path, corpus in ((LOCOMO, "locomo"), (LONGMEMEVAL, "longmemeval"))
@@ -242,7 +253,7 @@ def test_v4_keeps_what_v3_keeps_on_both_samples():
     ]
     assert cands
     for c in cands:
-        a, b = v3.extract(c), v4.extract(c)
+        a, b = old.extract(c), new.extract(c)
         assert (b.kept, b.text, b.plan_value, b.hedge_level) == (
             a.kept,
             a.text,
