@@ -73,6 +73,9 @@ class Rules:
     verb_first: frozenset[int] = (
         frozenset()
     )  # attribute patterns (by index) whose value opens with its verb
+    # v5 ([[attribute]] renames): a pattern's attribute when one of its named groups took part in
+    # the match (by pattern index: group -> attribute), so one pattern can tell its frames apart
+    renames: dict[int, dict[str, str]] = field(default_factory=dict)
 
     def names_no_object(self, value: str) -> bool:
         """Whether a verb-first value has no word after its verb that names something."""
@@ -203,4 +206,5 @@ def load_rules(version: int | None = None, path: str | None = None) -> Rules:
         names_order=tuple(names or ()),
         empty_words=frozenset(w.lower() for w in data.get("values", {}).get("empty_words", [])),
         verb_first=frozenset(i for i, a in enumerate(data["attribute"]) if a.get("verb_first")),
+        renames={i: dict(a["renames"]) for i, a in enumerate(data["attribute"]) if "renames" in a},
     )

@@ -228,6 +228,10 @@ class RuleExtractor:
                     continue
                 raw = m.groupdict().get("value") or m.groupdict().get("value2") or ""
                 value = clean_value(raw)
+                attribute = next(
+                    (a for g, a in self.rules.renames.get(i, {}).items() if m.group(g) is not None),
+                    self.rules.attributes[i][0],
+                )
                 if not self.rules.acceptable_value(value):
                     continue
                 if self.rules.checks is None:

@@ -113,14 +113,17 @@ def check(readings: dict, s_file: Path, oracle: Path) -> list[str]:
                 continue
             seen.add((session, turn))
             ext = {v: x.extract(cand) for v, x in extractors.items()}
+            if len({e.kept for e in ext.values()}) > 1:
+                wrong.append(f"{cand.source_ref} kept by some versions only")
             if not next(iter(ext.values())).kept:
                 continue
             kept += 1
+            item = wanted.pop(cand.source_ref, None)
             for v in extractors:
                 named[v] += ext[v].attribute != "unspecified"
-                item = wanted.get(cand.source_ref)
                 if item and [ext[v].attribute, ext[v].plan_value] != readings[item][v]:
                     wrong.append(f"{item} {v}")
+    wrong += [f"{item} no longer kept" for item in wanted.values()]
     lines = [f"pool: {len(seen)} candidates, {kept} kept"]
     lines += [
         f"  rules {v}: kept naming an attribute {wilson(named[v], kept).fmt()}" for v in named
