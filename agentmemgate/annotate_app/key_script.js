@@ -125,6 +125,13 @@
     const button = e.isTrusted && e.target.closest
       && e.target.closest('[data-testid="stButton"] button');
     if (!button) return;
+    /* number keys pressed before the click and not applied yet (the page was busy) are
+       overtaken by it: applied after its run, they would replace the choice it makes */
+    const late = queue.filter((k) => k.name.startsWith("%(choice)s"));
+    if (late.length) {
+      queue.splice(0, queue.length, ...queue.filter((k) => !late.includes(k)));
+      note("Key " + late.map((k) => k.label).join(", ") + " was not applied: a click came after it.");
+    }
     const submit = picked && button.closest(".st-key-%(submit)s");
     const pickButton = submit && document.querySelector(".st-key-%(pick)s" + picked.n + " button");
     if (pickButton) {

@@ -209,6 +209,23 @@ def test_keyboard_labeling_in_a_real_browser(ws, tmp_path):
             button.filter(has_text="completed event").click()  # the click's choice is saved
             page.keyboard.press("Enter")
             _wait_text(page, "1 item is labeled")
+            live("Back")
+            page.keyboard.press("b")
+            _wait_text(page, "Your choice: completed event (saved)")
+            live("Submit")
+            # A number key the page could not apply yet (a busy page: an element still stale),
+            # then a click on another label: the click overtakes the key, which is dropped.
+            page.evaluate(
+                "() => { const d = document.createElement('div'); d.id = 'amg-test-busy';"
+                " d.setAttribute('data-stale', 'true'); document.body.appendChild(d); }"
+            )
+            page.keyboard.press("4")
+            button.filter(has_text="speculation").click()
+            _wait_text(page, "Key 4 was not applied: a click came after it.")
+            page.evaluate("() => document.getElementById('amg-test-busy').remove()")
+            _wait_text(page, "Your choice: speculation")
+            page.keyboard.press("Enter")
+            _wait_text(page, "1 item is labeled")
             assert dialogs == []
             assert frames and not any(b"ID-spec-1" in f for f in frames)  # the id names the level
             browser.close()
@@ -219,6 +236,7 @@ def test_keyboard_labeling_in_a_real_browser(ws, tmp_path):
             ("ana", "ID-spec-1", "other"),
             ("ana", "ID-spec-1", "speculation"),
             ("ana", "ID-spec-1", "completed_event"),
+            ("ana", "ID-spec-1", "speculation"),
         ]
         assert rows[0][3] is not None and rows[0][3] >= 0
 
