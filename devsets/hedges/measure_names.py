@@ -28,13 +28,14 @@ from pathlib import Path
 
 from agentmemgate.corpora import RuleExtractor, scan_conversation
 from agentmemgate.corpora._rules import load_rules
-from agentmemgate.corpora.home import require_file
+from agentmemgate.corpora.home import corpus_file, require_file
 from agentmemgate.corpora.loaders import iter_conversations
 from agentmemgate.corpora.prefilter import load_lexicon
 from agentmemgate.errors import AmgError
 from agentmemgate.stats import wilson
 
 HERE = Path(__file__).parent
+S_FILE = "longmemeval_s_knowledge_update.json"  # the 78 knowledge-update questions of _s
 SETS = ("names_s", "names_s2")  # rules v3 against v4, then v4 against v5
 
 
@@ -139,13 +140,13 @@ def main() -> int:
     args = ap.parse_args()
     try:
         if args.check:
-            s_file = (
-                Path(args.longmemeval_s)
-                if args.longmemeval_s
-                else require_file(
-                    "longmemeval", "longmemeval_s_knowledge_update.json", checkout=True
+            s_file = Path(args.longmemeval_s or corpus_file("longmemeval", S_FILE, checkout=True))
+            if not s_file.is_file():
+                raise AmgError(
+                    f"no {s_file.name} in {s_file.parent}: pass --longmemeval-s with the "
+                    "knowledge-update questions of LongMemEval's _s file (the file the sets "
+                    "were drawn from)"
                 )
-            )
             oracle = require_file("longmemeval", "longmemeval_oracle.json", checkout=True)
         for name in SETS:
             items, readings, judged = load(HERE / name)
