@@ -76,6 +76,14 @@ class Rules:
     # v5 ([[attribute]] renames): a pattern's attribute when one of its named groups took part in
     # the match (by pattern index: group -> attribute), so one pattern can tell its frames apart
     renames: dict[int, dict[str, str]] = field(default_factory=dict)
+    # v6 ([values] of_heads, request_heads, swap_frames): a value read fuller from the words after
+    # it ("a pair" -> "pair of running shoes"; "recommendations" on X -> X; replacing A with B -> B)
+    of_heads: frozenset[str] = frozenset()
+    request_heads: frozenset[str] = frozenset()
+    swap_frames: tuple[str, ...] = ()
+    after_of: re.Pattern | None = field(default=None, repr=False)
+    after_request: re.Pattern | None = field(default=None, repr=False)
+    after_swap: re.Pattern | None = field(default=None, repr=False)
 
     def names_no_object(self, value: str) -> bool:
         """Whether a verb-first value has no word after its verb that names something."""
@@ -177,6 +185,7 @@ def load_rules(version: int | None = None, path: str | None = None) -> Rules:
             empty_words=frozenset(w.lower() for w in plans["empty_words"]),
         )
     names = data.get("names")
+    values = data.get("values", {})
     return Rules(
         version=v,
         sha256=hashlib.sha256(raw).hexdigest(),
@@ -207,4 +216,14 @@ def load_rules(version: int | None = None, path: str | None = None) -> Rules:
         empty_words=frozenset(w.lower() for w in data.get("values", {}).get("empty_words", [])),
         verb_first=frozenset(i for i, a in enumerate(data["attribute"]) if a.get("verb_first")),
         renames={i: dict(a["renames"]) for i, a in enumerate(data["attribute"]) if "renames" in a},
+        of_heads=frozenset(values.get("of_heads", [])),
+        request_heads=frozenset(values.get("request_heads", [])),
+        swap_frames=tuple(values.get("swap_frames", [])),
+        after_of=re.compile(expand(values["after_of"]), re.I) if "after_of" in values else None,
+        after_request=(
+            re.compile(expand(values["after_request"]), re.I) if "after_request" in values else None
+        ),
+        after_swap=(
+            re.compile(expand(values["after_swap"]), re.I) if "after_swap" in values else None
+        ),
     )

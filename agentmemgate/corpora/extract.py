@@ -234,6 +234,9 @@ class RuleExtractor:
                 )
                 if not self.rules.acceptable_value(value):
                     continue
+                if raw:
+                    fuller = self._fuller(s, m, value)
+                    value = fuller if self.rules.acceptable_value(fuller) else value
                 if self.rules.checks is None:
                     if i in self.rules.verb_first and self.rules.names_no_object(value):
                         value = ""  # kept, but a bare verb is no plan value
@@ -243,6 +246,29 @@ class RuleExtractor:
                     return self._name(attribute, value), value
                 rejected = rejected or problem
         return rejected
+
+    def _fuller(self, s: str, m: re.Match, value: str) -> str:
+        """v6: the value read on from the words after it, where its last word is only a
+        quantity ("a pair" of X), a request (recommendations on X), or the thing a replace or
+        upgrade frame gives up (replacing A with B: B). Values accepted already: no keep
+        decision changes."""
+        rules = self.rules
+        group = "value" if m.groupdict().get("value") is not None else "value2"
+        rest = s[m.end(group) :]
+        last = value.split()[-1].lower() if value else ""
+        if rules.after_of and last in rules.of_heads:
+            more = rules.after_of.match(rest)
+            if more:
+                return clean_value(f"{value} of {more.group('value')}")
+        if rules.after_request and value.lower() in rules.request_heads:
+            more = rules.after_request.match(rest)
+            if more:
+                return clean_value(more.group("value"))
+        if rules.after_swap and m.group(0).lower().startswith(rules.swap_frames):
+            more = rules.after_swap.match(rest)
+            if more:
+                return clean_value(more.group("value"))
+        return value
 
     def _check(self, s: str, start: int, end: int, attribute: str, value: str) -> str | None:
         """v3: why a matched plan is not the speaker's own lasting change, or None if it is."""

@@ -6,7 +6,8 @@ Each set compares two rules versions on hedges the offline miner (``cues.v3``) k
 ``_s`` distractor sessions (sessions of the knowledge-update ``_s`` file that are in no oracle
 instance, so no rule was written from them): ``names_s/`` rules v3 against v4 (60 kept hedges drawn
 at random from all 2,944, 40 from the 503 the versions name differently), ``names_s2/`` v4 against
-v5 (60 more at random, 30 from those v4 and v5 name differently). In each, ``readings.json`` has
+v5 (60 more at random, 30 from those v4 and v5 name differently), ``names_s3/`` v5 against v6 (60
+more at random, the 16 others whose values v5 and v6 read differently). In each, ``readings.json`` has
 each version's attribute and value; ``items.jsonl`` is what the reader saw (the turn, the kept
 sentence, and the distinct readings in random order, with no version named); ``judged.tsv`` is the
 reader's verdict: a plan of the speaker's own, and for each reading whether the attribute is a
@@ -36,7 +37,7 @@ from agentmemgate.stats import wilson
 
 HERE = Path(__file__).parent
 S_FILE = "longmemeval_s_knowledge_update.json"  # the 78 knowledge-update questions of _s
-SETS = ("names_s", "names_s2")  # rules v3 against v4, then v4 against v5
+SETS = ("names_s", "names_s2", "names_s3")  # rules v3 against v4, v4 against v5, v5 against v6
 
 
 def load(folder: Path) -> tuple[dict, dict, dict]:

@@ -248,15 +248,15 @@ def test_rules_from_v4_name_purchases_and_collections(text, before, after, value
     ],
 )
 def test_naming_versions_read_as_version_3_reads(files):
-    """Versions 4 and 5 change names only: every candidate is kept or rejected as version 3
-    decides, for the same reason, from the same sentence at the same hedge level; version 5 also
-    reads every value as version 3 does (version 4's purchase pattern, tried first, reads a few
-    from a later frame)."""
+    """Versions 4 to 6 change names and values only: every candidate is kept or rejected as
+    version 3 decides, for the same reason, from the same sentence at the same hedge level;
+    version 5 also reads every value as version 3 does (version 4's purchase pattern, tried
+    first, reads a few from a later frame; version 6 reads some fuller)."""
     from agentmemgate.corpora._rules import load_rules
     from agentmemgate.corpora.loaders import iter_conversations
     from agentmemgate.corpora.prefilter import load_lexicon
 
-    v3, v4, v5 = (RuleExtractor(load_rules(v)) for v in (3, 4, 5))
+    v3, v4, v5, v6 = (RuleExtractor(load_rules(v)) for v in (3, 4, 5, 6))
     cands = [
         c
         for path, corpus in files
@@ -266,15 +266,48 @@ def test_naming_versions_read_as_version_3_reads(files):
     assert cands
     renamed = 0
     for c in cands:
-        a, b, e = v3.extract(c), v4.extract(c), v5.extract(c)
+        a, b, e, f = v3.extract(c), v4.extract(c), v5.extract(c), v6.extract(c)
         decided = (a.kept, a.reject_reason, a.text, a.hedge_level)
         assert (b.kept, b.reject_reason, b.text, b.hedge_level) == decided, c.source_ref
+        assert (f.kept, f.reject_reason, f.text, f.hedge_level) == decided, c.source_ref
         assert (e.kept, e.reject_reason, e.text, e.hedge_level, e.plan_value) == (
             *decided,
             a.plan_value,
         ), c.source_ref
         renamed += e.attribute != a.attribute
     assert renamed, "no candidate is named differently: the samples no longer test naming"
+
+
+@pytest.mark.parametrize(
+    "text, before, after",
+    [
+        ("I think I'll go with a pair of neutral heels.", "pair", "pair of neutral heels"),
+        ("I'm looking for some recommendations on camera bags.", "recommendations",
+         "camera bags"),
+        ("I'm thinking of replacing the old carpeting on the stairs with hardwood flooring.",
+         "old carpeting", "hardwood flooring"),
+        ("I've been thinking about upgrading my home office PC to a solid-state drive.",
+         "home office PC", "solid-state drive"),
+        # "to" and a verb names no thing to get; "tips on how" names nothing either
+        ("I want to upgrade my camera to get better photos.", "camera", "camera"),
+        ("I'm looking for some tips on how to improve my car's handling.", "tips", "tips"),
+    ],
+)  # fmt: skip
+def test_v6_reads_a_value_fuller_from_the_words_after_it(text, before, after):
+    """Rules v6 keep what v5 keeps, named alike; a quantity word is read with what it counts, a
+    request with what it asks about, and a replacement as the thing the speaker would get."""
+    from agentmemgate.corpora import Candidate
+    from agentmemgate.corpora._rules import load_rules
+
+    cand = Candidate(
+        id="t", corpus="longmemeval", conversation_id="c", source_ref="q/s/0", session_index=0,
+        turn_index=0, speaker="user", date=None, turn_text=text, context=[], prefilter_cues=[],
+        cue_spans=[(0, len(text))],
+    )  # fmt: skip
+    v5, v6 = (RuleExtractor(load_rules(v)).extract(cand) for v in (5, 6))
+    assert v5.kept and v6.kept, (v5.reject_reason, v6.reject_reason)
+    assert (v6.text, v6.attribute, v6.hedge_level) == (v5.text, v5.attribute, v5.hedge_level)
+    assert (v5.plan_value, v6.plan_value) == (before, after)
 
 
 def test_a_pointing_back_cue_sentence_reads_the_sentence_before_it():
