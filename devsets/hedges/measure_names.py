@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -155,6 +156,8 @@ def main() -> int:
             print("\n".join(figures(items, readings, judged)))
             if args.check:
                 print("\n".join(check(readings, s_file, oracle)))
+    except BrokenPipeError:  # the reader stopped reading (``| head``): nothing is wrong
+        sys.stdout = open(os.devnull, "w")  # so the flush at exit cannot fail again
     except (AmgError, OSError) as e:
         print(f"Error: {e}", file=sys.stderr)
         return 1
