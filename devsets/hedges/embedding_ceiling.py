@@ -27,12 +27,9 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from linear_ceiling import SETS, ceiling_lines
+from linear_ceiling import ceiling_lines, every_labelled_turn
 from train import out_of_fold
-from train_turns import labelled_turns
 
-from agentmemgate.corpora.home import require_file
-from agentmemgate.corpora.prefilter import load_lexicon
 from agentmemgate.errors import AmgError
 
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -79,9 +76,7 @@ def main() -> int:
     ap.add_argument("--folds", type=int, default=10, help="folds over conversations")
     args = ap.parse_args()
     try:
-        locomo = require_file("locomo", "locomo10.json", checkout=True)
-        longmemeval = require_file("longmemeval", "longmemeval_oracle_subset.json", checkout=True)
-        rows = labelled_turns(locomo, longmemeval, load_lexicon(2), SETS)
+        rows = every_labelled_turn()
         model = _model(args.model)
     except AmgError as e:
         print(f"Error: {e}", file=sys.stderr)

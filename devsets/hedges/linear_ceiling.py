@@ -35,6 +35,14 @@ def _p(k: int, n: int) -> str:
     return wilson(k, n).fmt()
 
 
+def every_labelled_turn() -> list[dict]:
+    """Every labelled LoCoMo turn of every set here (``train_turns.labelled_turns``), read from
+    the corpora folder's files."""
+    locomo = require_file("locomo", "locomo10.json", checkout=True)
+    longmemeval = require_file("longmemeval", "longmemeval_oracle_subset.json", checkout=True)
+    return labelled_turns(locomo, longmemeval, load_lexicon(2), SETS)
+
+
 def ceiling_lines(y: np.ndarray, oof: np.ndarray) -> list[str]:
     """AUROC, the best precision at a recall of at least 75%, and the point of best F1, of
     out-of-fold scores ``oof`` for labels ``y``: thresholds read off the scores themselves, so
@@ -62,9 +70,7 @@ def main() -> int:
     ap.add_argument("--folds", type=int, default=10, help="folds over conversations")
     args = ap.parse_args()
     try:
-        locomo = require_file("locomo", "locomo10.json", checkout=True)
-        longmemeval = require_file("longmemeval", "longmemeval_oracle_subset.json", checkout=True)
-        rows = labelled_turns(locomo, longmemeval, load_lexicon(2), SETS)
+        rows = every_labelled_turn()
     except AmgError as e:
         print(f"Error: {e}", file=sys.stderr)
         return 1
